@@ -1,0 +1,325 @@
+//! Turning a deliverable continuation into an execution attempt and an executor command.
+
+use crate::effect::{CommandKind, Effect, ExecutorCommand};
+use crate::engine::Engine;
+use crate::event::EventKind;
+use crate::ids::*;
+use crate::model::*;
+use crate::prompt::{self, AttemptBrief, Prompt, WorkerBrief};
+use crate::time::Timestamp;
+use crate::wake::WakeReason;
+use std::sync::Arc;
+
+/// Wake reasons that a submitted continuation satisfies; event reasons survive it.
+const SATISFIED_BY_SUBMISSION: [WakeReason; 9] = [
+    WakeReason::Idle,
+    WakeReason::ActiveKeepalive,
+    WakeReason::DeliveryTimeout,
+    WakeReason::BlockComplete,
+    WakeReason::Redelivery,
+    WakeReason::ContinueNow,
+    WakeReason::Resumed,
+    WakeReason::Initial,
+    WakeReason::Recovery,
+];
+
+impl Engine {
+    /// Step 10: creates the attempt for the pending continuation and issues its command.
+    pub(crate) fn dispatch(&mut self, id: WorkerId, delivery: Delivery) {
+        let now = self.now;
+        let attempt_id = AttemptId(self.next_id(|m| &mut m.next_attempt));
+        let deadline = now.plus_ms(self.config.command_deadline_ms);
+        let w = self.state.workers.get_mut(&id).expect("dispatched worker exists");
+        let intent = w.intent.take().expect("dispatch needs an intent");
+        debug_assert!(w.in_flight.is_none(), "one continuation in flight per worker");
+        let (reason, prompt) = choose(w, &intent, delivery);
+        w.attempts += 1;
+        if delivery == Delivery::Create {
+            w.binding = Some(Binding {
+                conversation: Arc::from(""),
+                executor: None,
+                status: BindingStatus::Pending,
+                state: ConversationState::Unknown,
+                state_seq: 0,
+                state_since: now,
+            });
+        }
+        let conversation = w.binding.as_ref().map(|b| b.conversation.clone()).unwrap_or_else(|| Arc::from(""));
+        let (steering, followup) = match &intent.payload {
+            IntentPayload::Steering(s) if reason == AttemptReason::Corrective => (Some(s.clone()), None),
+            IntentPayload::Followup(text) if reason == AttemptReason::Followup => (None, Some(text.clone())),
+            _ => (None, None),
+        };
+        let attempt = Attempt {
+            id: attempt_id,
+            worker: id,
+            run: w.run,
+            sequence: w.attempts,
+            reason,
+            wake: intent.reasons,
+            origin: intent.origin,
+            delivery,
+            prompt,
+            steering,
+            followup,
+            conversation,
+            state: AttemptState::Scheduled,
+            outcome: None,
+            error_code: None,
+            error_detail: None,
+            last_progress_cursor: w.progress.last_cursor,
+            scheduled_at: now,
+            deadline,
+            submitted_at: None,
+            submitted_state_seq: 0,
+            generating_at: None,
+            idle_at: None,
+            terminal_at: None,
+        };
+        w.in_flight = Some(attempt_id);
+        let (run, sequence) = (w.run, w.attempts);
+        self.state.attempts.insert(attempt_id, attempt);
+        self.index.worker_attempts.insert((id, attempt_id));
+        self.touch_worker(id);
+        self.touch_attempt(attempt_id);
+        self.emit(run, Some(id), Some(attempt_id), EventKind::ExecutionScheduled { reason, wake: intent.reasons, sequence });
+        self.volatile.never_sent.insert(attempt_id);
+        self.send_command(attempt_id);
+    }
+
+    /// Whether an in-flight attempt is still wanted: the holds of steps 1-7 for its origin.
+    fn in_flight_wanted(&self, a: &Attempt) -> bool {
+        let Some(w) = self.state.workers.get(&a.worker) else { return false };
+        let run_active = self.state.runs.get(&w.run).is_some_and(|r| !r.status.is_terminal());
+        let operator = a.origin == Origin::Operator;
+        let paused = match &w.pause {
+            Some(p) => !(operator && p.reason == PauseReason::Operator),
+            None => w.pause_after_turn && !operator,
+        };
+        let manual = self.effective_policy(w).0.mode == crate::policy::Mode::Manual && a.origin == Origin::Scheduler;
+        run_active && !w.lifecycle.is_terminal() && w.human.is_none() && w.dependency.is_none() && !paused && !manual
+    }
+
+    /// Withdraws the worker's in-flight continuation if it is no longer wanted
+    /// (spec 000 §21.3: terminal or blocking state invalidates it before submission).
+    pub(crate) fn withdraw_if_unwanted(&mut self, id: WorkerId) {
+        let Some(attempt) = self.state.workers.get(&id).and_then(|w| w.in_flight) else { return };
+        if !self.in_flight_wanted(&self.state.attempts[&attempt]) {
+            self.withdraw(attempt);
+        }
+    }
+
+    /// Withdraws an in-flight attempt: closed at once when no executor has it, or a
+    /// `command.cancel` to the executor that has it (the attempt stays in flight until
+    /// the executor answers `CANCELLED`, or reports it submitted after all).
+    fn withdraw(&mut self, attempt: AttemptId) {
+        if self.volatile.never_sent.remove(&attempt) {
+            self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, None);
+            self.restore_intent(attempt, None, false);
+            return;
+        }
+        let Some(executor) = self.volatile.sent.get(&attempt).cloned() else { return };
+        if !self.volatile.cancel_requested.insert(attempt) {
+            return;
+        }
+        let a = &self.state.attempts[&attempt];
+        let command = ExecutorCommand {
+            executor,
+            id: a.command_id(),
+            idempotency_key: format!("command.cancel:{}", a.id),
+            worker: a.worker,
+            attempt: a.id,
+            kind: CommandKind::Cancel,
+            conversation: a.conversation.clone(),
+            prompt: String::new(),
+            prompt_version: "",
+            deadline: a.deadline,
+        };
+        self.push_effect(Effect::Command(command));
+    }
+
+    /// Hands an in-flight attempt's command to its executor, unless it already has it
+    /// over the current connection or no suitable executor is connected (then the
+    /// attempt stays scheduled, durably, until one says hello).
+    pub(crate) fn send_command(&mut self, attempt_id: AttemptId) {
+        let Some(a) = self.state.attempts.get(&attempt_id) else { return };
+        if a.state != AttemptState::Scheduled {
+            return;
+        }
+        if !self.in_flight_wanted(a) {
+            self.withdraw(attempt_id);
+            return;
+        }
+        if self.volatile.sent.contains_key(&attempt_id) {
+            return;
+        }
+        let Some(executor) = self.target_executor(a.worker) else { return };
+        let now = self.now;
+        if a.deadline <= now {
+            let deadline = now.plus_ms(self.config.command_deadline_ms);
+            self.state.attempts.get_mut(&attempt_id).expect("attempt exists").deadline = deadline;
+            self.touch_attempt(attempt_id);
+        }
+        let worker_id = self.state.attempts[&attempt_id].worker;
+        if let Some(b) = self.state.workers.get_mut(&worker_id).and_then(|w| w.binding.as_mut())
+            && b.executor.is_none() {
+                b.executor = Some(executor.clone());
+                self.touch_worker(worker_id);
+            }
+        let a = &self.state.attempts[&attempt_id];
+        let w = &self.state.workers[&a.worker];
+        let rendered = self.render_prompt(w, a);
+        let command = ExecutorCommand {
+            executor: executor.clone(),
+            id: a.command_id(),
+            idempotency_key: a.idempotency_key(),
+            worker: a.worker,
+            attempt: a.id,
+            kind: match a.delivery {
+                Delivery::Create => CommandKind::Create,
+                Delivery::Send => CommandKind::Send,
+                Delivery::Steer => CommandKind::Steer,
+            },
+            conversation: a.conversation.clone(),
+            prompt: rendered.text,
+            prompt_version: rendered.version,
+            deadline: a.deadline,
+        };
+        self.volatile.sent.insert(attempt_id, executor);
+        self.volatile.never_sent.remove(&attempt_id);
+        self.pending.touched.insert(worker_id);
+        self.push_effect(Effect::Command(command));
+    }
+
+    /// The executor that must carry the worker's next command: the one holding its
+    /// binding, or any connected executor when nobody holds it yet.
+    pub(crate) fn target_executor(&self, worker: WorkerId) -> Option<ExecutorId> {
+        let w = self.state.workers.get(&worker)?;
+        match w.binding.as_ref().and_then(|b| b.executor.clone()) {
+            Some(e) => self.volatile.executors.contains_key(&e).then_some(e),
+            None => self.volatile.executors.keys().next().cloned(),
+        }
+    }
+
+    /// Puts an undelivered attempt's wake back as a pending continuation.
+    pub(crate) fn restore_intent(&mut self, attempt_id: AttemptId, not_before: Option<Timestamp>, idle_only: bool) {
+        let a = self.state.attempts[&attempt_id].clone();
+        let Some(w) = self.state.workers.get_mut(&a.worker) else { return };
+        if w.lifecycle.is_terminal() {
+            return;
+        }
+        let payload = match (&a.steering, &a.followup) {
+            (Some(s), _) => IntentPayload::Steering(s.clone()),
+            (_, Some(text)) => IntentPayload::Followup(text.clone()),
+            _ => IntentPayload::Continue,
+        };
+        let mut reasons = a.wake;
+        if not_before.is_some() {
+            reasons.insert(WakeReason::Redelivery);
+        }
+        let intent = w.intent.get_or_insert(Intent {
+            reasons,
+            origin: a.origin,
+            created_at: self.now,
+            not_before: None,
+            deferred_until: None,
+            idle_only: false,
+            payload: IntentPayload::Continue,
+        });
+        intent.reasons = intent.reasons.union(reasons);
+        intent.origin = intent.origin.max(a.origin);
+        if !matches!(payload, IntentPayload::Continue) {
+            intent.payload = payload;
+        }
+        intent.not_before = not_before.max(intent.not_before);
+        intent.idle_only |= idle_only;
+        let (run, reasons, not_before) = (w.run, intent.reasons, intent.not_before);
+        self.touch_worker(a.worker);
+        self.emit(run, Some(a.worker), Some(attempt_id), EventKind::ResumeScheduled { reasons, not_before });
+    }
+
+    /// Removes the wake reasons a just-submitted continuation satisfied.
+    pub(crate) fn settle_intent_after_submission(&mut self, worker: WorkerId) {
+        let w = self.state.workers.get_mut(&worker).expect("worker exists");
+        if let Some(intent) = &mut w.intent {
+            for r in SATISFIED_BY_SUBMISSION {
+                intent.reasons.remove(r);
+            }
+            if intent.reasons.is_empty() {
+                w.intent = None;
+            }
+        }
+    }
+
+    /// The prompt of an attempt, generated from durable state only (so a re-send after
+    /// a restart renders the same text).
+    pub(crate) fn render_prompt(&self, w: &Worker, a: &Attempt) -> Prompt {
+        let run = &self.state.runs[&w.run];
+        let spec = &w.spec;
+        let brief = WorkerBrief {
+            task_name: &run.task_name,
+            root_conversation_name: &run.root_conversation_name,
+            worker_name: &spec.name,
+            display_name: &spec.display_name,
+            lane_label: &spec.lane_label,
+            task_summary: &spec.task_summary,
+            objective: &spec.assignment.objective,
+            scope: &spec.assignment.scope,
+            acceptance_criteria: &spec.assignment.acceptance_criteria,
+            worktree: spec.worktree.as_deref(),
+        };
+        let execution_ref = a.id.to_string();
+        let labels = a.wake.labels();
+        let attempt = AttemptBrief {
+            sequence: a.sequence,
+            reason: a.reason.as_str(),
+            execution_ref: &execution_ref,
+            wake_reasons: &labels,
+            last_progress_cursor: a.last_progress_cursor.map(|c| c.0),
+        };
+        match a.prompt {
+            PromptKind::Bootstrap => prompt::bootstrap(&brief, &attempt),
+            PromptKind::RootBootstrap => prompt::root_bootstrap(&brief, &attempt),
+            PromptKind::Resume => prompt::resume(&brief, &attempt),
+            PromptKind::Checkpoint => prompt::checkpoint(&brief, &attempt),
+            PromptKind::DeliveryTimeout => prompt::delivery_timeout(),
+            PromptKind::CompletionReconcile => prompt::completion_reconcile(&brief, &attempt),
+            PromptKind::Recovery => prompt::recovery(&brief, &attempt),
+            PromptKind::Followup => prompt::followup(&brief, &attempt, a.followup.as_deref().unwrap_or("")),
+            PromptKind::Corrective => {
+                let (outcome, message) = a.steering.as_deref().map(|s| (s.outcome.as_str(), &*s.message)).unwrap_or(("", ""));
+                prompt::corrective(&brief, &attempt, outcome, message)
+            }
+        }
+    }
+}
+
+/// The attempt reason and prompt for a continuation, from its intent and the worker.
+fn choose(w: &Worker, intent: &Intent, delivery: Delivery) -> (AttemptReason, PromptKind) {
+    let is_root = w.spec.name == prompt::ROOT_WORKER_NAME;
+    let bootstrap = if is_root { PromptKind::RootBootstrap } else { PromptKind::Bootstrap };
+    if let IntentPayload::Followup(_) = intent.payload {
+        return (AttemptReason::Followup, PromptKind::Followup);
+    }
+    if !w.bootstrapped && (delivery == Delivery::Create || intent.reasons.contains(WakeReason::Initial)) {
+        return (AttemptReason::Initial, bootstrap);
+    }
+    if delivery == Delivery::Create || intent.reasons.contains(WakeReason::Recovery) {
+        return (AttemptReason::Recovery, PromptKind::Recovery);
+    }
+    if let IntentPayload::Steering(_) = intent.payload {
+        return (AttemptReason::Corrective, PromptKind::Corrective);
+    }
+    let manual = intent.origin != Origin::Scheduler;
+    let resume_reason = if manual { AttemptReason::ManualResume } else { AttemptReason::AutoResume };
+    if intent.reasons.contains(WakeReason::DeliveryTimeout) {
+        return (resume_reason, PromptKind::DeliveryTimeout);
+    }
+    if delivery == Delivery::Steer {
+        return if is_root { (AttemptReason::AutoResume, PromptKind::Resume) } else { (AttemptReason::Checkpoint, PromptKind::Checkpoint) };
+    }
+    if !manual && intent.reasons.contains(WakeReason::BlockComplete) {
+        return (AttemptReason::AutoResume, PromptKind::CompletionReconcile);
+    }
+    (resume_reason, PromptKind::Resume)
+}

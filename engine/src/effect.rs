@@ -1,0 +1,82 @@
+//! What the engine asks the shell to do: persist, command an executor, reply. Data only.
+
+use crate::ids::*;
+use crate::op::Reply;
+use crate::record::Record;
+use crate::reject::Rejection;
+use crate::time::Timestamp;
+use std::sync::Arc;
+
+/// One effect. The shell performs effects in order, and performs nothing after a
+/// `Persist` until the store has acknowledged that batch as durable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Commit these records atomically and durably.
+    Persist(Batch),
+    /// Send a command to an executor.
+    Command(ExecutorCommand),
+    /// Answer a caller.
+    Reply {
+        /// The call being answered.
+        call: CallId,
+        /// The result or a typed rejection.
+        result: Result<Reply, Rejection>,
+    },
+}
+
+/// The records one mutation writes: state records plus the events it appends.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Latest versions of every changed record; later records of a key win.
+    pub records: Vec<Record>,
+}
+
+/// The executor command names of the bridge protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandKind {
+    /// Open a fresh conversation and submit the first prompt.
+    Create,
+    /// Submit a prompt once the conversation is idle.
+    Send,
+    /// Submit a prompt while the conversation is generating (mid-turn steering).
+    Steer,
+    /// Withdraw a command that is no longer wanted, unless its submission already began.
+    Cancel,
+}
+
+impl CommandKind {
+    /// The wire name, e.g. `conversation.send`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandKind::Create => "conversation.create",
+            CommandKind::Send => "conversation.send",
+            CommandKind::Steer => "conversation.steer",
+            CommandKind::Cancel => "command.cancel",
+        }
+    }
+}
+
+/// A command for one executor. Re-sent unchanged (same id, same key) after a reconnect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutorCommand {
+    /// The executor that must perform it.
+    pub executor: ExecutorId,
+    /// Command id.
+    pub id: CommandId,
+    /// Stable idempotency key derived from the attempt.
+    pub idempotency_key: String,
+    /// The worker.
+    pub worker: WorkerId,
+    /// The attempt it delivers.
+    pub attempt: AttemptId,
+    /// What to do.
+    pub kind: CommandKind,
+    /// Target conversation URL (empty for create).
+    pub conversation: Arc<str>,
+    /// The prompt text.
+    pub prompt: String,
+    /// The prompt generator's version, for audit.
+    pub prompt_version: &'static str,
+    /// The executor must not start submitting after this.
+    pub deadline: Timestamp,
+}

@@ -1,0 +1,444 @@
+//! The engine: durable state, derived indexes, and the handle/poll loop around them.
+
+use crate::effect::{Batch, Effect};
+use crate::event::{Event, EventKind};
+use crate::ids::*;
+use crate::index::Index;
+use crate::input::Input;
+use crate::limits::*;
+use crate::model::*;
+use crate::policy::ContinuationPolicy;
+use crate::record::{Meta, Record, RecordKey, RecoveryError};
+use crate::time::Timestamp;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+/// Knobs fixed when the engine is built. None of them is persisted except the seed,
+/// which a fresh data directory takes from here and a recovered one keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Seeds keepalive jitter for a fresh data directory.
+    pub seed: u64,
+    /// The policy workers get when neither their run nor they override it (manual).
+    pub default_policy: ContinuationPolicy,
+    /// How long an executor may take to start a submission.
+    pub command_deadline_ms: u64,
+    /// How long past the deadline a connected executor may stay silent before the
+    /// submission is treated as ambiguous.
+    pub command_result_grace_ms: u64,
+    /// Backoff after a definite non-delivery.
+    pub delivery_retry_backoff_ms: u64,
+    /// Consecutive definite non-deliveries before the worker is paused.
+    pub delivery_failures_max: u32,
+    /// Recent events kept in memory.
+    pub events_retained_max: usize,
+    /// Recent messages per worker shown in its view.
+    pub inbox_shown_max: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            seed: 0,
+            default_policy: ContinuationPolicy::DEFAULT,
+            command_deadline_ms: COMMAND_DEADLINE_MS_DEFAULT,
+            command_result_grace_ms: COMMAND_RESULT_GRACE_MS_DEFAULT,
+            delivery_retry_backoff_ms: DELIVERY_RETRY_BACKOFF_MS_DEFAULT,
+            delivery_failures_max: DELIVERY_FAILURES_COUNT_MAX_DEFAULT,
+            events_retained_max: EVENTS_RETAINED_COUNT_DEFAULT,
+            inbox_shown_max: 20,
+        }
+    }
+}
+
+/// Everything that is persisted, and nothing else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct State {
+    pub meta: Meta,
+    pub runs: BTreeMap<RunId, Run>,
+    pub workers: BTreeMap<WorkerId, Worker>,
+    pub attempts: BTreeMap<AttemptId, Attempt>,
+    pub messages: BTreeMap<MessageId, Message>,
+    /// The most recent events (older ones live only in the store).
+    pub events: VecDeque<Event>,
+}
+
+/// A connected executor, as far as this process knows. Lost on restart by design:
+/// executors reconnect and say `hello` again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ExecutorSession {
+    /// It can steer mid-turn.
+    pub steering: bool,
+}
+
+/// Connection state that is deliberately not persisted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Volatile {
+    pub executors: BTreeMap<ExecutorId, ExecutorSession>,
+    /// In-flight commands already handed to an executor over its current connection.
+    pub sent: BTreeMap<AttemptId, ExecutorId>,
+    /// In-flight commands known to be held by no executor (dispatched by this process
+    /// and never handed over, or absent from the target executor's journal).
+    pub never_sent: BTreeSet<AttemptId>,
+    /// In-flight commands whose withdrawal was already requested.
+    pub cancel_requested: BTreeSet<AttemptId>,
+}
+
+/// Records and effects of the input being handled.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    pub meta: bool,
+    pub runs: BTreeSet<RunId>,
+    pub specs: BTreeSet<WorkerId>,
+    pub workers: BTreeSet<WorkerId>,
+    pub attempts: BTreeSet<AttemptId>,
+    pub messages: BTreeSet<MessageId>,
+    pub events: Vec<Event>,
+    /// Commands and replies, released after the batch.
+    pub effects: Vec<Effect>,
+    /// Workers whose timer must be recomputed.
+    pub touched: BTreeSet<WorkerId>,
+}
+
+/// The deterministic orchestration state machine.
+///
+/// Feed it inputs with [`Engine::handle`], drain effects with [`Engine::poll_effect`],
+/// and call `handle(now, Input::Tick)` when [`Engine::next_deadline`] is reached.
+#[derive(Debug)]
+pub struct Engine {
+    pub(crate) config: EngineConfig,
+    pub(crate) state: State,
+    pub(crate) index: Index,
+    pub(crate) volatile: Volatile,
+    pub(crate) pending: Pending,
+    /// Effects of handled inputs, not yet drained.
+    out: VecDeque<Effect>,
+    /// Time of the input being handled.
+    pub(crate) now: Timestamp,
+}
+
+impl Engine {
+    /// A fresh engine for an empty data directory.
+    pub fn new(config: EngineConfig) -> Engine {
+        let meta = Meta::new(config.seed);
+        Engine {
+            state: State {
+                meta,
+                runs: BTreeMap::new(),
+                workers: BTreeMap::new(),
+                attempts: BTreeMap::new(),
+                messages: BTreeMap::new(),
+                events: VecDeque::new(),
+            },
+            config,
+            index: Index::default(),
+            volatile: Volatile::default(),
+            pending: Pending::default(),
+            out: VecDeque::new(),
+            now: Timestamp(0),
+        }
+    }
+
+    /// Handles one input at `now` and queues its effects: first the `Persist` batch
+    /// (if the input changed anything), then commands and replies.
+    ///
+    /// `now` must not go backwards; an earlier `now` is treated as the latest seen.
+    pub fn handle(&mut self, now: Timestamp, input: Input) {
+        self.now = now.max(self.now);
+        match input {
+            Input::Call { call, op } => self.handle_call(call, op),
+            Input::Executor(report) => self.handle_executor(report),
+            Input::Tick => self.handle_tick(),
+        }
+        self.finish_input();
+    }
+
+    /// The next queued effect, in order.
+    pub fn poll_effect(&mut self) -> Option<Effect> {
+        self.out.pop_front()
+    }
+
+    /// Drains every queued effect.
+    pub fn drain_effects(&mut self) -> Vec<Effect> {
+        self.out.drain(..).collect()
+    }
+
+    /// When the engine next needs a `Tick`, if ever.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.index.timers.first().map(|(at, _)| *at)
+    }
+
+    /// The time of the latest input.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The seed of this data directory.
+    pub fn seed(&self) -> u64 {
+        self.state.meta.seed
+    }
+
+    /// The last event cursor handed out (0 before any event).
+    pub fn last_cursor(&self) -> Cursor {
+        Cursor(self.state.meta.next_cursor - 1)
+    }
+
+    /// Read access to a worker.
+    pub fn worker(&self, id: WorkerId) -> Option<&Worker> {
+        self.state.workers.get(&id)
+    }
+
+    /// Read access to a run.
+    pub fn run(&self, id: RunId) -> Option<&Run> {
+        self.state.runs.get(&id)
+    }
+
+    /// Read access to an attempt.
+    pub fn attempt(&self, id: AttemptId) -> Option<&Attempt> {
+        self.state.attempts.get(&id)
+    }
+
+    /// Every worker, in id order.
+    pub fn workers(&self) -> impl Iterator<Item = &Worker> {
+        self.state.workers.values()
+    }
+
+    /// Every attempt, in id order.
+    pub fn attempts(&self) -> impl Iterator<Item = &Attempt> {
+        self.state.attempts.values()
+    }
+
+    /// The retained recent events, oldest first.
+    pub fn recent_events(&self) -> impl Iterator<Item = &Event> {
+        self.state.events.iter()
+    }
+
+    /// Whether an executor is connected.
+    pub fn executor_connected(&self, id: &ExecutorId) -> bool {
+        self.volatile.executors.contains_key(id)
+    }
+
+    /// Every durable record of the current state (the snapshot a store would hold,
+    /// minus events older than the retained window).
+    pub fn snapshot(&self) -> Vec<Record> {
+        let s = &self.state;
+        let mut records = vec![Record::Meta(s.meta)];
+        records.extend(s.runs.values().cloned().map(Record::Run));
+        for w in s.workers.values() {
+            records.push(Record::WorkerSpec(w.spec.clone()));
+            records.push(Record::Worker(w.clone()));
+        }
+        records.extend(s.attempts.values().cloned().map(Record::Attempt));
+        records.extend(s.messages.values().cloned().map(Record::Message));
+        records.extend(s.events.iter().cloned().map(Record::Event));
+        records
+    }
+
+    /// Rebuilds an engine from stored records (latest version per key, any order).
+    /// Events older than the retained window are skipped; connection state starts empty.
+    pub fn recover(config: EngineConfig, records: impl IntoIterator<Item = Record>) -> Result<Engine, RecoveryError> {
+        let mut engine = Engine::new(config);
+        let mut meta = None;
+        let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
+        let mut events: BTreeMap<Cursor, Event> = BTreeMap::new();
+        let retained = engine.config.events_retained_max;
+        let s = &mut engine.state;
+        for record in records {
+            match record {
+                Record::Meta(m) => meta = Some(m),
+                Record::Run(r) => {
+                    s.runs.insert(r.id, r);
+                }
+                Record::WorkerSpec(spec) => {
+                    specs.insert(spec.id, spec);
+                }
+                Record::Worker(w) => {
+                    s.workers.insert(w.id, w);
+                }
+                Record::Attempt(a) => {
+                    s.attempts.insert(a.id, a);
+                }
+                Record::Message(m) => {
+                    s.messages.insert(m.id, m);
+                }
+                Record::Event(e) => {
+                    events.insert(e.cursor, e);
+                    if events.len() > retained {
+                        events.pop_first();
+                    }
+                }
+            }
+        }
+        let empty = s.runs.is_empty() && s.workers.is_empty() && s.attempts.is_empty() && events.is_empty();
+        match meta {
+            Some(m) => s.meta = m,
+            None if empty => {}
+            None => return Err(RecoveryError::MissingMeta),
+        }
+        for (id, w) in s.workers.iter_mut() {
+            let spec = specs.remove(id).ok_or_else(|| RecoveryError::Dangling {
+                key: RecordKey::Worker(*id),
+                missing: format!("worker spec {id}"),
+            })?;
+            w.spec = spec;
+        }
+        s.events = events.into_values().collect();
+        engine.check_references()?;
+        engine.rebuild_index();
+        Ok(engine)
+    }
+
+    /// Compares the durable state and derived indexes of two engines (connection state
+    /// and queued effects excluded): what recovery must reproduce.
+    pub fn durable_eq(&self, other: &Engine) -> bool {
+        self.state == other.state && self.index == other.index
+    }
+
+    /// Verifies cross-record references and counters after a load.
+    fn check_references(&self) -> Result<(), RecoveryError> {
+        let s = &self.state;
+        let dangling = |key, missing: String| Err(RecoveryError::Dangling { key, missing });
+        for r in s.runs.values() {
+            if !s.workers.contains_key(&r.root) {
+                return dangling(RecordKey::Run(r.id), format!("root worker {}", r.root));
+            }
+            if r.id.0 >= s.meta.next_run {
+                return Err(RecoveryError::CounterBehind { counter: "next_run" });
+            }
+        }
+        for w in s.workers.values() {
+            if !s.runs.contains_key(&w.run) {
+                return dangling(RecordKey::Worker(w.id), format!("run {}", w.run));
+            }
+            for a in [w.in_flight, w.turn].into_iter().flatten() {
+                if !s.attempts.contains_key(&a) {
+                    return dangling(RecordKey::Worker(w.id), format!("attempt {a}"));
+                }
+            }
+            if w.id.0 >= s.meta.next_worker {
+                return Err(RecoveryError::CounterBehind { counter: "next_worker" });
+            }
+        }
+        for a in s.attempts.values() {
+            if !s.workers.contains_key(&a.worker) {
+                return dangling(RecordKey::Attempt(a.id), format!("worker {}", a.worker));
+            }
+            if a.id.0 >= s.meta.next_attempt {
+                return Err(RecoveryError::CounterBehind { counter: "next_attempt" });
+            }
+        }
+        for m in s.messages.values() {
+            if !s.workers.contains_key(&m.to) {
+                return dangling(RecordKey::Message(m.id), format!("worker {}", m.to));
+            }
+            if m.id.0 >= s.meta.next_message {
+                return Err(RecoveryError::CounterBehind { counter: "next_message" });
+            }
+        }
+        if let Some(last) = s.events.back()
+            && last.cursor.0 >= s.meta.next_cursor {
+                return Err(RecoveryError::CounterBehind { counter: "next_cursor" });
+            }
+        Ok(())
+    }
+
+    /// Rebuilds every derived index from the durable state.
+    fn rebuild_index(&mut self) {
+        self.index = Index::default();
+        for w in self.state.workers.values() {
+            self.index.add_worker(w);
+        }
+        for a in self.state.attempts.values() {
+            self.index.worker_attempts.insert((a.worker, a.id));
+        }
+        for m in self.state.messages.values() {
+            self.index.inbox.insert((m.to, m.id));
+        }
+        let ids: Vec<WorkerId> = self.state.workers.keys().copied().collect();
+        for id in ids {
+            self.refresh_timer(id);
+        }
+    }
+
+    // ----- mutation helpers used by every module -----
+
+    /// Appends an event to the current batch and the retained window.
+    pub(crate) fn emit(&mut self, run: RunId, worker: Option<WorkerId>, attempt: Option<AttemptId>, kind: EventKind) -> Cursor {
+        let cursor = Cursor(self.state.meta.next_cursor);
+        self.state.meta.next_cursor += 1;
+        self.pending.meta = true;
+        let event = Event { cursor, at: self.now, run, worker, attempt, kind };
+        self.state.events.push_back(event.clone());
+        while self.state.events.len() > self.config.events_retained_max {
+            self.state.events.pop_front();
+        }
+        self.pending.events.push(event);
+        cursor
+    }
+
+    /// Marks a worker's live record as changed (and its timer as stale).
+    pub(crate) fn touch_worker(&mut self, id: WorkerId) {
+        self.pending.workers.insert(id);
+        self.pending.touched.insert(id);
+    }
+
+    /// Marks a worker's timer as stale without rewriting its record.
+    pub(crate) fn touch_timer(&mut self, id: WorkerId) {
+        self.pending.touched.insert(id);
+    }
+
+    /// Marks an attempt record as changed.
+    pub(crate) fn touch_attempt(&mut self, id: AttemptId) {
+        self.pending.attempts.insert(id);
+    }
+
+    /// Marks a run record as changed.
+    pub(crate) fn touch_run(&mut self, id: RunId) {
+        self.pending.runs.insert(id);
+    }
+
+    /// Queues a command or reply behind the current batch.
+    pub(crate) fn push_effect(&mut self, effect: Effect) {
+        self.pending.effects.push(effect);
+    }
+
+    /// Closes the current input: timers, then the batch, then the other effects.
+    fn finish_input(&mut self) {
+        let touched = std::mem::take(&mut self.pending.touched);
+        for id in touched {
+            self.refresh_timer(id);
+        }
+        let p = std::mem::take(&mut self.pending);
+        let s = &self.state;
+        let mut records = Vec::with_capacity(
+            usize::from(p.meta) + p.runs.len() + p.specs.len() + p.workers.len() + p.attempts.len() + p.messages.len() + p.events.len(),
+        );
+        if p.meta {
+            records.push(Record::Meta(s.meta));
+        }
+        records.extend(p.runs.iter().filter_map(|id| s.runs.get(id)).cloned().map(Record::Run));
+        records.extend(p.specs.iter().filter_map(|id| s.workers.get(id)).map(|w| Record::WorkerSpec(w.spec.clone())));
+        records.extend(p.workers.iter().filter_map(|id| s.workers.get(id)).cloned().map(Record::Worker));
+        records.extend(p.attempts.iter().filter_map(|id| s.attempts.get(id)).cloned().map(Record::Attempt));
+        records.extend(p.messages.iter().filter_map(|id| s.messages.get(id)).cloned().map(Record::Message));
+        records.extend(p.events.into_iter().map(Record::Event));
+        if !records.is_empty() {
+            self.out.push_back(Effect::Persist(Batch { records }));
+        }
+        self.out.extend(p.effects);
+    }
+
+    /// Allocates the next id of a counter.
+    pub(crate) fn next_id(&mut self, counter: fn(&mut Meta) -> &mut u64) -> u64 {
+        let slot = counter(&mut self.state.meta);
+        let id = *slot;
+        *slot += 1;
+        self.pending.meta = true;
+        id
+    }
+}

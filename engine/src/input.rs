@@ -1,0 +1,198 @@
+//! Everything that can happen to the engine: caller operations, executor reports, time.
+
+use crate::ids::*;
+use crate::model::ConversationState;
+use crate::op::Operation;
+use std::sync::Arc;
+
+/// One input. The engine handles inputs one at a time, each with the time it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A caller operation; the reply carries the same call id.
+    Call {
+        /// Chosen by the shell to match the reply.
+        call: CallId,
+        /// What is asked.
+        op: Operation,
+    },
+    /// A report from an executor (already decoded and authenticated by the bridge).
+    Executor(ExecutorInput),
+    /// Time passed: handle every deadline at or before `now`.
+    Tick,
+}
+
+/// What an executor tells the engine (spec 000 §12, 001 C6-C7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecutorInput {
+    /// A (re)connected executor introduces itself and republishes what it holds.
+    Hello {
+        /// Which executor.
+        executor: ExecutorId,
+        /// It can submit mid-turn steering while generating.
+        steering: bool,
+        /// Managed bindings it holds, with their current observed state.
+        bindings: Vec<BindingReport>,
+        /// Its command journal for recent commands.
+        journal: Vec<JournalEntry>,
+    },
+    /// The executor's connection ended.
+    Disconnected {
+        /// Which executor.
+        executor: ExecutorId,
+    },
+    /// A binding was verified (e.g. a new conversation's URL settled) or closed.
+    Binding {
+        /// Which executor.
+        executor: ExecutorId,
+        /// The report.
+        report: BindingReport,
+    },
+    /// The conversation's coarse state changed (coalesced by the executor).
+    State {
+        /// Which executor.
+        executor: ExecutorId,
+        /// Which worker's conversation.
+        worker: WorkerId,
+        /// The observation.
+        observation: Observation,
+    },
+    /// The result of a command.
+    Result {
+        /// Which executor.
+        executor: ExecutorId,
+        /// Which command.
+        command: CommandId,
+        /// What happened.
+        outcome: CommandOutcome,
+    },
+}
+
+/// A binding as an executor sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindingReport {
+    /// The worker the managed tab belongs to.
+    pub worker: WorkerId,
+    /// The conversation URL.
+    pub conversation: Arc<str>,
+    /// Still open, or closed.
+    pub open: bool,
+    /// The current observed state, when the tab is open.
+    pub observation: Option<Observation>,
+}
+
+/// One coarse state observation with its per-binding sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observation {
+    /// The state.
+    pub state: ConversationState,
+    /// Per-binding sequence; within one connection, older reports are ignored.
+    pub seq: u64,
+    /// The tail of the last assistant turn's end-of-response block, when idle (untrusted).
+    pub block: Option<String>,
+}
+
+/// How far an executor got with a command (spec 000 §12.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum JournalPhase {
+    /// Received and queued; nothing typed yet.
+    Received,
+    /// Typing or clicking began; delivery is unknown without proof.
+    SubmissionStarted,
+    /// The page accepted the prompt.
+    Submitted,
+    /// The command finished and its result was stored.
+    Completed,
+}
+
+/// One journal line republished in `hello`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JournalEntry {
+    /// The command.
+    pub command: CommandId,
+    /// Its phase.
+    pub phase: JournalPhase,
+    /// Binding state sequence at submission, when submitted.
+    pub state_seq: u64,
+    /// The conversation URL a `conversation.create` produced, when known.
+    pub conversation: Option<Arc<str>>,
+}
+
+/// A command's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommandOutcome {
+    /// Queued by the executor; nothing submitted yet.
+    Accepted,
+    /// Submitted and accepted by the page (a send is complete here: generation is observed later).
+    Submitted {
+        /// Binding state sequence at submission.
+        state_seq: u64,
+        /// For `conversation.create`: the new conversation's URL, when it settled.
+        conversation: Option<Arc<str>>,
+    },
+    /// Failed, with a stable code.
+    Failed {
+        /// The code.
+        code: ExecErrorCode,
+        /// Free-form detail (capped by the engine).
+        detail: String,
+    },
+}
+
+/// Stable executor error codes. Anything the engine does not know is treated as ambiguous.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecErrorCode {
+    /// Submission began and its result is unknown: never resend automatically.
+    AmbiguousSubmission,
+    /// The page's controls changed: fail closed, pause the worker.
+    HostUiChanged,
+    /// "Message delivery timed out": end the attempt, a fresh `continue` follows.
+    MessageDeliveryTimeout,
+    /// The deadline passed before submission started: definitely not submitted.
+    DeadlineExceeded,
+    /// The page does not offer mid-turn steering now: definitely not submitted.
+    SteeringUnavailable,
+    /// The composer holds a draft the executor did not write: definitely not submitted.
+    ComposerBusy,
+    /// The tab is closed or the conversation is gone: definitely not submitted.
+    ConversationClosed,
+    /// The conversation is full: definitely not submitted.
+    ConversationFull,
+    /// Withdrawn by `command.cancel` before submission began: definitely not submitted.
+    Cancelled,
+    /// An unknown code, kept verbatim.
+    Other(Arc<str>),
+}
+
+impl ExecErrorCode {
+    /// The stable wire code.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ExecErrorCode::AmbiguousSubmission => "AMBIGUOUS_SUBMISSION",
+            ExecErrorCode::HostUiChanged => "HOST_UI_CHANGED",
+            ExecErrorCode::MessageDeliveryTimeout => "MESSAGE_DELIVERY_TIMEOUT",
+            ExecErrorCode::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            ExecErrorCode::SteeringUnavailable => "STEERING_UNAVAILABLE",
+            ExecErrorCode::ComposerBusy => "COMPOSER_BUSY",
+            ExecErrorCode::ConversationClosed => "CONVERSATION_CLOSED",
+            ExecErrorCode::ConversationFull => "CONVERSATION_FULL",
+            ExecErrorCode::Cancelled => "CANCELLED",
+            ExecErrorCode::Other(code) => code,
+        }
+    }
+
+    /// Parses a wire code; unknown codes are kept as `Other`.
+    pub fn parse(code: &str) -> ExecErrorCode {
+        match code {
+            "AMBIGUOUS_SUBMISSION" => ExecErrorCode::AmbiguousSubmission,
+            "HOST_UI_CHANGED" => ExecErrorCode::HostUiChanged,
+            "MESSAGE_DELIVERY_TIMEOUT" => ExecErrorCode::MessageDeliveryTimeout,
+            "DEADLINE_EXCEEDED" => ExecErrorCode::DeadlineExceeded,
+            "STEERING_UNAVAILABLE" => ExecErrorCode::SteeringUnavailable,
+            "COMPOSER_BUSY" => ExecErrorCode::ComposerBusy,
+            "CONVERSATION_CLOSED" => ExecErrorCode::ConversationClosed,
+            "CONVERSATION_FULL" => ExecErrorCode::ConversationFull,
+            "CANCELLED" => ExecErrorCode::Cancelled,
+            other => ExecErrorCode::Other(Arc::from(other)),
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The pure, deterministic orchestration engine: durable workers, execution attempts and
+//! the continuation scheduler, as a sans-IO state machine.
+//!
+//! # Layout
+//! - [`Engine`] (`engine.rs`): the state machine. `handle(now, Input)` queues effects,
+//!   `poll_effect()` drains them, `next_deadline()` says when to `Tick` next.
+//! - `model.rs`, `event.rs`, `record.rs`: the durable domain, its event log and the
+//!   records a store persists. `wake.rs`: wake reasons; `policy.rs`: continuation policy.
+//! - `ops/`: one file per family of caller operations (runs, workers, waits, control).
+//! - `scheduler.rs`: the ten-step evaluation of spec 000 §10.2, the anti-spam floor,
+//!   keepalive jitter and the stall guard. `dispatch.rs`: attempts and executor commands.
+//! - `executor.rs`: executor reports (hello, bindings, states, command results).
+//! - `prompt/`: versioned prompts. `block.rs`: the end-of-response block parser.
+//! - `invariants.rs`: `Engine::check_invariants`, called after every input in tests.
+//!
+//! The engine performs no IO, reads no clock, draws no unseeded randomness and iterates
+//! no hash map: the same inputs at the same times give the same effects, byte for byte.
+
+pub mod block;
+mod dispatch;
+pub mod effect;
+mod engine;
+pub mod event;
+mod executor;
+pub mod ids;
+mod index;
+pub mod input;
+mod invariants;
+pub mod limits;
+pub mod model;
+pub mod op;
+mod ops;
+pub mod policy;
+pub mod prompt;
+pub mod record;
+pub mod reject;
+mod scheduler;
+pub mod time;
+mod validate;
+pub mod view;
+pub mod wake;
+
+pub use effect::{Batch, CommandKind, Effect, ExecutorCommand};
+pub use engine::{Engine, EngineConfig};
+pub use input::{BindingReport, CommandOutcome, ExecErrorCode, ExecutorInput, Input, JournalEntry, JournalPhase, Observation};
+pub use invariants::InvariantViolation;
+pub use op::{Operation, Reply};
+pub use record::{Meta, Record, RecordKey, RecoveryError};
+pub use reject::{Rejection, RejectionCode};
+pub use time::Timestamp;

@@ -1,0 +1,65 @@
+//! Every explicit limit of the engine, named big-endian with its unit last.
+//!
+//! Inputs beyond these limits are rejected with a typed error; nothing is truncated silently.
+
+use crate::time::{HOUR_MS, MINUTE_MS, SECOND_MS};
+
+/// Longest accepted short name (task name, display name, worker name, lane label).
+pub const NAME_BYTES_MAX: usize = 200;
+/// Longest accepted summary-like text (task summary, progress summary, wait reason).
+pub const SUMMARY_BYTES_MAX: usize = 4 * 1024;
+/// Longest accepted assignment text (objective, scope, one acceptance criterion).
+pub const ASSIGNMENT_TEXT_BYTES_MAX: usize = 32 * 1024;
+/// Most acceptance criteria on one assignment.
+pub const ACCEPTANCE_CRITERIA_COUNT_MAX: usize = 64;
+/// Longest accepted message body, steering message or follow-up instruction.
+pub const MESSAGE_BYTES_MAX: usize = 16 * 1024;
+/// Longest accepted conversation URL or id.
+pub const CONVERSATION_URL_BYTES_MAX: usize = 2 * 1024;
+/// Most choices offered with one human-wait request.
+pub const HUMAN_CHOICES_COUNT_MAX: usize = 16;
+/// Deepest worker name: `/root` is depth 1, `/root/a/b` depth 3.
+pub const WORKER_NAME_DEPTH_MAX: usize = 8;
+/// Most workers in one run.
+pub const RUN_WORKERS_COUNT_MAX: usize = 1_000;
+/// Most runs one engine holds.
+pub const RUNS_COUNT_MAX: usize = 100_000;
+/// Most events one `events_after` call returns.
+pub const EVENTS_PAGE_COUNT_MAX: usize = 1_000;
+/// Most attempts one `worker_attempts` call returns.
+pub const ATTEMPTS_PAGE_COUNT_MAX: usize = 1_000;
+/// Most items one list operation returns.
+pub const LIST_PAGE_COUNT_MAX: usize = 1_000;
+/// Longest accepted executor error detail.
+pub const ERROR_DETAIL_BYTES_MAX: usize = 1_024;
+
+/// Shortest idle grace a policy may ask for.
+pub const IDLE_GRACE_MS_MIN: u64 = 0;
+/// Longest idle grace a policy may ask for.
+pub const IDLE_GRACE_MS_MAX: u64 = 10 * MINUTE_MS;
+/// Shortest active keepalive a policy may ask for: keepalives are checkpoints, not pings.
+pub const KEEPALIVE_MS_MIN: u64 = MINUTE_MS;
+/// Longest active keepalive a policy may ask for.
+pub const KEEPALIVE_MS_MAX: u64 = 24 * HOUR_MS;
+/// Smallest anti-spam floor a policy may ask for.
+pub const CONTINUATION_SPACING_MS_MIN: u64 = MINUTE_MS;
+/// Largest anti-spam floor a policy may ask for.
+pub const CONTINUATION_SPACING_MS_MAX: u64 = 24 * HOUR_MS;
+/// Largest no-progress attempt threshold.
+pub const STALL_ATTEMPTS_MAX: u32 = 10_000;
+/// Shortest no-progress time threshold.
+pub const STALL_MS_MIN: u64 = MINUTE_MS;
+/// Longest no-progress time threshold.
+pub const STALL_MS_MAX: u64 = 7 * 24 * HOUR_MS;
+
+/// How long an executor may take to start a submission before it must give up.
+pub const COMMAND_DEADLINE_MS_DEFAULT: u64 = 2 * MINUTE_MS;
+/// How long past a command's deadline the engine waits for a result from a
+/// connected executor before it treats the submission as ambiguous.
+pub const COMMAND_RESULT_GRACE_MS_DEFAULT: u64 = 30 * SECOND_MS;
+/// Pause between a definite non-delivery (deadline passed, composer busy) and the next try.
+pub const DELIVERY_RETRY_BACKOFF_MS_DEFAULT: u64 = 30 * SECOND_MS;
+/// Consecutive definite non-deliveries after which the worker is paused for the operator.
+pub const DELIVERY_FAILURES_COUNT_MAX_DEFAULT: u32 = 5;
+/// Recent events the engine keeps in memory for `events_after`; older ones live in the store.
+pub const EVENTS_RETAINED_COUNT_DEFAULT: usize = 4_096;

@@ -1,0 +1,208 @@
+//! Run operations: create, update context, cancel, default policy, pause/resume all.
+
+use crate::engine::Engine;
+use crate::event::EventKind;
+use crate::ids::*;
+use crate::limits::*;
+use crate::model::*;
+use crate::op::{Reply, shared};
+use crate::policy::PolicyPatch;
+use crate::prompt::ROOT_WORKER_NAME;
+use crate::reject::{Rejection, RejectionCode};
+use crate::validate;
+use std::sync::Arc;
+
+impl Engine {
+    pub(crate) fn run_create(
+        &mut self,
+        task_name: &str,
+        root_conversation_name: &str,
+        context: &str,
+        default_policy: Option<PolicyPatch>,
+    ) -> Result<Reply, Rejection> {
+        validate::name("taskName", task_name)?;
+        validate::name("rootConversationName", root_conversation_name)?;
+        validate::optional_text("context", context, ASSIGNMENT_TEXT_BYTES_MAX)?;
+        if self.state.runs.len() >= RUNS_COUNT_MAX {
+            return Err(Rejection::new(RejectionCode::LimitExceeded, &format!("at most {RUNS_COUNT_MAX} runs")));
+        }
+        let default_policy = match default_policy {
+            Some(patch) => {
+                let p = self.config.default_policy.patched(&patch);
+                p.validate()?;
+                Some(p)
+            }
+            None => None,
+        };
+        let run_id = RunId(self.next_id(|m| &mut m.next_run));
+        let root_id = WorkerId(self.next_id(|m| &mut m.next_worker));
+        let now = self.now;
+        self.state.runs.insert(
+            run_id,
+            Run {
+                id: run_id,
+                task_name: shared(task_name),
+                root_conversation_name: shared(root_conversation_name),
+                context: shared(context),
+                status: RunStatus::Active,
+                default_policy,
+                root: root_id,
+                lanes_spawned: 0,
+                created_at: now,
+                ended_at: None,
+            },
+        );
+        self.touch_run(run_id);
+        self.emit(run_id, None, None, EventKind::RunCreated);
+        let objective = if context.trim().is_empty() { task_name } else { context };
+        let spec = WorkerSpec {
+            id: root_id,
+            run: run_id,
+            name: ROOT_WORKER_NAME.to_string(),
+            display_name: root_conversation_name.to_string(),
+            task_summary: task_name.to_string(),
+            lane_label: "Root".to_string(),
+            worktree: None,
+            assignment: Assignment {
+                objective: objective.to_string(),
+                scope: "Coordinate the run: lanes, messages, dependencies, integration.".to_string(),
+                acceptance_criteria: Vec::new(),
+            },
+        };
+        self.insert_worker(spec, None);
+        Ok(Reply::Run(self.run_view(run_id).expect("run exists")))
+    }
+
+    pub(crate) fn run_get(&self, id: RunId) -> Result<Reply, Rejection> {
+        self.find_run(id)?;
+        Ok(Reply::Run(self.run_view(id).expect("run exists")))
+    }
+
+    pub(crate) fn run_list(&self, include_terminal: bool) -> Reply {
+        let runs = self
+            .state
+            .runs
+            .values()
+            .filter(|r| include_terminal || !r.status.is_terminal())
+            .take(LIST_PAGE_COUNT_MAX)
+            .map(|r| self.run_view(r.id).expect("run exists"))
+            .collect();
+        Reply::Runs(runs)
+    }
+
+    pub(crate) fn run_update_context(
+        &mut self,
+        id: RunId,
+        task_name: Option<String>,
+        root_conversation_name: Option<String>,
+        context: Option<String>,
+    ) -> Result<Reply, Rejection> {
+        self.find_run(id)?;
+        if let Some(t) = &task_name {
+            validate::name("taskName", t)?;
+        }
+        if let Some(r) = &root_conversation_name {
+            validate::name("rootConversationName", r)?;
+        }
+        if let Some(c) = &context {
+            validate::optional_text("context", c, ASSIGNMENT_TEXT_BYTES_MAX)?;
+        }
+        if task_name.is_none() && root_conversation_name.is_none() && context.is_none() {
+            return Err(Rejection::invalid("taskName", "give at least one of taskName, rootConversationName, context"));
+        }
+        let run = self.state.runs.get_mut(&id).expect("run exists");
+        let old_task = run.task_name.clone();
+        if let Some(t) = &task_name {
+            run.task_name = shared(t);
+        }
+        if let Some(r) = &root_conversation_name {
+            run.root_conversation_name = shared(r);
+        }
+        if let Some(c) = &context {
+            run.context = shared(c);
+        }
+        let (root, new_task) = (run.root, run.task_name.clone());
+        self.touch_run(id);
+        // Lane labels follow the task name; display names that were the lane label follow too.
+        for wid in self.index.workers_of(id) {
+            let w = self.state.workers.get_mut(&wid).expect("worker exists");
+            let mut spec = (*w.spec).clone();
+            if wid == root {
+                if let Some(r) = &root_conversation_name {
+                    spec.display_name = r.clone();
+                }
+                spec.task_summary = new_task.to_string();
+            } else if let Some(letters) = spec.lane_label.strip_prefix(&format!("{old_task} Lane ")) {
+                let label = format!("{new_task} Lane {letters}");
+                if spec.display_name == spec.lane_label {
+                    spec.display_name = label.clone();
+                }
+                spec.lane_label = label;
+            }
+            if spec != *w.spec {
+                w.spec = Arc::new(spec);
+                self.pending.specs.insert(wid);
+            }
+        }
+        self.emit(id, None, None, EventKind::RunContextUpdated);
+        self.run_get(id)
+    }
+
+    pub(crate) fn run_cancel(&mut self, id: RunId, reason: &str) -> Result<Reply, Rejection> {
+        self.active_run(id)?;
+        validate::text("reason", reason, SUMMARY_BYTES_MAX)?;
+        self.end_run(id, RunStatus::Cancelled, reason);
+        self.run_get(id)
+    }
+
+    /// Ends a run: every unfinished worker is cancelled (or failed with a failed run).
+    pub(crate) fn end_run(&mut self, id: RunId, status: RunStatus, reason: &str) {
+        let now = self.now;
+        let run = self.state.runs.get_mut(&id).expect("run exists");
+        run.status = status;
+        run.ended_at = Some(now);
+        self.touch_run(id);
+        for wid in self.index.workers_of(id) {
+            if !self.state.workers[&wid].lifecycle.is_terminal() {
+                self.end_worker(wid, Lifecycle::Cancelled, reason);
+            }
+        }
+        self.emit(id, None, None, EventKind::RunEnded { status });
+    }
+
+    pub(crate) fn run_set_default_continuation(&mut self, id: RunId, patch: &PolicyPatch) -> Result<Reply, Rejection> {
+        let run = self.active_run(id)?;
+        let policy = run.default_policy.unwrap_or(self.config.default_policy).patched(patch);
+        policy.validate()?;
+        self.state.runs.get_mut(&id).expect("run exists").default_policy = Some(policy);
+        self.touch_run(id);
+        self.emit(id, None, None, EventKind::RunPolicyChanged { mode: policy.mode });
+        for wid in self.index.workers_of(id) {
+            self.touch_worker(wid);
+            self.evaluate(wid);
+        }
+        self.run_get(id)
+    }
+
+    pub(crate) fn run_pause_all(&mut self, id: RunId) -> Result<Reply, Rejection> {
+        self.active_run(id)?;
+        for wid in self.index.workers_of(id) {
+            if !self.state.workers[&wid].lifecycle.is_terminal() {
+                self.pause_worker(wid, true);
+            }
+        }
+        self.run_get(id)
+    }
+
+    pub(crate) fn run_resume_all(&mut self, id: RunId) -> Result<Reply, Rejection> {
+        self.active_run(id)?;
+        for wid in self.index.workers_of(id) {
+            let w = &self.state.workers[&wid];
+            let operator_pause = w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Operator);
+            if !w.lifecycle.is_terminal() && (operator_pause || w.pause_after_turn) {
+                self.resume_worker(wid);
+            }
+        }
+        self.run_get(id)
+    }
+}

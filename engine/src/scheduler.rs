@@ -1,0 +1,484 @@
+//! The continuation scheduler: wakes, the ten-step evaluation of spec 000 §10.2, the
+//! anti-spam floor, keepalive jitter, the stall guard and the timer wheel.
+
+use crate::engine::Engine;
+use crate::event::EventKind;
+use crate::ids::*;
+use crate::model::*;
+use crate::op::PolicySource;
+use crate::policy::{ContinuationPolicy, Mode};
+use crate::time::Timestamp;
+use crate::wake::{WakeReason, WakeSet};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+
+/// Why a pending continuation is not delivered now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// Step 3: awaiting human.
+    AwaitingHuman,
+    /// Step 4: awaiting dependency.
+    AwaitingDependency,
+    /// Step 5: paused (now or after the current turn).
+    Paused,
+    /// Step 6: manual policy and nobody explicitly asked.
+    Manual,
+    /// Step 8: another continuation is in flight.
+    InFlight,
+    /// The conversation is lost or was never created; needs an explicit recovery.
+    NoConversation,
+    /// The conversation is generating and this wake needs idle (or steering is unavailable).
+    Generating,
+    /// The page shows an error that another prompt would not fix.
+    PageError,
+    /// No executor has reported the conversation's state yet.
+    StateUnknown,
+}
+
+/// What a deliverable continuation waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// The idle grace after the conversation became idle.
+    Grace,
+    /// The anti-spam floor since the last delivery.
+    Floor,
+    /// The backoff after a definite non-delivery.
+    Backoff,
+}
+
+/// The latest of several optional waits.
+fn latest(waits: [Option<(Timestamp, Wait)>; 3]) -> Option<(Timestamp, Wait)> {
+    waits.into_iter().flatten().max_by_key(|(at, _)| *at)
+}
+
+/// The verdict of the evaluation order for a worker's pending continuation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// No pending continuation.
+    Nothing,
+    /// Steps 1-2: the run or worker is terminal; withdraw it.
+    Cancel,
+    /// Held until something other than time changes.
+    Hold(Hold),
+    /// Step 7: the no-progress attempt threshold is reached; pause for stall.
+    StallPause,
+    /// Step 9 (or idle grace, or retry backoff): deliverable at this time.
+    WaitUntil(Timestamp, Wait),
+    /// Step 10: deliver now, this way.
+    Dispatch(Delivery),
+}
+
+impl Engine {
+    /// The worker's effective policy and where it comes from.
+    pub(crate) fn effective_policy(&self, w: &Worker) -> (ContinuationPolicy, PolicySource) {
+        if let Some(p) = w.policy {
+            return (p, PolicySource::Worker);
+        }
+        match self.state.runs.get(&w.run).and_then(|r| r.default_policy) {
+            Some(p) => (p, PolicySource::Run),
+            None => (self.config.default_policy, PolicySource::Engine),
+        }
+    }
+
+    /// The derived execution disposition (spec 000 §7.3).
+    pub(crate) fn disposition(&self, w: &Worker) -> Disposition {
+        match w.lifecycle {
+            Lifecycle::Completed => return Disposition::Completed,
+            Lifecycle::Failed => return Disposition::Failed,
+            Lifecycle::Cancelled => return Disposition::Cancelled,
+            Lifecycle::Active => {}
+        }
+        if w.human.is_some() {
+            Disposition::AwaitingHuman
+        } else if w.dependency.is_some() {
+            Disposition::AwaitingDependency
+        } else if w.pause.is_some() {
+            Disposition::Paused
+        } else if w.in_flight.is_some() || self.turn_running(w) {
+            Disposition::Running
+        } else {
+            Disposition::AwaitingExecution
+        }
+    }
+
+    /// Whether the worker's current turn is submitted or generating.
+    pub(crate) fn turn_running(&self, w: &Worker) -> bool {
+        w.turn
+            .and_then(|id| self.state.attempts.get(&id))
+            .is_some_and(|a| matches!(a.state, AttemptState::Submitted | AttemptState::Generating))
+    }
+
+    /// Records a wake for a worker, coalescing it into the pending continuation, then
+    /// evaluates. Wakes for terminal workers or runs are dropped (steps 1-2).
+    pub(crate) fn wake(&mut self, id: WorkerId, reason: WakeReason, origin: Origin, payload: IntentPayload) {
+        let now = self.now;
+        let Some(w) = self.state.workers.get(&id) else { return };
+        let run_terminal = self.state.runs.get(&w.run).is_none_or(|r| r.status.is_terminal());
+        if w.lifecycle.is_terminal() || run_terminal {
+            return;
+        }
+        let run = w.run;
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let intent = w.intent.get_or_insert(Intent {
+            reasons: WakeSet::EMPTY,
+            origin: Origin::Scheduler,
+            created_at: now,
+            not_before: None,
+            deferred_until: None,
+            idle_only: false,
+            payload: IntentPayload::Continue,
+        });
+        let before = (intent.reasons, intent.origin);
+        intent.reasons.insert(reason);
+        intent.origin = intent.origin.max(origin);
+        intent.payload = merge_payload(&intent.payload, payload);
+        let (reasons, not_before) = (intent.reasons, intent.not_before);
+        let changed = before != (intent.reasons, intent.origin);
+        self.touch_worker(id);
+        if changed {
+            self.emit(run, Some(id), None, EventKind::ResumeScheduled { reasons, not_before });
+        }
+        self.evaluate(id);
+    }
+
+    /// Withdraws the pending continuation, if any, recording why.
+    pub(crate) fn cancel_intent(&mut self, id: WorkerId) {
+        let Some(w) = self.state.workers.get_mut(&id) else { return };
+        if let Some(intent) = w.intent.take() {
+            let run = w.run;
+            self.touch_worker(id);
+            self.emit(run, Some(id), None, EventKind::ResumeCancelled { reasons: intent.reasons });
+        }
+    }
+
+    /// Applies the evaluation order to the worker's pending continuation.
+    pub(crate) fn evaluate(&mut self, id: WorkerId) {
+        self.withdraw_if_unwanted(id);
+        let Some(w) = self.state.workers.get(&id) else { return };
+        match self.decide(w) {
+            Decision::Nothing | Decision::Hold(_) => {}
+            Decision::Cancel => self.cancel_intent(id),
+            Decision::StallPause => self.pause_for_stall(id),
+            Decision::WaitUntil(at, wait) => self.defer(id, at, wait),
+            Decision::Dispatch(delivery) => {
+                self.warn_if_stalling(id);
+                self.dispatch(id, delivery);
+            }
+        }
+        self.touch_worker(id);
+    }
+
+    /// Announces a floor deferral once (durably, as provenance); grace and backoff
+    /// waits are already implied by durable state.
+    fn defer(&mut self, id: WorkerId, at: Timestamp, wait: Wait) {
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let run = w.run;
+        let intent = w.intent.as_mut().expect("deferred intent exists");
+        if wait != Wait::Floor || intent.deferred_until == Some(at) {
+            return;
+        }
+        intent.deferred_until = Some(at);
+        let reasons = intent.reasons;
+        self.emit(run, Some(id), None, EventKind::ExecutionDeferred { reasons, not_before: at });
+    }
+
+    /// The ten-step evaluation order of spec 000 §10.2 (pure).
+    pub(crate) fn decide(&self, w: &Worker) -> Decision {
+        let Some(intent) = &w.intent else { return Decision::Nothing };
+        // 1-2: terminal run or worker.
+        let run_terminal = self.state.runs.get(&w.run).is_none_or(|r| r.status.is_terminal());
+        if run_terminal || w.lifecycle.is_terminal() {
+            return Decision::Cancel;
+        }
+        // 3-4: explicit waits.
+        if w.human.is_some() {
+            return Decision::Hold(Hold::AwaitingHuman);
+        }
+        if w.dependency.is_some() {
+            return Decision::Hold(Hold::AwaitingDependency);
+        }
+        // 5: pauses (an operator action passes an operator pause, never a stall it did not acknowledge).
+        let pass_pause = intent.origin == Origin::Operator;
+        if let Some(p) = &w.pause
+            && !(pass_pause && p.reason == PauseReason::Operator) {
+                return Decision::Hold(Hold::Paused);
+            }
+        if w.pause_after_turn && !pass_pause {
+            return Decision::Hold(Hold::Paused);
+        }
+        // 6: manual policy.
+        let (policy, _) = self.effective_policy(w);
+        if policy.mode == Mode::Manual && intent.origin == Origin::Scheduler {
+            return Decision::Hold(Hold::Manual);
+        }
+        // 7: stall guard (attempt threshold; the time threshold runs on timers).
+        if intent.origin == Origin::Scheduler
+            && policy.stall_pause_after_no_progress_attempts.is_some_and(|max| w.progress.attempts_without >= max)
+        {
+            return Decision::StallPause;
+        }
+        // 8: one continuation in flight per worker.
+        if w.in_flight.is_some() {
+            return Decision::Hold(Hold::InFlight);
+        }
+        let binding = match &w.binding {
+            Some(b) if b.status != BindingStatus::Lost => b,
+            _ => {
+                let may_create = intent.origin == Origin::Operator || intent.reasons.contains(WakeReason::Initial);
+                return if may_create { Decision::Dispatch(Delivery::Create) } else { Decision::Hold(Hold::NoConversation) };
+            }
+        };
+        let backoff = intent.not_before.filter(|t| *t > self.now).map(|t| (t, Wait::Backoff));
+        match binding.state {
+            state if state.accepts_send() => {
+                let grace = Some((binding.state_since.plus_ms(policy.idle_grace_ms), Wait::Grace));
+                let floor = if policy.idle_may_bypass_min_spacing { None } else { self.floor_at(w, &policy) };
+                match latest([grace, floor, backoff]) {
+                    Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
+                    _ => Decision::Dispatch(Delivery::Send),
+                }
+            }
+            ConversationState::Generating => {
+                if intent.idle_only || intent.reasons.all_need_idle() || !self.can_steer(binding) {
+                    return Decision::Hold(Hold::Generating);
+                }
+                let floor = if is_material(intent) { None } else { self.floor_at(w, &policy) };
+                match latest([floor, backoff, None]) {
+                    Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
+                    _ => Decision::Dispatch(Delivery::Steer),
+                }
+            }
+            ConversationState::Error(_) if intent.origin == Origin::Operator => match backoff {
+                Some((at, wait)) => Decision::WaitUntil(at, wait),
+                None => Decision::Dispatch(Delivery::Send),
+            },
+            ConversationState::Error(_) => Decision::Hold(Hold::PageError),
+            ConversationState::Closed => Decision::Hold(Hold::NoConversation),
+            _ => Decision::Hold(Hold::StateUnknown),
+        }
+    }
+
+    /// Step 9: when the anti-spam floor allows the next non-idle delivery.
+    fn floor_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<(Timestamp, Wait)> {
+        w.last_delivery_at.map(|t| (t.plus_ms(policy.min_continuation_spacing_ms), Wait::Floor))
+    }
+
+    /// Whether the executor holding the binding is connected and can steer mid-turn.
+    fn can_steer(&self, b: &Binding) -> bool {
+        b.executor.as_ref().and_then(|e| self.volatile.executors.get(e)).is_some_and(|s| s.steering)
+    }
+
+    /// The keepalive deadline of the current submission sequence, jittered uniformly in
+    /// [min, max] by a ChaCha stream seeded from (seed, worker, sequence): a restart
+    /// recomputes the same value.
+    pub(crate) fn keepalive_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
+        if !self.keepalive_armed(w, policy) {
+            return None;
+        }
+        let base = w.last_delivery_at?;
+        let span = policy.active_keepalive_max_ms - policy.active_keepalive_min_ms;
+        let seed = self.state.meta.seed ^ w.id.0.rotate_left(32) ^ u64::from(w.keepalive_seq).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let jitter = if span == 0 { 0 } else { rng.next_u64() % (span + 1) };
+        Some(base.plus_ms(policy.active_keepalive_min_ms + jitter))
+    }
+
+    /// Keepalives run for active, runnable, auto workers with a live conversation.
+    fn keepalive_armed(&self, w: &Worker, policy: &ContinuationPolicy) -> bool {
+        policy.mode == Mode::Auto
+            && !w.keepalive_fired
+            && self.runnable(w)
+            && w.binding.as_ref().is_some_and(|b| b.status != BindingStatus::Lost)
+    }
+
+    /// Active, in an active run, not waiting and not paused.
+    pub(crate) fn runnable(&self, w: &Worker) -> bool {
+        w.lifecycle == Lifecycle::Active
+            && self.state.runs.get(&w.run).is_some_and(|r| !r.status.is_terminal())
+            && w.human.is_none()
+            && w.dependency.is_none()
+            && w.pause.is_none()
+            && !w.pause_after_turn
+    }
+
+    /// When the time-based stall guard next fires for this worker.
+    fn stall_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
+        if policy.mode != Mode::Auto || !w.bootstrapped || !self.runnable(w) {
+            return None;
+        }
+        let warn = match w.progress.stall {
+            StallState::Clear => policy.stall_warning_after_no_progress_ms,
+            _ => None,
+        };
+        let pause = policy.stall_pause_after_no_progress_ms;
+        [warn, pause].into_iter().flatten().min().map(|ms| w.progress.baseline_at.plus_ms(ms))
+    }
+
+    /// When an in-flight command handed to a connected executor is overdue.
+    fn command_overdue_at(&self, w: &Worker) -> Option<Timestamp> {
+        let id = w.in_flight?;
+        let executor = self.volatile.sent.get(&id)?;
+        if !self.volatile.executors.contains_key(executor) {
+            return None;
+        }
+        let a = self.state.attempts.get(&id)?;
+        Some(a.deadline.plus_ms(self.config.command_result_grace_ms))
+    }
+
+    /// Recomputes the worker's next deadline and files it in the timer wheel.
+    pub(crate) fn refresh_timer(&mut self, id: WorkerId) {
+        let Some(w) = self.state.workers.get(&id) else { return };
+        let timer = self.compute_timer(w);
+        self.index.refresh_keys(w, Some(timer));
+    }
+
+    /// The worker's next deadline: the earliest of a deferred continuation, its
+    /// keepalive, its stall thresholds and an overdue command.
+    pub(crate) fn compute_timer(&self, w: &Worker) -> Option<Timestamp> {
+        let (policy, _) = self.effective_policy(w);
+        let intent_at = match self.decide(w) {
+            Decision::WaitUntil(at, _) => Some(at),
+            _ => None,
+        };
+        [intent_at, self.keepalive_at(w, &policy), self.stall_at(w, &policy), self.command_overdue_at(w)]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Handles every timer due at `now`.
+    pub(crate) fn handle_tick(&mut self) {
+        let now = self.now;
+        let due: Vec<WorkerId> = self.index.timers.range(..=(now, WorkerId(u64::MAX))).map(|(_, w)| *w).collect();
+        for id in due {
+            self.on_timer(id);
+            self.refresh_timer(id);
+            debug_assert!(
+                self.index.keys.get(&id).and_then(|k| k.timer).is_none_or(|t| t > now),
+                "timer of {id} did not advance past {now}"
+            );
+        }
+    }
+
+    /// One worker's due timers: overdue command, keepalive, stall thresholds, intent.
+    fn on_timer(&mut self, id: WorkerId) {
+        let now = self.now;
+        let Some(w) = self.state.workers.get(&id) else { return };
+        let (policy, _) = self.effective_policy(w);
+        if self.command_overdue_at(w).is_some_and(|t| t <= now) {
+            let attempt = w.in_flight.expect("overdue command has an attempt");
+            self.command_unanswered(attempt);
+        }
+        let w = self.state.workers.get(&id).expect("worker exists");
+        if self.keepalive_at(w, &policy).is_some_and(|t| t <= now) {
+            self.state.workers.get_mut(&id).expect("worker exists").keepalive_fired = true;
+            self.touch_worker(id);
+            self.wake(id, WakeReason::ActiveKeepalive, Origin::Scheduler, IntentPayload::Continue);
+        }
+        let w = self.state.workers.get(&id).expect("worker exists");
+        if self.stall_at(w, &policy).is_some_and(|t| t <= now) {
+            let quiet_ms = now.ms_since(w.progress.baseline_at);
+            if policy.stall_pause_after_no_progress_ms.is_some_and(|ms| quiet_ms >= ms) {
+                self.pause_for_stall(id);
+            } else {
+                self.warn_stall(id);
+            }
+        }
+        self.evaluate(id);
+    }
+
+    /// Step 7 / time threshold: pause for stall, keeping the pending intent held.
+    pub(crate) fn pause_for_stall(&mut self, id: WorkerId) {
+        let now = self.now;
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        if w.progress.stall == StallState::Paused && w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall) {
+            return;
+        }
+        w.progress.stall = StallState::Paused;
+        w.pause = Some(Pause {
+            reason: PauseReason::Stall,
+            at: now,
+            detail: Some("No durable progress: continue anyway, pause, open the conversation or stop the worker.".into()),
+        });
+        let (run, attempts, quiet_ms) = (w.run, w.progress.attempts_without, now.ms_since(w.progress.baseline_at));
+        self.touch_worker(id);
+        self.emit(run, Some(id), None, EventKind::ContinuationPausedForStall { attempts, quiet_ms });
+        self.emit(run, Some(id), None, EventKind::WorkerPaused { reason: PauseReason::Stall, after_turn: false });
+    }
+
+    /// Warns once per no-progress period when a threshold is crossed.
+    fn warn_stall(&mut self, id: WorkerId) {
+        let now = self.now;
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        if w.progress.stall != StallState::Clear {
+            return;
+        }
+        w.progress.stall = StallState::Warned;
+        let (run, attempts, quiet_ms) = (w.run, w.progress.attempts_without, now.ms_since(w.progress.baseline_at));
+        self.touch_worker(id);
+        self.emit(run, Some(id), None, EventKind::ContinuationWarning { attempts, quiet_ms });
+    }
+
+    /// Before an automatic dispatch: warn if the attempt threshold is crossed.
+    fn warn_if_stalling(&mut self, id: WorkerId) {
+        let w = self.state.workers.get(&id).expect("worker exists");
+        let (policy, _) = self.effective_policy(w);
+        let scheduler = w.intent.as_ref().is_some_and(|i| i.origin == Origin::Scheduler);
+        if scheduler && policy.stall_warning_after_no_progress_attempts.is_some_and(|n| w.progress.attempts_without >= n) {
+            self.warn_stall(id);
+        }
+    }
+
+    /// A durable progress signal (spec 000 §16.1): resets the no-progress counters.
+    pub(crate) fn record_progress(&mut self, id: WorkerId, cursor: Option<Cursor>) {
+        let now = self.now;
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        w.progress.last_at = Some(now);
+        if cursor.is_some() {
+            w.progress.last_cursor = cursor;
+        }
+        w.progress.baseline_at = now;
+        w.progress.attempts_without = 0;
+        w.progress.since_submission = true;
+        if w.progress.stall == StallState::Warned {
+            w.progress.stall = StallState::Clear;
+        }
+        w.last_steering_digest = None;
+        self.touch_worker(id);
+    }
+
+    /// "Continue anyway": acknowledges a stall pause, keeps history, resets the counters.
+    pub(crate) fn acknowledge_stall(&mut self, id: WorkerId) -> bool {
+        let now = self.now;
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let stalled = w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall);
+        if !stalled {
+            return false;
+        }
+        w.pause = None;
+        w.progress.stall = StallState::Clear;
+        w.progress.attempts_without = 0;
+        w.progress.baseline_at = now;
+        let run = w.run;
+        self.touch_worker(id);
+        self.emit(run, Some(id), None, EventKind::ContinuationStallAcknowledged);
+        true
+    }
+}
+
+/// Whether a pending continuation is material corrective steering (bypasses the floor).
+fn is_material(intent: &Intent) -> bool {
+    matches!(&intent.payload, IntentPayload::Steering(s) if s.material)
+}
+
+/// Coalesces payloads: a follow-up outranks steering, which outranks a plain continue;
+/// a newer steering replaces an older one.
+fn merge_payload(current: &IntentPayload, new: IntentPayload) -> IntentPayload {
+    match (current, new) {
+        (IntentPayload::Followup(_), IntentPayload::Followup(text)) => IntentPayload::Followup(text),
+        (IntentPayload::Followup(text), _) => IntentPayload::Followup(text.clone()),
+        (_, IntentPayload::Followup(text)) => IntentPayload::Followup(text),
+        (_, IntentPayload::Steering(s)) => IntentPayload::Steering(s),
+        (current, IntentPayload::Continue) => current.clone(),
+    }
+}
