@@ -29,10 +29,19 @@ impl Engine {
         let now = self.now;
         let attempt_id = AttemptId(self.next_id(|m| &mut m.next_attempt));
         let deadline = now.plus_ms(self.config.command_deadline_ms);
-        let w = self.state.workers.get_mut(&id).expect("dispatched worker exists");
+        let run = self.state.workers[&id].run;
+        let has_lanes = self.state.runs[&run].lanes_spawned > 0;
+        let w = self
+            .state
+            .workers
+            .get_mut(&id)
+            .expect("dispatched worker exists");
         let intent = w.intent.take().expect("dispatch needs an intent");
-        debug_assert!(w.in_flight.is_none(), "one continuation in flight per worker");
-        let (reason, prompt) = choose(w, &intent, delivery);
+        debug_assert!(
+            w.in_flight.is_none(),
+            "one continuation in flight per worker"
+        );
+        let (reason, prompt) = choose(w, &intent, delivery, has_lanes);
         w.attempts += 1;
         if delivery == Delivery::Create {
             w.binding = Some(Binding {
@@ -44,10 +53,18 @@ impl Engine {
                 state_since: now,
             });
         }
-        let conversation = w.binding.as_ref().map(|b| b.conversation.clone()).unwrap_or_else(|| Arc::from(""));
+        let conversation = w
+            .binding
+            .as_ref()
+            .map(|b| b.conversation.clone())
+            .unwrap_or_else(|| Arc::from(""));
         let (steering, followup) = match &intent.payload {
-            IntentPayload::Steering(s) if reason == AttemptReason::Corrective => (Some(s.clone()), None),
-            IntentPayload::Followup(text) if reason == AttemptReason::Followup => (None, Some(text.clone())),
+            IntentPayload::Steering(s) if reason == AttemptReason::Corrective => {
+                (Some(s.clone()), None)
+            }
+            IntentPayload::Followup(text) if reason == AttemptReason::Followup => {
+                (None, Some(text.clone()))
+            }
             _ => (None, None),
         };
         let attempt = Attempt {
@@ -82,28 +99,51 @@ impl Engine {
         self.index.worker_attempts.insert((id, attempt_id));
         self.touch_worker(id);
         self.touch_attempt(attempt_id);
-        self.emit(run, Some(id), Some(attempt_id), EventKind::ExecutionScheduled { reason, wake: intent.reasons, sequence });
+        self.emit(
+            run,
+            Some(id),
+            Some(attempt_id),
+            EventKind::ExecutionScheduled {
+                reason,
+                wake: intent.reasons,
+                sequence,
+            },
+        );
         self.volatile.never_sent.insert(attempt_id);
         self.send_command(attempt_id);
     }
 
     /// Whether an in-flight attempt is still wanted: the holds of steps 1-7 for its origin.
     fn in_flight_wanted(&self, a: &Attempt) -> bool {
-        let Some(w) = self.state.workers.get(&a.worker) else { return false };
-        let run_active = self.state.runs.get(&w.run).is_some_and(|r| !r.status.is_terminal());
+        let Some(w) = self.state.workers.get(&a.worker) else {
+            return false;
+        };
+        let run_active = self
+            .state
+            .runs
+            .get(&w.run)
+            .is_some_and(|r| !r.status.is_terminal());
         let operator = a.origin == Origin::Operator;
         let paused = match &w.pause {
             Some(p) => !(operator && p.reason == PauseReason::Operator),
             None => w.pause_after_turn && !operator,
         };
-        let manual = self.effective_policy(w).0.mode == crate::policy::Mode::Manual && a.origin == Origin::Scheduler;
-        run_active && !w.lifecycle.is_terminal() && w.human.is_none() && w.dependency.is_none() && !paused && !manual
+        let manual = self.effective_policy(w).0.mode == crate::policy::Mode::Manual
+            && a.origin == Origin::Scheduler;
+        run_active
+            && !w.lifecycle.is_terminal()
+            && w.human.is_none()
+            && w.dependency.is_none()
+            && !paused
+            && !manual
     }
 
     /// Withdraws the worker's in-flight continuation if it is no longer wanted
     /// (spec 000 §21.3: terminal or blocking state invalidates it before submission).
     pub(crate) fn withdraw_if_unwanted(&mut self, id: WorkerId) {
-        let Some(attempt) = self.state.workers.get(&id).and_then(|w| w.in_flight) else { return };
+        let Some(attempt) = self.state.workers.get(&id).and_then(|w| w.in_flight) else {
+            return;
+        };
         if !self.in_flight_wanted(&self.state.attempts[&attempt]) {
             self.withdraw(attempt);
         }
@@ -114,11 +154,18 @@ impl Engine {
     /// the executor answers `CANCELLED`, or reports it submitted after all).
     fn withdraw(&mut self, attempt: AttemptId) {
         if self.volatile.never_sent.remove(&attempt) {
-            self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, None);
+            self.close_attempt(
+                attempt,
+                AttemptState::Cancelled,
+                AttemptOutcome::Withdrawn,
+                None,
+            );
             self.restore_intent(attempt, None, false);
             return;
         }
-        let Some(executor) = self.volatile.sent.get(&attempt).cloned() else { return };
+        let Some(executor) = self.volatile.sent.get(&attempt).cloned() else {
+            return;
+        };
         if !self.volatile.cancel_requested.insert(attempt) {
             return;
         }
@@ -142,7 +189,9 @@ impl Engine {
     /// over the current connection or no suitable executor is connected (then the
     /// attempt stays scheduled, durably, until one says hello).
     pub(crate) fn send_command(&mut self, attempt_id: AttemptId) {
-        let Some(a) = self.state.attempts.get(&attempt_id) else { return };
+        let Some(a) = self.state.attempts.get(&attempt_id) else {
+            return;
+        };
         if a.state != AttemptState::Scheduled {
             return;
         }
@@ -153,19 +202,30 @@ impl Engine {
         if self.volatile.sent.contains_key(&attempt_id) {
             return;
         }
-        let Some(executor) = self.target_executor(a.worker) else { return };
+        let Some(executor) = self.target_executor(a.worker) else {
+            return;
+        };
         let now = self.now;
         if a.deadline <= now {
             let deadline = now.plus_ms(self.config.command_deadline_ms);
-            self.state.attempts.get_mut(&attempt_id).expect("attempt exists").deadline = deadline;
+            self.state
+                .attempts
+                .get_mut(&attempt_id)
+                .expect("attempt exists")
+                .deadline = deadline;
             self.touch_attempt(attempt_id);
         }
         let worker_id = self.state.attempts[&attempt_id].worker;
-        if let Some(b) = self.state.workers.get_mut(&worker_id).and_then(|w| w.binding.as_mut())
-            && b.executor.is_none() {
-                b.executor = Some(executor.clone());
-                self.touch_worker(worker_id);
-            }
+        if let Some(b) = self
+            .state
+            .workers
+            .get_mut(&worker_id)
+            .and_then(|w| w.binding.as_mut())
+            && b.executor.is_none()
+        {
+            b.executor = Some(executor.clone());
+            self.touch_worker(worker_id);
+        }
         let a = &self.state.attempts[&attempt_id];
         let w = &self.state.workers[&a.worker];
         let rendered = self.render_prompt(w, a);
@@ -202,9 +262,16 @@ impl Engine {
     }
 
     /// Puts an undelivered attempt's wake back as a pending continuation.
-    pub(crate) fn restore_intent(&mut self, attempt_id: AttemptId, not_before: Option<Timestamp>, idle_only: bool) {
+    pub(crate) fn restore_intent(
+        &mut self,
+        attempt_id: AttemptId,
+        not_before: Option<Timestamp>,
+        idle_only: bool,
+    ) {
         let a = self.state.attempts[&attempt_id].clone();
-        let Some(w) = self.state.workers.get_mut(&a.worker) else { return };
+        let Some(w) = self.state.workers.get_mut(&a.worker) else {
+            return;
+        };
         if w.lifecycle.is_terminal() {
             return;
         }
@@ -235,7 +302,15 @@ impl Engine {
         intent.idle_only |= idle_only;
         let (run, reasons, not_before) = (w.run, intent.reasons, intent.not_before);
         self.touch_worker(a.worker);
-        self.emit(run, Some(a.worker), Some(attempt_id), EventKind::ResumeScheduled { reasons, not_before });
+        self.emit(
+            run,
+            Some(a.worker),
+            Some(attempt_id),
+            EventKind::ResumeScheduled {
+                reasons,
+                not_before,
+            },
+        );
     }
 
     /// Removes the wake reasons a just-submitted continuation satisfied.
@@ -285,9 +360,15 @@ impl Engine {
             PromptKind::DeliveryTimeout => prompt::delivery_timeout(),
             PromptKind::CompletionReconcile => prompt::completion_reconcile(&brief, &attempt),
             PromptKind::Recovery => prompt::recovery(&brief, &attempt),
-            PromptKind::Followup => prompt::followup(&brief, &attempt, a.followup.as_deref().unwrap_or("")),
+            PromptKind::Followup => {
+                prompt::followup(&brief, &attempt, a.followup.as_deref().unwrap_or(""))
+            }
             PromptKind::Corrective => {
-                let (outcome, message) = a.steering.as_deref().map(|s| (s.outcome.as_str(), &*s.message)).unwrap_or(("", ""));
+                let (outcome, message) = a
+                    .steering
+                    .as_deref()
+                    .map(|s| (s.outcome.as_str(), &*s.message))
+                    .unwrap_or(("", ""));
                 prompt::corrective(&brief, &attempt, outcome, message)
             }
         }
@@ -295,28 +376,54 @@ impl Engine {
 }
 
 /// The attempt reason and prompt for a continuation, from its intent and the worker.
-fn choose(w: &Worker, intent: &Intent, delivery: Delivery) -> (AttemptReason, PromptKind) {
+fn choose(
+    w: &Worker,
+    intent: &Intent,
+    delivery: Delivery,
+    has_lanes: bool,
+) -> (AttemptReason, PromptKind) {
     let is_root = w.spec.name == prompt::ROOT_WORKER_NAME;
-    let bootstrap = if is_root { PromptKind::RootBootstrap } else { PromptKind::Bootstrap };
+    let bootstrap = if is_root {
+        PromptKind::RootBootstrap
+    } else {
+        PromptKind::Bootstrap
+    };
     if let IntentPayload::Followup(_) = intent.payload {
         return (AttemptReason::Followup, PromptKind::Followup);
     }
-    if !w.bootstrapped && (delivery == Delivery::Create || intent.reasons.contains(WakeReason::Initial)) {
+    // A root that never had a conversation while its run already has lanes is an
+    // orphaned coordinator (003): it gets the recovery prompt, not a fresh bootstrap.
+    let orphaned_root = is_root && has_lanes;
+    if !w.bootstrapped
+        && !orphaned_root
+        && (delivery == Delivery::Create || intent.reasons.contains(WakeReason::Initial))
+    {
         return (AttemptReason::Initial, bootstrap);
     }
-    if delivery == Delivery::Create || intent.reasons.contains(WakeReason::Recovery) {
+    if delivery == Delivery::Create
+        || intent.reasons.contains(WakeReason::Recovery)
+        || (orphaned_root && !w.bootstrapped)
+    {
         return (AttemptReason::Recovery, PromptKind::Recovery);
     }
     if let IntentPayload::Steering(_) = intent.payload {
         return (AttemptReason::Corrective, PromptKind::Corrective);
     }
     let manual = intent.origin != Origin::Scheduler;
-    let resume_reason = if manual { AttemptReason::ManualResume } else { AttemptReason::AutoResume };
+    let resume_reason = if manual {
+        AttemptReason::ManualResume
+    } else {
+        AttemptReason::AutoResume
+    };
     if intent.reasons.contains(WakeReason::DeliveryTimeout) {
         return (resume_reason, PromptKind::DeliveryTimeout);
     }
     if delivery == Delivery::Steer {
-        return if is_root { (AttemptReason::AutoResume, PromptKind::Resume) } else { (AttemptReason::Checkpoint, PromptKind::Checkpoint) };
+        return if is_root {
+            (AttemptReason::AutoResume, PromptKind::Resume)
+        } else {
+            (AttemptReason::Checkpoint, PromptKind::Checkpoint)
+        };
     }
     if !manual && intent.reasons.contains(WakeReason::BlockComplete) {
         return (AttemptReason::AutoResume, PromptKind::CompletionReconcile);

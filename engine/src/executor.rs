@@ -15,22 +15,45 @@ impl Engine {
     /// Dispatches one executor report.
     pub(crate) fn handle_executor(&mut self, input: ExecutorInput) {
         match input {
-            ExecutorInput::Hello { executor, steering, bindings, journal } => self.hello(executor, steering, bindings, journal),
+            ExecutorInput::Hello {
+                executor,
+                steering,
+                bindings,
+                journal,
+            } => self.hello(executor, steering, bindings, journal),
             ExecutorInput::Disconnected { executor } => self.disconnected(&executor),
-            ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),
-            ExecutorInput::State { executor, worker, observation } => {
+            ExecutorInput::Binding { executor, report } => {
+                self.apply_binding(&executor, report, false)
+            }
+            ExecutorInput::State {
+                executor,
+                worker,
+                observation,
+            } => {
                 if self.holds_binding(&executor, worker) {
                     self.observe(worker, observation, false);
                 }
             }
-            ExecutorInput::Result { executor, command, outcome } => self.command_result(&executor, command.attempt, outcome),
+            ExecutorInput::Result {
+                executor,
+                command,
+                outcome,
+            } => self.command_result(&executor, command.attempt, outcome),
         }
     }
 
     /// A (re)connected executor: journal first (what it already did), then its
     /// bindings and their states, then everything that waited for an executor.
-    fn hello(&mut self, executor: ExecutorId, steering: bool, bindings: Vec<BindingReport>, journal: Vec<JournalEntry>) {
-        self.volatile.executors.insert(executor.clone(), ExecutorSession { steering });
+    fn hello(
+        &mut self,
+        executor: ExecutorId,
+        steering: bool,
+        bindings: Vec<BindingReport>,
+        journal: Vec<JournalEntry>,
+    ) {
+        self.volatile
+            .executors
+            .insert(executor.clone(), ExecutorSession { steering });
         self.volatile.sent.retain(|_, e| *e != executor);
         for entry in journal {
             self.reconcile_journal(&executor, entry);
@@ -60,7 +83,13 @@ impl Engine {
     /// The executor's connection ended: its commands must be reconciled on its next hello.
     fn disconnected(&mut self, executor: &ExecutorId) {
         self.volatile.executors.remove(executor);
-        let orphaned: Vec<AttemptId> = self.volatile.sent.iter().filter(|(_, e)| *e == executor).map(|(a, _)| *a).collect();
+        let orphaned: Vec<AttemptId> = self
+            .volatile
+            .sent
+            .iter()
+            .filter(|(_, e)| *e == executor)
+            .map(|(a, _)| *a)
+            .collect();
         for attempt in orphaned {
             self.volatile.sent.remove(&attempt);
             self.volatile.cancel_requested.remove(&attempt);
@@ -73,14 +102,20 @@ impl Engine {
     /// Whether the executor is the one holding the worker's binding (state reports
     /// from anyone else are ignored).
     fn holds_binding(&self, executor: &ExecutorId, worker: WorkerId) -> bool {
-        let b = self.state.workers.get(&worker).and_then(|w| w.binding.as_ref());
+        let b = self
+            .state
+            .workers
+            .get(&worker)
+            .and_then(|w| w.binding.as_ref());
         b.is_some_and(|b| b.executor.as_ref() == Some(executor))
     }
 
     /// Applies one journal line of a reconnecting executor (spec 000 §12.4).
     fn reconcile_journal(&mut self, executor: &ExecutorId, entry: JournalEntry) {
         let attempt = entry.command.attempt;
-        let Some(a) = self.state.attempts.get(&attempt) else { return };
+        let Some(a) = self.state.attempts.get(&attempt) else {
+            return;
+        };
         if a.state != AttemptState::Scheduled {
             return;
         }
@@ -103,7 +138,9 @@ impl Engine {
     /// A binding report: verify, update the URL of a fresh conversation, or lose it.
     fn apply_binding(&mut self, executor: &ExecutorId, report: BindingReport, from_hello: bool) {
         let id = report.worker;
-        let Some(w) = self.state.workers.get(&id) else { return };
+        let Some(w) = self.state.workers.get(&id) else {
+            return;
+        };
         if w.lifecycle.is_terminal() {
             return;
         }
@@ -112,7 +149,13 @@ impl Engine {
         if !(b.conversation == report.conversation || creating) || b.status == BindingStatus::Lost {
             return; // a stale lease on a conversation this worker no longer uses
         }
-        if creating && self.index.conversations.get(&report.conversation).is_some_and(|other| *other != id) {
+        if creating
+            && self
+                .index
+                .conversations
+                .get(&report.conversation)
+                .is_some_and(|other| *other != id)
+        {
             return; // never adopt a conversation another worker leases
         }
         if !report.open {
@@ -121,14 +164,22 @@ impl Engine {
         }
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         let b = w.binding.as_mut().expect("binding exists");
-        let newly_verified = b.status != BindingStatus::Verified || b.conversation != report.conversation;
+        let newly_verified =
+            b.status != BindingStatus::Verified || b.conversation != report.conversation;
         b.conversation = report.conversation.clone();
         b.executor = Some(executor.clone());
         b.status = BindingStatus::Verified;
         let run = w.run;
         self.touch_worker(id);
         if newly_verified {
-            self.emit(run, Some(id), None, EventKind::BindingVerified { conversation: report.conversation });
+            self.emit(
+                run,
+                Some(id),
+                None,
+                EventKind::BindingVerified {
+                    conversation: report.conversation,
+                },
+            );
         }
         if let Some(observation) = report.observation {
             self.observe(id, observation, from_hello);
@@ -140,7 +191,9 @@ impl Engine {
     /// reconnecting executor republishes the current state with a fresh sequence).
     pub(crate) fn observe(&mut self, id: WorkerId, observation: Observation, force: bool) {
         let now = self.now;
-        let Some(w) = self.state.workers.get_mut(&id) else { return };
+        let Some(w) = self.state.workers.get_mut(&id) else {
+            return;
+        };
         let Some(b) = w.binding.as_mut() else { return };
         if b.status == BindingStatus::Lost || (!force && observation.seq <= b.state_seq) {
             return;
@@ -158,8 +211,15 @@ impl Engine {
         match observation.state {
             ConversationState::Generating => self.observed_generating(id, observation.seq, force),
             ConversationState::Idle | ConversationState::Ready => {
-                let was_idle = matches!(previous, ConversationState::Idle | ConversationState::Ready);
-                self.observed_idle(id, observation.seq, force, was_idle, observation.block.as_deref());
+                let was_idle =
+                    matches!(previous, ConversationState::Idle | ConversationState::Ready);
+                self.observed_idle(
+                    id,
+                    observation.seq,
+                    force,
+                    was_idle,
+                    observation.block.as_deref(),
+                );
             }
             ConversationState::Error(kind) => self.observed_error(id, kind, previous),
             ConversationState::Closed => self.lose_binding(id, ConversationState::Closed),
@@ -171,24 +231,32 @@ impl Engine {
     /// The attempt whose turn is open (submitted, generating or idle), if any.
     fn open_turn(&self, id: WorkerId) -> Option<&Attempt> {
         let w = self.state.workers.get(&id)?;
-        w.turn.and_then(|a| self.state.attempts.get(&a)).filter(|a| !a.state.is_closed())
+        w.turn
+            .and_then(|a| self.state.attempts.get(&a))
+            .filter(|a| !a.state.is_closed())
     }
 
     fn observed_generating(&mut self, id: WorkerId, seq: u64, force: bool) {
         let now = self.now;
         if let Some(a) = self.open_turn(id)
-            && a.state == AttemptState::Submitted && (force || seq > a.submitted_state_seq) {
-                let (aid, run) = (a.id, a.run);
-                let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
-                a.state = AttemptState::Generating;
-                a.generating_at = Some(now);
-                self.touch_attempt(aid);
-                self.emit(run, Some(id), Some(aid), EventKind::ExecutionGenerating);
-            }
+            && a.state == AttemptState::Submitted
+            && (force || seq > a.submitted_state_seq)
+        {
+            let (aid, run) = (a.id, a.run);
+            let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
+            a.state = AttemptState::Generating;
+            a.generating_at = Some(now);
+            self.touch_attempt(aid);
+            self.emit(run, Some(id), Some(aid), EventKind::ExecutionGenerating);
+        }
         // A wake about the previous turn's end is moot once a new turn runs.
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         if let Some(intent) = &mut w.intent {
-            for r in [WakeReason::Idle, WakeReason::DeliveryTimeout, WakeReason::BlockComplete] {
+            for r in [
+                WakeReason::Idle,
+                WakeReason::DeliveryTimeout,
+                WakeReason::BlockComplete,
+            ] {
                 intent.reasons.remove(r);
             }
             if intent.reasons.is_empty() {
@@ -197,10 +265,18 @@ impl Engine {
         }
     }
 
-    fn observed_idle(&mut self, id: WorkerId, seq: u64, force: bool, was_idle: bool, block_text: Option<&str>) {
+    fn observed_idle(
+        &mut self,
+        id: WorkerId,
+        seq: u64,
+        force: bool,
+        was_idle: bool,
+        block_text: Option<&str>,
+    ) {
         let now = self.now;
         let turn_ended = self.open_turn(id).filter(|a| {
-            matches!(a.state, AttemptState::Submitted | AttemptState::Generating) && (force || seq > a.submitted_state_seq)
+            matches!(a.state, AttemptState::Submitted | AttemptState::Generating)
+                && (force || seq > a.submitted_state_seq)
         });
         let ended = turn_ended.map(|a| (a.id, a.run));
         if let Some((aid, run)) = ended {
@@ -223,10 +299,20 @@ impl Engine {
             return;
         }
         if (w.human.is_some() || w.dependency.is_some() || w.pause.is_some())
-            && let Some((aid, _)) = ended {
-                self.close_attempt(aid, AttemptState::Blocked, AttemptOutcome::WorkerBlocked, None);
-            }
-        let reason = if block == Some(BlockStatus::Complete) { WakeReason::BlockComplete } else { WakeReason::Idle };
+            && let Some((aid, _)) = ended
+        {
+            self.close_attempt(
+                aid,
+                AttemptState::Blocked,
+                AttemptOutcome::WorkerBlocked,
+                None,
+            );
+        }
+        let reason = if block == Some(BlockStatus::Complete) {
+            WakeReason::BlockComplete
+        } else {
+            WakeReason::Idle
+        };
         self.wake(id, reason, Origin::Scheduler, IntentPayload::Continue);
     }
 
@@ -248,17 +334,40 @@ impl Engine {
         let run = self.state.workers[&id].run;
         match block::parse(block::response_tail(text)) {
             Ok(parsed) => {
-                self.state.workers.get_mut(&id).expect("worker exists").last_block = Some(parsed.status);
+                self.state
+                    .workers
+                    .get_mut(&id)
+                    .expect("worker exists")
+                    .last_block = Some(parsed.status);
                 self.touch_worker(id);
-                self.emit(run, Some(id), None, EventKind::BlockReported { status: parsed.status });
-                if parsed.status == BlockStatus::Blocked && self.state.workers[&id].human.is_none() {
-                    let reason = if parsed.summary.is_empty() { "The agent reported it is blocked." } else { &parsed.summary };
+                self.emit(
+                    run,
+                    Some(id),
+                    None,
+                    EventKind::BlockReported {
+                        status: parsed.status,
+                    },
+                );
+                if parsed.status == BlockStatus::Blocked && self.state.workers[&id].human.is_none()
+                {
+                    let reason = if parsed.summary.is_empty() {
+                        "The agent reported it is blocked."
+                    } else {
+                        &parsed.summary
+                    };
                     self.begin_human_wait(id, reason, &parsed.next, Vec::new(), WaitSource::Block);
                 }
                 Some(parsed.status)
             }
             Err(e) => {
-                self.emit(run, Some(id), None, EventKind::BlockInvalid { code: Arc::from(e.code()) });
+                self.emit(
+                    run,
+                    Some(id),
+                    None,
+                    EventKind::BlockInvalid {
+                        code: Arc::from(e.code()),
+                    },
+                );
                 None
             }
         }
@@ -273,10 +382,20 @@ impl Engine {
         match kind {
             ErrorKind::DeliveryTimeout => {
                 if let Some(aid) = open {
-                    self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::DeliveryTimeout, Some("MESSAGE_DELIVERY_TIMEOUT"));
+                    self.close_attempt(
+                        aid,
+                        AttemptState::Failed,
+                        AttemptOutcome::DeliveryTimeout,
+                        Some("MESSAGE_DELIVERY_TIMEOUT"),
+                    );
                 }
                 if self.state.workers[&id].in_flight.is_none() {
-                    self.wake(id, WakeReason::DeliveryTimeout, Origin::Scheduler, IntentPayload::Continue);
+                    self.wake(
+                        id,
+                        WakeReason::DeliveryTimeout,
+                        Origin::Scheduler,
+                        IntentPayload::Continue,
+                    );
                 }
             }
             ErrorKind::ConversationFull => self.lose_binding(id, ConversationState::Error(kind)),
@@ -286,12 +405,37 @@ impl Engine {
             }
             ErrorKind::UsageLimit | ErrorKind::LoginRequired | ErrorKind::Generic => {
                 if let Some(aid) = open {
-                    let running = matches!(self.state.attempts[&aid].state, AttemptState::Submitted | AttemptState::Generating);
+                    let running = matches!(
+                        self.state.attempts[&aid].state,
+                        AttemptState::Submitted | AttemptState::Generating
+                    );
                     if running {
-                        self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::PageError, Some(kind.as_str()));
+                        self.close_attempt(
+                            aid,
+                            AttemptState::Failed,
+                            AttemptOutcome::PageError,
+                            Some(kind.as_str()),
+                        );
                     }
                 }
             }
+        }
+    }
+
+    /// A worker that starts waiting (or is paused) while its turn sits idle closes that
+    /// turn as blocked: the next turn, if any, comes after the wait.
+    pub(crate) fn block_idle_turn(&mut self, id: WorkerId) {
+        if let Some(a) = self
+            .open_turn(id)
+            .filter(|a| a.state == AttemptState::Idle)
+            .map(|a| a.id)
+        {
+            self.close_attempt(
+                a,
+                AttemptState::Blocked,
+                AttemptOutcome::WorkerBlocked,
+                None,
+            );
         }
     }
 
@@ -311,13 +455,25 @@ impl Engine {
         self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::BindingLost { why });
         if let Some(aid) = self.open_turn(id).map(|a| a.id) {
-            self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::ConversationLost, Some("CONVERSATION_CLOSED"));
+            self.close_attempt(
+                aid,
+                AttemptState::Failed,
+                AttemptOutcome::ConversationLost,
+                Some("CONVERSATION_CLOSED"),
+            );
         }
     }
 
     /// A command result from an executor.
-    fn command_result(&mut self, executor: &ExecutorId, attempt: AttemptId, outcome: CommandOutcome) {
-        let Some(a) = self.state.attempts.get(&attempt) else { return };
+    fn command_result(
+        &mut self,
+        executor: &ExecutorId,
+        attempt: AttemptId,
+        outcome: CommandOutcome,
+    ) {
+        let Some(a) = self.state.attempts.get(&attempt) else {
+            return;
+        };
         if a.state != AttemptState::Scheduled {
             return; // a duplicate or late result: the first one won
         }
@@ -325,16 +481,29 @@ impl Engine {
             CommandOutcome::Accepted => {
                 self.volatile.sent.insert(attempt, executor.clone());
             }
-            CommandOutcome::Submitted { state_seq, conversation } => self.command_submitted(attempt, executor, state_seq, conversation),
+            CommandOutcome::Submitted {
+                state_seq,
+                conversation,
+            } => self.command_submitted(attempt, executor, state_seq, conversation),
             CommandOutcome::Failed { code, detail } => self.command_failed(attempt, code, &detail),
         }
     }
 
     /// The prompt reached the conversation: the attempt is the worker's current turn.
-    pub(crate) fn command_submitted(&mut self, attempt: AttemptId, executor: &ExecutorId, state_seq: u64, conversation: Option<Arc<str>>) {
+    pub(crate) fn command_submitted(
+        &mut self,
+        attempt: AttemptId,
+        executor: &ExecutorId,
+        state_seq: u64,
+        conversation: Option<Arc<str>>,
+    ) {
         let now = self.now;
         self.volatile.sent.remove(&attempt);
-        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
+        let a = self
+            .state
+            .attempts
+            .get_mut(&attempt)
+            .expect("attempt exists");
         debug_assert_eq!(a.state, AttemptState::Scheduled);
         a.state = AttemptState::Submitted;
         a.submitted_at = Some(now);
@@ -342,14 +511,19 @@ impl Engine {
         let (id, run, delivery, reason) = (a.worker, a.run, a.delivery, a.reason);
         let digest = a.steering.as_ref().map(|s| s.digest);
         if delivery == Delivery::Create
-            && let Some(url) = &conversation {
-                a.conversation = url.clone();
-            }
+            && let Some(url) = &conversation
+        {
+            a.conversation = url.clone();
+        }
         self.touch_attempt(attempt);
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionSubmitted);
         let previous = self.state.workers[&id].turn.filter(|p| *p != attempt);
         if let Some(prev) = previous.filter(|p| !self.state.attempts[p].state.is_closed()) {
-            let outcome = if delivery == Delivery::Steer { AttemptOutcome::Steered } else { AttemptOutcome::TurnEnded };
+            let outcome = if delivery == Delivery::Steer {
+                AttemptOutcome::Steered
+            } else {
+                AttemptOutcome::TurnEnded
+            };
             self.close_attempt(prev, AttemptState::Completed, outcome, None);
         }
         let w = self.state.workers.get_mut(&id).expect("worker exists");
@@ -367,20 +541,24 @@ impl Engine {
             w.progress.baseline_at = now;
         }
         w.progress.since_submission = false;
-        if matches!(reason, AttemptReason::AutoResume | AttemptReason::Checkpoint) {
+        if matches!(
+            reason,
+            AttemptReason::AutoResume | AttemptReason::Checkpoint
+        ) {
             w.auto_resumes += 1;
         }
         if digest.is_some() {
             w.last_steering_digest = digest;
         }
         if delivery == Delivery::Create
-            && let Some(b) = w.binding.as_mut() {
-                if let Some(url) = conversation {
-                    b.conversation = url;
-                }
-                b.executor = Some(executor.clone());
-                b.state_seq = state_seq;
+            && let Some(b) = w.binding.as_mut()
+        {
+            if let Some(url) = conversation {
+                b.conversation = url;
             }
+            b.executor = Some(executor.clone());
+            b.state_seq = state_seq;
+        }
         let terminal = w.lifecycle;
         let binding_state = w.binding.as_ref().map(|b| (b.state, b.state_seq));
         self.touch_worker(id);
@@ -391,10 +569,14 @@ impl Engine {
             return;
         }
         match binding_state {
-            Some((ConversationState::Generating, seq)) if delivery == Delivery::Steer || seq > state_seq => {
+            Some((ConversationState::Generating, seq))
+                if delivery == Delivery::Steer || seq > state_seq =>
+            {
                 self.observed_generating(id, seq, true);
             }
-            Some((state @ (ConversationState::Idle | ConversationState::Ready), seq)) if seq > state_seq => {
+            Some((state @ (ConversationState::Idle | ConversationState::Ready), seq))
+                if seq > state_seq =>
+            {
                 let _ = state;
                 self.observed_generating(id, seq, true);
                 self.observed_idle(id, seq, true, false, None);
@@ -413,21 +595,45 @@ impl Engine {
         let code_text: Arc<str> = Arc::from(code.as_str());
         let detail = truncate_detail(detail, ERROR_DETAIL_BYTES_MAX);
         {
-            let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
+            let a = self
+                .state
+                .attempts
+                .get_mut(&attempt)
+                .expect("attempt exists");
             a.error_detail = (!detail.is_empty()).then(|| Arc::from(detail.as_str()));
         }
         match code {
             ExecErrorCode::HostUiChanged => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::HostUiChanged, Some(&code_text));
+                self.close_attempt(
+                    attempt,
+                    AttemptState::Failed,
+                    AttemptOutcome::HostUiChanged,
+                    Some(&code_text),
+                );
                 let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
                 self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
             }
             ExecErrorCode::MessageDeliveryTimeout => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::DeliveryTimeout, Some(&code_text));
-                self.wake(id, WakeReason::DeliveryTimeout, origin, IntentPayload::Continue);
+                self.close_attempt(
+                    attempt,
+                    AttemptState::Failed,
+                    AttemptOutcome::DeliveryTimeout,
+                    Some(&code_text),
+                );
+                self.wake(
+                    id,
+                    WakeReason::DeliveryTimeout,
+                    origin,
+                    IntentPayload::Continue,
+                );
             }
             ExecErrorCode::DeadlineExceeded | ExecErrorCode::ComposerBusy => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
+                self.close_attempt(
+                    attempt,
+                    AttemptState::Cancelled,
+                    AttemptOutcome::NotDelivered,
+                    Some(&code_text),
+                );
                 let w = self.state.workers.get_mut(&id).expect("worker exists");
                 w.delivery_failures += 1;
                 if w.delivery_failures >= self.config.delivery_failures_max {
@@ -441,21 +647,41 @@ impl Engine {
             }
             ExecErrorCode::Cancelled => {
                 self.volatile.cancel_requested.remove(&attempt);
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, Some(&code_text));
+                self.close_attempt(
+                    attempt,
+                    AttemptState::Cancelled,
+                    AttemptOutcome::Withdrawn,
+                    Some(&code_text),
+                );
                 self.restore_intent(attempt, None, false);
             }
             ExecErrorCode::SteeringUnavailable => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
+                self.close_attempt(
+                    attempt,
+                    AttemptState::Cancelled,
+                    AttemptOutcome::NotDelivered,
+                    Some(&code_text),
+                );
                 self.restore_intent(attempt, None, true);
             }
             ExecErrorCode::ConversationClosed | ExecErrorCode::ConversationFull => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::ConversationLost, Some(&code_text));
+                self.close_attempt(
+                    attempt,
+                    AttemptState::Cancelled,
+                    AttemptOutcome::ConversationLost,
+                    Some(&code_text),
+                );
                 self.forget_pending_binding(id);
                 self.lose_binding(id, ConversationState::Closed);
                 self.restore_intent(attempt, None, false);
             }
             ExecErrorCode::AmbiguousSubmission | ExecErrorCode::Other(_) => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::Ambiguous, Some(&code_text));
+                self.close_attempt(
+                    attempt,
+                    AttemptState::Failed,
+                    AttemptOutcome::Ambiguous,
+                    Some(&code_text),
+                );
                 let detail = format!(
                     "Attempt {sequence} may or may not have reached the conversation. Open it and check, then continue now or resume."
                 );
@@ -467,23 +693,40 @@ impl Engine {
 
     /// A connected executor never answered by the deadline: fail closed.
     pub(crate) fn command_unanswered(&mut self, attempt: AttemptId) {
-        self.command_failed(attempt, ExecErrorCode::AmbiguousSubmission, "no result from the executor by the command deadline");
+        self.command_failed(
+            attempt,
+            ExecErrorCode::AmbiguousSubmission,
+            "no result from the executor by the command deadline",
+        );
     }
 
     /// A `conversation.create` that never produced a conversation leaves no binding.
     fn forget_pending_binding(&mut self, id: WorkerId) {
         let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.binding.as_ref().is_some_and(|b| b.conversation.is_empty()) {
+        if w.binding
+            .as_ref()
+            .is_some_and(|b| b.conversation.is_empty())
+        {
             w.binding = None;
             self.touch_worker(id);
         }
     }
 
     /// Closes an attempt with a final state and outcome.
-    pub(crate) fn close_attempt(&mut self, attempt: AttemptId, state: AttemptState, outcome: AttemptOutcome, code: Option<&str>) {
+    pub(crate) fn close_attempt(
+        &mut self,
+        attempt: AttemptId,
+        state: AttemptState,
+        outcome: AttemptOutcome,
+        code: Option<&str>,
+    ) {
         debug_assert!(state.is_closed());
         let now = self.now;
-        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
+        let a = self
+            .state
+            .attempts
+            .get_mut(&attempt)
+            .expect("attempt exists");
         if a.state.is_closed() {
             return;
         }
@@ -508,7 +751,12 @@ impl Engine {
             w.in_flight = None;
         }
         self.touch_worker(id);
-        self.emit(run, Some(id), Some(attempt), EventKind::ExecutionEnded { state, outcome });
+        self.emit(
+            run,
+            Some(id),
+            Some(attempt),
+            EventKind::ExecutionEnded { state, outcome },
+        );
     }
 }
 

@@ -298,7 +298,12 @@ pub enum ConversationState {
 impl ConversationState {
     /// Whether a new user turn may be submitted now (idle delivery).
     pub fn accepts_send(self) -> bool {
-        matches!(self, ConversationState::Ready | ConversationState::Idle | ConversationState::Error(ErrorKind::DeliveryTimeout))
+        matches!(
+            self,
+            ConversationState::Ready
+                | ConversationState::Idle
+                | ConversationState::Error(ErrorKind::DeliveryTimeout)
+        )
     }
     /// The stable wire name.
     pub fn as_str(self) -> &'static str {
@@ -604,7 +609,13 @@ pub enum AttemptState {
 impl AttemptState {
     /// Whether the attempt is closed.
     pub fn is_closed(self) -> bool {
-        matches!(self, AttemptState::Completed | AttemptState::Blocked | AttemptState::Failed | AttemptState::Cancelled)
+        matches!(
+            self,
+            AttemptState::Completed
+                | AttemptState::Blocked
+                | AttemptState::Failed
+                | AttemptState::Cancelled
+        )
     }
     /// The stable wire name.
     pub fn as_str(self) -> &'static str {

@@ -29,7 +29,14 @@ pub struct Meta {
 impl Meta {
     /// Fresh counters for a new data directory.
     pub fn new(seed: u64) -> Meta {
-        Meta { seed, next_run: 1, next_worker: 1, next_attempt: 1, next_message: 1, next_cursor: 1 }
+        Meta {
+            seed,
+            next_run: 1,
+            next_worker: 1,
+            next_attempt: 1,
+            next_message: 1,
+            next_cursor: 1,
+        }
     }
 }
 
@@ -111,8 +118,12 @@ impl std::fmt::Display for RecoveryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RecoveryError::MissingMeta => write!(f, "store has records but no meta record"),
-            RecoveryError::Dangling { key, missing } => write!(f, "record {key:?} refers to missing {missing}"),
-            RecoveryError::CounterBehind { counter } => write!(f, "counter {counter} is behind an existing id"),
+            RecoveryError::Dangling { key, missing } => {
+                write!(f, "record {key:?} refers to missing {missing}")
+            }
+            RecoveryError::CounterBehind { counter } => {
+                write!(f, "counter {counter} is behind an existing id")
+            }
         }
     }
 }

@@ -110,10 +110,22 @@ impl Engine {
 
     /// Records a wake for a worker, coalescing it into the pending continuation, then
     /// evaluates. Wakes for terminal workers or runs are dropped (steps 1-2).
-    pub(crate) fn wake(&mut self, id: WorkerId, reason: WakeReason, origin: Origin, payload: IntentPayload) {
+    pub(crate) fn wake(
+        &mut self,
+        id: WorkerId,
+        reason: WakeReason,
+        origin: Origin,
+        payload: IntentPayload,
+    ) {
         let now = self.now;
-        let Some(w) = self.state.workers.get(&id) else { return };
-        let run_terminal = self.state.runs.get(&w.run).is_none_or(|r| r.status.is_terminal());
+        let Some(w) = self.state.workers.get(&id) else {
+            return;
+        };
+        let run_terminal = self
+            .state
+            .runs
+            .get(&w.run)
+            .is_none_or(|r| r.status.is_terminal());
         if w.lifecycle.is_terminal() || run_terminal {
             return;
         }
@@ -136,25 +148,44 @@ impl Engine {
         let changed = before != (intent.reasons, intent.origin);
         self.touch_worker(id);
         if changed {
-            self.emit(run, Some(id), None, EventKind::ResumeScheduled { reasons, not_before });
+            self.emit(
+                run,
+                Some(id),
+                None,
+                EventKind::ResumeScheduled {
+                    reasons,
+                    not_before,
+                },
+            );
         }
         self.evaluate(id);
     }
 
     /// Withdraws the pending continuation, if any, recording why.
     pub(crate) fn cancel_intent(&mut self, id: WorkerId) {
-        let Some(w) = self.state.workers.get_mut(&id) else { return };
+        let Some(w) = self.state.workers.get_mut(&id) else {
+            return;
+        };
         if let Some(intent) = w.intent.take() {
             let run = w.run;
             self.touch_worker(id);
-            self.emit(run, Some(id), None, EventKind::ResumeCancelled { reasons: intent.reasons });
+            self.emit(
+                run,
+                Some(id),
+                None,
+                EventKind::ResumeCancelled {
+                    reasons: intent.reasons,
+                },
+            );
         }
     }
 
     /// Applies the evaluation order to the worker's pending continuation.
     pub(crate) fn evaluate(&mut self, id: WorkerId) {
         self.withdraw_if_unwanted(id);
-        let Some(w) = self.state.workers.get(&id) else { return };
+        let Some(w) = self.state.workers.get(&id) else {
+            return;
+        };
         match self.decide(w) {
             Decision::Nothing | Decision::Hold(_) => {}
             Decision::Cancel => self.cancel_intent(id),
@@ -179,14 +210,28 @@ impl Engine {
         }
         intent.deferred_until = Some(at);
         let reasons = intent.reasons;
-        self.emit(run, Some(id), None, EventKind::ExecutionDeferred { reasons, not_before: at });
+        self.emit(
+            run,
+            Some(id),
+            None,
+            EventKind::ExecutionDeferred {
+                reasons,
+                not_before: at,
+            },
+        );
     }
 
     /// The ten-step evaluation order of spec 000 §10.2 (pure).
     pub(crate) fn decide(&self, w: &Worker) -> Decision {
-        let Some(intent) = &w.intent else { return Decision::Nothing };
+        let Some(intent) = &w.intent else {
+            return Decision::Nothing;
+        };
         // 1-2: terminal run or worker.
-        let run_terminal = self.state.runs.get(&w.run).is_none_or(|r| r.status.is_terminal());
+        let run_terminal = self
+            .state
+            .runs
+            .get(&w.run)
+            .is_none_or(|r| r.status.is_terminal());
         if run_terminal || w.lifecycle.is_terminal() {
             return Decision::Cancel;
         }
@@ -200,9 +245,10 @@ impl Engine {
         // 5: pauses (an operator action passes an operator pause, never a stall it did not acknowledge).
         let pass_pause = intent.origin == Origin::Operator;
         if let Some(p) = &w.pause
-            && !(pass_pause && p.reason == PauseReason::Operator) {
-                return Decision::Hold(Hold::Paused);
-            }
+            && !(pass_pause && p.reason == PauseReason::Operator)
+        {
+            return Decision::Hold(Hold::Paused);
+        }
         if w.pause_after_turn && !pass_pause {
             return Decision::Hold(Hold::Paused);
         }
@@ -213,7 +259,9 @@ impl Engine {
         }
         // 7: stall guard (attempt threshold; the time threshold runs on timers).
         if intent.origin == Origin::Scheduler
-            && policy.stall_pause_after_no_progress_attempts.is_some_and(|max| w.progress.attempts_without >= max)
+            && policy
+                .stall_pause_after_no_progress_attempts
+                .is_some_and(|max| w.progress.attempts_without >= max)
         {
             return Decision::StallPause;
         }
@@ -224,15 +272,30 @@ impl Engine {
         let binding = match &w.binding {
             Some(b) if b.status != BindingStatus::Lost => b,
             _ => {
-                let may_create = intent.origin == Origin::Operator || intent.reasons.contains(WakeReason::Initial);
-                return if may_create { Decision::Dispatch(Delivery::Create) } else { Decision::Hold(Hold::NoConversation) };
+                let may_create = intent.origin == Origin::Operator
+                    || intent.reasons.contains(WakeReason::Initial);
+                return if may_create {
+                    Decision::Dispatch(Delivery::Create)
+                } else {
+                    Decision::Hold(Hold::NoConversation)
+                };
             }
         };
-        let backoff = intent.not_before.filter(|t| *t > self.now).map(|t| (t, Wait::Backoff));
+        let backoff = intent
+            .not_before
+            .filter(|t| *t > self.now)
+            .map(|t| (t, Wait::Backoff));
         match binding.state {
             state if state.accepts_send() => {
-                let grace = Some((binding.state_since.plus_ms(policy.idle_grace_ms), Wait::Grace));
-                let floor = if policy.idle_may_bypass_min_spacing { None } else { self.floor_at(w, &policy) };
+                let grace = Some((
+                    binding.state_since.plus_ms(policy.idle_grace_ms),
+                    Wait::Grace,
+                ));
+                let floor = if policy.idle_may_bypass_min_spacing {
+                    None
+                } else {
+                    self.floor_at(w, &policy)
+                };
                 match latest([grace, floor, backoff]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Send),
@@ -242,7 +305,11 @@ impl Engine {
                 if intent.idle_only || intent.reasons.all_need_idle() || !self.can_steer(binding) {
                     return Decision::Hold(Hold::Generating);
                 }
-                let floor = if is_material(intent) { None } else { self.floor_at(w, &policy) };
+                let floor = if is_material(intent) {
+                    None
+                } else {
+                    self.floor_at(w, &policy)
+                };
                 match latest([floor, backoff, None]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Steer),
@@ -260,26 +327,40 @@ impl Engine {
 
     /// Step 9: when the anti-spam floor allows the next non-idle delivery.
     fn floor_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<(Timestamp, Wait)> {
-        w.last_delivery_at.map(|t| (t.plus_ms(policy.min_continuation_spacing_ms), Wait::Floor))
+        w.last_delivery_at
+            .map(|t| (t.plus_ms(policy.min_continuation_spacing_ms), Wait::Floor))
     }
 
     /// Whether the executor holding the binding is connected and can steer mid-turn.
     fn can_steer(&self, b: &Binding) -> bool {
-        b.executor.as_ref().and_then(|e| self.volatile.executors.get(e)).is_some_and(|s| s.steering)
+        b.executor
+            .as_ref()
+            .and_then(|e| self.volatile.executors.get(e))
+            .is_some_and(|s| s.steering)
     }
 
     /// The keepalive deadline of the current submission sequence, jittered uniformly in
     /// [min, max] by a ChaCha stream seeded from (seed, worker, sequence): a restart
     /// recomputes the same value.
-    pub(crate) fn keepalive_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
+    pub(crate) fn keepalive_at(
+        &self,
+        w: &Worker,
+        policy: &ContinuationPolicy,
+    ) -> Option<Timestamp> {
         if !self.keepalive_armed(w, policy) {
             return None;
         }
         let base = w.last_delivery_at?;
         let span = policy.active_keepalive_max_ms - policy.active_keepalive_min_ms;
-        let seed = self.state.meta.seed ^ w.id.0.rotate_left(32) ^ u64::from(w.keepalive_seq).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let seed = self.state.meta.seed
+            ^ w.id.0.rotate_left(32)
+            ^ u64::from(w.keepalive_seq).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let jitter = if span == 0 { 0 } else { rng.next_u64() % (span + 1) };
+        let jitter = if span == 0 {
+            0
+        } else {
+            rng.next_u64() % (span + 1)
+        };
         Some(base.plus_ms(policy.active_keepalive_min_ms + jitter))
     }
 
@@ -288,13 +369,19 @@ impl Engine {
         policy.mode == Mode::Auto
             && !w.keepalive_fired
             && self.runnable(w)
-            && w.binding.as_ref().is_some_and(|b| b.status != BindingStatus::Lost)
+            && w.binding
+                .as_ref()
+                .is_some_and(|b| b.status != BindingStatus::Lost)
     }
 
     /// Active, in an active run, not waiting and not paused.
     pub(crate) fn runnable(&self, w: &Worker) -> bool {
         w.lifecycle == Lifecycle::Active
-            && self.state.runs.get(&w.run).is_some_and(|r| !r.status.is_terminal())
+            && self
+                .state
+                .runs
+                .get(&w.run)
+                .is_some_and(|r| !r.status.is_terminal())
             && w.human.is_none()
             && w.dependency.is_none()
             && w.pause.is_none()
@@ -311,7 +398,11 @@ impl Engine {
             _ => None,
         };
         let pause = policy.stall_pause_after_no_progress_ms;
-        [warn, pause].into_iter().flatten().min().map(|ms| w.progress.baseline_at.plus_ms(ms))
+        [warn, pause]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|ms| w.progress.baseline_at.plus_ms(ms))
     }
 
     /// When an in-flight command handed to a connected executor is overdue.
@@ -327,7 +418,9 @@ impl Engine {
 
     /// Recomputes the worker's next deadline and files it in the timer wheel.
     pub(crate) fn refresh_timer(&mut self, id: WorkerId) {
-        let Some(w) = self.state.workers.get(&id) else { return };
+        let Some(w) = self.state.workers.get(&id) else {
+            return;
+        };
         let timer = self.compute_timer(w);
         self.index.refresh_keys(w, Some(timer));
     }
@@ -340,21 +433,35 @@ impl Engine {
             Decision::WaitUntil(at, _) => Some(at),
             _ => None,
         };
-        [intent_at, self.keepalive_at(w, &policy), self.stall_at(w, &policy), self.command_overdue_at(w)]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            intent_at,
+            self.keepalive_at(w, &policy),
+            self.stall_at(w, &policy),
+            self.command_overdue_at(w),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Handles every timer due at `now`.
     pub(crate) fn handle_tick(&mut self) {
         let now = self.now;
-        let due: Vec<WorkerId> = self.index.timers.range(..=(now, WorkerId(u64::MAX))).map(|(_, w)| *w).collect();
+        let due: Vec<WorkerId> = self
+            .index
+            .timers
+            .range(..=(now, WorkerId(u64::MAX)))
+            .map(|(_, w)| *w)
+            .collect();
         for id in due {
             self.on_timer(id);
             self.refresh_timer(id);
             debug_assert!(
-                self.index.keys.get(&id).and_then(|k| k.timer).is_none_or(|t| t > now),
+                self.index
+                    .keys
+                    .get(&id)
+                    .and_then(|k| k.timer)
+                    .is_none_or(|t| t > now),
                 "timer of {id} did not advance past {now}"
             );
         }
@@ -363,7 +470,9 @@ impl Engine {
     /// One worker's due timers: overdue command, keepalive, stall thresholds, intent.
     fn on_timer(&mut self, id: WorkerId) {
         let now = self.now;
-        let Some(w) = self.state.workers.get(&id) else { return };
+        let Some(w) = self.state.workers.get(&id) else {
+            return;
+        };
         let (policy, _) = self.effective_policy(w);
         if self.command_overdue_at(w).is_some_and(|t| t <= now) {
             let attempt = w.in_flight.expect("overdue command has an attempt");
@@ -371,14 +480,26 @@ impl Engine {
         }
         let w = self.state.workers.get(&id).expect("worker exists");
         if self.keepalive_at(w, &policy).is_some_and(|t| t <= now) {
-            self.state.workers.get_mut(&id).expect("worker exists").keepalive_fired = true;
+            self.state
+                .workers
+                .get_mut(&id)
+                .expect("worker exists")
+                .keepalive_fired = true;
             self.touch_worker(id);
-            self.wake(id, WakeReason::ActiveKeepalive, Origin::Scheduler, IntentPayload::Continue);
+            self.wake(
+                id,
+                WakeReason::ActiveKeepalive,
+                Origin::Scheduler,
+                IntentPayload::Continue,
+            );
         }
         let w = self.state.workers.get(&id).expect("worker exists");
         if self.stall_at(w, &policy).is_some_and(|t| t <= now) {
             let quiet_ms = now.ms_since(w.progress.baseline_at);
-            if policy.stall_pause_after_no_progress_ms.is_some_and(|ms| quiet_ms >= ms) {
+            if policy
+                .stall_pause_after_no_progress_ms
+                .is_some_and(|ms| quiet_ms >= ms)
+            {
                 self.pause_for_stall(id);
             } else {
                 self.warn_stall(id);
@@ -391,7 +512,11 @@ impl Engine {
     pub(crate) fn pause_for_stall(&mut self, id: WorkerId) {
         let now = self.now;
         let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.progress.stall == StallState::Paused && w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall) {
+        if w.progress.stall == StallState::Paused
+            && w.pause
+                .as_ref()
+                .is_some_and(|p| p.reason == PauseReason::Stall)
+        {
             return;
         }
         w.progress.stall = StallState::Paused;
@@ -400,10 +525,28 @@ impl Engine {
             at: now,
             detail: Some("No durable progress: continue anyway, pause, open the conversation or stop the worker.".into()),
         });
-        let (run, attempts, quiet_ms) = (w.run, w.progress.attempts_without, now.ms_since(w.progress.baseline_at));
+        let (run, attempts, quiet_ms) = (
+            w.run,
+            w.progress.attempts_without,
+            now.ms_since(w.progress.baseline_at),
+        );
         self.touch_worker(id);
-        self.emit(run, Some(id), None, EventKind::ContinuationPausedForStall { attempts, quiet_ms });
-        self.emit(run, Some(id), None, EventKind::WorkerPaused { reason: PauseReason::Stall, after_turn: false });
+        self.emit(
+            run,
+            Some(id),
+            None,
+            EventKind::ContinuationPausedForStall { attempts, quiet_ms },
+        );
+        self.emit(
+            run,
+            Some(id),
+            None,
+            EventKind::WorkerPaused {
+                reason: PauseReason::Stall,
+                after_turn: false,
+            },
+        );
+        self.block_idle_turn(id);
     }
 
     /// Warns once per no-progress period when a threshold is crossed.
@@ -414,17 +557,33 @@ impl Engine {
             return;
         }
         w.progress.stall = StallState::Warned;
-        let (run, attempts, quiet_ms) = (w.run, w.progress.attempts_without, now.ms_since(w.progress.baseline_at));
+        let (run, attempts, quiet_ms) = (
+            w.run,
+            w.progress.attempts_without,
+            now.ms_since(w.progress.baseline_at),
+        );
         self.touch_worker(id);
-        self.emit(run, Some(id), None, EventKind::ContinuationWarning { attempts, quiet_ms });
+        self.emit(
+            run,
+            Some(id),
+            None,
+            EventKind::ContinuationWarning { attempts, quiet_ms },
+        );
     }
 
     /// Before an automatic dispatch: warn if the attempt threshold is crossed.
     fn warn_if_stalling(&mut self, id: WorkerId) {
         let w = self.state.workers.get(&id).expect("worker exists");
         let (policy, _) = self.effective_policy(w);
-        let scheduler = w.intent.as_ref().is_some_and(|i| i.origin == Origin::Scheduler);
-        if scheduler && policy.stall_warning_after_no_progress_attempts.is_some_and(|n| w.progress.attempts_without >= n) {
+        let scheduler = w
+            .intent
+            .as_ref()
+            .is_some_and(|i| i.origin == Origin::Scheduler);
+        if scheduler
+            && policy
+                .stall_warning_after_no_progress_attempts
+                .is_some_and(|n| w.progress.attempts_without >= n)
+        {
             self.warn_stall(id);
         }
     }
@@ -451,7 +610,10 @@ impl Engine {
     pub(crate) fn acknowledge_stall(&mut self, id: WorkerId) -> bool {
         let now = self.now;
         let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let stalled = w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall);
+        let stalled = w
+            .pause
+            .as_ref()
+            .is_some_and(|p| p.reason == PauseReason::Stall);
         if !stalled {
             return false;
         }
@@ -461,7 +623,12 @@ impl Engine {
         w.progress.baseline_at = now;
         let run = w.run;
         self.touch_worker(id);
-        self.emit(run, Some(id), None, EventKind::ContinuationStallAcknowledged);
+        self.emit(
+            run,
+            Some(id),
+            None,
+            EventKind::ContinuationStallAcknowledged,
+        );
         true
     }
 }
@@ -475,7 +642,9 @@ fn is_material(intent: &Intent) -> bool {
 /// a newer steering replaces an older one.
 fn merge_payload(current: &IntentPayload, new: IntentPayload) -> IntentPayload {
     match (current, new) {
-        (IntentPayload::Followup(_), IntentPayload::Followup(text)) => IntentPayload::Followup(text),
+        (IntentPayload::Followup(_), IntentPayload::Followup(text)) => {
+            IntentPayload::Followup(text)
+        }
         (IntentPayload::Followup(text), _) => IntentPayload::Followup(text.clone()),
         (_, IntentPayload::Followup(text)) => IntentPayload::Followup(text),
         (_, IntentPayload::Steering(s)) => IntentPayload::Steering(s),

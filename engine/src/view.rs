@@ -9,9 +9,17 @@ impl Engine {
     pub fn worker_view(&self, id: WorkerId) -> Option<WorkerView> {
         let w = self.state.workers.get(&id)?;
         let (policy, policy_source) = self.effective_policy(w);
-        let current = w.in_flight.or(w.turn).or_else(|| self.index.attempts_of(id).next_back());
-        let mut inbox: Vec<_> =
-            self.index.inbox_of(id).rev().take(self.config.inbox_shown_max).map(|m| self.state.messages[&m].clone()).collect();
+        let current = w
+            .in_flight
+            .or(w.turn)
+            .or_else(|| self.index.attempts_of(id).next_back());
+        let mut inbox: Vec<_> = self
+            .index
+            .inbox_of(id)
+            .rev()
+            .take(self.config.inbox_shown_max)
+            .map(|m| self.state.messages[&m].clone())
+            .collect();
         inbox.reverse();
         Some(WorkerView {
             worker: w.clone(),
@@ -27,7 +35,14 @@ impl Engine {
     pub fn run_view(&self, id: RunId) -> Option<RunView> {
         let run = self.state.runs.get(&id)?;
         let workers = self.index.workers_of(id);
-        let unfinished = workers.iter().filter(|w| !self.state.workers[w].lifecycle.is_terminal()).count();
-        Some(RunView { run: run.clone(), workers: workers.len() as u32, unfinished: unfinished as u32 })
+        let unfinished = workers
+            .iter()
+            .filter(|w| !self.state.workers[w].lifecycle.is_terminal())
+            .count();
+        Some(RunView {
+            run: run.clone(),
+            workers: workers.len() as u32,
+            unfinished: unfinished as u32,
+        })
     }
 }

@@ -8,7 +8,12 @@ use crate::reject::Rejection;
 use crate::validate;
 
 impl Engine {
-    pub(crate) fn worker_attempts(&self, id: WorkerId, after_sequence: u32, limit: usize) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_attempts(
+        &self,
+        id: WorkerId,
+        after_sequence: u32,
+        limit: usize,
+    ) -> Result<Reply, Rejection> {
         self.find_worker(id)?;
         validate::limit("limit", limit, ATTEMPTS_PAGE_COUNT_MAX)?;
         let attempts = self
@@ -24,7 +29,13 @@ impl Engine {
 
     /// Events after `cursor` from the retained window; `retained_after` tells the shell
     /// when older events must come from the store.
-    pub(crate) fn events_after(&self, cursor: Cursor, run: Option<RunId>, worker: Option<WorkerId>, limit: usize) -> Result<Reply, Rejection> {
+    pub(crate) fn events_after(
+        &self,
+        cursor: Cursor,
+        run: Option<RunId>,
+        worker: Option<WorkerId>,
+        limit: usize,
+    ) -> Result<Reply, Rejection> {
         validate::limit("limit", limit, EVENTS_PAGE_COUNT_MAX)?;
         if let Some(r) = run {
             self.find_run(r)?;
@@ -33,7 +44,9 @@ impl Engine {
             self.find_worker(w)?;
         }
         let events = &self.state.events;
-        let retained_after = events.front().map_or(self.last_cursor(), |e| Cursor(e.cursor.0 - 1));
+        let retained_after = events
+            .front()
+            .map_or(self.last_cursor(), |e| Cursor(e.cursor.0 - 1));
         let start = events.partition_point(|e| e.cursor <= cursor);
         let mut scanned_to = cursor.max(retained_after);
         let mut out = Vec::new();
@@ -49,6 +62,10 @@ impl Engine {
         if out.len() < limit {
             scanned_to = scanned_to.max(self.last_cursor());
         }
-        Ok(Reply::Events(EventsPage { events: out, next_cursor: scanned_to, retained_after }))
+        Ok(Reply::Events(EventsPage {
+            events: out,
+            next_cursor: scanned_to,
+            retained_after,
+        }))
     }
 }
