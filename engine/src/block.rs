@@ -58,13 +58,9 @@ impl BlockStatus {
     }
 
     fn from_value(value: &str) -> Option<Self> {
-        [
-            BlockStatus::Working,
-            BlockStatus::Complete,
-            BlockStatus::Blocked,
-        ]
-        .into_iter()
-        .find(|status| status.as_str().eq_ignore_ascii_case(value))
+        [BlockStatus::Working, BlockStatus::Complete, BlockStatus::Blocked]
+            .into_iter()
+            .find(|status| status.as_str().eq_ignore_ascii_case(value))
     }
 }
 
@@ -120,9 +116,9 @@ impl BlockError {
     /// The field the error is about, if any.
     pub fn field(&self) -> Option<&'static str> {
         match self {
-            BlockError::MissingField(field)
-            | BlockError::DuplicateField(field)
-            | BlockError::FieldTooLong(field) => Some(field),
+            BlockError::MissingField(field) | BlockError::DuplicateField(field) | BlockError::FieldTooLong(field) => {
+                Some(field)
+            }
             _ => None,
         }
     }
@@ -174,10 +170,7 @@ fn is_blank(line: &str) -> bool {
 /// End (exclusive) of the lines that may hold the block: a closing fence and the trailing blank
 /// lines are cut off; with a fence, the block's lines must follow the matching opening fence.
 fn block_region(lines: &[&str]) -> Result<usize, BlockError> {
-    let end = lines
-        .iter()
-        .rposition(|line| !is_blank(line))
-        .ok_or(BlockError::Missing)?;
+    let end = lines.iter().rposition(|line| !is_blank(line)).ok_or(BlockError::Missing)?;
     let last = lines[end].trim();
     if !last.starts_with(FENCE) {
         return Ok(end + 1);
@@ -185,14 +178,8 @@ fn block_region(lines: &[&str]) -> Result<usize, BlockError> {
     if last != FENCE {
         return Err(BlockError::Missing);
     }
-    let open = lines[..end]
-        .iter()
-        .rposition(|line| line.trim().starts_with(FENCE))
-        .ok_or(BlockError::Malformed)?;
-    let inner_end = lines[..end]
-        .iter()
-        .rposition(|line| !is_blank(line))
-        .unwrap_or(open);
+    let open = lines[..end].iter().rposition(|line| line.trim().starts_with(FENCE)).ok_or(BlockError::Malformed)?;
+    let inner_end = lines[..end].iter().rposition(|line| !is_blank(line)).unwrap_or(open);
     if inner_end <= open {
         return Err(BlockError::Missing);
     }
@@ -200,18 +187,11 @@ fn block_region(lines: &[&str]) -> Result<usize, BlockError> {
 }
 
 /// Splits `lines` (ending on a non-blank line) into everything before the block and the block.
-fn split_final_block<'l, 't>(
-    lines: &'l [&'t str],
-) -> Result<(&'l [&'t str], &'l [&'t str]), BlockError> {
-    let paragraph_start = lines
-        .iter()
-        .rposition(|line| is_blank(line) || line.trim().starts_with(FENCE))
-        .map_or(0, |i| i + 1);
+fn split_final_block<'l, 't>(lines: &'l [&'t str]) -> Result<(&'l [&'t str], &'l [&'t str]), BlockError> {
+    let paragraph_start =
+        lines.iter().rposition(|line| is_blank(line) || line.trim().starts_with(FENCE)).map_or(0, |i| i + 1);
     let paragraph = &lines[paragraph_start..];
-    let first_key = paragraph
-        .iter()
-        .position(|line| split_key(line).is_some())
-        .ok_or(BlockError::Missing)?;
+    let first_key = paragraph.iter().position(|line| split_key(line).is_some()).ok_or(BlockError::Missing)?;
     Ok(lines.split_at(paragraph_start + first_key))
 }
 
@@ -224,17 +204,12 @@ fn split_key(line: &str) -> Option<(&'static str, &str)> {
     let body = strip_bullet(line.trim());
     let colon = body.find(':')?;
     let (name, rest) = body.split_at(colon);
-    let key = KEYS
-        .into_iter()
-        .find(|key| key.eq_ignore_ascii_case(name))?;
+    let key = KEYS.into_iter().find(|key| key.eq_ignore_ascii_case(name))?;
     Some((key, rest.get(1..).unwrap_or_default()))
 }
 
 fn strip_bullet(line: &str) -> &str {
-    BULLETS
-        .into_iter()
-        .find_map(|bullet| line.strip_prefix(bullet))
-        .map_or(line, str::trim_start)
+    BULLETS.into_iter().find_map(|bullet| line.strip_prefix(bullet)).map_or(line, str::trim_start)
 }
 
 fn has_control_chars(line: &str) -> bool {
@@ -302,11 +277,7 @@ impl<'t> Fields<'t> {
     }
 }
 
-fn required<'t>(
-    value: Option<&'t str>,
-    key: &'static str,
-    empty_ok: bool,
-) -> Result<&'t str, BlockError> {
+fn required<'t>(value: Option<&'t str>, key: &'static str, empty_ok: bool) -> Result<&'t str, BlockError> {
     match value {
         Some(value) if empty_ok || !value.is_empty() => Ok(value),
         _ => Err(BlockError::MissingField(key)),
@@ -332,12 +303,7 @@ mod tests {
     }
 
     fn block(status: BlockStatus, summary: &str, current: &str, next: &str) -> ContinuationBlock {
-        ContinuationBlock {
-            status,
-            summary: summary.to_string(),
-            current: current.to_string(),
-            next: next.to_string(),
-        }
+        ContinuationBlock { status, summary: summary.to_string(), current: current.to_string(), next: next.to_string() }
     }
 
     fn check(input: &str, expected: Result<ContinuationBlock, BlockError>) {
@@ -357,10 +323,7 @@ mod tests {
 
     #[test]
     fn prose_before_block() {
-        check(
-            &format!("I wired the parser.\n\nMore prose.\n{VALID}"),
-            Ok(working()),
-        );
+        check(&format!("I wired the parser.\n\nMore prose.\n{VALID}"), Ok(working()));
     }
 
     #[test]
@@ -370,10 +333,7 @@ mod tests {
 
     #[test]
     fn fenced_block() {
-        check(
-            &format!("Done for now.\n```\n{VALID}\n```\n"),
-            Ok(working()),
-        );
+        check(&format!("Done for now.\n```\n{VALID}\n```\n"), Ok(working()));
     }
 
     #[test]
@@ -383,20 +343,12 @@ mod tests {
 
     #[test]
     fn fenced_block_after_other_code_block() {
-        check(
-            &format!("```rust\nfn main() {{}}\n```\n```\n{VALID}\n```"),
-            Ok(working()),
-        );
+        check(&format!("```rust\nfn main() {{}}\n```\n```\n{VALID}\n```"), Ok(working()));
     }
 
     #[test]
     fn bulleted_keys() {
-        check(
-            &VALID
-                .replace("\n", "\n- ")
-                .replacen("status", "- status", 1),
-            Ok(working()),
-        );
+        check(&VALID.replace("\n", "\n- ").replacen("status", "- status", 1), Ok(working()));
     }
 
     #[test]
@@ -406,10 +358,7 @@ mod tests {
 
     #[test]
     fn crlf_line_endings() {
-        check(
-            &format!("Prose.\r\n\r\n{}\r\n", VALID.replace('\n', "\r\n")),
-            Ok(working()),
-        );
+        check(&format!("Prose.\r\n\r\n{}\r\n", VALID.replace('\n', "\r\n")), Ok(working()));
     }
 
     #[test]
@@ -436,12 +385,7 @@ mod tests {
     fn values_are_trimmed_and_keep_inner_colons() {
         check(
             "status:blocked\nsummary:   Waiting: CI is red.  \ncurrent: a:b\nnext: ask root",
-            Ok(block(
-                BlockStatus::Blocked,
-                "Waiting: CI is red.",
-                "a:b",
-                "ask root",
-            )),
+            Ok(block(BlockStatus::Blocked, "Waiting: CI is red.", "a:b", "ask root")),
         );
     }
 
@@ -457,12 +401,7 @@ mod tests {
     fn complete_may_have_empty_next() {
         check(
             "status: complete\nsummary: All done.\ncurrent: Handoff sent.\nnext:",
-            Ok(block(
-                BlockStatus::Complete,
-                "All done.",
-                "Handoff sent.",
-                "",
-            )),
+            Ok(block(BlockStatus::Complete, "All done.", "Handoff sent.", "")),
         );
     }
 
@@ -504,18 +443,12 @@ mod tests {
 
     #[test]
     fn prose_only_is_missing() {
-        err(
-            "I did some work today.\nMore tomorrow.",
-            BlockError::Missing,
-        );
+        err("I did some work today.\nMore tomorrow.", BlockError::Missing);
     }
 
     #[test]
     fn prose_after_block_paragraph_is_missing() {
-        err(
-            &format!("{VALID}\n\nThanks for reading!"),
-            BlockError::Missing,
-        );
+        err(&format!("{VALID}\n\nThanks for reading!"), BlockError::Missing);
     }
 
     #[test]
@@ -532,18 +465,12 @@ mod tests {
 
     #[test]
     fn prose_directly_after_block_is_malformed() {
-        err(
-            &format!("{VALID}\nThanks for reading!"),
-            BlockError::Malformed,
-        );
+        err(&format!("{VALID}\nThanks for reading!"), BlockError::Malformed);
     }
 
     #[test]
     fn continuation_line_is_malformed() {
-        err(
-            "status: working\nsummary: first half\n  second half\ncurrent: c\nnext: n",
-            BlockError::Malformed,
-        );
+        err("status: working\nsummary: first half\n  second half\ncurrent: c\nnext: n", BlockError::Malformed);
     }
 
     #[test]
@@ -553,22 +480,10 @@ mod tests {
 
     #[test]
     fn control_character_is_malformed() {
-        err(
-            "status: working\nsummary: a\u{7}b\ncurrent: c\nnext: n",
-            BlockError::Malformed,
-        );
-        err(
-            "status: working\nsummary: a\rb\ncurrent: c\nnext: n",
-            BlockError::Malformed,
-        );
-        err(
-            "status: working\nsummary: a\u{0}\ncurrent: c\nnext: n",
-            BlockError::Malformed,
-        );
-        err(
-            "status: working\nsummary: a\u{85}\ncurrent: c\nnext: n",
-            BlockError::Malformed,
-        );
+        err("status: working\nsummary: a\u{7}b\ncurrent: c\nnext: n", BlockError::Malformed);
+        err("status: working\nsummary: a\rb\ncurrent: c\nnext: n", BlockError::Malformed);
+        err("status: working\nsummary: a\u{0}\ncurrent: c\nnext: n", BlockError::Malformed);
+        err("status: working\nsummary: a\u{85}\ncurrent: c\nnext: n", BlockError::Malformed);
     }
 
     #[test]
@@ -585,10 +500,7 @@ mod tests {
 
     #[test]
     fn earlier_status_line_in_prose_is_duplicate() {
-        err(
-            &format!("- Status: complete\n\nProse.\n\n{VALID}"),
-            BlockError::Duplicate,
-        );
+        err(&format!("- Status: complete\n\nProse.\n\n{VALID}"), BlockError::Duplicate);
     }
 
     #[test]
@@ -605,114 +517,72 @@ mod tests {
 
     #[test]
     fn unknown_status() {
-        err(
-            "status: done\nsummary: s\ncurrent: c\nnext: n",
-            BlockError::UnknownStatus,
-        );
+        err("status: done\nsummary: s\ncurrent: c\nnext: n", BlockError::UnknownStatus);
     }
 
     #[test]
     fn empty_status_is_unknown() {
-        err(
-            "status:\nsummary: s\ncurrent: c\nnext: n",
-            BlockError::UnknownStatus,
-        );
+        err("status:\nsummary: s\ncurrent: c\nnext: n", BlockError::UnknownStatus);
     }
 
     #[test]
     fn status_with_extra_words_is_unknown() {
-        err(
-            "status: working hard\nsummary: s\ncurrent: c\nnext: n",
-            BlockError::UnknownStatus,
-        );
+        err("status: working hard\nsummary: s\ncurrent: c\nnext: n", BlockError::UnknownStatus);
     }
 
     // ---- MissingField ----
 
     #[test]
     fn missing_status_field() {
-        err(
-            "summary: s\ncurrent: c\nnext: n",
-            BlockError::MissingField("status"),
-        );
+        err("summary: s\ncurrent: c\nnext: n", BlockError::MissingField("status"));
     }
 
     #[test]
     fn missing_summary_field() {
-        err(
-            "status: working\ncurrent: c\nnext: n",
-            BlockError::MissingField("summary"),
-        );
+        err("status: working\ncurrent: c\nnext: n", BlockError::MissingField("summary"));
     }
 
     #[test]
     fn missing_current_field() {
-        err(
-            "status: working\nsummary: s\nnext: n",
-            BlockError::MissingField("current"),
-        );
+        err("status: working\nsummary: s\nnext: n", BlockError::MissingField("current"));
     }
 
     #[test]
     fn missing_next_field() {
-        err(
-            "status: complete\nsummary: s\ncurrent: c",
-            BlockError::MissingField("next"),
-        );
+        err("status: complete\nsummary: s\ncurrent: c", BlockError::MissingField("next"));
     }
 
     #[test]
     fn empty_summary_is_missing() {
-        err(
-            "status: complete\nsummary:  \ncurrent: c\nnext:",
-            BlockError::MissingField("summary"),
-        );
+        err("status: complete\nsummary:  \ncurrent: c\nnext:", BlockError::MissingField("summary"));
     }
 
     #[test]
     fn empty_next_needs_complete() {
-        err(
-            "status: working\nsummary: s\ncurrent: c\nnext:",
-            BlockError::MissingField("next"),
-        );
-        err(
-            "status: blocked\nsummary: s\ncurrent: c\nnext: ",
-            BlockError::MissingField("next"),
-        );
+        err("status: working\nsummary: s\ncurrent: c\nnext:", BlockError::MissingField("next"));
+        err("status: blocked\nsummary: s\ncurrent: c\nnext: ", BlockError::MissingField("next"));
     }
 
     #[test]
     fn blank_line_inside_block_splits_it() {
-        err(
-            "status: working\n\nsummary: s\ncurrent: c\nnext: n",
-            BlockError::MissingField("status"),
-        );
+        err("status: working\n\nsummary: s\ncurrent: c\nnext: n", BlockError::MissingField("status"));
     }
 
     // ---- DuplicateField ----
 
     #[test]
     fn duplicate_summary() {
-        err(
-            "status: working\nsummary: a\nsummary: b\ncurrent: c\nnext: n",
-            BlockError::DuplicateField("summary"),
-        );
+        err("status: working\nsummary: a\nsummary: b\ncurrent: c\nnext: n", BlockError::DuplicateField("summary"));
     }
 
     #[test]
     fn duplicate_next_case_insensitive() {
-        err(
-            "status: working\nsummary: s\ncurrent: c\nnext: n\nNEXT: m",
-            BlockError::DuplicateField("next"),
-        );
+        err("status: working\nsummary: s\ncurrent: c\nnext: n\nNEXT: m", BlockError::DuplicateField("next"));
     }
 
     #[test]
     fn duplicate_status_within_block() {
-        err(
-            "status: working\nstatus: complete\nsummary: s\ncurrent: c\nnext: n",
-            BlockError::Duplicate,
-        );
+        err("status: working\nstatus: complete\nsummary: s\ncurrent: c\nnext: n", BlockError::Duplicate);
     }
 
     // ---- FieldTooLong / InputTooLong ----
@@ -720,19 +590,13 @@ mod tests {
     #[test]
     fn field_too_long() {
         let long = "x".repeat(BLOCK_FIELD_BYTES_MAX + 1);
-        err(
-            &format!("status: working\nsummary: s\ncurrent: {long}\nnext: n"),
-            BlockError::FieldTooLong("current"),
-        );
+        err(&format!("status: working\nsummary: s\ncurrent: {long}\nnext: n"), BlockError::FieldTooLong("current"));
     }
 
     #[test]
     fn multibyte_field_too_long_counts_bytes() {
         let long = "é".repeat(BLOCK_FIELD_BYTES_MAX / 2 + 1);
-        err(
-            &format!("status: working\nsummary: {long}\ncurrent: c\nnext: n"),
-            BlockError::FieldTooLong("summary"),
-        );
+        err(&format!("status: working\nsummary: {long}\ncurrent: c\nnext: n"), BlockError::FieldTooLong("summary"));
     }
 
     #[test]
@@ -765,20 +629,13 @@ mod tests {
 
     #[test]
     fn display_names_field() {
-        assert_eq!(
-            BlockError::MissingField("next").to_string(),
-            "BLOCK_MISSING_FIELD (next)"
-        );
+        assert_eq!(BlockError::MissingField("next").to_string(), "BLOCK_MISSING_FIELD (next)");
         assert_eq!(BlockError::Malformed.to_string(), "BLOCK_MALFORMED");
     }
 
     #[test]
     fn status_wire_names_round_trip() {
-        for status in [
-            BlockStatus::Working,
-            BlockStatus::Complete,
-            BlockStatus::Blocked,
-        ] {
+        for status in [BlockStatus::Working, BlockStatus::Complete, BlockStatus::Blocked] {
             assert_eq!(BlockStatus::from_value(status.as_str()), Some(status));
         }
     }
@@ -814,8 +671,8 @@ mod tests {
     const FUZZ_CASES_COUNT: usize = 4_000;
     const FUZZ_LEN_BYTES_MAX: usize = 300;
     const FUZZ_TOKENS: [&str; 18] = [
-        "status", "summary", "current", "next", ":", " ", "\n", "\r\n", "\r", "```", "- ", "* ",
-        "working", "complete", "é", "🚀", "\u{0}", "\t",
+        "status", "summary", "current", "next", ":", " ", "\n", "\r\n", "\r", "```", "- ", "* ", "working", "complete",
+        "é", "🚀", "\u{0}", "\t",
     ];
 
     #[test]
@@ -835,9 +692,7 @@ mod tests {
         let mut rng = XorShift(0xD1B5_4A32_D192_ED03);
         for _ in 0..FUZZ_CASES_COUNT {
             let count = rng.below(40);
-            let text: String = (0..count)
-                .map(|_| FUZZ_TOKENS[rng.below(FUZZ_TOKENS.len())])
-                .collect();
+            let text: String = (0..count).map(|_| FUZZ_TOKENS[rng.below(FUZZ_TOKENS.len())]).collect();
             let _ = parse(&text);
         }
     }
@@ -845,10 +700,7 @@ mod tests {
     #[test]
     fn mutated_valid_blocks_never_panic() {
         let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
-        let base = format!(
-            "Prose é.\r\n```\r\n{}\r\n```\r\n",
-            VALID.replace('\n', "\r\n")
-        );
+        let base = format!("Prose é.\r\n```\r\n{}\r\n```\r\n", VALID.replace('\n', "\r\n"));
         for _ in 0..FUZZ_CASES_COUNT {
             let mut bytes = base.clone().into_bytes();
             for _ in 0..=rng.below(4) {

@@ -31,16 +31,9 @@ impl Engine {
         let deadline = now.plus_ms(self.config.command_deadline_ms);
         let run = self.state.workers[&id].run;
         let has_lanes = self.state.runs[&run].lanes_spawned > 0;
-        let w = self
-            .state
-            .workers
-            .get_mut(&id)
-            .expect("dispatched worker exists");
+        let w = self.state.workers.get_mut(&id).expect("dispatched worker exists");
         let intent = w.intent.take().expect("dispatch needs an intent");
-        debug_assert!(
-            w.in_flight.is_none(),
-            "one continuation in flight per worker"
-        );
+        debug_assert!(w.in_flight.is_none(), "one continuation in flight per worker");
         let (reason, prompt) = choose(w, &intent, delivery, has_lanes);
         w.attempts += 1;
         if delivery == Delivery::Create {
@@ -53,18 +46,10 @@ impl Engine {
                 state_since: now,
             });
         }
-        let conversation = w
-            .binding
-            .as_ref()
-            .map(|b| b.conversation.clone())
-            .unwrap_or_else(|| Arc::from(""));
+        let conversation = w.binding.as_ref().map(|b| b.conversation.clone()).unwrap_or_else(|| Arc::from(""));
         let (steering, followup) = match &intent.payload {
-            IntentPayload::Steering(s) if reason == AttemptReason::Corrective => {
-                (Some(s.clone()), None)
-            }
-            IntentPayload::Followup(text) if reason == AttemptReason::Followup => {
-                (None, Some(text.clone()))
-            }
+            IntentPayload::Steering(s) if reason == AttemptReason::Corrective => (Some(s.clone()), None),
+            IntentPayload::Followup(text) if reason == AttemptReason::Followup => (None, Some(text.clone())),
             _ => (None, None),
         };
         let attempt = Attempt {
@@ -103,11 +88,7 @@ impl Engine {
             run,
             Some(id),
             Some(attempt_id),
-            EventKind::ExecutionScheduled {
-                reason,
-                wake: intent.reasons,
-                sequence,
-            },
+            EventKind::ExecutionScheduled { reason, wake: intent.reasons, sequence },
         );
         self.volatile.never_sent.insert(attempt_id);
         self.send_command(attempt_id);
@@ -118,24 +99,14 @@ impl Engine {
         let Some(w) = self.state.workers.get(&a.worker) else {
             return false;
         };
-        let run_active = self
-            .state
-            .runs
-            .get(&w.run)
-            .is_some_and(|r| !r.status.is_terminal());
+        let run_active = self.state.runs.get(&w.run).is_some_and(|r| !r.status.is_terminal());
         let operator = a.origin == Origin::Operator;
         let paused = match &w.pause {
             Some(p) => !(operator && p.reason == PauseReason::Operator),
             None => w.pause_after_turn && !operator,
         };
-        let manual = self.effective_policy(w).0.mode == crate::policy::Mode::Manual
-            && a.origin == Origin::Scheduler;
-        run_active
-            && !w.lifecycle.is_terminal()
-            && w.human.is_none()
-            && w.dependency.is_none()
-            && !paused
-            && !manual
+        let manual = self.effective_policy(w).0.mode == crate::policy::Mode::Manual && a.origin == Origin::Scheduler;
+        run_active && !w.lifecycle.is_terminal() && w.human.is_none() && w.dependency.is_none() && !paused && !manual
     }
 
     /// Withdraws the worker's in-flight continuation if it is no longer wanted
@@ -154,12 +125,7 @@ impl Engine {
     /// the executor answers `CANCELLED`, or reports it submitted after all).
     fn withdraw(&mut self, attempt: AttemptId) {
         if self.volatile.never_sent.remove(&attempt) {
-            self.close_attempt(
-                attempt,
-                AttemptState::Cancelled,
-                AttemptOutcome::Withdrawn,
-                None,
-            );
+            self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, None);
             self.restore_intent(attempt, None, false);
             return;
         }
@@ -208,19 +174,11 @@ impl Engine {
         let now = self.now;
         if a.deadline <= now {
             let deadline = now.plus_ms(self.config.command_deadline_ms);
-            self.state
-                .attempts
-                .get_mut(&attempt_id)
-                .expect("attempt exists")
-                .deadline = deadline;
+            self.state.attempts.get_mut(&attempt_id).expect("attempt exists").deadline = deadline;
             self.touch_attempt(attempt_id);
         }
         let worker_id = self.state.attempts[&attempt_id].worker;
-        if let Some(b) = self
-            .state
-            .workers
-            .get_mut(&worker_id)
-            .and_then(|w| w.binding.as_mut())
+        if let Some(b) = self.state.workers.get_mut(&worker_id).and_then(|w| w.binding.as_mut())
             && b.executor.is_none()
         {
             b.executor = Some(executor.clone());
@@ -262,12 +220,7 @@ impl Engine {
     }
 
     /// Puts an undelivered attempt's wake back as a pending continuation.
-    pub(crate) fn restore_intent(
-        &mut self,
-        attempt_id: AttemptId,
-        not_before: Option<Timestamp>,
-        idle_only: bool,
-    ) {
+    pub(crate) fn restore_intent(&mut self, attempt_id: AttemptId, not_before: Option<Timestamp>, idle_only: bool) {
         let a = self.state.attempts[&attempt_id].clone();
         let Some(w) = self.state.workers.get_mut(&a.worker) else {
             return;
@@ -302,15 +255,7 @@ impl Engine {
         intent.idle_only |= idle_only;
         let (run, reasons, not_before) = (w.run, intent.reasons, intent.not_before);
         self.touch_worker(a.worker);
-        self.emit(
-            run,
-            Some(a.worker),
-            Some(attempt_id),
-            EventKind::ResumeScheduled {
-                reasons,
-                not_before,
-            },
-        );
+        self.emit(run, Some(a.worker), Some(attempt_id), EventKind::ResumeScheduled { reasons, not_before });
     }
 
     /// Removes the wake reasons a just-submitted continuation satisfied.
@@ -360,15 +305,10 @@ impl Engine {
             PromptKind::DeliveryTimeout => prompt::delivery_timeout(),
             PromptKind::CompletionReconcile => prompt::completion_reconcile(&brief, &attempt),
             PromptKind::Recovery => prompt::recovery(&brief, &attempt),
-            PromptKind::Followup => {
-                prompt::followup(&brief, &attempt, a.followup.as_deref().unwrap_or(""))
-            }
+            PromptKind::Followup => prompt::followup(&brief, &attempt, a.followup.as_deref().unwrap_or("")),
             PromptKind::Corrective => {
-                let (outcome, message) = a
-                    .steering
-                    .as_deref()
-                    .map(|s| (s.outcome.as_str(), &*s.message))
-                    .unwrap_or(("", ""));
+                let (outcome, message) =
+                    a.steering.as_deref().map(|s| (s.outcome.as_str(), &*s.message)).unwrap_or(("", ""));
                 prompt::corrective(&brief, &attempt, outcome, message)
             }
         }
@@ -376,18 +316,9 @@ impl Engine {
 }
 
 /// The attempt reason and prompt for a continuation, from its intent and the worker.
-fn choose(
-    w: &Worker,
-    intent: &Intent,
-    delivery: Delivery,
-    has_lanes: bool,
-) -> (AttemptReason, PromptKind) {
+fn choose(w: &Worker, intent: &Intent, delivery: Delivery, has_lanes: bool) -> (AttemptReason, PromptKind) {
     let is_root = w.spec.name == prompt::ROOT_WORKER_NAME;
-    let bootstrap = if is_root {
-        PromptKind::RootBootstrap
-    } else {
-        PromptKind::Bootstrap
-    };
+    let bootstrap = if is_root { PromptKind::RootBootstrap } else { PromptKind::Bootstrap };
     if let IntentPayload::Followup(_) = intent.payload {
         return (AttemptReason::Followup, PromptKind::Followup);
     }
@@ -410,11 +341,7 @@ fn choose(
         return (AttemptReason::Corrective, PromptKind::Corrective);
     }
     let manual = intent.origin != Origin::Scheduler;
-    let resume_reason = if manual {
-        AttemptReason::ManualResume
-    } else {
-        AttemptReason::AutoResume
-    };
+    let resume_reason = if manual { AttemptReason::ManualResume } else { AttemptReason::AutoResume };
     if intent.reasons.contains(WakeReason::DeliveryTimeout) {
         return (resume_reason, PromptKind::DeliveryTimeout);
     }

@@ -241,10 +241,7 @@ impl Engine {
 
     /// Rebuilds an engine from stored records (latest version per key, any order).
     /// Events older than the retained window are skipped; connection state starts empty.
-    pub fn recover(
-        config: EngineConfig,
-        records: impl IntoIterator<Item = Record>,
-    ) -> Result<Engine, RecoveryError> {
+    pub fn recover(config: EngineConfig, records: impl IntoIterator<Item = Record>) -> Result<Engine, RecoveryError> {
         let mut engine = Engine::new(config);
         let mut meta = None;
         let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
@@ -277,8 +274,7 @@ impl Engine {
                 }
             }
         }
-        let empty =
-            s.runs.is_empty() && s.workers.is_empty() && s.attempts.is_empty() && events.is_empty();
+        let empty = s.runs.is_empty() && s.workers.is_empty() && s.attempts.is_empty() && events.is_empty();
         match meta {
             Some(m) => s.meta = m,
             None if empty => {}
@@ -313,9 +309,7 @@ impl Engine {
                 return dangling(RecordKey::Run(r.id), format!("root worker {}", r.root));
             }
             if r.id.0 >= s.meta.next_run {
-                return Err(RecoveryError::CounterBehind {
-                    counter: "next_run",
-                });
+                return Err(RecoveryError::CounterBehind { counter: "next_run" });
             }
         }
         for w in s.workers.values() {
@@ -328,9 +322,7 @@ impl Engine {
                 }
             }
             if w.id.0 >= s.meta.next_worker {
-                return Err(RecoveryError::CounterBehind {
-                    counter: "next_worker",
-                });
+                return Err(RecoveryError::CounterBehind { counter: "next_worker" });
             }
         }
         for a in s.attempts.values() {
@@ -338,9 +330,7 @@ impl Engine {
                 return dangling(RecordKey::Attempt(a.id), format!("worker {}", a.worker));
             }
             if a.id.0 >= s.meta.next_attempt {
-                return Err(RecoveryError::CounterBehind {
-                    counter: "next_attempt",
-                });
+                return Err(RecoveryError::CounterBehind { counter: "next_attempt" });
             }
         }
         for m in s.messages.values() {
@@ -348,17 +338,13 @@ impl Engine {
                 return dangling(RecordKey::Message(m.id), format!("worker {}", m.to));
             }
             if m.id.0 >= s.meta.next_message {
-                return Err(RecoveryError::CounterBehind {
-                    counter: "next_message",
-                });
+                return Err(RecoveryError::CounterBehind { counter: "next_message" });
             }
         }
         if let Some(last) = s.events.back()
             && last.cursor.0 >= s.meta.next_cursor
         {
-            return Err(RecoveryError::CounterBehind {
-                counter: "next_cursor",
-            });
+            return Err(RecoveryError::CounterBehind { counter: "next_cursor" });
         }
         Ok(())
     }
@@ -394,14 +380,7 @@ impl Engine {
         let cursor = Cursor(self.state.meta.next_cursor);
         self.state.meta.next_cursor += 1;
         self.pending.meta = true;
-        let event = Event {
-            cursor,
-            at: self.now,
-            run,
-            worker,
-            attempt,
-            kind,
-        };
+        let event = Event { cursor, at: self.now, run, worker, attempt, kind };
         self.state.events.push_back(event.clone());
         while self.state.events.len() > self.config.events_retained_max {
             self.state.events.pop_front();
@@ -456,40 +435,11 @@ impl Engine {
         if p.meta {
             records.push(Record::Meta(s.meta));
         }
-        records.extend(
-            p.runs
-                .iter()
-                .filter_map(|id| s.runs.get(id))
-                .cloned()
-                .map(Record::Run),
-        );
-        records.extend(
-            p.specs
-                .iter()
-                .filter_map(|id| s.workers.get(id))
-                .map(|w| Record::WorkerSpec(w.spec.clone())),
-        );
-        records.extend(
-            p.workers
-                .iter()
-                .filter_map(|id| s.workers.get(id))
-                .cloned()
-                .map(Record::Worker),
-        );
-        records.extend(
-            p.attempts
-                .iter()
-                .filter_map(|id| s.attempts.get(id))
-                .cloned()
-                .map(Record::Attempt),
-        );
-        records.extend(
-            p.messages
-                .iter()
-                .filter_map(|id| s.messages.get(id))
-                .cloned()
-                .map(Record::Message),
-        );
+        records.extend(p.runs.iter().filter_map(|id| s.runs.get(id)).cloned().map(Record::Run));
+        records.extend(p.specs.iter().filter_map(|id| s.workers.get(id)).map(|w| Record::WorkerSpec(w.spec.clone())));
+        records.extend(p.workers.iter().filter_map(|id| s.workers.get(id)).cloned().map(Record::Worker));
+        records.extend(p.attempts.iter().filter_map(|id| s.attempts.get(id)).cloned().map(Record::Attempt));
+        records.extend(p.messages.iter().filter_map(|id| s.messages.get(id)).cloned().map(Record::Message));
         records.extend(p.events.into_iter().map(Record::Event));
         if !records.is_empty() {
             self.out.push_back(Effect::Persist(Batch { records }));

@@ -15,30 +15,19 @@ impl Engine {
     /// Dispatches one executor report.
     pub(crate) fn handle_executor(&mut self, input: ExecutorInput) {
         match input {
-            ExecutorInput::Hello {
-                executor,
-                steering,
-                bindings,
-                journal,
-            } => self.hello(executor, steering, bindings, journal),
-            ExecutorInput::Disconnected { executor } => self.disconnected(&executor),
-            ExecutorInput::Binding { executor, report } => {
-                self.apply_binding(&executor, report, false)
+            ExecutorInput::Hello { executor, steering, bindings, journal } => {
+                self.hello(executor, steering, bindings, journal)
             }
-            ExecutorInput::State {
-                executor,
-                worker,
-                observation,
-            } => {
+            ExecutorInput::Disconnected { executor } => self.disconnected(&executor),
+            ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),
+            ExecutorInput::State { executor, worker, observation } => {
                 if self.holds_binding(&executor, worker) {
                     self.observe(worker, observation, false);
                 }
             }
-            ExecutorInput::Result {
-                executor,
-                command,
-                outcome,
-            } => self.command_result(&executor, command.attempt, outcome),
+            ExecutorInput::Result { executor, command, outcome } => {
+                self.command_result(&executor, command.attempt, outcome)
+            }
         }
     }
 
@@ -51,9 +40,7 @@ impl Engine {
         bindings: Vec<BindingReport>,
         journal: Vec<JournalEntry>,
     ) {
-        self.volatile
-            .executors
-            .insert(executor.clone(), ExecutorSession { steering });
+        self.volatile.executors.insert(executor.clone(), ExecutorSession { steering });
         self.volatile.sent.retain(|_, e| *e != executor);
         for entry in journal {
             self.reconcile_journal(&executor, entry);
@@ -83,13 +70,8 @@ impl Engine {
     /// The executor's connection ended: its commands must be reconciled on its next hello.
     fn disconnected(&mut self, executor: &ExecutorId) {
         self.volatile.executors.remove(executor);
-        let orphaned: Vec<AttemptId> = self
-            .volatile
-            .sent
-            .iter()
-            .filter(|(_, e)| *e == executor)
-            .map(|(a, _)| *a)
-            .collect();
+        let orphaned: Vec<AttemptId> =
+            self.volatile.sent.iter().filter(|(_, e)| *e == executor).map(|(a, _)| *a).collect();
         for attempt in orphaned {
             self.volatile.sent.remove(&attempt);
             self.volatile.cancel_requested.remove(&attempt);
@@ -102,11 +84,7 @@ impl Engine {
     /// Whether the executor is the one holding the worker's binding (state reports
     /// from anyone else are ignored).
     fn holds_binding(&self, executor: &ExecutorId, worker: WorkerId) -> bool {
-        let b = self
-            .state
-            .workers
-            .get(&worker)
-            .and_then(|w| w.binding.as_ref());
+        let b = self.state.workers.get(&worker).and_then(|w| w.binding.as_ref());
         b.is_some_and(|b| b.executor.as_ref() == Some(executor))
     }
 
@@ -149,13 +127,7 @@ impl Engine {
         if !(b.conversation == report.conversation || creating) || b.status == BindingStatus::Lost {
             return; // a stale lease on a conversation this worker no longer uses
         }
-        if creating
-            && self
-                .index
-                .conversations
-                .get(&report.conversation)
-                .is_some_and(|other| *other != id)
-        {
+        if creating && self.index.conversations.get(&report.conversation).is_some_and(|other| *other != id) {
             return; // never adopt a conversation another worker leases
         }
         if !report.open {
@@ -164,22 +136,14 @@ impl Engine {
         }
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         let b = w.binding.as_mut().expect("binding exists");
-        let newly_verified =
-            b.status != BindingStatus::Verified || b.conversation != report.conversation;
+        let newly_verified = b.status != BindingStatus::Verified || b.conversation != report.conversation;
         b.conversation = report.conversation.clone();
         b.executor = Some(executor.clone());
         b.status = BindingStatus::Verified;
         let run = w.run;
         self.touch_worker(id);
         if newly_verified {
-            self.emit(
-                run,
-                Some(id),
-                None,
-                EventKind::BindingVerified {
-                    conversation: report.conversation,
-                },
-            );
+            self.emit(run, Some(id), None, EventKind::BindingVerified { conversation: report.conversation });
         }
         if let Some(observation) = report.observation {
             self.observe(id, observation, from_hello);
@@ -211,15 +175,8 @@ impl Engine {
         match observation.state {
             ConversationState::Generating => self.observed_generating(id, observation.seq, force),
             ConversationState::Idle | ConversationState::Ready => {
-                let was_idle =
-                    matches!(previous, ConversationState::Idle | ConversationState::Ready);
-                self.observed_idle(
-                    id,
-                    observation.seq,
-                    force,
-                    was_idle,
-                    observation.block.as_deref(),
-                );
+                let was_idle = matches!(previous, ConversationState::Idle | ConversationState::Ready);
+                self.observed_idle(id, observation.seq, force, was_idle, observation.block.as_deref());
             }
             ConversationState::Error(kind) => self.observed_error(id, kind, previous),
             ConversationState::Closed => self.lose_binding(id, ConversationState::Closed),
@@ -231,9 +188,7 @@ impl Engine {
     /// The attempt whose turn is open (submitted, generating or idle), if any.
     fn open_turn(&self, id: WorkerId) -> Option<&Attempt> {
         let w = self.state.workers.get(&id)?;
-        w.turn
-            .and_then(|a| self.state.attempts.get(&a))
-            .filter(|a| !a.state.is_closed())
+        w.turn.and_then(|a| self.state.attempts.get(&a)).filter(|a| !a.state.is_closed())
     }
 
     fn observed_generating(&mut self, id: WorkerId, seq: u64, force: bool) {
@@ -252,11 +207,7 @@ impl Engine {
         // A wake about the previous turn's end is moot once a new turn runs.
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         if let Some(intent) = &mut w.intent {
-            for r in [
-                WakeReason::Idle,
-                WakeReason::DeliveryTimeout,
-                WakeReason::BlockComplete,
-            ] {
+            for r in [WakeReason::Idle, WakeReason::DeliveryTimeout, WakeReason::BlockComplete] {
                 intent.reasons.remove(r);
             }
             if intent.reasons.is_empty() {
@@ -265,14 +216,7 @@ impl Engine {
         }
     }
 
-    fn observed_idle(
-        &mut self,
-        id: WorkerId,
-        seq: u64,
-        force: bool,
-        was_idle: bool,
-        block_text: Option<&str>,
-    ) {
+    fn observed_idle(&mut self, id: WorkerId, seq: u64, force: bool, was_idle: bool, block_text: Option<&str>) {
         let now = self.now;
         let turn_ended = self.open_turn(id).filter(|a| {
             matches!(a.state, AttemptState::Submitted | AttemptState::Generating)
@@ -280,6 +224,7 @@ impl Engine {
         });
         let ended = turn_ended.map(|a| (a.id, a.run));
         if let Some((aid, run)) = ended {
+            self.end_running_segment(id);
             let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
             a.state = AttemptState::Idle;
             a.idle_at = Some(now);
@@ -301,18 +246,9 @@ impl Engine {
         if (w.human.is_some() || w.dependency.is_some() || w.pause.is_some())
             && let Some((aid, _)) = ended
         {
-            self.close_attempt(
-                aid,
-                AttemptState::Blocked,
-                AttemptOutcome::WorkerBlocked,
-                None,
-            );
+            self.close_attempt(aid, AttemptState::Blocked, AttemptOutcome::WorkerBlocked, None);
         }
-        let reason = if block == Some(BlockStatus::Complete) {
-            WakeReason::BlockComplete
-        } else {
-            WakeReason::Idle
-        };
+        let reason = if block == Some(BlockStatus::Complete) { WakeReason::BlockComplete } else { WakeReason::Idle };
         self.wake(id, reason, Origin::Scheduler, IntentPayload::Continue);
     }
 
@@ -334,40 +270,18 @@ impl Engine {
         let run = self.state.workers[&id].run;
         match block::parse(block::response_tail(text)) {
             Ok(parsed) => {
-                self.state
-                    .workers
-                    .get_mut(&id)
-                    .expect("worker exists")
-                    .last_block = Some(parsed.status);
+                self.state.workers.get_mut(&id).expect("worker exists").last_block = Some(parsed.status);
                 self.touch_worker(id);
-                self.emit(
-                    run,
-                    Some(id),
-                    None,
-                    EventKind::BlockReported {
-                        status: parsed.status,
-                    },
-                );
-                if parsed.status == BlockStatus::Blocked && self.state.workers[&id].human.is_none()
-                {
-                    let reason = if parsed.summary.is_empty() {
-                        "The agent reported it is blocked."
-                    } else {
-                        &parsed.summary
-                    };
+                self.emit(run, Some(id), None, EventKind::BlockReported { status: parsed.status });
+                if parsed.status == BlockStatus::Blocked && self.state.workers[&id].human.is_none() {
+                    let reason =
+                        if parsed.summary.is_empty() { "The agent reported it is blocked." } else { &parsed.summary };
                     self.begin_human_wait(id, reason, &parsed.next, Vec::new(), WaitSource::Block);
                 }
                 Some(parsed.status)
             }
             Err(e) => {
-                self.emit(
-                    run,
-                    Some(id),
-                    None,
-                    EventKind::BlockInvalid {
-                        code: Arc::from(e.code()),
-                    },
-                );
+                self.emit(run, Some(id), None, EventKind::BlockInvalid { code: Arc::from(e.code()) });
                 None
             }
         }
@@ -390,12 +304,7 @@ impl Engine {
                     );
                 }
                 if self.state.workers[&id].in_flight.is_none() {
-                    self.wake(
-                        id,
-                        WakeReason::DeliveryTimeout,
-                        Origin::Scheduler,
-                        IntentPayload::Continue,
-                    );
+                    self.wake(id, WakeReason::DeliveryTimeout, Origin::Scheduler, IntentPayload::Continue);
                 }
             }
             ErrorKind::ConversationFull => self.lose_binding(id, ConversationState::Error(kind)),
@@ -405,17 +314,10 @@ impl Engine {
             }
             ErrorKind::UsageLimit | ErrorKind::LoginRequired | ErrorKind::Generic => {
                 if let Some(aid) = open {
-                    let running = matches!(
-                        self.state.attempts[&aid].state,
-                        AttemptState::Submitted | AttemptState::Generating
-                    );
+                    let running =
+                        matches!(self.state.attempts[&aid].state, AttemptState::Submitted | AttemptState::Generating);
                     if running {
-                        self.close_attempt(
-                            aid,
-                            AttemptState::Failed,
-                            AttemptOutcome::PageError,
-                            Some(kind.as_str()),
-                        );
+                        self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::PageError, Some(kind.as_str()));
                     }
                 }
             }
@@ -425,17 +327,8 @@ impl Engine {
     /// A worker that starts waiting (or is paused) while its turn sits idle closes that
     /// turn as blocked: the next turn, if any, comes after the wait.
     pub(crate) fn block_idle_turn(&mut self, id: WorkerId) {
-        if let Some(a) = self
-            .open_turn(id)
-            .filter(|a| a.state == AttemptState::Idle)
-            .map(|a| a.id)
-        {
-            self.close_attempt(
-                a,
-                AttemptState::Blocked,
-                AttemptOutcome::WorkerBlocked,
-                None,
-            );
+        if let Some(a) = self.open_turn(id).filter(|a| a.state == AttemptState::Idle).map(|a| a.id) {
+            self.close_attempt(a, AttemptState::Blocked, AttemptOutcome::WorkerBlocked, None);
         }
     }
 
@@ -465,12 +358,7 @@ impl Engine {
     }
 
     /// A command result from an executor.
-    fn command_result(
-        &mut self,
-        executor: &ExecutorId,
-        attempt: AttemptId,
-        outcome: CommandOutcome,
-    ) {
+    fn command_result(&mut self, executor: &ExecutorId, attempt: AttemptId, outcome: CommandOutcome) {
         let Some(a) = self.state.attempts.get(&attempt) else {
             return;
         };
@@ -481,10 +369,9 @@ impl Engine {
             CommandOutcome::Accepted => {
                 self.volatile.sent.insert(attempt, executor.clone());
             }
-            CommandOutcome::Submitted {
-                state_seq,
-                conversation,
-            } => self.command_submitted(attempt, executor, state_seq, conversation),
+            CommandOutcome::Submitted { state_seq, conversation } => {
+                self.command_submitted(attempt, executor, state_seq, conversation)
+            }
             CommandOutcome::Failed { code, detail } => self.command_failed(attempt, code, &detail),
         }
     }
@@ -499,11 +386,7 @@ impl Engine {
     ) {
         let now = self.now;
         self.volatile.sent.remove(&attempt);
-        let a = self
-            .state
-            .attempts
-            .get_mut(&attempt)
-            .expect("attempt exists");
+        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
         debug_assert_eq!(a.state, AttemptState::Scheduled);
         a.state = AttemptState::Submitted;
         a.submitted_at = Some(now);
@@ -519,11 +402,7 @@ impl Engine {
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionSubmitted);
         let previous = self.state.workers[&id].turn.filter(|p| *p != attempt);
         if let Some(prev) = previous.filter(|p| !self.state.attempts[p].state.is_closed()) {
-            let outcome = if delivery == Delivery::Steer {
-                AttemptOutcome::Steered
-            } else {
-                AttemptOutcome::TurnEnded
-            };
+            let outcome = if delivery == Delivery::Steer { AttemptOutcome::Steered } else { AttemptOutcome::TurnEnded };
             self.close_attempt(prev, AttemptState::Completed, outcome, None);
         }
         let w = self.state.workers.get_mut(&id).expect("worker exists");
@@ -538,13 +417,9 @@ impl Engine {
         }
         if !w.bootstrapped {
             w.bootstrapped = true;
-            w.progress.baseline_at = now;
         }
         w.progress.since_submission = false;
-        if matches!(
-            reason,
-            AttemptReason::AutoResume | AttemptReason::Checkpoint
-        ) {
+        if matches!(reason, AttemptReason::AutoResume | AttemptReason::Checkpoint) {
             w.auto_resumes += 1;
         }
         if digest.is_some() {
@@ -569,14 +444,10 @@ impl Engine {
             return;
         }
         match binding_state {
-            Some((ConversationState::Generating, seq))
-                if delivery == Delivery::Steer || seq > state_seq =>
-            {
+            Some((ConversationState::Generating, seq)) if delivery == Delivery::Steer || seq > state_seq => {
                 self.observed_generating(id, seq, true);
             }
-            Some((state @ (ConversationState::Idle | ConversationState::Ready), seq))
-                if seq > state_seq =>
-            {
+            Some((state @ (ConversationState::Idle | ConversationState::Ready), seq)) if seq > state_seq => {
                 let _ = state;
                 self.observed_generating(id, seq, true);
                 self.observed_idle(id, seq, true, false, None);
@@ -595,49 +466,26 @@ impl Engine {
         let code_text: Arc<str> = Arc::from(code.as_str());
         let detail = truncate_detail(detail, ERROR_DETAIL_BYTES_MAX);
         {
-            let a = self
-                .state
-                .attempts
-                .get_mut(&attempt)
-                .expect("attempt exists");
+            let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
             a.error_detail = (!detail.is_empty()).then(|| Arc::from(detail.as_str()));
         }
         match code {
             ExecErrorCode::HostUiChanged => {
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Failed,
-                    AttemptOutcome::HostUiChanged,
-                    Some(&code_text),
-                );
+                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::HostUiChanged, Some(&code_text));
                 let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
                 self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
             }
             ExecErrorCode::MessageDeliveryTimeout => {
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Failed,
-                    AttemptOutcome::DeliveryTimeout,
-                    Some(&code_text),
-                );
-                self.wake(
-                    id,
-                    WakeReason::DeliveryTimeout,
-                    origin,
-                    IntentPayload::Continue,
-                );
+                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::DeliveryTimeout, Some(&code_text));
+                self.wake(id, WakeReason::DeliveryTimeout, origin, IntentPayload::Continue);
             }
             ExecErrorCode::DeadlineExceeded | ExecErrorCode::ComposerBusy => {
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Cancelled,
-                    AttemptOutcome::NotDelivered,
-                    Some(&code_text),
-                );
+                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
                 let w = self.state.workers.get_mut(&id).expect("worker exists");
                 w.delivery_failures += 1;
                 if w.delivery_failures >= self.config.delivery_failures_max {
-                    let detail = "Several deliveries in a row did not reach the conversation. Check the tab, then resume.";
+                    let detail =
+                        "Several deliveries in a row did not reach the conversation. Check the tab, then resume.";
                     self.restore_intent(attempt, None, false);
                     self.set_pause(id, PauseReason::DeliveryFailing, Some(detail));
                 } else {
@@ -647,21 +495,11 @@ impl Engine {
             }
             ExecErrorCode::Cancelled => {
                 self.volatile.cancel_requested.remove(&attempt);
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Cancelled,
-                    AttemptOutcome::Withdrawn,
-                    Some(&code_text),
-                );
+                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, Some(&code_text));
                 self.restore_intent(attempt, None, false);
             }
             ExecErrorCode::SteeringUnavailable => {
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Cancelled,
-                    AttemptOutcome::NotDelivered,
-                    Some(&code_text),
-                );
+                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
                 self.restore_intent(attempt, None, true);
             }
             ExecErrorCode::ConversationClosed | ExecErrorCode::ConversationFull => {
@@ -676,12 +514,7 @@ impl Engine {
                 self.restore_intent(attempt, None, false);
             }
             ExecErrorCode::AmbiguousSubmission | ExecErrorCode::Other(_) => {
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Failed,
-                    AttemptOutcome::Ambiguous,
-                    Some(&code_text),
-                );
+                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::Ambiguous, Some(&code_text));
                 let detail = format!(
                     "Attempt {sequence} may or may not have reached the conversation. Open it and check, then continue now or resume."
                 );
@@ -703,10 +536,7 @@ impl Engine {
     /// A `conversation.create` that never produced a conversation leaves no binding.
     fn forget_pending_binding(&mut self, id: WorkerId) {
         let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.binding
-            .as_ref()
-            .is_some_and(|b| b.conversation.is_empty())
-        {
+        if w.binding.as_ref().is_some_and(|b| b.conversation.is_empty()) {
             w.binding = None;
             self.touch_worker(id);
         }
@@ -722,11 +552,7 @@ impl Engine {
     ) {
         debug_assert!(state.is_closed());
         let now = self.now;
-        let a = self
-            .state
-            .attempts
-            .get_mut(&attempt)
-            .expect("attempt exists");
+        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
         if a.state.is_closed() {
             return;
         }
@@ -751,12 +577,7 @@ impl Engine {
             w.in_flight = None;
         }
         self.touch_worker(id);
-        self.emit(
-            run,
-            Some(id),
-            Some(attempt),
-            EventKind::ExecutionEnded { state, outcome },
-        );
+        self.emit(run, Some(id), Some(attempt), EventKind::ExecutionEnded { state, outcome });
     }
 }
 

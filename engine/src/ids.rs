@@ -59,9 +59,7 @@ counter_id!(
 );
 
 /// Position in the durable event log; cursors are dense (no gaps) and start at 1.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Cursor(pub u64);
 
 impl fmt::Display for Cursor {

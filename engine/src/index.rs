@@ -79,23 +79,13 @@ impl Index {
                 self.timers.insert((t, w.id));
             }
         }
-        self.keys.insert(
-            w.id,
-            WorkerKeys {
-                conversation,
-                dependency,
-                timer,
-            },
-        );
+        self.keys.insert(w.id, WorkerKeys { conversation, dependency, timer });
     }
 
     /// Equality of everything but the timer wheel.
     pub fn eq_ignoring_timers(&self, other: &Index) -> bool {
         let keys = |i: &Index| -> Vec<(WorkerId, Option<Arc<str>>, Option<WorkerId>)> {
-            i.keys
-                .iter()
-                .map(|(w, k)| (*w, k.conversation.clone(), k.dependency))
-                .collect()
+            i.keys.iter().map(|(w, k)| (*w, k.conversation.clone(), k.dependency)).collect()
         };
         self.names == other.names
             && self.run_workers == other.run_workers
@@ -116,24 +106,17 @@ impl Index {
 
     /// Workers of a run, in id order.
     pub fn workers_of(&self, run: RunId) -> Vec<WorkerId> {
-        self.run_workers
-            .range((run, WorkerId(0))..=(run, WorkerId(u64::MAX)))
-            .map(|(_, w)| *w)
-            .collect()
+        self.run_workers.range((run, WorkerId(0))..=(run, WorkerId(u64::MAX))).map(|(_, w)| *w).collect()
     }
 
     /// Attempts of a worker, in id (and so sequence) order.
     pub fn attempts_of(&self, worker: WorkerId) -> impl DoubleEndedIterator<Item = AttemptId> + '_ {
-        self.worker_attempts
-            .range((worker, AttemptId(0))..=(worker, AttemptId(u64::MAX)))
-            .map(|(_, a)| *a)
+        self.worker_attempts.range((worker, AttemptId(0))..=(worker, AttemptId(u64::MAX))).map(|(_, a)| *a)
     }
 
     /// Messages to a worker, in id order.
     pub fn inbox_of(&self, worker: WorkerId) -> impl DoubleEndedIterator<Item = MessageId> + '_ {
-        self.inbox
-            .range((worker, MessageId(0))..=(worker, MessageId(u64::MAX)))
-            .map(|(_, m)| *m)
+        self.inbox.range((worker, MessageId(0))..=(worker, MessageId(u64::MAX))).map(|(_, m)| *m)
     }
 }
 

@@ -37,37 +37,21 @@ impl Engine {
 
     fn check_worker(&self, w: &Worker) -> Result<(), InvariantViolation> {
         let id = w.id;
-        let attempts: Vec<&Attempt> = self
-            .index
-            .attempts_of(id)
-            .map(|a| &self.state.attempts[&a])
-            .collect();
+        let attempts: Vec<&Attempt> = self.index.attempts_of(id).map(|a| &self.state.attempts[&a]).collect();
         // One continuation in flight per worker, and it is the recorded one.
-        let scheduled: Vec<AttemptId> = attempts
-            .iter()
-            .filter(|a| a.state == AttemptState::Scheduled)
-            .map(|a| a.id)
-            .collect();
+        let scheduled: Vec<AttemptId> =
+            attempts.iter().filter(|a| a.state == AttemptState::Scheduled).map(|a| a.id).collect();
         if scheduled.len() > 1 || scheduled.first().copied() != w.in_flight {
-            return violated(
-                "one_in_flight",
-                format!("{id}: scheduled {scheduled:?}, in_flight {:?}", w.in_flight),
-            );
+            return violated("one_in_flight", format!("{id}: scheduled {scheduled:?}, in_flight {:?}", w.in_flight));
         }
         if let Some(turn) = w.turn {
             let a = self.state.attempts.get(&turn);
             let open = a.is_some_and(|a| {
                 a.worker == id
-                    && matches!(
-                        a.state,
-                        AttemptState::Submitted | AttemptState::Generating | AttemptState::Idle
-                    )
+                    && matches!(a.state, AttemptState::Submitted | AttemptState::Generating | AttemptState::Idle)
             });
             if !open {
-                return violated(
-                    "turn_open",
-                    format!("{id}: turn {turn} is {:?}", a.map(|a| a.state)),
-                );
+                return violated("turn_open", format!("{id}: turn {turn} is {:?}", a.map(|a| a.state)));
             }
         }
         // Sequences are dense and monotonic, in id order.
@@ -75,61 +59,40 @@ impl Engine {
             if a.sequence != i as u32 + 1 || a.worker != id || a.run != w.run {
                 return violated(
                     "sequence_monotonic",
-                    format!(
-                        "{id}: attempt {} has sequence {} at position {}",
-                        a.id,
-                        a.sequence,
-                        i + 1
-                    ),
+                    format!("{id}: attempt {} has sequence {} at position {}", a.id, a.sequence, i + 1),
                 );
             }
         }
         if attempts.len() as u32 != w.attempts {
             return violated(
                 "sequence_monotonic",
-                format!(
-                    "{id}: {} attempts recorded, counter {}",
-                    attempts.len(),
-                    w.attempts
-                ),
+                format!("{id}: {} attempts recorded, counter {}", attempts.len(), w.attempts),
             );
         }
         if w.lifecycle.is_terminal() {
             if w.intent.is_some() {
                 return violated(
                     "terminal_no_intent",
-                    format!(
-                        "{id} is {} with a pending continuation",
-                        w.lifecycle.as_str()
-                    ),
+                    format!("{id} is {} with a pending continuation", w.lifecycle.as_str()),
                 );
             }
             let ended = w.ended_at.unwrap_or_default();
             if let Some(a) = attempts.iter().find(|a| a.scheduled_at > ended) {
                 return violated(
                     "terminal_no_attempt",
-                    format!(
-                        "{id} ended at {ended}, attempt {} scheduled at {}",
-                        a.id, a.scheduled_at
-                    ),
+                    format!("{id} ended at {ended}, attempt {} scheduled at {}", a.id, a.scheduled_at),
                 );
             }
         }
         if let Some(intent) = &w.intent
             && intent.reasons.is_empty()
         {
-            return violated(
-                "intent_has_reason",
-                format!("{id}: pending continuation without reason"),
-            );
+            return violated("intent_has_reason", format!("{id}: pending continuation without reason"));
         }
         if w.progress.attempts_without > w.attempts {
             return violated(
                 "progress_counter",
-                format!(
-                    "{id}: {} attempts without progress of {}",
-                    w.progress.attempts_without, w.attempts
-                ),
+                format!("{id}: {} attempts without progress of {}", w.progress.attempts_without, w.attempts),
             );
         }
         self.check_floor(w, &attempts)
@@ -140,10 +103,7 @@ impl Engine {
     fn check_floor(&self, w: &Worker, attempts: &[&Attempt]) -> Result<(), InvariantViolation> {
         let spacing = self.effective_policy(w).0.min_continuation_spacing_ms;
         let mut last_delivery: Option<crate::time::Timestamp> = None;
-        let mut submitted: Vec<&&Attempt> = attempts
-            .iter()
-            .filter(|a| a.submitted_at.is_some())
-            .collect();
+        let mut submitted: Vec<&&Attempt> = attempts.iter().filter(|a| a.submitted_at.is_some()).collect();
         submitted.sort_by_key(|a| (a.submitted_at, a.id));
         for a in submitted {
             let material = a.steering.as_ref().is_some_and(|s| s.material);
@@ -169,26 +129,15 @@ impl Engine {
         for r in self.state.runs.values() {
             let workers = self.index.workers_of(r.id);
             if r.status.is_terminal()
-                && let Some(w) = workers
-                    .iter()
-                    .find(|w| !self.state.workers[w].lifecycle.is_terminal())
+                && let Some(w) = workers.iter().find(|w| !self.state.workers[w].lifecycle.is_terminal())
             {
                 return violated(
                     "terminal_run",
-                    format!(
-                        "run {} is {} but {w} is unfinished",
-                        r.id,
-                        r.status.as_str()
-                    ),
+                    format!("run {} is {} but {w} is unfinished", r.id, r.status.as_str()),
                 );
             }
-            if r.status == RunStatus::Completed
-                && self.state.workers[&r.root].lifecycle != Lifecycle::Completed
-            {
-                return violated(
-                    "terminal_run",
-                    format!("run {} completed without its root", r.id),
-                );
+            if r.status == RunStatus::Completed && self.state.workers[&r.root].lifecycle != Lifecycle::Completed {
+                return violated("terminal_run", format!("run {} completed without its root", r.id));
             }
         }
         Ok(())
@@ -198,10 +147,7 @@ impl Engine {
         let mut expected = self.state.events.front().map(|e| e.cursor.0);
         for e in &self.state.events {
             if Some(e.cursor.0) != expected {
-                return violated(
-                    "event_cursor_dense",
-                    format!("cursor {} where {expected:?} was expected", e.cursor),
-                );
+                return violated("event_cursor_dense", format!("cursor {} where {expected:?} was expected", e.cursor));
             }
             expected = Some(e.cursor.0 + 1);
         }
@@ -210,11 +156,7 @@ impl Engine {
         {
             return violated(
                 "event_cursor_dense",
-                format!(
-                    "last cursor {} but next is {}",
-                    next - 1,
-                    self.state.meta.next_cursor
-                ),
+                format!("last cursor {} but next is {}", next - 1, self.state.meta.next_cursor),
             );
         }
         Ok(())
@@ -223,10 +165,8 @@ impl Engine {
     fn check_index(&self) -> Result<(), InvariantViolation> {
         let mut conversations: BTreeMap<&str, WorkerId> = BTreeMap::new();
         for w in self.state.workers.values() {
-            if let Some(b) = w
-                .binding
-                .as_ref()
-                .filter(|b| b.status != BindingStatus::Lost && !b.conversation.is_empty())
+            if let Some(b) =
+                w.binding.as_ref().filter(|b| b.status != BindingStatus::Lost && !b.conversation.is_empty())
             {
                 if w.lifecycle.is_terminal() {
                     continue;
@@ -241,20 +181,13 @@ impl Engine {
             let indexed = self.index.keys.get(&w.id).and_then(|k| k.timer);
             let computed = self.compute_timer(w);
             if indexed != computed {
-                return violated(
-                    "timer_index",
-                    format!("{}: indexed timer {indexed:?}, computed {computed:?}", w.id),
-                );
+                return violated("timer_index", format!("{}: indexed timer {indexed:?}, computed {computed:?}", w.id));
             }
         }
         if conversations.len() != self.index.conversations.len() {
             return violated(
                 "conversation_index",
-                format!(
-                    "{} live leases, {} indexed",
-                    conversations.len(),
-                    self.index.conversations.len()
-                ),
+                format!("{} live leases, {} indexed", conversations.len(), self.index.conversations.len()),
             );
         }
         Ok(())

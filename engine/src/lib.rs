@@ -43,8 +43,7 @@ pub mod wake;
 pub use effect::{Batch, CommandKind, Effect, ExecutorCommand};
 pub use engine::{Engine, EngineConfig};
 pub use input::{
-    BindingReport, CommandOutcome, ExecErrorCode, ExecutorInput, Input, JournalEntry, JournalPhase,
-    Observation,
+    BindingReport, CommandOutcome, ExecErrorCode, ExecutorInput, Input, JournalEntry, JournalPhase, Observation,
 };
 pub use invariants::InvariantViolation;
 pub use op::{Operation, Reply};

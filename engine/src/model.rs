@@ -300,9 +300,7 @@ impl ConversationState {
     pub fn accepts_send(self) -> bool {
         matches!(
             self,
-            ConversationState::Ready
-                | ConversationState::Idle
-                | ConversationState::Error(ErrorKind::DeliveryTimeout)
+            ConversationState::Ready | ConversationState::Idle | ConversationState::Error(ErrorKind::DeliveryTimeout)
         )
     }
     /// The stable wire name.
@@ -481,8 +479,12 @@ pub struct ProgressAccount {
     pub last_at: Option<Timestamp>,
     /// The event cursor of that signal.
     pub last_cursor: Option<Cursor>,
-    /// Start of the current no-progress period (last progress, or first activity).
+    /// Start of the current no-progress window (last progress or stall acknowledgement).
     pub baseline_at: Timestamp,
+    /// Execution time (turns submitted or generating) in this window, excluding the
+    /// turn running now: the stall clock runs only while the worker executes, so
+    /// waiting for an executor, a human or a page error is never a stall.
+    pub quiet_ms: u64,
     /// Submitted attempts since the last progress signal.
     pub attempts_without: u32,
     /// Whether progress arrived since the last submission.
@@ -609,13 +611,7 @@ pub enum AttemptState {
 impl AttemptState {
     /// Whether the attempt is closed.
     pub fn is_closed(self) -> bool {
-        matches!(
-            self,
-            AttemptState::Completed
-                | AttemptState::Blocked
-                | AttemptState::Failed
-                | AttemptState::Cancelled
-        )
+        matches!(self, AttemptState::Completed | AttemptState::Blocked | AttemptState::Failed | AttemptState::Cancelled)
     }
     /// The stable wire name.
     pub fn as_str(self) -> &'static str {

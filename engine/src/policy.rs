@@ -69,28 +69,11 @@ impl ContinuationPolicy {
 
     /// Checks every field against the limits; the first violation names its field.
     pub fn validate(&self) -> Result<(), Rejection> {
-        check_range(
-            "idleGraceMs",
-            self.idle_grace_ms,
-            IDLE_GRACE_MS_MIN,
-            IDLE_GRACE_MS_MAX,
-        )?;
-        check_range(
-            "activeKeepaliveMinMs",
-            self.active_keepalive_min_ms,
-            KEEPALIVE_MS_MIN,
-            KEEPALIVE_MS_MAX,
-        )?;
-        check_range(
-            "activeKeepaliveMaxMs",
-            self.active_keepalive_max_ms,
-            KEEPALIVE_MS_MIN,
-            KEEPALIVE_MS_MAX,
-        )?;
+        check_range("idleGraceMs", self.idle_grace_ms, IDLE_GRACE_MS_MIN, IDLE_GRACE_MS_MAX)?;
+        check_range("activeKeepaliveMinMs", self.active_keepalive_min_ms, KEEPALIVE_MS_MIN, KEEPALIVE_MS_MAX)?;
+        check_range("activeKeepaliveMaxMs", self.active_keepalive_max_ms, KEEPALIVE_MS_MIN, KEEPALIVE_MS_MAX)?;
         if self.active_keepalive_min_ms > self.active_keepalive_max_ms {
-            return Err(invalid(
-                "activeKeepaliveMinMs must not exceed activeKeepaliveMaxMs",
-            ));
+            return Err(invalid("activeKeepaliveMinMs must not exceed activeKeepaliveMaxMs"));
         }
         check_range(
             "minContinuationSpacingMs",
@@ -99,14 +82,8 @@ impl ContinuationPolicy {
             CONTINUATION_SPACING_MS_MAX,
         )?;
         let attempts = [
-            (
-                "stallWarningAfterNoProgressAttempts",
-                self.stall_warning_after_no_progress_attempts,
-            ),
-            (
-                "stallPauseAfterNoProgressAttempts",
-                self.stall_pause_after_no_progress_attempts,
-            ),
+            ("stallWarningAfterNoProgressAttempts", self.stall_warning_after_no_progress_attempts),
+            ("stallPauseAfterNoProgressAttempts", self.stall_pause_after_no_progress_attempts),
         ];
         for (field, value) in attempts {
             if let Some(v) = value {
@@ -114,37 +91,26 @@ impl ContinuationPolicy {
             }
         }
         let times = [
-            (
-                "stallWarningAfterNoProgressMs",
-                self.stall_warning_after_no_progress_ms,
-            ),
-            (
-                "stallPauseAfterNoProgressMs",
-                self.stall_pause_after_no_progress_ms,
-            ),
+            ("stallWarningAfterNoProgressMs", self.stall_warning_after_no_progress_ms),
+            ("stallPauseAfterNoProgressMs", self.stall_pause_after_no_progress_ms),
         ];
         for (field, value) in times {
             if let Some(v) = value {
                 check_range(field, v, STALL_MS_MIN, STALL_MS_MAX)?;
             }
         }
-        if let (Some(w), Some(p)) = (
-            self.stall_warning_after_no_progress_attempts,
-            self.stall_pause_after_no_progress_attempts,
-        ) && w > p
+        if let (Some(w), Some(p)) =
+            (self.stall_warning_after_no_progress_attempts, self.stall_pause_after_no_progress_attempts)
+            && w > p
         {
             return Err(invalid(
                 "stallWarningAfterNoProgressAttempts must not exceed stallPauseAfterNoProgressAttempts",
             ));
         }
-        if let (Some(w), Some(p)) = (
-            self.stall_warning_after_no_progress_ms,
-            self.stall_pause_after_no_progress_ms,
-        ) && w > p
+        if let (Some(w), Some(p)) = (self.stall_warning_after_no_progress_ms, self.stall_pause_after_no_progress_ms)
+            && w > p
         {
-            return Err(invalid(
-                "stallWarningAfterNoProgressMs must not exceed stallPauseAfterNoProgressMs",
-            ));
+            return Err(invalid("stallWarningAfterNoProgressMs must not exceed stallPauseAfterNoProgressMs"));
         }
         Ok(())
     }
@@ -154,21 +120,11 @@ impl ContinuationPolicy {
         ContinuationPolicy {
             mode: patch.mode.unwrap_or(self.mode),
             idle_grace_ms: patch.idle_grace_ms.unwrap_or(self.idle_grace_ms),
-            active_keepalive_min_ms: patch
-                .active_keepalive_min_ms
-                .unwrap_or(self.active_keepalive_min_ms),
-            active_keepalive_max_ms: patch
-                .active_keepalive_max_ms
-                .unwrap_or(self.active_keepalive_max_ms),
-            min_continuation_spacing_ms: patch
-                .min_continuation_spacing_ms
-                .unwrap_or(self.min_continuation_spacing_ms),
-            idle_may_bypass_min_spacing: patch
-                .idle_may_bypass_min_spacing
-                .unwrap_or(self.idle_may_bypass_min_spacing),
-            require_progress_heartbeat: patch
-                .require_progress_heartbeat
-                .unwrap_or(self.require_progress_heartbeat),
+            active_keepalive_min_ms: patch.active_keepalive_min_ms.unwrap_or(self.active_keepalive_min_ms),
+            active_keepalive_max_ms: patch.active_keepalive_max_ms.unwrap_or(self.active_keepalive_max_ms),
+            min_continuation_spacing_ms: patch.min_continuation_spacing_ms.unwrap_or(self.min_continuation_spacing_ms),
+            idle_may_bypass_min_spacing: patch.idle_may_bypass_min_spacing.unwrap_or(self.idle_may_bypass_min_spacing),
+            require_progress_heartbeat: patch.require_progress_heartbeat.unwrap_or(self.require_progress_heartbeat),
             stall_warning_after_no_progress_attempts: patch
                 .stall_warning_after_no_progress_attempts
                 .unwrap_or(self.stall_warning_after_no_progress_attempts),
@@ -222,18 +178,13 @@ pub struct PolicyPatch {
 impl PolicyPatch {
     /// A patch that only switches the mode.
     pub fn mode(mode: Mode) -> PolicyPatch {
-        PolicyPatch {
-            mode: Some(mode),
-            ..PolicyPatch::default()
-        }
+        PolicyPatch { mode: Some(mode), ..PolicyPatch::default() }
     }
 }
 
 fn check_range(field: &'static str, value: u64, min: u64, max: u64) -> Result<(), Rejection> {
     if value < min || value > max {
-        return Err(invalid(&format!(
-            "{field} must be between {min} and {max}, got {value}"
-        )));
+        return Err(invalid(&format!("{field} must be between {min} and {max}, got {value}")));
     }
     Ok(())
 }
@@ -254,39 +205,24 @@ mod tests {
 
     #[test]
     fn min_above_max_is_rejected() {
-        let p = ContinuationPolicy {
-            active_keepalive_min_ms: 30 * MINUTE_MS,
-            ..ContinuationPolicy::DEFAULT
-        };
+        let p = ContinuationPolicy { active_keepalive_min_ms: 30 * MINUTE_MS, ..ContinuationPolicy::DEFAULT };
         let err = p.validate().unwrap_err();
         assert_eq!(err.code, RejectionCode::InvalidPolicy);
-        assert!(
-            err.message.contains("activeKeepaliveMinMs"),
-            "{}",
-            err.message
-        );
+        assert!(err.message.contains("activeKeepaliveMinMs"), "{}", err.message);
     }
 
     #[test]
     fn zero_thresholds_are_rejected() {
-        let p = ContinuationPolicy {
-            stall_pause_after_no_progress_attempts: Some(0),
-            ..ContinuationPolicy::DEFAULT
-        };
+        let p = ContinuationPolicy { stall_pause_after_no_progress_attempts: Some(0), ..ContinuationPolicy::DEFAULT };
         assert!(p.validate().is_err());
-        let p = ContinuationPolicy {
-            min_continuation_spacing_ms: 0,
-            ..ContinuationPolicy::DEFAULT
-        };
+        let p = ContinuationPolicy { min_continuation_spacing_ms: 0, ..ContinuationPolicy::DEFAULT };
         assert!(p.validate().is_err());
     }
 
     #[test]
     fn warning_above_pause_is_rejected() {
-        let p = ContinuationPolicy {
-            stall_warning_after_no_progress_attempts: Some(30),
-            ..ContinuationPolicy::DEFAULT
-        };
+        let p =
+            ContinuationPolicy { stall_warning_after_no_progress_attempts: Some(30), ..ContinuationPolicy::DEFAULT };
         assert!(p.validate().is_err());
     }
 

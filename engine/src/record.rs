@@ -29,14 +29,7 @@ pub struct Meta {
 impl Meta {
     /// Fresh counters for a new data directory.
     pub fn new(seed: u64) -> Meta {
-        Meta {
-            seed,
-            next_run: 1,
-            next_worker: 1,
-            next_attempt: 1,
-            next_message: 1,
-            next_cursor: 1,
-        }
+        Meta { seed, next_run: 1, next_worker: 1, next_attempt: 1, next_message: 1, next_cursor: 1 }
     }
 }
 

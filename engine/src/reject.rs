@@ -96,18 +96,12 @@ pub struct Rejection {
 impl Rejection {
     /// A rejection with a code and a message.
     pub fn new(code: RejectionCode, message: &str) -> Rejection {
-        Rejection {
-            code,
-            message: message.to_string(),
-        }
+        Rejection { code, message: message.to_string() }
     }
 
     /// An `INVALID_ARGUMENT` rejection naming the offending field.
     pub fn invalid(field: &str, problem: &str) -> Rejection {
-        Rejection {
-            code: RejectionCode::InvalidArgument,
-            message: format!("{field}: {problem}"),
-        }
+        Rejection { code: RejectionCode::InvalidArgument, message: format!("{field}: {problem}") }
     }
 }
 
@@ -127,10 +121,7 @@ mod tests {
         for code in RejectionCode::ALL {
             let s = code.as_str();
             assert!(seen.insert(s), "duplicate code {s}");
-            assert!(
-                s.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'),
-                "{s}"
-            );
+            assert!(s.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'), "{s}");
         }
     }
 }

@@ -110,22 +110,12 @@ impl Engine {
 
     /// Records a wake for a worker, coalescing it into the pending continuation, then
     /// evaluates. Wakes for terminal workers or runs are dropped (steps 1-2).
-    pub(crate) fn wake(
-        &mut self,
-        id: WorkerId,
-        reason: WakeReason,
-        origin: Origin,
-        payload: IntentPayload,
-    ) {
+    pub(crate) fn wake(&mut self, id: WorkerId, reason: WakeReason, origin: Origin, payload: IntentPayload) {
         let now = self.now;
         let Some(w) = self.state.workers.get(&id) else {
             return;
         };
-        let run_terminal = self
-            .state
-            .runs
-            .get(&w.run)
-            .is_none_or(|r| r.status.is_terminal());
+        let run_terminal = self.state.runs.get(&w.run).is_none_or(|r| r.status.is_terminal());
         if w.lifecycle.is_terminal() || run_terminal {
             return;
         }
@@ -148,15 +138,7 @@ impl Engine {
         let changed = before != (intent.reasons, intent.origin);
         self.touch_worker(id);
         if changed {
-            self.emit(
-                run,
-                Some(id),
-                None,
-                EventKind::ResumeScheduled {
-                    reasons,
-                    not_before,
-                },
-            );
+            self.emit(run, Some(id), None, EventKind::ResumeScheduled { reasons, not_before });
         }
         self.evaluate(id);
     }
@@ -169,14 +151,7 @@ impl Engine {
         if let Some(intent) = w.intent.take() {
             let run = w.run;
             self.touch_worker(id);
-            self.emit(
-                run,
-                Some(id),
-                None,
-                EventKind::ResumeCancelled {
-                    reasons: intent.reasons,
-                },
-            );
+            self.emit(run, Some(id), None, EventKind::ResumeCancelled { reasons: intent.reasons });
         }
     }
 
@@ -210,15 +185,7 @@ impl Engine {
         }
         intent.deferred_until = Some(at);
         let reasons = intent.reasons;
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::ExecutionDeferred {
-                reasons,
-                not_before: at,
-            },
-        );
+        self.emit(run, Some(id), None, EventKind::ExecutionDeferred { reasons, not_before: at });
     }
 
     /// The ten-step evaluation order of spec 000 §10.2 (pure).
@@ -227,11 +194,7 @@ impl Engine {
             return Decision::Nothing;
         };
         // 1-2: terminal run or worker.
-        let run_terminal = self
-            .state
-            .runs
-            .get(&w.run)
-            .is_none_or(|r| r.status.is_terminal());
+        let run_terminal = self.state.runs.get(&w.run).is_none_or(|r| r.status.is_terminal());
         if run_terminal || w.lifecycle.is_terminal() {
             return Decision::Cancel;
         }
@@ -259,9 +222,7 @@ impl Engine {
         }
         // 7: stall guard (attempt threshold; the time threshold runs on timers).
         if intent.origin == Origin::Scheduler
-            && policy
-                .stall_pause_after_no_progress_attempts
-                .is_some_and(|max| w.progress.attempts_without >= max)
+            && policy.stall_pause_after_no_progress_attempts.is_some_and(|max| w.progress.attempts_without >= max)
         {
             return Decision::StallPause;
         }
@@ -272,8 +233,7 @@ impl Engine {
         let binding = match &w.binding {
             Some(b) if b.status != BindingStatus::Lost => b,
             _ => {
-                let may_create = intent.origin == Origin::Operator
-                    || intent.reasons.contains(WakeReason::Initial);
+                let may_create = intent.origin == Origin::Operator || intent.reasons.contains(WakeReason::Initial);
                 return if may_create {
                     Decision::Dispatch(Delivery::Create)
                 } else {
@@ -281,21 +241,11 @@ impl Engine {
                 };
             }
         };
-        let backoff = intent
-            .not_before
-            .filter(|t| *t > self.now)
-            .map(|t| (t, Wait::Backoff));
+        let backoff = intent.not_before.filter(|t| *t > self.now).map(|t| (t, Wait::Backoff));
         match binding.state {
             state if state.accepts_send() => {
-                let grace = Some((
-                    binding.state_since.plus_ms(policy.idle_grace_ms),
-                    Wait::Grace,
-                ));
-                let floor = if policy.idle_may_bypass_min_spacing {
-                    None
-                } else {
-                    self.floor_at(w, &policy)
-                };
+                let grace = Some((binding.state_since.plus_ms(policy.idle_grace_ms), Wait::Grace));
+                let floor = if policy.idle_may_bypass_min_spacing { None } else { self.floor_at(w, &policy) };
                 match latest([grace, floor, backoff]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Send),
@@ -305,11 +255,7 @@ impl Engine {
                 if intent.idle_only || intent.reasons.all_need_idle() || !self.can_steer(binding) {
                     return Decision::Hold(Hold::Generating);
                 }
-                let floor = if is_material(intent) {
-                    None
-                } else {
-                    self.floor_at(w, &policy)
-                };
+                let floor = if is_material(intent) { None } else { self.floor_at(w, &policy) };
                 match latest([floor, backoff, None]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Steer),
@@ -327,26 +273,18 @@ impl Engine {
 
     /// Step 9: when the anti-spam floor allows the next non-idle delivery.
     fn floor_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<(Timestamp, Wait)> {
-        w.last_delivery_at
-            .map(|t| (t.plus_ms(policy.min_continuation_spacing_ms), Wait::Floor))
+        w.last_delivery_at.map(|t| (t.plus_ms(policy.min_continuation_spacing_ms), Wait::Floor))
     }
 
     /// Whether the executor holding the binding is connected and can steer mid-turn.
     fn can_steer(&self, b: &Binding) -> bool {
-        b.executor
-            .as_ref()
-            .and_then(|e| self.volatile.executors.get(e))
-            .is_some_and(|s| s.steering)
+        b.executor.as_ref().and_then(|e| self.volatile.executors.get(e)).is_some_and(|s| s.steering)
     }
 
     /// The keepalive deadline of the current submission sequence, jittered uniformly in
     /// [min, max] by a ChaCha stream seeded from (seed, worker, sequence): a restart
     /// recomputes the same value.
-    pub(crate) fn keepalive_at(
-        &self,
-        w: &Worker,
-        policy: &ContinuationPolicy,
-    ) -> Option<Timestamp> {
+    pub(crate) fn keepalive_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
         if !self.keepalive_armed(w, policy) {
             return None;
         }
@@ -356,11 +294,7 @@ impl Engine {
             ^ w.id.0.rotate_left(32)
             ^ u64::from(w.keepalive_seq).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let jitter = if span == 0 {
-            0
-        } else {
-            rng.next_u64() % (span + 1)
-        };
+        let jitter = if span == 0 { 0 } else { rng.next_u64() % (span + 1) };
         Some(base.plus_ms(policy.active_keepalive_min_ms + jitter))
     }
 
@@ -369,40 +303,58 @@ impl Engine {
         policy.mode == Mode::Auto
             && !w.keepalive_fired
             && self.runnable(w)
-            && w.binding
-                .as_ref()
-                .is_some_and(|b| b.status != BindingStatus::Lost)
+            && w.binding.as_ref().is_some_and(|b| b.status != BindingStatus::Lost)
     }
 
     /// Active, in an active run, not waiting and not paused.
     pub(crate) fn runnable(&self, w: &Worker) -> bool {
         w.lifecycle == Lifecycle::Active
-            && self
-                .state
-                .runs
-                .get(&w.run)
-                .is_some_and(|r| !r.status.is_terminal())
+            && self.state.runs.get(&w.run).is_some_and(|r| !r.status.is_terminal())
             && w.human.is_none()
             && w.dependency.is_none()
             && w.pause.is_none()
             && !w.pause_after_turn
     }
 
-    /// When the time-based stall guard next fires for this worker.
-    fn stall_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
-        if policy.mode != Mode::Auto || !w.bootstrapped || !self.runnable(w) {
+    /// Start of the running turn's part of the current no-progress window, if a turn runs.
+    fn running_segment_start(&self, w: &Worker) -> Option<Timestamp> {
+        let a = w.turn.and_then(|id| self.state.attempts.get(&id))?;
+        if !matches!(a.state, AttemptState::Submitted | AttemptState::Generating) {
             return None;
         }
+        Some(a.submitted_at?.max(w.progress.baseline_at))
+    }
+
+    /// Execution time without durable progress, as of now.
+    pub(crate) fn quiet_ms(&self, w: &Worker) -> u64 {
+        w.progress.quiet_ms + self.running_segment_start(w).map_or(0, |start| self.now.ms_since(start))
+    }
+
+    /// Adds the running turn's segment to the quiet time when that turn stops running.
+    pub(crate) fn end_running_segment(&mut self, id: WorkerId) {
+        let Some(w) = self.state.workers.get(&id) else { return };
+        let Some(start) = self.running_segment_start(w) else { return };
+        let elapsed = self.now.ms_since(start);
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        w.progress.quiet_ms += elapsed;
+        w.progress.baseline_at = w.progress.baseline_at.max(self.now);
+        self.touch_worker(id);
+    }
+
+    /// When the time-based stall guard next fires: only while a turn runs, since only
+    /// execution time counts.
+    fn stall_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
+        if policy.mode != Mode::Auto || !self.runnable(w) {
+            return None;
+        }
+        let start = self.running_segment_start(w)?;
         let warn = match w.progress.stall {
             StallState::Clear => policy.stall_warning_after_no_progress_ms,
             _ => None,
         };
         let pause = policy.stall_pause_after_no_progress_ms;
-        [warn, pause]
-            .into_iter()
-            .flatten()
-            .min()
-            .map(|ms| w.progress.baseline_at.plus_ms(ms))
+        let threshold = [warn, pause].into_iter().flatten().min()?;
+        Some(start.plus_ms(threshold.saturating_sub(w.progress.quiet_ms)))
     }
 
     /// When an in-flight command handed to a connected executor is overdue.
@@ -433,35 +385,21 @@ impl Engine {
             Decision::WaitUntil(at, _) => Some(at),
             _ => None,
         };
-        [
-            intent_at,
-            self.keepalive_at(w, &policy),
-            self.stall_at(w, &policy),
-            self.command_overdue_at(w),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [intent_at, self.keepalive_at(w, &policy), self.stall_at(w, &policy), self.command_overdue_at(w)]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Handles every timer due at `now`.
     pub(crate) fn handle_tick(&mut self) {
         let now = self.now;
-        let due: Vec<WorkerId> = self
-            .index
-            .timers
-            .range(..=(now, WorkerId(u64::MAX)))
-            .map(|(_, w)| *w)
-            .collect();
+        let due: Vec<WorkerId> = self.index.timers.range(..=(now, WorkerId(u64::MAX))).map(|(_, w)| *w).collect();
         for id in due {
             self.on_timer(id);
             self.refresh_timer(id);
             debug_assert!(
-                self.index
-                    .keys
-                    .get(&id)
-                    .and_then(|k| k.timer)
-                    .is_none_or(|t| t > now),
+                self.index.keys.get(&id).and_then(|k| k.timer).is_none_or(|t| t > now),
                 "timer of {id} did not advance past {now}"
             );
         }
@@ -480,26 +418,14 @@ impl Engine {
         }
         let w = self.state.workers.get(&id).expect("worker exists");
         if self.keepalive_at(w, &policy).is_some_and(|t| t <= now) {
-            self.state
-                .workers
-                .get_mut(&id)
-                .expect("worker exists")
-                .keepalive_fired = true;
+            self.state.workers.get_mut(&id).expect("worker exists").keepalive_fired = true;
             self.touch_worker(id);
-            self.wake(
-                id,
-                WakeReason::ActiveKeepalive,
-                Origin::Scheduler,
-                IntentPayload::Continue,
-            );
+            self.wake(id, WakeReason::ActiveKeepalive, Origin::Scheduler, IntentPayload::Continue);
         }
         let w = self.state.workers.get(&id).expect("worker exists");
         if self.stall_at(w, &policy).is_some_and(|t| t <= now) {
-            let quiet_ms = now.ms_since(w.progress.baseline_at);
-            if policy
-                .stall_pause_after_no_progress_ms
-                .is_some_and(|ms| quiet_ms >= ms)
-            {
+            let quiet_ms = self.quiet_ms(w);
+            if policy.stall_pause_after_no_progress_ms.is_some_and(|ms| quiet_ms >= ms) {
                 self.pause_for_stall(id);
             } else {
                 self.warn_stall(id);
@@ -512,77 +438,45 @@ impl Engine {
     pub(crate) fn pause_for_stall(&mut self, id: WorkerId) {
         let now = self.now;
         let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.progress.stall == StallState::Paused
-            && w.pause
-                .as_ref()
-                .is_some_and(|p| p.reason == PauseReason::Stall)
-        {
+        if w.progress.stall == StallState::Paused && w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall) {
             return;
         }
         w.progress.stall = StallState::Paused;
         w.pause = Some(Pause {
             reason: PauseReason::Stall,
             at: now,
-            detail: Some("No durable progress: continue anyway, pause, open the conversation or stop the worker.".into()),
+            detail: Some(
+                "No durable progress: continue anyway, pause, open the conversation or stop the worker.".into(),
+            ),
         });
-        let (run, attempts, quiet_ms) = (
-            w.run,
-            w.progress.attempts_without,
-            now.ms_since(w.progress.baseline_at),
-        );
+        let (run, attempts) = (w.run, w.progress.attempts_without);
+        let quiet_ms = self.quiet_ms(&self.state.workers[&id]);
         self.touch_worker(id);
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::ContinuationPausedForStall { attempts, quiet_ms },
-        );
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::WorkerPaused {
-                reason: PauseReason::Stall,
-                after_turn: false,
-            },
-        );
+        self.emit(run, Some(id), None, EventKind::ContinuationPausedForStall { attempts, quiet_ms });
+        self.emit(run, Some(id), None, EventKind::WorkerPaused { reason: PauseReason::Stall, after_turn: false });
         self.block_idle_turn(id);
     }
 
     /// Warns once per no-progress period when a threshold is crossed.
     fn warn_stall(&mut self, id: WorkerId) {
-        let now = self.now;
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         if w.progress.stall != StallState::Clear {
             return;
         }
         w.progress.stall = StallState::Warned;
-        let (run, attempts, quiet_ms) = (
-            w.run,
-            w.progress.attempts_without,
-            now.ms_since(w.progress.baseline_at),
-        );
+        let (run, attempts) = (w.run, w.progress.attempts_without);
+        let quiet_ms = self.quiet_ms(&self.state.workers[&id]);
         self.touch_worker(id);
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::ContinuationWarning { attempts, quiet_ms },
-        );
+        self.emit(run, Some(id), None, EventKind::ContinuationWarning { attempts, quiet_ms });
     }
 
     /// Before an automatic dispatch: warn if the attempt threshold is crossed.
     fn warn_if_stalling(&mut self, id: WorkerId) {
         let w = self.state.workers.get(&id).expect("worker exists");
         let (policy, _) = self.effective_policy(w);
-        let scheduler = w
-            .intent
-            .as_ref()
-            .is_some_and(|i| i.origin == Origin::Scheduler);
+        let scheduler = w.intent.as_ref().is_some_and(|i| i.origin == Origin::Scheduler);
         if scheduler
-            && policy
-                .stall_warning_after_no_progress_attempts
-                .is_some_and(|n| w.progress.attempts_without >= n)
+            && policy.stall_warning_after_no_progress_attempts.is_some_and(|n| w.progress.attempts_without >= n)
         {
             self.warn_stall(id);
         }
@@ -597,6 +491,7 @@ impl Engine {
             w.progress.last_cursor = cursor;
         }
         w.progress.baseline_at = now;
+        w.progress.quiet_ms = 0;
         w.progress.attempts_without = 0;
         w.progress.since_submission = true;
         if w.progress.stall == StallState::Warned {
@@ -610,10 +505,7 @@ impl Engine {
     pub(crate) fn acknowledge_stall(&mut self, id: WorkerId) -> bool {
         let now = self.now;
         let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let stalled = w
-            .pause
-            .as_ref()
-            .is_some_and(|p| p.reason == PauseReason::Stall);
+        let stalled = w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall);
         if !stalled {
             return false;
         }
@@ -621,14 +513,10 @@ impl Engine {
         w.progress.stall = StallState::Clear;
         w.progress.attempts_without = 0;
         w.progress.baseline_at = now;
+        w.progress.quiet_ms = 0;
         let run = w.run;
         self.touch_worker(id);
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::ContinuationStallAcknowledged,
-        );
+        self.emit(run, Some(id), None, EventKind::ContinuationStallAcknowledged);
         true
     }
 }
@@ -642,9 +530,7 @@ fn is_material(intent: &Intent) -> bool {
 /// a newer steering replaces an older one.
 fn merge_payload(current: &IntentPayload, new: IntentPayload) -> IntentPayload {
     match (current, new) {
-        (IntentPayload::Followup(_), IntentPayload::Followup(text)) => {
-            IntentPayload::Followup(text)
-        }
+        (IntentPayload::Followup(_), IntentPayload::Followup(text)) => IntentPayload::Followup(text),
         (IntentPayload::Followup(text), _) => IntentPayload::Followup(text.clone()),
         (_, IntentPayload::Followup(text)) => IntentPayload::Followup(text),
         (_, IntentPayload::Steering(s)) => IntentPayload::Steering(s),

@@ -6,9 +6,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// The engine never reads a clock: every input carries `now`, and every deadline the
 /// engine reports is a `Timestamp` the shell compares with its own clock.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Timestamp(pub u64);
 
 impl Timestamp {

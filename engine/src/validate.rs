@@ -15,19 +15,10 @@ pub(crate) fn text(field: &str, value: &str, max: usize) -> Result<(), Rejection
 /// An optional text field: may be empty, otherwise as [`text`].
 pub(crate) fn optional_text(field: &str, value: &str, max: usize) -> Result<(), Rejection> {
     if value.len() > max {
-        return Err(Rejection::invalid(
-            field,
-            &format!("must be at most {max} bytes, got {}", value.len()),
-        ));
+        return Err(Rejection::invalid(field, &format!("must be at most {max} bytes, got {}", value.len())));
     }
-    if value
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r')
-    {
-        return Err(Rejection::invalid(
-            field,
-            "must not contain control characters",
-        ));
+    if value.chars().any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r') {
+        return Err(Rejection::invalid(field, "must not contain control characters"));
     }
     Ok(())
 }
@@ -47,29 +38,18 @@ pub(crate) fn worker_name(value: &str) -> Result<(), Rejection> {
     let field = "name";
     name(field, value)?;
     let Some(rest) = value.strip_prefix("/root/") else {
-        return Err(Rejection::invalid(
-            field,
-            "must start with /root/ (e.g. /root/backend)",
-        ));
+        return Err(Rejection::invalid(field, "must start with /root/ (e.g. /root/backend)"));
     };
     let segments: Vec<&str> = rest.split('/').collect();
     if segments.len() + 1 > WORKER_NAME_DEPTH_MAX {
-        return Err(Rejection::invalid(
-            field,
-            &format!("must be at most {WORKER_NAME_DEPTH_MAX} levels deep"),
-        ));
+        return Err(Rejection::invalid(field, &format!("must be at most {WORKER_NAME_DEPTH_MAX} levels deep")));
     }
     for segment in segments {
         let ok = !segment.is_empty()
             && segment.len() <= 64
-            && segment
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+            && segment.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
         if !ok {
-            return Err(Rejection::invalid(
-                field,
-                "segments must be 1-64 of a-z, 0-9, '-' or '_'",
-            ));
+            return Err(Rejection::invalid(field, "segments must be 1-64 of a-z, 0-9, '-' or '_'"));
         }
     }
     Ok(())
@@ -77,10 +57,7 @@ pub(crate) fn worker_name(value: &str) -> Result<(), Rejection> {
 
 /// The parent of a hierarchical name (`/root/a/b` -> `/root/a`).
 pub(crate) fn parent_name(value: &str) -> &str {
-    value
-        .rsplit_once('/')
-        .map(|(parent, _)| parent)
-        .unwrap_or("")
+    value.rsplit_once('/').map(|(parent, _)| parent).unwrap_or("")
 }
 
 /// A conversation URL or id: one line, no whitespace, bounded.
@@ -96,10 +73,7 @@ pub(crate) fn conversation(value: &str) -> Result<(), Rejection> {
 /// A page size: 1..=max.
 pub(crate) fn limit(field: &str, value: usize, max: usize) -> Result<(), Rejection> {
     if value == 0 || value > max {
-        return Err(Rejection::invalid(
-            field,
-            &format!("must be between 1 and {max}, got {value}"),
-        ));
+        return Err(Rejection::invalid(field, &format!("must be between 1 and {max}, got {value}")));
     }
     Ok(())
 }
@@ -150,15 +124,7 @@ mod tests {
     fn worker_names() {
         assert!(worker_name("/root/backend").is_ok());
         assert!(worker_name("/root/a/b-c_1").is_ok());
-        for bad in [
-            "/root",
-            "/root/",
-            "root/a",
-            "/root/A",
-            "/root/a//b",
-            "/root/a b",
-            "/other/a",
-        ] {
+        for bad in ["/root", "/root/", "root/a", "/root/A", "/root/a//b", "/root/a b", "/other/a"] {
             assert!(worker_name(bad).is_err(), "{bad}");
         }
         assert_eq!(parent_name("/root/a/b"), "/root/a");

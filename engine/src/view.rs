@@ -9,10 +9,7 @@ impl Engine {
     pub fn worker_view(&self, id: WorkerId) -> Option<WorkerView> {
         let w = self.state.workers.get(&id)?;
         let (policy, policy_source) = self.effective_policy(w);
-        let current = w
-            .in_flight
-            .or(w.turn)
-            .or_else(|| self.index.attempts_of(id).next_back());
+        let current = w.in_flight.or(w.turn).or_else(|| self.index.attempts_of(id).next_back());
         let mut inbox: Vec<_> = self
             .index
             .inbox_of(id)
@@ -35,14 +32,7 @@ impl Engine {
     pub fn run_view(&self, id: RunId) -> Option<RunView> {
         let run = self.state.runs.get(&id)?;
         let workers = self.index.workers_of(id);
-        let unfinished = workers
-            .iter()
-            .filter(|w| !self.state.workers[w].lifecycle.is_terminal())
-            .count();
-        Some(RunView {
-            run: run.clone(),
-            workers: workers.len() as u32,
-            unfinished: unfinished as u32,
-        })
+        let unfinished = workers.iter().filter(|w| !self.state.workers[w].lifecycle.is_terminal()).count();
+        Some(RunView { run: run.clone(), workers: workers.len() as u32, unfinished: unfinished as u32 })
     }
 }

@@ -141,9 +141,7 @@ impl WakeSet {
     }
     /// The reasons, in bit order.
     pub fn iter(self) -> impl Iterator<Item = WakeReason> {
-        WakeReason::ALL
-            .into_iter()
-            .filter(move |r| self.contains(*r))
+        WakeReason::ALL.into_iter().filter(move |r| self.contains(*r))
     }
     /// The provenance labels, in bit order.
     pub fn labels(self) -> Vec<&'static str> {

@@ -20,10 +20,7 @@ fn with(prefix: &str, rest: &str) -> String {
 #[test]
 fn idle_active_auto_schedules_one_resume_after_grace() {
     check(
-        &with(
-            RUNNING,
-            "idle a\nadvance 2999ms\nshow a\nadvance 1ms\nsubmit a\nshow a",
-        ),
+        &with(RUNNING, "idle a\nadvance 2999ms\nshow a\nadvance 1ms\nsubmit a\nshow a"),
         "e1 create a#1 initial bootstrap/v1
          a: awaiting_execution #1 initial idle intent[idle]
          e1 send a#2 auto_resume resume/v1
@@ -96,10 +93,7 @@ fn idle_cancelled_does_not_resume() {
 #[test]
 fn idle_awaiting_human_does_not_resume() {
     check(
-        &with(
-            RUNNING,
-            "a.await_human which database\nidle a\nadvance 1h\nshow a",
-        ),
+        &with(RUNNING, "a.await_human which database\nidle a\nadvance 1h\nshow a"),
         "e1 create a#1 initial bootstrap/v1
          a: awaiting_human #1 initial blocked intent[idle]",
     );
@@ -126,10 +120,7 @@ fn idle_paused_does_not_resume() {
 #[test]
 fn duplicate_idle_observations_make_one_resume() {
     let world = check(
-        &with(
-            RUNNING,
-            "idle a\nidle a\nready a\nadvance 3s\nidle a\nready a\nadvance 1m",
-        ),
+        &with(RUNNING, "idle a\nidle a\nready a\nadvance 3s\nidle a\nready a\nadvance 1m"),
         "e1 create a#1 initial bootstrap/v1
          e1 send a#2 auto_resume resume/v1",
     );
@@ -139,10 +130,7 @@ fn duplicate_idle_observations_make_one_resume() {
 #[test]
 fn completion_during_grace_cancels_the_pending_resume() {
     check(
-        &with(
-            RUNNING,
-            "idle a\nadvance 1s\na.complete done\nadvance 1h\nshow a",
-        ),
+        &with(RUNNING, "idle a\nadvance 1s\na.complete done\nadvance 1h\nshow a"),
         "e1 create a#1 initial bootstrap/v1
          a: completed #1 initial completed",
     );
@@ -151,10 +139,7 @@ fn completion_during_grace_cancels_the_pending_resume() {
 #[test]
 fn completion_after_submission_suppresses_any_further_resume() {
     check(
-        &with(
-            RUNNING,
-            "idle a\nadvance 3s\nsubmit a\na.complete done\ngen a\nidle a\nadvance 1h\nshow a",
-        ),
+        &with(RUNNING, "idle a\nadvance 3s\nsubmit a\na.complete done\ngen a\nidle a\nadvance 1h\nshow a"),
         "e1 create a#1 initial bootstrap/v1
          e1 send a#2 auto_resume resume/v1
          a: completed #2 auto_resume completed auto=1",
@@ -165,20 +150,14 @@ fn completion_after_submission_suppresses_any_further_resume() {
 
 #[test]
 fn completion_before_resume_scheduling() {
-    check(
-        &with(RUNNING, "idle a\na.complete done\nadvance 1h"),
-        "e1 create a#1 initial bootstrap/v1",
-    );
+    check(&with(RUNNING, "idle a\na.complete done\nadvance 1h"), "e1 create a#1 initial bootstrap/v1");
 }
 
 #[test]
 fn completion_after_scheduling_before_dispatch_withdraws_the_attempt() {
     // The executor is gone when the resume is scheduled, so the command never leaves.
     check(
-        &with(
-            RUNNING,
-            "idle a\ndisconnect e1\nadvance 3s\nshow a\na.complete done\nexecutor e1\nadvance 1h\nshow a",
-        ),
+        &with(RUNNING, "idle a\ndisconnect e1\nadvance 3s\nshow a\na.complete done\nexecutor e1\nadvance 1h\nshow a"),
         "e1 create a#1 initial bootstrap/v1
          a: running #2 auto_resume scheduled
          a: completed #2 auto_resume cancelled",
@@ -188,10 +167,7 @@ fn completion_after_scheduling_before_dispatch_withdraws_the_attempt() {
 #[test]
 fn completion_after_ack_before_submission_cancels_the_command() {
     check(
-        &with(
-            RUNNING,
-            "idle a\nadvance 3s\naccept a\na.complete done\nfail a CANCELLED\nadvance 1h\nshow a",
-        ),
+        &with(RUNNING, "idle a\nadvance 3s\naccept a\na.complete done\nfail a CANCELLED\nadvance 1h\nshow a"),
         "e1 create a#1 initial bootstrap/v1
          e1 send a#2 auto_resume resume/v1
          e1 cancel a#2
@@ -202,10 +178,7 @@ fn completion_after_ack_before_submission_cancels_the_command() {
 #[test]
 fn completion_immediately_after_submission_keeps_history_and_stops() {
     check(
-        &with(
-            RUNNING,
-            "idle a\nadvance 3s\naccept a\na.complete done\nsubmit a\ngen a\nidle a\nadvance 1h\nshow a",
-        ),
+        &with(RUNNING, "idle a\nadvance 3s\naccept a\na.complete done\nsubmit a\ngen a\nidle a\nadvance 1h\nshow a"),
         "e1 create a#1 initial bootstrap/v1
          e1 send a#2 auto_resume resume/v1
          e1 cancel a#2
@@ -218,10 +191,7 @@ fn completion_immediately_after_submission_keeps_history_and_stops() {
 #[test]
 fn progress_resets_the_no_progress_counter() {
     let mut world = support::World::new();
-    world.script(&with(
-        RUNNING,
-        "idle a\nadvance 3s\nsubmit a\ngen a\nidle a\nadvance 3s\nsubmit a",
-    ));
+    world.script(&with(RUNNING, "idle a\nadvance 3s\nsubmit a\ngen a\nidle a\nadvance 3s\nsubmit a"));
     assert_eq!(world.worker("a").progress.attempts_without, 2);
     world.script("a.progress halfway");
     assert_eq!(world.worker("a").progress.attempts_without, 0);
@@ -229,18 +199,13 @@ fn progress_resets_the_no_progress_counter() {
 
 #[test]
 fn no_progress_attempts_warn_then_pause() {
-    let mut script = String::from(
-        "run auto warn_attempts=2 pause_attempts=3 no_time_stall\nexecutor e1\nspawn a\nsubmit a\n",
-    );
+    let mut script =
+        String::from("run auto warn_attempts=2 pause_attempts=3 no_time_stall\nexecutor e1\nspawn a\nsubmit a\n");
     for _ in 0..4 {
         script.push_str("gen a\nidle a\nadvance 3s\nsubmit a\n");
     }
     // The last `submit` has nothing to submit once the worker is paused: stop before it.
-    let script = script
-        .trim_end()
-        .rsplit_once('\n')
-        .map(|(s, _)| s.to_string())
-        .unwrap_or_default();
+    let script = script.trim_end().rsplit_once('\n').map(|(s, _)| s.to_string()).unwrap_or_default();
     check(
         &format!("{script}\nshow a"),
         "e1 create a#1 initial bootstrap/v1
@@ -283,9 +248,7 @@ fn no_progress_time_thresholds_warn_then_pause() {
 fn fifty_productive_turns_never_trip_the_stall_guard() {
     let mut script = String::from(RUNNING);
     for i in 0..50 {
-        script.push_str(&format!(
-            "\na.progress step {i}\nidle a\nadvance 3s\nsubmit a\ngen a\nadvance 10m"
-        ));
+        script.push_str(&format!("\na.progress step {i}\nidle a\nadvance 3s\nsubmit a\ngen a\nadvance 10m"));
     }
     let mut world = support::World::new();
     world.check_recovery_every = 25;
@@ -309,11 +272,7 @@ fn policy_changes_append_events_and_survive_restart() {
          crash
          a: running #1 initial scheduled",
     );
-    let names: Vec<&str> = world
-        .engine
-        .recent_events()
-        .map(|e| e.kind.name())
-        .collect();
+    let names: Vec<&str> = world.engine.recent_events().map(|e| e.kind.name()).collect();
     assert!(names.contains(&"continuation.policy_changed"), "{names:?}");
     let view = world.view("a");
     assert_eq!(view.policy.mode, engine::policy::Mode::Auto);

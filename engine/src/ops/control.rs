@@ -24,25 +24,13 @@ impl Engine {
         if w.pause.as_ref().is_some_and(|p| p.reason == reason) {
             return;
         }
-        w.pause = Some(Pause {
-            reason,
-            at: now,
-            detail: detail.map(shared),
-        });
+        w.pause = Some(Pause { reason, at: now, detail: detail.map(shared) });
         if reason == PauseReason::Stall {
             w.progress.stall = StallState::Paused;
         }
         let run = w.run;
         self.touch_worker(id);
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::WorkerPaused {
-                reason,
-                after_turn: false,
-            },
-        );
+        self.emit(run, Some(id), None, EventKind::WorkerPaused { reason, after_turn: false });
         self.block_idle_turn(id);
         self.evaluate(id);
     }
@@ -62,22 +50,10 @@ impl Engine {
             w.pause_after_turn = true;
             let run = w.run;
             self.touch_worker(id);
-            self.emit(
-                run,
-                Some(id),
-                None,
-                EventKind::WorkerPaused {
-                    reason: PauseReason::Operator,
-                    after_turn: true,
-                },
-            );
+            self.emit(run, Some(id), None, EventKind::WorkerPaused { reason: PauseReason::Operator, after_turn: true });
             self.evaluate(id);
         } else {
-            self.state
-                .workers
-                .get_mut(&id)
-                .expect("worker exists")
-                .pause_after_turn = false;
+            self.state.workers.get_mut(&id).expect("worker exists").pause_after_turn = false;
             self.set_pause(id, PauseReason::Operator, None);
         }
     }
@@ -95,22 +71,13 @@ impl Engine {
         }
         let w = &self.state.workers[&id];
         if self.effective_policy(w).0.mode == crate::policy::Mode::Auto {
-            self.wake(
-                id,
-                WakeReason::Resumed,
-                Origin::Scheduler,
-                IntentPayload::Continue,
-            );
+            self.wake(id, WakeReason::Resumed, Origin::Scheduler, IntentPayload::Continue);
         } else {
             self.evaluate(id);
         }
     }
 
-    pub(crate) fn worker_pause(
-        &mut self,
-        id: WorkerId,
-        after_current_turn: bool,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_pause(&mut self, id: WorkerId, after_current_turn: bool) -> Result<Reply, Rejection> {
         self.active_worker(id)?;
         self.pause_worker(id, after_current_turn);
         self.worker_reply(id)
@@ -147,10 +114,7 @@ impl Engine {
                 ),
             ));
         }
-        let already = w.in_flight.is_some()
-            || w.intent
-                .as_ref()
-                .is_some_and(|i| i.origin == Origin::Operator);
+        let already = w.in_flight.is_some() || w.intent.as_ref().is_some_and(|i| i.origin == Origin::Operator);
         if override_wait {
             self.clear_waits(id);
         }
@@ -167,14 +131,8 @@ impl Engine {
             return self.continue_reply(id, ContinueNowOutcome::AlreadyPending);
         }
         let w = &self.state.workers[&id];
-        let lost = w
-            .binding
-            .as_ref()
-            .is_none_or(|b| b.status == BindingStatus::Lost);
-        let generating = w
-            .binding
-            .as_ref()
-            .is_some_and(|b| b.state == ConversationState::Generating);
+        let lost = w.binding.as_ref().is_none_or(|b| b.status == BindingStatus::Lost);
+        let generating = w.binding.as_ref().is_some_and(|b| b.state == ConversationState::Generating);
         let outcome = if lost {
             ContinueNowOutcome::Recovering
         } else if generating {
@@ -182,24 +140,12 @@ impl Engine {
         } else {
             ContinueNowOutcome::Scheduled
         };
-        self.wake(
-            id,
-            WakeReason::ContinueNow,
-            Origin::Operator,
-            IntentPayload::Continue,
-        );
+        self.wake(id, WakeReason::ContinueNow, Origin::Operator, IntentPayload::Continue);
         self.continue_reply(id, outcome)
     }
 
-    fn continue_reply(
-        &self,
-        id: WorkerId,
-        outcome: ContinueNowOutcome,
-    ) -> Result<Reply, Rejection> {
-        Ok(Reply::ContinueNow {
-            outcome,
-            worker: Box::new(self.worker_view(id).expect("worker exists")),
-        })
+    fn continue_reply(&self, id: WorkerId, outcome: ContinueNowOutcome) -> Result<Reply, Rejection> {
+        Ok(Reply::ContinueNow { outcome, worker: Box::new(self.worker_view(id).expect("worker exists")) })
     }
 
     pub(crate) fn worker_continuation_get(&self, id: WorkerId) -> Result<Reply, Rejection> {
@@ -234,15 +180,7 @@ impl Engine {
         self.touch_worker(id);
         let w = &self.state.workers[&id];
         let mode = self.effective_policy(w).0.mode;
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::PolicyChanged {
-                mode,
-                inherited: inherit,
-            },
-        );
+        self.emit(run, Some(id), None, EventKind::PolicyChanged { mode, inherited: inherit });
         self.evaluate(id);
         self.worker_continuation_get(id)
     }
@@ -259,64 +197,32 @@ impl Engine {
         let w = self.active_worker(id)?;
         validate::text("message", message, MESSAGE_BYTES_MAX)?;
         if self.state.runs[&w.run].root == id {
-            return Err(Rejection::invalid(
-                "workerId",
-                "root steering targets a lane, not /root itself",
-            ));
+            return Err(Rejection::invalid("workerId", "root steering targets a lane, not /root itself"));
         }
-        let may_be_material = !matches!(
-            outcome,
-            SteeringOutcome::ContinueAsPlanned | SteeringOutcome::Pause
-        );
+        let may_be_material = !matches!(outcome, SteeringOutcome::ContinueAsPlanned | SteeringOutcome::Pause);
         let material = material.unwrap_or(outcome == SteeringOutcome::CorrectDirection);
         if material && !may_be_material {
-            return Err(Rejection::invalid(
-                "material",
-                &format!("{} is never material", outcome.as_str()),
-            ));
+            return Err(Rejection::invalid("material", &format!("{} is never material", outcome.as_str())));
         }
         let digest = validate::digest(&[outcome.as_str(), message]);
-        let pending_same = matches!(&w.intent, Some(Intent { payload: IntentPayload::Steering(s), .. }) if s.digest == digest);
+        let pending_same =
+            matches!(&w.intent, Some(Intent { payload: IntentPayload::Steering(s), .. }) if s.digest == digest);
         let delivered_same = w.last_steering_digest == Some(digest);
         let coalesced = pending_same || delivered_same;
         let run = w.run;
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::SteeringRecorded {
-                outcome,
-                material,
-                coalesced,
-            },
-        );
+        self.emit(run, Some(id), None, EventKind::SteeringRecorded { outcome, material, coalesced });
         if !coalesced {
             match outcome {
                 SteeringOutcome::Pause => self.pause_worker(id, true),
                 _ => {
-                    if outcome == SteeringOutcome::ProvideDependency
-                        && self.state.workers[&id].dependency.is_some()
-                    {
+                    if outcome == SteeringOutcome::ProvideDependency && self.state.workers[&id].dependency.is_some() {
                         self.release_dependency(id, false);
                     }
-                    let steering = Steering {
-                        outcome,
-                        message: shared(message),
-                        material,
-                        digest,
-                    };
-                    self.wake(
-                        id,
-                        WakeReason::Steering,
-                        Origin::Root,
-                        IntentPayload::Steering(Arc::new(steering)),
-                    );
+                    let steering = Steering { outcome, message: shared(message), material, digest };
+                    self.wake(id, WakeReason::Steering, Origin::Root, IntentPayload::Steering(Arc::new(steering)));
                 }
             }
         }
-        Ok(Reply::Steer {
-            coalesced,
-            worker: Box::new(self.worker_view(id).expect("worker exists")),
-        })
+        Ok(Reply::Steer { coalesced, worker: Box::new(self.worker_view(id).expect("worker exists")) })
     }
 }

@@ -8,12 +8,7 @@ use crate::reject::Rejection;
 use crate::validate;
 
 impl Engine {
-    pub(crate) fn worker_attempts(
-        &self,
-        id: WorkerId,
-        after_sequence: u32,
-        limit: usize,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_attempts(&self, id: WorkerId, after_sequence: u32, limit: usize) -> Result<Reply, Rejection> {
         self.find_worker(id)?;
         validate::limit("limit", limit, ATTEMPTS_PAGE_COUNT_MAX)?;
         let attempts = self
@@ -44,9 +39,7 @@ impl Engine {
             self.find_worker(w)?;
         }
         let events = &self.state.events;
-        let retained_after = events
-            .front()
-            .map_or(self.last_cursor(), |e| Cursor(e.cursor.0 - 1));
+        let retained_after = events.front().map_or(self.last_cursor(), |e| Cursor(e.cursor.0 - 1));
         let start = events.partition_point(|e| e.cursor <= cursor);
         let mut scanned_to = cursor.max(retained_after);
         let mut out = Vec::new();
@@ -62,10 +55,6 @@ impl Engine {
         if out.len() < limit {
             scanned_to = scanned_to.max(self.last_cursor());
         }
-        Ok(Reply::Events(EventsPage {
-            events: out,
-            next_cursor: scanned_to,
-            retained_after,
-        }))
+        Ok(Reply::Events(EventsPage { events: out, next_cursor: scanned_to, retained_after }))
     }
 }

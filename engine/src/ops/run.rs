@@ -24,10 +24,7 @@ impl Engine {
         validate::name("rootConversationName", root_conversation_name)?;
         validate::optional_text("context", context, ASSIGNMENT_TEXT_BYTES_MAX)?;
         if self.state.runs.len() >= RUNS_COUNT_MAX {
-            return Err(Rejection::new(
-                RejectionCode::LimitExceeded,
-                &format!("at most {RUNS_COUNT_MAX} runs"),
-            ));
+            return Err(Rejection::new(RejectionCode::LimitExceeded, &format!("at most {RUNS_COUNT_MAX} runs")));
         }
         let default_policy = match default_policy {
             Some(patch) => {
@@ -57,11 +54,7 @@ impl Engine {
         );
         self.touch_run(run_id);
         self.emit(run_id, None, None, EventKind::RunCreated);
-        let objective = if context.trim().is_empty() {
-            task_name
-        } else {
-            context
-        };
+        let objective = if context.trim().is_empty() { task_name } else { context };
         let spec = WorkerSpec {
             id: root_id,
             run: run_id,
@@ -72,8 +65,7 @@ impl Engine {
             worktree: None,
             assignment: Assignment {
                 objective: objective.to_string(),
-                scope: "Coordinate the run: lanes, messages, dependencies, integration."
-                    .to_string(),
+                scope: "Coordinate the run: lanes, messages, dependencies, integration.".to_string(),
                 acceptance_criteria: Vec::new(),
             },
         };
@@ -116,10 +108,7 @@ impl Engine {
             validate::optional_text("context", c, ASSIGNMENT_TEXT_BYTES_MAX)?;
         }
         if task_name.is_none() && root_conversation_name.is_none() && context.is_none() {
-            return Err(Rejection::invalid(
-                "taskName",
-                "give at least one of taskName, rootConversationName, context",
-            ));
+            return Err(Rejection::invalid("taskName", "give at least one of taskName, rootConversationName, context"));
         }
         let run = self.state.runs.get_mut(&id).expect("run exists");
         let old_task = run.task_name.clone();
@@ -143,8 +132,7 @@ impl Engine {
                     spec.display_name = r.clone();
                 }
                 spec.task_summary = new_task.to_string();
-            } else if let Some(letters) = spec.lane_label.strip_prefix(&format!("{old_task} Lane "))
-            {
+            } else if let Some(letters) = spec.lane_label.strip_prefix(&format!("{old_task} Lane ")) {
                 let label = format!("{new_task} Lane {letters}");
                 if spec.display_name == spec.lane_label {
                     spec.display_name = label.clone();
@@ -182,29 +170,13 @@ impl Engine {
         self.emit(id, None, None, EventKind::RunEnded { status });
     }
 
-    pub(crate) fn run_set_default_continuation(
-        &mut self,
-        id: RunId,
-        patch: &PolicyPatch,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn run_set_default_continuation(&mut self, id: RunId, patch: &PolicyPatch) -> Result<Reply, Rejection> {
         let run = self.active_run(id)?;
-        let policy = run
-            .default_policy
-            .unwrap_or(self.config.default_policy)
-            .patched(patch);
+        let policy = run.default_policy.unwrap_or(self.config.default_policy).patched(patch);
         policy.validate()?;
-        self.state
-            .runs
-            .get_mut(&id)
-            .expect("run exists")
-            .default_policy = Some(policy);
+        self.state.runs.get_mut(&id).expect("run exists").default_policy = Some(policy);
         self.touch_run(id);
-        self.emit(
-            id,
-            None,
-            None,
-            EventKind::RunPolicyChanged { mode: policy.mode },
-        );
+        self.emit(id, None, None, EventKind::RunPolicyChanged { mode: policy.mode });
         for wid in self.index.workers_of(id) {
             self.touch_worker(wid);
             self.evaluate(wid);
@@ -226,10 +198,7 @@ impl Engine {
         self.active_run(id)?;
         for wid in self.index.workers_of(id) {
             let w = &self.state.workers[&wid];
-            let operator_pause = w
-                .pause
-                .as_ref()
-                .is_some_and(|p| p.reason == PauseReason::Operator);
+            let operator_pause = w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Operator);
             if !w.lifecycle.is_terminal() && (operator_pause || w.pause_after_turn) {
                 self.resume_worker(wid);
             }

@@ -23,10 +23,7 @@ impl Engine {
         validate::text("reason", reason, SUMMARY_BYTES_MAX)?;
         validate::text("question", question, SUMMARY_BYTES_MAX)?;
         if choices.len() > HUMAN_CHOICES_COUNT_MAX {
-            return Err(Rejection::invalid(
-                "choices",
-                &format!("at most {HUMAN_CHOICES_COUNT_MAX} choices"),
-            ));
+            return Err(Rejection::invalid("choices", &format!("at most {HUMAN_CHOICES_COUNT_MAX} choices")));
         }
         for c in &choices {
             validate::name("choices", c)?;
@@ -56,25 +53,14 @@ impl Engine {
         }));
         let run = w.run;
         self.touch_worker(id);
-        let cursor = self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::WorkerAwaitingHuman {
-                reason: shared(reason),
-            },
-        );
+        let cursor = self.emit(run, Some(id), None, EventKind::WorkerAwaitingHuman { reason: shared(reason) });
         self.record_progress(id, Some(cursor));
         self.block_idle_turn(id);
         self.wake_root(id, WakeReason::LaneBlocked);
         self.evaluate(id);
     }
 
-    pub(crate) fn worker_resolve_human(
-        &mut self,
-        id: WorkerId,
-        answer: &str,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_resolve_human(&mut self, id: WorkerId, answer: &str) -> Result<Reply, Rejection> {
         let w = self.active_worker(id)?;
         validate::text("answer", answer, MESSAGE_BYTES_MAX)?;
         if w.human.is_none() {
@@ -90,12 +76,7 @@ impl Engine {
         self.touch_worker(id);
         let cursor = self.emit(run, Some(id), None, EventKind::WorkerHumanResolved);
         self.record_progress(id, Some(cursor));
-        self.wake(
-            id,
-            WakeReason::HumanResolved,
-            Origin::Root,
-            IntentPayload::Continue,
-        );
+        self.wake(id, WakeReason::HumanResolved, Origin::Root, IntentPayload::Continue);
         self.worker_reply(id)
     }
 
@@ -111,10 +92,7 @@ impl Engine {
             DependencyCondition::WorkerCompleted(other) => {
                 let dep = self.find_worker(*other)?;
                 if *other == id {
-                    return Err(Rejection::invalid(
-                        "dependency.workerId",
-                        "a worker cannot wait for itself",
-                    ));
+                    return Err(Rejection::invalid("dependency.workerId", "a worker cannot wait for itself"));
                 }
                 if dep.run != w.run {
                     return Err(Rejection::invalid(
@@ -131,35 +109,18 @@ impl Engine {
                 if dep.lifecycle.is_terminal() {
                     return Err(Rejection::invalid(
                         "dependency.workerId",
-                        &format!(
-                            "{} is {} and will never complete",
-                            dep.spec.name,
-                            dep.lifecycle.as_str()
-                        ),
+                        &format!("{} is {} and will never complete", dep.spec.name, dep.lifecycle.as_str()),
                     ));
                 }
             }
-            DependencyCondition::External(text) => {
-                validate::text("dependency.description", text, SUMMARY_BYTES_MAX)?
-            }
+            DependencyCondition::External(text) => validate::text("dependency.description", text, SUMMARY_BYTES_MAX)?,
         }
         let now = self.now;
         let w = self.state.workers.get_mut(&id).expect("worker exists");
-        w.dependency = Some(Arc::new(DependencyWait {
-            condition,
-            reason: shared(reason),
-            requested_at: now,
-        }));
+        w.dependency = Some(Arc::new(DependencyWait { condition, reason: shared(reason), requested_at: now }));
         let run = w.run;
         self.touch_worker(id);
-        let cursor = self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::WorkerAwaitingDependency {
-                reason: shared(reason),
-            },
-        );
+        let cursor = self.emit(run, Some(id), None, EventKind::WorkerAwaitingDependency { reason: shared(reason) });
         self.record_progress(id, Some(cursor));
         self.block_idle_turn(id);
         self.wake_root(id, WakeReason::LaneBlocked);
@@ -167,11 +128,7 @@ impl Engine {
         self.worker_reply(id)
     }
 
-    pub(crate) fn worker_release_dependency(
-        &mut self,
-        id: WorkerId,
-        note: &str,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_release_dependency(&mut self, id: WorkerId, note: &str) -> Result<Reply, Rejection> {
         let w = self.active_worker(id)?;
         validate::optional_text("note", note, SUMMARY_BYTES_MAX)?;
         if w.dependency.is_none() {
@@ -193,24 +150,10 @@ impl Engine {
         }
         let run = w.run;
         self.touch_worker(id);
-        let cursor = self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::WorkerDependencyReleased { automatic },
-        );
+        let cursor = self.emit(run, Some(id), None, EventKind::WorkerDependencyReleased { automatic });
         self.record_progress(id, Some(cursor));
-        let origin = if automatic {
-            Origin::Scheduler
-        } else {
-            Origin::Root
-        };
-        self.wake(
-            id,
-            WakeReason::DependencyReleased,
-            origin,
-            IntentPayload::Continue,
-        );
+        let origin = if automatic { Origin::Scheduler } else { Origin::Root };
+        self.wake(id, WakeReason::DependencyReleased, origin, IntentPayload::Continue);
     }
 
     /// Clears both waits as part of an explicit transition (follow-up, continue-now override).
@@ -226,12 +169,7 @@ impl Engine {
             self.emit(run, Some(id), None, EventKind::WorkerHumanResolved);
         }
         if had_dependency {
-            self.emit(
-                run,
-                Some(id),
-                None,
-                EventKind::WorkerDependencyReleased { automatic: false },
-            );
+            self.emit(run, Some(id), None, EventKind::WorkerDependencyReleased { automatic: false });
         }
     }
 }

@@ -49,6 +49,7 @@ impl Engine {
                 last_at: None,
                 last_cursor: None,
                 baseline_at: now,
+                quiet_ms: 0,
                 attempts_without: 0,
                 since_submission: true,
                 stall: StallState::Clear,
@@ -78,22 +79,14 @@ impl Engine {
         if let Some(w) = &args.worktree {
             validate::name("worktree", w)?;
         }
-        if self
-            .index
-            .names
-            .contains_key(&(args.run, args.name.clone()))
-        {
+        if self.index.names.contains_key(&(args.run, args.name.clone())) {
             return Err(Rejection::new(
                 RejectionCode::DuplicateWorkerName,
                 &format!("run {} already has a worker named {}", args.run, args.name),
             ));
         }
         let parent = validate::parent_name(&args.name);
-        if !self
-            .index
-            .names
-            .contains_key(&(args.run, parent.to_string()))
-        {
+        if !self.index.names.contains_key(&(args.run, parent.to_string())) {
             return Err(Rejection::new(
                 RejectionCode::ParentWorkerMissing,
                 &format!("spawn {parent} before {}", args.name),
@@ -116,17 +109,9 @@ impl Engine {
                 None => (None, ()),
             }
         };
-        let lane_label = format!(
-            "{} Lane {}",
-            run.task_name,
-            validate::lane_letters(run.lanes_spawned)
-        );
+        let lane_label = format!("{} Lane {}", run.task_name, validate::lane_letters(run.lanes_spawned));
         let run_id = args.run;
-        self.state
-            .runs
-            .get_mut(&run_id)
-            .expect("run exists")
-            .lanes_spawned += 1;
+        self.state.runs.get_mut(&run_id).expect("run exists").lanes_spawned += 1;
         self.touch_run(run_id);
         let id = WorkerId(self.next_id(|m| &mut m.next_worker));
         let spec = WorkerSpec {
@@ -141,29 +126,15 @@ impl Engine {
         };
         self.insert_worker(spec, policy);
         if args.start {
-            self.wake(
-                id,
-                WakeReason::Initial,
-                Origin::Operator,
-                IntentPayload::Continue,
-            );
+            self.wake(id, WakeReason::Initial, Origin::Operator, IntentPayload::Continue);
         }
         self.worker_reply(id)
     }
 
-    pub(crate) fn worker_attach(
-        &mut self,
-        id: WorkerId,
-        conversation: &str,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_attach(&mut self, id: WorkerId, conversation: &str) -> Result<Reply, Rejection> {
         let w = self.active_worker(id)?;
         validate::conversation(conversation)?;
-        if let Some(other) = self
-            .index
-            .conversations
-            .get(conversation)
-            .filter(|other| **other != id)
-        {
+        if let Some(other) = self.index.conversations.get(conversation).filter(|other| **other != id) {
             return Err(Rejection::new(
                 RejectionCode::ConversationInUse,
                 &format!("conversation is already bound to worker {other}"),
@@ -175,10 +146,8 @@ impl Engine {
                 "a continuation is being delivered to the current conversation; attach after it settles",
             ));
         }
-        let same = w
-            .binding
-            .as_ref()
-            .is_some_and(|b| &*b.conversation == conversation && b.status != BindingStatus::Lost);
+        let same =
+            w.binding.as_ref().is_some_and(|b| &*b.conversation == conversation && b.status != BindingStatus::Lost);
         if same {
             return self.worker_reply(id);
         }
@@ -195,37 +164,17 @@ impl Engine {
         });
         if let Some(turn) = w.turn {
             // The old conversation's turn cannot be observed any more.
-            self.close_attempt(
-                turn,
-                AttemptState::Completed,
-                AttemptOutcome::ConversationLost,
-                None,
-            );
+            self.close_attempt(turn, AttemptState::Completed, AttemptOutcome::ConversationLost, None);
         }
         let run = self.state.workers[&id].run;
         self.touch_worker(id);
-        self.emit(
-            run,
-            Some(id),
-            None,
-            EventKind::WorkerAttached {
-                conversation: shared(conversation),
-            },
-        );
-        let reason = if bootstrapped {
-            WakeReason::Recovery
-        } else {
-            WakeReason::Initial
-        };
+        self.emit(run, Some(id), None, EventKind::WorkerAttached { conversation: shared(conversation) });
+        let reason = if bootstrapped { WakeReason::Recovery } else { WakeReason::Initial };
         self.wake(id, reason, Origin::Operator, IntentPayload::Continue);
         self.worker_reply(id)
     }
 
-    pub(crate) fn worker_list(
-        &self,
-        run: RunId,
-        include_terminal: bool,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_list(&self, run: RunId, include_terminal: bool) -> Result<Reply, Rejection> {
         self.find_run(run)?;
         let workers = self
             .index
@@ -254,10 +203,7 @@ impl Engine {
             run,
             Some(id),
             None,
-            EventKind::WorkerProgress {
-                summary: shared(summary),
-                commit: commit.map(shared),
-            },
+            EventKind::WorkerProgress { summary: shared(summary), commit: commit.map(shared) },
         );
         self.record_progress(id, Some(cursor));
         self.wake_root(id, WakeReason::Progress);
@@ -265,11 +211,7 @@ impl Engine {
         self.worker_reply(id)
     }
 
-    pub(crate) fn worker_complete(
-        &mut self,
-        id: WorkerId,
-        summary: &str,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_complete(&mut self, id: WorkerId, summary: &str) -> Result<Reply, Rejection> {
         let w = self.active_worker(id)?;
         validate::text("summary", summary, SUMMARY_BYTES_MAX)?;
         let run = w.run;
@@ -285,10 +227,7 @@ impl Engine {
             if !unfinished.is_empty() {
                 return Err(Rejection::new(
                     RejectionCode::RunHasUnfinishedWorkers,
-                    &format!(
-                        "complete, fail or interrupt these workers first: {}",
-                        unfinished.join(", ")
-                    ),
+                    &format!("complete, fail or interrupt these workers first: {}", unfinished.join(", ")),
                 ));
             }
         }
@@ -299,14 +238,7 @@ impl Engine {
             r.status = RunStatus::Completed;
             r.ended_at = Some(now);
             self.touch_run(run);
-            self.emit(
-                run,
-                None,
-                None,
-                EventKind::RunEnded {
-                    status: RunStatus::Completed,
-                },
-            );
+            self.emit(run, None, None, EventKind::RunEnded { status: RunStatus::Completed });
         }
         self.worker_reply(id)
     }
@@ -323,11 +255,7 @@ impl Engine {
         self.worker_reply(id)
     }
 
-    pub(crate) fn worker_interrupt(
-        &mut self,
-        id: WorkerId,
-        reason: &str,
-    ) -> Result<Reply, Rejection> {
+    pub(crate) fn worker_interrupt(&mut self, id: WorkerId, reason: &str) -> Result<Reply, Rejection> {
         let w = self.active_worker(id)?;
         validate::text("reason", reason, SUMMARY_BYTES_MAX)?;
         if w.spec.name == ROOT_WORKER_NAME {
@@ -352,25 +280,14 @@ impl Engine {
         let (run, turn) = (w.run, w.turn);
         self.touch_worker(id);
         let kind = match lifecycle {
-            Lifecycle::Completed => EventKind::WorkerCompleted {
-                summary: shared(reason),
-            },
-            Lifecycle::Failed => EventKind::WorkerFailed {
-                reason: shared(reason),
-            },
-            _ => EventKind::WorkerCancelled {
-                reason: shared(reason),
-            },
+            Lifecycle::Completed => EventKind::WorkerCompleted { summary: shared(reason) },
+            Lifecycle::Failed => EventKind::WorkerFailed { reason: shared(reason) },
+            _ => EventKind::WorkerCancelled { reason: shared(reason) },
         };
         self.emit(run, Some(id), None, kind);
         self.cancel_intent(id);
         if let Some(turn) = turn {
-            self.close_attempt(
-                turn,
-                AttemptState::Completed,
-                terminal_outcome(lifecycle),
-                None,
-            );
+            self.close_attempt(turn, AttemptState::Completed, terminal_outcome(lifecycle), None);
         }
         self.withdraw_if_unwanted(id);
         if lifecycle == Lifecycle::Completed {
@@ -403,12 +320,7 @@ impl Engine {
         self.emit(run, Some(id), None, EventKind::WorkerFollowup);
         self.clear_waits(id);
         self.record_progress(id, None);
-        self.wake(
-            id,
-            WakeReason::Followup,
-            Origin::Operator,
-            IntentPayload::Followup(shared(instructions)),
-        );
+        self.wake(id, WakeReason::Followup, Origin::Operator, IntentPayload::Followup(shared(instructions)));
         self.worker_reply(id)
     }
 
@@ -424,44 +336,24 @@ impl Engine {
         if let Some(sender) = from {
             let s = self.find_worker(sender)?;
             if s.run != run {
-                return Err(Rejection::invalid(
-                    "from",
-                    "sender and recipient must belong to the same run",
-                ));
+                return Err(Rejection::invalid("from", "sender and recipient must belong to the same run"));
             }
         }
         validate::text("body", body, MESSAGE_BYTES_MAX)?;
         let now = self.now;
         let id = MessageId(self.next_id(|m| &mut m.next_message));
-        let message = Message {
-            id,
-            run,
-            from,
-            to,
-            body: shared(body),
-            at: now,
-        };
+        let message = Message { id, run, from, to, body: shared(body), at: now };
         self.state.messages.insert(id, message.clone());
         self.index.inbox.insert((to, id));
         self.pending.messages.insert(id);
-        let cursor = self.emit(
-            run,
-            Some(to),
-            None,
-            EventKind::MessageSent { message: id, from },
-        );
+        let cursor = self.emit(run, Some(to), None, EventKind::MessageSent { message: id, from });
         if let Some(sender) = from
             && !self.state.workers[&sender].lifecycle.is_terminal()
         {
             self.record_progress(sender, Some(cursor));
             self.evaluate(sender);
         }
-        self.wake(
-            to,
-            WakeReason::Message,
-            Origin::Scheduler,
-            IntentPayload::Continue,
-        );
+        self.wake(to, WakeReason::Message, Origin::Scheduler, IntentPayload::Continue);
         Ok(Reply::Message(message))
     }
 
@@ -477,11 +369,7 @@ impl Engine {
 
 /// Checks an assignment's texts.
 fn validate_assignment(a: &Assignment) -> Result<(), Rejection> {
-    validate::text(
-        "assignment.objective",
-        &a.objective,
-        ASSIGNMENT_TEXT_BYTES_MAX,
-    )?;
+    validate::text("assignment.objective", &a.objective, ASSIGNMENT_TEXT_BYTES_MAX)?;
     validate::optional_text("assignment.scope", &a.scope, ASSIGNMENT_TEXT_BYTES_MAX)?;
     if a.acceptance_criteria.len() > ACCEPTANCE_CRITERIA_COUNT_MAX {
         return Err(Rejection::invalid(
@@ -490,11 +378,7 @@ fn validate_assignment(a: &Assignment) -> Result<(), Rejection> {
         ));
     }
     for c in &a.acceptance_criteria {
-        validate::text(
-            "assignment.acceptanceCriteria",
-            c,
-            ASSIGNMENT_TEXT_BYTES_MAX,
-        )?;
+        validate::text("assignment.acceptanceCriteria", c, ASSIGNMENT_TEXT_BYTES_MAX)?;
     }
     Ok(())
 }

@@ -5,12 +5,11 @@
 //! continuation-state block.
 
 use super::sections::{
-    ENDING_PROTOCOL, LANE_REPORTING, OUTPUT_BLOCK, PromptText, RECOVER_STATE, ROOT_DUTIES,
-    ROOT_RECOVERY, is_root, owner_header, push_assignment, worker_line,
+    ENDING_PROTOCOL, LANE_REPORTING, OUTPUT_BLOCK, PromptText, RECOVER_STATE, ROOT_DUTIES, ROOT_RECOVERY, is_root,
+    owner_header, push_assignment, worker_line,
 };
 use super::{
-    AttemptBrief, BOOTSTRAP_VERSION, FOLLOWUP_VERSION, Prompt, RECOVERY_VERSION,
-    ROOT_BOOTSTRAP_VERSION, WorkerBrief,
+    AttemptBrief, BOOTSTRAP_VERSION, FOLLOWUP_VERSION, Prompt, RECOVERY_VERSION, ROOT_BOOTSTRAP_VERSION, WorkerBrief,
 };
 
 /// The first message of a new lane worker: identity, full assignment and the ending contract.
@@ -21,10 +20,7 @@ pub fn bootstrap(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>) -> Prompt
     push_assignment(&mut out, worker);
     out.line(&worker_line(worker, attempt));
     push_contract(&mut out, worker);
-    Prompt {
-        version: BOOTSTRAP_VERSION,
-        text: out.finish(),
-    }
+    Prompt { version: BOOTSTRAP_VERSION, text: out.finish() }
 }
 
 /// The first message of `/root`: the run assignment plus the coordination duties.
@@ -36,18 +32,11 @@ pub fn root_bootstrap(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>) -> P
     out.line(&worker_line(worker, attempt));
     out.lines(ROOT_DUTIES);
     out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK);
-    Prompt {
-        version: ROOT_BOOTSTRAP_VERSION,
-        text: out.finish(),
-    }
+    Prompt { version: ROOT_BOOTSTRAP_VERSION, text: out.finish() }
 }
 
 /// A new or replaced assignment for an existing worker, with the new instructions first.
-pub fn followup(
-    worker: &WorkerBrief<'_>,
-    attempt: &AttemptBrief<'_>,
-    instructions: &str,
-) -> Prompt {
+pub fn followup(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>, instructions: &str) -> Prompt {
     let mut out = PromptText::new();
     out.line(&owner_header(worker));
     out.line("New instructions from the orchestrator for this worker:");
@@ -56,10 +45,7 @@ pub fn followup(
     push_assignment(&mut out, worker);
     out.line(&worker_line(worker, attempt));
     push_contract(&mut out, worker);
-    Prompt {
-        version: FOLLOWUP_VERSION,
-        text: out.finish(),
-    }
+    Prompt { version: FOLLOWUP_VERSION, text: out.finish() }
 }
 
 /// The first message in a fresh conversation that replaces a missing or closed one.
@@ -77,10 +63,7 @@ pub fn recovery(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>) -> Prompt 
         out.lines(ROOT_RECOVERY);
     }
     push_contract(&mut out, worker);
-    Prompt {
-        version: RECOVERY_VERSION,
-        text: out.finish(),
-    }
+    Prompt { version: RECOVERY_VERSION, text: out.finish() }
 }
 
 /// Reporting duties (lane or root), the ending protocol and the output block.
@@ -98,12 +81,7 @@ mod tests {
     use super::super::fixtures::{OBJECTIVE, SCOPE, attempt, criteria, lane, root};
     use super::*;
 
-    const ENDING_TOOLS: [&str; 4] = [
-        "worker_complete",
-        "worker_fail",
-        "worker_await_human",
-        "worker_await_dependency",
-    ];
+    const ENDING_TOOLS: [&str; 4] = ["worker_complete", "worker_fail", "worker_await_human", "worker_await_dependency"];
     const BLOCK_FIELDS: [&str; 4] = ["status:", "summary:", "current:", "next:"];
 
     fn first_line(prompt: &Prompt) -> &str {
@@ -151,13 +129,7 @@ mod tests {
     fn bootstrap_asks_for_durable_reports_to_root() {
         let c = criteria();
         let text = bootstrap(&lane(&c), &attempt("initial")).text;
-        for clause in [
-            "worker_progress",
-            "message_send",
-            "/root",
-            "commit",
-            "blockers",
-        ] {
+        for clause in ["worker_progress", "message_send", "/root", "commit", "blockers"] {
             assert!(text.contains(clause), "{clause}");
         }
     }
@@ -173,17 +145,8 @@ mod tests {
     #[test]
     fn bootstrap_has_no_browser_or_scheduling_policy() {
         let c = criteria();
-        let text = bootstrap(&lane(&c), &attempt("initial"))
-            .text
-            .to_lowercase();
-        for banned in [
-            "retry",
-            "send continue",
-            "`continue`",
-            "browser",
-            "auto-resume",
-            "auto resume",
-        ] {
+        let text = bootstrap(&lane(&c), &attempt("initial")).text.to_lowercase();
+        for banned in ["retry", "send continue", "`continue`", "browser", "auto-resume", "auto resume"] {
             assert!(!text.contains(banned), "{banned}");
         }
     }
@@ -202,12 +165,7 @@ mod tests {
         let p = root_bootstrap(&worker, &attempt("initial"));
         assert_owner_first_line(&p, &worker);
         assert_full_contract(&p, &worker);
-        for duty in [
-            "events_wait",
-            "worker_steer",
-            "entire run objective",
-            "terminal_reconcile",
-        ] {
+        for duty in ["events_wait", "worker_steer", "entire run objective", "terminal_reconcile"] {
             assert!(p.text.contains(duty), "{duty}");
         }
     }
@@ -216,11 +174,7 @@ mod tests {
     fn followup_has_header_instructions_and_assignment() {
         let c = criteria();
         let worker = lane(&c);
-        let p = followup(
-            &worker,
-            &attempt("followup"),
-            "Switch to the jitter floor first.",
-        );
+        let p = followup(&worker, &attempt("followup"), "Switch to the jitter floor first.");
         assert_owner_first_line(&p, &worker);
         assert!(p.text.contains("Switch to the jitter floor first."));
         assert_full_contract(&p, &worker);
@@ -233,11 +187,7 @@ mod tests {
         let p = recovery(&worker, &attempt("recovery"));
         assert_owner_first_line(&p, &worker);
         assert_full_contract(&p, &worker);
-        for clause in [
-            "fresh conversation",
-            "worker_get",
-            "Do not redo completed work",
-        ] {
+        for clause in ["fresh conversation", "worker_get", "Do not redo completed work"] {
             assert!(p.text.contains(clause), "{clause}");
         }
         assert!(!p.text.contains("consume lane handoffs"));
@@ -249,14 +199,7 @@ mod tests {
         let worker = root(&c);
         let p = recovery(&worker, &attempt("recovery"));
         assert_full_contract(&p, &worker);
-        for clause in [
-            "worker list",
-            "branches",
-            "handoffs",
-            "blockers",
-            "convergence",
-            "events_wait",
-        ] {
+        for clause in ["worker list", "branches", "handoffs", "blockers", "convergence", "events_wait"] {
             assert!(p.text.contains(clause), "{clause}");
         }
     }

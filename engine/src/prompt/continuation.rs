@@ -5,12 +5,12 @@
 //! only the worker's identity, the attempt provenance and what to do next.
 
 use super::sections::{
-    ENDING_PROTOCOL, OUTPUT_BLOCK_REMINDER, PromptText, RECOVER_STATE, attempt_line,
-    identity_header, join_parts, provenance_lines, root_label,
+    ENDING_PROTOCOL, OUTPUT_BLOCK_REMINDER, PromptText, RECOVER_STATE, attempt_line, identity_header, join_parts,
+    provenance_lines, root_label,
 };
 use super::{
-    AttemptBrief, CHECKPOINT_VERSION, COMPLETION_RECONCILE_VERSION, DELIVERY_TIMEOUT_VERSION,
-    Prompt, RESUME_VERSION, WorkerBrief,
+    AttemptBrief, CHECKPOINT_VERSION, COMPLETION_RECONCILE_VERSION, DELIVERY_TIMEOUT_VERSION, Prompt, RESUME_VERSION,
+    WorkerBrief,
 };
 
 /// The exact fresh turn submitted after a message-delivery timeout (spec 000 §22.3.1).
@@ -26,10 +26,7 @@ pub fn resume(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>) -> Prompt {
     out.lines(RECOVER_STATE);
     out.line("Continue until the assignment's acceptance criteria are satisfied.");
     out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK_REMINDER);
-    Prompt {
-        version: RESUME_VERSION,
-        text: out.finish(),
-    }
+    Prompt { version: RESUME_VERSION, text: out.finish() }
 }
 
 /// Keepalive checkpoint (spec 000 §10.3): report durably to root now, then keep working.
@@ -39,18 +36,12 @@ pub fn checkpoint(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>) -> Promp
     out.line(&attempt_line(attempt));
     push_provenance(&mut out, attempt);
     out.lines(CHECKPOINT_BODY);
-    Prompt {
-        version: CHECKPOINT_VERSION,
-        text: out.finish(),
-    }
+    Prompt { version: CHECKPOINT_VERSION, text: out.finish() }
 }
 
 /// The fresh `continue` turn after a delivery timeout; nothing else is sent.
 pub fn delivery_timeout() -> Prompt {
-    Prompt {
-        version: DELIVERY_TIMEOUT_VERSION,
-        text: DELIVERY_TIMEOUT_TEXT.to_string(),
-    }
+    Prompt { version: DELIVERY_TIMEOUT_VERSION, text: DELIVERY_TIMEOUT_TEXT.to_string() }
 }
 
 /// Sent when a block said `status: complete` but no `worker_complete` was recorded.
@@ -60,10 +51,7 @@ pub fn completion_reconcile(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>
     out.line(&attempt_line(attempt));
     out.lines(RECONCILE_BODY);
     out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK_REMINDER);
-    Prompt {
-        version: COMPLETION_RECONCILE_VERSION,
-        text: out.finish(),
-    }
+    Prompt { version: COMPLETION_RECONCILE_VERSION, text: out.finish() }
 }
 
 /// `Orchestrator checkpoint · <display name> · <worker> · root: <root conversation>`.
@@ -132,14 +120,7 @@ mod tests {
     fn resume_carries_attempt_provenance() {
         let c = criteria();
         let text = resume(&lane(&c), &attempt("auto_resume")).text;
-        for clause in [
-            "Attempt 7",
-            "auto_resume",
-            "exe-17",
-            "idle",
-            "event:worker.progress",
-            "42",
-        ] {
+        for clause in ["Attempt 7", "auto_resume", "exe-17", "idle", "event:worker.progress", "42"] {
             assert!(text.contains(clause), "{clause}");
         }
     }
@@ -168,11 +149,7 @@ mod tests {
         let c = criteria();
         for worker in [lane(&c), root(&c)] {
             let text = resume(&worker, &attempt("manual_resume")).text;
-            assert!(
-                text.len() < RESUME_TEXT_BYTES_BUDGET,
-                "{} bytes",
-                text.len()
-            );
+            assert!(text.len() < RESUME_TEXT_BYTES_BUDGET, "{} bytes", text.len());
         }
     }
 
@@ -212,16 +189,10 @@ mod tests {
     #[test]
     fn checkpoint_header_without_root_name() {
         let c = criteria();
-        let worker = WorkerBrief {
-            root_conversation_name: "",
-            ..lane(&c)
-        };
+        let worker = WorkerBrief { root_conversation_name: "", ..lane(&c) };
         let text = checkpoint(&worker, &attempt("checkpoint")).text;
         let first = text.lines().next().unwrap_or_default();
-        assert_eq!(
-            first,
-            "Orchestrator checkpoint · Execution continuity Lane A · /root/backend"
-        );
+        assert_eq!(first, "Orchestrator checkpoint · Execution continuity Lane A · /root/backend");
     }
 
     #[test]
@@ -235,12 +206,7 @@ mod tests {
     fn completion_reconcile_demands_worker_complete_or_more_work() {
         let c = criteria();
         let text = completion_reconcile(&lane(&c), &attempt("corrective")).text;
-        for clause in [
-            "worker_complete",
-            "acceptance criterion",
-            "does not complete",
-            "continue working",
-        ] {
+        for clause in ["worker_complete", "acceptance criterion", "does not complete", "continue working"] {
             assert!(text.contains(clause), "{clause}");
         }
     }

@@ -1,35 +1,21 @@
 //! Root steering delivered to a lane (spec 000 §10.4): the outcome, its meaning and the message.
 
-use super::sections::{
-    ENDING_PROTOCOL, OUTPUT_BLOCK_REMINDER, PromptText, attempt_line, owner_header,
-};
+use super::sections::{ENDING_PROTOCOL, OUTPUT_BLOCK_REMINDER, PromptText, attempt_line, owner_header};
 use super::{AttemptBrief, CORRECTIVE_VERSION, Prompt, WorkerBrief};
 
 /// Every steering outcome root may send, with the one-line meaning printed to the lane.
 const OUTCOME_MEANINGS: [(&str, &str); 7] = [
     ("continue_as_planned", "your work is aligned; keep going."),
-    (
-        "correct_direction",
-        "your work is drifting from the assignment or architecture; correct it.",
-    ),
+    ("correct_direction", "your work is drifting from the assignment or architecture; correct it."),
     ("change_priority", "another subgoal must be handled first."),
-    (
-        "provide_dependency",
-        "a commit, contract or result you needed is now available.",
-    ),
-    (
-        "request_evidence",
-        "root needs tests, a diff or other proof before accepting your direction.",
-    ),
+    ("provide_dependency", "a commit, contract or result you needed is now available."),
+    ("request_evidence", "root needs tests, a diff or other proof before accepting your direction."),
     (
         "pause",
         "continuing would create harmful or conflicting work; stop the affected work until root \
          says otherwise.",
     ),
-    (
-        "terminal_reconcile",
-        "you claimed completion; root requests a final correction or review before accepting it.",
-    ),
+    ("terminal_reconcile", "you claimed completion; root requests a final correction or review before accepting it."),
 ];
 
 /// Printed when the outcome is not one of [`STEERING_OUTCOMES`]; the message still applies.
@@ -48,19 +34,11 @@ pub const STEERING_OUTCOMES: [&str; 7] = [
 
 /// The one-line meaning of a steering outcome, so callers can validate or display it.
 pub fn outcome_meaning(outcome: &str) -> Option<&'static str> {
-    OUTCOME_MEANINGS
-        .iter()
-        .find(|(name, _)| *name == outcome)
-        .map(|(_, meaning)| *meaning)
+    OUTCOME_MEANINGS.iter().find(|(name, _)| *name == outcome).map(|(_, meaning)| *meaning)
 }
 
 /// Root steering for a lane: outcome, meaning, root's message verbatim, then acknowledge and go on.
-pub fn corrective(
-    worker: &WorkerBrief<'_>,
-    attempt: &AttemptBrief<'_>,
-    outcome: &str,
-    message: &str,
-) -> Prompt {
+pub fn corrective(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>, outcome: &str, message: &str) -> Prompt {
     let meaning = outcome_meaning(outcome).unwrap_or(UNKNOWN_OUTCOME_MEANING);
     let mut out = PromptText::new();
     out.line(&owner_header(worker));
@@ -73,10 +51,7 @@ pub fn corrective(
          assignment as steered.",
     );
     out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK_REMINDER);
-    Prompt {
-        version: CORRECTIVE_VERSION,
-        text: out.finish(),
-    }
+    Prompt { version: CORRECTIVE_VERSION, text: out.finish() }
 }
 
 #[cfg(test)]
@@ -87,10 +62,7 @@ mod tests {
     #[test]
     fn every_outcome_has_a_meaning() {
         for outcome in STEERING_OUTCOMES {
-            assert!(
-                outcome_meaning(outcome).is_some_and(|m| !m.is_empty()),
-                "{outcome}"
-            );
+            assert!(outcome_meaning(outcome).is_some_and(|m| !m.is_empty()), "{outcome}");
         }
         assert_eq!(outcome_meaning("Continue_As_Planned"), None);
     }
@@ -99,17 +71,9 @@ mod tests {
     fn corrective_carries_outcome_meaning_and_message_verbatim() {
         let c = criteria();
         let message = "Stop editing engine/src/store.\nIt belongs to Lane B.";
-        let p = corrective(
-            &lane(&c),
-            &attempt("corrective"),
-            "correct_direction",
-            message,
-        );
+        let p = corrective(&lane(&c), &attempt("corrective"), "correct_direction", message);
         assert!(p.text.contains("correct_direction"));
-        assert!(
-            p.text
-                .contains(outcome_meaning("correct_direction").unwrap_or("?"))
-        );
+        assert!(p.text.contains(outcome_meaning("correct_direction").unwrap_or("?")));
         assert!(p.text.contains(message));
     }
 
@@ -117,13 +81,7 @@ mod tests {
     fn corrective_asks_for_acknowledgement_and_ending_protocol() {
         let c = criteria();
         let text = corrective(&lane(&c), &attempt("corrective"), "pause", "Hold.").text;
-        for clause in [
-            "worker_progress",
-            "message_send",
-            "/root",
-            "worker_complete",
-            "continuation-state block",
-        ] {
+        for clause in ["worker_progress", "message_send", "/root", "worker_complete", "continuation-state block"] {
             assert!(text.contains(clause), "{clause}");
         }
     }

@@ -219,13 +219,8 @@ mod tests {
             acceptance_criteria: &[],
             worktree: None,
         };
-        let a = AttemptBrief {
-            sequence: 0,
-            reason: "",
-            execution_ref: "",
-            wake_reasons: &[],
-            last_progress_cursor: None,
-        };
+        let a =
+            AttemptBrief { sequence: 0, reason: "", execution_ref: "", wake_reasons: &[], last_progress_cursor: None };
         for p in [
             bootstrap(&worker, &a),
             root_bootstrap(&worker, &a),
@@ -243,10 +238,7 @@ mod tests {
     #[test]
     fn non_ascii_inputs_pass_through_verbatim() {
         let c = vec!["Ünïcödé criterion ✓".to_string()];
-        let worker = WorkerBrief {
-            task_summary: "Résumé 🚀",
-            ..lane(&c)
-        };
+        let worker = WorkerBrief { task_summary: "Résumé 🚀", ..lane(&c) };
         let p = bootstrap(&worker, &attempt("initial"));
         assert!(p.text.lines().next().unwrap().contains("Résumé 🚀"));
         assert!(p.text.contains("Ünïcödé criterion ✓"));

@@ -14,9 +14,7 @@ pub(super) struct PromptText {
 
 impl PromptText {
     pub(super) fn new() -> Self {
-        PromptText {
-            text: String::new(),
-        }
+        PromptText { text: String::new() }
     }
 
     /// Appends one line (which may itself contain newlines from caller input).
@@ -90,9 +88,7 @@ pub(super) fn provenance_lines(attempt: &AttemptBrief<'_>) -> Vec<String> {
         lines.push(format!("Wake reasons: {}", attempt.wake_reasons.join(", ")));
     }
     if let Some(cursor) = attempt.last_progress_cursor {
-        lines.push(format!(
-            "Last progress cursor seen by the orchestrator: {cursor}"
-        ));
+        lines.push(format!("Last progress cursor seen by the orchestrator: {cursor}"));
     }
     lines
 }
@@ -137,11 +133,10 @@ pub(super) const ENDING_PROTOCOL: &[&str] = &[
 ];
 
 /// Lane-to-root reporting throughout the work (spec 000 §15.5).
-pub(super) const LANE_REPORTING: &[&str] = &[
-    "Report durably throughout the work, not only at the end: at each checkpoint commit or \
+pub(super) const LANE_REPORTING: &[&str] =
+    &["Report durably throughout the work, not only at the end: at each checkpoint commit or \
      milestone call worker_progress and message_send to /root with commit, progress, completed, \
-     remaining, blockers and contracts.",
-];
+     remaining, blockers and contracts."];
 
 /// The end-of-response continuation-state block (spec 000 §27.2).
 pub(super) const OUTPUT_BLOCK: &[&str] = &[
@@ -155,17 +150,15 @@ pub(super) const OUTPUT_BLOCK: &[&str] = &[
 ];
 
 /// Short reminder of the block for prompts sent into a conversation that already has the contract.
-pub(super) const OUTPUT_BLOCK_REMINDER: &[&str] = &[
-    "End every response with the continuation-state block: status (working | complete | \
-     blocked), summary, current, next.",
-];
+pub(super) const OUTPUT_BLOCK_REMINDER: &[&str] =
+    &["End every response with the continuation-state block: status (working | complete | \
+     blocked), summary, current, next."];
 
 /// Recover durable state before acting (spec 000 §11).
-pub(super) const RECOVER_STATE: &[&str] = &[
-    "Orchestrator MCP and durable state are authoritative. Recover them before acting \
+pub(super) const RECOVER_STATE: &[&str] =
+    &["Orchestrator MCP and durable state are authoritative. Recover them before acting \
      (worker_get, messages, events) and inspect the repository/worktree and progress state. \
-     Do not redo completed work.",
-];
+     Do not redo completed work."];
 
 /// The coordination duties of `/root` (spec 000 §10.4, §13.4).
 pub(super) const ROOT_DUTIES: &[&str] = &[
@@ -184,10 +177,9 @@ pub(super) const ROOT_DUTIES: &[&str] = &[
 ];
 
 /// What a recovered `/root` must do first (spec 003 next action 5).
-pub(super) const ROOT_RECOVERY: &[&str] = &[
-    "As /root: inspect the current worker list, messages/events and branches, consume lane \
-     handoffs and blockers, then continue convergence.",
-];
+pub(super) const ROOT_RECOVERY: &[&str] =
+    &["As /root: inspect the current worker list, messages/events and branches, consume lane \
+     handoffs and blockers, then continue convergence."];
 
 #[cfg(test)]
 mod tests {
@@ -198,10 +190,7 @@ mod tests {
     fn owner_header_names_task_root_and_summary() {
         let c = criteria();
         let header = owner_header(&lane(&c));
-        assert_eq!(
-            header,
-            "Execution continuity Lane A · root: Orchestrator root · Build the scheduler"
-        );
+        assert_eq!(header, "Execution continuity Lane A · root: Orchestrator root · Build the scheduler");
     }
 
     #[test]
@@ -219,11 +208,7 @@ mod tests {
 
     #[test]
     fn provenance_is_omitted_when_unknown() {
-        let a = AttemptBrief {
-            wake_reasons: &[],
-            last_progress_cursor: None,
-            ..attempt("initial")
-        };
+        let a = AttemptBrief { wake_reasons: &[], last_progress_cursor: None, ..attempt("initial") };
         assert!(provenance_lines(&a).is_empty());
         assert_eq!(provenance_lines(&attempt("initial")).len(), 2);
     }

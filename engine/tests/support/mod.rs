@@ -45,9 +45,7 @@ pub struct World {
 
 pub fn ms(text: &str) -> u64 {
     let (digits, unit): (String, String) = text.chars().partition(|c| c.is_ascii_digit());
-    let n: u64 = digits
-        .parse()
-        .unwrap_or_else(|_| panic!("bad duration {text}"));
+    let n: u64 = digits.parse().unwrap_or_else(|_| panic!("bad duration {text}"));
     match unit.as_str() {
         "ms" => n,
         "s" => n * SECOND_MS,
@@ -59,10 +57,7 @@ pub fn ms(text: &str) -> u64 {
 
 impl World {
     pub fn new() -> World {
-        let config = EngineConfig {
-            seed: 7,
-            ..EngineConfig::default()
-        };
+        let config = EngineConfig { seed: 7, ..EngineConfig::default() };
         World {
             engine: Engine::new(config.clone()),
             config,
@@ -83,10 +78,7 @@ impl World {
     }
 
     pub fn id(&self, name: &str) -> WorkerId {
-        *self
-            .names
-            .get(name)
-            .unwrap_or_else(|| panic!("unknown worker name {name}"))
+        *self.names.get(name).unwrap_or_else(|| panic!("unknown worker name {name}"))
     }
 
     pub fn worker(&self, name: &str) -> &Worker {
@@ -94,17 +86,11 @@ impl World {
     }
 
     pub fn view(&self, name: &str) -> WorkerView {
-        self.engine
-            .worker_view(self.id(name))
-            .expect("worker exists")
+        self.engine.worker_view(self.id(name)).expect("worker exists")
     }
 
     fn name_of(&self, id: WorkerId) -> String {
-        self.names
-            .iter()
-            .find(|(_, w)| **w == id)
-            .map(|(n, _)| n.clone())
-            .unwrap_or_else(|| id.to_string())
+        self.names.iter().find(|(_, w)| **w == id).map(|(n, _)| n.clone()).unwrap_or_else(|| id.to_string())
     }
 
     /// Feeds one input and absorbs its effects.
@@ -113,11 +99,7 @@ impl World {
         self.absorb();
         self.inputs += 1;
         if let Err(v) = self.engine.check_invariants() {
-            panic!(
-                "invariant violated after input {}: {v}\ntrace:\n{}",
-                self.inputs,
-                self.trace.join("\n")
-            );
+            panic!("invariant violated after input {}: {v}\ntrace:\n{}", self.inputs, self.trace.join("\n"));
         }
         if self.check_recovery_every > 0 && self.inputs % self.check_recovery_every == 0 {
             self.check_recovery();
@@ -134,25 +116,13 @@ impl World {
                 }
                 Effect::Command(c) => {
                     let name = self.name_of(c.worker);
-                    let seq = self
-                        .engine
-                        .attempt(c.attempt)
-                        .map(|a| a.sequence)
-                        .unwrap_or(0);
-                    let reason = self
-                        .engine
-                        .attempt(c.attempt)
-                        .map(|a| a.reason.as_str())
-                        .unwrap_or("");
+                    let seq = self.engine.attempt(c.attempt).map(|a| a.sequence).unwrap_or(0);
+                    let reason = self.engine.attempt(c.attempt).map(|a| a.reason.as_str()).unwrap_or("");
                     let kind = c.kind.as_str().rsplit('.').next().unwrap_or("").to_string();
                     if c.kind == CommandKind::Cancel {
-                        self.trace
-                            .push(format!("{} {kind} {name}#{seq}", c.executor));
+                        self.trace.push(format!("{} {kind} {name}#{seq}", c.executor));
                     } else {
-                        self.trace.push(format!(
-                            "{} {kind} {name}#{seq} {reason} {}",
-                            c.executor, c.prompt_version
-                        ));
+                        self.trace.push(format!("{} {kind} {name}#{seq} {reason} {}", c.executor, c.prompt_version));
                         self.outstanding.insert(c.worker, c.clone());
                     }
                     self.commands.push(c);
@@ -169,17 +139,11 @@ impl World {
 
     /// Rebuilds an engine from the store and compares it with the live one.
     pub fn check_recovery(&self) {
-        let recovered = Engine::recover(self.config.clone(), self.store.values().cloned())
-            .expect("store recovers");
+        let recovered = Engine::recover(self.config.clone(), self.store.values().cloned()).expect("store recovers");
         if !recovered.durable_eq(&self.engine) {
-            panic!(
-                "recovered engine differs from the live one\ntrace:\n{}",
-                self.trace.join("\n")
-            );
+            panic!("recovered engine differs from the live one\ntrace:\n{}", self.trace.join("\n"));
         }
-        recovered
-            .check_invariants()
-            .expect("recovered engine keeps invariants");
+        recovered.check_invariants().expect("recovered engine keeps invariants");
     }
 
     pub fn call(&mut self, op: Operation) -> Result<Reply, Rejection> {
@@ -207,10 +171,7 @@ impl World {
 
     fn executor_of(&self, id: WorkerId) -> ExecutorId {
         let w = self.engine.worker(id).expect("worker exists");
-        w.binding
-            .as_ref()
-            .and_then(|b| b.executor.clone())
-            .unwrap_or_else(|| ExecutorId::new("e1"))
+        w.binding.as_ref().and_then(|b| b.executor.clone()).unwrap_or_else(|| ExecutorId::new("e1"))
     }
 
     pub fn next_seq(&mut self, id: WorkerId) -> u64 {
@@ -233,18 +194,15 @@ impl World {
     /// The executor reports the worker's outstanding command submitted.
     pub fn submit(&mut self, name: &str) {
         let id = self.id(name);
-        let c = self
-            .outstanding
-            .remove(&id)
-            .unwrap_or_else(|| panic!("no outstanding command for {name}"));
+        let c = self.outstanding.remove(&id).unwrap_or_else(|| panic!("no outstanding command for {name}"));
         assert!(
             self.submitted.insert(c.idempotency_key.clone()),
             "idempotency key {} submitted twice",
             c.idempotency_key
         );
         let seq = *self.seqs.get(&id).unwrap_or(&0);
-        let conversation = (c.kind == CommandKind::Create)
-            .then(|| Arc::from(format!("https://chatgpt.com/c/{name}-{}", c.attempt.0)));
+        let conversation =
+            (c.kind == CommandKind::Create).then(|| Arc::from(format!("https://chatgpt.com/c/{name}-{}", c.attempt.0)));
         if c.kind == CommandKind::Create {
             self.seqs.insert(id, 0);
         }
@@ -252,11 +210,7 @@ impl World {
             executor: c.executor.clone(),
             command: c.id,
             outcome: CommandOutcome::Submitted {
-                state_seq: if c.kind == CommandKind::Create {
-                    0
-                } else {
-                    seq
-                },
+                state_seq: if c.kind == CommandKind::Create { 0 } else { seq },
                 conversation,
             },
         }));
@@ -264,24 +218,17 @@ impl World {
 
     pub fn fail(&mut self, name: &str, code: &str) {
         let id = self.id(name);
-        let c = self
-            .outstanding
-            .remove(&id)
-            .unwrap_or_else(|| panic!("no outstanding command for {name}"));
+        let c = self.outstanding.remove(&id).unwrap_or_else(|| panic!("no outstanding command for {name}"));
         self.input(Input::Executor(ExecutorInput::Result {
             executor: c.executor.clone(),
             command: c.id,
-            outcome: CommandOutcome::Failed {
-                code: ExecErrorCode::parse(code),
-                detail: "test".into(),
-            },
+            outcome: CommandOutcome::Failed { code: ExecErrorCode::parse(code), detail: "test".into() },
         }));
     }
 
     /// Recovers from the store as after a daemon crash: connections are gone.
     pub fn crash(&mut self) {
-        self.engine = Engine::recover(self.config.clone(), self.store.values().cloned())
-            .expect("store recovers");
+        self.engine = Engine::recover(self.config.clone(), self.store.values().cloned()).expect("store recovers");
         self.trace.push("crash".into());
     }
 
@@ -290,12 +237,7 @@ impl World {
         let w = &v.worker;
         let mut parts = vec![format!("{name}: {}", v.disposition.as_str())];
         if let Some(a) = &v.current_attempt {
-            parts.push(format!(
-                "#{} {} {}",
-                a.sequence,
-                a.reason.as_str(),
-                a.state.as_str()
-            ));
+            parts.push(format!("#{} {} {}", a.sequence, a.reason.as_str(), a.state.as_str()));
         }
         if let Some(i) = &w.intent {
             parts.push(format!("intent[{}]", i.reasons.labels().join(",")));
@@ -388,9 +330,9 @@ impl World {
                 }
             }
             "executor" | "hello" => self.hello(&words[1..]),
-            "disconnect" => self.input(Input::Executor(ExecutorInput::Disconnected {
-                executor: ExecutorId::new(arg(1)),
-            })),
+            "disconnect" => {
+                self.input(Input::Executor(ExecutorInput::Disconnected { executor: ExecutorId::new(arg(1)) }))
+            }
             "submit" => self.submit(arg(1)),
             "accept" => {
                 let id = self.id(arg(1));
@@ -404,9 +346,7 @@ impl World {
             "fail" => self.fail(arg(1), arg(2)),
             "gen" => self.observe(arg(1), ConversationState::Generating, None),
             "idle" => {
-                let block = line
-                    .split_once("block=")
-                    .map(|(_, b)| b.replace("\\n", "\n"));
+                let block = line.split_once("block=").map(|(_, b)| b.replace("\\n", "\n"));
                 self.observe(arg(1), ConversationState::Idle, block)
             }
             "ready" => self.observe(arg(1), ConversationState::Ready, None),
@@ -423,20 +363,13 @@ impl World {
             }
             "attach" => {
                 let id = self.id(arg(1));
-                let _ = self.call(Operation::WorkerAttach {
-                    worker: id,
-                    conversation: arg(2).into(),
-                });
+                let _ = self.call(Operation::WorkerAttach { worker: id, conversation: arg(2).into() });
             }
             "bind" => {
                 let id = self.id(arg(1));
                 let executor = ExecutorId::new(if arg(3).is_empty() { "e1" } else { arg(3) });
-                let report = BindingReport {
-                    worker: id,
-                    conversation: Arc::from(arg(2)),
-                    open: true,
-                    observation: None,
-                };
+                let report =
+                    BindingReport { worker: id, conversation: Arc::from(arg(2)), open: true, observation: None };
                 self.input(Input::Executor(ExecutorInput::Binding { executor, report }));
             }
             "advance" => self.advance(ms(arg(1))),
@@ -459,11 +392,8 @@ impl World {
                 for item in list.split(',') {
                     let (name, phase) = item.split_once(':').expect("journal=name:phase");
                     let id = self.id(name);
-                    let attempt = self
-                        .engine
-                        .worker(id)
-                        .and_then(|w| w.in_flight)
-                        .expect("journal names an in-flight attempt");
+                    let attempt =
+                        self.engine.worker(id).and_then(|w| w.in_flight).expect("journal names an in-flight attempt");
                     let phase = match phase {
                         "received" => JournalPhase::Received,
                         "started" => JournalPhase::SubmissionStarted,
@@ -472,15 +402,8 @@ impl World {
                         other => panic!("bad phase {other}"),
                     };
                     if phase >= JournalPhase::Submitted {
-                        let key = self
-                            .engine
-                            .attempt(attempt)
-                            .map(|a| a.idempotency_key())
-                            .expect("attempt");
-                        assert!(
-                            self.submitted.insert(key.clone()),
-                            "idempotency key {key} submitted twice"
-                        );
+                        let key = self.engine.attempt(attempt).map(|a| a.idempotency_key()).expect("attempt");
+                        assert!(self.submitted.insert(key.clone()), "idempotency key {key} submitted twice");
                         self.outstanding.remove(&id);
                     }
                     let seq = *self.seqs.get(&id).unwrap_or(&0);
@@ -512,64 +435,30 @@ impl World {
                         worker: id,
                         conversation,
                         open: true,
-                        observation: Some(Observation {
-                            state,
-                            seq,
-                            block: None,
-                        }),
+                        observation: Some(Observation { state, seq, block: None }),
                     });
                 }
             } else {
                 panic!("bad hello word {w}");
             }
         }
-        self.input(Input::Executor(ExecutorInput::Hello {
-            executor,
-            steering,
-            bindings,
-            journal,
-        }));
+        self.input(Input::Executor(ExecutorInput::Hello { executor, steering, bindings, journal }));
     }
 
     fn operation(&mut self, op: &str, args: &[&str]) {
-        let (name, verb) = op
-            .split_once('.')
-            .unwrap_or_else(|| panic!("unknown command {op}"));
+        let (name, verb) = op.split_once('.').unwrap_or_else(|| panic!("unknown command {op}"));
         let id = self.id(name);
         let text = args.join(" ");
-        let text = if text.is_empty() {
-            "something".to_string()
-        } else {
-            text
-        };
+        let text = if text.is_empty() { "something".to_string() } else { text };
         let op = match verb {
-            "progress" => Operation::WorkerProgress {
-                worker: id,
-                summary: text,
-                commit: None,
-            },
-            "complete" => Operation::WorkerComplete {
-                worker: id,
-                summary: text,
-            },
-            "fail" => Operation::WorkerFail {
-                worker: id,
-                reason: text,
-            },
-            "interrupt" => Operation::WorkerInterrupt {
-                worker: id,
-                reason: text,
-            },
-            "await_human" => Operation::WorkerAwaitHuman {
-                worker: id,
-                reason: text.clone(),
-                question: text,
-                choices: vec![],
-            },
-            "resolve" => Operation::WorkerResolveHuman {
-                worker: id,
-                answer: text,
-            },
+            "progress" => Operation::WorkerProgress { worker: id, summary: text, commit: None },
+            "complete" => Operation::WorkerComplete { worker: id, summary: text },
+            "fail" => Operation::WorkerFail { worker: id, reason: text },
+            "interrupt" => Operation::WorkerInterrupt { worker: id, reason: text },
+            "await_human" => {
+                Operation::WorkerAwaitHuman { worker: id, reason: text.clone(), question: text, choices: vec![] }
+            }
+            "resolve" => Operation::WorkerResolveHuman { worker: id, answer: text },
             "await_dep" => {
                 let condition = match args.first() {
                     Some(other) if self.names.contains_key(*other) => {
@@ -577,88 +466,43 @@ impl World {
                     }
                     _ => DependencyCondition::External(Arc::from("CI green")),
                 };
-                Operation::WorkerAwaitDependency {
-                    worker: id,
-                    condition,
-                    reason: "waiting".into(),
-                }
+                Operation::WorkerAwaitDependency { worker: id, condition, reason: "waiting".into() }
             }
-            "release" => Operation::WorkerReleaseDependency {
-                worker: id,
-                note: text,
-            },
-            "pause" => Operation::WorkerPause {
-                worker: id,
-                after_current_turn: false,
-            },
-            "pause_after" => Operation::WorkerPause {
-                worker: id,
-                after_current_turn: true,
-            },
+            "release" => Operation::WorkerReleaseDependency { worker: id, note: text },
+            "pause" => Operation::WorkerPause { worker: id, after_current_turn: false },
+            "pause_after" => Operation::WorkerPause { worker: id, after_current_turn: true },
             "resume" => Operation::WorkerResume { worker: id },
             "continue_now" => Operation::WorkerContinueNow {
                 worker: id,
                 override_wait: args.contains(&"override"),
                 clear_pause: args.contains(&"clear_pause"),
             },
-            "auto" => Operation::WorkerContinuationSet {
-                worker: id,
-                patch: PolicyPatch::mode(Mode::Auto),
-                inherit: false,
-            },
-            "manual" => Operation::WorkerContinuationSet {
-                worker: id,
-                patch: PolicyPatch::mode(Mode::Manual),
-                inherit: false,
-            },
-            "inherit" => Operation::WorkerContinuationSet {
-                worker: id,
-                patch: PolicyPatch::default(),
-                inherit: true,
-            },
-            "followup" => Operation::WorkerFollowup {
-                worker: id,
-                instructions: text,
-                assignment: None,
-            },
+            "auto" => {
+                Operation::WorkerContinuationSet { worker: id, patch: PolicyPatch::mode(Mode::Auto), inherit: false }
+            }
+            "manual" => {
+                Operation::WorkerContinuationSet { worker: id, patch: PolicyPatch::mode(Mode::Manual), inherit: false }
+            }
+            "inherit" => Operation::WorkerContinuationSet { worker: id, patch: PolicyPatch::default(), inherit: true },
+            "followup" => Operation::WorkerFollowup { worker: id, instructions: text, assignment: None },
             "steer" => {
                 let outcome = SteeringOutcome::parse(args[0]).expect("steering outcome");
-                let material = args
-                    .iter()
-                    .find_map(|a| a.strip_prefix("material="))
-                    .map(|v| v == "true");
-                let message = args[1..]
-                    .iter()
-                    .filter(|a| !a.starts_with("material="))
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                Operation::WorkerSteer {
-                    worker: id,
-                    outcome,
-                    message,
-                    material,
-                }
+                let material = args.iter().find_map(|a| a.strip_prefix("material=")).map(|v| v == "true");
+                let message =
+                    args[1..].iter().filter(|a| !a.starts_with("material=")).copied().collect::<Vec<_>>().join(" ");
+                Operation::WorkerSteer { worker: id, outcome, message, material }
             }
             "message" => {
                 let to = self.id(args[0]);
-                Operation::MessageSend {
-                    from: Some(id),
-                    to,
-                    body: args[1..].join(" "),
-                }
+                Operation::MessageSend { from: Some(id), to, body: args[1..].join(" ") }
             }
             other => panic!("unknown verb {other}"),
         };
         let result = self.call(op);
         if let Ok(Reply::ContinueNow { outcome, .. }) = &result {
-            self.trace
-                .push(format!("continue_now {}", outcome.as_str()));
+            self.trace.push(format!("continue_now {}", outcome.as_str()));
         }
-        if let Ok(Reply::Steer {
-            coalesced: true, ..
-        }) = &result
-        {
+        if let Ok(Reply::Steer { coalesced: true, .. }) = &result {
             self.trace.push("steer coalesced".into());
         }
     }
@@ -685,19 +529,11 @@ fn set_policy_field(patch: &mut PolicyPatch, field: &str) {
         patch.stall_pause_after_no_progress_ms = Some(None);
         return;
     }
-    let (key, value) = field
-        .split_once('=')
-        .unwrap_or_else(|| panic!("bad policy field {field}"));
+    let (key, value) = field.split_once('=').unwrap_or_else(|| panic!("bad policy field {field}"));
     match key {
         "grace" => patch.idle_grace_ms = Some(ms(value)),
-        "warn_attempts" => {
-            patch.stall_warning_after_no_progress_attempts =
-                Some(Some(value.parse().expect("number")))
-        }
-        "pause_attempts" => {
-            patch.stall_pause_after_no_progress_attempts =
-                Some(Some(value.parse().expect("number")))
-        }
+        "warn_attempts" => patch.stall_warning_after_no_progress_attempts = Some(Some(value.parse().expect("number"))),
+        "pause_attempts" => patch.stall_pause_after_no_progress_attempts = Some(Some(value.parse().expect("number"))),
         "warn_ms" => patch.stall_warning_after_no_progress_ms = Some(Some(ms(value))),
         "pause_ms" => patch.stall_pause_after_no_progress_ms = Some(Some(ms(value))),
         "idle_bypass" => patch.idle_may_bypass_min_spacing = Some(value == "true"),
@@ -709,11 +545,7 @@ fn set_policy_field(patch: &mut PolicyPatch, field: &str) {
 pub fn check(script: &str, expected: &str) -> World {
     let mut world = World::new();
     let actual = world.script(script);
-    let expected: Vec<&str> = expected
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
+    let expected: Vec<&str> = expected.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let actual_lines: Vec<&str> = actual.lines().collect();
     assert_eq!(actual_lines, expected, "\n--- actual trace ---\n{actual}\n");
     world

@@ -1,0 +1,268 @@
+//! Executor outcomes (spec 000 §22): delivery timeout, ambiguous submission, host UI
+//! changes, unavailable executors, lost conversations and definite non-deliveries.
+
+mod support;
+use support::check;
+
+const RUNNING: &str = "
+    run auto
+    executor e1
+    spawn a
+    submit a
+    gen a
+";
+
+#[test]
+fn delivery_timeout_ends_the_attempt_and_sends_a_fresh_continue() {
+    let world = check(
+        &format!("{RUNNING}\nerror a delivery_timeout\nshow a\nadvance 3s"),
+        "e1 create a#1 initial bootstrap/v1
+         a: awaiting_execution #1 initial failed intent[delivery_timeout]
+         e1 send a#2 auto_resume delivery-timeout/v1",
+    );
+    let last = world.commands.last().expect("a command");
+    assert_eq!(last.prompt, "continue");
+    let first = world.engine.attempts().next().expect("attempt 1");
+    assert_eq!(first.error_code.as_deref(), Some("MESSAGE_DELIVERY_TIMEOUT"));
+}
+
+#[test]
+fn repeated_delivery_timeouts_each_get_one_fresh_continue() {
+    let world = check(
+        &format!(
+            "{RUNNING}
+             error a delivery_timeout
+             error a delivery_timeout
+             advance 3s
+             submit a
+             gen a
+             error a delivery_timeout
+             advance 3s"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume delivery-timeout/v1
+         e1 send a#3 auto_resume delivery-timeout/v1",
+    );
+    assert!(world.commands.iter().skip(1).all(|c| c.prompt == "continue"));
+}
+
+#[test]
+fn delivery_timeout_reported_as_a_command_failure_also_continues_fresh() {
+    check(
+        &format!("{RUNNING}\nidle a\nadvance 3s\nfail a MESSAGE_DELIVERY_TIMEOUT\nadvance 3s"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         e1 send a#3 auto_resume delivery-timeout/v1",
+    );
+}
+
+#[test]
+fn delivery_timeout_on_a_manual_worker_waits_for_the_operator() {
+    check(
+        "run manual
+         executor e1
+         spawn a
+         submit a
+         gen a
+         error a delivery_timeout
+         advance 1h
+         a.continue_now",
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 manual_resume delivery-timeout/v1
+         continue_now scheduled",
+    );
+}
+
+#[test]
+fn ambiguous_submission_pauses_and_is_never_resent() {
+    check(
+        &format!("{RUNNING}\nidle a\nadvance 3s\nfail a AMBIGUOUS_SUBMISSION\nadvance 2h\nshow a\na.resume"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         a: paused #2 auto_resume failed paused:ambiguous_submission
+         e1 send a#3 auto_resume resume/v1",
+    );
+}
+
+#[test]
+fn unknown_failure_codes_fail_closed_as_ambiguous() {
+    check(
+        &format!("{RUNNING}\nidle a\nadvance 3s\nfail a SOMETHING_NEW\nadvance 1h\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         a: paused #2 auto_resume failed paused:ambiguous_submission",
+    );
+}
+
+#[test]
+fn silent_executor_past_the_deadline_fails_closed() {
+    check(
+        &format!("{RUNNING}\nidle a\nadvance 3s\nadvance 2m\nshow a\nadvance 31s\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         a: running #2 auto_resume scheduled
+         a: paused #2 auto_resume failed paused:ambiguous_submission",
+    );
+}
+
+#[test]
+fn host_ui_changed_pauses_with_an_actionable_error() {
+    let world = check(
+        &format!("{RUNNING}\nidle a\nadvance 3s\nfail a HOST_UI_CHANGED\nadvance 1h\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         a: paused #2 auto_resume failed paused:host_ui_changed",
+    );
+    let detail = world.worker("a").pause.as_ref().and_then(|p| p.detail.clone()).expect("detail");
+    assert!(detail.contains("resume"), "{detail}");
+}
+
+#[test]
+fn host_ui_changed_state_pauses_the_worker() {
+    check(
+        &format!("{RUNNING}\nerror a host_ui\nidle a\nadvance 1h\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         a: paused #1 initial blocked intent[idle] paused:host_ui_changed",
+    );
+}
+
+#[test]
+fn page_errors_are_not_spun_against() {
+    check(
+        &format!("{RUNNING}\nerror a usage\nadvance 1h\nshow a\nidle a\nadvance 3s"),
+        "e1 create a#1 initial bootstrap/v1
+         a: awaiting_execution #1 initial failed intent[active_keepalive]
+         e1 send a#2 auto_resume resume/v1",
+    );
+}
+
+#[test]
+fn executor_unavailable_keeps_the_continuation_durable() {
+    check(
+        &format!("{RUNNING}\nidle a\ndisconnect e1\nadvance 1h\nshow a\ncrash\nexecutor e1\nsubmit a\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         a: running #2 auto_resume scheduled intent[active_keepalive]
+         crash
+         e1 send a#2 auto_resume resume/v1
+         a: running #2 auto_resume submitted auto=1",
+    );
+}
+
+#[test]
+fn deadline_exceeded_retries_after_backoff_then_pauses() {
+    check(
+        &format!(
+            "{RUNNING}
+             idle a
+             advance 3s
+             fail a DEADLINE_EXCEEDED
+             advance 29s
+             advance 1s
+             fail a COMPOSER_BUSY
+             advance 30s
+             fail a DEADLINE_EXCEEDED
+             advance 30s
+             fail a DEADLINE_EXCEEDED
+             advance 30s
+             fail a DEADLINE_EXCEEDED
+             advance 1h
+             show a"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         e1 send a#3 auto_resume resume/v1
+         e1 send a#4 auto_resume resume/v1
+         e1 send a#5 auto_resume resume/v1
+         e1 send a#6 auto_resume resume/v1
+         a: paused #6 auto_resume cancelled intent[idle,redelivery] paused:delivery_failing",
+    );
+}
+
+#[test]
+fn steering_unavailable_keeps_the_checkpoint_for_idle() {
+    check(
+        "run auto
+         executor e1 steering
+         spawn a
+         submit a
+         gen a
+         advance 21m
+         fail a STEERING_UNAVAILABLE
+         show a
+         idle a
+         advance 3s",
+        "e1 create a#1 initial bootstrap/v1
+         e1 steer a#2 checkpoint checkpoint/v1
+         a: running #1 initial generating intent[active_keepalive]
+         e1 send a#3 auto_resume resume/v1",
+    );
+}
+
+#[test]
+fn closed_tab_loses_the_binding_and_never_adopts_another() {
+    check(
+        &format!("{RUNNING}\nclosed a\nadvance 2h\nshow a\na.continue_now\nsubmit a\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         a: awaiting_execution #1 initial failed
+         e1 create a#2 recovery recovery/v1
+         continue_now recovering
+         a: running #2 recovery submitted",
+    );
+}
+
+#[test]
+fn conversation_full_needs_a_fresh_conversation() {
+    check(
+        &format!("{RUNNING}\nerror a full\nidle a\nadvance 1h\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         a: awaiting_execution #1 initial failed",
+    );
+}
+
+#[test]
+fn follow_up_for_a_lost_conversation_relaunches_the_same_worker() {
+    let world = check(
+        &format!("{RUNNING}\nclosed a\na.followup finish the migration first\nsubmit a"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 create a#2 followup followup/v1",
+    );
+    assert!(world.commands.last().expect("command").prompt.contains("finish the migration first"));
+}
+
+#[test]
+fn state_reports_from_another_executor_are_ignored() {
+    check(
+        "run auto
+         executor e1
+         executor e2
+         spawn a
+         submit a
+         gen a
+         ",
+        "e1 create a#1 initial bootstrap/v1",
+    );
+    let mut world = support::World::new();
+    world.script("run auto\nexecutor e1\nexecutor e2\nspawn a\nsubmit a\ngen a");
+    let id = world.id("a");
+    world.input(engine::Input::Executor(engine::ExecutorInput::State {
+        executor: engine::ids::ExecutorId::new("e2"),
+        worker: id,
+        observation: engine::Observation { state: engine::model::ConversationState::Idle, seq: 99, block: None },
+    }));
+    world.script("advance 1m");
+    assert_eq!(world.prompts_for("a"), 1);
+}
+
+#[test]
+fn attaching_a_conversation_leased_by_another_worker_is_refused() {
+    check(
+        "run auto
+         executor e1
+         spawn a
+         spawn b detached
+         submit a
+         attach b https://chatgpt.com/c/a-1",
+        "e1 create a#1 initial bootstrap/v1
+         reject CONVERSATION_IN_USE",
+    );
+}
