@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The project's one test command, run locally and by CI (`.ci/run`):
+# formatting, then lints, then every test (the house-rule `tidy` tests included).
+# All three steps share cargo's default target dir (or $CARGO_TARGET_DIR if set),
+# so nothing is compiled twice for the same profile.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+# --no-fail-fast: run every test binary even after one fails, so CI sees every
+# summary line; the exit status is still non-zero on any failure.
+echo "== cargo test"
+cargo test --workspace --no-fail-fast

@@ -1,0 +1,406 @@
+//! The house rules, enforced: each rule family runs on the real workspace and must find
+//! nothing, and each rule is shown to fire on a small bad sample (so these tests can fail).
+
+use std::path::PathBuf;
+
+use xtask::tidy::{self, Rule, SourceFile, Violation, Workspace};
+
+/// The workspace root: the xtask crate sits directly under it.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn workspace() -> Workspace {
+    tidy::load(&root()).expect("the workspace tree is readable")
+}
+
+fn assert_clean(family: &str, violations: Vec<Violation>) {
+    if violations.is_empty() {
+        return;
+    }
+    let list: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    panic!("house rule `{family}` is broken in {} place(s):\n{}", list.len(), list.join("\n"));
+}
+
+fn over_rust_files(check: fn(&SourceFile) -> Vec<Violation>) -> Vec<Violation> {
+    workspace().rust_files.iter().flat_map(check).collect()
+}
+
+fn over_manifests(check: fn(&SourceFile) -> Vec<Violation>) -> Vec<Violation> {
+    workspace().manifests.iter().flat_map(check).collect()
+}
+
+fn rules(violations: &[Violation]) -> Vec<(usize, Rule)> {
+    violations.iter().map(|v| (v.line, v.rule)).collect()
+}
+
+/// The ignore attribute, assembled at run time so this file does not break rule 2.
+fn ignore_attribute() -> String {
+    concat!("#[", "ignore]").to_string()
+}
+
+// ---------------------------------------------------------------------------------------
+// The real workspace.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn walk_sees_the_workspace_and_skips_build_output() {
+    let ws = workspace();
+    let rust: Vec<&str> = ws.rust_files.iter().map(|f| f.path.as_str()).collect();
+    let manifests: Vec<&str> = ws.manifests.iter().map(|f| f.path.as_str()).collect();
+    for expected in ["engine/src/lib.rs", "xtask/src/tidy.rs", "xtask/tests/tidy.rs"] {
+        assert!(rust.contains(&expected), "{expected} not walked: {rust:?}");
+    }
+    for expected in ["Cargo.toml", "engine/Cargo.toml", "xtask/Cargo.toml"] {
+        assert!(manifests.contains(&expected), "{expected} not walked: {manifests:?}");
+    }
+    let skipped = |p: &&str| p.split('/').any(|c| c == "target" || c == "node_modules" || c.starts_with('.'));
+    assert!(!rust.iter().any(skipped), "walked into a skipped dir");
+    assert!(!manifests.iter().any(skipped), "walked into a skipped dir");
+    let members = tidy::workspace_members(&ws.root_manifest);
+    for expected in ["engine", "xtask"] {
+        assert!(
+            members.iter().any(|m| m == expected),
+            "member {expected} not read from the root manifest: {members:?}"
+        );
+    }
+}
+
+#[test]
+fn workspace_rule_1_every_rust_file_has_a_module_doc() {
+    assert_clean("module-doc", over_rust_files(tidy::check_module_doc));
+}
+
+#[test]
+fn workspace_rule_2_no_test_is_ignored() {
+    assert_clean("no-ignore", over_rust_files(tidy::check_no_ignore));
+}
+
+#[test]
+fn workspace_rule_3_no_debug_macros_in_production_code() {
+    assert_clean("no-debug-macros", over_rust_files(tidy::check_debug_macros));
+}
+
+#[test]
+fn workspace_rule_4_engine_is_pure() {
+    let mut violations = over_rust_files(tidy::check_engine_purity);
+    violations.extend(over_manifests(tidy::check_engine_dependencies));
+    assert_clean("engine-purity", violations);
+}
+
+#[test]
+fn workspace_rule_5_manifests_inherit_from_the_workspace() {
+    assert_clean("manifest-inherits", over_manifests(tidy::check_manifest_inherits));
+}
+
+#[test]
+fn workspace_rule_6_engine_never_unwraps() {
+    assert_clean("no-unwrap", over_rust_files(tidy::check_no_unwrap));
+}
+
+#[test]
+fn workspace_rule_7_architecture_doc_names_members_and_invariants() {
+    let ws = workspace();
+    assert_clean("architecture", tidy::check_architecture(&ws.root_manifest, ws.architecture.as_deref()));
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 1: module docs.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn module_doc_accepts_a_leading_doc_after_blank_lines() {
+    for text in ["//! Doc.\nfn f() {}\n", "\n  \n//! Doc.\n", "\u{feff}//! Doc.\n"] {
+        let file = SourceFile::new("a/src/lib.rs", text);
+        assert_eq!(tidy::check_module_doc(&file), [], "{text:?}");
+    }
+}
+
+#[test]
+fn module_doc_fires_when_the_first_line_is_not_a_module_doc() {
+    let cases = [
+        ("use std::fmt;\n//! Too late.\n", 1),
+        ("\n#![allow(dead_code)]\n//! After an attribute.\n", 2),
+        ("// A plain comment.\n", 1),
+        ("/// An item doc.\nfn f() {}\n", 1),
+        ("", 0),
+        ("\n\n", 0),
+    ];
+    for (text, line) in cases {
+        let file = SourceFile::new("a/tests/support/mod.rs", text);
+        assert_eq!(rules(&tidy::check_module_doc(&file)), [(line, Rule::ModuleDoc)], "{text:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 2: no ignored tests.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn no_ignore_fires_everywhere_with_or_without_a_reason() {
+    let bare = format!("//! T.\n{}\n#[test]\nfn slow() {{}}\n", ignore_attribute());
+    let reason =
+        format!("//! T.\n#[test]\n{} = \"flaky\"]\nfn slow() {{}}\n", ignore_attribute().trim_end_matches(']'));
+    for path in ["engine/src/a.rs", "engine/tests/a.rs", "x/benches/b.rs"] {
+        let file = SourceFile::new(path, &bare);
+        assert_eq!(rules(&tidy::check_no_ignore(&file)), [(2, Rule::NoIgnore)], "{path}");
+        let file = SourceFile::new(path, &reason);
+        assert_eq!(rules(&tidy::check_no_ignore(&file)), [(3, Rule::NoIgnore)], "{path}");
+    }
+}
+
+#[test]
+fn no_ignore_accepts_the_word_and_longer_attribute_names() {
+    let text = format!(
+        "//! T.\n// We ignore blank lines.\n{}_case]\nfn ignore_me() {{}}\n",
+        ignore_attribute().trim_end_matches(']')
+    );
+    let file = SourceFile::new("engine/tests/a.rs", &text);
+    assert_eq!(tidy::check_no_ignore(&file), []);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 3: no debugging or placeholder macros in production code.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn debug_macros_fire_in_production_code() {
+    let text = "//! P.\nfn a() { dbg!(1); }\nfn b() { todo!() }\nfn c() { unimplemented!(\"x\") }\n";
+    let file = SourceFile::new("engine/src/a.rs", text);
+    assert_eq!(
+        rules(&tidy::check_debug_macros(&file)),
+        [(2, Rule::NoDebugMacros), (3, Rule::NoDebugMacros), (4, Rule::NoDebugMacros)]
+    );
+    // Not only in the engine: every crate's production code.
+    let file = SourceFile::new("adapters/store/src/lib.rs", text);
+    assert_eq!(tidy::check_debug_macros(&file).len(), 3);
+}
+
+#[test]
+fn debug_macros_are_allowed_in_test_code() {
+    let after_marker = "//! P.\nfn a() {}\n\n#[cfg(test)]\nmod tests {\n    fn b() { dbg!(1); todo!() }\n}\n";
+    let file = SourceFile::new("engine/src/a.rs", after_marker);
+    assert_eq!(tidy::check_debug_macros(&file), []);
+    let in_tests_dir = "//! T.\nfn b() { dbg!(1); }\n";
+    let file = SourceFile::new("engine/tests/support/mod.rs", in_tests_dir);
+    assert_eq!(tidy::check_debug_macros(&file), []);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 4: the engine is pure.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn engine_purity_fires_on_every_forbidden_token_even_in_comments() {
+    for token in tidy::ENGINE_FORBIDDEN_TOKENS {
+        let text = format!("//! E.\nuse std::sync::Arc;\n// see {token} here\n");
+        let file = SourceFile::new("engine/src/ops/mod.rs", &text);
+        assert_eq!(rules(&tidy::check_engine_purity(&file)), [(3, Rule::EnginePurity)], "{token}");
+    }
+    let file = SourceFile::new(
+        "engine/src/a.rs",
+        "//! E.\nlet t = std::time::Instant::now();\nlet m: HashMap<u8, u8> = HashMap::new();\n",
+    );
+    assert_eq!(rules(&tidy::check_engine_purity(&file)), [(2, Rule::EnginePurity), (3, Rule::EnginePurity)]);
+}
+
+#[test]
+fn engine_purity_only_applies_to_engine_sources() {
+    let clean = "//! E.\nuse std::collections::BTreeMap;\nuse std::sync::Arc;\nuse std::fmt;\n";
+    assert_eq!(tidy::check_engine_purity(&SourceFile::new("engine/src/a.rs", clean)), []);
+    let impure = "//! A.\nuse tokio::fs;\nuse std::collections::HashMap;\n";
+    for path in ["adapters/store/src/lib.rs", "engine/tests/a.rs", "xtask/src/tidy.rs"] {
+        assert_eq!(tidy::check_engine_purity(&SourceFile::new(path, impure)), [], "{path}");
+    }
+}
+
+#[test]
+fn engine_dependencies_fire_on_anything_but_serde_and_rand_chacha() {
+    let manifest = r#"[package]
+name = "engine"
+
+[dependencies]
+serde.workspace = true
+rand_chacha = { workspace = true }
+tokio = { version = "1", features = ["rt"] } # not here
+
+[dependencies.fjall]
+version = "2"
+
+[target.'cfg(unix)'.dependencies]
+libc = "0.2"
+
+[dev-dependencies]
+proptest = "1"
+
+[build-dependencies]
+cc = "1"
+"#;
+    let violations = tidy::check_engine_dependencies(&SourceFile::new("engine/Cargo.toml", manifest));
+    let found: Vec<(usize, bool)> = violations.iter().map(|v| (v.line, v.rule == Rule::EnginePurity)).collect();
+    assert_eq!(found, [(7, true), (9, true), (13, true)], "{violations:#?}");
+    assert!(violations[0].message.contains("`tokio`"));
+    assert!(violations[1].message.contains("`fjall`"));
+    assert!(violations[2].message.contains("`libc`"));
+    // Other crates may depend on what they like.
+    assert_eq!(tidy::check_engine_dependencies(&SourceFile::new("adapters/Cargo.toml", manifest)), []);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 5: manifests inherit from the workspace.
+// ---------------------------------------------------------------------------------------
+
+const GOOD_MANIFEST: &str = r#"[package]
+name = "a"
+version.workspace = true
+edition.workspace = true
+publish = { workspace = true }
+
+[dependencies]
+serde.workspace = true
+
+[lints]
+workspace = true
+"#;
+
+#[test]
+fn manifest_inherits_accepts_every_spelling() {
+    assert_eq!(tidy::check_manifest_inherits(&SourceFile::new("a/Cargo.toml", GOOD_MANIFEST)), []);
+    let other_spelling = "[package]\nname = \"a\"\nlints.workspace = true\n\
+                          [package.version]\nworkspace = true\n[package.publish]\nworkspace = true\n";
+    // `lints.workspace` above sits inside [package]; that is not the lints table.
+    let v = tidy::check_manifest_inherits(&SourceFile::new("a/Cargo.toml", other_spelling));
+    assert_eq!(rules(&v), [(0, Rule::ManifestInherits)]);
+    let top_level = "lints.workspace = true\n[package]\nname = \"a\"\n\
+                     version.workspace = true\npublish.workspace = true\n";
+    assert_eq!(tidy::check_manifest_inherits(&SourceFile::new("a/Cargo.toml", top_level)), []);
+}
+
+#[test]
+fn manifest_inherits_fires_on_each_missing_field() {
+    let cases = [
+        (GOOD_MANIFEST.replace("version.workspace = true", "version = \"0.1.0\""), "version"),
+        (GOOD_MANIFEST.replace("publish = { workspace = true }", "publish = false"), "publish"),
+        (GOOD_MANIFEST.replace("[lints]\nworkspace = true\n", ""), "[lints]"),
+        (GOOD_MANIFEST.replace("[lints]\nworkspace = true", "[lints]\nworkspace = false"), "[lints]"),
+        (GOOD_MANIFEST.replace("[lints]\nworkspace = true", "[lints]\n# workspace = true"), "[lints]"),
+    ];
+    for (text, field) in cases {
+        let v = tidy::check_manifest_inherits(&SourceFile::new("a/Cargo.toml", &text));
+        assert_eq!(rules(&v), [(0, Rule::ManifestInherits)], "{text}");
+        assert!(v[0].message.contains(field), "{}", v[0].message);
+    }
+}
+
+#[test]
+fn manifest_inherits_skips_the_virtual_root() {
+    let root = "[workspace]\nmembers = [\"a\"]\n\n[workspace.package]\nversion = \"0.0.0\"\n";
+    assert_eq!(tidy::check_manifest_inherits(&SourceFile::new("Cargo.toml", root)), []);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 6: no unwrap in the engine.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn no_unwrap_fires_in_engine_production_code_only() {
+    let text = "//! E.\nfn a(x: Option<u8>) -> u8 {\n    x.unwrap()\n}\n\
+                fn b(x: Option<u8>) -> u8 { x.expect(\"set at spawn\") }\n\
+                fn c(x: Option<u8>) -> u8 { x.unwrap_or(0) }\n\
+                #[cfg(test)]\nmod tests {\n    fn d() { Some(1).unwrap(); }\n}\n";
+    let file = SourceFile::new("engine/src/ops/run.rs", text);
+    assert_eq!(rules(&tidy::check_no_unwrap(&file)), [(3, Rule::NoUnwrap)]);
+    for path in ["engine/tests/a.rs", "xtask/src/main.rs", "adapters/src/a.rs"] {
+        assert_eq!(tidy::check_no_unwrap(&SourceFile::new(path, text)), [], "{path}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 7: ARCHITECTURE.md.
+// ---------------------------------------------------------------------------------------
+
+const ROOT_MANIFEST: &str = "[workspace]\nresolver = \"3\"\nmembers = [\n    \"engine\", # core\n    \"xtask\",\n]\n\n[workspace.dependencies]\nengine = { path = \"engine\" }\n";
+
+const GOOD_ARCHITECTURE: &str = "# Architecture\n\n## Codemap\n\n### `engine`\nThe state machine.\n\n\
+     Architecture Invariant: the engine knows nothing about JSON.\n\n### `xtask/`\nHouse rules.\n";
+
+#[test]
+fn workspace_members_reads_single_and_multi_line_lists() {
+    assert_eq!(tidy::workspace_members(ROOT_MANIFEST), ["engine", "xtask"]);
+    assert_eq!(tidy::workspace_members("[workspace]\nmembers = [\"engine\", \"xtask\"]\n"), ["engine", "xtask"]);
+    // `members` of another table is not the workspace's.
+    assert_eq!(tidy::workspace_members("[package]\nmembers = [\"x\"]\n"), Vec::<String>::new());
+}
+
+#[test]
+fn architecture_accepts_a_doc_naming_every_member() {
+    assert_eq!(tidy::check_architecture(ROOT_MANIFEST, Some(GOOD_ARCHITECTURE)), []);
+}
+
+#[test]
+fn architecture_fires_when_the_doc_is_missing() {
+    let v = tidy::check_architecture(ROOT_MANIFEST, None);
+    assert_eq!(rules(&v), [(0, Rule::Architecture)]);
+    assert_eq!(v[0].file, "ARCHITECTURE.md");
+    assert!(v[0].message.contains("missing"), "{}", v[0].message);
+}
+
+#[test]
+fn architecture_fires_on_an_unnamed_member_or_no_invariant() {
+    let no_xtask = GOOD_ARCHITECTURE.replace("`xtask/`", "tools");
+    let v = tidy::check_architecture(ROOT_MANIFEST, Some(&no_xtask));
+    assert_eq!(rules(&v), [(0, Rule::Architecture)]);
+    assert!(v[0].message.contains("`xtask`"), "{}", v[0].message);
+
+    // A longer word is not a mention.
+    let only_engineering = GOOD_ARCHITECTURE.replace("`engine`", "engineering").replace("the engine", "it");
+    let v = tidy::check_architecture(ROOT_MANIFEST, Some(&only_engineering));
+    assert_eq!(rules(&v), [(0, Rule::Architecture)]);
+    assert!(v[0].message.contains("`engine`"), "{}", v[0].message);
+
+    let no_invariant = GOOD_ARCHITECTURE.replace("Architecture Invariant:", "Invariant:");
+    let v = tidy::check_architecture(ROOT_MANIFEST, Some(&no_invariant));
+    assert_eq!(rules(&v), [(0, Rule::Architecture)]);
+    assert!(v[0].message.contains("Architecture Invariant:"));
+
+    let mid_line = GOOD_ARCHITECTURE.replace("Architecture Invariant:", "As said, Architecture Invariant:");
+    assert_eq!(tidy::check_architecture(ROOT_MANIFEST, Some(&mid_line)).len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// The whole run.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn check_runs_every_rule_and_sorts_the_report() {
+    let ws = Workspace {
+        rust_files: vec![
+            SourceFile::new("engine/src/z.rs", "fn f() { Some(1).unwrap(); }\n"),
+            SourceFile::new("engine/src/a.rs", "//! A.\nuse std::collections::HashSet;\n"),
+            SourceFile::new("sim/src/lib.rs", "//! S.\nfn f() { todo!() }\n"),
+        ],
+        manifests: vec![SourceFile::new(
+            "engine/Cargo.toml",
+            &GOOD_MANIFEST.replace("serde.workspace", "tokio.workspace"),
+        )],
+        root_manifest: ROOT_MANIFEST.to_string(),
+        architecture: None,
+    };
+    let report: Vec<String> = tidy::check(&ws).iter().map(ToString::to_string).collect();
+    let prefixes: Vec<&str> = report.iter().map(|line| line.split(" [").next().unwrap_or(line)).collect();
+    assert_eq!(
+        prefixes,
+        [
+            "ARCHITECTURE.md:",
+            "engine/Cargo.toml:8:",
+            "engine/src/a.rs:2:",
+            "engine/src/z.rs:1:",
+            "engine/src/z.rs:1:",
+            "sim/src/lib.rs:2:",
+        ],
+        "{report:#?}"
+    );
+    assert!(report[3].contains("[module-doc]") || report[4].contains("[module-doc]"));
+    assert!(report[3].contains("[no-unwrap]") || report[4].contains("[no-unwrap]"));
+    assert_eq!(ws.files_checked(), 4);
+}
