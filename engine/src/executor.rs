@@ -42,6 +42,7 @@ impl Engine {
     ) {
         self.volatile.executors.insert(executor.clone(), ExecutorSession { steering });
         self.volatile.sent.retain(|_, e| *e != executor);
+        self.touch_timers_of(&executor);
         for entry in journal {
             self.reconcile_journal(&executor, entry);
         }
@@ -70,6 +71,7 @@ impl Engine {
     /// The executor's connection ended: its commands must be reconciled on its next hello.
     fn disconnected(&mut self, executor: &ExecutorId) {
         self.volatile.executors.remove(executor);
+        self.touch_timers_of(executor);
         let orphaned: Vec<AttemptId> =
             self.volatile.sent.iter().filter(|(_, e)| *e == executor).map(|(a, _)| *a).collect();
         for attempt in orphaned {
@@ -78,6 +80,21 @@ impl Engine {
             if let Some(a) = self.state.attempts.get(&attempt) {
                 self.touch_timer(a.worker);
             }
+        }
+    }
+
+    /// Timers depend on which executors are connected (mid-turn steering, overdue
+    /// commands): refresh those of every worker bound to this executor.
+    fn touch_timers_of(&mut self, executor: &ExecutorId) {
+        let bound: Vec<WorkerId> = self
+            .state
+            .workers
+            .values()
+            .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(executor)))
+            .map(|w| w.id)
+            .collect();
+        for id in bound {
+            self.touch_timer(id);
         }
     }
 

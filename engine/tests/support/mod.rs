@@ -101,7 +101,7 @@ impl World {
         if let Err(v) = self.engine.check_invariants() {
             panic!("invariant violated after input {}: {v}\ntrace:\n{}", self.inputs, self.trace.join("\n"));
         }
-        if self.check_recovery_every > 0 && self.inputs % self.check_recovery_every == 0 {
+        if self.check_recovery_every > 0 && self.inputs.is_multiple_of(self.check_recovery_every) {
             self.check_recovery();
         }
     }
@@ -374,6 +374,12 @@ impl World {
             }
             "advance" => self.advance(ms(arg(1))),
             "crash" => self.crash(),
+            "RUN_PAUSE_ALL" => {
+                let _ = self.call(Operation::RunPauseAll { run: self.run.expect("run") });
+            }
+            "RUN_RESUME_ALL" => {
+                let _ = self.call(Operation::RunResumeAll { run: self.run.expect("run") });
+            }
             "show" => self.show(arg(1)),
             op => self.operation(op, &words[1..]),
         }
