@@ -81,7 +81,7 @@ impl Engine {
         w.in_flight = Some(attempt_id);
         let (run, sequence) = (w.run, w.attempts);
         self.state.attempts.insert(attempt_id, attempt);
-        self.index.worker_attempts.insert((id, attempt_id));
+        self.index.add_attempt(id, attempt_id);
         self.touch_worker(id);
         self.touch_attempt(attempt_id);
         self.emit(
@@ -205,7 +205,7 @@ impl Engine {
         };
         self.volatile.sent.insert(attempt_id, executor);
         self.volatile.never_sent.remove(&attempt_id);
-        self.pending.touched.insert(worker_id);
+        self.pending.touched.push(worker_id);
         self.push_effect(Effect::Command(command));
     }
 

@@ -1,5 +1,6 @@
 //! The engine: durable state, derived indexes, and the handle/poll loop around them.
 
+use crate::dense::DenseMap;
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
 use crate::ids::*;
@@ -55,10 +56,10 @@ impl Default for EngineConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct State {
     pub meta: Meta,
-    pub runs: BTreeMap<RunId, Run>,
-    pub workers: BTreeMap<WorkerId, Worker>,
-    pub attempts: BTreeMap<AttemptId, Attempt>,
-    pub messages: BTreeMap<MessageId, Message>,
+    pub runs: DenseMap<RunId, Run>,
+    pub workers: DenseMap<WorkerId, Worker>,
+    pub attempts: DenseMap<AttemptId, Attempt>,
+    pub messages: DenseMap<MessageId, Message>,
     /// The most recent events (older ones live only in the store).
     pub events: VecDeque<Event>,
 }
@@ -84,20 +85,28 @@ pub(crate) struct Volatile {
     pub cancel_requested: BTreeSet<AttemptId>,
 }
 
-/// Records and effects of the input being handled.
+/// Records and effects of the input being handled. The id lists may repeat ids (they
+/// are sorted and deduplicated when the input finishes) and keep their capacity
+/// between inputs, so the hot path does not allocate for bookkeeping.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     pub meta: bool,
-    pub runs: BTreeSet<RunId>,
-    pub specs: BTreeSet<WorkerId>,
-    pub workers: BTreeSet<WorkerId>,
-    pub attempts: BTreeSet<AttemptId>,
-    pub messages: BTreeSet<MessageId>,
+    pub runs: Vec<RunId>,
+    pub specs: Vec<WorkerId>,
+    pub workers: Vec<WorkerId>,
+    pub attempts: Vec<AttemptId>,
+    pub messages: Vec<MessageId>,
     pub events: Vec<Event>,
     /// Commands and replies, released after the batch.
     pub effects: Vec<Effect>,
     /// Workers whose timer must be recomputed.
-    pub touched: BTreeSet<WorkerId>,
+    pub touched: Vec<WorkerId>,
+}
+
+/// Sorts and deduplicates an id list in place.
+fn settle<T: Ord>(ids: &mut Vec<T>) {
+    ids.sort_unstable();
+    ids.dedup();
 }
 
 /// The deterministic orchestration state machine.
@@ -124,10 +133,10 @@ impl Engine {
         Engine {
             state: State {
                 meta,
-                runs: BTreeMap::new(),
-                workers: BTreeMap::new(),
-                attempts: BTreeMap::new(),
-                messages: BTreeMap::new(),
+                runs: DenseMap::default(),
+                workers: DenseMap::default(),
+                attempts: DenseMap::default(),
+                messages: DenseMap::default(),
                 events: VecDeque::new(),
             },
             config,
@@ -165,7 +174,7 @@ impl Engine {
 
     /// When the engine next needs a `Tick`, if ever.
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.index.timers.first().map(|(at, _)| *at)
+        self.index.next_timer()
     }
 
     /// The time of the latest input.
@@ -244,28 +253,20 @@ impl Engine {
     pub fn recover(config: EngineConfig, records: impl IntoIterator<Item = Record>) -> Result<Engine, RecoveryError> {
         let mut engine = Engine::new(config);
         let mut meta = None;
+        let (mut runs, mut workers, mut attempts, mut messages) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
         let mut events: BTreeMap<Cursor, Event> = BTreeMap::new();
         let retained = engine.config.events_retained_max;
-        let s = &mut engine.state;
         for record in records {
             match record {
                 Record::Meta(m) => meta = Some(m),
-                Record::Run(r) => {
-                    s.runs.insert(r.id, r);
-                }
+                Record::Run(r) => runs.push(r),
                 Record::WorkerSpec(spec) => {
                     specs.insert(spec.id, spec);
                 }
-                Record::Worker(w) => {
-                    s.workers.insert(w.id, w);
-                }
-                Record::Attempt(a) => {
-                    s.attempts.insert(a.id, a);
-                }
-                Record::Message(m) => {
-                    s.messages.insert(m.id, m);
-                }
+                Record::Worker(w) => workers.push(w),
+                Record::Attempt(a) => attempts.push(a),
+                Record::Message(m) => messages.push(m),
                 Record::Event(e) => {
                     events.insert(e.cursor, e);
                     if events.len() > retained {
@@ -274,18 +275,38 @@ impl Engine {
                 }
             }
         }
-        let empty = s.runs.is_empty() && s.workers.is_empty() && s.attempts.is_empty() && events.is_empty();
-        match meta {
-            Some(m) => s.meta = m,
-            None if empty => {}
+        let empty =
+            runs.is_empty() && workers.is_empty() && attempts.is_empty() && messages.is_empty() && events.is_empty();
+        let meta = match meta {
+            Some(m) => m,
+            None if empty => return Ok(engine),
             None => return Err(RecoveryError::MissingMeta),
+        };
+        // Ids are checked against the counters before they size the dense maps.
+        let behind = |counter: &'static str, id: u64, next: u64| {
+            if id == 0 || id >= next { Err(RecoveryError::CounterBehind { counter }) } else { Ok(()) }
+        };
+        let s = &mut engine.state;
+        s.meta = meta;
+        for r in runs {
+            behind("next_run", r.id.0, meta.next_run)?;
+            s.runs.insert(r.id, r);
         }
-        for (id, w) in s.workers.iter_mut() {
-            let spec = specs.remove(id).ok_or_else(|| RecoveryError::Dangling {
-                key: RecordKey::Worker(*id),
-                missing: format!("worker spec {id}"),
+        for mut w in workers {
+            behind("next_worker", w.id.0, meta.next_worker)?;
+            w.spec = specs.remove(&w.id).ok_or_else(|| RecoveryError::Dangling {
+                key: RecordKey::Worker(w.id),
+                missing: format!("worker spec {}", w.id),
             })?;
-            w.spec = spec;
+            s.workers.insert(w.id, w);
+        }
+        for a in attempts {
+            behind("next_attempt", a.id.0, meta.next_attempt)?;
+            s.attempts.insert(a.id, a);
+        }
+        for m in messages {
+            behind("next_message", m.id.0, meta.next_message)?;
+            s.messages.insert(m.id, m);
         }
         s.events = events.into_values().collect();
         engine.check_references()?;
@@ -356,15 +377,16 @@ impl Engine {
             self.index.add_worker(w);
         }
         for a in self.state.attempts.values() {
-            self.index.worker_attempts.insert((a.worker, a.id));
+            self.index.add_attempt(a.worker, a.id);
         }
         for m in self.state.messages.values() {
-            self.index.inbox.insert((m.to, m.id));
+            self.index.add_message(m.to, m.id);
         }
-        let ids: Vec<WorkerId> = self.state.workers.keys().copied().collect();
+        let ids: Vec<WorkerId> = self.state.workers.values().map(|w| w.id).collect();
         for id in ids {
             self.refresh_timer(id);
         }
+        self.index.prune_timers();
     }
 
     // ----- mutation helpers used by every module -----
@@ -391,23 +413,23 @@ impl Engine {
 
     /// Marks a worker's live record as changed (and its timer as stale).
     pub(crate) fn touch_worker(&mut self, id: WorkerId) {
-        self.pending.workers.insert(id);
-        self.pending.touched.insert(id);
+        self.pending.workers.push(id);
+        self.pending.touched.push(id);
     }
 
     /// Marks a worker's timer as stale without rewriting its record.
     pub(crate) fn touch_timer(&mut self, id: WorkerId) {
-        self.pending.touched.insert(id);
+        self.pending.touched.push(id);
     }
 
     /// Marks an attempt record as changed.
     pub(crate) fn touch_attempt(&mut self, id: AttemptId) {
-        self.pending.attempts.insert(id);
+        self.pending.attempts.push(id);
     }
 
     /// Marks a run record as changed.
     pub(crate) fn touch_run(&mut self, id: RunId) {
-        self.pending.runs.insert(id);
+        self.pending.runs.push(id);
     }
 
     /// Queues a command or reply behind the current batch.
@@ -417,34 +439,44 @@ impl Engine {
 
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
-        let touched = std::mem::take(&mut self.pending.touched);
-        for id in touched {
+        let mut touched = std::mem::take(&mut self.pending.touched);
+        settle(&mut touched);
+        for id in touched.drain(..) {
             self.refresh_timer(id);
         }
-        let p = std::mem::take(&mut self.pending);
+        self.pending.touched = touched;
+        self.index.prune_timers();
+        let p = &mut self.pending;
+        settle(&mut p.runs);
+        settle(&mut p.specs);
+        settle(&mut p.workers);
+        settle(&mut p.attempts);
+        settle(&mut p.messages);
         let s = &self.state;
-        let mut records = Vec::with_capacity(
-            usize::from(p.meta)
-                + p.runs.len()
-                + p.specs.len()
-                + p.workers.len()
-                + p.attempts.len()
-                + p.messages.len()
-                + p.events.len(),
-        );
-        if p.meta {
-            records.push(Record::Meta(s.meta));
-        }
-        records.extend(p.runs.iter().filter_map(|id| s.runs.get(id)).cloned().map(Record::Run));
-        records.extend(p.specs.iter().filter_map(|id| s.workers.get(id)).map(|w| Record::WorkerSpec(w.spec.clone())));
-        records.extend(p.workers.iter().filter_map(|id| s.workers.get(id)).cloned().map(Record::Worker));
-        records.extend(p.attempts.iter().filter_map(|id| s.attempts.get(id)).cloned().map(Record::Attempt));
-        records.extend(p.messages.iter().filter_map(|id| s.messages.get(id)).cloned().map(Record::Message));
-        records.extend(p.events.into_iter().map(Record::Event));
-        if !records.is_empty() {
+        let count = usize::from(p.meta)
+            + p.runs.len()
+            + p.specs.len()
+            + p.workers.len()
+            + p.attempts.len()
+            + p.messages.len()
+            + p.events.len();
+        if count > 0 {
+            let mut records = Vec::with_capacity(count);
+            if p.meta {
+                records.push(Record::Meta(s.meta));
+            }
+            records.extend(p.runs.drain(..).filter_map(|id| s.runs.get(&id)).cloned().map(Record::Run));
+            records.extend(
+                p.specs.drain(..).filter_map(|id| s.workers.get(&id)).map(|w| Record::WorkerSpec(w.spec.clone())),
+            );
+            records.extend(p.workers.drain(..).filter_map(|id| s.workers.get(&id)).cloned().map(Record::Worker));
+            records.extend(p.attempts.drain(..).filter_map(|id| s.attempts.get(&id)).cloned().map(Record::Attempt));
+            records.extend(p.messages.drain(..).filter_map(|id| s.messages.get(&id)).cloned().map(Record::Message));
+            records.extend(p.events.drain(..).map(Record::Event));
             self.out.push_back(Effect::Persist(Batch { records }));
         }
-        self.out.extend(p.effects);
+        p.meta = false;
+        self.out.extend(p.effects.drain(..));
     }
 
     /// Allocates the next id of a counter.

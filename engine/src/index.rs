@@ -3,39 +3,55 @@
 //! Indexes of a worker are refreshed when an input that touched it finishes, so lookups
 //! during an input see the index as it was when the input began.
 
+use crate::dense::DenseMap;
 use crate::ids::*;
 use crate::model::*;
 use crate::time::Timestamp;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
 /// The keys under which one worker is indexed, remembered so they can be removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct WorkerKeys {
+    pub worker: WorkerId,
+    /// The worker's attempts, in id (and sequence) order.
+    pub attempts: Vec<AttemptId>,
+    /// Messages to the worker, in id order.
+    pub inbox: Vec<MessageId>,
     pub conversation: Option<Arc<str>>,
     pub dependency: Option<WorkerId>,
     pub timer: Option<Timestamp>,
 }
 
-/// Lookups the engine needs in O(log n); all ordered, none persisted.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+impl WorkerKeys {
+    /// Equality of everything but the timer.
+    fn eq_ignoring_timer(&self, other: &WorkerKeys) -> bool {
+        self.worker == other.worker
+            && self.attempts == other.attempts
+            && self.inbox == other.inbox
+            && self.conversation == other.conversation
+            && self.dependency == other.dependency
+    }
+}
+
+/// Lookups the engine needs in O(log n); all ordered, none persisted. (No equality:
+/// the timer heap's layout depends on history; compare with `eq_ignoring_timers`.)
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Index {
     /// (run, hierarchical name) to worker.
     pub names: BTreeMap<(RunId, String), WorkerId>,
     /// Workers of each run.
     pub run_workers: BTreeSet<(RunId, WorkerId)>,
-    /// Attempts of each worker.
-    pub worker_attempts: BTreeSet<(WorkerId, AttemptId)>,
-    /// Messages to each worker.
-    pub inbox: BTreeSet<(WorkerId, MessageId)>,
     /// Live conversations to the unfinished worker leasing them.
     pub conversations: BTreeMap<Arc<str>, WorkerId>,
     /// (dependency, waiter): workers waiting for another worker to complete.
     pub dependents: BTreeSet<(WorkerId, WorkerId)>,
-    /// (deadline, worker): the engine's timer wheel.
-    pub timers: BTreeSet<(Timestamp, WorkerId)>,
+    /// (deadline, worker) min-heap with lazy deletion: an entry is live only while it
+    /// matches the worker's `keys.timer`; stale entries are skipped when they surface.
+    pub timers: BinaryHeap<Reverse<(Timestamp, WorkerId)>>,
     /// What each worker is currently indexed under.
-    pub keys: BTreeMap<WorkerId, WorkerKeys>,
+    pub keys: DenseMap<WorkerId, WorkerKeys>,
 }
 
 impl Index {
@@ -49,51 +65,93 @@ impl Index {
     /// Re-indexes a worker's changing keys; `timer` is its freshly computed deadline
     /// (`None` leaves the timer as it is).
     pub fn refresh_keys(&mut self, w: &Worker, timer: Option<Option<Timestamp>>) {
-        let old = self.keys.remove(&w.id).unwrap_or_default();
+        if !self.keys.contains_key(&w.id) {
+            self.keys.insert(w.id, WorkerKeys { worker: w.id, ..WorkerKeys::default() });
+        }
+        let keys = self.keys.get_mut(&w.id).expect("keys inserted");
         let conversation = live_conversation(w);
-        if old.conversation != conversation {
-            if let Some(c) = &old.conversation
+        if keys.conversation.as_deref() != conversation.map(|c| &**c) {
+            if let Some(c) = &keys.conversation
                 && self.conversations.get(c) == Some(&w.id)
             {
                 self.conversations.remove(c);
             }
-            if let Some(c) = &conversation {
+            if let Some(c) = conversation {
                 self.conversations.insert(c.clone(), w.id);
             }
+            keys.conversation = conversation.cloned();
         }
         let dependency = awaited_worker(w);
-        if old.dependency != dependency {
-            if let Some(d) = old.dependency {
+        if keys.dependency != dependency {
+            if let Some(d) = keys.dependency {
                 self.dependents.remove(&(d, w.id));
             }
             if let Some(d) = dependency {
                 self.dependents.insert((d, w.id));
             }
+            keys.dependency = dependency;
         }
-        let timer = timer.unwrap_or(old.timer);
-        if old.timer != timer {
-            if let Some(t) = old.timer {
-                self.timers.remove(&(t, w.id));
-            }
+        if let Some(timer) = timer
+            && keys.timer != timer
+        {
             if let Some(t) = timer {
-                self.timers.insert((t, w.id));
+                self.timers.push(Reverse((t, w.id)));
+            }
+            keys.timer = timer;
+        }
+    }
+
+    /// Whether a heap entry is the worker's current timer.
+    fn live(&self, at: Timestamp, worker: WorkerId) -> bool {
+        self.keys.get(&worker).is_some_and(|k| k.timer == Some(at))
+    }
+
+    /// Drops stale entries from the top of the heap, and rebuilds it when stale
+    /// entries outnumber live ones, so memory stays proportional to the workers.
+    pub fn prune_timers(&mut self) {
+        while let Some(Reverse((at, worker))) = self.timers.peek().copied() {
+            if self.live(at, worker) {
+                break;
+            }
+            self.timers.pop();
+        }
+        if self.timers.len() > 2 * self.keys.len() + 1024 {
+            let live: Vec<Reverse<(Timestamp, WorkerId)>> =
+                self.keys.values().filter_map(|k| k.timer.map(|t| Reverse((t, k.worker)))).collect();
+            self.timers = BinaryHeap::from(live);
+        }
+    }
+
+    /// The earliest live deadline (the heap top after `prune_timers`).
+    pub fn next_timer(&self) -> Option<Timestamp> {
+        self.timers.peek().map(|Reverse((at, _))| *at)
+    }
+
+    /// Removes and returns every worker whose live deadline is at or before `now`.
+    pub fn take_due(&mut self, now: Timestamp) -> Vec<WorkerId> {
+        let mut due = Vec::new();
+        while let Some(Reverse((at, worker))) = self.timers.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            if self.live(at, worker) {
+                due.push(worker);
             }
         }
-        self.keys.insert(w.id, WorkerKeys { conversation, dependency, timer });
+        due.sort_unstable();
+        due.dedup();
+        due
     }
 
     /// Equality of everything but the timer wheel.
     pub fn eq_ignoring_timers(&self, other: &Index) -> bool {
-        let keys = |i: &Index| -> Vec<(WorkerId, Option<Arc<str>>, Option<WorkerId>)> {
-            i.keys.iter().map(|(w, k)| (*w, k.conversation.clone(), k.dependency)).collect()
-        };
         self.names == other.names
             && self.run_workers == other.run_workers
-            && self.worker_attempts == other.worker_attempts
-            && self.inbox == other.inbox
             && self.conversations == other.conversations
             && self.dependents == other.dependents
-            && keys(self) == keys(other)
+            && self.keys.len() == other.keys.len()
+            && self.keys.values().zip(other.keys.values()).all(|(a, b)| a.eq_ignoring_timer(b))
     }
 
     /// Workers waiting for `dependency` to complete.
@@ -109,24 +167,38 @@ impl Index {
         self.run_workers.range((run, WorkerId(0))..=(run, WorkerId(u64::MAX))).map(|(_, w)| *w).collect()
     }
 
+    /// Records a new attempt of a worker (ids only grow, so the list stays sorted).
+    pub fn add_attempt(&mut self, worker: WorkerId, attempt: AttemptId) {
+        if let Some(k) = self.keys.get_mut(&worker) {
+            k.attempts.push(attempt);
+        }
+    }
+
+    /// Records a message to a worker.
+    pub fn add_message(&mut self, worker: WorkerId, message: MessageId) {
+        if let Some(k) = self.keys.get_mut(&worker) {
+            k.inbox.push(message);
+        }
+    }
+
     /// Attempts of a worker, in id (and so sequence) order.
     pub fn attempts_of(&self, worker: WorkerId) -> impl DoubleEndedIterator<Item = AttemptId> + '_ {
-        self.worker_attempts.range((worker, AttemptId(0))..=(worker, AttemptId(u64::MAX))).map(|(_, a)| *a)
+        self.keys.get(&worker).map(|k| k.attempts.as_slice()).unwrap_or_default().iter().copied()
     }
 
     /// Messages to a worker, in id order.
     pub fn inbox_of(&self, worker: WorkerId) -> impl DoubleEndedIterator<Item = MessageId> + '_ {
-        self.inbox.range((worker, MessageId(0))..=(worker, MessageId(u64::MAX))).map(|(_, m)| *m)
+        self.keys.get(&worker).map(|k| k.inbox.as_slice()).unwrap_or_default().iter().copied()
     }
 }
 
 /// The conversation a worker holds a live lease on, if any.
-fn live_conversation(w: &Worker) -> Option<Arc<str>> {
+fn live_conversation(w: &Worker) -> Option<&Arc<str>> {
     if w.lifecycle.is_terminal() {
         return None;
     }
     let b = w.binding.as_ref()?;
-    (b.status != BindingStatus::Lost && !b.conversation.is_empty()).then(|| b.conversation.clone())
+    (b.status != BindingStatus::Lost && !b.conversation.is_empty()).then_some(&b.conversation)
 }
 
 /// The worker this worker waits for, if any.

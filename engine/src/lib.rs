@@ -17,6 +17,7 @@
 //! no hash map: the same inputs at the same times give the same effects, byte for byte.
 
 pub mod block;
+mod dense;
 mod dispatch;
 pub mod effect;
 mod engine;

@@ -537,6 +537,8 @@ pub struct Worker {
     pub bootstrapped: bool,
     /// Bumped at every submission; seeds the keepalive jitter.
     pub keepalive_seq: u32,
+    /// The seeded jitter draw of the current sequence (see `scheduler::keepalive_draw`).
+    pub keepalive_draw: u64,
     /// The keepalive of the current sequence already fired.
     pub keepalive_fired: bool,
     /// Progress accounting and stall state.

@@ -121,6 +121,7 @@ impl Engine {
         }
         let run = w.run;
         let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let before = w.intent.clone();
         let intent = w.intent.get_or_insert(Intent {
             reasons: WakeSet::EMPTY,
             origin: Origin::Scheduler,
@@ -130,14 +131,12 @@ impl Engine {
             idle_only: false,
             payload: IntentPayload::Continue,
         });
-        let before = (intent.reasons, intent.origin);
         intent.reasons.insert(reason);
         intent.origin = intent.origin.max(origin);
         intent.payload = merge_payload(&intent.payload, payload);
         let (reasons, not_before) = (intent.reasons, intent.not_before);
-        let changed = before != (intent.reasons, intent.origin);
-        self.touch_worker(id);
-        if changed {
+        if before.as_ref() != Some(&*intent) {
+            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::ResumeScheduled { reasons, not_before });
         }
         self.evaluate(id);
@@ -171,7 +170,7 @@ impl Engine {
                 self.dispatch(id, delivery);
             }
         }
-        self.touch_worker(id);
+        self.touch_timer(id);
     }
 
     /// Announces a floor deferral once (durably, as provenance); grace and backoff
@@ -281,20 +280,15 @@ impl Engine {
         b.executor.as_ref().and_then(|e| self.volatile.executors.get(e)).is_some_and(|s| s.steering)
     }
 
-    /// The keepalive deadline of the current submission sequence, jittered uniformly in
-    /// [min, max] by a ChaCha stream seeded from (seed, worker, sequence): a restart
-    /// recomputes the same value.
+    /// The keepalive deadline of the current submission sequence: uniform in
+    /// [min, max] after the last delivery, from the draw taken at that submission.
     pub(crate) fn keepalive_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
         if !self.keepalive_armed(w, policy) {
             return None;
         }
         let base = w.last_delivery_at?;
         let span = policy.active_keepalive_max_ms - policy.active_keepalive_min_ms;
-        let seed = self.state.meta.seed
-            ^ w.id.0.rotate_left(32)
-            ^ u64::from(w.keepalive_seq).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let jitter = if span == 0 { 0 } else { rng.next_u64() % (span + 1) };
+        let jitter = w.keepalive_draw % (span + 1);
         Some(base.plus_ms(policy.active_keepalive_min_ms + jitter))
     }
 
@@ -394,7 +388,7 @@ impl Engine {
     /// Handles every timer due at `now`.
     pub(crate) fn handle_tick(&mut self) {
         let now = self.now;
-        let due: Vec<WorkerId> = self.index.timers.range(..=(now, WorkerId(u64::MAX))).map(|(_, w)| *w).collect();
+        let due = self.index.take_due(now);
         for id in due {
             self.on_timer(id);
             self.refresh_timer(id);
@@ -519,6 +513,17 @@ impl Engine {
         self.emit(run, Some(id), None, EventKind::ContinuationStallAcknowledged);
         true
     }
+}
+
+/// The keepalive jitter draw for one submission: a ChaCha stream seeded from the data
+/// directory's seed, the worker and the submission sequence, so a restart (or a replay)
+/// draws the same value.
+pub(crate) fn keepalive_draw(seed: u64, worker: WorkerId, sequence: u32) -> u64 {
+    let mut key = [0u8; 32];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    key[8..16].copy_from_slice(&worker.0.to_le_bytes());
+    key[16..20].copy_from_slice(&sequence.to_le_bytes());
+    ChaCha8Rng::from_seed(key).next_u64()
 }
 
 /// Whether a pending continuation is material corrective steering (bypasses the floor).

@@ -141,7 +141,7 @@ impl Engine {
             }
             if spec != *w.spec {
                 w.spec = Arc::new(spec);
-                self.pending.specs.insert(wid);
+                self.pending.specs.push(wid);
             }
         }
         self.emit(id, None, None, EventKind::RunContextUpdated);

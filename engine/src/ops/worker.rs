@@ -44,6 +44,7 @@ impl Engine {
             last_delivery_at: None,
             bootstrapped: false,
             keepalive_seq: 0,
+            keepalive_draw: 0,
             keepalive_fired: false,
             progress: ProgressAccount {
                 last_at: None,
@@ -62,7 +63,7 @@ impl Engine {
         };
         self.index.add_worker(&worker);
         self.state.workers.insert(id, worker);
-        self.pending.specs.insert(id);
+        self.pending.specs.push(id);
         self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::WorkerSpawned);
         id
@@ -314,7 +315,7 @@ impl Engine {
             let mut spec = (*w.spec).clone();
             spec.assignment = a;
             w.spec = Arc::new(spec);
-            self.pending.specs.insert(id);
+            self.pending.specs.push(id);
         }
         let run = self.state.workers[&id].run;
         self.emit(run, Some(id), None, EventKind::WorkerFollowup);
@@ -344,8 +345,8 @@ impl Engine {
         let id = MessageId(self.next_id(|m| &mut m.next_message));
         let message = Message { id, run, from, to, body: shared(body), at: now };
         self.state.messages.insert(id, message.clone());
-        self.index.inbox.insert((to, id));
-        self.pending.messages.insert(id);
+        self.index.add_message(to, id);
+        self.pending.messages.push(id);
         let cursor = self.emit(run, Some(to), None, EventKind::MessageSent { message: id, from });
         if let Some(sender) = from
             && !self.state.workers[&sender].lifecycle.is_terminal()
