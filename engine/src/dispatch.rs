@@ -145,7 +145,7 @@ impl Engine {
             kind: CommandKind::Cancel,
             conversation: a.conversation.clone(),
             prompt: String::new(),
-            prompt_version: "",
+            prompt_version: "".into(),
             deadline: a.deadline,
         };
         self.push_effect(Effect::Command(command));
@@ -200,7 +200,7 @@ impl Engine {
             },
             conversation: a.conversation.clone(),
             prompt: rendered.text,
-            prompt_version: rendered.version,
+            prompt_version: rendered.version.into(),
             deadline: a.deadline,
         };
         self.volatile.sent.insert(attempt_id, executor);

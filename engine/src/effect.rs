@@ -5,6 +5,8 @@ use crate::op::Reply;
 use crate::record::Record;
 use crate::reject::Rejection;
 use crate::time::Timestamp;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// One effect. The shell performs effects in order, and performs nothing after a
@@ -32,7 +34,7 @@ pub struct Batch {
 }
 
 /// The executor command names of the bridge protocol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CommandKind {
     /// Open a fresh conversation and submit the first prompt.
     Create,
@@ -57,7 +59,7 @@ impl CommandKind {
 }
 
 /// A command for one executor. Re-sent unchanged (same id, same key) after a reconnect.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecutorCommand {
     /// The executor that must perform it.
     pub executor: ExecutorId,
@@ -76,7 +78,7 @@ pub struct ExecutorCommand {
     /// The prompt text.
     pub prompt: String,
     /// The prompt generator's version, for audit.
-    pub prompt_version: &'static str,
+    pub prompt_version: Cow<'static, str>,
     /// The executor must not start submitting after this.
     pub deadline: Timestamp,
 }

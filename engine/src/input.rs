@@ -3,6 +3,7 @@
 use crate::ids::*;
 use crate::model::ConversationState;
 use crate::op::Operation;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// One input. The engine handles inputs one at a time, each with the time it happened.
@@ -22,7 +23,7 @@ pub enum Input {
 }
 
 /// What an executor tells the engine (spec 000 §12, 001 C6-C7).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ExecutorInput {
     /// A (re)connected executor introduces itself and republishes what it holds.
     Hello {
@@ -68,7 +69,7 @@ pub enum ExecutorInput {
 }
 
 /// A binding as an executor sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BindingReport {
     /// The worker the managed tab belongs to.
     pub worker: WorkerId,
@@ -81,7 +82,7 @@ pub struct BindingReport {
 }
 
 /// One coarse state observation with its per-binding sequence.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Observation {
     /// The state.
     pub state: ConversationState,
@@ -92,7 +93,7 @@ pub struct Observation {
 }
 
 /// How far an executor got with a command (spec 000 §12.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum JournalPhase {
     /// Received and queued; nothing typed yet.
     Received,
@@ -105,7 +106,7 @@ pub enum JournalPhase {
 }
 
 /// One journal line republished in `hello`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JournalEntry {
     /// The command.
     pub command: CommandId,
@@ -118,7 +119,7 @@ pub struct JournalEntry {
 }
 
 /// A command's result.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CommandOutcome {
     /// Queued by the executor; nothing submitted yet.
     Accepted,
@@ -139,7 +140,7 @@ pub enum CommandOutcome {
 }
 
 /// Stable executor error codes. Anything the engine does not know is treated as ambiguous.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ExecErrorCode {
     /// Submission began and its result is unknown: never resend automatically.
     AmbiguousSubmission,

@@ -5,7 +5,7 @@ use crate::clock::Clock;
 use crate::store::Store;
 use engine::ids::{CallId, Cursor};
 use engine::op::{EventsPage, Operation, Reply};
-use engine::{Effect, Engine, EngineConfig, ExecutorCommand, ExecutorInput, Input, RecoveryError, Rejection};
+use engine::{Batch, Effect, Engine, EngineConfig, ExecutorCommand, ExecutorInput, Input, RecoveryError, Rejection};
 use std::collections::BTreeMap;
 use std::future::Future;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -121,6 +121,9 @@ pub struct Shell<S: Store, C: Clock, X: ExecutorSink> {
     /// Callers waiting for replies, by the call id given to the engine.
     waiting: BTreeMap<CallId, oneshot::Sender<Result<Reply, Rejection>>>,
     next_call: u64,
+    /// Sees the engine and every durable batch right after each commit (the simulator's
+    /// checkers; `None` in the daemon).
+    observer: Option<Box<dyn FnMut(&Engine, &[Batch])>>,
 }
 
 impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
@@ -145,6 +148,7 @@ impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
             durable: durable_tx,
             waiting: BTreeMap::new(),
             next_call: 1,
+            observer: None,
         };
         Ok((shell, Handle { requests: tx, durable: durable_rx }))
     }
@@ -152,6 +156,12 @@ impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
     /// The engine, for read-only inspection by the simulator's checkers.
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// Installs a callback that sees the engine and the batches of every commit, after
+    /// they are durable and before their effects are released.
+    pub fn observe(&mut self, observer: Box<dyn FnMut(&Engine, &[Batch])>) {
+        self.observer = Some(observer);
     }
 
     /// Runs until `shutdown` completes or every handle is dropped, then finishes the
@@ -249,6 +259,9 @@ impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
         if !batches.is_empty() {
             self.store.commit(&batches).map_err(ShellError::Store)?;
             let _ = self.durable.send(self.engine.last_cursor());
+            if let Some(observer) = &mut self.observer {
+                observer(&self.engine, &batches);
+            }
         }
         for effect in release {
             match effect {
