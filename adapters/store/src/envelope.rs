@@ -1,0 +1,166 @@
+//! Record values: a versioned, checksummed envelope around a postcard payload.
+//!
+//! ```text
+//! offset 0  magic    4 bytes  "ORCR"
+//! offset 4  version  u16 big-endian (1 today)
+//! offset 6  crc32    u32 big-endian, CRC-32 (IEEE) of the payload
+//! offset 10 payload  postcard encoding of the record in that version's types
+//! ```
+//!
+//! Versions are append-only. Postcard is not self-describing, so a change to the
+//! engine's record types changes the meaning of the payload bytes: such a change adds a
+//! version, writes it, and keeps every older version's decoder (frozen copies of the old
+//! types, converted to the current ones). The golden fixture test in
+//! `tests/fixtures/v1/` fails when the types move without a new version.
+
+use crate::error::{Corruption, Error, StoredKey};
+use engine::{Record, RecordKey};
+
+/// First bytes of every stored value.
+pub const MAGIC: [u8; 4] = *b"ORCR";
+/// The first format version: postcard of `engine::Record` as of the store's first release.
+pub const FORMAT_VERSION_V1: u16 = 1;
+/// The version this build writes.
+pub const FORMAT_VERSION_CURRENT: u16 = FORMAT_VERSION_V1;
+/// Bytes before the payload: magic, version, checksum.
+pub const HEADER_BYTES: usize = 4 + 2 + 4;
+/// Largest value the store writes or accepts. Engine records are bounded far below
+/// this by the engine's own limits; a larger value is a bug or a corruption.
+pub const VALUE_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// Encodes a record in the current version.
+pub fn encode(record: &Record) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION_CURRENT.to_be_bytes());
+    out.extend_from_slice(&[0; 4]);
+    let mut out =
+        postcard::to_extend(record, out).map_err(|e| Error::Encode { key: record.key(), problem: e.to_string() })?;
+    if out.len() > VALUE_BYTES_MAX {
+        return Err(Error::Encode {
+            key: record.key(),
+            problem: format!("{} bytes exceed the {VALUE_BYTES_MAX} byte limit", out.len()),
+        });
+    }
+    let crc = crc32fast::hash(&out[HEADER_BYTES..]);
+    out[6..HEADER_BYTES].copy_from_slice(&crc.to_be_bytes());
+    debug_assert_eq!(&out[..4], &MAGIC);
+    Ok(out)
+}
+
+/// Decodes a stored value, checking the envelope and that the record belongs to `key`.
+pub fn decode(key: &[u8], value: &[u8]) -> Result<Record, Error> {
+    let corrupt = |problem| Error::Corrupt { key: StoredKey(key.to_vec()), problem };
+    let Some(expected) = crate::key::decode(key) else { return Err(corrupt(Corruption::BadKey)) };
+    let record = decode_value(value).map_err(corrupt)?;
+    let found = record.key();
+    if found != expected {
+        return Err(corrupt(Corruption::KeyMismatch { record: found }));
+    }
+    Ok(record)
+}
+
+/// Decodes a stored value without a key check.
+pub fn decode_value(value: &[u8]) -> Result<Record, Corruption> {
+    if value.len() < HEADER_BYTES {
+        return Err(Corruption::Truncated { len: value.len() });
+    }
+    if value.len() > VALUE_BYTES_MAX {
+        return Err(Corruption::TooLarge { len: value.len() });
+    }
+    let (header, payload) = value.split_at(HEADER_BYTES);
+    let magic: [u8; 4] = [header[0], header[1], header[2], header[3]];
+    if magic != MAGIC {
+        return Err(Corruption::BadMagic { found: magic });
+    }
+    let version = u16::from_be_bytes([header[4], header[5]]);
+    let stored = u32::from_be_bytes([header[6], header[7], header[8], header[9]]);
+    let computed = crc32fast::hash(payload);
+    if stored != computed {
+        return Err(Corruption::Checksum { stored, computed });
+    }
+    decode_payload(version, payload)
+}
+
+/// Dispatches on the format version. A new version appends an arm and a module; no
+/// arm is ever removed, so data written by any release keeps loading.
+fn decode_payload(version: u16, payload: &[u8]) -> Result<Record, Corruption> {
+    match version {
+        FORMAT_VERSION_V1 => v1::decode(payload),
+        version => Err(Corruption::UnknownVersion { version }),
+    }
+}
+
+/// Whether a decoded record was expected under the given key kind (used by the store to
+/// tell apart the two keyspaces).
+pub(crate) fn in_keyspace(key: RecordKey, events_keyspace: bool) -> bool {
+    crate::key::is_event(key) == events_keyspace
+}
+
+mod v1 {
+    //! Version 1: the payload is postcard of `engine::Record` as it was when the store
+    //! shipped. While the engine's types are unchanged this decodes straight into them;
+    //! when they change, this module gets a frozen copy of the version-1 types and a
+    //! conversion into the current `engine::Record`, and version 2 is added.
+
+    use crate::error::Corruption;
+    use engine::Record;
+
+    /// Decodes a version-1 payload; trailing bytes are corruption, not padding.
+    pub(super) fn decode(payload: &[u8]) -> Result<Record, Corruption> {
+        let (record, rest) =
+            postcard::take_from_bytes::<Record>(payload).map_err(|e| Corruption::Payload { detail: e.to_string() })?;
+        if !rest.is_empty() {
+            return Err(Corruption::TrailingBytes { count: rest.len() });
+        }
+        Ok(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::Meta;
+
+    fn meta() -> Record {
+        Record::Meta(Meta::new(7))
+    }
+
+    #[test]
+    fn round_trips_and_starts_with_the_header() {
+        let bytes = encode(&meta()).expect("encode");
+        assert_eq!(&bytes[..4], &MAGIC);
+        assert_eq!(u16::from_be_bytes([bytes[4], bytes[5]]), FORMAT_VERSION_CURRENT);
+        assert_eq!(decode(crate::key::encode(RecordKey::Meta).as_bytes(), &bytes).expect("decode"), meta());
+    }
+
+    #[test]
+    fn every_single_bit_flip_is_detected() {
+        let bytes = encode(&meta()).expect("encode");
+        for at in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut bad = bytes.clone();
+                bad[at] ^= 1 << bit;
+                assert!(decode_value(&bad).is_err(), "flip of bit {bit} at byte {at} went unnoticed");
+            }
+        }
+    }
+
+    #[test]
+    fn problems_are_named() {
+        let good = encode(&meta()).expect("encode");
+        assert_eq!(decode_value(&good[..5]), Err(Corruption::Truncated { len: 5 }));
+        let mut v = good.clone();
+        v[4..6].copy_from_slice(&9u16.to_be_bytes());
+        assert_eq!(decode_value(&v), Err(Corruption::UnknownVersion { version: 9 }));
+        let mut v = good.clone();
+        v.push(0);
+        let crc = crc32fast::hash(&v[HEADER_BYTES..]);
+        v[6..HEADER_BYTES].copy_from_slice(&crc.to_be_bytes());
+        assert_eq!(decode_value(&v), Err(Corruption::TrailingBytes { count: 1 }));
+        let run_key = crate::key::encode(RecordKey::Run(engine::ids::RunId(1)));
+        let err = decode(run_key.as_bytes(), &good).expect_err("wrong key");
+        assert!(err.to_string().contains("Run(RunId(1))"), "{err}");
+        assert!(err.to_string().contains("Meta"), "{err}");
+    }
+}

@@ -1,0 +1,193 @@
+//! [`Error`], the store's one error enum, and the details of a corrupt value.
+
+use engine::RecordKey;
+use std::fmt;
+use std::path::PathBuf;
+
+/// What went wrong in the store. Every variant says what to do about it; after a
+/// `Fjall` or `Poisoned` error the store refuses further work and the daemon must exit
+/// and recover by reopening.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Another process (most likely another daemon) holds the data directory.
+    #[error(
+        "data directory {} is locked by another process (is another orchestrator daemon running on it?); stop that process or use another data directory",
+        dir.display()
+    )]
+    Locked {
+        /// The data directory.
+        dir: PathBuf,
+    },
+    /// The data directory or its lock file could not be created or locked.
+    #[error("cannot prepare data directory {}: {source}", dir.display())]
+    DataDir {
+        /// The data directory.
+        dir: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The fjall database could not be opened (I/O error, or a journal or table that
+    /// fails its checks). Nothing was skipped or repaired.
+    #[error(
+        "cannot open the store in {}: {source}; nothing was skipped or repaired: a corrupt journal or table needs an operator",
+        dir.display()
+    )]
+    Open {
+        /// The data directory.
+        dir: PathBuf,
+        /// fjall's error.
+        #[source]
+        source: fjall::Error,
+    },
+    /// fjall failed (I/O, fsync, full disk, an unreadable journal or table). The store is
+    /// poisoned from here on; what was acknowledged before is on disk.
+    #[error(
+        "storage failure while {during} in {}: {source}; the store is poisoned: exit and restart to recover (acknowledged writes are on disk)",
+        dir.display()
+    )]
+    Fjall {
+        /// What the store was doing.
+        during: &'static str,
+        /// The data directory.
+        dir: PathBuf,
+        /// fjall's error.
+        #[source]
+        source: fjall::Error,
+    },
+    /// A stored value is not a valid record. It is never skipped: recovery stops here.
+    #[error("corrupt record at key {key}: {problem}")]
+    Corrupt {
+        /// Where it is stored.
+        key: StoredKey,
+        /// What is wrong with it.
+        problem: Corruption,
+    },
+    /// A record could not be encoded (nothing was written).
+    #[error("cannot encode record {key:?}: {problem}")]
+    Encode {
+        /// The record's key.
+        key: RecordKey,
+        /// Why.
+        problem: String,
+    },
+    /// An earlier failure poisoned the store; it accepts no more work.
+    #[error(
+        "store in {} is poisoned by an earlier failure ({cause}); exit and restart to recover",
+        dir.display()
+    )]
+    Poisoned {
+        /// The data directory.
+        dir: PathBuf,
+        /// The first failure.
+        cause: String,
+    },
+}
+
+/// A key as stored: raw bytes, shown decoded when they decode.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoredKey(pub Vec<u8>);
+
+impl StoredKey {
+    /// The record key the bytes encode, if they are a valid key.
+    pub fn decoded(&self) -> Option<RecordKey> {
+        crate::key::decode(&self.0)
+    }
+}
+
+impl fmt::Display for StoredKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.decoded() {
+            Some(key) => write!(f, "{key:?} (0x{})", hex(&self.0)),
+            None => write!(f, "undecodable key 0x{}", hex(&self.0)),
+        }
+    }
+}
+
+impl fmt::Debug for StoredKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Why a stored value is not a valid record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Corruption {
+    /// The key bytes are not a key any format version writes.
+    BadKey,
+    /// The value is shorter than the envelope header.
+    Truncated {
+        /// The value's length.
+        len: usize,
+    },
+    /// The value is longer than any record may be.
+    TooLarge {
+        /// The value's length.
+        len: usize,
+    },
+    /// The value does not start with the envelope magic.
+    BadMagic {
+        /// The first bytes found.
+        found: [u8; 4],
+    },
+    /// The format version is unknown to this build (written by a newer one?).
+    UnknownVersion {
+        /// The version found.
+        version: u16,
+    },
+    /// The payload does not match its checksum.
+    Checksum {
+        /// The stored CRC32.
+        stored: u32,
+        /// The CRC32 of the payload as read.
+        computed: u32,
+    },
+    /// The payload does not decode as a record of its version.
+    Payload {
+        /// The decoder's message.
+        detail: String,
+    },
+    /// The payload decodes but leaves bytes over.
+    TrailingBytes {
+        /// How many.
+        count: usize,
+    },
+    /// The payload is a record of another key.
+    KeyMismatch {
+        /// The key of the decoded record.
+        record: RecordKey,
+    },
+    /// The record is in the wrong keyspace (an event among state records or the reverse).
+    WrongKeyspace,
+}
+
+impl fmt::Display for Corruption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Corruption::BadKey => write!(f, "the key is not a valid record key"),
+            Corruption::Truncated { len } => write!(f, "value of {len} bytes is shorter than the envelope header"),
+            Corruption::TooLarge { len } => write!(f, "value of {len} bytes exceeds the record size limit"),
+            Corruption::BadMagic { found } => write!(f, "bad magic 0x{}", hex(found)),
+            Corruption::UnknownVersion { version } => {
+                write!(f, "unknown format version {version} (written by a newer build?)")
+            }
+            Corruption::Checksum { stored, computed } => {
+                write!(f, "checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")
+            }
+            Corruption::Payload { detail } => write!(f, "payload does not decode: {detail}"),
+            Corruption::TrailingBytes { count } => write!(f, "{count} trailing bytes after the record"),
+            Corruption::KeyMismatch { record } => write!(f, "the value holds the record of {record:?}"),
+            Corruption::WrongKeyspace => write!(f, "the record is stored in the wrong keyspace"),
+        }
+    }
+}
+
+/// Lower-case hex of bytes.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}

@@ -1,0 +1,137 @@
+//! Record keys as big-endian byte strings: a one-byte tag for the record kind, then the
+//! id as a big-endian `u64` (the meta record is the tag alone).
+//!
+//! Byte order equals the order of [`RecordKey`]: tags ascend in the enum's variant order
+//! and big-endian ids compare like the numbers. Tags are part of the on-disk format:
+//! append new ones, never renumber.
+
+use engine::RecordKey;
+use engine::ids::{AttemptId, Cursor, MessageId, RunId, WorkerId};
+
+/// Tag of the single meta record.
+pub const TAG_META: u8 = 0x01;
+/// Tag of run records.
+pub const TAG_RUN: u8 = 0x02;
+/// Tag of worker spec records.
+pub const TAG_WORKER_SPEC: u8 = 0x03;
+/// Tag of worker live-state records.
+pub const TAG_WORKER: u8 = 0x04;
+/// Tag of attempt records.
+pub const TAG_ATTEMPT: u8 = 0x05;
+/// Tag of message records.
+pub const TAG_MESSAGE: u8 = 0x06;
+/// Tag of events (kept in their own keyspace, keyed by cursor).
+pub const TAG_EVENT: u8 = 0x10;
+
+/// Longest encoded key: a tag and a `u64`.
+pub const KEY_BYTES_MAX: usize = 1 + 8;
+
+/// An encoded key, on the stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KeyBytes {
+    bytes: [u8; KEY_BYTES_MAX],
+    len: u8,
+}
+
+impl KeyBytes {
+    /// The encoded bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    fn tag_only(tag: u8) -> KeyBytes {
+        let mut bytes = [0; KEY_BYTES_MAX];
+        bytes[0] = tag;
+        KeyBytes { bytes, len: 1 }
+    }
+
+    fn tag_id(tag: u8, id: u64) -> KeyBytes {
+        let mut bytes = [0; KEY_BYTES_MAX];
+        bytes[0] = tag;
+        bytes[1..].copy_from_slice(&id.to_be_bytes());
+        KeyBytes { bytes, len: KEY_BYTES_MAX as u8 }
+    }
+}
+
+/// Encodes a record key.
+pub fn encode(key: RecordKey) -> KeyBytes {
+    match key {
+        RecordKey::Meta => KeyBytes::tag_only(TAG_META),
+        RecordKey::Run(id) => KeyBytes::tag_id(TAG_RUN, id.0),
+        RecordKey::WorkerSpec(id) => KeyBytes::tag_id(TAG_WORKER_SPEC, id.0),
+        RecordKey::Worker(id) => KeyBytes::tag_id(TAG_WORKER, id.0),
+        RecordKey::Attempt(id) => KeyBytes::tag_id(TAG_ATTEMPT, id.0),
+        RecordKey::Message(id) => KeyBytes::tag_id(TAG_MESSAGE, id.0),
+        RecordKey::Event(cursor) => KeyBytes::tag_id(TAG_EVENT, cursor.0),
+    }
+}
+
+/// Decodes a key; `None` for bytes that no version of [`encode`] produces.
+pub fn decode(bytes: &[u8]) -> Option<RecordKey> {
+    let (&tag, rest) = bytes.split_first()?;
+    if tag == TAG_META {
+        return rest.is_empty().then_some(RecordKey::Meta);
+    }
+    let id = u64::from_be_bytes(rest.try_into().ok()?);
+    match tag {
+        TAG_RUN => Some(RecordKey::Run(RunId(id))),
+        TAG_WORKER_SPEC => Some(RecordKey::WorkerSpec(WorkerId(id))),
+        TAG_WORKER => Some(RecordKey::Worker(WorkerId(id))),
+        TAG_ATTEMPT => Some(RecordKey::Attempt(AttemptId(id))),
+        TAG_MESSAGE => Some(RecordKey::Message(MessageId(id))),
+        TAG_EVENT => Some(RecordKey::Event(Cursor(id))),
+        _ => None,
+    }
+}
+
+/// Whether the key belongs in the events keyspace.
+pub fn is_event(key: RecordKey) -> bool {
+    matches!(key, RecordKey::Event(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_kinds(id: u64) -> [RecordKey; 7] {
+        [
+            RecordKey::Meta,
+            RecordKey::Run(RunId(id)),
+            RecordKey::WorkerSpec(WorkerId(id)),
+            RecordKey::Worker(WorkerId(id)),
+            RecordKey::Attempt(AttemptId(id)),
+            RecordKey::Message(MessageId(id)),
+            RecordKey::Event(Cursor(id)),
+        ]
+    }
+
+    #[test]
+    fn keys_round_trip() {
+        for id in [0, 1, 255, 256, u64::MAX - 1, u64::MAX] {
+            for key in all_kinds(id) {
+                assert_eq!(decode(encode(key).as_bytes()), Some(key), "{key:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn byte_order_is_key_order() {
+        let mut keys: Vec<RecordKey> =
+            [0, 1, 2, 255, 256, 65_536, 1 << 40, u64::MAX].into_iter().flat_map(all_kinds).collect();
+        keys.sort();
+        keys.dedup();
+        let bytes: Vec<KeyBytes> = keys.iter().map(|k| encode(*k)).collect();
+        for pair in bytes.windows(2) {
+            assert!(pair[0].as_bytes() < pair[1].as_bytes(), "{:?} must sort before {:?}", pair[0], pair[1]);
+        }
+    }
+
+    #[test]
+    fn foreign_bytes_do_not_decode() {
+        assert_eq!(decode(&[]), None);
+        assert_eq!(decode(&[TAG_META, 0]), None, "meta is the tag alone");
+        assert_eq!(decode(&[TAG_RUN, 0, 0, 0, 1]), None, "ids are eight bytes");
+        assert_eq!(decode(&[0x7f, 0, 0, 0, 0, 0, 0, 0, 1]), None, "unknown tag");
+        assert_eq!(decode(&[TAG_EVENT, 0, 0, 0, 0, 0, 0, 0, 1, 0]), None, "trailing byte");
+    }
+}

@@ -1,0 +1,37 @@
+//! The production store: the runtime's [`runtime::Store`] seam on fjall, with keys that
+//! sort in a defined order and values in a versioned, checksummed envelope.
+//!
+//! # Layout
+//! - `fjall_store.rs`: [`FjallStore`], the [`runtime::Store`] implementation: one fsynced
+//!   fjall batch per group commit, bounded loads, the data-directory lock and poisoning.
+//! - [`key`]: record keys as big-endian byte strings (a one-byte kind tag, then the id).
+//! - [`envelope`]: record values: magic, format version, CRC32, postcard payload; the
+//!   decode path dispatches on the version so that old versions keep loading.
+//! - `error.rs`: [`Error`], the one error enum of this adapter, and [`Corruption`].
+//! - [`workload`]: deterministic engine-made mutations shared by the crash test, the
+//!   golden fixture and the benchmark.
+//! - `bin/store-crash-child.rs`: the child process the kill -9 test kills.
+//!
+//! # On disk
+//! A data directory holds `store.lock` (an OS lock held for the life of the store) and
+//! `fjall/`, a fjall database with two keyspaces: `state` (every record but events,
+//! latest version per key) and `events` (the event log, keyed by cursor, so paging it is
+//! a range scan). Recovery reads all of `state` and only the newest
+//! [`Options::events_load_count_max`] events, so it costs what the live state costs, not
+//! what the history costs.
+//!
+//! Architecture Invariant: `commit` returns only after fjall fsynced the journal batch
+//! that holds every record of every batch given to it; nothing is acknowledged earlier,
+//! and a batch is applied whole or not at all.
+//!
+//! Architecture Invariant: a stored value that fails its magic, version, checksum or key
+//! check is reported with its key; it is never skipped.
+
+pub mod envelope;
+mod error;
+mod fjall_store;
+pub mod key;
+pub mod workload;
+
+pub use error::{Corruption, Error, StoredKey};
+pub use fjall_store::{FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE, Options};

@@ -1,0 +1,280 @@
+//! The fjall store against the runtime's contract suite, then its own promises: reopen
+//! in a loop, torn and corrupt journal tails, corrupt values reported with their key,
+//! the data-directory lock.
+
+mod support;
+
+use engine::ids::{Cursor, WorkerId};
+use engine::{Record, RecordKey};
+use runtime::Store;
+use runtime::contract::{Harness, check_all};
+use std::path::{Path, PathBuf};
+use store::{Corruption, Error, FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE, Options};
+use support::{Prefix, assert_crash_child_prefix, read_all, splitmix};
+
+/// Fresh stores in temporary directories that live as long as the harness.
+#[derive(Default)]
+struct Fjall {
+    dirs: Vec<tempfile::TempDir>,
+}
+
+impl Harness for Fjall {
+    type S = FjallStore;
+    fn fresh(&mut self) -> FjallStore {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FjallStore::open(dir.path()).expect("open");
+        self.dirs.push(dir);
+        store
+    }
+    fn reopen(&mut self, store: FjallStore) -> FjallStore {
+        let dir = store.dir().to_path_buf();
+        drop(store);
+        FjallStore::open(dir).expect("reopen")
+    }
+}
+
+#[test]
+fn fjall_store_passes_the_contract() {
+    check_all(&mut Fjall::default());
+}
+
+#[test]
+fn reopen_in_a_loop_keeps_every_commit() {
+    const ROUNDS: u64 = 50;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut prefix = Prefix::crash_child();
+    let mut rng = 5;
+    for round in 0..ROUNDS {
+        let mut store = FjallStore::open(dir.path()).expect("open");
+        let (stored, _) = read_all(&mut store);
+        assert_eq!(stored, prefix.records, "round {round}: the reopened store holds every commit");
+        let groups = 1 + splitmix(&mut rng) % 4;
+        for _ in 0..groups {
+            let size = 1 + splitmix(&mut rng) % 5;
+            let batches: Vec<_> = (0..size).map(|_| prefix.advance()).collect();
+            store.commit(&batches).expect("commit");
+        }
+    }
+    let mut store = FjallStore::open(dir.path()).expect("open");
+    assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied);
+}
+
+#[test]
+fn load_returns_only_the_newest_events_but_events_after_pages_them_all() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut prefix = Prefix::crash_child();
+    let mut store = FjallStore::open_with(dir.path(), Options { events_load_count_max: 10 }).expect("open");
+    let batches: Vec<_> = (0..60).map(|_| prefix.advance()).collect();
+    store.commit(&batches).expect("commit");
+    let loaded = store.load().expect("load");
+    let cursors: Vec<u64> = loaded
+        .iter()
+        .filter_map(|r| match r {
+            Record::Event(e) => Some(e.cursor.0),
+            _ => None,
+        })
+        .collect();
+    let last = prefix.workload.engine().last_cursor().0;
+    assert_eq!(cursors, (last - 9..=last).collect::<Vec<_>>(), "load returns the newest ten events, in order");
+    assert_eq!(support::all_events(&store).len() as u64, last, "events_after pages through all of them");
+    assert_eq!(store.events_after(Cursor(u64::MAX), 10).expect("events").len(), 0);
+}
+
+/// The newest journal file of a data directory.
+fn newest_journal(dir: &Path) -> PathBuf {
+    let mut journals: Vec<PathBuf> = std::fs::read_dir(dir.join("fjall"))
+        .expect("read fjall dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jnl"))
+        .collect();
+    journals.sort_by_key(|p| p.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok()));
+    journals.pop().expect("a journal file")
+}
+
+/// Commits `count` mutations one by one and closes the store.
+fn commit_one_by_one(dir: &Path, count: u64) -> Prefix {
+    let mut prefix = Prefix::crash_child();
+    let mut store = FjallStore::open(dir).expect("open");
+    for _ in 0..count {
+        store.commit(&[prefix.advance()]).expect("commit");
+    }
+    prefix
+}
+
+/// End of the written part of a journal: fjall pre-allocates journal files (sparse,
+/// zero-filled), so the data ends after the last non-zero byte.
+fn journal_data_end(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|b| *b != 0).map_or(0, |at| at + 1)
+}
+
+/// The first MiB of a journal: the tests write far less than that, and the rest of the
+/// pre-allocated file is zeros.
+fn read_journal_head(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    const HEAD_BYTES: u64 = 1024 * 1024;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).expect("open journal").take(HEAD_BYTES).read_to_end(&mut bytes).expect("read journal");
+    assert!(bytes.iter().rev().take(4096).all(|b| *b == 0), "the test data fits the journal head");
+    bytes
+}
+
+/// Overwrites bytes of a file in place (the journals are large and sparse).
+fn write_at(path: &Path, at: usize, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new().write(true).open(path).expect("open journal");
+    file.write_all_at(bytes, at as u64).expect("write journal");
+}
+
+#[test]
+fn a_torn_journal_tail_loses_only_the_torn_batch() {
+    const MUTATIONS: u64 = 40;
+    let mut rng = 17;
+    for round in 0..8 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        commit_one_by_one(dir.path(), MUTATIONS);
+        let journal = newest_journal(dir.path());
+        let mut bytes = read_journal_head(&journal);
+        let end = journal_data_end(&bytes);
+        let cut = 1 + (splitmix(&mut rng) % 64) as usize;
+        if round % 2 == 0 {
+            // The tail never reached the disk: the file is shorter.
+            let file = std::fs::OpenOptions::new().write(true).open(&journal).expect("open journal");
+            file.set_len((end - cut) as u64).expect("truncate");
+        } else {
+            // The tail never reached the disk: the pre-allocated zeros are still there.
+            bytes[end - cut..end].fill(0);
+            write_at(&journal, end - cut, &bytes[end - cut..end]);
+        }
+        let mut store = FjallStore::open(dir.path()).expect("reopen after a torn tail");
+        let m = assert_crash_child_prefix(&mut store, MUTATIONS - 1, 1);
+        assert_eq!(m, MUTATIONS - 1, "tearing the last {cut} bytes loses exactly the last batch");
+        drop(store);
+        let mut store = FjallStore::open(dir.path()).expect("reopen after the repair");
+        assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS - 1, 0), MUTATIONS - 1, "the repair is stable");
+    }
+}
+
+#[test]
+fn a_corrupt_journal_tail_is_refused_or_dropped_whole_never_misread() {
+    const MUTATIONS: u64 = 40;
+    let mut rng = 23;
+    let (mut refused, mut dropped) = (0, 0);
+    for _ in 0..8 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        commit_one_by_one(dir.path(), MUTATIONS);
+        let journal = newest_journal(dir.path());
+        let mut bytes = read_journal_head(&journal);
+        let back = 1 + (splitmix(&mut rng) % 64) as usize;
+        let at = journal_data_end(&bytes) - back;
+        bytes[at] ^= 0x5a;
+        write_at(&journal, at, &bytes[at..=at]);
+        match FjallStore::open(dir.path()) {
+            // A complete batch that fails its checksum is corruption, not a torn write:
+            // fjall refuses it rather than dropping what may be an acknowledged batch.
+            Err(err @ Error::Open { .. }) => {
+                let message = err.to_string();
+                assert!(message.contains(&dir.path().display().to_string()), "{message}");
+                refused += 1;
+            }
+            // A flip that makes the batch look unfinished drops it like a torn write.
+            Ok(mut store) => {
+                let m = assert_crash_child_prefix(&mut store, MUTATIONS - 1, 1);
+                assert_eq!(m, MUTATIONS - 1, "a flipped byte {back} bytes before the end drops only the last batch");
+                dropped += 1;
+            }
+            Err(other) => panic!("unexpected error: {other}"),
+        }
+    }
+    assert!(refused > 0, "the seeds exercise the refusal ({refused} refused, {dropped} dropped)");
+}
+
+/// Rewrites one stored value through fjall itself, with the store closed.
+fn overwrite_raw(dir: &Path, keyspace: &str, key: RecordKey, edit: impl FnOnce(Vec<u8>) -> Vec<u8>) {
+    let db = fjall::Database::builder(dir.join("fjall")).open().expect("open fjall");
+    let ks = db.keyspace(keyspace, fjall::KeyspaceCreateOptions::default).expect("keyspace");
+    let k = store::key::encode(key);
+    let value = ks.get(k.as_bytes()).expect("get").expect("the key is stored").to_vec();
+    ks.insert(k.as_bytes(), edit(value)).expect("insert");
+    db.persist(fjall::PersistMode::SyncAll).expect("persist");
+}
+
+#[test]
+fn a_flipped_byte_is_reported_with_its_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    commit_one_by_one(dir.path(), 30);
+    let worker = RecordKey::Worker(WorkerId(2));
+    overwrite_raw(dir.path(), KEYSPACE_STATE, worker, |mut v| {
+        let last = v.len() - 1;
+        v[last] ^= 0x01;
+        v
+    });
+    let mut store = FjallStore::open(dir.path()).expect("open");
+    let err = store.load().expect_err("a corrupt record fails the load");
+    match &err {
+        Error::Corrupt { key, problem: Corruption::Checksum { .. } } => assert_eq!(key.decoded(), Some(worker)),
+        other => panic!("expected a checksum error at {worker:?}, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(message.contains("Worker(WorkerId(2))") && message.contains("checksum"), "{message}");
+}
+
+#[test]
+fn a_corrupt_old_event_is_reported_when_paged_and_a_bad_envelope_when_loaded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    commit_one_by_one(dir.path(), 30);
+    let old = RecordKey::Event(Cursor(1));
+    overwrite_raw(dir.path(), KEYSPACE_EVENTS, old, |mut v| {
+        v[0] = b'X';
+        v
+    });
+    {
+        let mut store = FjallStore::open_with(dir.path(), Options { events_load_count_max: 5 }).expect("open");
+        store.load().expect("the corrupt event is older than what load reads");
+        match store.events_after(Cursor(0), 10) {
+            Err(Error::Corrupt { key, problem: Corruption::BadMagic { .. } }) => assert_eq!(key.decoded(), Some(old)),
+            other => panic!("expected bad magic at {old:?}, got {other:?}"),
+        }
+        let page = store.events_after(Cursor(1), 10).expect("the events after it are fine");
+        assert_eq!(page.first().map(|e| e.cursor), Some(Cursor(2)));
+    }
+    let meta = RecordKey::Meta;
+    overwrite_raw(dir.path(), KEYSPACE_STATE, meta, |v| v[..7].to_vec());
+    let mut store = FjallStore::open(dir.path()).expect("open");
+    match store.load() {
+        Err(Error::Corrupt { key, problem: Corruption::Truncated { len: 7 } }) => assert_eq!(key.decoded(), Some(meta)),
+        other => panic!("expected a truncated value at {meta:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_record_under_a_foreign_key_is_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    commit_one_by_one(dir.path(), 30);
+    let (spec, worker) = (RecordKey::WorkerSpec(WorkerId(1)), RecordKey::Worker(WorkerId(1)));
+    let db = fjall::Database::builder(dir.path().join("fjall")).open().expect("open fjall");
+    let ks = db.keyspace(KEYSPACE_STATE, fjall::KeyspaceCreateOptions::default).expect("keyspace");
+    let value = ks.get(store::key::encode(worker).as_bytes()).expect("get").expect("stored");
+    ks.insert(store::key::encode(spec).as_bytes(), value).expect("insert");
+    db.persist(fjall::PersistMode::SyncAll).expect("persist");
+    drop(ks);
+    drop(db);
+    let mut store = FjallStore::open(dir.path()).expect("open");
+    match store.load() {
+        Err(Error::Corrupt { key, problem: Corruption::KeyMismatch { record } }) => {
+            assert_eq!((key.decoded(), record), (Some(spec), worker));
+        }
+        other => panic!("expected a key mismatch at {spec:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_second_opener_is_refused_with_the_directory_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = FjallStore::open(dir.path()).expect("open");
+    let err = FjallStore::open(dir.path()).expect_err("the directory is locked");
+    assert!(matches!(&err, Error::Locked { dir: d } if d == dir.path()), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains(&dir.path().display().to_string()) && message.contains("locked"), "{message}");
+    drop(first);
+    FjallStore::open(dir.path()).expect("the lock is released with the store");
+}
