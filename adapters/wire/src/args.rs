@@ -1,0 +1,715 @@
+//! Tool arguments: one struct per tool, camelCase as in the spec, unknown fields refused.
+//!
+//! Each converts into an engine [`Operation`] with [`ToOperation`]. Ids are parsed here
+//! (a malformed one is reported under its field name); text sizes and every domain rule
+//! are checked by the engine, which names the field as well.
+
+use crate::error::ErrorOut;
+use crate::policy::PolicyPatchArgs;
+use engine::Operation;
+use engine::ids::{Cursor, IdParseError, RunId, WorkerId};
+use engine::model::{Assignment, DependencyCondition, SteeringOutcome};
+use engine::op::SpawnArgs;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::str::FromStr;
+
+/// Turns decoded tool arguments into the engine operation they ask for.
+pub trait ToOperation {
+    /// The operation, or an `INVALID_ARGUMENT` error naming the field that does not parse.
+    fn to_operation(self) -> Result<Operation, ErrorOut>;
+}
+
+/// Parses an id field, e.g. `workerId` = `wrk-3`.
+pub fn parse_id<T: FromStr<Err = IdParseError>>(field: &str, value: &str) -> Result<T, ErrorOut> {
+    value.parse().map_err(|e: IdParseError| ErrorOut::invalid(field, &e.to_string()))
+}
+
+fn parse_opt<T: FromStr<Err = IdParseError>>(field: &str, value: Option<&str>) -> Result<Option<T>, ErrorOut> {
+    value.map(|v| parse_id(field, v)).transpose()
+}
+
+/// Default page size of list-like reads.
+pub const PAGE_LIMIT_DEFAULT: u32 = 100;
+
+fn page_limit_default() -> u32 {
+    PAGE_LIMIT_DEFAULT
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What a worker must achieve.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssignmentArgs {
+    /// What to build or do (required, up to 32 KiB).
+    pub objective: String,
+    /// What the worker owns and must not step outside of.
+    #[serde(default)]
+    pub scope: String,
+    /// The checks that define "done" (at most 64).
+    #[serde(default)]
+    pub acceptance_criteria: Vec<String>,
+}
+
+impl From<AssignmentArgs> for Assignment {
+    fn from(a: AssignmentArgs) -> Assignment {
+        Assignment { objective: a.objective, scope: a.scope, acceptance_criteria: a.acceptance_criteria }
+    }
+}
+
+/// `run_create`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunCreateArgs {
+    /// Concise main task name (one line, up to 200 bytes); lanes are labelled `<taskName> Lane A/B/...`.
+    pub task_name: String,
+    /// Owner-readable name of the root conversation (one line).
+    pub root_conversation_name: String,
+    /// Run objective and plan, free text (up to 32 KiB).
+    #[serde(default)]
+    pub context: String,
+    /// Default continuation policy for the run's workers (fields not given keep the engine default: manual).
+    #[serde(default)]
+    pub default_policy: Option<PolicyPatchArgs>,
+}
+
+impl ToOperation for RunCreateArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::RunCreate {
+            task_name: self.task_name,
+            root_conversation_name: self.root_conversation_name,
+            context: self.context,
+            default_policy: self.default_policy.map(Into::into),
+        })
+    }
+}
+
+/// A tool whose only argument is a run id.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunIdArgs {
+    /// The run, e.g. `run-1`.
+    pub run_id: String,
+}
+
+impl RunIdArgs {
+    /// The parsed run id.
+    pub fn run(&self) -> Result<RunId, ErrorOut> {
+        parse_id("runId", &self.run_id)
+    }
+}
+
+/// `run_list`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunListArgs {
+    /// Also list completed, failed and cancelled runs (default false).
+    #[serde(default)]
+    pub include_terminal: bool,
+}
+
+impl ToOperation for RunListArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::RunList { include_terminal: self.include_terminal })
+    }
+}
+
+/// `run_update_context`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunUpdateContextArgs {
+    /// The run, e.g. `run-1`.
+    pub run_id: String,
+    /// New concise task name.
+    #[serde(default)]
+    pub task_name: Option<String>,
+    /// New root conversation name.
+    #[serde(default)]
+    pub root_conversation_name: Option<String>,
+    /// New run context (replaces the old one).
+    #[serde(default)]
+    pub context: Option<String>,
+}
+
+impl ToOperation for RunUpdateContextArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::RunUpdateContext {
+            run: parse_id("runId", &self.run_id)?,
+            task_name: self.task_name,
+            root_conversation_name: self.root_conversation_name,
+            context: self.context,
+        })
+    }
+}
+
+/// `run_cancel`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunCancelArgs {
+    /// The run, e.g. `run-1`.
+    pub run_id: String,
+    /// Why the run is stopped (recorded on every cancelled worker).
+    pub reason: String,
+}
+
+impl ToOperation for RunCancelArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::RunCancel { run: parse_id("runId", &self.run_id)?, reason: self.reason })
+    }
+}
+
+/// `run_set_default_continuation`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunSetDefaultContinuationArgs {
+    /// The run, e.g. `run-1`.
+    pub run_id: String,
+    /// Fields of the run's default policy to change.
+    pub policy: PolicyPatchArgs,
+}
+
+impl ToOperation for RunSetDefaultContinuationArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::RunSetDefaultContinuation { run: parse_id("runId", &self.run_id)?, patch: self.policy.into() })
+    }
+}
+
+/// `run_pause_all` and `run_resume_all` take only the run.
+pub type RunPauseAllArgs = RunIdArgs;
+/// See [`RunPauseAllArgs`].
+pub type RunResumeAllArgs = RunIdArgs;
+/// `run_get` takes only the run.
+pub type RunGetArgs = RunIdArgs;
+
+/// Which run operation a [`RunIdArgs`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunVerb {
+    /// `run_get`.
+    Get,
+    /// `run_pause_all`.
+    PauseAll,
+    /// `run_resume_all`.
+    ResumeAll,
+}
+
+impl RunIdArgs {
+    /// The operation for `verb`.
+    pub fn operation(&self, verb: RunVerb) -> Result<Operation, ErrorOut> {
+        let run = self.run()?;
+        Ok(match verb {
+            RunVerb::Get => Operation::RunGet { run },
+            RunVerb::PauseAll => Operation::RunPauseAll { run },
+            RunVerb::ResumeAll => Operation::RunResumeAll { run },
+        })
+    }
+}
+
+/// `worker_spawn`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerSpawnArgs {
+    /// The run, e.g. `run-1`.
+    pub run_id: String,
+    /// Hierarchical name under `/root`, e.g. `/root/backend` (segments of a-z, 0-9, `-`, `_`; parent must exist).
+    pub name: String,
+    /// Owner-readable name; defaults to the lane label `<taskName> Lane X`.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// One-line summary printed on the first line of the worker's bootstrap.
+    pub task_summary: String,
+    /// What the worker must achieve.
+    pub assignment: AssignmentArgs,
+    /// Worktree or branch label, for provenance only.
+    #[serde(default)]
+    pub worktree: Option<String>,
+    /// Worker override of the run's default continuation policy.
+    #[serde(default)]
+    pub policy: Option<PolicyPatchArgs>,
+    /// Open a fresh managed conversation and submit the bootstrap now (default true);
+    /// false waits for `worker_attach`.
+    #[serde(default = "yes")]
+    pub start: bool,
+}
+
+impl ToOperation for WorkerSpawnArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerSpawn(Box::new(SpawnArgs {
+            run: parse_id("runId", &self.run_id)?,
+            name: self.name,
+            display_name: self.display_name,
+            task_summary: self.task_summary,
+            assignment: self.assignment.into(),
+            worktree: self.worktree,
+            policy: self.policy.map(Into::into),
+            start: self.start,
+        })))
+    }
+}
+
+/// `worker_attach`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerAttachArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// URL of the managed conversation to bind (no whitespace, up to 2 KiB).
+    pub conversation_url: String,
+}
+
+impl ToOperation for WorkerAttachArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerAttach {
+            worker: parse_id("workerId", &self.worker_id)?,
+            conversation: self.conversation_url,
+        })
+    }
+}
+
+/// A tool whose only argument is a worker id.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerIdArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+}
+
+/// Which worker operation a [`WorkerIdArgs`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerVerb {
+    /// `worker_get`.
+    Get,
+    /// `worker_resume`.
+    Resume,
+    /// `worker_continuation_get`.
+    ContinuationGet,
+}
+
+impl WorkerIdArgs {
+    /// The parsed worker id.
+    pub fn worker(&self) -> Result<WorkerId, ErrorOut> {
+        parse_id("workerId", &self.worker_id)
+    }
+
+    /// The operation for `verb`.
+    pub fn operation(&self, verb: WorkerVerb) -> Result<Operation, ErrorOut> {
+        let worker = self.worker()?;
+        Ok(match verb {
+            WorkerVerb::Get => Operation::WorkerGet { worker },
+            WorkerVerb::Resume => Operation::WorkerResume { worker },
+            WorkerVerb::ContinuationGet => Operation::WorkerContinuationGet { worker },
+        })
+    }
+}
+
+/// `worker_list`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerListArgs {
+    /// The run, e.g. `run-1`.
+    pub run_id: String,
+    /// Also list completed, failed and cancelled workers (default false).
+    #[serde(default)]
+    pub include_terminal: bool,
+}
+
+impl ToOperation for WorkerListArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerList { run: parse_id("runId", &self.run_id)?, include_terminal: self.include_terminal })
+    }
+}
+
+/// `worker_progress`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerProgressArgs {
+    /// The worker reporting, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// What was done since the last report (up to 4 KiB).
+    pub summary: String,
+    /// Checkpoint commit SHA or ref, if any (one line).
+    #[serde(default)]
+    pub commit: Option<String>,
+}
+
+impl ToOperation for WorkerProgressArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerProgress {
+            worker: parse_id("workerId", &self.worker_id)?,
+            summary: self.summary,
+            commit: self.commit,
+        })
+    }
+}
+
+/// `worker_complete`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerCompleteArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// Terminal handoff: what was delivered and where (up to 4 KiB).
+    pub summary: String,
+}
+
+impl ToOperation for WorkerCompleteArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerComplete { worker: parse_id("workerId", &self.worker_id)?, summary: self.summary })
+    }
+}
+
+/// `worker_fail` and `worker_interrupt`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerReasonArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// Why (up to 4 KiB).
+    pub reason: String,
+}
+
+impl WorkerReasonArgs {
+    /// `worker_fail`.
+    pub fn fail(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerFail { worker: parse_id("workerId", &self.worker_id)?, reason: self.reason })
+    }
+    /// `worker_interrupt`.
+    pub fn interrupt(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerInterrupt { worker: parse_id("workerId", &self.worker_id)?, reason: self.reason })
+    }
+}
+
+/// `worker_followup`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerFollowupArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// What to do now (up to 16 KiB); delivered as a follow-up turn.
+    pub instructions: String,
+    /// A replacement assignment, when the old one is obsolete.
+    #[serde(default)]
+    pub assignment: Option<AssignmentArgs>,
+}
+
+impl ToOperation for WorkerFollowupArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerFollowup {
+            worker: parse_id("workerId", &self.worker_id)?,
+            instructions: self.instructions,
+            assignment: self.assignment.map(Into::into),
+        })
+    }
+}
+
+/// `worker_await_human`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerAwaitHumanArgs {
+    /// The worker that needs a person, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// Why the worker cannot go on alone.
+    pub reason: String,
+    /// The question for the human.
+    pub question: String,
+    /// Optional answer choices (at most 16, one line each).
+    #[serde(default)]
+    pub choices: Vec<String>,
+}
+
+impl ToOperation for WorkerAwaitHumanArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerAwaitHuman {
+            worker: parse_id("workerId", &self.worker_id)?,
+            reason: self.reason,
+            question: self.question,
+            choices: self.choices,
+        })
+    }
+}
+
+/// `worker_resolve_human`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerResolveHumanArgs {
+    /// The waiting worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// The human's answer (up to 16 KiB).
+    pub answer: String,
+}
+
+impl ToOperation for WorkerResolveHumanArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerResolveHuman { worker: parse_id("workerId", &self.worker_id)?, answer: self.answer })
+    }
+}
+
+/// What a dependency wait waits for: exactly one of `workerId` or `description`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DependencyArgs {
+    /// Another worker of the same run; the wait is released automatically when it completes.
+    #[serde(default)]
+    pub worker_id: Option<String>,
+    /// An external condition (CI, a deploy, another team); released only by `worker_release_dependency`.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// `worker_await_dependency`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerAwaitDependencyArgs {
+    /// The waiting worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// What it waits for.
+    pub dependency: DependencyArgs,
+    /// Why it cannot progress without it.
+    pub reason: String,
+}
+
+impl ToOperation for WorkerAwaitDependencyArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        let worker = parse_id("workerId", &self.worker_id)?;
+        let condition = match (self.dependency.worker_id, self.dependency.description) {
+            (Some(w), None) => DependencyCondition::WorkerCompleted(parse_id("dependency.workerId", &w)?),
+            (None, Some(d)) => DependencyCondition::External(d.into()),
+            _ => return Err(ErrorOut::invalid("dependency", "give exactly one of workerId or description")),
+        };
+        Ok(Operation::WorkerAwaitDependency { worker, condition, reason: self.reason })
+    }
+}
+
+/// `worker_release_dependency`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerReleaseDependencyArgs {
+    /// The waiting worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// What changed (optional).
+    #[serde(default)]
+    pub note: String,
+}
+
+impl ToOperation for WorkerReleaseDependencyArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerReleaseDependency { worker: parse_id("workerId", &self.worker_id)?, note: self.note })
+    }
+}
+
+/// `worker_pause`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerPauseArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// Let the running turn finish first (default false: pause now).
+    #[serde(default)]
+    pub after_current_turn: bool,
+}
+
+impl ToOperation for WorkerPauseArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerPause {
+            worker: parse_id("workerId", &self.worker_id)?,
+            after_current_turn: self.after_current_turn,
+        })
+    }
+}
+
+/// `worker_continue_now`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerContinueNowArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// Clear a human or dependency wait instead of refusing (default false).
+    #[serde(default)]
+    pub override_wait: bool,
+    /// Also clear an operator pause (default false: the worker stays paused after this one turn).
+    #[serde(default)]
+    pub clear_pause: bool,
+}
+
+impl ToOperation for WorkerContinueNowArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerContinueNow {
+            worker: parse_id("workerId", &self.worker_id)?,
+            override_wait: self.override_wait,
+            clear_pause: self.clear_pause,
+        })
+    }
+}
+
+/// `worker_continuation_set`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerContinuationSetArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// Fields to change on the worker's effective policy (the result becomes a worker override).
+    #[serde(default)]
+    pub policy: PolicyPatchArgs,
+    /// Drop the worker override and inherit the run default again (do not combine with `policy`).
+    #[serde(default)]
+    pub inherit: bool,
+}
+
+impl ToOperation for WorkerContinuationSetArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerContinuationSet {
+            worker: parse_id("workerId", &self.worker_id)?,
+            patch: self.policy.into(),
+            inherit: self.inherit,
+        })
+    }
+}
+
+/// Root's review outcome for a lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SteeringOutcomeArg {
+    /// Aligned; keep going (obeys the 15-minute anti-spam floor).
+    ContinueAsPlanned,
+    /// Drifting from assignment or architecture (material by default: bypasses the floor).
+    CorrectDirection,
+    /// Another subgoal first.
+    ChangePriority,
+    /// A commit, contract or result it waited for is now available.
+    ProvideDependency,
+    /// Root needs tests, a diff or proof.
+    RequestEvidence,
+    /// Stop after the current turn.
+    Pause,
+    /// The lane claims done; root asks for a final correction or review.
+    TerminalReconcile,
+}
+
+impl From<SteeringOutcomeArg> for SteeringOutcome {
+    fn from(o: SteeringOutcomeArg) -> SteeringOutcome {
+        match o {
+            SteeringOutcomeArg::ContinueAsPlanned => SteeringOutcome::ContinueAsPlanned,
+            SteeringOutcomeArg::CorrectDirection => SteeringOutcome::CorrectDirection,
+            SteeringOutcomeArg::ChangePriority => SteeringOutcome::ChangePriority,
+            SteeringOutcomeArg::ProvideDependency => SteeringOutcome::ProvideDependency,
+            SteeringOutcomeArg::RequestEvidence => SteeringOutcome::RequestEvidence,
+            SteeringOutcomeArg::Pause => SteeringOutcome::Pause,
+            SteeringOutcomeArg::TerminalReconcile => SteeringOutcome::TerminalReconcile,
+        }
+    }
+}
+
+/// `worker_steer`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerSteerArgs {
+    /// The lane (not `/root`), e.g. `wrk-3`.
+    pub worker_id: String,
+    /// Root's verdict.
+    pub outcome: SteeringOutcomeArg,
+    /// Root's words, delivered verbatim (up to 16 KiB).
+    pub message: String,
+    /// Bypass the anti-spam floor; defaults to true for `correct_direction` only.
+    #[serde(default)]
+    pub material: Option<bool>,
+}
+
+impl ToOperation for WorkerSteerArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerSteer {
+            worker: parse_id("workerId", &self.worker_id)?,
+            outcome: self.outcome.into(),
+            message: self.message,
+            material: self.material,
+        })
+    }
+}
+
+/// `worker_attempts`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerAttemptsArgs {
+    /// The worker, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// Only attempts with a larger per-worker sequence (default 0: from the first).
+    #[serde(default)]
+    pub after_sequence: u32,
+    /// At most this many (1-1000, default 100).
+    #[serde(default = "page_limit_default")]
+    pub limit: u32,
+}
+
+impl ToOperation for WorkerAttemptsArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::WorkerAttempts {
+            worker: parse_id("workerId", &self.worker_id)?,
+            after_sequence: self.after_sequence,
+            limit: self.limit as usize,
+        })
+    }
+}
+
+/// `message_send`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessageSendArgs {
+    /// Sending worker, e.g. `wrk-3`; omit when the operator sends.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Recipient worker, e.g. `wrk-1` for `/root`.
+    pub to: String,
+    /// The message (up to 16 KiB); it wakes the recipient.
+    pub body: String,
+}
+
+impl ToOperation for MessageSendArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        Ok(Operation::MessageSend {
+            from: parse_opt("from", self.from.as_deref())?,
+            to: parse_id("to", &self.to)?,
+            body: self.body,
+        })
+    }
+}
+
+/// `events_wait`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventsWaitArgs {
+    /// Return events after this cursor: 0 for the beginning, otherwise the `nextCursor` of the previous page.
+    #[serde(default)]
+    pub cursor: u64,
+    /// Only this run's events.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// Only this worker's events.
+    #[serde(default)]
+    pub worker_id: Option<String>,
+    /// How long to wait for a matching event when there is none yet, in ms (default 0:
+    /// answer at once; the server caps it).
+    #[serde(default)]
+    pub timeout_ms: u64,
+    /// At most this many events (1-1000, default 100).
+    #[serde(default = "page_limit_default")]
+    pub limit: u32,
+}
+
+impl EventsWaitArgs {
+    /// The engine read for one page after `cursor`.
+    pub fn page(&self, cursor: Cursor) -> Result<Operation, ErrorOut> {
+        Ok(Operation::EventsAfter {
+            cursor,
+            run: parse_opt::<RunId>("runId", self.run_id.as_deref())?,
+            worker: parse_opt::<WorkerId>("workerId", self.worker_id.as_deref())?,
+            limit: self.limit as usize,
+        })
+    }
+}
+
+impl ToOperation for EventsWaitArgs {
+    fn to_operation(self) -> Result<Operation, ErrorOut> {
+        self.page(Cursor(self.cursor))
+    }
+}

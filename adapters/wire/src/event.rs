@@ -1,0 +1,108 @@
+//! Events on the wire: `{cursor, atMs, name, runId, workerId, attemptId, data}`.
+
+use engine::event::{Event, EventKind};
+use engine::wake::WakeSet;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// One durable event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventOut {
+    /// Position in the event log (dense, increasing).
+    pub cursor: u64,
+    /// When it happened, ms since the Unix epoch.
+    pub at_ms: u64,
+    /// Stable event name, e.g. `execution.scheduled`, `worker.progress`, `worker.completed`.
+    pub name: String,
+    /// The run it belongs to.
+    pub run_id: String,
+    /// The worker it concerns, if any.
+    pub worker_id: Option<String>,
+    /// The execution attempt it concerns, if any.
+    pub attempt_id: Option<String>,
+    /// The event's own fields (camelCase), e.g. `{"reason": "auto_resume", "sequence": 2}`.
+    pub data: Map<String, Value>,
+}
+
+fn labels(w: WakeSet) -> Value {
+    json!(w.labels())
+}
+
+fn data(kind: &EventKind) -> Value {
+    match kind {
+        EventKind::RunCreated
+        | EventKind::RunContextUpdated
+        | EventKind::WorkerSpawned
+        | EventKind::WorkerFollowup
+        | EventKind::WorkerHumanResolved
+        | EventKind::WorkerResumed
+        | EventKind::ExecutionSubmitted
+        | EventKind::ExecutionGenerating
+        | EventKind::ExecutionIdle
+        | EventKind::ContinuationStallAcknowledged => json!({}),
+        EventKind::RunPolicyChanged { mode } => json!({ "mode": mode.as_str() }),
+        EventKind::RunEnded { status } => json!({ "status": status.as_str() }),
+        EventKind::WorkerAttached { conversation } => json!({ "conversationUrl": &**conversation }),
+        EventKind::WorkerProgress { summary, commit } => {
+            json!({ "summary": &**summary, "commit": commit.as_deref() })
+        }
+        EventKind::WorkerCompleted { summary } => json!({ "summary": &**summary }),
+        EventKind::WorkerFailed { reason }
+        | EventKind::WorkerCancelled { reason }
+        | EventKind::WorkerAwaitingHuman { reason }
+        | EventKind::WorkerAwaitingDependency { reason } => json!({ "reason": &**reason }),
+        EventKind::WorkerDependencyReleased { automatic } => json!({ "automatic": automatic }),
+        EventKind::WorkerPaused { reason, after_turn } => {
+            json!({ "reason": reason.as_str(), "afterCurrentTurn": after_turn })
+        }
+        EventKind::PolicyChanged { mode, inherited } => json!({ "mode": mode.as_str(), "inherited": inherited }),
+        EventKind::ResumeScheduled { reasons, not_before } => {
+            json!({ "wakeReasons": labels(*reasons), "notBeforeMs": not_before.map(|t| t.0) })
+        }
+        EventKind::ExecutionDeferred { reasons, not_before } => {
+            json!({ "wakeReasons": labels(*reasons), "notBeforeMs": not_before.0 })
+        }
+        EventKind::ResumeCancelled { reasons } => json!({ "wakeReasons": labels(*reasons) }),
+        EventKind::ExecutionScheduled { reason, wake, sequence } => {
+            json!({ "reason": reason.as_str(), "wakeReasons": labels(*wake), "sequence": sequence })
+        }
+        EventKind::ExecutionEnded { state, outcome } => {
+            json!({ "state": state.as_str(), "outcome": outcome.as_str() })
+        }
+        EventKind::ContinuationWarning { attempts, quiet_ms }
+        | EventKind::ContinuationPausedForStall { attempts, quiet_ms } => {
+            json!({ "attemptsWithoutProgress": attempts, "quietMs": quiet_ms })
+        }
+        EventKind::BindingVerified { conversation } => json!({ "conversationUrl": &**conversation }),
+        EventKind::BindingLost { why } => json!({ "why": why.as_str() }),
+        EventKind::ConversationError { kind } => json!({ "kind": kind.as_str() }),
+        EventKind::MessageSent { message, from } => {
+            json!({ "messageId": message.to_string(), "from": from.map(|f| f.to_string()) })
+        }
+        EventKind::SteeringRecorded { outcome, material, coalesced } => {
+            json!({ "outcome": outcome.as_str(), "material": material, "coalesced": coalesced })
+        }
+        EventKind::BlockReported { status } => json!({ "status": status.as_str() }),
+        EventKind::BlockInvalid { code } => json!({ "code": &**code }),
+    }
+}
+
+impl From<&Event> for EventOut {
+    fn from(e: &Event) -> EventOut {
+        let data = match data(&e.kind) {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        EventOut {
+            cursor: e.cursor.0,
+            at_ms: e.at.0,
+            name: e.kind.name().to_string(),
+            run_id: e.run.to_string(),
+            worker_id: e.worker.map(|w| w.to_string()),
+            attempt_id: e.attempt.map(|a| a.to_string()),
+            data,
+        }
+    }
+}

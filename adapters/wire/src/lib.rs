@@ -1,0 +1,30 @@
+//! The JSON shapes of the orchestrator's caller surface: tool arguments, replies and
+//! errors, shared by the MCP server and (later) the executor bridge's operator channel.
+//!
+//! # Layout
+//! - `args.rs`: one argument struct per tool (camelCase, unknown fields refused), each
+//!   converting into an [`engine::Operation`] through [`ToOperation`]; ids are parsed
+//!   with the engine's `FromStr` and a bad one is reported under its field name.
+//! - `out.rs`: the reply shapes (runs, workers, attempts, events, policies) and
+//!   [`FromReply`], which turns an engine [`engine::Reply`] into the shape a tool promises.
+//! - `policy.rs`: continuation policy in (a partial patch) and out (the full policy).
+//! - `event.rs`: events as `{cursor, name, ..., data}` with the name from `EventKind::name()`.
+//! - `error.rs`: [`ErrorOut`], `{code, message}` with the engine's stable codes plus the
+//!   adapter's own (`INVALID_ARGUMENT` for JSON that does not fit, `ENGINE_UNAVAILABLE`,
+//!   `INTERNAL`).
+//!
+//! Architecture Invariant: nothing reaches the engine half-validated. Arguments are
+//! decoded whole ([`decode`]) and converted whole before the operation is sent; text
+//! sizes are the engine's to check (it names the field), the HTTP layer caps the body.
+
+mod args;
+mod error;
+mod event;
+mod out;
+mod policy;
+
+pub use args::*;
+pub use error::{ErrorOut, codes, decode};
+pub use event::EventOut;
+pub use out::*;
+pub use policy::{ModeArg, PolicyOut, PolicyPatchArgs};

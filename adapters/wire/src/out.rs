@@ -1,0 +1,655 @@
+//! Reply shapes: what each tool returns as `structuredContent`, and [`FromReply`].
+
+use crate::error::ErrorOut;
+use crate::event::EventOut;
+use crate::policy::{PolicyOut, source_name};
+use engine::Reply;
+use engine::model::*;
+use engine::op::{EventsPage, RunView, WorkerView};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Turns an engine reply into the shape a tool promises. A reply of another kind is a
+/// server bug (`INTERNAL`), never silently reshaped.
+pub trait FromReply: Sized {
+    /// The shape, or `INTERNAL` when the engine answered with another kind of reply.
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut>;
+}
+
+fn mismatch(expected: &str) -> ErrorOut {
+    ErrorOut::internal(&format!("the engine answered with an unexpected reply (expected {expected})"))
+}
+
+fn ms(t: engine::Timestamp) -> u64 {
+    t.0
+}
+
+/// A run and its worker counts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOut {
+    /// Run id, e.g. `run-1`.
+    pub run_id: String,
+    /// Concise main task name.
+    pub task_name: String,
+    /// Owner-readable name of the root conversation.
+    pub root_conversation_name: String,
+    /// Run objective / plan.
+    pub context: String,
+    /// `active`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// The run's default continuation policy (null: the engine default, manual).
+    pub default_policy: Option<PolicyOut>,
+    /// The run's `/root` coordinator worker.
+    pub root_worker_id: String,
+    /// Lanes spawned so far.
+    pub lanes_spawned: u32,
+    /// Workers in the run (including `/root`).
+    pub workers: u32,
+    /// Workers not yet completed, failed or cancelled.
+    pub unfinished: u32,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at_ms: u64,
+    /// When the run ended, if it did.
+    pub ended_at_ms: Option<u64>,
+}
+
+impl From<&RunView> for RunOut {
+    fn from(v: &RunView) -> RunOut {
+        let r = &v.run;
+        RunOut {
+            run_id: r.id.to_string(),
+            task_name: r.task_name.to_string(),
+            root_conversation_name: r.root_conversation_name.to_string(),
+            context: r.context.to_string(),
+            status: r.status.as_str().to_string(),
+            default_policy: r.default_policy.as_ref().map(PolicyOut::from),
+            root_worker_id: r.root.to_string(),
+            lanes_spawned: r.lanes_spawned,
+            workers: v.workers,
+            unfinished: v.unfinished,
+            created_at_ms: ms(r.created_at),
+            ended_at_ms: r.ended_at.map(ms),
+        }
+    }
+}
+
+impl FromReply for RunOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Run(v) => Ok(RunOut::from(&v)),
+            _ => Err(mismatch("a run")),
+        }
+    }
+}
+
+/// `run_list`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunListOut {
+    /// The runs, oldest first.
+    pub runs: Vec<RunOut>,
+}
+
+impl FromReply for RunListOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Runs(v) => Ok(RunListOut { runs: v.iter().map(RunOut::from).collect() }),
+            _ => Err(mismatch("runs")),
+        }
+    }
+}
+
+/// What a worker must achieve.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AssignmentOut {
+    /// What to build or do.
+    pub objective: String,
+    /// What the worker owns.
+    pub scope: String,
+    /// The checks that define "done".
+    pub acceptance_criteria: Vec<String>,
+}
+
+/// An active pause.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PauseOut {
+    /// `operator`, `stall`, `host_ui_changed`, `ambiguous_submission` or `delivery_failing`.
+    pub reason: String,
+    /// Since when, ms since the Unix epoch.
+    pub since_ms: u64,
+    /// What the operator should look at, when there is something specific.
+    pub detail: Option<String>,
+}
+
+/// An open request for human input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HumanWaitOut {
+    /// Why the worker cannot go on alone.
+    pub reason: String,
+    /// The question.
+    pub question: String,
+    /// Offered choices.
+    pub choices: Vec<String>,
+    /// When it was asked.
+    pub requested_at_ms: u64,
+    /// `call` (`worker_await_human`) or `block` (the agent's end-of-response block said blocked).
+    pub source: String,
+}
+
+/// An open dependency wait.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DependencyWaitOut {
+    /// The worker waited for (released when it completes), if that is the condition.
+    pub worker_id: Option<String>,
+    /// The external condition, if that is the condition.
+    pub description: Option<String>,
+    /// Why the worker waits.
+    pub reason: String,
+    /// Since when.
+    pub requested_at_ms: u64,
+}
+
+/// The managed conversation leased to a worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BindingOut {
+    /// Conversation URL (empty while a fresh conversation is being opened).
+    pub conversation_url: String,
+    /// The executor holding it, once one confirmed it.
+    pub executor_id: Option<String>,
+    /// `pending`, `verified` or `lost`.
+    pub status: String,
+    /// Last reported state: `unknown`, `ready`, `generating`, `idle`, `error` or `closed`.
+    pub state: String,
+    /// With `state = error`: `delivery_timeout`, `conversation_full`, `host_ui_changed`, `usage_limit`, `login_required` or `generic`.
+    pub error_kind: Option<String>,
+    /// When the state was first reported.
+    pub state_since_ms: u64,
+}
+
+/// The worker's pending continuation (at most one; every wake merges into it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinuationOut {
+    /// Why it exists, e.g. `idle`, `active_keepalive`, `event:message`, `operator:continue_now`.
+    pub wake_reasons: Vec<String>,
+    /// `scheduler`, `root` or `operator`: which holds it passes.
+    pub origin: String,
+    /// `continue`, `followup` or `steering`.
+    pub kind: String,
+    /// When the first reason arrived.
+    pub created_at_ms: u64,
+    /// Earliest retry after a failed delivery.
+    pub not_before_ms: Option<u64>,
+    /// The anti-spam floor time last announced for it.
+    pub deferred_until_ms: Option<u64>,
+    /// Delivered only when the conversation is idle (the executor cannot steer mid-turn).
+    pub idle_only: bool,
+}
+
+/// No-progress accounting and the stall guard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressOut {
+    /// When durable progress was last reported.
+    pub last_at_ms: Option<u64>,
+    /// Event cursor of that report.
+    pub last_cursor: Option<u64>,
+    /// Submitted attempts since then.
+    pub attempts_without_progress: u32,
+    /// Execution time since then (turns submitted or generating), ms.
+    pub quiet_ms: u64,
+    /// `clear`, `warned` or `paused`.
+    pub stall: String,
+}
+
+/// One execution attempt: one submitted turn (or mid-turn steer) of a worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptOut {
+    /// Attempt id, e.g. `exe-7`.
+    pub attempt_id: String,
+    /// The worker.
+    pub worker_id: String,
+    /// The run.
+    pub run_id: String,
+    /// Per-worker sequence, 1-based.
+    pub sequence: u32,
+    /// `initial`, `auto_resume`, `manual_resume`, `followup`, `recovery`, `checkpoint` or `corrective`.
+    pub reason: String,
+    /// Coalesced wake reasons (provenance).
+    pub wake_reasons: Vec<String>,
+    /// `scheduler`, `root` or `operator`.
+    pub origin: String,
+    /// `conversation.create`, `conversation.send` or `conversation.steer`.
+    pub delivery: String,
+    /// Which prompt was used.
+    pub prompt: String,
+    /// The executor command's idempotency key.
+    pub idempotency_key: String,
+    /// Target conversation (empty for `conversation.create`).
+    pub conversation_url: String,
+    /// `scheduled`, `submitted`, `generating`, `idle`, `completed`, `blocked`, `failed` or `cancelled`.
+    pub state: String,
+    /// How it ended, e.g. `turn_ended`, `worker_completed`, `delivery_timeout`, `ambiguous`.
+    pub outcome: Option<String>,
+    /// Executor error code, e.g. `AMBIGUOUS_SUBMISSION`.
+    pub error_code: Option<String>,
+    /// Executor error detail.
+    pub error_detail: Option<String>,
+    /// Root steering outcome carried by a corrective attempt.
+    pub steering_outcome: Option<String>,
+    /// When it was scheduled.
+    pub scheduled_at_ms: u64,
+    /// The executor must not start submitting after this.
+    pub deadline_ms: u64,
+    /// When the executor reported it submitted.
+    pub submitted_at_ms: Option<u64>,
+    /// When generation was observed.
+    pub generating_at_ms: Option<u64>,
+    /// When the turn was observed idle.
+    pub idle_at_ms: Option<u64>,
+    /// When it was closed.
+    pub ended_at_ms: Option<u64>,
+}
+
+fn prompt_name(p: PromptKind) -> &'static str {
+    match p {
+        PromptKind::Bootstrap => "bootstrap",
+        PromptKind::RootBootstrap => "root_bootstrap",
+        PromptKind::Resume => "resume",
+        PromptKind::Checkpoint => "checkpoint",
+        PromptKind::DeliveryTimeout => "delivery_timeout",
+        PromptKind::Corrective => "corrective",
+        PromptKind::Followup => "followup",
+        PromptKind::Recovery => "recovery",
+        PromptKind::CompletionReconcile => "completion_reconcile",
+    }
+}
+
+impl From<&Attempt> for AttemptOut {
+    fn from(a: &Attempt) -> AttemptOut {
+        AttemptOut {
+            attempt_id: a.id.to_string(),
+            worker_id: a.worker.to_string(),
+            run_id: a.run.to_string(),
+            sequence: a.sequence,
+            reason: a.reason.as_str().to_string(),
+            wake_reasons: a.wake.labels().into_iter().map(String::from).collect(),
+            origin: a.origin.as_str().to_string(),
+            delivery: a.delivery.command_name().to_string(),
+            prompt: prompt_name(a.prompt).to_string(),
+            idempotency_key: a.idempotency_key(),
+            conversation_url: a.conversation.to_string(),
+            state: a.state.as_str().to_string(),
+            outcome: a.outcome.map(|o| o.as_str().to_string()),
+            error_code: a.error_code.as_deref().map(String::from),
+            error_detail: a.error_detail.as_deref().map(String::from),
+            steering_outcome: a.steering.as_ref().map(|s| s.outcome.as_str().to_string()),
+            scheduled_at_ms: ms(a.scheduled_at),
+            deadline_ms: ms(a.deadline),
+            submitted_at_ms: a.submitted_at.map(ms),
+            generating_at_ms: a.generating_at.map(ms),
+            idle_at_ms: a.idle_at.map(ms),
+            ended_at_ms: a.terminal_at.map(ms),
+        }
+    }
+}
+
+/// A message between workers or from the operator.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageOut {
+    /// Message id, e.g. `msg-4`.
+    pub message_id: String,
+    /// The run.
+    pub run_id: String,
+    /// Sender worker; null for the operator.
+    pub from: Option<String>,
+    /// Recipient worker.
+    pub to: String,
+    /// The text.
+    pub body: String,
+    /// When it was sent.
+    pub at_ms: u64,
+}
+
+impl From<&Message> for MessageOut {
+    fn from(m: &Message) -> MessageOut {
+        MessageOut {
+            message_id: m.id.to_string(),
+            run_id: m.run.to_string(),
+            from: m.from.map(|f| f.to_string()),
+            to: m.to.to_string(),
+            body: m.body.to_string(),
+            at_ms: ms(m.at),
+        }
+    }
+}
+
+impl FromReply for MessageOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Message(m) => Ok(MessageOut::from(&m)),
+            _ => Err(mismatch("a message")),
+        }
+    }
+}
+
+/// Everything a caller needs to act on a worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerOut {
+    /// Worker id, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// The run.
+    pub run_id: String,
+    /// Hierarchical name, e.g. `/root/backend`.
+    pub name: String,
+    /// Owner-readable name.
+    pub display_name: String,
+    /// One-line summary.
+    pub task_summary: String,
+    /// `<taskName> Lane X`, or `Root`.
+    pub lane_label: String,
+    /// Worktree or branch label.
+    pub worktree: Option<String>,
+    /// The current assignment.
+    pub assignment: AssignmentOut,
+    /// `active`, `completed`, `failed` or `cancelled`.
+    pub lifecycle: String,
+    /// Derived disposition: `running`, `awaiting_execution`, `awaiting_dependency`,
+    /// `awaiting_human`, `paused`, `completed`, `failed` or `cancelled`.
+    pub disposition: String,
+    /// Completion summary or failure/cancellation reason.
+    pub outcome: Option<String>,
+    /// The effective continuation policy.
+    pub policy: PolicyOut,
+    /// Where it comes from: `run_default`, `worker_override` or `engine_default`.
+    pub policy_source: String,
+    /// The active pause, if any.
+    pub pause: Option<PauseOut>,
+    /// The worker pauses as soon as its running turn ends.
+    pub pause_after_turn: bool,
+    /// The open human wait ("Needs you"), if any.
+    pub human_wait: Option<HumanWaitOut>,
+    /// The answer to the last resolved human wait.
+    pub human_answer: Option<String>,
+    /// The open dependency wait, if any.
+    pub dependency_wait: Option<DependencyWaitOut>,
+    /// The managed conversation, if any.
+    pub binding: Option<BindingOut>,
+    /// The pending continuation, if any.
+    pub pending_continuation: Option<ContinuationOut>,
+    /// The attempt whose command is out and unanswered (at most one).
+    pub in_flight_attempt_id: Option<String>,
+    /// The latest attempt (in flight, or the current or last turn).
+    pub current_attempt: Option<AttemptOut>,
+    /// Attempts created so far.
+    pub attempts: u32,
+    /// Automatic resumes delivered so far.
+    pub auto_resumes: u32,
+    /// When the last continuation was submitted.
+    pub last_delivery_at_ms: Option<u64>,
+    /// No-progress counters and the stall guard.
+    pub progress: ProgressOut,
+    /// Consecutive deliveries that definitely failed.
+    pub delivery_failures: u32,
+    /// Last valid end-of-response block status: `working`, `complete` or `blocked`.
+    pub last_block_status: Option<String>,
+    /// Recent messages to this worker, oldest first.
+    pub inbox: Vec<MessageOut>,
+    /// When it was spawned.
+    pub created_at_ms: u64,
+    /// When it became terminal.
+    pub ended_at_ms: Option<u64>,
+}
+
+fn binding_status(s: BindingStatus) -> &'static str {
+    match s {
+        BindingStatus::Pending => "pending",
+        BindingStatus::Verified => "verified",
+        BindingStatus::Lost => "lost",
+    }
+}
+
+fn stall_name(s: StallState) -> &'static str {
+    match s {
+        StallState::Clear => "clear",
+        StallState::Warned => "warned",
+        StallState::Paused => "paused",
+    }
+}
+
+impl From<&WorkerView> for WorkerOut {
+    fn from(v: &WorkerView) -> WorkerOut {
+        let w = &v.worker;
+        let spec = &w.spec;
+        WorkerOut {
+            worker_id: w.id.to_string(),
+            run_id: w.run.to_string(),
+            name: spec.name.clone(),
+            display_name: spec.display_name.clone(),
+            task_summary: spec.task_summary.clone(),
+            lane_label: spec.lane_label.clone(),
+            worktree: spec.worktree.clone(),
+            assignment: AssignmentOut {
+                objective: spec.assignment.objective.clone(),
+                scope: spec.assignment.scope.clone(),
+                acceptance_criteria: spec.assignment.acceptance_criteria.clone(),
+            },
+            lifecycle: w.lifecycle.as_str().to_string(),
+            disposition: v.disposition.as_str().to_string(),
+            outcome: w.outcome.as_deref().map(String::from),
+            policy: PolicyOut::from(&v.policy),
+            policy_source: source_name(v.policy_source),
+            pause: w.pause.as_ref().map(|p| PauseOut {
+                reason: p.reason.as_str().to_string(),
+                since_ms: ms(p.at),
+                detail: p.detail.as_deref().map(String::from),
+            }),
+            pause_after_turn: w.pause_after_turn,
+            human_wait: w.human.as_ref().map(|h| HumanWaitOut {
+                reason: h.reason.to_string(),
+                question: h.question.to_string(),
+                choices: h.choices.iter().map(|c| c.to_string()).collect(),
+                requested_at_ms: ms(h.requested_at),
+                source: match h.source {
+                    WaitSource::Call => "call".to_string(),
+                    WaitSource::Block => "block".to_string(),
+                },
+            }),
+            human_answer: w.human_answer.as_deref().map(String::from),
+            dependency_wait: w.dependency.as_ref().map(|d| {
+                let (worker_id, description) = match &d.condition {
+                    DependencyCondition::WorkerCompleted(id) => (Some(id.to_string()), None),
+                    DependencyCondition::External(text) => (None, Some(text.to_string())),
+                };
+                DependencyWaitOut {
+                    worker_id,
+                    description,
+                    reason: d.reason.to_string(),
+                    requested_at_ms: ms(d.requested_at),
+                }
+            }),
+            binding: w.binding.as_ref().map(|b| BindingOut {
+                conversation_url: b.conversation.to_string(),
+                executor_id: b.executor.as_ref().map(|e| e.to_string()),
+                status: binding_status(b.status).to_string(),
+                state: b.state.as_str().to_string(),
+                error_kind: match b.state {
+                    ConversationState::Error(kind) => Some(kind.as_str().to_string()),
+                    _ => None,
+                },
+                state_since_ms: ms(b.state_since),
+            }),
+            pending_continuation: w.intent.as_ref().map(|i| ContinuationOut {
+                wake_reasons: i.reasons.labels().into_iter().map(String::from).collect(),
+                origin: i.origin.as_str().to_string(),
+                kind: match i.payload {
+                    IntentPayload::Continue => "continue",
+                    IntentPayload::Followup(_) => "followup",
+                    IntentPayload::Steering(_) => "steering",
+                }
+                .to_string(),
+                created_at_ms: ms(i.created_at),
+                not_before_ms: i.not_before.map(ms),
+                deferred_until_ms: i.deferred_until.map(ms),
+                idle_only: i.idle_only,
+            }),
+            in_flight_attempt_id: w.in_flight.map(|a| a.to_string()),
+            current_attempt: v.current_attempt.as_ref().map(AttemptOut::from),
+            attempts: w.attempts,
+            auto_resumes: w.auto_resumes,
+            last_delivery_at_ms: w.last_delivery_at.map(ms),
+            progress: ProgressOut {
+                last_at_ms: w.progress.last_at.map(ms),
+                last_cursor: w.progress.last_cursor.map(|c| c.0),
+                attempts_without_progress: w.progress.attempts_without,
+                quiet_ms: w.progress.quiet_ms,
+                stall: stall_name(w.progress.stall).to_string(),
+            },
+            delivery_failures: w.delivery_failures,
+            last_block_status: w.last_block.map(|b| b.as_str().to_string()),
+            inbox: v.inbox.iter().map(MessageOut::from).collect(),
+            created_at_ms: ms(w.created_at),
+            ended_at_ms: w.ended_at.map(ms),
+        }
+    }
+}
+
+impl FromReply for WorkerOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Worker(v) => Ok(WorkerOut::from(&*v)),
+            _ => Err(mismatch("a worker")),
+        }
+    }
+}
+
+/// `worker_list`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerListOut {
+    /// The workers, `/root` first, then in spawn order.
+    pub workers: Vec<WorkerOut>,
+}
+
+impl FromReply for WorkerListOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Workers(v) => Ok(WorkerListOut { workers: v.iter().map(WorkerOut::from).collect() }),
+            _ => Err(mismatch("workers")),
+        }
+    }
+}
+
+/// `worker_continue_now`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinueNowOut {
+    /// `scheduled`, `queued_after_turn` (the conversation is generating: one resume
+    /// follows the turn), `already_pending` (nothing added) or `recovering` (a fresh
+    /// conversation is being opened).
+    pub outcome: String,
+    /// The worker afterwards.
+    pub worker: WorkerOut,
+}
+
+impl FromReply for ContinueNowOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::ContinueNow { outcome, worker } => {
+                Ok(ContinueNowOut { outcome: outcome.as_str().to_string(), worker: WorkerOut::from(&*worker) })
+            }
+            _ => Err(mismatch("a continue-now outcome")),
+        }
+    }
+}
+
+/// `worker_steer`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SteerOut {
+    /// The steering merged into an identical pending or already delivered correction.
+    pub coalesced: bool,
+    /// The lane afterwards.
+    pub worker: WorkerOut,
+}
+
+impl FromReply for SteerOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Steer { coalesced, worker } => Ok(SteerOut { coalesced, worker: WorkerOut::from(&*worker) }),
+            _ => Err(mismatch("a steering result")),
+        }
+    }
+}
+
+/// `worker_continuation_get` and `worker_continuation_set`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContinuationPolicyOut {
+    /// The effective policy.
+    pub effective: PolicyOut,
+    /// `run_default`, `worker_override` or `engine_default`.
+    pub source: String,
+}
+
+impl FromReply for ContinuationPolicyOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Policy { effective, source } => {
+                Ok(ContinuationPolicyOut { effective: PolicyOut::from(&effective), source: source_name(source) })
+            }
+            _ => Err(mismatch("a policy")),
+        }
+    }
+}
+
+/// `worker_attempts`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptsOut {
+    /// Attempts in sequence order.
+    pub attempts: Vec<AttemptOut>,
+}
+
+impl FromReply for AttemptsOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Attempts(v) => Ok(AttemptsOut { attempts: v.iter().map(AttemptOut::from).collect() }),
+            _ => Err(mismatch("attempts")),
+        }
+    }
+}
+
+/// `events_wait`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventsOut {
+    /// Matching durable events, in cursor order (empty when the wait timed out).
+    pub events: Vec<EventOut>,
+    /// Pass this as `cursor` to the next call.
+    pub next_cursor: u64,
+}
+
+impl FromReply for EventsOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Events(page) => Ok(EventsOut::from(&page)),
+            _ => Err(mismatch("events")),
+        }
+    }
+}
+
+impl From<&EventsPage> for EventsOut {
+    fn from(p: &EventsPage) -> EventsOut {
+        EventsOut { events: p.events.iter().map(EventOut::from).collect(), next_cursor: p.next_cursor.0 }
+    }
+}
