@@ -115,15 +115,14 @@ impl Engine {
             return;
         }
         match entry.phase {
-            JournalPhase::Received => {
+            // The executor holds it (queued, or being submitted right now): its result
+            // will follow. An executor that restarted mid-submission resolves that entry
+            // itself (proof of delivery, or AMBIGUOUS_SUBMISSION); if no result ever
+            // comes, the command deadline fails it closed.
+            JournalPhase::Received | JournalPhase::SubmissionStarted => {
                 self.volatile.sent.insert(attempt, executor.clone());
                 self.touch_timer(a.worker);
             }
-            JournalPhase::SubmissionStarted => self.command_failed(
-                attempt,
-                ExecErrorCode::AmbiguousSubmission,
-                "the executor restarted after starting the submission, without proof of delivery",
-            ),
             JournalPhase::Submitted | JournalPhase::Completed => {
                 self.command_submitted(attempt, executor, entry.state_seq, entry.conversation)
             }
@@ -481,6 +480,10 @@ impl Engine {
         self.volatile.sent.remove(&attempt);
         let a = &self.state.attempts[&attempt];
         let (id, origin, sequence) = (a.worker, a.origin, a.sequence);
+        if a.delivery == Delivery::Create {
+            // No conversation came out of it (or none we can trust): no half binding.
+            self.forget_pending_binding(id);
+        }
         let code_text: Arc<str> = Arc::from(code.as_str());
         let detail = truncate_detail(detail, ERROR_DETAIL_BYTES_MAX);
         {

@@ -68,13 +68,42 @@ fn b3_executor_enqueue_before_ack_is_not_resent() {
 }
 
 #[test]
-fn b4_submission_started_without_proof_is_ambiguous() {
+fn b4_submission_started_then_the_executor_reports_ambiguity() {
+    // The extension restarted mid-submission and cannot prove delivery either way.
     check(
-        &format!("{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 journal=a:started bind=a:idle\nadvance 1h\nshow a"),
+        &format!(
+            "{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 journal=a:started bind=a:idle\nfail a AMBIGUOUS_SUBMISSION\nadvance 1h\nshow a"
+        ),
         "e1 create a#1 initial bootstrap/v1
          e1 send a#2 auto_resume resume/v1
          crash
          a: paused #2 auto_resume failed paused:ambiguous_submission",
+    );
+}
+
+#[test]
+fn b4_submission_started_and_then_silence_fails_closed_at_the_deadline() {
+    check(
+        &format!(
+            "{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 journal=a:started bind=a:idle\nadvance 2m\nshow a\nadvance 31s\nshow a"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         crash
+         a: running #2 auto_resume scheduled
+         a: paused #2 auto_resume failed paused:ambiguous_submission",
+    );
+}
+
+#[test]
+fn b4_submission_in_progress_during_reconnect_completes_normally() {
+    check(
+        &format!(
+            "{RUNNING}\nidle a\nadvance 3s\ndisconnect e1\nhello e1 journal=a:started bind=a:idle\nsubmit a\ngen a\nidle a\nadvance 3s"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         e1 send a#3 auto_resume resume/v1",
     );
 }
 

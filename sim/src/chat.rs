@@ -1,0 +1,205 @@
+//! A simulated ChatGPT conversation (one host per conversation) and the seeded worker
+//! agent inside it, which calls the daemon over the simulated network.
+
+use crate::ledger::SharedLedger;
+use crate::wire::{CHAT_PORT, DAEMON_PORT, FromChat, FromDaemon, SimOp, ToChat, ToDaemon, read_frame, write_frame};
+use engine::ids::WorkerId;
+use engine::model::{ConversationState, ErrorKind};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::sync::watch;
+use turmoil::net::{TcpListener, TcpStream};
+
+/// How the agents of a run behave (drawn per seed).
+#[derive(Clone, Debug)]
+pub struct AgentKnobs {
+    /// Turns an agent needs before it calls `worker_complete`.
+    pub turns_min: u32,
+    /// Upper bound of the same.
+    pub turns_max: u32,
+    /// Percent of turns that report durable progress.
+    pub progress_pct: u64,
+    /// Percent of turns longer than 20 minutes (past the keepalive).
+    pub long_turn_pct: u64,
+    /// Percent of turn ends shown as "Message delivery timed out".
+    pub delivery_timeout_pct: u64,
+    /// Percent of turns that end with a human wait.
+    pub human_pct: u64,
+}
+
+/// One conversation's state; it lives as long as the conversation host.
+struct Conversation {
+    state: watch::Sender<ConversationState>,
+    worker: Option<WorkerId>,
+    turn: u64,
+    turns_done: u32,
+    turns_needed: u32,
+    finished: bool,
+    rng: ChaCha8Rng,
+}
+
+/// The conversation host's software.
+pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedger) -> turmoil::Result {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let span = u64::from(knobs.turns_max - knobs.turns_min + 1);
+    let turns_needed = knobs.turns_min + (rng.next_u64() % span) as u32;
+    let (state, _) = watch::channel(ConversationState::Ready);
+    let conversation = Rc::new(RefCell::new(Conversation {
+        state,
+        worker: None,
+        turn: 0,
+        turns_done: 0,
+        turns_needed,
+        finished: false,
+        rng,
+    }));
+    let listener = TcpListener::bind(("0.0.0.0", CHAT_PORT)).await?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let c = conversation.clone();
+        tokio::task::spawn_local(tab(stream, c, name.clone(), knobs.clone(), ledger.clone()));
+    }
+}
+
+/// One browser tab attached to the conversation: it sees every state change and may
+/// submit messages.
+async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knobs: AgentKnobs, ledger: SharedLedger) {
+    let (mut reader, mut writer) = stream.into_split();
+    let mut states = c.borrow().state.subscribe();
+    let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<FromChat>();
+    let first = *states.borrow_and_update();
+    let _ = out_tx.send(FromChat::State(first));
+    let forward = out_tx.clone();
+    tokio::task::spawn_local(async move {
+        while states.changed().await.is_ok() {
+            let s = *states.borrow_and_update();
+            if forward.send(FromChat::State(s)).is_err() {
+                break;
+            }
+        }
+    });
+    tokio::task::spawn_local(async move {
+        while let Some(frame) = out_rx.recv().await {
+            if write_frame(&mut writer, &frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    while let Ok(Some(ToChat::Submit { worker, key, prompt, steer })) = read_frame::<_, ToChat>(&mut reader).await {
+        let state = *c.borrow().state.borrow();
+        let accepts = match state {
+            ConversationState::Closed => false,
+            ConversationState::Generating => steer,
+            _ => true,
+        };
+        if !accepts {
+            let _ = out_tx.send(FromChat::Refused { key });
+            continue;
+        }
+        ledger.borrow_mut().delivered(worker, &key, &prompt);
+        ledger.borrow_mut().trace(&name, format!("accept {key} {}", if steer { "steer" } else { "send" }));
+        let _ = out_tx.send(FromChat::Accepted { key: key.clone() });
+        c.borrow_mut().worker = Some(worker);
+        ledger.borrow_mut().started_agents.insert(worker);
+        if state != ConversationState::Generating {
+            start_turn(c.clone(), worker, name.clone(), knobs.clone(), ledger.clone());
+        } else {
+            // A mid-turn checkpoint or correction: the agent reports to root, then goes on.
+            let (l, n) = (ledger.clone(), name.clone());
+            tokio::task::spawn_local(async move {
+                tokio::time::sleep(Duration::from_secs(20)).await;
+                let summary = format!("{worker}-checkpoint-{key}");
+                if agent_call(&n, SimOp::Progress { worker, summary: summary.clone() }, &l).await.is_ok() {
+                    l.borrow_mut().acked.push((worker, summary));
+                }
+            });
+        }
+    }
+}
+
+/// Starts a turn: generate for a while, make the agent's calls, then end the turn.
+fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knobs: AgentKnobs, ledger: SharedLedger) {
+    let (turn, length_ms, report, finish, human, timeout) = {
+        let mut cv = c.borrow_mut();
+        cv.turn += 1;
+        let _ = cv.state.send(ConversationState::Generating);
+        let roll = cv.rng.next_u64() % 100;
+        let length_ms = if roll < knobs.long_turn_pct {
+            20 * 60_000 + cv.rng.next_u64() % (25 * 60_000)
+        } else {
+            30_000 + cv.rng.next_u64() % (10 * 60_000)
+        };
+        let report = cv.rng.next_u64() % 100 < knobs.progress_pct;
+        let finish = !cv.finished && cv.turns_done + 1 >= cv.turns_needed;
+        let human = !finish && cv.rng.next_u64() % 100 < knobs.human_pct;
+        let timeout = cv.rng.next_u64() % 100 < knobs.delivery_timeout_pct;
+        (cv.turn, length_ms, report, finish, human, timeout)
+    };
+    tokio::task::spawn_local(async move {
+        let half = Duration::from_millis(length_ms / 2);
+        tokio::time::sleep(half).await;
+        if report {
+            let summary = format!("{worker}-turn{turn}-progress");
+            if agent_call(&name, SimOp::Progress { worker, summary: summary.clone() }, &ledger).await.is_ok() {
+                ledger.borrow_mut().acked.push((worker, summary));
+            }
+        }
+        if human {
+            let question = format!("{worker}-turn{turn}-question");
+            let _ = agent_call(&name, SimOp::AwaitHuman { worker, question }, &ledger).await;
+        }
+        tokio::time::sleep(half).await;
+        if finish {
+            let summary = format!("{worker}-done");
+            match agent_call(&name, SimOp::Complete { worker, summary: summary.clone() }, &ledger).await {
+                Ok(()) => {
+                    ledger.borrow_mut().acked.push((worker, summary));
+                    ledger.borrow_mut().finished_agents.insert(worker);
+                }
+                Err(code) if code == "WORKER_TERMINAL" => {
+                    ledger.borrow_mut().finished_agents.insert(worker);
+                }
+                Err(_) => {}
+            }
+        }
+        let mut cv = c.borrow_mut();
+        if cv.turn != turn {
+            return; // a newer turn took over
+        }
+        cv.turns_done += 1;
+        if finish && ledger.borrow().finished_agents.contains(&worker) {
+            cv.finished = true;
+        }
+        let end = if timeout {
+            ledger.borrow_mut().delivery_timeouts += 1;
+            ConversationState::Error(ErrorKind::DeliveryTimeout)
+        } else {
+            ConversationState::Idle
+        };
+        let _ = cv.state.send(end);
+        ledger.borrow_mut().trace(&name, format!("turn {turn} ends {}", end.as_str()));
+    });
+}
+
+/// One agent call with retries: the daemon may be down or restarting.
+async fn agent_call(name: &str, op: SimOp, ledger: &SharedLedger) -> Result<(), String> {
+    for attempt in 0..20u64 {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_secs(5 * attempt.min(6))).await;
+        }
+        let Ok(mut stream) = TcpStream::connect(("daemon", DAEMON_PORT)).await else { continue };
+        if write_frame(&mut stream, &ToDaemon::Call { call: attempt, op: op.clone() }).await.is_err() {
+            continue;
+        }
+        match read_frame::<_, FromDaemon>(&mut stream).await {
+            Ok(Some(FromDaemon::Reply { result: Ok(_), .. })) => return Ok(()),
+            Ok(Some(FromDaemon::Reply { result: Err(code), .. })) if code != "UNAVAILABLE" => return Err(code),
+            _ => continue,
+        }
+    }
+    ledger.borrow_mut().trace(name, format!("agent gave up on {op:?}"));
+    Err("GAVE_UP".into())
+}

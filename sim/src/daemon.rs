@@ -1,0 +1,227 @@
+//! The simulated daemon host: the real runtime shell and engine over the simulated
+//! store, serving executors and callers over turmoil TCP.
+
+use crate::faults::Boundary;
+use crate::ledger::SharedLedger;
+use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, read_frame, write_frame};
+use engine::event::EventKind;
+use engine::ids::{ExecutorId, RunId, WorkerId};
+use engine::model::{Assignment, AttemptReason, BindingStatus, PauseReason};
+use engine::op::{Operation, Reply, SpawnArgs};
+use engine::policy::{Mode, PolicyPatch};
+use engine::{Batch, Engine, EngineConfig, ExecutorCommand, ExecutorInput, Record};
+use runtime::{Disk, ExecutorSink, Handle, MemStore, Shell, ShellConfig, TokioClock};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use tokio::sync::mpsc;
+use turmoil::net::TcpListener;
+
+/// The simulated epoch (2026-01-01T00:00:00Z): fixed, so every seed sees the same times.
+pub const EPOCH_MS: u64 = 1_767_225_600_000;
+
+/// Executor connections by executor id: (connection number, outgoing frames).
+type Registry = Rc<RefCell<BTreeMap<ExecutorId, (u64, mpsc::UnboundedSender<FromDaemon>)>>>;
+
+/// Routes engine commands to the connection of the executor they name.
+struct RegistrySink(Registry);
+
+impl ExecutorSink for RegistrySink {
+    fn send(&mut self, command: ExecutorCommand) {
+        if let Some((_, tx)) = self.0.borrow().get(&command.executor) {
+            let _ = tx.send(FromDaemon::Command(command));
+        }
+    }
+}
+
+/// What survives a daemon crash: the disk.
+#[derive(Clone)]
+pub struct DaemonState {
+    /// The simulated disk.
+    pub disk: Rc<RefCell<Disk>>,
+    /// The run's observations.
+    pub ledger: SharedLedger,
+    /// The engine configuration.
+    pub config: EngineConfig,
+}
+
+/// The daemon host's software (restartable: turmoil calls it again after a crash).
+pub async fn run(state: DaemonState) -> turmoil::Result {
+    let registry: Registry = Rc::default();
+    let store = MemStore::open(state.disk.clone());
+    let config = ShellConfig { engine: state.config.clone(), ..ShellConfig::default() };
+    // A restarted daemon reads the simulated wall clock anew, like a real one would.
+    let started_ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64);
+    let clock = TokioClock::new(EPOCH_MS + started_ms);
+    let (mut shell, handle) =
+        Shell::open(store, clock, RegistrySink(registry.clone()), config).map_err(|e| e.to_string())?;
+    let ledger = state.ledger.clone();
+    ledger.borrow_mut().trace("daemon", "start");
+    shell.observe(Box::new(move |engine, batches| observe(&ledger, engine, batches)));
+    tokio::task::spawn_local(async move {
+        if let Err(e) = shell.run(std::future::pending()).await {
+            panic!("shell stopped: {e}");
+        }
+    });
+    let listener = TcpListener::bind(("0.0.0.0", DAEMON_PORT)).await?;
+    let mut next_connection = 0;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        next_connection += 1;
+        tokio::task::spawn_local(serve(stream, next_connection, handle.clone(), registry.clone()));
+    }
+}
+
+/// One connection: an executor or a caller (agent, operator).
+async fn serve(stream: turmoil::net::TcpStream, connection: u64, handle: Handle, registry: Registry) {
+    let (mut reader, mut writer) = stream.into_split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<FromDaemon>();
+    tokio::task::spawn_local(async move {
+        while let Some(frame) = rx.recv().await {
+            if write_frame(&mut writer, &frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut executor: Option<ExecutorId> = None;
+    while let Ok(Some(frame)) = read_frame::<_, ToDaemon>(&mut reader).await {
+        match frame {
+            ToDaemon::Executor(input) => {
+                if let ExecutorInput::Hello { executor: id, .. } = &input {
+                    registry.borrow_mut().insert(id.clone(), (connection, tx.clone()));
+                    executor = Some(id.clone());
+                }
+                if handle.executor(input).await.is_err() {
+                    return;
+                }
+            }
+            ToDaemon::Call { call, op } => {
+                let handle = handle.clone();
+                let tx = tx.clone();
+                tokio::task::spawn_local(async move {
+                    let result = call_op(&handle, op).await;
+                    let _ = tx.send(FromDaemon::Reply { call, result });
+                });
+            }
+        }
+    }
+    // The connection ended: if it was the executor's current one, it is disconnected.
+    if let Some(id) = executor {
+        let current = registry.borrow().get(&id).is_some_and(|(c, _)| *c == connection);
+        if current {
+            registry.borrow_mut().remove(&id);
+            let _ = handle.executor(ExecutorInput::Disconnected { executor: id }).await;
+        }
+    }
+}
+
+/// Maps a simulated caller operation onto the engine's and runs it.
+async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String> {
+    if let SimOp::OperatorSweep = op {
+        return sweep(handle).await;
+    }
+    let operation = match op {
+        SimOp::OperatorSweep => unreachable!("handled above"),
+        SimOp::CreateRun { auto } => Operation::RunCreate {
+            task_name: "Simulated task".into(),
+            root_conversation_name: "Simulated root".into(),
+            context: "Simulate it.".into(),
+            default_policy: Some(PolicyPatch::mode(if auto { Mode::Auto } else { Mode::Manual })),
+        },
+        SimOp::Spawn { name } => Operation::WorkerSpawn(Box::new(SpawnArgs {
+            run: RunId(1),
+            name: format!("/root/{name}"),
+            display_name: None,
+            task_summary: format!("Lane {name}"),
+            assignment: Assignment {
+                objective: format!("Finish lane {name}"),
+                scope: format!("lane {name}"),
+                acceptance_criteria: vec!["tests pass".into()],
+            },
+            worktree: None,
+            policy: None,
+            start: true,
+        })),
+        SimOp::Progress { worker, summary } => Operation::WorkerProgress { worker, summary, commit: None },
+        SimOp::Complete { worker, summary } => Operation::WorkerComplete { worker, summary },
+        SimOp::AwaitHuman { worker, question } => {
+            Operation::WorkerAwaitHuman { worker, reason: question.clone(), question, choices: vec![] }
+        }
+        SimOp::Resolve { worker, answer } => Operation::WorkerResolveHuman { worker, answer },
+        SimOp::MessageRoot { worker, body } => Operation::MessageSend { from: Some(worker), to: WorkerId(1), body },
+    };
+    match handle.call(operation).await {
+        Ok(Ok(Reply::Worker(view))) => Ok(Some(view.worker.id)),
+        Ok(Ok(Reply::Run(view))) => Ok(Some(view.run.root)),
+        Ok(Ok(_)) => Ok(None),
+        Ok(Err(rejection)) => Err(rejection.code.as_str().to_string()),
+        Err(_) => Err("UNAVAILABLE".into()),
+    }
+}
+
+/// The operator's sweep over run 1.
+async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
+    let list = Operation::WorkerList { run: RunId(1), include_terminal: false };
+    let Ok(Ok(Reply::Workers(views))) = handle.call(list).await else { return Err("UNAVAILABLE".into()) };
+    let mut recoveries = 0;
+    for v in views {
+        let id = v.worker.id;
+        if v.worker.human.is_some() {
+            let op = Operation::WorkerResolveHuman { worker: id, answer: "Proceed with the safe option.".into() };
+            let _ = handle.call(op).await;
+        }
+        let needs_look = v.worker.pause.as_ref().is_some_and(|p| {
+            matches!(
+                p.reason,
+                PauseReason::AmbiguousSubmission | PauseReason::DeliveryFailing | PauseReason::HostUiChanged
+            )
+        });
+        if needs_look {
+            let live = v
+                .worker
+                .binding
+                .as_ref()
+                .is_some_and(|b| b.status != BindingStatus::Lost && !b.conversation.is_empty());
+            // With a conversation: resume. Without one (an ambiguous create): recover into
+            // a fresh conversation, which is an explicit operator action.
+            let op = if live {
+                Operation::WorkerResume { worker: id }
+            } else {
+                recoveries += 1;
+                Operation::WorkerContinueNow { worker: id, override_wait: false, clear_pause: true }
+            };
+            let _ = handle.call(op).await;
+        }
+    }
+    Ok(Some(WorkerId(recoveries)))
+}
+
+/// The checkers' view of every commit: invariants, boundaries, trace.
+fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
+    let mut l = ledger.borrow_mut();
+    if let Err(v) = engine.check_invariants() {
+        l.violation(format!("engine invariant: {v}"));
+    }
+    for record in batches.iter().flat_map(|b| &b.records) {
+        let Record::Event(e) = record else { continue };
+        let worker = e.worker.map(|w| w.to_string()).unwrap_or_default();
+        match &e.kind {
+            EventKind::ExecutionIdle => {
+                l.boundary(Boundary::IdleBeforeScheduling);
+                l.boundary(Boundary::IdleDuringGrace);
+            }
+            EventKind::ExecutionScheduled { reason: AttemptReason::AutoResume, .. } => {
+                l.boundary(Boundary::ScheduledBeforeEnqueue)
+            }
+            EventKind::ExecutionSubmitted => l.boundary(Boundary::ResultBeforeGenerating),
+            EventKind::ExecutionGenerating => l.boundary(Boundary::GeneratingBeforeIdle),
+            EventKind::ContinuationWarning { .. } | EventKind::ContinuationPausedForStall { .. } => {
+                l.boundary(Boundary::StallMutation)
+            }
+            _ => {}
+        }
+        let attempt = e.attempt.map(|a| a.to_string()).unwrap_or_default();
+        let line = format!("#{} {} {worker} {attempt}", e.cursor, e.kind.name());
+        l.trace("daemon", line);
+    }
+}

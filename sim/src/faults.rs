@@ -1,0 +1,111 @@
+//! Named crash boundaries (spec 000 §26.2 plus the executor journal phases) and the
+//! schedule that says where a run crashes which host.
+
+use std::fmt;
+
+/// A point in the submission pipeline where a host may die.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Boundary {
+    /// 26.2.1: the idle report is durable, the resume not yet scheduled.
+    IdleBeforeScheduling,
+    /// 26.2.2: the resume attempt is durable, the command not yet with the executor.
+    ScheduledBeforeEnqueue,
+    /// 26.2.3: the executor journaled the command as received, no ACK yet.
+    EnqueuedBeforeAck,
+    /// 26.2.4: the executor journaled `submission-started`.
+    SubmissionStarted,
+    /// 26.2.5: the executor journaled `submitted`, the result not yet sent.
+    SubmittedBeforeResult,
+    /// 26.2.6: the daemon recorded the submission, generation not yet observed.
+    ResultBeforeGenerating,
+    /// 26.2.7: generation observed, idle not yet.
+    GeneratingBeforeIdle,
+    /// 26.2.8: one second into the idle grace.
+    IdleDuringGrace,
+    /// 26.2.9: a stall warning or stall pause was recorded.
+    StallMutation,
+    /// Executor journal: the command finished and its result is stored.
+    JournalCompleted,
+}
+
+impl Boundary {
+    /// Every boundary, in pipeline order.
+    pub const ALL: [Boundary; 10] = [
+        Boundary::IdleBeforeScheduling,
+        Boundary::ScheduledBeforeEnqueue,
+        Boundary::EnqueuedBeforeAck,
+        Boundary::SubmissionStarted,
+        Boundary::SubmittedBeforeResult,
+        Boundary::ResultBeforeGenerating,
+        Boundary::GeneratingBeforeIdle,
+        Boundary::IdleDuringGrace,
+        Boundary::StallMutation,
+        Boundary::JournalCompleted,
+    ];
+
+    /// The host that dies at this boundary.
+    pub fn host(self) -> Target {
+        match self {
+            Boundary::EnqueuedBeforeAck
+            | Boundary::SubmissionStarted
+            | Boundary::SubmittedBeforeResult
+            | Boundary::JournalCompleted => Target::Executor,
+            _ => Target::Daemon,
+        }
+    }
+
+    /// The stable name used in scenario files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Boundary::IdleBeforeScheduling => "idle-before-scheduling",
+            Boundary::ScheduledBeforeEnqueue => "scheduled-before-enqueue",
+            Boundary::EnqueuedBeforeAck => "enqueued-before-ack",
+            Boundary::SubmissionStarted => "submission-started",
+            Boundary::SubmittedBeforeResult => "submitted-before-result",
+            Boundary::ResultBeforeGenerating => "result-before-generating",
+            Boundary::GeneratingBeforeIdle => "generating-before-idle",
+            Boundary::IdleDuringGrace => "idle-during-grace",
+            Boundary::StallMutation => "stall-mutation",
+            Boundary::JournalCompleted => "journal-completed",
+        }
+    }
+
+    /// Parses a stable name.
+    pub fn parse(name: &str) -> Option<Boundary> {
+        Boundary::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
+
+impl fmt::Display for Boundary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which simulated host a fault hits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// The daemon (engine, shell, store).
+    Daemon,
+    /// The browser extension.
+    Executor,
+}
+
+impl Target {
+    /// The turmoil host name.
+    pub fn host(self) -> &'static str {
+        match self {
+            Target::Daemon => "daemon",
+            Target::Executor => "browser",
+        }
+    }
+}
+
+/// Crash `boundary`'s host at its `occurrence`-th occurrence (1-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrashAt {
+    /// Where.
+    pub boundary: Boundary,
+    /// Which occurrence.
+    pub occurrence: u32,
+}

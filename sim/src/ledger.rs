@@ -1,0 +1,97 @@
+//! The ledger: what every simulated host observed, for the checkers and the trace.
+//!
+//! Hosts write to it; no host's behaviour ever reads it (they talk only over the
+//! simulated network), so it cannot hide a protocol bug.
+
+use crate::faults::{Boundary, CrashAt, Target};
+use engine::ids::WorkerId;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+/// Shared handle to the ledger.
+pub type SharedLedger = Rc<RefCell<Ledger>>;
+
+/// Everything observed in one run.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    /// Simulated milliseconds since the start, updated by the world every step.
+    pub now_ms: u64,
+    /// Every user message a conversation accepted, by idempotency key.
+    pub deliveries: BTreeMap<String, u32>,
+    /// Deliveries per worker, in order: (key, prompt version-ish text head).
+    pub delivered: Vec<(WorkerId, String)>,
+    /// Acknowledged durable agent calls: (worker, unique summary).
+    pub acked: Vec<(WorkerId, String)>,
+    /// Agents whose `worker_complete` was acknowledged (or refused as already terminal).
+    pub finished_agents: BTreeSet<WorkerId>,
+    /// Agents that started (the bootstrap reached them).
+    pub started_agents: BTreeSet<WorkerId>,
+    /// Clicks on the page's Retry control (must stay zero).
+    pub retry_clicks: u32,
+    /// Delivery timeouts shown, and fresh `continue` messages accepted after one.
+    pub delivery_timeouts: u32,
+    /// Fresh `continue` deliveries.
+    pub fresh_continues: u32,
+    /// Broken invariants, with the time they were seen.
+    pub violations: Vec<String>,
+    /// Compact trace lines: `time host what`.
+    pub trace: Vec<String>,
+    /// Occurrences of each boundary so far.
+    pub boundaries: BTreeMap<Boundary, u32>,
+    /// Crashes scheduled by the run's fault plan, not yet triggered.
+    pub crash_plan: Vec<CrashAt>,
+    /// A crash the world must perform after this step, and when to restart.
+    pub crash_now: Option<(Target, u64)>,
+    /// Whether faults are still on (safety phase) or healed (liveness phase).
+    pub faults_on: bool,
+    /// Crashes performed, for the report.
+    pub crashes: Vec<String>,
+    /// Workers the operator recovered into a fresh conversation after an ambiguous create.
+    pub operator_recoveries: usize,
+}
+
+impl Ledger {
+    /// Appends a trace line.
+    pub fn trace(&mut self, host: &str, what: impl Into<String>) {
+        let line = format!("{:>9} {host:<8} {}", self.now_ms, what.into());
+        self.trace.push(line);
+    }
+
+    /// Records a violation.
+    pub fn violation(&mut self, what: impl Into<String>) {
+        let line = format!("t={} {}", self.now_ms, what.into());
+        self.violations.push(line);
+    }
+
+    /// A boundary was passed: count it and, if the plan says so, ask for a crash.
+    pub fn boundary(&mut self, boundary: Boundary) {
+        let n = self.boundaries.entry(boundary).or_insert(0);
+        *n += 1;
+        let n = *n;
+        if !self.faults_on || self.crash_now.is_some() {
+            return;
+        }
+        if let Some(i) = self.crash_plan.iter().position(|c| c.boundary == boundary && c.occurrence == n) {
+            let plan = self.crash_plan.remove(i);
+            let delay_ms = if boundary == Boundary::IdleDuringGrace { 1_000 } else { 0 };
+            self.crash_now = Some((boundary.host(), self.now_ms + delay_ms));
+            self.crashes.push(format!("{} at {} #{}", boundary.host().host(), plan.boundary, plan.occurrence));
+        }
+    }
+
+    /// Records an accepted user message; a second acceptance of one key is the bug
+    /// this project exists to prevent.
+    pub fn delivered(&mut self, worker: WorkerId, key: &str, prompt: &str) {
+        let count = self.deliveries.entry(key.to_string()).or_insert(0);
+        *count += 1;
+        let count = *count;
+        if count > 1 {
+            self.violation(format!("prompt {key} delivered {count} times"));
+        }
+        if prompt == "continue" {
+            self.fresh_continues += 1;
+        }
+        self.delivered.push((worker, key.to_string()));
+    }
+}

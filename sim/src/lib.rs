@@ -1,0 +1,24 @@
+//! The deterministic simulator: the real engine and runtime shell under turmoil, with
+//! simulated browsers, ChatGPT conversations and agents, crashes at every submission
+//! boundary, swarm fault mixes, and seed-reproducible reports.
+//!
+//! # Layout
+//! - `world.rs`: one run: hosts, fault plan, the safety then liveness phases, checks.
+//! - `daemon.rs`: the daemon host (runtime shell + engine + simulated store).
+//! - `browser.rs`: the executor host (a Rust model of the extension).
+//! - `chat.rs`: a ChatGPT conversation host and the seeded agent inside it.
+//! - `ledger.rs`: what the hosts observed (the checkers' input, never host logic's).
+//! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
+//! - `matrix.rs`: the crash matrix and swarm drivers, and failure reports.
+//!
+//! Architecture Invariant: checkers live here, never in the engine; hosts talk only
+//! over the simulated network; one `u64` seed decides everything.
+
+mod browser;
+mod chat;
+mod daemon;
+pub mod faults;
+mod ledger;
+pub mod matrix;
+mod wire;
+pub mod world;

@@ -1,0 +1,130 @@
+//! `sim`: the simulator's command line (`run`, `replay`, `matrix`). Thin: the work is in
+//! the library.
+
+#![allow(clippy::print_stdout)] // a command-line tool reports on stdout
+
+use sim::faults::{Boundary, CrashAt};
+use sim::matrix;
+use sim::world::{self, Knobs};
+use std::process::ExitCode;
+use std::time::Instant;
+
+fn usage() -> ExitCode {
+    println!(
+        "usage:\n  sim run --seeds N [--from S]     swarm seeds; exit 1 on the first failure\n  \
+         sim replay --seed S [--crash BOUNDARY:K]  one run; prints its trace hash last\n  \
+         sim matrix                        every boundary x occurrence\n\nboundaries: {}",
+        Boundary::ALL.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
+    );
+    ExitCode::from(2)
+}
+
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("run") => {
+            let Some(seeds) = flag(&args, "--seeds").and_then(|s| s.parse::<u64>().ok()) else { return usage() };
+            let from = flag(&args, "--from").and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+            swarm(from, seeds)
+        }
+        Some("replay") => {
+            let Some(seed) = flag(&args, "--seed").and_then(|s| s.parse::<u64>().ok()) else { return usage() };
+            let plan: Vec<CrashAt> = match flag(&args, "--crash") {
+                Some(spec) => match parse_crash(&spec) {
+                    Some(c) => vec![c],
+                    None => return usage(),
+                },
+                None => Vec::new(),
+            };
+            let knobs = match plan.first() {
+                Some(crash) => matrix::knobs_for(matrix::Cell { crash: *crash, seed }),
+                None => Knobs::swarm(seed),
+            };
+            println!("{}", world::describe(&knobs));
+            let outcome = world::run(&knobs, &plan);
+            let lines = if args.iter().any(|a| a == "--full") { &outcome.trace } else { &outcome.trace_tail };
+            for line in lines {
+                println!("{line}");
+            }
+            for v in &outcome.violations {
+                println!("VIOLATION {v}");
+            }
+            println!("trace hash {:016x}", outcome.trace_hash);
+            if outcome.violations.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+        }
+        Some("matrix") => run_matrix(),
+        _ => usage(),
+    }
+}
+
+fn parse_crash(spec: &str) -> Option<CrashAt> {
+    let (name, k) = spec.split_once(':')?;
+    Some(CrashAt { boundary: Boundary::parse(name)?, occurrence: k.parse().ok()? })
+}
+
+fn swarm(from: u64, seeds: u64) -> ExitCode {
+    let start = Instant::now();
+    let mut sim_ms = 0u64;
+    for seed in from..from + seeds {
+        let knobs = Knobs::swarm(seed);
+        let outcome = world::run(&knobs, &[]);
+        sim_ms += outcome.sim_ms;
+        if !outcome.violations.is_empty() {
+            let report = matrix::report(&knobs, &[], &outcome);
+            let path = write_report(seed, &report);
+            println!("{report}\nreport written to {path}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    println!(
+        "{seeds} seeds passed in {wall:.1} s ({:.1} seeds/s, {:.0}x real time)",
+        seeds as f64 / wall,
+        sim_ms as f64 / 1000.0 / wall
+    );
+    ExitCode::SUCCESS
+}
+
+fn run_matrix() -> ExitCode {
+    let start = Instant::now();
+    let cells = matrix::cells();
+    let mut failed = 0;
+    let mut unreached = Vec::new();
+    for cell in &cells {
+        let result = matrix::run_cell(*cell);
+        if !result.crashed {
+            unreached.push(format!("{}#{}", cell.crash.boundary, cell.crash.occurrence));
+        }
+        if !result.outcome.violations.is_empty() {
+            failed += 1;
+            let knobs = matrix::knobs_for(*cell);
+            let report = matrix::report(&knobs, &[cell.crash], &result.outcome);
+            let path = write_report(cell.seed, &report);
+            println!(
+                "FAIL {}#{}: {} (report {path})",
+                cell.crash.boundary, cell.crash.occurrence, result.outcome.violations[0]
+            );
+        }
+    }
+    println!(
+        "matrix: {} cells, {} failed, {} boundaries not reached ({}), {:.1} s",
+        cells.len(),
+        failed,
+        unreached.len(),
+        unreached.join(" "),
+        start.elapsed().as_secs_f64()
+    );
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn write_report(seed: u64, report: &str) -> String {
+    let dir = std::path::Path::new("target/sim-reports");
+    let _ = std::fs::create_dir_all(dir);
+    let path = dir.join(format!("seed-{seed}.txt"));
+    let _ = std::fs::write(&path, report);
+    path.display().to_string()
+}

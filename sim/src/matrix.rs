@@ -1,0 +1,105 @@
+//! Drivers: the crash matrix (every boundary × occurrence), swarm seeds, and the
+//! report written when a run breaks an invariant.
+
+use crate::faults::{Boundary, CrashAt};
+use crate::world::{self, Knobs, Outcome};
+use std::fmt::Write as _;
+
+/// Occurrences of each boundary the matrix crashes at.
+pub const MATRIX_OCCURRENCES_MAX: u32 = 3;
+
+/// One cell of the crash matrix.
+#[derive(Clone, Copy, Debug)]
+pub struct Cell {
+    /// Where to crash.
+    pub crash: CrashAt,
+    /// The seed of the run.
+    pub seed: u64,
+}
+
+/// Every cell: each boundary at occurrences 1..=3, on a calm two-worker run.
+pub fn cells() -> Vec<Cell> {
+    let mut cells = Vec::new();
+    for (i, boundary) in Boundary::ALL.into_iter().enumerate() {
+        for occurrence in 1..=MATRIX_OCCURRENCES_MAX {
+            let seed = 1_000 + (i as u64) * 10 + u64::from(occurrence);
+            cells.push(Cell { crash: CrashAt { boundary, occurrence }, seed });
+        }
+    }
+    cells
+}
+
+/// The knobs of a cell: calm, except that the stall boundary needs agents that
+/// make no progress for long enough to cross the warning threshold.
+pub fn knobs_for(cell: Cell) -> Knobs {
+    let mut knobs = Knobs::calm(cell.seed);
+    if cell.crash.boundary == Boundary::StallMutation {
+        knobs.workers = 1;
+        knobs.agents.progress_pct = 0;
+        knobs.agents.turns_min = 14;
+        knobs.agents.turns_max = 14;
+    }
+    knobs
+}
+
+/// The result of one matrix cell.
+#[derive(Debug)]
+pub struct CellResult {
+    /// The cell.
+    pub cell: Cell,
+    /// The run.
+    pub outcome: Outcome,
+    /// Whether the planned crash happened (the boundary was reached that often).
+    pub crashed: bool,
+}
+
+/// Runs one cell.
+pub fn run_cell(cell: Cell) -> CellResult {
+    let knobs = knobs_for(cell);
+    let outcome = world::run(&knobs, &[cell.crash]);
+    let crashed = outcome.crashes.iter().any(|c| c.contains(cell.crash.boundary.name()));
+    CellResult { cell, outcome, crashed }
+}
+
+/// A failure report: seed, commit, knobs, broken invariants, the last trace lines and
+/// one command that replays the run.
+pub fn report(knobs: &Knobs, plan: &[CrashAt], outcome: &Outcome) -> String {
+    let mut r = String::new();
+    let _ = writeln!(r, "# simulator failure report");
+    let _ = writeln!(r, "seed: {}", knobs.seed);
+    let _ = writeln!(r, "commit: {}", commit());
+    let _ = writeln!(r, "knobs: {}", world::describe(knobs));
+    for c in plan {
+        let _ = writeln!(r, "crash plan: {} #{}", c.boundary, c.occurrence);
+    }
+    let _ = writeln!(r, "crashes: {}", outcome.crashes.join("; "));
+    let _ = writeln!(r, "\n## broken invariants");
+    for v in &outcome.violations {
+        let _ = writeln!(r, "- {v}");
+    }
+    let _ = writeln!(r, "\n## last events (time host what)");
+    for line in &outcome.trace_tail {
+        let _ = writeln!(r, "{line}");
+    }
+    let replay = match plan.first() {
+        Some(c) => format!(
+            "cargo run --release -p sim -- replay --seed {} --crash {}:{}",
+            knobs.seed, c.boundary, c.occurrence
+        ),
+        None => format!("cargo run --release -p sim -- replay --seed {}", knobs.seed),
+    };
+    let _ = writeln!(r, "\nreplay: {replay}");
+    r
+}
+
+/// The commit being tested, read from `.git` (best effort).
+fn commit() -> String {
+    let head = std::fs::read_to_string(".git/HEAD").unwrap_or_default();
+    let head = head.trim();
+    match head.strip_prefix("ref: ") {
+        Some(reference) => {
+            std::fs::read_to_string(format!(".git/{reference}")).map(|s| s.trim().to_string()).unwrap_or_default()
+        }
+        None => head.to_string(),
+    }
+}

@@ -1,0 +1,384 @@
+//! One simulated run: the hosts, the fault plan, the safety and liveness phases, and
+//! the final checks. Everything is decided by the seed.
+
+use crate::browser::{self, BrowserState, Storage};
+use crate::chat::{self, AgentKnobs};
+use crate::daemon::{self, DaemonState, EPOCH_MS};
+use crate::faults::{CrashAt, Target};
+use crate::ledger::{Ledger, SharedLedger};
+use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, read_frame, write_frame};
+use engine::model::Lifecycle;
+use engine::{Engine, EngineConfig, Record};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use runtime::{Disk, MemStore, Store};
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::rc::Rc;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// Every knob of a run. A seed draws them all (swarm testing); they are printed first.
+#[derive(Clone, Debug)]
+pub struct Knobs {
+    /// The seed everything derives from.
+    pub seed: u64,
+    /// Lanes spawned under `/root`.
+    pub workers: usize,
+    /// Whether the executor can steer mid-turn.
+    pub steering: bool,
+    /// Agent behaviour.
+    pub agents: AgentKnobs,
+    /// Percent chance per simulated minute of a random daemon crash (safety phase).
+    pub daemon_crash_pct: u64,
+    /// Percent chance per simulated minute of a random executor crash (safety phase).
+    pub executor_crash_pct: u64,
+    /// Percent chance per simulated minute of holding the bridge link for a while.
+    pub hold_pct: u64,
+    /// Length of the safety phase (faults on), in simulated ms.
+    pub safety_ms: u64,
+    /// Upper bound of the whole run, in simulated ms.
+    pub horizon_ms: u64,
+    /// Turmoil tick, in simulated ms.
+    pub tick_ms: u64,
+}
+
+impl Knobs {
+    /// Draws every knob from the seed.
+    pub fn swarm(seed: u64) -> Knobs {
+        let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_0F_5A1A);
+        let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
+        let on = |p: u64| p; // each fault class is on or off per seed, with a drawn rate
+        Knobs {
+            seed,
+            workers: pick(1, 4) as usize,
+            steering: pick(0, 1) == 1,
+            agents: AgentKnobs {
+                turns_min: 2,
+                turns_max: pick(2, 6) as u32,
+                progress_pct: pick(70, 100),
+                long_turn_pct: pick(0, 25),
+                delivery_timeout_pct: if pick(0, 1) == 1 { pick(1, 15) } else { 0 },
+                human_pct: if pick(0, 3) == 0 { pick(1, 10) } else { 0 },
+            },
+            daemon_crash_pct: on(if pick(0, 1) == 1 { pick(1, 8) } else { 0 }),
+            executor_crash_pct: if pick(0, 1) == 1 { pick(1, 8) } else { 0 },
+            hold_pct: if pick(0, 2) == 0 { pick(1, 5) } else { 0 },
+            safety_ms: pick(30, 120) * 60_000,
+            horizon_ms: 8 * 3_600_000,
+            tick_ms: 100,
+        }
+    }
+
+    /// A calm run for the crash matrix: two workers, three turns, no random faults.
+    pub fn calm(seed: u64) -> Knobs {
+        Knobs {
+            seed,
+            workers: 2,
+            steering: true,
+            agents: AgentKnobs {
+                turns_min: 3,
+                turns_max: 3,
+                progress_pct: 100,
+                long_turn_pct: 0,
+                delivery_timeout_pct: 0,
+                human_pct: 0,
+            },
+            daemon_crash_pct: 0,
+            executor_crash_pct: 0,
+            hold_pct: 0,
+            safety_ms: 3 * 3_600_000,
+            horizon_ms: 8 * 3_600_000,
+            tick_ms: 100,
+        }
+    }
+}
+
+/// What a run produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Broken invariants (empty when the run passed).
+    pub violations: Vec<String>,
+    /// Hash of the full trace: same seed, same hash.
+    pub trace_hash: u64,
+    /// The last trace lines, for reports.
+    pub trace_tail: Vec<String>,
+    /// The whole trace.
+    pub trace: Vec<String>,
+    /// Simulated time when the run ended.
+    pub sim_ms: u64,
+    /// Turmoil steps taken.
+    pub steps: u64,
+    /// Workers spawned, and how many reached `completed`.
+    pub workers: usize,
+    /// Workers the engine holds as completed at the end.
+    pub completed: usize,
+    /// Prompts accepted by conversations.
+    pub deliveries: usize,
+    /// Workers left paused by the stall guard (a designed human checkpoint).
+    pub stalled: usize,
+    /// Crashes performed.
+    pub crashes: Vec<String>,
+}
+
+/// Runs one simulation with the given knobs and crash plan.
+pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
+    let ledger: SharedLedger =
+        Rc::new(RefCell::new(Ledger { faults_on: true, crash_plan: plan.to_vec(), ..Ledger::default() }));
+    let disk = Rc::new(RefCell::new(Disk::default()));
+    let storage = Rc::new(RefCell::new(Storage::default()));
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(knobs.seed)
+        .enable_random_order()
+        .epoch(UNIX_EPOCH + Duration::from_millis(EPOCH_MS))
+        .simulation_duration(Duration::from_millis(knobs.horizon_ms + 60_000))
+        .tick_duration(Duration::from_millis(knobs.tick_ms))
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(50))
+        .build();
+    let engine_config = EngineConfig { seed: knobs.seed, ..EngineConfig::default() };
+    let d = DaemonState { disk: disk.clone(), ledger: ledger.clone(), config: engine_config.clone() };
+    sim.host("daemon", move || daemon::run(d.clone()));
+    let chats: Vec<String> = (0..knobs.workers * 2 + 2).map(|i| format!("chat-{i}")).collect();
+    for (i, name) in chats.iter().enumerate() {
+        let (n, seed, agents, l) =
+            (name.clone(), knobs.seed.wrapping_mul(31).wrapping_add(i as u64), knobs.agents.clone(), ledger.clone());
+        sim.host(name.as_str(), move || chat::run(n.clone(), seed, agents.clone(), l.clone()));
+    }
+    let b = BrowserState {
+        storage: storage.clone(),
+        chats: chats.clone(),
+        steering: knobs.steering,
+        ledger: ledger.clone(),
+    };
+    sim.host("browser", move || browser::run(b.clone()));
+    let workers = knobs.workers;
+    let operator_ledger = ledger.clone();
+    sim.client("operator", async move { operator(workers, operator_ledger).await });
+
+    let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
+    let mut restart: Vec<(Target, u64)> = Vec::new();
+    let mut held_until: Option<u64> = None;
+    let tick = knobs.tick_ms;
+    let mut steps = 0u64;
+    let mut outcome = Outcome { workers, ..Outcome::default() };
+    loop {
+        if let Err(e) = sim.step() {
+            ledger.borrow_mut().violation(format!("host failed: {e}"));
+            break;
+        }
+        steps += 1;
+        let now = sim.elapsed().as_millis() as u64;
+        ledger.borrow_mut().now_ms = now;
+        let faults_on = now < knobs.safety_ms;
+        ledger.borrow_mut().faults_on = faults_on;
+        // Planned crashes at named boundaries.
+        let planned = ledger.borrow().crash_now.filter(|(_, at)| *at <= now).map(|(t, _)| t);
+        if let Some(target) = planned {
+            ledger.borrow_mut().crash_now = None;
+            crash(&mut sim, target, &disk, &ledger);
+            restart.push((target, now + 2_000 + rng.next_u64() % 20_000));
+        }
+        // Random faults (swarm), once per simulated minute of the safety phase.
+        if faults_on && now % 60_000 < tick {
+            for (target, pct) in
+                [(Target::Daemon, knobs.daemon_crash_pct), (Target::Executor, knobs.executor_crash_pct)]
+            {
+                let running = !restart.iter().any(|(t, _)| *t == target);
+                if running && rng.next_u64() % 100 < pct {
+                    ledger.borrow_mut().crashes.push(format!("{} at random t={now}", target.host()));
+                    crash(&mut sim, target, &disk, &ledger);
+                    restart.push((target, now + 1_000 + rng.next_u64() % 60_000));
+                }
+            }
+            if held_until.is_none() && rng.next_u64() % 100 < knobs.hold_pct {
+                sim.hold("browser", "daemon");
+                held_until = Some(now + 1_000 + rng.next_u64() % 20_000);
+            }
+        }
+        if held_until.is_some_and(|t| t <= now) {
+            sim.release("browser", "daemon");
+            held_until = None;
+        }
+        restart.retain(|(target, at)| {
+            if *at <= now {
+                sim.bounce(target.host());
+                false
+            } else {
+                true
+            }
+        });
+        let done = {
+            let l = ledger.borrow();
+            !faults_on && restart.is_empty() && l.finished_agents.len() >= workers && now > knobs.safety_ms + 60_000
+        };
+        if done || now >= knobs.horizon_ms {
+            outcome.sim_ms = now;
+            break;
+        }
+    }
+    outcome.steps = steps;
+    check(&mut outcome, &ledger, &disk, &engine_config);
+    outcome
+}
+
+/// Crashes a host. A daemon crash loses everything not yet synced on its disk.
+fn crash(sim: &mut turmoil::Sim<'_>, target: Target, disk: &Rc<RefCell<Disk>>, ledger: &SharedLedger) {
+    sim.crash(target.host());
+    if target == Target::Daemon {
+        disk.borrow_mut().crash();
+    }
+    ledger.borrow_mut().trace(target.host(), "CRASH");
+}
+
+/// The simulated operator: creates the run and its lanes, then sweeps every ten
+/// minutes: answers human waits and resumes workers paused as ambiguous (after
+/// "looking at the conversation"). It never asks for a manual continue.
+async fn operator(workers: usize, ledger: SharedLedger) -> turmoil::Result {
+    call(SimOp::CreateRun { auto: true }, &ledger).await;
+    for i in 0..workers {
+        call(SimOp::Spawn { name: format!("lane{i}") }, &ledger).await;
+    }
+    loop {
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        call(SimOp::OperatorSweep, &ledger).await;
+    }
+}
+
+/// One operator call, retried until the daemon answers.
+async fn call(op: SimOp, ledger: &SharedLedger) {
+    loop {
+        if let Ok(mut s) = turmoil::net::TcpStream::connect(("daemon", DAEMON_PORT)).await {
+            if write_frame(&mut s, &ToDaemon::Call { call: 0, op: op.clone() }).await.is_ok() {
+                if let Ok(Some(FromDaemon::Reply { result, .. })) = read_frame::<_, FromDaemon>(&mut s).await {
+                    if result.as_ref().err().is_none_or(|e| e != "UNAVAILABLE") {
+                        if let (SimOp::OperatorSweep, Ok(Some(recoveries))) = (&op, &result) {
+                            ledger.borrow_mut().operator_recoveries += recoveries.0 as usize;
+                        }
+                        ledger.borrow_mut().trace("operator", format!("{op:?} -> {result:?}"));
+                        return;
+                    }
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    }
+}
+
+/// The final checks: everything the oracle proves about a run.
+fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>, config: &EngineConfig) {
+    let mut l = ledger.borrow_mut();
+    let mut store = MemStore::open(disk.clone());
+    let records = store.load().unwrap_or_default();
+    match Engine::recover(config.clone(), records.clone()) {
+        Err(e) => l.violation(format!("store does not recover: {e}")),
+        Ok(engine) => {
+            if let Err(v) = engine.check_invariants() {
+                l.violation(format!("recovered engine: {v}"));
+            }
+            // Acknowledged writes survive every crash.
+            let summaries: BTreeSet<String> = records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Event(e) => match &e.kind {
+                        engine::event::EventKind::WorkerProgress { summary, .. }
+                        | engine::event::EventKind::WorkerCompleted { summary } => Some(summary.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            let lost: Vec<String> =
+                l.acked.iter().filter(|(_, s)| !summaries.contains(s)).map(|(_, s)| s.clone()).collect();
+            for s in lost {
+                l.violation(format!("acknowledged write {s} lost"));
+            }
+            // Event cursors are dense from 1.
+            let cursors: Vec<u64> =
+                records.iter().filter_map(|r| if let Record::Event(e) = r { Some(e.cursor.0) } else { None }).collect();
+            if cursors.iter().enumerate().any(|(i, c)| *c != i as u64 + 1) {
+                l.violation("event cursors have a gap");
+            }
+            // Liveness: every lane whose agent finished is completed, with zero manual continues.
+            let lanes: Vec<_> = engine.workers().filter(|w| w.spec.name != "/root").collect();
+            outcome.completed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Completed).count();
+            for w in &lanes {
+                if l.finished_agents.contains(&w.id) && w.lifecycle != Lifecycle::Completed {
+                    l.violation(format!("{} finished its work but is {}", w.id, w.lifecycle.as_str()));
+                }
+                // A stall pause is the policy's designed human checkpoint, not a bug: the
+                // engine only sets it past the no-progress thresholds.
+                let stalled = w.pause.as_ref().is_some_and(|p| p.reason == engine::model::PauseReason::Stall);
+                if stalled {
+                    outcome.stalled += 1;
+                } else if w.lifecycle != Lifecycle::Completed {
+                    l.violation(format!("{} never completed (liveness)", w.id));
+                }
+            }
+            // Zero manual continues, except the operator's recoveries of conversations lost
+            // to an ambiguous create (the spec's fail-closed path).
+            let manual = engine.attempts().filter(|a| a.wake.contains(engine::wake::WakeReason::ContinueNow)).count();
+            let recoveries = l.operator_recoveries;
+            if manual > recoveries {
+                l.violation(format!("{manual} manual continues were needed ({recoveries} recoveries)"));
+            }
+        }
+    }
+    if l.retry_clicks > 0 {
+        l.violation("the Retry control was clicked");
+    }
+    outcome.deliveries = l.deliveries.len();
+    outcome.violations = l.violations.clone();
+    outcome.crashes = l.crashes.clone();
+    let mut hasher = Fnv::default();
+    for line in &l.trace {
+        hasher.write(line.as_bytes());
+        hasher.write(b"\n");
+    }
+    outcome.trace_hash = hasher.0;
+    outcome.trace_tail = l.trace.iter().rev().take(40).rev().cloned().collect();
+    outcome.trace = l.trace.clone();
+}
+
+/// FNV-1a, for trace hashes that are stable across processes and platforms.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// The knobs as printed at the top of a report.
+pub fn describe(k: &Knobs) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "seed={} workers={} steering={} turns={}..{} progress={}% long_turns={}% delivery_timeouts={}% human={}% \
+         daemon_crash={}%/min executor_crash={}%/min hold={}%/min safety={}min tick={}ms",
+        k.seed,
+        k.workers,
+        k.steering,
+        k.agents.turns_min,
+        k.agents.turns_max,
+        k.agents.progress_pct,
+        k.agents.long_turn_pct,
+        k.agents.delivery_timeout_pct,
+        k.agents.human_pct,
+        k.daemon_crash_pct,
+        k.executor_crash_pct,
+        k.hold_pct,
+        k.safety_ms / 60_000,
+        k.tick_ms
+    );
+    s
+}
