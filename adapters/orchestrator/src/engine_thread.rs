@@ -1,0 +1,154 @@
+//! The engine on its own OS thread: the runtime shell over the fjall store, driven by a
+//! current-thread tokio runtime and a `LocalSet` (the shell future is `!Send`).
+
+use anyhow::Context;
+use engine::{EngineConfig, ExecutorCommand};
+use runtime::{ExecutorSink, Handle, Shell, ShellConfig, TokioClock};
+use std::path::{Path, PathBuf};
+use tokio::sync::{mpsc, oneshot};
+
+/// The executor sink until the executor bridge exists: commands are dropped (logged).
+/// Nothing is lost: an executor that connects later reconciles in-flight commands
+/// through its `hello`, and the engine re-sends what it never received.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoExecutors;
+
+impl ExecutorSink for NoExecutors {
+    fn send(&mut self, command: ExecutorCommand) {
+        tracing::debug!(command = %command.id, executor = %command.executor, "no executor bridge; command held for reconciliation");
+    }
+}
+
+/// A sink that hands commands to a channel, for an in-process executor.
+#[derive(Clone, Debug)]
+pub struct ChannelExecutors(pub mpsc::UnboundedSender<ExecutorCommand>);
+
+impl ExecutorSink for ChannelExecutors {
+    fn send(&mut self, command: ExecutorCommand) {
+        let _ = self.0.send(command);
+    }
+}
+
+/// The running engine thread.
+#[derive(Debug)]
+pub struct EngineThread {
+    /// How callers reach the engine.
+    pub handle: Handle,
+    /// Dropping or firing it stops the shell (after it finishes the work in hand).
+    stop: Option<oneshot::Sender<()>>,
+    /// The shell's outcome: `Err` after a store failure (or a panic, as a dropped sender).
+    done: oneshot::Receiver<Result<(), String>>,
+    /// The outcome once `done` answered (it answers once).
+    outcome: Option<Result<(), String>>,
+    /// The thread, joined on stop.
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// The data directory, for messages.
+    dir: PathBuf,
+}
+
+impl EngineThread {
+    /// Opens the store in `data_dir`, recovers the engine and starts the shell.
+    pub async fn start<X: ExecutorSink + Send + 'static>(data_dir: &Path, sink: X) -> anyhow::Result<EngineThread> {
+        let dir = data_dir.to_path_buf();
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
+        let (ready_tx, ready_rx) = oneshot::channel::<Result<Handle, String>>();
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let (done_tx, done_rx) = oneshot::channel::<Result<(), String>>();
+        let store_dir = dir.join("store");
+        let thread = std::thread::Builder::new()
+            .name("engine".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(format!("cannot start the engine runtime: {e}")));
+                        return;
+                    }
+                };
+                let local = tokio::task::LocalSet::new();
+                let result = local.block_on(&rt, async move {
+                    let store = match store::FjallStore::open(&store_dir) {
+                        Ok(store) => store,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(format!("cannot open the store: {e}")));
+                            return Ok(());
+                        }
+                    };
+                    let config = ShellConfig {
+                        engine: EngineConfig { seed: seed(), ..EngineConfig::default() },
+                        ..ShellConfig::default()
+                    };
+                    let (shell, handle) = match Shell::open(store, TokioClock::new(wall_clock_ms()), sink, config) {
+                        Ok(opened) => opened,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e.to_string()));
+                            return Ok(());
+                        }
+                    };
+                    let _ = ready_tx.send(Ok(handle));
+                    shell
+                        .run(async move {
+                            let _ = stop_rx.await;
+                        })
+                        .await
+                        .map_err(|e| e.to_string())
+                });
+                let _ = done_tx.send(result);
+            })
+            .context("cannot start the engine thread")?;
+        let handle = match ready_rx.await {
+            Ok(Ok(handle)) => handle,
+            Ok(Err(message)) => {
+                let _ = thread.join();
+                anyhow::bail!("{message} (data directory {})", dir.display());
+            }
+            Err(_) => {
+                let _ = thread.join();
+                anyhow::bail!("the engine thread died while starting (data directory {})", dir.display());
+            }
+        };
+        Ok(EngineThread { handle, stop: Some(stop_tx), done: done_rx, outcome: None, thread: Some(thread), dir })
+    }
+
+    /// Completes when the shell stops by itself (a store failure, or a panic): the
+    /// daemon must then exit non-zero. Cancel-safe.
+    pub async fn stopped(&mut self) -> anyhow::Result<()> {
+        if self.outcome.is_none() {
+            let outcome = match (&mut self.done).await {
+                Ok(result) => result,
+                Err(_) => Err("the engine thread panicked; a restart recovers from the store".to_string()),
+            };
+            self.outcome = Some(outcome);
+        }
+        match self.outcome.clone().unwrap_or(Ok(())) {
+            Ok(()) => Ok(()),
+            Err(message) => anyhow::bail!("{message} (data directory {})", self.dir.display()),
+        }
+    }
+
+    /// Stops the shell after the work in hand is committed and released, and joins it.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let result = self.stopped().await;
+        if let Some(thread) = self.thread.take() {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+        result
+    }
+}
+
+/// Milliseconds since the Unix epoch, read once to anchor the engine's clock.
+fn wall_clock_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// The keepalive-jitter seed of a fresh data directory (a recovered one keeps its own).
+fn seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        return wall_clock_ms();
+    }
+    u64::from_le_bytes(bytes)
+}

@@ -1,0 +1,190 @@
+//! The HTTP guard in front of `/mcp`: Host and Origin validation (DNS-rebinding
+//! protection, on by default), the bearer token, and the request body cap.
+//!
+//! Checks run in that order, so a browser page on a rebound name learns nothing (403)
+//! before the token is even looked at (401). rmcp validates Host and Origin again and
+//! enforces the body cap while streaming; this layer answers earlier and uniformly.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+/// Hosts always allowed: loopback names and addresses.
+pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+/// Largest accepted request body. The largest legitimate call (`worker_spawn` with 64
+/// acceptance criteria of 32 KiB each, JSON-escaped) stays well below it.
+pub const REQUEST_BODY_BYTES_MAX: usize = 4 * 1024 * 1024;
+
+/// What the guard checks.
+#[derive(Clone, Debug)]
+pub struct Guard {
+    /// The bearer token callers must present.
+    token: String,
+    /// Host names (without port) accepted in `Host` and `Origin`, lowercase.
+    hosts: Vec<String>,
+    /// Requests with a larger declared body are refused with 413.
+    body_bytes_max: usize,
+}
+
+impl Guard {
+    /// A guard for `token`, accepting loopback plus `extra_hosts`.
+    pub fn new(token: &str, extra_hosts: &[String], body_bytes_max: usize) -> Guard {
+        let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+        for h in extra_hosts {
+            let h = h.trim().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+            if !h.is_empty() && !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
+        Guard { token: token.to_string(), hosts, body_bytes_max }
+    }
+
+    /// The accepted host names.
+    pub fn hosts(&self) -> &[String] {
+        &self.hosts
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        self.hosts.iter().any(|h| h == host)
+    }
+
+    /// The verdict on a request's headers: `None` lets it through.
+    pub fn check(&self, headers: &HeaderMap) -> Option<(StatusCode, &'static str)> {
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).and_then(host_name);
+        match host {
+            Some(h) if self.host_allowed(&h) => {}
+            _ => return Some((StatusCode::FORBIDDEN, "Host not allowed (use --allow-host to add one)")),
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let ok = origin.to_str().ok().and_then(origin_host).is_some_and(|h| self.host_allowed(&h));
+            if !ok {
+                return Some((StatusCode::FORBIDDEN, "Origin not allowed"));
+            }
+        }
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim());
+        match presented {
+            Some(t) if constant_time_eq(t.as_bytes(), self.token.as_bytes()) => {}
+            _ => return Some((StatusCode::UNAUTHORIZED, "missing or wrong bearer token")),
+        }
+        let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.body_bytes_max as u64) {
+            return Some((StatusCode::PAYLOAD_TOO_LARGE, "request body too large"));
+        }
+        None
+    }
+}
+
+/// The axum middleware.
+pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    match guard.check(request.headers()) {
+        None => next.run(request).await,
+        Some((status, why)) => {
+            tracing::debug!(%status, why, "request refused");
+            let mut response = (status, Body::from(format!("{why}\n"))).into_response();
+            if status == StatusCode::UNAUTHORIZED {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"orchestrator\""));
+            }
+            response
+        }
+    }
+}
+
+/// The host name of a `Host` header value, lowercase, without port or brackets.
+pub fn host_name(value: &str) -> Option<String> {
+    let value = value.trim();
+    let host = if let Some(rest) = value.strip_prefix('[') {
+        let (inside, after) = rest.split_once(']')?;
+        if !(after.is_empty() || after.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))) {
+            return None;
+        }
+        inside
+    } else {
+        match value.rsplit_once(':') {
+            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !h.contains(':') => h,
+            Some(_) => return None,
+            None => value,
+        }
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// The host name of an `Origin` header value (`http(s)://host[:port]`); `null` and
+/// other schemes have none.
+pub fn origin_host(value: &str) -> Option<String> {
+    let rest = value.strip_prefix("http://").or_else(|| value.strip_prefix("https://"))?;
+    let authority = rest.split('/').next()?;
+    if authority.contains('@') {
+        return None;
+    }
+    host_name(authority)
+}
+
+/// Compares without an early exit, so the time taken does not tell how much matched.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
+    }
+    diff == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).expect("header"));
+        }
+        h
+    }
+
+    #[test]
+    fn hosts_and_origins() {
+        assert_eq!(host_name("127.0.0.1:7411").as_deref(), Some("127.0.0.1"));
+        assert_eq!(host_name("[::1]:7411").as_deref(), Some("::1"));
+        assert_eq!(host_name("LocalHost").as_deref(), Some("localhost"));
+        assert_eq!(host_name("evil.example:80").as_deref(), Some("evil.example"));
+        assert_eq!(host_name("a:b:c"), None);
+        assert_eq!(origin_host("http://localhost:3000").as_deref(), Some("localhost"));
+        assert_eq!(origin_host("null"), None);
+        assert_eq!(origin_host("file://x"), None);
+        assert_eq!(origin_host("http://user@localhost"), None);
+    }
+
+    #[test]
+    fn verdicts() {
+        let g = Guard::new("secret-token-123456", &["Tunnel.Example".into()], 100);
+        let ok = [("host", "127.0.0.1:7411"), ("authorization", "Bearer secret-token-123456")];
+        assert_eq!(g.check(&headers(&ok)), None);
+        let tunnel = [("host", "tunnel.example"), ("authorization", "bearer secret-token-123456")];
+        assert_eq!(g.check(&headers(&tunnel)), None);
+        let evil = [("host", "evil.example"), ("authorization", "Bearer secret-token-123456")];
+        assert_eq!(g.check(&headers(&evil)).map(|v| v.0), Some(StatusCode::FORBIDDEN));
+        let origin = [("host", "localhost"), ("origin", "http://evil.example"), ok[1]];
+        assert_eq!(g.check(&headers(&origin)).map(|v| v.0), Some(StatusCode::FORBIDDEN));
+        let good_origin = [("host", "localhost"), ("origin", "http://localhost:5173"), ok[1]];
+        assert_eq!(g.check(&headers(&good_origin)), None);
+        let wrong = [("host", "localhost"), ("authorization", "Bearer secret-token-123457")];
+        assert_eq!(g.check(&headers(&wrong)).map(|v| v.0), Some(StatusCode::UNAUTHORIZED));
+        assert_eq!(g.check(&headers(&[("host", "localhost")])).map(|v| v.0), Some(StatusCode::UNAUTHORIZED));
+        let big = [ok[0], ok[1], ("content-length", "101")];
+        assert_eq!(g.check(&headers(&big)).map(|v| v.0), Some(StatusCode::PAYLOAD_TOO_LARGE));
+        assert!(
+            constant_time_eq(b"abc", b"abc") && !constant_time_eq(b"abc", b"abd") && !constant_time_eq(b"ab", b"abc")
+        );
+    }
+}

@@ -1,0 +1,30 @@
+//! The orchestrator daemon as a library: the binary (`main.rs`) only parses flags.
+//!
+//! # Layout
+//! - `engine_thread.rs`: [`EngineThread`] runs the runtime shell on the fjall store on a
+//!   dedicated OS thread (current-thread tokio runtime + `LocalSet`, since the shell
+//!   future is `!Send`); everything else talks to it through the cloneable, `Send`
+//!   [`runtime::Handle`]. [`NoExecutors`] is the executor sink until the bridge lands.
+//! - `serve.rs`: `orchestrator serve`: MCP over streamable HTTP at `/mcp` (axum + rmcp),
+//!   graceful shutdown on SIGINT/SIGTERM; `orchestrator mcp-stdio`.
+//! - `guard.rs`: the HTTP guard in front of `/mcp`: Host and Origin validation
+//!   (DNS-rebinding protection), the bearer token (constant-time compare), the body cap.
+//! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token`
+//!   (generated from the OS CSPRNG on first start, printed once).
+//! - `client.rs`: [`client::McpClient`], a small MCP-over-HTTP client (JSON-RPC, session
+//!   header, SSE or JSON answers) used by `orchestrator status`, the tests and the benchmark.
+//! - `status.rs`: `orchestrator status`, a read-only report for a person at a terminal.
+//! - `paths.rs`: the default data directory.
+//!
+//! Architecture Invariant: the daemon performs engine mutations only through the
+//! runtime shell; a reply reaches a caller only after the store acknowledged the batch.
+
+pub mod client;
+mod engine_thread;
+pub mod guard;
+pub mod paths;
+pub mod serve;
+pub mod status;
+pub mod token;
+
+pub use engine_thread::{ChannelExecutors, EngineThread, NoExecutors};

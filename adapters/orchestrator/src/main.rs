@@ -1,0 +1,141 @@
+//! `orchestrator`: the daemon binary. Parses flags and hands over to the library.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use orchestrator::paths::{URL_FILE_NAME, default_data_dir};
+use orchestrator::serve::{LISTEN_DEFAULT, ServeOptions};
+use orchestrator::{NoExecutors, token};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The orchestrator: keeps AI workers going across turn boundaries until their job is
+/// done, and serves its tools to agents over MCP.
+#[derive(Parser, Debug)]
+#[command(name = "orchestrator", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the daemon: the engine on its store, MCP over streamable HTTP at http://ADDR:PORT/mcp.
+    Serve {
+        /// Data directory (store, MCP token). Default: $XDG_DATA_HOME/orchestrator or ~/.local/share/orchestrator.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Address and port to listen on. Keep it on loopback unless a tunnel or proxy fronts it.
+        #[arg(long, value_name = "ADDR:PORT", default_value = LISTEN_DEFAULT)]
+        listen: SocketAddr,
+        /// Bearer token MCP clients must send (Authorization: Bearer TOKEN). Default: DIR/mcp-token,
+        /// generated on first start and printed once.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
+        /// Log level or filter (error, warn, info, debug, trace, or e.g. "info,mcp=debug"). Logs go to stderr.
+        #[arg(long, value_name = "LEVEL", default_value = "info,rmcp=warn")]
+        log_level: String,
+        /// Accept this host name in Host and Origin headers besides loopback (repeatable), e.g. for a tunnel.
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_hosts: Vec<String>,
+    },
+    /// Serve the same MCP tools over stdin/stdout, for clients that start the server themselves.
+    /// Uses the data directory exclusively: do not run it next to `serve` on the same directory.
+    McpStdio {
+        /// Data directory. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Log level or filter. Logs go to stderr (stdout carries the protocol).
+        #[arg(long, value_name = "LEVEL", default_value = "warn")]
+        log_level: String,
+    },
+    /// Print runs, workers, dispositions and attempts of a running daemon (read-only).
+    Status {
+        /// Data directory of the daemon: its MCP URL and token are read from it. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR", conflicts_with = "url")]
+        data_dir: Option<PathBuf>,
+        /// MCP endpoint of the daemon, e.g. http://127.0.0.1:7411/mcp (the token then comes from
+        /// --mcp-token, ORCHESTRATOR_MCP_TOKEN or the default data directory).
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// Bearer token. Default: the data directory's mcp-token.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
+    },
+}
+
+fn init_logs(level: &str) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(level).with_context(|| format!("bad --log-level {level}"))?;
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { data_dir, listen, mcp_token, log_level, allow_hosts } => {
+            init_logs(&log_level)?;
+            let options = ServeOptions {
+                data_dir: data_dir.unwrap_or_else(default_data_dir),
+                listen,
+                token: mcp_token,
+                allow_hosts,
+            };
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            runtime.block_on(orchestrator::serve::serve(
+                options,
+                NoExecutors,
+                orchestrator::serve::signals(),
+                |listening, _| announce(listening),
+            ))
+        }
+        Command::McpStdio { data_dir, log_level } => {
+            init_logs(&log_level)?;
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            runtime.block_on(orchestrator::serve::mcp_stdio(
+                data_dir.unwrap_or_else(default_data_dir),
+                NoExecutors,
+                orchestrator::serve::signals(),
+            ))
+        }
+        Command::Status { data_dir, url, mcp_token } => {
+            let dir = data_dir.unwrap_or_else(default_data_dir);
+            let url = match url {
+                Some(url) => url,
+                None => std::fs::read_to_string(dir.join(URL_FILE_NAME))
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_else(|_| format!("http://{LISTEN_DEFAULT}/mcp")),
+            };
+            let token = match mcp_token {
+                Some(t) => Some(t),
+                None => token::read(&dir.join(token::TOKEN_FILE_NAME))?,
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let text = runtime.block_on(orchestrator::status::report(&url, token.as_deref())).with_context(|| {
+                format!("cannot read the daemon's state at {url} (is `orchestrator serve` running?)")
+            })?;
+            print_out(&text);
+            Ok(())
+        }
+    }
+}
+
+/// Tells the operator where the daemon listens and, once, the generated token.
+fn announce(listening: &orchestrator::serve::Listening) {
+    if let Some(token) = &listening.generated_token {
+        let file = listening.token_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        print_out(&format!(
+            "orchestrator: generated the MCP bearer token (stored in {file}; shown only this once):\n{token}\n"
+        ));
+    } else if let Some(file) = &listening.token_file {
+        print_out(&format!("orchestrator: MCP bearer token in {}\n", file.display()));
+    }
+    // Last, so that a script waiting for this line has seen everything before it.
+    print_out(&format!("orchestrator: MCP endpoint {}\n", listening.url));
+}
+
+#[allow(clippy::print_stdout, reason = "printing the endpoint, the token and the status report is this binary's job")]
+fn print_out(text: &str) {
+    use std::io::Write;
+    print!("{text}");
+    let _ = std::io::stdout().flush();
+}

@@ -1,0 +1,205 @@
+//! `orchestrator serve` (MCP over streamable HTTP) and `orchestrator mcp-stdio`.
+
+use crate::engine_thread::EngineThread;
+use crate::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
+use crate::paths::URL_FILE_NAME;
+use crate::token::{self, TokenSource};
+use anyhow::Context;
+use mcp::{McpConfig, OrchestratorMcp};
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use runtime::ExecutorSink;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// The default listen address: loopback only.
+pub const LISTEN_DEFAULT: &str = "127.0.0.1:7411";
+/// How long in-flight HTTP requests may take to finish after a shutdown signal.
+const DRAIN_MS_MAX: u64 = 10_000;
+/// How long open event streams are left before they are closed at shutdown, so that
+/// requests that are just being answered still get their answer out.
+const STREAMS_GRACE_MS: u64 = 500;
+
+/// What `serve` needs.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// The data directory (store, token, URL file).
+    pub data_dir: PathBuf,
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// A token given by flag or environment, overriding the token file.
+    pub token: Option<String>,
+    /// Host names accepted besides loopback (for use behind a tunnel).
+    pub allow_hosts: Vec<String>,
+}
+
+/// What `serve` reports once it listens (tests and the binary print from it).
+#[derive(Clone, Debug)]
+pub struct Listening {
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The MCP endpoint URL.
+    pub url: String,
+    /// The token, when it was generated now (to print once).
+    pub generated_token: Option<String>,
+    /// Where the token lives, when it came from the file.
+    pub token_file: Option<PathBuf>,
+}
+
+/// Runs the daemon until `shutdown` completes (SIGINT/SIGTERM in the binary) or the
+/// engine stops by itself (store failure: an error). `on_listening` is called once the
+/// socket is bound.
+pub async fn serve<X: ExecutorSink + Send + 'static>(
+    options: ServeOptions,
+    sink: X,
+    shutdown: impl std::future::Future<Output = ()>,
+    on_listening: impl FnOnce(&Listening, &runtime::Handle),
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&options.data_dir)
+        .with_context(|| format!("cannot create data directory {}", options.data_dir.display()))?;
+    let (token, source) = token::resolve(options.token.as_deref(), &options.data_dir)?;
+    let mut engine = EngineThread::start(&options.data_dir, sink).await?;
+    let listener = match tokio::net::TcpListener::bind(options.listen).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            let _ = engine.stop().await;
+            return Err(e).with_context(|| format!("cannot listen on {}", options.listen));
+        }
+    };
+    let addr = listener.local_addr()?;
+    let url = format!("http://{addr}/mcp");
+    let url_file = options.data_dir.join(URL_FILE_NAME);
+    if let Err(e) = std::fs::write(&url_file, format!("{url}\n")) {
+        tracing::warn!(file = %url_file.display(), error = %e, "cannot record the MCP URL for `orchestrator status`");
+    }
+
+    let guard = Arc::new(Guard::new(&token, &options.allow_hosts, REQUEST_BODY_BYTES_MAX));
+    let (stopping_tx, stopping_rx) = watch::channel(false);
+    let streams = CancellationToken::new();
+    let http_config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(guard.hosts().to_vec())
+        .with_max_request_body_bytes(REQUEST_BODY_BYTES_MAX)
+        .with_cancellation_token(streams.clone());
+    let handle = engine.handle.clone();
+    let mcp_config = McpConfig::new(stopping_rx);
+    let service = StreamableHttpService::new(
+        move || Ok(OrchestratorMcp::new(handle.clone(), mcp_config.clone())),
+        Arc::new(LocalSessionManager::default()),
+        http_config,
+    );
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(guard, guard::guard));
+
+    let listening = Listening {
+        addr,
+        url: url.clone(),
+        generated_token: matches!(source, TokenSource::Generated(_)).then(|| token.clone()),
+        token_file: match &source {
+            TokenSource::File(p) | TokenSource::Generated(p) => Some(p.clone()),
+            TokenSource::Given => None,
+        },
+    };
+    on_listening(&listening, &engine.handle);
+    tracing::info!(%url, data_dir = %options.data_dir.display(), "serving MCP");
+
+    let accept = CancellationToken::new();
+    let server =
+        tokio::spawn(axum::serve(listener, app).with_graceful_shutdown(accept.clone().cancelled_owned()).into_future());
+    let engine_failure = tokio::select! {
+        () = shutdown => None,
+        result = engine.stopped() => Some(result.err().unwrap_or_else(|| anyhow::anyhow!("the engine stopped"))),
+    };
+    match &engine_failure {
+        None => tracing::info!("shutting down: no new connections; finishing requests in flight"),
+        Some(e) => tracing::error!(error = %e, "the engine stopped; shutting down"),
+    }
+    // Stop accepting, answer long polls at once, give answers in flight a moment to
+    // leave, then close the remaining event streams.
+    accept.cancel();
+    let _ = stopping_tx.send(true);
+    let drained = async {
+        tokio::time::sleep(Duration::from_millis(STREAMS_GRACE_MS)).await;
+        streams.cancel();
+        server.await
+    };
+    match tokio::time::timeout(Duration::from_millis(DRAIN_MS_MAX), drained).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::warn!(error = %e, "the HTTP server ended with an error"),
+        Ok(Err(e)) => tracing::warn!(error = %e, "the HTTP server task failed"),
+        Err(_) => tracing::warn!("requests still in flight after {DRAIN_MS_MAX} ms; stopping anyway"),
+    }
+    let _ = std::fs::remove_file(&url_file);
+    let stopped = engine.stop().await;
+    if let Some(e) = engine_failure {
+        return Err(e);
+    }
+    stopped?;
+    tracing::info!("stopped cleanly");
+    Ok(())
+}
+
+/// Serves the same tools over stdin/stdout until the client closes the stream or
+/// `shutdown` completes. Logs must go to stderr: stdout is the protocol.
+pub async fn mcp_stdio<X: ExecutorSink + Send + 'static>(
+    data_dir: PathBuf,
+    sink: X,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let mut engine = EngineThread::start(&data_dir, sink).await?;
+    let (stopping_tx, stopping_rx) = watch::channel(false);
+    let server = OrchestratorMcp::new(engine.handle.clone(), McpConfig::new(stopping_rx));
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
+        Err(e) => {
+            let _ = engine.stop().await;
+            return Err(anyhow::anyhow!("MCP over stdio failed to start: {e}"));
+        }
+    };
+    let cancel = running.cancellation_token();
+    tracing::info!(data_dir = %data_dir.display(), "serving MCP over stdio");
+    let mut waiting = std::pin::pin!(running.waiting());
+    let engine_failure = tokio::select! {
+        _ = &mut waiting => None,
+        () = shutdown => {
+            let _ = stopping_tx.send(true);
+            cancel.cancel();
+            let _ = waiting.await;
+            None
+        }
+        result = engine.stopped() => Some(result.err().unwrap_or_else(|| anyhow::anyhow!("the engine stopped"))),
+    };
+    let stopped = engine.stop().await;
+    if let Some(e) = engine_failure {
+        return Err(e);
+    }
+    stopped
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn signals() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,140 @@
+//! Starting real daemon processes on free loopback ports with temporary data directories.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// The token the tests pass with `--mcp-token`.
+pub const TOKEN: &str = "test-token-0123456789abcdef";
+
+/// The production binary.
+pub fn orchestrator_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_orchestrator"))
+}
+
+/// The test daemon with the simulated executor (`examples/fake_executor.rs`), built by
+/// `cargo test` next to the binary.
+pub fn fake_executor_bin() -> PathBuf {
+    let bin = orchestrator_bin();
+    let path = bin.parent().expect("target dir").join("examples").join("fake_executor");
+    assert!(path.exists(), "{} is missing: run `cargo build -p orchestrator --examples`", path.display());
+    path
+}
+
+/// A running daemon process.
+pub struct Daemon {
+    /// The process.
+    pub child: Child,
+    /// Its MCP endpoint.
+    pub url: String,
+    /// What it printed on stdout before the endpoint line, and that line.
+    pub stdout: Vec<String>,
+    /// Its data directory.
+    pub dir: PathBuf,
+    /// Where its stderr goes.
+    pub log: PathBuf,
+}
+
+impl Daemon {
+    /// `orchestrator serve --data-dir DIR --listen 127.0.0.1:0 ARGS...`.
+    pub fn serve(dir: &Path, args: &[&str]) -> Daemon {
+        Daemon::spawn(&orchestrator_bin(), &["serve"], dir, args)
+    }
+
+    /// `orchestrator serve --mcp-token TOKEN` on a free port.
+    pub fn serve_with_token(dir: &Path) -> Daemon {
+        Daemon::serve(dir, &["--mcp-token", TOKEN])
+    }
+
+    /// The fake-executor daemon.
+    pub fn fake_executor(dir: &Path, turn_ms: u64) -> Daemon {
+        let turn = turn_ms.to_string();
+        Daemon::spawn(&fake_executor_bin(), &[], dir, &["--mcp-token", TOKEN, "--turn-ms", &turn])
+    }
+
+    fn spawn(bin: &Path, sub: &[&str], dir: &Path, args: &[&str]) -> Daemon {
+        let log = dir.with_extension(format!("log-{}", std::process::id()));
+        let stderr = std::fs::File::create(&log).expect("log file");
+        let mut child = Command::new(bin)
+            .args(sub)
+            .args(["--data-dir", dir.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("ORCHESTRATOR_MCP_TOKEN")
+            .env_remove("ORCHESTRATOR_DATA_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("start the daemon");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    let url = line.strip_prefix("orchestrator: MCP endpoint ").map(String::from);
+                    lines.push(line);
+                    if let Some(url) = url {
+                        // Keep draining stdout so the daemon never blocks on a full pipe.
+                        std::thread::spawn(move || while rx.recv().is_ok() {});
+                        return Daemon { child, url, stdout: lines, dir: dir.to_path_buf(), log };
+                    }
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    let log = std::fs::read_to_string(&log).unwrap_or_default();
+                    panic!("the daemon did not announce its endpoint; stdout: {lines:?}\nstderr:\n{log}");
+                }
+            }
+        }
+    }
+
+    /// SIGKILL, no chance to flush anything.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then wait (at most 20 s) for the exit status.
+    pub fn terminate(&mut self) -> ExitStatus {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the daemon did not stop within 20 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The daemon's stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
