@@ -1,2 +1,314 @@
-//! placeholder
-fn main() {}
+//! Store benchmark: durable mutations per second and latency with 1, 8 and 64 concurrent
+//! callers on fjall and, side by side, on SQLite (WAL, `synchronous=FULL`); then recovery
+//! time (open + load + `Engine::recover`) with 10,000 workers at 10k, 100k and 1M events.
+//!
+//! Run with `cargo bench -p store --bench commit`. Figures go to docs/benchmarks.md.
+//!
+//! Callers are threads that each submit one engine mutation (a `worker_progress` batch:
+//! worker record, event, meta) and wait for its acknowledgement. One committer thread
+//! takes whatever is queued (up to the shell's 256-input group) and commits it as one
+//! fsynced write, the way the runtime shell groups inputs: only then are the callers in
+//! the group acknowledged. Both backends get the same batches, the same envelope bytes
+//! and the same committer.
+
+#![allow(clippy::print_stdout)] // a benchmark reports on stdout
+
+use engine::{Batch, Engine, Record};
+use runtime::Store;
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+use store::workload::Workload;
+use store::{FjallStore, envelope, key};
+
+/// Concurrent callers per configuration, and the mutations each configuration commits.
+const CONFIGS: [(usize, usize); 3] = [(1, 10_000), (8, 40_000), (64, 160_000)];
+/// Most mutations one group commit takes (the shell's `group_commit_inputs_max`).
+const GROUP_MUTATIONS_MAX: usize = 256;
+/// Workers the commit workload spreads its progress reports over.
+const COMMIT_WORKERS_SPAWNED_PER_RUN: usize = 99;
+/// History sizes of the recovery benchmark, in events: the issue's 10k, 100k and 1M,
+/// and the points between, because reopening replays fjall's active journal (up to
+/// 64 MB before fjall rotates it) and the points show that cycle's worst case.
+const RECOVERY_EVENTS: [u64; 11] =
+    [10_000, 100_000, 200_000, 300_000, 400_000, 500_000, 600_000, 700_000, 800_000, 900_000, 1_000_000];
+/// Runs and spawned workers per run of the recovery benchmark: 10 × (root + 999) workers.
+const RECOVERY_RUNS: usize = 10;
+const RECOVERY_SPAWNED_PER_RUN: usize = 999;
+/// Mutations per commit while the recovery history is written.
+const HISTORY_GROUP_MUTATIONS: usize = 1_000;
+/// Timed recoveries per history size.
+const RECOVERY_REPEATS: usize = 3;
+
+/// A store as the benchmark's committer sees it.
+trait Backend: Send + 'static {
+    fn commit_group(&mut self, batches: &[Batch]);
+}
+
+impl Backend for FjallStore {
+    fn commit_group(&mut self, batches: &[Batch]) {
+        Store::commit(self, batches).expect("fjall commit");
+    }
+}
+
+/// The same records in SQLite: two tables, the same keys and envelope bytes.
+struct Sqlite {
+    conn: rusqlite::Connection,
+}
+
+impl Sqlite {
+    fn open(dir: &Path) -> Sqlite {
+        let conn = rusqlite::Connection::open(dir.join("store.sqlite")).expect("open sqlite");
+        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).expect("wal");
+        assert_eq!(mode, "wal");
+        conn.pragma_update(None, "synchronous", "FULL").expect("synchronous=FULL");
+        conn.execute_batch(
+            "CREATE TABLE state (key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+             CREATE TABLE events (key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;",
+        )
+        .expect("schema");
+        Sqlite { conn }
+    }
+}
+
+impl Backend for Sqlite {
+    fn commit_group(&mut self, batches: &[Batch]) {
+        let tx = self.conn.transaction().expect("begin");
+        {
+            let mut state =
+                tx.prepare_cached("INSERT OR REPLACE INTO state (key, value) VALUES (?1, ?2)").expect("prep");
+            let mut events =
+                tx.prepare_cached("INSERT OR REPLACE INTO events (key, value) VALUES (?1, ?2)").expect("prep");
+            for record in batches.iter().flat_map(|b| &b.records) {
+                let k = key::encode(record.key());
+                let v = envelope::encode(record).expect("encode");
+                let stmt = if key::is_event(record.key()) { &mut events } else { &mut state };
+                stmt.execute((k.as_bytes(), v.as_slice())).expect("insert");
+            }
+        }
+        tx.commit().expect("commit");
+    }
+}
+
+/// One caller's request: a mutation and where to acknowledge it.
+type Request = (Batch, mpsc::SyncSender<()>);
+
+struct Outcome {
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+    group_mean: f64,
+    /// The store's own time per group commit (encode, write, fsync), 99th percentile.
+    commit_p99: Duration,
+    commit_max: Duration,
+}
+
+/// A workload past its setup (`runs` × (root + `spawned`) workers), the setup batches,
+/// and then `count` progress mutations.
+fn progress_batches(runs: usize, spawned: usize, count: usize) -> (Vec<Batch>, Vec<Batch>) {
+    let mut w = Workload::new(3, runs, spawned);
+    let setup = (0..w.setup_mutations()).map(|_| w.next_mutation()).collect();
+    let progress = (0..count).map(|_| w.next_mutation()).collect();
+    (setup, progress)
+}
+
+fn run<B: Backend>(mut backend: B, callers: usize, count: usize) -> Outcome {
+    let (setup, batches) = progress_batches(1, COMMIT_WORKERS_SPAWNED_PER_RUN, count);
+    backend.commit_group(&setup);
+    let (tx, rx) = mpsc::sync_channel::<Request>(callers);
+    let committer = std::thread::spawn(move || {
+        let mut commits = Vec::new();
+        while let Ok(first) = rx.recv() {
+            let mut group = vec![first];
+            while group.len() < GROUP_MUTATIONS_MAX {
+                match rx.try_recv() {
+                    Ok(next) => group.push(next),
+                    Err(_) => break,
+                }
+            }
+            let (batches, acks): (Vec<Batch>, Vec<_>) = group.into_iter().unzip();
+            let t0 = Instant::now();
+            backend.commit_group(&batches);
+            commits.push(t0.elapsed());
+            for ack in acks {
+                ack.send(()).expect("caller waits");
+            }
+        }
+        commits
+    });
+    let mut shares: Vec<Vec<Batch>> = (0..callers).map(|_| Vec::with_capacity(count / callers + 1)).collect();
+    for (i, b) in batches.into_iter().enumerate() {
+        shares[i % callers].push(b);
+    }
+    let start = Arc::new(Barrier::new(callers + 1));
+    let threads: Vec<_> = shares
+        .into_iter()
+        .map(|share| {
+            let (tx, start) = (tx.clone(), start.clone());
+            std::thread::spawn(move || {
+                let (ack_tx, ack_rx) = mpsc::sync_channel(1);
+                let mut latencies = Vec::with_capacity(share.len());
+                start.wait();
+                for batch in share {
+                    let t0 = Instant::now();
+                    tx.send((batch, ack_tx.clone())).expect("committer runs");
+                    ack_rx.recv().expect("acknowledged");
+                    latencies.push(t0.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    drop(tx);
+    start.wait();
+    let t0 = Instant::now();
+    let mut latencies: Vec<Duration> = threads.into_iter().flat_map(|t| t.join().expect("caller")).collect();
+    let wall = t0.elapsed();
+    let mut commits = committer.join().expect("committer");
+    latencies.sort();
+    commits.sort();
+    let at = |v: &[Duration], q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
+    Outcome {
+        per_second: count as f64 / wall.as_secs_f64(),
+        p50: at(&latencies, 0.50),
+        p99: at(&latencies, 0.99),
+        group_mean: count as f64 / commits.len() as f64,
+        commit_p99: at(&commits, 0.99),
+        commit_max: at(&commits, 1.0),
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3}", d.as_secs_f64() * 1e3)
+}
+
+/// Median fsync of a 4 KiB append in `dir`, for context.
+fn fsync_p50(dir: &Path) -> Duration {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join("fsync-probe")).expect("probe");
+    let mut times: Vec<Duration> = (0..500)
+        .map(|_| {
+            f.write_all(&[7u8; 4096]).expect("write");
+            let t0 = Instant::now();
+            f.sync_data().expect("fdatasync");
+            t0.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn commit_benchmark() {
+    let probe = tempfile::tempdir().expect("tempdir");
+    println!("fdatasync of a 4 KiB append, median: {} ms", ms(fsync_p50(probe.path())));
+    let (_, sample) = progress_batches(1, COMMIT_WORKERS_SPAWNED_PER_RUN, 1);
+    let bytes: usize = sample[0].records.iter().map(|r| envelope::encode(r).expect("encode").len() + 9).sum();
+    println!("one mutation: {} records, {bytes} bytes of keys and values", sample[0].records.len());
+    println!();
+    println!(
+        "| callers | fjall mutations/s | fjall p50 ms | fjall p99 ms | fjall mean group | fjall commit p99 / max ms | SQLite mutations/s | SQLite p50 ms | SQLite p99 ms | SQLite commit p99 / max ms | fjall / SQLite |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (callers, count) in CONFIGS {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fjall = run(FjallStore::open(dir.path()).expect("open fjall"), callers, count);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sqlite = run(Sqlite::open(dir.path()), callers, count);
+        println!(
+            "| {callers} | {:.0} | {} | {} | {:.1} | {} / {} | {:.0} | {} | {} | {} / {} | {:.2} |",
+            fjall.per_second,
+            ms(fjall.p50),
+            ms(fjall.p99),
+            fjall.group_mean,
+            ms(fjall.commit_p99),
+            ms(fjall.commit_max),
+            sqlite.per_second,
+            ms(sqlite.p50),
+            ms(sqlite.p99),
+            ms(sqlite.commit_p99),
+            ms(sqlite.commit_max),
+            fjall.per_second / sqlite.per_second
+        );
+    }
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| {
+            let e = e.expect("entry");
+            let meta = e.metadata().expect("metadata");
+            if meta.is_dir() { dir_bytes(&e.path()) } else { meta.len() }
+        })
+        .sum()
+}
+
+fn recovery_benchmark() {
+    println!();
+    println!(
+        "| events | workers | records loaded | open ms | load ms | recover ms | total ms (median of {RECOVERY_REPEATS}) | all runs ms | data dir MiB |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut workload = Workload::new(5, RECOVERY_RUNS, RECOVERY_SPAWNED_PER_RUN);
+    let mut store = FjallStore::open(dir.path()).expect("open");
+    let setup: Vec<Batch> = (0..workload.setup_mutations()).map(|_| workload.next_mutation()).collect();
+    for chunk in setup.chunks(HISTORY_GROUP_MUTATIONS) {
+        store.commit(chunk).expect("commit");
+    }
+    for target in RECOVERY_EVENTS {
+        while workload.engine().last_cursor().0 < target {
+            let group: Vec<Batch> = (0..HISTORY_GROUP_MUTATIONS).map(|_| workload.next_mutation()).collect();
+            store.commit(&group).expect("commit");
+        }
+        drop(store);
+        let config = workload.engine().config().clone();
+        let mut runs = Vec::new();
+        let mut last = None;
+        for _ in 0..RECOVERY_REPEATS {
+            // The previous run's store must be closed before the directory opens again.
+            drop(last.take());
+            let t0 = Instant::now();
+            let mut s = FjallStore::open(dir.path()).expect("open");
+            let t1 = Instant::now();
+            let records: Vec<Record> = s.load().expect("load");
+            let loaded = records.len();
+            let t2 = Instant::now();
+            let engine = Engine::recover(config.clone(), records).expect("recover");
+            let t3 = Instant::now();
+            runs.push((t3 - t0, t1 - t0, t2 - t1, t3 - t2, loaded));
+            last = Some((engine, s));
+        }
+        let (engine, s) = last.expect("at least one run");
+        assert!(engine.durable_eq(workload.engine()), "the recovered engine equals the live one");
+        store = s;
+        let mut sorted = runs.clone();
+        sorted.sort();
+        let (total, open, load, recover, loaded) = sorted[sorted.len() / 2];
+        let all: Vec<String> = runs.iter().map(|r| ms(r.0)).collect();
+        println!(
+            "| {} | {} | {loaded} | {} | {} | {} | {} | {} | {:.0} |",
+            workload.engine().last_cursor().0,
+            workload.engine().workers().count(),
+            ms(open),
+            ms(load),
+            ms(recover),
+            ms(total),
+            all.join(" / "),
+            dir_bytes(dir.path()) as f64 / (1024.0 * 1024.0)
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench -p store --bench commit -- recovery` runs one part; no filter runs both.
+    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let wanted = |part: &str| filter.is_empty() || filter.iter().any(|f| part.contains(f.as_str()));
+    if wanted("commit") {
+        commit_benchmark();
+    }
+    if wanted("recovery") {
+        recovery_benchmark();
+    }
+}

@@ -21,12 +21,14 @@ pub const KEYSPACE_EVENTS: &str = "events";
 const LOCK_FILE_NAME: &str = "store.lock";
 /// The fjall database inside the data directory.
 const DATABASE_DIR_NAME: &str = "fjall";
+/// Where a new database is made before it is renamed to [`DATABASE_DIR_NAME`].
+const DATABASE_STAGING_DIR_NAME: &str = "fjall.creating";
 /// Upper bound of all fjall journals: the journal a crash leaves behind is replayed on
 /// open, so this bounds that part of recovery (64 MiB is fjall's minimum).
 const JOURNAL_BYTES_MAX: u64 = 64 * 1024 * 1024;
 /// Memtable size per keyspace: smaller memtables flush sooner, so less journal waits
 /// to be replayed after a crash.
-const MEMTABLE_BYTES_MAX: u64 = 16 * 1024 * 1024;
+const MEMTABLE_BYTES_MAX: u64 = 4 * 1024 * 1024;
 
 /// Knobs of a [`FjallStore`].
 #[derive(Clone, Debug)]
@@ -98,14 +100,11 @@ impl FjallStore {
             Err(TryLockError::WouldBlock) => return Err(Error::Locked { dir }),
             Err(TryLockError::Error(source)) => return Err(data_dir_error(source)),
         }
-        let open_error = |source| Error::Open { dir: dir.clone(), source };
-        let db = Database::builder(dir.join(DATABASE_DIR_NAME))
-            .max_journaling_size(JOURNAL_BYTES_MAX)
-            .open()
-            .map_err(open_error)?;
-        let keyspace_options = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES_MAX);
-        let state = db.keyspace(KEYSPACE_STATE, keyspace_options).map_err(open_error)?;
-        let events = db.keyspace(KEYSPACE_EVENTS, keyspace_options).map_err(open_error)?;
+        let db_path = dir.join(DATABASE_DIR_NAME);
+        if !db_path.try_exists().map_err(data_dir_error)? {
+            create_database(&dir, &db_path)?;
+        }
+        let (db, state, events) = open_database(&db_path).map_err(|source| Error::Open { dir: dir.clone(), source })?;
         Ok(FjallStore { dir, db, state, events, options, poisoned: OnceLock::new(), _lock: lock })
     }
 
@@ -142,6 +141,35 @@ impl FjallStore {
         }
         Ok(record)
     }
+}
+
+/// Opens the fjall database and its two keyspaces.
+fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace), fjall::Error> {
+    let db = Database::builder(path).max_journaling_size(JOURNAL_BYTES_MAX).open()?;
+    let keyspace_options = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES_MAX);
+    let state = db.keyspace(KEYSPACE_STATE, keyspace_options)?;
+    let events = db.keyspace(KEYSPACE_EVENTS, keyspace_options)?;
+    Ok((db, state, events))
+}
+
+/// Creates the database in a staging directory and renames it into place. fjall does
+/// not survive a crash in the middle of creating a database (the next open finds a
+/// half-made directory and fails), and the kill -9 test hits exactly that; a staging
+/// directory never holds data, so a leftover one is removed and made again.
+fn create_database(dir: &Path, db_path: &Path) -> Result<(), Error> {
+    let data_dir_error = |source| Error::DataDir { dir: dir.to_path_buf(), source };
+    let staging = dir.join(DATABASE_STAGING_DIR_NAME);
+    if staging.try_exists().map_err(data_dir_error)? {
+        std::fs::remove_dir_all(&staging).map_err(data_dir_error)?;
+    }
+    {
+        let (db, _, _) = open_database(&staging).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+        db.persist(PersistMode::SyncAll).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+    }
+    std::fs::rename(&staging, db_path).map_err(data_dir_error)?;
+    // The rename is durable once the directory holding it is synced.
+    File::open(dir).and_then(|d| d.sync_all()).map_err(data_dir_error)?;
+    Ok(())
 }
 
 impl runtime::Store for FjallStore {
