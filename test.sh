@@ -16,3 +16,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 # summary line; the exit status is still non-zero on any failure.
 echo "== cargo test"
 cargo test --workspace --no-fail-fast
+
+# The simulator in release mode: the full crash matrix (every named boundary x
+# occurrence) and a bounded number of swarm seeds. Each prints its replay command on
+# failure and exits non-zero.
+echo "== simulator: crash matrix"
+cargo run --release -q -p sim -- matrix
+echo "== simulator: swarm seeds"
+cargo run --release -q -p sim -- run --seeds 300

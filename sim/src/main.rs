@@ -13,7 +13,8 @@ fn usage() -> ExitCode {
     println!(
         "usage:\n  sim run --seeds N [--from S]     swarm seeds; exit 1 on the first failure\n  \
          sim replay --seed S [--crash BOUNDARY:K]  one run; prints its trace hash last\n  \
-         sim matrix                        every boundary x occurrence\n\nboundaries: {}",
+         sim matrix                        every boundary x occurrence\n  \
+         sim bench                         a 10-worker, 8-simulated-hour run, timed\n\nboundaries: {}",
         Boundary::ALL.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
     );
     ExitCode::from(2)
@@ -29,7 +30,11 @@ fn main() -> ExitCode {
         Some("run") => {
             let Some(seeds) = flag(&args, "--seeds").and_then(|s| s.parse::<u64>().ok()) else { return usage() };
             let from = flag(&args, "--from").and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
-            swarm(from, seeds)
+            let jobs = flag(&args, "--jobs")
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64))
+                .max(1);
+            swarm(from, seeds, jobs)
         }
         Some("replay") => {
             let Some(seed) = flag(&args, "--seed").and_then(|s| s.parse::<u64>().ok()) else { return usage() };
@@ -57,8 +62,30 @@ fn main() -> ExitCode {
             if outcome.violations.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
         }
         Some("matrix") => run_matrix(),
+        Some("bench") => bench(),
         _ => usage(),
     }
+}
+
+/// Times a 10-worker run over 8 simulated hours (agents that never finish).
+fn bench() -> ExitCode {
+    let mut knobs = Knobs::calm(42);
+    knobs.workers = 10;
+    knobs.agents.turns_min = 1_000;
+    knobs.agents.turns_max = 1_000;
+    knobs.safety_ms = knobs.horizon_ms;
+    let start = Instant::now();
+    let outcome = world::run(&knobs, &[]);
+    let wall = start.elapsed().as_secs_f64();
+    println!(
+        "bench: {} workers, {:.1} simulated hours, {} steps, {} prompts delivered in {wall:.2} s wall = {:.0}x real time",
+        knobs.workers,
+        outcome.sim_ms as f64 / 3_600_000.0,
+        outcome.steps,
+        outcome.deliveries,
+        outcome.sim_ms as f64 / 1000.0 / wall
+    );
+    ExitCode::SUCCESS
 }
 
 fn parse_crash(spec: &str) -> Option<CrashAt> {
@@ -66,25 +93,47 @@ fn parse_crash(spec: &str) -> Option<CrashAt> {
     Some(CrashAt { boundary: Boundary::parse(name)?, occurrence: k.parse().ok()? })
 }
 
-fn swarm(from: u64, seeds: u64) -> ExitCode {
+/// Runs seeds `from..from+seeds` on `jobs` threads (one `Sim` per thread: turmoil is
+/// single-threaded); stops at the first failure and prints its report.
+fn swarm(from: u64, seeds: u64, jobs: u64) -> ExitCode {
     let start = Instant::now();
-    let mut sim_ms = 0u64;
-    for seed in from..from + seeds {
-        let knobs = Knobs::swarm(seed);
-        let outcome = world::run(&knobs, &[]);
-        sim_ms += outcome.sim_ms;
-        if !outcome.violations.is_empty() {
-            let report = matrix::report(&knobs, &[], &outcome);
-            let path = write_report(seed, &report);
-            println!("{report}\nreport written to {path}");
-            return ExitCode::FAILURE;
+    let next = std::sync::atomic::AtomicU64::new(from);
+    let failed = std::sync::Mutex::new(None::<u64>);
+    let sim_ms = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if seed >= from + seeds || failed.lock().is_ok_and(|f| f.is_some()) {
+                        return;
+                    }
+                    let knobs = Knobs::swarm(seed);
+                    let outcome = world::run(&knobs, &[]);
+                    sim_ms.fetch_add(outcome.sim_ms, std::sync::atomic::Ordering::Relaxed);
+                    if !outcome.violations.is_empty() {
+                        let report = matrix::report(&knobs, &[], &outcome);
+                        let path = write_report(seed, &report);
+                        println!("{report}\nreport written to {path}");
+                        if let Ok(mut f) = failed.lock() {
+                            f.get_or_insert(seed);
+                        }
+                        return;
+                    }
+                }
+            });
         }
+    });
+    if let Ok(Some(seed)) = failed.lock().map(|f| *f) {
+        println!("seed {seed} failed: replay with `cargo run --release -p sim -- replay --seed {seed}`");
+        return ExitCode::FAILURE;
     }
     let wall = start.elapsed().as_secs_f64();
+    let sim_s = sim_ms.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1000.0;
     println!(
-        "{seeds} seeds passed in {wall:.1} s ({:.1} seeds/s, {:.0}x real time)",
+        "{seeds} seeds passed in {wall:.1} s on {jobs} threads ({:.1} seeds/s, {:.0} simulated s per wall s)",
         seeds as f64 / wall,
-        sim_ms as f64 / 1000.0 / wall
+        sim_s / wall
     );
     ExitCode::SUCCESS
 }

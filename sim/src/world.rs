@@ -66,7 +66,7 @@ impl Knobs {
             hold_pct: if pick(0, 2) == 0 { pick(1, 5) } else { 0 },
             safety_ms: pick(30, 120) * 60_000,
             horizon_ms: 8 * 3_600_000,
-            tick_ms: 100,
+            tick_ms: 1_000,
         }
     }
 
@@ -89,7 +89,7 @@ impl Knobs {
             hold_pct: 0,
             safety_ms: 3 * 3_600_000,
             horizon_ms: 8 * 3_600_000,
-            tick_ms: 100,
+            tick_ms: 1_000,
         }
     }
 }
@@ -139,7 +139,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     let engine_config = EngineConfig { seed: knobs.seed, ..EngineConfig::default() };
     let d = DaemonState { disk: disk.clone(), ledger: ledger.clone(), config: engine_config.clone() };
     sim.host("daemon", move || daemon::run(d.clone()));
-    let chats: Vec<String> = (0..knobs.workers * 2 + 2).map(|i| format!("chat-{i}")).collect();
+    let chats: Vec<String> = (0..knobs.workers + 3).map(|i| format!("chat-{i}")).collect();
     for (i, name) in chats.iter().enumerate() {
         let (n, seed, agents, l) =
             (name.clone(), knobs.seed.wrapping_mul(31).wrapping_add(i as u64), knobs.agents.clone(), ledger.clone());

@@ -1,0 +1,47 @@
+//! The simulator's own guarantees: same seed, same trace, byte for byte; different
+//! seeds explore differently; a few swarm seeds and matrix cells pass in debug builds
+//! (the release `matrix` and `run --seeds` commands in test.sh cover the rest).
+
+use sim::faults::{Boundary, CrashAt};
+use sim::matrix;
+use sim::world::{self, Knobs};
+
+#[test]
+fn same_seed_same_trace_hash() {
+    for seed in [3, 11] {
+        let knobs = Knobs::swarm(seed);
+        let a = world::run(&knobs, &[]);
+        let b = world::run(&knobs, &[]);
+        assert_eq!(a.trace_hash, b.trace_hash, "seed {seed} is not deterministic");
+        assert_eq!(a.trace, b.trace);
+    }
+    let other = world::run(&Knobs::swarm(4), &[]);
+    assert_ne!(other.trace_hash, world::run(&Knobs::swarm(3), &[]).trace_hash);
+}
+
+#[test]
+fn a_few_swarm_seeds_pass() {
+    for seed in 0..4 {
+        let outcome = world::run(&Knobs::swarm(seed), &[]);
+        assert!(outcome.violations.is_empty(), "seed {seed}: {:?}", outcome.violations);
+        assert_eq!(outcome.completed + outcome.stalled, outcome.workers, "seed {seed}: not every worker finished");
+        assert!(outcome.deliveries > outcome.workers, "seed {seed}: the agents needed several turns");
+    }
+}
+
+#[test]
+fn a_crash_at_submission_started_converges_without_duplicates() {
+    let cell = matrix::Cell { crash: CrashAt { boundary: Boundary::SubmissionStarted, occurrence: 2 }, seed: 7 };
+    let result = matrix::run_cell(cell);
+    assert!(result.crashed, "the planned crash did not happen");
+    assert!(result.outcome.violations.is_empty(), "{:?}", result.outcome.violations);
+}
+
+#[test]
+fn the_matrix_names_every_boundary() {
+    let cells = matrix::cells();
+    for boundary in Boundary::ALL {
+        assert!(cells.iter().any(|c| c.crash.boundary == boundary), "{boundary} missing from the matrix");
+        assert_eq!(Boundary::parse(boundary.name()), Some(boundary));
+    }
+}
