@@ -16,9 +16,13 @@
 //! A data directory holds `store.lock` (an OS lock held for the life of the store) and
 //! `fjall/`, a fjall database with two keyspaces: `state` (every record but events,
 //! latest version per key) and `events` (the event log, keyed by cursor, so paging it is
-//! a range scan). Recovery reads all of `state` and only the newest
-//! [`Options::events_load_count_max`] events, so it costs what the live state costs, not
-//! what the history costs.
+//! a range scan). A new database is made in `fjall.creating/` and renamed into place,
+//! because fjall cannot reopen a database whose creation a crash interrupted.
+//!
+//! Recovery reads all of `state` and only the newest [`Options::events_load_count_max`]
+//! events, so `load` costs what the live state costs, not what the history costs.
+//! Opening also replays fjall's journal (up to about 64 MB before fjall rotates it):
+//! bounded, but the largest part of recovery time (see `docs/benchmarks.md`).
 //!
 //! Architecture Invariant: `commit` returns only after fjall fsynced the journal batch
 //! that holds every record of every batch given to it; nothing is acknowledged earlier,
