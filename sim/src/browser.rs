@@ -276,7 +276,7 @@ impl Browser {
                 self.tabs.insert(worker, (tx, None));
                 self.pump(worker);
             }
-            Event::Chat(worker, FromChat::State(state)) => self.observed(worker, state),
+            Event::Chat(worker, FromChat::State { state, block }) => self.observed(worker, state, block),
             Event::Chat(worker, FromChat::Accepted { key }) => self.accepted(worker, &key),
             Event::Chat(worker, FromChat::Refused { key }) => self.refused(worker, &key),
         }
@@ -491,7 +491,7 @@ impl Browser {
     }
 
     /// A tab's state: coalesce and report real transitions only.
-    fn observed(&mut self, worker: WorkerId, state: ConversationState) {
+    fn observed(&mut self, worker: WorkerId, state: ConversationState, block: Option<String>) {
         if let Some((_, s)) = self.tabs.get_mut(&worker) {
             *s = Some(state);
         }
@@ -507,7 +507,7 @@ impl Browser {
             }
         };
         if let Some(seq) = report {
-            let observation = Observation { state, seq, block: None };
+            let observation = Observation { state, seq, block };
             self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation });
         }
         self.pump(worker);

@@ -28,17 +28,41 @@ pub struct AgentKnobs {
     pub delivery_timeout_pct: u64,
     /// Percent of turns that end with a human wait.
     pub human_pct: u64,
+    /// Every turn ends with the continuation-state block of the agent skill.
+    pub blocks: bool,
+    /// The agent says `status: complete` once without calling `worker_complete`.
+    pub forget_complete: bool,
+    /// Human waits are expressed only by `status: blocked`, never by the call.
+    pub block_waits: bool,
+}
+
+/// What the page shows: the coarse state and, after a turn, the block it ended with.
+#[derive(Clone, Debug, PartialEq)]
+struct Shown {
+    state: ConversationState,
+    block: Option<String>,
 }
 
 /// One conversation's state; it lives as long as the conversation host.
 struct Conversation {
-    state: watch::Sender<ConversationState>,
+    state: watch::Sender<Shown>,
     worker: Option<WorkerId>,
     turn: u64,
     turns_done: u32,
     turns_needed: u32,
     finished: bool,
+    forgot_complete: bool,
     rng: ChaCha8Rng,
+}
+
+impl Conversation {
+    fn current(&self) -> ConversationState {
+        self.state.borrow().state
+    }
+
+    fn show(&self, state: ConversationState, block: Option<String>) {
+        let _ = self.state.send(Shown { state, block });
+    }
 }
 
 /// The conversation host's software.
@@ -46,7 +70,7 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let span = u64::from(knobs.turns_max - knobs.turns_min + 1);
     let turns_needed = knobs.turns_min + (rng.next_u64() % span) as u32;
-    let (state, _) = watch::channel(ConversationState::Ready);
+    let (state, _) = watch::channel(Shown { state: ConversationState::Ready, block: None });
     let conversation = Rc::new(RefCell::new(Conversation {
         state,
         worker: None,
@@ -54,6 +78,7 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
         turns_done: 0,
         turns_needed,
         finished: false,
+        forgot_complete: false,
         rng,
     }));
     let listener = TcpListener::bind(("0.0.0.0", CHAT_PORT)).await?;
@@ -70,13 +95,13 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
     let (mut reader, mut writer) = stream.into_split();
     let mut states = c.borrow().state.subscribe();
     let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<FromChat>();
-    let first = *states.borrow_and_update();
-    let _ = out_tx.send(FromChat::State(first));
+    let first = states.borrow_and_update().clone();
+    let _ = out_tx.send(FromChat::State { state: first.state, block: first.block });
     let forward = out_tx.clone();
     tokio::task::spawn_local(async move {
         while states.changed().await.is_ok() {
-            let s = *states.borrow_and_update();
-            if forward.send(FromChat::State(s)).is_err() {
+            let s = states.borrow_and_update().clone();
+            if forward.send(FromChat::State { state: s.state, block: s.block }).is_err() {
                 break;
             }
         }
@@ -89,7 +114,7 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
         }
     });
     while let Ok(Some(ToChat::Submit { worker, key, prompt, steer })) = read_frame::<_, ToChat>(&mut reader).await {
-        let state = *c.borrow().state.borrow();
+        let state = c.borrow().current();
         let accepts = match state {
             ConversationState::Closed => false,
             ConversationState::Generating => steer,
@@ -125,7 +150,7 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
     let (turn, length_ms, report, finish, human, timeout) = {
         let mut cv = c.borrow_mut();
         cv.turn += 1;
-        let _ = cv.state.send(ConversationState::Generating);
+        cv.show(ConversationState::Generating, None);
         let roll = cv.rng.next_u64() % 100;
         let length_ms = if roll < knobs.long_turn_pct {
             20 * 60_000 + cv.rng.next_u64() % (25 * 60_000)
@@ -135,9 +160,16 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         let report = cv.rng.next_u64() % 100 < knobs.progress_pct;
         let finish = !cv.finished && cv.turns_done + 1 >= cv.turns_needed;
         let human = !finish && cv.rng.next_u64() % 100 < knobs.human_pct;
+        // The forgetful agent claims completion in its block once, without the call.
+        let forget = finish && knobs.forget_complete && !cv.forgot_complete;
+        if forget {
+            cv.forgot_complete = true;
+        }
+        let finish = finish && !forget;
         let timeout = cv.rng.next_u64() % 100 < knobs.delivery_timeout_pct;
         (cv.turn, length_ms, report, finish, human, timeout)
     };
+    let forgot = c.borrow().forgot_complete && !finish && c.borrow().turns_done + 1 >= c.borrow().turns_needed;
     tokio::task::spawn_local(async move {
         let half = Duration::from_millis(length_ms / 2);
         tokio::time::sleep(half).await;
@@ -147,7 +179,7 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
                 ledger.borrow_mut().acked.push((worker, summary));
             }
         }
-        if human {
+        if human && !knobs.block_waits {
             let question = format!("{worker}-turn{turn}-question");
             let _ = agent_call(&name, SimOp::AwaitHuman { worker, question }, &ledger).await;
         }
@@ -179,7 +211,20 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         } else {
             ConversationState::Idle
         };
-        let _ = cv.state.send(end);
+        let status = if finish || forgot {
+            "complete"
+        } else if human {
+            "blocked"
+        } else {
+            "working"
+        };
+        let block = (knobs.blocks && end == ConversationState::Idle).then(|| {
+            format!("Turn {turn} done.\n\nstatus: {status}\nsummary: turn {turn} of {worker}\ncurrent: lane work\nnext: keep going")
+        });
+        if knobs.blocks && status != "working" {
+            ledger.borrow_mut().trace(&name, format!("turn {turn} block {status}"));
+        }
+        cv.show(end, block);
         ledger.borrow_mut().trace(&name, format!("turn {turn} ends {}", end.as_str()));
     });
 }

@@ -68,8 +68,9 @@ pub enum ToChat {
 /// Frames a conversation host sends to its tab.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum FromChat {
-    /// The page's coarse state changed (or the tab just connected).
-    State(ConversationState),
+    /// The page's coarse state changed (or the tab just connected). When a turn ended,
+    /// `block` is the tail of the last assistant message (its continuation block).
+    State { state: ConversationState, block: Option<String> },
     /// The submitted message shows as a new user turn.
     Accepted { key: String },
     /// The page refused the submission (closed, busy): nothing was sent.

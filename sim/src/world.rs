@@ -60,6 +60,9 @@ impl Knobs {
                 long_turn_pct: pick(0, 25),
                 delivery_timeout_pct: if pick(0, 1) == 1 { pick(1, 15) } else { 0 },
                 human_pct: if pick(0, 3) == 0 { pick(1, 10) } else { 0 },
+                blocks: pick(0, 1) == 1,
+                forget_complete: pick(0, 3) == 0,
+                block_waits: pick(0, 1) == 1,
             },
             daemon_crash_pct: on(if pick(0, 1) == 1 { pick(1, 8) } else { 0 }),
             executor_crash_pct: if pick(0, 1) == 1 { pick(1, 8) } else { 0 },
@@ -83,6 +86,9 @@ impl Knobs {
                 long_turn_pct: 0,
                 delivery_timeout_pct: 0,
                 human_pct: 0,
+                blocks: false,
+                forget_complete: false,
+                block_waits: false,
             },
             daemon_crash_pct: 0,
             executor_crash_pct: 0,
@@ -117,6 +123,13 @@ pub struct Outcome {
     pub deliveries: usize,
     /// Workers left paused by the stall guard (a designed human checkpoint).
     pub stalled: usize,
+    /// Blocks read from the agents' responses, by status (working, complete, blocked).
+    pub blocks: [usize; 3],
+    /// Attempts that used the completion-reconcile prompt (a `complete` block without
+    /// `worker_complete`).
+    pub reconciles: usize,
+    /// Continuations scheduled while a worker's `blocked` block was unresolved (must be 0).
+    pub scheduled_while_blocked: usize,
     /// Crashes performed.
     pub crashes: Vec<String>,
 }
@@ -318,6 +331,7 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             // Zero manual continues, except the operator's recoveries of conversations lost
             // to an ambiguous create (the spec's fail-closed path).
             let manual = engine.attempts().filter(|a| a.wake.contains(engine::wake::WakeReason::ContinueNow)).count();
+            block_facts(outcome, &engine, &records);
             let recoveries = l.operator_recoveries;
             if manual > recoveries {
                 l.violation(format!("{manual} manual continues were needed ({recoveries} recoveries)"));
@@ -338,6 +352,39 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
     outcome.trace_hash = hasher.0;
     outcome.trace_tail = l.trace.iter().rev().take(40).rev().cloned().collect();
     outcome.trace = l.trace.clone();
+}
+
+/// What the agents' end-of-response blocks made the backend do (spec 000 §27.3).
+fn block_facts(outcome: &mut Outcome, engine: &Engine, records: &[Record]) {
+    use engine::block::BlockStatus;
+    use engine::event::EventKind;
+    let mut events: Vec<&engine::event::Event> =
+        records.iter().filter_map(|r| if let Record::Event(e) = r { Some(e) } else { None }).collect();
+    events.sort_by_key(|e| e.cursor);
+    let mut blocked = BTreeSet::new();
+    for e in events {
+        let Some(worker) = e.worker else { continue };
+        match &e.kind {
+            EventKind::BlockReported { status } => {
+                let i = match status {
+                    BlockStatus::Working => 0,
+                    BlockStatus::Complete => 1,
+                    BlockStatus::Blocked => 2,
+                };
+                outcome.blocks[i] += 1;
+                if *status == BlockStatus::Blocked {
+                    blocked.insert(worker);
+                }
+            }
+            EventKind::WorkerHumanResolved => {
+                blocked.remove(&worker);
+            }
+            EventKind::ExecutionScheduled { .. } if blocked.contains(&worker) => outcome.scheduled_while_blocked += 1,
+            _ => {}
+        }
+    }
+    outcome.reconciles =
+        engine.attempts().filter(|a| a.prompt == engine::model::PromptKind::CompletionReconcile).count();
 }
 
 /// FNV-1a, for trace hashes that are stable across processes and platforms.
@@ -364,7 +411,8 @@ pub fn describe(k: &Knobs) -> String {
     let _ = write!(
         s,
         "seed={} workers={} steering={} turns={}..{} progress={}% long_turns={}% delivery_timeouts={}% human={}% \
-         daemon_crash={}%/min executor_crash={}%/min hold={}%/min safety={}min tick={}ms",
+         blocks={} forget_complete={} block_waits={} daemon_crash={}%/min executor_crash={}%/min hold={}%/min \
+         safety={}min tick={}ms",
         k.seed,
         k.workers,
         k.steering,
@@ -374,6 +422,9 @@ pub fn describe(k: &Knobs) -> String {
         k.agents.long_turn_pct,
         k.agents.delivery_timeout_pct,
         k.agents.human_pct,
+        k.agents.blocks,
+        k.agents.forget_complete,
+        k.agents.block_waits,
         k.daemon_crash_pct,
         k.executor_crash_pct,
         k.hold_pct,
