@@ -3,8 +3,14 @@
 //! # Layout
 //! - [`tidy`]: house rules checked over the source tree as pure functions of file
 //!   contents, plus one loader that reads the tree from disk.
-//! - `main.rs`: the thin command line, `cargo run -p xtask -- tidy`.
+//! - [`skill`]: the agent skill under `skills/`: frontmatter and content checks, and the
+//!   reproducible, uploadable archive.
+//! - [`archive`]: a deterministic ZIP writer and strict reader for stored entries.
+//! - `main.rs`: the thin command line, `cargo run -p xtask -- tidy | skill-pack [--out DIR]`.
 //!
-//! The crate depends on std only, so the checks build in seconds on a clean clone.
+//! The crate depends on std and `crc32fast` only, so the checks build in seconds on a clean
+//! clone.
 
+pub mod archive;
+pub mod skill;
 pub mod tidy;

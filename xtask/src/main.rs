@@ -1,23 +1,32 @@
-//! Command line for the workspace automation: `cargo run -p xtask -- tidy`.
+//! Command line for the workspace automation:
+//! `cargo run -p xtask -- tidy` and `cargo run -p xtask -- skill-pack [--out DIR]`.
 //!
 //! Logic lives in the library; this file only parses the arguments and reports.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[expect(clippy::print_stdout, reason = "a command-line tool reports its findings on stdout")]
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["tidy"] => {}
-        _ => {
-            eprintln!("usage: cargo run -p xtask -- tidy");
-            return ExitCode::from(2);
-        }
-    }
+use xtask::skill;
 
+const USAGE: &str = "usage: cargo run -p xtask -- tidy\n       cargo run -p xtask -- skill-pack [--out DIR]";
+
+fn main() -> ExitCode {
     // The xtask crate sits directly under the workspace root.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives inside the workspace root");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["tidy"] => tidy(root),
+        ["skill-pack"] => skill_pack(root, &root.join(skill::OUT_DIR_DEFAULT)),
+        ["skill-pack", "--out", out] => skill_pack(root, &PathBuf::from(out)),
+        _ => {
+            eprintln!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[expect(clippy::print_stdout, reason = "a command-line tool reports its findings on stdout")]
+fn tidy(root: &Path) -> ExitCode {
     let report = match xtask::tidy::run(root) {
         Ok(report) => report,
         Err(e) => {
@@ -30,4 +39,27 @@ fn main() -> ExitCode {
     }
     println!("tidy: {} files checked, {} violations", report.files_checked, report.violations.len());
     if report.violations.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+#[expect(clippy::print_stdout, reason = "a command-line tool reports what it wrote on stdout")]
+fn skill_pack(root: &Path, out_dir: &Path) -> ExitCode {
+    let packed = match skill::pack(&skill::skill_dir(root), out_dir) {
+        Ok(packed) => packed,
+        Err(e) => {
+            eprintln!("skill-pack: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for entry in &packed.package.entries {
+        println!("  {entry}");
+    }
+    println!(
+        "skill-pack: wrote {} ({} {}, {} bytes, crc32 {:08x})",
+        packed.path.display(),
+        packed.package.entries.len(),
+        if packed.package.entries.len() == 1 { "entry" } else { "entries" },
+        packed.package.bytes.len(),
+        packed.package.crc32()
+    );
+    ExitCode::SUCCESS
 }
