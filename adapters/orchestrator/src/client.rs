@@ -172,6 +172,10 @@ impl McpClient {
                     }
                 }
             }
+            // The server ends a request's stream after its answer: read to the end so
+            // the connection can carry the next request (if it lingers, reconnect).
+            let drain = async { while let Some(Ok(_)) = body.frame().await {} };
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(200), drain).await;
         } else {
             let collected = body.collect().await?.to_bytes();
             text = String::from_utf8_lossy(&collected).to_string();

@@ -5,6 +5,7 @@ use crate::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
 use crate::paths::URL_FILE_NAME;
 use crate::token::{self, TokenSource};
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use mcp::{McpConfig, OrchestratorMcp};
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -109,6 +110,13 @@ pub async fn serve<X: ExecutorSink + Send + 'static>(
     tracing::info!(%url, data_dir = %options.data_dir.display(), "serving MCP");
 
     let accept = CancellationToken::new();
+    // Answers are streamed (SSE) in several writes: without TCP_NODELAY, Nagle's
+    // algorithm and the client's delayed ACK add about 40 ms to every call.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     let server =
         tokio::spawn(axum::serve(listener, app).with_graceful_shutdown(accept.clone().cancelled_owned()).into_future());
     let engine_failure = tokio::select! {
