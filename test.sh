@@ -20,6 +20,8 @@ cargo test --workspace --no-fail-fast
 # The simulator in release mode: the full crash matrix (every named boundary x
 # occurrence) and a bounded number of swarm seeds. Each prints its replay command on
 # failure and exits non-zero.
+echo "== simulator: scenarios"
+cargo run --release -q -p sim -- scenario scenarios/*.scn
 echo "== simulator: crash matrix"
 cargo run --release -q -p sim -- matrix
 echo "== simulator: swarm seeds"

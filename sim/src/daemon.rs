@@ -149,6 +149,17 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
         }
         SimOp::Resolve { worker, answer } => Operation::WorkerResolveHuman { worker, answer },
         SimOp::MessageRoot { worker, body } => Operation::MessageSend { from: Some(worker), to: WorkerId(1), body },
+        SimOp::Pause { worker, after_turn } => Operation::WorkerPause { worker, after_current_turn: after_turn },
+        SimOp::Resume { worker } => Operation::WorkerResume { worker },
+        SimOp::ContinueNow { worker } => {
+            Operation::WorkerContinueNow { worker, override_wait: false, clear_pause: false }
+        }
+        SimOp::Steer { worker, outcome, message } => {
+            let Some(outcome) = engine::model::SteeringOutcome::parse(&outcome) else {
+                return Err("INVALID_ARGUMENT".into());
+            };
+            Operation::WorkerSteer { worker, outcome, message, material: None }
+        }
     };
     match handle.call(operation).await {
         Ok(Ok(Reply::Worker(view))) => Ok(Some(view.worker.id)),

@@ -19,8 +19,8 @@ pub struct Ledger {
     pub now_ms: u64,
     /// Every user message a conversation accepted, by idempotency key.
     pub deliveries: BTreeMap<String, u32>,
-    /// Deliveries per worker, in order: (key, prompt version-ish text head).
-    pub delivered: Vec<(WorkerId, String)>,
+    /// Every delivery, in order: (worker, idempotency key, simulated ms).
+    pub delivered: Vec<(WorkerId, String, u64)>,
     /// Acknowledged durable agent calls: (worker, unique summary).
     pub acked: Vec<(WorkerId, String)>,
     /// Agents whose `worker_complete` was acknowledged (or refused as already terminal).
@@ -92,6 +92,6 @@ impl Ledger {
         if prompt == "continue" {
             self.fresh_continues += 1;
         }
-        self.delivered.push((worker, key.to_string()));
+        self.delivered.push((worker, key.to_string(), self.now_ms));
     }
 }

@@ -10,6 +10,7 @@
 //! - `ledger.rs`: what the hosts observed (the checkers' input, never host logic's).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
 //! - `matrix.rs`: the crash matrix and swarm drivers, and failure reports.
+//! - `scenario.rs`: the scenario file language (`scenarios/*.scn`).
 //!
 //! Architecture Invariant: checkers live here, never in the engine; hosts talk only
 //! over the simulated network; one `u64` seed decides everything.
@@ -20,5 +21,6 @@ mod daemon;
 pub mod faults;
 mod ledger;
 pub mod matrix;
+pub mod scenario;
 mod wire;
 pub mod world;

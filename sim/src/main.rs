@@ -4,8 +4,8 @@
 #![allow(clippy::print_stdout)] // a command-line tool reports on stdout
 
 use sim::faults::{Boundary, CrashAt};
-use sim::matrix;
 use sim::world::{self, Knobs};
+use sim::{matrix, scenario};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -13,7 +13,8 @@ fn usage() -> ExitCode {
     println!(
         "usage:\n  sim run --seeds N [--from S]     swarm seeds; exit 1 on the first failure\n  \
          sim replay --seed S [--crash BOUNDARY:K]  one run; prints its trace hash last\n  \
-         sim matrix                        every boundary x occurrence\n  \
+         sim scenario FILE...               named cases (scenarios/*.scn)\n  \
+         sim matrix                        every boundary x occurrence, on every scenario\n  \
          sim bench                         a 10-worker, 8-simulated-hour run, timed\n\nboundaries: {}",
         Boundary::ALL.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
     );
@@ -62,9 +63,57 @@ fn main() -> ExitCode {
             if outcome.violations.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
         }
         Some("matrix") => run_matrix(),
+        Some("scenario") => run_scenarios(&args[1..]),
         Some("bench") => bench(),
         _ => usage(),
     }
+}
+
+/// Runs scenario files; exit 1 if any broke an invariant or an expectation.
+fn run_scenarios(files: &[String]) -> ExitCode {
+    if files.is_empty() {
+        return usage();
+    }
+    let mut failed = 0;
+    for file in files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                println!("{file}: cannot read: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        let scenario = match scenario::parse(file, &text) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("{file}: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        let start = Instant::now();
+        let outcome = world::run(&scenario.knobs, &scenario.plan);
+        let mut problems = outcome.violations.clone();
+        problems.extend(scenario::verify(&scenario, &outcome));
+        if problems.is_empty() {
+            println!(
+                "ok   {file}: {} ({} prompts, {} crashes, {:.1} simulated h, {:.2} s)",
+                scenario.title,
+                outcome.deliveries,
+                outcome.crashes.len(),
+                outcome.sim_ms as f64 / 3_600_000.0,
+                start.elapsed().as_secs_f64()
+            );
+        } else {
+            failed += 1;
+            let report = matrix::report(&scenario.knobs, &scenario.plan, &outcome);
+            let path = write_report(scenario.knobs.seed, &report);
+            println!("FAIL {file}: {}\n  {}\n  report: {path}", scenario.title, problems.join("\n  "));
+        }
+    }
+    println!("scenarios: {} run, {failed} failed", files.len());
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
 /// Times a 10-worker run over 8 simulated hours (agents that never finish).
@@ -138,33 +187,81 @@ fn swarm(from: u64, seeds: u64, jobs: u64) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The crash matrix: every boundary × occurrence (1..=3), on the built-in calm run and on
+/// every scenario in `scenarios/`, on all cores. Expectations are the scenarios' own
+/// business; here every run must keep the invariants and converge.
 fn run_matrix() -> ExitCode {
     let start = Instant::now();
-    let cells = matrix::cells();
-    let mut failed = 0;
-    let mut unreached = Vec::new();
-    for cell in &cells {
-        let result = matrix::run_cell(*cell);
-        if !result.crashed {
-            unreached.push(format!("{}#{}", cell.crash.boundary, cell.crash.occurrence));
+    let mut bases: Vec<(String, Knobs)> = Vec::new();
+    for cell in matrix::cells().iter().filter(|c| c.crash.occurrence == 1) {
+        bases.push((format!("calm/{}", cell.crash.boundary), matrix::knobs_for(*cell)));
+    }
+    let mut files: Vec<_> = std::fs::read_dir("scenarios")
+        .map(|d| {
+            d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "scn")).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        match scenario::parse(&path.display().to_string(), &text) {
+            Ok(s) => bases.push((path.display().to_string(), s.knobs)),
+            Err(e) => {
+                println!("{}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
         }
-        if !result.outcome.violations.is_empty() {
+    }
+    let mut jobs = Vec::new();
+    for (name, knobs) in &bases {
+        for boundary in Boundary::ALL {
+            // The calm bases each carry the boundary they were made for.
+            if name.starts_with("calm/") && !name.ends_with(boundary.name()) {
+                continue;
+            }
+            for occurrence in 1..=matrix::MATRIX_OCCURRENCES_MAX {
+                jobs.push((name.clone(), knobs.clone(), CrashAt { boundary, occurrence }));
+            }
+        }
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((name, knobs, crash)) = jobs.get(i) else { return };
+                    let outcome = world::run(knobs, &[*crash]);
+                    let crashed = outcome.crashes.iter().any(|c| c.contains(crash.boundary.name()));
+                    if let Ok(mut r) = results.lock() {
+                        r.push((i, name.clone(), knobs.clone(), *crash, outcome, crashed));
+                    }
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|r| r.0);
+    let mut failed = 0;
+    let mut reached = 0;
+    for (_, name, knobs, crash, outcome, crashed) in &results {
+        reached += usize::from(*crashed);
+        if !outcome.violations.is_empty() {
             failed += 1;
-            let knobs = matrix::knobs_for(*cell);
-            let report = matrix::report(&knobs, &[cell.crash], &result.outcome);
-            let path = write_report(cell.seed, &report);
+            let report = matrix::report(knobs, &[*crash], outcome);
+            let path = write_report(knobs.seed, &report);
             println!(
-                "FAIL {}#{}: {} (report {path})",
-                cell.crash.boundary, cell.crash.occurrence, result.outcome.violations[0]
+                "FAIL {name} crash {}#{}: {} (report {path})",
+                crash.boundary, crash.occurrence, outcome.violations[0]
             );
         }
     }
     println!(
-        "matrix: {} cells, {} failed, {} boundaries not reached ({}), {:.1} s",
-        cells.len(),
-        failed,
-        unreached.len(),
-        unreached.join(" "),
+        "matrix: {} runs over {} bases, {failed} failed, {reached} reached their crash boundary, {:.1} s",
+        results.len(),
+        bases.len(),
         start.elapsed().as_secs_f64()
     );
     if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }

@@ -35,6 +35,14 @@ pub enum SimOp {
     Resolve { worker: WorkerId, answer: String },
     /// `message_send` to the run's root.
     MessageRoot { worker: WorkerId, body: String },
+    /// `worker_pause` (now, or after the current turn).
+    Pause { worker: WorkerId, after_turn: bool },
+    /// `worker_resume`.
+    Resume { worker: WorkerId },
+    /// `worker_continue_now` (an explicit, manual continue).
+    ContinueNow { worker: WorkerId },
+    /// `worker_steer` from root.
+    Steer { worker: WorkerId, outcome: String, message: String },
     /// The simulated operator's sweep: answer human waits, resume workers paused as
     /// ambiguous or failing after looking at them. Never a manual continue.
     OperatorSweep,

@@ -41,6 +41,34 @@ pub struct Knobs {
     pub horizon_ms: u64,
     /// Turmoil tick, in simulated ms.
     pub tick_ms: u64,
+    /// Auto Resume on for the run.
+    pub auto: bool,
+    /// Timed operator actions (scenario files).
+    pub script: Vec<Action>,
+}
+
+/// A timed operator action from a scenario file.
+#[derive(Clone, Debug)]
+pub struct Action {
+    /// Simulated milliseconds after the start.
+    pub at_ms: u64,
+    /// Which lane (spawn order, 0-based).
+    pub lane: usize,
+    /// What to do.
+    pub what: ActionKind,
+}
+
+/// What a scripted operator action does.
+#[derive(Clone, Debug)]
+pub enum ActionKind {
+    /// Pause now, or after the current turn.
+    Pause { after_turn: bool },
+    /// Resume.
+    Resume,
+    /// Continue now (a manual continue).
+    ContinueNow,
+    /// Root steering with an outcome and a message.
+    Steer { outcome: String, message: String },
 }
 
 impl Knobs {
@@ -70,6 +98,8 @@ impl Knobs {
             safety_ms: pick(30, 120) * 60_000,
             horizon_ms: 8 * 3_600_000,
             tick_ms: 1_000,
+            auto: true,
+            script: Vec::new(),
         }
     }
 
@@ -96,6 +126,8 @@ impl Knobs {
             safety_ms: 3 * 3_600_000,
             horizon_ms: 8 * 3_600_000,
             tick_ms: 1_000,
+            auto: true,
+            script: Vec::new(),
         }
     }
 }
@@ -121,6 +153,10 @@ pub struct Outcome {
     pub completed: usize,
     /// Prompts accepted by conversations.
     pub deliveries: usize,
+    /// Every delivery: (worker, idempotency key, simulated ms).
+    pub delivered: Vec<(engine::ids::WorkerId, String, u64)>,
+    /// Fresh `continue` prompts delivered after delivery timeouts.
+    pub fresh_continues: u32,
     /// Workers left paused by the stall guard (a designed human checkpoint).
     pub stalled: usize,
     /// Blocks read from the agents' responses, by status (working, complete, blocked).
@@ -165,9 +201,9 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         ledger: ledger.clone(),
     };
     sim.host("browser", move || browser::run(b.clone()));
-    let workers = knobs.workers;
+    let (workers, auto, script) = (knobs.workers, knobs.auto, knobs.script.clone());
     let operator_ledger = ledger.clone();
-    sim.client("operator", async move { operator(workers, operator_ledger).await });
+    sim.client("operator", async move { operator(workers, auto, script, operator_ledger).await });
 
     let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
     let mut restart: Vec<(Target, u64)> = Vec::new();
@@ -247,19 +283,45 @@ fn crash(sim: &mut turmoil::Sim<'_>, target: Target, disk: &Rc<RefCell<Disk>>, l
 /// The simulated operator: creates the run and its lanes, then sweeps every ten
 /// minutes: answers human waits and resumes workers paused as ambiguous (after
 /// "looking at the conversation"). It never asks for a manual continue.
-async fn operator(workers: usize, ledger: SharedLedger) -> turmoil::Result {
-    call(SimOp::CreateRun { auto: true }, &ledger).await;
+async fn operator(workers: usize, auto: bool, mut script: Vec<Action>, ledger: SharedLedger) -> turmoil::Result {
+    let _ = call(SimOp::CreateRun { auto }, &ledger).await; // answers are in the trace
+    let mut lanes = Vec::new();
     for i in 0..workers {
-        call(SimOp::Spawn { name: format!("lane{i}") }, &ledger).await;
+        if let Ok(Some(id)) = call(SimOp::Spawn { name: format!("lane{i}") }, &ledger).await {
+            lanes.push(id);
+        }
     }
+    script.sort_by_key(|a| a.at_ms);
+    let mut script = script.into_iter().peekable();
+    let mut next_sweep = 600_000;
     loop {
-        tokio::time::sleep(Duration::from_secs(600)).await;
-        call(SimOp::OperatorSweep, &ledger).await;
+        let now = ledger.borrow().now_ms;
+        let next_action = script.peek().map_or(u64::MAX, |a| a.at_ms);
+        let wake = next_sweep.min(next_action);
+        tokio::time::sleep(Duration::from_millis(wake.saturating_sub(now).max(1))).await;
+        let now = ledger.borrow().now_ms;
+        while let Some(action) = script.next_if(|a| a.at_ms <= now) {
+            let Some(&worker) = lanes.get(action.lane) else { continue };
+            let op = match action.what {
+                ActionKind::Pause { after_turn } => SimOp::Pause { worker, after_turn },
+                ActionKind::Resume => SimOp::Resume { worker },
+                ActionKind::ContinueNow => {
+                    ledger.borrow_mut().operator_recoveries += 1;
+                    SimOp::ContinueNow { worker }
+                }
+                ActionKind::Steer { outcome, message } => SimOp::Steer { worker, outcome, message },
+            };
+            let _ = call(op, &ledger).await;
+        }
+        if now >= next_sweep {
+            let _ = call(SimOp::OperatorSweep, &ledger).await;
+            next_sweep = now + 600_000;
+        }
     }
 }
 
 /// One operator call, retried until the daemon answers.
-async fn call(op: SimOp, ledger: &SharedLedger) {
+async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::WorkerId>, String> {
     loop {
         if let Ok(mut s) = turmoil::net::TcpStream::connect(("daemon", DAEMON_PORT)).await {
             if write_frame(&mut s, &ToDaemon::Call { call: 0, op: op.clone() }).await.is_ok() {
@@ -269,7 +331,7 @@ async fn call(op: SimOp, ledger: &SharedLedger) {
                             ledger.borrow_mut().operator_recoveries += recoveries.0 as usize;
                         }
                         ledger.borrow_mut().trace("operator", format!("{op:?} -> {result:?}"));
-                        return;
+                        return result;
                     }
                 }
             }
@@ -342,6 +404,8 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
         l.violation("the Retry control was clicked");
     }
     outcome.deliveries = l.deliveries.len();
+    outcome.delivered = l.delivered.clone();
+    outcome.fresh_continues = l.fresh_continues;
     outcome.violations = l.violations.clone();
     outcome.crashes = l.crashes.clone();
     let mut hasher = Fnv::default();

@@ -1,0 +1,200 @@
+//! Scenario files: a small line language for named cases (`scenarios/*.scn`), parsed
+//! into knobs, a crash plan, scripted operator actions and expectations.
+//!
+//! ```text
+//! # pause after the current turn, then continue now: exactly one manual attempt
+//! workers 1
+//! turns 4 4
+//! at 5m pause lane0 after-turn
+//! at 60m continue-now lane0
+//! at 120m resume lane0
+//! expect delivered lane0 between 60m 120m = 1
+//! expect completed all
+//! ```
+
+use crate::faults::{Boundary, CrashAt};
+use crate::world::{Action, ActionKind, Knobs, Outcome};
+use engine::ids::WorkerId;
+
+/// A parsed scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file's first comment line, or its name.
+    pub title: String,
+    /// Knobs (a calm base, changed by the file).
+    pub knobs: Knobs,
+    /// Crashes at named boundaries.
+    pub plan: Vec<CrashAt>,
+    /// What must hold at the end.
+    pub expectations: Vec<Expectation>,
+}
+
+/// One expectation on a run's outcome.
+#[derive(Clone, Debug)]
+pub enum Expectation {
+    /// Every lane completed (`all`), or exactly this many.
+    Completed(Option<usize>),
+    /// At least this many completion-reconcile turns.
+    ReconcilesAtLeast(usize),
+    /// At least this many fresh `continue` prompts after delivery timeouts.
+    FreshContinuesAtLeast(u32),
+    /// No continuation was scheduled while a `blocked` block was unresolved.
+    NothingWhileBlocked,
+    /// Exactly this many lanes left paused by the stall guard.
+    Stalled(usize),
+    /// Exactly this many prompts delivered to a lane in a time window.
+    DeliveredBetween { lane: usize, from_ms: u64, to_ms: u64, count: usize },
+}
+
+/// A scenario file error, with its line number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Parses a duration like `90s`, `15m`, `2h`.
+fn duration_ms(text: &str) -> Option<u64> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    match unit {
+        "s" => Some(n * 1_000),
+        "m" => Some(n * 60_000),
+        "h" => Some(n * 3_600_000),
+        _ => None,
+    }
+}
+
+fn lane(text: &str) -> Option<usize> {
+    text.strip_prefix("lane")?.parse().ok()
+}
+
+fn on_off(text: &str) -> Option<bool> {
+    match text {
+        "on" => Some(true),
+        "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Parses a scenario file.
+pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
+    let mut knobs = Knobs::calm(1);
+    let mut plan = Vec::new();
+    let mut expectations = Vec::new();
+    let mut title = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let err = |message: &str| ParseError { line: i + 1, message: format!("{message}: `{line}`") };
+        if let Some(comment) = line.strip_prefix('#') {
+            title.get_or_insert_with(|| comment.trim().to_string());
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let num = |k: usize| w.get(k).and_then(|v| v.parse::<u64>().ok()).ok_or_else(|| err("expected a number"));
+        let flag = |k: usize| w.get(k).and_then(|v| on_off(v)).ok_or_else(|| err("expected on or off"));
+        match w[0] {
+            "seed" => knobs.seed = num(1)?,
+            "workers" => knobs.workers = num(1)? as usize,
+            "turns" => {
+                knobs.agents.turns_min = num(1)? as u32;
+                knobs.agents.turns_max = num(2)? as u32;
+                if knobs.agents.turns_min == 0 || knobs.agents.turns_min > knobs.agents.turns_max {
+                    return Err(err("turns needs 1 <= min <= max"));
+                }
+            }
+            "progress" => knobs.agents.progress_pct = num(1)?.min(100),
+            "long-turns" => knobs.agents.long_turn_pct = num(1)?.min(100),
+            "delivery-timeouts" => knobs.agents.delivery_timeout_pct = num(1)?.min(100),
+            "human" => knobs.agents.human_pct = num(1)?.min(100),
+            "blocks" => knobs.agents.blocks = flag(1)?,
+            "forget-complete" => knobs.agents.forget_complete = flag(1)?,
+            "block-waits" => knobs.agents.block_waits = flag(1)?,
+            "steering" => knobs.steering = flag(1)?,
+            "auto" => knobs.auto = flag(1)?,
+            "daemon-crash" => knobs.daemon_crash_pct = num(1)?.min(100),
+            "executor-crash" => knobs.executor_crash_pct = num(1)?.min(100),
+            "hold" => knobs.hold_pct = num(1)?.min(100),
+            "safety" => {
+                knobs.safety_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?
+            }
+            "crash" => {
+                let boundary = w.get(1).and_then(|b| Boundary::parse(b)).ok_or_else(|| err("unknown boundary"))?;
+                plan.push(CrashAt { boundary, occurrence: num(2)? as u32 });
+            }
+            "at" => {
+                let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let lane = w.get(3).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
+                let what = match w.get(2).copied() {
+                    Some("pause") => ActionKind::Pause { after_turn: w.get(4) == Some(&"after-turn") },
+                    Some("resume") => ActionKind::Resume,
+                    Some("continue-now") => ActionKind::ContinueNow,
+                    Some("steer") => {
+                        let outcome = w.get(4).ok_or_else(|| err("expected an outcome"))?.to_string();
+                        ActionKind::Steer { outcome, message: w[5..].join(" ") }
+                    }
+                    _ => return Err(err("unknown action")),
+                };
+                knobs.script.push(Action { at_ms, lane, what });
+            }
+            "expect" => expectations.push(match w.get(1).copied() {
+                Some("completed") if w.get(2) == Some(&"all") => Expectation::Completed(None),
+                Some("completed") => Expectation::Completed(Some(num(2)? as usize)),
+                Some("reconciles") => Expectation::ReconcilesAtLeast(num(3)? as usize),
+                Some("fresh-continues") => Expectation::FreshContinuesAtLeast(num(3)? as u32),
+                Some("nothing-while-blocked") => Expectation::NothingWhileBlocked,
+                Some("stalled") => Expectation::Stalled(num(2)? as usize),
+                Some("delivered") => {
+                    let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
+                    let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                    let to_ms = w.get(5).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                    Expectation::DeliveredBetween { lane, from_ms, to_ms, count: num(7)? as usize }
+                }
+                _ => return Err(err("unknown expectation")),
+            }),
+            _ => return Err(err("unknown directive")),
+        }
+    }
+    if knobs.script.iter().any(|a| a.lane >= knobs.workers) {
+        return Err(ParseError { line: 0, message: "an action names a lane beyond `workers`".into() });
+    }
+    Ok(Scenario { title: title.unwrap_or_else(|| name.to_string()), knobs, plan, expectations })
+}
+
+/// Checks the expectations; returns the failed ones.
+pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
+    let mut failed = Vec::new();
+    for e in &scenario.expectations {
+        let ok = match e {
+            Expectation::Completed(None) => outcome.completed == outcome.workers,
+            Expectation::Completed(Some(n)) => outcome.completed == *n,
+            Expectation::ReconcilesAtLeast(n) => outcome.reconciles >= *n,
+            Expectation::FreshContinuesAtLeast(n) => outcome.fresh_continues >= *n,
+            Expectation::NothingWhileBlocked => outcome.scheduled_while_blocked == 0,
+            Expectation::Stalled(n) => outcome.stalled == *n,
+            Expectation::DeliveredBetween { lane, from_ms, to_ms, count } => {
+                // Lanes are spawned in order right after the root (wrk-1).
+                let worker = WorkerId(*lane as u64 + 2);
+                let n =
+                    outcome.delivered.iter().filter(|(w, _, at)| *w == worker && at >= from_ms && at < to_ms).count();
+                n == *count
+            }
+        };
+        if !ok {
+            failed.push(format!("expectation {e:?} does not hold"));
+        }
+    }
+    failed
+}
