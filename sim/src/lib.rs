@@ -11,6 +11,7 @@
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
 //! - `matrix.rs`: the crash matrix and swarm drivers, and failure reports.
 //! - `scenario.rs`: the scenario file language (`scenarios/*.scn`).
+//! - `shrink.rs`: reduces a failing configuration and writes it as a scenario file.
 //!
 //! Architecture Invariant: checkers live here, never in the engine; hosts talk only
 //! over the simulated network; one `u64` seed decides everything.
@@ -22,5 +23,6 @@ pub mod faults;
 mod ledger;
 pub mod matrix;
 pub mod scenario;
+pub mod shrink;
 mod wire;
 pub mod world;

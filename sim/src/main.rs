@@ -5,7 +5,7 @@
 
 use sim::faults::{Boundary, CrashAt};
 use sim::world::{self, Knobs};
-use sim::{matrix, scenario};
+use sim::{matrix, scenario, shrink};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -164,6 +164,11 @@ fn swarm(from: u64, seeds: u64, jobs: u64) -> ExitCode {
                         let report = matrix::report(&knobs, &[], &outcome);
                         let path = write_report(seed, &report);
                         println!("{report}\nreport written to {path}");
+                        let (small, plan, runs) =
+                            shrink::shrink(&knobs, &[], |k, p| !world::run(k, p).violations.is_empty());
+                        let file = format!("target/sim-reports/seed-{seed}.min.scn");
+                        let _ = std::fs::write(&file, shrink::to_scenario(&format!("seed {seed}, shrunk"), &small, &plan));
+                        println!("shrunk in {runs} runs to {file}: replay with `cargo run --release -p sim -- scenario {file}`");
                         if let Ok(mut f) = failed.lock() {
                             f.get_or_insert(seed);
                         }

@@ -76,7 +76,6 @@ impl Knobs {
     pub fn swarm(seed: u64) -> Knobs {
         let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_0F_5A1A);
         let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
-        let on = |p: u64| p; // each fault class is on or off per seed, with a drawn rate
         Knobs {
             seed,
             workers: pick(1, 4) as usize,
@@ -92,7 +91,8 @@ impl Knobs {
                 forget_complete: pick(0, 3) == 0,
                 block_waits: pick(0, 1) == 1,
             },
-            daemon_crash_pct: on(if pick(0, 1) == 1 { pick(1, 8) } else { 0 }),
+            // Each fault class is on or off per seed, with a drawn rate when on.
+            daemon_crash_pct: if pick(0, 1) == 1 { pick(1, 8) } else { 0 },
             executor_crash_pct: if pick(0, 1) == 1 { pick(1, 8) } else { 0 },
             hold_pct: if pick(0, 2) == 0 { pick(1, 5) } else { 0 },
             safety_ms: pick(30, 120) * 60_000,
