@@ -17,6 +17,13 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace --no-fail-fast
 
+# The MCP server against real clients nobody here wrote (setup is idempotent).
+tests/mcp/setup.sh
+echo "== MCP client tests (Python mcp SDK, streamable HTTP and stdio)"
+tests/mcp/run.sh
+echo "== MCP conformance scenarios"
+tests/mcp/conformance.sh
+
 # The simulator in release mode: the full crash matrix (every named boundary x
 # occurrence) and a bounded number of swarm seeds. Each prints its replay command on
 # failure and exits non-zero.
