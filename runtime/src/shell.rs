@@ -18,6 +18,10 @@ pub trait ExecutorSink {
     fn send(&mut self, command: ExecutorCommand);
 }
 
+/// A callback that sees the engine and the batches of every commit (the simulator's
+/// checkers).
+pub type CommitObserver = Box<dyn FnMut(&Engine, &[Batch])>;
+
 /// One request to the shell.
 #[derive(Debug)]
 pub enum Request {
@@ -123,7 +127,7 @@ pub struct Shell<S: Store, C: Clock, X: ExecutorSink> {
     next_call: u64,
     /// Sees the engine and every durable batch right after each commit (the simulator's
     /// checkers; `None` in the daemon).
-    observer: Option<Box<dyn FnMut(&Engine, &[Batch])>>,
+    observer: Option<CommitObserver>,
 }
 
 impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
@@ -160,7 +164,7 @@ impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
 
     /// Installs a callback that sees the engine and the batches of every commit, after
     /// they are durable and before their effects are released.
-    pub fn observe(&mut self, observer: Box<dyn FnMut(&Engine, &[Batch])>) {
+    pub fn observe(&mut self, observer: CommitObserver) {
         self.observer = Some(observer);
     }
 

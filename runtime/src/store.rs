@@ -11,13 +11,14 @@ use std::rc::Rc;
 ///
 /// Contract (checked by [`crate::contract`] for every implementation): `commit` applies
 /// all its batches or none, and returns only once they are durable; `load` returns the
-/// latest record of every key ever committed (events included); `events_after` pages the
-/// event log by cursor. After any error the store is poisoned and the daemon must exit
+/// latest record of every key ever committed, except that a store may return only the
+/// most recent events (the engine keeps only those in memory, and the shell serves older
+/// ones through `events_after`); `events_after` pages the whole event log by cursor. After any error the store is poisoned and the daemon must exit
 /// and recover by reopening.
 pub trait Store {
     /// The store's error.
     type Error: std::error::Error + Send + Sync + 'static;
-    /// Every stored record: the latest version per key.
+    /// Every stored record (the latest version per key; possibly only recent events).
     fn load(&mut self) -> Result<Vec<Record>, Self::Error>;
     /// Commits the batches atomically and durably.
     fn commit(&mut self, batches: &[Batch]) -> Result<(), Self::Error>;

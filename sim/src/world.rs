@@ -74,7 +74,7 @@ pub enum ActionKind {
 impl Knobs {
     /// Draws every knob from the seed.
     pub fn swarm(seed: u64) -> Knobs {
-        let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_0F_5A1A);
+        let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x005E_ED0F_5A1A);
         let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
         Knobs {
             seed,
@@ -323,19 +323,16 @@ async fn operator(workers: usize, auto: bool, mut script: Vec<Action>, ledger: S
 /// One operator call, retried until the daemon answers.
 async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::WorkerId>, String> {
     loop {
-        if let Ok(mut s) = turmoil::net::TcpStream::connect(("daemon", DAEMON_PORT)).await {
-            if write_frame(&mut s, &ToDaemon::Call { call: 0, op: op.clone() }).await.is_ok() {
-                if let Ok(Some(FromDaemon::Reply { result, .. })) = read_frame::<_, FromDaemon>(&mut s).await {
-                    if result.as_ref().err().is_none_or(|e| e != "UNAVAILABLE") {
+        if let Ok(mut s) = turmoil::net::TcpStream::connect(("daemon", DAEMON_PORT)).await
+            && write_frame(&mut s, &ToDaemon::Call { call: 0, op: op.clone() }).await.is_ok()
+                && let Ok(Some(FromDaemon::Reply { result, .. })) = read_frame::<_, FromDaemon>(&mut s).await
+                    && result.as_ref().err().is_none_or(|e| e != "UNAVAILABLE") {
                         if let (SimOp::OperatorSweep, Ok(Some(recoveries))) = (&op, &result) {
                             ledger.borrow_mut().operator_recoveries += recoveries.0 as usize;
                         }
                         ledger.borrow_mut().trace("operator", format!("{op:?} -> {result:?}"));
                         return result;
                     }
-                }
-            }
-        }
         tokio::time::sleep(Duration::from_secs(3)).await;
     }
 }
