@@ -325,14 +325,15 @@ async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::Wo
     loop {
         if let Ok(mut s) = turmoil::net::TcpStream::connect(("daemon", DAEMON_PORT)).await
             && write_frame(&mut s, &ToDaemon::Call { call: 0, op: op.clone() }).await.is_ok()
-                && let Ok(Some(FromDaemon::Reply { result, .. })) = read_frame::<_, FromDaemon>(&mut s).await
-                    && result.as_ref().err().is_none_or(|e| e != "UNAVAILABLE") {
-                        if let (SimOp::OperatorSweep, Ok(Some(recoveries))) = (&op, &result) {
-                            ledger.borrow_mut().operator_recoveries += recoveries.0 as usize;
-                        }
-                        ledger.borrow_mut().trace("operator", format!("{op:?} -> {result:?}"));
-                        return result;
-                    }
+            && let Ok(Some(FromDaemon::Reply { result, .. })) = read_frame::<_, FromDaemon>(&mut s).await
+            && result.as_ref().err().is_none_or(|e| e != "UNAVAILABLE")
+        {
+            if let (SimOp::OperatorSweep, Ok(Some(recoveries))) = (&op, &result) {
+                ledger.borrow_mut().operator_recoveries += recoveries.0 as usize;
+            }
+            ledger.borrow_mut().trace("operator", format!("{op:?} -> {result:?}"));
+            return result;
+        }
         tokio::time::sleep(Duration::from_secs(3)).await;
     }
 }
