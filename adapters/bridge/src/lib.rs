@@ -1,0 +1,24 @@
+//! The executor bridge: the daemon tells executors what to submit, executors tell the
+//! daemon what they observe (spec 000 §12, §18, §19, §22; `docs/protocol/executor.md`).
+//!
+//! # Layout
+//! - `protocol.rs`: the versioned JSON messages ([`ExecutorMessage`] from executors,
+//!   [`DaemonMessage`] to them) and their exact conversions to and from the engine's
+//!   executor types ([`engine::ExecutorInput`], [`engine::ExecutorCommand`]).
+//! - `codec.rs`: [`decode_executor`] / [`decode_daemon`] from `&str` with a size cap
+//!   into a typed [`Error`], and [`encode`]. `v` is checked before anything else.
+//! - `session.rs`: [`Session`], one connection's rules as a state machine without IO or
+//!   clocks (time is an argument): `hello` with the right token first, then every
+//!   message becomes an [`engine::ExecutorInput`]; a rate cap; `Disconnected` on close.
+//!
+//! Architecture Invariant: nothing here depends on axum, tokio or a socket, so the
+//! simulator can run the same codec and session over turmoil's TCP and the engine sees
+//! the same inputs in both worlds.
+
+mod codec;
+mod protocol;
+mod session;
+
+pub use codec::{Error, MESSAGE_BYTES_MAX, decode_daemon, decode_executor, encode};
+pub use protocol::*;
+pub use session::{Session, SessionConfig, Step};

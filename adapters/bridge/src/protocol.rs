@@ -1,0 +1,666 @@
+//! The messages of protocol version 1 and their exact conversions to and from the
+//! engine's executor types. Field names are camelCase; ids travel in their printed form
+//! (`wrk-7`, `exe-12`, `cmd-12`); times are milliseconds since the Unix epoch.
+
+use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
+use engine::model::{ConversationState, ErrorKind};
+use engine::{
+    BindingReport, CommandKind, CommandOutcome, ExecErrorCode, ExecutorCommand, ExecutorInput, JournalEntry,
+    JournalPhase, Observation, Timestamp,
+};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// The protocol version this crate speaks; every message carries it as `v`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A message from an executor to the daemon.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ExecutorMessage {
+    /// The first message of every connection: who the executor is and what it holds.
+    #[serde(rename = "hello")]
+    Hello(Hello),
+    /// A binding was verified (a new conversation's URL settled) or closed.
+    #[serde(rename = "binding")]
+    Binding(BindingWire),
+    /// A conversation's coarse state changed (coalesced by the executor).
+    #[serde(rename = "conversation.state")]
+    State(StateWire),
+    /// The result of a command.
+    #[serde(rename = "command.result")]
+    Result(ResultWire),
+    /// Keeps the connection (and the browser's background worker) alive.
+    #[serde(rename = "heartbeat")]
+    Heartbeat {},
+}
+
+impl ExecutorMessage {
+    /// The wire name (`type`).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ExecutorMessage::Hello(_) => "hello",
+            ExecutorMessage::Binding(_) => "binding",
+            ExecutorMessage::State(_) => "conversation.state",
+            ExecutorMessage::Result(_) => "command.result",
+            ExecutorMessage::Heartbeat {} => "heartbeat",
+        }
+    }
+
+    /// The engine input this message carries for `executor` (heartbeats carry none).
+    /// A `hello` names its own executor; `executor` is ignored for it.
+    pub fn into_input(self, executor: &ExecutorId) -> Option<ExecutorInput> {
+        match self {
+            ExecutorMessage::Hello(hello) => Some(hello.into_input()),
+            ExecutorMessage::Binding(b) => {
+                Some(ExecutorInput::Binding { executor: executor.clone(), report: BindingReport::from(b) })
+            }
+            ExecutorMessage::State(s) => Some(ExecutorInput::State {
+                executor: executor.clone(),
+                worker: s.worker_id,
+                observation: s.observation(),
+            }),
+            ExecutorMessage::Result(r) => Some(ExecutorInput::Result {
+                executor: executor.clone(),
+                command: r.command_id,
+                outcome: CommandOutcome::from(r.outcome),
+            }),
+            ExecutorMessage::Heartbeat {} => None,
+        }
+    }
+}
+
+/// A message from the daemon to an executor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum DaemonMessage {
+    /// The answer to an accepted `hello`.
+    #[serde(rename = "welcome")]
+    Welcome(Welcome),
+    /// Something to do.
+    #[serde(rename = "command")]
+    Command(CommandWire),
+    /// The executor sent something the daemon could not accept.
+    #[serde(rename = "protocol.error")]
+    ProtocolError(ProtocolError),
+}
+
+impl DaemonMessage {
+    /// The wire name (`type`).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            DaemonMessage::Welcome(_) => "welcome",
+            DaemonMessage::Command(_) => "command",
+            DaemonMessage::ProtocolError(_) => "protocol.error",
+        }
+    }
+}
+
+/// `hello`: the executor introduces itself and republishes its bindings and journal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hello {
+    /// The executor token (`DIR/executor-token`), separate from the MCP token.
+    pub token: String,
+    /// The executor's own stable name (1 to 128 printable ASCII characters).
+    pub executor_id: String,
+    /// The protocol version the executor speaks.
+    pub protocol: u32,
+    /// What it can do.
+    pub capabilities: Capabilities,
+    /// How many commands it works on at once (at most one per worker).
+    pub concurrency_max: u32,
+    /// The managed bindings it holds, with their observed state.
+    pub bindings: Vec<BindingWire>,
+    /// Its journal of recent commands.
+    pub journal: Vec<JournalWire>,
+}
+
+impl Hello {
+    /// The engine's `Hello` (the token, protocol and concurrency stay with the bridge).
+    pub fn into_input(self) -> ExecutorInput {
+        ExecutorInput::Hello {
+            executor: ExecutorId::new(&self.executor_id),
+            steering: self.capabilities.steering,
+            bindings: self.bindings.into_iter().map(BindingReport::from).collect(),
+            journal: self.journal.into_iter().map(JournalEntry::from).collect(),
+        }
+    }
+}
+
+/// What an executor can do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capabilities {
+    /// It can submit mid-turn steering while a turn is generating.
+    pub steering: bool,
+}
+
+/// A binding: the worker's managed tab and its conversation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BindingWire {
+    /// The worker the managed tab belongs to.
+    #[serde(with = "printed")]
+    pub worker_id: WorkerId,
+    /// The conversation URL.
+    pub conversation_url: String,
+    /// Still open (`false`: closed).
+    pub open: bool,
+    /// The current observed state, when the tab is open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<ObservationWire>,
+}
+
+impl From<BindingWire> for BindingReport {
+    fn from(b: BindingWire) -> BindingReport {
+        BindingReport {
+            worker: b.worker_id,
+            conversation: Arc::from(b.conversation_url),
+            open: b.open,
+            observation: b.observation.map(Observation::from),
+        }
+    }
+}
+
+impl From<&BindingReport> for BindingWire {
+    fn from(b: &BindingReport) -> BindingWire {
+        BindingWire {
+            worker_id: b.worker,
+            conversation_url: b.conversation.to_string(),
+            open: b.open,
+            observation: b.observation.as_ref().map(ObservationWire::from),
+        }
+    }
+}
+
+/// One coarse state observation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservationWire {
+    /// The coarse state.
+    pub state: StateName,
+    /// With `state: "error"`: the classified kind (`generic` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKindWire>,
+    /// Per-binding sequence, increasing with every observation of that binding.
+    pub seq: u64,
+    /// When idle: the tail of the last assistant turn's end-of-response block (untrusted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
+}
+
+impl From<ObservationWire> for Observation {
+    fn from(o: ObservationWire) -> Observation {
+        Observation { state: o.state.to_engine(o.error_kind), seq: o.seq, block: o.block }
+    }
+}
+
+impl From<&Observation> for ObservationWire {
+    fn from(o: &Observation) -> ObservationWire {
+        let (state, error_kind) = StateName::from_engine(o.state);
+        ObservationWire { state, error_kind, seq: o.seq, block: o.block.clone() }
+    }
+}
+
+/// `conversation.state`: a worker's conversation changed state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateWire {
+    /// Whose conversation.
+    #[serde(with = "printed")]
+    pub worker_id: WorkerId,
+    /// The coarse state.
+    pub state: StateName,
+    /// With `state: "error"`: the classified kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKindWire>,
+    /// Per-binding sequence.
+    pub seq: u64,
+    /// When idle: the end-of-response block's tail (untrusted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
+}
+
+impl StateWire {
+    /// The engine's observation.
+    pub fn observation(self) -> Observation {
+        Observation { state: self.state.to_engine(self.error_kind), seq: self.seq, block: self.block }
+    }
+
+    /// The message for `worker`'s observation.
+    pub fn new(worker: WorkerId, o: &Observation) -> StateWire {
+        let (state, error_kind) = StateName::from_engine(o.state);
+        StateWire { worker_id: worker, state, error_kind, seq: o.seq, block: o.block.clone() }
+    }
+}
+
+/// The coarse conversation states on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StateName {
+    /// Nothing known yet.
+    Unknown,
+    /// Loaded, composer usable, nothing generating.
+    Ready,
+    /// A turn is being generated.
+    Generating,
+    /// The last turn ended.
+    Idle,
+    /// An error card is showing (see `errorKind`).
+    Error,
+    /// The tab is gone.
+    Closed,
+}
+
+impl StateName {
+    /// The engine state; an error without a kind is `generic`, a kind on another state
+    /// is ignored.
+    pub fn to_engine(self, kind: Option<ErrorKindWire>) -> ConversationState {
+        match self {
+            StateName::Unknown => ConversationState::Unknown,
+            StateName::Ready => ConversationState::Ready,
+            StateName::Generating => ConversationState::Generating,
+            StateName::Idle => ConversationState::Idle,
+            StateName::Error => ConversationState::Error(kind.unwrap_or(ErrorKindWire::Generic).into()),
+            StateName::Closed => ConversationState::Closed,
+        }
+    }
+
+    /// The wire state and error kind of an engine state.
+    pub fn from_engine(state: ConversationState) -> (StateName, Option<ErrorKindWire>) {
+        match state {
+            ConversationState::Unknown => (StateName::Unknown, None),
+            ConversationState::Ready => (StateName::Ready, None),
+            ConversationState::Generating => (StateName::Generating, None),
+            ConversationState::Idle => (StateName::Idle, None),
+            ConversationState::Error(kind) => (StateName::Error, Some(kind.into())),
+            ConversationState::Closed => (StateName::Closed, None),
+        }
+    }
+}
+
+/// A classified page error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKindWire {
+    /// "Message delivery timed out".
+    DeliveryTimeout,
+    /// The conversation reached its maximum length.
+    ConversationFull,
+    /// Composer, send or stop controls not found.
+    HostUiChanged,
+    /// A usage limit.
+    UsageLimit,
+    /// Logged out or a challenge page.
+    LoginRequired,
+    /// Any other error card; also what an unknown kind decodes to.
+    #[serde(other)]
+    Generic,
+}
+
+impl From<ErrorKindWire> for ErrorKind {
+    fn from(k: ErrorKindWire) -> ErrorKind {
+        match k {
+            ErrorKindWire::DeliveryTimeout => ErrorKind::DeliveryTimeout,
+            ErrorKindWire::ConversationFull => ErrorKind::ConversationFull,
+            ErrorKindWire::HostUiChanged => ErrorKind::HostUiChanged,
+            ErrorKindWire::UsageLimit => ErrorKind::UsageLimit,
+            ErrorKindWire::LoginRequired => ErrorKind::LoginRequired,
+            ErrorKindWire::Generic => ErrorKind::Generic,
+        }
+    }
+}
+
+impl From<ErrorKind> for ErrorKindWire {
+    fn from(k: ErrorKind) -> ErrorKindWire {
+        match k {
+            ErrorKind::DeliveryTimeout => ErrorKindWire::DeliveryTimeout,
+            ErrorKind::ConversationFull => ErrorKindWire::ConversationFull,
+            ErrorKind::HostUiChanged => ErrorKindWire::HostUiChanged,
+            ErrorKind::UsageLimit => ErrorKindWire::UsageLimit,
+            ErrorKind::LoginRequired => ErrorKindWire::LoginRequired,
+            ErrorKind::Generic => ErrorKindWire::Generic,
+        }
+    }
+}
+
+/// One journal line republished in `hello`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalWire {
+    /// The command.
+    #[serde(with = "command_id")]
+    pub command_id: CommandId,
+    /// How far the executor got.
+    pub phase: PhaseWire,
+    /// The binding's state sequence at submission (0 before).
+    #[serde(default)]
+    pub state_seq: u64,
+    /// The URL a `conversation.create` produced, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_url: Option<String>,
+}
+
+impl From<JournalWire> for JournalEntry {
+    fn from(j: JournalWire) -> JournalEntry {
+        JournalEntry {
+            command: j.command_id,
+            phase: j.phase.into(),
+            state_seq: j.state_seq,
+            conversation: j.conversation_url.map(Arc::from),
+        }
+    }
+}
+
+impl From<&JournalEntry> for JournalWire {
+    fn from(j: &JournalEntry) -> JournalWire {
+        JournalWire {
+            command_id: j.command,
+            phase: j.phase.into(),
+            state_seq: j.state_seq,
+            conversation_url: j.conversation.as_ref().map(|c| c.to_string()),
+        }
+    }
+}
+
+/// Journal phases on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PhaseWire {
+    /// Received and queued; nothing typed yet.
+    Received,
+    /// Typing or clicking began; delivery unknown without proof.
+    SubmissionStarted,
+    /// The page accepted the prompt.
+    Submitted,
+    /// The command finished and its result was stored.
+    Completed,
+}
+
+impl From<PhaseWire> for JournalPhase {
+    fn from(p: PhaseWire) -> JournalPhase {
+        match p {
+            PhaseWire::Received => JournalPhase::Received,
+            PhaseWire::SubmissionStarted => JournalPhase::SubmissionStarted,
+            PhaseWire::Submitted => JournalPhase::Submitted,
+            PhaseWire::Completed => JournalPhase::Completed,
+        }
+    }
+}
+
+impl From<JournalPhase> for PhaseWire {
+    fn from(p: JournalPhase) -> PhaseWire {
+        match p {
+            JournalPhase::Received => PhaseWire::Received,
+            JournalPhase::SubmissionStarted => PhaseWire::SubmissionStarted,
+            JournalPhase::Submitted => PhaseWire::Submitted,
+            JournalPhase::Completed => PhaseWire::Completed,
+        }
+    }
+}
+
+/// `command.result`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultWire {
+    /// Which command.
+    #[serde(with = "command_id")]
+    pub command_id: CommandId,
+    /// What happened.
+    pub outcome: OutcomeWire,
+}
+
+/// A command's outcome, tagged by `status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum OutcomeWire {
+    /// Queued; nothing submitted yet.
+    #[serde(rename = "accepted")]
+    Accepted {},
+    /// Submitted and accepted by the page; a send is complete here.
+    #[serde(rename = "submitted", rename_all = "camelCase")]
+    Submitted {
+        /// The binding's state sequence at submission.
+        state_seq: u64,
+        /// For `conversation.create`: the new conversation's URL, once settled.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conversation_url: Option<String>,
+    },
+    /// Failed with a stable code (`AMBIGUOUS_SUBMISSION`, `HOST_UI_CHANGED`, ...).
+    #[serde(rename = "failed")]
+    Failed {
+        /// The stable code; unknown codes are kept and treated as ambiguous.
+        code: String,
+        /// Free-form detail for people.
+        detail: String,
+    },
+}
+
+impl From<OutcomeWire> for CommandOutcome {
+    fn from(o: OutcomeWire) -> CommandOutcome {
+        match o {
+            OutcomeWire::Accepted {} => CommandOutcome::Accepted,
+            OutcomeWire::Submitted { state_seq, conversation_url } => {
+                CommandOutcome::Submitted { state_seq, conversation: conversation_url.map(Arc::from) }
+            }
+            OutcomeWire::Failed { code, detail } => {
+                CommandOutcome::Failed { code: ExecErrorCode::parse(&code), detail }
+            }
+        }
+    }
+}
+
+impl From<&CommandOutcome> for OutcomeWire {
+    fn from(o: &CommandOutcome) -> OutcomeWire {
+        match o {
+            CommandOutcome::Accepted => OutcomeWire::Accepted {},
+            CommandOutcome::Submitted { state_seq, conversation } => OutcomeWire::Submitted {
+                state_seq: *state_seq,
+                conversation_url: conversation.as_ref().map(|c| c.to_string()),
+            },
+            CommandOutcome::Failed { code, detail } => {
+                OutcomeWire::Failed { code: code.as_str().to_string(), detail: detail.clone() }
+            }
+        }
+    }
+}
+
+/// `welcome`: the hello was accepted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Welcome {
+    /// The protocol version the daemon speaks on this connection.
+    pub protocol: u32,
+    /// The executor id the daemon registered.
+    pub executor_id: String,
+    /// Send a heartbeat (or anything) at least this often.
+    pub heartbeat_ms: u64,
+    /// The largest message the daemon accepts, in bytes.
+    pub message_bytes_max: u64,
+    /// Messages per second the daemon accepts (sustained).
+    pub messages_per_second_max: u32,
+}
+
+/// `command`: something for the executor to do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandWire {
+    /// Command id (`cmd-N`, one per attempt); re-sent unchanged after a reconnect.
+    #[serde(with = "command_id")]
+    pub command_id: CommandId,
+    /// What to do.
+    pub kind: KindWire,
+    /// Stable key derived from the attempt: never submit the same key twice.
+    pub idempotency_key: String,
+    /// The worker.
+    #[serde(with = "printed")]
+    pub worker_id: WorkerId,
+    /// The attempt the command delivers.
+    #[serde(with = "printed")]
+    pub attempt_id: AttemptId,
+    /// The target conversation (empty for `conversation.create`).
+    pub conversation_url: String,
+    /// The prompt text.
+    pub prompt: String,
+    /// The prompt generator's version, for audit.
+    pub prompt_version: String,
+    /// Do not start submitting after this time (ms since the Unix epoch).
+    pub deadline: u64,
+}
+
+impl From<&ExecutorCommand> for CommandWire {
+    fn from(c: &ExecutorCommand) -> CommandWire {
+        CommandWire {
+            command_id: c.id,
+            kind: c.kind.into(),
+            idempotency_key: c.idempotency_key.clone(),
+            worker_id: c.worker,
+            attempt_id: c.attempt,
+            conversation_url: c.conversation.to_string(),
+            prompt: c.prompt.clone(),
+            prompt_version: c.prompt_version.to_string(),
+            deadline: c.deadline.0,
+        }
+    }
+}
+
+impl CommandWire {
+    /// The engine's command, addressed to `executor`.
+    pub fn into_engine(self, executor: ExecutorId) -> ExecutorCommand {
+        ExecutorCommand {
+            executor,
+            id: self.command_id,
+            idempotency_key: self.idempotency_key,
+            worker: self.worker_id,
+            attempt: self.attempt_id,
+            kind: self.kind.into(),
+            conversation: Arc::from(self.conversation_url),
+            prompt: self.prompt,
+            prompt_version: Cow::Owned(self.prompt_version),
+            deadline: Timestamp(self.deadline),
+        }
+    }
+}
+
+/// Command kinds on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KindWire {
+    /// Open a fresh conversation and submit the first prompt.
+    #[serde(rename = "conversation.create")]
+    Create,
+    /// Submit once the conversation is idle.
+    #[serde(rename = "conversation.send")]
+    Send,
+    /// Submit while generating (mid-turn steering).
+    #[serde(rename = "conversation.steer")]
+    Steer,
+    /// Withdraw the command with this id unless its submission already began.
+    #[serde(rename = "command.cancel")]
+    Cancel,
+}
+
+impl From<CommandKind> for KindWire {
+    fn from(k: CommandKind) -> KindWire {
+        match k {
+            CommandKind::Create => KindWire::Create,
+            CommandKind::Send => KindWire::Send,
+            CommandKind::Steer => KindWire::Steer,
+            CommandKind::Cancel => KindWire::Cancel,
+        }
+    }
+}
+
+impl From<KindWire> for CommandKind {
+    fn from(k: KindWire) -> CommandKind {
+        match k {
+            KindWire::Create => CommandKind::Create,
+            KindWire::Send => CommandKind::Send,
+            KindWire::Steer => CommandKind::Steer,
+            KindWire::Cancel => CommandKind::Cancel,
+        }
+    }
+}
+
+/// `protocol.error`: what the daemon could not accept, with a stable code.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProtocolError {
+    /// The stable code.
+    pub code: ProtocolErrorCode,
+    /// Detail for people (and logs).
+    pub detail: String,
+}
+
+/// Stable `protocol.error` codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ProtocolErrorCode {
+    /// Not JSON, or JSON that does not fit any message. The connection stays open.
+    Malformed,
+    /// `v` (or `hello.protocol`) is missing or not a version the daemon speaks. Closes.
+    UnsupportedVersion,
+    /// Larger than `messageBytesMax`. Closes.
+    TooLarge,
+    /// More messages than the rate cap allows. The message is dropped; the connection stays.
+    RateLimited,
+    /// The first message was not a `hello`. Closes.
+    HelloRequired,
+    /// The token in `hello` is wrong. Closes.
+    Unauthorized,
+    /// The executor id is empty, too long or not printable ASCII. Closes.
+    InvalidExecutorId,
+    /// A second `hello` on the same connection. Dropped.
+    DuplicateHello,
+    /// Another connection took over this executor id. Closes.
+    Replaced,
+}
+
+impl ProtocolErrorCode {
+    /// Whether the daemon closes the connection after this error.
+    pub fn closes(self) -> bool {
+        !matches!(
+            self,
+            ProtocolErrorCode::Malformed | ProtocolErrorCode::RateLimited | ProtocolErrorCode::DuplicateHello
+        )
+    }
+}
+
+/// Serde for ids in their printed form (`wrk-7`, `exe-12`).
+mod printed {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    pub fn serialize<T: Display, S: Serializer>(id: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(id)
+    }
+
+    pub fn deserialize<'de, T: FromStr, D: Deserializer<'de>>(d: D) -> Result<T, D::Error>
+    where
+        T::Err: Display,
+    {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Serde for command ids (`cmd-N`, N the attempt number).
+mod command_id {
+    use engine::ids::{AttemptId, CommandId};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(id: &CommandId, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(id)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CommandId, D::Error> {
+        let text = String::deserialize(d)?;
+        let attempt = text
+            .strip_prefix("cmd-")
+            .and_then(|n| format!("exe-{n}").parse::<AttemptId>().ok())
+            .ok_or_else(|| serde::de::Error::custom("expected a command id of the form cmd-<number>"))?;
+        Ok(CommandId { attempt })
+    }
+}

@@ -1,0 +1,195 @@
+//! One connection's rules, without IO or clocks: the transport (axum in the daemon,
+//! turmoil TCP in the simulator) feeds it text frames with the time and performs the
+//! [`Step`] it returns.
+
+use crate::codec::{self, Error};
+use crate::protocol::{DaemonMessage, ExecutorMessage, PROTOCOL_VERSION, ProtocolError, ProtocolErrorCode, Welcome};
+use engine::ExecutorInput;
+use engine::ids::ExecutorId;
+
+/// Limits and secrets of a connection.
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    /// The executor token a `hello` must carry.
+    pub token: String,
+    /// The largest accepted frame, in bytes.
+    pub message_bytes_max: usize,
+    /// Sustained messages per second.
+    pub messages_per_second_max: u32,
+    /// Messages accepted in a burst above the sustained rate.
+    pub messages_burst_max: u32,
+    /// The heartbeat interval announced in `welcome`.
+    pub heartbeat_ms: u64,
+}
+
+impl SessionConfig {
+    /// Default limits with this token.
+    pub fn new(token: impl Into<String>) -> SessionConfig {
+        SessionConfig {
+            token: token.into(),
+            message_bytes_max: codec::MESSAGE_BYTES_MAX,
+            messages_per_second_max: 200,
+            messages_burst_max: 1_000,
+            heartbeat_ms: 20_000,
+        }
+    }
+}
+
+/// The longest executor id accepted, in bytes.
+pub const EXECUTOR_ID_BYTES_MAX: usize = 128;
+
+/// What the transport must do after one frame.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Engine inputs, in order.
+    pub inputs: Vec<ExecutorInput>,
+    /// Messages to send back, in order.
+    pub replies: Vec<DaemonMessage>,
+    /// Close the connection after sending the replies.
+    pub close: bool,
+    /// The executor this connection now speaks for (set by an accepted `hello`).
+    pub registered: Option<ExecutorId>,
+}
+
+/// One connection.
+#[derive(Debug)]
+pub struct Session {
+    config: SessionConfig,
+    /// Set once a `hello` was accepted.
+    executor: Option<ExecutorId>,
+    /// Closed sessions accept nothing more.
+    closed: bool,
+    /// Rate limiter: tokens left (in thousandths of a message) and when last refilled.
+    bucket_milli: u64,
+    bucket_at_ms: Option<u64>,
+}
+
+impl Session {
+    /// A fresh connection awaiting its `hello`.
+    pub fn new(config: SessionConfig) -> Session {
+        let bucket_milli = u64::from(config.messages_burst_max) * 1_000;
+        Session { config, executor: None, closed: false, bucket_milli, bucket_at_ms: None }
+    }
+
+    /// The executor, once its `hello` was accepted.
+    pub fn executor(&self) -> Option<&ExecutorId> {
+        self.executor.as_ref()
+    }
+
+    /// Whether the session has asked for the connection to close.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Handles one text frame that arrived at `now_ms`.
+    pub fn on_text(&mut self, text: &str, now_ms: u64) -> Step {
+        if self.closed {
+            return Step { close: true, ..Step::default() };
+        }
+        if !self.take_token(now_ms) {
+            return self.error(ProtocolErrorCode::RateLimited, "too many messages; this one was dropped".into());
+        }
+        let message = match codec::decode_executor(text, self.config.message_bytes_max) {
+            Ok(message) => message,
+            Err(e @ Error::Malformed(_)) if self.executor.is_none() => {
+                // Before a hello, anything undecodable ends the connection.
+                let mut step = self.error(ProtocolErrorCode::HelloRequired, e.to_string());
+                step.close = true;
+                self.closed = true;
+                return step;
+            }
+            Err(e) => return self.error(e.code(), e.to_string()),
+        };
+        match (&self.executor, message) {
+            (None, ExecutorMessage::Hello(hello)) => {
+                if !constant_time_eq(hello.token.as_bytes(), self.config.token.as_bytes()) {
+                    return self.error(ProtocolErrorCode::Unauthorized, "wrong executor token".into());
+                }
+                if hello.protocol != PROTOCOL_VERSION {
+                    return self.error(
+                        ProtocolErrorCode::UnsupportedVersion,
+                        format!("protocol {} requested; this daemon speaks {PROTOCOL_VERSION}", hello.protocol),
+                    );
+                }
+                if !valid_executor_id(&hello.executor_id) {
+                    return self.error(
+                        ProtocolErrorCode::InvalidExecutorId,
+                        format!("executorId must be 1 to {EXECUTOR_ID_BYTES_MAX} printable ASCII characters"),
+                    );
+                }
+                let executor = ExecutorId::new(&hello.executor_id);
+                let welcome = DaemonMessage::Welcome(Welcome {
+                    protocol: PROTOCOL_VERSION,
+                    executor_id: hello.executor_id.clone(),
+                    heartbeat_ms: self.config.heartbeat_ms,
+                    message_bytes_max: self.config.message_bytes_max as u64,
+                    messages_per_second_max: self.config.messages_per_second_max,
+                });
+                self.executor = Some(executor.clone());
+                Step {
+                    inputs: vec![hello.into_input()],
+                    replies: vec![welcome],
+                    close: false,
+                    registered: Some(executor),
+                }
+            }
+            (None, other) => self.error(
+                ProtocolErrorCode::HelloRequired,
+                format!("the first message must be a hello, not {}", other.type_name()),
+            ),
+            (Some(_), ExecutorMessage::Hello(_)) => {
+                self.error(ProtocolErrorCode::DuplicateHello, "this connection already said hello".into())
+            }
+            (Some(executor), message) => {
+                let inputs = message.into_input(executor).into_iter().collect();
+                Step { inputs, ..Step::default() }
+            }
+        }
+    }
+
+    /// The connection ended (by either side): the engine input, when a `hello` was
+    /// accepted. `still_current` is false when another connection has since taken over
+    /// this executor id; its `hello` stands and no `Disconnected` may undo it.
+    pub fn on_close(&mut self, still_current: bool) -> Option<ExecutorInput> {
+        self.closed = true;
+        let executor = self.executor.take()?;
+        still_current.then_some(ExecutorInput::Disconnected { executor })
+    }
+
+    /// A `protocol.error` reply; closes when the code says so.
+    fn error(&mut self, code: ProtocolErrorCode, detail: String) -> Step {
+        let close = code.closes();
+        if close {
+            self.closed = true;
+        }
+        Step { replies: vec![DaemonMessage::ProtocolError(ProtocolError { code, detail })], close, ..Step::default() }
+    }
+
+    /// Token-bucket rate limiting with time as an argument.
+    fn take_token(&mut self, now_ms: u64) -> bool {
+        let capacity = u64::from(self.config.messages_burst_max) * 1_000;
+        if let Some(at) = self.bucket_at_ms {
+            let refill = now_ms.saturating_sub(at).saturating_mul(u64::from(self.config.messages_per_second_max));
+            self.bucket_milli = self.bucket_milli.saturating_add(refill).min(capacity);
+        }
+        self.bucket_at_ms = Some(now_ms.max(self.bucket_at_ms.unwrap_or(0)));
+        if self.bucket_milli >= 1_000 {
+            self.bucket_milli -= 1_000;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+fn valid_executor_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= EXECUTOR_ID_BYTES_MAX && id.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Compares secrets without an early exit on the first differing byte.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,226 @@
+//! The session rules and the engine conversions, without IO.
+
+use bridge::*;
+use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
+use engine::model::{ConversationState, ErrorKind};
+use engine::{
+    BindingReport, CommandKind, CommandOutcome, ExecErrorCode, ExecutorCommand, ExecutorInput, JournalEntry,
+    JournalPhase, Observation, Timestamp,
+};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+fn hello(token: &str) -> String {
+    format!(
+        r#"{{"v":1,"type":"hello","token":"{token}","executorId":"chrome-1","protocol":1,"capabilities":{{"steering":true}},"concurrencyMax":4,"bindings":[],"journal":[{{"commandId":"cmd-3","phase":"submission-started"}}]}}"#
+    )
+}
+
+fn error_code(step: &Step) -> Option<ProtocolErrorCode> {
+    match step.replies.first() {
+        Some(DaemonMessage::ProtocolError(e)) => Some(e.code),
+        _ => None,
+    }
+}
+
+#[test]
+fn hello_with_the_right_token_registers_and_becomes_the_engines_hello() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    let step = s.on_text(&hello("secret"), 0);
+    assert_eq!(step.registered, Some(ExecutorId::new("chrome-1")));
+    assert!(!step.close);
+    assert!(matches!(step.replies[..], [DaemonMessage::Welcome(_)]));
+    let ExecutorInput::Hello { executor, steering, bindings, journal } = &step.inputs[0] else {
+        panic!("expected a hello input, got {:?}", step.inputs);
+    };
+    assert_eq!(executor, &ExecutorId::new("chrome-1"));
+    assert!(steering);
+    assert!(bindings.is_empty());
+    assert_eq!(journal[0].phase, JournalPhase::SubmissionStarted);
+    assert_eq!(journal[0].command, CommandId { attempt: AttemptId(3) });
+    let heartbeat = s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 1);
+    assert!(heartbeat.inputs.is_empty() && heartbeat.replies.is_empty() && !heartbeat.close);
+    assert_eq!(s.on_close(true), Some(ExecutorInput::Disconnected { executor: ExecutorId::new("chrome-1") }));
+}
+
+#[test]
+fn a_wrong_token_closes_without_an_input() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    let step = s.on_text(&hello("guess"), 0);
+    assert_eq!(error_code(&step), Some(ProtocolErrorCode::Unauthorized));
+    assert!(step.close && step.inputs.is_empty());
+    assert_eq!(s.on_close(true), None);
+}
+
+#[test]
+fn the_first_message_must_be_hello() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    let step = s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 0);
+    assert_eq!(error_code(&step), Some(ProtocolErrorCode::HelloRequired));
+    assert!(step.close);
+    let mut s = Session::new(SessionConfig::new("secret"));
+    let step = s.on_text("garbage", 0);
+    assert_eq!(error_code(&step), Some(ProtocolErrorCode::HelloRequired));
+    assert!(step.close);
+}
+
+#[test]
+fn garbage_after_hello_is_reported_and_the_connection_stays() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    s.on_text(&hello("secret"), 0);
+    for junk in ["garbage", "{}", r#"{"v":1,"type":"nope"}"#, r#"{"v":1,"type":"conversation.state","workerId":"x"}"#] {
+        let step = s.on_text(junk, 1);
+        assert_eq!(error_code(&step), Some(ProtocolErrorCode::Malformed), "{junk}");
+        assert!(!step.close && step.inputs.is_empty());
+    }
+    let step = s.on_text(&hello("secret"), 2);
+    assert_eq!(error_code(&step), Some(ProtocolErrorCode::DuplicateHello));
+    let step = s.on_text(r#"{"v":2,"type":"heartbeat"}"#, 3);
+    assert_eq!(error_code(&step), Some(ProtocolErrorCode::UnsupportedVersion));
+    assert!(step.close);
+}
+
+#[test]
+fn an_oversize_frame_closes() {
+    let mut config = SessionConfig::new("secret");
+    config.message_bytes_max = 64;
+    let mut s = Session::new(config);
+    let step = s.on_text(&"x".repeat(65), 0);
+    assert_eq!(error_code(&step), Some(ProtocolErrorCode::TooLarge));
+    assert!(step.close);
+}
+
+#[test]
+fn the_rate_cap_drops_messages_over_the_burst_and_refills_with_time() {
+    let mut config = SessionConfig::new("secret");
+    config.messages_burst_max = 3;
+    config.messages_per_second_max = 1;
+    let mut s = Session::new(config);
+    s.on_text(&hello("secret"), 0);
+    s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 0);
+    s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 0);
+    let step = s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 0);
+    assert_eq!(error_code(&step), Some(ProtocolErrorCode::RateLimited));
+    assert!(!step.close);
+    let step = s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 1_000);
+    assert_eq!(error_code(&step), None);
+}
+
+#[test]
+fn a_replaced_connection_reports_no_disconnect() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    s.on_text(&hello("secret"), 0);
+    assert_eq!(s.on_close(false), None);
+}
+
+#[test]
+fn states_results_and_bindings_become_engine_inputs() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    s.on_text(&hello("secret"), 0);
+    let x = ExecutorId::new("chrome-1");
+    let step = s.on_text(
+        r#"{"v":1,"type":"conversation.state","workerId":"wrk-2","state":"error","errorKind":"delivery_timeout","seq":9}"#,
+        1,
+    );
+    assert_eq!(
+        step.inputs,
+        vec![ExecutorInput::State {
+            executor: x.clone(),
+            worker: WorkerId(2),
+            observation: Observation {
+                state: ConversationState::Error(ErrorKind::DeliveryTimeout),
+                seq: 9,
+                block: None
+            },
+        }]
+    );
+    let step = s.on_text(
+        r#"{"v":1,"type":"command.result","commandId":"cmd-4","outcome":{"status":"failed","code":"SOMETHING_NEW","detail":"d"}}"#,
+        2,
+    );
+    assert_eq!(
+        step.inputs,
+        vec![ExecutorInput::Result {
+            executor: x.clone(),
+            command: CommandId { attempt: AttemptId(4) },
+            outcome: CommandOutcome::Failed {
+                code: ExecErrorCode::Other(Arc::from("SOMETHING_NEW")),
+                detail: "d".into()
+            },
+        }]
+    );
+    let step =
+        s.on_text(r#"{"v":1,"type":"binding","workerId":"wrk-2","conversationUrl":"https://c/1","open":false}"#, 3);
+    assert_eq!(
+        step.inputs,
+        vec![ExecutorInput::Binding {
+            executor: x,
+            report: BindingReport {
+                worker: WorkerId(2),
+                conversation: Arc::from("https://c/1"),
+                open: false,
+                observation: None
+            },
+        }]
+    );
+}
+
+#[test]
+fn engine_types_round_trip_through_the_wire_types() {
+    let command = ExecutorCommand {
+        executor: ExecutorId::new("chrome-1"),
+        id: CommandId { attempt: AttemptId(7) },
+        idempotency_key: "wrk-1/exe-7".into(),
+        worker: WorkerId(1),
+        attempt: AttemptId(7),
+        kind: CommandKind::Steer,
+        conversation: Arc::from("https://c/1"),
+        prompt: "keep going".into(),
+        prompt_version: Cow::Borrowed("v3"),
+        deadline: Timestamp(1_700_000_000_000),
+    };
+    let text = encode(&DaemonMessage::Command(CommandWire::from(&command)));
+    let DaemonMessage::Command(wire) = decode_daemon(&text, MESSAGE_BYTES_MAX).unwrap() else { panic!("{text}") };
+    assert_eq!(wire.into_engine(command.executor.clone()), command);
+
+    let states = [
+        ConversationState::Unknown,
+        ConversationState::Ready,
+        ConversationState::Generating,
+        ConversationState::Idle,
+        ConversationState::Closed,
+        ConversationState::Error(ErrorKind::DeliveryTimeout),
+        ConversationState::Error(ErrorKind::ConversationFull),
+        ConversationState::Error(ErrorKind::HostUiChanged),
+        ConversationState::Error(ErrorKind::UsageLimit),
+        ConversationState::Error(ErrorKind::LoginRequired),
+        ConversationState::Error(ErrorKind::Generic),
+    ];
+    for state in states {
+        let o = Observation { state, seq: 3, block: Some("b".into()) };
+        assert_eq!(Observation::from(ObservationWire::from(&o)), o);
+        assert_eq!(StateWire::new(WorkerId(1), &o).observation(), o);
+    }
+    for phase in
+        [JournalPhase::Received, JournalPhase::SubmissionStarted, JournalPhase::Submitted, JournalPhase::Completed]
+    {
+        let j = JournalEntry { command: CommandId { attempt: AttemptId(2) }, phase, state_seq: 4, conversation: None };
+        assert_eq!(JournalEntry::from(JournalWire::from(&j)), j);
+    }
+    let outcomes = [
+        CommandOutcome::Accepted,
+        CommandOutcome::Submitted { state_seq: 5, conversation: Some(Arc::from("https://c/2")) },
+        CommandOutcome::Failed { code: ExecErrorCode::AmbiguousSubmission, detail: "restart".into() },
+        CommandOutcome::Failed { code: ExecErrorCode::Cancelled, detail: String::new() },
+    ];
+    for o in outcomes {
+        assert_eq!(CommandOutcome::from(OutcomeWire::from(&o)), o);
+    }
+    let b = BindingReport {
+        worker: WorkerId(1),
+        conversation: Arc::from("https://c/1"),
+        open: true,
+        observation: Some(Observation { state: ConversationState::Idle, seq: 1, block: None }),
+    };
+    assert_eq!(BindingReport::from(BindingWire::from(&b)), b);
+}
