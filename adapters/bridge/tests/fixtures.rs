@@ -1,0 +1,115 @@
+//! The golden fixtures in `docs/protocol/fixtures/` (loaded by the extension's tests too):
+//! each decodes and re-encodes byte for byte, every message type has one, and the
+//! document names every type and error code.
+
+use bridge::*;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+fn protocol_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/protocol")
+}
+
+/// `(file name, text without the trailing newline)` of every fixture.
+fn fixtures() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(protocol_dir().join("fixtures")).expect("docs/protocol/fixtures exists") {
+        let path = entry.expect("readable directory").path();
+        let name = path.file_name().expect("a file name").to_string_lossy().into_owned();
+        assert!(name.ends_with(".json"), "only .json files belong in fixtures/: {name}");
+        let text = std::fs::read_to_string(&path).expect("readable fixture");
+        let text = text.strip_suffix('\n').unwrap_or_else(|| panic!("{name} must end with one newline")).to_string();
+        out.push((name, text));
+    }
+    out.sort();
+    out
+}
+
+/// Every `type` a message enum accepts, read from serde's own "expected one of" list so
+/// that a new variant cannot escape this test.
+fn declared_types(decode: impl Fn(&str) -> Result<(), Error>) -> BTreeSet<String> {
+    let Err(Error::Malformed(message)) = decode(r#"{"v":1,"type":"\u0000"}"#) else {
+        panic!("an unknown type must be malformed");
+    };
+    let list = message.split("expected one of").nth(1).unwrap_or_else(|| panic!("serde lists the variants: {message}"));
+    list.split('`').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+#[test]
+fn every_fixture_decodes_and_re_encodes_byte_stable() {
+    let fixtures = fixtures();
+    assert!(!fixtures.is_empty());
+    for (name, text) in &fixtures {
+        let again = if name.starts_with("executor.") {
+            let message = decode_executor(text, MESSAGE_BYTES_MAX).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                name.starts_with(&format!("executor.{}.", message.type_name())),
+                "{name} holds a {}",
+                message.type_name()
+            );
+            encode(&message)
+        } else if name.starts_with("daemon.") {
+            let message = decode_daemon(text, MESSAGE_BYTES_MAX).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                name.starts_with(&format!("daemon.{}.", message.type_name())),
+                "{name} holds a {}",
+                message.type_name()
+            );
+            encode(&message)
+        } else {
+            panic!("{name}: fixture names start with executor. or daemon.");
+        };
+        assert_eq!(&again, text, "{name} does not re-encode byte for byte");
+    }
+}
+
+#[test]
+fn every_message_type_has_a_fixture_and_a_section_in_the_document() {
+    let names: Vec<String> = fixtures().into_iter().map(|(name, _)| name).collect();
+    let doc = std::fs::read_to_string(protocol_dir().join("executor.md")).expect("docs/protocol/executor.md exists");
+    let executor = declared_types(|t| decode_executor(t, MESSAGE_BYTES_MAX).map(|_| ()));
+    let daemon = declared_types(|t| decode_daemon(t, MESSAGE_BYTES_MAX).map(|_| ()));
+    assert!(executor.contains("hello") && daemon.contains("command"), "{executor:?} {daemon:?}");
+    for (side, types) in [("executor", &executor), ("daemon", &daemon)] {
+        for t in types {
+            let prefix = format!("{side}.{t}.");
+            assert!(names.iter().any(|n| n.starts_with(&prefix)), "no fixture {prefix}json for message type {t}");
+            assert!(doc.contains(&format!("### `{t}`")), "executor.md has no section ### `{t}`");
+        }
+    }
+}
+
+#[test]
+fn the_document_lists_every_error_code() {
+    let doc = std::fs::read_to_string(protocol_dir().join("executor.md")).expect("docs/protocol/executor.md exists");
+    let codes = [
+        ProtocolErrorCode::Malformed,
+        ProtocolErrorCode::UnsupportedVersion,
+        ProtocolErrorCode::TooLarge,
+        ProtocolErrorCode::RateLimited,
+        ProtocolErrorCode::HelloRequired,
+        ProtocolErrorCode::Unauthorized,
+        ProtocolErrorCode::InvalidExecutorId,
+        ProtocolErrorCode::DuplicateHello,
+        ProtocolErrorCode::Replaced,
+    ];
+    for code in codes {
+        let wire = serde_json::to_string(&code).expect("codes serialize");
+        let wire = wire.trim_matches('"');
+        assert!(doc.contains(&format!("`{wire}`")), "executor.md does not list {wire}");
+    }
+    for code in [
+        "AMBIGUOUS_SUBMISSION",
+        "HOST_UI_CHANGED",
+        "MESSAGE_DELIVERY_TIMEOUT",
+        "DEADLINE_EXCEEDED",
+        "STEERING_UNAVAILABLE",
+        "COMPOSER_BUSY",
+        "CONVERSATION_CLOSED",
+        "CONVERSATION_FULL",
+        "CANCELLED",
+    ] {
+        assert_eq!(engine::ExecErrorCode::parse(code).as_str(), code);
+        assert!(doc.contains(&format!("`{code}`")), "executor.md does not list {code}");
+    }
+}
