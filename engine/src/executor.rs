@@ -502,17 +502,7 @@ impl Engine {
             }
             ExecErrorCode::DeadlineExceeded | ExecErrorCode::ComposerBusy => {
                 self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                let w = self.state.workers.get_mut(&id).expect("worker exists");
-                w.delivery_failures += 1;
-                if w.delivery_failures >= self.config.delivery_failures_max {
-                    let detail =
-                        "Several deliveries in a row did not reach the conversation. Check the tab, then resume.";
-                    self.restore_intent(attempt, None, false);
-                    self.set_pause(id, PauseReason::DeliveryFailing, Some(detail));
-                } else {
-                    let retry_at = self.now.plus_ms(self.config.delivery_retry_backoff_ms);
-                    self.restore_intent(attempt, Some(retry_at), false);
-                }
+                self.retry_after_non_delivery(id, attempt);
             }
             ExecErrorCode::Cancelled => {
                 self.volatile.cancel_requested.remove(&attempt);
@@ -532,7 +522,9 @@ impl Engine {
                 );
                 self.forget_pending_binding(id);
                 self.lose_binding(id, ConversationState::Closed);
-                self.restore_intent(attempt, None, false);
+                // Even an explicit recovery backs off: an executor that cannot open a
+                // conversation must not be asked again in a tight loop.
+                self.retry_after_non_delivery(id, attempt);
             }
             ExecErrorCode::AmbiguousSubmission | ExecErrorCode::Other(_) => {
                 self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::Ambiguous, Some(&code_text));
@@ -543,6 +535,21 @@ impl Engine {
             }
         }
         self.evaluate(id);
+    }
+
+    /// A definite non-delivery: the wake comes back after a backoff, and after several
+    /// in a row the worker is paused for a person to look.
+    fn retry_after_non_delivery(&mut self, id: WorkerId, attempt: AttemptId) {
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        w.delivery_failures += 1;
+        if w.delivery_failures >= self.config.delivery_failures_max {
+            let detail = "Several deliveries in a row did not reach the conversation. Check the tab, then resume.";
+            self.restore_intent(attempt, None, false);
+            self.set_pause(id, PauseReason::DeliveryFailing, Some(detail));
+        } else {
+            let retry_at = self.now.plus_ms(self.config.delivery_retry_backoff_ms);
+            self.restore_intent(attempt, Some(retry_at), false);
+        }
     }
 
     /// A connected executor never answered by the deadline: fail closed.

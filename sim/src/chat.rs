@@ -34,6 +34,14 @@ pub struct AgentKnobs {
     pub forget_complete: bool,
     /// Human waits are expressed only by `status: blocked`, never by the call.
     pub block_waits: bool,
+    /// Percent of lane turns that wait for lane 0 to complete (a dependency).
+    pub dependency_pct: u64,
+    /// Percent of progress reports that also message `/root`.
+    pub message_pct: u64,
+    /// Percent of turn ends where the tab closes or the conversation fills up.
+    pub lost_pct: u64,
+    /// Percent of turn ends where the page's controls change for a few minutes.
+    pub host_ui_pct: u64,
 }
 
 /// What the page shows: the coarse state and, after a turn, the block it ended with.
@@ -170,6 +178,25 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         (cv.turn, length_ms, report, finish, human, timeout)
     };
     let forgot = c.borrow().forgot_complete && !finish && c.borrow().turns_done + 1 >= c.borrow().turns_needed;
+    let is_root = worker == WorkerId(1);
+    let (depend, message, fault) = {
+        let mut cv = c.borrow_mut();
+        let depend = !is_root && worker != WorkerId(2) && !finish && cv.rng.next_u64() % 100 < knobs.dependency_pct;
+        let message = cv.rng.next_u64() % 100 < knobs.message_pct;
+        let roll = cv.rng.next_u64() % 100;
+        let fault = if roll < knobs.lost_pct {
+            Some(if roll.is_multiple_of(2) {
+                ConversationState::Closed
+            } else {
+                ConversationState::Error(ErrorKind::ConversationFull)
+            })
+        } else if roll < knobs.lost_pct + knobs.host_ui_pct {
+            Some(ConversationState::Error(ErrorKind::HostUiChanged))
+        } else {
+            None
+        };
+        (depend, message, fault)
+    };
     tokio::task::spawn_local(async move {
         let half = Duration::from_millis(length_ms / 2);
         tokio::time::sleep(half).await;
@@ -178,12 +205,22 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
             if agent_call(&name, SimOp::Progress { worker, summary: summary.clone() }, &ledger).await.is_ok() {
                 ledger.borrow_mut().acked.push((worker, summary));
             }
+            if message && !is_root {
+                let body = format!("{worker} turn {turn}: checkpoint");
+                let _ = agent_call(&name, SimOp::MessageRoot { worker, body }, &ledger).await;
+            }
+        }
+        if depend {
+            let _ = agent_call(&name, SimOp::AwaitWorker { worker, on: WorkerId(2) }, &ledger).await;
         }
         if human && !knobs.block_waits {
             let question = format!("{worker}-turn{turn}-question");
             let _ = agent_call(&name, SimOp::AwaitHuman { worker, question }, &ledger).await;
         }
         tokio::time::sleep(half).await;
+        // The coordinator tries to close the run every turn; it is refused while lanes
+        // are unfinished, and keeps coordinating.
+        let finish = finish || is_root;
         if finish {
             let summary = format!("{worker}-done");
             match agent_call(&name, SimOp::Complete { worker, summary: summary.clone() }, &ledger).await {
@@ -205,13 +242,27 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         if finish && ledger.borrow().finished_agents.contains(&worker) {
             cv.finished = true;
         }
-        let end = if timeout {
-            ledger.borrow_mut().delivery_timeouts += 1;
-            ConversationState::Error(ErrorKind::DeliveryTimeout)
-        } else {
-            ConversationState::Idle
+        let done = ledger.borrow().finished_agents.contains(&worker);
+        let end = match fault {
+            Some(state) if !done => state,
+            _ if timeout => {
+                ledger.borrow_mut().delivery_timeouts += 1;
+                ConversationState::Error(ErrorKind::DeliveryTimeout)
+            }
+            _ => ConversationState::Idle,
         };
-        let status = if finish || forgot {
+        if end == ConversationState::Error(ErrorKind::HostUiChanged) {
+            // The page's controls come back after a few minutes.
+            let c2 = c.clone();
+            tokio::task::spawn_local(async move {
+                tokio::time::sleep(Duration::from_secs(180)).await;
+                let cv = c2.borrow();
+                if cv.turn == turn && cv.current() == ConversationState::Error(ErrorKind::HostUiChanged) {
+                    cv.show(ConversationState::Idle, None);
+                }
+            });
+        }
+        let status = if done || forgot {
             "complete"
         } else if human {
             "blocked"

@@ -149,6 +149,14 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
         }
         SimOp::Resolve { worker, answer } => Operation::WorkerResolveHuman { worker, answer },
         SimOp::MessageRoot { worker, body } => Operation::MessageSend { from: Some(worker), to: WorkerId(1), body },
+        SimOp::AwaitWorker { worker, on } => Operation::WorkerAwaitDependency {
+            worker,
+            condition: engine::model::DependencyCondition::WorkerCompleted(on),
+            reason: format!("needs {on}"),
+        },
+        SimOp::StartRoot => {
+            Operation::WorkerContinueNow { worker: WorkerId(1), override_wait: false, clear_pause: false }
+        }
         SimOp::Pause { worker, after_turn } => Operation::WorkerPause { worker, after_current_turn: after_turn },
         SimOp::Resume { worker } => Operation::WorkerResume { worker },
         SimOp::ContinueNow { worker } => {
@@ -164,6 +172,7 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
     match handle.call(operation).await {
         Ok(Ok(Reply::Worker(view))) => Ok(Some(view.worker.id)),
         Ok(Ok(Reply::Run(view))) => Ok(Some(view.run.root)),
+        Ok(Ok(Reply::ContinueNow { worker, .. })) => Ok(Some(worker.worker.id)),
         Ok(Ok(_)) => Ok(None),
         Ok(Err(rejection)) => Err(rejection.code.as_str().to_string()),
         Err(_) => Err("UNAVAILABLE".into()),
@@ -187,20 +196,20 @@ async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
                 PauseReason::AmbiguousSubmission | PauseReason::DeliveryFailing | PauseReason::HostUiChanged
             )
         });
-        if needs_look {
-            let live = v
-                .worker
-                .binding
-                .as_ref()
-                .is_some_and(|b| b.status != BindingStatus::Lost && !b.conversation.is_empty());
-            // With a conversation: resume. Without one (an ambiguous create): recover into
-            // a fresh conversation, which is an explicit operator action.
-            let op = if live {
-                Operation::WorkerResume { worker: id }
-            } else {
-                recoveries += 1;
-                Operation::WorkerContinueNow { worker: id, override_wait: false, clear_pause: true }
-            };
+        let binding = v.worker.binding.as_ref();
+        let live = binding.is_some_and(|b| b.status != BindingStatus::Lost && !b.conversation.is_empty());
+        let lost = binding.is_none_or(|b| b.status == BindingStatus::Lost);
+        // With a conversation: resume. Without one (an ambiguous create, a closed tab, a
+        // full conversation): recover into a fresh conversation, an explicit operator act.
+        let op = if needs_look && live {
+            Some(Operation::WorkerResume { worker: id })
+        } else if (needs_look || lost) && !live && v.worker.in_flight.is_none() {
+            recoveries += 1;
+            Some(Operation::WorkerContinueNow { worker: id, override_wait: false, clear_pause: true })
+        } else {
+            None
+        };
+        if let Some(op) = op {
             let _ = handle.call(op).await;
         }
     }

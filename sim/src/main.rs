@@ -94,6 +94,11 @@ fn run_scenarios(files: &[String]) -> ExitCode {
         };
         let start = Instant::now();
         let outcome = world::run(&scenario.knobs, &scenario.plan);
+        if std::env::var_os("SIM_FULL_TRACE").is_some() {
+            for line in &outcome.trace {
+                println!("{line}");
+            }
+        }
         let mut problems = outcome.violations.clone();
         problems.extend(scenario::verify(&scenario, &outcome));
         if problems.is_empty() {

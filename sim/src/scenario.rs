@@ -74,7 +74,11 @@ fn duration_ms(text: &str) -> Option<u64> {
     }
 }
 
+/// `laneN`, or `root` (as `usize::MAX`).
 fn lane(text: &str) -> Option<usize> {
+    if text == "root" {
+        return Some(usize::MAX);
+    }
     text.strip_prefix("lane")?.parse().ok()
 }
 
@@ -124,6 +128,11 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "block-waits" => knobs.agents.block_waits = flag(1)?,
             "steering" => knobs.steering = flag(1)?,
             "auto" => knobs.auto = flag(1)?,
+            "root" => knobs.root = flag(1)?,
+            "dependencies" => knobs.agents.dependency_pct = num(1)?.min(100),
+            "messages" => knobs.agents.message_pct = num(1)?.min(100),
+            "lost-conversations" => knobs.agents.lost_pct = num(1)?.min(100),
+            "host-ui-changes" => knobs.agents.host_ui_pct = num(1)?.min(100),
             "daemon-crash" => knobs.daemon_crash_pct = num(1)?.min(100),
             "executor-crash" => knobs.executor_crash_pct = num(1)?.min(100),
             "hold" => knobs.hold_pct = num(1)?.min(100),
@@ -136,7 +145,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             }
             "at" => {
                 let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
-                let lane = w.get(3).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
+                let lane = w.get(3).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN or root"))?;
                 let what = match w.get(2).copied() {
                     Some("pause") => ActionKind::Pause { after_turn: w.get(4) == Some(&"after-turn") },
                     Some("resume") => ActionKind::Resume,
@@ -167,7 +176,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             _ => return Err(err("unknown directive")),
         }
     }
-    if knobs.script.iter().any(|a| a.lane >= knobs.workers) {
+    if knobs.script.iter().any(|a| a.lane >= knobs.workers && a.lane != usize::MAX) {
         return Err(ParseError { line: 0, message: "an action names a lane beyond `workers`".into() });
     }
     Ok(Scenario { title: title.unwrap_or_else(|| name.to_string()), knobs, plan, expectations })

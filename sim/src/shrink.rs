@@ -99,6 +99,11 @@ pub fn to_scenario(title: &str, k: &Knobs, plan: &[CrashAt]) -> String {
     let _ = writeln!(s, "block-waits {}", on(k.agents.block_waits));
     let _ = writeln!(s, "steering {}", on(k.steering));
     let _ = writeln!(s, "auto {}", on(k.auto));
+    let _ = writeln!(s, "root {}", on(k.root));
+    let _ = writeln!(s, "dependencies {}", k.agents.dependency_pct);
+    let _ = writeln!(s, "messages {}", k.agents.message_pct);
+    let _ = writeln!(s, "lost-conversations {}", k.agents.lost_pct);
+    let _ = writeln!(s, "host-ui-changes {}", k.agents.host_ui_pct);
     let _ = writeln!(s, "daemon-crash {}", k.daemon_crash_pct);
     let _ = writeln!(s, "executor-crash {}", k.executor_crash_pct);
     let _ = writeln!(s, "hold {}", k.hold_pct);

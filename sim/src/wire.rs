@@ -25,6 +25,8 @@ pub enum SimOp {
     CreateRun { auto: bool },
     /// Spawn `/root/<name>` and start it.
     Spawn { name: String },
+    /// Start the run's `/root` in a fresh conversation (`worker_continue_now` on it).
+    StartRoot,
     /// `worker_progress`.
     Progress { worker: WorkerId, summary: String },
     /// `worker_complete`.
@@ -35,6 +37,8 @@ pub enum SimOp {
     Resolve { worker: WorkerId, answer: String },
     /// `message_send` to the run's root.
     MessageRoot { worker: WorkerId, body: String },
+    /// `worker_await_dependency` on another worker's completion.
+    AwaitWorker { worker: WorkerId, on: WorkerId },
     /// `worker_pause` (now, or after the current turn).
     Pause { worker: WorkerId, after_turn: bool },
     /// `worker_resume`.

@@ -43,6 +43,8 @@ pub struct Knobs {
     pub tick_ms: u64,
     /// Auto Resume on for the run.
     pub auto: bool,
+    /// `/root` gets a conversation and a coordinating agent (otherwise it stays unbound).
+    pub root: bool,
     /// Timed operator actions (scenario files).
     pub script: Vec<Action>,
 }
@@ -90,7 +92,12 @@ impl Knobs {
                 blocks: pick(0, 1) == 1,
                 forget_complete: pick(0, 3) == 0,
                 block_waits: pick(0, 1) == 1,
+                dependency_pct: if pick(0, 2) == 0 { pick(5, 30) } else { 0 },
+                message_pct: pick(0, 50),
+                lost_pct: if pick(0, 3) == 0 { pick(1, 5) } else { 0 },
+                host_ui_pct: if pick(0, 3) == 0 { pick(1, 5) } else { 0 },
             },
+            root: pick(0, 1) == 1,
             // Each fault class is on or off per seed, with a drawn rate when on.
             daemon_crash_pct: if pick(0, 1) == 1 { pick(1, 8) } else { 0 },
             executor_crash_pct: if pick(0, 1) == 1 { pick(1, 8) } else { 0 },
@@ -119,7 +126,12 @@ impl Knobs {
                 blocks: false,
                 forget_complete: false,
                 block_waits: false,
+                dependency_pct: 0,
+                message_pct: 0,
+                lost_pct: 0,
+                host_ui_pct: 0,
             },
+            root: false,
             daemon_crash_pct: 0,
             executor_crash_pct: 0,
             hold_pct: 0,
@@ -188,7 +200,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     let engine_config = EngineConfig { seed: knobs.seed, ..EngineConfig::default() };
     let d = DaemonState { disk: disk.clone(), ledger: ledger.clone(), config: engine_config.clone() };
     sim.host("daemon", move || daemon::run(d.clone()));
-    let chats: Vec<String> = (0..knobs.workers + 3).map(|i| format!("chat-{i}")).collect();
+    let chats: Vec<String> = (0..2 * knobs.workers + 4).map(|i| format!("chat-{i}")).collect();
     for (i, name) in chats.iter().enumerate() {
         let (n, seed, agents, l) =
             (name.clone(), knobs.seed.wrapping_mul(31).wrapping_add(i as u64), knobs.agents.clone(), ledger.clone());
@@ -201,9 +213,9 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         ledger: ledger.clone(),
     };
     sim.host("browser", move || browser::run(b.clone()));
-    let (workers, auto, script) = (knobs.workers, knobs.auto, knobs.script.clone());
+    let (workers, auto, root, script) = (knobs.workers, knobs.auto, knobs.root, knobs.script.clone());
     let operator_ledger = ledger.clone();
-    sim.client("operator", async move { operator(workers, auto, script, operator_ledger).await });
+    sim.client("operator", async move { operator(workers, auto, root, script, operator_ledger).await });
 
     let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
     let mut restart: Vec<(Target, u64)> = Vec::new();
@@ -259,7 +271,8 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         });
         let done = {
             let l = ledger.borrow();
-            !faults_on && restart.is_empty() && l.finished_agents.len() >= workers && now > knobs.safety_ms + 60_000
+            let agents = workers + usize::from(knobs.root);
+            !faults_on && restart.is_empty() && l.finished_agents.len() >= agents && now > knobs.safety_ms + 60_000
         };
         if done || now >= knobs.horizon_ms {
             outcome.sim_ms = now;
@@ -267,7 +280,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         }
     }
     outcome.steps = steps;
-    check(&mut outcome, &ledger, &disk, &engine_config);
+    check(&mut outcome, &ledger, &disk, &engine_config, knobs.root);
     outcome
 }
 
@@ -283,8 +296,19 @@ fn crash(sim: &mut turmoil::Sim<'_>, target: Target, disk: &Rc<RefCell<Disk>>, l
 /// The simulated operator: creates the run and its lanes, then sweeps every ten
 /// minutes: answers human waits and resumes workers paused as ambiguous (after
 /// "looking at the conversation"). It never asks for a manual continue.
-async fn operator(workers: usize, auto: bool, mut script: Vec<Action>, ledger: SharedLedger) -> turmoil::Result {
+async fn operator(
+    workers: usize,
+    auto: bool,
+    root: bool,
+    mut script: Vec<Action>,
+    ledger: SharedLedger,
+) -> turmoil::Result {
     let _ = call(SimOp::CreateRun { auto }, &ledger).await; // answers are in the trace
+    if root {
+        // Starting the coordinator in its own conversation is the operator's one explicit act.
+        ledger.borrow_mut().operator_recoveries += 1;
+        let _ = call(SimOp::StartRoot, &ledger).await;
+    }
     let mut lanes = Vec::new();
     for i in 0..workers {
         if let Ok(Some(id)) = call(SimOp::Spawn { name: format!("lane{i}") }, &ledger).await {
@@ -301,7 +325,14 @@ async fn operator(workers: usize, auto: bool, mut script: Vec<Action>, ledger: S
         tokio::time::sleep(Duration::from_millis(wake.saturating_sub(now).max(1))).await;
         let now = ledger.borrow().now_ms;
         while let Some(action) = script.next_if(|a| a.at_ms <= now) {
-            let Some(&worker) = lanes.get(action.lane) else { continue };
+            // `usize::MAX` names `/root`, the run's first worker.
+            let worker = match action.lane {
+                usize::MAX => engine::ids::WorkerId(1),
+                lane => match lanes.get(lane) {
+                    Some(&id) => id,
+                    None => continue,
+                },
+            };
             let op = match action.what {
                 ActionKind::Pause { after_turn } => SimOp::Pause { worker, after_turn },
                 ActionKind::Resume => SimOp::Resume { worker },
@@ -331,7 +362,10 @@ async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::Wo
             if let (SimOp::OperatorSweep, Ok(Some(recoveries))) = (&op, &result) {
                 ledger.borrow_mut().operator_recoveries += recoveries.0 as usize;
             }
-            ledger.borrow_mut().trace("operator", format!("{op:?} -> {result:?}"));
+            let idle_sweep = matches!((&op, &result), (SimOp::OperatorSweep, Ok(Some(n))) if n.0 == 0);
+            if !idle_sweep {
+                ledger.borrow_mut().trace("operator", format!("{op:?} -> {result:?}"));
+            }
             return result;
         }
         tokio::time::sleep(Duration::from_secs(3)).await;
@@ -339,7 +373,13 @@ async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::Wo
 }
 
 /// The final checks: everything the oracle proves about a run.
-fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>, config: &EngineConfig) {
+fn check(
+    outcome: &mut Outcome,
+    ledger: &SharedLedger,
+    disk: &Rc<RefCell<Disk>>,
+    config: &EngineConfig,
+    knobs_root: bool,
+) {
     let mut l = ledger.borrow_mut();
     let mut store = MemStore::open(disk.clone());
     let records = store.load().unwrap_or_default();
@@ -372,8 +412,32 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             if cursors.iter().enumerate().any(|(i, c)| *c != i as u64 + 1) {
                 l.violation("event cursors have a gap");
             }
+            // Exactly once: no delivered prompt is one the engine believes was never sent.
+            let delivered = l.delivered.clone();
+            for (_, key, _) in &delivered {
+                let id = key.rsplit("exe-").next().and_then(|n| n.parse::<u64>().ok());
+                let attempt = id.and_then(|n| engine.attempt(engine::ids::AttemptId(n)));
+                let undelivered = attempt.is_some_and(|a| {
+                    matches!(
+                        a.outcome,
+                        Some(engine::model::AttemptOutcome::Withdrawn | engine::model::AttemptOutcome::NotDelivered)
+                    )
+                });
+                if attempt.is_none() || undelivered {
+                    let what = format!("delivered {key} but the engine holds it as {:?}", attempt.map(|a| a.outcome));
+                    l.violations.push(what);
+                }
+            }
             // Liveness: every lane whose agent finished is completed, with zero manual continues.
-            let lanes: Vec<_> = engine.workers().filter(|w| w.spec.name != "/root").collect();
+            // The coordinator can only complete after every lane: a stalled lane (a designed
+            // human checkpoint) keeps it open legitimately.
+            let lane_stalled = engine.workers().any(|w| {
+                w.spec.name != "/root"
+                    && w.pause.as_ref().is_some_and(|p| p.reason == engine::model::PauseReason::Stall)
+            });
+            let with_root = knobs_root && !lane_stalled;
+            let lanes: Vec<_> = engine.workers().filter(|w| with_root || w.spec.name != "/root").collect();
+            outcome.workers = lanes.len();
             outcome.completed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Completed).count();
             for w in &lanes {
                 if l.finished_agents.contains(&w.id) && w.lifecycle != Lifecycle::Completed {
@@ -473,8 +537,8 @@ pub fn describe(k: &Knobs) -> String {
     let _ = write!(
         s,
         "seed={} workers={} steering={} turns={}..{} progress={}% long_turns={}% delivery_timeouts={}% human={}% \
-         blocks={} forget_complete={} block_waits={} daemon_crash={}%/min executor_crash={}%/min hold={}%/min \
-         safety={}min tick={}ms",
+         blocks={} forget_complete={} block_waits={} dependency={}% message={}% lost={}% host_ui={}% root={} \
+         daemon_crash={}%/min executor_crash={}%/min hold={}%/min safety={}min tick={}ms",
         k.seed,
         k.workers,
         k.steering,
@@ -487,6 +551,11 @@ pub fn describe(k: &Knobs) -> String {
         k.agents.blocks,
         k.agents.forget_complete,
         k.agents.block_waits,
+        k.agents.dependency_pct,
+        k.agents.message_pct,
+        k.agents.lost_pct,
+        k.agents.host_ui_pct,
+        k.root,
         k.daemon_crash_pct,
         k.executor_crash_pct,
         k.hold_pct,
