@@ -266,3 +266,34 @@ fn attaching_a_conversation_leased_by_another_worker_is_refused() {
          reject CONVERSATION_IN_USE",
     );
 }
+
+#[test]
+fn an_executor_that_cannot_open_a_conversation_is_not_asked_in_a_loop() {
+    check(
+        &format!(
+            "{RUNNING}
+             closed a
+             a.continue_now
+             fail a CONVERSATION_CLOSED
+             advance 29s
+             advance 1s
+             fail a CONVERSATION_CLOSED
+             advance 30s
+             fail a CONVERSATION_CLOSED
+             advance 30s
+             fail a CONVERSATION_CLOSED
+             advance 30s
+             fail a CONVERSATION_CLOSED
+             advance 1h
+             show a"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         e1 create a#2 recovery recovery/v1
+         continue_now recovering
+         e1 create a#3 recovery recovery/v1
+         e1 create a#4 recovery recovery/v1
+         e1 create a#5 recovery recovery/v1
+         e1 create a#6 recovery recovery/v1
+         a: paused #6 recovery cancelled intent[operator:continue_now,redelivery] paused:delivery_failing",
+    );
+}
