@@ -10,13 +10,20 @@
 //! - `session.rs`: [`Session`], one connection's rules as a state machine without IO or
 //!   clocks (time is an argument): `hello` with the right token first, then every
 //!   message becomes an [`engine::ExecutorInput`]; a rate cap; `Disconnected` on close.
+//! - `server.rs` (axum, tokio): the `/executor` endpoint ([`server::Bridge`]), the
+//!   [`server::Registry`] of live connections, [`server::BridgeSink`] (the engine's
+//!   executor sink in the daemon) and the executor token (`DIR/executor-token`).
+//! - `client.rs` (tokio-tungstenite): [`client::TestExecutor`], a scriptable executor
+//!   for integration tests.
 //!
-//! Architecture Invariant: nothing here depends on axum, tokio or a socket, so the
+//! Architecture Invariant: `protocol`, `codec` and `session` depend on no axum, tokio or socket, so the
 //! simulator can run the same codec and session over turmoil's TCP and the engine sees
 //! the same inputs in both worlds.
 
+pub mod client;
 mod codec;
 mod protocol;
+pub mod server;
 mod session;
 
 pub use codec::{Error, MESSAGE_BYTES_MAX, decode_daemon, decode_executor, encode};

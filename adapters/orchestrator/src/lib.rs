@@ -4,9 +4,11 @@
 //! - `engine_thread.rs`: [`EngineThread`] runs the runtime shell on the fjall store on a
 //!   dedicated OS thread (current-thread tokio runtime + `LocalSet`, since the shell
 //!   future is `!Send`); everything else talks to it through the cloneable, `Send`
-//!   [`runtime::Handle`]. [`NoExecutors`] is the executor sink until the bridge lands.
-//! - `serve.rs`: `orchestrator serve`: MCP over streamable HTTP at `/mcp` (axum + rmcp),
-//!   graceful shutdown on SIGINT/SIGTERM; `orchestrator mcp-stdio`.
+//!   [`runtime::Handle`]. [`NoExecutors`] is the sink of `mcp-stdio` (no executors there).
+//! - `serve.rs`: `orchestrator serve`: MCP over streamable HTTP at `/mcp` (axum + rmcp)
+//!   and the executor bridge at `/executor` ([`serve::serve_with_executors`], the
+//!   `bridge` crate's `BridgeSink` as the engine's sink), graceful shutdown on
+//!   SIGINT/SIGTERM; `orchestrator mcp-stdio`.
 //! - `guard.rs`: the HTTP guard in front of `/mcp`: Host and Origin validation
 //!   (DNS-rebinding protection), the bearer token (constant-time compare), the body cap.
 //! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token`

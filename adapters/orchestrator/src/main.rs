@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use orchestrator::paths::{URL_FILE_NAME, default_data_dir};
-use orchestrator::serve::{LISTEN_DEFAULT, ServeOptions};
+use orchestrator::serve::{ExecutorOptions, LISTEN_DEFAULT, ServeOptions};
 use orchestrator::{NoExecutors, token};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -37,6 +37,16 @@ enum Command {
         /// Accept this host name in Host and Origin headers besides loopback (repeatable), e.g. for a tunnel.
         #[arg(long = "allow-host", value_name = "HOST")]
         allow_hosts: Vec<String>,
+        /// Token browser executors must send in their hello at ws://ADDR:PORT/executor (separate from
+        /// the MCP token). Default: DIR/executor-token, generated on first start and printed once.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_EXECUTOR_TOKEN", hide_env_values = true)]
+        executor_token: Option<String>,
+        /// Accept executor connections from peers that are not on loopback.
+        #[arg(long)]
+        executor_allow_remote: bool,
+        /// Accept this Origin prefix at /executor besides chrome-extension:// and moz-extension:// (repeatable).
+        #[arg(long = "executor-allow-origin", value_name = "PREFIX")]
+        executor_allow_origins: Vec<String>,
     },
     /// Serve the same MCP tools over stdin/stdout, for clients that start the server themselves.
     /// Uses the data directory exclusively: do not run it next to `serve` on the same directory.
@@ -72,7 +82,16 @@ fn init_logs(level: &str) -> anyhow::Result<()> {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { data_dir, listen, mcp_token, log_level, allow_hosts } => {
+        Command::Serve {
+            data_dir,
+            listen,
+            mcp_token,
+            log_level,
+            allow_hosts,
+            executor_token,
+            executor_allow_remote,
+            executor_allow_origins,
+        } => {
             init_logs(&log_level)?;
             let options = ServeOptions {
                 data_dir: data_dir.unwrap_or_else(default_data_dir),
@@ -81,9 +100,14 @@ fn main() -> anyhow::Result<()> {
                 allow_hosts,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            runtime.block_on(orchestrator::serve::serve(
+            let executors = ExecutorOptions {
+                token: executor_token,
+                allow_remote: executor_allow_remote,
+                allow_origins: executor_allow_origins,
+            };
+            runtime.block_on(orchestrator::serve::serve_with_executors(
                 options,
-                NoExecutors,
+                executors,
                 orchestrator::serve::signals(),
                 |listening, _| announce(listening),
             ))
@@ -128,6 +152,17 @@ fn announce(listening: &orchestrator::serve::Listening) {
         ));
     } else if let Some(file) = &listening.token_file {
         print_out(&format!("orchestrator: MCP bearer token in {}\n", file.display()));
+    }
+    if let Some(token) = &listening.generated_executor_token {
+        let file = listening.executor_token_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        print_out(&format!(
+            "orchestrator: generated the executor token for the browser extension's settings (stored in {file}; shown only this once):\n{token}\n"
+        ));
+    } else if let Some(file) = &listening.executor_token_file {
+        print_out(&format!("orchestrator: executor token in {}\n", file.display()));
+    }
+    if let Some(url) = &listening.executor_url {
+        print_out(&format!("orchestrator: executor endpoint {url}\n"));
     }
     // Last, so that a script waiting for this line has seen everything before it.
     print_out(&format!("orchestrator: MCP endpoint {}\n", listening.url));

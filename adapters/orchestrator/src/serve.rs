@@ -39,6 +39,24 @@ pub struct ServeOptions {
     pub allow_hosts: Vec<String>,
 }
 
+/// The executor bridge's options (`/executor`, docs/protocol/executor.md).
+#[derive(Clone, Debug, Default)]
+pub struct ExecutorOptions {
+    /// A token given by flag or environment, overriding `DIR/executor-token`.
+    pub token: Option<String>,
+    /// Accept executor connections from peers that are not on loopback.
+    pub allow_remote: bool,
+    /// Origin prefixes accepted besides `chrome-extension://` and `moz-extension://`.
+    pub allow_origins: Vec<String>,
+}
+
+/// The bridge as `serve` mounts it.
+struct ExecutorMount {
+    config: bridge::server::BridgeConfig,
+    registry: bridge::server::Registry,
+    source: bridge::server::TokenSource,
+}
+
 /// What `serve` reports once it listens (tests and the binary print from it).
 #[derive(Clone, Debug)]
 pub struct Listening {
@@ -50,6 +68,12 @@ pub struct Listening {
     pub generated_token: Option<String>,
     /// Where the token lives, when it came from the file.
     pub token_file: Option<PathBuf>,
+    /// The executor endpoint URL, when the bridge is mounted.
+    pub executor_url: Option<String>,
+    /// The executor token, when it was generated now (to print once).
+    pub generated_executor_token: Option<String>,
+    /// Where the executor token lives, when it came from the file.
+    pub executor_token_file: Option<PathBuf>,
 }
 
 /// Runs the daemon until `shutdown` completes (SIGINT/SIGTERM in the binary) or the
@@ -58,6 +82,35 @@ pub struct Listening {
 pub async fn serve<X: ExecutorSink + Send + 'static>(
     options: ServeOptions,
     sink: X,
+    shutdown: impl std::future::Future<Output = ()>,
+    on_listening: impl FnOnce(&Listening, &runtime::Handle),
+) -> anyhow::Result<()> {
+    serve_inner(options, sink, None, shutdown, on_listening).await
+}
+
+/// Runs the daemon as [`serve`] does, with the executor bridge: browser executors
+/// connect at `/executor` and the engine's commands reach them.
+pub async fn serve_with_executors(
+    options: ServeOptions,
+    executors: ExecutorOptions,
+    shutdown: impl std::future::Future<Output = ()>,
+    on_listening: impl FnOnce(&Listening, &runtime::Handle),
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&options.data_dir)
+        .with_context(|| format!("cannot create data directory {}", options.data_dir.display()))?;
+    let (token, source) = bridge::server::resolve_token(executors.token.as_deref(), &options.data_dir)?;
+    let mut config = bridge::server::BridgeConfig::new(token);
+    config.allow_remote = executors.allow_remote;
+    config.origin_prefixes.extend(executors.allow_origins);
+    let registry = bridge::server::Registry::default();
+    let sink = bridge::server::BridgeSink::new(registry.clone());
+    serve_inner(options, sink, Some(ExecutorMount { config, registry, source }), shutdown, on_listening).await
+}
+
+async fn serve_inner<X: ExecutorSink + Send + 'static>(
+    options: ServeOptions,
+    sink: X,
+    executors: Option<ExecutorMount>,
     shutdown: impl std::future::Future<Output = ()>,
     on_listening: impl FnOnce(&Listening, &runtime::Handle),
 ) -> anyhow::Result<()> {
@@ -93,9 +146,24 @@ pub async fn serve<X: ExecutorSink + Send + 'static>(
         Arc::new(LocalSessionManager::default()),
         http_config,
     );
-    let app = axum::Router::new()
+    let mut app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(guard, guard::guard));
+    // The executor endpoint has its own guard (peer, Origin, token in the hello), so it
+    // is merged after the MCP guard's layer.
+    let mut executor_listening = (None, None, None);
+    if let Some(mount) = executors {
+        executor_listening = (
+            Some(format!("ws://{addr}/executor")),
+            matches!(mount.source, bridge::server::TokenSource::Generated(_))
+                .then(|| mount.config.session.token.clone()),
+            match &mount.source {
+                bridge::server::TokenSource::File(p) | bridge::server::TokenSource::Generated(p) => Some(p.clone()),
+                bridge::server::TokenSource::Given => None,
+            },
+        );
+        app = app.merge(bridge::server::Bridge::new(mount.config, mount.registry, engine.handle.clone()).router());
+    }
 
     let listening = Listening {
         addr,
@@ -105,6 +173,9 @@ pub async fn serve<X: ExecutorSink + Send + 'static>(
             TokenSource::File(p) | TokenSource::Generated(p) => Some(p.clone()),
             TokenSource::Given => None,
         },
+        executor_url: executor_listening.0,
+        generated_executor_token: executor_listening.1,
+        executor_token_file: executor_listening.2,
     };
     on_listening(&listening, &engine.handle);
     tracing::info!(%url, data_dir = %options.data_dir.display(), "serving MCP");
@@ -117,6 +188,8 @@ pub async fn serve<X: ExecutorSink + Send + 'static>(
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
     });
+    // With the peer's address, for the executor endpoint's loopback check.
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     let server =
         tokio::spawn(axum::serve(listener, app).with_graceful_shutdown(accept.clone().cancelled_owned()).into_future());
     let engine_failure = tokio::select! {

@@ -1,0 +1,257 @@
+//! The real daemon (`serve_with_executors`, in process, on loopback) with the test
+//! executor: the guards, the protocol errors, auto resume and reconnection.
+
+use bridge::client::{ClientError, TestExecutor, hello};
+use bridge::{BindingWire, ExecutorMessage, ObservationWire};
+use bridge::{DaemonMessage, JournalWire, OutcomeWire, PhaseWire, ProtocolErrorCode, StateName};
+use engine::ids::WorkerId;
+use engine::op::Operation;
+use engine::policy::{Mode, PolicyPatch};
+use engine::{Rejection, Reply};
+use orchestrator::serve::{ExecutorOptions, ServeOptions, serve_with_executors};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+const EXECUTOR_TOKEN: &str = "executor-token-for-tests-0123456789";
+const MCP_TOKEN: &str = "mcp-token-for-tests-0123456789";
+const GRACE_MS: u64 = 300;
+
+struct Daemon {
+    url: String,
+    handle: runtime::Handle,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Daemon {
+    async fn start() -> Daemon {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = ServeOptions {
+            data_dir: dir.path().join("data"),
+            listen: "127.0.0.1:0".parse().expect("addr"),
+            token: Some(MCP_TOKEN.into()),
+            allow_hosts: vec![],
+        };
+        let executors = ExecutorOptions { token: Some(EXECUTOR_TOKEN.into()), ..ExecutorOptions::default() };
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (ready, listening) = oneshot::channel();
+        let serving = serve_with_executors(
+            options,
+            executors,
+            async move {
+                let _ = stopped.await;
+            },
+            move |l, h| {
+                let _ = ready.send((l.executor_url.clone().expect("the bridge is mounted"), h.clone()));
+            },
+        );
+        let task = tokio::spawn(async move { serving.await.map_err(|e| e.to_string().into()) });
+        let (url, handle) = listening.await.expect("the daemon listens");
+        Daemon { url, handle, stop: Some(stop), task, _dir: dir }
+    }
+
+    async fn call(&self, op: Operation) -> Result<Reply, Rejection> {
+        self.handle.call(op).await.expect("the engine runs")
+    }
+
+    /// A run in auto mode with a short idle grace; its root attached to `url`.
+    async fn auto_root(&self, url: &str) -> WorkerId {
+        let patch = PolicyPatch { mode: Some(Mode::Auto), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
+        let op = Operation::RunCreate {
+            task_name: "bridge test".into(),
+            root_conversation_name: "root".into(),
+            context: "test the executor bridge".into(),
+            default_policy: Some(patch),
+        };
+        let Ok(Reply::Run(view)) = self.call(op).await else { panic!("run_create") };
+        let root = view.run.root;
+        self.call(Operation::WorkerAttach { worker: root, conversation: url.into() }).await.expect("attach");
+        root
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.task.await.expect("the daemon task").expect("the daemon stops cleanly");
+    }
+}
+
+const CONVERSATION: &str = "https://chatgpt.com/c/bridge-test";
+
+fn binding(worker: WorkerId, state: StateName, seq: u64) -> BindingWire {
+    BindingWire {
+        worker_id: worker,
+        conversation_url: CONVERSATION.into(),
+        open: true,
+        observation: Some(ObservationWire { state, error_kind: None, seq, block: None }),
+    }
+}
+
+fn protocol_error(m: &DaemonMessage) -> Option<ProtocolErrorCode> {
+    match m {
+        DaemonMessage::ProtocolError(e) => Some(e.code),
+        _ => None,
+    }
+}
+
+/// Nothing arrives for `ms` (the connection stays open).
+async fn quiet(x: &mut TestExecutor, ms: u64) {
+    match x.recv_within(Duration::from_millis(ms)).await {
+        Err(ClientError::Timeout(_)) => {}
+        other => panic!("expected silence, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_token_gets_unauthorized_and_is_closed() {
+    let d = Daemon::start().await;
+    let mut x = TestExecutor::connect(&d.url, Some("chrome-extension://abc")).await.expect("connect");
+    x.send(&ExecutorMessage::Hello(hello("wrong-token-0123456789", "chrome-1"))).await.expect("send");
+    let seen = x.until_closed(Duration::from_secs(5)).await.expect("closed");
+    assert_eq!(seen.iter().map(protocol_error).collect::<Vec<_>>(), vec![Some(ProtocolErrorCode::Unauthorized)]);
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_web_page_origin_is_refused_and_extension_origins_are_accepted() {
+    let d = Daemon::start().await;
+    match TestExecutor::connect(&d.url, Some("https://evil.example")).await {
+        Err(ClientError::Ws(tokio_tungstenite::tungstenite::Error::Http(r))) => assert_eq!(r.status().as_u16(), 403),
+        other => panic!("expected 403, got {other:?}"),
+    }
+    for origin in ["chrome-extension://abc", "moz-extension://def"] {
+        let mut x = TestExecutor::connect(&d.url, Some(origin)).await.expect("extension origins connect");
+        x.send(&ExecutorMessage::Hello(hello(EXECUTOR_TOKEN, "x-1"))).await.expect("send");
+        assert!(matches!(x.recv().await.expect("welcome"), DaemonMessage::Welcome(_)));
+        x.close().await;
+    }
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_frames_get_malformed_and_change_nothing() {
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    for junk in ["garbage", "{}", "[1,2]", r#"{"v":1,"type":"nope"}"#, r#"{"v":1,"type":"conversation.state"}"#] {
+        x.send_raw(junk).await.expect("send");
+        let m = x.recv().await.expect("an answer");
+        assert_eq!(protocol_error(&m), Some(ProtocolErrorCode::Malformed), "{junk}: {m:?}");
+    }
+    x.send_binary(vec![0, 159, 146, 150]).await.expect("send");
+    assert_eq!(protocol_error(&x.recv().await.expect("an answer")), Some(ProtocolErrorCode::Malformed));
+    // Still connected, and the engine still answers.
+    x.send(&ExecutorMessage::Heartbeat {}).await.expect("heartbeat");
+    quiet(&mut x, 200).await;
+    assert!(matches!(d.call(Operation::RunList { include_terminal: true }).await, Ok(Reply::Runs(_))));
+    // Garbage before a hello closes.
+    let mut y = TestExecutor::connect(&d.url, None).await.expect("connect");
+    y.send_raw("garbage").await.expect("send");
+    let seen = y.until_closed(Duration::from_secs(5)).await.expect("closed");
+    assert_eq!(seen.iter().map(protocol_error).collect::<Vec<_>>(), vec![Some(ProtocolErrorCode::HelloRequired)]);
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversize_frame_gets_too_large_and_is_closed() {
+    let d = Daemon::start().await;
+    let (mut x, welcome) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let big = format!(r#"{{"v":1,"type":"heartbeat","pad":"{}"}}"#, "x".repeat(welcome.message_bytes_max as usize));
+    x.send_raw(big).await.expect("send");
+    let seen = x.until_closed(Duration::from_secs(5)).await.expect("closed");
+    assert_eq!(seen.iter().map(protocol_error).collect::<Vec<_>>(), vec![Some(ProtocolErrorCode::TooLarge)]);
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_then_exactly_one_auto_resume_after_the_grace() {
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let root = d.auto_root(CONVERSATION).await;
+    let idle_at = Instant::now();
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
+    let waited = idle_at.elapsed();
+    assert!(waited >= Duration::from_millis(GRACE_MS), "resumed after {waited:?}, before the grace");
+    assert_eq!(c.worker_id, root);
+    assert_eq!(c.kind, bridge::KindWire::Send);
+    assert_eq!(c.conversation_url, CONVERSATION);
+    x.result(c.command_id, OutcomeWire::Accepted {}).await.expect("accepted");
+    x.result(c.command_id, OutcomeWire::Submitted { state_seq: 1, conversation_url: None }).await.expect("submitted");
+    x.state(root, StateName::Generating, 2).await.expect("generating");
+    quiet(&mut x, GRACE_MS * 4).await;
+    d.stop().await;
+}
+
+/// Gets the root's resume command, drops the connection, reconnects with `journal` and
+/// returns the executor and the original command.
+async fn reconnect_with(d: &Daemon, phase: Option<PhaseWire>) -> (TestExecutor, bridge::CommandWire, WorkerId) {
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let root = d.auto_root(CONVERSATION).await;
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
+    x.close().await;
+    let mut again = hello(EXECUTOR_TOKEN, "chrome-1");
+    // Once the page accepted the prompt it shows the turn generating; before that it is
+    // still idle.
+    let delivered = matches!(phase, Some(PhaseWire::Submitted | PhaseWire::Completed));
+    again.bindings =
+        vec![if delivered { binding(root, StateName::Generating, 2) } else { binding(root, StateName::Idle, 1) }];
+    if let Some(phase) = phase {
+        let state_seq = if delivered { 1 } else { 0 };
+        again.journal = vec![JournalWire { command_id: c.command_id, phase, state_seq, conversation_url: None }];
+    }
+    let (x, _) = TestExecutor::hello(&d.url, again).await.expect("hello again");
+    (x, c, root)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnect_without_the_command_in_the_journal_resends_it_unchanged() {
+    let d = Daemon::start().await;
+    let (mut x, c, _) = reconnect_with(&d, None).await;
+    let again = x.command_within(Duration::from_secs(10)).await.expect("re-sent");
+    assert_eq!(again, c, "same id, same key, same prompt");
+    quiet(&mut x, 500).await;
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnect_with_each_journal_phase_never_resends() {
+    for phase in [PhaseWire::Received, PhaseWire::SubmissionStarted, PhaseWire::Submitted, PhaseWire::Completed] {
+        let d = Daemon::start().await;
+        let (mut x, c, root) = reconnect_with(&d, Some(phase)).await;
+        quiet(&mut x, 800).await;
+        match phase {
+            PhaseWire::Received => {
+                // The executor holds it and delivers it now.
+                let outcome = OutcomeWire::Submitted { state_seq: 1, conversation_url: None };
+                x.result(c.command_id, outcome).await.expect("submitted");
+                x.state(root, StateName::Generating, 2).await.expect("generating");
+            }
+            PhaseWire::SubmissionStarted => {
+                // A restart mid-submission: the executor cannot know, so it says so.
+                let outcome = OutcomeWire::Failed {
+                    code: "AMBIGUOUS_SUBMISSION".into(),
+                    detail: "restarted after submission started".into(),
+                };
+                x.result(c.command_id, outcome).await.expect("ambiguous");
+            }
+            PhaseWire::Submitted | PhaseWire::Completed => {
+                x.state(root, StateName::Generating, 3).await.expect("still generating");
+            }
+        }
+        quiet(&mut x, 800).await;
+        if phase == PhaseWire::SubmissionStarted {
+            let Ok(Reply::Worker(view)) = d.call(Operation::WorkerGet { worker: root }).await else { panic!("get") };
+            assert_eq!(
+                view.disposition,
+                engine::model::Disposition::Paused,
+                "an ambiguous submission pauses the worker"
+            );
+            let text = format!("{view:?}").to_ascii_lowercase();
+            assert!(text.contains("ambiguous"), "the pause says why: {text}");
+        }
+        d.stop().await;
+    }
+}
