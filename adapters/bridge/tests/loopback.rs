@@ -57,7 +57,12 @@ impl Daemon {
 
     /// A run in auto mode with a short idle grace; its root attached to `url`.
     async fn auto_root(&self, url: &str) -> WorkerId {
-        let patch = PolicyPatch { mode: Some(Mode::Auto), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
+        self.root(url, Mode::Auto).await
+    }
+
+    /// A run in `mode` with a short idle grace; its root attached to `url`.
+    async fn root(&self, url: &str, mode: Mode) -> WorkerId {
+        let patch = PolicyPatch { mode: Some(mode), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
         let op = Operation::RunCreate {
             task_name: "bridge test".into(),
             root_conversation_name: "root".into(),
@@ -81,9 +86,13 @@ impl Daemon {
 const CONVERSATION: &str = "https://chatgpt.com/c/bridge-test";
 
 fn binding(worker: WorkerId, state: StateName, seq: u64) -> BindingWire {
+    binding_at(worker, CONVERSATION, state, seq)
+}
+
+fn binding_at(worker: WorkerId, url: &str, state: StateName, seq: u64) -> BindingWire {
     BindingWire {
         worker_id: worker,
-        conversation_url: CONVERSATION.into(),
+        conversation_url: url.into(),
         open: true,
         observation: Some(ObservationWire { state, error_kind: None, seq, block: None }),
     }
@@ -169,22 +178,28 @@ async fn idle_then_exactly_one_auto_resume_after_the_grace() {
     let d = Daemon::start().await;
     let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
     let root = d.auto_root(CONVERSATION).await;
-    let idle_at = Instant::now();
     x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    // The freshly attached root's assignment comes first.
+    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
+    x.result(first.command_id, OutcomeWire::Accepted {}).await.expect("accepted");
+    deliver(&mut x, &first, 2).await;
+    quiet(&mut x, GRACE_MS * 2).await;
+    let idle_at = Instant::now();
+    x.state(root, StateName::Idle, 3).await.expect("idle");
     let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
     let waited = idle_at.elapsed();
     assert!(waited >= Duration::from_millis(GRACE_MS), "resumed after {waited:?}, before the grace");
-    assert_eq!(c.worker_id, root);
-    assert_eq!(c.kind, bridge::KindWire::Send);
-    assert_eq!(c.conversation_url, CONVERSATION);
-    x.result(c.command_id, OutcomeWire::Accepted {}).await.expect("accepted");
-    x.result(c.command_id, OutcomeWire::Submitted { state_seq: 1, conversation_url: None }).await.expect("submitted");
-    x.state(root, StateName::Generating, 2).await.expect("generating");
+    assert_eq!((c.worker_id, c.kind, c.conversation_url.as_str()), (root, bridge::KindWire::Send, CONVERSATION));
+    assert_ne!(c.command_id, first.command_id);
+    assert!(c.prompt.contains("Wake reasons: idle"), "{}", c.prompt);
+    // Exactly one: nothing more while it is unanswered, nor once the turn runs.
+    quiet(&mut x, GRACE_MS * 3).await;
+    deliver(&mut x, &c, 4).await;
     quiet(&mut x, GRACE_MS * 4).await;
     d.stop().await;
 }
 
-/// Gets the root's resume command, drops the connection, reconnects with `journal` and
+/// Gets the root's first command (its assignment), drops the connection, reconnects with `journal` and
 /// returns the executor and the original command.
 async fn reconnect_with(d: &Daemon, phase: Option<PhaseWire>) -> (TestExecutor, bridge::CommandWire, WorkerId) {
     let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
@@ -254,4 +269,108 @@ async fn reconnect_with_each_journal_phase_never_resends() {
         }
         d.stop().await;
     }
+}
+
+/// Submits `c` and reports the turn generating at `seq`.
+async fn deliver(x: &mut TestExecutor, c: &bridge::CommandWire, seq: u64) {
+    x.result(c.command_id, OutcomeWire::Submitted { state_seq: seq - 1, conversation_url: None })
+        .await
+        .expect("submitted");
+    x.state(c.worker_id, StateName::Generating, seq).await.expect("generating");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_executors_each_get_only_their_own_workers_commands() {
+    let d = Daemon::start().await;
+    let (mut a, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-a")).await.expect("hello a");
+    let (mut b, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "firefox-b")).await.expect("hello b");
+    let (url_a, url_b) = ("https://chatgpt.com/c/a", "https://chatgpt.com/c/b");
+    let root_a = d.auto_root(url_a).await;
+    let root_b = d.auto_root(url_b).await;
+    a.send(&ExecutorMessage::Binding(binding_at(root_a, url_a, StateName::Idle, 1))).await.expect("binding a");
+    b.send(&ExecutorMessage::Binding(binding_at(root_b, url_b, StateName::Idle, 1))).await.expect("binding b");
+    let ca = a.command_within(Duration::from_secs(10)).await.expect("a's resume");
+    let cb = b.command_within(Duration::from_secs(10)).await.expect("b's resume");
+    assert_eq!((ca.worker_id, ca.conversation_url.as_str()), (root_a, url_a));
+    assert_eq!((cb.worker_id, cb.conversation_url.as_str()), (root_b, url_b));
+    deliver(&mut a, &ca, 2).await;
+    deliver(&mut b, &cb, 2).await;
+    quiet(&mut a, GRACE_MS * 3).await;
+    quiet(&mut b, 100).await;
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_connection_with_the_same_id_replaces_the_first() {
+    let d = Daemon::start().await;
+    let (mut old, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let (mut new, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello again");
+    let seen = old.until_closed(Duration::from_secs(5)).await.expect("closed");
+    assert_eq!(seen.iter().map(protocol_error).collect::<Vec<_>>(), vec![Some(ProtocolErrorCode::Replaced)]);
+    // The old connection's end did not mark the executor gone: commands reach the new one.
+    let root = d.auto_root(CONVERSATION).await;
+    new.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let c = new.command_within(Duration::from_secs(10)).await.expect("the resume reaches the new connection");
+    assert_eq!(c.worker_id, root);
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manual_mode_waits_for_continue_now_and_sends_exactly_one() {
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let root = d.root(CONVERSATION, Mode::Manual).await;
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    // The freshly attached root gets its assignment once; after that turn, manual mode waits.
+    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
+    deliver(&mut x, &first, 2).await;
+    x.state(root, StateName::Idle, 3).await.expect("idle");
+    quiet(&mut x, GRACE_MS * 3).await;
+    let op = Operation::WorkerContinueNow { worker: root, override_wait: false, clear_pause: false };
+    d.call(op).await.expect("continue now");
+    let c = x.command_within(Duration::from_secs(10)).await.expect("one attempt");
+    assert_eq!(c.worker_id, root);
+    assert_ne!(c.command_id, first.command_id);
+    deliver(&mut x, &c, 4).await;
+    x.state(root, StateName::Idle, 5).await.expect("idle");
+    quiet(&mut x, GRACE_MS * 3).await;
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_after_the_current_turn_sends_nothing_when_it_ends() {
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let root = d.auto_root(CONVERSATION).await;
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
+    deliver(&mut x, &c, 2).await;
+    d.call(Operation::WorkerPause { worker: root, after_current_turn: true }).await.expect("pause after turn");
+    x.state(root, StateName::Idle, 3).await.expect("idle");
+    quiet(&mut x, GRACE_MS * 4).await;
+    let Ok(Reply::Worker(view)) = d.call(Operation::WorkerGet { worker: root }).await else { panic!("get") };
+    assert_eq!(view.disposition, engine::model::Disposition::Paused);
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let root = d.auto_root(CONVERSATION).await;
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
+    deliver(&mut x, &c, 2).await;
+    let timeout = bridge::StateWire {
+        worker_id: root,
+        state: StateName::Error,
+        error_kind: Some(bridge::ErrorKindWire::DeliveryTimeout),
+        seq: 3,
+        block: None,
+    };
+    x.send(&ExecutorMessage::State(timeout)).await.expect("delivery timeout");
+    let again = x.command_within(Duration::from_secs(10)).await.expect("a fresh continuation");
+    assert_ne!(again.command_id, c.command_id, "a new attempt, never a Retry of the old one");
+    assert_eq!(again.prompt, "continue");
+    d.stop().await;
 }
