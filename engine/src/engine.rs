@@ -167,11 +167,6 @@ impl Engine {
         self.out.pop_front()
     }
 
-    /// Drains every queued effect.
-    pub fn drain_effects(&mut self) -> Vec<Effect> {
-        self.out.drain(..).collect()
-    }
-
     /// When the engine next needs a `Tick`, if ever.
     pub fn next_deadline(&self) -> Option<Timestamp> {
         self.index.next_timer()
@@ -225,27 +220,6 @@ impl Engine {
     /// The retained recent events, oldest first.
     pub fn recent_events(&self) -> impl Iterator<Item = &Event> {
         self.state.events.iter()
-    }
-
-    /// Whether an executor is connected.
-    pub fn executor_connected(&self, id: &ExecutorId) -> bool {
-        self.volatile.executors.contains_key(id)
-    }
-
-    /// Every durable record of the current state (the snapshot a store would hold,
-    /// minus events older than the retained window).
-    pub fn snapshot(&self) -> Vec<Record> {
-        let s = &self.state;
-        let mut records = vec![Record::Meta(s.meta)];
-        records.extend(s.runs.values().cloned().map(Record::Run));
-        for w in s.workers.values() {
-            records.push(Record::WorkerSpec(w.spec.clone()));
-            records.push(Record::Worker(w.clone()));
-        }
-        records.extend(s.attempts.values().cloned().map(Record::Attempt));
-        records.extend(s.messages.values().cloned().map(Record::Message));
-        records.extend(s.events.iter().cloned().map(Record::Event));
-        records
     }
 
     /// Rebuilds an engine from stored records (latest version per key, any order).
