@@ -374,3 +374,41 @@ async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
     assert_eq!(again.prompt, "continue");
     d.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_executor_token_is_generated_into_the_data_directory_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let mut printed = Vec::new();
+    for _ in 0..2 {
+        let options = ServeOptions {
+            data_dir: data.clone(),
+            listen: "127.0.0.1:0".parse().expect("addr"),
+            token: Some(MCP_TOKEN.into()),
+            allow_hosts: vec![],
+        };
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (ready, listening) = oneshot::channel();
+        let serving = serve_with_executors(
+            options,
+            ExecutorOptions::default(),
+            async move {
+                let _ = stopped.await;
+            },
+            move |l, _| {
+                let _ = ready.send((l.executor_url.clone(), l.generated_executor_token.clone()));
+            },
+        );
+        let task = tokio::spawn(async move { serving.await.map_err(|e| e.to_string()) });
+        let (url, generated) = listening.await.expect("listening");
+        printed.push(generated);
+        let token = std::fs::read_to_string(data.join("executor-token")).expect("token file").trim().to_string();
+        assert_eq!(token.len(), 64, "32 random bytes in hex");
+        assert_ne!(token, MCP_TOKEN);
+        let url = url.expect("the bridge is mounted");
+        TestExecutor::hello(&url, hello(&token, "chrome-1")).await.expect("the file's token works");
+        let _ = stop.send(());
+        task.await.expect("task").expect("clean stop");
+    }
+    assert!(printed[0].is_some() && printed[1].is_none(), "shown only when generated: {printed:?}");
+}
