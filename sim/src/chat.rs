@@ -136,7 +136,6 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
         ledger.borrow_mut().trace(&name, format!("accept {key} {}", if steer { "steer" } else { "send" }));
         let _ = out_tx.send(FromChat::Accepted { key: key.clone() });
         c.borrow_mut().worker = Some(worker);
-        ledger.borrow_mut().started_agents.insert(worker);
         if state != ConversationState::Generating {
             start_turn(c.clone(), worker, name.clone(), knobs.clone(), ledger.clone());
         } else {
@@ -245,10 +244,7 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         let done = ledger.borrow().finished_agents.contains(&worker);
         let end = match fault {
             Some(state) if !done => state,
-            _ if timeout => {
-                ledger.borrow_mut().delivery_timeouts += 1;
-                ConversationState::Error(ErrorKind::DeliveryTimeout)
-            }
+            _ if timeout => ConversationState::Error(ErrorKind::DeliveryTimeout),
             _ => ConversationState::Idle,
         };
         if end == ConversationState::Error(ErrorKind::HostUiChanged) {

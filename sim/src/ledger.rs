@@ -25,12 +25,6 @@ pub struct Ledger {
     pub acked: Vec<(WorkerId, String)>,
     /// Agents whose `worker_complete` was acknowledged (or refused as already terminal).
     pub finished_agents: BTreeSet<WorkerId>,
-    /// Agents that started (the bootstrap reached them).
-    pub started_agents: BTreeSet<WorkerId>,
-    /// Clicks on the page's Retry control (must stay zero).
-    pub retry_clicks: u32,
-    /// Delivery timeouts shown, and fresh `continue` messages accepted after one.
-    pub delivery_timeouts: u32,
     /// Fresh `continue` deliveries.
     pub fresh_continues: u32,
     /// Broken invariants, with the time they were seen.
