@@ -2,8 +2,10 @@
 //! engine's executor types. Field names are camelCase; ids travel in their printed form
 //! (`wrk-7`, `exe-12`, `cmd-12`); times are milliseconds since the Unix epoch.
 
-use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
+use engine::ids::{AttemptId, CommandId, ExecutorId, RunId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
+use engine::op::Operation;
+use engine::policy::{Mode, PolicyPatch};
 use engine::{
     BindingReport, CommandKind, CommandOutcome, ExecErrorCode, ExecutorCommand, ExecutorInput, JournalEntry,
     JournalPhase, Observation, Timestamp,
@@ -34,6 +36,9 @@ pub enum ExecutorMessage {
     /// Keeps the connection (and the browser's background worker) alive.
     #[serde(rename = "heartbeat")]
     Heartbeat {},
+    /// An operator action from the extension's UI (operator channel).
+    #[serde(rename = "operator.action")]
+    OperatorAction(OperatorActionWire),
 }
 
 impl ExecutorMessage {
@@ -45,10 +50,12 @@ impl ExecutorMessage {
             ExecutorMessage::State(_) => "conversation.state",
             ExecutorMessage::Result(_) => "command.result",
             ExecutorMessage::Heartbeat {} => "heartbeat",
+            ExecutorMessage::OperatorAction(_) => "operator.action",
         }
     }
 
-    /// The engine input this message carries for `executor` (heartbeats carry none).
+    /// The engine input this message carries for `executor` (heartbeats and operator
+    /// actions carry none: actions are operations, see [`OperatorActionWire::to_operation`]).
     /// A `hello` names its own executor; `executor` is ignored for it.
     pub fn into_input(self, executor: &ExecutorId) -> Option<ExecutorInput> {
         match self {
@@ -66,7 +73,7 @@ impl ExecutorMessage {
                 command: r.command_id,
                 outcome: CommandOutcome::from(r.outcome),
             }),
-            ExecutorMessage::Heartbeat {} => None,
+            ExecutorMessage::Heartbeat {} | ExecutorMessage::OperatorAction(_) => None,
         }
     }
 }
@@ -84,6 +91,9 @@ pub enum DaemonMessage {
     /// The executor sent something the daemon could not accept.
     #[serde(rename = "protocol.error")]
     ProtocolError(ProtocolError),
+    /// The answer to an `operator.action`.
+    #[serde(rename = "operator.result")]
+    OperatorResult(OperatorResultWire),
 }
 
 impl DaemonMessage {
@@ -93,6 +103,7 @@ impl DaemonMessage {
             DaemonMessage::Welcome(_) => "welcome",
             DaemonMessage::Command(_) => "command",
             DaemonMessage::ProtocolError(_) => "protocol.error",
+            DaemonMessage::OperatorResult(_) => "operator.result",
         }
     }
 }
@@ -624,6 +635,129 @@ impl ProtocolErrorCode {
             self,
             ProtocolErrorCode::Malformed | ProtocolErrorCode::RateLimited | ProtocolErrorCode::DuplicateHello
         )
+    }
+}
+
+/// `operator.action`: a person acted in the extension's popup, overlay or dashboard. It
+/// becomes the same engine operation the MCP tool of that name performs, with the same
+/// validation and typed rejections.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorActionWire {
+    /// Chosen by the executor; echoed in the `operator.result` (at most 64 bytes).
+    pub action_id: String,
+    /// What to do.
+    pub action: OperatorAction,
+    /// The worker acted on (worker actions).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "printed_opt")]
+    pub worker_id: Option<WorkerId>,
+    /// The run acted on (run actions, and auto resume for a whole run).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "printed_opt")]
+    pub run_id: Option<RunId>,
+    /// The person's answer (`resolve_human`) or reason (`stop_worker`, `stop_run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// The operator actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperatorAction {
+    /// Automatic resume on (a worker override with `workerId`, else the run default).
+    AutoResumeOn,
+    /// Automatic resume off (likewise).
+    AutoResumeOff,
+    /// Pause the worker now.
+    PauseNow,
+    /// Pause the worker (or with `runId`, every worker of the run) after the current turn.
+    PauseAfterTurn,
+    /// Clear the worker's pause (or with `runId`, every operator pause of the run).
+    Resume,
+    /// Exactly one manual attempt now.
+    ContinueNow,
+    /// One attempt now even though the worker is paused (e.g. after a stall warning).
+    ContinueAnyway,
+    /// Answer the worker's "needs you" request with `text`.
+    ResolveHuman,
+    /// Stop the worker (destructive).
+    StopWorker,
+    /// Stop the run: every unfinished worker is cancelled.
+    StopRun,
+}
+
+impl OperatorActionWire {
+    /// The engine operation, or why the fields do not fit the action.
+    pub fn to_operation(&self) -> Result<Operation, String> {
+        use OperatorAction as A;
+        let worker = || self.worker_id.ok_or_else(|| format!("workerId is required for {:?}", self.action));
+        let run = || self.run_id.ok_or_else(|| format!("runId is required for {:?}", self.action));
+        let text = || self.text.clone().unwrap_or_default();
+        let auto = |mode| -> Result<Operation, String> {
+            let patch = PolicyPatch { mode: Some(mode), ..PolicyPatch::default() };
+            Ok(match (self.worker_id, self.run_id) {
+                (Some(worker), _) => Operation::WorkerContinuationSet { worker, patch, inherit: false },
+                (None, Some(run)) => Operation::RunSetDefaultContinuation { run, patch },
+                (None, None) => return Err("workerId or runId is required".into()),
+            })
+        };
+        Ok(match self.action {
+            A::AutoResumeOn => auto(Mode::Auto)?,
+            A::AutoResumeOff => auto(Mode::Manual)?,
+            A::PauseNow => Operation::WorkerPause { worker: worker()?, after_current_turn: false },
+            A::PauseAfterTurn => match self.worker_id {
+                Some(worker) => Operation::WorkerPause { worker, after_current_turn: true },
+                None => Operation::RunPauseAll { run: run()? },
+            },
+            A::Resume => match self.worker_id {
+                Some(worker) => Operation::WorkerResume { worker },
+                None => Operation::RunResumeAll { run: run()? },
+            },
+            A::ContinueNow => {
+                Operation::WorkerContinueNow { worker: worker()?, override_wait: false, clear_pause: false }
+            }
+            A::ContinueAnyway => {
+                Operation::WorkerContinueNow { worker: worker()?, override_wait: false, clear_pause: true }
+            }
+            A::ResolveHuman => Operation::WorkerResolveHuman { worker: worker()?, answer: text() },
+            A::StopWorker => Operation::WorkerInterrupt { worker: worker()?, reason: text() },
+            A::StopRun => Operation::RunCancel { run: run()?, reason: text() },
+        })
+    }
+}
+
+/// `operator.result`: how an `operator.action` ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorResultWire {
+    /// The action's id.
+    pub action_id: String,
+    /// Done (durably).
+    pub ok: bool,
+    /// When refused: the engine's typed rejection (`{code, message}`, as the MCP tools
+    /// report it), or `INVALID_ARGUMENT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<wire::ErrorOut>,
+}
+
+/// Serde for optional ids in their printed form.
+mod printed_opt {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    pub fn serialize<T: Display, S: Serializer>(id: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+        match id {
+            Some(id) => s.collect_str(id),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, T: FromStr, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error>
+    where
+        T::Err: Display,
+    {
+        let text = Option::<String>::deserialize(d)?;
+        text.map(|t| t.parse().map_err(serde::de::Error::custom)).transpose()
     }
 }
 

@@ -3,7 +3,7 @@
 //! to the connection of the executor it names.
 
 use crate::encode;
-use crate::protocol::{CommandWire, DaemonMessage, ProtocolError, ProtocolErrorCode};
+use crate::protocol::{CommandWire, DaemonMessage, OperatorResultWire, ProtocolError, ProtocolErrorCode};
 use crate::session::{Session, SessionConfig};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
@@ -247,6 +247,26 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
             if bridge.handle.executor(input).await.is_err() {
                 engine_gone = true;
                 break;
+            }
+        }
+        for (action_id, op) in step.operations {
+            if engine_gone {
+                break;
+            }
+            let name = op.tool_name();
+            let result = match bridge.handle.call(op).await {
+                Ok(Ok(_)) => OperatorResultWire { action_id, ok: true, error: None },
+                Ok(Err(rejection)) => OperatorResultWire { action_id, ok: false, error: Some(rejection.into()) },
+                Err(_) => {
+                    engine_gone = true;
+                    let error = wire::ErrorOut::new(wire::codes::ENGINE_UNAVAILABLE, "the engine has stopped");
+                    OperatorResultWire { action_id, ok: false, error: Some(error) }
+                }
+            };
+            tracing::info!(conn, executor = ?session.executor(), operation = name, ok = result.ok, "operator action");
+            let text = encode(&DaemonMessage::OperatorResult(result));
+            if socket.send(Message::Text(text.into())).await.is_err() {
+                engine_gone = true;
             }
         }
         for reply in &step.replies {

@@ -3,9 +3,12 @@
 //! [`Step`] it returns.
 
 use crate::codec::{self, Error};
-use crate::protocol::{DaemonMessage, ExecutorMessage, PROTOCOL_VERSION, ProtocolError, ProtocolErrorCode, Welcome};
+use crate::protocol::{
+    DaemonMessage, ExecutorMessage, OperatorResultWire, PROTOCOL_VERSION, ProtocolError, ProtocolErrorCode, Welcome,
+};
 use engine::ExecutorInput;
 use engine::ids::ExecutorId;
+use engine::op::Operation;
 
 /// Limits and secrets of a connection.
 #[derive(Clone, Debug)]
@@ -35,6 +38,9 @@ impl SessionConfig {
     }
 }
 
+/// The longest operator action id accepted, in bytes.
+pub const ACTION_ID_BYTES_MAX: usize = 64;
+
 /// The longest executor id accepted, in bytes.
 pub const EXECUTOR_ID_BYTES_MAX: usize = 128;
 
@@ -49,6 +55,9 @@ pub struct Step {
     pub close: bool,
     /// The executor this connection now speaks for (set by an accepted `hello`).
     pub registered: Option<ExecutorId>,
+    /// Operator actions to perform as engine operations, with their action ids; each
+    /// answered with an `operator.result`.
+    pub operations: Vec<(String, Operation)>,
 }
 
 /// One connection.
@@ -131,6 +140,7 @@ impl Session {
                     replies: vec![welcome],
                     close: false,
                     registered: Some(executor),
+                    operations: Vec::new(),
                 }
             }
             (None, other) => self.error(
@@ -139,6 +149,25 @@ impl Session {
             ),
             (Some(_), ExecutorMessage::Hello(_)) => {
                 self.error(ProtocolErrorCode::DuplicateHello, "this connection already said hello".into())
+            }
+            (Some(_), ExecutorMessage::OperatorAction(action)) => {
+                if action.action_id.len() > ACTION_ID_BYTES_MAX {
+                    return self.error(
+                        ProtocolErrorCode::Malformed,
+                        format!("actionId is longer than {ACTION_ID_BYTES_MAX} bytes"),
+                    );
+                }
+                match action.to_operation() {
+                    Ok(op) => Step { operations: vec![(action.action_id, op)], ..Step::default() },
+                    Err(why) => Step {
+                        replies: vec![DaemonMessage::OperatorResult(OperatorResultWire {
+                            action_id: action.action_id,
+                            ok: false,
+                            error: Some(wire::ErrorOut::new(wire::codes::INVALID_ARGUMENT, &why)),
+                        })],
+                        ..Step::default()
+                    },
+                }
             }
             (Some(executor), message) => {
                 let inputs = message.into_input(executor).into_iter().collect();

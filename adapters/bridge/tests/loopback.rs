@@ -412,3 +412,57 @@ async fn the_executor_token_is_generated_into_the_data_directory_once() {
     }
     assert!(printed[0].is_some() && printed[1].is_none(), "shown only when generated: {printed:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_actions_are_engine_operations_with_typed_rejections() {
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let root = d.auto_root(CONVERSATION).await;
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
+    deliver(&mut x, &first, 2).await;
+    let action = |id: &str, action, worker| {
+        ExecutorMessage::OperatorAction(bridge::OperatorActionWire {
+            action_id: id.into(),
+            action,
+            worker_id: worker,
+            run_id: None,
+            text: None,
+        })
+    };
+    x.send(&action("a-1", bridge::OperatorAction::PauseAfterTurn, Some(root))).await.expect("pause");
+    match x.recv().await.expect("a result") {
+        DaemonMessage::OperatorResult(r) => assert_eq!((r.action_id.as_str(), r.ok, r.error), ("a-1", true, None)),
+        other => panic!("{other:?}"),
+    }
+    x.state(root, StateName::Idle, 3).await.expect("idle");
+    quiet(&mut x, GRACE_MS * 3).await;
+    let Ok(Reply::Worker(view)) = d.call(Operation::WorkerGet { worker: root }).await else { panic!("get") };
+    assert_eq!(view.disposition, engine::model::Disposition::Paused, "the action paused the worker");
+
+    x.send(&action("a-2", bridge::OperatorAction::Resume, Some(WorkerId(999)))).await.expect("resume");
+    match x.recv().await.expect("a result") {
+        DaemonMessage::OperatorResult(r) => {
+            assert_eq!((r.action_id.as_str(), r.ok), ("a-2", false));
+            assert_eq!(r.error.expect("an error").code, "UNKNOWN_WORKER");
+        }
+        other => panic!("{other:?}"),
+    }
+    x.send(&action("a-3", bridge::OperatorAction::ContinueNow, None)).await.expect("continue");
+    match x.recv().await.expect("a result") {
+        DaemonMessage::OperatorResult(r) => assert_eq!(r.error.expect("an error").code, "INVALID_ARGUMENT"),
+        other => panic!("{other:?}"),
+    }
+    x.send(&action("a-4", bridge::OperatorAction::ContinueAnyway, Some(root))).await.expect("continue anyway");
+    let mut got_result = false;
+    let mut got_command = false;
+    for _ in 0..2 {
+        match x.recv().await.expect("a result and a command") {
+            DaemonMessage::OperatorResult(r) => got_result = r.ok,
+            DaemonMessage::Command(c) => got_command = c.worker_id == root && c.command_id != first.command_id,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(got_result && got_command, "continue anyway sends exactly one attempt");
+    d.stop().await;
+}
