@@ -216,11 +216,48 @@ async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
     Ok(Some(WorkerId(recoveries)))
 }
 
+/// Why a continuation just scheduled should not exist, if it should not: nothing goes to a
+/// terminal, waiting, paused or manual worker unless an explicit action asked (spec 000
+/// §10.2). Checked on the commit that created it; in-flight races after that are the
+/// spec's accepted "already submitted" case.
+fn unwanted(engine: &Engine, attempt: engine::ids::AttemptId) -> Option<String> {
+    let a = engine.attempt(attempt)?;
+    if a.state != engine::model::AttemptState::Scheduled {
+        return None; // withdrawn in the same input
+    }
+    let w = engine.worker(a.worker)?;
+    let view = engine.worker_view(a.worker)?;
+    let operator = a.origin == engine::model::Origin::Operator;
+    if w.lifecycle.is_terminal() {
+        return Some(w.lifecycle.as_str().to_string());
+    }
+    if w.human.is_some() || w.dependency.is_some() {
+        return Some("waiting".into());
+    }
+    if let Some(p) = &w.pause
+        && !(operator && p.reason == PauseReason::Operator)
+    {
+        return Some(format!("paused ({})", p.reason.as_str()));
+    }
+    if view.policy.mode == engine::policy::Mode::Manual && a.origin == engine::model::Origin::Scheduler {
+        return Some("manual".into());
+    }
+    None
+}
+
 /// The checkers' view of every commit: invariants, boundaries, trace.
 fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
     let mut l = ledger.borrow_mut();
     if let Err(v) = engine.check_invariants() {
         l.violation(format!("engine invariant: {v}"));
+    }
+    for record in batches.iter().flat_map(|b| &b.records) {
+        if let Record::Event(e) = record
+            && let (EventKind::ExecutionScheduled { .. }, Some(attempt)) = (&e.kind, e.attempt)
+            && let Some(why) = unwanted(engine, attempt)
+        {
+            l.violation(format!("{attempt} was scheduled for a worker that is {why}"));
+        }
     }
     for record in batches.iter().flat_map(|b| &b.records) {
         let Record::Event(e) = record else { continue };
