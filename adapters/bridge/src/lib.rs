@@ -12,7 +12,9 @@
 //!   message becomes an [`engine::ExecutorInput`]; a rate cap; `Disconnected` on close.
 //! - `server.rs` (axum, tokio): the `/executor` endpoint ([`server::Bridge`]), the
 //!   [`server::Registry`] of live connections, [`server::BridgeSink`] (the engine's
-//!   executor sink in the daemon) and the executor token (`DIR/executor-token`).
+//!   executor sink in the daemon), the operator channel (`operator.action` performed as
+//!   the MCP tools' engine operations, `operator.summary` pushed on durable changes) and
+//!   the executor token (`DIR/executor-token`).
 //! - `client.rs` (tokio-tungstenite): [`client::TestExecutor`], a scriptable executor
 //!   for integration tests.
 //!

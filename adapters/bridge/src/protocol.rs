@@ -94,6 +94,9 @@ pub enum DaemonMessage {
     /// The answer to an `operator.action`.
     #[serde(rename = "operator.result")]
     OperatorResult(OperatorResultWire),
+    /// Compact run and worker summaries for the operator UI, pushed when they change.
+    #[serde(rename = "operator.summary")]
+    OperatorSummary(OperatorSummaryWire),
 }
 
 impl DaemonMessage {
@@ -104,6 +107,7 @@ impl DaemonMessage {
             DaemonMessage::Command(_) => "command",
             DaemonMessage::ProtocolError(_) => "protocol.error",
             DaemonMessage::OperatorResult(_) => "operator.result",
+            DaemonMessage::OperatorSummary(_) => "operator.summary",
         }
     }
 }
@@ -146,6 +150,9 @@ impl Hello {
 pub struct Capabilities {
     /// It can submit mid-turn steering while a turn is generating.
     pub steering: bool,
+    /// It renders the operator UI: the daemon pushes `operator.summary` messages.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub operator: bool,
 }
 
 /// A binding: the worker's managed tab and its conversation.
@@ -737,6 +744,104 @@ pub struct OperatorResultWire {
     /// report it), or `INVALID_ARGUMENT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<wire::ErrorOut>,
+}
+
+/// `operator.summary`: every unfinished run with its workers, compact enough to render
+/// the popup without further calls (and without raw ids in the primary UI).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorSummaryWire {
+    /// Unfinished runs, oldest first.
+    pub runs: Vec<RunSummary>,
+}
+
+/// One run in an `operator.summary`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    /// Run id (for actions).
+    pub run_id: String,
+    /// Concise main task name.
+    pub task_name: String,
+    /// `active`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// The run default's automatic resume (false when the run has no default: manual).
+    pub auto_resume: bool,
+    /// Its workers, `/root` first.
+    pub workers: Vec<WorkerSummary>,
+}
+
+/// One worker in an `operator.summary`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerSummary {
+    /// Worker id (for actions).
+    pub worker_id: String,
+    /// Hierarchical name, e.g. `/root/backend`.
+    pub name: String,
+    /// Owner-readable name.
+    pub display_name: String,
+    /// `running`, `awaiting_execution`, `awaiting_dependency`, `awaiting_human`, `paused`,
+    /// `completed`, `failed` or `cancelled`.
+    pub disposition: String,
+    /// Attempts so far (the current attempt's number).
+    pub attempts: u32,
+    /// Automatic resumes delivered so far.
+    pub auto_resumes: u32,
+    /// When durable progress was last reported, ms since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_progress_at_ms: Option<u64>,
+    /// The effective policy resumes automatically.
+    pub auto_resume: bool,
+    /// Where the policy comes from: `run_default`, `worker_override` or `engine_default`.
+    pub policy_source: String,
+    /// It pauses as soon as its running turn ends.
+    pub pause_after_turn: bool,
+    /// The open "needs you" question, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_you: Option<String>,
+    /// The stall guard: `clear`, `warned` or `paused`.
+    pub stall: String,
+    /// The managed conversation's URL, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_url: Option<String>,
+    /// Its last reported state, if bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_state: Option<String>,
+}
+
+impl From<&wire::WorkerOut> for WorkerSummary {
+    fn from(w: &wire::WorkerOut) -> WorkerSummary {
+        WorkerSummary {
+            worker_id: w.worker_id.clone(),
+            name: w.name.clone(),
+            display_name: w.display_name.clone(),
+            disposition: w.disposition.clone(),
+            attempts: w.attempts,
+            auto_resumes: w.auto_resumes,
+            last_progress_at_ms: w.progress.last_at_ms,
+            auto_resume: w.policy.mode == "auto",
+            policy_source: w.policy_source.clone(),
+            pause_after_turn: w.pause_after_turn,
+            needs_you: w.human_wait.as_ref().map(|h| h.question.clone()),
+            stall: w.progress.stall.clone(),
+            conversation_url: w.binding.as_ref().map(|b| b.conversation_url.clone()),
+            conversation_state: w.binding.as_ref().map(|b| b.state.clone()),
+        }
+    }
+}
+
+impl RunSummary {
+    /// The summary of `run` with `workers`.
+    pub fn new(run: &wire::RunOut, workers: &[wire::WorkerOut]) -> RunSummary {
+        RunSummary {
+            run_id: run.run_id.clone(),
+            task_name: run.task_name.clone(),
+            status: run.status.clone(),
+            auto_resume: run.default_policy.as_ref().is_some_and(|p| p.mode == "auto"),
+            workers: workers.iter().map(WorkerSummary::from).collect(),
+        }
+    }
 }
 
 /// Serde for optional ids in their printed form.

@@ -3,7 +3,9 @@
 //! to the connection of the executor it names.
 
 use crate::encode;
-use crate::protocol::{CommandWire, DaemonMessage, OperatorResultWire, ProtocolError, ProtocolErrorCode};
+use crate::protocol::{
+    CommandWire, DaemonMessage, OperatorResultWire, OperatorSummaryWire, ProtocolError, ProtocolErrorCode, RunSummary,
+};
 use crate::session::{Session, SessionConfig};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
@@ -11,6 +13,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use engine::ExecutorCommand;
 use engine::ids::ExecutorId;
+use engine::op::Operation;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -195,6 +198,8 @@ async fn upgrade(
 async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAddr>) {
     let conn = bridge.registry.next_conn.fetch_add(1, Ordering::Relaxed);
     let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING_QUEUED_MAX);
+    let mut tx = Some(tx);
+    let mut summaries: Option<tokio::task::JoinHandle<()>> = None;
     let mut session = Session::new(bridge.config.session.clone());
     let started = Instant::now();
     let idle = Duration::from_millis(bridge.config.idle_ms_max);
@@ -218,7 +223,8 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
                         let _ = socket.send(Message::Text(encode(&replaced).into())).await;
                         break;
                     }
-                    // Dropped from the registry by the sink (stuck): close.
+                    // Dropped from the registry (stuck, or replaced): close. (Before the
+                    // hello this connection holds the sender, so `rx` cannot end.)
                     None => break,
                 }
             }
@@ -239,8 +245,14 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
         let step = session.on_text(text.as_str(), started.elapsed().as_millis() as u64);
         if let Some(executor) = &step.registered {
             // Registered before the hello reaches the engine, so the commands the engine
-            // sends in answer find this connection.
-            bridge.registry.register(executor.clone(), conn, tx.clone());
+            // sends in answer find this connection. The registry holds the only strong
+            // sender: when the sink drops a stuck connection, `rx` ends and so does this loop.
+            if let Some(tx) = tx.take() {
+                if session.wants_summaries() {
+                    summaries = Some(tokio::spawn(push_summaries(bridge.handle.clone(), tx.downgrade())));
+                }
+                bridge.registry.register(executor.clone(), conn, tx);
+            }
         }
         let mut engine_gone = false;
         for input in step.inputs {
@@ -283,11 +295,59 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
             break;
         }
     }
+    if let Some(task) = summaries {
+        task.abort();
+    }
     let still_current = session.executor().is_some_and(|e| bridge.registry.unregister(e, conn));
     if let Some(input) = session.on_close(still_current) {
         let _ = bridge.handle.executor(input).await;
     }
     tracing::debug!(conn, "executor connection ended");
+}
+
+/// Waits this long after a durable change before recomputing the summary, so that a
+/// burst of commits costs one summary.
+pub const SUMMARY_DEBOUNCE_MS: u64 = 100;
+
+/// Pushes `operator.summary` to one connection: now, then after every durable change
+/// that alters it. Ends with the connection or the engine.
+async fn push_summaries(handle: runtime::Handle, tx: mpsc::WeakSender<Outgoing>) {
+    let mut durable = handle.durable_cursor();
+    let mut last: Option<OperatorSummaryWire> = None;
+    loop {
+        durable.borrow_and_update();
+        let Some(summary) = summary(&handle).await else { return };
+        if last.as_ref() != Some(&summary) {
+            let Some(tx) = tx.upgrade() else { return };
+            let text = encode(&DaemonMessage::OperatorSummary(summary.clone()));
+            if tx.send(Outgoing::Text(text)).await.is_err() {
+                return;
+            }
+            last = Some(summary);
+        }
+        if durable.changed().await.is_err() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(SUMMARY_DEBOUNCE_MS)).await;
+    }
+}
+
+/// Every unfinished run with its workers, through the same read operations (and JSON
+/// shapes) as the MCP tools. `None` when the engine is gone.
+async fn summary(handle: &runtime::Handle) -> Option<OperatorSummaryWire> {
+    use wire::FromReply;
+    let Ok(Ok(reply)) = handle.call(Operation::RunList { include_terminal: false }).await else { return None };
+    let runs = wire::RunListOut::from_reply(reply).ok()?.runs;
+    let mut out = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let id = run.run_id.parse().ok()?;
+        let Ok(Ok(reply)) = handle.call(Operation::WorkerList { run: id, include_terminal: true }).await else {
+            return None;
+        };
+        let workers = wire::WorkerListOut::from_reply(reply).ok()?.workers;
+        out.push(RunSummary::new(run, &workers));
+    }
+    Some(OperatorSummaryWire { runs: out })
 }
 
 /// The executor token file in the data directory.

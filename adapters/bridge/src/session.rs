@@ -68,6 +68,8 @@ pub struct Session {
     executor: Option<ExecutorId>,
     /// Closed sessions accept nothing more.
     closed: bool,
+    /// The executor renders the operator UI (from its hello).
+    operator: bool,
     /// Rate limiter: tokens left (in thousandths of a message) and when last refilled.
     bucket_milli: u64,
     bucket_at_ms: Option<u64>,
@@ -77,12 +79,17 @@ impl Session {
     /// A fresh connection awaiting its `hello`.
     pub fn new(config: SessionConfig) -> Session {
         let bucket_milli = u64::from(config.messages_burst_max) * 1_000;
-        Session { config, executor: None, closed: false, bucket_milli, bucket_at_ms: None }
+        Session { config, executor: None, closed: false, operator: false, bucket_milli, bucket_at_ms: None }
     }
 
     /// The executor, once its `hello` was accepted.
     pub fn executor(&self) -> Option<&ExecutorId> {
         self.executor.as_ref()
+    }
+
+    /// Whether the executor asked for `operator.summary` pushes in its hello.
+    pub fn wants_summaries(&self) -> bool {
+        self.operator
     }
 
     /// Whether the session has asked for the connection to close.
@@ -135,6 +142,7 @@ impl Session {
                     messages_per_second_max: self.config.messages_per_second_max,
                 });
                 self.executor = Some(executor.clone());
+                self.operator = hello.capabilities.operator;
                 Step {
                     inputs: vec![hello.into_input()],
                     replies: vec![welcome],

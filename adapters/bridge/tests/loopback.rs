@@ -466,3 +466,29 @@ async fn operator_actions_are_engine_operations_with_typed_rejections() {
     assert!(got_result && got_command, "continue anyway sends exactly one attempt");
     d.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_executors_get_summaries_when_they_change() {
+    let d = Daemon::start().await;
+    let root = d.auto_root(CONVERSATION).await;
+    let mut h = hello(EXECUTOR_TOKEN, "popup-1");
+    h.capabilities.operator = true;
+    let (mut x, _) = TestExecutor::hello(&d.url, h).await.expect("hello");
+    let summary = |m: DaemonMessage| match m {
+        DaemonMessage::OperatorSummary(s) => s,
+        other => panic!("expected a summary, got {other:?}"),
+    };
+    let first = summary(x.recv().await.expect("a summary after welcome"));
+    assert_eq!(first.runs.len(), 1);
+    let w = &first.runs[0].workers[0];
+    assert_eq!((w.worker_id.clone(), w.name.as_str(), w.auto_resume), (root.to_string(), "/root", true));
+    assert!(!w.pause_after_turn);
+    d.call(Operation::WorkerPause { worker: root, after_current_turn: true }).await.expect("pause");
+    let next = summary(x.recv().await.expect("a summary after the change"));
+    let w = &next.runs[0].workers[0];
+    assert!(w.pause_after_turn || w.disposition == "paused", "{w:?}");
+    // Plain executors get none.
+    let (mut plain, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-2")).await.expect("hello");
+    quiet(&mut plain, 300).await;
+    d.stop().await;
+}
