@@ -31,8 +31,8 @@ impl SessionConfig {
         SessionConfig {
             token: token.into(),
             message_bytes_max: codec::MESSAGE_BYTES_MAX,
-            messages_per_second_max: 200,
-            messages_burst_max: 1_000,
+            messages_per_second_max: 1_000,
+            messages_burst_max: 2_000,
             heartbeat_ms: 20_000,
         }
     }
