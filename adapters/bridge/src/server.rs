@@ -53,6 +53,26 @@ impl BridgeConfig {
             idle_ms_max: IDLE_MS_MAX,
         }
     }
+
+    /// Whether a connection from `peer` is accepted: loopback only unless `allow_remote`
+    /// (an unknown peer is refused).
+    pub fn peer_allowed(&self, peer: Option<SocketAddr>) -> bool {
+        self.allow_remote || peer.is_some_and(|p| p.ip().is_loopback() || is_mapped_loopback(p.ip()))
+    }
+
+    /// Whether an upgrade with this `Origin` header is accepted: none (not a browser
+    /// page), or one starting with an allowed prefix (an extension).
+    pub fn origin_allowed(&self, origin: Option<&str>) -> bool {
+        origin.is_none_or(|o| self.origin_prefixes.iter().any(|p| o.starts_with(p.as_str())))
+    }
+}
+
+/// `::ffff:127.0.0.1` from a dual-stack socket.
+fn is_mapped_loopback(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        std::net::IpAddr::V4(_) => false,
+    }
 }
 
 /// What goes to a connection's writer.
@@ -175,16 +195,14 @@ async fn upgrade(
     ws: WebSocketUpgrade,
 ) -> Response {
     let peer = peer.map(|axum::Extension(ConnectInfo(addr))| addr);
-    if !bridge.config.allow_remote && !peer.is_some_and(|p| p.ip().is_loopback()) {
+    if !bridge.config.peer_allowed(peer) {
         tracing::warn!(?peer, "executor connection refused: not a loopback peer");
         return (StatusCode::FORBIDDEN, "executor connections are accepted from loopback only\n").into_response();
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        if !bridge.config.origin_prefixes.iter().any(|p| origin.starts_with(p.as_str())) {
-            tracing::warn!(origin, "executor connection refused: origin not allowed");
-            return (StatusCode::FORBIDDEN, "this origin may not connect to the executor endpoint\n").into_response();
-        }
+    let origin = headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or(""));
+    if !bridge.config.origin_allowed(origin) {
+        tracing::warn!(?origin, "executor connection refused: origin not allowed");
+        return (StatusCode::FORBIDDEN, "this origin may not connect to the executor endpoint\n").into_response();
     }
     // The transport's own cap is above the session's, so that a frame slightly over the
     // cap still gets a `TOO_LARGE` answer before the close.
