@@ -171,13 +171,22 @@ pub struct Bridge {
     config: Arc<BridgeConfig>,
     registry: Registry,
     handle: runtime::Handle,
+    /// Turns true when the daemon stops: connections close with "going away" so that
+    /// executors reconnect to the next daemon at once.
+    stopping: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Bridge {
     /// An endpoint feeding `handle`, registering connections in `registry` (the one the
     /// engine's [`BridgeSink`] reads).
     pub fn new(config: BridgeConfig, registry: Registry, handle: runtime::Handle) -> Bridge {
-        Bridge { config: Arc::new(config), registry, handle }
+        Bridge { config: Arc::new(config), registry, handle, stopping: None }
+    }
+
+    /// Closes every connection when `stopping` turns true.
+    pub fn with_stopping(mut self, stopping: tokio::sync::watch::Receiver<bool>) -> Bridge {
+        self.stopping = Some(stopping);
+        self
     }
 
     /// The `/executor` route. Serve it with `into_make_service_with_connect_info::<SocketAddr>()`
@@ -220,11 +229,17 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
     let mut summaries: Option<tokio::task::JoinHandle<()>> = None;
     let mut session = Session::new(bridge.config.session.clone());
     let started = Instant::now();
+    let mut stopping = bridge.stopping.clone();
     let idle = Duration::from_millis(bridge.config.idle_ms_max);
     tracing::debug!(conn, ?peer, "executor connected");
     loop {
         let frame = tokio::select! {
             biased;
+            () = stopped(&mut stopping) => {
+                let going = CloseFrame { code: 1001, reason: "the daemon is stopping".into() };
+                let _ = socket.send(Message::Close(Some(going))).await;
+                break;
+            }
             out = rx.recv() => {
                 match out {
                     Some(Outgoing::Text(text)) => {
@@ -321,6 +336,19 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
         let _ = bridge.handle.executor(input).await;
     }
     tracing::debug!(conn, "executor connection ended");
+}
+
+/// Completes once `stopping` is true (never without a receiver, or once its sender is gone
+/// without having said so).
+async fn stopped(stopping: &mut Option<tokio::sync::watch::Receiver<bool>>) {
+    match stopping {
+        Some(rx) => {
+            if rx.wait_for(|s| *s).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending::<()>().await,
+    }
 }
 
 /// Waits this long after a durable change before recomputing the summary, so that a

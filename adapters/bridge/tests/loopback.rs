@@ -492,3 +492,14 @@ async fn operator_executors_get_summaries_when_they_change() {
     quiet(&mut plain, 300).await;
     d.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_daemon_closes_executor_connections_at_once() {
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let t = Instant::now();
+    d.stop().await;
+    let seen = x.until_closed(Duration::from_secs(5)).await.expect("closed by the daemon");
+    assert!(seen.is_empty(), "{seen:?}");
+    assert!(t.elapsed() < Duration::from_secs(5), "closed after {:?}", t.elapsed());
+}

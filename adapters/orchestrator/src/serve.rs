@@ -140,7 +140,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         .with_max_request_body_bytes(REQUEST_BODY_BYTES_MAX)
         .with_cancellation_token(streams.clone());
     let handle = engine.handle.clone();
-    let mcp_config = McpConfig::new(stopping_rx);
+    let mcp_config = McpConfig::new(stopping_rx.clone());
     let service = StreamableHttpService::new(
         move || Ok(OrchestratorMcp::new(handle.clone(), mcp_config.clone())),
         Arc::new(LocalSessionManager::default()),
@@ -162,7 +162,9 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
                 bridge::server::TokenSource::Given => None,
             },
         );
-        app = app.merge(bridge::server::Bridge::new(mount.config, mount.registry, engine.handle.clone()).router());
+        let bridge = bridge::server::Bridge::new(mount.config, mount.registry, engine.handle.clone())
+            .with_stopping(stopping_rx.clone());
+        app = app.merge(bridge.router());
     }
 
     let listening = Listening {
