@@ -248,3 +248,48 @@ fn only_loopback_peers_and_extension_origins_are_accepted_by_default() {
     config.origin_prefixes.push("https://dashboard.local".into());
     assert!(config.origin_allowed(Some("https://dashboard.local")));
 }
+
+#[test]
+fn a_bad_executor_id_or_protocol_in_hello_closes() {
+    for (id, protocol, code) in [
+        ("", 1, ProtocolErrorCode::InvalidExecutorId),
+        ("has space", 1, ProtocolErrorCode::InvalidExecutorId),
+        (&"x".repeat(129)[..], 1, ProtocolErrorCode::InvalidExecutorId),
+        ("chrome-1", 2, ProtocolErrorCode::UnsupportedVersion),
+    ] {
+        let mut s = Session::new(SessionConfig::new("secret"));
+        let text = format!(
+            r#"{{"v":1,"type":"hello","token":"secret","executorId":"{id}","protocol":{protocol},"capabilities":{{"steering":false}},"concurrencyMax":1,"bindings":[],"journal":[]}}"#
+        );
+        let step = s.on_text(&text, 0);
+        assert_eq!(error_code(&step), Some(code), "{id:?} {protocol}");
+        assert!(step.close && step.inputs.is_empty() && step.registered.is_none());
+        assert!(s.is_closed());
+    }
+}
+
+#[test]
+fn operator_actions_become_operations_or_invalid_argument() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    s.on_text(&hello("secret"), 0);
+    let step = s.on_text(
+        r#"{"v":1,"type":"operator.action","actionId":"a","action":"stop_run","runId":"run-2","text":"done"}"#,
+        1,
+    );
+    assert_eq!(
+        step.operations,
+        vec![("a".to_string(), engine::op::Operation::RunCancel { run: engine::ids::RunId(2), reason: "done".into() })]
+    );
+    let step = s.on_text(r#"{"v":1,"type":"operator.action","actionId":"b","action":"pause_now"}"#, 2);
+    assert!(step.operations.is_empty());
+    match &step.replies[..] {
+        [DaemonMessage::OperatorResult(r)] => {
+            assert_eq!((r.action_id.as_str(), r.ok), ("b", false));
+            assert_eq!(r.error.as_ref().map(|e| e.code.as_str()), Some("INVALID_ARGUMENT"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let step =
+        s.on_text(r#"{"v":1,"type":"operator.action","actionId":"c","action":"launch_rockets","workerId":"wrk-1"}"#, 3);
+    assert_eq!(error_code(&step), Some(ProtocolErrorCode::Malformed));
+}
