@@ -189,10 +189,10 @@ impl Engine {
         }
         self.touch_worker(id);
         match observation.state {
-            ConversationState::Generating => self.observed_generating(id, observation.seq, force),
+            ConversationState::Generating => self.observed_generating(id, observation.seq, false),
             ConversationState::Idle | ConversationState::Ready => {
                 let was_idle = matches!(previous, ConversationState::Idle | ConversationState::Ready);
-                self.observed_idle(id, observation.seq, force, was_idle, observation.block.as_deref());
+                self.observed_idle(id, observation.seq, was_idle, observation.block.as_deref());
             }
             ConversationState::Error(kind) => self.observed_error(id, kind, previous),
             ConversationState::Closed => self.lose_binding(id, ConversationState::Closed),
@@ -207,11 +207,13 @@ impl Engine {
         w.turn.and_then(|a| self.state.attempts.get(&a)).filter(|a| !a.state.is_closed())
     }
 
-    fn observed_generating(&mut self, id: WorkerId, seq: u64, force: bool) {
+    /// The conversation is generating; `steered` marks a mid-turn delivery, whose turn is
+    /// the generation already running.
+    fn observed_generating(&mut self, id: WorkerId, seq: u64, steered: bool) {
         let now = self.now;
         if let Some(a) = self.open_turn(id)
             && a.state == AttemptState::Submitted
-            && (force || seq > a.submitted_state_seq)
+            && (steered || seq > a.submitted_state_seq)
         {
             let (aid, run) = (a.id, a.run);
             let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
@@ -232,11 +234,12 @@ impl Engine {
         }
     }
 
-    fn observed_idle(&mut self, id: WorkerId, seq: u64, force: bool, was_idle: bool, block_text: Option<&str>) {
+    /// The conversation is idle. Only a report newer than the submission ends the turn:
+    /// a republished pre-submission state (same or older sequence) is not a turn end.
+    fn observed_idle(&mut self, id: WorkerId, seq: u64, was_idle: bool, block_text: Option<&str>) {
         let now = self.now;
         let turn_ended = self.open_turn(id).filter(|a| {
-            matches!(a.state, AttemptState::Submitted | AttemptState::Generating)
-                && (force || seq > a.submitted_state_seq)
+            matches!(a.state, AttemptState::Submitted | AttemptState::Generating) && seq > a.submitted_state_seq
         });
         let ended = turn_ended.map(|a| (a.id, a.run));
         if let Some((aid, run)) = ended {
@@ -462,12 +465,12 @@ impl Engine {
         }
         match binding_state {
             Some((ConversationState::Generating, seq)) if delivery == Delivery::Steer || seq > state_seq => {
-                self.observed_generating(id, seq, true);
+                self.observed_generating(id, seq, delivery == Delivery::Steer);
             }
-            Some((state @ (ConversationState::Idle | ConversationState::Ready), seq)) if seq > state_seq => {
-                let _ = state;
-                self.observed_generating(id, seq, true);
-                self.observed_idle(id, seq, true, false, None);
+            Some((ConversationState::Idle | ConversationState::Ready, seq)) if seq > state_seq => {
+                // The whole turn already ran before the result arrived.
+                self.observed_generating(id, seq, false);
+                self.observed_idle(id, seq, false, None);
             }
             _ => {}
         }

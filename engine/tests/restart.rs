@@ -257,3 +257,40 @@ fn floor_deferral_survives_restart() {
          e1 steer root#2 auto_resume resume/v1",
     );
 }
+
+#[test]
+fn a_republished_pre_submission_state_is_not_a_turn_end() {
+    use engine::ids::{CommandId, ExecutorId};
+    use engine::model::ConversationState;
+    use engine::{BindingReport, ExecutorInput, Input, JournalEntry, JournalPhase, Observation};
+    let mut world = support::World::new();
+    world.script(&format!("{RUNNING}\nidle a\nadvance 3s"));
+    let id = world.id("a");
+    let attempt = world.worker("a").in_flight.expect("the resume is in flight");
+    let seq = world.seqs[&id];
+    let conversation = world.worker("a").binding.as_ref().expect("bound").conversation.clone();
+    world.crash();
+    // The executor submitted at state seq `seq` and has seen nothing since: it republishes
+    // that same idle observation.
+    let hello = ExecutorInput::Hello {
+        executor: ExecutorId::new("e1"),
+        steering: false,
+        bindings: vec![BindingReport {
+            worker: id,
+            conversation,
+            open: true,
+            observation: Some(Observation { state: ConversationState::Idle, seq, block: None }),
+        }],
+        journal: vec![JournalEntry {
+            command: CommandId { attempt },
+            phase: JournalPhase::Submitted,
+            state_seq: seq,
+            conversation: None,
+        }],
+    };
+    world.input(Input::Executor(hello));
+    world.advance(60_000);
+    assert_eq!(world.prompts_for("a"), 2, "the submitted turn has not ended: no new resume");
+    world.script("gen a\nidle a\nadvance 3s");
+    assert_eq!(world.prompts_for("a"), 3, "once the turn really ends, exactly one resume");
+}

@@ -1,8 +1,8 @@
 """MCP client tests with the official Python `mcp` SDK against real daemon processes.
 
 Over streamable HTTP against `fake_executor` (the daemon with an in-process simulated
-executor, since the executor bridge does not exist yet) and against the production
-`orchestrator serve`; over stdio against `orchestrator mcp-stdio`.
+executor, so the C15.4 workflow needs no browser and no WebSocket client in Python) and
+against the production `orchestrator serve`; over stdio against `orchestrator mcp-stdio`.
 
 Run by run.sh, which builds the binaries and passes their paths in ORCHESTRATOR_BIN and
 FAKE_EXECUTOR_BIN. Prints one line per test and a final `N passed, N failed` line.
