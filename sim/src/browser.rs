@@ -8,7 +8,9 @@
 use crate::daemon::EPOCH_MS;
 use crate::faults::{Boundary, Target};
 use crate::ledger::SharedLedger;
-use crate::wire::{CHAT_PORT, DAEMON_PORT, FromChat, FromDaemon, ToChat, ToDaemon, read_frame, write_frame};
+use crate::wire::{
+    CHAT_PORT, EXECUTOR_PORT, EXECUTOR_TOKEN, FromChat, ToChat, read_frame, read_text, write_frame, write_text,
+};
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::input::*;
 use engine::model::ConversationState;
@@ -62,7 +64,7 @@ pub struct BrowserState {
 
 /// Inputs of the browser's event loop.
 enum Event {
-    Daemon(FromDaemon),
+    Command(ExecutorCommand),
     DaemonClosed,
     Chat(WorkerId, FromChat),
     TabReady(WorkerId, mpsc::UnboundedSender<ToChat>),
@@ -72,7 +74,7 @@ enum Event {
 struct Browser {
     state: BrowserState,
     id: ExecutorId,
-    daemon: Option<mpsc::UnboundedSender<ToDaemon>>,
+    daemon: Option<mpsc::UnboundedSender<String>>,
     tabs: BTreeMap<WorkerId, (mpsc::UnboundedSender<ToChat>, Option<ConversationState>)>,
     queues: BTreeMap<WorkerId, VecDeque<AttemptId>>,
     busy: BTreeSet<WorkerId>,
@@ -170,42 +172,52 @@ impl Browser {
         self.state.ledger.borrow_mut().boundary(b);
     }
 
-    /// Connects to the daemon (retrying) and says hello.
+    /// Connects to the daemon's executor port (retrying) and says hello, in the bridge's
+    /// protocol.
     async fn connect(&mut self) {
         let stream = loop {
-            match TcpStream::connect(("daemon", DAEMON_PORT)).await {
+            match TcpStream::connect(("daemon", EXECUTOR_PORT)).await {
                 Ok(s) => break s,
                 Err(_) => tokio::time::sleep(Duration::from_secs(2)).await,
             }
         };
         let (mut reader, mut writer) = stream.into_split();
-        let (tx, mut out) = mpsc::unbounded_channel::<ToDaemon>();
+        let (tx, mut out) = mpsc::unbounded_channel::<String>();
         tokio::task::spawn_local(async move {
-            while let Some(frame) = out.recv().await {
-                if write_frame(&mut writer, &frame).await.is_err() {
+            while let Some(text) = out.recv().await {
+                if write_text(&mut writer, &text).await.is_err() {
                     break;
                 }
             }
         });
-        let events = self.events.clone();
+        let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
         tokio::task::spawn_local(async move {
-            while let Ok(Some(frame)) = read_frame::<_, FromDaemon>(&mut reader).await {
-                if events.send(Event::Daemon(frame)).is_err() {
-                    return;
+            while let Ok(Some(text)) = read_text(&mut reader).await {
+                match bridge::decode_daemon(&text, bridge::MESSAGE_BYTES_MAX) {
+                    Ok(bridge::DaemonMessage::Command(command)) => {
+                        if events.send(Event::Command(command.into_engine(id.clone()))).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(bridge::DaemonMessage::ProtocolError(e)) => {
+                        ledger.borrow_mut().violation(format!("the daemon refused a protocol message: {e:?}"));
+                    }
+                    Ok(_) => {}
+                    Err(e) => ledger.borrow_mut().violation(format!("undecodable daemon message: {e}")),
                 }
             }
             let _ = events.send(Event::DaemonClosed);
         });
         let hello = self.hello();
-        let _ = tx.send(ToDaemon::Executor(hello));
+        let _ = tx.send(bridge::encode(&hello));
         self.daemon = Some(tx);
         self.state.ledger.borrow_mut().trace("browser", "hello");
     }
 
     /// `hello`: the journal and every managed tab with its current state.
-    fn hello(&mut self) -> ExecutorInput {
+    fn hello(&mut self) -> bridge::ExecutorMessage {
         let mut storage = self.state.storage.borrow_mut();
-        let journal = storage
+        let journal: Vec<JournalEntry> = storage
             .journal
             .iter()
             .map(|(a, e)| JournalEntry {
@@ -232,12 +244,34 @@ impl Browser {
                 observation: state.map(|state| Observation { state, seq, block: None }),
             });
         }
-        ExecutorInput::Hello { executor: self.id.clone(), steering: self.state.steering, bindings, journal }
+        bridge::ExecutorMessage::Hello(bridge::Hello {
+            token: EXECUTOR_TOKEN.to_string(),
+            executor_id: self.id.to_string(),
+            protocol: bridge::PROTOCOL_VERSION,
+            capabilities: bridge::Capabilities { steering: self.state.steering, operator: false },
+            concurrency_max: 8,
+            bindings: bindings.iter().map(bridge::BindingWire::from).collect(),
+            journal: journal.iter().map(bridge::JournalWire::from).collect::<Vec<_>>(),
+        })
     }
 
+    /// Sends an engine-shaped report as its bridge protocol message.
     fn send(&self, input: ExecutorInput) {
+        let message = match &input {
+            ExecutorInput::Binding { report, .. } => {
+                bridge::ExecutorMessage::Binding(bridge::BindingWire::from(report))
+            }
+            ExecutorInput::State { worker, observation, .. } => {
+                bridge::ExecutorMessage::State(bridge::StateWire::new(*worker, observation))
+            }
+            ExecutorInput::Result { command, outcome, .. } => bridge::ExecutorMessage::Result(bridge::ResultWire {
+                command_id: *command,
+                outcome: bridge::OutcomeWire::from(outcome),
+            }),
+            ExecutorInput::Hello { .. } | ExecutorInput::Disconnected { .. } => return,
+        };
         if let Some(tx) = &self.daemon {
-            let _ = tx.send(ToDaemon::Executor(input));
+            let _ = tx.send(bridge::encode(&message));
         }
     }
 
@@ -269,8 +303,7 @@ impl Browser {
 
     fn handle(&mut self, event: Event) {
         match event {
-            Event::Daemon(FromDaemon::Command(c)) => self.command(c),
-            Event::Daemon(FromDaemon::Reply { .. }) => {}
+            Event::Command(c) => self.command(c),
             Event::DaemonClosed => {}
             Event::TabReady(worker, tx) => {
                 self.tabs.insert(worker, (tx, None));

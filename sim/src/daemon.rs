@@ -3,13 +3,16 @@
 
 use crate::faults::Boundary;
 use crate::ledger::SharedLedger;
-use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, read_frame, write_frame};
+use crate::wire::{
+    DAEMON_PORT, EXECUTOR_PORT, EXECUTOR_TOKEN, FromDaemon, SimOp, ToDaemon, read_frame, read_text, write_frame,
+    write_text,
+};
 use engine::event::EventKind;
 use engine::ids::{ExecutorId, RunId, WorkerId};
 use engine::model::{Assignment, AttemptReason, BindingStatus, PauseReason};
 use engine::op::{Operation, Reply, SpawnArgs};
 use engine::policy::{Mode, PolicyPatch};
-use engine::{Batch, Engine, EngineConfig, ExecutorCommand, ExecutorInput, Record};
+use engine::{Batch, Engine, EngineConfig, ExecutorCommand, Record};
 use runtime::{Disk, ExecutorSink, Handle, MemStore, Shell, ShellConfig, TokioClock};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -20,16 +23,17 @@ use turmoil::net::TcpListener;
 /// The simulated epoch (2026-01-01T00:00:00Z): fixed, so every seed sees the same times.
 pub const EPOCH_MS: u64 = 1_767_225_600_000;
 
-/// Executor connections by executor id: (connection number, outgoing frames).
-type Registry = Rc<RefCell<BTreeMap<ExecutorId, (u64, mpsc::UnboundedSender<FromDaemon>)>>>;
+/// Executor connections by executor id: (connection number, outgoing text frames).
+type Registry = Rc<RefCell<BTreeMap<ExecutorId, (u64, mpsc::UnboundedSender<String>)>>>;
 
-/// Routes engine commands to the connection of the executor they name.
+/// Routes engine commands, encoded in the bridge protocol, to the connection of the
+/// executor they name (dropped when it is not connected: `hello` reconciles).
 struct RegistrySink(Registry);
 
 impl ExecutorSink for RegistrySink {
     fn send(&mut self, command: ExecutorCommand) {
         if let Some((_, tx)) = self.0.borrow().get(&command.executor) {
-            let _ = tx.send(FromDaemon::Command(command));
+            let _ = tx.send(bridge::encode(&bridge::DaemonMessage::Command(bridge::CommandWire::from(&command))));
         }
     }
 }
@@ -63,17 +67,65 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
             panic!("shell stopped: {e}");
         }
     });
+    let executors = TcpListener::bind(("0.0.0.0", EXECUTOR_PORT)).await?;
+    let (h, r) = (handle.clone(), registry.clone());
+    tokio::task::spawn_local(async move {
+        let mut next_connection = 0;
+        while let Ok((stream, _)) = executors.accept().await {
+            next_connection += 1;
+            tokio::task::spawn_local(serve_executor(stream, next_connection, h.clone(), r.clone()));
+        }
+    });
     let listener = TcpListener::bind(("0.0.0.0", DAEMON_PORT)).await?;
-    let mut next_connection = 0;
     loop {
         let (stream, _) = listener.accept().await?;
-        next_connection += 1;
-        tokio::task::spawn_local(serve(stream, next_connection, handle.clone(), registry.clone()));
+        tokio::task::spawn_local(serve_caller(stream, handle.clone()));
     }
 }
 
-/// One connection: an executor or a caller (agent, operator).
-async fn serve(stream: turmoil::net::TcpStream, connection: u64, handle: Handle, registry: Registry) {
+/// One executor connection, through the bridge's own session logic (token, versions,
+/// caps, typed protocol errors): the same rules as the daemon's `/executor`.
+async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle: Handle, registry: Registry) {
+    let (mut reader, mut writer) = stream.into_split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    tokio::task::spawn_local(async move {
+        while let Some(text) = rx.recv().await {
+            if write_text(&mut writer, &text).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut session = bridge::Session::new(bridge::SessionConfig::new(EXECUTOR_TOKEN));
+    while let Ok(Some(text)) = read_text(&mut reader).await {
+        let now_ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64);
+        let step = session.on_text(&text, now_ms);
+        if let Some(id) = &step.registered {
+            registry.borrow_mut().insert(id.clone(), (connection, tx.clone()));
+        }
+        for reply in &step.replies {
+            let _ = tx.send(bridge::encode(reply));
+        }
+        for input in step.inputs {
+            if handle.executor(input).await.is_err() {
+                return;
+            }
+        }
+        if step.close {
+            break;
+        }
+    }
+    // The connection ended: if it was the executor's current one, it is disconnected.
+    let current = session.executor().is_some_and(|id| registry.borrow().get(id).is_some_and(|(c, _)| *c == connection));
+    if current && let Some(id) = session.executor() {
+        registry.borrow_mut().remove(id);
+    }
+    if let Some(input) = session.on_close(current) {
+        let _ = handle.executor(input).await;
+    }
+}
+
+/// One caller connection (an agent or the operator).
+async fn serve_caller(stream: turmoil::net::TcpStream, handle: Handle) {
     let (mut reader, mut writer) = stream.into_split();
     let (tx, mut rx) = mpsc::unbounded_channel::<FromDaemon>();
     tokio::task::spawn_local(async move {
@@ -83,35 +135,13 @@ async fn serve(stream: turmoil::net::TcpStream, connection: u64, handle: Handle,
             }
         }
     });
-    let mut executor: Option<ExecutorId> = None;
-    while let Ok(Some(frame)) = read_frame::<_, ToDaemon>(&mut reader).await {
-        match frame {
-            ToDaemon::Executor(input) => {
-                if let ExecutorInput::Hello { executor: id, .. } = &input {
-                    registry.borrow_mut().insert(id.clone(), (connection, tx.clone()));
-                    executor = Some(id.clone());
-                }
-                if handle.executor(input).await.is_err() {
-                    return;
-                }
-            }
-            ToDaemon::Call { call, op } => {
-                let handle = handle.clone();
-                let tx = tx.clone();
-                tokio::task::spawn_local(async move {
-                    let result = call_op(&handle, op).await;
-                    let _ = tx.send(FromDaemon::Reply { call, result });
-                });
-            }
-        }
-    }
-    // The connection ended: if it was the executor's current one, it is disconnected.
-    if let Some(id) = executor {
-        let current = registry.borrow().get(&id).is_some_and(|(c, _)| *c == connection);
-        if current {
-            registry.borrow_mut().remove(&id);
-            let _ = handle.executor(ExecutorInput::Disconnected { executor: id }).await;
-        }
+    while let Ok(Some(ToDaemon::Call { call, op })) = read_frame::<_, ToDaemon>(&mut reader).await {
+        let handle = handle.clone();
+        let tx = tx.clone();
+        tokio::task::spawn_local(async move {
+            let result = call_op(&handle, op).await;
+            let _ = tx.send(FromDaemon::Reply { call, result });
+        });
     }
 }
 

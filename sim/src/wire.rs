@@ -1,11 +1,11 @@
-//! The simulated network's messages and their framing (length-prefixed postcard).
+//! The simulated network's messages and their framing.
 //!
-//! The real executor protocol is JSON over WebSocket (the bridge's); the simulator
-//! carries the same engine inputs and commands, framed compactly, over turmoil TCP.
+//! Executors speak the bridge's real protocol (its JSON messages, through its `Session`)
+//! on `EXECUTOR_PORT`, each message in a length-prefixed text frame instead of a
+//! WebSocket frame; callers (agents, the operator) use compact postcard frames on
+//! `DAEMON_PORT`, standing in for MCP.
 
-use engine::ExecutorCommand;
 use engine::ids::WorkerId;
-use engine::input::ExecutorInput;
 use engine::model::ConversationState;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -13,8 +13,12 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Largest frame accepted; a larger length prefix is a protocol error.
 pub const FRAME_BYTES_MAX: usize = 1 << 20;
-/// The daemon's port on the simulated network.
+/// The daemon's caller port on the simulated network (MCP's stand-in).
 pub const DAEMON_PORT: u16 = 7411;
+/// The daemon's executor port (the bridge's protocol).
+pub const EXECUTOR_PORT: u16 = 7412;
+/// The executor token of every simulated run.
+pub const EXECUTOR_TOKEN: &str = "simulated-executor-token";
 /// A conversation host's port.
 pub const CHAT_PORT: u16 = 443;
 
@@ -52,20 +56,16 @@ pub enum SimOp {
     OperatorSweep,
 }
 
-/// Frames sent to the daemon.
+/// Frames a caller sends to the daemon.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ToDaemon {
-    /// An executor report.
-    Executor(ExecutorInput),
     /// A caller operation with a caller-chosen id.
     Call { call: u64, op: SimOp },
 }
 
-/// Frames sent by the daemon.
+/// Frames the daemon sends a caller.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum FromDaemon {
-    /// An executor command.
-    Command(ExecutorCommand),
     /// A caller reply: the created or affected worker, or a rejection code.
     Reply { call: u64, result: Result<Option<WorkerId>, String> },
 }
@@ -95,6 +95,28 @@ pub async fn write_frame<W: AsyncWrite + Unpin, T: Serialize>(w: &mut W, message
     w.write_u32(bytes.len() as u32).await?;
     w.write_all(&bytes).await?;
     w.flush().await
+}
+
+/// Writes one text frame (a bridge protocol message).
+pub async fn write_text<W: AsyncWrite + Unpin>(w: &mut W, text: &str) -> std::io::Result<()> {
+    w.write_u32(text.len() as u32).await?;
+    w.write_all(text.as_bytes()).await?;
+    w.flush().await
+}
+
+/// Reads one text frame; `None` at a clean end of stream.
+pub async fn read_text<R: AsyncRead + Unpin>(r: &mut R) -> std::io::Result<Option<String>> {
+    let len = match r.read_u32().await {
+        Ok(len) => len as usize,
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if len > FRAME_BYTES_MAX {
+        return Err(std::io::Error::other(format!("frame of {len} bytes exceeds {FRAME_BYTES_MAX}")));
+    }
+    let mut bytes = vec![0; len];
+    r.read_exact(&mut bytes).await?;
+    String::from_utf8(bytes).map(Some).map_err(std::io::Error::other)
 }
 
 /// Reads one frame; `None` at a clean end of stream.

@@ -200,7 +200,15 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     let engine_config = EngineConfig { seed: knobs.seed, ..EngineConfig::default() };
     let d = DaemonState { disk: disk.clone(), ledger: ledger.clone(), config: engine_config.clone() };
     sim.host("daemon", move || daemon::run(d.clone()));
-    let chats: Vec<String> = (0..2 * knobs.workers + 4).map(|i| format!("chat-{i}")).collect();
+    // One conversation per lane and root, spares for recoveries when faults can lose
+    // conversations (every conversation host costs time on every tick).
+    let faulty = knobs.agents.lost_pct > 0
+        || knobs.daemon_crash_pct > 0
+        || knobs.executor_crash_pct > 0
+        || knobs.hold_pct > 0
+        || !plan.is_empty();
+    let spares = if faulty { knobs.workers + 4 } else { 3 };
+    let chats: Vec<String> = (0..knobs.workers + spares).map(|i| format!("chat-{i}")).collect();
     for (i, name) in chats.iter().enumerate() {
         let (n, seed, agents, l) =
             (name.clone(), knobs.seed.wrapping_mul(31).wrapping_add(i as u64), knobs.agents.clone(), ledger.clone());
