@@ -58,6 +58,8 @@ pub struct BrowserState {
     pub chats: Vec<String>,
     /// Whether the page supports mid-turn steering.
     pub steering: bool,
+    /// Submissions in progress at once, across workers (the extension's limit).
+    pub concurrency: usize,
     /// Observations.
     pub ledger: SharedLedger,
 }
@@ -249,7 +251,7 @@ impl Browser {
             executor_id: self.id.to_string(),
             protocol: bridge::PROTOCOL_VERSION,
             capabilities: bridge::Capabilities { steering: self.state.steering, operator: false },
-            concurrency_max: 8,
+            concurrency_max: self.state.concurrency as u32,
             bindings: bindings.iter().map(bridge::BindingWire::from).collect(),
             journal: journal.iter().map(bridge::JournalWire::from).collect::<Vec<_>>(),
         })
@@ -353,7 +355,7 @@ impl Browser {
 
     /// Works the worker's queue: one submission at a time.
     fn pump(&mut self, worker: WorkerId) {
-        if !self.ready || self.busy.contains(&worker) || self.halted() {
+        if !self.ready || self.busy.contains(&worker) || self.busy.len() >= self.state.concurrency || self.halted() {
             return;
         }
         let Some(&attempt) = self.queues.get(&worker).and_then(|q| q.front()) else { return };
@@ -440,6 +442,14 @@ impl Browser {
         let _ = tab.send(ToChat::Submit { worker, key: c.idempotency_key.clone(), prompt: c.prompt.clone(), steer });
     }
 
+    /// Works every queue (a slot under the concurrency limit may have freed up).
+    fn pump_all(&mut self) {
+        let workers: Vec<WorkerId> = self.queues.iter().filter(|(_, q)| !q.is_empty()).map(|(w, _)| *w).collect();
+        for worker in workers {
+            self.pump(worker);
+        }
+    }
+
     fn tab_closed(&self, worker: WorkerId) -> bool {
         self.tabs.get(&worker).is_some_and(|(_, s)| *s == Some(ConversationState::Closed))
     }
@@ -500,7 +510,7 @@ impl Browser {
         if self.halted() {
             return;
         }
-        self.pump(worker);
+        self.pump_all();
     }
 
     /// The page refused: definitely not submitted.

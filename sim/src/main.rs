@@ -13,6 +13,7 @@ fn usage() -> ExitCode {
     println!(
         "usage:\n  sim run --seeds N [--from S]     swarm seeds; exit 1 on the first failure\n  \
          sim replay --seed S [--crash BOUNDARY:K]  one run; prints its trace hash last\n  \
+         sim replay --scenario FILE        one scenario run\n  \
          sim scenario FILE...               named cases (scenarios/*.scn)\n  \
          sim matrix                        every boundary x occurrence, on every scenario\n  \
          sim bench                         a 10-worker, 8-simulated-hour run, timed\n\nboundaries: {}",
@@ -38,6 +39,9 @@ fn main() -> ExitCode {
             swarm(from, seeds, jobs)
         }
         Some("replay") => {
+            if let Some(file) = flag(&args, "--scenario") {
+                return run_scenarios(std::slice::from_ref(&file));
+            }
             let Some(seed) = flag(&args, "--seed").and_then(|s| s.parse::<u64>().ok()) else { return usage() };
             let plan: Vec<CrashAt> = match flag(&args, "--crash") {
                 Some(spec) => match parse_crash(&spec) {

@@ -40,6 +40,8 @@ pub enum Expectation {
     FreshContinuesAtLeast(u32),
     /// No continuation was scheduled while a `blocked` block was unresolved.
     NothingWhileBlocked,
+    /// At least this many wakes waited for the anti-spam floor.
+    DeferralsAtLeast(usize),
     /// Exactly this many lanes left paused by the stall guard.
     Stalled(usize),
     /// Exactly this many prompts delivered to a lane in a time window.
@@ -127,6 +129,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "forget-complete" => knobs.agents.forget_complete = flag(1)?,
             "block-waits" => knobs.agents.block_waits = flag(1)?,
             "steering" => knobs.steering = flag(1)?,
+            "concurrency" => knobs.concurrency = num(1)?.max(1) as usize,
             "auto" => knobs.auto = flag(1)?,
             "root" => knobs.root = flag(1)?,
             "dependencies" => knobs.agents.dependency_pct = num(1)?.min(100),
@@ -164,6 +167,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("reconciles") => Expectation::ReconcilesAtLeast(num(3)? as usize),
                 Some("fresh-continues") => Expectation::FreshContinuesAtLeast(num(3)? as u32),
                 Some("nothing-while-blocked") => Expectation::NothingWhileBlocked,
+                Some("deferrals") => Expectation::DeferralsAtLeast(num(3)? as usize),
                 Some("stalled") => Expectation::Stalled(num(2)? as usize),
                 Some("delivered") => {
                     let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
@@ -192,6 +196,7 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::ReconcilesAtLeast(n) => outcome.reconciles >= *n,
             Expectation::FreshContinuesAtLeast(n) => outcome.fresh_continues >= *n,
             Expectation::NothingWhileBlocked => outcome.scheduled_while_blocked == 0,
+            Expectation::DeferralsAtLeast(n) => outcome.deferrals >= *n,
             Expectation::Stalled(n) => outcome.stalled == *n,
             Expectation::DeliveredBetween { lane, from_ms, to_ms, count } => {
                 // Lanes are spawned in order right after the root (wrk-1).

@@ -98,6 +98,7 @@ pub fn to_scenario(title: &str, k: &Knobs, plan: &[CrashAt]) -> String {
     let _ = writeln!(s, "forget-complete {}", on(k.agents.forget_complete));
     let _ = writeln!(s, "block-waits {}", on(k.agents.block_waits));
     let _ = writeln!(s, "steering {}", on(k.steering));
+    let _ = writeln!(s, "concurrency {}", k.concurrency);
     let _ = writeln!(s, "auto {}", on(k.auto));
     let _ = writeln!(s, "root {}", on(k.root));
     let _ = writeln!(s, "dependencies {}", k.agents.dependency_pct);

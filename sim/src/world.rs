@@ -27,6 +27,8 @@ pub struct Knobs {
     pub workers: usize,
     /// Whether the executor can steer mid-turn.
     pub steering: bool,
+    /// The executor's concurrency limit (submissions in progress at once).
+    pub concurrency: usize,
     /// Agent behaviour.
     pub agents: AgentKnobs,
     /// Percent chance per simulated minute of a random daemon crash (safety phase).
@@ -82,6 +84,7 @@ impl Knobs {
             seed,
             workers: pick(1, 4) as usize,
             steering: pick(0, 1) == 1,
+            concurrency: pick(1, 3) as usize,
             agents: AgentKnobs {
                 turns_min: 2,
                 turns_max: pick(2, 6) as u32,
@@ -116,6 +119,7 @@ impl Knobs {
             seed,
             workers: 2,
             steering: true,
+            concurrency: 8,
             agents: AgentKnobs {
                 turns_min: 3,
                 turns_max: 3,
@@ -178,6 +182,8 @@ pub struct Outcome {
     pub reconciles: usize,
     /// Continuations scheduled while a worker's `blocked` block was unresolved (must be 0).
     pub scheduled_while_blocked: usize,
+    /// Wakes deferred by the anti-spam floor (`execution.deferred`).
+    pub deferrals: usize,
     /// Crashes performed.
     pub crashes: Vec<String>,
 }
@@ -218,6 +224,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         storage: storage.clone(),
         chats: chats.clone(),
         steering: knobs.steering,
+        concurrency: knobs.concurrency,
         ledger: ledger.clone(),
     };
     sim.host("browser", move || browser::run(b.clone()));
@@ -511,6 +518,7 @@ fn block_facts(outcome: &mut Outcome, engine: &Engine, records: &[Record]) {
                 blocked.remove(&worker);
             }
             EventKind::ExecutionScheduled { .. } if blocked.contains(&worker) => outcome.scheduled_while_blocked += 1,
+            EventKind::ExecutionDeferred { .. } => outcome.deferrals += 1,
             _ => {}
         }
     }
@@ -541,12 +549,13 @@ pub fn describe(k: &Knobs) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        "seed={} workers={} steering={} turns={}..{} progress={}% long_turns={}% delivery_timeouts={}% human={}% \
+        "seed={} workers={} steering={} concurrency={} turns={}..{} progress={}% long_turns={}% delivery_timeouts={}% human={}% \
          blocks={} forget_complete={} block_waits={} dependency={}% message={}% lost={}% host_ui={}% root={} \
          daemon_crash={}%/min executor_crash={}%/min hold={}%/min safety={}min tick={}ms",
         k.seed,
         k.workers,
         k.steering,
+        k.concurrency,
         k.agents.turns_min,
         k.agents.turns_max,
         k.agents.progress_pct,
