@@ -146,6 +146,11 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 let boundary = w.get(1).and_then(|b| Boundary::parse(b)).ok_or_else(|| err("unknown boundary"))?;
                 plan.push(CrashAt { boundary, occurrence: num(2)? as u32 });
             }
+            "at" if w.get(2) == Some(&"executor-down") => {
+                let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let length = w.get(3).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?;
+                knobs.outages.push((at_ms, length));
+            }
             "at" => {
                 let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                 let lane = w.get(3).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN or root"))?;

@@ -49,6 +49,8 @@ pub struct Knobs {
     pub root: bool,
     /// Timed operator actions (scenario files).
     pub script: Vec<Action>,
+    /// Executor outages: (start, length) in simulated ms (scenario files).
+    pub outages: Vec<(u64, u64)>,
 }
 
 /// A timed operator action from a scenario file.
@@ -110,6 +112,7 @@ impl Knobs {
             tick_ms: 1_000,
             auto: true,
             script: Vec::new(),
+            outages: Vec::new(),
         }
     }
 
@@ -144,6 +147,7 @@ impl Knobs {
             tick_ms: 1_000,
             auto: true,
             script: Vec::new(),
+            outages: Vec::new(),
         }
     }
 }
@@ -254,6 +258,15 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
             ledger.borrow_mut().crash_now = None;
             crash(&mut sim, target, &disk, &ledger);
             restart.push((target, now + 2_000 + rng.next_u64() % 20_000));
+        }
+        // Scripted executor outages (the browser is closed for a while).
+        for &(at, length) in &knobs.outages {
+            let running = !restart.iter().any(|(t, _)| *t == Target::Executor);
+            if at <= now && now < at + tick && running {
+                ledger.borrow_mut().crashes.push(format!("browser outage at t={now} for {length} ms"));
+                crash(&mut sim, Target::Executor, &disk, &ledger);
+                restart.push((Target::Executor, now + length));
+            }
         }
         // Random faults (swarm), once per simulated minute of the safety phase.
         if faults_on && now % 60_000 < tick {
