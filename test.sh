@@ -24,6 +24,15 @@ tests/mcp/run.sh
 echo "== MCP conformance scenarios"
 tests/mcp/conformance.sh
 
+# The browser extension: its pure core and views under node --test, then end to end in
+# headless Chromium and Firefox ESR against the daemon `cargo test` just built (debug) and
+# the fake ChatGPT page. Needs `npm ci` in extension/ and the Debian browsers (.ci/run).
+echo "== extension: unit tests"
+(cd extension && node --test test/unit/)
+echo "== extension: end to end (Chromium, Firefox ESR)"
+(cd extension && ORCHESTRATOR_BIN="${CARGO_TARGET_DIR:-$PWD/../target}/debug/orchestrator" \
+  node --test --test-concurrency=1 test/e2e/)
+
 # The simulator in release mode: the full crash matrix (every named boundary x
 # occurrence) and a bounded number of swarm seeds. Each prints its replay command on
 # failure and exits non-zero.

@@ -1,0 +1,127 @@
+// End to end, in headless Chromium and Firefox ESR: the real daemon drives the real
+// extension against the fake ChatGPT page. No test sends a manual message: every prompt
+// the page receives was decided by the daemon and submitted by the extension.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BROWSERS } from './lib/browsers.mjs';
+import { inWorld, block, pause } from './lib/world.mjs';
+
+const RETRY_TESTID = 'regenerate-thread-error-button';
+const NONCE = /\[attempt (exe-\d+)\]\s*$/;
+
+/** Every prompt carries its own attempt's nonce, and no attempt was submitted twice. */
+function assertExactlyOnce(prompts) {
+  const attempts = prompts.map((p) => p.text.match(NONCE)?.[1]);
+  assert.ok(attempts.every(Boolean), `every prompt ends with its nonce: ${JSON.stringify(prompts.map((p) => p.text.slice(-40)))}`);
+  assert.equal(new Set(attempts).size, attempts.length, `no attempt submitted twice: ${attempts}`);
+}
+
+function progressing(turnsBeforeComplete, generateMs = 300) {
+  return async ({ turn, world, workerId }) => {
+    await world.mcp.call('worker_progress', { workerId, summary: `finished step ${turn}` });
+    if (turn >= turnsBeforeComplete) {
+      await world.mcp.call('worker_complete', { workerId, summary: 'all steps finished' });
+      return { generateMs, reply: block('complete', 'all steps finished') };
+    }
+    return { generateMs, reply: block('working', `step ${turn} of ${turnsBeforeComplete}`) };
+  };
+}
+
+for (const kind of BROWSERS) {
+  describe(`extension executor in ${kind}`, () => {
+    test('attempts 1, 2 and 3 follow automatically; after worker_complete nothing more is submitted', () =>
+      inWorld(kind, async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/alpha', progressing(3));
+        await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed');
+        const prompts = await w.settled(lane);
+        assert.equal(prompts.length, 3, 'bootstrap plus two automatic resumes');
+        assertExactlyOnce(prompts);
+        const worker = await w.mcp.call('worker_get', { workerId: lane });
+        assert.equal(worker.attempts, 3);
+        assert.equal(worker.autoResumes, 2);
+        assert.match(worker.binding.conversationUrl, /\/c\/[0-9a-f-]{36}$/, 'the settled conversation URL is bound');
+        const stored = JSON.stringify(await w.hook('storage'));
+        assert.ok(!stored.includes('Done some work'), 'no assistant text in extension storage');
+        assert.ok(!stored.includes('Exercise /root/alpha'), 'no prompt body in extension storage');
+      }));
+
+    test('worker_await_human stops resumes until a person answers', () =>
+      inWorld(kind, async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/asks', async ({ turn, world, workerId }) => {
+          if (turn === 1) {
+            await world.mcp.call('worker_await_human', {
+              workerId, reason: 'needs a decision', question: 'Which dialect should win?', choices: ['excel', 'rfc4180'],
+            });
+            return { generateMs: 200, reply: block('blocked', 'waiting for the dialect decision') };
+          }
+          await world.mcp.call('worker_complete', { workerId, summary: 'used the answer' });
+          return { generateMs: 200, reply: block('complete', 'used the answer') };
+        });
+        await w.waitForWorker(lane, (x) => x.disposition === 'awaiting_human', 'awaiting a human');
+        assert.equal((await w.settled(lane)).length, 1, 'no resume while a person is needed');
+        await w.mcp.call('worker_resolve_human', { workerId: lane, answer: 'rfc4180' });
+        await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed after the answer');
+        const prompts = await w.settled(lane);
+        assert.equal(prompts.length, 2, 'exactly one resume after the answer');
+        assertExactlyOnce(prompts);
+      }));
+
+    test('pause after the current turn, then continue now resumes exactly once', () =>
+      inWorld(kind, async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/paused', async ({ turn, world, workerId }) => {
+          if (turn === 1) await world.mcp.call('worker_pause', { workerId, afterCurrentTurn: true });
+          await world.mcp.call('worker_progress', { workerId, summary: `step ${turn}` });
+          return { generateMs: 300, reply: block('working', `step ${turn}`) };
+        });
+        await w.waitForWorker(lane, (x) => x.disposition === 'paused', 'paused after the turn');
+        assert.equal((await w.settled(lane)).length, 1, 'the pause held after the turn');
+        await w.mcp.call('worker_continue_now', { workerId: lane });
+        await w.waitForPrompts(lane, 2);
+        const prompts = await w.settled(lane);
+        assert.equal(prompts.length, 2, 'continue now delivered one prompt and the pause held again');
+        assertExactlyOnce(prompts);
+        const worker = await w.mcp.call('worker_get', { workerId: lane });
+        assert.equal(worker.disposition, 'paused');
+      }));
+
+    test('a delivery timeout gets exactly one fresh continue and Retry is never clicked', () =>
+      inWorld(kind, async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/flaky', async ({ turn, world, workerId }) => {
+          if (turn === 2) return { generateMs: 300, error: 'delivery_timeout' };
+          return progressing(3)({ turn, world, workerId });
+        });
+        await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed');
+        const prompts = await w.settled(lane);
+        assert.equal(prompts.length, 3);
+        assertExactlyOnce(prompts);
+        assert.match(prompts[2].text, /^continue\s*\n/, 'the turn after the timeout is a fresh continue');
+        const retries = w.fake.clicks.filter((c) => c.testid === RETRY_TESTID);
+        assert.equal(retries.length, 0, 'Retry was never clicked');
+        const attempts = await w.mcp.call('worker_attempts', { workerId: lane });
+        assert.ok(JSON.stringify(attempts).includes('delivery_timeout'), 'the timed-out attempt is recorded');
+      }));
+
+    test('killing the daemon and reloading the extension mid-run submit nothing twice', () =>
+      inWorld(kind, async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/sturdy', progressing(5, 1_500));
+        await w.waitForPrompts(lane, 2);
+        await w.daemon.kill9();
+        await pause(500);
+        await w.daemon.start();
+        await w.mcp.connect();
+        await w.waitForPrompts(lane, 3);
+        await w.reloadExtension();
+        await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed', 60_000);
+        const prompts = await w.settled(lane);
+        assertExactlyOnce(prompts);
+        const worker = await w.mcp.call('worker_get', { workerId: lane });
+        assert.equal(prompts.length, worker.attempts, 'one prompt per recorded attempt');
+        assert.equal(prompts.length, 5);
+      }));
+  });
+}

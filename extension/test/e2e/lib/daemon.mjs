@@ -1,0 +1,103 @@
+// Runs the real `orchestrator serve` daemon for browser tests: a temporary data
+// directory, fixed test tokens, a free loopback port that survives restarts.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const REPO = resolve(new URL('../../../..', import.meta.url).pathname);
+export const MCP_TOKEN = 'e2e-mcp-token-0123456789abcdef0123';
+export const EXECUTOR_TOKEN = 'e2e-executor-token-0123456789abcdef';
+const START_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 20_000;
+
+/** The daemon binary: $ORCHESTRATOR_BIN, else the debug build `cargo test` leaves behind. */
+export function daemonBinary() {
+  return process.env.ORCHESTRATOR_BIN ?? join(REPO, 'target', 'debug', 'orchestrator');
+}
+
+export class Daemon {
+  constructor() {
+    this.dir = mkdtempSync(join(tmpdir(), 'orc-e2e-'));
+    this.port = 0;
+    this.child = null;
+    this.mcpUrl = '';
+  }
+
+  /** Starts (or restarts, on the same port) the daemon and waits for its MCP endpoint line. */
+  async start() {
+    const log = openSync(join(this.dir, 'daemon.log'), 'a');
+    const args = ['serve', '--data-dir', join(this.dir, 'data'), '--listen', `127.0.0.1:${this.port}`,
+      '--mcp-token', MCP_TOKEN, '--executor-token', EXECUTOR_TOKEN, '--log-level', 'info,rmcp=warn'];
+    const child = spawn(daemonBinary(), args, { stdio: ['ignore', 'pipe', log], env: cleanEnv() });
+    this.child = child;
+    const exited = new Promise((_, reject) => child.once('exit', (code) =>
+      reject(new Error(`daemon exited with ${code} before announcing its endpoint; log: ${this.logTail()}`))));
+    const announced = new Promise((resolveUrl) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const url = line.match(/^orchestrator: MCP endpoint (\S+)/)?.[1];
+        if (url) resolveUrl(url);
+      });
+    });
+    const url = await withTimeout(Promise.race([announced, exited]), START_TIMEOUT_MS, 'daemon start');
+    this.mcpUrl = url;
+    this.port = Number(new URL(url).port);
+    return this;
+  }
+
+  get executorUrl() {
+    return `ws://127.0.0.1:${this.port}/executor`;
+  }
+
+  /** SIGKILL: no flush, no goodbye. */
+  async kill9() {
+    await this.signal('SIGKILL');
+  }
+
+  /** SIGTERM and wait for a clean exit. */
+  async stop() {
+    await this.signal('SIGTERM');
+  }
+
+  async signal(name) {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const done = new Promise((r) => child.once('exit', r));
+    child.kill(name);
+    await withTimeout(done, STOP_TIMEOUT_MS, `daemon ${name}`);
+    this.child = null;
+  }
+
+  logTail(bytes = 4000) {
+    try {
+      const text = readFileSync(join(this.dir, 'daemon.log'), 'utf8');
+      return text.slice(-bytes);
+    } catch {
+      return '(no log)';
+    }
+  }
+
+  async dispose() {
+    await this.stop().catch(() => this.child?.kill('SIGKILL'));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function cleanEnv() {
+  const env = { ...process.env };
+  for (const key of ['ORCHESTRATOR_MCP_TOKEN', 'ORCHESTRATOR_DATA_DIR', 'ORCHESTRATOR_EXECUTOR_TOKEN']) delete env[key];
+  return env;
+}
+
+export async function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,28 @@
+// Test builds only: background-side hooks the browser tests reach through a fake page
+// (test-page-hooks.js relays `window.postMessage({orcTest})`). Loaded by the background
+// when test-config.json says `testHooks: true`; never part of a production build.
+const api = globalThis.browser ?? globalThis.chrome;
+
+api.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  if (message?.type !== 'test.hook') return false;
+  run(message.op, message.arg).then(
+    (value) => sendResponse({ ok: true, value }),
+    (error) => sendResponse({ ok: false, error: String(error?.message ?? error) }),
+  );
+  return true;
+});
+
+async function run(op, arg) {
+  switch (op) {
+    case 'storage':
+      return api.storage.local.get(null);
+    case 'reload':
+      setTimeout(() => api.runtime.reload(), 50);
+      return 'reloading';
+    case 'open':
+      await api.tabs.create({ url: api.runtime.getURL(arg), active: true });
+      return 'opened';
+    default:
+      throw new Error(`unknown test hook ${op}`);
+  }
+}
