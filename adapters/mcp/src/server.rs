@@ -62,18 +62,7 @@ impl OrchestratorMcp {
     /// Runs one tool by name: `None` when no tool has that name. Errors the caller can
     /// act on (and panics, as `INTERNAL`) are `Err`.
     pub async fn call(&self, name: &str, arguments: Value) -> Option<Result<Value, ErrorOut>> {
-        match AssertUnwindSafe(self.dispatch(name, arguments)).catch_unwind().await {
-            Ok(result) => result,
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                tracing::error!(tool = name, panic = %what, "tool handler panicked; the daemon stays up");
-                Some(Err(ErrorOut::internal("the server failed while handling this call; it had no known effect")))
-            }
-        }
+        contain_panic(name, self.dispatch(name, arguments)).await
     }
 
     async fn dispatch(&self, name: &str, args: Value) -> Option<Result<Value, ErrorOut>> {
@@ -227,5 +216,44 @@ impl ServerHandler for OrchestratorMcp {
                 Ok(CallToolResult::structured_error(value).into())
             }
         }
+    }
+}
+
+/// Runs one tool handler; a panic inside it becomes `INTERNAL` (logged) instead of
+/// unwinding into the server, so one bad call never takes the daemon down.
+async fn contain_panic(
+    name: &str,
+    handler: impl std::future::Future<Output = Option<Result<Value, ErrorOut>>>,
+) -> Option<Result<Value, ErrorOut>> {
+    match AssertUnwindSafe(handler).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(tool = name, panic = %what, "tool handler panicked; the daemon stays up");
+            Some(Err(ErrorOut::internal("the server failed while handling this call; it had no known effect")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_handler_becomes_internal_and_the_next_call_still_works() {
+        let panicked = contain_panic("boom", async {
+            let index = std::hint::black_box(7usize);
+            let empty: Vec<u8> = Vec::new();
+            Some(Ok(Value::from(empty[index])))
+        })
+        .await;
+        let error = panicked.expect("a result").expect_err("the panic is an error");
+        assert_eq!(error.code, "INTERNAL");
+        let fine = contain_panic("fine", async { Some(Ok(Value::from(1))) }).await;
+        assert_eq!(fine, Some(Ok(Value::from(1))));
     }
 }
