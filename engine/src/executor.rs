@@ -179,7 +179,8 @@ impl Engine {
             return;
         }
         let previous = b.state;
-        if previous == observation.state && !force {
+        let idle_again = matches!(observation.state, ConversationState::Idle | ConversationState::Ready);
+        if previous == observation.state && !force && !idle_again {
             return; // coalesced duplicate: one report per real transition
         }
         b.state_seq = observation.seq;
@@ -243,6 +244,12 @@ impl Engine {
         });
         let ended = turn_ended.map(|a| (a.id, a.run));
         if let Some((aid, run)) = ended {
+            if was_idle {
+                // Idle again with a newer sequence: a turn whose generation was never
+                // reported (shorter than the executor's coalescing) ended just now.
+                let b = self.state.workers.get_mut(&id).and_then(|w| w.binding.as_mut()).expect("binding exists");
+                b.state_since = now;
+            }
             self.end_running_segment(id);
             let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
             a.state = AttemptState::Idle;

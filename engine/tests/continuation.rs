@@ -128,6 +128,33 @@ fn duplicate_idle_observations_make_one_resume() {
 }
 
 #[test]
+fn a_turn_never_reported_generating_ends_on_the_next_idle() {
+    // The page went idle -> generating -> idle faster than the executor reports: it
+    // publishes idle twice (newer sequence); the second idle ends the turn.
+    check(
+        &with(RUNNING, "idle a\nadvance 3s\nsubmit a\nidle a\nadvance 2999ms\nshow a\nadvance 1ms\nsubmit a\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         a: awaiting_execution #2 auto_resume idle intent[idle] auto=1
+         e1 send a#3 auto_resume resume/v1
+         a: running #3 auto_resume submitted auto=2",
+    );
+}
+
+#[test]
+fn an_idle_published_before_the_submitted_result_still_ends_the_turn() {
+    // The executor published the turn's end (idle, newer sequence) before its
+    // `submitted` result, whose stateSeq is the sequence from before the submission.
+    check(
+        &with(RUNNING, "idle a\nadvance 3s\nidle a\nsubmit a stale\nadvance 3s\nsubmit a\nshow a"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         e1 send a#3 auto_resume resume/v1
+         a: running #3 auto_resume submitted auto=2",
+    );
+}
+
+#[test]
 fn completion_during_grace_cancels_the_pending_resume() {
     check(
         &with(RUNNING, "idle a\nadvance 1s\na.complete done\nadvance 1h\nshow a"),

@@ -192,6 +192,16 @@ impl World {
     }
 
     /// The executor reports the worker's outstanding command submitted.
+    /// Like [`World::submit`], but the result carries the sequence from before the last
+    /// observation: that observation was published while the submission was under way.
+    pub fn submit_stale(&mut self, name: &str) {
+        let id = self.id(name);
+        let seq = self.seqs.get(&id).copied().unwrap_or(0);
+        self.seqs.insert(id, seq.saturating_sub(1));
+        self.submit(name);
+        self.seqs.insert(id, seq);
+    }
+
     pub fn submit(&mut self, name: &str) {
         let id = self.id(name);
         let c = self.outstanding.remove(&id).unwrap_or_else(|| panic!("no outstanding command for {name}"));
@@ -333,6 +343,7 @@ impl World {
             "disconnect" => {
                 self.input(Input::Executor(ExecutorInput::Disconnected { executor: ExecutorId::new(arg(1)) }))
             }
+            "submit" if words.get(2) == Some(&"stale") => self.submit_stale(arg(1)),
             "submit" => self.submit(arg(1)),
             "accept" => {
                 let id = self.id(arg(1));
