@@ -5,16 +5,14 @@
 //! `cargo bench -p bridge --bench idle_resume -- [--workers 100] [--rounds 3]`
 
 use bridge::client::{TestExecutor, hello};
-use bridge::{BindingWire, ExecutorMessage, ObservationWire, OutcomeWire, StateName};
-use engine::Reply;
+use bridge::{ExecutorMessage, StateName};
 use engine::ids::WorkerId;
-use engine::op::Operation;
 use engine::policy::{Mode, PolicyPatch};
-use orchestrator::serve::{ExecutorOptions, ServeOptions, serve_with_executors};
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
+use testkit::{Daemon, EXECUTOR_TOKEN, attached_root, binding_at};
 
-const TOKEN: &str = "executor-token-for-the-benchmark-0123";
+#[path = "../tests/testkit/mod.rs"]
+mod testkit;
 
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
@@ -31,50 +29,18 @@ fn main() {
     let rounds = arg("--rounds", 3);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async move {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let options = ServeOptions {
-            data_dir: dir.path().join("data"),
-            listen: "127.0.0.1:0".parse().expect("addr"),
-            token: Some("mcp-token-for-the-benchmark-0123".into()),
-            allow_hosts: vec![],
-        };
-        let executors = ExecutorOptions { token: Some(TOKEN.into()), ..ExecutorOptions::default() };
-        let (stop, stopped) = oneshot::channel::<()>();
-        let (ready, listening) = oneshot::channel();
-        let serving = serve_with_executors(
-            options,
-            executors,
-            async move {
-                let _ = stopped.await;
-            },
-            move |l, h| {
-                let _ = ready.send((l.executor_url.clone().expect("bridge"), h.clone()));
-            },
-        );
-        let task = tokio::spawn(async move { serving.await.map_err(|e| e.to_string()) });
-        let (url, handle) = listening.await.expect("listening");
-        let (mut x, _) = TestExecutor::hello(&url, hello(TOKEN, "bench-1")).await.expect("hello");
+        let daemon = Daemon::start().await;
+        let (mut x, _) = TestExecutor::hello(&daemon.url, hello(EXECUTOR_TOKEN, "bench-1")).await.expect("hello");
 
         // One run per worker (its root), auto with no idle grace, bound and delivered once.
         let mut roots: Vec<(WorkerId, u64)> = Vec::new();
         for i in 0..workers {
             let patch = PolicyPatch { mode: Some(Mode::Auto), idle_grace_ms: Some(0), ..PolicyPatch::default() };
-            let op = Operation::RunCreate {
-                task_name: format!("bench {i}"),
-                root_conversation_name: "root".into(),
-                context: "benchmark".into(),
-                default_policy: Some(patch),
-            };
-            let Ok(Ok(Reply::Run(view))) = handle.call(op).await else { panic!("run_create") };
-            let root = view.run.root;
             let url = format!("https://chatgpt.com/c/bench-{i}");
-            handle.call(Operation::WorkerAttach { worker: root, conversation: url.clone() }).await.expect("attach").expect("attach");
-            let observation = Some(ObservationWire { state: StateName::Idle, error_kind: None, seq: 1, block: None });
-            let binding = BindingWire { worker_id: root, conversation_url: url, open: true, observation };
-            x.send(&ExecutorMessage::Binding(binding)).await.expect("binding");
+            let root = attached_root(&daemon.handle, &format!("bench {i}"), patch, &url).await;
+            x.send(&ExecutorMessage::Binding(binding_at(root, &url, StateName::Idle, 1))).await.expect("binding");
             let c = x.command_within(Duration::from_secs(30)).await.expect("assignment");
-            x.result(c.command_id, OutcomeWire::Submitted { state_seq: 1, conversation_url: None }).await.expect("result");
-            x.state(root, StateName::Generating, 2).await.expect("generating");
+            x.deliver(&c, 2).await.expect("delivered");
             roots.push((root, 2));
         }
 
@@ -88,10 +54,7 @@ fn main() {
                 latencies.push(t.elapsed());
                 assert_eq!(c.worker_id, *root);
                 *seq += 1;
-                x.result(c.command_id, OutcomeWire::Submitted { state_seq: *seq - 1, conversation_url: None })
-                    .await
-                    .expect("result");
-                x.state(*root, StateName::Generating, *seq).await.expect("generating");
+                x.deliver(&c, *seq).await.expect("delivered");
             }
         }
         latencies.sort();
@@ -104,7 +67,6 @@ fn main() {
             latencies[latencies.len() - 1],
         );
 
-        let _ = stop.send(());
-        let _ = task.await;
+        daemon.stop().await;
     });
 }

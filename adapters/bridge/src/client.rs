@@ -3,8 +3,8 @@
 //! whatever bytes a test needs.
 
 use crate::protocol::{
-    BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorMessage, Hello, JournalWire, OutcomeWire,
-    PROTOCOL_VERSION, ResultWire, StateName, StateWire, Welcome,
+    BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorMessage, Hello, JournalWire, OperatorDataWire,
+    OperatorQueryWire, OutcomeWire, PROTOCOL_VERSION, ResultWire, StateName, StateWire, Welcome,
 };
 use crate::{Error, MESSAGE_BYTES_MAX, decode_daemon, encode};
 use engine::ids::{CommandId, WorkerId};
@@ -108,6 +108,35 @@ impl TestExecutor {
     /// Reports a command's result.
     pub async fn result(&mut self, command: CommandId, outcome: OutcomeWire) -> Result<(), ClientError> {
         self.send(&ExecutorMessage::Result(ResultWire { command_id: command, outcome })).await
+    }
+
+    /// Reports `command` submitted at state sequence `seq - 1`, then its turn generating
+    /// at `seq` (what the page shows once it accepted the prompt).
+    pub async fn deliver(&mut self, command: &CommandWire, seq: u64) -> Result<(), ClientError> {
+        let submitted = OutcomeWire::Submitted { state_seq: seq.saturating_sub(1), conversation_url: None };
+        self.result(command.command_id, submitted).await?;
+        self.state(command.worker_id, StateName::Generating, seq).await
+    }
+
+    /// Sends an `operator.query` and returns its `operator.data`. The daemon answers it
+    /// after the engine took in everything this connection sent before, so it also
+    /// orders a test's next step after the reports it just sent.
+    pub async fn query(&mut self, query: OperatorQueryWire) -> Result<OperatorDataWire, ClientError> {
+        self.send(&ExecutorMessage::OperatorQuery(query)).await?;
+        match self.recv().await? {
+            DaemonMessage::OperatorData(data) => Ok(data),
+            other => Err(ClientError::Unexpected(Box::new(other))),
+        }
+    }
+
+    /// Waits `wait`, failing with [`ClientError::Unexpected`] if anything arrives meanwhile
+    /// (and with [`ClientError::Closed`] if the daemon closes the connection).
+    pub async fn silent_for(&mut self, wait: Duration) -> Result<(), ClientError> {
+        match self.recv_within(wait).await {
+            Err(ClientError::Timeout(_)) => Ok(()),
+            Ok(message) => Err(ClientError::Unexpected(Box::new(message))),
+            Err(e) => Err(e),
+        }
     }
 
     /// The next message, waiting up to [`RECV_MS_DEFAULT`].

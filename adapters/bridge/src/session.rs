@@ -4,7 +4,8 @@
 
 use crate::codec::{self, Error};
 use crate::protocol::{
-    DaemonMessage, ExecutorMessage, OperatorResultWire, PROTOCOL_VERSION, ProtocolError, ProtocolErrorCode, Welcome,
+    DaemonMessage, ExecutorMessage, OperatorDataWire, OperatorResultWire, PROTOCOL_VERSION, ProtocolError,
+    ProtocolErrorCode, Query, Welcome,
 };
 use engine::ExecutorInput;
 use engine::ids::ExecutorId;
@@ -41,6 +42,9 @@ impl SessionConfig {
 /// The longest operator action id accepted, in bytes.
 pub const ACTION_ID_BYTES_MAX: usize = 64;
 
+/// The longest operator query id accepted, in bytes.
+pub const QUERY_ID_BYTES_MAX: usize = 64;
+
 /// The longest executor id accepted, in bytes.
 pub const EXECUTOR_ID_BYTES_MAX: usize = 128;
 
@@ -58,6 +62,9 @@ pub struct Step {
     /// Operator actions to perform as engine operations, with their action ids; each
     /// answered with an `operator.result`.
     pub operations: Vec<(String, Operation)>,
+    /// Operator queries to answer, with their query ids; each answered with an
+    /// `operator.data`.
+    pub queries: Vec<(String, Query)>,
 }
 
 /// One connection.
@@ -146,9 +153,8 @@ impl Session {
                 Step {
                     inputs: vec![hello.into_input()],
                     replies: vec![welcome],
-                    close: false,
                     registered: Some(executor),
-                    operations: Vec::new(),
+                    ..Step::default()
                 }
             }
             (None, other) => self.error(
@@ -173,6 +179,21 @@ impl Session {
                             ok: false,
                             error: Some(wire::ErrorOut::new(wire::codes::INVALID_ARGUMENT, &why)),
                         })],
+                        ..Step::default()
+                    },
+                }
+            }
+            (Some(_), ExecutorMessage::OperatorQuery(query)) => {
+                if query.query_id.len() > QUERY_ID_BYTES_MAX {
+                    return self.error(
+                        ProtocolErrorCode::Malformed,
+                        format!("queryId is longer than {QUERY_ID_BYTES_MAX} bytes"),
+                    );
+                }
+                match query.to_query() {
+                    Ok(q) => Step { queries: vec![(query.query_id, q)], ..Step::default() },
+                    Err(error) => Step {
+                        replies: vec![DaemonMessage::OperatorData(OperatorDataWire::new(query.query_id, Err(error)))],
                         ..Step::default()
                     },
                 }

@@ -1,8 +1,9 @@
 //! The real daemon (`serve_with_executors`, in process, on loopback) with the test
-//! executor: the guards, the protocol errors, auto resume and reconnection.
+//! executor: the guards, the protocol errors, auto resume, pauses, continue now, delivery
+//! timeouts, keepalive steering and reconnection. (The operator channel: `operator.rs`.)
 
 use bridge::client::{ClientError, TestExecutor, hello};
-use bridge::{BindingWire, ExecutorMessage, ObservationWire};
+use bridge::{BindingWire, ExecutorMessage, OperatorQueryName, OperatorQueryWire};
 use bridge::{DaemonMessage, JournalWire, OutcomeWire, PhaseWire, ProtocolErrorCode, StateName};
 use engine::ids::WorkerId;
 use engine::op::Operation;
@@ -10,47 +11,14 @@ use engine::policy::{Mode, PolicyPatch};
 use engine::{Rejection, Reply};
 use orchestrator::serve::{ExecutorOptions, ServeOptions, serve_with_executors};
 use std::time::{Duration, Instant};
+use testkit::{Daemon, EXECUTOR_TOKEN, MCP_TOKEN, attached_root, binding_at};
 use tokio::sync::oneshot;
 
-const EXECUTOR_TOKEN: &str = "executor-token-for-tests-0123456789";
-const MCP_TOKEN: &str = "mcp-token-for-tests-0123456789";
+mod testkit;
+
 const GRACE_MS: u64 = 300;
 
-struct Daemon {
-    url: String,
-    handle: runtime::Handle,
-    stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
-    _dir: tempfile::TempDir,
-}
-
 impl Daemon {
-    async fn start() -> Daemon {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let options = ServeOptions {
-            data_dir: dir.path().join("data"),
-            listen: "127.0.0.1:0".parse().expect("addr"),
-            token: Some(MCP_TOKEN.into()),
-            allow_hosts: vec![],
-        };
-        let executors = ExecutorOptions { token: Some(EXECUTOR_TOKEN.into()), ..ExecutorOptions::default() };
-        let (stop, stopped) = oneshot::channel::<()>();
-        let (ready, listening) = oneshot::channel();
-        let serving = serve_with_executors(
-            options,
-            executors,
-            async move {
-                let _ = stopped.await;
-            },
-            move |l, h| {
-                let _ = ready.send((l.executor_url.clone().expect("the bridge is mounted"), h.clone()));
-            },
-        );
-        let task = tokio::spawn(async move { serving.await.map_err(|e| e.to_string().into()) });
-        let (url, handle) = listening.await.expect("the daemon listens");
-        Daemon { url, handle, stop: Some(stop), task, _dir: dir }
-    }
-
     async fn call(&self, op: Operation) -> Result<Reply, Rejection> {
         self.handle.call(op).await.expect("the engine runs")
     }
@@ -63,23 +31,7 @@ impl Daemon {
     /// A run in `mode` with a short idle grace; its root attached to `url`.
     async fn root(&self, url: &str, mode: Mode) -> WorkerId {
         let patch = PolicyPatch { mode: Some(mode), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
-        let op = Operation::RunCreate {
-            task_name: "bridge test".into(),
-            root_conversation_name: "root".into(),
-            context: "test the executor bridge".into(),
-            default_policy: Some(patch),
-        };
-        let Ok(Reply::Run(view)) = self.call(op).await else { panic!("run_create") };
-        let root = view.run.root;
-        self.call(Operation::WorkerAttach { worker: root, conversation: url.into() }).await.expect("attach");
-        root
-    }
-
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        self.task.await.expect("the daemon task").expect("the daemon stops cleanly");
+        attached_root(&self.handle, "bridge test", patch, url).await
     }
 }
 
@@ -87,15 +39,6 @@ const CONVERSATION: &str = "https://chatgpt.com/c/bridge-test";
 
 fn binding(worker: WorkerId, state: StateName, seq: u64) -> BindingWire {
     binding_at(worker, CONVERSATION, state, seq)
-}
-
-fn binding_at(worker: WorkerId, url: &str, state: StateName, seq: u64) -> BindingWire {
-    BindingWire {
-        worker_id: worker,
-        conversation_url: url.into(),
-        open: true,
-        observation: Some(ObservationWire { state, error_kind: None, seq, block: None }),
-    }
 }
 
 fn protocol_error(m: &DaemonMessage) -> Option<ProtocolErrorCode> {
@@ -107,10 +50,7 @@ fn protocol_error(m: &DaemonMessage) -> Option<ProtocolErrorCode> {
 
 /// Nothing arrives for `ms` (the connection stays open).
 async fn quiet(x: &mut TestExecutor, ms: u64) {
-    match x.recv_within(Duration::from_millis(ms)).await {
-        Err(ClientError::Timeout(_)) => {}
-        other => panic!("expected silence, got {other:?}"),
-    }
+    x.silent_for(Duration::from_millis(ms)).await.expect("silence");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -182,7 +122,7 @@ async fn idle_then_exactly_one_auto_resume_after_the_grace() {
     // The freshly attached root's assignment comes first.
     let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
     x.result(first.command_id, OutcomeWire::Accepted {}).await.expect("accepted");
-    deliver(&mut x, &first, 2).await;
+    x.deliver(&first, 2).await.expect("delivered");
     quiet(&mut x, GRACE_MS * 2).await;
     let idle_at = Instant::now();
     x.state(root, StateName::Idle, 3).await.expect("idle");
@@ -194,7 +134,7 @@ async fn idle_then_exactly_one_auto_resume_after_the_grace() {
     assert!(c.prompt.contains("Wake reasons: idle"), "{}", c.prompt);
     // Exactly one: nothing more while it is unanswered, nor once the turn runs.
     quiet(&mut x, GRACE_MS * 3).await;
-    deliver(&mut x, &c, 4).await;
+    x.deliver(&c, 4).await.expect("delivered");
     quiet(&mut x, GRACE_MS * 4).await;
     d.stop().await;
 }
@@ -271,14 +211,6 @@ async fn reconnect_with_each_journal_phase_never_resends() {
     }
 }
 
-/// Submits `c` and reports the turn generating at `seq`.
-async fn deliver(x: &mut TestExecutor, c: &bridge::CommandWire, seq: u64) {
-    x.result(c.command_id, OutcomeWire::Submitted { state_seq: seq - 1, conversation_url: None })
-        .await
-        .expect("submitted");
-    x.state(c.worker_id, StateName::Generating, seq).await.expect("generating");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_executors_each_get_only_their_own_workers_commands() {
     let d = Daemon::start().await;
@@ -293,8 +225,8 @@ async fn two_executors_each_get_only_their_own_workers_commands() {
     let cb = b.command_within(Duration::from_secs(10)).await.expect("b's resume");
     assert_eq!((ca.worker_id, ca.conversation_url.as_str()), (root_a, url_a));
     assert_eq!((cb.worker_id, cb.conversation_url.as_str()), (root_b, url_b));
-    deliver(&mut a, &ca, 2).await;
-    deliver(&mut b, &cb, 2).await;
+    a.deliver(&ca, 2).await.expect("delivered");
+    b.deliver(&cb, 2).await.expect("delivered");
     quiet(&mut a, GRACE_MS * 3).await;
     quiet(&mut b, 100).await;
     d.stop().await;
@@ -323,7 +255,7 @@ async fn manual_mode_waits_for_continue_now_and_sends_exactly_one() {
     x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
     // The freshly attached root gets its assignment once; after that turn, manual mode waits.
     let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
-    deliver(&mut x, &first, 2).await;
+    x.deliver(&first, 2).await.expect("delivered");
     x.state(root, StateName::Idle, 3).await.expect("idle");
     quiet(&mut x, GRACE_MS * 3).await;
     let op = Operation::WorkerContinueNow { worker: root, override_wait: false, clear_pause: false };
@@ -331,7 +263,7 @@ async fn manual_mode_waits_for_continue_now_and_sends_exactly_one() {
     let c = x.command_within(Duration::from_secs(10)).await.expect("one attempt");
     assert_eq!(c.worker_id, root);
     assert_ne!(c.command_id, first.command_id);
-    deliver(&mut x, &c, 4).await;
+    x.deliver(&c, 4).await.expect("delivered");
     x.state(root, StateName::Idle, 5).await.expect("idle");
     quiet(&mut x, GRACE_MS * 3).await;
     d.stop().await;
@@ -344,7 +276,10 @@ async fn pause_after_the_current_turn_sends_nothing_when_it_ends() {
     let root = d.auto_root(CONVERSATION).await;
     x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
     let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
-    deliver(&mut x, &c, 2).await;
+    x.deliver(&c, 2).await.expect("delivered");
+    // Answered once the engine took in the delivery: the pause comes after it.
+    let attempts = OperatorQueryWire::about("settle", OperatorQueryName::WorkerAttempts, root);
+    assert!(x.query(attempts).await.expect("operator.data").ok);
     d.call(Operation::WorkerPause { worker: root, after_current_turn: true }).await.expect("pause after turn");
     x.state(root, StateName::Idle, 3).await.expect("idle");
     quiet(&mut x, GRACE_MS * 4).await;
@@ -360,7 +295,7 @@ async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
     let root = d.auto_root(CONVERSATION).await;
     x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
     let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
-    deliver(&mut x, &c, 2).await;
+    x.deliver(&c, 2).await.expect("delivered");
     let timeout = bridge::StateWire {
         worker_id: root,
         state: StateName::Error,
@@ -372,6 +307,80 @@ async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
     let again = x.command_within(Duration::from_secs(10)).await.expect("a fresh continuation");
     assert_ne!(again.command_id, c.command_id, "a new attempt, never a Retry of the old one");
     assert_eq!(again.prompt, "continue");
+    // Exactly one: nothing more while it is out, nor once it runs.
+    quiet(&mut x, GRACE_MS * 3).await;
+    x.deliver(&again, 4).await.expect("delivered");
+    quiet(&mut x, GRACE_MS * 3).await;
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_timeout_reported_as_a_result_is_followed_by_a_fresh_continue() {
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let root = d.auto_root(CONVERSATION).await;
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
+    x.deliver(&first, 2).await.expect("delivered");
+    x.state(root, StateName::Idle, 3).await.expect("idle");
+    let resume = x.command_within(Duration::from_secs(10)).await.expect("a resume");
+    let timeout =
+        OutcomeWire::Failed { code: "MESSAGE_DELIVERY_TIMEOUT".into(), detail: "message delivery timed out".into() };
+    x.result(resume.command_id, timeout).await.expect("failed");
+    let again = x.command_within(Duration::from_secs(10)).await.expect("a fresh continuation");
+    assert_ne!(again.command_id, resume.command_id, "a new attempt, never a retry of the old one");
+    assert_eq!((again.kind, again.prompt.as_str()), (bridge::KindWire::Send, "continue"));
+    quiet(&mut x, GRACE_MS * 3).await;
+    d.stop().await;
+}
+
+/// The engine's shortest keepalive and anti-spam floor are a minute
+/// (`KEEPALIVE_MS_MIN`, `CONTINUATION_SPACING_MS_MIN`) and the daemon's clock is real,
+/// so this test takes a minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_generating_past_its_keepalive_gets_exactly_one_steer() {
+    use engine::limits::{CONTINUATION_SPACING_MS_MIN, KEEPALIVE_MS_MIN};
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let patch = PolicyPatch {
+        mode: Some(Mode::Auto),
+        active_keepalive_min_ms: Some(KEEPALIVE_MS_MIN),
+        active_keepalive_max_ms: Some(KEEPALIVE_MS_MIN),
+        min_continuation_spacing_ms: Some(CONTINUATION_SPACING_MS_MIN),
+        ..PolicyPatch::default()
+    };
+    let root = attached_root(&d.handle, "keepalive test", patch, CONVERSATION).await;
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
+    let delivered_at = Instant::now();
+    x.deliver(&first, 2).await.expect("delivered");
+    // The turn stays generating: nothing until the keepalive, then one mid-turn checkpoint.
+    let keepalive = Duration::from_millis(KEEPALIVE_MS_MIN);
+    // Heartbeats as an extension sends them: the daemon closes connections silent for a minute.
+    let deadline = delivered_at + keepalive + Duration::from_secs(15);
+    let steer = loop {
+        x.send(&ExecutorMessage::Heartbeat {}).await.expect("heartbeat");
+        match x.recv_within(Duration::from_secs(10)).await {
+            Ok(DaemonMessage::Command(c)) => break c,
+            Err(ClientError::Timeout(_)) if Instant::now() < deadline => continue,
+            other => panic!("expected a keepalive steer, got {other:?}"),
+        }
+    };
+    let waited = delivered_at.elapsed();
+    assert!(waited >= keepalive, "steered after {waited:?}, before the keepalive");
+    assert_eq!(
+        (steer.kind, steer.worker_id, steer.conversation_url.as_str()),
+        (bridge::KindWire::Steer, root, CONVERSATION)
+    );
+    x.deliver(&steer, 3).await.expect("steer submitted while generating");
+    quiet(&mut x, GRACE_MS * 10).await;
+    let attempts = x.query(OperatorQueryWire::about("q", OperatorQueryName::WorkerAttempts, root)).await.expect("data");
+    let Some(bridge::OperatorData::Attempts(attempts)) = attempts.data else { panic!("attempts: {attempts:?}") };
+    let steers: Vec<_> = attempts.attempts.iter().filter(|a| a.delivery == "conversation.steer").collect();
+    assert_eq!(steers.len(), 1, "{attempts:?}");
+    // A root's keepalive is a mid-turn resume (a lane's would be a checkpoint prompt).
+    let why = (steers[0].reason.as_str(), steers[0].wake_reasons.clone(), steers[0].sequence);
+    assert_eq!(why, ("auto_resume", vec!["active_keepalive".to_string()], 2));
     d.stop().await;
 }
 
@@ -411,86 +420,6 @@ async fn the_executor_token_is_generated_into_the_data_directory_once() {
         task.await.expect("task").expect("clean stop");
     }
     assert!(printed[0].is_some() && printed[1].is_none(), "shown only when generated: {printed:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn operator_actions_are_engine_operations_with_typed_rejections() {
-    let d = Daemon::start().await;
-    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
-    let root = d.auto_root(CONVERSATION).await;
-    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
-    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
-    deliver(&mut x, &first, 2).await;
-    let action = |id: &str, action, worker| {
-        ExecutorMessage::OperatorAction(bridge::OperatorActionWire {
-            action_id: id.into(),
-            action,
-            worker_id: worker,
-            run_id: None,
-            text: None,
-        })
-    };
-    x.send(&action("a-1", bridge::OperatorAction::PauseAfterTurn, Some(root))).await.expect("pause");
-    match x.recv().await.expect("a result") {
-        DaemonMessage::OperatorResult(r) => assert_eq!((r.action_id.as_str(), r.ok, r.error), ("a-1", true, None)),
-        other => panic!("{other:?}"),
-    }
-    x.state(root, StateName::Idle, 3).await.expect("idle");
-    quiet(&mut x, GRACE_MS * 3).await;
-    let Ok(Reply::Worker(view)) = d.call(Operation::WorkerGet { worker: root }).await else { panic!("get") };
-    assert_eq!(view.disposition, engine::model::Disposition::Paused, "the action paused the worker");
-
-    x.send(&action("a-2", bridge::OperatorAction::Resume, Some(WorkerId(999)))).await.expect("resume");
-    match x.recv().await.expect("a result") {
-        DaemonMessage::OperatorResult(r) => {
-            assert_eq!((r.action_id.as_str(), r.ok), ("a-2", false));
-            assert_eq!(r.error.expect("an error").code, "UNKNOWN_WORKER");
-        }
-        other => panic!("{other:?}"),
-    }
-    x.send(&action("a-3", bridge::OperatorAction::ContinueNow, None)).await.expect("continue");
-    match x.recv().await.expect("a result") {
-        DaemonMessage::OperatorResult(r) => assert_eq!(r.error.expect("an error").code, "INVALID_ARGUMENT"),
-        other => panic!("{other:?}"),
-    }
-    x.send(&action("a-4", bridge::OperatorAction::ContinueAnyway, Some(root))).await.expect("continue anyway");
-    let mut got_result = false;
-    let mut got_command = false;
-    for _ in 0..2 {
-        match x.recv().await.expect("a result and a command") {
-            DaemonMessage::OperatorResult(r) => got_result = r.ok,
-            DaemonMessage::Command(c) => got_command = c.worker_id == root && c.command_id != first.command_id,
-            other => panic!("{other:?}"),
-        }
-    }
-    assert!(got_result && got_command, "continue anyway sends exactly one attempt");
-    d.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn operator_executors_get_summaries_when_they_change() {
-    let d = Daemon::start().await;
-    let root = d.auto_root(CONVERSATION).await;
-    let mut h = hello(EXECUTOR_TOKEN, "popup-1");
-    h.capabilities.operator = true;
-    let (mut x, _) = TestExecutor::hello(&d.url, h).await.expect("hello");
-    let summary = |m: DaemonMessage| match m {
-        DaemonMessage::OperatorSummary(s) => s,
-        other => panic!("expected a summary, got {other:?}"),
-    };
-    let first = summary(x.recv().await.expect("a summary after welcome"));
-    assert_eq!(first.runs.len(), 1);
-    let w = &first.runs[0].workers[0];
-    assert_eq!((w.worker_id.clone(), w.name.as_str(), w.auto_resume), (root.to_string(), "/root", true));
-    assert!(!w.pause_after_turn);
-    d.call(Operation::WorkerPause { worker: root, after_current_turn: true }).await.expect("pause");
-    let next = summary(x.recv().await.expect("a summary after the change"));
-    let w = &next.runs[0].workers[0];
-    assert!(w.pause_after_turn || w.disposition == "paused", "{w:?}");
-    // Plain executors get none.
-    let (mut plain, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-2")).await.expect("hello");
-    quiet(&mut plain, 300).await;
-    d.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -293,3 +293,59 @@ fn operator_actions_become_operations_or_invalid_argument() {
         s.on_text(r#"{"v":1,"type":"operator.action","actionId":"c","action":"launch_rockets","workerId":"wrk-1"}"#, 3);
     assert_eq!(error_code(&step), Some(ProtocolErrorCode::Malformed));
 }
+
+#[test]
+fn operator_queries_become_queries_or_invalid_argument() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    let before =
+        s.on_text(r#"{"v":1,"type":"operator.query","queryId":"q","query":"worker_events","workerId":"wrk-1"}"#, 0);
+    assert_eq!(error_code(&before), Some(ProtocolErrorCode::HelloRequired));
+    let mut s = Session::new(SessionConfig::new("secret"));
+    s.on_text(&hello("secret"), 0);
+    let step = s.on_text(
+        r#"{"v":1,"type":"operator.query","queryId":"q-1","query":"worker_attempts","workerId":"wrk-7","afterSequence":3,"limit":20}"#,
+        1,
+    );
+    let attempts = Query::WorkerAttempts { worker: WorkerId(7), after_sequence: 3, limit: 20 };
+    assert_eq!((step.queries, step.replies, step.inputs), (vec![("q-1".to_string(), attempts)], vec![], vec![]));
+    let step =
+        s.on_text(r#"{"v":1,"type":"operator.query","queryId":"q-2","query":"worker_attempts","workerId":"wrk-7"}"#, 2);
+    let defaults = Query::WorkerAttempts { worker: WorkerId(7), after_sequence: 0, limit: 100 };
+    assert_eq!(step.queries, vec![("q-2".to_string(), defaults)]);
+    let step =
+        s.on_text(r#"{"v":1,"type":"operator.query","queryId":"q-3","query":"worker_events","workerId":"wrk-7"}"#, 3);
+    assert_eq!(step.queries, vec![("q-3".to_string(), Query::WorkerEvents { worker: WorkerId(7) })]);
+    for (text, field) in [
+        (
+            r#"{"v":1,"type":"operator.query","queryId":"q-4","query":"worker_events","workerId":"worker-7"}"#,
+            "workerId",
+        ),
+        (r#"{"v":1,"type":"operator.query","queryId":"q-4","query":"worker_attempts"}"#, "workerId"),
+        (
+            r#"{"v":1,"type":"operator.query","queryId":"q-4","query":"worker_events","workerId":"wrk-7","limit":5}"#,
+            "limit",
+        ),
+    ] {
+        let step = s.on_text(text, 4);
+        assert!(step.queries.is_empty(), "{text}");
+        match &step.replies[..] {
+            [DaemonMessage::OperatorData(d)] => {
+                assert_eq!((d.query_id.as_str(), d.ok, d.data.is_none()), ("q-4", false, true), "{text}");
+                let error = d.error.as_ref().expect("an error");
+                assert_eq!(error.code, "INVALID_ARGUMENT", "{text}");
+                assert!(error.message.contains(field), "{text}: {}", error.message);
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    let unknown =
+        s.on_text(r#"{"v":1,"type":"operator.query","queryId":"q-5","query":"all_secrets","workerId":"wrk-1"}"#, 5);
+    assert_eq!(error_code(&unknown), Some(ProtocolErrorCode::Malformed));
+    let long_id = format!(
+        r#"{{"v":1,"type":"operator.query","queryId":"{}","query":"worker_events","workerId":"wrk-1"}}"#,
+        "q".repeat(65)
+    );
+    let long = s.on_text(&long_id, 6);
+    assert_eq!(error_code(&long), Some(ProtocolErrorCode::Malformed));
+    assert!(!long.close && !s.is_closed(), "a refused query leaves the connection open");
+}

@@ -630,7 +630,7 @@ impl FromReply for AttemptsOut {
 }
 
 /// `events_wait`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EventsOut {
     /// Matching durable events, in cursor order (empty when the wait timed out).

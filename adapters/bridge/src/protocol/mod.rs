@@ -1,11 +1,14 @@
 //! The messages of protocol version 1 and their exact conversions to and from the
 //! engine's executor types. Field names are camelCase; ids travel in their printed form
-//! (`wrk-7`, `exe-12`, `cmd-12`); times are milliseconds since the Unix epoch.
+//! (`wrk-7`, `exe-12`, `cmd-12`); times are milliseconds since the Unix epoch. The
+//! operator channel's messages are in `operator.rs`.
 
-use engine::ids::{AttemptId, CommandId, ExecutorId, RunId, WorkerId};
+mod operator;
+
+pub use operator::*;
+
+use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
-use engine::op::Operation;
-use engine::policy::{Mode, PolicyPatch};
 use engine::{
     BindingReport, CommandKind, CommandOutcome, ExecErrorCode, ExecutorCommand, ExecutorInput, JournalEntry,
     JournalPhase, Observation, Timestamp,
@@ -39,6 +42,9 @@ pub enum ExecutorMessage {
     /// An operator action from the extension's UI (operator channel).
     #[serde(rename = "operator.action")]
     OperatorAction(OperatorActionWire),
+    /// A read-only question from the extension's UI (operator channel).
+    #[serde(rename = "operator.query")]
+    OperatorQuery(OperatorQueryWire),
 }
 
 impl ExecutorMessage {
@@ -51,11 +57,13 @@ impl ExecutorMessage {
             ExecutorMessage::Result(_) => "command.result",
             ExecutorMessage::Heartbeat {} => "heartbeat",
             ExecutorMessage::OperatorAction(_) => "operator.action",
+            ExecutorMessage::OperatorQuery(_) => "operator.query",
         }
     }
 
-    /// The engine input this message carries for `executor` (heartbeats and operator
-    /// actions carry none: actions are operations, see [`OperatorActionWire::to_operation`]).
+    /// The engine input this message carries for `executor` (heartbeats and the operator
+    /// channel carry none: actions are operations, see [`OperatorActionWire::to_operation`],
+    /// and queries are reads, see [`OperatorQueryWire::to_query`]).
     /// A `hello` names its own executor; `executor` is ignored for it.
     pub fn into_input(self, executor: &ExecutorId) -> Option<ExecutorInput> {
         match self {
@@ -73,7 +81,9 @@ impl ExecutorMessage {
                 command: r.command_id,
                 outcome: CommandOutcome::from(r.outcome),
             }),
-            ExecutorMessage::Heartbeat {} | ExecutorMessage::OperatorAction(_) => None,
+            ExecutorMessage::Heartbeat {} | ExecutorMessage::OperatorAction(_) | ExecutorMessage::OperatorQuery(_) => {
+                None
+            }
         }
     }
 }
@@ -97,6 +107,9 @@ pub enum DaemonMessage {
     /// Compact run and worker summaries for the operator UI, pushed when they change.
     #[serde(rename = "operator.summary")]
     OperatorSummary(OperatorSummaryWire),
+    /// The answer to an `operator.query`.
+    #[serde(rename = "operator.data")]
+    OperatorData(OperatorDataWire),
 }
 
 impl DaemonMessage {
@@ -108,6 +121,7 @@ impl DaemonMessage {
             DaemonMessage::ProtocolError(_) => "protocol.error",
             DaemonMessage::OperatorResult(_) => "operator.result",
             DaemonMessage::OperatorSummary(_) => "operator.summary",
+            DaemonMessage::OperatorData(_) => "operator.data",
         }
     }
 }
@@ -642,227 +656,6 @@ impl ProtocolErrorCode {
             self,
             ProtocolErrorCode::Malformed | ProtocolErrorCode::RateLimited | ProtocolErrorCode::DuplicateHello
         )
-    }
-}
-
-/// `operator.action`: a person acted in the extension's popup, overlay or dashboard. It
-/// becomes the same engine operation the MCP tool of that name performs, with the same
-/// validation and typed rejections.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OperatorActionWire {
-    /// Chosen by the executor; echoed in the `operator.result` (at most 64 bytes).
-    pub action_id: String,
-    /// What to do.
-    pub action: OperatorAction,
-    /// The worker acted on (worker actions).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "printed_opt")]
-    pub worker_id: Option<WorkerId>,
-    /// The run acted on (run actions, and auto resume for a whole run).
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "printed_opt")]
-    pub run_id: Option<RunId>,
-    /// The person's answer (`resolve_human`) or reason (`stop_worker`, `stop_run`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-}
-
-/// The operator actions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OperatorAction {
-    /// Automatic resume on (a worker override with `workerId`, else the run default).
-    AutoResumeOn,
-    /// Automatic resume off (likewise).
-    AutoResumeOff,
-    /// Pause the worker now.
-    PauseNow,
-    /// Pause the worker (or with `runId`, every worker of the run) after the current turn.
-    PauseAfterTurn,
-    /// Clear the worker's pause (or with `runId`, every operator pause of the run).
-    Resume,
-    /// Exactly one manual attempt now.
-    ContinueNow,
-    /// One attempt now even though the worker is paused (e.g. after a stall warning).
-    ContinueAnyway,
-    /// Answer the worker's "needs you" request with `text`.
-    ResolveHuman,
-    /// Stop the worker (destructive).
-    StopWorker,
-    /// Stop the run: every unfinished worker is cancelled.
-    StopRun,
-}
-
-impl OperatorActionWire {
-    /// The engine operation, or why the fields do not fit the action.
-    pub fn to_operation(&self) -> Result<Operation, String> {
-        use OperatorAction as A;
-        let worker = || self.worker_id.ok_or_else(|| format!("workerId is required for {:?}", self.action));
-        let run = || self.run_id.ok_or_else(|| format!("runId is required for {:?}", self.action));
-        let text = || self.text.clone().unwrap_or_default();
-        let auto = |mode| -> Result<Operation, String> {
-            let patch = PolicyPatch { mode: Some(mode), ..PolicyPatch::default() };
-            Ok(match (self.worker_id, self.run_id) {
-                (Some(worker), _) => Operation::WorkerContinuationSet { worker, patch, inherit: false },
-                (None, Some(run)) => Operation::RunSetDefaultContinuation { run, patch },
-                (None, None) => return Err("workerId or runId is required".into()),
-            })
-        };
-        Ok(match self.action {
-            A::AutoResumeOn => auto(Mode::Auto)?,
-            A::AutoResumeOff => auto(Mode::Manual)?,
-            A::PauseNow => Operation::WorkerPause { worker: worker()?, after_current_turn: false },
-            A::PauseAfterTurn => match self.worker_id {
-                Some(worker) => Operation::WorkerPause { worker, after_current_turn: true },
-                None => Operation::RunPauseAll { run: run()? },
-            },
-            A::Resume => match self.worker_id {
-                Some(worker) => Operation::WorkerResume { worker },
-                None => Operation::RunResumeAll { run: run()? },
-            },
-            A::ContinueNow => {
-                Operation::WorkerContinueNow { worker: worker()?, override_wait: false, clear_pause: false }
-            }
-            A::ContinueAnyway => {
-                Operation::WorkerContinueNow { worker: worker()?, override_wait: false, clear_pause: true }
-            }
-            A::ResolveHuman => Operation::WorkerResolveHuman { worker: worker()?, answer: text() },
-            A::StopWorker => Operation::WorkerInterrupt { worker: worker()?, reason: text() },
-            A::StopRun => Operation::RunCancel { run: run()?, reason: text() },
-        })
-    }
-}
-
-/// `operator.result`: how an `operator.action` ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OperatorResultWire {
-    /// The action's id.
-    pub action_id: String,
-    /// Done (durably).
-    pub ok: bool,
-    /// When refused: the engine's typed rejection (`{code, message}`, as the MCP tools
-    /// report it), or `INVALID_ARGUMENT`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<wire::ErrorOut>,
-}
-
-/// `operator.summary`: every unfinished run with its workers, compact enough to render
-/// the popup without further calls (and without raw ids in the primary UI).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OperatorSummaryWire {
-    /// Unfinished runs, oldest first.
-    pub runs: Vec<RunSummary>,
-}
-
-/// One run in an `operator.summary`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunSummary {
-    /// Run id (for actions).
-    pub run_id: String,
-    /// Concise main task name.
-    pub task_name: String,
-    /// `active`, `completed`, `failed` or `cancelled`.
-    pub status: String,
-    /// The run default's automatic resume (false when the run has no default: manual).
-    pub auto_resume: bool,
-    /// Its workers, `/root` first.
-    pub workers: Vec<WorkerSummary>,
-}
-
-/// One worker in an `operator.summary`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkerSummary {
-    /// Worker id (for actions).
-    pub worker_id: String,
-    /// Hierarchical name, e.g. `/root/backend`.
-    pub name: String,
-    /// Owner-readable name.
-    pub display_name: String,
-    /// `running`, `awaiting_execution`, `awaiting_dependency`, `awaiting_human`, `paused`,
-    /// `completed`, `failed` or `cancelled`.
-    pub disposition: String,
-    /// Attempts so far (the current attempt's number).
-    pub attempts: u32,
-    /// Automatic resumes delivered so far.
-    pub auto_resumes: u32,
-    /// When durable progress was last reported, ms since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_progress_at_ms: Option<u64>,
-    /// The effective policy resumes automatically.
-    pub auto_resume: bool,
-    /// Where the policy comes from: `run_default`, `worker_override` or `engine_default`.
-    pub policy_source: String,
-    /// It pauses as soon as its running turn ends.
-    pub pause_after_turn: bool,
-    /// The open "needs you" question, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub needs_you: Option<String>,
-    /// The stall guard: `clear`, `warned` or `paused`.
-    pub stall: String,
-    /// The managed conversation's URL, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conversation_url: Option<String>,
-    /// Its last reported state, if bound.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conversation_state: Option<String>,
-}
-
-impl From<&wire::WorkerOut> for WorkerSummary {
-    fn from(w: &wire::WorkerOut) -> WorkerSummary {
-        WorkerSummary {
-            worker_id: w.worker_id.clone(),
-            name: w.name.clone(),
-            display_name: w.display_name.clone(),
-            disposition: w.disposition.clone(),
-            attempts: w.attempts,
-            auto_resumes: w.auto_resumes,
-            last_progress_at_ms: w.progress.last_at_ms,
-            auto_resume: w.policy.mode == "auto",
-            policy_source: w.policy_source.clone(),
-            pause_after_turn: w.pause_after_turn,
-            needs_you: w.human_wait.as_ref().map(|h| h.question.clone()),
-            stall: w.progress.stall.clone(),
-            conversation_url: w.binding.as_ref().map(|b| b.conversation_url.clone()),
-            conversation_state: w.binding.as_ref().map(|b| b.state.clone()),
-        }
-    }
-}
-
-impl RunSummary {
-    /// The summary of `run` with `workers`.
-    pub fn new(run: &wire::RunOut, workers: &[wire::WorkerOut]) -> RunSummary {
-        RunSummary {
-            run_id: run.run_id.clone(),
-            task_name: run.task_name.clone(),
-            status: run.status.clone(),
-            auto_resume: run.default_policy.as_ref().is_some_and(|p| p.mode == "auto"),
-            workers: workers.iter().map(WorkerSummary::from).collect(),
-        }
-    }
-}
-
-/// Serde for optional ids in their printed form.
-mod printed_opt {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::fmt::Display;
-    use std::str::FromStr;
-
-    pub fn serialize<T: Display, S: Serializer>(id: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
-        match id {
-            Some(id) => s.collect_str(id),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, T: FromStr, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error>
-    where
-        T::Err: Display,
-    {
-        let text = Option::<String>::deserialize(d)?;
-        text.map(|t| t.parse().map_err(serde::de::Error::custom)).transpose()
     }
 }
 

@@ -1,23 +1,30 @@
-//! The daemon side over axum: the `/executor` WebSocket endpoint, the registry of live
-//! connections and [`BridgeSink`], the engine's executor sink that routes each command
-//! to the connection of the executor it names.
+//! The daemon side over axum: the `/executor` WebSocket endpoint and one connection's
+//! loop.
+//!
+//! - `registry.rs`: [`Registry`] of live connections and [`BridgeSink`], the engine's
+//!   executor sink that routes each command to the connection of the executor it names.
+//! - `operator.rs`: the operator channel against the engine (actions, queries, the
+//!   `operator.summary` push).
+//! - `token.rs`: the executor token ([`resolve_token`], `DIR/executor-token`).
+
+mod operator;
+mod registry;
+mod token;
+
+pub use operator::SUMMARY_DEBOUNCE_MS;
+pub use registry::{BridgeSink, Registry};
+pub use token::{TOKEN_FILE_NAME, TokenError, TokenSource, resolve_token};
 
 use crate::encode;
-use crate::protocol::{
-    CommandWire, DaemonMessage, OperatorResultWire, OperatorSummaryWire, ProtocolError, ProtocolErrorCode, RunSummary,
-};
+use crate::protocol::{DaemonMessage, ProtocolError, ProtocolErrorCode};
 use crate::session::{Session, SessionConfig};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use engine::ExecutorCommand;
-use engine::ids::ExecutorId;
-use engine::op::Operation;
-use std::collections::BTreeMap;
+use registry::Outgoing;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -72,96 +79,6 @@ fn is_mapped_loopback(ip: std::net::IpAddr) -> bool {
     match ip {
         std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
         std::net::IpAddr::V4(_) => false,
-    }
-}
-
-/// What goes to a connection's writer.
-#[derive(Debug)]
-enum Outgoing {
-    /// A text frame.
-    Text(String),
-    /// Another connection took over this executor id: say so and close.
-    Replaced,
-}
-
-/// One live connection in the registry.
-#[derive(Debug)]
-struct Live {
-    /// Distinguishes a connection from the one that replaced it.
-    conn: u64,
-    /// The connection's writer.
-    tx: mpsc::Sender<Outgoing>,
-}
-
-/// The live connections by executor id. Shared by the sink and the connections.
-#[derive(Clone, Debug, Default)]
-pub struct Registry {
-    live: Arc<Mutex<BTreeMap<ExecutorId, Live>>>,
-    next_conn: Arc<AtomicU64>,
-}
-
-impl Registry {
-    /// The executors connected now (after their `hello`).
-    pub fn connected(&self) -> Vec<ExecutorId> {
-        self.lock().keys().cloned().collect()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<ExecutorId, Live>> {
-        // A panic while holding this lock cannot leave the map half-updated (every
-        // update is one insert or remove), so a poisoned lock is still usable.
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Registers `conn` for `executor`; an older connection is told it was replaced.
-    fn register(&self, executor: ExecutorId, conn: u64, tx: mpsc::Sender<Outgoing>) {
-        if let Some(old) = self.lock().insert(executor.clone(), Live { conn, tx }) {
-            tracing::info!(%executor, "a new connection replaces the executor's previous one");
-            let _ = old.tx.try_send(Outgoing::Replaced);
-        }
-    }
-
-    /// Removes `conn`'s registration; false when another connection holds the id now.
-    fn unregister(&self, executor: &ExecutorId, conn: u64) -> bool {
-        let mut live = self.lock();
-        match live.get(executor) {
-            Some(l) if l.conn == conn => {
-                live.remove(executor);
-                true
-            }
-            _ => false,
-        }
-    }
-}
-
-/// The engine's executor sink in the daemon: each command goes to the connection of the
-/// executor it names, or is dropped when that executor is not connected (the engine
-/// re-sends it after the executor's next `hello`).
-#[derive(Clone, Debug, Default)]
-pub struct BridgeSink {
-    registry: Registry,
-}
-
-impl BridgeSink {
-    /// A sink over `registry`.
-    pub fn new(registry: Registry) -> BridgeSink {
-        BridgeSink { registry }
-    }
-}
-
-impl runtime::ExecutorSink for BridgeSink {
-    fn send(&mut self, command: ExecutorCommand) {
-        let text = encode(&DaemonMessage::Command(CommandWire::from(&command)));
-        let mut live = self.registry.lock();
-        let Some(l) = live.get(&command.executor) else {
-            tracing::debug!(command = %command.id, executor = %command.executor, "executor not connected; the engine re-sends after its hello");
-            return;
-        };
-        if let Err(e) = l.tx.try_send(Outgoing::Text(text)) {
-            // A full queue means the executor stopped reading: drop the connection, so
-            // that its next hello reconciles instead of commands silently going missing.
-            tracing::warn!(executor = %command.executor, error = %e, "executor connection stuck; closing it");
-            live.remove(&command.executor);
-        }
     }
 }
 
@@ -223,7 +140,7 @@ async fn upgrade(
 
 /// One connection: frames in through the session into the engine, commands and replies out.
 async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAddr>) {
-    let conn = bridge.registry.next_conn.fetch_add(1, Ordering::Relaxed);
+    let conn = bridge.registry.next_conn();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING_QUEUED_MAX);
     let mut tx = Some(tx);
     let mut summaries: Option<tokio::task::JoinHandle<()>> = None;
@@ -282,7 +199,7 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
             // sender: when the sink drops a stuck connection, `rx` ends and so does this loop.
             if let Some(tx) = tx.take() {
                 if session.wants_summaries() {
-                    summaries = Some(tokio::spawn(push_summaries(bridge.handle.clone(), tx.downgrade())));
+                    summaries = Some(tokio::spawn(operator::push_summaries(bridge.handle.clone(), tx.downgrade())));
                 }
                 bridge.registry.register(executor.clone(), conn, tx);
             }
@@ -299,17 +216,22 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
                 break;
             }
             let name = op.tool_name();
-            let result = match bridge.handle.call(op).await {
-                Ok(Ok(_)) => OperatorResultWire { action_id, ok: true, error: None },
-                Ok(Err(rejection)) => OperatorResultWire { action_id, ok: false, error: Some(rejection.into()) },
-                Err(_) => {
-                    engine_gone = true;
-                    let error = wire::ErrorOut::new(wire::codes::ENGINE_UNAVAILABLE, "the engine has stopped");
-                    OperatorResultWire { action_id, ok: false, error: Some(error) }
-                }
-            };
+            let result = operator::perform(&bridge.handle, action_id, op).await;
+            engine_gone |= unavailable(result.error.as_ref());
             tracing::info!(conn, executor = ?session.executor(), operation = name, ok = result.ok, "operator action");
             let text = encode(&DaemonMessage::OperatorResult(result));
+            if socket.send(Message::Text(text.into())).await.is_err() {
+                engine_gone = true;
+            }
+        }
+        for (query_id, query) in step.queries {
+            if engine_gone {
+                break;
+            }
+            let data = operator::answer(&bridge.handle, query_id, query).await;
+            engine_gone |= unavailable(data.error.as_ref());
+            tracing::debug!(conn, executor = ?session.executor(), ?query, ok = data.ok, "operator query");
+            let text = encode(&DaemonMessage::OperatorData(data));
             if socket.send(Message::Text(text.into())).await.is_err() {
                 engine_gone = true;
             }
@@ -351,121 +273,7 @@ async fn stopped(stopping: &mut Option<tokio::sync::watch::Receiver<bool>>) {
     }
 }
 
-/// Waits this long after a durable change before recomputing the summary, so that a
-/// burst of commits costs one summary.
-pub const SUMMARY_DEBOUNCE_MS: u64 = 100;
-
-/// Pushes `operator.summary` to one connection: now, then after every durable change
-/// that alters it. Ends with the connection or the engine.
-async fn push_summaries(handle: runtime::Handle, tx: mpsc::WeakSender<Outgoing>) {
-    let mut durable = handle.durable_cursor();
-    let mut last: Option<OperatorSummaryWire> = None;
-    loop {
-        durable.borrow_and_update();
-        let Some(summary) = summary(&handle).await else { return };
-        if last.as_ref() != Some(&summary) {
-            let Some(tx) = tx.upgrade() else { return };
-            let text = encode(&DaemonMessage::OperatorSummary(summary.clone()));
-            if tx.send(Outgoing::Text(text)).await.is_err() {
-                return;
-            }
-            last = Some(summary);
-        }
-        if durable.changed().await.is_err() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(SUMMARY_DEBOUNCE_MS)).await;
-    }
-}
-
-/// Every unfinished run with its workers, through the same read operations (and JSON
-/// shapes) as the MCP tools. `None` when the engine is gone.
-async fn summary(handle: &runtime::Handle) -> Option<OperatorSummaryWire> {
-    use wire::FromReply;
-    let Ok(Ok(reply)) = handle.call(Operation::RunList { include_terminal: false }).await else { return None };
-    let runs = wire::RunListOut::from_reply(reply).ok()?.runs;
-    let mut out = Vec::with_capacity(runs.len());
-    for run in &runs {
-        let id = run.run_id.parse().ok()?;
-        let Ok(Ok(reply)) = handle.call(Operation::WorkerList { run: id, include_terminal: true }).await else {
-            return None;
-        };
-        let workers = wire::WorkerListOut::from_reply(reply).ok()?.workers;
-        out.push(RunSummary::new(run, &workers));
-    }
-    Some(OperatorSummaryWire { runs: out })
-}
-
-/// The executor token file in the data directory.
-pub const TOKEN_FILE_NAME: &str = "executor-token";
-
-/// Where the executor token came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TokenSource {
-    /// Given by flag or environment.
-    Given,
-    /// Read from the file.
-    File(std::path::PathBuf),
-    /// Generated now and written to the file.
-    Generated(std::path::PathBuf),
-}
-
-/// Why the executor token could not be had.
-#[derive(Debug, thiserror::Error)]
-pub enum TokenError {
-    /// Too short, or not printable ASCII.
-    #[error("the executor token must be at least 16 printable ASCII characters without spaces")]
-    Invalid,
-    /// The file could not be read or written.
-    #[error("executor token file {path}: {source}")]
-    Io {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// The OS random source failed.
-    #[error("the OS random source failed: {0}")]
-    Random(String),
-}
-
-fn valid_token(token: &str) -> bool {
-    token.len() >= 16 && token.bytes().all(|b| b.is_ascii_graphic())
-}
-
-/// The given token, else `DIR/executor-token`, else a fresh one (32 random bytes, hex)
-/// written there with mode 0600.
-pub fn resolve_token(given: Option<&str>, data_dir: &std::path::Path) -> Result<(String, TokenSource), TokenError> {
-    if let Some(token) = given {
-        return if valid_token(token) { Ok((token.to_string(), TokenSource::Given)) } else { Err(TokenError::Invalid) };
-    }
-    let path = data_dir.join(TOKEN_FILE_NAME);
-    let io = |source| TokenError::Io { path: path.clone(), source };
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let token = text.trim().to_string();
-            if !valid_token(&token) {
-                return Err(TokenError::Invalid);
-            }
-            Ok((token, TokenSource::File(path)))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
-            let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600);
-            }
-            use std::io::Write;
-            let mut file = options.open(&path).map_err(io)?;
-            file.write_all(format!("{token}\n").as_bytes()).map_err(io)?;
-            file.sync_all().map_err(io)?;
-            Ok((token, TokenSource::Generated(path)))
-        }
-        Err(e) => Err(io(e)),
-    }
+/// Whether an operator answer says the engine has stopped.
+fn unavailable(error: Option<&wire::ErrorOut>) -> bool {
+    error.is_some_and(|e| e.code == wire::codes::ENGINE_UNAVAILABLE)
 }

@@ -1,0 +1,150 @@
+//! The operator channel against the engine: actions performed as the MCP tools' engine
+//! operations, queries answered through the MCP tools' reads and JSON shapes, and the
+//! `operator.summary` push with each worker's recent continuity events.
+
+use super::registry::Outgoing;
+use crate::continuity::{RecentEvents, RecentSentences};
+use crate::encode;
+use crate::protocol::{
+    DaemonMessage, OperatorData, OperatorDataWire, OperatorResultWire, OperatorSummaryWire, Query, RunSummary,
+    WorkerEventsOut,
+};
+use engine::Reply;
+use engine::event::Event;
+use engine::ids::{Cursor, WorkerId};
+use engine::limits::EVENTS_PAGE_COUNT_MAX;
+use engine::op::{EventsPage, Operation};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use wire::{ErrorOut, FromReply};
+
+/// One engine call, with the MCP tools' errors: the engine's rejection, or
+/// `ENGINE_UNAVAILABLE` when it has stopped.
+async fn call(handle: &runtime::Handle, op: Operation) -> Result<Reply, ErrorOut> {
+    match handle.call(op).await {
+        Ok(Ok(reply)) => Ok(reply),
+        Ok(Err(rejection)) => Err(rejection.into()),
+        Err(runtime::ShellGone) => Err(ErrorOut::unavailable()),
+    }
+}
+
+/// Performs an `operator.action` once its operation is durable.
+pub(super) async fn perform(handle: &runtime::Handle, action_id: String, op: Operation) -> OperatorResultWire {
+    match call(handle, op).await {
+        Ok(_) => OperatorResultWire { action_id, ok: true, error: None },
+        Err(error) => OperatorResultWire { action_id, ok: false, error: Some(error) },
+    }
+}
+
+/// Answers an `operator.query`.
+pub(super) async fn answer(handle: &runtime::Handle, query_id: String, query: Query) -> OperatorDataWire {
+    let data = match query {
+        Query::WorkerAttempts { worker, after_sequence, limit } => {
+            let op = Operation::WorkerAttempts { worker, after_sequence, limit: limit as usize };
+            match call(handle, op).await {
+                Ok(reply) => wire::AttemptsOut::from_reply(reply).map(OperatorData::Attempts),
+                Err(error) => Err(error),
+            }
+        }
+        Query::WorkerEvents { worker } => worker_events(handle, worker).await.map(OperatorData::Events),
+    };
+    OperatorDataWire::new(query_id, data)
+}
+
+/// The worker's newest continuity events from the engine's retained window.
+async fn worker_events(handle: &runtime::Handle, worker: WorkerId) -> Result<WorkerEventsOut, ErrorOut> {
+    let from = window_start(handle, Some(worker)).await?;
+    let mut recent = RecentEvents::default();
+    scan(handle, from, Some(worker), |e| recent.absorb(e)).await?;
+    Ok(WorkerEventsOut { events: recent.into_events().iter().map(wire::EventOut::from).collect() })
+}
+
+/// The cursor just before the engine's retained window of recent events (older ones
+/// would come from the store), checking `worker` exists (`UNKNOWN_WORKER` otherwise).
+async fn window_start(handle: &runtime::Handle, worker: Option<WorkerId>) -> Result<Cursor, ErrorOut> {
+    let newest = *handle.durable_cursor().borrow();
+    let probe = Operation::EventsAfter { cursor: newest, run: None, worker, limit: 1 };
+    Ok(page(call(handle, probe).await?)?.retained_after)
+}
+
+fn page(reply: Reply) -> Result<EventsPage, ErrorOut> {
+    match reply {
+        Reply::Events(page) => Ok(page),
+        _ => Err(ErrorOut::internal("the engine answered with an unexpected reply (expected events)")),
+    }
+}
+
+/// Feeds `each` every event after `from` (of `worker` only, when given) up to the newest
+/// durable one, a page at a time.
+async fn scan(
+    handle: &runtime::Handle,
+    from: Cursor,
+    worker: Option<WorkerId>,
+    mut each: impl FnMut(&Event),
+) -> Result<(), ErrorOut> {
+    let newest = *handle.durable_cursor().borrow();
+    let mut cursor = from;
+    loop {
+        let op = Operation::EventsAfter { cursor, run: None, worker, limit: EVENTS_PAGE_COUNT_MAX };
+        let page = page(call(handle, op).await?)?;
+        page.events.iter().for_each(&mut each);
+        // Pages end at the newest event when fewer than a page matched; a page served
+        // from the store may hold fewer after filtering, so progress is the test.
+        if page.next_cursor <= cursor || page.next_cursor >= newest {
+            return Ok(());
+        }
+        cursor = page.next_cursor;
+    }
+}
+
+/// Waits this long after a durable change before recomputing the summary, so that a
+/// burst of commits costs one summary.
+pub const SUMMARY_DEBOUNCE_MS: u64 = 100;
+
+/// Pushes `operator.summary` to one connection: now, then after every durable change
+/// that alters it. Ends with the connection or the engine.
+pub(super) async fn push_summaries(handle: runtime::Handle, tx: mpsc::WeakSender<Outgoing>) {
+    let mut durable = handle.durable_cursor();
+    let Ok(start) = window_start(&handle, None).await else { return };
+    let mut recent = RecentSentences::after(start);
+    let mut last: Option<OperatorSummaryWire> = None;
+    loop {
+        durable.borrow_and_update();
+        let Some(summary) = summary(&handle, &mut recent).await else { return };
+        if last.as_ref() != Some(&summary) {
+            let Some(tx) = tx.upgrade() else { return };
+            let text = encode(&DaemonMessage::OperatorSummary(summary.clone()));
+            if tx.send(Outgoing::Text(text)).await.is_err() {
+                return;
+            }
+            last = Some(summary);
+        }
+        if durable.changed().await.is_err() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(SUMMARY_DEBOUNCE_MS)).await;
+    }
+}
+
+/// Every unfinished run with its workers, through the same read operations (and JSON
+/// shapes) as the MCP tools, with the recent continuity events read since the last
+/// summary. `None` when the engine is gone.
+async fn summary(handle: &runtime::Handle, recent: &mut RecentSentences) -> Option<OperatorSummaryWire> {
+    let reply = call(handle, Operation::RunList { include_terminal: false }).await.ok()?;
+    let runs = wire::RunListOut::from_reply(reply).ok()?.runs;
+    let mut out = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let op = Operation::WorkerList { run: run.run_id.parse().ok()?, include_terminal: true };
+        let workers = wire::WorkerListOut::from_reply(call(handle, op).await.ok()?).ok()?.workers;
+        out.push(RunSummary::new(run, &workers));
+    }
+    scan(handle, recent.cursor(), None, |e| recent.absorb(e)).await.ok()?;
+    let mut shown = std::collections::BTreeSet::new();
+    for worker in out.iter_mut().flat_map(|run| run.workers.iter_mut()) {
+        let id: WorkerId = worker.worker_id.parse().ok()?;
+        worker.recent_events = recent.of(id);
+        shown.insert(id);
+    }
+    recent.retain(|w| shown.contains(&w));
+    Some(OperatorSummaryWire { runs: out })
+}

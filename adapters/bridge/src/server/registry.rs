@@ -1,0 +1,106 @@
+//! The live connections by executor id, and [`BridgeSink`], the engine's executor sink
+//! that routes each command to the connection of the executor it names.
+
+use crate::encode;
+use crate::protocol::{CommandWire, DaemonMessage};
+use engine::ExecutorCommand;
+use engine::ids::ExecutorId;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// What goes to a connection's writer.
+#[derive(Debug)]
+pub(super) enum Outgoing {
+    /// A text frame.
+    Text(String),
+    /// Another connection took over this executor id: say so and close.
+    Replaced,
+}
+
+/// One live connection in the registry.
+#[derive(Debug)]
+struct Live {
+    /// Distinguishes a connection from the one that replaced it.
+    conn: u64,
+    /// The connection's writer.
+    tx: mpsc::Sender<Outgoing>,
+}
+
+/// The live connections by executor id. Shared by the sink and the connections.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    live: Arc<Mutex<BTreeMap<ExecutorId, Live>>>,
+    next_conn: Arc<AtomicU64>,
+}
+
+impl Registry {
+    /// A number for a new connection, distinct from every other.
+    pub(super) fn next_conn(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The executors connected now (after their `hello`).
+    pub fn connected(&self) -> Vec<ExecutorId> {
+        self.lock().keys().cloned().collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<ExecutorId, Live>> {
+        // A panic while holding this lock cannot leave the map half-updated (every
+        // update is one insert or remove), so a poisoned lock is still usable.
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers `conn` for `executor`; an older connection is told it was replaced.
+    pub(super) fn register(&self, executor: ExecutorId, conn: u64, tx: mpsc::Sender<Outgoing>) {
+        if let Some(old) = self.lock().insert(executor.clone(), Live { conn, tx }) {
+            tracing::info!(%executor, "a new connection replaces the executor's previous one");
+            let _ = old.tx.try_send(Outgoing::Replaced);
+        }
+    }
+
+    /// Removes `conn`'s registration; false when another connection holds the id now.
+    pub(super) fn unregister(&self, executor: &ExecutorId, conn: u64) -> bool {
+        let mut live = self.lock();
+        match live.get(executor) {
+            Some(l) if l.conn == conn => {
+                live.remove(executor);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The engine's executor sink in the daemon: each command goes to the connection of the
+/// executor it names, or is dropped when that executor is not connected (the engine
+/// re-sends it after the executor's next `hello`).
+#[derive(Clone, Debug, Default)]
+pub struct BridgeSink {
+    registry: Registry,
+}
+
+impl BridgeSink {
+    /// A sink over `registry`.
+    pub fn new(registry: Registry) -> BridgeSink {
+        BridgeSink { registry }
+    }
+}
+
+impl runtime::ExecutorSink for BridgeSink {
+    fn send(&mut self, command: ExecutorCommand) {
+        let text = encode(&DaemonMessage::Command(CommandWire::from(&command)));
+        let mut live = self.registry.lock();
+        let Some(l) = live.get(&command.executor) else {
+            tracing::debug!(command = %command.id, executor = %command.executor, "executor not connected; the engine re-sends after its hello");
+            return;
+        };
+        if let Err(e) = l.tx.try_send(Outgoing::Text(text)) {
+            // A full queue means the executor stopped reading: drop the connection, so
+            // that its next hello reconciles instead of commands silently going missing.
+            tracing::warn!(executor = %command.executor, error = %e, "executor connection stuck; closing it");
+            live.remove(&command.executor);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Which events are continuity events, their sentences, and the bounded buffers of the
+//! newest per worker, without IO.
+
+use bridge::continuity::{
+    RecentEvents, RecentSentences, SUMMARY_EVENTS_MAX, WORKER_EVENTS_MAX, is_continuity, sentence,
+};
+use engine::Timestamp;
+use engine::event::{Event, EventKind};
+use engine::ids::{Cursor, RunId, WorkerId};
+use engine::model::{AttemptOutcome, AttemptReason, AttemptState, ErrorKind, PauseReason};
+use engine::wake::{WakeReason, WakeSet};
+use std::sync::Arc;
+
+const T0: u64 = 1_764_466_000_000;
+
+fn event(cursor: u64, worker: u64, kind: EventKind) -> Event {
+    Event {
+        cursor: Cursor(cursor),
+        at: Timestamp(T0 + cursor * 1_000),
+        run: RunId(1),
+        worker: Some(WorkerId(worker)),
+        attempt: None,
+        kind,
+    }
+}
+
+fn scheduled(sequence: u32) -> EventKind {
+    EventKind::ExecutionScheduled { reason: AttemptReason::AutoResume, wake: WakeSet::EMPTY, sequence }
+}
+
+fn progress(summary: &str) -> EventKind {
+    EventKind::WorkerProgress { summary: Arc::from(summary), commit: None }
+}
+
+fn ended(outcome: AttemptOutcome) -> EventKind {
+    EventKind::ExecutionEnded { state: AttemptState::Failed, outcome }
+}
+
+#[test]
+fn continuity_events_leave_out_the_per_turn_lifecycle_and_mirrors() {
+    assert!(is_continuity(&progress("done")));
+    assert!(is_continuity(&scheduled(2)));
+    assert!(is_continuity(&ended(AttemptOutcome::DeliveryTimeout)));
+    assert!(is_continuity(&EventKind::WorkerPaused { reason: PauseReason::Operator, after_turn: true }));
+    assert!(!is_continuity(&ended(AttemptOutcome::TurnEnded)));
+    assert!(!is_continuity(&ended(AttemptOutcome::WorkerBlocked)));
+    assert!(!is_continuity(&EventKind::ExecutionGenerating));
+    assert!(!is_continuity(&EventKind::ExecutionIdle));
+    assert!(!is_continuity(&EventKind::ResumeScheduled { reasons: WakeSet::EMPTY, not_before: None }));
+    assert!(!is_continuity(&EventKind::WorkerPaused { reason: PauseReason::Stall, after_turn: false }));
+}
+
+#[test]
+fn sentences_are_short_and_say_what_happened() {
+    let say = |kind| sentence(&event(1, 1, kind));
+    assert_eq!(say(scheduled(4)), "Auto resume sent (attempt 4)");
+    assert_eq!(
+        say(EventKind::ExecutionScheduled { reason: AttemptReason::Checkpoint, wake: WakeSet::EMPTY, sequence: 9 }),
+        "Keepalive checkpoint sent (attempt 9)"
+    );
+    let keepalive = WakeSet::of(WakeReason::ActiveKeepalive);
+    assert_eq!(
+        say(EventKind::ExecutionScheduled { reason: AttemptReason::AutoResume, wake: keepalive, sequence: 3 }),
+        "Keepalive checkpoint sent (attempt 3)"
+    );
+    let timed_out = WakeSet::of(WakeReason::DeliveryTimeout);
+    assert_eq!(
+        say(EventKind::ExecutionScheduled { reason: AttemptReason::AutoResume, wake: timed_out, sequence: 5 }),
+        "Fresh continue sent (attempt 5)"
+    );
+    assert_eq!(
+        say(EventKind::ConversationError { kind: ErrorKind::DeliveryTimeout }),
+        "Delivery timed out; a fresh continue follows"
+    );
+    assert_eq!(say(ended(AttemptOutcome::DeliveryTimeout)), "Delivery timed out; a fresh continue follows");
+    assert_eq!(
+        say(EventKind::WorkerPaused { reason: PauseReason::Operator, after_turn: true }),
+        "Pauses after the current turn"
+    );
+    let deferred =
+        EventKind::ExecutionDeferred { reasons: WakeSet::EMPTY, not_before: Timestamp(T0 + 1_000 + 690_001) };
+    assert_eq!(say(deferred), "Held by the spacing floor for 12 min");
+    // Agent text: the first non-empty line, cut on a character boundary.
+    let long = format!("\n  {}\nsecond line", "é".repeat(100));
+    assert_eq!(say(progress(&long)), format!("Progress: {}…", "é".repeat(80)));
+}
+
+#[test]
+fn summaries_keep_the_newest_five_per_worker_without_repeats() {
+    let mut recent = RecentSentences::after(Cursor(0));
+    recent.absorb(&event(1, 1, EventKind::ConversationError { kind: ErrorKind::DeliveryTimeout }));
+    recent.absorb(&event(2, 1, ended(AttemptOutcome::DeliveryTimeout)));
+    recent.absorb(&event(3, 1, EventKind::ExecutionGenerating));
+    recent.absorb(&event(4, 2, progress("the other worker")));
+    let texts = |r: &RecentSentences, w| r.of(WorkerId(w)).into_iter().map(|e| e.text).collect::<Vec<_>>();
+    assert_eq!(texts(&recent, 1), ["Delivery timed out; a fresh continue follows"], "the mirror is left out");
+    assert_eq!(recent.of(WorkerId(1))[0].kind, "conversation.error");
+    assert_eq!(recent.of(WorkerId(1))[0].at_ms, T0 + 1_000);
+    for cursor in 5..15 {
+        recent.absorb(&event(cursor, 1, scheduled(cursor as u32)));
+    }
+    let expected: Vec<String> = (10..15).map(|n| format!("Auto resume sent (attempt {n})")).collect();
+    assert_eq!(texts(&recent, 1), expected);
+    assert_eq!(recent.of(WorkerId(1)).len(), SUMMARY_EVENTS_MAX);
+    // Already seen: ignored.
+    recent.absorb(&event(3, 1, progress("late")));
+    assert_eq!(texts(&recent, 1), expected);
+    assert_eq!(recent.cursor(), Cursor(14));
+    recent.retain(|w| w == WorkerId(2));
+    assert!(recent.of(WorkerId(1)).is_empty());
+    assert_eq!(texts(&recent, 2), ["Progress: the other worker"]);
+}
+
+#[test]
+fn worker_events_keep_the_newest_continuity_events_in_order() {
+    let mut recent = RecentEvents::default();
+    for cursor in 1..=120 {
+        let kind = if cursor % 2 == 0 { progress(&format!("step {cursor}")) } else { EventKind::ExecutionIdle };
+        recent.absorb(&event(cursor, 1, kind));
+    }
+    let events = recent.into_events();
+    assert_eq!(events.len(), WORKER_EVENTS_MAX);
+    let cursors: Vec<u64> = events.iter().map(|e| e.cursor.0).collect();
+    let expected: Vec<u64> = (1..=120).filter(|c| c % 2 == 0).skip(10).collect();
+    assert_eq!(cursors, expected);
+}
