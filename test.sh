@@ -28,10 +28,10 @@ tests/mcp/conformance.sh
 # headless Chromium and Firefox ESR against the daemon `cargo test` just built (debug) and
 # the fake ChatGPT page. Needs `npm ci` in extension/ and the Debian browsers (.ci/run).
 echo "== extension: unit tests"
-(cd extension && node --test test/unit/)
+(cd extension && node --test test/unit/*.test.mjs)
 echo "== extension: end to end (Chromium, Firefox ESR)"
 (cd extension && ORCHESTRATOR_BIN="${CARGO_TARGET_DIR:-$PWD/../target}/debug/orchestrator" \
-  node --test --test-concurrency=1 test/e2e/)
+  node --test --test-concurrency=1 test/e2e/*.test.mjs)
 
 # The simulator in release mode: the full crash matrix (every named boundary x
 # occurrence) and a bounded number of swarm seeds. Each prints its replay command on

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const BROWSERS = ['chromium', 'firefox'];
+/** The browsers the tests run in; `E2E_BROWSERS=chromium` narrows it (e.g. while debugging). */
+export const BROWSERS = (process.env.E2E_BROWSERS ?? 'chromium,firefox').split(',').filter(Boolean);
 const CHROMIUM_BIN = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 const FIREFOX_BIN = process.env.FIREFOX_BIN ?? '/usr/bin/firefox-esr';
 
@@ -35,6 +36,14 @@ async function launchChromium(extensionDir, profile) {
       '--disable-sync',
     ],
   });
+  // Developer mode, as for anyone running an unpacked extension: without it Chromium
+  // disables an unpacked extension that reloads itself ("unsupported developer extension").
+  const extensionsPage = await context.newPage();
+  await extensionsPage.goto('chrome://extensions/');
+  await extensionsPage.evaluate(() => new Promise((resolve) => {
+    globalThis.chrome.developerPrivate.updateProfileConfiguration({ inDeveloperMode: true }, resolve);
+  }));
+  await extensionsPage.close();
   return {
     kind: 'chromium',
     pages: async () => context.pages(),

@@ -2,6 +2,10 @@
 // agent inside the conversation (worker_progress, worker_complete, ...) and the operator.
 import { MCP_TOKEN } from './daemon.mjs';
 
+/** How long a call keeps retrying while the daemon restarts. */
+const RECONNECT_WINDOW_MS = 20_000;
+const RECONNECT_PAUSE_MS = 200;
+
 export class McpClient {
   constructor(url) {
     this.url = url;
@@ -39,9 +43,26 @@ export class McpClient {
     return this;
   }
 
-  /** Calls a tool; returns its structured content, throws on `isError` with the code. */
+  /**
+   * Calls a tool; returns its structured content, throws on `isError` with the code. Like
+   * a real agent's client, it rides out a daemon restart: an unreachable daemon or a
+   * session the new process does not know is retried (new session) for a while.
+   */
   async call(name, args = {}) {
-    const result = await this.rpc('tools/call', { name, arguments: args });
+    const deadline = Date.now() + RECONNECT_WINDOW_MS;
+    let result;
+    for (;;) {
+      try {
+        if (!this.session) await this.connect();
+        result = await this.rpc('tools/call', { name, arguments: args });
+        break;
+      } catch (error) {
+        const transient = error instanceof TypeError || /HTTP (404|400)/.test(error.message);
+        if (!transient || Date.now() > deadline) throw error;
+        this.session = null;
+        await new Promise((r) => setTimeout(r, RECONNECT_PAUSE_MS));
+      }
+    }
     if (result.isError) {
       const error = new Error(`${name}: ${result.content?.map((c) => c.text).join(' ')}`);
       error.structured = result.structuredContent;

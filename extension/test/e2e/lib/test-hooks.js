@@ -1,6 +1,6 @@
 // Test builds only: background-side hooks the browser tests reach through a fake page
-// (test-page-hooks.js relays `window.postMessage({orcTest})`). Loaded by the background
-// when test-config.json says `testHooks: true`; never part of a production build.
+// (test-page-hooks.js relays `window.postMessage({orcTest})`). Imported beside the
+// production background by the test build's wrapper; never part of a production build.
 const api = globalThis.browser ?? globalThis.chrome;
 
 api.runtime.onMessage.addListener((message, sender, sendResponse) => {

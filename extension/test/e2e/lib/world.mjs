@@ -138,11 +138,12 @@ export class World {
   }
 
   /**
-   * Waits until the daemon has nothing in flight or scheduled for `workerId`, then
-   * returns its prompts once the page has been quiet for `quietMs`.
+   * Waits until the daemon has no attempt in flight for `workerId`, then returns its
+   * prompts once the page has been quiet for `quietMs` (a paused worker may keep a
+   * pending continuation: it is held, not sent).
    */
   async settled(workerId, quietMs = 2_000) {
-    await this.waitForWorker(workerId, (w) => !w.inFlightAttemptId && !w.pendingContinuation, 'nothing in flight');
+    await this.waitForWorker(workerId, (w) => !w.inFlightAttemptId, 'nothing in flight');
     let count = -1;
     while (count !== this.prompts(workerId).length) {
       count = this.prompts(workerId).length;

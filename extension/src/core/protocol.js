@@ -1,0 +1,327 @@
+// The executor protocol, version 1 (docs/protocol/executor.md): decodes, validates and
+// encodes every message between the extension and the daemon. Decoding keeps only the
+// documented fields, in the documented order, so encoding a decoded canonical frame gives
+// back the same bytes. Errors are typed (`WireError` with a protocol.error code).
+
+export const PROTOCOL_VERSION = 1;
+
+/** The largest frame either side accepts, in bytes (1 MiB, as the daemon's `messageBytesMax`). */
+export const MESSAGE_BYTES_MAX = 1 << 20;
+
+/** `operator.action.actionId` (and our `operator.query.queryId`) at most this many bytes. */
+export const CORRELATION_ID_BYTES_MAX = 64;
+
+/** `hello.executorId`: 1 to this many printable ASCII characters. */
+export const EXECUTOR_ID_CHARS_MAX = 128;
+
+export const STATE_NAMES = ['unknown', 'ready', 'generating', 'idle', 'error', 'closed'];
+export const ERROR_KINDS = [
+  'delivery_timeout', 'conversation_full', 'host_ui_changed', 'usage_limit', 'login_required', 'generic',
+];
+export const JOURNAL_PHASES = ['received', 'submission-started', 'submitted', 'completed'];
+export const COMMAND_KINDS = ['conversation.create', 'conversation.send', 'conversation.steer', 'command.cancel'];
+export const OPERATOR_ACTIONS = [
+  'auto_resume_on', 'auto_resume_off', 'pause_now', 'pause_after_turn', 'resume', 'continue_now',
+  'continue_anyway', 'resolve_human', 'stop_worker', 'stop_run',
+];
+export const OPERATOR_QUERIES = ['worker_attempts', 'worker_events'];
+
+/** Failure codes of `command.result` (any other code is legal and treated as ambiguous). */
+export const FAILURE_CODES = {
+  AMBIGUOUS_SUBMISSION: 'AMBIGUOUS_SUBMISSION',
+  HOST_UI_CHANGED: 'HOST_UI_CHANGED',
+  MESSAGE_DELIVERY_TIMEOUT: 'MESSAGE_DELIVERY_TIMEOUT',
+  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
+  STEERING_UNAVAILABLE: 'STEERING_UNAVAILABLE',
+  COMPOSER_BUSY: 'COMPOSER_BUSY',
+  CONVERSATION_CLOSED: 'CONVERSATION_CLOSED',
+  CONVERSATION_FULL: 'CONVERSATION_FULL',
+  CANCELLED: 'CANCELLED',
+};
+
+/** `protocol.error` codes, and whether the daemon closes the connection after each. */
+export const PROTOCOL_ERROR_CLOSES = {
+  MALFORMED: false,
+  UNSUPPORTED_VERSION: true,
+  TOO_LARGE: true,
+  RATE_LIMITED: false,
+  HELLO_REQUIRED: true,
+  UNAUTHORIZED: true,
+  INVALID_EXECUTOR_ID: true,
+  DUPLICATE_HELLO: false,
+  REPLACED: true,
+};
+
+/** Why a frame could not be decoded or a message could not be encoded. */
+export class WireError extends Error {
+  /** `code`: 'MALFORMED' | 'UNSUPPORTED_VERSION' | 'TOO_LARGE'. */
+  constructor(code, message) {
+    super(message);
+    this.name = 'WireError';
+    this.code = code;
+  }
+}
+
+const U32_MAX = 0xffff_ffff;
+
+function malformed(path, problem) {
+  throw new WireError('MALFORMED', `malformed message: ${path}: ${problem}`);
+}
+
+// ---- value checks: each takes (value, path) and returns the canonical value ----
+
+const string = (value, path) => (typeof value === 'string' ? value : malformed(path, 'expected a string'));
+
+const bool = (value, path) => (typeof value === 'boolean' ? value : malformed(path, 'expected true or false'));
+
+const uint = (max) => (value, path) =>
+  Number.isSafeInteger(value) && value >= 0 && value <= max ? value : malformed(path, `expected a whole number from 0 to ${max}`);
+
+const u64 = uint(Number.MAX_SAFE_INTEGER);
+const u32 = uint(U32_MAX);
+
+const oneOf = (values) => (value, path) =>
+  values.includes(value) ? value : malformed(path, `expected one of ${values.join(', ')}`);
+
+/** A printed counter id such as `wrk-7` (the engine's form: prefix, dash, 1 to 19 digits, a u64). */
+const printedId = (prefix) => (value, path) => {
+  const ok = typeof value === 'string' && new RegExp(`^${prefix}-\\d{1,19}$`).test(value)
+    && BigInt(value.slice(prefix.length + 1)) <= 0xffff_ffff_ffff_ffffn;
+  return ok ? value : malformed(path, `expected an id of the form ${prefix}-<number>`);
+};
+
+const utf8Bytes = (text) => new TextEncoder().encode(text).length;
+
+const boundedString = (bytesMax) => (value, path) => {
+  string(value, path);
+  return utf8Bytes(value) <= bytesMax ? value : malformed(path, `longer than ${bytesMax} bytes`);
+};
+
+const executorId = (value, path) => {
+  const ok = typeof value === 'string' && value.length >= 1 && value.length <= EXECUTOR_ID_CHARS_MAX
+    && /^[\x20-\x7e]+$/.test(value);
+  return ok ? value : malformed(path, `expected 1 to ${EXECUTOR_ID_CHARS_MAX} printable ASCII characters`);
+};
+
+/** An error kind; an unknown kind reads as `generic` (as the daemon reads it). */
+const errorKind = (value, path) => (ERROR_KINDS.includes(string(value, path)) ? value : 'generic');
+
+const jsonObject = (value, path) =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? value : malformed(path, 'expected an object');
+
+const list = (check) => (value, path) =>
+  Array.isArray(value) ? value.map((item, i) => check(item, `${path}[${i}]`)) : malformed(path, 'expected an array');
+
+// ---- records: ordered field lists ----
+
+const required = (name, check) => ({ name, check });
+const optional = (name, check, omitIf = () => false) => ({ name, check, optional: true, omitIf });
+const withDefault = (name, check, fallback) => ({ name, check, fallback });
+
+/** An object with exactly these fields, in this order; unknown fields are dropped. */
+const record = (fields) => (value, path) => {
+  jsonObject(value, path);
+  const out = {};
+  for (const field of fields) {
+    const raw = value[field.name];
+    const fieldPath = `${path}.${field.name}`;
+    if (raw === undefined || raw === null) {
+      if (field.optional) continue;
+      if ('fallback' in field) {
+        out[field.name] = field.fallback;
+        continue;
+      }
+      malformed(fieldPath, 'missing');
+    }
+    const canonical = field.check(raw, fieldPath);
+    if (field.optional && field.omitIf(canonical)) continue;
+    out[field.name] = canonical;
+  }
+  return out;
+};
+
+const errorOut = record([required('code', string), required('message', string)]);
+
+const observation = record([
+  required('state', oneOf(STATE_NAMES)),
+  optional('errorKind', errorKind),
+  required('seq', u64),
+  optional('block', string),
+]);
+
+const bindingFields = [
+  required('workerId', printedId('wrk')),
+  required('conversationUrl', string),
+  required('open', bool),
+  optional('observation', observation),
+];
+
+const journalLine = record([
+  required('commandId', printedId('cmd')),
+  required('phase', oneOf(JOURNAL_PHASES)),
+  withDefault('stateSeq', u64, 0),
+  optional('conversationUrl', string),
+]);
+
+const OUTCOMES = {
+  accepted: record([]),
+  submitted: record([required('stateSeq', u64), optional('conversationUrl', string)]),
+  failed: record([required('code', string), required('detail', string)]),
+};
+
+/** `command.result.outcome`: tagged by `status`, which comes first. */
+const outcome = (value, path) => {
+  jsonObject(value, path);
+  const status = oneOf(Object.keys(OUTCOMES))(value.status, `${path}.status`);
+  return { status, ...OUTCOMES[status](value, path) };
+};
+
+const workerSummary = record([
+  required('workerId', string),
+  required('name', string),
+  required('displayName', string),
+  required('disposition', string),
+  required('attempts', u32),
+  required('autoResumes', u32),
+  optional('lastProgressAtMs', u64),
+  required('autoResume', bool),
+  required('policySource', string),
+  required('pauseAfterTurn', bool),
+  optional('needsYou', string),
+  required('stall', string),
+  optional('conversationUrl', string),
+  optional('conversationState', string),
+  withDefault('recentEvents', list(record([required('atMs', u64), required('kind', string), required('text', string)])), []),
+]);
+
+const runSummary = record([
+  required('runId', string),
+  required('taskName', string),
+  required('status', string),
+  required('autoResume', bool),
+  required('workers', list(workerSummary)),
+]);
+
+/** Messages the executor sends, by type: their fields after `v` and `type`. */
+const EXECUTOR_MESSAGES = {
+  hello: [
+    required('token', string),
+    required('executorId', executorId),
+    required('protocol', u32),
+    required('capabilities', record([required('steering', bool), optional('operator', bool, (on) => !on)])),
+    required('concurrencyMax', u32),
+    required('bindings', list(record(bindingFields))),
+    required('journal', list(journalLine)),
+  ],
+  binding: bindingFields,
+  'conversation.state': [
+    required('workerId', printedId('wrk')),
+    required('state', oneOf(STATE_NAMES)),
+    optional('errorKind', errorKind),
+    required('seq', u64),
+    optional('block', string),
+  ],
+  'command.result': [required('commandId', printedId('cmd')), required('outcome', outcome)],
+  heartbeat: [],
+  'operator.action': [
+    required('actionId', boundedString(CORRELATION_ID_BYTES_MAX)),
+    required('action', oneOf(OPERATOR_ACTIONS)),
+    optional('workerId', printedId('wrk')),
+    optional('runId', printedId('run')),
+    optional('text', string),
+  ],
+  'operator.query': [
+    required('queryId', boundedString(CORRELATION_ID_BYTES_MAX)),
+    required('query', oneOf(OPERATOR_QUERIES)),
+    optional('workerId', printedId('wrk')),
+    optional('afterSequence', u32),
+    optional('limit', u32),
+  ],
+};
+
+/** Messages the daemon sends, by type. */
+const DAEMON_MESSAGES = {
+  welcome: [
+    required('protocol', u32),
+    required('executorId', string),
+    required('heartbeatMs', u64),
+    required('messageBytesMax', u64),
+    required('messagesPerSecondMax', u32),
+  ],
+  command: [
+    required('commandId', printedId('cmd')),
+    required('kind', oneOf(COMMAND_KINDS)),
+    required('idempotencyKey', string),
+    required('workerId', printedId('wrk')),
+    required('attemptId', printedId('exe')),
+    required('conversationUrl', string),
+    required('prompt', string),
+    required('promptVersion', string),
+    required('deadline', u64),
+  ],
+  'protocol.error': [required('code', oneOf(Object.keys(PROTOCOL_ERROR_CLOSES))), required('detail', string)],
+  'operator.result': [required('actionId', string), required('ok', bool), optional('error', errorOut)],
+  'operator.summary': [required('runs', list(runSummary))],
+  'operator.data': [
+    required('queryId', string),
+    required('ok', bool),
+    optional('data', jsonObject),
+    optional('error', errorOut),
+  ],
+};
+
+export const EXECUTOR_MESSAGE_TYPES = Object.keys(EXECUTOR_MESSAGES);
+export const DAEMON_MESSAGE_TYPES = Object.keys(DAEMON_MESSAGES);
+
+/** The canonical form of a message object of one direction, or a WireError. */
+function canonical(schemas, message) {
+  jsonObject(message, 'message');
+  if (message.v === undefined) malformed('v', 'missing');
+  if (message.v !== PROTOCOL_VERSION) {
+    throw new WireError('UNSUPPORTED_VERSION', `unsupported protocol version ${JSON.stringify(message.v)} (this extension speaks v${PROTOCOL_VERSION})`);
+  }
+  const type = string(message.type, 'type');
+  if (!Object.hasOwn(schemas, type)) malformed('type', `unknown message type ${JSON.stringify(type)}`);
+  return { v: PROTOCOL_VERSION, type, ...record(schemas[type])(message, type) };
+}
+
+function decode(schemas, text, bytesMax) {
+  if (typeof text !== 'string') malformed('frame', 'expected a text frame');
+  if (text.length > bytesMax || (text.length * 3 > bytesMax && utf8Bytes(text) > bytesMax)) {
+    throw new WireError('TOO_LARGE', `message of more than ${bytesMax} bytes`);
+  }
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    malformed('frame', `not JSON (${e.message})`);
+  }
+  return canonical(schemas, parsed);
+}
+
+/** Decodes a frame from the daemon. Throws WireError. */
+export function decodeDaemonMessage(text, bytesMax = MESSAGE_BYTES_MAX) {
+  return decode(DAEMON_MESSAGES, text, bytesMax);
+}
+
+/** Decodes a frame an executor sends (the daemon's view; used by tests and fakes). Throws WireError. */
+export function decodeExecutorMessage(text, bytesMax = MESSAGE_BYTES_MAX) {
+  return decode(EXECUTOR_MESSAGES, text, bytesMax);
+}
+
+/** Encodes a message of either direction as canonical compact JSON. Throws WireError. */
+export function encodeMessage(message) {
+  const type = message?.type;
+  const schemas = Object.hasOwn(EXECUTOR_MESSAGES, type ?? '') ? EXECUTOR_MESSAGES : DAEMON_MESSAGES;
+  return JSON.stringify(canonical(schemas, message));
+}
+
+/** A `command.result` outcome of status `failed`. */
+export function failedOutcome(code, detail) {
+  return { status: 'failed', code, detail };
+}
+
+/** A `command.result` outcome of status `submitted`. */
+export function submittedOutcome(stateSeq, conversationUrl) {
+  return conversationUrl ? { status: 'submitted', stateSeq, conversationUrl } : { status: 'submitted', stateSeq };
+}

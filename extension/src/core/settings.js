@@ -1,0 +1,64 @@
+// The extension's settings (storage.local `settings`): defaults, and validation of what is
+// stored, shipped in a test build's test-config.json, or set from the settings page.
+
+/** Concurrency and managed-tab bounds (the settings page offers the same ranges). */
+export const CONCURRENCY_MAX_RANGE = [1, 16];
+export const MANAGED_MAX_RANGE = [1, 64];
+
+export const SETTINGS_DEFAULTS = Object.freeze({
+  daemonUrl: 'ws://127.0.0.1:7411/executor',
+  token: '',
+  executorId: '',
+  concurrencyMax: 4,
+  managedMax: 8,
+  chatBaseUrl: 'https://chatgpt.com/',
+});
+
+const CHECKS = {
+  daemonUrl: (v) => typeof v === 'string' && URL.canParse(v) && ['ws:', 'wss:'].includes(new URL(v).protocol),
+  token: (v) => typeof v === 'string' && v.length <= 4096,
+  executorId: (v) => typeof v === 'string' && /^[\x21-\x7e]{1,128}$/.test(v),
+  concurrencyMax: (v) => Number.isInteger(v) && v >= CONCURRENCY_MAX_RANGE[0] && v <= CONCURRENCY_MAX_RANGE[1],
+  managedMax: (v) => Number.isInteger(v) && v >= MANAGED_MAX_RANGE[0] && v <= MANAGED_MAX_RANGE[1],
+  chatBaseUrl: (v) => typeof v === 'string' && URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol),
+};
+
+const PROBLEMS = {
+  daemonUrl: 'a ws:// or wss:// URL',
+  token: 'a string of at most 4096 characters',
+  executorId: '1 to 128 printable ASCII characters without spaces',
+  concurrencyMax: `a whole number from ${CONCURRENCY_MAX_RANGE[0]} to ${CONCURRENCY_MAX_RANGE[1]}`,
+  managedMax: `a whole number from ${MANAGED_MAX_RANGE[0]} to ${MANAGED_MAX_RANGE[1]}`,
+  chatBaseUrl: 'an http:// or https:// URL',
+};
+
+/** A new executor id: `ext-` and the given random hex digits. */
+export function newExecutorId(randomHex) {
+  return `ext-${randomHex}`;
+}
+
+/**
+ * `patch` over `base`, field by field: known fields only, trimmed strings. Returns
+ * `{settings, errors}` where `errors` maps each rejected field to what it should be; a
+ * rejected field keeps its value from `base`.
+ */
+export function mergeSettings(base, patch) {
+  const settings = { ...SETTINGS_DEFAULTS, ...pickValid(base) };
+  const errors = {};
+  for (const name of Object.keys(SETTINGS_DEFAULTS)) {
+    if (!patch || patch[name] === undefined) continue;
+    const value = typeof patch[name] === 'string' ? patch[name].trim() : patch[name];
+    if (CHECKS[name](value)) settings[name] = value;
+    else errors[name] = `${name}: expected ${PROBLEMS[name]}`;
+  }
+  return { settings, errors };
+}
+
+/** The valid known fields of stored settings (anything else is dropped). */
+function pickValid(stored) {
+  const out = {};
+  for (const name of Object.keys(SETTINGS_DEFAULTS)) {
+    if (stored && stored[name] !== undefined && CHECKS[name](stored[name])) out[name] = stored[name];
+  }
+  return out;
+}

@@ -1,0 +1,226 @@
+// The extension's background (a service worker in Chromium, an event page in Firefox):
+// thin glue that feeds browser events to the executor state machine (src/core/executor.js)
+// and performs the effects it returns: the daemon WebSocket, storage.local, tabs, the
+// `page` port of content scripts, the operator UI's messages and the managed tabs' overlay.
+// Listeners are registered synchronously (so events wake the worker); inputs that arrive
+// before storage is loaded wait for it.
+
+import { Executor } from '../core/executor.js';
+import { mergeSettings } from '../core/settings.js';
+import { overlayView } from '../ui/view.js';
+import { loadRecords, loadSettings, saveRecord, saveSettings } from './storage.js';
+import { Sockets } from './socket.js';
+
+const api = globalThis.browser ?? globalThis.chrome;
+
+/** The wake alarm: reconnects after the browser stopped an idle background. */
+const WAKE_ALARM = 'orc-wake';
+const WAKE_PERIOD_MINUTES = 0.5;
+
+/** The port name content scripts connect with. */
+const PAGE_PORT = 'page';
+
+/** How long content scripts of managed tabs get to connect before they are injected again. */
+const REINJECT_AFTER_MS = 2_000;
+
+/** Inputs kept while the executor starts; past this many the oldest are dropped. */
+const EARLY_INPUTS_MAX = 1_000;
+
+let executor = null;
+/** Inputs that came before the executor was ready: [name, args]. */
+const early = [];
+/** tabId -> the content script's port */
+const ports = new Map();
+/** replyId -> sendResponse of a ui.action / ui.query waiting for the daemon */
+const replies = new Map();
+let replyCount = 0;
+let timer = null;
+/** Effects run strictly in order: a persist completes before what follows it. */
+let effectChain = Promise.resolve();
+
+const sockets = new Sockets({
+  opened: (id) => feed('socketOpened', id),
+  message: (id, data) => feed('socketMessage', id, data),
+  closed: (id, detail) => feed('socketClosed', id, detail),
+});
+
+const ready = start().catch((e) => console.error('[orchestrator] the background failed to start', e));
+
+/** Gives one input to the executor (or keeps it until the executor is ready). */
+function feed(input, ...args) {
+  if (!executor) {
+    early.push([input, args]);
+    if (early.length > EARLY_INPUTS_MAX) early.shift();
+    return;
+  }
+  perform(executor[input](Date.now(), ...args));
+}
+
+/**
+ * Performs one input's effects in order. A failed persist abandons the rest of them: what
+ * followed it (a result, a submission) must not happen without its record (fail closed:
+ * the executor's timeouts then treat it as unanswered).
+ */
+function perform(effects) {
+  effectChain = effectChain.then(async () => {
+    for (const effect of effects) {
+      try {
+        await performOne(effect);
+      } catch (e) {
+        console.error(`[orchestrator] effect ${effect.kind} failed`, e);
+        if (effect.kind === 'persist') return;
+      }
+    }
+  });
+}
+
+async function performOne(effect) {
+  switch (effect.kind) {
+    case 'persist':
+      return saveRecord(api, effect.key, effect.value);
+    case 'openSocket':
+      return sockets.open(effect.connectionId, effect.url);
+    case 'closeSocket':
+      return sockets.close(effect.connectionId, effect.reason);
+    case 'send':
+      return sockets.send(effect.connectionId, effect.text);
+    case 'toPage':
+      return ports.get(effect.tabId)?.postMessage(effect.message);
+    case 'openTab':
+      return openTab(effect);
+    case 'overlay':
+      return api.tabs.sendMessage(effect.tabId, { type: 'overlay.update', view: overlayOf(effect) }).catch(() => {});
+    case 'uiChanged':
+      return api.runtime.sendMessage({ type: 'ui.changed' }).catch(() => {});
+    case 'uiReply':
+      replies.get(effect.replyId)?.(effect.response);
+      replies.delete(effect.replyId);
+      return undefined;
+    case 'log':
+      return (console[effect.level] ?? console.log)(`[orchestrator] ${effect.message}`);
+    case 'setTimer':
+      clearTimeout(timer);
+      timer = effect.atMs === null ? null : setTimeout(() => feed('tick'), Math.max(0, effect.atMs - Date.now()));
+      return undefined;
+    default:
+      return console.warn(`[orchestrator] unknown effect ${effect.kind}`);
+  }
+}
+
+function overlayOf({ workerSummary, connection }) {
+  try {
+    return overlayView(workerSummary, connection);
+  } catch (e) {
+    console.error('[orchestrator] overlay view failed', e);
+    return null;
+  }
+}
+
+async function openTab({ requestId, url }) {
+  try {
+    const tab = await api.tabs.create({ url, active: false });
+    feed('tabOpened', requestId, tab.id);
+  } catch (e) {
+    feed('tabOpenFailed', requestId, String(e?.message ?? e));
+  }
+}
+
+async function start() {
+  const settings = await loadSettings(api);
+  const { journal, bindings } = await loadRecords(api);
+  const openTabs = (await api.tabs.query({})).filter((t) => typeof t.url === 'string').map((t) => ({ tabId: t.id, url: t.url }));
+  executor = new Executor({ settings, journal, bindings, random: Math.random });
+  perform(executor.start(Date.now(), openTabs));
+  for (const [input, args] of early.splice(0)) feed(input, ...args);
+  api.alarms.create(WAKE_ALARM, { periodInMinutes: WAKE_PERIOD_MINUTES });
+  setTimeout(reinjectSilentTabs, REINJECT_AFTER_MS);
+}
+
+/**
+ * After the extension was reloaded or updated, Chromium leaves the content scripts of open
+ * tabs orphaned and does not inject new ones: managed tabs whose content script has not
+ * connected by now get the manifest's content scripts again (each runs once per live
+ * extension instance). Unmanaged tabs are never touched.
+ */
+async function reinjectSilentTabs() {
+  const files = api.runtime.getManifest().content_scripts?.[0]?.js ?? [];
+  for (const key of Object.keys(executor?.uiState().tabs ?? {})) {
+    const tabId = Number(key);
+    if (ports.has(tabId) || !files.length) continue;
+    try {
+      await api.scripting.executeScript({ target: { tabId }, files });
+    } catch (e) {
+      console.warn(`[orchestrator] could not reconnect managed tab ${tabId}`, e);
+    }
+  }
+}
+
+// ---- browser events
+
+api.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === WAKE_ALARM) feed('wake');
+});
+
+api.tabs.onRemoved.addListener((tabId) => feed('tabClosed', tabId));
+
+api.tabs.onUpdated.addListener((tabId, change) => {
+  if (typeof change.url === 'string') feed('tabUpdated', tabId, change.url);
+});
+
+api.runtime.onConnect.addListener((port) => {
+  const tabId = port.sender?.tab?.id;
+  if (port.name !== PAGE_PORT || tabId === undefined || (port.sender.frameId ?? 0) !== 0) {
+    port.disconnect();
+    return;
+  }
+  ports.set(tabId, port);
+  port.onMessage.addListener((message) => feed('pageMessage', tabId, message));
+  port.onDisconnect.addListener(() => {
+    if (ports.get(tabId) !== port) return;
+    ports.delete(tabId);
+    feed('pageDisconnected', tabId);
+  });
+});
+
+api.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  if (sender.id !== api.runtime.id || typeof message?.type !== 'string' || !message.type.startsWith('ui.')) return false;
+  ready.then(() => answerUi(message, sendResponse)).catch((e) => sendResponse({ ok: false, error: { code: 'INTERNAL', message: String(e) } }));
+  return true;
+});
+
+/** The operator UI's requests (extension/README.md, "UI <-> background"). */
+async function answerUi(message, sendResponse) {
+  if (!executor) {
+    sendResponse({ ok: false, error: { code: 'OFFLINE', message: 'the background did not start' } });
+    return;
+  }
+  switch (message.type) {
+    case 'ui.state':
+      sendResponse(executor.uiState());
+      return;
+    case 'ui.action':
+    case 'ui.query': {
+      const replyId = ++replyCount;
+      replies.set(replyId, sendResponse);
+      feed(message.type === 'ui.action' ? 'uiAction' : 'uiQuery', replyId, message);
+      return;
+    }
+    case 'ui.settings.get':
+      sendResponse({ ok: true, settings: executor.settings });
+      return;
+    case 'ui.settings.set': {
+      const { settings, errors } = mergeSettings(executor.settings, message.settings);
+      const problems = Object.values(errors);
+      if (problems.length) {
+        sendResponse({ ok: false, error: { code: 'INVALID_ARGUMENT', message: problems.join('; ') } });
+        return;
+      }
+      await saveSettings(api, settings);
+      feed('settingsChanged', settings);
+      sendResponse({ ok: true, settings });
+      return;
+    }
+    default:
+      sendResponse({ ok: false, error: { code: 'INVALID_ARGUMENT', message: `unknown message ${message.type}` } });
+  }
+}

@@ -1,0 +1,401 @@
+// The content adapter, in every ChatGPT tab: it asks the background over a `page` port whether
+// the tab is managed; in a managed tab it reports the page's facts when they change and
+// performs `submit` and `reconcile` (extension/README.md, "Content script <-> background").
+// An unmanaged tab stays inert: no observer, nothing touched. It clicks only a send button,
+// once per submission, and never ChatGPT's Retry or Stop. Classic content script; reads the
+// page through globalThis.OrcSelectors (selectors.js).
+(() => {
+  'use strict';
+
+  const PORT_NAME = 'page';
+  const REPORT_DELAY_MS = 150;
+  const RECONCILE_POLL_MS = 5_000;
+  const PING_INTERVAL_MS = 20_000;
+  const RECONNECT_DELAY_MS = 1_000;
+  const UNANSWERED_CONNECTS_MAX = 5;
+  const SEND_ENABLE_WAIT_MS = 5_000;
+  const EVIDENCE_WAIT_MS = 15_000;
+  const WAIT_POLL_MS = 100;
+  const OBSERVED_ATTRIBUTES = ['disabled', 'aria-disabled', 'aria-label', 'data-testid', 'contenteditable', 'class', 'hidden'];
+
+  const extension = globalThis.browser ?? globalThis.chrome;
+  const page = globalThis.OrcSelectors;
+  if (!extension?.runtime?.connect || !page) return;
+  // The background injects this script again into managed tabs after the extension was
+  // reloaded (Chromium does not): run once per live extension instance.
+  if (globalThis.__orcContentAdapter?.alive()) return;
+  globalThis.__orcContentAdapter = { alive: extensionAlive };
+
+  const adapter = {
+    // 'connecting': no answer yet; 'managed' / 'unmanaged': the background's answer;
+    // 'stopped': the extension context is gone (reloaded or removed) or it never answered.
+    phase: 'connecting',
+    port: null,
+    unansweredConnects: 0,
+    lastFactsJson: null,
+    observer: null,
+    reportTimer: null,
+    reconcilePollTimer: null,
+    pingTimer: null,
+    reconnectTimer: null,
+    submitting: false,
+    // Set while computeFacts keeps failing, so an odd page is reported once, not on every change.
+    readFailing: false,
+    // The text this script last typed into the composer: the only non-empty composer it may replace.
+    ownComposerText: null,
+  };
+
+  function warn(what, error) {
+    console.warn(`[orchestrator] ${what}`, error ?? '');
+  }
+
+  function extensionAlive() {
+    try {
+      return Boolean(extension.runtime?.id);
+    } catch {
+      return false;
+    }
+  }
+
+  // On a page the selectors cannot read, the facts say so (loaded: false) instead of throwing.
+  function readFacts() {
+    try {
+      const facts = page.computeFacts(document);
+      adapter.readFailing = false;
+      return facts;
+    } catch (error) {
+      if (!adapter.readFailing) warn('could not read the page', error);
+      adapter.readFailing = true;
+      return page.emptyFacts(location.href);
+    }
+  }
+
+  // ---- The port ----
+
+  function connect() {
+    if (adapter.port !== null || adapter.phase === 'stopped') return;
+    if (!extensionAlive()) return stop('the extension was reloaded or removed');
+    if (adapter.phase === 'connecting' && adapter.unansweredConnects >= UNANSWERED_CONNECTS_MAX) {
+      return stop('the background never answered');
+    }
+    if (adapter.phase === 'connecting') adapter.unansweredConnects += 1;
+    let port;
+    try {
+      port = extension.runtime.connect({ name: PORT_NAME });
+    } catch (error) {
+      warn('could not connect to the background', error);
+      return scheduleReconnect();
+    }
+    adapter.port = port;
+    port.onMessage.addListener(onMessage);
+    port.onDisconnect.addListener(() => onDisconnect(port));
+    const facts = readFacts();
+    adapter.lastFactsJson = JSON.stringify(facts);
+    post({ type: 'page.hello', url: facts.url, facts });
+  }
+
+  function onDisconnect(port) {
+    if (adapter.port !== port) return;
+    adapter.port = null;
+    void extension.runtime.lastError; // read, so Chromium does not log it as unchecked
+    if (!extensionAlive()) return stop('the extension was reloaded or removed');
+    if (adapter.phase !== 'unmanaged') scheduleReconnect();
+  }
+
+  // At most one attempt per RECONNECT_DELAY_MS; a managed tab also retries from every report.
+  function scheduleReconnect() {
+    if (adapter.reconnectTimer !== null || adapter.phase === 'stopped' || adapter.phase === 'unmanaged') return;
+    adapter.reconnectTimer = setTimeout(() => {
+      adapter.reconnectTimer = null;
+      connect();
+    }, RECONNECT_DELAY_MS);
+  }
+
+  function post(message) {
+    if (adapter.port === null) return false;
+    try {
+      adapter.port.postMessage(message);
+      return true;
+    } catch (error) {
+      warn('the port to the background broke', error);
+      adapter.port = null;
+      scheduleReconnect();
+      return false;
+    }
+  }
+
+  function stop(reason) {
+    warn(`stopped: ${reason}`);
+    adapter.phase = 'stopped';
+    stopObserving();
+    clearTimeout(adapter.reconnectTimer);
+    adapter.reconnectTimer = null;
+    try {
+      adapter.port?.disconnect();
+    } catch {
+      // The port is already gone.
+    }
+    adapter.port = null;
+  }
+
+  function onMessage(message) {
+    try {
+      switch (message?.type) {
+        case 'page.managed':
+          adapter.phase = 'managed';
+          adapter.unansweredConnects = 0;
+          startObserving();
+          scheduleReport();
+          break;
+        case 'page.unmanaged':
+          adapter.phase = 'unmanaged';
+          adapter.unansweredConnects = 0;
+          stopObserving();
+          break;
+        case 'submit':
+          void answerSubmit(message);
+          break;
+        case 'reconcile':
+          post({ type: 'reconcile.result', requestId: message.requestId, found: page.countUserTurnsContaining(document, String(message.nonce)) > 0 });
+          break;
+        default:
+          break;
+      }
+    } catch (error) {
+      warn(`could not handle ${message?.type}`, error);
+    }
+  }
+
+  // ---- Observation (managed tabs only) ----
+
+  function startObserving() {
+    if (adapter.observer !== null) return;
+    adapter.observer = new MutationObserver(scheduleReport);
+    adapter.observer.observe(document.documentElement, {
+      subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: OBSERVED_ATTRIBUTES,
+    });
+    adapter.reconcilePollTimer = setInterval(report, RECONCILE_POLL_MS);
+    adapter.pingTimer = setInterval(() => post({ type: 'page.ping' }), PING_INTERVAL_MS);
+    addEventListener('popstate', scheduleReport);
+    addEventListener('load', scheduleReport);
+  }
+
+  function stopObserving() {
+    adapter.observer?.disconnect();
+    adapter.observer = null;
+    clearInterval(adapter.reconcilePollTimer);
+    clearInterval(adapter.pingTimer);
+    clearTimeout(adapter.reportTimer);
+    adapter.reconcilePollTimer = adapter.pingTimer = adapter.reportTimer = null;
+    removeEventListener('popstate', scheduleReport);
+    removeEventListener('load', scheduleReport);
+  }
+
+  // Coalesces a burst of mutations into one report REPORT_DELAY_MS after its first mutation
+  // (a fixed window, not a sliding one: a page that streams for minutes still reports).
+  function scheduleReport() {
+    if (adapter.reportTimer === null) adapter.reportTimer = setTimeout(report, REPORT_DELAY_MS);
+  }
+
+  function report() {
+    clearTimeout(adapter.reportTimer);
+    adapter.reportTimer = null;
+    if (adapter.phase !== 'managed') return;
+    if (adapter.port === null) return scheduleReconnect();
+    const facts = readFacts();
+    const json = JSON.stringify(facts);
+    if (json !== adapter.lastFactsJson && post({ type: 'page.facts', url: facts.url, facts })) adapter.lastFactsJson = json;
+  }
+
+  // ---- Submission ----
+
+  class SubmitRefusal extends Error {
+    constructor(code, detail) {
+      super(detail);
+      this.code = code;
+    }
+  }
+
+  async function answerSubmit(command) {
+    const progress = { touched: false };
+    let outcome;
+    try {
+      outcome = await submit(command, progress);
+    } catch (error) {
+      if (error instanceof SubmitRefusal) {
+        outcome = { status: 'failed', code: error.code, detail: error.message };
+      } else {
+        warn('submission failed unexpectedly', error);
+        const code = progress.touched ? 'AMBIGUOUS_SUBMISSION' : 'HOST_UI_CHANGED';
+        outcome = { status: 'failed', code, detail: `adapter error: ${error?.message ?? error}` };
+      }
+    }
+    post({ type: 'submit.result', requestId: command.requestId, ...outcome, touched: progress.touched });
+  }
+
+  async function submit(command, progress) {
+    const { text, nonce, mode } = command;
+    if (adapter.phase !== 'managed') throw new SubmitRefusal('CONVERSATION_CLOSED', 'this tab is not managed');
+    if (typeof text !== 'string' || typeof nonce !== 'string' || nonce === '' || !text.includes(nonce) || !['idle', 'steer'].includes(mode)) {
+      throw new SubmitRefusal('INVALID_COMMAND', 'submit needs a text that contains its nonce and a mode of idle or steer');
+    }
+    if (adapter.submitting) throw new SubmitRefusal('COMPOSER_BUSY', 'another submission is in progress in this tab');
+    adapter.submitting = true;
+    try {
+      return await submitOnce(text, nonce, mode, progress);
+    } finally {
+      adapter.submitting = false;
+    }
+  }
+
+  async function submitOnce(text, nonce, mode, progress) {
+    if (page.countUserTurnsContaining(document, nonce) > 0) {
+      return { status: 'submitted', detail: 'a user turn with this nonce is already on the page' };
+    }
+    const composer = checkReadyToType(mode);
+    progress.touched = true;
+    if (!typeInto(composer, text)) {
+      clearOwnText(composer);
+      throw new SubmitRefusal('HOST_UI_CHANGED', 'the composer did not take the prompt');
+    }
+    adapter.ownComposerText = text;
+    const send = await waitFor(() => usableSendButton(mode), SEND_ENABLE_WAIT_MS);
+    if (send === null) {
+      clearOwnText(composer);
+      throw new SubmitRefusal('HOST_UI_CHANGED', `no enabled send button within ${SEND_ENABLE_WAIT_MS} ms (a hidden tab may not enable it)`);
+    }
+    const current = page.findComposer(document);
+    if (current === null || !sameText(page.composerText(current), text)) {
+      throw new SubmitRefusal('COMPOSER_BUSY', 'the composer changed while the prompt was being typed; nothing was sent');
+    }
+    send.click();
+    const accepted = await waitFor(() => page.countUserTurnsContaining(document, nonce) > 0, EVIDENCE_WAIT_MS);
+    if (!accepted) {
+      throw new SubmitRefusal('AMBIGUOUS_SUBMISSION', `send was clicked but no user turn with the nonce appeared within ${EVIDENCE_WAIT_MS} ms`);
+    }
+    return { status: 'submitted' };
+  }
+
+  // Every check that needs no touching; returns the composer to type into.
+  function checkReadyToType(mode) {
+    const composer = page.findComposer(document);
+    if (composer === null || page.findSendSlot(document) === null) {
+      throw new SubmitRefusal('HOST_UI_CHANGED', 'the composer or the send control is missing');
+    }
+    const draft = page.composerText(composer);
+    if (draft !== '' && !sameText(draft, adapter.ownComposerText ?? '')) {
+      throw new SubmitRefusal('COMPOSER_BUSY', 'the composer holds a draft the extension did not write');
+    }
+    const stopControl = page.findStopControl(document);
+    if (mode === 'steer' && (stopControl === null || page.findSendButton(document) === null)) {
+      throw new SubmitRefusal('STEERING_UNAVAILABLE', 'the page offers no send button while generating');
+    }
+    if (mode === 'idle' && stopControl !== null) {
+      throw new SubmitRefusal('NOT_IDLE', 'a stop control is present: the conversation is not idle');
+    }
+    if (!page.isComposerEditable(composer)) throw new SubmitRefusal('HOST_UI_CHANGED', 'the composer is not editable');
+    if (page.isConversationFull(document)) throw new SubmitRefusal('CONVERSATION_FULL', 'the conversation has reached its maximum length');
+    return composer;
+  }
+
+  function usableSendButton(mode) {
+    const button = page.findSendButton(document);
+    if (button === null || !page.isEnabled(button)) return null;
+    if (mode === 'idle' && page.findStopControl(document) !== null) return null;
+    return button;
+  }
+
+  function sameText(a, b) {
+    return a.replace(/\s+/g, '') === b.replace(/\s+/g, '');
+  }
+
+  function typeInto(composer, text) {
+    composer.focus();
+    if (composer.tagName === 'TEXTAREA') {
+      setTextareaValue(composer, text);
+    } else {
+      selectAllOf(composer);
+      let inserted = false;
+      try {
+        inserted = document.execCommand('insertText', false, text);
+      } catch {
+        inserted = false;
+      }
+      if (!inserted || !sameText(page.composerText(composer), text)) replaceParagraphs(composer, text);
+    }
+    return sameText(page.composerText(composer), text);
+  }
+
+  function selectAllOf(element) {
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    const selection = getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
+  // Pages built on React ignore a plain `value =`: use the prototype's setter.
+  function setTextareaValue(textarea, value) {
+    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set.call(textarea, value);
+    textarea.dispatchEvent(new Event('input', { bubbles: true }));
+  }
+
+  function replaceParagraphs(composer, text) {
+    const paragraphs = text.split('\n').map((line) => {
+      const paragraph = document.createElement('p');
+      if (line === '') paragraph.append(document.createElement('br'));
+      else paragraph.textContent = line;
+      return paragraph;
+    });
+    composer.replaceChildren(...paragraphs);
+    composer.dispatchEvent(new InputEvent('input', { inputType: 'insertText', data: text, bubbles: true }));
+  }
+
+  // Empties the composer if it still holds only what this script typed (never a person's text).
+  function clearOwnText(composer) {
+    try {
+      if (!composer.isConnected || !sameText(page.composerText(composer), adapter.ownComposerText ?? '')) return;
+      composer.focus();
+      if (composer.tagName === 'TEXTAREA') {
+        setTextareaValue(composer, '');
+      } else {
+        selectAllOf(composer);
+        if (!document.execCommand('delete')) replaceParagraphs(composer, '');
+      }
+      if (page.composerText(composer) === '') adapter.ownComposerText = null;
+    } catch (error) {
+      warn('could not clear the composer', error);
+    }
+  }
+
+  // Resolves with check()'s first truthy value, or null after timeoutMs. Checks on every
+  // mutation and on a short poll (mutations still arrive when a hidden tab's timers are throttled).
+  function waitFor(check, timeoutMs) {
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (value) => {
+        if (settled) return;
+        settled = true;
+        observer.disconnect();
+        clearInterval(poll);
+        clearTimeout(deadline);
+        resolve(value);
+      };
+      const attempt = () => {
+        try {
+          const value = check();
+          if (value) finish(value);
+        } catch (error) {
+          warn('a wait check failed', error);
+        }
+      };
+      const observer = new MutationObserver(attempt);
+      observer.observe(document.documentElement, { subtree: true, childList: true, characterData: true, attributes: true });
+      const poll = setInterval(attempt, WAIT_POLL_MS);
+      const deadline = setTimeout(() => finish(null), timeoutMs);
+      attempt();
+    });
+  }
+
+  connect();
+})();

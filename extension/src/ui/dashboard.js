@@ -1,0 +1,277 @@
+// The operator dashboard (spec 000 §17.4-17.5, plan C11): run controls, `Needs you`
+// items with an answer box, stall cards, the worker table, and a timeline picture per
+// worker from worker_attempts / worker_events. Every button is a `ui.action`; the page
+// never decides anything by itself.
+import { dashboardView, timelineView, eventText, clockLabel } from './view.js';
+import {
+  h, send, watchState, renderInto, setup, announce, actionButton, actionSwitch, statusBadge,
+  connectionBadge, openSettings, openConversation,
+} from './dom.js';
+import { timelineSvg, timelineLegend } from './timeline.js';
+
+const root = document.getElementById('app');
+const changes = document.getElementById('changes');
+const FETCH_SPACING_MS = 3000;
+const TIMELINE_WIDTH = 1100;
+const EVENTS_SHOWN = 8;
+
+let state = null;
+let lastStatuses = null;
+let retry = null; // the one pending redraw for throttled history fetches
+const drafts = new Map(); // workerId -> the answer being typed
+const history = new Map(); // workerId -> {sig, at, busy, attempts, events, error}
+
+setup({ statusEl: document.getElementById('status'), redraw: draw });
+
+async function load() {
+  const first = state === null;
+  const answer = await send({ type: 'ui.state' });
+  state = answer?.connection ? answer : { connection: { status: 'offline' }, summary: null, tabs: {} };
+  draw();
+  // The popup's `Answer…` opens `#needs-you`.
+  if (first && location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+}
+
+function tz() {
+  return -new Date().getTimezoneOffset();
+}
+
+function draw() {
+  if (!state) return;
+  const now = Date.now();
+  const attempts = Object.fromEntries([...history].map(([id, entry]) => [id, entry.attempts ?? null]));
+  const view = dashboardView(state, now, attempts);
+  announceChanges(view);
+  const rows = view.runs.flatMap((r) => r.rows);
+  renderInto(root, [
+    header(view),
+    view.emptyText && h('p', { class: 'muted empty', 'data-testid': 'empty', text: view.emptyText }),
+    view.needsYou.length > 0 && needsYouSection(view.needsYou),
+    view.stalls.length > 0 && stallsSection(view.stalls),
+    view.runs.length > 0 && runsSection(view.runs),
+    rows.length > 0 && tableSection(rows),
+    rows.length > 0 && timelinesSection(rows, now),
+  ]);
+  rows.forEach(refreshHistory);
+}
+
+/** Announces only what a person must notice: a worker needing them, stalling or ending; the connection. */
+function announceChanges(view) {
+  const now = new Map(view.runs.flatMap((r) => r.rows).map((r) => [r.workerId, r]));
+  now.set('connection', { status: { key: view.connection.status, label: view.connection.label }, title: 'Connection' });
+  if (lastStatuses) {
+    const lines = [...now].filter(([id, r]) => lastStatuses.get(id) !== r.status.key
+      && ['needs_you', 'stalled', 'complete', 'failed', 'live', 'connecting', 'offline', 'unauthorized', 'token_missing'].includes(r.status.key))
+      .map(([, r]) => `${r.title}: ${r.status.label}.`);
+    if (lines.length) changes.textContent = lines.join(' ');
+  }
+  lastStatuses = new Map([...now].map(([id, r]) => [id, r.status.key]));
+}
+
+function header(view) {
+  const c = view.counts;
+  return h('header', { class: 'top' },
+    h('div', { class: 'title-line' },
+      h('h1', { text: 'Orchestrator dashboard' }),
+      connectionBadge(view.connection),
+      h('button', { type: 'button', class: 'link', 'data-key': 'settings', 'data-testid': 'open-settings', onclick: openSettings }, 'Settings / Advanced')),
+    view.connection.hint && h('p', { class: 'hint', 'data-testid': 'connection-hint', text: view.connection.hint }),
+    h('p', { class: 'muted', 'data-testid': 'totals', text: countsText(c) }));
+}
+
+function countsText(c) {
+  return `Active ${c.active} · Working ${c.working} · Resuming ${c.resuming} · Needs you ${c.needsYou} · Stalled ${c.stalled} · Paused ${c.paused} · Waiting ${c.waiting}`;
+}
+
+function needsYouSection(rows) {
+  return h('section', { id: 'needs-you', class: 'panel attention', 'aria-labelledby': 'needs-you-h' },
+    h('h2', { id: 'needs-you-h' }, h('span', { 'aria-hidden': 'true', text: '! ' }), 'Needs you'),
+    rows.map((row) => {
+      const id = `answer-${row.workerId}`;
+      return h('article', { class: 'card', 'data-testid': 'needs-you-item', 'data-worker-id': row.workerId },
+        workerHeading(row),
+        h('p', { class: 'question', 'data-testid': 'needs-you-question', text: row.needsYou ?? 'The worker is waiting for you.' }),
+        h('label', { for: id, text: 'Your answer' }),
+        h('textarea', {
+          id, rows: 3, 'data-key': id, 'data-testid': 'needs-you-answer', value: drafts.get(row.workerId) ?? '',
+          oninput: (e) => drafts.set(row.workerId, e.target.value),
+        }),
+        h('div', { class: 'actions' },
+          actionButton({
+            key: `resolve:${row.workerId}`, label: 'Send answer', primary: true, testid: 'needs-you-send',
+            message: () => {
+              const text = (drafts.get(row.workerId) ?? '').trim();
+              if (!text) announce('Type an answer first.', 'error');
+              return text ? { action: 'resolve_human', workerId: row.workerId, text } : null;
+            },
+            done: () => drafts.delete(row.workerId),
+          }),
+          conversationLink(row, 'answer')));
+    }));
+}
+
+function stallsSection(stalls) {
+  return h('section', { class: 'panel', 'aria-labelledby': 'stalls-h' },
+    h('h2', { id: 'stalls-h', text: 'Stalls' }),
+    stalls.map(({ row, title, detail }) => h('article', { class: 'card stall', 'data-testid': 'stall-card', 'data-worker-id': row.workerId },
+      h('p', { class: 'stall-title' }, h('span', { 'aria-hidden': 'true', text: '⚠ ' }), h('span', { 'data-testid': 'stall-title', text: title }), h('span', { class: 'muted', 'data-testid': 'stall-detail', text: ` · ${detail}` })),
+      workerHeading(row),
+      h('div', { class: 'actions' },
+        actionButton({ key: `continue_anyway:${row.workerId}:stall`, label: 'Continue anyway', testid: 'stall-continue', message: { action: 'continue_anyway', workerId: row.workerId } }),
+        !['paused', 'stalled'].includes(row.status.key) && actionButton({ key: `pause:${row.workerId}:stall`, label: 'Pause', testid: 'stall-pause', hint: 'Pause after the current turn', message: { action: 'pause_after_turn', workerId: row.workerId } }),
+        conversationLink(row, 'stall'),
+        stopWorkerButton(row, 'stall')))));
+}
+
+function runsSection(runs) {
+  return h('section', { class: 'panel', 'aria-labelledby': 'runs-h' },
+    h('h2', { id: 'runs-h', text: 'Runs' }),
+    runs.map((run) => h('article', { class: 'card run', 'data-testid': 'run-card', 'data-run-id': run.runId },
+      h('div', { class: 'run-head' },
+        h('h3', { 'data-testid': 'run-title', text: run.title }),
+        h('span', { class: 'muted small', text: `${run.statusLabel} · Active ${run.counts.active} · Needs you ${run.counts.needsYou}` })),
+      h('div', { class: 'actions', role: 'group', 'aria-label': `Controls for ${run.title}` },
+        actionSwitch({
+          key: `auto:${run.runId}`, label: 'Auto Resume unfinished workers', checked: run.autoResume, testid: 'run-auto-resume',
+          hint: 'The run default; worker overrides keep their own setting',
+          onMessage: { action: 'auto_resume_on', runId: run.runId }, offMessage: { action: 'auto_resume_off', runId: run.runId },
+        }),
+        actionButton({ key: `pause-all:${run.runId}`, label: 'Pause all after current turns', testid: 'run-pause-all', message: { action: 'pause_after_turn', runId: run.runId } }),
+        actionButton({ key: `resume-all:${run.runId}`, label: 'Resume all unfinished', testid: 'run-resume-all', hint: 'Clears operator pauses; stalled workers need Continue anyway', message: { action: 'resume', runId: run.runId } }),
+        h('span', { class: 'spacer' }),
+        actionButton({
+          key: `stop-run:${run.runId}`, label: 'Stop run', destructive: true, testid: 'run-stop', message: { action: 'stop_run', runId: run.runId },
+          confirm: { title: `Stop the run "${run.title}"?`, body: 'Every unfinished worker of this run is cancelled. This cannot be undone; to stop temporarily, use Pause all instead.', confirmLabel: 'Stop run' },
+        })))));
+}
+
+function tableSection(rows) {
+  const cols = ['Run', 'Worker', 'State', 'Auto Resume', 'Attempt', 'Auto resumes', 'Last progress', 'Block reason', 'Conversation', 'Actions'];
+  return h('section', { class: 'panel', 'aria-labelledby': 'workers-h' },
+    h('h2', { id: 'workers-h', text: 'Workers' }),
+    h('div', { class: 'table-wrap' },
+      h('table', { class: 'workers', 'data-testid': 'worker-table' },
+        h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', text: c })))),
+        h('tbody', {}, rows.map(tableRow)))));
+}
+
+function tableRow(row) {
+  const cell = (testid, ...children) => h('td', { 'data-testid': testid }, ...children);
+  return h('tr', { 'data-testid': 'worker-row', 'data-worker-id': row.workerId, 'data-status': row.status.key },
+    cell('cell-run', row.runTitle),
+    h('th', { scope: 'row', 'data-testid': 'cell-worker' }, h('span', { class: 'worker-title', text: row.title }), h('span', { class: 'mono muted', text: row.name })),
+    cell('cell-state', statusBadge(row.status), row.status.note && h('span', { class: 'note block', text: row.status.note })),
+    h('td', { 'data-testid': 'cell-policy', class: row.policy.isOverride ? 'override' : null, 'data-source': row.policy.source },
+      row.status.terminal ? h('span', { text: row.policy.autoResume ? 'On' : 'Off' }) : actionSwitch({
+        key: `auto:${row.workerId}`, label: `Auto Resume for ${row.title}`, quietLabel: true, checked: row.policy.autoResume,
+        testid: 'worker-auto-resume', hint: 'Sets an override for this worker',
+        onMessage: { action: 'auto_resume_on', workerId: row.workerId }, offMessage: { action: 'auto_resume_off', workerId: row.workerId },
+      }),
+      h('span', { class: `source${row.policy.isOverride ? ' override' : ''}`, 'data-testid': 'policy-source', text: row.policy.sourceLabel })),
+    cell('cell-attempt', String(row.attempts)),
+    cell('cell-resumes', String(row.autoResumes)),
+    cell('cell-progress', row.progressText.replace(/^progress /, '')),
+    cell('cell-block', row.blockReason ?? '—'),
+    cell('cell-conversation', conversationLink(row, 'table') ?? '—'),
+    h('td', { 'data-testid': 'cell-actions' }, h('div', { class: 'row-actions' },
+      row.actions.filter((a) => !a.destructive).map((a) => actionButton({
+        key: `${a.action}:${row.workerId}:table`, label: a.label, hint: a.hint, small: true, testid: `worker-${a.key}`,
+        message: { action: a.action, workerId: row.workerId },
+      })),
+      !row.status.terminal && stopWorkerButton(row, 'table'))));
+}
+
+function timelinesSection(rows, now) {
+  return h('section', { class: 'panel', 'aria-labelledby': 'timelines-h' },
+    h('h2', { id: 'timelines-h', text: 'Timelines' }),
+    rows.map((row) => timelineCard(row, now)));
+}
+
+function timelineCard(row, now) {
+  const hist = history.get(row.workerId);
+  let body;
+  if (hist?.error) body = h('p', { class: 'muted', text: `Could not load the attempts: ${hist.error}` });
+  else if (!hist?.attempts) body = h('p', { class: 'muted', text: 'Loading attempts…' });
+  else {
+    const geo = timelineView({ attempts: hist.attempts, events: hist.events }, { nowMs: now, tzOffsetMin: tz(), width: TIMELINE_WIDTH });
+    body = geo.empty ? h('p', { class: 'muted', text: 'No attempts yet.' }) : [
+      h('div', { class: 'timeline-wrap' }, timelineSvg(geo, row.title, tz())),
+      geo.hiddenCount > 0 && h('p', { class: 'muted small', text: `${geo.hiddenCount} earlier attempts not shown.` }),
+      timelineLegend(geo),
+    ];
+  }
+  const events = (hist?.events ?? []).filter((e) => typeof e?.atMs === 'number').sort((a, b) => b.atMs - a.atMs).slice(0, EVENTS_SHOWN);
+  return h('details', { class: 'card timeline-card', 'data-testid': 'timeline', 'data-worker-id': row.workerId, 'data-key': `tl:${row.workerId}`, open: !row.status.terminal },
+    h('summary', { 'data-key': `tl-summary:${row.workerId}` }, workerHeading(row, 'span'), h('span', { class: 'muted small', text: row.detail })),
+    body,
+    events.length > 0 && h('details', { class: 'events', 'data-key': `events-open:${row.workerId}` },
+      h('summary', { 'data-key': `events:${row.workerId}`, text: 'Recent events' }),
+      h('ol', { 'data-testid': 'worker-events' }, events.map((e) => h('li', {},
+        h('time', { class: 'mono muted', text: clockLabel(e.atMs, tz()) }), ' ', eventText(e))))),
+    h('details', { class: 'diagnostics', 'data-testid': 'diagnostics', 'data-key': `diag-open:${row.workerId}` },
+      h('summary', { 'data-key': `diag:${row.workerId}`, text: 'Diagnostics' }),
+      h('dl', {}, [
+        ['Worker id', row.workerId], ['Run id', row.runId], ['Conversation', row.conversationUrl ?? 'none'],
+        ['Policy', `${row.policy.text} (${row.policy.sourceLabel})`],
+      ].map(([k, v]) => [h('dt', { text: k }), h('dd', { class: 'mono', text: v })]))));
+}
+
+function workerHeading(row, tag = 'p') {
+  return h(tag, { class: 'worker-heading' },
+    h('span', { class: 'worker-title', text: row.title }), h('span', { class: 'mono muted', text: row.name }), statusBadge(row.status));
+}
+
+function conversationLink(row, where) {
+  if (!row.conversationUrl) return null;
+  return h('a', {
+    href: row.conversationUrl, target: '_blank', rel: 'noopener', 'data-key': `conv:${row.workerId}:${where}`, 'data-testid': 'conversation-link',
+    onclick: (e) => { e.preventDefault(); openConversation(state.tabs, row.workerId, row.conversationUrl); },
+  }, 'Open', h('span', { class: where === 'table' ? 'visually-hidden' : null, text: ' conversation' }));
+}
+
+function stopWorkerButton(row, where) {
+  return actionButton({
+    key: `stop:${row.workerId}:${where}`, label: 'Stop worker', destructive: true, small: where === 'table', testid: 'worker-stop',
+    hint: 'End this worker for good', message: { action: 'stop_worker', workerId: row.workerId },
+    confirm: { title: `Stop ${row.title}?`, body: 'The worker is cancelled and never resumed again. To stop temporarily, use Pause.', confirmLabel: 'Stop worker' },
+  });
+}
+
+/**
+ * Fetches a worker's attempts and events when what the summary says about it changed, at
+ * most every 3 s per worker; after a failed fetch the next change tries again.
+ */
+function refreshHistory(row) {
+  const sig = [row.attempts, row.autoResumes, row.lastProgressAtMs, row.status.key].join('|');
+  const hist = history.get(row.workerId) ?? { sig: null, at: 0, busy: false };
+  history.set(row.workerId, hist);
+  if (hist.sig === sig || hist.busy) return;
+  const wait = hist.at + FETCH_SPACING_MS - Date.now();
+  if (wait > 0) {
+    retry ??= setTimeout(() => { retry = null; draw(); }, wait);
+    return;
+  }
+  Object.assign(hist, { sig, at: Date.now(), busy: true });
+  Promise.all([
+    // The daemon pages attempts from the oldest: ask for the newest hundred.
+    send({ type: 'ui.query', query: 'worker_attempts', workerId: row.workerId, afterSequence: Math.max(0, row.attempts - 100) }),
+    send({ type: 'ui.query', query: 'worker_events', workerId: row.workerId }),
+  ]).then(([a, e]) => {
+    hist.busy = false;
+    if (!a?.ok) hist.error = a?.error?.message ?? a?.error?.code ?? 'no answer';
+    else {
+      hist.error = null;
+      hist.attempts = listOf(a.data, 'attempts');
+      hist.events = e?.ok ? listOf(e.data, 'events') : [];
+    }
+    draw();
+  });
+}
+
+function listOf(data, field) {
+  if (Array.isArray(data)) return data;
+  return Array.isArray(data?.[field]) ? data[field] : [];
+}
+
+watchState(load);
+setInterval(draw, 30_000);

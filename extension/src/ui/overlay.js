@@ -1,0 +1,245 @@
+// The managed-tab overlay (spec 000 §17.3), the last classic content script. It renders
+// the view model the background sends as `{type: 'overlay.update', view}` (built by
+// view.js's overlayView; null hides it) in an extension-owned Shadow DOM host fixed at
+// the top right, clear of ChatGPT's composer, send and stop controls: a collapsed pill
+// and a drawer with the worker's state, its buttons (each a `ui.action`) and recent
+// events. Unmanaged tabs never get a view, so nothing is drawn there. Hidden globally
+// with storage.local `ui.overlayHidden`. Classic script: no imports, one IIFE scope.
+(() => {
+  const api = globalThis.browser ?? globalThis.chrome;
+  // Injected again after an extension reload: run once per live extension instance (an
+  // overlay left by the previous instance is removed in ensureHost, when this one renders).
+  const alive = () => {
+    try {
+      return Boolean(api?.runtime?.id);
+    } catch {
+      return false;
+    }
+  };
+  if (globalThis.__orchestratorOverlay?.alive()) return;
+  globalThis.__orchestratorOverlay = { alive };
+
+  let view = null;
+  let hidden = false;
+  let open = false;
+  let confirming = false;
+  let busy = null; // the action in flight
+  let message = '';
+  let lastStatus = null;
+  let host = null;
+  let shadow = null;
+
+  const CSS = `
+    :host { all: initial; }
+    * { box-sizing: border-box; }
+    .box { font: 13px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1c1e21;
+      display: flex; flex-direction: column; align-items: flex-end; gap: 6px; }
+    button { font: inherit; cursor: pointer; }
+    :focus-visible { outline: 2px solid #2f62d8; outline-offset: 2px; }
+    .pill { display: inline-flex; align-items: center; gap: 6px; padding: 4px 12px; border-radius: 999px;
+      border: 1px solid #d5d9df; background: #ffffffee; color: #1c1e21; box-shadow: 0 2px 8px rgb(0 0 0 / .12);
+      font-weight: 600; font-size: 12px; max-width: 360px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+    .glyph { font-size: 11px; }
+    .tone-active .glyph { color: #1f4fb8; }
+    .tone-attention { border-color: #7f4b00; background: #fff1d6; color: #7f4b00; }
+    .tone-done .glyph { color: #1d6b3e; }
+    .tone-bad { border-color: #a8231b; color: #a8231b; }
+    .drawer { width: 320px; max-height: calc(100vh - 260px); overflow-y: auto; background: #fff; color: #1c1e21;
+      border: 1px solid #d5d9df; border-radius: 10px; box-shadow: 0 8px 24px rgb(0 0 0 / .16); padding: 12px 14px;
+      display: flex; flex-direction: column; gap: 10px; }
+    .head { display: flex; align-items: flex-start; gap: 8px; }
+    .head div { flex: 1; min-width: 0; }
+    .title { font-weight: 650; font-size: 14px; margin: 0; }
+    .name { font: 12px ui-monospace, Menlo, Consolas, monospace; color: #5d6470; margin: 0; }
+    .close { border: 0; background: none; font-size: 18px; line-height: 1; padding: 2px 6px; color: #5d6470; border-radius: 4px; }
+    dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 12px; margin: 0; }
+    dt { color: #5d6470; }
+    dd { margin: 0; font-weight: 550; }
+    .override { border: 1px dashed currentColor; border-radius: 4px; padding: 0 4px; }
+    .note, .warn { margin: 0; font-size: 12px; }
+    .note { color: #5d6470; font-style: italic; }
+    .warn { color: #7f4b00; background: #fff1d6; padding: 6px 8px; border-radius: 6px; }
+    .actions { display: flex; flex-wrap: wrap; gap: 6px; }
+    .btn { padding: 4px 10px; border-radius: 6px; border: 1px solid #cfd4da; background: #fff; color: #1c1e21; font-weight: 550; font-size: 12px; }
+    .btn:disabled { opacity: .5; cursor: default; }
+    .btn.danger { color: #b3261e; border-color: #b3261e; margin-left: auto; }
+    .btn.danger::before { content: "■ "; font-size: 9px; }
+    .btn.solid { background: #b3261e; color: #fff; }
+    .confirm { border: 1px solid #b3261e; border-radius: 8px; padding: 8px 10px; display: flex; flex-direction: column; gap: 8px; }
+    .confirm p { margin: 0; }
+    .status:empty { display: none; }
+    .status { margin: 0; font-size: 12px; color: #a8231b; }
+    h3 { font-size: 11px; text-transform: uppercase; letter-spacing: .05em; color: #5d6470; margin: 0; }
+    ol { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 2px; font-size: 12px; }
+    time { font: 11px ui-monospace, Menlo, Consolas, monospace; color: #5d6470; margin-right: 6px; }
+    .hide { align-self: flex-start; border: 0; background: none; color: #2857c5; text-decoration: underline; padding: 0; font-size: 12px; }
+    .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+    @media (prefers-color-scheme: dark) {
+      .box, .drawer, .pill, .btn { color: #e8eaed; }
+      .pill, .drawer, .btn { background: #1e2125; border-color: #3a3f46; }
+      .name, dt, .note, time, h3, .close { color: #a1a8b3; }
+      .tone-attention, .warn { background: #3d2c0f; color: #ffd08a; border-color: #ffd08a; }
+      .tone-bad, .status { color: #ffaba5; border-color: #ffaba5; }
+      .btn.danger { color: #ff8a80; border-color: #ff8a80; }
+      .btn.solid { background: #b3261e; color: #fff; }
+      .hide { color: #8ab0ff; }
+    }`;
+
+  function h(tag, props = {}, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(props)) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === 'text') el.textContent = v;
+      else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+    el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+    return el;
+  }
+
+  /** Ages tick here, between updates: `just now`, `12s ago`, `18m ago`, `2h 5m ago`. */
+  function age(atMs) {
+    const s = Math.floor((Date.now() - atMs) / 1000);
+    if (s < 5) return 'just now';
+    if (s < 60) return `${s}s ago`;
+    const m = Math.floor(s / 60);
+    if (m < 60) return `${m}m ago`;
+    const hours = Math.floor(m / 60);
+    return hours < 24 ? `${hours}h ${m % 60}m ago` : `${Math.floor(hours / 24)}d ${hours % 24}h ago`;
+  }
+
+  function clock(atMs) {
+    return new Date(atMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  }
+
+  function ensureHost() {
+    if (!host) {
+      // An overlay of a previous (reloaded) extension instance is dead: replace it.
+      for (const stale of document.querySelectorAll('orchestrator-overlay')) stale.remove();
+      host = document.createElement('orchestrator-overlay');
+      host.setAttribute('data-testid', 'overlay-host');
+      host.style.cssText = 'all: initial !important; position: fixed !important; top: 64px !important; right: 16px !important;'
+        + ' z-index: 2147483646 !important; display: block !important;';
+      shadow = host.attachShadow({ mode: 'open' });
+    }
+    if (!host.isConnected) document.documentElement.append(host);
+  }
+
+  async function act(action) {
+    confirming = false;
+    busy = action;
+    message = '';
+    render();
+    const text = action === 'stop_worker' ? 'Stopped from the ChatGPT tab overlay' : undefined;
+    let result;
+    try {
+      result = await api.runtime.sendMessage({ type: 'ui.action', action, workerId: view.workerId, text });
+    } catch {
+      result = { ok: false, error: { code: 'OFFLINE' } };
+    }
+    busy = null;
+    if (!result?.ok) {
+      const code = result?.error?.code;
+      message = code === 'OFFLINE' ? 'Not connected: nothing was changed.'
+        : code === 'TIMEOUT' ? 'No answer in time; the action may still apply.'
+          : `Refused: ${result?.error?.message ?? 'unknown error'}`;
+    }
+    render();
+    if (!shadow.activeElement) (shadow.querySelector(`[data-key="${action}"]`) ?? shadow.querySelector('[data-key="pill"]'))?.focus();
+  }
+
+  function setOpen(next) {
+    open = next;
+    confirming = false;
+    render();
+    shadow.querySelector(next ? '[data-key="close"]' : '[data-key="pill"]')?.focus();
+  }
+
+  function drawer() {
+    const live = view.connection.live;
+    const buttons = view.actions.map((a) => h('button', {
+      type: 'button', class: `btn${a.destructive ? ' danger' : ''}`, title: a.hint, 'data-key': a.action,
+      'data-testid': `overlay-action-${a.action}`, disabled: !live || busy !== null,
+      'aria-busy': busy === a.action ? 'true' : null,
+      onclick: () => {
+        if (a.destructive) { confirming = true; render(); shadow.querySelector('[data-key="confirm-cancel"]')?.focus(); } else act(a.action);
+      },
+    }, a.label));
+    return h('section', {
+      id: 'orc-drawer', class: 'drawer', role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': 'orc-title', 'data-testid': 'overlay-drawer',
+      onkeydown: (e) => { if (e.key === 'Escape') setOpen(false); },
+    },
+    h('div', { class: 'head' },
+      h('div', {}, h('p', { id: 'orc-title', class: 'title', text: view.title }), h('p', { class: 'name', text: view.name })),
+      h('button', { type: 'button', class: 'close', 'aria-label': 'Close', 'data-key': 'close', 'data-testid': 'overlay-close', onclick: () => setOpen(false) }, '×')),
+    !live && h('p', { class: 'warn', 'data-testid': 'overlay-connection' }, `${view.connection.label}: controls come back when connected.`),
+    h('dl', {},
+      h('dt', { text: 'Status' }), h('dd', { 'data-testid': 'overlay-status', 'data-status': view.status.key },
+        h('span', { class: 'glyph', 'aria-hidden': 'true', text: `${view.status.glyph} ` }), view.status.label),
+      h('dt', { text: 'Attempt' }), h('dd', { text: view.attemptText }),
+      h('dt', { text: 'Auto resumes' }), h('dd', { text: String(view.autoResumes) }),
+      h('dt', { text: 'Last progress' }), h('dd', { text: view.lastProgressAtMs === null ? 'none yet' : age(view.lastProgressAtMs) }),
+      h('dt', { text: 'Auto Resume' }), h('dd', {}, h('span', { class: view.policyOverride ? 'override' : null, 'data-testid': 'overlay-policy', text: view.policyText }))),
+    view.status.note && h('p', { class: 'note', text: view.status.note }),
+    view.needsYou && h('p', { class: 'warn', 'data-testid': 'overlay-question', text: `Needs you: ${view.needsYou} (answer from the dashboard)` }),
+    buttons.length > 0 && h('div', { class: 'actions' }, buttons),
+    confirming && h('div', { class: 'confirm', role: 'alertdialog', 'aria-labelledby': 'orc-confirm', 'data-testid': 'overlay-confirm' },
+      h('p', { id: 'orc-confirm', text: 'Stop this worker for good? It will not be resumed again. To stop for a while, use Pause.' }),
+      h('div', { class: 'actions' },
+        h('button', { type: 'button', class: 'btn', 'data-key': 'confirm-cancel', 'data-testid': 'overlay-confirm-cancel', onclick: () => { confirming = false; render(); } }, 'Cancel'),
+        h('button', { type: 'button', class: 'btn danger solid', 'data-key': 'confirm-accept', 'data-testid': 'overlay-confirm-accept', onclick: () => act('stop_worker') }, 'Stop worker'))),
+    h('p', { class: 'status', role: 'status', 'data-testid': 'overlay-message', text: message }),
+    view.events.length > 0 && [h('h3', { text: 'Recent' }), h('ol', { 'data-testid': 'overlay-events' },
+      view.events.map((e) => h('li', {}, h('time', { text: clock(e.atMs) }), e.text)))],
+    h('button', {
+      type: 'button', class: 'hide', 'data-key': 'hide', 'data-testid': 'overlay-hide', title: 'Show it again from the toolbar popup',
+      onclick: () => hideEverywhere(),
+    }, 'Hide overlay on all ChatGPT tabs'));
+  }
+
+  async function hideEverywhere() {
+    const { ui } = await api.storage.local.get('ui');
+    await api.storage.local.set({ ui: { ...ui, overlayHidden: true } });
+  }
+
+  function render() {
+    if (!view || hidden) {
+      host?.remove();
+      return;
+    }
+    ensureHost();
+    const focused = shadow.activeElement?.dataset?.key;
+    const changed = lastStatus !== null && lastStatus !== view.status.key;
+    lastStatus = view.status.key;
+    const pill = h('button', {
+      type: 'button', class: `pill tone-${view.status.tone}`, 'aria-expanded': String(open), 'aria-controls': 'orc-drawer',
+      'data-key': 'pill', 'data-testid': 'overlay-pill', 'data-status': view.status.key,
+      title: `Orchestrator: ${view.title}`, onclick: () => setOpen(!open),
+    }, h('span', { class: 'glyph', 'aria-hidden': 'true', text: view.connection.live ? view.status.glyph : '○' }),
+    view.connection.live ? view.pill : `${view.pill} · ${view.connection.label}`);
+    const announcer = shadow.querySelector('.sr') ?? h('p', { class: 'sr', 'aria-live': 'polite', 'data-testid': 'overlay-live' });
+    if (changed) announcer.textContent = `${view.title}: ${view.status.label}`;
+    shadow.replaceChildren(h('style', { text: CSS }), h('div', { class: 'box' }, pill, open && drawer()), announcer);
+    if (focused) shadow.querySelector(`[data-key="${focused}"]`)?.focus();
+  }
+
+  api.runtime.onMessage.addListener((msg) => {
+    if (msg?.type !== 'overlay.update') return;
+    view = msg.view ?? null;
+    if (!view) { open = false; lastStatus = null; }
+    render();
+  });
+
+  api.storage.onChanged.addListener((changes, area) => {
+    if (area !== 'local' || !('ui' in changes)) return;
+    hidden = Boolean(changes.ui.newValue?.overlayHidden);
+    render();
+  });
+
+  api.storage.local.get('ui').then(({ ui }) => {
+    hidden = Boolean(ui?.overlayHidden);
+    render();
+  });
+
+  setInterval(() => { if (open && view && !hidden) render(); }, 30_000);
+})();

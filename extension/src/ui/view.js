@@ -1,0 +1,439 @@
+// Pure view logic for the operator surfaces (popup, overlay, dashboard): the daemon's
+// operator.summary and the background's connection state in, plain JSON view models out.
+// No DOM, no chrome/browser, no clock: time is the `nowMs` argument. Raw ids (workerId,
+// runId, conversationUrl) travel only in fields of those names, for actions and links;
+// every label a person reads is built from names, words and numbers.
+export { timelineView, clockLabel, REASONS, OUTCOMES } from './timeline-model.js';
+
+/**
+ * The status words of spec 000 §17.1, with a glyph so a status never depends on colour.
+ * `tone` picks the colour family in CSS; `attention` marks what a person must look at.
+ */
+export const STATUSES = {
+  working: { key: 'working', label: 'Working', glyph: '●', tone: 'active' },
+  resuming: { key: 'resuming', label: 'Resuming', glyph: '↻', tone: 'active' },
+  needs_you: { key: 'needs_you', label: 'Needs you', glyph: '!', tone: 'attention', attention: true },
+  waiting: { key: 'waiting', label: 'Waiting', glyph: '…', tone: 'quiet' },
+  paused: { key: 'paused', label: 'Paused', glyph: '‖', tone: 'quiet' },
+  stalled: { key: 'stalled', label: 'Stalled', glyph: '⚠', tone: 'attention', attention: true },
+  complete: { key: 'complete', label: 'Complete', glyph: '✓', tone: 'done' },
+  failed: { key: 'failed', label: 'Failed', glyph: '✕', tone: 'bad' },
+  stopped: { key: 'stopped', label: 'Stopped', glyph: '■', tone: 'done' },
+  unknown: { key: 'unknown', label: 'Unknown', glyph: '?', tone: 'quiet' },
+};
+
+const TERMINAL = new Set(['complete', 'failed', 'stopped']);
+
+/**
+ * The status word of a summary worker. The mapping, first match wins:
+ *
+ * | disposition          | other facts                               | status    |
+ * |----------------------|-------------------------------------------|-----------|
+ * | completed            |                                           | Complete  |
+ * | failed               |                                           | Failed    |
+ * | cancelled            |                                           | Stopped   |
+ * | awaiting_human       |                                           | Needs you |
+ * | awaiting_dependency  |                                           | Waiting   |
+ * | paused               | stall = paused                            | Stalled   |
+ * | paused               | otherwise                                 | Paused    |
+ * | running              | conversationState = generating            | Working   |
+ * | running              | otherwise (a continuation is in flight)   | Resuming  |
+ * | awaiting_execution   | autoResume and not pauseAfterTurn         | Resuming  |
+ * | awaiting_execution   | otherwise (nothing will start by itself)  | Paused    |
+ * | anything else        | (a newer daemon's disposition)            | Unknown   |
+ *
+ * `note` qualifies the word without changing it: a pending pause after the turn, a stall
+ * warning, Auto Resume being off, a page error.
+ */
+export function workerStatus(worker) {
+  const w = worker ?? {};
+  const status = statusOf(w);
+  return { ...status, note: noteOf(w, status.key), terminal: TERMINAL.has(status.key) };
+}
+
+function statusOf(w) {
+  switch (w.disposition) {
+    case 'completed': return STATUSES.complete;
+    case 'failed': return STATUSES.failed;
+    case 'cancelled': return STATUSES.stopped;
+    case 'awaiting_human': return STATUSES.needs_you;
+    case 'awaiting_dependency': return STATUSES.waiting;
+    case 'paused': return w.stall === 'paused' ? STATUSES.stalled : STATUSES.paused;
+    case 'running': return w.conversationState === 'generating' ? STATUSES.working : STATUSES.resuming;
+    case 'awaiting_execution':
+      return w.autoResume && !w.pauseAfterTurn ? STATUSES.resuming : STATUSES.paused;
+    default: return STATUSES.unknown;
+  }
+}
+
+function noteOf(w, key) {
+  if (TERMINAL.has(key)) return null;
+  if (w.pauseAfterTurn && key !== 'stalled') return 'Pauses after this turn';
+  if (key === 'stalled') return 'No durable progress';
+  if (w.stall === 'warned') return 'Appears stuck';
+  if (w.conversationState === 'error') return 'ChatGPT shows an error';
+  if (w.conversationState === 'closed') return 'Conversation closed';
+  if (key === 'paused' && w.disposition === 'awaiting_execution') return 'Auto Resume off';
+  return null;
+}
+
+/** Whether the worker is unfinished (counts as active). */
+export function isActive(worker) {
+  return !workerStatus(worker).terminal;
+}
+
+const SOURCES = {
+  run_default: 'Run default',
+  worker_override: 'Worker override',
+  engine_default: 'Default',
+};
+
+/** The worker's effective Auto Resume and where it comes from. */
+export function policyView(worker) {
+  const on = Boolean(worker?.autoResume);
+  const source = worker?.policySource ?? 'engine_default';
+  return {
+    autoResume: on,
+    text: on ? 'Auto Resume on' : 'Auto Resume off',
+    source,
+    sourceLabel: SOURCES[source] ?? 'Default',
+    isOverride: source === 'worker_override',
+  };
+}
+
+const CONNECTIONS = {
+  live: { label: 'Live', tone: 'ok', glyph: '●', hint: null },
+  connecting: { label: 'Reconnecting', tone: 'warn', glyph: '↻', hint: 'Trying to reach the orchestrator daemon.' },
+  token_missing: { label: 'Token missing', tone: 'bad', glyph: '!', hint: 'Paste the executor token in Settings.' },
+  unauthorized: { label: 'Token rejected', tone: 'bad', glyph: '!', hint: 'The daemon refused the executor token; check it in Settings.' },
+  offline: { label: 'Offline', tone: 'bad', glyph: '○', hint: 'The orchestrator daemon is not reachable.' },
+};
+
+/** The connection badge: `{status, live, label, tone, glyph, hint}`. */
+export function connectionView(connection) {
+  const status = connection?.status in CONNECTIONS ? connection.status : 'offline';
+  return { status, live: status === 'live', ...CONNECTIONS[status] };
+}
+
+/** A duration for people: `45s`, `18m`, `2h 5m`, `3d 4h`. */
+export function formatDuration(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d}d ${h % 24}h` : `${d}d`;
+}
+
+/** How long ago `atMs` was, seen at `nowMs`: `just now`, `12s ago`, `2h 5m ago`; null without a time. */
+export function formatAge(atMs, nowMs) {
+  if (typeof atMs !== 'number') return null;
+  const ms = nowMs - atMs;
+  return ms < 5000 ? 'just now' : `${formatDuration(ms)} ago`;
+}
+
+/** `Attempt 6`, or `Not started` before the first attempt. */
+export function attemptText(attempts) {
+  return attempts > 0 ? `Attempt ${attempts}` : 'Not started';
+}
+
+/** `no auto resumes`, `1 auto resume`, `5 auto resumes`. */
+export function resumesText(count) {
+  if (!(count > 0)) return 'no auto resumes';
+  return count === 1 ? '1 auto resume' : `${count} auto resumes`;
+}
+
+/** `progress 2m ago` or `no progress yet`. */
+export function progressText(lastProgressAtMs, nowMs) {
+  const age = formatAge(lastProgressAtMs, nowMs);
+  return age ? `progress ${age}` : 'no progress yet';
+}
+
+/** The collapsed overlay pill: `Working · Attempt 4 · Auto Resume`, `Needs you`, `Paused`. */
+export function pillText(worker) {
+  const status = workerStatus(worker);
+  const parts = [status.label];
+  if (['working', 'resuming', 'stalled'].includes(status.key) && worker.attempts > 0) {
+    parts.push(`Attempt ${worker.attempts}`);
+  }
+  if (status.key === 'working' && worker.pauseAfterTurn) parts.push('Pausing after turn');
+  else if (['working', 'resuming'].includes(status.key) && worker.autoResume) parts.push('Auto Resume');
+  return parts.join(' · ');
+}
+
+/** Why the worker is not progressing by itself, or null. */
+export function blockReason(worker) {
+  const status = workerStatus(worker);
+  switch (status.key) {
+    case 'needs_you': return worker.needsYou ? `Needs you: ${worker.needsYou}` : 'Needs you';
+    case 'waiting': return 'Waiting for a dependency';
+    case 'stalled': return 'Paused: no durable progress';
+    case 'paused': return status.note === 'Auto Resume off' ? 'Auto Resume off' : 'Paused';
+    default:
+      return ['ChatGPT shows an error', 'Conversation closed'].includes(status.note) ? status.note : null;
+  }
+}
+
+/** An operator button: what it says and the daemon action it triggers. */
+const ACTIONS = {
+  pause: { action: 'pause_after_turn', label: 'Pause', hint: 'Pause after the current turn' },
+  resume: { action: 'resume', label: 'Resume', hint: 'Clear the pause and let Auto Resume decide' },
+  continue_now: { action: 'continue_now', label: 'Continue now', hint: 'Start one attempt now, or right after the running turn' },
+  continue_anyway: { action: 'continue_anyway', label: 'Continue anyway', hint: 'Acknowledge the stall and start one attempt' },
+  stop_worker: {
+    action: 'stop_worker', label: 'Stop worker', destructive: true,
+    hint: 'End this worker for good: no further attempts',
+  },
+};
+
+/** The worker buttons a status offers, in display order (Stop worker last, destructive). */
+export function workerActions(worker) {
+  const status = workerStatus(worker);
+  const keys = {
+    working: ['pause', 'continue_now'],
+    resuming: ['pause'],
+    needs_you: ['pause'],
+    waiting: ['pause'],
+    paused: ['resume', 'continue_now'],
+    stalled: ['continue_anyway', 'resume'],
+    unknown: ['pause'],
+  }[status.key] ?? [];
+  // Auto Resume off is not a pause: there is nothing to resume, only Continue now.
+  if (status.note === 'Auto Resume off') keys.splice(0, 1);
+  if (!status.terminal) keys.push('stop_worker');
+  return keys.map((k) => ({ key: k, ...ACTIONS[k] }));
+}
+
+/** One worker as every surface shows it. */
+export function workerRow(worker, run, nowMs) {
+  const status = workerStatus(worker);
+  return {
+    workerId: worker.workerId,
+    runId: run?.runId ?? null,
+    runTitle: run?.taskName ?? '',
+    title: worker.displayName || worker.name || 'Unnamed worker',
+    name: worker.name ?? '',
+    status,
+    attempts: worker.attempts ?? 0,
+    autoResumes: worker.autoResumes ?? 0,
+    attemptText: attemptText(worker.attempts),
+    progressText: progressText(worker.lastProgressAtMs, nowMs),
+    lastProgressAtMs: worker.lastProgressAtMs ?? null,
+    detail: [attemptText(worker.attempts), resumesText(worker.autoResumes), progressText(worker.lastProgressAtMs, nowMs)].join(' · '),
+    policy: policyView(worker),
+    needsYou: status.key === 'needs_you' ? worker.needsYou ?? null : null,
+    blockReason: blockReason(worker),
+    // A worker waiting for a person or a dependency is not executing: its card is `Needs you`, not a stall.
+    stallWarning: (worker.stall === 'warned' || worker.stall === 'paused') && !status.terminal
+      && !['needs_you', 'waiting'].includes(status.key),
+    conversationUrl: worker.conversationUrl ?? null,
+    actions: workerActions(worker),
+  };
+}
+
+const ATTENTION_ORDER = ['needs_you', 'stalled', 'working', 'resuming', 'paused', 'waiting', 'unknown', 'failed', 'stopped', 'complete'];
+
+/** Rows with what needs a person first, then by hierarchical name. */
+export function byAttention(rows) {
+  return [...rows].sort((a, b) => ATTENTION_ORDER.indexOf(a.status.key) - ATTENTION_ORDER.indexOf(b.status.key)
+    || a.name.localeCompare(b.name));
+}
+
+function allWorkers(summary) {
+  return (summary?.runs ?? []).flatMap((run) => (run.workers ?? []).map((worker) => ({ run, worker })));
+}
+
+/** Counts over a list of summary workers: active (unfinished) and per status. */
+export function counts(workers) {
+  const c = { active: 0, working: 0, resuming: 0, needsYou: 0, waiting: 0, paused: 0, stalled: 0 };
+  for (const w of workers) {
+    const key = workerStatus(w).key;
+    if (!TERMINAL.has(key)) c.active += 1;
+    if (key === 'working') c.working += 1;
+    if (key === 'resuming') c.resuming += 1;
+    if (key === 'needs_you') c.needsYou += 1;
+    if (key === 'waiting') c.waiting += 1;
+    if (key === 'paused') c.paused += 1;
+    if (key === 'stalled') c.stalled += 1;
+  }
+  return c;
+}
+
+/** A run's header: title, Auto Resume default and counts. */
+function runHeader(run) {
+  return {
+    runId: run.runId,
+    title: run.taskName || 'Untitled run',
+    statusLabel: run.status === 'active' ? 'Active' : capitalise(run.status ?? 'unknown'),
+    autoResume: Boolean(run.autoResume),
+    counts: counts(run.workers ?? []),
+  };
+}
+
+function capitalise(s) {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/**
+ * The toolbar popup. `state` is the background's `ui.state` answer; `tabWorkerId` the
+ * worker of the active tab (or null). Answers 000 §17.2's five questions: connection,
+ * Auto Resume, who is working/resuming/blocked, what needs you, the current tab.
+ */
+export function popupView(state, tabWorkerId, nowMs) {
+  const summary = state?.summary ?? null;
+  const entries = allWorkers(summary);
+  const current = entries.find((e) => e.worker.workerId === tabWorkerId) ?? null;
+  const runs = (summary?.runs ?? []).map(runHeader);
+  const currentRunId = current?.run.runId ?? null;
+  runs.sort((a, b) => (b.runId === currentRunId) - (a.runId === currentRunId));
+  const rows = byAttention(entries.filter((e) => isActive(e.worker)).map((e) => workerRow(e.worker, e.run, nowMs)));
+  return {
+    connection: connectionView(state?.connection),
+    runs,
+    counts: counts(entries.map((e) => e.worker)),
+    rows,
+    current: current ? workerRow(current.worker, current.run, nowMs) : null,
+    emptyText: emptyText(summary, rows),
+  };
+}
+
+function emptyText(summary, rows) {
+  if (summary === null) return 'No worker state yet.';
+  if (!summary.runs?.length) return 'No unfinished runs.';
+  return rows.length ? null : 'No active workers.';
+}
+
+/** A stall card: `Worker appears stuck` with `N attempts / no progress for T`. */
+export function stallView(row, attempts, nowMs) {
+  const quiet = row.lastProgressAtMs === null ? 'no progress yet' : `no progress for ${formatDuration(nowMs - row.lastProgressAtMs)}`;
+  const since = Array.isArray(attempts)
+    ? attempts.filter((a) => row.lastProgressAtMs === null || a.scheduledAtMs > row.lastProgressAtMs).length
+    : null;
+  const tried = since === null ? attemptText(row.attempts) : `${since} ${since === 1 ? 'attempt' : 'attempts'}`;
+  return {
+    title: row.status.key === 'stalled' ? 'Worker paused: appears stuck' : 'Worker appears stuck',
+    detail: `${tried} / ${quiet}`,
+  };
+}
+
+/**
+ * The dashboard: every run with its rows, plus the `Needs you` items and stall cards
+ * across runs. `attemptsByWorker` (optional) holds fetched worker_attempts lists.
+ */
+export function dashboardView(state, nowMs, attemptsByWorker = {}) {
+  const summary = state?.summary ?? null;
+  const runs = (summary?.runs ?? []).map((run) => ({
+    ...runHeader(run),
+    rows: (run.workers ?? []).map((w) => workerRow(w, run, nowMs)).sort((a, b) => a.name.localeCompare(b.name)),
+  }));
+  const rows = runs.flatMap((r) => r.rows);
+  return {
+    connection: connectionView(state?.connection),
+    runs,
+    counts: counts(allWorkers(summary).map((e) => e.worker)),
+    needsYou: rows.filter((r) => r.status.key === 'needs_you'),
+    stalls: rows.filter((r) => r.stallWarning)
+      .map((r) => ({ row: r, ...stallView(r, attemptsByWorker[r.workerId] ?? null, nowMs) })),
+    emptyText: summary === null ? 'No worker state yet.' : runs.length ? null : 'No unfinished runs.',
+  };
+}
+
+/**
+ * The managed-tab overlay's view model, or null to hide it. The background sends it to
+ * the tab as `{type: 'overlay.update', view}`. Times stay absolute (`atMs`): the overlay
+ * renders ages itself, so they keep ticking between updates.
+ */
+export function overlayView(workerSummary, connection) {
+  if (!workerSummary || typeof workerSummary !== 'object') return null;
+  const conn = connectionView(connection);
+  const row = workerRow(workerSummary, null, 0);
+  return {
+    workerId: row.workerId,
+    title: row.title,
+    name: row.name,
+    status: { key: row.status.key, label: row.status.label, glyph: row.status.glyph, tone: row.status.tone, note: row.status.note },
+    pill: pillText(workerSummary),
+    attemptText: row.attemptText,
+    autoResumes: row.autoResumes,
+    lastProgressAtMs: row.lastProgressAtMs,
+    policyText: `${row.policy.autoResume ? 'On' : 'Off'} · ${row.policy.sourceLabel}`,
+    policyOverride: row.policy.isOverride,
+    needsYou: row.needsYou,
+    events: recentEvents(workerSummary.recentEvents),
+    actions: row.actions.map(({ action, label, hint, destructive }) => ({ action, label, hint, destructive: Boolean(destructive) })),
+    connection: { live: conn.live, label: conn.label, hint: conn.hint },
+  };
+}
+
+/** Up to five recent continuity events, newest first: `{atMs, text}`. */
+export function recentEvents(events) {
+  return (Array.isArray(events) ? events : [])
+    .filter((e) => typeof e?.atMs === 'number')
+    .sort((a, b) => b.atMs - a.atMs)
+    .slice(0, 5)
+    .map((e) => ({ atMs: e.atMs, text: eventText(e) }));
+}
+
+const EVENT_TEXT = {
+  'worker.progress': 'Progress checkpoint',
+  'worker.completed': 'Completed',
+  'worker.failed': 'Failed',
+  'worker.cancelled': 'Stopped',
+  'worker.followup': 'Follow-up sent',
+  'worker.awaiting_human': 'Needs you',
+  'worker.human_resolved': 'Answer received',
+  'worker.awaiting_dependency': 'Waiting for a dependency',
+  'worker.dependency_released': 'Dependency released',
+  'worker.paused': 'Paused',
+  'worker.resumed': 'Resumed',
+  'continuation.policy_changed': 'Auto Resume changed',
+  'execution.resume_scheduled': 'Resume scheduled',
+  'execution.resume_cancelled': 'Resume cancelled',
+  'execution.deferred': 'Resume deferred',
+  'execution.submitted': 'Prompt sent',
+  'execution.generating': 'Generating',
+  'execution.idle': 'Turn ended',
+  'execution.ended': 'Attempt ended',
+  'continuation.warning': 'Stall warning',
+  'continuation.paused_for_stall': 'Paused: appears stuck',
+  'continuation.stall_acknowledged': 'Continued anyway',
+  'binding.verified': 'Conversation attached',
+  'binding.lost': 'Conversation lost',
+  'conversation.error': 'ChatGPT showed an error',
+  'block.reported': 'Status block reported',
+  'block.invalid': 'Status block unreadable',
+};
+
+const SCHEDULED_TEXT = {
+  auto_resume: 'Auto-resumed',
+  manual_resume: 'Continued by you',
+  initial: 'Started',
+  followup: 'Follow-up',
+  recovery: 'Recovery attempt',
+  checkpoint: 'Checkpoint',
+  corrective: 'Correction from root',
+};
+
+/**
+ * A person's line for an event. Accepts the summary's `{kind, text}` (the daemon's own
+ * words win) and the event log's `{name, data}` (worker_events).
+ */
+export function eventText(event) {
+  if (typeof event?.text === 'string' && event.text.trim()) return event.text.trim();
+  const name = event?.name ?? event?.kind ?? '';
+  const data = event?.data ?? {};
+  if (name === 'execution.scheduled') return SCHEDULED_TEXT[data.reason] ?? 'Attempt scheduled';
+  if (name === 'worker.progress' && typeof data.summary === 'string' && data.summary) return `Progress: ${data.summary}`;
+  return EVENT_TEXT[name] ?? 'Event';
+}
+
+/** The message a refused or failed action shows. */
+export function actionErrorText(error) {
+  const code = error?.code;
+  if (code === 'OFFLINE') return 'Not connected to the orchestrator: nothing was changed.';
+  if (code === 'TIMEOUT') return 'The orchestrator did not answer in time; the action may still apply.';
+  if (code === 'WORKER_TERMINAL') return 'This worker has already finished.';
+  return error?.message ? `Refused: ${error.message}` : 'The action failed.';
+}

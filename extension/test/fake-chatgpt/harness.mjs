@@ -1,0 +1,66 @@
+// Shared pieces of the fake page's self-tests: launching headless Chromium (playwright-core) or
+// Firefox ESR (puppeteer-core) without the extension, a tally of named checks that prints
+// `N passed, M failed`, and polling a page until an expression holds.
+import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
+import { fileURLToPath } from 'node:url';
+
+export const SELECTORS_JS = fileURLToPath(new URL('../../src/platform/selectors.js', import.meta.url));
+export const CONTENT_JS = fileURLToPath(new URL('../../src/platform/content.js', import.meta.url));
+
+// Both libraries' pages offer the calls the checks use: goto, evaluate(fn, arg),
+// addScriptTag({path | content}), click(selector), reload, url, close.
+export async function launchBrowser(kind) {
+  if (kind === 'chromium') {
+    return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  }
+  if (kind === 'firefox') {
+    return puppeteer.launch({ browser: 'firefox', executablePath: '/usr/bin/firefox-esr', headless: true });
+  }
+  throw new Error(`unknown browser ${kind}`);
+}
+
+export function createTally() {
+  let passed = 0;
+  const failures = [];
+  const fail = (name, detail) => {
+    failures.push(name);
+    console.log(`  FAIL ${name}${detail ? `: ${detail}` : ''}`);
+  };
+  return {
+    check(name, ok, detail = '') {
+      if (ok) {
+        passed += 1;
+        console.log(`  ok   ${name}`);
+      } else {
+        fail(name, detail);
+      }
+    },
+    // Runs a group of checks; an exception fails the group instead of ending the run.
+    async group(name, body) {
+      try {
+        await body();
+      } catch (error) {
+        fail(name, error?.stack ?? String(error));
+      }
+    },
+    summary() {
+      console.log(`${passed} passed, ${failures.length} failed`);
+      return failures.length === 0;
+    },
+  };
+}
+
+// Evaluates fn(arg) in the page until it returns a truthy value; throws after timeoutMs.
+export async function pollPage(page, fn, arg, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await page.evaluate(fn, arg);
+    if (last) return last;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

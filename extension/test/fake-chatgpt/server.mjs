@@ -1,0 +1,278 @@
+// The fake ChatGPT server for the extension's browser tests (node:http only). It serves the
+// fake page (page.html + page.js) at / and /c/<uuid>, keeps every conversation's turns so a
+// reload renders them again (a turn still generating continues for its remaining time), asks
+// the test's `plan` how each prompt is answered, records every prompt and every button click,
+// and pushes test commands to the open pages over server-sent events.
+import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+
+const PAGE_HTML = new URL('./page.html', import.meta.url);
+const PAGE_JS = new URL('./page.js', import.meta.url);
+const PLAN_ERRORS = ['delivery_timeout', 'something_went_wrong', 'conversation_full'];
+const CONTROL_COMMANDS = /^(?:draft:[\s\S]*|clear-draft|break-ui|stale-stop|full)$/;
+const CONTROL_WAIT_MS = 5_000;
+const REQUEST_BYTES_MAX = 1_000_000;
+// Pages still at `/` (no conversation yet) subscribe under this key.
+const NEW_CHAT = 'new';
+
+const defaultPlan = () => ({});
+
+function normalizePlan(result) {
+  const { generateMs = 300, reply = 'ok', error = null, steerable = false } = result ?? {};
+  if (!Number.isFinite(generateMs) || generateMs < 0) throw new Error(`plan: bad generateMs ${generateMs}`);
+  if (error !== null && !PLAN_ERRORS.includes(error)) throw new Error(`plan: unknown error ${error}`);
+  return { generateMs, reply: String(reply), error, steerable: Boolean(steerable) };
+}
+
+export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
+  const [pageHtml, pageJs] = await Promise.all([readFile(PAGE_HTML), readFile(PAGE_JS)]);
+  const conversations = new Map(); // id -> {id, full, version, turns}
+  const subscribers = new Map(); // conversation id or NEW_CHAT -> Set of SSE responses
+  const pendingAcks = new Map(); // control id -> resolve(ack)
+  const prompts = [];
+  const clicks = [];
+  const listeners = new Set();
+  const generationEndTimers = new Set();
+  let currentPlan = plan;
+  let nextControlId = 1;
+
+  const notify = () => {
+    for (const listener of [...listeners]) listener();
+  };
+
+  function conversation(id) {
+    if (!conversations.has(id)) conversations.set(id, { id, full: false, version: 0, turns: [] });
+    return conversations.get(id);
+  }
+
+  const generating = (convo) => convo.turns.findLast((turn) => turn.role === 'assistant' && turnStatus(turn) !== 'done');
+
+  function turnStatus(turn) {
+    if (turn.role !== 'assistant') return 'done';
+    if (turn.plan === null) return 'pending';
+    return Date.now() < turn.startedAtMs + turn.plan.generateMs ? 'generating' : 'done';
+  }
+
+  // What a page needs to render the conversation; remaining times are relative to now.
+  function snapshot(convo) {
+    const nowMs = Date.now();
+    return {
+      id: convo.id,
+      full: convo.full,
+      version: convo.version,
+      turns: convo.turns.map((turn) => (turn.role === 'user'
+        ? { id: turn.id, role: 'user', text: turn.text }
+        : {
+          id: turn.id,
+          role: 'assistant',
+          reply: turn.plan?.reply ?? '',
+          error: turn.plan?.error ?? null,
+          steerable: turn.plan?.steerable ?? false,
+          generateMs: turn.plan?.generateMs ?? null,
+          remainingMs: turn.plan === null ? null : Math.max(0, turn.startedAtMs + turn.plan.generateMs - nowMs),
+          interrupted: turn.interrupted === true,
+        })),
+    };
+  }
+
+  function send(key, event, data) {
+    for (const response of subscribers.get(key) ?? []) response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    return subscribers.get(key)?.size ?? 0;
+  }
+
+  function changed(convo) {
+    convo.version += 1;
+    send(convo.id, 'state', snapshot(convo));
+    notify();
+  }
+
+  function acceptPrompt({ conversationId, text, steer }) {
+    const convo = conversation(conversationId ?? randomUUID());
+    const userTurn = { id: randomUUID(), role: 'user', text: String(text) };
+    const current = steer ? generating(convo) : undefined;
+    prompts.push({ conversationId: convo.id, text: userTurn.text, atMs: Date.now(), steer: current !== undefined });
+    if (current !== undefined) {
+      // A steering prompt joins the running turn and turns alternate as on the real page: what
+      // was streamed so far stays as an interrupted assistant turn (no action bar), then the
+      // prompt, then the same reply goes on being generated as the latest turn.
+      convo.turns.splice(convo.turns.indexOf(current), 0, interruptedPart(current), userTurn);
+      changed(convo);
+      return convo;
+    }
+    const turnIndex = convo.turns.filter((turn) => turn.role === 'assistant').length;
+    const assistantTurn = { id: randomUUID(), role: 'assistant', plan: null, startedAtMs: null };
+    convo.turns.push(userTurn, assistantTurn);
+    changed(convo);
+    void startGenerating(convo, assistantTurn, { conversationId: convo.id, turnIndex, prompt: userTurn.text });
+    return convo;
+  }
+
+  function interruptedPart(turn) {
+    const share = turn.plan === null || turn.plan.generateMs === 0 ? 0 : (Date.now() - turn.startedAtMs) / turn.plan.generateMs;
+    const reply = turn.plan === null ? '' : turn.plan.reply.slice(0, Math.floor(turn.plan.reply.length * Math.min(1, share)));
+    return { id: randomUUID(), role: 'assistant', plan: normalizePlan({ generateMs: 0, reply }), startedAtMs: 0, interrupted: true };
+  }
+
+  // The page learns the plan over server-sent events; until then the turn is pending.
+  async function startGenerating(convo, assistantTurn, ctx) {
+    try {
+      assistantTurn.plan = normalizePlan(await currentPlan(ctx));
+    } catch (error) {
+      console.error(`fake ChatGPT: the plan failed for turn ${ctx.turnIndex} of ${convo.id}; answering "something went wrong"`, error);
+      assistantTurn.plan = normalizePlan({ error: 'something_went_wrong', generateMs: 0 });
+    }
+    assistantTurn.startedAtMs = Date.now();
+    changed(convo);
+    // The end of a generation is a change too, for waitFor on conversations().
+    const timer = setTimeout(() => {
+      generationEndTimers.delete(timer);
+      notify();
+    }, assistantTurn.plan.generateMs);
+    generationEndTimers.add(timer);
+  }
+
+  async function control(conversationId, command) {
+    if (!CONTROL_COMMANDS.test(command)) throw new Error(`fake ChatGPT: unknown control command ${JSON.stringify(command)}`);
+    const key = conversationId ?? NEW_CHAT;
+    if (command === 'full' && conversations.has(key)) {
+      conversations.get(key).full = true;
+      changed(conversations.get(key));
+    }
+    await waitFor(() => (subscribers.get(key)?.size ?? 0) > 0, CONTROL_WAIT_MS, `an open page for conversation ${key} (control ${command})`);
+    const id = nextControlId++;
+    const acked = new Promise((resolve) => {
+      const timer = setTimeout(resolve, CONTROL_WAIT_MS, null);
+      pendingAcks.set(id, (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      });
+    });
+    const reached = send(key, 'control', { id, command });
+    const ack = await acked;
+    pendingAcks.delete(id);
+    if (ack === null) throw new Error(`fake ChatGPT: no page acknowledged control ${command} for ${key} within ${CONTROL_WAIT_MS} ms`);
+    if (!ack.ok) throw new Error(`fake ChatGPT: the page could not apply ${command}: ${ack.error}`);
+    notify();
+    return reached;
+  }
+
+  function waitFor(predicate, timeoutMs = 10_000, what = 'a condition') {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        let value;
+        try {
+          value = predicate();
+        } catch (error) {
+          finish();
+          reject(error);
+          return;
+        }
+        if (value) {
+          finish();
+          resolve(value);
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`fake ChatGPT: timed out after ${timeoutMs} ms waiting for ${what}`));
+      }, timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        listeners.delete(check);
+      };
+      listeners.add(check);
+      check();
+    });
+  }
+
+  function subscribe(request, response, key) {
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+    if (!subscribers.has(key)) subscribers.set(key, new Set());
+    subscribers.get(key).add(response);
+    if (key !== NEW_CHAT && conversations.has(key)) {
+      response.write(`event: state\ndata: ${JSON.stringify(snapshot(conversations.get(key)))}\n\n`);
+    }
+    request.on('close', () => {
+      subscribers.get(key)?.delete(response);
+      notify();
+    });
+    notify();
+  }
+
+  async function readJson(request) {
+    let body = '';
+    for await (const chunk of request) {
+      body += chunk;
+      if (body.length > REQUEST_BYTES_MAX) throw new Error('request body too large');
+    }
+    return JSON.parse(body);
+  }
+
+  async function route(request, response) {
+    const url = new URL(request.url, 'http://fake.invalid');
+    const reply = (status, type, body) => {
+      response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      response.end(body);
+    };
+    const json = (body) => reply(200, 'application/json', JSON.stringify(body));
+    if (request.method === 'GET' && (url.pathname === '/' || /^\/c\/[\w-]+\/?$/.test(url.pathname))) return reply(200, 'text/html; charset=utf-8', pageHtml);
+    if (request.method === 'GET' && url.pathname === '/__fake/page.js') return reply(200, 'text/javascript; charset=utf-8', pageJs);
+    if (request.method === 'GET' && url.pathname === '/__fake/events') return subscribe(request, response, url.searchParams.get('c') || NEW_CHAT);
+    if (request.method === 'POST' && url.pathname === '/__fake/turn') {
+      const convo = acceptPrompt(await readJson(request));
+      return json({ conversationId: convo.id, conversation: snapshot(convo) });
+    }
+    if (request.method === 'POST' && url.pathname === '/__fake/click') {
+      const { conversationId = null, testid = null, label = '' } = await readJson(request);
+      clicks.push({ conversationId, testid, label, atMs: Date.now() });
+      notify();
+      return json({ ok: true });
+    }
+    if (request.method === 'POST' && url.pathname === '/__fake/ack') {
+      const ack = await readJson(request);
+      pendingAcks.get(ack.id)?.(ack);
+      return json({ ok: true });
+    }
+    return reply(404, 'text/plain', 'not found');
+  }
+
+  const server = createServer((request, response) => {
+    route(request, response).catch((error) => {
+      console.error('fake ChatGPT: request failed', request.method, request.url, error);
+      if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain' });
+      response.end(String(error?.message ?? error));
+    });
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+
+  return {
+    url: `http://127.0.0.1:${server.address().port}/`,
+    prompts,
+    clicks,
+    setPlan(fn) {
+      currentPlan = fn ?? defaultPlan;
+    },
+    control,
+    waitFor,
+    conversations() {
+      return [...conversations.values()].map((convo) => ({
+        id: convo.id,
+        full: convo.full,
+        turns: convo.turns.map((turn) => (turn.role === 'user'
+          ? { role: 'user', text: turn.text }
+          : { role: 'assistant', reply: turn.plan?.reply ?? '', error: turn.plan?.error ?? null, status: turn.interrupted ? 'interrupted' : turnStatus(turn) })),
+      }));
+    },
+    async close() {
+      for (const timer of generationEndTimers) clearTimeout(timer);
+      for (const set of subscribers.values()) for (const response of set) response.end();
+      subscribers.clear();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// The page port contract: what a page may send, and the nonce line.
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readPageMessage, readFacts, promptWithNonce, nonceOf, PageMessageError, ASSISTANT_TAIL_CHARS_MAX } from '../../src/core/page-messages.js';
+import { facts } from './executor-harness.mjs';
+
+test('facts are normalised: known fields only, booleans, bounded texts', () => {
+  const read = readFacts({ ...facts(), loaded: 'yes', secret: 'cookie', lastAssistantTail: 'x'.repeat(5000), error: { kind: 'odd', text: 'e'.repeat(500) } });
+  assert.equal(read.loaded, false);
+  assert.equal('secret' in read, false);
+  assert.equal(read.lastAssistantTail.length, ASSISTANT_TAIL_CHARS_MAX);
+  assert.deepEqual({ ...read.error, text: read.error.text.length }, { kind: 'generic', text: 200 });
+});
+
+test('page messages that do not fit are refused with a typed error', () => {
+  for (const [message, pattern] of [
+    [null, /expected an object/],
+    [{ type: 'page.hello', facts: { ...facts(), url: 'not a url' } }, /facts\.url: not a URL/],
+    [{ type: 'page.facts', facts: { ...facts(), userTurns: -1 } }, /userTurns/],
+    [{ type: 'submit.result', requestId: 'r', status: 'maybe', touched: false }, /status/],
+    [{ type: 'submit.result', requestId: 'r', status: 'failed', touched: false }, /code/],
+    [{ type: 'submit.result', requestId: 'r', status: 'submitted' }, /touched/],
+    [{ type: 'reconcile.result', requestId: 'r', found: 'yes' }, /found/],
+    [{ type: 'page.explode' }, /unknown type "page\.explode"/],
+  ]) {
+    assert.throws(() => readPageMessage(message), (e) => e instanceof PageMessageError && pattern.test(e.message));
+  }
+});
+
+test('a valid submit result and reconcile result read back as sent', () => {
+  assert.deepEqual(readPageMessage({ type: 'submit.result', requestId: 'r', status: 'failed', code: 'COMPOSER_BUSY', detail: 'draft', touched: false }),
+    { type: 'submit.result', requestId: 'r', status: 'failed', touched: false, code: 'COMPOSER_BUSY', detail: 'draft' });
+  assert.deepEqual(readPageMessage({ type: 'reconcile.result', requestId: 'r', found: true }), { type: 'reconcile.result', requestId: 'r', found: true });
+});
+
+test('the nonce is the last line of the typed text', () => {
+  assert.equal(nonceOf('exe-12'), '[attempt exe-12]');
+  assert.equal(promptWithNonce('continue', 'exe-12'), 'continue\n[attempt exe-12]');
+  assert.equal(promptWithNonce('line\n', 'exe-1'), 'line\n[attempt exe-1]');
+  assert.equal(promptWithNonce('', 'exe-1'), '[attempt exe-1]');
+});
