@@ -26,9 +26,12 @@ tests/mcp/conformance.sh
 
 # The browser extension: its pure core and views under node --test, then end to end in
 # headless Chromium and Firefox ESR against the daemon `cargo test` just built (debug) and
-# the fake ChatGPT page. Needs `npm ci` in extension/ and the Debian browsers (.ci/run).
+# the fake ChatGPT page. Needs the Debian browsers (.ci/run installs them).
+[ -d extension/node_modules ] || (cd extension && npm ci --no-audit --no-fund)
 echo "== extension: unit tests"
 (cd extension && node --test test/unit/*.test.mjs)
+echo "== extension: the content adapter against the fake ChatGPT page (Chromium, Firefox ESR)"
+(cd extension && node test/fake-chatgpt/selftest.mjs)
 echo "== extension: end to end (Chromium, Firefox ESR)"
 (cd extension && ORCHESTRATOR_BIN="${CARGO_TARGET_DIR:-$PWD/../target}/debug/orchestrator" \
   node --test --test-concurrency=1 test/e2e/*.test.mjs)

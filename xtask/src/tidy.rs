@@ -15,7 +15,10 @@
 //!    workspace.
 //! 6. [`check_no_unwrap`]: the engine states a reason for every invariant it relies on.
 //! 7. [`check_architecture`]: `ARCHITECTURE.md` names every member and states invariants.
+//! 8-10. [`crate::tidy_extension`]: the extension's scripts say what they are for, its
+//!    core stays pure, and none of its tests is skipped.
 
+use crate::tidy_extension;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -93,6 +96,12 @@ pub enum Rule {
     NoUnwrap,
     /// Rule 7: `ARCHITECTURE.md` exists, names every member, states an invariant.
     Architecture,
+    /// Rule 8: every extension script opens with a comment saying what it is for.
+    ExtensionHeader,
+    /// Rule 9: the extension's `src/core/` stays pure.
+    ExtensionPurity,
+    /// Rule 10: no extension test is skipped.
+    NoSkippedScriptTests,
 }
 
 impl Rule {
@@ -106,6 +115,9 @@ impl Rule {
             Rule::ManifestInherits => "manifest-inherits",
             Rule::NoUnwrap => "no-unwrap",
             Rule::Architecture => "architecture",
+            Rule::ExtensionHeader => "extension-header",
+            Rule::ExtensionPurity => "extension-purity",
+            Rule::NoSkippedScriptTests => "no-skipped-script-tests",
         }
     }
 }
@@ -125,7 +137,7 @@ pub struct Violation {
 }
 
 impl Violation {
-    fn new(file: &str, line: usize, rule: Rule, message: String) -> Violation {
+    pub(crate) fn new(file: &str, line: usize, rule: Rule, message: String) -> Violation {
         Violation { file: file.to_string(), line, rule, message }
     }
 }
@@ -168,12 +180,17 @@ pub struct Workspace {
     pub root_manifest: String,
     /// `ARCHITECTURE.md` at the root, if it exists.
     pub architecture: Option<String>,
+    /// Every `*.js` / `*.mjs` under `extension/` (its `node_modules` excluded), sorted.
+    pub script_files: Vec<SourceFile>,
 }
 
 impl Workspace {
     /// How many files the rules looked at.
     pub fn files_checked(&self) -> usize {
-        self.rust_files.len() + self.manifests.len() + usize::from(self.architecture.is_some())
+        self.rust_files.len()
+            + self.manifests.len()
+            + self.script_files.len()
+            + usize::from(self.architecture.is_some())
     }
 }
 
@@ -200,12 +217,17 @@ pub fn load(root: &Path) -> io::Result<Workspace> {
 
     let mut rust_files = Vec::new();
     let mut manifests = Vec::new();
+    let mut script_files = Vec::new();
     for path in paths {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
         let is_rust = name.ends_with(".rs");
         let is_manifest = name == "Cargo.toml";
+        if tidy_extension::is_extension_script(&relative(root, &path)) {
+            script_files.push(SourceFile { path: relative(root, &path), text: read(&path)? });
+            continue;
+        }
         if !is_rust && !is_manifest {
             continue;
         }
@@ -220,7 +242,7 @@ pub fn load(root: &Path) -> io::Result<Workspace> {
     let root_manifest = read(&root.join("Cargo.toml"))?;
     let architecture_path = root.join(ARCHITECTURE_FILE);
     let architecture = if architecture_path.is_file() { Some(read(&architecture_path)?) } else { None };
-    Ok(Workspace { rust_files, manifests, root_manifest, architecture })
+    Ok(Workspace { rust_files, manifests, root_manifest, architecture, script_files })
 }
 
 /// Run every rule over a loaded workspace; violations come back sorted.
@@ -236,6 +258,11 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));
         out.extend(check_manifest_inherits(manifest));
+    }
+    for script in &workspace.script_files {
+        out.extend(tidy_extension::check_script_header(script));
+        out.extend(tidy_extension::check_core_purity(script));
+        out.extend(tidy_extension::check_no_skipped_tests(script));
     }
     out.extend(check_architecture(&workspace.root_manifest, workspace.architecture.as_deref()));
     out.sort();

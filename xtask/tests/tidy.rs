@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use xtask::tidy::{self, Rule, SourceFile, Violation, Workspace};
+use xtask::tidy_extension;
 
 /// The workspace root: the xtask crate sits directly under it.
 fn root() -> PathBuf {
@@ -385,6 +386,7 @@ fn check_runs_every_rule_and_sorts_the_report() {
         )],
         root_manifest: ROOT_MANIFEST.to_string(),
         architecture: None,
+        script_files: vec![SourceFile::new("extension/src/core/x.js", "import { a } from './a.js';\n")],
     };
     let report: Vec<String> = tidy::check(&ws).iter().map(ToString::to_string).collect();
     let prefixes: Vec<&str> = report.iter().map(|line| line.split(" [").next().unwrap_or(line)).collect();
@@ -396,11 +398,64 @@ fn check_runs_every_rule_and_sorts_the_report() {
             "engine/src/a.rs:2:",
             "engine/src/z.rs:1:",
             "engine/src/z.rs:1:",
+            "extension/src/core/x.js:1:",
             "sim/src/lib.rs:2:",
         ],
         "{report:#?}"
     );
     assert!(report[3].contains("[module-doc]") || report[4].contains("[module-doc]"));
     assert!(report[3].contains("[no-unwrap]") || report[4].contains("[no-unwrap]"));
-    assert_eq!(ws.files_checked(), 4);
+    assert_eq!(ws.files_checked(), 5);
+}
+
+#[test]
+fn workspace_rules_8_to_10_hold_for_the_extension_scripts() {
+    let ws = workspace();
+    assert!(
+        ws.script_files.iter().any(|f| f.path == "extension/src/core/executor.js"),
+        "the extension's scripts were not read"
+    );
+    assert!(ws.script_files.iter().all(|f| !f.path.contains("node_modules")), "node_modules must be skipped");
+    let mut violations = Vec::new();
+    for file in &ws.script_files {
+        violations.extend(tidy_extension::check_script_header(file));
+        violations.extend(tidy_extension::check_core_purity(file));
+        violations.extend(tidy_extension::check_no_skipped_tests(file));
+    }
+    assert_clean("extension", violations);
+}
+
+#[test]
+fn rule_8_an_extension_script_must_say_what_it_is_for() {
+    let bare = SourceFile::new("extension/src/ui/x.js", "\nexport const x = 1;\n");
+    let found = tidy_extension::check_script_header(&bare);
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].line, found[0].rule), (2, Rule::ExtensionHeader));
+    let good = SourceFile::new("extension/src/ui/x.js", "// What x is for.\nexport const x = 1;\n");
+    assert!(tidy_extension::check_script_header(&good).is_empty());
+}
+
+#[test]
+fn rule_9_the_extension_core_takes_time_and_io_as_inputs() {
+    for token in tidy_extension::CORE_FORBIDDEN_TOKENS {
+        let file = SourceFile::new("extension/src/core/x.js", &format!("// x.\nconst y = {token}z;\n"));
+        let found = tidy_extension::check_core_purity(&file);
+        assert_eq!(found.len(), 1, "{token} not caught");
+        assert_eq!((found[0].line, found[0].rule), (2, Rule::ExtensionPurity));
+    }
+    let commented =
+        SourceFile::new("extension/src/core/x.js", "// no Date.now() here\n * nor setTimeout\nconst y = 1;\n");
+    assert!(tidy_extension::check_core_purity(&commented).is_empty());
+    let platform = SourceFile::new("extension/src/platform/x.js", "// x.\nsetTimeout(f, 1);\n");
+    assert!(tidy_extension::check_core_purity(&platform).is_empty(), "only the core is pure");
+}
+
+#[test]
+fn rule_10_no_extension_test_is_skipped() {
+    for token in tidy_extension::SKIPPING_TOKENS {
+        let file = SourceFile::new("extension/test/unit/x.test.mjs", &format!("// x.\ntest{token}'t', () => {{}});\n"));
+        let found = tidy_extension::check_no_skipped_tests(&file);
+        assert_eq!(found.len(), 1, "{token} not caught");
+        assert_eq!(found[0].rule, Rule::NoSkippedScriptTests);
+    }
 }

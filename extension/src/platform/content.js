@@ -8,7 +8,7 @@
   'use strict';
 
   const PORT_NAME = 'page';
-  const REPORT_DELAY_MS = 150;
+  const REPORT_DELAY_MS = 50;
   const RECONCILE_POLL_MS = 5_000;
   const PING_INTERVAL_MS = 20_000;
   const RECONNECT_DELAY_MS = 1_000;

@@ -264,7 +264,14 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
         full: convo.full,
         turns: convo.turns.map((turn) => (turn.role === 'user'
           ? { role: 'user', text: turn.text }
-          : { role: 'assistant', reply: turn.plan?.reply ?? '', error: turn.plan?.error ?? null, status: turn.interrupted ? 'interrupted' : turnStatus(turn) })),
+          : {
+            role: 'assistant',
+            reply: turn.plan?.reply ?? '',
+            error: turn.plan?.error ?? null,
+            status: turn.interrupted ? 'interrupted' : turnStatus(turn),
+            // When the generation ends (server clock), for latency measurements.
+            endsAtMs: turn.plan === null || turn.interrupted ? null : turn.startedAtMs + turn.plan.generateMs,
+          })),
       }));
     },
     async close() {

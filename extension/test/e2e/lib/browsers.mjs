@@ -46,6 +46,8 @@ async function launchChromium(extensionDir, profile) {
   await extensionsPage.close();
   return {
     kind: 'chromium',
+    /** The Playwright context, for Chromium-only measurements (CDP). */
+    context,
     pages: async () => context.pages(),
     newPage: async (url) => {
       const page = await context.newPage();

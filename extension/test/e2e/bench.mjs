@@ -1,0 +1,81 @@
+// Benchmark (not a test): in headless Chromium and Firefox ESR with the real daemon, the
+// real extension and the fake ChatGPT page, how long after a conversation visibly goes idle
+// the daemon's automatic resume arrives back as a submitted prompt, minus the idle grace;
+// and, in Chromium, how much script time a managed tab costs while it sits idle.
+//
+//   node test/e2e/bench.mjs [--turns N] [--idle-seconds S] [--browsers chromium,firefox]
+//
+// Figures go to docs/benchmarks.md by hand, with this command line.
+import { parseArgs } from 'node:util';
+import { World, IDLE_GRACE_MS, block, pause } from './lib/world.mjs';
+
+/** The fake page shows a finished turn's action bar this long after its generation ends. */
+const ACTION_BAR_DELAY_MS = 250;
+const GENERATE_MS = 200;
+
+const { values } = parseArgs({
+  options: {
+    turns: { type: 'string', default: '60' },
+    'idle-seconds': { type: 'string', default: '60' },
+    browsers: { type: 'string', default: 'chromium,firefox' },
+  },
+});
+const turns = Number(values.turns);
+const idleSeconds = Number(values['idle-seconds']);
+
+for (const kind of values.browsers.split(',')) {
+  const world = await World.open(kind);
+  try {
+    console.log(`${kind}: ${await resumeLatency(world, turns)}`);
+    if (kind === 'chromium') console.log(`${kind}: ${await idleCost(world, idleSeconds)}`);
+  } finally {
+    await world.close();
+  }
+}
+
+/** Resumes `turns` times; each latency is prompt arrival - (visible idle + grace). */
+async function resumeLatency(world, count) {
+  await world.createRun('Latency bench');
+  const lane = await world.spawnLane('/root/bench', async ({ turn, workerId }) => {
+    if (turn > count) await world.mcp.call('worker_complete', { workerId, summary: 'bench done' });
+    return { generateMs: GENERATE_MS, reply: block(turn > count ? 'complete' : 'working', `turn ${turn}`) };
+  });
+  await world.waitForPrompts(lane, count + 1, 10 * 60_000);
+  const prompts = world.prompts(lane);
+  const convo = world.fake.conversations().find((c) => c.id === prompts[0].conversationId);
+  const ends = convo.turns.filter((t) => t.role === 'assistant' && t.endsAtMs !== null).map((t) => t.endsAtMs);
+  const latencies = [];
+  for (let k = 1; k < prompts.length && k - 1 < ends.length; k += 1) {
+    latencies.push(prompts[k].atMs - (ends[k - 1] + ACTION_BAR_DELAY_MS) - IDLE_GRACE_MS);
+  }
+  return `idle -> resume submitted, minus ${IDLE_GRACE_MS} ms grace, ${latencies.length} resumes: ${stats(latencies)}`;
+}
+
+/** Script time of an idle managed tab against an unmanaged one (Chromium CDP metrics). */
+async function idleCost(world, seconds) {
+  const pages = await world.browser.pages();
+  const managed = pages.find((p) => p.url().includes('/c/'));
+  const unmanaged = world.hookPage;
+  const sessions = await Promise.all([managed, unmanaged].map(async (page) => {
+    const cdp = await world.browser.context.newCDPSession(page);
+    await cdp.send('Performance.enable');
+    return cdp;
+  }));
+  const before = await Promise.all(sessions.map(metrics));
+  await pause(seconds * 1000);
+  const after = await Promise.all(sessions.map(metrics));
+  const perMinute = (i, name) => ((after[i][name] - before[i][name]) * 1000 * 60) / seconds;
+  return `idle ${seconds} s: script time per minute: managed tab ${perMinute(0, 'ScriptDuration').toFixed(1)} ms, `
+    + `unmanaged tab ${perMinute(1, 'ScriptDuration').toFixed(1)} ms; tasks per minute: managed ${perMinute(0, 'TaskDuration').toFixed(1)} ms`;
+}
+
+async function metrics(cdp) {
+  const { metrics: list } = await cdp.send('Performance.getMetrics');
+  return Object.fromEntries(list.map((m) => [m.name, m.value]));
+}
+
+function stats(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+  return `p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, p99 ${at(0.99)} ms, max ${sorted.at(-1)} ms, min ${sorted[0]} ms`;
+}
