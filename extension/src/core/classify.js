@@ -25,6 +25,7 @@ const PAGE_ERROR_KINDS = {
  * | no composer, or neither a send nor a stop control            | error host_ui_changed       |
  * | a stop control                                               | generating                  |
  * | the latest turn is an assistant turn showing its action bar  | idle, block = its tail      |
+ * |   (a user turn left unanswered by a failed send earlier in the history does not matter) |    |
  * | no turns at all                                              | ready                       |
  * | anything else (a turn on its way, no stop control yet)       | unknown                     |
  *
@@ -38,7 +39,7 @@ export function classify(facts) {
   if (facts.error) return errorState(PAGE_ERROR_KINDS[facts.error.kind] ?? 'generic');
   if (!facts.composer || !(facts.sendButton || facts.stopButton)) return errorState('host_ui_changed');
   if (facts.stopButton) return { state: 'generating' };
-  if (facts.assistantTurns > 0 && facts.assistantTurns >= facts.userTurns && facts.lastAssistantDone) {
+  if (facts.latestIsAssistant && facts.lastAssistantDone) {
     return facts.lastAssistantTail ? { state: 'idle', block: facts.lastAssistantTail } : { state: 'idle' };
   }
   if (facts.userTurns === 0 && facts.assistantTurns === 0) return { state: 'ready' };

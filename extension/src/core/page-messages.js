@@ -23,7 +23,7 @@ export class PageMessageError extends Error {
 }
 
 const BOOLEAN_FACTS = [
-  'loaded', 'composer', 'composerText', 'sendButton', 'sendEnabled', 'stopButton', 'lastAssistantDone',
+  'loaded', 'composer', 'composerText', 'sendButton', 'sendEnabled', 'stopButton', 'latestIsAssistant', 'lastAssistantDone',
   'conversationFull', 'loginRequired', 'challenge', 'usageLimit',
 ];
 const COUNT_FACTS = ['userTurns', 'assistantTurns'];

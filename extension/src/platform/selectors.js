@@ -237,6 +237,7 @@
       stopButton: false,
       userTurns: 0,
       assistantTurns: 0,
+      latestIsAssistant: false,
       lastAssistantDone: false,
       lastAssistantTail: '',
       error: null,
@@ -272,6 +273,7 @@
     facts.stopButton = findStopControl(doc) !== null;
     facts.userTurns = turns.filter((turn) => turn.role === 'user').length;
     facts.assistantTurns = turns.length - facts.userTurns;
+    facts.latestIsAssistant = latest !== null && latest.role === 'assistant';
     facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant.element);
     facts.lastAssistantTail = facts.lastAssistantDone ? assistantTail(lastAssistant.element) : '';
     facts.error = latest === null ? null : turnError(latest.element);

@@ -122,6 +122,12 @@ export async function runPageChecks({ browser, server, tally }) {
     await send(page, 'fifth [attempt exe-5]');
     const facts = await factsUntil(page, 'facts.error !== null', 'the failed send');
     check('failed send: error on the user turn', facts.error.kind === 'something_went_wrong' && facts.userTurns === facts.assistantTurns + 1, JSON.stringify(facts));
+    check('failed send: the latest turn is the user\'s', !facts.latestIsAssistant, JSON.stringify(facts));
+    server.setPlan(() => ({ generateMs: 100, reply: 'Recovered.' }));
+    await send(page, 'sixth [attempt exe-6]');
+    const answered = await factsUntil(page, "facts.lastAssistantDone && facts.lastAssistantTail.includes('Recovered')", 'the answer after the failed send');
+    check('after a failed send: the answered turn is the latest, the orphan user turn stays in history',
+      answered.latestIsAssistant && answered.error === null && answered.userTurns === answered.assistantTurns + 1, JSON.stringify(answered));
   });
 
   await group('draft', async () => {

@@ -27,7 +27,8 @@ const TABLE = [
   ['a loaded page with neither send nor stop', idleFacts({ sendButton: false }), { state: 'error', errorKind: 'host_ui_changed' }],
   ['a user turn on its way, no stop control yet', facts({ userTurns: 1, assistantTurns: 0 }), { state: 'unknown' }],
   ['an assistant turn still without its action bar and no stop', facts({ userTurns: 1, assistantTurns: 1 }), { state: 'unknown' }],
-  ['a newer user turn after a finished answer, no stop yet', idleFacts({ userTurns: 2, assistantTurns: 1 }), { state: 'unknown' }],
+  ['a newer user turn after a finished answer, no stop yet', idleFacts({ userTurns: 2, assistantTurns: 1, latestIsAssistant: false }), { state: 'unknown' }],
+  ['an answered turn after a user turn a failed send left unanswered', idleFacts({ userTurns: 3, assistantTurns: 2 }), { state: 'idle', block: 'STATUS: working' }],
 ];
 
 for (const [name, input, expected] of TABLE) {

@@ -26,8 +26,8 @@ export function facts(over = {}) {
   };
 }
 
-export const idleFacts = (over = {}) => facts({ userTurns: 1, assistantTurns: 1, lastAssistantDone: true, lastAssistantTail: 'STATUS: working', ...over });
-export const generatingFacts = (over = {}) => facts({ userTurns: 2, assistantTurns: 2, stopButton: true, sendButton: false, ...over });
+export const idleFacts = (over = {}) => facts({ userTurns: 1, assistantTurns: 1, latestIsAssistant: true, lastAssistantDone: true, lastAssistantTail: 'STATUS: working', ...over });
+export const generatingFacts = (over = {}) => facts({ userTurns: 2, assistantTurns: 2, latestIsAssistant: true, stopButton: true, sendButton: false, ...over });
 
 /** A daemon `command` (without v/type). */
 export function command(over = {}) {

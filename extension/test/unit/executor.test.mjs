@@ -169,7 +169,7 @@ test('a page that never answers the submission makes it ambiguous', () => {
 test('a page that reloads mid-submission is asked for the nonce instead', () => {
   const rig = boundRig();
   rig.command();
-  const reload = rig.hello(5, idleFacts({ userTurns: 2, assistantTurns: 1, lastAssistantDone: false }));
+  const reload = rig.hello(5, idleFacts({ userTurns: 2, assistantTurns: 1, latestIsAssistant: false, lastAssistantDone: false }));
   const [reconcile] = toPage(reload, 'reconcile');
   assert.equal(reconcile.message.nonce, '[attempt exe-12]');
   const found = rig.do('pageMessage', 5, { type: 'reconcile.result', requestId: reconcile.message.requestId, found: true });
@@ -277,7 +277,7 @@ test('per-worker serialisation: a worker\'s second command waits for the first t
   assert.deepEqual(submits(rig).map((e) => e.message.requestId), ['submit:cmd-12']);
   rig.do('pageMessage', 5, { type: 'submit.result', requestId: 'submit:cmd-12', status: 'submitted', touched: true });
   assert.deepEqual(submits(rig).map((e) => e.message.requestId), ['submit:cmd-12'], 'facts from before the submission do not count');
-  rig.page(5, idleFacts({ userTurns: 2 }));
+  rig.page(5, idleFacts({ userTurns: 2, latestIsAssistant: false }));
   assert.deepEqual(submits(rig).map((e) => e.message.requestId), ['submit:cmd-12'], 'the submitted turn has not been answered yet');
   rig.page(5, generatingFacts());
   rig.page(5, idleFacts({ lastAssistantTail: 'turn 2' }));
