@@ -321,7 +321,11 @@ impl Engine {
         let open = self.open_turn(id).map(|a| a.id);
         match kind {
             ErrorKind::DeliveryTimeout => {
-                if let Some(aid) = open {
+                // Only the turn that was running timed out; an earlier turn that already
+                // ended keeps its own outcome.
+                if let Some(aid) = open.filter(|a| {
+                    matches!(self.state.attempts[a].state, AttemptState::Submitted | AttemptState::Generating)
+                }) {
                     self.close_attempt(
                         aid,
                         AttemptState::Failed,
@@ -329,9 +333,9 @@ impl Engine {
                         Some("MESSAGE_DELIVERY_TIMEOUT"),
                     );
                 }
-                if self.state.workers[&id].in_flight.is_none() {
-                    self.wake(id, WakeReason::DeliveryTimeout, Origin::Scheduler, IntentPayload::Continue);
-                }
+                // Always: with a command in flight the wake merges into its intent and is
+                // cleared if that command lands; otherwise the fresh `continue` follows.
+                self.wake(id, WakeReason::DeliveryTimeout, Origin::Scheduler, IntentPayload::Continue);
             }
             ErrorKind::ConversationFull => self.lose_binding(id, ConversationState::Error(kind)),
             ErrorKind::HostUiChanged => {

@@ -2,6 +2,8 @@
 //! changes, unavailable executors, lost conversations and definite non-deliveries.
 
 mod support;
+use engine::model::AttemptOutcome;
+use engine::op::{Operation, Reply};
 use support::check;
 
 const RUNNING: &str = "
@@ -296,4 +298,41 @@ fn an_executor_that_cannot_open_a_conversation_is_not_asked_in_a_loop() {
          e1 create a#6 recovery recovery/v1
          a: paused #6 recovery cancelled intent[operator:continue_now,redelivery] paused:delivery_failing",
     );
+}
+
+#[test]
+fn a_delivery_timeout_while_a_steer_is_in_flight_still_gets_its_fresh_continue() {
+    // Found by the simulator (seed 829): the page timed out while a keepalive steer was
+    // in flight; the steer was not delivered, and the next attempt must be `continue`.
+    let world = check(
+        "run auto
+         executor e1 steering
+         spawn a
+         submit a
+         gen a
+         advance 21m
+         error a delivery_timeout
+         fail a STEERING_UNAVAILABLE
+         advance 3s",
+        "e1 create a#1 initial bootstrap/v1
+         e1 steer a#2 checkpoint checkpoint/v1
+         e1 send a#3 auto_resume delivery-timeout/v1",
+    );
+    assert_eq!(world.commands.last().map(|c| c.prompt.as_str()), Some("continue"));
+}
+
+#[test]
+fn a_late_timeout_card_does_not_rewrite_the_outcome_of_a_turn_that_ended_normally() {
+    // The executor reported the new attempt MESSAGE_DELIVERY_TIMEOUT; the page's timeout
+    // state arrives afterwards, while the previous turn (ended normally) is still open.
+    let mut world = support::World::new();
+    world.script(&format!("{RUNNING}\nidle a\nadvance 3s\nfail a MESSAGE_DELIVERY_TIMEOUT\nerror a delivery_timeout"));
+    let a = world.id("a");
+    let Ok(Reply::Attempts(list)) = world.call(Operation::WorkerAttempts { worker: a, after_sequence: 0, limit: 10 })
+    else {
+        panic!("attempts")
+    };
+    // The first turn ended idle and stays the open turn (the next one never went in).
+    assert_eq!(list[0].outcome, None, "{list:#?}");
+    assert_eq!(list[1].outcome, Some(AttemptOutcome::DeliveryTimeout));
 }

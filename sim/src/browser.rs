@@ -30,6 +30,9 @@ struct Entry {
     phase: JournalPhase,
     state_seq: u64,
     conversation: Option<Arc<str>>,
+    /// When the command was received (simulated epoch ms): the composer needs
+    /// `submit_delay_ms` after that before a submission can start.
+    received_at: u64,
 }
 
 /// A managed tab (persisted): which conversation host serves it.
@@ -60,6 +63,10 @@ pub struct BrowserState {
     pub steering: bool,
     /// Submissions in progress at once, across workers (the extension's limit).
     pub concurrency: usize,
+    /// How long the page needs after a command arrives before typing can start
+    /// (focusing the tab, waiting for the composer): the window in which a
+    /// `command.cancel` still withdraws it.
+    pub submit_delay_ms: u64,
     /// Observations.
     pub ledger: SharedLedger,
 }
@@ -70,6 +77,8 @@ enum Event {
     DaemonClosed,
     Chat(WorkerId, FromChat),
     TabReady(WorkerId, mpsc::UnboundedSender<ToChat>),
+    /// The composer of this worker's tab may be ready now.
+    Pump(WorkerId),
 }
 
 /// Runtime state: lost when the extension restarts.
@@ -80,6 +89,8 @@ struct Browser {
     tabs: BTreeMap<WorkerId, (mpsc::UnboundedSender<ToChat>, Option<ConversationState>)>,
     queues: BTreeMap<WorkerId, VecDeque<AttemptId>>,
     busy: BTreeSet<WorkerId>,
+    /// Workers whose queue head waits for the composer (a `Pump` is scheduled).
+    preparing: BTreeSet<WorkerId>,
     events: mpsc::UnboundedSender<Event>,
     /// Reconciled with the daemon (hello sent): only then are submissions started.
     ready: bool,
@@ -95,6 +106,7 @@ pub async fn run(state: BrowserState) -> turmoil::Result {
         tabs: BTreeMap::new(),
         queues: BTreeMap::new(),
         busy: BTreeSet::new(),
+        preparing: BTreeSet::new(),
         events,
         ready: false,
     };
@@ -160,6 +172,19 @@ pub async fn run(state: BrowserState) -> turmoil::Result {
     Ok(())
 }
 
+/// Sends a `heartbeat` every `every_ms` (the interval `welcome` announces) while the
+/// connection's sender lives: the protocol's liveness signal (the daemon closes a
+/// connection silent for 60 s), and what finds a socket that broke under a partition.
+async fn heartbeat(tx: mpsc::WeakUnboundedSender<String>, every_ms: u64) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(every_ms.max(1_000))).await;
+        let Some(tx) = tx.upgrade() else { return };
+        if tx.send(bridge::encode(&bridge::ExecutorMessage::Heartbeat {})).is_err() {
+            return;
+        }
+    }
+}
+
 impl Browser {
     fn now_ms(&self) -> u64 {
         EPOCH_MS + self.state.ledger.borrow().now_ms
@@ -170,8 +195,8 @@ impl Browser {
         self.state.ledger.borrow().crash_now.is_some_and(|(t, _)| t == Target::Executor)
     }
 
-    fn boundary(&self, b: Boundary) {
-        self.state.ledger.borrow_mut().boundary(b);
+    fn boundary(&self, b: Boundary, worker: WorkerId) {
+        self.state.ledger.borrow_mut().boundary(b, worker);
     }
 
     /// Connects to the daemon's executor port (retrying) and says hello, in the bridge's
@@ -193,6 +218,10 @@ impl Browser {
             }
         });
         let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
+        // Heartbeats start with the connection, not with `welcome`: a welcome lost with a
+        // broken link must not leave the executor silent on a dead socket forever.
+        let every_ms = bridge::SessionConfig::new(EXECUTOR_TOKEN).heartbeat_ms;
+        tokio::task::spawn_local(heartbeat(tx.downgrade(), every_ms));
         tokio::task::spawn_local(async move {
             while let Ok(Some(text)) = read_text(&mut reader).await {
                 match bridge::decode_daemon(&text, bridge::MESSAGE_BYTES_MAX) {
@@ -213,7 +242,9 @@ impl Browser {
         let hello = self.hello();
         let _ = tx.send(bridge::encode(&hello));
         self.daemon = Some(tx);
-        self.state.ledger.borrow_mut().trace("browser", "hello");
+        let mut l = self.state.ledger.borrow_mut();
+        l.hellos += 1;
+        l.trace("browser", "hello");
     }
 
     /// `hello`: the journal and every managed tab with its current state.
@@ -311,9 +342,21 @@ impl Browser {
                 self.tabs.insert(worker, (tx, None));
                 self.pump(worker);
             }
+            Event::Pump(worker) => {
+                self.preparing.remove(&worker);
+                self.pump(worker);
+            }
             Event::Chat(worker, FromChat::State { state, block }) => self.observed(worker, state, block),
             Event::Chat(worker, FromChat::Accepted { key }) => self.accepted(worker, &key),
-            Event::Chat(worker, FromChat::Refused { key }) => self.refused(worker, &key),
+            Event::Chat(worker, FromChat::Refused { key }) => {
+                self.refused(worker, &key, ExecErrorCode::ComposerBusy, "the page refused")
+            }
+            Event::Chat(worker, FromChat::TimedOut { key }) => self.refused(
+                worker,
+                &key,
+                ExecErrorCode::MessageDeliveryTimeout,
+                "the page showed: Message delivery timed out",
+            ),
         }
     }
 
@@ -339,11 +382,12 @@ impl Browser {
             Some(_) => {} // already queued or ambiguous: never twice
             None => {
                 let worker = c.worker;
+                let received_at = self.now_ms();
                 self.state.storage.borrow_mut().journal.insert(
                     attempt,
-                    Entry { command: c, phase: JournalPhase::Received, state_seq: 0, conversation: None },
+                    Entry { command: c, phase: JournalPhase::Received, state_seq: 0, conversation: None, received_at },
                 );
-                self.boundary(Boundary::EnqueuedBeforeAck);
+                self.boundary(Boundary::EnqueuedBeforeAck, worker);
                 if self.halted() {
                     return;
                 }
@@ -432,9 +476,21 @@ impl Browser {
             (ConversationState::Generating, _) => return, // wait for idle
             _ => false,
         };
+        // The composer needs a moment after the command arrived.
+        let ready_at = entry.received_at + self.state.submit_delay_ms;
+        if self.now_ms() < ready_at {
+            if self.preparing.insert(worker) {
+                let (events, wait) = (self.events.clone(), Duration::from_millis(ready_at - self.now_ms()));
+                tokio::task::spawn_local(async move {
+                    tokio::time::sleep(wait).await;
+                    let _ = events.send(Event::Pump(worker));
+                });
+            }
+            return;
+        }
         // Submission starts: journal first, then touch the page.
         self.set_phase(attempt, JournalPhase::SubmissionStarted);
-        self.boundary(Boundary::SubmissionStarted);
+        self.boundary(Boundary::SubmissionStarted, worker);
         if self.halted() {
             return;
         }
@@ -496,7 +552,7 @@ impl Browser {
             e.state_seq = state_seq;
             e.conversation = conversation.clone();
         }
-        self.boundary(Boundary::SubmittedBeforeResult);
+        self.boundary(Boundary::SubmittedBeforeResult, worker);
         if self.halted() {
             return;
         }
@@ -506,15 +562,16 @@ impl Browser {
             self.send(ExecutorInput::Binding { executor: self.id.clone(), report });
         }
         self.finish(attempt);
-        self.boundary(Boundary::JournalCompleted);
+        self.boundary(Boundary::JournalCompleted, worker);
         if self.halted() {
             return;
         }
         self.pump_all();
     }
 
-    /// The page refused: definitely not submitted.
-    fn refused(&mut self, worker: WorkerId, key: &str) {
+    /// The page refused (definitely not submitted), or showed the delivery-timeout card
+    /// (submitted or not, nobody knows): the command ends with `code`.
+    fn refused(&mut self, worker: WorkerId, key: &str, code: ExecErrorCode, detail: &str) {
         let Some(attempt) = self.head(worker) else { return };
         let id = {
             let storage = self.state.storage.borrow();
@@ -526,10 +583,7 @@ impl Browser {
         };
         self.busy.remove(&worker);
         self.finish(attempt);
-        self.result(
-            id,
-            CommandOutcome::Failed { code: ExecErrorCode::ComposerBusy, detail: "the page refused".into() },
-        );
+        self.result(id, CommandOutcome::Failed { code, detail: detail.into() });
         self.pump(worker);
     }
 

@@ -42,6 +42,11 @@ pub struct AgentKnobs {
     pub lost_pct: u64,
     /// Percent of turn ends where the page's controls change for a few minutes.
     pub host_ui_pct: u64,
+    /// Percent of lane turns where the agent gives up and calls `worker_fail`.
+    pub fail_pct: u64,
+    /// Percent of submissions the page answers with "Message delivery timed out" at
+    /// once (the executor reports `MESSAGE_DELIVERY_TIMEOUT` as the command's result).
+    pub submit_timeout_pct: u64,
 }
 
 /// What the page shows: the coarse state and, after a turn, the block it ended with.
@@ -133,6 +138,20 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
             continue;
         }
         ledger.borrow_mut().delivered(worker, &key, &prompt);
+        let timed_out = state != ConversationState::Generating
+            && knobs.submit_timeout_pct > 0
+            && c.borrow_mut().rng.next_u64() % 100 < knobs.submit_timeout_pct;
+        if timed_out {
+            // The message went in, but the page shows the delivery-timeout card instead of
+            // a turn: whether the model saw it is unknown.
+            ledger.borrow_mut().trace(&name, format!("accept {key} send, then the delivery timed out"));
+            let mut cv = c.borrow_mut();
+            cv.worker = Some(worker);
+            cv.turn += 1;
+            cv.show(ConversationState::Error(ErrorKind::DeliveryTimeout), None);
+            let _ = out_tx.send(FromChat::TimedOut { key });
+            continue;
+        }
         ledger.borrow_mut().trace(&name, format!("accept {key} {}", if steer { "steer" } else { "send" }));
         let _ = out_tx.send(FromChat::Accepted { key: key.clone() });
         c.borrow_mut().worker = Some(worker);
@@ -178,7 +197,7 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
     };
     let forgot = c.borrow().forgot_complete && !finish && c.borrow().turns_done + 1 >= c.borrow().turns_needed;
     let is_root = worker == WorkerId(1);
-    let (depend, message, fault) = {
+    let (depend, message, fault, fail) = {
         let mut cv = c.borrow_mut();
         let depend = !is_root && worker != WorkerId(2) && !finish && cv.rng.next_u64() % 100 < knobs.dependency_pct;
         let message = cv.rng.next_u64() % 100 < knobs.message_pct;
@@ -194,7 +213,10 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         } else {
             None
         };
-        (depend, message, fault)
+        // Rarely, a lane's agent gives up: `worker_fail` instead of more work.
+        let fail =
+            knobs.fail_pct > 0 && !is_root && !finish && !cv.finished && cv.rng.next_u64() % 100 < knobs.fail_pct;
+        (depend, message, fault, fail)
     };
     tokio::task::spawn_local(async move {
         let half = Duration::from_millis(length_ms / 2);
@@ -220,7 +242,17 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         // The coordinator tries to close the run every turn; it is refused while lanes
         // are unfinished, and keeps coordinating.
         let finish = finish || is_root;
-        if finish {
+        if fail {
+            let reason = format!("{worker}-gave-up");
+            match agent_call(&name, SimOp::Fail { worker, reason }, &ledger).await {
+                Err(code) if code != "WORKER_TERMINAL" => {}
+                _ => {
+                    let mut l = ledger.borrow_mut();
+                    l.finished_agents.insert(worker);
+                    l.failed_agents.insert(worker);
+                }
+            }
+        } else if finish {
             let summary = format!("{worker}-done");
             match agent_call(&name, SimOp::Complete { worker, summary: summary.clone() }, &ledger).await {
                 Ok(()) => {
@@ -238,7 +270,7 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
             return; // a newer turn took over
         }
         cv.turns_done += 1;
-        if finish && ledger.borrow().finished_agents.contains(&worker) {
+        if (finish || fail) && ledger.borrow().finished_agents.contains(&worker) {
             cv.finished = true;
         }
         let done = ledger.borrow().finished_agents.contains(&worker);
@@ -258,7 +290,10 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
                 }
             });
         }
-        let status = if done || forgot {
+        let failed = ledger.borrow().failed_agents.contains(&worker);
+        let status = if failed {
+            "blocked" // the agent could not finish: it says so
+        } else if done || forgot {
             "complete"
         } else if human {
             "blocked"

@@ -9,13 +9,13 @@ use crate::wire::{
 };
 use engine::event::EventKind;
 use engine::ids::{ExecutorId, RunId, WorkerId};
-use engine::model::{Assignment, AttemptReason, BindingStatus, PauseReason};
+use engine::model::{Assignment, AttemptReason, BindingStatus, Lifecycle, PauseReason};
 use engine::op::{Operation, Reply, SpawnArgs};
 use engine::policy::{Mode, PolicyPatch};
 use engine::{Batch, Engine, EngineConfig, ExecutorCommand, Record};
 use runtime::{Disk, ExecutorSink, Handle, MemStore, Shell, ShellConfig, TokioClock};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use tokio::sync::mpsc;
 use turmoil::net::TcpListener;
@@ -67,6 +67,7 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
             panic!("shell stopped: {e}");
         }
     });
+    tokio::task::spawn_local(triggered_calls(handle.clone(), state.ledger.clone()));
     let executors = TcpListener::bind(("0.0.0.0", EXECUTOR_PORT)).await?;
     let (h, r) = (handle.clone(), registry.clone());
     tokio::task::spawn_local(async move {
@@ -83,7 +84,38 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
     }
 }
 
-/// One executor connection, through the bridge's own session logic (token, versions,
+/// Calls fired by a scenario's triggers: each arrives at the engine right where its
+/// boundary was passed, standing in for an agent's or operator's request that lands at
+/// that instant (the network would only blur the race). Queued calls survive a daemon
+/// crash and arrive after the restart.
+async fn triggered_calls(handle: Handle, ledger: SharedLedger) {
+    loop {
+        let ready = ledger.borrow().calls_ready.clone();
+        let Some(op) = ledger.borrow_mut().calls.pop_front() else {
+            ready.notified().await;
+            continue;
+        };
+        let result = call_op(&handle, op.clone()).await;
+        let mut l = ledger.borrow_mut();
+        l.trace("trigger", format!("{op:?} -> {result:?}"));
+        let terminal = matches!(&result, Err(code) if code == "WORKER_TERMINAL");
+        match op {
+            SimOp::Complete { worker, summary } if result.is_ok() || terminal => {
+                if result.is_ok() {
+                    l.acked.push((worker, summary));
+                }
+                l.finished_agents.insert(worker);
+            }
+            SimOp::Fail { worker, .. } if result.is_ok() => {
+                l.finished_agents.insert(worker);
+                l.failed_agents.insert(worker);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One executor connection, through the bridge's own session logic/// One executor connection, through the bridge's own session logic (token, versions,
 /// caps, typed protocol errors): the same rules as the daemon's `/executor`.
 async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle: Handle, registry: Registry) {
     let (mut reader, mut writer) = stream.into_split();
@@ -96,7 +128,10 @@ async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle
         }
     });
     let mut session = bridge::Session::new(bridge::SessionConfig::new(EXECUTOR_TOKEN));
-    while let Ok(Some(text)) = read_text(&mut reader).await {
+    // Like the bridge's server, close a connection that sent nothing (not even a
+    // heartbeat) for `IDLE_MS_MAX`: the executor is gone, or the link broke under it.
+    let idle = std::time::Duration::from_millis(bridge::server::IDLE_MS_MAX);
+    while let Ok(Ok(Some(text))) = tokio::time::timeout(idle, read_text(&mut reader)).await {
         let now_ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64);
         let step = session.on_text(&text, now_ms);
         if let Some(id) = &step.registered {
@@ -174,6 +209,7 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
         })),
         SimOp::Progress { worker, summary } => Operation::WorkerProgress { worker, summary, commit: None },
         SimOp::Complete { worker, summary } => Operation::WorkerComplete { worker, summary },
+        SimOp::Fail { worker, reason } => Operation::WorkerFail { worker, reason },
         SimOp::AwaitHuman { worker, question } => {
             Operation::WorkerAwaitHuman { worker, reason: question.clone(), question, choices: vec![] }
         }
@@ -211,14 +247,27 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
 
 /// The operator's sweep over run 1.
 async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
-    let list = Operation::WorkerList { run: RunId(1), include_terminal: false };
+    let list = Operation::WorkerList { run: RunId(1), include_terminal: true };
     let Ok(Ok(Reply::Workers(views))) = handle.call(list).await else { return Err("UNAVAILABLE".into()) };
+    let gone: BTreeSet<WorkerId> = views
+        .iter()
+        .filter(|v| v.worker.lifecycle.is_terminal() && v.worker.lifecycle != Lifecycle::Completed)
+        .map(|v| v.worker.id)
+        .collect();
     let mut recoveries = 0;
-    for v in views {
+    for v in views.into_iter().filter(|v| !v.worker.lifecycle.is_terminal()) {
         let id = v.worker.id;
         if v.worker.human.is_some() {
             let op = Operation::WorkerResolveHuman { worker: id, answer: "Proceed with the safe option.".into() };
             let _ = handle.call(op).await;
+        }
+        // A wait for a lane that failed can never be met: the operator releases it.
+        let hopeless = v.worker.dependency.as_ref().is_some_and(|d| {
+            matches!(d.condition, engine::model::DependencyCondition::WorkerCompleted(other) if gone.contains(&other))
+        });
+        if hopeless {
+            let note = "The lane you waited for failed; go on without it.".to_string();
+            let _ = handle.call(Operation::WorkerReleaseDependency { worker: id, note }).await;
         }
         let needs_look = v.worker.pause.as_ref().is_some_and(|p| {
             matches!(
@@ -291,24 +340,33 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
     }
     for record in batches.iter().flat_map(|b| &b.records) {
         let Record::Event(e) = record else { continue };
+        let id = e.worker.unwrap_or(WorkerId(0));
         let worker = e.worker.map(|w| w.to_string()).unwrap_or_default();
         match &e.kind {
             EventKind::ExecutionIdle => {
-                l.boundary(Boundary::IdleBeforeScheduling);
-                l.boundary(Boundary::IdleDuringGrace);
+                l.boundary(Boundary::IdleBeforeScheduling, id);
+                l.boundary(Boundary::IdleDuringGrace, id);
             }
             EventKind::ExecutionScheduled { reason: AttemptReason::AutoResume, .. } => {
-                l.boundary(Boundary::ScheduledBeforeEnqueue)
+                l.boundary(Boundary::ScheduledBeforeEnqueue, id)
             }
-            EventKind::ExecutionSubmitted => l.boundary(Boundary::ResultBeforeGenerating),
-            EventKind::ExecutionGenerating => l.boundary(Boundary::GeneratingBeforeIdle),
+            EventKind::ExecutionSubmitted => l.boundary(Boundary::ResultBeforeGenerating, id),
+            EventKind::ExecutionGenerating => l.boundary(Boundary::GeneratingBeforeIdle, id),
             EventKind::ContinuationWarning { .. } | EventKind::ContinuationPausedForStall { .. } => {
-                l.boundary(Boundary::StallMutation)
+                l.boundary(Boundary::StallMutation, id)
             }
             _ => {}
         }
         let attempt = e.attempt.map(|a| a.to_string()).unwrap_or_default();
-        let line = format!("#{} {} {worker} {attempt}", e.cursor, e.kind.name());
+        let detail = match &e.kind {
+            EventKind::ResumeScheduled { reasons: wake, .. }
+            | EventKind::ResumeCancelled { reasons: wake }
+            | EventKind::ExecutionScheduled { wake, .. } => wake.labels().join("+"),
+            EventKind::ExecutionEnded { outcome, .. } => outcome.as_str().to_string(),
+            EventKind::WorkerPaused { reason, .. } => reason.as_str().to_string(),
+            _ => String::new(),
+        };
+        let line = format!("#{} {} {worker} {attempt} {detail}", e.cursor, e.kind.name());
         l.trace("daemon", line);
     }
 }

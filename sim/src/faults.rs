@@ -1,6 +1,8 @@
-//! Named crash boundaries (spec 000 §26.2 plus the executor journal phases) and the
-//! schedule that says where a run crashes which host.
+//! Named crash boundaries (spec 000 §26.2 plus the executor journal phases), the
+//! schedule that says where a run crashes which host, and the triggers that pin a race
+//! (a call, an outage, a held or partitioned link) to one of those boundaries.
 
+use engine::ids::WorkerId;
 use std::fmt;
 
 /// A point in the submission pipeline where a host may die.
@@ -108,4 +110,52 @@ pub struct CrashAt {
     pub boundary: Boundary,
     /// Which occurrence.
     pub occurrence: u32,
+}
+
+/// A call that arrives at the daemon the moment a trigger fires (a race: the agent's or
+/// the operator's request lands exactly at that point of the pipeline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// The agent's `worker_complete`.
+    Complete,
+    /// The agent's `worker_fail`.
+    Fail,
+    /// The agent's `worker_await_human`.
+    Human,
+    /// The operator's `worker_pause` (now, or after the current turn).
+    Pause { after_turn: bool },
+    /// The operator's `worker_resume`.
+    Resume,
+}
+
+/// What happens when a trigger's boundary is passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reaction {
+    /// A call for the trigger's worker arrives.
+    Call(Call),
+    /// The browser closes for this many ms (its storage survives).
+    ExecutorDown(u64),
+    /// The bridge link holds every message for this many ms.
+    Hold(u64),
+    /// The bridge link drops every message for this many ms.
+    Partition(u64),
+}
+
+/// React when a lane passes `at.boundary` for the `at.occurrence`-th time (scenario
+/// files' `on` lines: races pinned to a point of one worker's submission pipeline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trigger {
+    /// Where.
+    pub at: CrashAt,
+    /// Whose pipeline: a lane (spawn order, 0-based), `usize::MAX` for `/root`.
+    pub lane: usize,
+    /// What.
+    pub reaction: Reaction,
+}
+
+impl Trigger {
+    /// The lane's worker: `/root` is the run's first worker, lanes follow it in order.
+    pub fn worker(&self) -> WorkerId {
+        if self.lane == usize::MAX { WorkerId(1) } else { WorkerId(self.lane as u64 + 2) }
+    }
 }

@@ -3,10 +3,11 @@
 //! Hosts write to it; no host's behaviour ever reads it (they talk only over the
 //! simulated network), so it cannot hide a protocol bug.
 
-use crate::faults::{Boundary, CrashAt, Target};
+use crate::faults::{Boundary, CrashAt, Reaction, Target, Trigger};
+use crate::wire::SimOp;
 use engine::ids::WorkerId;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
 /// Shared handle to the ledger.
@@ -25,6 +26,8 @@ pub struct Ledger {
     pub acked: Vec<(WorkerId, String)>,
     /// Agents whose `worker_complete` was acknowledged (or refused as already terminal).
     pub finished_agents: BTreeSet<WorkerId>,
+    /// Agents whose `worker_fail` was acknowledged (a subset of `finished_agents`).
+    pub failed_agents: BTreeSet<WorkerId>,
     /// Fresh `continue` deliveries.
     pub fresh_continues: u32,
     /// Broken invariants, with the time they were seen.
@@ -33,6 +36,8 @@ pub struct Ledger {
     pub trace: Vec<String>,
     /// Occurrences of each boundary so far.
     pub boundaries: BTreeMap<Boundary, u32>,
+    /// Occurrences of each boundary for each worker so far (triggers count these).
+    pub worker_boundaries: BTreeMap<(Boundary, WorkerId), u32>,
     /// Crashes scheduled by the run's fault plan, not yet triggered.
     pub crash_plan: Vec<CrashAt>,
     /// A crash the world must perform after this step, and when to restart.
@@ -43,6 +48,16 @@ pub struct Ledger {
     pub crashes: Vec<String>,
     /// Workers the operator recovered into a fresh conversation after an ambiguous create.
     pub operator_recoveries: usize,
+    /// Times the executor said `hello` (its first connection included).
+    pub hellos: usize,
+    /// Triggers of the run's scenario not yet fired.
+    pub triggers: Vec<Trigger>,
+    /// Calls a fired trigger delivers to the daemon (it drains them at once).
+    pub calls: VecDeque<SimOp>,
+    /// Wakes the daemon's trigger task when `calls` gains one.
+    pub calls_ready: Rc<tokio::sync::Notify>,
+    /// Link faults and outages a fired trigger asks the world to apply after this step.
+    pub reactions: Vec<Reaction>,
 }
 
 impl Ledger {
@@ -58,8 +73,25 @@ impl Ledger {
         self.violations.push(line);
     }
 
-    /// A boundary was passed: count it and, if the plan says so, ask for a crash.
-    pub fn boundary(&mut self, boundary: Boundary) {
+    /// A boundary was passed for a worker: count it, fire the triggers pinned to this
+    /// occurrence for this worker and, if the plan says so, ask for a crash (the crash
+    /// plan counts occurrences across workers).
+    pub fn boundary(&mut self, boundary: Boundary, worker: WorkerId) {
+        let mine = self.worker_boundaries.entry((boundary, worker)).or_insert(0);
+        *mine += 1;
+        let mine = *mine;
+        let pinned = |t: &Trigger| t.at.boundary == boundary && t.at.occurrence == mine && t.worker() == worker;
+        while let Some(i) = self.triggers.iter().position(pinned) {
+            let trigger = self.triggers.remove(i);
+            self.trace("trigger", format!("{boundary} #{mine} of {worker}: {:?}", trigger.reaction));
+            match trigger.reaction {
+                Reaction::Call(call) => {
+                    self.calls.push_back(SimOp::from_call(worker, call));
+                    self.calls_ready.notify_one();
+                }
+                other => self.reactions.push(other),
+            }
+        }
         let n = self.boundaries.entry(boundary).or_insert(0);
         *n += 1;
         let n = *n;

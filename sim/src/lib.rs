@@ -8,6 +8,7 @@
 //! - `browser.rs`: the executor host (a Rust model of the extension).
 //! - `chat.rs`: a ChatGPT conversation host and the seeded agent inside it.
 //! - `ledger.rs`: what the hosts observed (the checkers' input, never host logic's).
+//! - `oracle.rs`: obligation checkers over the durable event log (what must follow).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
 //! - `matrix.rs`: the crash matrix and swarm drivers, and failure reports.
 //! - `scenario.rs`: the scenario file language (`scenarios/*.scn`).
@@ -22,6 +23,7 @@ mod daemon;
 pub mod faults;
 mod ledger;
 pub mod matrix;
+pub mod oracle;
 pub mod scenario;
 pub mod shrink;
 mod wire;

@@ -72,6 +72,15 @@ pub fn report(knobs: &Knobs, plan: &[CrashAt], outcome: &Outcome) -> String {
     for c in plan {
         let _ = writeln!(r, "crash plan: {} #{}", c.boundary, c.occurrence);
     }
+    for t in &knobs.triggers {
+        let _ = writeln!(r, "trigger: {} #{} of {}: {:?}", t.at.boundary, t.at.occurrence, t.worker(), t.reaction);
+    }
+    for (at, length) in &knobs.outages {
+        let _ = writeln!(r, "executor outage: at {at} ms for {length} ms");
+    }
+    for (at, length) in &knobs.partitions {
+        let _ = writeln!(r, "bridge partition: at {at} ms for {length} ms");
+    }
     let _ = writeln!(r, "crashes: {}", outcome.crashes.join("; "));
     let _ = writeln!(r, "\n## broken invariants");
     for v in &outcome.violations {

@@ -12,8 +12,8 @@
 //! expect completed all
 //! ```
 
-use crate::faults::{Boundary, CrashAt};
-use crate::world::{Action, ActionKind, Knobs, Outcome};
+use crate::faults::{Boundary, Call, CrashAt, Reaction, Trigger};
+use crate::world::{Action, ActionKind, Knobs, Outcome, PARTITION_MS_MIN};
 use engine::ids::WorkerId;
 
 /// A parsed scenario.
@@ -46,6 +46,17 @@ pub enum Expectation {
     Stalled(usize),
     /// Exactly this many prompts delivered to a lane in a time window.
     DeliveredBetween { lane: usize, from_ms: u64, to_ms: u64, count: usize },
+    /// At least this many lanes failed (their agents called `worker_fail`).
+    FailedAtLeast(usize),
+    /// Every lane finished: completed, or failed by its own agent.
+    FinishedAll,
+    /// At least this many attempts were withdrawn before they left or were submitted.
+    WithdrawnAtLeast(usize),
+    /// The executor reconnected at least this many times.
+    ReconnectsAtLeast(usize),
+    /// No attempt was submitted while its worker waited (human, dependency) or was
+    /// paused, except explicit operator acts.
+    NothingWhileHeld,
 }
 
 /// A scenario file error, with its line number.
@@ -111,6 +122,12 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
         let w: Vec<&str> = line.split_whitespace().collect();
         let num = |k: usize| w.get(k).and_then(|v| v.parse::<u64>().ok()).ok_or_else(|| err("expected a number"));
         let flag = |k: usize| w.get(k).and_then(|v| on_off(v)).ok_or_else(|| err("expected on or off"));
+        let partition = |ms: u64| {
+            if ms < PARTITION_MS_MIN {
+                return Err(err("a partition lasts at least 30s (shorter ones are holds)"));
+            }
+            Ok(ms)
+        };
         match w[0] {
             "seed" => knobs.seed = num(1)?,
             "workers" => knobs.workers = num(1)? as usize,
@@ -124,6 +141,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "progress" => knobs.agents.progress_pct = num(1)?.min(100),
             "long-turns" => knobs.agents.long_turn_pct = num(1)?.min(100),
             "delivery-timeouts" => knobs.agents.delivery_timeout_pct = num(1)?.min(100),
+            "submit-timeouts" => knobs.agents.submit_timeout_pct = num(1)?.min(100),
             "human" => knobs.agents.human_pct = num(1)?.min(100),
             "blocks" => knobs.agents.blocks = flag(1)?,
             "forget-complete" => knobs.agents.forget_complete = flag(1)?,
@@ -139,6 +157,31 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "daemon-crash" => knobs.daemon_crash_pct = num(1)?.min(100),
             "executor-crash" => knobs.executor_crash_pct = num(1)?.min(100),
             "hold" => knobs.hold_pct = num(1)?.min(100),
+            "partition" => knobs.partition_pct = num(1)?.min(100),
+            "fails" => knobs.agents.fail_pct = num(1)?.min(100),
+            "submit-delay" => {
+                knobs.submit_delay_ms =
+                    w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?
+            }
+            "on" => {
+                // on BOUNDARY K laneN REACTION [ARGS]
+                let boundary = w.get(1).and_then(|b| Boundary::parse(b)).ok_or_else(|| err("unknown boundary"))?;
+                let at = CrashAt { boundary, occurrence: num(2)? as u32 };
+                let lane = w.get(3).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN or root"))?;
+                let length = || w.get(5).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"));
+                let reaction = match w.get(4).copied() {
+                    Some("complete") => Reaction::Call(Call::Complete),
+                    Some("fail") => Reaction::Call(Call::Fail),
+                    Some("human") => Reaction::Call(Call::Human),
+                    Some("pause") => Reaction::Call(Call::Pause { after_turn: w.get(5) == Some(&"after-turn") }),
+                    Some("resume") => Reaction::Call(Call::Resume),
+                    Some("executor-down") => Reaction::ExecutorDown(length()?),
+                    Some("hold") => Reaction::Hold(length()?),
+                    Some("partition") => Reaction::Partition(partition(length()?)?),
+                    _ => return Err(err("unknown reaction")),
+                };
+                knobs.triggers.push(Trigger { at, lane, reaction });
+            }
             "safety" => {
                 knobs.safety_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?
             }
@@ -146,10 +189,14 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 let boundary = w.get(1).and_then(|b| Boundary::parse(b)).ok_or_else(|| err("unknown boundary"))?;
                 plan.push(CrashAt { boundary, occurrence: num(2)? as u32 });
             }
-            "at" if w.get(2) == Some(&"executor-down") => {
+            "at" if matches!(w.get(2), Some(&"executor-down" | &"partition")) => {
                 let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                 let length = w.get(3).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?;
-                knobs.outages.push((at_ms, length));
+                if w[2] == "partition" {
+                    knobs.partitions.push((at_ms, partition(length)?));
+                } else {
+                    knobs.outages.push((at_ms, length));
+                }
             }
             "at" => {
                 let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -174,6 +221,11 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("nothing-while-blocked") => Expectation::NothingWhileBlocked,
                 Some("deferrals") => Expectation::DeferralsAtLeast(num(3)? as usize),
                 Some("stalled") => Expectation::Stalled(num(2)? as usize),
+                Some("failed") => Expectation::FailedAtLeast(num(3)? as usize),
+                Some("finished") if w.get(2) == Some(&"all") => Expectation::FinishedAll,
+                Some("withdrawn") => Expectation::WithdrawnAtLeast(num(3)? as usize),
+                Some("nothing-while-held") => Expectation::NothingWhileHeld,
+                Some("reconnects") => Expectation::ReconnectsAtLeast(num(3)? as usize),
                 Some("delivered") => {
                     let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
                     let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -185,7 +237,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             _ => return Err(err("unknown directive")),
         }
     }
-    if knobs.script.iter().any(|a| a.lane >= knobs.workers && a.lane != usize::MAX) {
+    let trigger_lanes = knobs.triggers.iter().map(|t| t.lane);
+    if knobs.script.iter().map(|a| a.lane).chain(trigger_lanes).any(|l| l >= knobs.workers && l != usize::MAX) {
         return Err(ParseError { line: 0, message: "an action names a lane beyond `workers`".into() });
     }
     Ok(Scenario { title: title.unwrap_or_else(|| name.to_string()), knobs, plan, expectations })
@@ -203,6 +256,11 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::NothingWhileBlocked => outcome.scheduled_while_blocked == 0,
             Expectation::DeferralsAtLeast(n) => outcome.deferrals >= *n,
             Expectation::Stalled(n) => outcome.stalled == *n,
+            Expectation::FailedAtLeast(n) => outcome.failed >= *n,
+            Expectation::FinishedAll => outcome.completed + outcome.failed == outcome.workers,
+            Expectation::WithdrawnAtLeast(n) => outcome.withdrawn >= *n,
+            Expectation::NothingWhileHeld => outcome.submitted_while_held.is_empty(),
+            Expectation::ReconnectsAtLeast(n) => outcome.reconnects >= *n,
             Expectation::DeliveredBetween { lane, from_ms, to_ms, count } => {
                 // Lanes are spawned in order right after the root (wrk-1).
                 let worker = WorkerId(*lane as u64 + 2);
@@ -214,6 +272,11 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
         if !ok {
             failed.push(format!("expectation {e:?} does not hold"));
         }
+    }
+    // A scenario proves nothing about a crash or a race that never happened.
+    failed.extend(outcome.unreached.iter().map(|what| format!("planned but never reached: {what}")));
+    if scenario.expectations.iter().any(|e| matches!(e, Expectation::NothingWhileHeld)) {
+        failed.extend(outcome.submitted_while_held.iter().cloned());
     }
     failed
 }

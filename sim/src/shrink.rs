@@ -10,13 +10,29 @@ type Step = fn(&Knobs, &[CrashAt]) -> Option<(Knobs, Vec<CrashAt>)>;
 
 /// The simplifications, tried in order until none applies (each makes the run strictly
 /// smaller: fewer workers or turns, fewer fault classes, shorter fault phase).
-const STEPS: [Step; 12] = [
+const STEPS: [Step; 16] = [
     |k, p| (p.len() > 1).then(|| (k.clone(), p[1..].to_vec())),
     |k, p| (p.len() > 1).then(|| (k.clone(), p[..p.len() - 1].to_vec())),
     |k, p| (k.workers > 1).then(|| (Knobs { workers: k.workers - 1, ..k.clone() }, p.to_vec())),
     |k, p| (k.daemon_crash_pct > 0).then(|| (Knobs { daemon_crash_pct: 0, ..k.clone() }, p.to_vec())),
     |k, p| (k.executor_crash_pct > 0).then(|| (Knobs { executor_crash_pct: 0, ..k.clone() }, p.to_vec())),
     |k, p| (k.hold_pct > 0).then(|| (Knobs { hold_pct: 0, ..k.clone() }, p.to_vec())),
+    |k, p| (k.partition_pct > 0).then(|| (Knobs { partition_pct: 0, ..k.clone() }, p.to_vec())),
+    |k, p| (k.submit_delay_ms > 0).then(|| (Knobs { submit_delay_ms: 0, ..k.clone() }, p.to_vec())),
+    |k, p| {
+        (k.agents.fail_pct > 0).then(|| {
+            let mut k = k.clone();
+            k.agents.fail_pct = 0;
+            (k, p.to_vec())
+        })
+    },
+    |k, p| {
+        (k.agents.submit_timeout_pct > 0).then(|| {
+            let mut k = k.clone();
+            k.agents.submit_timeout_pct = 0;
+            (k, p.to_vec())
+        })
+    },
     |k, p| {
         (k.agents.delivery_timeout_pct > 0).then(|| {
             let mut k = k.clone();
@@ -93,6 +109,7 @@ pub fn to_scenario(title: &str, k: &Knobs, plan: &[CrashAt]) -> String {
     let _ = writeln!(s, "progress {}", k.agents.progress_pct);
     let _ = writeln!(s, "long-turns {}", k.agents.long_turn_pct);
     let _ = writeln!(s, "delivery-timeouts {}", k.agents.delivery_timeout_pct);
+    let _ = writeln!(s, "submit-timeouts {}", k.agents.submit_timeout_pct);
     let _ = writeln!(s, "human {}", k.agents.human_pct);
     let _ = writeln!(s, "blocks {}", on(k.agents.blocks));
     let _ = writeln!(s, "forget-complete {}", on(k.agents.forget_complete));
@@ -105,9 +122,12 @@ pub fn to_scenario(title: &str, k: &Knobs, plan: &[CrashAt]) -> String {
     let _ = writeln!(s, "messages {}", k.agents.message_pct);
     let _ = writeln!(s, "lost-conversations {}", k.agents.lost_pct);
     let _ = writeln!(s, "host-ui-changes {}", k.agents.host_ui_pct);
+    let _ = writeln!(s, "fails {}", k.agents.fail_pct);
     let _ = writeln!(s, "daemon-crash {}", k.daemon_crash_pct);
     let _ = writeln!(s, "executor-crash {}", k.executor_crash_pct);
     let _ = writeln!(s, "hold {}", k.hold_pct);
+    let _ = writeln!(s, "partition {}", k.partition_pct);
+    let _ = writeln!(s, "submit-delay {}s", k.submit_delay_ms / 1_000);
     let _ = writeln!(s, "safety {}m", k.safety_ms / 60_000);
     for c in plan {
         let _ = writeln!(s, "crash {} {}", c.boundary, c.occurrence);

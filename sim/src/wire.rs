@@ -5,6 +5,7 @@
 //! WebSocket frame; callers (agents, the operator) use compact postcard frames on
 //! `DAEMON_PORT`, standing in for MCP.
 
+use crate::faults::Call;
 use engine::ids::WorkerId;
 use engine::model::ConversationState;
 use serde::de::DeserializeOwned;
@@ -35,6 +36,8 @@ pub enum SimOp {
     Progress { worker: WorkerId, summary: String },
     /// `worker_complete`.
     Complete { worker: WorkerId, summary: String },
+    /// `worker_fail`.
+    Fail { worker: WorkerId, reason: String },
     /// `worker_await_human`.
     AwaitHuman { worker: WorkerId, question: String },
     /// `worker_resolve_human` (the simulated operator).
@@ -54,6 +57,19 @@ pub enum SimOp {
     /// The simulated operator's sweep: answer human waits, resume workers paused as
     /// ambiguous or failing after looking at them. Never a manual continue.
     OperatorSweep,
+}
+
+impl SimOp {
+    /// The operation a trigger's call makes for a worker.
+    pub fn from_call(worker: WorkerId, call: Call) -> SimOp {
+        match call {
+            Call::Complete => SimOp::Complete { worker, summary: format!("{worker}-done") },
+            Call::Fail => SimOp::Fail { worker, reason: format!("{worker}-gave-up") },
+            Call::Human => SimOp::AwaitHuman { worker, question: format!("{worker}-raced-question") },
+            Call::Pause { after_turn } => SimOp::Pause { worker, after_turn },
+            Call::Resume => SimOp::Resume { worker },
+        }
+    }
 }
 
 /// Frames a caller sends to the daemon.
@@ -87,6 +103,8 @@ pub enum FromChat {
     Accepted { key: String },
     /// The page refused the submission (closed, busy): nothing was sent.
     Refused { key: String },
+    /// The submission went in and the page showed "Message delivery timed out".
+    TimedOut { key: String },
 }
 
 /// Writes one frame.

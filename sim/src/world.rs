@@ -4,8 +4,9 @@
 use crate::browser::{self, BrowserState, Storage};
 use crate::chat::{self, AgentKnobs};
 use crate::daemon::{self, DaemonState, EPOCH_MS};
-use crate::faults::{CrashAt, Target};
+use crate::faults::{CrashAt, Reaction, Target, Trigger};
 use crate::ledger::{Ledger, SharedLedger};
+use crate::oracle;
 use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, read_frame, write_frame};
 use engine::model::Lifecycle;
 use engine::{Engine, EngineConfig, Record};
@@ -37,6 +38,10 @@ pub struct Knobs {
     pub executor_crash_pct: u64,
     /// Percent chance per simulated minute of holding the bridge link for a while.
     pub hold_pct: u64,
+    /// Percent chance per simulated minute of partitioning the bridge link (30 s-5 min).
+    pub partition_pct: u64,
+    /// How long the page needs after a command arrives before a submission starts.
+    pub submit_delay_ms: u64,
     /// Length of the safety phase (faults on), in simulated ms.
     pub safety_ms: u64,
     /// Upper bound of the whole run, in simulated ms.
@@ -51,6 +56,10 @@ pub struct Knobs {
     pub script: Vec<Action>,
     /// Executor outages: (start, length) in simulated ms (scenario files).
     pub outages: Vec<(u64, u64)>,
+    /// Bridge link partitions: (start, length) in simulated ms (scenario files).
+    pub partitions: Vec<(u64, u64)>,
+    /// Reactions pinned to boundaries (scenario files' races).
+    pub triggers: Vec<Trigger>,
 }
 
 /// A timed operator action from a scenario file.
@@ -82,7 +91,7 @@ impl Knobs {
     pub fn swarm(seed: u64) -> Knobs {
         let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x005E_ED0F_5A1A);
         let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
-        Knobs {
+        let mut knobs = Knobs {
             seed,
             workers: pick(1, 4) as usize,
             steering: pick(0, 1) == 1,
@@ -101,19 +110,31 @@ impl Knobs {
                 message_pct: pick(0, 50),
                 lost_pct: if pick(0, 3) == 0 { pick(1, 5) } else { 0 },
                 host_ui_pct: if pick(0, 3) == 0 { pick(1, 5) } else { 0 },
+                fail_pct: 0,
+                submit_timeout_pct: 0,
             },
             root: pick(0, 1) == 1,
             // Each fault class is on or off per seed, with a drawn rate when on.
             daemon_crash_pct: if pick(0, 1) == 1 { pick(1, 8) } else { 0 },
             executor_crash_pct: if pick(0, 1) == 1 { pick(1, 8) } else { 0 },
             hold_pct: if pick(0, 2) == 0 { pick(1, 5) } else { 0 },
+            partition_pct: 0,
+            submit_delay_ms: 0,
             safety_ms: pick(30, 120) * 60_000,
             horizon_ms: 8 * 3_600_000,
             tick_ms: 1_000,
             auto: true,
             script: Vec::new(),
             outages: Vec::new(),
-        }
+            partitions: Vec::new(),
+            triggers: Vec::new(),
+        };
+        // Drawn after the others, so a seed's earlier knobs stay what they were.
+        knobs.agents.fail_pct = if pick(0, 2) == 0 { pick(2, 10) } else { 0 };
+        knobs.partition_pct = if pick(0, 2) == 0 { pick(1, 4) } else { 0 };
+        knobs.submit_delay_ms = if pick(0, 1) == 1 { pick(1, 8) * 1_000 } else { 0 };
+        knobs.agents.submit_timeout_pct = if pick(0, 3) == 0 { pick(2, 10) } else { 0 };
+        knobs
     }
 
     /// A calm run for the crash matrix: two workers, three turns, no random faults.
@@ -137,17 +158,23 @@ impl Knobs {
                 message_pct: 0,
                 lost_pct: 0,
                 host_ui_pct: 0,
+                fail_pct: 0,
+                submit_timeout_pct: 0,
             },
             root: false,
             daemon_crash_pct: 0,
             executor_crash_pct: 0,
             hold_pct: 0,
+            partition_pct: 0,
+            submit_delay_ms: 0,
             safety_ms: 3 * 3_600_000,
             horizon_ms: 8 * 3_600_000,
             tick_ms: 1_000,
             auto: true,
             script: Vec::new(),
             outages: Vec::new(),
+            partitions: Vec::new(),
+            triggers: Vec::new(),
         }
     }
 }
@@ -171,6 +198,8 @@ pub struct Outcome {
     pub workers: usize,
     /// Workers the engine holds as completed at the end.
     pub completed: usize,
+    /// Workers the engine holds as failed at the end (their agents gave up).
+    pub failed: usize,
     /// Prompts accepted by conversations.
     pub deliveries: usize,
     /// Every delivery: (worker, idempotency key, simulated ms).
@@ -188,14 +217,26 @@ pub struct Outcome {
     pub scheduled_while_blocked: usize,
     /// Wakes deferred by the anti-spam floor (`execution.deferred`).
     pub deferrals: usize,
+    /// Attempts withdrawn before they left or before their submission began.
+    pub withdrawn: usize,
+    /// Automatic attempts submitted while their worker was held (see `oracle`).
+    pub submitted_while_held: Vec<String>,
+    /// Times the executor reconnected and said `hello` again.
+    pub reconnects: usize,
+    /// Planned crashes and triggers that never happened.
+    pub unreached: Vec<String>,
     /// Crashes performed.
     pub crashes: Vec<String>,
 }
 
 /// Runs one simulation with the given knobs and crash plan.
 pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
-    let ledger: SharedLedger =
-        Rc::new(RefCell::new(Ledger { faults_on: true, crash_plan: plan.to_vec(), ..Ledger::default() }));
+    let ledger: SharedLedger = Rc::new(RefCell::new(Ledger {
+        faults_on: true,
+        crash_plan: plan.to_vec(),
+        triggers: knobs.triggers.clone(),
+        ..Ledger::default()
+    }));
     let disk = Rc::new(RefCell::new(Disk::default()));
     let storage = Rc::new(RefCell::new(Storage::default()));
     let mut sim = turmoil::Builder::new()
@@ -216,6 +257,8 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         || knobs.daemon_crash_pct > 0
         || knobs.executor_crash_pct > 0
         || knobs.hold_pct > 0
+        || knobs.partition_pct > 0
+        || !knobs.partitions.is_empty()
         || !plan.is_empty();
     let spares = if faulty { knobs.workers + 4 } else { 3 };
     let chats: Vec<String> = (0..knobs.workers + spares).map(|i| format!("chat-{i}")).collect();
@@ -229,6 +272,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         chats: chats.clone(),
         steering: knobs.steering,
         concurrency: knobs.concurrency,
+        submit_delay_ms: knobs.submit_delay_ms,
         ledger: ledger.clone(),
     };
     sim.host("browser", move || browser::run(b.clone()));
@@ -238,7 +282,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
 
     let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
     let mut restart: Vec<(Target, u64)> = Vec::new();
-    let mut held_until: Option<u64> = None;
+    let mut link = Link::Up;
     let tick = knobs.tick_ms;
     let mut steps = 0u64;
     let mut outcome = Outcome { workers, ..Outcome::default() };
@@ -259,13 +303,32 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
             crash(&mut sim, target, &disk, &ledger);
             restart.push((target, now + 2_000 + rng.next_u64() % 20_000));
         }
-        // Scripted executor outages (the browser is closed for a while).
+        // Scripted executor outages (the browser is closed for a while) and partitions,
+        // and the outages and link faults the scenario's triggers asked for.
+        let mut reactions = std::mem::take(&mut ledger.borrow_mut().reactions);
         for &(at, length) in &knobs.outages {
-            let running = !restart.iter().any(|(t, _)| *t == Target::Executor);
-            if at <= now && now < at + tick && running {
-                ledger.borrow_mut().crashes.push(format!("browser outage at t={now} for {length} ms"));
-                crash(&mut sim, Target::Executor, &disk, &ledger);
-                restart.push((Target::Executor, now + length));
+            if at <= now && now < at + tick {
+                reactions.push(Reaction::ExecutorDown(length));
+            }
+        }
+        for &(at, length) in &knobs.partitions {
+            if at <= now && now < at + tick {
+                reactions.push(Reaction::Partition(length));
+            }
+        }
+        for reaction in reactions {
+            match reaction {
+                Reaction::ExecutorDown(length) => {
+                    let running = !restart.iter().any(|(t, _)| *t == Target::Executor);
+                    if running {
+                        ledger.borrow_mut().crashes.push(format!("browser outage at t={now} for {length} ms"));
+                        crash(&mut sim, Target::Executor, &disk, &ledger);
+                        restart.push((Target::Executor, now + length));
+                    }
+                }
+                Reaction::Hold(length) => link.set(&sim, Link::Held { until: now + length }, &ledger),
+                Reaction::Partition(length) => link.set(&sim, Link::Partitioned { until: now + length }, &ledger),
+                Reaction::Call(_) => {} // the daemon delivers calls itself
             }
         }
         // Random faults (swarm), once per simulated minute of the safety phase.
@@ -280,14 +343,18 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
                     restart.push((target, now + 1_000 + rng.next_u64() % 60_000));
                 }
             }
-            if held_until.is_none() && rng.next_u64() % 100 < knobs.hold_pct {
-                sim.hold("browser", "daemon");
-                held_until = Some(now + 1_000 + rng.next_u64() % 20_000);
+            if link == Link::Up && rng.next_u64() % 100 < knobs.hold_pct {
+                link.set(&sim, Link::Held { until: now + 1_000 + rng.next_u64() % 20_000 }, &ledger);
+            }
+            // A partition outlasts the heartbeat interval, so the connection breaks under
+            // it (shorter ones are what TCP retransmission hides: holds).
+            if knobs.partition_pct > 0 && link == Link::Up && rng.next_u64() % 100 < knobs.partition_pct {
+                let until = now + PARTITION_MS_MIN + rng.next_u64() % (PARTITION_MS_MAX - PARTITION_MS_MIN);
+                link.set(&sim, Link::Partitioned { until }, &ledger);
             }
         }
-        if held_until.is_some_and(|t| t <= now) {
-            sim.release("browser", "daemon");
-            held_until = None;
+        if link.until().is_some_and(|t| t <= now) {
+            link.set(&sim, Link::Up, &ledger);
         }
         restart.retain(|(target, at)| {
             if *at <= now {
@@ -300,7 +367,11 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         let done = {
             let l = ledger.borrow();
             let agents = workers + usize::from(knobs.root);
-            !faults_on && restart.is_empty() && l.finished_agents.len() >= agents && now > knobs.safety_ms + 60_000
+            !faults_on
+                && restart.is_empty()
+                && link == Link::Up
+                && l.finished_agents.len() >= agents
+                && now > knobs.safety_ms + 60_000
         };
         if done || now >= knobs.horizon_ms {
             outcome.sim_ms = now;
@@ -308,8 +379,56 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         }
     }
     outcome.steps = steps;
-    check(&mut outcome, &ledger, &disk, &engine_config, knobs.root);
+    check(&mut outcome, &ledger, &disk, &engine_config, knobs);
     outcome
+}
+
+/// Shortest partition of the bridge link: longer than the executor's heartbeat interval
+/// (20 s), so the connection breaks under it. Turmoil drops segments without
+/// retransmitting them, so a shorter one would stall a stream forever where real TCP
+/// would retransmit: that is a hold.
+pub const PARTITION_MS_MIN: u64 = 30_000;
+/// Longest random partition of the bridge link.
+const PARTITION_MS_MAX: u64 = 5 * 60_000;
+
+/// The bridge link (browser <-> daemon): healthy, holding its messages (delivered late,
+/// in order, when released) or partitioned (every message dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    Up,
+    Held { until: u64 },
+    Partitioned { until: u64 },
+}
+
+impl Link {
+    fn until(self) -> Option<u64> {
+        match self {
+            Link::Up => None,
+            Link::Held { until } | Link::Partitioned { until } => Some(until),
+        }
+    }
+
+    /// Heals the current fault, then applies `to` (turmoil cannot hold and partition one
+    /// link at once).
+    fn set(&mut self, sim: &turmoil::Sim<'_>, to: Link, ledger: &SharedLedger) {
+        match *self {
+            Link::Up => {}
+            Link::Held { .. } => sim.release("browser", "daemon"),
+            Link::Partitioned { .. } => sim.repair("browser", "daemon"),
+        }
+        match to {
+            Link::Up => {}
+            Link::Held { .. } => sim.hold("browser", "daemon"),
+            Link::Partitioned { .. } => sim.partition("browser", "daemon"),
+        }
+        let mut l = ledger.borrow_mut();
+        if let Link::Partitioned { until } = to {
+            let now = l.now_ms;
+            l.crashes.push(format!("bridge partition at t={now} for {} ms", until - now));
+        }
+        l.trace("network", format!("bridge link {to:?}"));
+        *self = to;
+    }
 }
 
 /// Crashes a host. A daemon crash loses everything not yet synced on its disk.
@@ -401,13 +520,7 @@ async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::Wo
 }
 
 /// The final checks: everything the oracle proves about a run.
-fn check(
-    outcome: &mut Outcome,
-    ledger: &SharedLedger,
-    disk: &Rc<RefCell<Disk>>,
-    config: &EngineConfig,
-    knobs_root: bool,
-) {
+fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>, config: &EngineConfig, knobs: &Knobs) {
     let mut l = ledger.borrow_mut();
     let mut store = MemStore::open(disk.clone());
     let records = store.load().unwrap_or_default();
@@ -434,6 +547,22 @@ fn check(
             for s in lost {
                 l.violation(format!("acknowledged write {s} lost"));
             }
+            // What must follow: a fresh `continue` after each delivery timeout, and every
+            // due keepalive delivered or superseded.
+            let mut events: Vec<engine::event::Event> =
+                records.iter().filter_map(|r| if let Record::Event(e) = r { Some(e.clone()) } else { None }).collect();
+            events.sort_by_key(|e| e.cursor);
+            let log = oracle::Log {
+                events: &events,
+                auto: knobs.auto,
+                end: engine::time::Timestamp(EPOCH_MS + outcome.sim_ms),
+            };
+            for broken in oracle::delivery_timeouts_followed(log).into_iter().chain(oracle::keepalives_kept(log)) {
+                l.violation(broken);
+            }
+            outcome.submitted_while_held = oracle::held_submissions(log);
+            outcome.withdrawn =
+                engine.attempts().filter(|a| a.outcome == Some(engine::model::AttemptOutcome::Withdrawn)).count();
             // Event cursors are dense from 1.
             let cursors: Vec<u64> =
                 records.iter().filter_map(|r| if let Record::Event(e) = r { Some(e.cursor.0) } else { None }).collect();
@@ -441,6 +570,7 @@ fn check(
                 l.violation("event cursors have a gap");
             }
             // Exactly once: no delivered prompt is one the engine believes was never sent.
+            let late = oracle::scheduled_after_end(log);
             let delivered = l.delivered.clone();
             for (_, key, _) in &delivered {
                 let id = key.rsplit("exe-").next().and_then(|n| n.parse::<u64>().ok());
@@ -455,6 +585,14 @@ fn check(
                     let what = format!("delivered {key} but the engine holds it as {:?}", attempt.map(|a| a.outcome));
                     l.violations.push(what);
                 }
+                // Nothing new for a finished worker: a prompt that reaches a completed or
+                // failed worker's conversation was in flight before it ended (spec 000
+                // §21.3), never scheduled after.
+                if let Some(a) = attempt
+                    && let Some(cursor) = late.get(&a.id)
+                {
+                    l.violations.push(format!("delivered {key}, scheduled (event #{cursor}) after {} ended", a.worker));
+                }
             }
             // Liveness: every lane whose agent finished is completed, with zero manual continues.
             // The coordinator can only complete after every lane: a stalled lane (a designed
@@ -463,12 +601,16 @@ fn check(
                 w.spec.name != "/root"
                     && w.pause.as_ref().is_some_and(|p| p.reason == engine::model::PauseReason::Stall)
             });
-            let with_root = knobs_root && !lane_stalled;
+            let with_root = knobs.root && !lane_stalled;
             let lanes: Vec<_> = engine.workers().filter(|w| with_root || w.spec.name != "/root").collect();
             outcome.workers = lanes.len();
             outcome.completed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Completed).count();
+            outcome.failed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Failed).count();
             for w in &lanes {
-                if l.finished_agents.contains(&w.id) && w.lifecycle != Lifecycle::Completed {
+                // An agent that gave up (`worker_fail`) finished too: its worker is failed.
+                let gave_up = l.failed_agents.contains(&w.id);
+                let expected = if gave_up { Lifecycle::Failed } else { Lifecycle::Completed };
+                if l.finished_agents.contains(&w.id) && w.lifecycle != expected {
                     l.violation(format!("{} finished its work but is {}", w.id, w.lifecycle.as_str()));
                 }
                 // A stall pause is the policy's designed human checkpoint, not a bug: the
@@ -476,13 +618,22 @@ fn check(
                 let stalled = w.pause.as_ref().is_some_and(|p| p.reason == engine::model::PauseReason::Stall);
                 if stalled {
                     outcome.stalled += 1;
-                } else if w.lifecycle != Lifecycle::Completed {
-                    l.violation(format!("{} never completed (liveness)", w.id));
+                } else if w.lifecycle != expected {
+                    l.violation(format!("{} never finished (liveness): {}", w.id, w.lifecycle.as_str()));
                 }
             }
             // Zero manual continues, except the operator's recoveries of conversations lost
             // to an ambiguous create (the spec's fail-closed path).
-            let manual = engine.attempts().filter(|a| a.wake.contains(engine::wake::WakeReason::ContinueNow)).count();
+            // An attempt that definitely never reached the page hands its wake to the next
+            // one (a redelivery): count the operator's act once, where it may have landed.
+            let reached = |a: &engine::model::Attempt| {
+                use engine::model::AttemptOutcome::{Ambiguous, DeliveryTimeout};
+                a.submitted_at.is_some() || matches!(a.outcome, Some(Ambiguous | DeliveryTimeout))
+            };
+            let manual = engine
+                .attempts()
+                .filter(|a| a.wake.contains(engine::wake::WakeReason::ContinueNow) && reached(a))
+                .count();
             block_facts(outcome, &engine, &records);
             let recoveries = l.operator_recoveries;
             if manual > recoveries {
@@ -495,6 +646,13 @@ fn check(
     outcome.fresh_continues = l.fresh_continues;
     outcome.violations = l.violations.clone();
     outcome.crashes = l.crashes.clone();
+    outcome.reconnects = l.hellos.saturating_sub(1);
+    outcome.unreached = l.crash_plan.iter().map(|c| format!("crash at {} #{}", c.boundary, c.occurrence)).collect();
+    let triggers = l
+        .triggers
+        .iter()
+        .map(|t| format!("{:?} at {} #{} of {}", t.reaction, t.at.boundary, t.at.occurrence, t.worker()));
+    outcome.unreached.extend(triggers);
     let mut hasher = Fnv::default();
     for line in &l.trace {
         hasher.write(line.as_bytes());
@@ -562,9 +720,9 @@ pub fn describe(k: &Knobs) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        "seed={} workers={} steering={} concurrency={} turns={}..{} progress={}% long_turns={}% delivery_timeouts={}% human={}% \
-         blocks={} forget_complete={} block_waits={} dependency={}% message={}% lost={}% host_ui={}% root={} \
-         daemon_crash={}%/min executor_crash={}%/min hold={}%/min safety={}min tick={}ms",
+        "seed={} workers={} steering={} concurrency={} turns={}..{} progress={}% long_turns={}% delivery_timeouts={}% submit_timeouts={}% human={}% \
+         blocks={} forget_complete={} block_waits={} dependency={}% message={}% lost={}% host_ui={}% fail={}% root={} \
+         daemon_crash={}%/min executor_crash={}%/min hold={}%/min partition={}%/min submit_delay={}ms safety={}min tick={}ms",
         k.seed,
         k.workers,
         k.steering,
@@ -574,6 +732,7 @@ pub fn describe(k: &Knobs) -> String {
         k.agents.progress_pct,
         k.agents.long_turn_pct,
         k.agents.delivery_timeout_pct,
+        k.agents.submit_timeout_pct,
         k.agents.human_pct,
         k.agents.blocks,
         k.agents.forget_complete,
@@ -582,10 +741,13 @@ pub fn describe(k: &Knobs) -> String {
         k.agents.message_pct,
         k.agents.lost_pct,
         k.agents.host_ui_pct,
+        k.agents.fail_pct,
         k.root,
         k.daemon_crash_pct,
         k.executor_crash_pct,
         k.hold_pct,
+        k.partition_pct,
+        k.submit_delay_ms,
         k.safety_ms / 60_000,
         k.tick_ms
     );

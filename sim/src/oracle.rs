@@ -1,0 +1,429 @@
+//! Obligation checkers over the durable event log: what must *follow* an event, not only
+//! what must never happen. Pure functions of the recovered events (so they judge what
+//! the world really saw: effects leave the daemon only after their batch is durable),
+//! unit-tested on synthetic traces.
+//!
+//! - After every delivery timeout (an attempt ending `delivery_timeout`, whether the page
+//!   showed the card or the executor answered `MESSAGE_DELIVERY_TIMEOUT`), the worker's
+//!   next attempt is the fresh `continue` (its wake carries `delivery_timeout`), or the
+//!   command already in flight is submitted (spec 000 §10.2 step 8 coalesces them),
+//!   unless the worker became terminal, paused, waiting, manual or lost its conversation
+//!   first (spec 000 §22.3.1, 001 C16.4a).
+//! - A keepalive that fell due is never dropped: the pending continuation keeps it until
+//!   an attempt carries it, a submission supersedes it (a submission resets the
+//!   keepalive, spec 000 §10.6), or a recorded cancellation or hold ends it (§10.5).
+//!
+//! Two helpers feed other checks: `scheduled_after_end` (attempts scheduled after their
+//! worker ended: delivering one is a violation) and `held_submissions` (what scenarios'
+//! `expect nothing-while-held` forbids).
+//!
+//! The run may stop while an obligation is legitimately pending (a keepalive waiting
+//! for the end of a long turn on a page that cannot steer): one still open at the end
+//! breaks only once it has been open longer than its rule's patience.
+
+use engine::event::{Event, EventKind};
+use engine::ids::{AttemptId, RunId, WorkerId};
+use engine::model::{AttemptOutcome, AttemptReason};
+use engine::policy::Mode;
+use engine::time::Timestamp;
+use engine::wake::WakeReason;
+use std::collections::BTreeMap;
+
+/// What the log says about one worker right now.
+#[derive(Clone, Copy, Debug, Default)]
+struct Facts {
+    run: RunId,
+    terminal: bool,
+    human: bool,
+    dependency: bool,
+    paused: bool,
+    pause_after_turn: bool,
+    /// The worker's own mode override (`None` follows the run).
+    mode: Option<Mode>,
+    lost: bool,
+    /// The attempt whose command is out and not yet submitted or closed.
+    in_flight: Option<AttemptId>,
+}
+
+/// A continuation some event made due and nothing has discharged yet.
+#[derive(Clone, Copy, Debug)]
+struct Owed {
+    /// The event that made it due, and when.
+    cursor: u64,
+    at: Timestamp,
+    /// The attempt whose end made it due (delivery timeouts).
+    attempt: Option<AttemptId>,
+    /// An attempt already in flight then, whose submission also discharges it.
+    coalesced: Option<AttemptId>,
+}
+
+/// Replays the log, tracking each worker's holds, and lets a rule open, discharge and
+/// excuse one obligation per worker.
+struct Replay {
+    auto: bool,
+    runs: BTreeMap<RunId, Mode>,
+    workers: BTreeMap<WorkerId, Facts>,
+}
+
+impl Replay {
+    fn new(auto: bool) -> Replay {
+        Replay { auto, runs: BTreeMap::new(), workers: BTreeMap::new() }
+    }
+
+    /// Whether nothing automatic is owed to the worker now: terminal, waiting, paused,
+    /// manual, or without a conversation (recovery is an explicit act).
+    fn excused(&self, worker: WorkerId) -> bool {
+        let Some(f) = self.workers.get(&worker) else { return false };
+        let run_mode = self.runs.get(&f.run).copied().unwrap_or(if self.auto { Mode::Auto } else { Mode::Manual });
+        let manual = f.mode.unwrap_or(run_mode) == Mode::Manual;
+        f.terminal || f.human || f.dependency || f.paused || f.pause_after_turn || manual || f.lost
+    }
+
+    fn facts(&mut self, worker: WorkerId, run: RunId) -> &mut Facts {
+        self.workers.entry(worker).or_insert(Facts { run, ..Facts::default() })
+    }
+
+    /// Applies one event to the facts.
+    fn apply(&mut self, e: &Event) {
+        match &e.kind {
+            EventKind::RunPolicyChanged { mode } => {
+                self.runs.insert(e.run, *mode);
+            }
+            EventKind::RunEnded { .. } => {
+                for f in self.workers.values_mut().filter(|f| f.run == e.run) {
+                    f.terminal = true;
+                }
+            }
+            _ => {}
+        }
+        let Some(worker) = e.worker else { return };
+        let f = self.facts(worker, e.run);
+        match &e.kind {
+            EventKind::WorkerCompleted { .. } | EventKind::WorkerFailed { .. } | EventKind::WorkerCancelled { .. } => {
+                f.terminal = true
+            }
+            EventKind::WorkerAwaitingHuman { .. } => f.human = true,
+            EventKind::WorkerHumanResolved => f.human = false,
+            EventKind::WorkerAwaitingDependency { .. } => f.dependency = true,
+            EventKind::WorkerDependencyReleased { .. } => f.dependency = false,
+            EventKind::WorkerPaused { after_turn: true, .. } => f.pause_after_turn = true,
+            EventKind::WorkerPaused { after_turn: false, .. } => {
+                f.paused = true;
+                f.pause_after_turn = false;
+            }
+            EventKind::WorkerResumed | EventKind::ContinuationStallAcknowledged => {
+                f.paused = false;
+                f.pause_after_turn = false;
+            }
+            EventKind::PolicyChanged { mode, inherited } => f.mode = (!inherited).then_some(*mode),
+            EventKind::BindingLost { .. } => f.lost = true,
+            EventKind::WorkerAttached { .. } | EventKind::BindingVerified { .. } => f.lost = false,
+            EventKind::ExecutionScheduled { .. } => f.in_flight = e.attempt,
+            EventKind::ExecutionSubmitted | EventKind::ExecutionEnded { .. } if f.in_flight == e.attempt => {
+                f.in_flight = None
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What one rule does with an event for the worker it concerns.
+enum Verdict {
+    /// Nothing changes.
+    Keep,
+    /// A new obligation (replacing none: an open one stays the older).
+    Open(Owed),
+    /// The obligation is met.
+    Discharge,
+    /// The obligation is broken: the message says how.
+    Break(String),
+}
+
+/// How long a fresh `continue` may take at most once due (the idle grace, an executor
+/// that reconnects); a run's faults are healed well before it ends.
+pub const CONTINUE_PATIENCE_MS: u64 = 10 * 60_000;
+/// How long a due keepalive may wait at most: for the end of the longest turn (45
+/// minutes in the agent model) on a page that cannot steer.
+pub const KEEPALIVE_PATIENCE_MS: u64 = 60 * 60_000;
+
+/// The log of one run and when it ended.
+#[derive(Clone, Copy, Debug)]
+pub struct Log<'a> {
+    /// The durable events, by cursor.
+    pub events: &'a [Event],
+    /// Auto Resume was the run's default at creation.
+    pub auto: bool,
+    /// When the run stopped.
+    pub end: Timestamp,
+}
+
+/// Runs a rule over the log: `rule` sees each event with the worker's open obligation
+/// (excused ones are dropped before it looks). Obligations still open at the end break
+/// once older than `patience_ms`.
+fn check(
+    log: Log<'_>,
+    what: &str,
+    patience_ms: u64,
+    mut rule: impl FnMut(&Event, Option<Owed>, &Replay) -> Verdict,
+) -> Vec<String> {
+    let mut replay = Replay::new(log.auto);
+    let mut owed: BTreeMap<WorkerId, Owed> = BTreeMap::new();
+    let mut broken = Vec::new();
+    for e in log.events {
+        replay.apply(e);
+        let Some(worker) = e.worker else { continue };
+        if replay.excused(worker) {
+            owed.remove(&worker);
+            continue;
+        }
+        match rule(e, owed.get(&worker).copied(), &replay) {
+            Verdict::Keep => {}
+            Verdict::Open(o) => {
+                owed.entry(worker).or_insert(o);
+            }
+            Verdict::Discharge => {
+                owed.remove(&worker);
+            }
+            Verdict::Break(why) => {
+                owed.remove(&worker);
+                broken.push(format!("{what}: {worker} {why} (event #{})", e.cursor));
+            }
+        }
+    }
+    for (worker, o) in owed.into_iter().filter(|(_, o)| log.end.ms_since(o.at) > patience_ms) {
+        let attempt = o.attempt.map(|a| format!(" of {a}")).unwrap_or_default();
+        let minutes = log.end.ms_since(o.at) / 60_000;
+        broken.push(format!("{what}: {worker} never got it in {minutes} min after event #{}{attempt}", o.cursor));
+    }
+    broken
+}
+
+/// After every delivery timeout a fresh `continue` follows (or the excuses above).
+pub fn delivery_timeouts_followed(log: Log<'_>) -> Vec<String> {
+    let what = "no fresh continue after a delivery timeout";
+    check(log, what, CONTINUE_PATIENCE_MS, |e, owed, replay| match (&e.kind, owed) {
+        (EventKind::ExecutionEnded { outcome: AttemptOutcome::DeliveryTimeout, .. }, _) => {
+            let coalesced = e.worker.and_then(|w| replay.workers.get(&w)).and_then(|f| f.in_flight);
+            Verdict::Open(Owed { cursor: e.cursor.0, at: e.at, attempt: e.attempt, coalesced })
+        }
+        (EventKind::ExecutionScheduled { wake, .. }, Some(_)) if wake.contains(WakeReason::DeliveryTimeout) => {
+            Verdict::Discharge
+        }
+        (EventKind::ExecutionScheduled { wake, .. }, Some(o)) => Verdict::Break(format!(
+            "got {} (wake {}) after the timeout of {} at event #{}",
+            e.attempt.map(|a| a.to_string()).unwrap_or_default(),
+            wake.labels().join("+"),
+            o.attempt.map(|a| a.to_string()).unwrap_or_default(),
+            o.cursor
+        )),
+        (EventKind::ExecutionSubmitted, Some(o)) if o.coalesced.is_some() && e.attempt == o.coalesced => {
+            Verdict::Discharge
+        }
+        _ => Verdict::Keep,
+    })
+}
+
+/// A due keepalive is delivered, superseded by a submission, or ended by a recorded
+/// cancellation or hold; never silently dropped from the pending continuation.
+pub fn keepalives_kept(log: Log<'_>) -> Vec<String> {
+    check(log, "keepalive dropped", KEEPALIVE_PATIENCE_MS, |e, owed, _| match (&e.kind, owed) {
+        (EventKind::ResumeScheduled { reasons, .. }, None) if reasons.contains(WakeReason::ActiveKeepalive) => {
+            Verdict::Open(Owed { cursor: e.cursor.0, at: e.at, attempt: None, coalesced: None })
+        }
+        (EventKind::ExecutionScheduled { wake, .. }, Some(_)) if wake.contains(WakeReason::ActiveKeepalive) => {
+            Verdict::Discharge
+        }
+        (EventKind::ExecutionScheduled { wake, .. }, Some(o)) => Verdict::Break(format!(
+            "got {} (wake {}) without the keepalive due since event #{}",
+            e.attempt.map(|a| a.to_string()).unwrap_or_default(),
+            wake.labels().join("+"),
+            o.cursor
+        )),
+        (EventKind::ExecutionSubmitted | EventKind::ResumeCancelled { .. }, Some(_)) => Verdict::Discharge,
+        _ => Verdict::Keep,
+    })
+}
+
+/// Attempts scheduled after their worker became terminal (by log order, not by time:
+/// both may carry the same millisecond). Delivering one breaks spec 000 §10.2 steps 1-2;
+/// an attempt already in flight when the worker ended is the accepted race of §21.3.
+pub fn scheduled_after_end(log: Log<'_>) -> BTreeMap<AttemptId, u64> {
+    let mut replay = Replay::new(log.auto);
+    let mut late = BTreeMap::new();
+    for e in log.events {
+        if let (EventKind::ExecutionScheduled { .. }, Some(a), Some(w)) = (&e.kind, e.attempt, e.worker)
+            && replay.workers.get(&w).is_some_and(|f| f.terminal)
+        {
+            late.insert(a, e.cursor.0);
+        }
+        replay.apply(e);
+    }
+    late
+}
+
+/// Automatic attempts submitted while their worker waited for a human or a dependency
+/// or was paused (spec 000 §10.2 steps 3-5). Not a global rule: a command whose
+/// submission began before the hold is the spec's accepted race (§21.3); scenarios whose
+/// timing rules that out (a composer delay longer than the cancel's trip) expect none.
+pub fn held_submissions(log: Log<'_>) -> Vec<String> {
+    let mut replay = Replay::new(log.auto);
+    let mut automatic: BTreeMap<AttemptId, bool> = BTreeMap::new();
+    let mut found = Vec::new();
+    for e in log.events {
+        replay.apply(e);
+        match (&e.kind, e.attempt, e.worker) {
+            (EventKind::ExecutionScheduled { reason, .. }, Some(a), _) => {
+                let auto =
+                    matches!(reason, AttemptReason::AutoResume | AttemptReason::Checkpoint | AttemptReason::Corrective);
+                automatic.insert(a, auto);
+            }
+            (EventKind::ExecutionSubmitted, Some(a), Some(w)) if automatic.get(&a) == Some(&true) => {
+                let f = replay.workers.get(&w).copied().unwrap_or_default();
+                if f.human || f.dependency || f.paused {
+                    found.push(format!("{a} was submitted to {w} while it was held (event #{})", e.cursor));
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::ids::Cursor;
+    use engine::model::{AttemptState, PauseReason};
+    use engine::wake::WakeSet;
+
+    const W: WorkerId = WorkerId(2);
+
+    /// A synthetic log: one event a second, cursors dense from 1.
+    #[derive(Default)]
+    struct Trace(Vec<Event>);
+
+    impl Trace {
+        /// The log as the run ended `minutes` after its last event.
+        fn ended(&self, auto: bool, minutes: u64) -> Log<'_> {
+            let last = self.0.last().map_or(Timestamp(0), |e| e.at);
+            Log { events: &self.0, auto, end: last.plus_ms(minutes * 60_000) }
+        }
+        fn push(mut self, attempt: Option<u64>, kind: EventKind) -> Trace {
+            let cursor = Cursor(self.0.len() as u64 + 1);
+            let at = Timestamp(cursor.0 * 1_000);
+            self.0.push(Event { cursor, at, run: RunId(1), worker: Some(W), attempt: attempt.map(AttemptId), kind });
+            self
+        }
+        fn scheduled(self, attempt: u64, reasons: &[WakeReason]) -> Trace {
+            let mut wake = WakeSet::EMPTY;
+            for r in reasons {
+                wake.insert(*r);
+            }
+            let kind =
+                EventKind::ExecutionScheduled { reason: AttemptReason::AutoResume, wake, sequence: attempt as u32 };
+            self.push(Some(attempt), kind)
+        }
+        fn submitted(self, attempt: u64) -> Trace {
+            self.push(Some(attempt), EventKind::ExecutionSubmitted)
+        }
+        fn timed_out(self, attempt: u64) -> Trace {
+            let kind =
+                EventKind::ExecutionEnded { state: AttemptState::Failed, outcome: AttemptOutcome::DeliveryTimeout };
+            self.push(Some(attempt), kind)
+        }
+        fn keepalive_due(self) -> Trace {
+            let kind =
+                EventKind::ResumeScheduled { reasons: WakeSet::of(WakeReason::ActiveKeepalive), not_before: None };
+            self.push(None, kind)
+        }
+        fn paused(self) -> Trace {
+            self.push(None, EventKind::WorkerPaused { reason: PauseReason::Operator, after_turn: false })
+        }
+    }
+
+    /// A worker whose first turn runs.
+    fn running() -> Trace {
+        Trace::default().scheduled(1, &[WakeReason::Initial]).submitted(1)
+    }
+
+    #[test]
+    fn a_fresh_continue_after_the_timeout_passes() {
+        let log = running().timed_out(1).scheduled(2, &[WakeReason::DeliveryTimeout]).submitted(2);
+        assert_eq!(delivery_timeouts_followed(log.ended(true, 1)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_plain_resume_instead_of_the_continue_breaks() {
+        let log = running().timed_out(1).scheduled(2, &[WakeReason::Idle]);
+        let broken = delivery_timeouts_followed(log.ended(true, 1));
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].contains("exe-2 (wake idle)"), "{broken:?}");
+    }
+
+    #[test]
+    fn nothing_at_all_after_the_timeout_breaks_at_the_end() {
+        let broken = delivery_timeouts_followed(running().timed_out(1).ended(true, 11));
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].contains("never got it in 11 min"), "{broken:?}");
+        // A run that stops within the patience is not judged on it.
+        assert!(delivery_timeouts_followed(running().timed_out(1).ended(true, 9)).is_empty());
+    }
+
+    #[test]
+    fn a_pause_a_completion_or_manual_mode_excuses_the_continue() {
+        assert!(delivery_timeouts_followed(running().timed_out(1).paused().ended(true, 1)).is_empty());
+        let done = running().timed_out(1).push(None, EventKind::WorkerCompleted { summary: "done".into() });
+        assert!(delivery_timeouts_followed(done.ended(true, 1)).is_empty());
+        assert!(delivery_timeouts_followed(running().timed_out(1).ended(false, 1)).is_empty());
+    }
+
+    #[test]
+    fn a_command_already_in_flight_carries_the_continue() {
+        let log = running().scheduled(2, &[WakeReason::ActiveKeepalive]).timed_out(1).submitted(2);
+        assert!(delivery_timeouts_followed(log.ended(true, 1)).is_empty());
+        // ...but only that command: another attempt without the wake still breaks.
+        let log = running().scheduled(2, &[WakeReason::ActiveKeepalive]).timed_out(1).timed_out(2);
+        let log = log.scheduled(3, &[WakeReason::Idle]);
+        assert_eq!(delivery_timeouts_followed(log.ended(true, 1)).len(), 1);
+    }
+
+    #[test]
+    fn a_keepalive_carried_by_an_attempt_or_superseded_passes() {
+        let carried = running().keepalive_due().scheduled(2, &[WakeReason::ActiveKeepalive]);
+        assert!(keepalives_kept(carried.ended(true, 1)).is_empty());
+        let superseded = running().scheduled(2, &[WakeReason::Idle]).keepalive_due().submitted(2);
+        assert!(keepalives_kept(superseded.ended(true, 1)).is_empty());
+        let cancelled = running()
+            .keepalive_due()
+            .push(None, EventKind::ResumeCancelled { reasons: WakeSet::of(WakeReason::ActiveKeepalive) });
+        assert!(keepalives_kept(cancelled.ended(true, 1)).is_empty());
+    }
+
+    #[test]
+    fn an_attempt_scheduled_after_the_end_is_found_by_log_order() {
+        let done = || EventKind::WorkerCompleted { summary: "done".into() };
+        let log = running().scheduled(2, &[WakeReason::Idle]).push(None, done());
+        assert!(scheduled_after_end(log.ended(true, 1)).is_empty());
+        let log = running().push(None, done()).scheduled(2, &[WakeReason::Idle]);
+        assert_eq!(scheduled_after_end(log.ended(true, 1)).keys().copied().collect::<Vec<_>>(), vec![AttemptId(2)]);
+    }
+
+    #[test]
+    fn an_automatic_submission_while_paused_is_found() {
+        let log = running().scheduled(2, &[WakeReason::Idle]).paused().submitted(2);
+        assert_eq!(held_submissions(log.ended(true, 1)).len(), 1);
+        let log = running().scheduled(2, &[WakeReason::Idle]).submitted(2).paused();
+        assert!(held_submissions(log.ended(true, 1)).is_empty());
+    }
+
+    #[test]
+    fn a_keepalive_missing_from_the_next_attempt_was_dropped() {
+        let log = running().keepalive_due().scheduled(2, &[WakeReason::Idle]);
+        let broken = keepalives_kept(log.ended(true, 1));
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].starts_with("keepalive dropped: wrk-2"), "{broken:?}");
+        assert_eq!(keepalives_kept(running().keepalive_due().ended(true, 61)).len(), 1);
+        assert!(keepalives_kept(running().keepalive_due().ended(true, 59)).is_empty());
+        assert!(keepalives_kept(running().keepalive_due().paused().ended(true, 61)).is_empty());
+    }
+}
