@@ -10,6 +10,8 @@
 //                    across restarts and when a worker moves to a new conversation
 //   observation      the last published {state, errorKind?, seq, block?}, or null; the
 //                    stored copy holds `blockDigest` instead of the block's text
+//   publishNext      (optional) a prompt went in: publish the next known state even if it
+//                    classifies as the last one did
 
 import { blockDigest } from './coalesce.js';
 import { onChatOrigin, sameConversation } from './urls.js';

@@ -746,6 +746,8 @@ export class Executor {
   #submitted(rec) {
     this.#journal.markSubmitted(rec.commandId);
     this.#persistJournal();
+    const submittedTo = this.#bindings.get(rec.workerId);
+    if (submittedTo) submittedTo.publishNext = true;
     const submittedOn = this.#pages.get(rec.tabId);
     if (submittedOn) submittedOn.staleThrough = submittedOn.reports;
     if (rec.kind !== 'conversation.create') {
@@ -845,8 +847,13 @@ export class Executor {
    */
   #observe(binding, page) {
     if (binding.conversationUrl === '') return;
-    const observation = nextObservation(binding.observation, binding.seq, this.#classificationOf(binding, page));
+    // After a submission the next known state is published even if it classifies the same
+    // as the last one: a turn too short to be seen generating that ends with the same
+    // block is still a turn end, and only a newer sequence tells the daemon so.
+    const last = binding.publishNext ? null : binding.observation;
+    const observation = nextObservation(last, binding.seq, this.#classificationOf(binding, page));
     if (!observation) return;
+    binding.publishNext = false;
     this.#publish(binding, observation);
   }
 

@@ -238,11 +238,13 @@ function stopWorkerButton(row, where) {
 }
 
 /**
- * Fetches a worker's attempts and events when what the summary says about it changed, at
- * most every 3 s per worker; after a failed fetch the next change tries again.
+ * Fetches a worker's attempts and events when what the summary says about it changed
+ * (counts, status, conversation state, newest event), at most every 3 s per worker; after
+ * a failed fetch the next change tries again.
  */
 function refreshHistory(row) {
-  const sig = [row.attempts, row.autoResumes, row.lastProgressAtMs, row.status.key].join('|');
+  // An attempt closing changes the conversation state or adds an event, not the counts.
+  const sig = [row.attempts, row.autoResumes, row.lastProgressAtMs, row.status.key, row.conversationState, row.lastEventAtMs].join('|');
   const hist = history.get(row.workerId) ?? { sig: null, at: 0, busy: false };
   history.set(row.workerId, hist);
   if (hist.sig === sig || hist.busy) return;

@@ -68,7 +68,10 @@ export function renderInto(root, nodes) {
 
 let rerender = () => {};
 let status = null;
+let statusTimer = null;
 const pending = new Set();
+/** How long a confirmation ("Pause: done.") stays; errors stay until the next message. */
+const STATUS_CLEAR_MS = 8_000;
 
 /** Where action results are announced (a `role=status` element) and how to redraw. */
 export function setup({ statusEl, redraw }) {
@@ -76,11 +79,15 @@ export function setup({ statusEl, redraw }) {
   rerender = redraw;
 }
 
-/** Puts a short message in the page's live status line. */
+/** Puts a short message in the page's live status line (a confirmation clears itself after a while). */
 export function announce(text, tone = 'info') {
   if (!status) return;
   status.textContent = text;
   status.dataset.tone = tone;
+  // The dashboard shows the line as a toast over the page: a confirmation must not sit on
+  // the content for good.
+  clearTimeout(statusTimer);
+  if (tone !== 'error') statusTimer = setTimeout(() => { status.textContent = ''; }, STATUS_CLEAR_MS);
 }
 
 /**

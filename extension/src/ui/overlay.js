@@ -118,7 +118,10 @@
       for (const stale of document.querySelectorAll('orchestrator-overlay')) stale.remove();
       host = document.createElement('orchestrator-overlay');
       host.setAttribute('data-testid', 'overlay-host');
-      host.style.cssText = 'all: initial !important; position: fixed !important; top: 64px !important; right: 16px !important;'
+      // `all: initial` without !important: an important reset would also pin letter and
+      // word spacing, which people's own text-spacing stylesheets must be able to change
+      // (WCAG 1.4.12; axe-core's avoid-inline-spacing). The placement stays important.
+      host.style.cssText = 'all: initial; position: fixed !important; top: 64px !important; right: 16px !important;'
         + ' z-index: 2147483646 !important; display: block !important;';
       shadow = host.attachShadow({ mode: 'open' });
     }

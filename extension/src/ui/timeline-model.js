@@ -22,7 +22,8 @@ export const OUTCOMES = {
   worker_completed: ['Worker completed', '✓', 'ok'],
   worker_failed: ['Worker failed', '✕', 'bad'],
   worker_cancelled: ['Worker stopped', '■', 'neutral'],
-  worker_blocked: ['Needs input', '!', 'warn'],
+  // The engine closes an attempt this way when the worker pauses or waits (for a person or a dependency).
+  worker_blocked: ['Paused or waiting', '‖', 'warn'],
   delivery_timeout: ['Delivery timed out', '!', 'warn'],
   ambiguous: ['Unclear if sent', '?', 'bad'],
   host_ui_changed: ['Page changed', '✕', 'bad'],

@@ -38,6 +38,7 @@ const TERMINAL = new Set(['complete', 'failed', 'stopped']);
  * | paused               | otherwise                                 | Paused    |
  * | running              | conversationState = generating            | Working   |
  * | running              | otherwise (a continuation is in flight)   | Resuming  |
+ * | awaiting_execution   | no attempt and no conversation yet        | Waiting   |
  * | awaiting_execution   | autoResume and not pauseAfterTurn         | Resuming  |
  * | awaiting_execution   | otherwise (nothing will start by itself)  | Paused    |
  * | anything else        | (a newer daemon's disposition)            | Unknown   |
@@ -61,6 +62,8 @@ function statusOf(w) {
     case 'paused': return w.stall === 'paused' ? STATUSES.stalled : STATUSES.paused;
     case 'running': return w.conversationState === 'generating' ? STATUSES.working : STATUSES.resuming;
     case 'awaiting_execution':
+      // A /root without a conversation waits for one (attached, or opened by recovery).
+      if (!w.attempts && !w.conversationUrl) return STATUSES.waiting;
       return w.autoResume && !w.pauseAfterTurn ? STATUSES.resuming : STATUSES.paused;
     default: return STATUSES.unknown;
   }
@@ -73,7 +76,8 @@ function noteOf(w, key) {
   if (w.stall === 'warned') return 'Appears stuck';
   if (w.conversationState === 'error') return 'ChatGPT shows an error';
   if (w.conversationState === 'closed') return 'Conversation closed';
-  if (key === 'paused' && w.disposition === 'awaiting_execution') return 'Auto Resume off';
+  if (w.disposition === 'awaiting_execution' && !w.autoResume) return 'Auto Resume off';
+  if (key === 'waiting' && w.disposition === 'awaiting_execution') return 'No conversation yet';
   return null;
 }
 
@@ -221,6 +225,10 @@ export function workerRow(worker, run, nowMs) {
     attemptText: attemptText(worker.attempts),
     progressText: progressText(worker.lastProgressAtMs, nowMs),
     lastProgressAtMs: worker.lastProgressAtMs ?? null,
+    // What changes when an attempt opens or closes without touching the numbers above
+    // (the dashboard refetches a worker's history when any of these change).
+    conversationState: worker.conversationState ?? null,
+    lastEventAtMs: latestEventAt(worker.recentEvents),
     detail: [attemptText(worker.attempts), resumesText(worker.autoResumes), progressText(worker.lastProgressAtMs, nowMs)].join(' · '),
     policy: policyView(worker),
     needsYou: status.key === 'needs_you' ? worker.needsYou ?? null : null,
@@ -231,6 +239,11 @@ export function workerRow(worker, run, nowMs) {
     conversationUrl: worker.conversationUrl ?? null,
     actions: workerActions(worker),
   };
+}
+
+function latestEventAt(events) {
+  const times = (Array.isArray(events) ? events : []).map((e) => e?.atMs).filter((t) => typeof t === 'number');
+  return times.length ? Math.max(...times) : null;
 }
 
 const ATTENTION_ORDER = ['needs_you', 'stalled', 'working', 'resuming', 'paused', 'waiting', 'unknown', 'failed', 'stopped', 'complete'];

@@ -270,6 +270,23 @@ test('no more managed tabs than managedMax: the command fails definitely', () =>
   assert.equal(results(effects, 'cmd-13')[1].code, 'CONVERSATION_CLOSED');
 });
 
+test('a turn too short to be seen generating that ends with the same block is still published', () => {
+  const rig = boundRig(generatingFacts());
+  rig.page(5, idleFacts());
+  const before = rig.sentAll('conversation.state').at(-1);
+  assert.equal(before.state, 'idle');
+  rig.command({ n: 12 });
+  rig.do('pageMessage', 5, { type: 'submit.result', requestId: 'submit:cmd-12', status: 'submitted', touched: true });
+  rig.page(5, idleFacts({ userTurns: 2, assistantTurns: 1, latestIsAssistant: false }));
+  rig.page(5, idleFacts({ userTurns: 2, assistantTurns: 2 }));
+  const after = rig.sentAll('conversation.state').at(-1);
+  assert.equal(after.state, 'idle');
+  assert.equal(after.block, before.block, 'the same block as the turn before');
+  assert.ok(after.seq > before.seq, 'a newer sequence: the daemon sees the turn end');
+  rig.page(5, idleFacts({ userTurns: 2, assistantTurns: 2, sendEnabled: true }));
+  assert.equal(rig.sentAll('conversation.state').at(-1).seq, after.seq, 'and only once: churn after it is coalesced');
+});
+
 test('per-worker serialisation: a worker\'s second command waits for the first to finish', () => {
   const rig = boundRig();
   rig.command({ n: 12 });

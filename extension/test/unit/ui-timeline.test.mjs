@@ -63,6 +63,11 @@ test('bars scale linearly between the first scheduling and now', () => {
   assert.ok(geo.height >= geo.rowsBottom);
 });
 
+test('an attempt the engine closed because the worker paused or waits does not claim it needs input', () => {
+  const geo = timelineView({ attempts: [attempt(1, { from: NOW - MIN, ended: NOW - 1000, outcome: 'worker_blocked', state: 'blocked' })] }, { nowMs: NOW });
+  assert.deepEqual([geo.rows[0].outcome.label, geo.rows[0].outcome.tone], ['Paused or waiting', 'warn']);
+});
+
 test('every reason and outcome has words; unknown ones still get a neutral label', () => {
   const t0 = NOW - 60 * MIN;
   const reasons = [...Object.keys(REASONS), 'from_the_future'];

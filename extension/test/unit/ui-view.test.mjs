@@ -202,6 +202,15 @@ test('worker rows: names, detail line, block reasons, stall flags', () => {
   assert.equal(workerRow(worker({ disposition: 'completed', stall: 'warned' }), null, NOW).stallWarning, false);
 });
 
+test('a row carries what changes when an attempt closes: the conversation state and the newest event', () => {
+  const row = workerRow(worker({ disposition: 'paused', conversationState: 'idle', recentEvents: [{ atMs: 5, kind: 'a' }, { atMs: 9, kind: 'b' }, { atMs: 7, kind: 'c' }] }), null, NOW);
+  assert.equal(row.conversationState, 'idle');
+  assert.equal(row.lastEventAtMs, 9);
+  const bare = workerRow(worker({ disposition: 'paused' }), null, NOW);
+  assert.equal(bare.conversationState, null);
+  assert.equal(bare.lastEventAtMs, null);
+});
+
 test('rows by attention: needs you and stalled first, then by name', () => {
   const rows = [
     worker({ name: '/root/b', disposition: 'running', conversationState: 'generating' }),
@@ -361,4 +370,12 @@ test('no raw ids or URLs in any label of the popup, dashboard or overlay', () =>
   const all = views.flatMap((v) => labels(v));
   assert.ok(all.length > 50);
   for (const [path, text] of all) assert.doesNotMatch(text, RAW_ID, `${path}: ${text}`);
+});
+
+test('status: a worker with no attempt and no conversation yet (an unattached /root) is Waiting, not Resuming', () => {
+  const root = { disposition: 'awaiting_execution', attempts: 0, autoResume: true, stall: 'clear', pauseAfterTurn: false };
+  const status = workerStatus(root);
+  assert.equal(status.label, 'Waiting');
+  assert.equal(status.note, 'No conversation yet');
+  assert.equal(workerStatus({ ...root, attempts: 2, conversationUrl: 'https://chatgpt.com/c/1' }).label, 'Resuming');
 });
