@@ -35,6 +35,8 @@
     lastFactsJson: null,
     observer: null,
     reportTimer: null,
+    // When facts were last read, for the report window.
+    lastReportAtMs: 0,
     reconcilePollTimer: null,
     pingTimer: null,
     reconnectTimer: null,
@@ -191,15 +193,21 @@
     removeEventListener('load', scheduleReport);
   }
 
-  // Coalesces a burst of mutations into one report REPORT_DELAY_MS after its first mutation
-  // (a fixed window, not a sliding one: a page that streams for minutes still reports).
+  // Reports a change on a quiet page at once, then coalesces the rest of a burst into one
+  // report at most every REPORT_DELAY_MS (a fixed window, not a sliding one: a page that
+  // streams for minutes still reports). Acting at once matters in background tabs, where
+  // browsers stretch every timer to a second or more.
   function scheduleReport() {
-    if (adapter.reportTimer === null) adapter.reportTimer = setTimeout(report, REPORT_DELAY_MS);
+    if (adapter.reportTimer !== null) return;
+    const sinceLastMs = Date.now() - adapter.lastReportAtMs;
+    if (sinceLastMs >= REPORT_DELAY_MS) return report();
+    adapter.reportTimer = setTimeout(report, REPORT_DELAY_MS - sinceLastMs);
   }
 
   function report() {
     clearTimeout(adapter.reportTimer);
     adapter.reportTimer = null;
+    adapter.lastReportAtMs = Date.now();
     if (adapter.phase !== 'managed') return;
     if (adapter.port === null) return scheduleReconnect();
     const facts = readFacts();

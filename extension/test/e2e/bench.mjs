@@ -37,9 +37,17 @@ for (const kind of values.browsers.split(',')) {
 async function resumeLatency(world, count) {
   await world.createRun('Latency bench');
   const lane = await world.spawnLane('/root/bench', async ({ turn, workerId }) => {
+    // Durable progress every turn, so the stall guard never pauses the bench.
+    await world.mcp.call('worker_progress', { workerId, summary: `turn ${turn}` });
     if (turn > count) await world.mcp.call('worker_complete', { workerId, summary: 'bench done' });
     return { generateMs: GENERATE_MS, reply: block(turn > count ? 'complete' : 'working', `turn ${turn}`) };
   });
+  // The managed tab opens in the background, where browsers stretch page timers to a second
+  // or more; the fake page's own turn ends are timer-driven (a real page's follow the
+  // network), so the tab is brought to the front to measure the orchestration path itself.
+  await world.waitForPrompts(lane, 1);
+  const managed = (await world.browser.pages()).find((p) => p.url().includes('/c/'));
+  await managed?.bringToFront();
   await world.waitForPrompts(lane, count + 1, 10 * 60_000);
   const prompts = world.prompts(lane);
   const convo = world.fake.conversations().find((c) => c.id === prompts[0].conversationId);
