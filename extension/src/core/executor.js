@@ -719,6 +719,7 @@ export class Executor {
     this.#persistJournal();
     Object.assign(rec, {
       step: 'submitting', requestId: `submit:${rec.commandId}`, tabId: binding.tabId, untilMs: this.#now + SUBMIT_RESULT_TIMEOUT_MS,
+      userTurnsBefore: this.#pages.get(binding.tabId)?.facts?.userTurns ?? 0,
     });
     this.#toPage(binding.tabId, submitRequest(rec.requestId, text, nonceOf(entry.attemptId), mode));
   }
@@ -748,8 +749,11 @@ export class Executor {
     this.#persistJournal();
     const submittedTo = this.#bindings.get(rec.workerId);
     if (submittedTo) submittedTo.publishNext = true;
+    // Facts from before the prompt went in are no basis for the next command; facts that
+    // already show its user turn (the whole turn may have run before this answer) are.
     const submittedOn = this.#pages.get(rec.tabId);
-    if (submittedOn) submittedOn.staleThrough = submittedOn.reports;
+    const showsThePrompt = (submittedOn?.facts?.userTurns ?? 0) > (rec.userTurnsBefore ?? Infinity);
+    if (submittedOn && !showsThePrompt) submittedOn.staleThrough = submittedOn.reports;
     if (rec.kind !== 'conversation.create') {
       this.#reportSubmitted(rec, undefined);
       return;

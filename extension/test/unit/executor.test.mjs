@@ -287,6 +287,18 @@ test('a turn too short to be seen generating that ends with the same block is st
   assert.equal(rig.sentAll('conversation.state').at(-1).seq, after.seq, 'and only once: churn after it is coalesced');
 });
 
+test('a whole turn reported before the submitted answer still counts for the next command', () => {
+  const rig = boundRig();
+  rig.command({ n: 12 });
+  // The page ran the turn (prompt shown, generated, idle) before the content script's answer came.
+  rig.page(5, generatingFacts());
+  rig.page(5, idleFacts({ userTurns: 2, assistantTurns: 2, lastAssistantTail: 'turn 2' }));
+  rig.do('pageMessage', 5, { type: 'submit.result', requestId: 'submit:cmd-12', status: 'submitted', touched: true });
+  rig.command({ n: 13 });
+  assert.deepEqual(submits(rig).map((e) => e.message.requestId), ['submit:cmd-12', 'submit:cmd-13'],
+    'facts showing the submitted prompt are current: the next command does not wait for another change');
+});
+
 test('per-worker serialisation: a worker\'s second command waits for the first to finish', () => {
   const rig = boundRig();
   rig.command({ n: 12 });
