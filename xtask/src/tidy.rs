@@ -15,8 +15,10 @@
 //!    workspace.
 //! 6. [`check_no_unwrap`]: the engine states a reason for every invariant it relies on.
 //! 7. [`check_architecture`]: `ARCHITECTURE.md` names every member and states invariants.
-//! 8-10. [`crate::tidy_extension`]: the extension's scripts say what they are for, its
-//!    core stays pure, and none of its tests is skipped.
+//! 8. [`crate::tidy_extension::check_script_header`]: every extension script says what it
+//!    is for.
+//! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
+//! 10. [`crate::tidy_extension::check_no_skipped_tests`]: no extension test is skipped.
 
 use crate::tidy_extension;
 use std::fmt;
