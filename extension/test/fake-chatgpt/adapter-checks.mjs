@@ -184,7 +184,7 @@ export async function runAdapterChecks({ browser, server, tally }) {
     const next = prompt(14);
     const replaced = await submit(page, next);
     check('own leftover text is replaced, not kept', replaced.status === 'submitted' && server.prompts.length === promptsBefore + 1
-      && server.prompts.at(-1).text === next.text, JSON.stringify(server.prompts.at(-1)));
+      && server.prompts.at(-1).text === next.text, JSON.stringify({ replaced, last: server.prompts.at(-1) }));
     await untilIdle(page);
   });
 
