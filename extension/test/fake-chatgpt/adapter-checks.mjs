@@ -23,6 +23,7 @@ const BACKGROUND_SHIM = `(() => {
 })();`;
 
 const SUBMIT_RESULT_WAIT_MS = 25_000;
+const SERVER_PROMPT_WAIT_MS = 5_000;
 
 async function openWithAdapter(page, url, answer = 'page.managed') {
   await page.goto(url);
@@ -40,6 +41,12 @@ const factsMessages = async (page) => (await sent(page)).filter((message) => mes
 const composerContent = (page) => page.evaluate(() => document.querySelector('#prompt-textarea')?.textContent ?? null);
 
 let requestCounter = 0;
+
+/** Waits until the fake server has a prompt containing `nonce` (it arrives after the page shows it). */
+async function serverGot(server, nonce) {
+  await server.waitFor(() => server.prompts.some((p) => p.text.includes(nonce)), SERVER_PROMPT_WAIT_MS, `the server to get ${nonce}`)
+    .catch(() => {}); // the check that follows says what is missing
+}
 
 async function submit(page, { text, nonce, mode = 'idle' }) {
   requestCounter += 1;
@@ -106,6 +113,8 @@ export async function runAdapterChecks({ browser, server, tally }) {
     server.setPlan(() => ({ generateMs: 3_000, reply: 'Working on it.' }));
     const first = prompt(1, 'Start the work.\nTwo lines.');
     const result = await submit(page, first);
+    await serverGot(server, first.nonce);
+    await server.waitFor(() => server.clicks.length > 0, SERVER_PROMPT_WAIT_MS, 'the click log').catch(() => {});
     check('submit idle: submitted after touching', result.status === 'submitted' && result.touched === true, JSON.stringify(result));
     check('submit idle: the server got the exact prompt', server.prompts.length === 1 && server.prompts[0].text === first.text, JSON.stringify(server.prompts));
     check('submit idle: one click, on Send', server.clicks.length === 1 && server.clicks[0].testid === 'send-button');
@@ -150,6 +159,8 @@ export async function runAdapterChecks({ browser, server, tally }) {
     }, null, 3_000, 'Stop and Send together');
     const steer = await submit(page, { ...prompt(7, 'Checkpoint: report progress.'), mode: 'steer' });
     check('steer: submitted mid-turn', steer.status === 'submitted' && steer.touched, JSON.stringify(steer));
+    // The page shows the prompt before its request reaches the server: wait for the server.
+    await serverGot(server, '[attempt exe-7]');
     check('steer: recorded as steering', server.prompts.at(-1).steer === true && server.prompts.at(-1).text.endsWith('[attempt exe-7]'));
     await untilIdle(page);
   });
@@ -183,6 +194,7 @@ export async function runAdapterChecks({ browser, server, tally }) {
     check('no new user turn: AMBIGUOUS_SUBMISSION', failedWith(result, 'AMBIGUOUS_SUBMISSION', true), JSON.stringify(result));
     const next = prompt(14);
     const replaced = await submit(page, next);
+    if (replaced.status === 'submitted') await serverGot(server, next.nonce);
     check('own leftover text is replaced, not kept', replaced.status === 'submitted' && server.prompts.length === promptsBefore + 1
       && server.prompts.at(-1).text === next.text, JSON.stringify({ replaced, last: server.prompts.at(-1) }));
     await untilIdle(page);
