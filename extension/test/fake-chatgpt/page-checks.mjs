@@ -25,7 +25,9 @@ async function typeAsTheAdapterDoes(page, text) {
 async function send(page, text) {
   await typeAsTheAdapterDoes(page, text);
   await pollPage(page, () => globalThis.OrcSelectors.computeFacts(document).sendEnabled, null, 2_000, 'Send to enable');
-  await page.click('button[data-testid="send-button"]');
+  // One step inside the page: the page redraws every 100 ms, and a driver's click on a
+  // node it located a moment earlier can miss a node that was just replaced.
+  await page.evaluate(() => document.querySelector('button[data-testid="send-button"]').click());
 }
 
 const factsUntil = (page, predicateSource, what, timeoutMs = 5_000) => pollPage(page, (source) => {
