@@ -151,6 +151,56 @@ impl Engine {
         self.push_effect(Effect::Command(command));
     }
 
+    /// Asks the executor holding the worker's binding to look at the conversation again
+    /// and publish what it sees (no attempt changes: the answer is a `conversation.state`).
+    pub(crate) fn inspect(&mut self, id: WorkerId) {
+        let now = self.now;
+        let w = &self.state.workers[&id];
+        let (Some(b), Some(aid)) = (&w.binding, w.turn) else { return };
+        let Some(executor) = b.executor.clone() else { return };
+        let a = &self.state.attempts[&aid];
+        let command = ExecutorCommand {
+            executor,
+            id: a.command_id(),
+            idempotency_key: format!("{}:{}", CommandKind::Inspect.as_str(), a.id),
+            worker: id,
+            attempt: a.id,
+            kind: CommandKind::Inspect,
+            conversation: b.conversation.clone(),
+            prompt: String::new(),
+            prompt_version: "".into(),
+            deadline: now.plus_ms(self.config.command_deadline_ms),
+        };
+        self.volatile.reported_at.insert(id, now);
+        self.push_effect(Effect::Command(command));
+    }
+
+    /// Tells an executor to stop managing a conversation the worker no longer uses. The
+    /// command names the worker's newest attempt on that conversation; a conversation
+    /// that never carried an attempt was never handed to an executor by this daemon.
+    pub(crate) fn release_conversation(&mut self, executor: ExecutorId, id: WorkerId, conversation: Arc<str>) {
+        if !self.volatile.executors.contains_key(&executor) || conversation.is_empty() {
+            return;
+        }
+        let attempts = &self.state.attempts;
+        let newest =
+            self.index.attempts_of(id).rev().find(|a| attempts.get(a).is_some_and(|a| a.conversation == conversation));
+        let Some(a) = newest.and_then(|a| attempts.get(&a)) else { return };
+        let command = ExecutorCommand {
+            executor,
+            id: a.command_id(),
+            idempotency_key: format!("{}:{}", CommandKind::Close.as_str(), a.id),
+            worker: id,
+            attempt: a.id,
+            kind: CommandKind::Close,
+            conversation,
+            prompt: String::new(),
+            prompt_version: "".into(),
+            deadline: self.now.plus_ms(self.config.command_deadline_ms),
+        };
+        self.push_effect(Effect::Command(command));
+    }
+
     /// Hands an in-flight attempt's command to its executor, unless it already has it
     /// over the current connection or no suitable executor is connected (then the
     /// attempt stays scheduled, durably, until one says hello).

@@ -44,6 +44,12 @@ pub enum CommandKind {
     Steer,
     /// Withdraw a command that is no longer wanted, unless its submission already began.
     Cancel,
+    /// Look at the conversation again and publish its state: sent when a submitted turn
+    /// has gone unreported for a while (a lost report must not stall the worker).
+    Inspect,
+    /// Stop managing a conversation the worker no longer uses (it was re-attached
+    /// elsewhere, or lost): the executor forgets the binding and leaves the tab alone.
+    Close,
 }
 
 impl CommandKind {
@@ -54,6 +60,8 @@ impl CommandKind {
             CommandKind::Send => "conversation.send",
             CommandKind::Steer => "conversation.steer",
             CommandKind::Cancel => "command.cancel",
+            CommandKind::Inspect => "conversation.inspect",
+            CommandKind::Close => "conversation.close",
         }
     }
 }

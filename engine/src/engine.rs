@@ -27,6 +27,8 @@ pub struct EngineConfig {
     /// How long past the deadline a connected executor may stay silent before the
     /// submission is treated as ambiguous.
     pub command_result_grace_ms: u64,
+    /// How long a submitted turn may go unreported before its conversation is inspected.
+    pub inspect_after_ms: u64,
     /// Backoff after a definite non-delivery.
     pub delivery_retry_backoff_ms: u64,
     /// Consecutive definite non-deliveries before the worker is paused.
@@ -44,6 +46,7 @@ impl Default for EngineConfig {
             default_policy: ContinuationPolicy::DEFAULT,
             command_deadline_ms: COMMAND_DEADLINE_MS_DEFAULT,
             command_result_grace_ms: COMMAND_RESULT_GRACE_MS_DEFAULT,
+            inspect_after_ms: INSPECT_AFTER_MS_DEFAULT,
             delivery_retry_backoff_ms: DELIVERY_RETRY_BACKOFF_MS_DEFAULT,
             delivery_failures_max: DELIVERY_FAILURES_COUNT_MAX_DEFAULT,
             events_retained_max: EVENTS_RETAINED_COUNT_DEFAULT,
@@ -83,6 +86,10 @@ pub(crate) struct Volatile {
     pub never_sent: BTreeSet<AttemptId>,
     /// In-flight commands whose withdrawal was already requested.
     pub cancel_requested: BTreeSet<AttemptId>,
+    /// When the executor holding each worker's binding last reported on it (or was asked
+    /// to inspect it): the inspect timer counts from here. Empty after a restart, so a
+    /// long-silent turn is inspected soon after the executor says hello again.
+    pub reported_at: BTreeMap<WorkerId, Timestamp>,
 }
 
 /// Records and effects of the input being handled. The id lists may repeat ids (they

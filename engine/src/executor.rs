@@ -22,6 +22,8 @@ impl Engine {
             ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),
             ExecutorInput::State { executor, worker, observation } => {
                 if self.holds_binding(&executor, worker) {
+                    self.volatile.reported_at.insert(worker, self.now);
+                    self.touch_timer(worker);
                     self.observe(worker, observation, false);
                 }
             }
@@ -141,7 +143,12 @@ impl Engine {
         let Some(b) = &w.binding else { return };
         let creating = b.conversation.is_empty() && b.status == BindingStatus::Pending;
         if !(b.conversation == report.conversation || creating) || b.status == BindingStatus::Lost {
-            return; // a stale lease on a conversation this worker no longer uses
+            // A stale lease on a conversation this worker no longer uses: release it, so
+            // the executor stops watching a tab nobody will command again.
+            if report.open {
+                self.release_conversation(executor.clone(), id, report.conversation);
+            }
+            return;
         }
         if creating && self.index.conversations.get(&report.conversation).is_some_and(|other| *other != id) {
             return; // never adopt a conversation another worker leases
@@ -156,6 +163,7 @@ impl Engine {
         b.conversation = report.conversation.clone();
         b.executor = Some(executor.clone());
         b.status = BindingStatus::Verified;
+        self.volatile.reported_at.insert(id, self.now);
         let run = w.run;
         self.touch_worker(id);
         if newly_verified {

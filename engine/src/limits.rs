@@ -57,6 +57,9 @@ pub const COMMAND_DEADLINE_MS_DEFAULT: u64 = 2 * MINUTE_MS;
 /// How long past a command's deadline the engine waits for a result from a
 /// connected executor before it treats the submission as ambiguous.
 pub const COMMAND_RESULT_GRACE_MS_DEFAULT: u64 = 30 * SECOND_MS;
+/// How long a submitted turn may go without any report about its conversation before the
+/// engine sends `conversation.inspect` (and again after each further such stretch).
+pub const INSPECT_AFTER_MS_DEFAULT: u64 = 10 * MINUTE_MS;
 /// Pause between a definite non-delivery (deadline passed, composer busy) and the next try.
 pub const DELIVERY_RETRY_BACKOFF_MS_DEFAULT: u64 = 30 * SECOND_MS;
 /// Consecutive definite non-deliveries after which the worker is paused for the operator.

@@ -362,6 +362,22 @@ impl Engine {
         Some(a.deadline.plus_ms(self.config.command_result_grace_ms))
     }
 
+    /// When the worker's submitted turn has gone unreported long enough that its
+    /// conversation should be inspected: only while the turn is open (submitted or
+    /// generating) on a binding that is not lost and whose executor is connected.
+    pub(crate) fn inspect_at(&self, w: &Worker) -> Option<Timestamp> {
+        let b = w.binding.as_ref().filter(|b| b.status != BindingStatus::Lost)?;
+        if !self.volatile.executors.contains_key(b.executor.as_ref()?) {
+            return None;
+        }
+        let a = self.state.attempts.get(&w.turn?)?;
+        if !matches!(a.state, AttemptState::Submitted | AttemptState::Generating) {
+            return None;
+        }
+        let since = [a.submitted_at, self.volatile.reported_at.get(&w.id).copied()].into_iter().flatten().max()?;
+        Some(since.plus_ms(self.config.inspect_after_ms))
+    }
+
     /// Recomputes the worker's next deadline and files it in the timer wheel.
     pub(crate) fn refresh_timer(&mut self, id: WorkerId) {
         let Some(w) = self.state.workers.get(&id) else {
@@ -372,17 +388,21 @@ impl Engine {
     }
 
     /// The worker's next deadline: the earliest of a deferred continuation, its
-    /// keepalive, its stall thresholds and an overdue command.
+    /// keepalive, its stall thresholds, an overdue command and an inspection.
     pub(crate) fn compute_timer(&self, w: &Worker) -> Option<Timestamp> {
         let (policy, _) = self.effective_policy(w);
         let intent_at = match self.decide(w) {
             Decision::WaitUntil(at, _) => Some(at),
             _ => None,
         };
-        [intent_at, self.keepalive_at(w, &policy), self.stall_at(w, &policy), self.command_overdue_at(w)]
-            .into_iter()
-            .flatten()
-            .min()
+        let timers = [
+            intent_at,
+            self.keepalive_at(w, &policy),
+            self.stall_at(w, &policy),
+            self.command_overdue_at(w),
+            self.inspect_at(w),
+        ];
+        timers.into_iter().flatten().min()
     }
 
     /// Handles every timer due at `now`.
@@ -399,12 +419,16 @@ impl Engine {
         }
     }
 
-    /// One worker's due timers: overdue command, keepalive, stall thresholds, intent.
+    /// One worker's due timers: overdue command, inspection, keepalive, stall thresholds, intent.
     fn on_timer(&mut self, id: WorkerId) {
         let now = self.now;
         let Some(w) = self.state.workers.get(&id) else {
             return;
         };
+        if self.inspect_at(w).is_some_and(|t| t <= now) {
+            self.inspect(id);
+        }
+        let w = self.state.workers.get(&id).expect("worker exists");
         let (policy, _) = self.effective_policy(w);
         if self.command_overdue_at(w).is_some_and(|t| t <= now) {
             let attempt = w.in_flight.expect("overdue command has an attempt");

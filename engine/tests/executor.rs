@@ -336,3 +336,85 @@ fn a_late_timeout_card_does_not_rewrite_the_outcome_of_a_turn_that_ended_normall
     assert_eq!(list[0].outcome, None, "{list:#?}");
     assert_eq!(list[1].outcome, Some(AttemptOutcome::DeliveryTimeout));
 }
+
+/// The inspections the engine sent for a worker, as `idempotency-key conversation` lines.
+fn inspections(world: &support::World, name: &str) -> Vec<String> {
+    let id = world.id(name);
+    world
+        .commands
+        .iter()
+        .filter(|c| c.worker == id && c.kind == engine::CommandKind::Inspect)
+        .map(|c| format!("{} {}", c.idempotency_key, c.conversation))
+        .collect()
+}
+
+#[test]
+fn a_submitted_turn_nobody_reports_on_is_inspected_and_its_lost_idle_still_resumes() {
+    let mut world = support::World::new();
+    world.script("run auto\nexecutor e1\nspawn a\nsubmit a\nadvance 9m");
+    assert!(inspections(&world, "a").is_empty(), "inspected before inspect_after_ms");
+    world.script("advance 1m");
+    assert_eq!(inspections(&world, "a"), vec!["conversation.inspect:exe-1 https://chatgpt.com/c/a-1"]);
+    // Another stretch of silence, another inspection; a report resets the clock.
+    world.script("advance 10m");
+    assert_eq!(inspections(&world, "a").len(), 2);
+    world.script("gen a\nadvance 9m");
+    assert_eq!(inspections(&world, "a").len(), 2, "a report restarts the inspection clock");
+    // The inspection's answer is the idle the executor failed to report: the turn ends
+    // and the worker is resumed once, as after any idle.
+    let trace = world.script("idle a\nadvance 3s");
+    assert_eq!(trace, "e1 send a#2 auto_resume resume/v1");
+    world.script("advance 30m");
+    assert_eq!(inspections(&world, "a").len(), 2, "only the new turn's silence would count: it is not submitted yet");
+}
+
+#[test]
+fn no_inspection_without_a_connected_executor_or_an_open_turn() {
+    let mut world = support::World::new();
+    world.script("run auto\nexecutor e1\nspawn a\nsubmit a\ngen a\ndisconnect e1\nadvance 1h");
+    assert!(inspections(&world, "a").is_empty(), "inspected through a closed connection");
+    // After hello the silence counts from the republished state.
+    world.script("hello e1 bind=a:generating\nadvance 9m");
+    assert!(inspections(&world, "a").is_empty());
+    world.script("advance 1m");
+    assert_eq!(inspections(&world, "a").len(), 1);
+    world.script("a.complete done\nidle a\nadvance 1h");
+    assert_eq!(inspections(&world, "a").len(), 1, "a completed worker's conversation is not inspected");
+}
+
+#[test]
+fn reattaching_a_worker_releases_its_old_conversation() {
+    let world = check(
+        &format!("{RUNNING}\nidle a\na.pause\nattach a https://chatgpt.com/c/fresh"),
+        "e1 create a#1 initial bootstrap/v1
+         e1 close a#1",
+    );
+    let close = world.commands.last().expect("a command");
+    assert_eq!(close.kind, engine::CommandKind::Close);
+    assert_eq!(&*close.conversation, "https://chatgpt.com/c/a-1");
+    assert_eq!(close.idempotency_key, "conversation.close:exe-1");
+    assert!(close.prompt.is_empty());
+}
+
+#[test]
+fn a_stale_lease_republished_later_is_released_and_never_adopted() {
+    let world = check(
+        &format!(
+            "{RUNNING}
+             idle a
+             a.pause
+             disconnect e1
+             attach a https://chatgpt.com/c/fresh
+             hello e1
+             bind a https://chatgpt.com/c/a-1 e1
+             bind a https://chatgpt.com/c/fresh e1
+             show a"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         e1 close a#1
+         a: paused #1 initial blocked intent[idle,recovery] paused:operator",
+    );
+    let b = world.worker("a").binding.as_ref().expect("binding");
+    assert_eq!(&*b.conversation, "https://chatgpt.com/c/fresh");
+    assert_eq!(b.status, engine::model::BindingStatus::Verified);
+}

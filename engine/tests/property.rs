@@ -80,6 +80,27 @@ impl Executor {
             }
             return;
         }
+        match c.kind {
+            CommandKind::Inspect => {
+                // Publish what the tab shows now, with the sequence it already has.
+                if let Some(state) = self.tabs.get(&c.worker).filter(|t| t.0 == c.conversation).map(|t| t.1) {
+                    let seq = *self.seq.get(&c.worker).unwrap_or(&0);
+                    self.outbox.push_back(ExecutorInput::State {
+                        executor: self.id.clone(),
+                        worker: c.worker,
+                        observation: Observation { state, seq, block: None },
+                    });
+                }
+                return;
+            }
+            CommandKind::Close => {
+                if self.tabs.get(&c.worker).is_some_and(|t| t.0 == c.conversation) {
+                    self.tabs.remove(&c.worker);
+                }
+                return;
+            }
+            _ => {}
+        }
         if let Some((phase, seq, conversation)) = self.journal.get(&a).cloned() {
             if phase >= JournalPhase::Submitted {
                 self.outbox.push_back(ExecutorInput::Result {

@@ -57,7 +57,8 @@ fn keepalive_without_steering_waits_for_idle_and_coalesces() {
 
 #[test]
 fn keepalive_deadline_is_jittered_in_window_and_stable_across_restart() {
-    let mut world = World::new();
+    // No inspection before the keepalive: the next deadline is the keepalive's.
+    let mut world = World::with_config(|c| c.inspect_after_ms = 60 * 60_000);
     world.script(STEERING);
     let submitted = world.engine.attempts().next().and_then(|a| a.submitted_at).expect("submitted").0;
     let deadline = world.engine.next_deadline().expect("keepalive armed").0;

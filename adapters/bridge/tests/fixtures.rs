@@ -113,3 +113,20 @@ fn the_document_lists_every_error_code() {
         assert!(doc.contains(&format!("`{code}`")), "executor.md does not list {code}");
     }
 }
+
+#[test]
+fn every_command_kind_has_a_fixture_and_is_documented() {
+    let doc = std::fs::read_to_string(protocol_dir().join("executor.md")).expect("docs/protocol/executor.md exists");
+    let Err(e) = serde_json::from_str::<KindWire>(r#""\u0000""#) else { panic!("an unknown kind must not decode") };
+    let message = e.to_string();
+    let list = message.split("expected one of").nth(1).unwrap_or_else(|| panic!("serde lists the kinds: {message}"));
+    let kinds: Vec<&str> = list.split('`').skip(1).step_by(2).collect();
+    assert!(kinds.len() >= 6, "{kinds:?}");
+    let commands: Vec<String> =
+        fixtures().into_iter().filter(|(name, _)| name.starts_with("daemon.command.")).map(|(_, text)| text).collect();
+    for kind in kinds {
+        let wire = format!(r#""kind":"{kind}""#);
+        assert!(commands.iter().any(|text| text.contains(&wire)), "no daemon.command fixture of kind {kind}");
+        assert!(doc.contains(&format!("`{kind}`")), "executor.md does not describe {kind}");
+    }
+}

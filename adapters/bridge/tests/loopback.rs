@@ -270,6 +270,39 @@ async fn manual_mode_waits_for_continue_now_and_sends_exactly_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn re_attaching_a_worker_closes_its_old_conversation_on_the_executor() {
+    const FRESH: &str = "https://chatgpt.com/c/bridge-test-fresh";
+    let d = Daemon::start().await;
+    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+    let root = d.root(CONVERSATION, Mode::Manual).await;
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
+    x.deliver(&first, 2).await.expect("delivered");
+    x.state(root, StateName::Idle, 3).await.expect("idle");
+    quiet(&mut x, GRACE_MS * 2).await;
+    d.call(Operation::WorkerAttach { worker: root, conversation: FRESH.into() }).await.expect("re-attached");
+    let close = x.command_within(Duration::from_secs(10)).await.expect("a close");
+    assert_eq!(
+        (close.kind, close.worker_id, close.conversation_url.as_str(), close.prompt.as_str()),
+        (bridge::KindWire::Close, root, CONVERSATION, "")
+    );
+    assert_eq!(close.idempotency_key, format!("conversation.close:{}", first.attempt_id));
+    // Reporting the old binding again (as after a reconnect) is released again, never adopted.
+    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 4))).await.expect("stale binding");
+    let again = loop {
+        let c = x.command_within(Duration::from_secs(10)).await.expect("released again");
+        if c.kind == bridge::KindWire::Close {
+            break c;
+        }
+        assert_eq!(c.conversation_url, FRESH, "only the fresh conversation gets prompts: {c:?}");
+    };
+    assert_eq!(again.conversation_url, CONVERSATION);
+    let Ok(Reply::Worker(view)) = d.call(Operation::WorkerGet { worker: root }).await else { panic!("worker_get") };
+    assert_eq!(view.worker.binding.as_ref().map(|b| &*b.conversation), Some(FRESH));
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pause_after_the_current_turn_sends_nothing_when_it_ends() {
     let d = Daemon::start().await;
     let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");

@@ -79,6 +79,8 @@ async fn perform(
                 let outcome = CommandOutcome::Failed { code: ExecErrorCode::Cancelled, detail: "withdrawn".into() };
                 let _ = handle.executor(result(outcome)).await;
             }
+            // Its states are never lost and it holds no other conversation.
+            CommandKind::Inspect | CommandKind::Close => {}
             CommandKind::Steer => {
                 let outcome = CommandOutcome::Submitted { state_seq: current_seq(&seqs, c.worker), conversation: None };
                 let _ = handle.executor(result(outcome)).await;

@@ -153,6 +153,14 @@ impl Engine {
             return self.worker_reply(id);
         }
         let bootstrapped = w.bootstrapped;
+        let superseded = w
+            .binding
+            .as_ref()
+            .filter(|b| &*b.conversation != conversation)
+            .and_then(|b| Some((b.executor.clone()?, b.conversation.clone())));
+        if let Some((executor, old)) = superseded {
+            self.release_conversation(executor, id, old);
+        }
         let now = self.now;
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.binding = Some(Binding {

@@ -57,7 +57,13 @@ pub fn ms(text: &str) -> u64 {
 
 impl World {
     pub fn new() -> World {
-        let config = EngineConfig { seed: 7, ..EngineConfig::default() };
+        World::with_config(|_| {})
+    }
+
+    /// A world whose engine runs with an adjusted configuration.
+    pub fn with_config(adjust: impl FnOnce(&mut EngineConfig)) -> World {
+        let mut config = EngineConfig { seed: 7, ..EngineConfig::default() };
+        adjust(&mut config);
         World {
             engine: Engine::new(config.clone()),
             config,
@@ -119,7 +125,10 @@ impl World {
                     let seq = self.engine.attempt(c.attempt).map(|a| a.sequence).unwrap_or(0);
                     let reason = self.engine.attempt(c.attempt).map(|a| a.reason.as_str()).unwrap_or("");
                     let kind = c.kind.as_str().rsplit('.').next().unwrap_or("").to_string();
-                    if c.kind == CommandKind::Cancel {
+                    if c.kind == CommandKind::Inspect {
+                        // Not traced: a long turn is inspected every few minutes; tests
+                        // that care read `commands`.
+                    } else if matches!(c.kind, CommandKind::Cancel | CommandKind::Close) {
                         self.trace.push(format!("{} {kind} {name}#{seq}", c.executor));
                     } else {
                         self.trace.push(format!("{} {kind} {name}#{seq} {reason} {}", c.executor, c.prompt_version));
@@ -529,7 +538,9 @@ impl World {
         let id = self.id(name);
         self.commands
             .iter()
-            .filter(|c| c.worker == id && c.kind != CommandKind::Cancel)
+            .filter(|c| {
+                c.worker == id && matches!(c.kind, CommandKind::Create | CommandKind::Send | CommandKind::Steer)
+            })
             .map(|c| c.attempt)
             .collect::<BTreeSet<_>>()
             .len()

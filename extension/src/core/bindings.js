@@ -62,6 +62,16 @@ export function createBindings(stored = []) {
       return binding;
     },
 
+    /**
+     * Forgets the worker's conversation (`conversation.close`): nothing is managed or
+     * republished for it any more, but its sequence high-water stays, so a later binding
+     * of the worker keeps counting up.
+     */
+    release(workerId) {
+      const b = table.get(workerId);
+      if (b) table.set(workerId, { workerId, conversationUrl: '', tabId: null, open: false, seq: b.seq, observation: null });
+    },
+
     /** Managed tabs now open (the `managedMax` count). */
     managedTabCount() {
       let count = 0;

@@ -50,7 +50,7 @@ import {
   PROTOCOL_VERSION, WireError,
 } from './protocol.js';
 import {
-  nonceOf, pageManaged, pageUnmanaged, promptWithNonce, readPageMessage, reconcileRequest, submitRequest,
+  nonceOf, pageInspect, pageManaged, pageUnmanaged, promptWithNonce, readPageMessage, reconcileRequest, submitRequest,
 } from './page-messages.js';
 import { conversationUrlOf, isConversationUrl, onChatOrigin, sameConversation } from './urls.js';
 
@@ -497,6 +497,8 @@ export class Executor {
 
   #onCommand(command) {
     if (command.kind === 'command.cancel') return this.#onCancel(command);
+    if (command.kind === 'conversation.inspect') return this.#onInspect(command);
+    if (command.kind === 'conversation.close') return this.#onClose(command);
     const entry = this.#journal.get(command.commandId);
     if (entry) return this.#answerDuplicate(entry);
     const sameKey = this.#journal.submittedKey(command.idempotencyKey);
@@ -535,6 +537,40 @@ export class Executor {
     if (entry.phase !== 'received') return this.#answerDuplicate(entry);
     this.#queue.withdraw(entry.commandId);
     this.#concludeFailed(entry.commandId, CANCELLED, withdrawn.detail);
+  }
+
+  /** The worker's binding when it is `command`'s conversation, else null (logged). */
+  #bindingNamedBy(command) {
+    const binding = this.#bindings.get(command.workerId);
+    if (binding && binding.conversationUrl !== '' && sameConversation(binding.conversationUrl, command.conversationUrl)) return binding;
+    this.#log('info', `${command.kind} ${command.commandId}: ${command.conversationUrl} is not managed here for ${command.workerId}`);
+    return null;
+  }
+
+  /**
+   * `conversation.inspect`: republish the binding as known (the daemon ignores a sequence
+   * it already has; a report lost on the way gets through now) and ask the page for fresh
+   * facts, which are published only if they changed. Not journaled, nothing typed.
+   */
+  #onInspect(command) {
+    const binding = this.#bindingNamedBy(command);
+    if (!binding) return;
+    this.#send({ v: PROTOCOL_VERSION, type: 'binding', ...wireBinding(binding) });
+    const page = binding.open && binding.tabId !== null ? this.#pages.get(binding.tabId) : null;
+    if (!page?.connected) return;
+    this.#observe(binding, page);
+    this.#toPage(binding.tabId, pageInspect());
+  }
+
+  /** `conversation.close`: stop managing the conversation; its tab stays open as it is. */
+  #onClose(command) {
+    const binding = this.#bindingNamedBy(command);
+    if (!binding) return;
+    this.#unmanage(binding);
+    this.#bindings.release(command.workerId);
+    this.#persistBindings();
+    this.#log('info', `${command.workerId} no longer manages ${command.conversationUrl} (conversation.close)`);
+    this.#emit({ kind: 'uiChanged' });
   }
 
   #pump() {

@@ -105,6 +105,8 @@ export function readPageMessage(message) {
 
 export const pageManaged = (workerId) => ({ type: 'page.managed', workerId });
 export const pageUnmanaged = () => ({ type: 'page.unmanaged' });
+/** Asks a managed page for a fresh `page.facts` even if nothing changed (`conversation.inspect`). */
+export const pageInspect = () => ({ type: 'page.inspect' });
 export const submitRequest = (requestId, text, nonce, mode) => ({ type: 'submit', requestId, text, nonce, mode });
 export const reconcileRequest = (requestId, nonce) => ({ type: 'reconcile', requestId, nonce });
 

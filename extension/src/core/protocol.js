@@ -19,7 +19,9 @@ export const ERROR_KINDS = [
   'delivery_timeout', 'conversation_full', 'host_ui_changed', 'usage_limit', 'login_required', 'generic',
 ];
 export const JOURNAL_PHASES = ['received', 'submission-started', 'submitted', 'completed'];
-export const COMMAND_KINDS = ['conversation.create', 'conversation.send', 'conversation.steer', 'command.cancel'];
+export const COMMAND_KINDS = [
+  'conversation.create', 'conversation.send', 'conversation.steer', 'command.cancel', 'conversation.inspect', 'conversation.close',
+];
 export const OPERATOR_ACTIONS = [
   'auto_resume_on', 'auto_resume_off', 'pause_now', 'pause_after_turn', 'resume', 'continue_now',
   'continue_anyway', 'resolve_human', 'stop_worker', 'stop_run',

@@ -350,6 +350,65 @@ test('a managed tab closed: state closed and binding open:false; its waiting com
   assert.deepEqual(rig.executor.uiState().tabs, {});
 });
 
+const inspect = (over = {}) => ({ n: 30, kind: 'conversation.inspect', idempotencyKey: 'conversation.inspect:exe-30', prompt: '', promptVersion: '', ...over });
+const close = (over = {}) => ({ n: 31, kind: 'conversation.close', idempotencyKey: 'conversation.close:exe-31', prompt: '', promptVersion: '', ...over });
+
+test('inspect republishes the binding as known, asks the page for fresh facts, and types nothing', () => {
+  const rig = boundRig();
+  const published = rig.sentAll('conversation.state').length;
+  const effects = rig.command(inspect());
+  assert.deepEqual(sent(effects, 'binding'), [
+    { v: 1, type: 'binding', workerId: 'wrk-7', conversationUrl: CONVERSATION, open: true, observation: { state: 'idle', seq: 40, block: 'STATUS: working' } },
+  ]);
+  assert.deepEqual(toPage(effects, 'page.inspect').map((e) => e.tabId), [5]);
+  assert.deepEqual(sent(effects, 'command.result'), [], 'inspect has no result');
+  assert.equal(journaled(rig, 'cmd-30'), null, 'inspect is not journaled');
+  assert.equal(submits(rig).length, 0);
+  // The page's fresh facts, unchanged: nothing new is published (a larger seq would read as a turn end).
+  rig.page(5, idleFacts());
+  assert.equal(rig.sentAll('conversation.state').length, published);
+  // Changed: published once with the next sequence.
+  const changed = rig.page(5, generatingFacts());
+  assert.deepEqual(sent(changed, 'conversation.state').map((m) => [m.state, m.seq]), [['generating', 41]]);
+});
+
+test('inspect of a closed tab republishes open:false; of a conversation not held here, nothing', () => {
+  const rig = boundRig();
+  rig.do('tabClosed', 5);
+  assert.deepEqual(sent(rig.command(inspect()), 'binding'), [{ v: 1, type: 'binding', workerId: 'wrk-7', conversationUrl: CONVERSATION, open: false }]);
+  const other = rig.command(inspect({ n: 32, conversationUrl: OTHER_CONVERSATION }));
+  assert.deepEqual(other.filter((e) => e.kind === 'send' || e.kind === 'toPage' || e.kind === 'persist'), []);
+});
+
+test('close stops managing the conversation: page unmanaged, overlay hidden, binding gone from hello; the sequence keeps growing', () => {
+  const rig = boundRig();
+  const effects = rig.command(close());
+  assert.deepEqual(toPage(effects, 'page.unmanaged').map((e) => e.tabId), [5]);
+  assert.ok(effects.some((e) => e.kind === 'overlay' && e.tabId === 5 && e.workerSummary === null));
+  assert.ok(!effects.some((e) => e.kind === 'removeTab' || e.kind === 'closeTab'), 'the tab itself stays open');
+  assert.deepEqual(sent(effects, 'command.result'), []);
+  assert.deepEqual(rig.executor.uiState().tabs, {});
+  // The page keeps reporting: it is unmanaged now, and nothing reaches the daemon.
+  const later = rig.page(5, generatingFacts());
+  assert.deepEqual(later.filter((e) => e.kind === 'send'), []);
+  // After a restart the released binding is not republished.
+  const again = rig.restart({ openTabs: [{ tabId: 5, url: CONVERSATION }] });
+  assert.deepEqual(again.connect().bindings, []);
+  // A later send to another conversation binds it with a sequence above the old one.
+  again.command({ n: 33, conversationUrl: OTHER_CONVERSATION });
+  const opened = again.all('openTab').at(-1);
+  again.do('tabOpened', opened.requestId, 9);
+  const states = sent(again.hello(9, idleFacts({ url: OTHER_CONVERSATION })), 'conversation.state');
+  assert.deepEqual(states.map((m) => [m.state, m.seq]), [['idle', 41]]);
+});
+
+test('close of a conversation the worker no longer holds here changes nothing', () => {
+  const rig = boundRig();
+  const effects = rig.command(close({ conversationUrl: OTHER_CONVERSATION }));
+  assert.deepEqual(effects.filter((e) => e.kind === 'toPage' || e.kind === 'persist' || e.kind === 'send'), []);
+  assert.deepEqual(rig.executor.uiState().tabs, { 5: 'wrk-7' });
+});
+
 test('bad input from the daemon or a page is logged and ignored, never thrown', () => {
   const rig = boundRig();
   for (const frame of ['{', '[]', '{"v":1,"type":"command","commandId":"nope"}', '{"v":1,"type":"operator.result","actionId":"zzz","ok":true}']) {

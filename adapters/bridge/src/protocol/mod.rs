@@ -591,6 +591,12 @@ pub enum KindWire {
     /// Withdraw the command with this id unless its submission already began.
     #[serde(rename = "command.cancel")]
     Cancel,
+    /// Look at the conversation again and publish its state.
+    #[serde(rename = "conversation.inspect")]
+    Inspect,
+    /// Stop managing the conversation; leave its tab alone.
+    #[serde(rename = "conversation.close")]
+    Close,
 }
 
 impl From<CommandKind> for KindWire {
@@ -600,6 +606,8 @@ impl From<CommandKind> for KindWire {
             CommandKind::Send => KindWire::Send,
             CommandKind::Steer => KindWire::Steer,
             CommandKind::Cancel => KindWire::Cancel,
+            CommandKind::Inspect => KindWire::Inspect,
+            CommandKind::Close => KindWire::Close,
         }
     }
 }
@@ -611,6 +619,8 @@ impl From<KindWire> for CommandKind {
             KindWire::Send => CommandKind::Send,
             KindWire::Steer => CommandKind::Steer,
             KindWire::Cancel => CommandKind::Cancel,
+            KindWire::Inspect => CommandKind::Inspect,
+            KindWire::Close => CommandKind::Close,
         }
     }
 }
