@@ -136,18 +136,7 @@ impl Engine {
             return;
         }
         let a = &self.state.attempts[&attempt];
-        let command = ExecutorCommand {
-            executor,
-            id: a.command_id(),
-            idempotency_key: format!("command.cancel:{}", a.id),
-            worker: a.worker,
-            attempt: a.id,
-            kind: CommandKind::Cancel,
-            conversation: a.conversation.clone(),
-            prompt: String::new(),
-            prompt_version: "".into(),
-            deadline: a.deadline,
-        };
+        let command = control_command(executor, a, CommandKind::Cancel, a.conversation.clone(), a.deadline);
         self.push_effect(Effect::Command(command));
     }
 
@@ -159,18 +148,8 @@ impl Engine {
         let (Some(b), Some(aid)) = (&w.binding, w.turn) else { return };
         let Some(executor) = b.executor.clone() else { return };
         let a = &self.state.attempts[&aid];
-        let command = ExecutorCommand {
-            executor,
-            id: a.command_id(),
-            idempotency_key: format!("{}:{}", CommandKind::Inspect.as_str(), a.id),
-            worker: id,
-            attempt: a.id,
-            kind: CommandKind::Inspect,
-            conversation: b.conversation.clone(),
-            prompt: String::new(),
-            prompt_version: "".into(),
-            deadline: now.plus_ms(self.config.command_deadline_ms),
-        };
+        let deadline = now.plus_ms(self.config.command_deadline_ms);
+        let command = control_command(executor, a, CommandKind::Inspect, b.conversation.clone(), deadline);
         self.volatile.reported_at.insert(id, now);
         self.push_effect(Effect::Command(command));
     }
@@ -186,18 +165,8 @@ impl Engine {
         let newest =
             self.index.attempts_of(id).rev().find(|a| attempts.get(a).is_some_and(|a| a.conversation == conversation));
         let Some(a) = newest.and_then(|a| attempts.get(&a)) else { return };
-        let command = ExecutorCommand {
-            executor,
-            id: a.command_id(),
-            idempotency_key: format!("{}:{}", CommandKind::Close.as_str(), a.id),
-            worker: id,
-            attempt: a.id,
-            kind: CommandKind::Close,
-            conversation,
-            prompt: String::new(),
-            prompt_version: "".into(),
-            deadline: self.now.plus_ms(self.config.command_deadline_ms),
-        };
+        let deadline = self.now.plus_ms(self.config.command_deadline_ms);
+        let command = control_command(executor, a, CommandKind::Close, conversation, deadline);
         self.push_effect(Effect::Command(command));
     }
 
@@ -406,4 +375,27 @@ fn choose(w: &Worker, intent: &Intent, delivery: Delivery, has_lanes: bool) -> (
         return (AttemptReason::AutoResume, PromptKind::CompletionReconcile);
     }
     (resume_reason, PromptKind::Resume)
+}
+
+/// A command about an attempt that carries no prompt (cancel, inspect, close): it shares
+/// the attempt's command id, and its key is derived from the attempt and the kind.
+fn control_command(
+    executor: ExecutorId,
+    a: &Attempt,
+    kind: CommandKind,
+    conversation: Arc<str>,
+    deadline: Timestamp,
+) -> ExecutorCommand {
+    ExecutorCommand {
+        executor,
+        id: a.command_id(),
+        idempotency_key: format!("{}:{}", kind.as_str(), a.id),
+        worker: a.worker,
+        attempt: a.id,
+        kind,
+        conversation,
+        prompt: String::new(),
+        prompt_version: "".into(),
+        deadline,
+    }
 }

@@ -33,6 +33,18 @@ impl Daemon {
         let patch = PolicyPatch { mode: Some(mode), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
         attached_root(&self.handle, "bridge test", patch, url).await
     }
+
+    /// Connects executor `chrome-1`, creates a run in `mode` whose root is bound (idle) to
+    /// [`CONVERSATION`] and delivers the root's first command (the page's state is then at
+    /// seq 2, generating): the executor, the root and that command.
+    async fn delivered_root(&self, mode: Mode) -> (TestExecutor, WorkerId, bridge::CommandWire) {
+        let (mut x, _) = TestExecutor::hello(&self.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
+        let root = self.root(CONVERSATION, mode).await;
+        x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
+        let first = x.command_within(Duration::from_secs(10)).await.expect("the root's first command");
+        x.deliver(&first, 2).await.expect("delivered");
+        (x, root, first)
+    }
 }
 
 const CONVERSATION: &str = "https://chatgpt.com/c/bridge-test";
@@ -250,12 +262,8 @@ async fn a_second_connection_with_the_same_id_replaces_the_first() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manual_mode_waits_for_continue_now_and_sends_exactly_one() {
     let d = Daemon::start().await;
-    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
-    let root = d.root(CONVERSATION, Mode::Manual).await;
-    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
     // The freshly attached root gets its assignment once; after that turn, manual mode waits.
-    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
-    x.deliver(&first, 2).await.expect("delivered");
+    let (mut x, root, first) = d.delivered_root(Mode::Manual).await;
     x.state(root, StateName::Idle, 3).await.expect("idle");
     quiet(&mut x, GRACE_MS * 3).await;
     let op = Operation::WorkerContinueNow { worker: root, override_wait: false, clear_pause: false };
@@ -273,11 +281,7 @@ async fn manual_mode_waits_for_continue_now_and_sends_exactly_one() {
 async fn re_attaching_a_worker_closes_its_old_conversation_on_the_executor() {
     const FRESH: &str = "https://chatgpt.com/c/bridge-test-fresh";
     let d = Daemon::start().await;
-    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
-    let root = d.root(CONVERSATION, Mode::Manual).await;
-    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
-    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
-    x.deliver(&first, 2).await.expect("delivered");
+    let (mut x, root, first) = d.delivered_root(Mode::Manual).await;
     x.state(root, StateName::Idle, 3).await.expect("idle");
     quiet(&mut x, GRACE_MS * 2).await;
     d.call(Operation::WorkerAttach { worker: root, conversation: FRESH.into() }).await.expect("re-attached");
@@ -305,11 +309,7 @@ async fn re_attaching_a_worker_closes_its_old_conversation_on_the_executor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pause_after_the_current_turn_sends_nothing_when_it_ends() {
     let d = Daemon::start().await;
-    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
-    let root = d.auto_root(CONVERSATION).await;
-    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
-    let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
-    x.deliver(&c, 2).await.expect("delivered");
+    let (mut x, root, _) = d.delivered_root(Mode::Auto).await;
     // Answered once the engine took in the delivery: the pause comes after it.
     let attempts = OperatorQueryWire::about("settle", OperatorQueryName::WorkerAttempts, root);
     assert!(x.query(attempts).await.expect("operator.data").ok);
@@ -324,11 +324,7 @@ async fn pause_after_the_current_turn_sends_nothing_when_it_ends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
     let d = Daemon::start().await;
-    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
-    let root = d.auto_root(CONVERSATION).await;
-    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
-    let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
-    x.deliver(&c, 2).await.expect("delivered");
+    let (mut x, root, c) = d.delivered_root(Mode::Auto).await;
     let timeout = bridge::StateWire {
         worker_id: root,
         state: StateName::Error,
@@ -350,11 +346,7 @@ async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_timeout_reported_as_a_result_is_followed_by_a_fresh_continue() {
     let d = Daemon::start().await;
-    let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
-    let root = d.auto_root(CONVERSATION).await;
-    x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
-    let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
-    x.deliver(&first, 2).await.expect("delivered");
+    let (mut x, root, _) = d.delivered_root(Mode::Auto).await;
     x.state(root, StateName::Idle, 3).await.expect("idle");
     let resume = x.command_within(Duration::from_secs(10)).await.expect("a resume");
     let timeout =
