@@ -3,7 +3,8 @@
 //!
 //! A Rust model of the real extension, following the same protocol rules: journal
 //! phases `received -> submission-started -> submitted -> completed`, never resubmit a
-//! journaled key, republish bindings and journal in `hello`, honour command deadlines.
+//! journaled key, republish bindings and journal in `hello`, honour command deadlines,
+//! never click the delivery-timeout card's Retry control (`delivery_timeout_card`).
 
 use crate::daemon::EPOCH_MS;
 use crate::faults::{Boundary, Target};
@@ -13,7 +14,7 @@ use crate::wire::{
 };
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::input::*;
-use engine::model::ConversationState;
+use engine::model::{ConversationState, ErrorKind};
 use engine::{CommandKind, ExecutorCommand};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -374,6 +375,11 @@ impl Browser {
             }
             return;
         }
+        match c.kind {
+            CommandKind::Inspect => return self.inspect(c.worker, &c.conversation),
+            CommandKind::Close => return self.release(c.worker, &c.conversation),
+            _ => {}
+        }
         let known = self.state.storage.borrow().journal.get(&attempt).cloned();
         match known {
             Some(e) if e.phase >= JournalPhase::Submitted => {
@@ -606,7 +612,49 @@ impl Browser {
         if let Some(seq) = report {
             let observation = Observation { state, seq, block };
             self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation });
+            if state == ConversationState::Error(ErrorKind::DeliveryTimeout) {
+                self.delivery_timeout_card(worker);
+            }
         }
         self.pump(worker);
+    }
+
+    /// `conversation.inspect`: republish what the tab last showed, with the sequence it
+    /// already has (an unchanged page must not read as a new turn end). Not journaled.
+    fn inspect(&mut self, worker: WorkerId, conversation: &str) {
+        let current = {
+            let storage = self.state.storage.borrow();
+            let ours = storage.tabs.get(&worker).is_some_and(|t| &*t.url == conversation);
+            ours.then(|| Some((*storage.reported.get(&worker)?, *storage.seq.get(&worker)?))).flatten()
+        };
+        self.state.ledger.borrow_mut().trace("browser", format!("{worker} inspect: republish {current:?}"));
+        if let Some((state, seq)) = current {
+            let observation = Observation { state, seq, block: None };
+            self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation });
+        }
+    }
+
+    /// `conversation.close`: forget the binding (the tab itself stays open); a later
+    /// command for the worker opens a fresh conversation.
+    fn release(&mut self, worker: WorkerId, conversation: &str) {
+        let mut storage = self.state.storage.borrow_mut();
+        if storage.tabs.get(&worker).is_some_and(|t| &*t.url == conversation) {
+            storage.tabs.remove(&worker);
+            storage.reported.remove(&worker);
+            drop(storage);
+            self.tabs.remove(&worker);
+            self.state.ledger.borrow_mut().trace("browser", format!("{worker} close: binding released"));
+        }
+    }
+
+    /// The page shows "Message delivery timed out" with its Retry control. Retry is never
+    /// clicked: it would re-send the last message, a turn the daemon did not command. The
+    /// card has just been reported (`conversation.state` error `delivery_timeout`), and a
+    /// submission it answered ends with `MESSAGE_DELIVERY_TIMEOUT` (`refused`); the daemon
+    /// alone decides what follows, and its fresh `continue` arrives as an ordinary
+    /// command. Deliberately, nothing is sent to the page here.
+    fn delivery_timeout_card(&self, worker: WorkerId) {
+        let what = format!("{worker} delivery-timeout card: reported, Retry not clicked, waiting for the daemon");
+        self.state.ledger.borrow_mut().trace("browser", what);
     }
 }

@@ -1,7 +1,9 @@
 //! A simulated ChatGPT conversation (one host per conversation) and the seeded worker
-//! agent inside it, which calls the daemon over the simulated network.
+//! agent inside it, which calls the daemon over the simulated network. Its delivery-timeout
+//! card offers the Retry control, and a click on it does what the real page's does.
 
 use crate::ledger::SharedLedger;
+use crate::oracle::RetryClick;
 use crate::wire::{CHAT_PORT, DAEMON_PORT, FromChat, FromDaemon, SimOp, ToChat, ToDaemon, read_frame, write_frame};
 use engine::ids::WorkerId;
 use engine::model::{ConversationState, ErrorKind};
@@ -66,6 +68,9 @@ struct Conversation {
     finished: bool,
     forgot_complete: bool,
     rng: ChaCha8Rng,
+    /// The last user message the page accepted (idempotency key, text): what the
+    /// delivery-timeout card's Retry control re-sends when clicked.
+    last_message: Option<(String, String)>,
 }
 
 impl Conversation {
@@ -93,6 +98,7 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
         finished: false,
         forgot_complete: false,
         rng,
+        last_message: None,
     }));
     let listener = TcpListener::bind(("0.0.0.0", CHAT_PORT)).await?;
     loop {
@@ -126,7 +132,14 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
             }
         }
     });
-    while let Ok(Some(ToChat::Submit { worker, key, prompt, steer })) = read_frame::<_, ToChat>(&mut reader).await {
+    while let Ok(Some(frame)) = read_frame::<_, ToChat>(&mut reader).await {
+        let (worker, key, prompt, steer) = match frame {
+            ToChat::Submit { worker, key, prompt, steer } => (worker, key, prompt, steer),
+            ToChat::ClickRetry => {
+                click_retry(&c, &name, &knobs, &ledger);
+                continue;
+            }
+        };
         let state = c.borrow().current();
         let accepts = match state {
             ConversationState::Closed => false,
@@ -138,13 +151,17 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
             continue;
         }
         ledger.borrow_mut().delivered(worker, &key, &prompt);
+        c.borrow_mut().last_message = Some((key.clone(), prompt.clone()));
         let timed_out = state != ConversationState::Generating
             && knobs.submit_timeout_pct > 0
             && c.borrow_mut().rng.next_u64() % 100 < knobs.submit_timeout_pct;
         if timed_out {
             // The message went in, but the page shows the delivery-timeout card instead of
             // a turn: whether the model saw it is unknown.
-            ledger.borrow_mut().trace(&name, format!("accept {key} send, then the delivery timed out"));
+            let mut l = ledger.borrow_mut();
+            l.trace(&name, format!("accept {key} send, then the delivery timed out"));
+            l.retry_offers += 1;
+            drop(l);
             let mut cv = c.borrow_mut();
             cv.worker = Some(worker);
             cv.turn += 1;
@@ -169,6 +186,31 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
             });
         }
     }
+}
+
+/// A click on the Retry control, handled as the real page does: with the delivery-timeout
+/// card showing, it re-sends the last user message as a new user turn (one the daemon
+/// never commanded: the ledger counts a second delivery of its key) and a turn starts;
+/// without the card there is no control and nothing happens. Every click is recorded for
+/// the oracle, which breaks on each one.
+fn click_retry(c: &Rc<RefCell<Conversation>>, name: &str, knobs: &AgentKnobs, ledger: &SharedLedger) {
+    let (card, worker, last) = {
+        let cv = c.borrow();
+        (cv.current() == ConversationState::Error(ErrorKind::DeliveryTimeout), cv.worker, cv.last_message.clone())
+    };
+    let resend = if card { worker.zip(last) } else { None };
+    let mut l = ledger.borrow_mut();
+    let at_ms = l.now_ms;
+    let resubmitted = resend.as_ref().map(|(_, (key, _))| key.clone());
+    l.retry_clicks.push(RetryClick { conversation: name.to_string(), worker, at_ms, resubmitted });
+    let Some((worker, (key, prompt))) = resend else {
+        l.trace(name, "Retry clicked with no delivery-timeout card: no such control");
+        return;
+    };
+    l.trace(name, format!("Retry clicked: re-sends {key}"));
+    l.delivered(worker, &key, &prompt);
+    drop(l);
+    start_turn(c.clone(), worker, name.to_string(), knobs.clone(), ledger.clone());
 }
 
 /// Starts a turn: generate for a while, make the agent's calls, then end the turn.
@@ -279,6 +321,9 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
             _ if timeout => ConversationState::Error(ErrorKind::DeliveryTimeout),
             _ => ConversationState::Idle,
         };
+        if end == ConversationState::Error(ErrorKind::DeliveryTimeout) {
+            ledger.borrow_mut().retry_offers += 1; // the card comes with its Retry control
+        }
         if end == ConversationState::Error(ErrorKind::HostUiChanged) {
             // The page's controls come back after a few minutes.
             let c2 = c.clone();
@@ -329,4 +374,132 @@ async fn agent_call(name: &str, op: SimOp, ledger: &SharedLedger) -> Result<(), 
     }
     ledger.borrow_mut().trace(name, format!("agent gave up on {op:?}"));
     Err("GAVE_UP".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::Ledger;
+    use crate::oracle;
+    use crate::world::Knobs;
+
+    /// What the test's tab saw, in order.
+    type Seen = Rc<RefCell<Vec<FromChat>>>;
+
+    /// Reads frames into `seen` until one matches `until`.
+    async fn read_until(
+        reader: &mut turmoil::net::tcp::OwnedReadHalf,
+        seen: &Seen,
+        until: impl Fn(&FromChat) -> bool,
+    ) -> turmoil::Result {
+        loop {
+            let frame = read_frame::<_, FromChat>(reader).await?.ok_or("the conversation hung up")?;
+            let stop = until(&frame);
+            seen.borrow_mut().push(frame);
+            if stop {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs one conversation host whose every submission times out, and a tab that submits
+    /// one message and sends `frames` either before it (`early`) or once the page answered
+    /// it with the delivery-timeout card. Returns the ledger and what the tab saw.
+    fn conversation(frames: Vec<ToChat>, early: bool) -> (Ledger, Vec<FromChat>) {
+        let mut agents = Knobs::calm(1).agents;
+        // No agent calls (there is no daemon here): no progress, nowhere near the end.
+        (agents.turns_min, agents.turns_max, agents.progress_pct) = (100, 100, 0);
+        agents.submit_timeout_pct = 100;
+        let ledger: SharedLedger = Rc::new(RefCell::new(Ledger::default()));
+        let seen: Seen = Rc::new(RefCell::new(Vec::new()));
+        let mut sim = turmoil::Builder::new()
+            .rng_seed(1)
+            .simulation_duration(Duration::from_secs(120))
+            .tick_duration(Duration::from_millis(100))
+            .build();
+        let (l, a) = (ledger.clone(), agents.clone());
+        sim.host("chat-0", move || run("chat-0".into(), 7, a.clone(), l.clone()));
+        let tab_seen = seen.clone();
+        sim.client("tab", async move {
+            let (mut reader, mut writer) = TcpStream::connect(("chat-0", CHAT_PORT)).await?.into_split();
+            read_until(&mut reader, &tab_seen, |f| matches!(f, FromChat::State { .. })).await?;
+            if early {
+                for frame in &frames {
+                    write_frame(&mut writer, frame).await?;
+                }
+            }
+            let key = "wrk-2-exe-1".to_string();
+            let submit = ToChat::Submit { worker: WorkerId(2), key, prompt: "start".into(), steer: false };
+            write_frame(&mut writer, &submit).await?;
+            read_until(&mut reader, &tab_seen, |f| matches!(f, FromChat::TimedOut { .. })).await?;
+            if !early {
+                for frame in &frames {
+                    write_frame(&mut writer, frame).await?;
+                }
+            }
+            // Let the page react, and keep reading what it shows meanwhile.
+            let settle = tokio::time::sleep(Duration::from_secs(10));
+            tokio::pin!(settle);
+            loop {
+                tokio::select! {
+                    _ = &mut settle => return Ok(()),
+                    frame = read_frame::<_, FromChat>(&mut reader) => {
+                        tab_seen.borrow_mut().push(frame?.ok_or("the conversation hung up")?)
+                    }
+                }
+            }
+        });
+        while !sim.step().expect("the simulation runs") {
+            ledger.borrow_mut().now_ms = sim.elapsed().as_millis() as u64;
+        }
+        let ledger = std::mem::take(&mut *ledger.borrow_mut());
+        let seen = std::mem::take(&mut *seen.borrow_mut());
+        (ledger, seen)
+    }
+
+    fn shown(seen: &[FromChat], state: ConversationState) -> bool {
+        seen.iter().any(|f| matches!(f, FromChat::State { state: s, .. } if *s == state))
+    }
+
+    #[test]
+    fn clicking_retry_on_the_card_resends_the_last_message_and_breaks() {
+        let (ledger, seen) = conversation(vec![ToChat::ClickRetry], false);
+        assert!(shown(&seen, ConversationState::Error(ErrorKind::DeliveryTimeout)), "no card: {seen:?}");
+        assert_eq!(ledger.retry_offers, 1);
+        // The page took the click: the last message went in again and a turn started.
+        assert!(shown(&seen, ConversationState::Generating), "Retry started no turn: {seen:?}");
+        assert_eq!(ledger.deliveries.get("wrk-2-exe-1"), Some(&2));
+        assert!(
+            ledger.violations.iter().any(|v| v.ends_with("prompt wrk-2-exe-1 delivered 2 times")),
+            "the duplicate was not caught: {:?}",
+            ledger.violations
+        );
+        let broken = oracle::no_retry_clicks(&ledger.retry_clicks);
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(
+            broken[0].starts_with("Retry clicked: chat-0 (wrk-2) at ")
+                && broken[0].ends_with("re-sent wrk-2-exe-1, a turn the daemon never commanded"),
+            "{broken:?}"
+        );
+    }
+
+    #[test]
+    fn retry_without_the_card_sends_nothing_but_still_breaks() {
+        let (ledger, seen) = conversation(vec![ToChat::ClickRetry], true);
+        assert_eq!(ledger.deliveries.get("wrk-2-exe-1"), Some(&1), "{seen:?}");
+        assert!(ledger.violations.is_empty(), "{:?}", ledger.violations);
+        assert!(!shown(&seen, ConversationState::Generating), "{seen:?}");
+        let broken = oracle::no_retry_clicks(&ledger.retry_clicks);
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].ends_with("with no delivery-timeout card showing"), "{broken:?}");
+    }
+
+    #[test]
+    fn a_card_left_alone_has_no_click() {
+        let (ledger, seen) = conversation(Vec::new(), false);
+        assert!(shown(&seen, ConversationState::Error(ErrorKind::DeliveryTimeout)), "no card: {seen:?}");
+        assert_eq!(ledger.retry_offers, 1);
+        assert!(ledger.retry_clicks.is_empty() && ledger.violations.is_empty(), "{:?}", ledger.violations);
+        assert!(!shown(&seen, ConversationState::Generating), "{seen:?}");
+    }
 }

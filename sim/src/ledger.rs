@@ -4,6 +4,7 @@
 //! simulated network), so it cannot hide a protocol bug.
 
 use crate::faults::{Boundary, CrashAt, Reaction, Target, Trigger};
+use crate::oracle::RetryClick;
 use crate::wire::SimOp;
 use engine::ids::WorkerId;
 use std::cell::RefCell;
@@ -30,6 +31,11 @@ pub struct Ledger {
     pub failed_agents: BTreeSet<WorkerId>,
     /// Fresh `continue` deliveries.
     pub fresh_continues: u32,
+    /// Times a conversation showed the delivery-timeout card, which offers the Retry
+    /// control: a run's zero clicks prove something only if the control was there.
+    pub retry_offers: u32,
+    /// Every click on a conversation's Retry control (the oracle breaks on each one).
+    pub retry_clicks: Vec<RetryClick>,
     /// Broken invariants, with the time they were seen.
     pub violations: Vec<String>,
     /// Compact trace lines: `time host what`.

@@ -13,6 +13,11 @@
 //!   an attempt carries it, a submission supersedes it (a submission resets the
 //!   keepalive, spec 000 §10.6), or a recorded cancellation or hold ends it (§10.5).
 //!
+//! - Nobody ever clicks the Retry control of the delivery-timeout card: a click re-sends
+//!   the last user message, a turn the daemon never commanded (`no_retry_clicks`, over
+//!   the clicks the conversation hosts saw; the duplicate delivery also breaks the
+//!   exactly-once count of its idempotency key).
+//!
 //! Two helpers feed other checks: `scheduled_after_end` (attempts scheduled after their
 //! worker ended: delivering one is a violation) and `held_submissions` (what scenarios'
 //! `expect nothing-while-held` forbids).
@@ -289,6 +294,38 @@ pub fn held_submissions(log: Log<'_>) -> Vec<String> {
     found
 }
 
+/// One click on a conversation's Retry control, as its host saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryClick {
+    /// The conversation host whose page was clicked, to find it in the trace.
+    pub conversation: String,
+    /// The worker whose message the conversation last accepted (`None` before any), to
+    /// say whose turn was duplicated.
+    pub worker: Option<WorkerId>,
+    /// Simulated ms since the start, to find the click in the trace.
+    pub at_ms: u64,
+    /// The idempotency key of the user message the click re-sent; `None` when no
+    /// delivery-timeout card was showing (no control to click, nothing sent).
+    pub resubmitted: Option<String>,
+}
+
+/// The executor never clicks Retry: after a delivery timeout only the daemon's fresh
+/// `continue` follows (spec 000 §22.3.1, 001 C16.4a). Every click breaks, whether or not
+/// it re-sent anything.
+pub fn no_retry_clicks(clicks: &[RetryClick]) -> Vec<String> {
+    clicks
+        .iter()
+        .map(|click| {
+            let whose = click.worker.map(|w| format!(" ({w})")).unwrap_or_default();
+            let what = match &click.resubmitted {
+                Some(key) => format!("re-sent {key}, a turn the daemon never commanded"),
+                None => "with no delivery-timeout card showing".to_string(),
+            };
+            format!("Retry clicked: {}{whose} at {} ms {what}", click.conversation, click.at_ms)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,5 +462,20 @@ mod tests {
         assert_eq!(keepalives_kept(running().keepalive_due().ended(true, 61)).len(), 1);
         assert!(keepalives_kept(running().keepalive_due().ended(true, 59)).is_empty());
         assert!(keepalives_kept(running().keepalive_due().paused().ended(true, 61)).is_empty());
+    }
+
+    #[test]
+    fn every_retry_click_breaks() {
+        assert!(no_retry_clicks(&[]).is_empty());
+        let click = |resubmitted: Option<&str>| RetryClick {
+            conversation: "chat-0".into(),
+            worker: Some(W),
+            at_ms: 5_000,
+            resubmitted: resubmitted.map(String::from),
+        };
+        let broken = no_retry_clicks(&[click(Some("wrk-2-exe-3")), click(None)]);
+        assert_eq!(broken.len(), 2, "{broken:?}");
+        assert!(broken[0].starts_with("Retry clicked: chat-0 (wrk-2) at 5000 ms re-sent wrk-2-exe-3"), "{broken:?}");
+        assert!(broken[1].ends_with("with no delivery-timeout card showing"), "{broken:?}");
     }
 }

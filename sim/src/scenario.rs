@@ -38,6 +38,9 @@ pub enum Expectation {
     ReconcilesAtLeast(usize),
     /// At least this many fresh `continue` prompts after delivery timeouts.
     FreshContinuesAtLeast(u32),
+    /// The delivery-timeout card (with its Retry control) showed at least this many
+    /// times; every run checks that Retry was never clicked.
+    RetryOffersAtLeast(u32),
     /// No continuation was scheduled while a `blocked` block was unresolved.
     NothingWhileBlocked,
     /// At least this many wakes waited for the anti-spam floor.
@@ -218,6 +221,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("completed") => Expectation::Completed(Some(num(2)? as usize)),
                 Some("reconciles") => Expectation::ReconcilesAtLeast(num(3)? as usize),
                 Some("fresh-continues") => Expectation::FreshContinuesAtLeast(num(3)? as u32),
+                Some("retry-offers") => Expectation::RetryOffersAtLeast(num(3)? as u32),
                 Some("nothing-while-blocked") => Expectation::NothingWhileBlocked,
                 Some("deferrals") => Expectation::DeferralsAtLeast(num(3)? as usize),
                 Some("stalled") => Expectation::Stalled(num(2)? as usize),
@@ -253,6 +257,7 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::Completed(Some(n)) => outcome.completed == *n,
             Expectation::ReconcilesAtLeast(n) => outcome.reconciles >= *n,
             Expectation::FreshContinuesAtLeast(n) => outcome.fresh_continues >= *n,
+            Expectation::RetryOffersAtLeast(n) => outcome.retry_offers >= *n,
             Expectation::NothingWhileBlocked => outcome.scheduled_while_blocked == 0,
             Expectation::DeferralsAtLeast(n) => outcome.deferrals >= *n,
             Expectation::Stalled(n) => outcome.stalled == *n,

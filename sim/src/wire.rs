@@ -91,6 +91,11 @@ pub enum FromDaemon {
 pub enum ToChat {
     /// Submit a user message (`steer` while generating).
     Submit { worker: WorkerId, key: String, prompt: String, steer: bool },
+    /// Click the Retry control of the delivery-timeout card. The real page offers it and
+    /// re-sends the last user message when it is clicked; the executor must never click
+    /// it (only the daemon commands a fresh `continue`). Modelled so that "never" is
+    /// checked (`oracle::no_retry_clicks`), not true for want of a control.
+    ClickRetry,
 }
 
 /// Frames a conversation host sends to its tab.

@@ -206,6 +206,11 @@ pub struct Outcome {
     pub delivered: Vec<(engine::ids::WorkerId, String, u64)>,
     /// Fresh `continue` prompts delivered after delivery timeouts.
     pub fresh_continues: u32,
+    /// Times a page showed the delivery-timeout card, whose Retry control is never to be
+    /// clicked: what makes zero clicks meaningful.
+    pub retry_offers: u32,
+    /// Clicks on a Retry control (each one is also a violation).
+    pub retry_clicks: usize,
     /// Workers left paused by the stall guard (a designed human checkpoint).
     pub stalled: usize,
     /// Blocks read from the agents' responses, by status (working, complete, blocked).
@@ -641,9 +646,16 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             }
         }
     }
+    // Nobody clicks Retry. The message a click re-sent was also counted a second time
+    // for its idempotency key when the page took it (`Ledger::delivered`).
+    for broken in oracle::no_retry_clicks(&l.retry_clicks) {
+        l.violation(broken);
+    }
     outcome.deliveries = l.deliveries.len();
     outcome.delivered = l.delivered.clone();
     outcome.fresh_continues = l.fresh_continues;
+    outcome.retry_offers = l.retry_offers;
+    outcome.retry_clicks = l.retry_clicks.len();
     outcome.violations = l.violations.clone();
     outcome.crashes = l.crashes.clone();
     outcome.reconnects = l.hellos.saturating_sub(1);
