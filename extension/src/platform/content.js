@@ -35,8 +35,9 @@
     lastFactsJson: null,
     observer: null,
     reportTimer: null,
-    // When facts were last read, for the report window.
+    // When facts were last read, for the report window, and the turn-end signals read then.
     lastReportAtMs: 0,
+    lastTurnEndSignals: null,
     reconcilePollTimer: null,
     pingTimer: null,
     reconnectTimer: null,
@@ -149,6 +150,10 @@
           startObserving();
           scheduleReport();
           break;
+        case 'page.inspect':
+          adapter.lastFactsJson = null;
+          report();
+          break;
         case 'page.unmanaged':
           adapter.phase = 'unmanaged';
           adapter.unansweredConnects = 0;
@@ -193,15 +198,16 @@
     removeEventListener('load', scheduleReport);
   }
 
-  // Reports a change on a quiet page at once, then coalesces the rest of a burst into one
-  // report at most every REPORT_DELAY_MS (a fixed window, not a sliding one: a page that
-  // streams for minutes still reports). Acting at once matters in background tabs, where
-  // browsers stretch every timer to a second or more.
+  // Reports a change at once when the last report is REPORT_DELAY_MS old, else coalesces it
+  // into one report when that window ends (a fixed window, not a sliding one: a page that
+  // streams for minutes still reports). A turn that starts or ends (page.turnEndSignals) is
+  // reported at once, and no change waits for a timer whose window has passed: background
+  // tabs stretch every timer to a second or more, and a turn's end often lands within the
+  // window of its last streamed words.
   function scheduleReport() {
-    if (adapter.reportTimer !== null) return;
     const sinceLastMs = Date.now() - adapter.lastReportAtMs;
-    if (sinceLastMs >= REPORT_DELAY_MS) return report();
-    adapter.reportTimer = setTimeout(report, REPORT_DELAY_MS - sinceLastMs);
+    if (sinceLastMs >= REPORT_DELAY_MS || page.turnEndSignals(document) !== adapter.lastTurnEndSignals) return report();
+    if (adapter.reportTimer === null) adapter.reportTimer = setTimeout(report, REPORT_DELAY_MS - sinceLastMs);
   }
 
   function report() {
@@ -211,6 +217,7 @@
     if (adapter.phase !== 'managed') return;
     if (adapter.port === null) return scheduleReconnect();
     const facts = readFacts();
+    adapter.lastTurnEndSignals = page.turnEndSignals(document);
     const json = JSON.stringify(facts);
     if (json !== adapter.lastFactsJson && post({ type: 'page.facts', url: facts.url, facts })) adapter.lastFactsJson = json;
   }

@@ -252,6 +252,29 @@
     return doc.body !== null && notices(doc.body).some((text) => TEXTS.conversationFull.test(text));
   }
 
+  // Whether a stop control shows and whether the last assistant turn shows its action bar, as
+  // one string: what tells a generating page from an idle one, cheap enough to read on every
+  // mutation (computeFacts also walks the page's notices).
+  function turnEndSignals(doc) {
+    const lastAssistant = findLastAssistantTurn(doc);
+    return `stop:${findStopControl(doc) !== null} done:${lastAssistant !== null && hasActionBar(lastAssistant)}`;
+  }
+
+  // The last assistant turn's element, as listTurns would find it, but walking back from the
+  // end of the page: a long conversation costs one native query, not a pass over every turn.
+  function findLastAssistantTurn(doc) {
+    for (const selector of SELECTORS.turn) {
+      const elements = doc.querySelectorAll(selector);
+      if (elements.length === 0) continue;
+      for (let i = elements.length - 1; i >= 0; i -= 1) {
+        const element = elements[i];
+        if (!element.parentElement?.closest(selector) && turnRole(element) === 'assistant') return element;
+      }
+      return null;
+    }
+    return null;
+  }
+
   // The facts of extension/README.md. The assistant tail is reported only once the latest
   // assistant turn is done (its action bar shows): a streaming tail is not state, and
   // reporting it would turn every rendered token into a message.
@@ -300,5 +323,6 @@
     isConversationFull,
     emptyFacts,
     computeFacts,
+    turnEndSignals,
   });
 })();

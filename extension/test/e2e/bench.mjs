@@ -1,7 +1,8 @@
 // Benchmark (not a test): in headless Chromium and Firefox ESR with the real daemon, the
 // real extension and the fake ChatGPT page, how long after a conversation visibly goes idle
-// the daemon's automatic resume arrives back as a submitted prompt, minus the idle grace;
-// and, in Chromium, how much script time a managed tab costs while it sits idle.
+// (the page drew the turn's action bar) the daemon's automatic resume arrives back as a
+// submitted prompt, minus the idle grace, and how late the page drew that idle against the
+// server's plan; and, in Chromium, how much script time a managed tab costs while it sits idle.
 //
 //   node test/e2e/bench.mjs [--turns N] [--idle-seconds S] [--browsers chromium,firefox]
 //
@@ -33,7 +34,11 @@ for (const kind of values.browsers.split(',')) {
   }
 }
 
-/** Resumes `turns` times; each latency is prompt arrival - (visible idle + grace). */
+/**
+ * Resumes `count` times; each latency is the prompt's arrival minus the moment the page drew
+ * the previous turn's action bar minus the grace. A turn the page never reported drawing is
+ * counted as missing.
+ */
 async function resumeLatency(world, count) {
   await world.createRun('Latency bench');
   const lane = await world.spawnLane('/root/bench', async ({ turn, workerId }) => {
@@ -42,27 +47,59 @@ async function resumeLatency(world, count) {
     if (turn > count) await world.mcp.call('worker_complete', { workerId, summary: 'bench done' });
     return { generateMs: GENERATE_MS, reply: block(turn > count ? 'complete' : 'working', `turn ${turn}`) };
   });
-  // The managed tab opens in the background, where browsers stretch page timers to a second
-  // or more; the fake page's own turn ends are timer-driven (a real page's follow the
-  // network), so the tab is brought to the front to measure the orchestration path itself.
+  // The managed tab stays in the background, as a real one does overnight. Browsers stretch
+  // its timers, the fake page's turn ends among them (a real page's follow the network):
+  // hence latencies count from the moment the page drew the idle turn.
   await world.waitForPrompts(lane, 1);
-  const managed = (await world.browser.pages()).find((p) => p.url().includes('/c/'));
-  await managed?.bringToFront();
+  const skew = await clockSkew(await managedPage(world));
   await world.waitForPrompts(lane, count + 1, 10 * 60_000);
   const prompts = world.prompts(lane);
   const convo = world.fake.conversations().find((c) => c.id === prompts[0].conversationId);
-  const ends = convo.turns.filter((t) => t.role === 'assistant' && t.endsAtMs !== null).map((t) => t.endsAtMs);
+  const ended = convo.turns.filter((t) => t.role === 'assistant' && t.endsAtMs !== null);
   const latencies = [];
-  for (let k = 1; k < prompts.length && k - 1 < ends.length; k += 1) {
-    latencies.push(prompts[k].atMs - (ends[k - 1] + ACTION_BAR_DELAY_MS) - IDLE_GRACE_MS);
+  const lags = [];
+  let missing = 0;
+  for (let k = 1; k < prompts.length && k - 1 < ended.length; k += 1) {
+    const { endsAtMs, drawnDoneAtMs } = ended[k - 1];
+    if (drawnDoneAtMs === null) {
+      missing += 1;
+    } else {
+      latencies.push(prompts[k].atMs - drawnDoneAtMs - IDLE_GRACE_MS);
+      lags.push(drawnDoneAtMs - (endsAtMs + ACTION_BAR_DELAY_MS));
+    }
   }
-  return `idle -> resume submitted, minus ${IDLE_GRACE_MS} ms grace, ${latencies.length} resumes: ${stats(latencies)}`;
+  return `idle drawn -> resume submitted, minus ${IDLE_GRACE_MS} ms grace, ${latencies.length} resumes `
+    + `(${missing} without a drawn time): ${stats(latencies)}\n`
+    + `  idle drawn after the planned idle (server end + ${ACTION_BAR_DELAY_MS} ms): ${stats(lags)}\n`
+    + `  page clock - bench clock: ${skew}`;
+}
+
+/** The managed tab (its URL becomes /c/<uuid> once the page has the server's answer). */
+async function managedPage(world) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const page = (await world.browser.pages()).find((p) => p.url().includes('/c/'));
+    if (page) return page;
+    if (Date.now() > deadline) throw new Error('no managed tab at /c/<uuid> within 10 s');
+    await pause(100);
+  }
+}
+
+/** Bounds of the page's Date.now() minus this process's, from the quickest of five round trips. */
+async function clockSkew(page) {
+  let best = null;
+  for (let i = 0; i < 5; i += 1) {
+    const before = Date.now();
+    const pageNow = await page.evaluate(() => Date.now());
+    const after = Date.now();
+    if (best === null || after - before < best.after - best.before) best = { before, pageNow, after };
+  }
+  return `${best.pageNow - best.after} to ${best.pageNow - best.before} ms`;
 }
 
 /** Script time of an idle managed tab against an unmanaged one (Chromium CDP metrics). */
 async function idleCost(world, seconds) {
-  const pages = await world.browser.pages();
-  const managed = pages.find((p) => p.url().includes('/c/'));
+  const managed = await managedPage(world);
   const unmanaged = world.hookPage;
   const sessions = await Promise.all([managed, unmanaged].map(async (page) => {
     const cdp = await world.browser.context.newCDPSession(page);
@@ -83,6 +120,7 @@ async function metrics(cdp) {
 }
 
 function stats(values) {
+  if (values.length === 0) return 'no samples';
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
   return `p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, p99 ${at(0.99)} ms, max ${sorted.at(-1)} ms, min ${sorted[0]} ms`;

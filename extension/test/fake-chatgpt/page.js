@@ -4,8 +4,9 @@
 // that turns into Stop while generating, turns rendered from the server's record of the
 // conversation, error cards with a Retry button, a URL that becomes /c/<uuid> after the first
 // send, and an action bar that appears a moment after Stop goes away. Every button click is
-// reported to the server; clicking Retry or Stop does nothing else. Test commands (draft,
-// clear-draft, break-ui, stale-stop, full) arrive over server-sent events.
+// reported to the server; clicking Retry or Stop does nothing else. So is the moment a turn's
+// action bar is first drawn (the page visibly idle), for latency measurements. Test commands
+// (draft, clear-draft, break-ui, stale-stop, full) arrive over server-sent events.
 'use strict';
 
 const TICK_MS = 100;
@@ -38,6 +39,7 @@ const state = {
   steerButton: null,
 };
 const articles = new Map(); // turn id -> {element, signature}
+const drawnDone = new Set(); // ids of the assistant turns whose action bar was drawn
 
 function element(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -209,6 +211,7 @@ function renderThread(now) {
       entry.signature = signature;
     }
     if (thread.children[index] !== entry.element) thread.insertBefore(entry.element, thread.children[index] ?? null);
+    if (content.status === 'done') reportDrawnDone(view.turn);
   });
   const shown = new Set(views.map((view) => view.turn.id));
   for (const [id, entry] of articles) {
@@ -217,6 +220,15 @@ function renderThread(now) {
       articles.delete(id);
     }
   }
+}
+
+// The wall-clock time the page first drew a turn's action bar, which is when the content
+// script can first read the turn as idle; a turn ends on this page's timer, which a browser
+// stretches in a background tab, so the server's planned end can be well before it.
+function reportDrawnDone(turn) {
+  if (drawnDone.has(turn.id)) return;
+  drawnDone.add(turn.id);
+  void postJson('/__fake/drawn-done', { conversationId: state.conversationId, turnId: turn.id, atMs: Date.now() });
 }
 
 function renderFullNotice(now) {

@@ -1,8 +1,9 @@
 // The fake ChatGPT server for the extension's browser tests (node:http only). It serves the
 // fake page (page.html + page.js) at / and /c/<uuid>, keeps every conversation's turns so a
 // reload renders them again (a turn still generating continues for its remaining time), asks
-// the test's `plan` how each prompt is answered, records every prompt and every button click,
-// and pushes test commands to the open pages over server-sent events.
+// the test's `plan` how each prompt is answered, records every prompt, every button click and
+// when a page first drew each finished turn, and pushes test commands to the open pages over
+// server-sent events.
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -229,6 +230,12 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
       notify();
       return json({ ok: true });
     }
+    if (request.method === 'POST' && url.pathname === '/__fake/drawn-done') {
+      const { conversationId, turnId, atMs } = await readJson(request);
+      const turn = conversations.get(conversationId)?.turns.find((t) => t.id === turnId && t.role === 'assistant');
+      if (turn && turn.drawnDoneAtMs === undefined && Number.isFinite(atMs)) turn.drawnDoneAtMs = atMs;
+      return json({ ok: turn !== undefined });
+    }
     if (request.method === 'POST' && url.pathname === '/__fake/ack') {
       const ack = await readJson(request);
       pendingAcks.get(ack.id)?.(ack);
@@ -271,6 +278,8 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
             status: turn.interrupted ? 'interrupted' : turnStatus(turn),
             // When the generation ends (server clock), for latency measurements.
             endsAtMs: turn.plan === null || turn.interrupted ? null : turn.startedAtMs + turn.plan.generateMs,
+            // When a page first drew its action bar (the page's wall clock), or null.
+            drawnDoneAtMs: turn.drawnDoneAtMs ?? null,
           })),
       }));
     },
