@@ -44,7 +44,8 @@ const TERMINAL = new Set(['complete', 'failed', 'stopped']);
  * | anything else        | (a newer daemon's disposition)            | Unknown   |
  *
  * `note` qualifies the word without changing it: a pending pause after the turn, a stall
- * warning, Auto Resume being off, a page error.
+ * warning, a paused worker whose turn (e.g. a continue-now) is still generating, Auto Resume
+ * being off, a page error.
  */
 export function workerStatus(worker) {
   const w = worker ?? {};
@@ -74,6 +75,7 @@ function noteOf(w, key) {
   if (w.pauseAfterTurn && key !== 'stalled') return 'Pauses after this turn';
   if (key === 'stalled') return 'No durable progress';
   if (w.stall === 'warned') return 'Appears stuck';
+  if (key === 'paused' && w.conversationState === 'generating') return 'Finishing its current turn';
   if (w.conversationState === 'error') return 'ChatGPT shows an error';
   if (w.conversationState === 'closed') return 'Conversation closed';
   if (w.disposition === 'awaiting_execution' && !w.autoResume) return 'Auto Resume off';

@@ -86,6 +86,9 @@ test('status notes qualify the word without changing it', () => {
   assert.equal(note({ disposition: 'running', conversationState: 'error' }), 'ChatGPT shows an error');
   assert.equal(note({ disposition: 'paused', conversationState: 'closed' }), 'Conversation closed');
   assert.equal(note({ disposition: 'running', conversationState: 'generating' }), null);
+  // Paused, but a turn (a continue-now, or the one running when it was paused) still generates.
+  assert.equal(note({ disposition: 'paused', conversationState: 'generating' }), 'Finishing its current turn');
+  assert.equal(workerStatus(worker({ disposition: 'paused', conversationState: 'generating' })).label, 'Paused');
   assert.equal(note({ disposition: 'completed', pauseAfterTurn: true, stall: 'warned' }), null);
 });
 
