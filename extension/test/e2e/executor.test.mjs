@@ -5,6 +5,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block, pause } from './lib/world.mjs';
+import { readOverlay } from './lib/ui-surfaces.mjs';
+import { until } from './lib/ui-pages.mjs';
+import { randomUUID } from 'node:crypto';
 
 const RETRY_TESTID = 'regenerate-thread-error-button';
 const NONCE = /\[attempt (exe-\d+)\]\s*$/;
@@ -27,8 +30,39 @@ function progressing(turnsBeforeComplete, generateMs = 300) {
   };
 }
 
+/** The browser tab showing `url`, or undefined. */
+async function tabAt(w, url) {
+  return (await w.browser.pages()).find((p) => p.url() === url);
+}
+
 for (const kind of BROWSERS) {
   describe(`extension executor in ${kind}`, () => {
+    test('attached to another conversation while paused: the old tab is released and left open, nothing is submitted', () =>
+      inWorld(kind, async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/moves', async ({ turn }) => ({ generateMs: 200, reply: block('working', `turn ${turn}`) }),
+          { policy: { mode: 'manual' } });
+        await w.waitForPrompts(lane, 1);
+        await w.settled(lane);
+        const old = (await w.mcp.call('worker_get', { workerId: lane })).binding.conversationUrl;
+        const oldTab = await tabAt(w, old);
+        assert.ok(oldTab, `the managed tab shows ${old}`);
+        await until('the overlay on the managed tab', async () => (await readOverlay(oldTab)).pill !== null);
+        await w.mcp.call('worker_pause', { workerId: lane });
+        const fresh = new URL(`/c/${randomUUID()}`, w.fake.url).href;
+        await w.mcp.call('worker_attach', { workerId: lane, conversationUrl: fresh });
+        // conversation.close: the extension forgets the old binding; the tab stays open as it was.
+        await until('the old binding released in extension storage', async () => {
+          const stored = await w.hook('storage');
+          return (stored.bindings ?? []).some((b) => b.workerId === lane && b.conversationUrl === '' && !b.open);
+        });
+        await until('no overlay on the released tab', async () => (await readOverlay(oldTab)).pill === null);
+        assert.ok(await tabAt(w, old), 'the released tab is still open');
+        const prompts = await w.settled(lane);
+        assert.equal(prompts.length, 1, 'paused: nothing submitted to either conversation');
+        assert.ok(!w.fake.prompts.some((p) => fresh.endsWith(p.conversationId)), 'nothing typed into the new conversation');
+      }));
+
     test('attempts 1, 2 and 3 follow automatically; after worker_complete nothing more is submitted', () =>
       inWorld(kind, async (w) => {
         await w.createRun();
