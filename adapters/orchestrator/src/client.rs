@@ -43,8 +43,11 @@ pub struct McpClient {
     path: String,
     /// Bearer token, if any.
     token: Option<String>,
-    /// `Mcp-Session-Id` after `initialize`.
+    /// `Mcp-Session-Id` after `initialize`, when the server keeps sessions.
     session: Option<String>,
+    /// The protocol version `initialize` settled on: sent as `MCP-Protocol-Version` on every
+    /// later request (a stateless server has no session to remember it by).
+    protocol: Option<String>,
     /// The connection.
     sender: SendRequest<Full<Bytes>>,
     /// Next JSON-RPC id.
@@ -81,7 +84,15 @@ impl McpClient {
     pub async fn connect_raw(url: &str, token: Option<&str>) -> anyhow::Result<McpClient> {
         let (authority, path) = parse_url(url)?;
         let sender = open(&authority).await?;
-        Ok(McpClient { authority, path, token: token.map(String::from), session: None, sender, next_id: 1 })
+        Ok(McpClient {
+            authority,
+            path,
+            token: token.map(String::from),
+            session: None,
+            protocol: None,
+            sender,
+            next_id: 1,
+        })
     }
 
     /// Connects and performs the `initialize` handshake.
@@ -97,9 +108,10 @@ impl McpClient {
                 }),
             )
             .await?;
-        if init.get("protocolVersion").is_none() {
+        let Some(protocol) = init.get("protocolVersion").and_then(Value::as_str) else {
             bail!("unexpected initialize answer: {init}");
-        }
+        };
+        client.protocol = Some(protocol.to_string());
         client.notify("notifications/initialized", json!({})).await?;
         Ok(client)
     }
@@ -122,7 +134,10 @@ impl McpClient {
             builder = builder.header("authorization", format!("Bearer {token}"));
         }
         if let Some(session) = &self.session {
-            builder = builder.header("mcp-session-id", session).header("mcp-protocol-version", PROTOCOL_VERSION);
+            builder = builder.header("mcp-session-id", session);
+        }
+        if let Some(protocol) = &self.protocol {
+            builder = builder.header("mcp-protocol-version", protocol);
         }
         if let Some(headers) = builder.headers_mut() {
             for (k, v) in extra {

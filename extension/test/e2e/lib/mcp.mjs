@@ -10,6 +10,9 @@ export class McpClient {
   constructor(url) {
     this.url = url;
     this.session = null;
+    // The protocol version `initialize` settled on (null before it): sent on every later
+    // request; a stateless server keeps no session, so this also says "initialized".
+    this.protocol = null;
     this.nextId = 1;
   }
 
@@ -22,6 +25,7 @@ export class McpClient {
       authorization: `Bearer ${MCP_TOKEN}`,
     };
     if (this.session) headers['mcp-session-id'] = this.session;
+    if (this.protocol) headers['mcp-protocol-version'] = this.protocol;
     const response = await fetch(this.url, { method: 'POST', headers, body: JSON.stringify(body) });
     this.session = response.headers.get('mcp-session-id') ?? this.session;
     if (notification) return null;
@@ -34,11 +38,13 @@ export class McpClient {
 
   async connect() {
     this.session = null;
-    await this.rpc('initialize', {
+    this.protocol = null;
+    const init = await this.rpc('initialize', {
       protocolVersion: '2025-06-18',
       capabilities: {},
       clientInfo: { name: 'extension-e2e', version: '1' },
     });
+    this.protocol = init.protocolVersion;
     await this.rpc('notifications/initialized', {}, { notification: true });
     return this;
   }
@@ -53,13 +59,14 @@ export class McpClient {
     let result;
     for (;;) {
       try {
-        if (!this.session) await this.connect();
+        if (!this.protocol) await this.connect();
         result = await this.rpc('tools/call', { name, arguments: args });
         break;
       } catch (error) {
         const transient = error instanceof TypeError || /HTTP (404|400)/.test(error.message);
         if (!transient || Date.now() > deadline) throw error;
         this.session = null;
+        this.protocol = null;
         await new Promise((r) => setTimeout(r, RECONNECT_PAUSE_MS));
       }
     }
