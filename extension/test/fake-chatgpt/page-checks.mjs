@@ -98,7 +98,8 @@ export async function runPageChecks({ browser, server, tally }) {
     check('delivery timeout: card text without Retry', failed.error.text === 'Message delivery timed out. Please try again.', failed.error.text);
     check('delivery timeout: idle otherwise, no action bar', !failed.stopButton && !failed.lastAssistantDone);
     const promptsBefore = server.prompts.length;
-    await page.click('button[data-testid="regenerate-thread-error-button"]');
+    // Inside the page, as for Send: the page redraws every 100 ms under the driver.
+    await page.evaluate(() => document.querySelector('button[data-testid="regenerate-thread-error-button"]').click());
     await server.waitFor(() => server.clicks.some((click) => click.testid === 'regenerate-thread-error-button'), 2_000, 'the Retry click');
     check('Retry click recorded in clicks', true);
     check('Retry does nothing else', server.prompts.length === promptsBefore);
