@@ -4,8 +4,10 @@
 //!
 //! Run with `cargo bench -p store --bench commit`. Figures go to docs/benchmarks.md.
 //!
-//! Callers are threads that each submit one engine mutation (a `worker_progress` batch:
-//! worker record, event, meta) and wait for its acknowledgement. One committer thread
+//! Callers are tokio tasks on a two-worker runtime (the daemon's tool and executor handlers
+//! are such tasks; one more row runs 64 OS threads instead) that each submit one engine
+//! mutation (a `worker_progress` batch: worker record, event, meta) and wait for its
+//! acknowledgement. One committer thread
 //! takes whatever is queued (up to the shell's 256-input group) and commits it as one
 //! fsynced write, the way the runtime shell groups inputs: only then are the callers in
 //! the group acknowledged. Both backends get the same batches, the same envelope bytes
@@ -92,7 +94,25 @@ impl Backend for Sqlite {
 }
 
 /// One caller's request: a mutation and where to acknowledge it.
-type Request = (Batch, mpsc::SyncSender<()>);
+type Request = (Batch, Ack);
+
+/// Where the committer acknowledges a mutation, by the kind of caller waiting for it.
+enum Ack {
+    /// A tokio task, as in the daemon (an MCP or bridge handler waiting for the engine thread).
+    Task(tokio::sync::oneshot::Sender<()>),
+    /// An OS thread.
+    Thread(mpsc::SyncSender<()>),
+}
+
+/// What the callers are.
+#[derive(Clone, Copy, PartialEq)]
+enum Callers {
+    /// Tasks on a two-worker tokio runtime, the daemon's shape: its tool and executor
+    /// handlers are tasks that hand mutations to the engine thread and await the answer.
+    Tasks,
+    /// One OS thread per caller.
+    Threads,
+}
 
 struct Outcome {
     per_second: f64,
@@ -113,58 +133,107 @@ fn progress_batches(runs: usize, spawned: usize, count: usize) -> (Vec<Batch>, V
     (setup, progress)
 }
 
-fn run<B: Backend>(mut backend: B, callers: usize, count: usize) -> Outcome {
-    let (setup, batches) = progress_batches(1, COMMIT_WORKERS_SPAWNED_PER_RUN, count);
-    backend.commit_group(&setup);
-    let (tx, rx) = mpsc::sync_channel::<Request>(callers);
-    let committer = std::thread::spawn(move || {
-        let mut commits = Vec::new();
-        while let Ok(first) = rx.recv() {
-            let mut group = vec![first];
-            while group.len() < GROUP_MUTATIONS_MAX {
-                match rx.try_recv() {
-                    Ok(next) => group.push(next),
-                    Err(_) => break,
-                }
-            }
-            let (batches, acks): (Vec<Batch>, Vec<_>) = group.into_iter().unzip();
-            let t0 = Instant::now();
-            backend.commit_group(&batches);
-            commits.push(t0.elapsed());
-            for ack in acks {
-                ack.send(()).expect("caller waits");
+/// The committer: takes whatever is queued (up to a group), commits it, then
+/// acknowledges every mutation of the group. Returns the time of each group commit.
+fn committer<B: Backend>(mut backend: B, rx: mpsc::Receiver<Request>) -> Vec<Duration> {
+    let mut commits = Vec::new();
+    while let Ok(first) = rx.recv() {
+        let mut group = vec![first];
+        while group.len() < GROUP_MUTATIONS_MAX {
+            match rx.try_recv() {
+                Ok(next) => group.push(next),
+                Err(_) => break,
             }
         }
-        commits
-    });
-    let mut shares: Vec<Vec<Batch>> = (0..callers).map(|_| Vec::with_capacity(count / callers + 1)).collect();
-    for (i, b) in batches.into_iter().enumerate() {
-        shares[i % callers].push(b);
+        let (batches, acks): (Vec<Batch>, Vec<_>) = group.into_iter().unzip();
+        let t0 = Instant::now();
+        backend.commit_group(&batches);
+        commits.push(t0.elapsed());
+        for ack in acks {
+            match ack {
+                Ack::Task(tx) => tx.send(()).expect("caller waits"),
+                Ack::Thread(tx) => tx.send(()).expect("caller waits"),
+            }
+        }
     }
-    let start = Arc::new(Barrier::new(callers + 1));
-    let threads: Vec<_> = shares
-        .into_iter()
-        .map(|share| {
-            let (tx, start) = (tx.clone(), start.clone());
-            std::thread::spawn(move || {
-                let (ack_tx, ack_rx) = mpsc::sync_channel(1);
-                let mut latencies = Vec::with_capacity(share.len());
-                start.wait();
-                for batch in share {
-                    let t0 = Instant::now();
-                    tx.send((batch, ack_tx.clone())).expect("committer runs");
-                    ack_rx.recv().expect("acknowledged");
-                    latencies.push(t0.elapsed());
+    commits
+}
+
+/// Runs `shares` on `kind` callers; returns every caller's latencies and the wall time.
+fn callers(kind: Callers, tx: mpsc::Sender<Request>, shares: Vec<Vec<Batch>>) -> (Vec<Duration>, Duration) {
+    match kind {
+        Callers::Tasks => {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().expect("runtime");
+            rt.block_on(async move {
+                let start = Arc::new(tokio::sync::Barrier::new(shares.len() + 1));
+                let tasks: Vec<_> = shares
+                    .into_iter()
+                    .map(|share| {
+                        let (tx, start) = (tx.clone(), start.clone());
+                        tokio::spawn(async move {
+                            let mut latencies = Vec::with_capacity(share.len());
+                            start.wait().await;
+                            for batch in share {
+                                let t0 = Instant::now();
+                                let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
+                                tx.send((batch, Ack::Task(ack_tx))).expect("committer runs");
+                                ack_rx.await.expect("acknowledged");
+                                latencies.push(t0.elapsed());
+                            }
+                            latencies
+                        })
+                    })
+                    .collect();
+                drop(tx);
+                start.wait().await;
+                let t0 = Instant::now();
+                let mut latencies = Vec::new();
+                for task in tasks {
+                    latencies.extend(task.await.expect("caller"));
                 }
-                latencies
+                (latencies, t0.elapsed())
             })
-        })
-        .collect();
-    drop(tx);
-    start.wait();
-    let t0 = Instant::now();
-    let mut latencies: Vec<Duration> = threads.into_iter().flat_map(|t| t.join().expect("caller")).collect();
-    let wall = t0.elapsed();
+        }
+        Callers::Threads => {
+            let start = Arc::new(Barrier::new(shares.len() + 1));
+            let threads: Vec<_> = shares
+                .into_iter()
+                .map(|share| {
+                    let (tx, start) = (tx.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        let (ack_tx, ack_rx) = mpsc::sync_channel(1);
+                        let mut latencies = Vec::with_capacity(share.len());
+                        start.wait();
+                        for batch in share {
+                            let t0 = Instant::now();
+                            tx.send((batch, Ack::Thread(ack_tx.clone()))).expect("committer runs");
+                            ack_rx.recv().expect("acknowledged");
+                            latencies.push(t0.elapsed());
+                        }
+                        latencies
+                    })
+                })
+                .collect();
+            drop(tx);
+            start.wait();
+            let t0 = Instant::now();
+            let latencies = threads.into_iter().flat_map(|t| t.join().expect("caller")).collect();
+            (latencies, t0.elapsed())
+        }
+    }
+}
+
+fn run<B: Backend>(mut backend: B, kind: Callers, callers_count: usize, count: usize) -> Outcome {
+    let (setup, batches) = progress_batches(1, COMMIT_WORKERS_SPAWNED_PER_RUN, count);
+    backend.commit_group(&setup);
+    let (tx, rx) = mpsc::channel::<Request>();
+    let committer = std::thread::spawn(move || committer(backend, rx));
+    let mut shares: Vec<Vec<Batch>> =
+        (0..callers_count).map(|_| Vec::with_capacity(count / callers_count + 1)).collect();
+    for (i, b) in batches.into_iter().enumerate() {
+        shares[i % callers_count].push(b);
+    }
+    let (mut latencies, wall) = callers(kind, tx, shares);
     let mut commits = committer.join().expect("committer");
     latencies.sort();
     commits.sort();
@@ -210,13 +279,15 @@ fn commit_benchmark() {
         "| callers | fjall mutations/s | fjall p50 ms | fjall p99 ms | fjall mean group | fjall commit p99 / max ms | SQLite mutations/s | SQLite p50 ms | SQLite p99 ms | SQLite commit p99 / max ms | fjall / SQLite |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for (callers, count) in CONFIGS {
+    let rows = CONFIGS.iter().map(|&(n, count)| (Callers::Tasks, n, count)).chain([(Callers::Threads, 64, 160_000)]);
+    for (kind, callers, count) in rows {
         let dir = tempfile::tempdir().expect("tempdir");
-        let fjall = run(FjallStore::open(dir.path()).expect("open fjall"), callers, count);
+        let fjall = run(FjallStore::open(dir.path()).expect("open fjall"), kind, callers, count);
         let dir = tempfile::tempdir().expect("tempdir");
-        let sqlite = run(Sqlite::open(dir.path()), callers, count);
+        let sqlite = run(Sqlite::open(dir.path()), kind, callers, count);
+        let label = if kind == Callers::Tasks { format!("{callers}") } else { format!("{callers} (OS threads)") };
         println!(
-            "| {callers} | {:.0} | {} | {} | {:.1} | {} / {} | {:.0} | {} | {} | {} / {} | {:.2} |",
+            "| {label} | {:.0} | {} | {} | {:.1} | {} / {} | {:.0} | {} | {} | {} / {} | {:.2} |",
             fjall.per_second,
             ms(fjall.p50),
             ms(fjall.p99),
