@@ -19,7 +19,7 @@ cargo test --workspace --no-fail-fast
 
 # The MCP server against real clients nobody here wrote (setup is idempotent).
 tests/mcp/setup.sh
-echo "== MCP client tests (Python mcp SDK, streamable HTTP and stdio)"
+echo "== MCP client tests (Python mcp SDK and TypeScript SDK, streamable HTTP and stdio)"
 tests/mcp/run.sh
 echo "== MCP conformance scenarios"
 tests/mcp/conformance.sh

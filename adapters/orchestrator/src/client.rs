@@ -31,7 +31,8 @@ pub struct RawResponse {
 pub struct ToolResult {
     /// `isError` of the result.
     pub is_error: bool,
-    /// `structuredContent` (or `Null`).
+    /// A success's `structuredContent`; a refusal's `{code, message}`, which the server
+    /// sends as JSON text content (or `Null`).
     pub structured: Value,
 }
 
@@ -231,10 +232,14 @@ impl McpClient {
     /// Calls a tool.
     pub async fn call_tool(&mut self, name: &str, arguments: Value) -> anyhow::Result<ToolResult> {
         let result = self.request("tools/call", json!({ "name": name, "arguments": arguments })).await?;
-        Ok(ToolResult {
-            is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
-            structured: result.get("structuredContent").cloned().unwrap_or(Value::Null),
-        })
+        let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        let structured = if is_error {
+            let text = result.pointer("/content/0/text").and_then(Value::as_str).unwrap_or("");
+            serde_json::from_str(text).unwrap_or_else(|_| json!({ "code": "", "message": text }))
+        } else {
+            result.get("structuredContent").cloned().unwrap_or(Value::Null)
+        };
+        Ok(ToolResult { is_error, structured })
     }
 
     /// Calls a tool that must succeed; returns its structured content.

@@ -72,7 +72,7 @@ export class McpClient {
     }
     if (result.isError) {
       const error = new Error(`${name}: ${result.content?.map((c) => c.text).join(' ')}`);
-      error.structured = result.structuredContent;
+      error.structured = JSON.parse(result.content?.[0]?.text ?? 'null');
       throw error;
     }
     return result.structuredContent;
