@@ -2,9 +2,10 @@
 //! it), input and output JSON schemas and annotations.
 
 use rmcp::handler::server::common::{schema_for_input, schema_for_output};
-use rmcp::model::{Tool, ToolAnnotations};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
-use std::sync::LazyLock;
+use serde_json::Value;
+use std::sync::{Arc, LazyLock};
 use wire::*;
 
 /// Every tool name, in catalog order: one per engine operation.
@@ -56,6 +57,8 @@ enum Kind {
 
 fn tool<A: JsonSchema + 'static, O: JsonSchema + 'static>(name: &'static str, kind: Kind, description: &str) -> Tool {
     let input = schema_for_input::<A>().unwrap_or_else(|e| panic!("input schema of {name}: {e}"));
+    let input = Arc::new(without_foreign_formats(&input));
+    let output = Arc::new(without_foreign_formats(&schema_for_output::<O>()));
     let annotations = match kind {
         Kind::Read => ToolAnnotations::new().read_only(true),
         Kind::Write => ToolAnnotations::new().read_only(false).destructive(false).idempotent(false),
@@ -63,9 +66,53 @@ fn tool<A: JsonSchema + 'static, O: JsonSchema + 'static>(name: &'static str, ki
         Kind::Destructive => ToolAnnotations::new().read_only(false).destructive(true),
     }
     .open_world(false);
-    Tool::new(name, description.to_string(), input)
-        .with_raw_output_schema(schema_for_output::<O>())
-        .with_annotations(annotations)
+    Tool::new(name, description.to_string(), input).with_raw_output_schema(output).with_annotations(annotations)
+}
+
+/// The `format` values JSON Schema (2020-12) defines; clients' validators know them.
+const JSON_SCHEMA_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` without the `format`s schemars adds for Rust integer types (`uint64`, ...):
+/// they constrain nothing (`minimum` already says non-negative), and a client's validator
+/// that does not know them warns about each one every time it compiles a tool's schema
+/// (the TypeScript SDK's AJV does, for every tool of the catalog).
+fn without_foreign_formats(schema: &JsonObject) -> JsonObject {
+    fn clean(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(k, v)| *k != "format" || v.as_str().is_some_and(|f| JSON_SCHEMA_FORMATS.contains(&f)))
+                    .map(|(k, v)| (k.clone(), clean(v)))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(clean).collect()),
+            other => other.clone(),
+        }
+    }
+    match clean(&Value::Object(schema.clone())) {
+        Value::Object(map) => map,
+        _ => unreachable!("an object stays an object"),
+    }
 }
 
 /// The catalog, built once.
@@ -297,6 +344,36 @@ mod tests {
             assert_eq!(t.input_schema.get("type").and_then(|v| v.as_str()), Some("object"), "{}", t.name);
             let output = t.output_schema.as_ref().unwrap_or_else(|| panic!("{} has no output schema", t.name));
             assert_eq!(output.get("type").and_then(|v| v.as_str()), Some("object"), "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn schemas_use_only_formats_json_schema_defines() {
+        fn formats<'a>(value: &'a Value, found: &mut Vec<&'a str>) {
+            match value {
+                Value::Object(map) => {
+                    if let Some(f) = map.get("format").and_then(Value::as_str) {
+                        found.push(f);
+                    }
+                    map.values().for_each(|v| formats(v, found));
+                }
+                Value::Array(items) => items.iter().for_each(|v| formats(v, found)),
+                _ => {}
+            }
+        }
+        let mut raw = Vec::new();
+        let value = Value::Object((*schema_for_output::<WorkerOut>()).clone());
+        formats(&value, &mut raw);
+        assert!(raw.contains(&"uint64"), "schemars still emits integer formats: {raw:?}");
+        for t in catalog() {
+            let input = Value::Object((*t.input_schema).clone());
+            let output = Value::Object(t.output_schema.as_deref().cloned().unwrap_or_default());
+            let mut found = Vec::new();
+            formats(&input, &mut found);
+            formats(&output, &mut found);
+            let foreign: Vec<_> = found.iter().filter(|f| !JSON_SCHEMA_FORMATS.contains(f)).collect();
+            assert!(foreign.is_empty(), "{}: {foreign:?}", t.name);
+            assert!(t.output_schema.as_ref().is_some_and(|o| o.contains_key("properties")), "{}", t.name);
         }
     }
 
