@@ -119,7 +119,9 @@ struct Outcome {
     p50: Duration,
     p99: Duration,
     group_mean: f64,
-    /// The store's own time per group commit (encode, write, fsync), 99th percentile.
+    /// The store's own time per group commit (encode, write, fsync): median, 99th
+    /// percentile and maximum.
+    commit_p50: Duration,
     commit_p99: Duration,
     commit_max: Duration,
 }
@@ -243,6 +245,7 @@ fn run<B: Backend>(mut backend: B, kind: Callers, callers_count: usize, count: u
         p50: at(&latencies, 0.50),
         p99: at(&latencies, 0.99),
         group_mean: count as f64 / commits.len() as f64,
+        commit_p50: at(&commits, 0.50),
         commit_p99: at(&commits, 0.99),
         commit_max: at(&commits, 1.0),
     }
@@ -276,9 +279,9 @@ fn commit_benchmark() {
     println!("one mutation: {} records, {bytes} bytes of keys and values", sample[0].records.len());
     println!();
     println!(
-        "| callers | fjall mutations/s | fjall p50 ms | fjall p99 ms | fjall mean group | fjall commit p99 / max ms | SQLite mutations/s | SQLite p50 ms | SQLite p99 ms | SQLite commit p99 / max ms | fjall / SQLite |"
+        "| callers | fjall mutations/s | fjall p50 ms | fjall p99 ms | fjall mean group | fjall commit p50 / p99 / max ms | SQLite mutations/s | SQLite p50 ms | SQLite p99 ms | SQLite mean group | SQLite commit p50 / p99 / max ms | fjall / SQLite |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let rows = CONFIGS.iter().map(|&(n, count)| (Callers::Tasks, n, count)).chain([(Callers::Threads, 64, 160_000)]);
     for (kind, callers, count) in rows {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -287,16 +290,19 @@ fn commit_benchmark() {
         let sqlite = run(Sqlite::open(dir.path()), kind, callers, count);
         let label = if kind == Callers::Tasks { format!("{callers}") } else { format!("{callers} (OS threads)") };
         println!(
-            "| {label} | {:.0} | {} | {} | {:.1} | {} / {} | {:.0} | {} | {} | {} / {} | {:.2} |",
+            "| {label} | {:.0} | {} | {} | {:.1} | {} / {} / {} | {:.0} | {} | {} | {:.1} | {} / {} / {} | {:.2} |",
             fjall.per_second,
             ms(fjall.p50),
             ms(fjall.p99),
             fjall.group_mean,
+            ms(fjall.commit_p50),
             ms(fjall.commit_p99),
             ms(fjall.commit_max),
             sqlite.per_second,
             ms(sqlite.p50),
             ms(sqlite.p99),
+            sqlite.group_mean,
+            ms(sqlite.commit_p50),
             ms(sqlite.commit_p99),
             ms(sqlite.commit_max),
             fjall.per_second / sqlite.per_second
