@@ -132,6 +132,11 @@ test('TypeScript SDK over streamable HTTP: every tool answers, and every answer 
     await ok(client, called, 'worker_continue_now', { workerId: b });
     assert.ok((await ok(client, called, 'worker_attempts', { workerId: a })).attempts.length >= 1);
     await ok(client, called, 'message_send', { to: a, body: 'a note from root', from: run.rootWorkerId });
+    const acknowledged = await ok(client, called, 'worker_progress', { workerId: a, summary: 'second step' });
+    assert.deepEqual(Object.keys(acknowledged).sort(),
+      ['disposition', 'inboxCount', 'lifecycle', 'name', 'pause', 'pauseAfterTurn', 'progress', 'workerId'],
+      'worker_progress answers with a short acknowledgement, not the whole worker');
+    assert.equal(acknowledged.inboxCount, 1, 'the message is counted');
 
     await ok(client, called, 'worker_await_human', { workerId: b, reason: 'needs a decision', question: 'Ship it?', choices: ['yes', 'no'] });
     await ok(client, called, 'worker_resolve_human', { workerId: b, answer: 'yes' });

@@ -203,12 +203,14 @@ fn build() -> Vec<Tool> {
             "List a run's workers (/root first), with the same detail as worker_get. Unfinished workers only \
              unless includeTerminal is true.",
         ),
-        tool::<WorkerProgressArgs, WorkerOut>(
+        tool::<WorkerProgressArgs, ProgressReportOut>(
             "worker_progress",
             Write,
             "Record durable progress for a worker: what was done since the last report and, if any, the \
              checkpoint commit. Resets the no-progress (stall) counters and wakes /root. Report after every \
-             meaningful step. Returns the worker.",
+             meaningful step. Returns a short acknowledgement: the worker's disposition (paused or waiting \
+             means finish the turn and stop), its progress counters, any pause and how many messages wait \
+             in its inbox; worker_get returns the whole worker.",
         ),
         tool::<WorkerCompleteArgs, WorkerOut>(
             "worker_complete",

@@ -81,7 +81,9 @@ impl OrchestratorMcp {
             "worker_attach" => self.op::<WorkerAttachArgs, WorkerOut>(args, ToOperation::to_operation).await,
             "worker_get" => self.op::<WorkerIdArgs, WorkerOut>(args, |a| a.operation(WorkerVerb::Get)).await,
             "worker_list" => self.op::<WorkerListArgs, WorkerListOut>(args, ToOperation::to_operation).await,
-            "worker_progress" => self.op::<WorkerProgressArgs, WorkerOut>(args, ToOperation::to_operation).await,
+            "worker_progress" => {
+                self.op::<WorkerProgressArgs, ProgressReportOut>(args, ToOperation::to_operation).await
+            }
             "worker_complete" => self.op::<WorkerCompleteArgs, WorkerOut>(args, ToOperation::to_operation).await,
             "worker_fail" => self.op::<WorkerReasonArgs, WorkerOut>(args, WorkerReasonArgs::fail).await,
             "worker_interrupt" => self.op::<WorkerReasonArgs, WorkerOut>(args, WorkerReasonArgs::interrupt).await,

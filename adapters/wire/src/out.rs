@@ -426,6 +426,24 @@ fn stall_name(s: StallState) -> &'static str {
     }
 }
 
+fn pause_out(w: &Worker) -> Option<PauseOut> {
+    w.pause.as_ref().map(|p| PauseOut {
+        reason: p.reason.as_str().to_string(),
+        since_ms: ms(p.at),
+        detail: p.detail.as_deref().map(String::from),
+    })
+}
+
+fn progress_out(w: &Worker) -> ProgressOut {
+    ProgressOut {
+        last_at_ms: w.progress.last_at.map(ms),
+        last_cursor: w.progress.last_cursor.map(|c| c.0),
+        attempts_without_progress: w.progress.attempts_without,
+        quiet_ms: w.progress.quiet_ms,
+        stall: stall_name(w.progress.stall).to_string(),
+    }
+}
+
 impl From<&WorkerView> for WorkerOut {
     fn from(v: &WorkerView) -> WorkerOut {
         let w = &v.worker;
@@ -448,11 +466,7 @@ impl From<&WorkerView> for WorkerOut {
             outcome: w.outcome.as_deref().map(String::from),
             policy: PolicyOut::from(&v.policy),
             policy_source: source_name(v.policy_source),
-            pause: w.pause.as_ref().map(|p| PauseOut {
-                reason: p.reason.as_str().to_string(),
-                since_ms: ms(p.at),
-                detail: p.detail.as_deref().map(String::from),
-            }),
+            pause: pause_out(w),
             pause_after_turn: w.pause_after_turn,
             human_wait: w.human.as_ref().map(|h| HumanWaitOut {
                 reason: h.reason.to_string(),
@@ -507,13 +521,7 @@ impl From<&WorkerView> for WorkerOut {
             attempts: w.attempts,
             auto_resumes: w.auto_resumes,
             last_delivery_at_ms: w.last_delivery_at.map(ms),
-            progress: ProgressOut {
-                last_at_ms: w.progress.last_at.map(ms),
-                last_cursor: w.progress.last_cursor.map(|c| c.0),
-                attempts_without_progress: w.progress.attempts_without,
-                quiet_ms: w.progress.quiet_ms,
-                stall: stall_name(w.progress.stall).to_string(),
-            },
+            progress: progress_out(w),
             delivery_failures: w.delivery_failures,
             last_block_status: w.last_block.map(|b| b.as_str().to_string()),
             inbox: v.inbox.iter().map(MessageOut::from).collect(),
@@ -527,6 +535,50 @@ impl FromReply for WorkerOut {
     fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
         match reply {
             Reply::Worker(v) => Ok(WorkerOut::from(&*v)),
+            _ => Err(mismatch("a worker")),
+        }
+    }
+}
+
+/// `worker_progress`: what a worker needs to hear back after a report. A worker reports
+/// after every meaningful step, so echoing its whole record (assignment, policy, binding:
+/// a few KiB, twice with the text copy) would fill its context with what it already
+/// knows; `worker_get` returns everything.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressReportOut {
+    /// Worker id, e.g. `wrk-2`.
+    pub worker_id: String,
+    /// Hierarchical name, e.g. `/root/backend`.
+    pub name: String,
+    /// `active`, `completed`, `failed` or `cancelled`.
+    pub lifecycle: String,
+    /// Derived disposition (as in `worker_get`): `paused` or a wait means the worker should
+    /// finish its turn and stop.
+    pub disposition: String,
+    /// The no-progress counters after this report (reset by it) and the stall guard.
+    pub progress: ProgressOut,
+    /// The active pause, if any.
+    pub pause: Option<PauseOut>,
+    /// The worker pauses as soon as its running turn ends.
+    pub pause_after_turn: bool,
+    /// Messages in the worker's inbox (`worker_get` shows them).
+    pub inbox_count: u32,
+}
+
+impl FromReply for ProgressReportOut {
+    fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
+        match reply {
+            Reply::Worker(v) => Ok(ProgressReportOut {
+                worker_id: v.worker.id.to_string(),
+                name: v.worker.spec.name.clone(),
+                lifecycle: v.worker.lifecycle.as_str().to_string(),
+                disposition: v.disposition.as_str().to_string(),
+                progress: progress_out(&v.worker),
+                pause: pause_out(&v.worker),
+                pause_after_turn: v.worker.pause_after_turn,
+                inbox_count: u32::try_from(v.inbox.len()).unwrap_or(u32::MAX),
+            }),
             _ => Err(mismatch("a worker")),
         }
     }
