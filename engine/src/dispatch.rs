@@ -155,16 +155,21 @@ impl Engine {
     }
 
     /// Tells an executor to stop managing a conversation the worker no longer uses. The
-    /// command names the worker's newest attempt on that conversation; a conversation
-    /// that never carried an attempt was never handed to an executor by this daemon.
+    /// command names the worker's newest attempt on that conversation or, when none
+    /// carries its URL, the newest `conversation.create` (empty conversation): a create
+    /// whose answer never came leaves its URL on no attempt, and the conversation it made
+    /// was bound from the executor's own report. A worker with neither never had a
+    /// conversation handed to an executor by this daemon.
     pub(crate) fn release_conversation(&mut self, executor: ExecutorId, id: WorkerId, conversation: Arc<str>) {
         if !self.volatile.executors.contains_key(&executor) || conversation.is_empty() {
             return;
         }
         let attempts = &self.state.attempts;
-        let newest =
-            self.index.attempts_of(id).rev().find(|a| attempts.get(a).is_some_and(|a| a.conversation == conversation));
-        let Some(a) = newest.and_then(|a| attempts.get(&a)) else { return };
+        let newest_on = |url: &str| {
+            self.index.attempts_of(id).rev().find(|a| attempts.get(a).is_some_and(|a| &*a.conversation == url))
+        };
+        let named = newest_on(&conversation).or_else(|| newest_on(""));
+        let Some(a) = named.and_then(|a| attempts.get(&a)) else { return };
         let deadline = self.now.plus_ms(self.config.command_deadline_ms);
         let command = control_command(executor, a, CommandKind::Close, conversation, deadline);
         self.push_effect(Effect::Command(command));

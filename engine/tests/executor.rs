@@ -397,6 +397,33 @@ fn reattaching_a_worker_releases_its_old_conversation() {
 }
 
 #[test]
+fn a_conversation_adopted_after_an_ambiguous_create_is_released_on_reattach() {
+    // The executor restarted mid-create: its hello binds the conversation the create made
+    // (the create goes out again, as every unanswered command does after a hello) before
+    // the create's own answer comes back ambiguous, so no attempt ever carries the
+    // conversation's URL. Re-attaching must still release it, named by that create.
+    let world = check(
+        "run auto
+         executor e1
+         spawn a
+         disconnect e1
+         hello e1
+         bind a https://chatgpt.com/c/made-by-the-create e1
+         fail a AMBIGUOUS_SUBMISSION
+         show a
+         attach a https://chatgpt.com/c/fresh",
+        "e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v1
+         a: paused #1 initial failed paused:ambiguous_submission
+         e1 close a#1",
+    );
+    let close = world.commands.last().expect("a command");
+    assert_eq!(close.kind, engine::CommandKind::Close);
+    assert_eq!(&*close.conversation, "https://chatgpt.com/c/made-by-the-create");
+    assert_eq!(close.idempotency_key, "conversation.close:exe-1");
+}
+
+#[test]
 fn a_stale_lease_republished_later_is_released_and_never_adopted() {
     let world = check(
         &format!(
