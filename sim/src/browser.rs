@@ -4,13 +4,17 @@
 //! A Rust model of the real extension, following the same protocol rules: journal
 //! phases `received -> submission-started -> submitted -> completed`, never resubmit a
 //! journaled key, republish bindings and journal in `hello`, honour command deadlines,
-//! never click the delivery-timeout card's Retry control (`delivery_timeout_card`).
+//! never click the delivery-timeout card's Retry control (`delivery_timeout_card`), type
+//! a command only into the conversation it names (`not_held`), and stop managing a
+//! conversation on `conversation.close` (`release`). The operator at the keyboard may open
+//! a conversation for a worker it just attached (`BROWSER_PORT`, `manage`).
 
 use crate::daemon::EPOCH_MS;
 use crate::faults::{Boundary, Target};
 use crate::ledger::SharedLedger;
 use crate::wire::{
-    CHAT_PORT, EXECUTOR_PORT, EXECUTOR_TOKEN, FromChat, ToChat, read_frame, read_text, write_frame, write_text,
+    BROWSER_PORT, CHAT_PORT, EXECUTOR_PORT, EXECUTOR_TOKEN, FromBrowser, FromChat, ToBrowser, ToChat,
+    conversation_host, conversation_url, read_frame, read_text, write_frame, write_text,
 };
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::input::*;
@@ -21,8 +25,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
-use turmoil::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
+use turmoil::net::{TcpListener, TcpStream};
 
 /// One journal line (persisted in extension storage).
 #[derive(Clone, Debug)]
@@ -58,8 +62,11 @@ pub struct Storage {
 pub struct BrowserState {
     /// Extension storage.
     pub storage: Rc<RefCell<Storage>>,
-    /// Conversation hosts the browser may open, in order.
+    /// Conversation hosts the browser may open for a `conversation.create`, in order.
     pub chats: Vec<String>,
+    /// Conversation hosts kept for the operator's attaches: never handed out for a
+    /// create, opened only when the operator (or a command) names one.
+    pub attachable: Vec<String>,
     /// Whether the page supports mid-turn steering.
     pub steering: bool,
     /// Submissions in progress at once, across workers (the extension's limit).
@@ -72,14 +79,24 @@ pub struct BrowserState {
     pub ledger: SharedLedger,
 }
 
+/// One opened tab: the worker it was opened for and a serial that tells it from the
+/// worker's earlier tabs (a replaced or released tab's page stays open, unmanaged).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TabRef {
+    worker: WorkerId,
+    serial: u64,
+}
+
 /// Inputs of the browser's event loop.
 enum Event {
     Command(ExecutorCommand),
     DaemonClosed,
-    Chat(WorkerId, FromChat),
-    TabReady(WorkerId, mpsc::UnboundedSender<ToChat>),
+    Chat(TabRef, FromChat),
+    TabReady(TabRef, mpsc::UnboundedSender<ToChat>),
     /// The composer of this worker's tab may be ready now.
     Pump(WorkerId),
+    /// The operator opened a conversation for a worker; answered once it is stored.
+    Manage(WorkerId, Arc<str>, oneshot::Sender<()>),
 }
 
 /// Runtime state: lost when the extension restarts.
@@ -92,6 +109,15 @@ struct Browser {
     busy: BTreeSet<WorkerId>,
     /// Workers whose queue head waits for the composer (a `Pump` is scheduled).
     preparing: BTreeSet<WorkerId>,
+    /// The serial of the tab each worker's binding owns: events of any other tab (one
+    /// whose conversation was released or replaced) come from a page no longer managed.
+    opened: BTreeMap<WorkerId, u64>,
+    /// The serial of the next tab opened.
+    next_tab: u64,
+    /// Workers bound here to a conversation the daemon has not heard this browser holds
+    /// (named by a command, or opened by the operator): the first state of its tab is
+    /// reported as a `binding`, as the extension does once the tab shows the URL.
+    unverified: BTreeSet<WorkerId>,
     events: mpsc::UnboundedSender<Event>,
     /// Reconciled with the daemon (hello sent): only then are submissions started.
     ready: bool,
@@ -108,9 +134,14 @@ pub async fn run(state: BrowserState) -> turmoil::Result {
         queues: BTreeMap::new(),
         busy: BTreeSet::new(),
         preparing: BTreeSet::new(),
+        opened: BTreeMap::new(),
+        next_tab: 0,
+        unverified: BTreeSet::new(),
         events,
         ready: false,
     };
+    let operator = TcpListener::bind(("0.0.0.0", BROWSER_PORT)).await?;
+    tokio::task::spawn_local(serve_operator(operator, b.events.clone()));
     state.ledger.borrow_mut().trace("browser", "start");
     let tabs: Vec<(WorkerId, Tab)> = state.storage.borrow().tabs.iter().map(|(w, t)| (*w, t.clone())).collect();
     for (worker, tab) in tabs {
@@ -171,6 +202,26 @@ pub async fn run(state: BrowserState) -> turmoil::Result {
         }
     }
     Ok(())
+}
+
+/// The operator at the browser's keyboard: each `Manage` is answered once the browser
+/// stored it (a browser that restarts meanwhile drops the connection: the operator retries).
+async fn serve_operator(listener: TcpListener, events: mpsc::UnboundedSender<Event>) {
+    while let Ok((stream, _)) = listener.accept().await {
+        let events = events.clone();
+        tokio::task::spawn_local(async move {
+            let (mut reader, mut writer) = stream.into_split();
+            while let Ok(Some(ToBrowser::Manage { worker, conversation })) = read_frame(&mut reader).await {
+                let (done, stored) = oneshot::channel();
+                if events.send(Event::Manage(worker, Arc::from(conversation), done)).is_err() || stored.await.is_err() {
+                    return;
+                }
+                if write_frame(&mut writer, &FromBrowser::Managed).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
 }
 
 /// Sends a `heartbeat` every `every_ms` (the interval `welcome` announces) while the
@@ -262,8 +313,11 @@ impl Browser {
             })
             .collect();
         let mut bindings = Vec::new();
+        // Every binding is reported here: none waits for its first state any more.
+        self.unverified.clear();
         let tabs: Vec<(WorkerId, Tab)> = storage.tabs.iter().map(|(w, t)| (*w, t.clone())).collect();
         for (worker, tab) in tabs {
+            self.state.ledger.borrow_mut().published(worker, &tab.chat);
             let state = self.tabs.get(&worker).and_then(|(_, s)| *s);
             let seq = storage.seq.entry(worker).or_insert(0);
             *seq += 1;
@@ -289,13 +343,19 @@ impl Browser {
         })
     }
 
-    /// Sends an engine-shaped report as its bridge protocol message.
+    /// Sends an engine-shaped report as its bridge protocol message (bindings and states
+    /// are noted in the ledger with the conversation they are about).
     fn send(&self, input: ExecutorInput) {
         let message = match &input {
             ExecutorInput::Binding { report, .. } => {
+                let chat = conversation_host(&report.conversation).unwrap_or(&report.conversation);
+                self.state.ledger.borrow_mut().published(report.worker, chat);
                 bridge::ExecutorMessage::Binding(bridge::BindingWire::from(report))
             }
             ExecutorInput::State { worker, observation, .. } => {
+                if let Some(tab) = self.state.storage.borrow().tabs.get(worker) {
+                    self.state.ledger.borrow_mut().published(*worker, &tab.chat);
+                }
                 bridge::ExecutorMessage::State(bridge::StateWire::new(*worker, observation))
             }
             ExecutorInput::Result { command, outcome, .. } => bridge::ExecutorMessage::Result(bridge::ResultWire {
@@ -313,7 +373,13 @@ impl Browser {
         self.send(ExecutorInput::Result { executor: self.id.clone(), command, outcome });
     }
 
+    /// Opens a tab on the conversation host for the worker's binding; the worker's
+    /// previous tab (if any) stops being managed.
     fn open_tab(&mut self, worker: WorkerId, chat: String) {
+        let tab = TabRef { worker, serial: self.next_tab };
+        self.next_tab += 1;
+        self.opened.insert(worker, tab.serial);
+        self.tabs.remove(&worker);
         let events = self.events.clone();
         tokio::task::spawn_local(async move {
             let Ok(stream) = TcpStream::connect((chat.as_str(), CHAT_PORT)).await else { return };
@@ -326,34 +392,46 @@ impl Browser {
                     }
                 }
             });
-            let _ = events.send(Event::TabReady(worker, tx));
+            let _ = events.send(Event::TabReady(tab, tx));
             while let Ok(Some(frame)) = read_frame::<_, FromChat>(&mut reader).await {
-                if events.send(Event::Chat(worker, frame)).is_err() {
+                if events.send(Event::Chat(tab, frame)).is_err() {
                     return;
                 }
             }
         });
     }
 
+    /// Whether `tab` is the one its worker's binding owns now.
+    fn managed(&self, tab: TabRef) -> bool {
+        self.opened.get(&tab.worker) == Some(&tab.serial)
+    }
+
     fn handle(&mut self, event: Event) {
         match event {
             Event::Command(c) => self.command(c),
             Event::DaemonClosed => {}
-            Event::TabReady(worker, tx) => {
-                self.tabs.insert(worker, (tx, None));
-                self.pump(worker);
+            Event::TabReady(tab, tx) if self.managed(tab) => {
+                self.tabs.insert(tab.worker, (tx, None));
+                self.pump(tab.worker);
             }
             Event::Pump(worker) => {
                 self.preparing.remove(&worker);
                 self.pump(worker);
             }
-            Event::Chat(worker, FromChat::State { state, block }) => self.observed(worker, state, block),
-            Event::Chat(worker, FromChat::Accepted { key }) => self.accepted(worker, &key),
-            Event::Chat(worker, FromChat::Refused { key }) => {
-                self.refused(worker, &key, ExecErrorCode::ComposerBusy, "the page refused")
+            Event::Manage(worker, conversation, stored) => {
+                self.manage(worker, &conversation);
+                let _ = stored.send(());
             }
-            Event::Chat(worker, FromChat::TimedOut { key }) => self.refused(
-                worker,
+            // A page no longer managed: whatever it shows is nobody's business here.
+            Event::TabReady(..) => {}
+            Event::Chat(tab, _) if !self.managed(tab) => {}
+            Event::Chat(tab, FromChat::State { state, block }) => self.observed(tab.worker, state, block),
+            Event::Chat(tab, FromChat::Accepted { key }) => self.accepted(tab.worker, &key),
+            Event::Chat(tab, FromChat::Refused { key }) => {
+                self.refused(tab.worker, &key, ExecErrorCode::ComposerBusy, "the page refused")
+            }
+            Event::Chat(tab, FromChat::TimedOut { key }) => self.refused(
+                tab.worker,
                 &key,
                 ExecErrorCode::MessageDeliveryTimeout,
                 "the page showed: Message delivery timed out",
@@ -420,44 +498,23 @@ impl Browser {
             self.result(c.id, CommandOutcome::Failed { code: ExecErrorCode::DeadlineExceeded, detail: String::new() });
             return self.pump(worker);
         }
-        if c.kind == CommandKind::Create {
-            {
-                if !self.state.storage.borrow().tabs.contains_key(&worker) || self.tab_closed(worker) {
-                    let mut storage = self.state.storage.borrow_mut();
-                    let index = storage.next_chat;
-                    let Some(chat) = self.state.chats.get(index).cloned() else {
-                        drop(storage);
-                        self.finish(attempt);
-                        self.result(
-                            c.id,
-                            CommandOutcome::Failed {
-                                code: ExecErrorCode::ConversationClosed,
-                                detail: "no free conversation".into(),
-                            },
-                        );
-                        return;
-                    };
-                    storage.next_chat += 1;
-                    let url: Arc<str> = Arc::from(format!("https://chatgpt.com/c/{chat}"));
-                    storage.tabs.insert(worker, Tab { chat: chat.clone(), url });
-                    storage.seq.insert(worker, 0);
-                    storage.reported.remove(&worker);
-                    drop(storage);
-                    self.tabs.remove(&worker);
-                    self.open_tab(worker, chat);
-                    return; // submit once the tab is connected and ready
-                }
-            }
+        if c.kind == CommandKind::Create
+            && (!self.state.storage.borrow().tabs.contains_key(&worker) || self.tab_closed(worker))
+        {
+            let index = self.state.storage.borrow().next_chat;
+            let Some(chat) = self.state.chats.get(index).cloned() else {
+                self.finish(attempt);
+                let detail = "no free conversation".into();
+                self.result(c.id, CommandOutcome::Failed { code: ExecErrorCode::ConversationClosed, detail });
+                return;
+            };
+            self.state.storage.borrow_mut().next_chat += 1;
+            return self.bind(worker, chat); // submit once the tab is connected and ready
+        }
+        if c.kind != CommandKind::Create && !self.holds(worker, &c.conversation) {
+            return self.not_held(attempt, &c);
         }
         let Some((tab, state)) = self.tabs.get(&worker).cloned() else {
-            if !self.state.storage.borrow().tabs.contains_key(&worker) {
-                self.finish(attempt);
-                self.result(
-                    c.id,
-                    CommandOutcome::Failed { code: ExecErrorCode::ConversationClosed, detail: String::new() },
-                );
-                return self.pump(worker);
-            }
             return; // the tab is still connecting
         };
         let Some(state) = state else { return };
@@ -510,6 +567,70 @@ impl Browser {
         for worker in workers {
             self.pump(worker);
         }
+    }
+
+    /// Whether the worker's binding here is `conversation`.
+    fn holds(&self, worker: WorkerId, conversation: &str) -> bool {
+        self.state.storage.borrow().tabs.get(&worker).is_some_and(|t| &*t.url == conversation)
+    }
+
+    /// The conversation host a URL names, if this browser can open it.
+    fn reachable(&self, url: &str) -> Option<String> {
+        let host = conversation_host(url)?;
+        self.state.chats.iter().chain(&self.state.attachable).find(|c| *c == host).cloned()
+    }
+
+    /// Manages `chat` for the worker from now on, in a fresh tab (stored first); the tab
+    /// of its previous binding, if any, stays open as it is, unmanaged.
+    fn bind(&mut self, worker: WorkerId, chat: String) {
+        {
+            let mut storage = self.state.storage.borrow_mut();
+            storage.tabs.insert(worker, Tab { chat: chat.clone(), url: Arc::from(conversation_url(&chat)) });
+            storage.seq.insert(worker, 0);
+            storage.reported.remove(&worker);
+        }
+        self.unverified.remove(&worker);
+        let mut l = self.state.ledger.borrow_mut();
+        l.managed(worker, Some(&chat));
+        l.trace("browser", format!("{worker} manages {chat}"));
+        drop(l);
+        self.open_tab(worker, chat);
+    }
+
+    /// A send or steer naming a conversation this browser does not manage for the worker
+    /// is never typed into another tab. As in the extension: a steer fails
+    /// `STEERING_UNAVAILABLE` (no tab shows that conversation mid-turn), a send opens the
+    /// named conversation in a tab of its own and is typed there once the page is ready,
+    /// and a URL that names no conversation fails `CONVERSATION_CLOSED`.
+    fn not_held(&mut self, attempt: AttemptId, c: &ExecutorCommand) {
+        let (code, detail) = match (c.kind, self.reachable(&c.conversation)) {
+            (CommandKind::Steer, _) => {
+                (ExecErrorCode::SteeringUnavailable, "the conversation is not open in this browser")
+            }
+            (_, Some(chat)) => {
+                self.bind(c.worker, chat);
+                self.unverified.insert(c.worker);
+                return; // submit once the tab is connected and ready
+            }
+            (_, None) => (ExecErrorCode::ConversationClosed, "not a conversation of chatgpt.com"),
+        };
+        self.finish(attempt);
+        self.result(c.id, CommandOutcome::Failed { code, detail: detail.into() });
+        self.pump(c.worker);
+    }
+
+    /// The operator opened `conversation` for the worker it just attached there: the
+    /// extension manages it from now on and reports it as the worker's binding.
+    fn manage(&mut self, worker: WorkerId, conversation: &str) {
+        if self.holds(worker, conversation) {
+            return; // asked again after a lost answer
+        }
+        let Some(chat) = self.reachable(conversation) else {
+            let what = format!("{worker} manage {conversation}: no such conversation");
+            return self.state.ledger.borrow_mut().trace("browser", what);
+        };
+        self.bind(worker, chat);
+        self.unverified.insert(worker);
     }
 
     fn tab_closed(&self, worker: WorkerId) -> bool {
@@ -611,7 +732,15 @@ impl Browser {
         };
         if let Some(seq) = report {
             let observation = Observation { state, seq, block };
-            self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation });
+            let conversation = self.state.storage.borrow().tabs.get(&worker).map(|t| t.url.clone());
+            match conversation.filter(|_| self.unverified.remove(&worker)) {
+                Some(conversation) => {
+                    let open = state != ConversationState::Closed;
+                    let report = BindingReport { worker, conversation, open, observation: Some(observation) };
+                    self.send(ExecutorInput::Binding { executor: self.id.clone(), report });
+                }
+                None => self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation }),
+            }
             if state == ConversationState::Error(ErrorKind::DeliveryTimeout) {
                 self.delivery_timeout_card(worker);
             }
@@ -634,17 +763,27 @@ impl Browser {
         }
     }
 
-    /// `conversation.close`: forget the binding (the tab itself stays open); a later
-    /// command for the worker opens a fresh conversation.
+    /// `conversation.close`: stop managing the conversation (forget the binding, publish
+    /// nothing more about it, never type into it); its page stays open as it is. No
+    /// `command.result`; a close for a binding not held here is ignored.
     fn release(&mut self, worker: WorkerId, conversation: &str) {
-        let mut storage = self.state.storage.borrow_mut();
-        if storage.tabs.get(&worker).is_some_and(|t| &*t.url == conversation) {
-            storage.tabs.remove(&worker);
-            storage.reported.remove(&worker);
-            drop(storage);
-            self.tabs.remove(&worker);
-            self.state.ledger.borrow_mut().trace("browser", format!("{worker} close: binding released"));
+        let held = self.holds(worker, conversation);
+        let chat = conversation_host(conversation).unwrap_or(conversation);
+        let mut l = self.state.ledger.borrow_mut();
+        l.closed(worker, chat, held);
+        if !held {
+            return l.trace("browser", format!("{worker} close {chat}: not managed here, ignored"));
         }
+        l.managed(worker, None);
+        l.trace("browser", format!("{worker} close {chat}: binding released"));
+        drop(l);
+        let mut storage = self.state.storage.borrow_mut();
+        storage.tabs.remove(&worker);
+        storage.reported.remove(&worker);
+        drop(storage);
+        self.tabs.remove(&worker);
+        self.opened.remove(&worker);
+        self.unverified.remove(&worker);
     }
 
     /// The page shows "Message delivery timed out" with its Retry control. Retry is never
@@ -656,5 +795,135 @@ impl Browser {
     fn delivery_timeout_card(&self, worker: WorkerId) {
         let what = format!("{worker} delivery-timeout card: reported, Retry not clicked, waiting for the daemon");
         self.state.ledger.borrow_mut().trace("browser", what);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat;
+    use crate::ledger::Ledger;
+    use crate::oracle::Closed;
+    use crate::world::Knobs;
+    use engine::time::Timestamp;
+
+    const W: WorkerId = WorkerId(2);
+    /// How long a test watches after its last command (longer than any turn).
+    const BROWSE_AFTER_S: u64 = 900;
+
+    /// A command for `W` delivering `attempt` (`conversation` as a host name; empty for a
+    /// create).
+    fn command(attempt: u64, kind: CommandKind, conversation: &str) -> ExecutorCommand {
+        let attempt = AttemptId(attempt);
+        let url = if conversation.is_empty() { String::new() } else { conversation_url(conversation) };
+        ExecutorCommand {
+            executor: ExecutorId::new("browser-1"),
+            id: CommandId { attempt },
+            idempotency_key: format!("{}:{attempt}", kind.as_str()),
+            worker: W,
+            attempt,
+            kind,
+            conversation: Arc::from(url),
+            prompt: "go on".into(),
+            prompt_version: "test/v1".into(),
+            deadline: Timestamp(EPOCH_MS + 3_600_000),
+        }
+    }
+
+    /// Runs the browser against a stand-in daemon that says nothing but `script` (each
+    /// command after its delay in seconds) and two conversations, `chat-0` (for creates)
+    /// and `fresh-0` (kept for attaches). Returns the ledger and every message the
+    /// browser sent the daemon.
+    fn browse(script: Vec<(u64, ExecutorCommand)>) -> (Ledger, Vec<String>) {
+        let mut agents = Knobs::calm(1).agents;
+        // No agent calls (there is no caller port here): no progress, nowhere near the end.
+        (agents.turns_min, agents.turns_max, agents.progress_pct) = (100, 100, 0);
+        let ledger: SharedLedger = Rc::new(RefCell::new(Ledger::default()));
+        let heard: Rc<RefCell<Vec<String>>> = Rc::default();
+        let mut sim = turmoil::Builder::new()
+            .rng_seed(1)
+            .simulation_duration(Duration::from_secs(3_600))
+            .tick_duration(Duration::from_millis(100))
+            .build();
+        for (seed, name) in ["chat-0", "fresh-0"].into_iter().enumerate() {
+            let (l, a) = (ledger.clone(), agents.clone());
+            sim.host(name, move || chat::run(name.into(), seed as u64, a.clone(), l.clone()));
+        }
+        let state = BrowserState {
+            storage: Rc::default(),
+            chats: vec!["chat-0".into()],
+            attachable: vec!["fresh-0".into()],
+            steering: true,
+            concurrency: 8,
+            submit_delay_ms: 0,
+            ledger: ledger.clone(),
+        };
+        sim.host("browser", move || run(state.clone()));
+        let daemon_heard = heard.clone();
+        sim.client("daemon", async move {
+            let listener = TcpListener::bind(("0.0.0.0", EXECUTOR_PORT)).await?;
+            let (mut reader, mut writer) = listener.accept().await?.0.into_split();
+            tokio::task::spawn_local(async move {
+                while let Ok(Some(text)) = read_text(&mut reader).await {
+                    daemon_heard.borrow_mut().push(text);
+                }
+            });
+            for (after_s, c) in script {
+                tokio::time::sleep(Duration::from_secs(after_s)).await;
+                let text = bridge::encode(&bridge::DaemonMessage::Command(bridge::CommandWire::from(&c)));
+                write_text(&mut writer, &text).await?;
+            }
+            // Let the pages and the browser play out what the commands started.
+            tokio::time::sleep(Duration::from_secs(BROWSE_AFTER_S)).await;
+            Ok(())
+        });
+        while !sim.step().expect("the simulation runs") {
+            ledger.borrow_mut().now_ms = sim.elapsed().as_millis() as u64;
+        }
+        let ledger = std::mem::take(&mut *ledger.borrow_mut());
+        let heard = std::mem::take(&mut *heard.borrow_mut());
+        (ledger, heard)
+    }
+
+    fn typed(ledger: &Ledger) -> Vec<(&str, &str)> {
+        ledger.delivered.iter().map(|d| (d.conversation.as_str(), d.key.as_str())).collect()
+    }
+
+    #[test]
+    fn a_send_is_typed_only_into_the_conversation_it_names() {
+        let (ledger, heard) = browse(vec![
+            (5, command(1, CommandKind::Create, "")),
+            (60, command(2, CommandKind::Send, "fresh-0")),
+            (5, command(3, CommandKind::Steer, "chat-0")),
+        ]);
+        // The send opened its conversation (never the tab the worker had), and was
+        // reported as the worker's binding there; the steer named a conversation no
+        // longer managed here: nothing typed, STEERING_UNAVAILABLE.
+        let create = "conversation.create:exe-1";
+        assert_eq!(typed(&ledger), vec![("chat-0", create), ("fresh-0", "conversation.send:exe-2")]);
+        assert!(heard.iter().any(|m| m.contains(r#""type":"binding""#) && m.contains("/c/fresh-0")), "{heard:?}");
+        let refused = heard.iter().find(|m| m.contains(r#""commandId":"cmd-3""#)).expect("a result for the steer");
+        assert!(refused.contains("STEERING_UNAVAILABLE"), "{refused}");
+    }
+
+    #[test]
+    fn a_closed_conversation_is_never_reported_nor_typed_into_again() {
+        let (ledger, heard) = browse(vec![
+            (5, command(1, CommandKind::Create, "")),
+            (5, command(1, CommandKind::Close, "chat-0")),
+            (1_200, command(2, CommandKind::Send, "fresh-0")),
+        ]);
+        let closed = &ledger.closes[..];
+        assert!(matches!(closed, [Closed { conversation, released: true, .. }] if conversation == "chat-0"));
+        // The bootstrap turn ran on in its page (left alone) and ended unreported.
+        let after = closed[0].at_ms;
+        assert!(ledger.trace.iter().any(|l| l.contains("chat-0   turn 1 ends idle")), "{:?}", ledger.trace);
+        let late: Vec<_> = ledger.published.iter().filter(|p| p.conversation == "chat-0" && p.at_ms > after).collect();
+        assert!(late.is_empty(), "{late:?}");
+        assert!(!heard.iter().any(|m| m.contains(r#""commandId":"cmd-1""#) && m.contains("failed")), "{heard:?}");
+        assert_eq!(
+            typed(&ledger),
+            vec![("chat-0", "conversation.create:exe-1"), ("fresh-0", "conversation.send:exe-2")]
+        );
     }
 }

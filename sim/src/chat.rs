@@ -150,7 +150,7 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
             let _ = out_tx.send(FromChat::Refused { key });
             continue;
         }
-        ledger.borrow_mut().delivered(worker, &key, &prompt);
+        ledger.borrow_mut().delivered(&name, worker, &key, &prompt);
         c.borrow_mut().last_message = Some((key.clone(), prompt.clone()));
         let timed_out = state != ConversationState::Generating
             && knobs.submit_timeout_pct > 0
@@ -208,7 +208,7 @@ fn click_retry(c: &Rc<RefCell<Conversation>>, name: &str, knobs: &AgentKnobs, le
         return;
     };
     l.trace(name, format!("Retry clicked: re-sends {key}"));
-    l.delivered(worker, &key, &prompt);
+    l.delivered(name, worker, &key, &prompt);
     drop(l);
     start_turn(c.clone(), worker, name.to_string(), knobs.clone(), ledger.clone());
 }

@@ -234,6 +234,7 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
             };
             Operation::WorkerSteer { worker, outcome, message, material: None }
         }
+        SimOp::Attach { worker, conversation } => Operation::WorkerAttach { worker, conversation },
     };
     match handle.call(operation).await {
         Ok(Ok(Reply::Worker(view))) => Ok(Some(view.worker.id)),

@@ -4,7 +4,7 @@
 //! simulated network), so it cannot hide a protocol bug.
 
 use crate::faults::{Boundary, CrashAt, Reaction, Target, Trigger};
-use crate::oracle::RetryClick;
+use crate::oracle::{Closed, Delivery, Managed, Published, RetryClick};
 use crate::wire::SimOp;
 use engine::ids::WorkerId;
 use std::cell::RefCell;
@@ -21,8 +21,14 @@ pub struct Ledger {
     pub now_ms: u64,
     /// Every user message a conversation accepted, by idempotency key.
     pub deliveries: BTreeMap<String, u32>,
-    /// Every delivery, in order: (worker, idempotency key, simulated ms).
-    pub delivered: Vec<(WorkerId, String, u64)>,
+    /// Every delivery, in order, with the conversation that took it.
+    pub delivered: Vec<Delivery>,
+    /// Every change of the conversation the executor manages for a worker, in order.
+    pub managed: Vec<Managed>,
+    /// Every `conversation.close` the executor received, in order.
+    pub closes: Vec<Closed>,
+    /// Every state and binding the executor published, in order.
+    pub published: Vec<Published>,
     /// Acknowledged durable agent calls: (worker, unique summary).
     pub acked: Vec<(WorkerId, String)>,
     /// Agents whose `worker_complete` was acknowledged (or refused as already terminal).
@@ -64,6 +70,8 @@ pub struct Ledger {
     pub calls_ready: Rc<tokio::sync::Notify>,
     /// Link faults and outages a fired trigger asks the world to apply after this step.
     pub reactions: Vec<Reaction>,
+    /// The scenario's attaches not yet committed (a scenario fails on one left over).
+    pub unattached: BTreeSet<String>,
 }
 
 impl Ledger {
@@ -114,7 +122,7 @@ impl Ledger {
 
     /// Records an accepted user message; a second acceptance of one key is the bug
     /// this project exists to prevent.
-    pub fn delivered(&mut self, worker: WorkerId, key: &str, prompt: &str) {
+    pub fn delivered(&mut self, conversation: &str, worker: WorkerId, key: &str, prompt: &str) {
         let count = self.deliveries.entry(key.to_string()).or_insert(0);
         *count += 1;
         let count = *count;
@@ -124,6 +132,25 @@ impl Ledger {
         if prompt == "continue" {
             self.fresh_continues += 1;
         }
-        self.delivered.push((worker, key.to_string(), self.now_ms));
+        let (conversation, key, at_ms) = (conversation.to_string(), key.to_string(), self.now_ms);
+        self.delivered.push(Delivery { conversation, worker, key, at_ms });
+    }
+
+    /// The executor manages `conversation` for the worker from now on (`None`: nothing).
+    pub fn managed(&mut self, worker: WorkerId, conversation: Option<&str>) {
+        let (conversation, at_ms) = (conversation.map(String::from), self.now_ms);
+        self.managed.push(Managed { worker, conversation, at_ms });
+    }
+
+    /// The executor received `conversation.close` (`released`: it held the binding).
+    pub fn closed(&mut self, worker: WorkerId, conversation: &str, released: bool) {
+        let (conversation, at_ms) = (conversation.to_string(), self.now_ms);
+        self.closes.push(Closed { worker, conversation, at_ms, released });
+    }
+
+    /// The executor published a state or binding of the worker's `conversation`.
+    pub fn published(&mut self, worker: WorkerId, conversation: &str) {
+        let (conversation, at_ms) = (conversation.to_string(), self.now_ms);
+        self.published.push(Published { worker, conversation, at_ms });
     }
 }

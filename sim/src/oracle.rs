@@ -18,6 +18,12 @@
 //!   the clicks the conversation hosts saw; the duplicate delivery also breaks the
 //!   exactly-once count of its idempotency key).
 //!
+//! - After a worker was attached to another conversation, its old conversations are left
+//!   alone: nothing is typed into them again, the executor that managed one when the
+//!   attach committed receives `conversation.close` for it, and publishes nothing about
+//!   it after that (`attachments_honoured`, over what the conversation hosts and the
+//!   executor saw).
+//!
 //! Two helpers feed other checks: `scheduled_after_end` (attempts scheduled after their
 //! worker ended: delivering one is a violation) and `held_submissions` (what scenarios'
 //! `expect nothing-while-held` forbids).
@@ -26,13 +32,14 @@
 //! for the end of a long turn on a page that cannot steer): one still open at the end
 //! breaks only once it has been open longer than its rule's patience.
 
+use crate::wire::conversation_host;
 use engine::event::{Event, EventKind};
 use engine::ids::{AttemptId, RunId, WorkerId};
 use engine::model::{AttemptOutcome, AttemptReason};
 use engine::policy::Mode;
 use engine::time::Timestamp;
 use engine::wake::WakeReason;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What the log says about one worker right now.
 #[derive(Clone, Copy, Debug, Default)]
@@ -158,6 +165,8 @@ pub struct Log<'a> {
     pub events: &'a [Event],
     /// Auto Resume was the run's default at creation.
     pub auto: bool,
+    /// When the run started: what the hosts saw is timed in ms since then.
+    pub start: Timestamp,
     /// When the run stopped.
     pub end: Timestamp,
 }
@@ -326,6 +335,190 @@ pub fn no_retry_clicks(clicks: &[RetryClick]) -> Vec<String> {
         .collect()
 }
 
+/// One prompt a conversation accepted, as its host saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// The conversation host that took it: which conversation was typed into.
+    pub conversation: String,
+    /// The worker whose command it was.
+    pub worker: WorkerId,
+    /// Its idempotency key, to find its attempt.
+    pub key: String,
+    /// Simulated ms since the start, to order it against attaches.
+    pub at_ms: u64,
+}
+
+/// The executor started managing a conversation for a worker (`None`: stopped), as the
+/// executor stored it: what it held when an attach committed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Managed {
+    /// Whose binding changed.
+    pub worker: WorkerId,
+    /// The conversation host now managed for the worker, if any.
+    pub conversation: Option<String>,
+    /// Simulated ms since the start.
+    pub at_ms: u64,
+}
+
+/// A `conversation.close` the executor received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Closed {
+    /// The worker it named.
+    pub worker: WorkerId,
+    /// The conversation host it named.
+    pub conversation: String,
+    /// Simulated ms since the start, when it arrived.
+    pub at_ms: u64,
+    /// Whether the executor held that binding and released it (a close for a binding not
+    /// held is ignored), for `expect closes`.
+    pub released: bool,
+}
+
+/// A state or binding report the executor published about a worker's conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Published {
+    /// The worker it was about.
+    pub worker: WorkerId,
+    /// The conversation host whose page it described.
+    pub conversation: String,
+    /// Simulated ms since the start.
+    pub at_ms: u64,
+}
+
+/// What the conversation hosts and the executor saw, for `attachments_honoured`.
+#[derive(Clone, Copy, Debug)]
+pub struct Seen<'a> {
+    /// Every prompt a conversation accepted.
+    pub deliveries: &'a [Delivery],
+    /// Every change of what the executor manages, in order.
+    pub managed: &'a [Managed],
+    /// Every `conversation.close` the executor received.
+    pub closes: &'a [Closed],
+    /// Every state and binding the executor published.
+    pub published: &'a [Published],
+}
+
+/// One committed `worker_attach`, from the durable log.
+#[derive(Clone, Copy, Debug)]
+struct Attach<'a> {
+    worker: WorkerId,
+    /// The conversation host it was attached to.
+    to: &'a str,
+    at_ms: u64,
+    cursor: u64,
+}
+
+impl Attach<'_> {
+    fn describe(&self) -> String {
+        format!("{} was attached to {} at {} ms (event #{})", self.worker, self.to, self.at_ms, self.cursor)
+    }
+}
+
+/// After every committed attach, the worker's old conversations (the ones that took its
+/// prompts before, and the one the executor managed for it then) are left alone until
+/// the worker is attached back to one of them: nothing is typed into them; the executor
+/// that managed one for the worker receives `conversation.close` for it (spec: the
+/// daemon sends it when the worker was attached to another conversation, or when the
+/// executor reports the stale binding later); and nothing about it is published after
+/// that close.
+pub fn attachments_honoured(log: Log<'_>, seen: Seen<'_>) -> Vec<String> {
+    let attaches = attaches_in(log);
+    let mut broken = Vec::new();
+    for (i, attach) in attaches.iter().enumerate() {
+        let held = seen
+            .managed
+            .iter()
+            .rfind(|m| m.worker == attach.worker && m.at_ms <= attach.at_ms)
+            .and_then(|m| m.conversation.as_deref())
+            .filter(|c| *c != attach.to);
+        let typed = seen.deliveries.iter().filter(|d| d.worker == attach.worker && d.at_ms < attach.at_ms);
+        let old: BTreeSet<&str> =
+            typed.map(|d| d.conversation.as_str()).chain(held).filter(|c| *c != attach.to).collect();
+        for conversation in old {
+            // Until the worker is attached back to it.
+            let back = attaches[i + 1..].iter().find(|a| a.worker == attach.worker && a.to == conversation);
+            let until_ms = back.map_or(u64::MAX, |a| a.at_ms);
+            broken.extend(typed_into_old(attach, conversation, until_ms, seen));
+            let must_close = held == Some(conversation);
+            broken.extend(released(attach, conversation, must_close, until_ms, seen));
+        }
+    }
+    broken
+}
+
+/// The committed attaches of the log, in order.
+fn attaches_in(log: Log<'_>) -> Vec<Attach<'_>> {
+    log.events
+        .iter()
+        .filter_map(|e| match (&e.kind, e.worker) {
+            (EventKind::WorkerAttached { conversation }, Some(worker)) => Some(Attach {
+                worker,
+                to: conversation_host(conversation)?,
+                at_ms: e.at.ms_since(log.start),
+                cursor: e.cursor.0,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The executor received `conversation.close` for the old `conversation` if it
+/// `must_close` it (it managed it when the attach committed), and published nothing about
+/// it after a close (until `until_ms`). This holds for a conversation adopted from the
+/// executor's report after an ambiguous create too, which no attempt names by URL: the
+/// engine names that close by the create (the matrix found it sent none before).
+fn released(attach: &Attach<'_>, conversation: &str, must_close: bool, until_ms: u64, seen: Seen<'_>) -> Vec<String> {
+    let close = seen
+        .closes
+        .iter()
+        .find(|c| c.worker == attach.worker && c.conversation == conversation && c.at_ms >= attach.at_ms);
+    match close {
+        Some(close) => published_after_close(attach, close, until_ms, seen),
+        None if must_close => vec![format!(
+            "old conversation never released: the executor managed {conversation} when {} and never received \
+             conversation.close for it",
+            attach.describe()
+        )],
+        None => Vec::new(),
+    }
+}
+
+/// Prompts typed into the attach's old `conversation` in `[attach, until_ms)`.
+fn typed_into_old(attach: &Attach<'_>, conversation: &str, until_ms: u64, seen: Seen<'_>) -> Vec<String> {
+    seen.deliveries
+        .iter()
+        .filter(|d| d.conversation == conversation && (attach.at_ms..until_ms).contains(&d.at_ms))
+        .map(|d| {
+            format!(
+                "typed into an old conversation: {} went into {conversation} at {} ms, after {}",
+                d.key,
+                d.at_ms,
+                attach.describe()
+            )
+        })
+        .collect()
+}
+
+/// Reports about the closed conversation the executor published after the close.
+fn published_after_close(attach: &Attach<'_>, close: &Closed, until_ms: u64, seen: Seen<'_>) -> Vec<String> {
+    seen.published
+        .iter()
+        .filter(|p| p.worker == close.worker && p.conversation == close.conversation)
+        .filter(|p| p.at_ms > close.at_ms && p.at_ms < until_ms)
+        .map(|p| {
+            format!(
+                "old conversation still managed: the executor published {} for {} at {} ms, after \
+                 conversation.close at {} ms ({})",
+                p.conversation,
+                p.worker,
+                p.at_ms,
+                close.at_ms,
+                attach.describe()
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,7 +536,7 @@ mod tests {
         /// The log as the run ended `minutes` after its last event.
         fn ended(&self, auto: bool, minutes: u64) -> Log<'_> {
             let last = self.0.last().map_or(Timestamp(0), |e| e.at);
-            Log { events: &self.0, auto, end: last.plus_ms(minutes * 60_000) }
+            Log { events: &self.0, auto, start: Timestamp(0), end: last.plus_ms(minutes * 60_000) }
         }
         fn push(mut self, attempt: Option<u64>, kind: EventKind) -> Trace {
             let cursor = Cursor(self.0.len() as u64 + 1);
@@ -462,6 +655,85 @@ mod tests {
         assert_eq!(keepalives_kept(running().keepalive_due().ended(true, 61)).len(), 1);
         assert!(keepalives_kept(running().keepalive_due().ended(true, 59)).is_empty());
         assert!(keepalives_kept(running().keepalive_due().paused().ended(true, 61)).is_empty());
+    }
+
+    /// The key of the first attempt, a create.
+    const CREATE: &str = "conversation.create:exe-1";
+
+    fn attach_kind() -> EventKind {
+        EventKind::WorkerAttached { conversation: "https://chatgpt.com/c/fresh-0".into() }
+    }
+
+    /// A worker typed into `chat-0`, then attached to `fresh-0` at 3 s (event #3).
+    fn attached() -> Trace {
+        running().push(None, attach_kind())
+    }
+
+    fn delivery(conversation: &str, key: &str, at_ms: u64) -> Delivery {
+        Delivery { conversation: conversation.into(), worker: W, key: key.into(), at_ms }
+    }
+
+    fn managed(conversation: Option<&str>, at_ms: u64) -> Managed {
+        Managed { worker: W, conversation: conversation.map(String::from), at_ms }
+    }
+
+    fn published(conversation: &str, at_ms: u64) -> Published {
+        Published { worker: W, conversation: conversation.into(), at_ms }
+    }
+
+    /// What a correct executor shows: `chat-0` managed, closed at 3.1 s, `fresh-0`
+    /// opened and typed into after.
+    fn honoured() -> (Vec<Delivery>, Vec<Managed>, Vec<Closed>, Vec<Published>) {
+        let deliveries = vec![delivery("chat-0", CREATE, 1_500), delivery("fresh-0", "conversation.send:exe-2", 9_000)];
+        let managed = vec![managed(Some("chat-0"), 1_000), managed(None, 3_100), managed(Some("fresh-0"), 8_000)];
+        let closes = vec![Closed { worker: W, conversation: "chat-0".into(), at_ms: 3_100, released: true }];
+        let published = vec![published("chat-0", 2_000), published("fresh-0", 8_500)];
+        (deliveries, managed, closes, published)
+    }
+
+    fn check_attach(seen: &(Vec<Delivery>, Vec<Managed>, Vec<Closed>, Vec<Published>)) -> Vec<String> {
+        let (deliveries, managed, closes, published) = seen;
+        let seen = Seen { deliveries, managed, closes, published };
+        attachments_honoured(attached().ended(true, 1), seen)
+    }
+
+    #[test]
+    fn an_attach_honoured_passes() {
+        assert_eq!(check_attach(&honoured()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn typing_into_the_old_conversation_after_an_attach_breaks() {
+        let mut seen = honoured();
+        seen.0.push(delivery("chat-0", "conversation.send:exe-3", 9_500));
+        let broken = check_attach(&seen);
+        assert_eq!(
+            broken,
+            vec![
+                "typed into an old conversation: conversation.send:exe-3 went into chat-0 at 9500 ms, after wrk-2 \
+                 was attached to fresh-0 at 3000 ms (event #3)"
+            ]
+        );
+        // Attached back to it: typing there is right again.
+        let back = EventKind::WorkerAttached { conversation: "https://chatgpt.com/c/chat-0".into() };
+        let log = attached().push(None, back);
+        let (deliveries, managed, closes, published) = &seen;
+        let seen = Seen { deliveries, managed, closes, published };
+        assert!(attachments_honoured(log.ended(true, 1), seen).is_empty());
+    }
+
+    #[test]
+    fn a_close_never_received_or_not_honoured_breaks() {
+        let mut seen = honoured();
+        seen.2.clear();
+        let broken = check_attach(&seen);
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].starts_with("old conversation never released: the executor managed chat-0 when wrk-2"));
+        let mut seen = honoured();
+        seen.3.push(published("chat-0", 5_000));
+        let broken = check_attach(&seen);
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].contains("published chat-0 for wrk-2 at 5000 ms, after conversation.close at 3100 ms"));
     }
 
     #[test]

@@ -11,6 +11,10 @@
 //! expect delivered lane0 between 60m 120m = 1
 //! expect completed all
 //! ```
+//!
+//! `at TIME attach laneN` attaches the lane to a fresh conversation (one kept for it,
+//! never used for a create) and, `OPEN_AFTER_ATTACH_MS` later, opens that conversation
+//! in the browser for it.
 
 use crate::faults::{Boundary, Call, CrashAt, Reaction, Trigger};
 use crate::world::{Action, ActionKind, Knobs, Outcome, PARTITION_MS_MIN};
@@ -60,6 +64,9 @@ pub enum Expectation {
     /// No attempt was submitted while its worker waited (human, dependency) or was
     /// paused, except explicit operator acts.
     NothingWhileHeld,
+    /// The executor stopped managing at least this many conversations on
+    /// `conversation.close` (an attach releases the old one).
+    ClosesAtLeast(usize),
 }
 
 /// A scenario file error, with its line number.
@@ -208,6 +215,9 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                     Some("pause") => ActionKind::Pause { after_turn: w.get(4) == Some(&"after-turn") },
                     Some("resume") => ActionKind::Resume,
                     Some("continue-now") => ActionKind::ContinueNow,
+                    Some("attach") if lane == usize::MAX => return Err(err("attach takes a lane, not root")),
+                    Some("attach") if w.len() > 4 => return Err(err("attach takes no arguments after the lane")),
+                    Some("attach") => ActionKind::Attach,
                     Some("steer") => {
                         let outcome = w.get(4).ok_or_else(|| err("expected an outcome"))?.to_string();
                         ActionKind::Steer { outcome, message: w[5..].join(" ") }
@@ -230,6 +240,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("withdrawn") => Expectation::WithdrawnAtLeast(num(3)? as usize),
                 Some("nothing-while-held") => Expectation::NothingWhileHeld,
                 Some("reconnects") => Expectation::ReconnectsAtLeast(num(3)? as usize),
+                Some("closes") => Expectation::ClosesAtLeast(num(3)? as usize),
                 Some("delivered") => {
                     let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
                     let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -266,11 +277,15 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::WithdrawnAtLeast(n) => outcome.withdrawn >= *n,
             Expectation::NothingWhileHeld => outcome.submitted_while_held.is_empty(),
             Expectation::ReconnectsAtLeast(n) => outcome.reconnects >= *n,
+            Expectation::ClosesAtLeast(n) => outcome.closes >= *n,
             Expectation::DeliveredBetween { lane, from_ms, to_ms, count } => {
                 // Lanes are spawned in order right after the root (wrk-1).
                 let worker = WorkerId(*lane as u64 + 2);
-                let n =
-                    outcome.delivered.iter().filter(|(w, _, at)| *w == worker && at >= from_ms && at < to_ms).count();
+                let n = outcome
+                    .delivered
+                    .iter()
+                    .filter(|d| d.worker == worker && (*from_ms..*to_ms).contains(&d.at_ms))
+                    .count();
                 n == *count
             }
         };
@@ -284,4 +299,35 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
         failed.extend(outcome.submitted_while_held.iter().cloned());
     }
     failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> ParseError {
+        parse("t.scn", text).expect_err("the scenario is refused")
+    }
+
+    #[test]
+    fn attach_and_closes_parse() {
+        let s = parse("t.scn", "# re-attach\nworkers 2\nat 20m attach lane1\nexpect closes >= 1\n").expect("parses");
+        assert!(matches!(s.knobs.script[..], [Action { at_ms: 1_200_000, lane: 1, what: ActionKind::Attach }]));
+        assert!(matches!(s.expectations[..], [Expectation::ClosesAtLeast(1)]));
+    }
+
+    #[test]
+    fn a_bad_attach_is_refused_with_its_line() {
+        let e = error("workers 2\nat 20m attach root");
+        assert_eq!((e.line, e.message.as_str()), (2, "attach takes a lane, not root: `at 20m attach root`"));
+        let e = error("at 20m attach lane0 now");
+        assert_eq!(
+            (e.line, e.message.as_str()),
+            (1, "attach takes no arguments after the lane: `at 20m attach lane0 now`")
+        );
+        assert_eq!(error("at 20m attach").message, "expected laneN or root: `at 20m attach`");
+        assert_eq!(error("at soon attach lane0").message, "expected a time: `at soon attach lane0`");
+        assert_eq!(error("workers 1\nat 20m attach lane3").message, "an action names a lane beyond `workers`");
+        assert_eq!(error("expect closes >= many").message, "expected a number: `expect closes >= many`");
+    }
 }

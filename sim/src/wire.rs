@@ -22,6 +22,22 @@ pub const EXECUTOR_PORT: u16 = 7412;
 pub const EXECUTOR_TOKEN: &str = "simulated-executor-token";
 /// A conversation host's port.
 pub const CHAT_PORT: u16 = 443;
+/// The browser's port for the operator at its keyboard (opening a conversation in a tab).
+pub const BROWSER_PORT: u16 = 7413;
+
+/// Where every simulated conversation lives: a conversation host's URL is this prefix
+/// and the host's name.
+const CONVERSATION_URL_PREFIX: &str = "https://chatgpt.com/c/";
+
+/// The URL of the conversation a conversation host serves.
+pub fn conversation_url(host: &str) -> String {
+    format!("{CONVERSATION_URL_PREFIX}{host}")
+}
+
+/// The conversation host a URL names, if it names one.
+pub fn conversation_host(url: &str) -> Option<&str> {
+    url.strip_prefix(CONVERSATION_URL_PREFIX).filter(|host| !host.is_empty())
+}
 
 /// What a caller (agent or operator) asks the daemon.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -54,6 +70,8 @@ pub enum SimOp {
     ContinueNow { worker: WorkerId },
     /// `worker_steer` from root.
     Steer { worker: WorkerId, outcome: String, message: String },
+    /// `worker_attach` (the operator binds a worker to another conversation).
+    Attach { worker: WorkerId, conversation: String },
     /// The simulated operator's sweep: answer human waits, resume workers paused as
     /// ambiguous or failing after looking at them. Never a manual continue.
     OperatorSweep,
@@ -84,6 +102,23 @@ pub enum ToDaemon {
 pub enum FromDaemon {
     /// A caller reply: the created or affected worker, or a rejection code.
     Reply { call: u64, result: Result<Option<WorkerId>, String> },
+}
+
+/// Frames the operator sends the browser host: what a person does at its keyboard.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum ToBrowser {
+    /// The operator opened this conversation in a tab for the worker it was just attached
+    /// to: the extension manages it from now on and reports the binding. (The engine
+    /// waits for that report: an attached conversation's state is unknown until an
+    /// executor that holds it says what it shows.)
+    Manage { worker: WorkerId, conversation: String },
+}
+
+/// The browser host's answer to the operator.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum FromBrowser {
+    /// The conversation is managed for the worker (stored in extension storage).
+    Managed,
 }
 
 /// Frames the executor (browser tab) sends to a conversation host.

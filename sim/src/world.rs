@@ -7,7 +7,10 @@ use crate::daemon::{self, DaemonState, EPOCH_MS};
 use crate::faults::{CrashAt, Reaction, Target, Trigger};
 use crate::ledger::{Ledger, SharedLedger};
 use crate::oracle;
-use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, read_frame, write_frame};
+use crate::wire::{
+    BROWSER_PORT, DAEMON_PORT, FromBrowser, FromDaemon, SimOp, ToBrowser, ToDaemon, conversation_url, read_frame,
+    write_frame,
+};
 use engine::model::Lifecycle;
 use engine::{Engine, EngineConfig, Record};
 use rand_chacha::ChaCha8Rng;
@@ -84,6 +87,16 @@ pub enum ActionKind {
     ContinueNow,
     /// Root steering with an outcome and a message.
     Steer { outcome: String, message: String },
+    /// Attach the lane to a fresh conversation (`worker_attach`), then open that
+    /// conversation in the browser for it.
+    Attach,
+}
+
+impl Action {
+    /// How the scenario's checks name this action when it never happened.
+    fn describe(&self) -> String {
+        format!("{:?} of lane{} at {} ms", self.what, self.lane, self.at_ms)
+    }
 }
 
 impl Knobs {
@@ -202,8 +215,8 @@ pub struct Outcome {
     pub failed: usize,
     /// Prompts accepted by conversations.
     pub deliveries: usize,
-    /// Every delivery: (worker, idempotency key, simulated ms).
-    pub delivered: Vec<(engine::ids::WorkerId, String, u64)>,
+    /// Every delivery, with the conversation that took it.
+    pub delivered: Vec<oracle::Delivery>,
     /// Fresh `continue` prompts delivered after delivery timeouts.
     pub fresh_continues: u32,
     /// Times a page showed the delivery-timeout card, whose Retry control is never to be
@@ -228,6 +241,8 @@ pub struct Outcome {
     pub submitted_while_held: Vec<String>,
     /// Times the executor reconnected and said `hello` again.
     pub reconnects: usize,
+    /// Conversations the executor stopped managing on `conversation.close`.
+    pub closes: usize,
     /// Planned crashes and triggers that never happened.
     pub unreached: Vec<String>,
     /// Crashes performed.
@@ -240,6 +255,12 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         faults_on: true,
         crash_plan: plan.to_vec(),
         triggers: knobs.triggers.clone(),
+        unattached: knobs
+            .script
+            .iter()
+            .filter(|a| matches!(a.what, ActionKind::Attach))
+            .map(Action::describe)
+            .collect(),
         ..Ledger::default()
     }));
     let disk = Rc::new(RefCell::new(Disk::default()));
@@ -267,7 +288,10 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         || !plan.is_empty();
     let spares = if faulty { knobs.workers + 4 } else { 3 };
     let chats: Vec<String> = (0..knobs.workers + spares).map(|i| format!("chat-{i}")).collect();
-    for (i, name) in chats.iter().enumerate() {
+    // One fresh conversation for each scripted attach, never handed out for a create.
+    let attaches = knobs.script.iter().filter(|a| matches!(a.what, ActionKind::Attach)).count();
+    let fresh: Vec<String> = (0..attaches).map(|i| format!("fresh-{i}")).collect();
+    for (i, name) in chats.iter().chain(&fresh).enumerate() {
         let (n, seed, agents, l) =
             (name.clone(), knobs.seed.wrapping_mul(31).wrapping_add(i as u64), knobs.agents.clone(), ledger.clone());
         sim.host(name.as_str(), move || chat::run(n.clone(), seed, agents.clone(), l.clone()));
@@ -275,15 +299,17 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     let b = BrowserState {
         storage: storage.clone(),
         chats: chats.clone(),
+        attachable: fresh.clone(),
         steering: knobs.steering,
         concurrency: knobs.concurrency,
         submit_delay_ms: knobs.submit_delay_ms,
         ledger: ledger.clone(),
     };
     sim.host("browser", move || browser::run(b.clone()));
-    let (workers, auto, root, script) = (knobs.workers, knobs.auto, knobs.root, knobs.script.clone());
+    let (workers, auto, root) = (knobs.workers, knobs.auto, knobs.root);
     let operator_ledger = ledger.clone();
-    sim.client("operator", async move { operator(workers, auto, root, script, operator_ledger).await });
+    let operator_script = Script { actions: knobs.script.clone(), fresh };
+    sim.client("operator", async move { operator(workers, auto, root, operator_script, operator_ledger).await });
 
     let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
     let mut restart: Vec<(Target, u64)> = Vec::new();
@@ -445,16 +471,29 @@ fn crash(sim: &mut turmoil::Sim<'_>, target: Target, disk: &Rc<RefCell<Disk>>, l
     ledger.borrow_mut().trace(target.host(), "CRASH");
 }
 
+/// The operator's part of a scenario.
+struct Script {
+    /// Timed actions.
+    actions: Vec<Action>,
+    /// Fresh conversation hosts, one for each `Attach` in `actions`, in time order.
+    fresh: Vec<String>,
+}
+
+/// How long the operator takes, after an attach, to open the attached conversation in
+/// the browser (the engine waits for the executor that holds it to report it). Longer
+/// than a turn (up to 10.5 minutes unless long): the old conversation's page changes
+/// meanwhile, which an executor still managing it would publish.
+pub const OPEN_AFTER_ATTACH_MS: u64 = 12 * 60_000;
+/// How long the operator waits before trying an attach again that was refused while a
+/// continuation was being delivered ("attach after it settles").
+const ATTACH_RETRY_MS: u64 = 5_000;
+/// Tries of one attach at most (ten minutes of deliveries in the way).
+const ATTACH_TRIES_MAX: u32 = 120;
+
 /// The simulated operator: creates the run and its lanes, then sweeps every ten
 /// minutes: answers human waits and resumes workers paused as ambiguous (after
 /// "looking at the conversation"). It never asks for a manual continue.
-async fn operator(
-    workers: usize,
-    auto: bool,
-    root: bool,
-    mut script: Vec<Action>,
-    ledger: SharedLedger,
-) -> turmoil::Result {
+async fn operator(workers: usize, auto: bool, root: bool, script: Script, ledger: SharedLedger) -> turmoil::Result {
     let _ = call(SimOp::CreateRun { auto }, &ledger).await; // answers are in the trace
     if root {
         // Starting the coordinator in its own conversation is the operator's one explicit act.
@@ -467,8 +506,10 @@ async fn operator(
             lanes.push(id);
         }
     }
+    let Script { actions: mut script, fresh } = script;
     script.sort_by_key(|a| a.at_ms);
     let mut script = script.into_iter().peekable();
+    let mut fresh = fresh.into_iter();
     let mut next_sweep = 600_000;
     loop {
         let now = ledger.borrow().now_ms;
@@ -493,6 +534,11 @@ async fn operator(
                     SimOp::ContinueNow { worker }
                 }
                 ActionKind::Steer { outcome, message } => SimOp::Steer { worker, outcome, message },
+                ActionKind::Attach => {
+                    let Some(chat) = fresh.next() else { continue };
+                    tokio::task::spawn_local(attach(action.describe(), worker, chat, ledger.clone()));
+                    continue;
+                }
             };
             let _ = call(op, &ledger).await;
         }
@@ -500,6 +546,45 @@ async fn operator(
             let _ = call(SimOp::OperatorSweep, &ledger).await;
             next_sweep = now + 600_000;
         }
+    }
+}
+
+/// Attaches a worker to the fresh conversation `chat` (`planned` names the scenario's
+/// action), retrying while a delivery is in the way, then opens it in the browser.
+async fn attach(planned: String, worker: engine::ids::WorkerId, chat: String, ledger: SharedLedger) {
+    let conversation = conversation_url(&chat);
+    for _ in 0..ATTACH_TRIES_MAX {
+        match call(SimOp::Attach { worker, conversation: conversation.clone() }, &ledger).await {
+            Ok(_) => {
+                ledger.borrow_mut().unattached.remove(&planned);
+                tokio::time::sleep(Duration::from_millis(OPEN_AFTER_ATTACH_MS)).await;
+                return open_in_browser(worker, conversation, &ledger).await;
+            }
+            Err(code) if code == "INVALID_ARGUMENT" => {
+                tokio::time::sleep(Duration::from_millis(ATTACH_RETRY_MS)).await;
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// How long the operator waits for the browser to confirm a conversation it opened.
+const BROWSER_ANSWER_MS: u64 = 30_000;
+
+/// The operator opens `conversation` in the browser for the worker, retrying until the
+/// browser (which may be restarting) confirms it manages it.
+async fn open_in_browser(worker: engine::ids::WorkerId, conversation: String, ledger: &SharedLedger) {
+    let ask = ToBrowser::Manage { worker, conversation: conversation.clone() };
+    loop {
+        if let Ok(mut s) = turmoil::net::TcpStream::connect(("browser", BROWSER_PORT)).await
+            && write_frame(&mut s, &ask).await.is_ok()
+            && let Ok(Ok(Some(FromBrowser::Managed))) =
+                tokio::time::timeout(Duration::from_millis(BROWSER_ANSWER_MS), read_frame(&mut s)).await
+        {
+            ledger.borrow_mut().trace("operator", format!("opened {conversation} for {worker} in the browser"));
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
     }
 }
 
@@ -560,9 +645,19 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             let log = oracle::Log {
                 events: &events,
                 auto: knobs.auto,
+                start: engine::time::Timestamp(EPOCH_MS),
                 end: engine::time::Timestamp(EPOCH_MS + outcome.sim_ms),
             };
             for broken in oracle::delivery_timeouts_followed(log).into_iter().chain(oracle::keepalives_kept(log)) {
+                l.violation(broken);
+            }
+            let seen = oracle::Seen {
+                deliveries: &l.delivered,
+                managed: &l.managed,
+                closes: &l.closes,
+                published: &l.published,
+            };
+            for broken in oracle::attachments_honoured(log, seen) {
                 l.violation(broken);
             }
             outcome.submitted_while_held = oracle::held_submissions(log);
@@ -577,7 +672,7 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             // Exactly once: no delivered prompt is one the engine believes was never sent.
             let late = oracle::scheduled_after_end(log);
             let delivered = l.delivered.clone();
-            for (_, key, _) in &delivered {
+            for oracle::Delivery { key, .. } in &delivered {
                 let id = key.rsplit("exe-").next().and_then(|n| n.parse::<u64>().ok());
                 let attempt = id.and_then(|n| engine.attempt(engine::ids::AttemptId(n)));
                 let undelivered = attempt.is_some_and(|a| {
@@ -659,12 +754,14 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
     outcome.violations = l.violations.clone();
     outcome.crashes = l.crashes.clone();
     outcome.reconnects = l.hellos.saturating_sub(1);
+    outcome.closes = l.closes.iter().filter(|c| c.released).count();
     outcome.unreached = l.crash_plan.iter().map(|c| format!("crash at {} #{}", c.boundary, c.occurrence)).collect();
     let triggers = l
         .triggers
         .iter()
         .map(|t| format!("{:?} at {} #{} of {}", t.reaction, t.at.boundary, t.at.occurrence, t.worker()));
     outcome.unreached.extend(triggers);
+    outcome.unreached.extend(l.unattached.iter().cloned());
     let mut hasher = Fnv::default();
     for line in &l.trace {
         hasher.write(line.as_bytes());

@@ -20,11 +20,12 @@ fn same_seed_same_trace_hash() {
 }
 
 #[test]
-fn triggers_partitions_and_failures_replay_byte_for_byte() {
+fn triggers_partitions_failures_and_attaches_replay_byte_for_byte() {
     let files = [
         ("bridge-partition.scn", include_str!("../../scenarios/bridge-partition.scn")),
         ("race-complete-after-ack.scn", include_str!("../../scenarios/race-complete-after-ack.scn")),
         ("worker-fail.scn", include_str!("../../scenarios/worker-fail.scn")),
+        ("reattach-lane.scn", include_str!("../../scenarios/reattach-lane.scn")),
     ];
     for (name, text) in files {
         let s = sim::scenario::parse(name, text).expect("the scenario parses");
