@@ -57,6 +57,11 @@ pub const COMMAND_DEADLINE_MS_DEFAULT: u64 = 2 * MINUTE_MS;
 /// How long past a command's deadline the engine waits for a result from a
 /// connected executor before it treats the submission as ambiguous.
 pub const COMMAND_RESULT_GRACE_MS_DEFAULT: u64 = 30 * SECOND_MS;
+/// How long the turn a `worker_attach` asked for waits for an executor to report the newly
+/// attached conversation (one that holds it reports it, and then it goes to that
+/// executor) before it goes out naming the conversation to any connected executor, which
+/// opens it.
+pub const ATTACHED_REPORT_WAIT_MS: u64 = 10 * SECOND_MS;
 /// How long a submitted turn may go without any report about its conversation before the
 /// engine sends `conversation.inspect` (and again after each further such stretch).
 pub const INSPECT_AFTER_MS_DEFAULT: u64 = 10 * MINUTE_MS;

@@ -4,6 +4,7 @@
 use crate::engine::Engine;
 use crate::event::EventKind;
 use crate::ids::*;
+use crate::limits;
 use crate::model::*;
 use crate::op::PolicySource;
 use crate::policy::{ContinuationPolicy, Mode};
@@ -44,6 +45,24 @@ pub(crate) enum Wait {
     Floor,
     /// The backoff after a definite non-delivery.
     Backoff,
+    /// A report about a newly attached conversation ([`limits::ATTACHED_REPORT_WAIT_MS`]).
+    Report,
+}
+
+/// Whether the intent is the turn a `worker_attach` asked for (the first turn of a fresh
+/// worker, or the recovery of one moved to another conversation) in a conversation no
+/// executor has reported yet, with nothing holding the worker. Only an executor that
+/// already manages the conversation reports it (then the turn goes to that executor as
+/// usual); one that does not never will, as it takes on only conversations a command
+/// names. So after [`limits::ATTACHED_REPORT_WAIT_MS`] the send goes out naming it, and
+/// the executor opens it and types once the page allows.
+/// A pause holds even an operator's attach: it resumes into the new conversation.
+fn attached_and_unreported(w: &Worker, binding: &Binding, intent: &Intent) -> bool {
+    binding.status == BindingStatus::Pending
+        && !binding.conversation.is_empty()
+        && w.pause.is_none()
+        && !w.pause_after_turn
+        && (intent.reasons.contains(WakeReason::Initial) || intent.reasons.contains(WakeReason::Recovery))
 }
 
 /// The latest of several optional waits.
@@ -266,6 +285,13 @@ impl Engine {
             },
             ConversationState::Error(_) => Decision::Hold(Hold::PageError),
             ConversationState::Closed => Decision::Hold(Hold::NoConversation),
+            ConversationState::Unknown if attached_and_unreported(w, binding, intent) => {
+                let report = Some((binding.state_since.plus_ms(limits::ATTACHED_REPORT_WAIT_MS), Wait::Report));
+                match latest([report, backoff, None]) {
+                    Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
+                    _ => Decision::Dispatch(Delivery::Send),
+                }
+            }
             _ => Decision::Hold(Hold::StateUnknown),
         }
     }

@@ -445,3 +445,51 @@ fn a_stale_lease_republished_later_is_released_and_never_adopted() {
     assert_eq!(&*b.conversation, "https://chatgpt.com/c/fresh");
     assert_eq!(b.status, engine::model::BindingStatus::Verified);
 }
+
+#[test]
+fn an_attached_conversation_no_executor_reported_gets_its_first_turn() {
+    // Spec 001 C15.4: spawn, attach, initial attempt. No executor has seen the attached
+    // conversation, so none reports it: after the wait for a report the bootstrap goes
+    // out as a send naming it (the executor opens it and types when the page allows).
+    let mut world = check(
+        "run auto
+         executor e1
+         spawn a detached
+         attach a https://chatgpt.com/c/mine
+         advance 9s",
+        "",
+    );
+    world.script("advance 1s");
+    assert_eq!(world.trace, vec!["e1 send a#1 initial bootstrap/v1".to_string()]);
+    assert_eq!(&*world.commands.last().expect("a command").conversation, "https://chatgpt.com/c/mine");
+}
+
+#[test]
+fn an_executor_reporting_the_attached_conversation_gets_its_turn() {
+    let world = check(
+        "run auto
+         executor e1
+         executor e2
+         spawn a detached
+         attach a https://chatgpt.com/c/mine
+         bind a https://chatgpt.com/c/mine e2
+         idle a
+         advance 3s",
+        "e2 send a#1 initial bootstrap/v1",
+    );
+    assert_eq!(&*world.commands.last().expect("a command").conversation, "https://chatgpt.com/c/mine");
+}
+
+#[test]
+fn a_running_worker_reattached_continues_in_the_new_conversation() {
+    let world = check(
+        &format!(
+            "{RUNNING}\nidle a\nadvance 3s\nsubmit a\ngen a\nidle a\nattach a https://chatgpt.com/c/fresh\nadvance 10s"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         e1 close a#2
+         e1 send a#3 recovery recovery/v1",
+    );
+    assert_eq!(&*world.commands.last().expect("a command").conversation, "https://chatgpt.com/c/fresh");
+}

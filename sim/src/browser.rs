@@ -6,15 +6,14 @@
 //! journaled key, republish bindings and journal in `hello`, honour command deadlines,
 //! never click the delivery-timeout card's Retry control (`delivery_timeout_card`), type
 //! a command only into the conversation it names (`not_held`), and stop managing a
-//! conversation on `conversation.close` (`release`). The operator at the keyboard may open
-//! a conversation for a worker it just attached (`BROWSER_PORT`, `manage`).
+//! conversation on `conversation.close` (`release`).
 
 use crate::daemon::EPOCH_MS;
 use crate::faults::{Boundary, Target};
 use crate::ledger::SharedLedger;
 use crate::wire::{
-    BROWSER_PORT, CHAT_PORT, EXECUTOR_PORT, EXECUTOR_TOKEN, FromBrowser, FromChat, ToBrowser, ToChat,
-    conversation_host, conversation_url, read_frame, read_text, write_frame, write_text,
+    CHAT_PORT, EXECUTOR_PORT, EXECUTOR_TOKEN, FromChat, ToChat, conversation_host, conversation_url, read_frame,
+    read_text, write_frame, write_text,
 };
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::input::*;
@@ -25,8 +24,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
-use turmoil::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use turmoil::net::TcpStream;
 
 /// One journal line (persisted in extension storage).
 #[derive(Clone, Debug)]
@@ -95,8 +94,6 @@ enum Event {
     TabReady(TabRef, mpsc::UnboundedSender<ToChat>),
     /// The composer of this worker's tab may be ready now.
     Pump(WorkerId),
-    /// The operator opened a conversation for a worker; answered once it is stored.
-    Manage(WorkerId, Arc<str>, oneshot::Sender<()>),
 }
 
 /// Runtime state: lost when the extension restarts.
@@ -115,7 +112,7 @@ struct Browser {
     /// The serial of the next tab opened.
     next_tab: u64,
     /// Workers bound here to a conversation the daemon has not heard this browser holds
-    /// (named by a command, or opened by the operator): the first state of its tab is
+    /// (named by a command): the first state of its tab is
     /// reported as a `binding`, as the extension does once the tab shows the URL.
     unverified: BTreeSet<WorkerId>,
     events: mpsc::UnboundedSender<Event>,
@@ -140,8 +137,6 @@ pub async fn run(state: BrowserState) -> turmoil::Result {
         events,
         ready: false,
     };
-    let operator = TcpListener::bind(("0.0.0.0", BROWSER_PORT)).await?;
-    tokio::task::spawn_local(serve_operator(operator, b.events.clone()));
     state.ledger.borrow_mut().trace("browser", "start");
     let tabs: Vec<(WorkerId, Tab)> = state.storage.borrow().tabs.iter().map(|(w, t)| (*w, t.clone())).collect();
     for (worker, tab) in tabs {
@@ -202,26 +197,6 @@ pub async fn run(state: BrowserState) -> turmoil::Result {
         }
     }
     Ok(())
-}
-
-/// The operator at the browser's keyboard: each `Manage` is answered once the browser
-/// stored it (a browser that restarts meanwhile drops the connection: the operator retries).
-async fn serve_operator(listener: TcpListener, events: mpsc::UnboundedSender<Event>) {
-    while let Ok((stream, _)) = listener.accept().await {
-        let events = events.clone();
-        tokio::task::spawn_local(async move {
-            let (mut reader, mut writer) = stream.into_split();
-            while let Ok(Some(ToBrowser::Manage { worker, conversation })) = read_frame(&mut reader).await {
-                let (done, stored) = oneshot::channel();
-                if events.send(Event::Manage(worker, Arc::from(conversation), done)).is_err() || stored.await.is_err() {
-                    return;
-                }
-                if write_frame(&mut writer, &FromBrowser::Managed).await.is_err() {
-                    return;
-                }
-            }
-        });
-    }
 }
 
 /// Sends a `heartbeat` every `every_ms` (the interval `welcome` announces) while the
@@ -418,10 +393,6 @@ impl Browser {
                 self.preparing.remove(&worker);
                 self.pump(worker);
             }
-            Event::Manage(worker, conversation, stored) => {
-                self.manage(worker, &conversation);
-                let _ = stored.send(());
-            }
             // A page no longer managed: whatever it shows is nobody's business here.
             Event::TabReady(..) => {}
             Event::Chat(tab, _) if !self.managed(tab) => {}
@@ -617,20 +588,6 @@ impl Browser {
         self.finish(attempt);
         self.result(c.id, CommandOutcome::Failed { code, detail: detail.into() });
         self.pump(c.worker);
-    }
-
-    /// The operator opened `conversation` for the worker it just attached there: the
-    /// extension manages it from now on and reports it as the worker's binding.
-    fn manage(&mut self, worker: WorkerId, conversation: &str) {
-        if self.holds(worker, conversation) {
-            return; // asked again after a lost answer
-        }
-        let Some(chat) = self.reachable(conversation) else {
-            let what = format!("{worker} manage {conversation}: no such conversation");
-            return self.state.ledger.borrow_mut().trace("browser", what);
-        };
-        self.bind(worker, chat);
-        self.unverified.insert(worker);
     }
 
     fn tab_closed(&self, worker: WorkerId) -> bool {
@@ -861,7 +818,7 @@ mod tests {
         sim.host("browser", move || run(state.clone()));
         let daemon_heard = heard.clone();
         sim.client("daemon", async move {
-            let listener = TcpListener::bind(("0.0.0.0", EXECUTOR_PORT)).await?;
+            let listener = turmoil::net::TcpListener::bind(("0.0.0.0", EXECUTOR_PORT)).await?;
             let (mut reader, mut writer) = listener.accept().await?.0.into_split();
             tokio::task::spawn_local(async move {
                 while let Ok(Some(text)) = read_text(&mut reader).await {

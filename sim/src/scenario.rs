@@ -13,8 +13,8 @@
 //! ```
 //!
 //! `at TIME attach laneN` attaches the lane to a fresh conversation (one kept for it,
-//! never used for a create) and, `OPEN_AFTER_ATTACH_MS` later, opens that conversation
-//! in the browser for it.
+//! never used for a create); nobody opens it in the browser: the engine's next turn for
+//! the lane names it, and the browser opens it for that command.
 
 use crate::faults::{Boundary, Call, CrashAt, Reaction, Trigger};
 use crate::world::{Action, ActionKind, Knobs, Outcome, PARTITION_MS_MIN};

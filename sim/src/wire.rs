@@ -22,8 +22,6 @@ pub const EXECUTOR_PORT: u16 = 7412;
 pub const EXECUTOR_TOKEN: &str = "simulated-executor-token";
 /// A conversation host's port.
 pub const CHAT_PORT: u16 = 443;
-/// The browser's port for the operator at its keyboard (opening a conversation in a tab).
-pub const BROWSER_PORT: u16 = 7413;
 
 /// Where every simulated conversation lives: a conversation host's URL is this prefix
 /// and the host's name.
@@ -102,23 +100,6 @@ pub enum ToDaemon {
 pub enum FromDaemon {
     /// A caller reply: the created or affected worker, or a rejection code.
     Reply { call: u64, result: Result<Option<WorkerId>, String> },
-}
-
-/// Frames the operator sends the browser host: what a person does at its keyboard.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum ToBrowser {
-    /// The operator opened this conversation in a tab for the worker it was just attached
-    /// to: the extension manages it from now on and reports the binding. (The engine
-    /// waits for that report: an attached conversation's state is unknown until an
-    /// executor that holds it says what it shows.)
-    Manage { worker: WorkerId, conversation: String },
-}
-
-/// The browser host's answer to the operator.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum FromBrowser {
-    /// The conversation is managed for the worker (stored in extension storage).
-    Managed,
 }
 
 /// Frames the executor (browser tab) sends to a conversation host.

@@ -7,10 +7,7 @@ use crate::daemon::{self, DaemonState, EPOCH_MS};
 use crate::faults::{CrashAt, Reaction, Target, Trigger};
 use crate::ledger::{Ledger, SharedLedger};
 use crate::oracle;
-use crate::wire::{
-    BROWSER_PORT, DAEMON_PORT, FromBrowser, FromDaemon, SimOp, ToBrowser, ToDaemon, conversation_url, read_frame,
-    write_frame,
-};
+use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, conversation_url, read_frame, write_frame};
 use engine::model::Lifecycle;
 use engine::{Engine, EngineConfig, Record};
 use rand_chacha::ChaCha8Rng;
@@ -479,11 +476,6 @@ struct Script {
     fresh: Vec<String>,
 }
 
-/// How long the operator takes, after an attach, to open the attached conversation in
-/// the browser (the engine waits for the executor that holds it to report it). Longer
-/// than a turn (up to 10.5 minutes unless long): the old conversation's page changes
-/// meanwhile, which an executor still managing it would publish.
-pub const OPEN_AFTER_ATTACH_MS: u64 = 12 * 60_000;
 /// How long the operator waits before trying an attach again that was refused while a
 /// continuation was being delivered ("attach after it settles").
 const ATTACH_RETRY_MS: u64 = 5_000;
@@ -550,41 +542,21 @@ async fn operator(workers: usize, auto: bool, root: bool, script: Script, ledger
 }
 
 /// Attaches a worker to the fresh conversation `chat` (`planned` names the scenario's
-/// action), retrying while a delivery is in the way, then opens it in the browser.
+/// action), retrying while a delivery is in the way. Nobody opens that conversation in
+/// the browser: the engine's next turn names it, and the browser opens it for that.
 async fn attach(planned: String, worker: engine::ids::WorkerId, chat: String, ledger: SharedLedger) {
     let conversation = conversation_url(&chat);
     for _ in 0..ATTACH_TRIES_MAX {
         match call(SimOp::Attach { worker, conversation: conversation.clone() }, &ledger).await {
             Ok(_) => {
                 ledger.borrow_mut().unattached.remove(&planned);
-                tokio::time::sleep(Duration::from_millis(OPEN_AFTER_ATTACH_MS)).await;
-                return open_in_browser(worker, conversation, &ledger).await;
+                return;
             }
             Err(code) if code == "INVALID_ARGUMENT" => {
                 tokio::time::sleep(Duration::from_millis(ATTACH_RETRY_MS)).await;
             }
             Err(_) => return,
         }
-    }
-}
-
-/// How long the operator waits for the browser to confirm a conversation it opened.
-const BROWSER_ANSWER_MS: u64 = 30_000;
-
-/// The operator opens `conversation` in the browser for the worker, retrying until the
-/// browser (which may be restarting) confirms it manages it.
-async fn open_in_browser(worker: engine::ids::WorkerId, conversation: String, ledger: &SharedLedger) {
-    let ask = ToBrowser::Manage { worker, conversation: conversation.clone() };
-    loop {
-        if let Ok(mut s) = turmoil::net::TcpStream::connect(("browser", BROWSER_PORT)).await
-            && write_frame(&mut s, &ask).await.is_ok()
-            && let Ok(Ok(Some(FromBrowser::Managed))) =
-                tokio::time::timeout(Duration::from_millis(BROWSER_ANSWER_MS), read_frame(&mut s)).await
-        {
-            ledger.borrow_mut().trace("operator", format!("opened {conversation} for {worker} in the browser"));
-            return;
-        }
-        tokio::time::sleep(Duration::from_secs(3)).await;
     }
 }
 

@@ -63,6 +63,31 @@ for (const kind of BROWSERS) {
         assert.ok(!w.fake.prompts.some((p) => fresh.endsWith(p.conversationId)), 'nothing typed into the new conversation');
       }));
 
+    test('attached to another conversation while running: the next turn goes into the new one, the old tab is released', () =>
+      inWorld(kind, async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/moves-on', async ({ turn }) => ({ generateMs: 200, reply: block('working', `turn ${turn}`) }),
+          { policy: { mode: 'manual' } });
+        await w.waitForPrompts(lane, 1);
+        await w.settled(lane);
+        const old = (await w.mcp.call('worker_get', { workerId: lane })).binding.conversationUrl;
+        const fresh = new URL(`/c/${randomUUID()}`, w.fake.url).href;
+        await w.mcp.call('worker_attach', { workerId: lane, conversationUrl: fresh });
+        // No executor has seen the new conversation: the daemon's recovery turn names it,
+        // and the extension opens it and types there (before the fix it waited forever).
+        await w.fake.waitFor(() => w.fake.prompts.some((p) => fresh.endsWith(p.conversationId)), 30_000,
+          'a prompt in the newly attached conversation');
+        await until('the new conversation bound in extension storage', async () => {
+          const stored = await w.hook('storage');
+          return (stored.bindings ?? []).some((b) => b.workerId === lane && b.conversationUrl === fresh);
+        });
+        assert.ok(await tabAt(w, old), 'the released tab is still open');
+        const intoOld = w.fake.prompts.filter((p) => old.endsWith(p.conversationId));
+        assert.equal(intoOld.length, 1, 'nothing more typed into the old conversation');
+        const worker = await w.waitForWorker(lane, (x) => x.binding?.status === 'verified', 'the new binding verified');
+        assert.equal(worker.binding.conversationUrl, fresh);
+      }));
+
     test('attempts 1, 2 and 3 follow automatically; after worker_complete nothing more is submitted', () =>
       inWorld(kind, async (w) => {
         await w.createRun();
