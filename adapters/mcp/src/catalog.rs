@@ -96,23 +96,25 @@ const JSON_SCHEMA_FORMATS: [&str; 19] = [
 /// they constrain nothing (`minimum` already says non-negative), and a client's validator
 /// that does not know them warns about each one every time it compiles a tool's schema
 /// (the TypeScript SDK's AJV does, for every tool of the catalog).
+/// Only a string `format` is a keyword: a property named `format` (an object under
+/// `properties`) stays.
 fn without_foreign_formats(schema: &JsonObject) -> JsonObject {
-    fn clean(value: &Value) -> Value {
+    fn strip_object(map: &mut JsonObject) {
+        if map.get("format").and_then(Value::as_str).is_some_and(|f| !JSON_SCHEMA_FORMATS.contains(&f)) {
+            map.remove("format");
+        }
+        map.values_mut().for_each(strip);
+    }
+    fn strip(value: &mut Value) {
         match value {
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .filter(|(k, v)| *k != "format" || v.as_str().is_some_and(|f| JSON_SCHEMA_FORMATS.contains(&f)))
-                    .map(|(k, v)| (k.clone(), clean(v)))
-                    .collect(),
-            ),
-            Value::Array(items) => Value::Array(items.iter().map(clean).collect()),
-            other => other.clone(),
+            Value::Object(map) => strip_object(map),
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
         }
     }
-    match clean(&Value::Object(schema.clone())) {
-        Value::Object(map) => map,
-        _ => unreachable!("an object stays an object"),
-    }
+    let mut schema = schema.clone();
+    strip_object(&mut schema);
+    schema
 }
 
 /// The catalog, built once.

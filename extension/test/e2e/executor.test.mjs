@@ -35,21 +35,29 @@ async function tabAt(w, url) {
   return (await w.browser.pages()).find((p) => p.url() === url);
 }
 
+/**
+ * A manual lane whose first turn has ended, its conversation's URL, and a fresh
+ * conversation URL on the fake page to attach it to.
+ */
+async function settledLane(w, name) {
+  await w.createRun();
+  const lane = await w.spawnLane(name, async ({ turn }) => ({ generateMs: 200, reply: block('working', `turn ${turn}`) }),
+    { policy: { mode: 'manual' } });
+  await w.waitForPrompts(lane, 1);
+  await w.settled(lane);
+  const old = (await w.mcp.call('worker_get', { workerId: lane })).binding.conversationUrl;
+  return { lane, old, fresh: new URL(`/c/${randomUUID()}`, w.fake.url).href };
+}
+
 for (const kind of BROWSERS) {
   describe(`extension executor in ${kind}`, () => {
     test('attached to another conversation while paused: the old tab is released and left open, nothing is submitted', () =>
       inWorld(kind, async (w) => {
-        await w.createRun();
-        const lane = await w.spawnLane('/root/moves', async ({ turn }) => ({ generateMs: 200, reply: block('working', `turn ${turn}`) }),
-          { policy: { mode: 'manual' } });
-        await w.waitForPrompts(lane, 1);
-        await w.settled(lane);
-        const old = (await w.mcp.call('worker_get', { workerId: lane })).binding.conversationUrl;
+        const { lane, old, fresh } = await settledLane(w, '/root/moves');
         const oldTab = await tabAt(w, old);
         assert.ok(oldTab, `the managed tab shows ${old}`);
         await until('the overlay on the managed tab', async () => (await readOverlay(oldTab)).pill !== null);
         await w.mcp.call('worker_pause', { workerId: lane });
-        const fresh = new URL(`/c/${randomUUID()}`, w.fake.url).href;
         await w.mcp.call('worker_attach', { workerId: lane, conversationUrl: fresh });
         // conversation.close: the extension forgets the old binding; the tab stays open as it was.
         await until('the old binding released in extension storage', async () => {
@@ -65,13 +73,7 @@ for (const kind of BROWSERS) {
 
     test('attached to another conversation while running: the next turn goes into the new one, the old tab is released', () =>
       inWorld(kind, async (w) => {
-        await w.createRun();
-        const lane = await w.spawnLane('/root/moves-on', async ({ turn }) => ({ generateMs: 200, reply: block('working', `turn ${turn}`) }),
-          { policy: { mode: 'manual' } });
-        await w.waitForPrompts(lane, 1);
-        await w.settled(lane);
-        const old = (await w.mcp.call('worker_get', { workerId: lane })).binding.conversationUrl;
-        const fresh = new URL(`/c/${randomUUID()}`, w.fake.url).href;
+        const { lane, old, fresh } = await settledLane(w, '/root/moves-on');
         await w.mcp.call('worker_attach', { workerId: lane, conversationUrl: fresh });
         // No executor has seen the new conversation: the daemon's recovery turn names it,
         // and the extension opens it and types there (before the fix it waited forever).
