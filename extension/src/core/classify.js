@@ -1,59 +1,88 @@
 // Page classification: the content script's DOM facts (extension/README.md, "facts") in,
 // the coarse conversation state the daemon understands out:
-// `{state: unknown|ready|generating|idle|error|closed, errorKind?, block?}`.
-// The first matching rule wins, so an error in the latest turn beats a stale stop control.
+// `{state: unknown|ready|generating|idle|error|closed, errorKind?, untilMs?, detail?, block?}`.
+// The first matching rule wins: what stops the whole account (a challenge, a lock) beats
+// what stops one conversation, and an error in the latest turn beats a stale stop control.
+
+import { isConversationUrl } from './urls.js';
 
 /** The facts of a page with nothing known yet (before the content script's first report). */
 export const UNKNOWN = Object.freeze({ state: 'unknown' });
 
+/** The page's failure notices (facts.error.kind) by the protocol error kind they report. */
 const PAGE_ERROR_KINDS = {
   delivery_timeout: 'delivery_timeout',
   something_went_wrong: 'generic',
+  connection_interrupted: 'generic',
+  stream_error: 'generic',
+  thinking_failed: 'generic',
+  subscription_failed: 'generic',
   generic: 'generic',
 };
+
+/** At most this many characters of page text travel as `detail` (the protocol's cap). */
+export const DETAIL_CHARS_MAX = 200;
 
 /**
  * The classification of one page's facts:
  *
- * | facts                                                        | result                      |
- * |--------------------------------------------------------------|-----------------------------|
- * | not loaded                                                   | unknown                     |
- * | conversationFull                                             | error conversation_full     |
- * | loginRequired or challenge                                   | error login_required        |
- * | usageLimit                                                   | error usage_limit           |
- * | an error card in the latest turn                             | error delivery_timeout/generic |
- * | no composer, or neither a send nor a stop control            | error host_ui_changed       |
- * | a stop control                                               | generating                  |
- * | the latest turn is an assistant turn showing its action bar  | idle, block = its tail      |
- * |   (a user turn left unanswered by a failed send earlier in the history does not matter) |    |
- * | no turns at all                                              | ready                       |
- * | anything else (a turn on its way, no stop control yet)       | unknown                     |
+ * | facts                                                        | result                              |
+ * |--------------------------------------------------------------|-------------------------------------|
+ * | not loaded                                                   | unknown                             |
+ * | challenge (Cloudflare interstitial)                          | error challenge                     |
+ * | suspiciousActivity                                           | error suspicious_activity, detail   |
+ * | rateLimited ("Too many requests" dialog)                     | error rate_limited, detail          |
+ * | loginRequired                                                | error login_required                |
+ * | an unknown dialog                                            | error blocked_by_dialog, detail = its heading |
+ * | conversationFull                                             | error conversation_full             |
+ * | usageLimit                                                   | error usage_limit, untilMs?, detail |
+ * | an error card in the latest turn                             | error delivery_timeout/generic, detail |
+ * | no composer, or the page lacks what the adapter reads        | error host_ui_changed, detail = what is missing |
+ * | a stop control                                               | generating                          |
+ * | the latest turn is an assistant turn showing its action bar  | idle, block = its tail              |
+ * | no turns at all, on a new chat's address                     | ready                               |
+ * | anything else (a turn on its way, no stop control yet)       | unknown                             |
  *
- * A draft in the composer changes nothing here (the page refuses to submit over it).
+ * A draft in the composer changes nothing here (the page refuses to submit over it), and
+ * neither does a missing send button: an empty composer's slot holds a voice button, and
+ * the send button appears once text is typed.
  */
 export function classify(facts) {
   if (!facts || !facts.loaded) return UNKNOWN;
+  if (facts.challenge) return errorState('challenge');
+  if (facts.suspiciousActivity) return errorState('suspicious_activity', { detail: facts.suspiciousActivity.text });
+  if (facts.rateLimited) return errorState('rate_limited', { detail: facts.rateLimited.text });
+  if (facts.loginRequired) return errorState('login_required');
+  if (facts.dialog) return errorState('blocked_by_dialog', { detail: facts.dialog.heading });
   if (facts.conversationFull) return errorState('conversation_full');
-  if (facts.loginRequired || facts.challenge) return errorState('login_required');
-  if (facts.usageLimit) return errorState('usage_limit');
-  if (facts.error) return errorState(PAGE_ERROR_KINDS[facts.error.kind] ?? 'generic');
-  if (!facts.composer || !(facts.sendButton || facts.stopButton)) return errorState('host_ui_changed');
+  if (facts.usageLimit) {
+    return errorState('usage_limit', { untilMs: facts.usageLimit.untilMs ?? undefined, detail: facts.usageLimit.text });
+  }
+  if (facts.error) return errorState(PAGE_ERROR_KINDS[facts.error.kind] ?? 'generic', { detail: facts.error.text });
+  const missing = facts.missing ?? [];
+  if (!facts.composer || missing.length > 0) {
+    return errorState('host_ui_changed', { detail: `not found: ${missing.length > 0 ? missing.join(', ') : 'composer'}` });
+  }
   if (facts.stopButton) return { state: 'generating' };
   if (facts.latestIsAssistant && facts.lastAssistantDone) {
     return facts.lastAssistantTail ? { state: 'idle', block: facts.lastAssistantTail } : { state: 'idle' };
   }
-  if (facts.userTurns === 0 && facts.assistantTurns === 0) return { state: 'ready' };
+  if (facts.userTurns === 0 && facts.assistantTurns === 0 && !isConversationUrl(facts.url ?? '')) return { state: 'ready' };
   return UNKNOWN;
 }
 
-function errorState(errorKind) {
-  return { state: 'error', errorKind };
+function errorState(errorKind, { untilMs, detail } = {}) {
+  const state = { state: 'error', errorKind };
+  if (Number.isSafeInteger(untilMs)) state.untilMs = untilMs;
+  if (typeof detail === 'string' && detail.trim() !== '') state.detail = detail.trim().slice(0, DETAIL_CHARS_MAX);
+  return state;
 }
 
 /**
- * Whether the composer can take a new prompt now: a control to send with, nothing
- * generating. Used with the classification, which decides whether submitting is wise.
+ * Whether the composer can take a new prompt now: a composer, nothing generating. The send
+ * button is not required: the page draws it once the prompt is typed (the content script
+ * waits a bounded time for it).
  */
 export function composerUsable(facts) {
-  return Boolean(facts?.loaded && facts.composer && facts.sendButton && !facts.stopButton);
+  return Boolean(facts?.loaded && facts.composer && !facts.stopButton && !(facts.missing ?? []).includes('editable composer'));
 }

@@ -6,9 +6,10 @@
 // a tab showing another chat), and the last published state stays the best knowledge;
 // flickering through `unknown` would make a steady idle look like a fresh turn end.
 
-/** Two classifications are the same state when state, error kind and block agree. */
+/** Two classifications are the same state when state, error kind, reset time, detail and block agree. */
 export function sameState(a, b) {
   return Boolean(a && b) && a.state === b.state && (a.errorKind ?? null) === (b.errorKind ?? null)
+    && (a.untilMs ?? null) === (b.untilMs ?? null) && (a.detail ?? null) === (b.detail ?? null)
     && blockDigest(a) === blockDigest(b);
 }
 
@@ -32,12 +33,16 @@ export function blockDigest(observation) {
 /**
  * The observation to publish for `classification` on a binding whose last published
  * observation and sequence are `last` and `seq`, or null when nothing changed.
- * Returns `{state, errorKind?, seq, block?}` in the wire's field order.
+ * Returns `{state, errorKind?, untilMs?, detail?, seq, block?}` in the wire's field order.
  */
 export function nextObservation(last, seq, classification) {
   if (classification.state === 'unknown' || sameState(last, classification)) return null;
   const observation = { state: classification.state };
-  if (classification.state === 'error') observation.errorKind = classification.errorKind ?? 'generic';
+  if (classification.state === 'error') {
+    observation.errorKind = classification.errorKind ?? 'generic';
+    if (classification.untilMs !== undefined) observation.untilMs = classification.untilMs;
+    if (classification.detail !== undefined) observation.detail = classification.detail;
+  }
   observation.seq = seq + 1;
   if (classification.state === 'idle' && classification.block) observation.block = classification.block;
   return observation;

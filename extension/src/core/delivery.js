@@ -26,7 +26,10 @@ const fail = (code, detail) => ({ action: 'fail', code, detail });
  * | conversation.create | ready (a new chat, no turns), composer usable        | submit idle                |
  * | conversation.steer  | generating                                           | submit steer               |
  * | conversation.steer  | anything else known                                  | fail STEERING_UNAVAILABLE  |
- * | send / create       | anything else (generating, login, usage limit, ...)  | wait                       |
+ * | send / create       | anything else (generating, a limit, a lock, a dialog, a challenge, ...) | wait    |
+ *
+ * "Composer usable" needs no send button: an empty composer's slot holds a voice button on
+ * the real page, and the send button appears once the prompt is typed.
  */
 export function decideDelivery(kind, page) {
   const classification = page?.classification;
@@ -36,7 +39,7 @@ export function decideDelivery(kind, page) {
     return fail(FAILURE_CODES.CONVERSATION_FULL, 'the conversation has reached its maximum length');
   }
   if (state === 'error' && errorKind === 'host_ui_changed') {
-    return fail(FAILURE_CODES.HOST_UI_CHANGED, 'the page has no usable composer or send control');
+    return fail(FAILURE_CODES.HOST_UI_CHANGED, `the page could not be read (${classification.detail ?? 'no composer'})`);
   }
   switch (kind) {
     case 'conversation.steer':

@@ -17,6 +17,7 @@ export const EXECUTOR_ID_CHARS_MAX = 128;
 export const STATE_NAMES = ['unknown', 'ready', 'generating', 'idle', 'error', 'closed'];
 export const ERROR_KINDS = [
   'delivery_timeout', 'conversation_full', 'host_ui_changed', 'usage_limit', 'login_required', 'generic',
+  'rate_limited', 'suspicious_activity', 'challenge', 'blocked_by_dialog',
 ];
 export const JOURNAL_PHASES = ['received', 'submission-started', 'submitted', 'completed'];
 export const COMMAND_KINDS = [
@@ -147,6 +148,8 @@ const errorOut = record([required('code', string), required('message', string)])
 const observation = record([
   required('state', oneOf(STATE_NAMES)),
   optional('errorKind', errorKind),
+  optional('untilMs', u64),
+  optional('detail', string),
   required('seq', u64),
   optional('block', string),
 ]);
@@ -220,6 +223,8 @@ const EXECUTOR_MESSAGES = {
     required('workerId', printedId('wrk')),
     required('state', oneOf(STATE_NAMES)),
     optional('errorKind', errorKind),
+    optional('untilMs', u64),
+    optional('detail', string),
     required('seq', u64),
     optional('block', string),
   ],

@@ -1,8 +1,10 @@
 // ChatGPT URLs: which are conversations, and when two name the same conversation. A
-// conversation URL's path ends in `/c/<id>` (also under a GPT: `/g/<gpt>/c/<id>`); query
-// and fragment never change which conversation a URL shows.
+// conversation URL's path ends in `/c/<id>` (also under a GPT or a project: `/g/<gpt>/c/<id>`;
+// a logged-out chat of the October 2026 layout: `/uc/<id>`, see
+// extension/test/fixtures/pages/SOURCES.md); query and fragment never change which
+// conversation a URL shows.
 
-const CONVERSATION_PATH = /\/c\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/;
+const CONVERSATION_PATH = /\/u?c\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/;
 
 function parse(url) {
   return typeof url === 'string' && URL.canParse(url) ? new URL(url) : null;

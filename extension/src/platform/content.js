@@ -16,6 +16,12 @@
   const SEND_ENABLE_WAIT_MS = 5_000;
   const EVIDENCE_WAIT_MS = 15_000;
   const WAIT_POLL_MS = 100;
+  // The prompt just sent is the newest user turn, or close to it: evidence looks no further
+  // back while polling (a reconcile after a restart looks at every turn).
+  const EVIDENCE_USER_TURNS_MAX = 4;
+  // A page that loads its conversation after the document shows no composer or turns for a
+  // moment: it is reported as still loading until it stays unreadable this long.
+  const UNREADABLE_GRACE_MS = 4_000;
   const OBSERVED_ATTRIBUTES = ['disabled', 'aria-disabled', 'aria-label', 'data-testid', 'contenteditable', 'class', 'hidden'];
 
   const extension = globalThis.browser ?? globalThis.chrome;
@@ -44,6 +50,10 @@
     submitting: false,
     // Set while computeFacts keeps failing, so an odd page is reported once, not on every change.
     readFailing: false,
+    // Since when the page has lacked what the adapter needs (UNREADABLE_GRACE_MS), and the
+    // timer that reports it once the grace is over.
+    unreadableSinceMs: null,
+    graceTimer: null,
     // The text this script last typed into the composer: the only non-empty composer it may replace.
     ownComposerText: null,
   };
@@ -61,16 +71,30 @@
   }
 
   // On a page the selectors cannot read, the facts say so (loaded: false) instead of throwing.
+  // A page missing what the adapter needs (facts.missing) and showing no state of its own
+  // reads as still loading until UNREADABLE_GRACE_MS passed: then it is reported as it is,
+  // and the daemon fails closed.
   function readFacts() {
+    let facts;
     try {
-      const facts = page.computeFacts(document);
+      facts = page.computeFacts(document, new Date());
       adapter.readFailing = false;
-      return facts;
     } catch (error) {
       if (!adapter.readFailing) warn('could not read the page', error);
       adapter.readFailing = true;
       return page.emptyFacts(location.href);
     }
+    const unreadable = facts.loaded && facts.missing.length > 0 && !page.showsOwnState(facts);
+    if (!unreadable) {
+      adapter.unreadableSinceMs = null;
+      return facts;
+    }
+    adapter.unreadableSinceMs ??= Date.now();
+    const waitedMs = Date.now() - adapter.unreadableSinceMs;
+    if (waitedMs >= UNREADABLE_GRACE_MS) return facts;
+    clearTimeout(adapter.graceTimer);
+    adapter.graceTimer = setTimeout(report, UNREADABLE_GRACE_MS - waitedMs);
+    return { ...facts, loaded: false };
   }
 
   // ---- The port ----
@@ -193,7 +217,8 @@
     clearInterval(adapter.reconcilePollTimer);
     clearInterval(adapter.pingTimer);
     clearTimeout(adapter.reportTimer);
-    adapter.reconcilePollTimer = adapter.pingTimer = adapter.reportTimer = null;
+    clearTimeout(adapter.graceTimer);
+    adapter.reconcilePollTimer = adapter.pingTimer = adapter.reportTimer = adapter.graceTimer = null;
     removeEventListener('popstate', scheduleReport);
     removeEventListener('load', scheduleReport);
   }
@@ -267,50 +292,39 @@
     if (page.countUserTurnsContaining(document, nonce) > 0) {
       return { status: 'submitted', detail: 'a user turn with this nonce is already on the page' };
     }
-    const composer = checkReadyToType(mode);
+    const ready = page.readinessToType(document, mode, adapter.ownComposerText);
+    if (!ready.ok) throw new SubmitRefusal(ready.code, ready.detail);
+    const { composer } = ready;
     progress.touched = true;
     if (!typeInto(composer, text)) {
-      clearOwnText(composer);
+      untouchIfCleared(composer, progress);
       throw new SubmitRefusal('HOST_UI_CHANGED', 'the composer did not take the prompt');
     }
     adapter.ownComposerText = text;
+    // The page draws its send button once the composer holds text (an empty composer's slot
+    // holds a voice button): wait a bounded time for it to appear and enable.
     const send = await waitFor(() => usableSendButton(mode), SEND_ENABLE_WAIT_MS);
     if (send === null) {
-      clearOwnText(composer);
-      throw new SubmitRefusal('HOST_UI_CHANGED', `no enabled send button within ${SEND_ENABLE_WAIT_MS} ms (a hidden tab may not enable it)`);
+      untouchIfCleared(composer, progress);
+      const seen = page.findSendButton(document) === null ? 'no send button appeared' : 'the send button stayed disabled';
+      throw new SubmitRefusal('HOST_UI_CHANGED', `${seen} within ${SEND_ENABLE_WAIT_MS} ms of typing (a hidden tab may not enable it)`);
     }
     const current = page.findComposer(document);
     if (current === null || !sameText(page.composerText(current), text)) {
       throw new SubmitRefusal('COMPOSER_BUSY', 'the composer changed while the prompt was being typed; nothing was sent');
     }
     send.click();
-    const accepted = await waitFor(() => page.countUserTurnsContaining(document, nonce) > 0, EVIDENCE_WAIT_MS);
+    const accepted = await waitFor(() => page.countUserTurnsContaining(document, nonce, EVIDENCE_USER_TURNS_MAX) > 0, EVIDENCE_WAIT_MS);
     if (!accepted) {
       throw new SubmitRefusal('AMBIGUOUS_SUBMISSION', `send was clicked but no user turn with the nonce appeared within ${EVIDENCE_WAIT_MS} ms`);
     }
     return { status: 'submitted' };
   }
 
-  // Every check that needs no touching; returns the composer to type into.
-  function checkReadyToType(mode) {
-    const composer = page.findComposer(document);
-    if (composer === null || page.findSendSlot(document) === null) {
-      throw new SubmitRefusal('HOST_UI_CHANGED', 'the composer or the send control is missing');
-    }
-    const draft = page.composerText(composer);
-    if (draft !== '' && !sameText(draft, adapter.ownComposerText ?? '')) {
-      throw new SubmitRefusal('COMPOSER_BUSY', 'the composer holds a draft the extension did not write');
-    }
-    const stopControl = page.findStopControl(document);
-    if (mode === 'steer' && (stopControl === null || page.findSendButton(document) === null)) {
-      throw new SubmitRefusal('STEERING_UNAVAILABLE', 'the page offers no send button while generating');
-    }
-    if (mode === 'idle' && stopControl !== null) {
-      throw new SubmitRefusal('NOT_IDLE', 'a stop control is present: the conversation is not idle');
-    }
-    if (!page.isComposerEditable(composer)) throw new SubmitRefusal('HOST_UI_CHANGED', 'the composer is not editable');
-    if (page.isConversationFull(document)) throw new SubmitRefusal('CONVERSATION_FULL', 'the conversation has reached its maximum length');
-    return composer;
+  // Nothing was clicked yet: once the composer holds no trace of the prompt, the failure is
+  // definite (nothing can have been sent), not ambiguous.
+  function untouchIfCleared(composer, progress) {
+    if (clearOwnText(composer)) progress.touched = false;
   }
 
   function usableSendButton(mode) {
@@ -366,10 +380,11 @@
     composer.dispatchEvent(new InputEvent('input', { inputType: 'insertText', data: text, bubbles: true }));
   }
 
-  // Empties the composer if it still holds only what this script typed (never a person's text).
+  // Empties the composer if it still holds only what this script typed (never a person's
+  // text); true when the composer is empty afterwards.
   function clearOwnText(composer) {
     try {
-      if (!composer.isConnected || !sameText(page.composerText(composer), adapter.ownComposerText ?? '')) return;
+      if (!composer.isConnected || !sameText(page.composerText(composer), adapter.ownComposerText ?? '')) return false;
       composer.focus();
       if (composer.tagName === 'TEXTAREA') {
         setTextareaValue(composer, '');
@@ -377,9 +392,12 @@
         selectAllOf(composer);
         if (!document.execCommand('delete')) replaceParagraphs(composer, '');
       }
-      if (page.composerText(composer) === '') adapter.ownComposerText = null;
+      if (page.composerText(composer) !== '') return false;
+      adapter.ownComposerText = null;
+      return true;
     } catch (error) {
       warn('could not clear the composer', error);
+      return false;
     }
   }
 

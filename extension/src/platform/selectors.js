@@ -1,78 +1,124 @@
-// ChatGPT's page as the content adapter sees it: every selector and text the extension relies
-// on (most specific first, then fallbacks), and the read-only functions that turn a document
-// into the `facts` object of extension/README.md. Classic content script, loaded before
-// content.js into the same isolated world: it defines globalThis.OrcSelectors and touches
-// nothing on the page.
+// ChatGPT's page as the content adapter sees it: every selector the extension relies on, the
+// layout profiles it knows (extension/test/fixtures/pages/SOURCES.md names the real captures
+// behind each), and the read-only functions that turn a document into the `facts` object of
+// extension/README.md. Structure first (test ids, roles, the Retry control, a turn's
+// position), text second (page-texts.js, every UI language it knows). Reading costs the same
+// on a 400-turn page as on a 4-turn one: the turn list is located once and then read from its
+// end, and page-wide notices are read outside the turns. Classic content script, loaded
+// after page-texts.js and before content.js into the same isolated world: it defines
+// globalThis.OrcSelectors and touches nothing on the page.
 (() => {
   'use strict';
 
+  const TEXTS = globalThis.OrcPageTexts;
+
+  /**
+   * The layouts the adapter reads, newest first. `turns` finds the turn elements; `role`
+   * reads one turn's author. The name is reported in the facts (diagnostics) and in a page
+   * shape; reading uses whichever profile finds turns.
+   */
+  const PROFILES = Object.freeze([
+    {
+      name: 'transcript-2026-10',
+      turns: 'ol[data-conversation-transcript] > li[data-message-role]',
+      role: (turn) => turn.getAttribute('data-message-role'),
+      marker: 'ol[data-conversation-transcript], button[data-composer-submit]',
+    },
+    {
+      name: 'turn-key-2026-10',
+      turns: '[data-turn-key]',
+      role: (turn) => turn.getAttribute('data-conversation-role') ?? turn.querySelector('[data-conversation-role]')?.getAttribute('data-conversation-role') ?? authorRole(turn),
+      marker: '[data-turn-key]',
+    },
+    {
+      name: 'section-2026-08',
+      turns: 'section[data-testid^="conversation-turn-"]',
+      role: authorRole,
+      marker: 'section[data-testid^="conversation-turn-"]',
+    },
+    {
+      name: 'article-2026-01',
+      turns: 'article[data-testid^="conversation-turn-"]',
+      role: authorRole,
+      marker: 'article[data-testid^="conversation-turn-"]',
+    },
+    {
+      name: 'message-roles',
+      turns: '[data-message-author-role]',
+      role: (turn) => turn.getAttribute('data-message-author-role'),
+      marker: '[data-message-author-role]',
+    },
+  ]);
+
   const SELECTORS = Object.freeze({
+    // What must be present on any page the adapter types into.
     composer: [
       '#prompt-textarea',
+      '[data-testid="prompt-textarea"]',
+      'form[data-chatgpt-composer] [data-composer-markdown][contenteditable="true"]',
+      '[contenteditable="true"][data-lexical-editor="true"]',
       '.ProseMirror[contenteditable="true"]',
-      '[contenteditable="true"][role="textbox"]',
-      'textarea#prompt-textarea',
+      'form [contenteditable][role="textbox"]',
+      'form textarea',
     ],
-    // #composer-submit-button is the slot that turns into Stop while generating.
+    // Looked for after typing: an empty composer's submit slot holds a voice button instead.
     send: [
       'button[data-testid="send-button"]',
+      'button[data-composer-submit]',
       'button#composer-submit-button',
-      'button[aria-label="Send prompt"]',
-      'button[aria-label="Send message"]',
     ],
     stop: [
       'button[data-testid="stop-button"]',
-      'button#composer-submit-button[aria-label*="stop" i]',
-      'button[aria-label="Stop generating"]',
-      'button[aria-label="Stop streaming"]',
-      'button[aria-label="Stop answering"]',
+      'button[data-stop-generating]',
+      'button#composer-submit-button',
+      'button[data-composer-submit]',
+      'button[aria-label]',
     ],
-    // What occupies the send slot when the composer is empty on some page versions.
-    sendSlot: ['#composer-submit-button', 'button[data-testid="composer-speech-button"]'],
-    turn: ['article[data-testid^="conversation-turn-"]', '[data-turn]', '[data-message-author-role]'],
+    voice: ['[data-testid^="composer-speech-button"]', '[data-testid*="voice"]'],
+    userRole: '[data-message-author-role="user"]',
     authorRole: '[data-message-author-role]',
-    assistantText: 'div.markdown',
-    actionBar: ['[data-testid="copy-turn-action-button"]', 'button[aria-label="Copy response"]'],
-    // Any non-empty text inside these is an error card.
-    errorCard: ['[class*="text-token-text-error"]'],
-    // Live regions and test ids that are error cards only when their text says so.
-    errorRegion: ['[role="alert"]', '[aria-live="assertive"]', '[data-testid*="error"]:not(button)'],
-    // Listed only so the adapter can recognise, and refuse to click, ChatGPT's Retry control.
+    assistantText: '.markdown',
+    actionBar: [
+      '[data-testid="copy-turn-action-button"]',
+      '[data-testid="good-response-turn-action-button"]',
+      '[data-testid="bad-response-turn-action-button"]',
+      '[data-testid$="-turn-action-button"]',
+      '[data-copy-message]',
+      '[data-message-actions]',
+    ],
+    // Structural error markers inside a turn: any non-empty text there is an error card.
+    errorCard: ['[class*="text-token-text-error"]', '[data-testid*="error-message"]'],
+    errorRegion: ['[role="alert"]', '[aria-live="assertive"]'],
+    // Listed only so the adapter can recognise, and never click, ChatGPT's Retry control.
     retry: 'button[data-testid="regenerate-thread-error-button"]',
-    login: ['button[data-testid*="login"]', 'a[data-testid*="login"]'],
-    challenge: ['#challenge-form', 'iframe[src*="challenges.cloudflare.com"]'],
+    // Modal dialogs, and the tool-approval card (inline, no role; chatgpt-apps notes 2.2): the
+    // adapter reads them and never dismisses or answers one.
+    dialog: '[role="dialog"], [role="alertdialog"], dialog[open], [data-testid="tool-approval-card"]',
+    dialogHeading: 'h1, h2, h3, h4, [data-testid*="title"], [id*="title"]',
+    login: ['[data-testid="login-button"]', 'button[data-login-button]', '#modal-no-auth-login', 'a[href*="/auth/login"]'],
+    // Shown only to a signed-in person: with one, a log-in button proves nothing. The chat
+    // history in the sidebar lists the person's own conversations.
+    signedIn: ['[data-testid="accounts-profile-button"]', '[data-testid="profile-button"]', 'nav a[href*="/c/"]'],
+    challenge: [
+      '#challenge-form',
+      '#challenge-stage',
+      '#cf-challenge-running',
+      '.cf-turnstile',
+      'iframe[src*="challenges.cloudflare.com"]',
+      'script[src*="/cdn-cgi/challenge-platform/"]',
+    ],
     // Text people or the model wrote (messages, the draft, chat titles in the sidebar): never
     // read as page state, so a reply that says "something went wrong" is not an error.
-    authoredText: '.markdown, [data-message-author-role="user"], #prompt-textarea, [contenteditable="true"], nav, aside',
-  });
-
-  const TEXTS = Object.freeze({
-    deliveryTimeout: /message delivery timed out/i,
-    somethingWentWrong: /something went wrong/i,
-    // Notices that mean the latest turn failed, even outside a recognised error card.
-    turnFailed: [
-      /^message delivery timed out/i,
-      /^something went wrong/i,
-      /^there was an error generating a response/i,
-      /^stream cache expired/i,
-      /^resume stream unavailable/i,
-      /^connection interrupted/i,
-    ],
-    // Words that make a live region an error card.
-    errorWords: /error|failed|went wrong|timed out|interrupted|expired|unavailable/i,
-    conversationFull: /you've reached the maximum length for this conversation/i,
-    challengeTitle: /^just a moment\.\.\.$/i,
-    challenge: [/^just a moment\.\.\./i, /verify you are human/i],
-    usageLimit: [
-      /you've (?:reached|hit) (?:your|the|our) [\w\s-]{0,40}?\b(?:limit|cap)\b/i,
-      /\b(?:usage|message) (?:limit|cap) (?:reached|exceeded)\b/i,
-    ],
-    retryLabel: /^(?:retry|try again|regenerate)$/i,
-    stopLabel: /\bstop\b/i,
+    authoredText: '.markdown, [data-message-author-role="user"], #prompt-textarea, [contenteditable="true"], textarea, nav, aside',
   });
 
   // noticeCharsMax: page state is said in short notices; longer text is content, not state.
   const LIMITS = Object.freeze({ assistantTailCharsMax: 2048, errorTextCharsMax: 200, noticeCharsMax: 300 });
+
+  function authorRole(turn) {
+    return turn.getAttribute('data-turn') ?? turn.getAttribute('data-message-author-role')
+      ?? turn.querySelector(SELECTORS.authorRole)?.getAttribute('data-message-author-role') ?? null;
+  }
 
   function isVisible(element) {
     return element.isConnected && (typeof element.checkVisibility !== 'function' || element.checkVisibility());
@@ -88,28 +134,39 @@
   }
 
   function label(element) {
-    return (element.getAttribute('aria-label') || element.textContent || '').trim();
+    return normalizeText(element.getAttribute('aria-label') || element.getAttribute('title') || element.textContent || '');
   }
 
   // Curly apostrophes and runs of whitespace differ between page versions.
   function normalizeText(text) {
-    return String(text).replace(/[\u2018\u2019]/g, "'").replace(/\s+/g, ' ').trim();
-  }
-
-  function isStopControl(element) {
-    return element.getAttribute('data-testid') === 'stop-button' || TEXTS.stopLabel.test(element.getAttribute('aria-label') || '');
-  }
-
-  function isRetryControl(element) {
-    return element.matches(SELECTORS.retry) || TEXTS.retryLabel.test(label(element));
+    return String(text).replace(/[\u2018\u2019\u02bc]/g, "'").replace(/\s+/g, ' ').trim();
   }
 
   function isEnabled(button) {
     return !button.disabled && button.getAttribute('aria-disabled') !== 'true';
   }
 
+  // ---- The composer and its controls (inside the composer's form: a small subtree) ----
+
   function findComposer(doc) {
-    return firstVisible(doc, SELECTORS.composer);
+    const byId = doc.getElementById('prompt-textarea');
+    if (byId !== null && isVisible(byId) && isTextInput(byId)) return byId;
+    for (const form of doc.forms) {
+      const found = firstVisible(form, SELECTORS.composer, isTextInput);
+      if (found !== null) return found;
+    }
+    return firstVisible(doc, SELECTORS.composer, isTextInput);
+  }
+
+  // A text field, editable now or not (a page may lock it for a moment; readinessToType
+  // checks that it is editable before typing).
+  function isTextInput(element) {
+    return element.tagName === 'TEXTAREA' || element.hasAttribute('contenteditable');
+  }
+
+  // The controls next to the composer: its form, or the document when it has none.
+  function controlsRoot(doc, composer) {
+    return composer?.closest('form') ?? doc;
   }
 
   function composerText(composer) {
@@ -122,48 +179,133 @@
     return composer.isContentEditable ?? composer.getAttribute('contenteditable') === 'true';
   }
 
-  // A send button is never the Stop or Retry control, nor a slot button with another test id
-  // (the voice-mode button sits in the same slot on some page versions).
-  function findSendButton(doc) {
-    return firstVisible(doc, SELECTORS.send, (button) => {
-      const testId = button.getAttribute('data-testid');
-      return !isStopControl(button) && !isRetryControl(button) && (testId === null || testId.includes('send'));
-    });
+  function isStopControl(element) {
+    const testId = element.getAttribute('data-testid') ?? '';
+    if (testId === 'stop-button' || element.hasAttribute('data-stop-generating')) return true;
+    if (testId !== '' && !testId.includes('stop')) return false;
+    return TEXTS.matchesAny('stopLabel', element.getAttribute('aria-label') || '');
   }
 
-  function findStopControl(doc) {
-    return firstVisible(doc, SELECTORS.stop, isStopControl);
+  // The voice-mode button that holds the submit slot of an empty composer: by test id where
+  // it has one, else by its label (2026 pages: "Start Voice", no test id).
+  function isVoiceControl(element) {
+    return SELECTORS.voice.some((selector) => element.matches(selector) || element.closest(selector) !== null)
+      || TEXTS.matchesAny('voiceLabel', normalizeText(element.getAttribute('aria-label') ?? ''));
   }
 
-  function findSendSlot(doc) {
-    return findSendButton(doc) ?? findStopControl(doc) ?? firstVisible(doc, SELECTORS.sendSlot);
+  function isRetryControl(element) {
+    return element.matches(SELECTORS.retry) || TEXTS.matchesAny('retryLabel', label(element));
   }
 
-  function turnRole(element) {
-    const role = element.getAttribute('data-turn') ?? element.getAttribute('data-message-author-role')
-      ?? element.querySelector(SELECTORS.authorRole)?.getAttribute('data-message-author-role');
-    return role === 'user' || role === 'assistant' ? role : null;
+  // A send button is never the Stop, Retry or voice control, nor a button with another test id.
+  function isSendControl(element) {
+    const testId = element.getAttribute('data-testid');
+    return !isStopControl(element) && !isRetryControl(element) && !isVoiceControl(element)
+      && (testId === null || testId.includes('send'));
   }
 
-  // The conversation's user and assistant turns in page order, from the first selector that
-  // finds any (outermost matches only: an article also holds [data-message-author-role]).
-  function listTurns(doc) {
-    for (const selector of SELECTORS.turn) {
-      const elements = [...doc.querySelectorAll(selector)].filter((element) => !element.parentElement?.closest(selector));
-      if (elements.length > 0) {
-        return elements.map((element) => ({ element, role: turnRole(element) })).filter((turn) => turn.role !== null);
-      }
+  function findSendButton(doc, composer = findComposer(doc)) {
+    return firstVisible(controlsRoot(doc, composer), SELECTORS.send, isSendControl);
+  }
+
+  function findStopControl(doc, composer = findComposer(doc)) {
+    const root = controlsRoot(doc, composer);
+    return firstVisible(root, SELECTORS.stop, isStopControl) ?? (root === doc ? null : firstVisible(doc, SELECTORS.stop.slice(0, 1)));
+  }
+
+  // ---- Turns: located once, then read from the end ----
+
+  // The turn list last found: {profile, container, doc}, or null. The container is the
+  // nearest element holding every turn; each of its children (a "row") holds one turn or is
+  // one (the 2026-08 layout wraps each section in a div). The latest turns are in its last
+  // rows. Kept while the container stays on the page and holds two turns or more (with one
+  // turn its nearest holder may be that turn's own wrapper).
+  let located = null;
+
+  function locateTurns(doc) {
+    if (located !== null && located.doc === doc && located.container.isConnected) return located;
+    located = null;
+    for (const profile of PROFILES) {
+      const all = doc.querySelectorAll(profile.turns);
+      if (all.length === 0) continue;
+      const first = all[0];
+      const last = all[all.length - 1];
+      let container = first.parentElement;
+      while (container !== null && !container.contains(last)) container = container.parentElement;
+      if (container === null || first === last) return { profile, container: null, doc };
+      located = { profile, container, doc };
+      return located;
     }
-    return [];
+    return null;
   }
 
-  function countUserTurnsContaining(doc, needle) {
+  function turnsInRow(row, profile) {
+    if (row.matches(profile.turns)) return [row];
+    return [...row.querySelectorAll(profile.turns)].reverse();
+  }
+
+  // The turn elements from the latest back, at most `max` of them, with their roles.
+  function latestTurns(doc, max) {
+    const where = locateTurns(doc);
+    if (where === null) return [];
+    const out = [];
+    const take = (element) => {
+      const role = where.profile.role(element);
+      if (role === 'user' || role === 'assistant') out.push({ element, role });
+    };
+    if (where.container !== null) {
+      for (let row = where.container.lastElementChild; row !== null && out.length < max; row = row.previousElementSibling) {
+        for (const element of turnsInRow(row, where.profile)) {
+          if (out.length < max) take(element);
+        }
+      }
+      return out;
+    }
+    const all = doc.querySelectorAll(where.profile.turns);
+    for (let i = all.length - 1; i >= 0 && out.length < max; i -= 1) {
+      if (!all[i].parentElement?.closest(where.profile.turns)) take(all[i]);
+    }
+    return out;
+  }
+
+  // How many user and assistant turns the page holds. Counted again only when the turn list
+  // changed length (a new turn), never for a mutation inside a turn.
+  let counted = { container: null, length: -1, user: 0, assistant: 0 };
+
+  function countTurns(doc) {
+    const where = locateTurns(doc);
+    if (where === null) return { user: 0, assistant: 0 };
+    const length = where.container?.childElementCount ?? -2;
+    if (where.container !== null && counted.container === where.container && counted.length === length) return counted;
+    let user = 0;
+    let assistant = 0;
+    for (const { role } of latestTurns(doc, Infinity)) {
+      if (role === 'user') user += 1;
+      else assistant += 1;
+    }
+    counted = { container: where.container, length, user, assistant };
+    return counted;
+  }
+
+  /** How many of the latest `max` user turns contain `needle` (all of them by default). */
+  function countUserTurnsContaining(doc, needle, max = Infinity) {
     const wanted = normalizeText(needle);
-    return listTurns(doc).filter((turn) => turn.role === 'user' && normalizeText(turn.element.textContent).includes(wanted)).length;
+    let seen = 0;
+    let found = 0;
+    for (const turn of latestTurns(doc, Infinity)) {
+      if (turn.role !== 'user') continue;
+      if (normalizeText(turn.element.textContent).includes(wanted)) found += 1;
+      seen += 1;
+      if (seen >= max) break;
+    }
+    return found;
   }
 
+  // A finished answer: its action bar shows (copy, good and bad response), or the turn
+  // says it is complete (the 2026-10 transcript layout).
   function hasActionBar(turnElement) {
-    return SELECTORS.actionBar.some((selector) => turnElement.querySelector(selector) !== null);
+    return turnElement.hasAttribute('data-message-complete')
+      || SELECTORS.actionBar.some((selector) => turnElement.querySelector(selector) !== null);
   }
 
   function assistantTail(turnElement) {
@@ -173,13 +315,16 @@
     return text.slice(-LIMITS.assistantTailCharsMax);
   }
 
-  // The short texts the page itself shows (error cards, banners, log-in and challenge pages):
-  // the text of each element that directly holds visible text outside authored text, buttons,
-  // scripts and hidden subtrees, when it is at most LIMITS.noticeCharsMax long.
-  function notices(root) {
-    if (root.matches(SELECTORS.authoredText)) return [];
-    const skip = (element) => element.hidden || /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON)$/.test(element.tagName)
-      || element.matches(SELECTORS.authoredText);
+  // ---- Notices: the short texts the page itself shows ----
+
+  // The text of each element that directly holds visible text under `root`, outside authored
+  // text, buttons, scripts and hidden subtrees (and outside `skipElement`, the turn list),
+  // when it is at most LIMITS.noticeCharsMax long.
+  function notices(root, skipElement = null) {
+    if (root === null || root.matches(SELECTORS.authoredText)) return [];
+    const skip = (element) => element === skipElement || element.hidden
+      || /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG)$/i.test(element.tagName)
+      || element.getAttribute('aria-hidden') === 'true' || element.matches(SELECTORS.authoredText);
     const walker = root.ownerDocument.createTreeWalker(root, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, {
       acceptNode: (node) => (node.nodeType === 1 && skip(node) ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */),
     });
@@ -187,7 +332,7 @@
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
       if (node.nodeType === 3 && node.data.trim() !== '') holders.add(node.parentElement);
     }
-    return [...holders].map((element) => normalizeText(element.textContent)).filter((text) => text.length <= LIMITS.noticeCharsMax);
+    return [...holders].map((element) => normalizeText(element.textContent)).filter((text) => text !== '' && text.length <= LIMITS.noticeCharsMax);
   }
 
   function cardText(element) {
@@ -196,40 +341,111 @@
     return normalizeText(copy.textContent);
   }
 
-  function errorKind(text) {
-    if (TEXTS.deliveryTimeout.test(text)) return 'delivery_timeout';
-    if (TEXTS.somethingWentWrong.test(text)) return 'something_went_wrong';
-    return 'generic';
+  const ERROR_CONCEPTS = [
+    ['deliveryTimeout', 'delivery_timeout'],
+    ['thinkingFailed', 'thinking_failed'],
+    ['stoppedThinking', 'thinking_stopped'],
+    ['messageStreamError', 'stream_error'],
+    ['connectionInterrupted', 'connection_interrupted'],
+    ['subscriptionFailed', 'subscription_failed'],
+    ['somethingWentWrong', 'something_went_wrong'],
+  ];
+
+  // Which error a notice's text names, or null when it names none this adapter knows. `whole`:
+  // the text must be one of the page's notices entire (text inside a `.markdown` block).
+  function errorKindOf(text, whole = false) {
+    const match = whole ? TEXTS.matchesWhole : TEXTS.matchesAny;
+    return ERROR_CONCEPTS.find(([concept]) => match(concept, text))?.[1] ?? null;
   }
 
-  function describeError(text) {
-    return { kind: errorKind(text), text: text.slice(0, LIMITS.errorTextCharsMax) };
+  function describeError(kind, text, retry) {
+    return { kind, text: text.slice(0, LIMITS.errorTextCharsMax), retry };
   }
 
-  // An error card in the given (latest) turn; "conversation full" is reported on its own.
+  // The error card of the latest turn, if any. In order: a Retry control (the structure
+  // says "this turn failed" in every language; the text only says which failure), an
+  // element the page styles as an error, a live region whose text names an error, and a
+  // short notice that is the whole of the turn's text (the page draws some notices inside
+  // the same `.markdown` block as a reply, so only a notice that is the entire block counts:
+  // a reply that merely quotes one is not an error).
   function turnError(turnElement) {
-    const inMessageBody = (element) => element.closest('.markdown') !== null;
-    const isReportable = (text) => text !== '' && !TEXTS.conversationFull.test(text);
-    for (const selector of SELECTORS.errorCard) {
-      for (const card of turnElement.querySelectorAll(selector)) {
-        const text = cardText(card);
-        if (!inMessageBody(card) && isReportable(text)) return describeError(text);
-      }
+    const retry = [...turnElement.querySelectorAll('button')].find((button) => button.matches(SELECTORS.retry)
+      || (TEXTS.matchesAny('retryLabel', label(button)) && !hasActionBar(turnElement)));
+    if (retry !== undefined) {
+      const candidates = [noticeNear(retry, turnElement), ...notices(turnElement), ...markdownNotices(turnElement)];
+      const kindOf = (text) => errorKindOf(text) ?? errorKindOf(text, true);
+      const named = candidates.find((text) => kindOf(text) !== null);
+      return describeError(named === undefined ? 'generic' : kindOf(named), named ?? candidates[0] ?? '', true);
     }
-    for (const selector of SELECTORS.errorRegion) {
-      for (const region of turnElement.querySelectorAll(selector)) {
-        const text = cardText(region);
-        if (!inMessageBody(region) && isReportable(text) && TEXTS.errorWords.test(text)) return describeError(text);
-      }
+    const reportable = (text) => text !== '' && !TEXTS.matchesAny('conversationFull', text);
+    for (const card of turnElement.querySelectorAll(SELECTORS.errorCard.join(', '))) {
+      const text = cardText(card);
+      if (reportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
     }
-    const failure = notices(turnElement).find((text) => TEXTS.turnFailed.some((pattern) => pattern.test(text)));
-    return failure === undefined ? null : describeError(failure);
+    for (const region of turnElement.querySelectorAll(SELECTORS.errorRegion.join(', '))) {
+      const text = cardText(region);
+      const kind = errorKindOf(text);
+      if (reportable(text) && kind !== null) return describeError(kind, text, false);
+    }
+    for (const text of notices(turnElement)) {
+      const kind = errorKindOf(text);
+      if (kind !== null) return describeError(kind, text, false);
+    }
+    for (const text of [...markdownNotices(turnElement), ...statusButtonTexts(turnElement)]) {
+      const kind = errorKindOf(text, true);
+      if (kind !== null) return describeError(kind, text, false);
+    }
+    return null;
+  }
+
+  // The labels of a turn's status buttons (the reasoning header "Thinking failed" is one),
+  // outside its action bar.
+  function statusButtonTexts(turnElement) {
+    const texts = [];
+    for (const button of turnElement.querySelectorAll('[data-streaming-response-status] button, button[aria-expanded]')) {
+      const text = normalizeText(button.textContent);
+      if (text !== '' && text.length <= LIMITS.noticeCharsMax) texts.push(text);
+    }
+    return texts;
+  }
+
+  // The text of a turn's only `.markdown` block, when it is short enough to be a notice.
+  function markdownNotices(turnElement) {
+    const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
+    const text = blocks.length === 1 ? normalizeText(blocks[0].textContent) : '';
+    return text !== '' && text.length <= LIMITS.noticeCharsMax ? [text] : [];
+  }
+
+  // The text next to a control: that of its nearest ancestor (within the turn) holding any.
+  function noticeNear(control, turnElement) {
+    for (let element = control.parentElement; element !== null && turnElement.contains(element); element = element.parentElement) {
+      const text = cardText(element);
+      if (text !== '') return text.slice(0, LIMITS.noticeCharsMax);
+    }
+    return '';
+  }
+
+  // A visible dialog: {kind: rate_limited | suspicious_activity | login | unknown, heading}.
+  function openDialog(doc) {
+    for (const dialog of doc.querySelectorAll(SELECTORS.dialog)) {
+      if (!isVisible(dialog) || dialog.closest('[data-orc-overlay]') !== null) continue;
+      const heading = normalizeText(doc.getElementById(dialog.getAttribute('aria-labelledby') ?? '')?.textContent
+        ?? dialog.querySelector(SELECTORS.dialogHeading)?.textContent ?? notices(dialog)[0] ?? '');
+      const text = cardText(dialog);
+      if (text === '' && heading === '') continue;
+      const says = (concept) => TEXTS.matchesAny(concept, heading) || TEXTS.matchesAny(concept, text);
+      const kind = says('tooManyRequests') ? 'rate_limited' : says('suspiciousActivity') ? 'suspicious_activity'
+        : says('sessionExpired') ? 'login' : 'unknown';
+      return { kind, heading: (heading || text).slice(0, LIMITS.errorTextCharsMax) };
+    }
+    return null;
   }
 
   function emptyFacts(url) {
     return {
       url,
       loaded: false,
+      layout: null,
       composer: false,
       composerText: false,
       sendButton: false,
@@ -244,83 +460,156 @@
       conversationFull: false,
       loginRequired: false,
       challenge: false,
-      usageLimit: false,
+      usageLimit: null,
+      rateLimited: null,
+      suspiciousActivity: null,
+      dialog: null,
+      missing: [],
     };
   }
 
+  // The maximum-length notice: among the page's notices, or, whole, as the latest turn's
+  // `.markdown` block.
   function isConversationFull(doc) {
-    return doc.body !== null && notices(doc.body).some((text) => TEXTS.conversationFull.test(text));
+    const latest = latestTurns(doc, 1)[0]?.element;
+    return pageNotices(doc).some((text) => TEXTS.matchesAny('conversationFull', text))
+      || (latest !== undefined && markdownNotices(latest).some((text) => TEXTS.matchesWhole('conversationFull', text)));
+  }
+
+  // The page's own notices outside the turn list, and those of the latest turn.
+  function pageNotices(doc) {
+    if (doc.body === null) return [];
+    const where = locateTurns(doc);
+    const latest = latestTurns(doc, 1)[0]?.element ?? null;
+    return [...notices(doc.body, where?.container ?? null), ...(where?.container && latest ? notices(latest) : [])];
   }
 
   // Whether a stop control shows and whether the last assistant turn shows its action bar, as
   // one string: what tells a generating page from an idle one, cheap enough to read on every
-  // mutation (computeFacts also walks the page's notices).
+  // mutation.
   function turnEndSignals(doc) {
-    const lastAssistant = findLastAssistantTurn(doc);
+    const lastAssistant = latestTurns(doc, 2).find((turn) => turn.role === 'assistant')?.element ?? null;
     return `stop:${findStopControl(doc) !== null} done:${lastAssistant !== null && hasActionBar(lastAssistant)}`;
   }
 
-  // The last assistant turn's element, as listTurns would find it, but walking back from the
-  // end of the page: a long conversation costs one native query, not a pass over every turn.
-  function findLastAssistantTurn(doc) {
-    for (const selector of SELECTORS.turn) {
-      const elements = doc.querySelectorAll(selector);
-      if (elements.length === 0) continue;
-      for (let i = elements.length - 1; i >= 0; i -= 1) {
-        const element = elements[i];
-        if (!element.parentElement?.closest(selector) && turnRole(element) === 'assistant') return element;
-      }
-      return null;
-    }
-    return null;
+  function layoutOf(doc) {
+    const where = locateTurns(doc);
+    if (where !== null) return where.profile.name;
+    return PROFILES.find((profile) => doc.querySelector(profile.marker) !== null)?.name ?? null;
   }
 
-  // The facts of extension/README.md. The assistant tail is reported only once the latest
-  // assistant turn is done (its action bar shows): a streaming tail is not state, and
-  // reporting it would turn every rendered token into a message.
-  function computeFacts(doc) {
+  // A conversation's address (src/core/urls.js): its turns must be on the page.
+  function onConversationPath(doc) {
+    return /\/u?c\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/.test(doc.location?.pathname ?? '');
+  }
+
+  function usageLimitOf(texts, now) {
+    const text = texts.find((notice) => TEXTS.matchesAny('usageLimit', notice));
+    if (text === undefined) return null;
+    return { text: text.slice(0, LIMITS.errorTextCharsMax), untilMs: TEXTS.resetAtMs(TEXTS.readResetTime(text), now) };
+  }
+
+  // The facts of extension/README.md, read at the page's wall-clock time `now` (a Date; it
+  // turns a usage notice's "after 4:04 PM" into a time). The assistant tail is reported only
+  // once the latest assistant turn is done (its action bar shows): a streaming tail is not
+  // state, and reporting it would turn every rendered token into a message.
+  function computeFacts(doc, now = new Date()) {
     const facts = emptyFacts(String(doc.location?.href ?? ''));
     if (doc.body === null) return facts;
     const composer = findComposer(doc);
-    const send = findSendButton(doc);
-    const turns = listTurns(doc);
-    const lastAssistant = turns.findLast((turn) => turn.role === 'assistant') ?? null;
-    const latest = turns.at(-1) ?? null;
-    const pageNotices = notices(doc.body);
-    const shown = (pattern) => pageNotices.some((text) => pattern.test(text));
+    const send = composer === null ? null : findSendButton(doc, composer);
+    const recent = latestTurns(doc, 2);
+    const latest = recent[0] ?? null;
+    const lastAssistant = recent.find((turn) => turn.role === 'assistant') ?? null;
+    const counts = countTurns(doc);
+    const texts = pageNotices(doc);
+    const shown = (concept) => texts.some((text) => TEXTS.matchesAny(concept, text));
+    const dialog = openDialog(doc);
     facts.loaded = doc.readyState === 'complete';
+    facts.layout = layoutOf(doc);
     facts.composer = composer !== null;
     facts.composerText = composer !== null && composerText(composer) !== '';
     facts.sendButton = send !== null;
     facts.sendEnabled = send !== null && isEnabled(send);
-    facts.stopButton = findStopControl(doc) !== null;
-    facts.userTurns = turns.filter((turn) => turn.role === 'user').length;
-    facts.assistantTurns = turns.length - facts.userTurns;
+    facts.stopButton = findStopControl(doc, composer) !== null;
+    facts.userTurns = counts.user;
+    facts.assistantTurns = counts.assistant;
     facts.latestIsAssistant = latest !== null && latest.role === 'assistant';
     facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant.element);
-    facts.lastAssistantTail = facts.lastAssistantDone ? assistantTail(lastAssistant.element) : '';
-    facts.error = latest === null ? null : turnError(latest.element);
-    facts.conversationFull = shown(TEXTS.conversationFull);
-    facts.loginRequired = firstVisible(doc, SELECTORS.login) !== null;
+    facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant.element) : '';
+    const pageFailure = texts.find((text) => TEXTS.matchesAny('subscriptionFailed', text));
+    facts.error = (latest === null ? null : turnError(latest.element))
+      ?? (pageFailure === undefined ? null : describeError('subscription_failed', pageFailure, false));
+    facts.conversationFull = isConversationFull(doc);
     facts.challenge = SELECTORS.challenge.some((selector) => doc.querySelector(selector) !== null)
-      || TEXTS.challengeTitle.test(doc.title.trim()) || TEXTS.challenge.some(shown);
-    facts.usageLimit = TEXTS.usageLimit.some(shown);
+      || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || shown('challenge');
+    // Logged out: a log-in control, nothing that only a signed-in person sees (a log-in
+    // button can show on a signed-in page too), and no conversation to read (a logged-out
+    // chat at /uc/<id> shows its turns and is read as it is).
+    facts.loginRequired = !facts.challenge && (dialog?.kind === 'login'
+      || (firstVisible(doc, SELECTORS.login) !== null && firstVisible(doc, SELECTORS.signedIn) === null && counts.user === 0));
+    facts.usageLimit = usageLimitOf(texts, now);
+    facts.rateLimited = dialog?.kind === 'rate_limited' ? { text: dialog.heading } : null;
+    const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : texts.find((text) => TEXTS.matchesAny('suspiciousActivity', text));
+    facts.suspiciousActivity = suspicious === undefined ? null : { text: suspicious.slice(0, LIMITS.errorTextCharsMax) };
+    facts.dialog = dialog?.kind === 'unknown' ? { heading: dialog.heading } : null;
+    if (composer === null) facts.missing.push('composer');
+    if (composer !== null && !isComposerEditable(composer)) facts.missing.push('editable composer');
+    if (locateTurns(doc) === null && onConversationPath(doc)) facts.missing.push('turns');
     return facts;
   }
 
+  /**
+   * Every check a submission needs before anything is touched, as `{ok: true}` or
+   * `{ok: false, code, detail}`: the composer must be there, editable and empty (or hold only
+   * the text this extension typed, `ownText`); an idle submission needs no stop control, a
+   * steering one needs one. No send button is needed yet: the page draws it once text is in.
+   */
+  function readinessToType(doc, mode, ownText = null) {
+    const composer = findComposer(doc);
+    if (composer === null) return refuse('HOST_UI_CHANGED', 'the composer is missing');
+    const draft = composerText(composer);
+    if (draft !== '' && draft.replace(/\s+/g, '') !== (ownText ?? '').replace(/\s+/g, '')) {
+      return refuse('COMPOSER_BUSY', 'the composer holds a draft the extension did not write');
+    }
+    const stopControl = findStopControl(doc, composer);
+    if (mode === 'steer' && (stopControl === null || findSendButton(doc, composer) === null)) {
+      return refuse('STEERING_UNAVAILABLE', 'the page offers no send button while generating');
+    }
+    if (mode === 'idle' && stopControl !== null) return refuse('NOT_IDLE', 'a stop control is present: the conversation is not idle');
+    if (!isComposerEditable(composer)) return refuse('HOST_UI_CHANGED', 'the composer is not editable');
+    if (isConversationFull(doc)) return refuse('CONVERSATION_FULL', 'the conversation has reached its maximum length');
+    const dialog = openDialog(doc);
+    // The page cannot take a prompt now; nothing was touched (the daemon retries later).
+    if (dialog !== null) return refuse('NOT_IDLE', `a dialog is open: ${dialog.heading}`);
+    return { ok: true, composer };
+  }
+
+  /** Whether the facts show a state of the page's own (a stop, a notice, a dialog). */
+  function showsOwnState(facts) {
+    return facts.challenge || facts.loginRequired || facts.conversationFull || facts.usageLimit !== null
+      || facts.rateLimited !== null || facts.suspiciousActivity !== null || facts.dialog !== null;
+  }
+
+  function refuse(code, detail) {
+    return { ok: false, code, detail };
+  }
+
   globalThis.OrcSelectors = Object.freeze({
+    PROFILES,
     SELECTORS,
-    TEXTS,
     LIMITS,
     isEnabled,
+    normalizeText,
     findComposer,
     composerText,
     isComposerEditable,
     findSendButton,
     findStopControl,
-    findSendSlot,
     countUserTurnsContaining,
     isConversationFull,
+    readinessToType,
+    showsOwnState,
     emptyFacts,
     computeFacts,
     turnEndSignals,

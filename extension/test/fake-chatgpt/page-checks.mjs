@@ -1,13 +1,13 @@
 // Checks of the fake page and of selectors.js together, without the extension: the page shows
 // the shapes of chatgpt.com (the traps included) and computeFacts reads them as the README's
 // `facts`. selectors.js is injected into the page with a one-line shim.
-import { SELECTORS_JS, pollPage } from './harness.mjs';
+import { injectReaders, pollPage } from './harness.mjs';
 
 const FACTS = () => globalThis.OrcSelectors.computeFacts(document);
 
 async function openWithSelectors(page, url) {
   await page.goto(url);
-  await page.addScriptTag({ path: SELECTORS_JS });
+  await injectReaders(page);
 }
 
 async function typeAsTheAdapterDoes(page, text) {
@@ -83,7 +83,7 @@ export async function runPageChecks({ browser, server, tally }) {
     await send(page, 'second prompt [attempt exe-2]');
     await factsUntil(page, 'facts.stopButton && facts.userTurns === 2', 'the second turn to generate');
     await page.reload();
-    await page.addScriptTag({ path: SELECTORS_JS });
+    await injectReaders(page);
     const reloaded = await factsUntil(page, 'facts.userTurns === 2', 'the turns after reload');
     check('reload: turns rendered again, still generating', reloaded.stopButton && reloaded.assistantTurns === 2 && !reloaded.lastAssistantDone);
     const done = await factsUntil(page, 'facts.lastAssistantDone', 'the reloaded turn to finish', 5_000);
@@ -162,7 +162,7 @@ export async function runPageChecks({ browser, server, tally }) {
     await server.control(conversationId, 'full');
     check('full: conversationFull', (await page.evaluate(FACTS)).conversationFull);
     await page.reload();
-    await page.addScriptTag({ path: SELECTORS_JS });
+    await injectReaders(page);
     const reloaded = await factsUntil(page, 'facts.userTurns > 0', 'the turns after reload');
     check('full: still full after reload', reloaded.conversationFull);
   });

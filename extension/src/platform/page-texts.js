@@ -1,0 +1,208 @@
+// The texts ChatGPT's page shows, in every UI language the adapter reads, and the reader of
+// the reset times in usage-limit notices. Structure comes first (test ids, roles, the Retry
+// control, a turn's position): these texts are read only where structure cannot tell one
+// state from another (which error card, which dialog, which limit). Every pattern comes from
+// a real source; extension/test/fixtures/pages/locales/LOCALES.md names each with its date.
+// Classic content script loaded before selectors.js: defines globalThis.OrcPageTexts, pure
+// (no DOM, no clock: reset times are read relative to a time passed in).
+(() => {
+  'use strict';
+
+  // Each concept: the patterns of every locale, tested against text whose curly quotes and
+  // runs of whitespace were normalized (selectors.js normalizeText), where the page's own
+  // notices stand (an error-styled element, a live region, a banner, a dialog).
+  const TEXTS = Object.freeze({
+    deliveryTimeout: [
+      /message delivery timed out/i,
+    ],
+    somethingWentWrong: [
+      /^something went wrong\b/i,
+      /^there was an error generating a response/i,
+      /^an error occurred\b/i,
+      /^unknown error occurred/i,
+    ],
+    connectionInterrupted: [
+      /^connection interrupted/i,
+      /^network error\b/i,
+      /^stream cache expired/i,
+      /^resume stream unavailable/i,
+      /^ネットワークエラー/, // ja
+    ],
+    messageStreamError: [
+      /^error in message stream/i,
+      /^メッセージ ?ストリームでエラーが発生しました/, // ja
+    ],
+    thinkingFailed: [
+      /^thinking failed/i,
+      /^analysis errored/i,
+      /^o pensamento falhou/i, // pt-BR
+    ],
+    // The reasoning of the turn was stopped: the turn ended without its answer.
+    stoppedThinking: [
+      /^stopped thinking$/i,
+      /^思考を停止しました$/, // ja
+      /^已停止思考$/, // zh-CN
+      /^已中斷思考$/, // zh-TW
+      /^denken gestoppt$/i, // de
+      /^réflexion interrompue$/i, // fr
+      /^dejó de pensar$/i, // es
+      /^pensamento interrompido$/i, // pt-BR
+    ],
+    subscriptionFailed: [
+      /^failed to load subscription/i,
+    ],
+    conversationFull: [
+      /you've reached the maximum length for this conversation/i,
+      /この会話は長さの上限に到達しています/, // ja
+    ],
+    usageLimit: [
+      /you've (?:reached|hit) (?:your|the|our) [\w\s.-]{0,60}?\b(?:limit|cap)\b/i,
+      /\b(?:usage|message) (?:limit|cap) (?:reached|exceeded)\b/i,
+      /until (?:your )?(?:limit|usage) resets/i,
+      /(?:プラン|Plus|Free|Pro)\s?(?:プラン)?の制限に達しました/i, // ja
+    ],
+    tooManyRequests: [
+      /^too many requests$/i,
+      /you're making requests too quickly/i,
+      /你的请求过于频繁/, // zh-CN
+      /暂时限制你访问对话记录/, // zh-CN
+    ],
+    suspiciousActivity: [
+      /suspicious activity detected/i,
+    ],
+    sessionExpired: [
+      /^your session has expired/i,
+    ],
+    // The Cloudflare interstitial's title, in the languages it is served in.
+    challengeTitle: [
+      /^just a moment\.{0,3}$/i,
+      /^しばらくお待ちください/, // ja
+      /^请稍候/, // zh-CN
+      /^請稍候/, // zh-TW
+      /^einen moment/i, // de
+      /^un instant/i, // fr
+      /^un momento/i, // es
+      /^aguarde um momento/i, // pt-BR
+    ],
+    challenge: [
+      /verify you are human/i,
+      /あなたが人間であることを確認/, // ja
+      /确认您是真人|正在验证您是否是真人/, // zh-CN
+    ],
+    retryLabel: [
+      /^(?:retry|try again|regenerate)$/i,
+    ],
+    stopLabel: [
+      /\bstop\b/i,
+      /停止/, // ja "ストリーミングの停止", zh-CN "停止"
+    ],
+    sendLabel: [
+      /^send(?: prompt| message)?$/i,
+      /^プロンプトを送信する$/, // ja
+      /^发送提示$/, // zh-CN
+      /^prompt senden$/i, // de
+    ],
+    voiceLabel: [
+      /^start voice(?: mode)?$/i,
+      /^音声モードを開始する$/, // ja
+      /^启动语音功能$/, // zh-CN
+    ],
+  });
+
+  // The complete notices the page draws inside a turn's `.markdown` block, where a reply of
+  // the model's could also stand: there only a block that is one of these, whole, counts
+  // (a reply quoting a notice is longer than the notice).
+  const WHOLE = Object.freeze({
+    deliveryTimeout: [
+      /^message delivery timed out\.?(?: please try again\.?)?$/i,
+    ],
+    somethingWentWrong: [
+      /^something went wrong(?: while generating the response)?\.?(?: if this issue persists,? please contact us through our help center at help\.openai\.com\.?| please try again\.?)?$/i,
+      /^there was an error generating a response\.?$/i,
+    ],
+    connectionInterrupted: [
+      /^connection interrupted\.?(?: waiting for the complete answer\.*)?$/i,
+      /^network error\.?$/i,
+    ],
+    messageStreamError: [
+      /^error in message stream\.?$/i,
+      /^メッセージ ?ストリームでエラーが発生しました。?$/, // ja
+    ],
+    thinkingFailed: [
+      /^thinking failed\.?$/i,
+      /^o pensamento falhou\.?$/i, // pt-BR
+    ],
+    stoppedThinking: TEXTS.stoppedThinking,
+    conversationFull: [
+      /^you've reached the maximum length for this conversation[,.].{0,120}$/i,
+      /^この会話は長さの上限に到達しています.{0,60}$/, // ja
+    ],
+  });
+
+  // Words around a reset time. `ampm` maps a marker to the half of the day; a marker may
+  // stand before the time (午後4:04, 下午4:04) or after it (4:04 PM).
+  const RESET_WORDS = Object.freeze({
+    pm: /^(?:p\.?\s?m\.?|午後|下午|晚上)$/i,
+    am: /^(?:a\.?\s?m\.?|午前|上午|早上|凌晨)$/i,
+    tomorrow: /\b(?:tomorrow|morgen|demain|mañana|amanhã|domani)\b|明日|明天/i,
+  });
+
+  // hh:mm with an optional half-of-day marker before or after it.
+  const TIME_PATTERN = /(午前|午後|上午|下午|早上|晚上|凌晨)?\s*(\d{1,2})[:：h](\d{2})\s*([ap]\.?\s?m\.?)?/i;
+  // "in 3 hours", "in 45 minutes".
+  const RELATIVE_PATTERN = /\bin (\d{1,3}) (hours?|minutes?)\b/i;
+
+  const MINUTE_MS = 60_000;
+  const HOUR_MS = 60 * MINUTE_MS;
+  const DAY_MS = 24 * HOUR_MS;
+
+  function matchesAny(concept, text) {
+    return TEXTS[concept].some((pattern) => pattern.test(text));
+  }
+
+  /** Whether `text` is, whole, one of the notices of `concept` (see WHOLE). */
+  function matchesWhole(concept, text) {
+    return (WHOLE[concept] ?? []).some((pattern) => pattern.test(text));
+  }
+
+  /**
+   * When a usage-limit notice says the limit lifts, as `{hour, minute, dayOffset}` (a wall
+   * clock time in the page's time zone) or `{inMs}` (relative), or null when it names no time
+   * this reader knows (a date, a weekday: the limit is then held without a known reset).
+   */
+  function readResetTime(text) {
+    const relative = RELATIVE_PATTERN.exec(text);
+    if (relative) {
+      const amount = Number(relative[1]);
+      return { inMs: amount * (/^hour/i.test(relative[2]) ? HOUR_MS : MINUTE_MS) };
+    }
+    const time = TIME_PATTERN.exec(text);
+    if (!time) return null;
+    let hour = Number(time[2]);
+    const minute = Number(time[3]);
+    const marker = time[1] ?? time[4] ?? null;
+    if (hour > 23 || minute > 59) return null;
+    if (marker !== null) {
+      if (hour < 1 || hour > 12) return null;
+      const pm = RESET_WORDS.pm.test(marker.replace(/\s/g, ''));
+      hour = (hour % 12) + (pm ? 12 : 0);
+    }
+    return { hour, minute, dayOffset: RESET_WORDS.tomorrow.test(text) ? 1 : 0 };
+  }
+
+  /**
+   * The Unix time in ms at which a reset read by readResetTime happens, for a page whose
+   * local wall clock is `now` (a Date): the next such time, never in the past.
+   */
+  function resetAtMs(reset, now) {
+    if (reset === null) return null;
+    if ('inMs' in reset) return now.getTime() + reset.inMs;
+    const at = new Date(now.getTime());
+    at.setHours(reset.hour, reset.minute, 0, 0);
+    let ms = at.getTime() + reset.dayOffset * DAY_MS;
+    if (ms <= now.getTime()) ms += DAY_MS;
+    return ms;
+  }
+
+  globalThis.OrcPageTexts = Object.freeze({ TEXTS, WHOLE, matchesAny, matchesWhole, readResetTime, resetAtMs });
+})();

@@ -1,0 +1,95 @@
+// Benchmark (not a test): what observing a long conversation costs the content adapter. A
+// real-page fixture (extension/test/fixtures/pages/, one per layout) is grown to N turns by
+// repeating its answered turn pairs; then, per simulated streamed token (a mutation of the
+// latest assistant turn), the page readers compute the turn-end signals (read on every
+// mutation) and the whole facts (read at most once per report window). Prints p50/p99 per
+// layout and turn count, in headless Chromium and Firefox ESR.
+//
+//   node test/fake-chatgpt/facts-bench.mjs [--turns 4,400] [--mutations 2000] [--browsers chromium,firefox]
+//
+// Figures go to docs/benchmarks.md by hand, with this command line.
+import { parseArgs } from 'node:util';
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { injectReaders, launchBrowser } from './harness.mjs';
+
+const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/pages/', import.meta.url));
+const LAYOUTS = [
+  ['article-2026-01', 'article-2026-01/idle.html', '/c/00000000-0000-4000-8000-000000000001'],
+  ['section-2026-08', 'section-2026-08/idle.html', '/c/00000000-0000-4000-8000-000000000001'],
+  ['transcript-2026-10', 'transcript-2026-10/idle.html', '/uc/00000000-0000-4000-8000-000000000001'],
+];
+
+const { values } = parseArgs({
+  options: {
+    turns: { type: 'string', default: '4,400' },
+    mutations: { type: 'string', default: '2000' },
+    browsers: { type: 'string', default: 'chromium,firefox' },
+  },
+});
+
+const server = createServer((request, response) => {
+  const entry = LAYOUTS.find(([name]) => request.url.startsWith(`/${name}/`));
+  if (!entry) return response.writeHead(404).end();
+  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(readFileSync(`${FIXTURES_DIR}${entry[1]}`, 'utf8'));
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+// In the page: grows the transcript to `turns` turns by cloning its rows, then times the
+// readers around `mutations` token-sized edits of the latest assistant turn.
+function measure({ turns, mutations }) {
+  const readers = globalThis.OrcSelectors;
+  const all = [...document.querySelectorAll('[data-testid^="conversation-turn-"], li[data-message-role]')];
+  let container = all[0].parentElement;
+  while (!container.contains(all.at(-1))) container = container.parentElement;
+  const rows = [...container.children];
+  for (let i = 0; container.children.length < turns; i += 1) container.append(rows[i % rows.length].cloneNode(true));
+  while (container.children.length > turns) container.lastElementChild.remove();
+  const latest = container.lastElementChild;
+  const target = latest.querySelector('.markdown, [data-assistant-markdown], p') ?? latest;
+  const percentile = (list, p) => list.slice().sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * p))];
+  const signals = [];
+  const facts = [];
+  readers.computeFacts(document);
+  for (let i = 0; i < mutations; i += 1) {
+    target.append(document.createTextNode(` token${i}`));
+    let start = performance.now();
+    readers.turnEndSignals(document);
+    signals.push(performance.now() - start);
+    start = performance.now();
+    readers.computeFacts(document);
+    facts.push(performance.now() - start);
+  }
+  const counted = readers.computeFacts(document);
+  return {
+    turns: counted.userTurns + counted.assistantTurns,
+    signals: { p50: percentile(signals, 0.5), p99: percentile(signals, 0.99) },
+    facts: { p50: percentile(facts, 0.5), p99: percentile(facts, 0.99) },
+  };
+}
+
+const fmt = (ms) => `${ms.toFixed(3)} ms`;
+try {
+  for (const kind of values.browsers.split(',')) {
+    const browser = await launchBrowser(kind);
+    try {
+      for (const [name, , path] of LAYOUTS) {
+        for (const turns of values.turns.split(',').map(Number)) {
+          const page = await browser.newPage();
+          await page.goto(`${base}/${name}${path}`);
+          await injectReaders(page);
+          const result = await page.evaluate(measure, { turns, mutations: Number(values.mutations) });
+          console.log(`${kind} ${name} ${result.turns} turns: signals p50 ${fmt(result.signals.p50)} p99 ${fmt(result.signals.p99)}; `
+            + `facts p50 ${fmt(result.facts.p50)} p99 ${fmt(result.facts.p99)}`);
+          await page.close();
+        }
+      }
+    } finally {
+      await browser.close();
+    }
+  }
+} finally {
+  server.close();
+}

@@ -1,0 +1,131 @@
+// The content adapter against pages reproduced from real chatgpt.com captures
+// (extension/test/fixtures/pages/: index.json for the layouts, locales/index.json for the UI
+// languages; SOURCES.md and locales/LOCALES.md name every capture with its date). Each
+// fixture is served at the address the real page had, the page readers are injected as the
+// manifest loads them, and the facts, the classification (src/core/classify.js), the delivery
+// decision (src/core/delivery.js) and whether a submission may start (readinessToType) are
+// checked against what a person looking at that page would say (the fixture's `truth`).
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { classify } from '../../src/core/classify.js';
+import { decideDelivery } from '../../src/core/delivery.js';
+import { injectReaders } from './harness.mjs';
+
+const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/pages/', import.meta.url));
+const INDEXES = ['index.json', 'locales/index.json'];
+// The page's wall clock for the facts: usage notices name reset times relative to it.
+const PAGE_NOW_ISO = '2026-11-20T10:00:00';
+
+/** Every fixture of every index, with its file's HTML. */
+export function loadFixtures() {
+  return INDEXES.flatMap((name) => JSON.parse(readFileSync(`${FIXTURES_DIR}${name}`, 'utf8')))
+    .map((fixture) => ({ ...fixture, html: readFileSync(`${FIXTURES_DIR}${fixture.file}`, 'utf8') }));
+}
+
+/** Serves fixture N at /f/N<its path>, so each page has the address the real one had. */
+async function serveFixtures(fixtures) {
+  const server = createServer((request, response) => {
+    const match = /^\/f\/(\d+)(\/.*)$/.exec(new URL(request.url, 'http://x').pathname);
+    const fixture = match ? fixtures[Number(match[1])] : undefined;
+    if (!fixture) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(fixture.html);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: (n) => `http://127.0.0.1:${server.address().port}/f/${n}${fixtures[n].path ?? '/'}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+// What the page readers report, read inside the page.
+function readPage(nowIso) {
+  const now = new Date(nowIso);
+  const facts = globalThis.OrcSelectors.computeFacts(document, now);
+  const noticeTexts = [facts.usageLimit?.text].filter(Boolean);
+  return {
+    facts,
+    resets: noticeTexts.map((text) => globalThis.OrcPageTexts.readResetTime(text)),
+    idle: globalThis.OrcSelectors.readinessToType(document, 'idle', null),
+  };
+}
+
+// The classification a person's `truth` stands for.
+function expectedClassification(truth) {
+  if (truth.state !== 'error') return { state: truth.state, errorKind: undefined };
+  return { state: 'error', errorKind: truth.errorKind };
+}
+
+// The decision for a `conversation.send` a person would agree with: type a fresh prompt into
+// a quiet page or over a failed turn's card; fail at once when the page cannot host turns;
+// wait for anything else (a turn generating, a limit, a lock, a dialog, a challenge).
+function expectedSendDecision(truth, composerUsable) {
+  const { state, errorKind } = expectedClassification(truth);
+  if (state === 'error' && errorKind === 'conversation_full') return 'fail';
+  const quiet = state === 'idle' || state === 'ready' || (state === 'error' && ['delivery_timeout', 'generic'].includes(errorKind));
+  return quiet && composerUsable ? 'submit' : 'wait';
+}
+
+export async function runFixtureChecks({ browser, tally }) {
+  const { check } = tally;
+  const fixtures = loadFixtures();
+  const server = await serveFixtures(fixtures);
+  const page = await browser.newPage();
+  const layouts = new Set();
+  const locales = new Set();
+  try {
+    for (const [n, fixture] of fixtures.entries()) {
+      const name = `${fixture.file}`;
+      await tally.group(name, async () => {
+        await page.goto(server.url(n));
+        await injectReaders(page);
+        const { facts, resets, idle } = await page.evaluate(readPage, PAGE_NOW_ISO);
+        const truth = fixture.truth;
+        const classification = classify(facts);
+        const expected = expectedClassification(truth);
+        const shown = JSON.stringify({ classification, facts });
+        check(`${name}: ${expected.state}${expected.errorKind ? ` ${expected.errorKind}` : ''}`,
+          classification.state === expected.state && classification.errorKind === expected.errorKind, shown);
+        if (truth.composer !== undefined) check(`${name}: composer ${truth.composer ? 'found' : 'absent'}`, facts.composer === truth.composer, shown);
+        if (truth.composerHasText !== undefined) check(`${name}: draft ${truth.composerHasText}`, facts.composerText === truth.composerHasText, shown);
+        if (truth.stopControl !== undefined) check(`${name}: stop control ${truth.stopControl}`, facts.stopButton === truth.stopControl, shown);
+        if (truth.sendButtonBeforeTyping === false && !truth.composerHasText) check(`${name}: no send button read before typing`, facts.sendButton === false, shown);
+        if (Number.isInteger(truth.userTurns)) {
+          check(`${name}: ${truth.userTurns} user and ${truth.assistantTurns} assistant turns`,
+            facts.userTurns === truth.userTurns && facts.assistantTurns === truth.assistantTurns, shown);
+        }
+        if (truth.latestAssistantDone !== undefined && truth.latestTurn === 'assistant') {
+          check(`${name}: latest assistant turn done ${truth.latestAssistantDone}`, facts.lastAssistantDone === truth.latestAssistantDone, shown);
+        }
+        if (truth.retryShown) check(`${name}: the Retry control is recognised`, facts.error?.retry === true, shown);
+        if (truth.dialogHeading && expected.errorKind === 'blocked_by_dialog') {
+          check(`${name}: the dialog is named by its heading`, classification.detail === truth.dialogHeading, shown);
+        }
+        if (truth.resetParsed) {
+          const reset = resets[0] ?? null;
+          check(`${name}: reset time read as ${JSON.stringify(truth.resetParsed)}`, reset !== null
+            && reset.hour === truth.resetParsed.hour && reset.minute === truth.resetParsed.minute
+            && reset.dayOffset === (truth.resetParsed.dayOffset ?? 0), JSON.stringify(reset));
+        }
+        const usable = facts.composer && !facts.stopButton;
+        const decision = decideDelivery('conversation.send', { connected: true, facts, classification });
+        check(`${name}: conversation.send decision ${expectedSendDecision(truth, usable)}`,
+          decision.action === expectedSendDecision(truth, usable), JSON.stringify(decision));
+        if (expected.state === 'idle' && truth.composerHasText !== true && facts.composer) {
+          check(`${name}: an idle submission may start`, idle.ok === true, JSON.stringify(idle));
+        }
+        if (truth.composerHasText === true) check(`${name}: a person's draft refuses the submission`, idle.code === 'COMPOSER_BUSY', JSON.stringify(idle));
+        if (expected.state === 'generating') check(`${name}: an idle submission is refused as not idle`, idle.code === 'NOT_IDLE', JSON.stringify(idle));
+        layouts.add(fixture.layout);
+        locales.add(fixture.locale);
+      });
+    }
+  } finally {
+    await page.close();
+    await server.close();
+  }
+  console.log(`  (${fixtures.length} fixtures, layouts: ${[...layouts].join(', ')}; locales: ${[...locales].join(', ')})`);
+}
