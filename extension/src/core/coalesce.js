@@ -33,17 +33,15 @@ export function blockDigest(observation) {
 /**
  * The observation to publish for `classification` on a binding whose last published
  * observation and sequence are `last` and `seq`, or null when nothing changed.
- * Returns `{state, errorKind?, untilMs?, detail?, seq, block?}` in the wire's field order.
+ * Returns `{state, errorKind?, seq, block?, untilMs?, detail?}` in the wire's field order.
  */
 export function nextObservation(last, seq, classification) {
   if (classification.state === 'unknown' || sameState(last, classification)) return null;
   const observation = { state: classification.state };
-  if (classification.state === 'error') {
-    observation.errorKind = classification.errorKind ?? 'generic';
-    if (classification.untilMs !== undefined) observation.untilMs = classification.untilMs;
-    if (classification.detail !== undefined) observation.detail = classification.detail;
-  }
+  if (classification.state === 'error') observation.errorKind = classification.errorKind ?? 'generic';
   observation.seq = seq + 1;
   if (classification.state === 'idle' && classification.block) observation.block = classification.block;
+  if (classification.state === 'error' && classification.untilMs !== undefined) observation.untilMs = classification.untilMs;
+  if (classification.state === 'error' && classification.detail !== undefined) observation.detail = classification.detail;
   return observation;
 }

@@ -148,10 +148,10 @@ const errorOut = record([required('code', string), required('message', string)])
 const observation = record([
   required('state', oneOf(STATE_NAMES)),
   optional('errorKind', errorKind),
-  optional('untilMs', u64),
-  optional('detail', string),
   required('seq', u64),
   optional('block', string),
+  optional('untilMs', u64),
+  optional('detail', string),
 ]);
 
 const bindingFields = [
@@ -223,10 +223,10 @@ const EXECUTOR_MESSAGES = {
     required('workerId', printedId('wrk')),
     required('state', oneOf(STATE_NAMES)),
     optional('errorKind', errorKind),
-    optional('untilMs', u64),
-    optional('detail', string),
     required('seq', u64),
     optional('block', string),
+    optional('untilMs', u64),
+    optional('detail', string),
   ],
   'command.result': [required('commandId', printedId('cmd')), required('outcome', outcome)],
   heartbeat: [],

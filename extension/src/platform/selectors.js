@@ -77,7 +77,7 @@
     voice: ['[data-testid^="composer-speech-button"]', '[data-testid*="voice"]'],
     userRole: '[data-message-author-role="user"]',
     authorRole: '[data-message-author-role]',
-    assistantText: '.markdown',
+    assistantText: '.markdown, [data-assistant-markdown]',
     actionBar: [
       '[data-testid="copy-turn-action-button"]',
       '[data-testid="good-response-turn-action-button"]',
@@ -109,11 +109,13 @@
     ],
     // Text people or the model wrote (messages, the draft, chat titles in the sidebar): never
     // read as page state, so a reply that says "something went wrong" is not an error.
-    authoredText: '.markdown, [data-message-author-role="user"], #prompt-textarea, [contenteditable="true"], textarea, nav, aside',
+    authoredText: '.markdown, [data-assistant-markdown], [data-message-author-role="user"], [data-message-role="user"], #prompt-textarea, [contenteditable="true"], textarea, nav, aside',
   });
 
   // noticeCharsMax: page state is said in short notices; longer text is content, not state.
   const LIMITS = Object.freeze({ assistantTailCharsMax: 2048, errorTextCharsMax: 200, noticeCharsMax: 300 });
+  // A notice drawn as a `.markdown` block holds at most this many elements.
+  const NOTICE_ELEMENTS_MAX = 8;
 
   function authorRole(turn) {
     return turn.getAttribute('data-turn') ?? turn.getAttribute('data-message-author-role')
@@ -308,11 +310,35 @@
       || SELECTORS.actionBar.some((selector) => turnElement.querySelector(selector) !== null);
   }
 
+  const BLOCK_TAGS = /^(?:P|DIV|LI|UL|OL|PRE|H[1-6]|BLOCKQUOTE|TABLE|TR|SECTION|ARTICLE|HR|BR)$/;
+  const SKIPPED_TAGS = /^(?:SCRIPT|STYLE|TEMPLATE|BUTTON)$/;
+
+  // The last `max` characters of an element's text with a line break at each block boundary
+  // (what innerText gives for the end-of-response block's lines, without the layout innerText
+  // forces), read backwards from the end: a long reply costs no more than a short one.
+  function blockTextTail(element, max) {
+    const parts = [];
+    let length = 0;
+    let last = element;
+    while (last.lastChild !== null) last = last.lastChild;
+    const walker = element.ownerDocument.createTreeWalker(element, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */);
+    walker.currentNode = last;
+    for (let node = last; node !== null && node !== element && length < max; node = walker.previousNode()) {
+      if (node.nodeType === 3) {
+        if (SKIPPED_TAGS.test(node.parentElement.tagName)) continue;
+        parts.push(node.data);
+        length += node.data.length;
+      } else if (BLOCK_TAGS.test(node.tagName)) {
+        parts.push('\n');
+      }
+    }
+    return parts.reverse().join('').replace(/[ \t]*\n[ \t]*/g, '\n').replace(/\n{2,}/g, '\n').trim().slice(-max);
+  }
+
   function assistantTail(turnElement) {
-    const blocks = [...turnElement.querySelectorAll(SELECTORS.assistantText)];
-    const sources = blocks.length > 0 ? blocks : [turnElement.querySelector(SELECTORS.authorRole) ?? turnElement];
-    const text = sources.map((element) => element.innerText ?? element.textContent ?? '').join('\n').trim();
-    return text.slice(-LIMITS.assistantTailCharsMax);
+    const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
+    const source = blocks.length > 0 ? blocks[blocks.length - 1] : turnElement.querySelector(SELECTORS.authorRole) ?? turnElement;
+    return blockTextTail(source, LIMITS.assistantTailCharsMax);
   }
 
   // ---- Notices: the short texts the page itself shows ----
@@ -332,7 +358,14 @@
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
       if (node.nodeType === 3 && node.data.trim() !== '') holders.add(node.parentElement);
     }
-    return [...holders].map((element) => normalizeText(element.textContent)).filter((text) => text !== '' && text.length <= LIMITS.noticeCharsMax);
+    return noticeTexts(holders);
+  }
+
+  // The texts of notice holders. A holder with many elements inside (an ancestor of the page's
+  // content that holds a stray text node) is content, not a notice, and is not read.
+  function noticeTexts(holders) {
+    return [...holders].filter((element) => element.childElementCount <= NOTICE_ELEMENTS_MAX)
+      .map((element) => normalizeText(element.textContent)).filter((text) => text !== '' && text.length <= LIMITS.noticeCharsMax);
   }
 
   function cardText(element) {
@@ -409,10 +442,11 @@
     return texts;
   }
 
-  // The text of a turn's only `.markdown` block, when it is short enough to be a notice.
+  // The text of a turn's only `.markdown` block, when it is short enough to be a notice (a
+  // notice is a paragraph or two: a longer block is a reply and is not read).
   function markdownNotices(turnElement) {
     const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    const text = blocks.length === 1 ? normalizeText(blocks[0].textContent) : '';
+    const text = blocks.length === 1 && blocks[0].getElementsByTagName('*').length <= NOTICE_ELEMENTS_MAX ? normalizeText(blocks[0].textContent) : '';
     return text !== '' && text.length <= LIMITS.noticeCharsMax ? [text] : [];
   }
 
@@ -425,9 +459,10 @@
     return '';
   }
 
-  // A visible dialog: {kind: rate_limited | suspicious_activity | login | unknown, heading}.
-  function openDialog(doc) {
-    for (const dialog of doc.querySelectorAll(SELECTORS.dialog)) {
+  // A visible dialog among `candidates`: {kind: rate_limited | suspicious_activity | login |
+  // unknown, heading}.
+  function openDialog(doc, candidates) {
+    for (const dialog of candidates) {
       if (!isVisible(dialog) || dialog.closest('[data-orc-overlay]') !== null) continue;
       const heading = normalizeText(doc.getElementById(dialog.getAttribute('aria-labelledby') ?? '')?.textContent
         ?? dialog.querySelector(SELECTORS.dialogHeading)?.textContent ?? notices(dialog)[0] ?? '');
@@ -439,6 +474,52 @@
       return { kind, heading: (heading || text).slice(0, LIMITS.errorTextCharsMax) };
     }
     return null;
+  }
+
+  const SCAN = Object.freeze({
+    dialog: SELECTORS.dialog,
+    login: SELECTORS.login.join(', '),
+    signedIn: SELECTORS.signedIn.filter((selector) => !selector.startsWith('nav ')).join(', '),
+    challenge: SELECTORS.challenge.join(', '),
+  });
+
+  // One pass over the page outside its turn list (whose length grows with the conversation):
+  // the page's own notices, its dialogs, and the marks of a log-in, a signed-in person and a
+  // challenge. The sidebar and other authored text are not read, except whether the sidebar
+  // lists the person's own chats. The latest turn's notices are added (it may hold a card).
+  function scanPage(doc) {
+    const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false };
+    if (doc.body === null) return found;
+    const where = locateTurns(doc);
+    const holders = new Set();
+    const reject = (element) => {
+      if (element === where?.container) return true;
+      if (element.hidden || element.getAttribute('aria-hidden') === 'true') return true;
+      if (element.matches(SCAN.challenge)) found.challenge = true;
+      if (element.matches(SCAN.dialog)) found.dialogs.push(element);
+      if (!found.login && element.matches(SCAN.login) && isVisible(element)) found.login = true;
+      if (!found.signedIn && element.matches(SCAN.signedIn)) found.signedIn = true;
+      if (element.tagName === 'NAV' || element.tagName === 'ASIDE') {
+        if (element.querySelector('a[href*="/c/"]') !== null) found.signedIn = true;
+        return true;
+      }
+      return /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG|IFRAME)$/i.test(element.tagName)
+        || element.matches(SELECTORS.authoredText);
+    };
+    const walker = doc.createTreeWalker(doc.body, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, {
+      acceptNode: (node) => (node.nodeType === 1 && reject(node) ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */),
+    });
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      if (node.nodeType === 3 && node.data.trim() !== '') holders.add(node.parentElement);
+    }
+    found.texts = noticeTexts(holders);
+    const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
+    if (latest !== undefined) {
+      found.texts.push(...notices(latest));
+      // The tool-approval card stands inline, inside the latest turn.
+      found.dialogs.push(...latest.querySelectorAll(SCAN.dialog));
+    }
+    return found;
   }
 
   function emptyFacts(url) {
@@ -470,18 +551,10 @@
 
   // The maximum-length notice: among the page's notices, or, whole, as the latest turn's
   // `.markdown` block.
-  function isConversationFull(doc) {
+  function isConversationFull(doc, scan = scanPage(doc)) {
     const latest = latestTurns(doc, 1)[0]?.element;
-    return pageNotices(doc).some((text) => TEXTS.matchesAny('conversationFull', text))
+    return scan.texts.some((text) => TEXTS.matchesAny('conversationFull', text))
       || (latest !== undefined && markdownNotices(latest).some((text) => TEXTS.matchesWhole('conversationFull', text)));
-  }
-
-  // The page's own notices outside the turn list, and those of the latest turn.
-  function pageNotices(doc) {
-    if (doc.body === null) return [];
-    const where = locateTurns(doc);
-    const latest = latestTurns(doc, 1)[0]?.element ?? null;
-    return [...notices(doc.body, where?.container ?? null), ...(where?.container && latest ? notices(latest) : [])];
   }
 
   // Whether a stop control shows and whether the last assistant turn shows its action bar, as
@@ -522,9 +595,10 @@
     const latest = recent[0] ?? null;
     const lastAssistant = recent.find((turn) => turn.role === 'assistant') ?? null;
     const counts = countTurns(doc);
-    const texts = pageNotices(doc);
+    const scan = scanPage(doc);
+    const { texts } = scan;
     const shown = (concept) => texts.some((text) => TEXTS.matchesAny(concept, text));
-    const dialog = openDialog(doc);
+    const dialog = openDialog(doc, scan.dialogs);
     facts.loaded = doc.readyState === 'complete';
     facts.layout = layoutOf(doc);
     facts.composer = composer !== null;
@@ -540,14 +614,14 @@
     const pageFailure = texts.find((text) => TEXTS.matchesAny('subscriptionFailed', text));
     facts.error = (latest === null ? null : turnError(latest.element))
       ?? (pageFailure === undefined ? null : describeError('subscription_failed', pageFailure, false));
-    facts.conversationFull = isConversationFull(doc);
-    facts.challenge = SELECTORS.challenge.some((selector) => doc.querySelector(selector) !== null)
+    facts.conversationFull = isConversationFull(doc, scan);
+    facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null
       || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || shown('challenge');
     // Logged out: a log-in control, nothing that only a signed-in person sees (a log-in
     // button can show on a signed-in page too), and no conversation to read (a logged-out
     // chat at /uc/<id> shows its turns and is read as it is).
     facts.loginRequired = !facts.challenge && (dialog?.kind === 'login'
-      || (firstVisible(doc, SELECTORS.login) !== null && firstVisible(doc, SELECTORS.signedIn) === null && counts.user === 0));
+      || (scan.login && !scan.signedIn && counts.user === 0));
     facts.usageLimit = usageLimitOf(texts, now);
     facts.rateLimited = dialog?.kind === 'rate_limited' ? { text: dialog.heading } : null;
     const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : texts.find((text) => TEXTS.matchesAny('suspiciousActivity', text));
@@ -578,8 +652,9 @@
     }
     if (mode === 'idle' && stopControl !== null) return refuse('NOT_IDLE', 'a stop control is present: the conversation is not idle');
     if (!isComposerEditable(composer)) return refuse('HOST_UI_CHANGED', 'the composer is not editable');
-    if (isConversationFull(doc)) return refuse('CONVERSATION_FULL', 'the conversation has reached its maximum length');
-    const dialog = openDialog(doc);
+    const scan = scanPage(doc);
+    if (isConversationFull(doc, scan)) return refuse('CONVERSATION_FULL', 'the conversation has reached its maximum length');
+    const dialog = openDialog(doc, scan.dialogs);
     // The page cannot take a prompt now; nothing was touched (the daemon retries later).
     if (dialog !== null) return refuse('NOT_IDLE', `a dialog is open: ${dialog.heading}`);
     return { ok: true, composer };

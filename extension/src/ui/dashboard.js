@@ -1,7 +1,8 @@
 // The operator dashboard (spec 000 §17.4-17.5, plan C11): run controls, `Needs you`
 // items with an answer box, stall cards, the worker table, and a timeline picture per
 // worker from worker_attempts / worker_events. Every button is a `ui.action`; the page
-// never decides anything by itself.
+// never decides anything by itself. A worker whose ChatGPT page failed closed gets a pointer
+// to "Copy page shape" in that tab's overlay: this page cannot read the tab.
 import { dashboardView, timelineView, eventText, clockLabel } from './view.js';
 import {
   h, send, watchState, renderInto, setup, announce, actionButton, actionSwitch, statusBadge,
@@ -160,7 +161,8 @@ function tableRow(row) {
   return h('tr', { 'data-testid': 'worker-row', 'data-worker-id': row.workerId, 'data-status': row.status.key },
     cell('cell-run', row.runTitle),
     h('th', { scope: 'row', 'data-testid': 'cell-worker' }, h('span', { class: 'worker-title', text: row.title }), h('span', { class: 'mono muted', text: row.name })),
-    cell('cell-state', statusBadge(row.status), row.status.note && h('span', { class: 'note block', text: row.status.note })),
+    cell('cell-state', statusBadge(row.status), row.status.note && h('span', { class: 'note block', text: row.status.note }),
+      row.pageShape && h('span', { class: 'note block', 'data-testid': 'page-shape-pointer', title: row.pageShape.hint, text: row.pageShape.pointer })),
     h('td', { 'data-testid': 'cell-policy', class: row.policy.isOverride ? 'override' : null, 'data-source': row.policy.source },
       row.status.terminal ? h('span', { text: row.policy.autoResume ? 'On' : 'Off' }) : actionSwitch({
         key: `auto:${row.workerId}`, label: `Auto Resume for ${row.title}`, quietLabel: true, checked: row.policy.autoResume,

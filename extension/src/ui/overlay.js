@@ -4,7 +4,11 @@
 // the top right, clear of ChatGPT's composer, send and stop controls: a collapsed pill
 // and a drawer with the worker's state, its buttons (each a `ui.action`) and recent
 // events. Unmanaged tabs never get a view, so nothing is drawn there. Hidden globally
-// with storage.local `ui.overlayHidden`. Classic script: no imports, one IIFE scope.
+// with storage.local `ui.overlayHidden`. Its diagnostics name the layout profile the page
+// readers matched (selectors.js) and, when the page failed closed (the adapter cannot read
+// it: the view says so, or the overlay's own reading finds what is missing), offer "Copy page
+// shape" (page-shape.js: a skeleton without text or ids, for a bug report). Classic script,
+// loaded after selectors.js and page-shape.js: no imports, one IIFE scope.
 (() => {
   const api = globalThis.browser ?? globalThis.chrome;
   // Injected again after an extension reload: run once per live extension instance (an
@@ -26,6 +30,7 @@
   let busy = null; // the action in flight
   let message = '';
   let lastStatus = null;
+  let copied = null; // the last Copy page shape result: {ok, text}
   let host = null;
   let shadow = null;
 
@@ -69,6 +74,10 @@
     .confirm p { margin: 0; }
     .status:empty { display: none; }
     .status { margin: 0; font-size: 12px; color: #a8231b; }
+    .diag { display: flex; flex-direction: column; gap: 6px; border-top: 1px solid #e3e6ea; padding-top: 8px; }
+    .diag p { margin: 0; font-size: 12px; }
+    .diag .layout { color: #5d6470; }
+    .diag .copied { color: #1d6b3e; }
     h3 { font-size: 11px; text-transform: uppercase; letter-spacing: .05em; color: #5d6470; margin: 0; }
     ol { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 2px; font-size: 12px; }
     time { font: 11px ui-monospace, Menlo, Consolas, monospace; color: #5d6470; margin-right: 6px; }
@@ -83,6 +92,9 @@
       .btn.danger { color: #ff8a80; border-color: #ff8a80; }
       .btn.solid { background: #b3261e; color: #fff; }
       .hide { color: #8ab0ff; }
+      .diag { border-color: #3a3f46; }
+      .diag .layout { color: #a1a8b3; }
+      .diag .copied { color: #8fd6a8; }
     }`;
 
   function h(tag, props = {}, ...children) {
@@ -151,9 +163,79 @@
     if (!shadow.activeElement) (shadow.querySelector(`[data-key="${action}"]`) ?? shadow.querySelector('[data-key="pill"]'))?.focus();
   }
 
+  // The page as the readers see it now: the layout profile that matched, what is missing, and
+  // whether the page failed closed (content.js's rule: loaded, something missing, and no state
+  // of the page's own such as a log-in or a limit; or the view says the adapter reported it).
+  function pageDiagnostics() {
+    const readers = globalThis.OrcSelectors;
+    let facts = null;
+    try {
+      facts = readers?.computeFacts(document) ?? null;
+    } catch {
+      facts = null;
+    }
+    const unreadable = facts !== null && facts.loaded && facts.missing.length > 0 && !readers.showsOwnState(facts);
+    return {
+      layout: facts?.layout ?? null,
+      missing: facts?.missing ?? [],
+      failedClosed: unreadable || Boolean(view.pageShape?.offered),
+    };
+  }
+
+  async function copyPageShape() {
+    const diagnostics = pageDiagnostics();
+    let text;
+    try {
+      text = JSON.stringify(globalThis.OrcPageShape.pageShape(document, { layout: diagnostics.layout, missing: diagnostics.missing }));
+    } catch (error) {
+      copied = { ok: false, text: `Could not read the page shape: ${error?.message ?? error}` };
+      render();
+      return;
+    }
+    const kib = Math.max(1, Math.round(text.length / 1024));
+    try {
+      await writeClipboard(text);
+      copied = { ok: true, text: `Copied (${kib} KiB): paste it into the bug report.` };
+    } catch (error) {
+      copied = { ok: false, text: `Could not copy: ${error?.message ?? error}` };
+    }
+    render();
+    shadow.querySelector('[data-key="copy-shape"]')?.focus();
+  }
+
+  // The clipboard API needs the page focused; the older copy command covers the rest.
+  async function writeClipboard(text) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return;
+    } catch (error) {
+      const area = h('textarea', { 'aria-hidden': 'true', style: 'position: fixed; opacity: 0;' });
+      area.value = text;
+      shadow.append(area);
+      area.select();
+      const done = document.execCommand('copy');
+      area.remove();
+      if (!done) throw error;
+    }
+  }
+
+  function diagnosticsSection() {
+    const d = pageDiagnostics();
+    const shape = view.pageShape ?? { label: 'Copy page shape', hint: null, note: 'ChatGPT page not recognised' };
+    const missing = d.missing.length > 0 ? ` (not found: ${d.missing.join(', ')})` : '';
+    return h('section', { class: 'diag', 'aria-label': 'Page diagnostics', 'data-testid': 'overlay-diagnostics' },
+      h('p', { class: 'layout', 'data-testid': 'overlay-layout', 'data-layout': d.layout ?? '', text: `Page layout: ${d.layout ?? 'none recognised'}` }),
+      d.failedClosed && h('p', { class: 'warn', 'data-testid': 'overlay-page-changed', text: `${shape.note}${missing}: the extension will not type here.` }),
+      d.failedClosed && h('div', { class: 'actions' }, h('button', {
+        type: 'button', class: 'btn', 'data-key': 'copy-shape', 'data-testid': 'overlay-copy-shape', title: shape.hint, onclick: () => copyPageShape(),
+      }, shape.label)),
+      copied && h('p', { class: copied.ok ? 'copied' : 'status', role: 'status', 'data-testid': 'overlay-copy-result', text: copied.text }));
+  }
+
   function setOpen(next) {
     open = next;
     confirming = false;
+    copied = null;
     render();
     shadow.querySelector(next ? '[data-key="close"]' : '[data-key="pill"]')?.focus();
   }
@@ -194,6 +276,7 @@
     h('p', { class: 'status', role: 'status', 'data-testid': 'overlay-message', text: message }),
     view.events.length > 0 && [h('h3', { text: 'Recent' }), h('ol', { 'data-testid': 'overlay-events' },
       view.events.map((e) => h('li', {}, h('time', { text: clock(e.atMs) }), e.text)))],
+    diagnosticsSection(),
     h('button', {
       type: 'button', class: 'hide', 'data-key': 'hide', 'data-testid': 'overlay-hide', title: 'Show it again from the toolbar popup',
       onclick: () => hideEverywhere(),

@@ -76,11 +76,42 @@ function noteOf(w, key) {
   if (key === 'stalled') return 'No durable progress';
   if (w.stall === 'warned') return 'Appears stuck';
   if (key === 'paused' && w.conversationState === 'generating') return 'Finishing its current turn';
+  if (pageFailedClosed(w)) return PAGE_SHAPE.note;
   if (w.conversationState === 'error') return 'ChatGPT shows an error';
   if (w.conversationState === 'closed') return 'Conversation closed';
   if (w.disposition === 'awaiting_execution' && !w.autoResume) return 'Auto Resume off';
   if (key === 'waiting' && w.disposition === 'awaiting_execution') return 'No conversation yet';
   return null;
+}
+
+/**
+ * "Copy page shape" (issue 15, drift defence): offered where the content adapter failed
+ * closed on a page it could not read (conversation state `error`, kind `host_ui_changed`).
+ * The overlay, inside the tab, copies the shape (src/platform/page-shape.js); the dashboard
+ * cannot read the tab and points there instead.
+ */
+export const PAGE_SHAPE = Object.freeze({
+  label: 'Copy page shape',
+  hint: 'Copies a skeleton of this page for a bug report: element names, test ids, roles, control labels and class names; no text, no titles, no conversation ids',
+  pointer: 'Open the conversation and use Copy page shape in its overlay',
+  note: 'ChatGPT page not recognised',
+});
+
+/**
+ * Whether the worker's page failed closed. `observation` (optional) is the extension's own
+ * `{state, errorKind}` for the conversation; otherwise the summary's `conversationState` with
+ * `conversationErrorKind` when the daemon sends it (without a kind, an error is not this one).
+ */
+export function pageFailedClosed(worker, observation = null) {
+  const state = observation?.state ?? worker?.conversationState ?? null;
+  const kind = observation?.errorKind ?? worker?.conversationErrorKind ?? null;
+  return state === 'error' && kind === 'host_ui_changed';
+}
+
+/** What a worker row offers for its unreadable page, or null: `{label, hint, pointer}`. */
+export function pageShapeOffer(worker, observation = null) {
+  if (!pageFailedClosed(worker, observation)) return null;
+  return { label: PAGE_SHAPE.label, hint: PAGE_SHAPE.hint, pointer: PAGE_SHAPE.pointer };
 }
 
 /** Whether the worker is unfinished (counts as active). */
@@ -178,7 +209,7 @@ export function blockReason(worker) {
     case 'stalled': return 'Paused: no durable progress';
     case 'paused': return status.note === 'Auto Resume off' ? 'Auto Resume off' : 'Paused';
     default:
-      return ['ChatGPT shows an error', 'Conversation closed'].includes(status.note) ? status.note : null;
+      return ['ChatGPT shows an error', PAGE_SHAPE.note, 'Conversation closed'].includes(status.note) ? status.note : null;
   }
 }
 
@@ -240,6 +271,7 @@ export function workerRow(worker, run, nowMs) {
       && !['needs_you', 'waiting'].includes(status.key),
     conversationUrl: worker.conversationUrl ?? null,
     actions: workerActions(worker),
+    pageShape: pageShapeOffer(worker),
   };
 }
 
@@ -358,9 +390,10 @@ export function dashboardView(state, nowMs, attemptsByWorker = {}) {
 /**
  * The managed-tab overlay's view model, or null to hide it. The background sends it to
  * the tab as `{type: 'overlay.update', view}`. Times stay absolute (`atMs`): the overlay
- * renders ages itself, so they keep ticking between updates.
+ * renders ages itself, so they keep ticking between updates. `observation`: the extension's
+ * own `{state, errorKind}` for the tab's conversation, when the caller has it.
  */
-export function overlayView(workerSummary, connection) {
+export function overlayView(workerSummary, connection, observation = null) {
   if (!workerSummary || typeof workerSummary !== 'object') return null;
   const conn = connectionView(connection);
   const row = workerRow(workerSummary, null, 0);
@@ -379,6 +412,9 @@ export function overlayView(workerSummary, connection) {
     events: recentEvents(workerSummary.recentEvents),
     actions: row.actions.map(({ action, label, hint, destructive }) => ({ action, label, hint, destructive: Boolean(destructive) })),
     connection: { live: conn.live, label: conn.label, hint: conn.hint },
+    // The overlay also offers it when its own reading of the page fails closed (it is in the
+    // tab: it sees the page before the daemon hears of it).
+    pageShape: { offered: pageFailedClosed(workerSummary, observation), label: PAGE_SHAPE.label, hint: PAGE_SHAPE.hint, note: PAGE_SHAPE.note },
   };
 }
 

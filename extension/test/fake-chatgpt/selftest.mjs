@@ -8,11 +8,13 @@ import { createTally, launchBrowser } from './harness.mjs';
 import { runPageChecks } from './page-checks.mjs';
 import { runAdapterChecks } from './adapter-checks.mjs';
 import { runFixtureChecks } from './fixture-checks.mjs';
+import { runShapeChecks } from './shape-checks.mjs';
 
 const SUITES = [
   ['page and selectors', runPageChecks],
   ['content adapter', runAdapterChecks],
   ['real page fixtures', runFixtureChecks],
+  ['page shape', runShapeChecks],
 ];
 
 const requested = process.argv.find((arg) => arg.startsWith('--browser='))?.slice('--browser='.length);

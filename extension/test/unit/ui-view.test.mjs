@@ -8,6 +8,7 @@ import {
   workerStatus, STATUSES, counts, pillText, policyView, connectionView, formatAge, formatDuration,
   progressText, attemptText, resumesText, workerActions, workerRow, popupView, dashboardView,
   overlayView, recentEvents, eventText, stallView, blockReason, byAttention, actionErrorText,
+  pageFailedClosed, pageShapeOffer, PAGE_SHAPE,
 } from '../../src/ui/view.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../../../docs/protocol/fixtures/daemon.operator.summary.json', import.meta.url), 'utf8'));
@@ -381,4 +382,47 @@ test('status: a worker with no attempt and no conversation yet (an unattached /r
   assert.equal(status.label, 'Waiting');
   assert.equal(status.note, 'No conversation yet');
   assert.equal(workerStatus({ ...root, attempts: 2, conversationUrl: 'https://chatgpt.com/c/1' }).label, 'Resuming');
+});
+
+test('page shape: offered exactly when the page failed closed (error host_ui_changed), from the summary or the extension\'s own observation', () => {
+  const failed = worker({ disposition: 'running', conversationState: 'error', conversationErrorKind: 'host_ui_changed' });
+  assert.equal(pageFailedClosed(failed), true);
+  for (const kind of ['delivery_timeout', 'conversation_full', 'usage_limit', 'login_required', 'generic', undefined]) {
+    assert.equal(pageFailedClosed(worker({ disposition: 'running', conversationState: 'error', conversationErrorKind: kind })), false, String(kind));
+  }
+  for (const state of CONVERSATION_STATES.filter((s) => s !== 'error')) {
+    assert.equal(pageFailedClosed(worker({ disposition: 'running', conversationState: state, conversationErrorKind: 'host_ui_changed' })), false, String(state));
+  }
+  // The extension's own observation is newer than the daemon's summary, and wins both ways.
+  const plainError = worker({ disposition: 'running', conversationState: 'error' });
+  assert.equal(pageFailedClosed(plainError, { state: 'error', errorKind: 'host_ui_changed', seq: 4 }), true);
+  assert.equal(pageFailedClosed(failed, { state: 'idle', seq: 5 }), false);
+  assert.equal(pageFailedClosed(null), false);
+  assert.equal(pageFailedClosed(undefined, null), false);
+
+  const row = workerRow(failed, null, NOW);
+  assert.deepEqual(row.pageShape, { label: 'Copy page shape', hint: PAGE_SHAPE.hint, pointer: 'Open the conversation and use Copy page shape in its overlay' });
+  assert.equal(workerRow(plainError, null, NOW).pageShape, null);
+  assert.equal(workerRow(worker({ disposition: 'running', conversationState: 'generating' }), null, NOW).pageShape, null);
+  assert.equal(pageShapeOffer(plainError, { state: 'error', errorKind: 'host_ui_changed' })?.label, 'Copy page shape');
+  // The status word stays; the note and the block reason say why.
+  assert.equal(row.status.label, 'Resuming');
+  assert.equal(row.status.note, 'ChatGPT page not recognised');
+  assert.equal(row.blockReason, 'ChatGPT page not recognised');
+  assert.equal(workerRow(plainError, null, NOW).status.note, 'ChatGPT shows an error');
+  assert.match(PAGE_SHAPE.hint, /no text/);
+});
+
+test('page shape in the overlay view and the dashboard rows', () => {
+  const failed = worker({ disposition: 'running', conversationState: 'error', conversationErrorKind: 'host_ui_changed' });
+  const view = overlayView(failed, live);
+  assert.deepEqual(view.pageShape, { offered: true, label: 'Copy page shape', hint: PAGE_SHAPE.hint, note: 'ChatGPT page not recognised' });
+  assert.equal(overlayView(root, live).pageShape.offered, false, 'the fixture root is generating');
+  assert.equal(overlayView(worker({ disposition: 'running', conversationState: 'error' }), live, { state: 'error', errorKind: 'host_ui_changed' }).pageShape.offered, true);
+  assert.equal(overlayView(failed, live, { state: 'generating' }).pageShape.offered, false);
+  const d = dashboardView({ connection: live, summary: { runs: [{ runId: 'run-1', taskName: 'T', workers: [{ ...failed, workerId: 'wrk-1' }, { ...root }] }] } }, NOW);
+  const rows = d.runs[0].rows;
+  // Rows by name: `/root` (wrk-7, generating) before `/root/x` (wrk-1, failed closed).
+  assert.deepEqual(rows.map((r) => [r.workerId, r.pageShape?.pointer ?? null]), [['wrk-7', null], ['wrk-1', PAGE_SHAPE.pointer]]);
+  assert.deepEqual(JSON.parse(JSON.stringify(view)), view, 'plain JSON');
 });
