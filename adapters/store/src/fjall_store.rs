@@ -332,6 +332,16 @@ pub(crate) fn precheck(dir: &Path, scan: &JournalScan, acknowledged: Option<u64>
             ),
         ));
     }
+    if let Some(file) = scan.files.last()
+        && let Tail::Data { first_nonzero, reason, torn_like: false, .. } = &file.tail
+    {
+        return Err(damaged(
+            file,
+            format!(
+                "bytes that no torn write leaves follow the last whole batch (from offset {first_nonzero}: {reason}); opening would drop them"
+            ),
+        ));
+    }
     match (acknowledged, scan.commits_last) {
         (None, Some(recovered)) => Err(Error::MarkMissing { path: dir.join(mark::MARK_FILE_NAME), recovered }),
         (Some(acknowledged), Some(recovered)) if recovered < acknowledged => {

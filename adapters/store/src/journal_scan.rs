@@ -45,6 +45,11 @@ pub enum Tail {
         last_nonzero_end: u64,
         /// Why the scan stopped at the batch there.
         reason: String,
+        /// Whether a write torn by a crash can leave these bytes: they start right at
+        /// the last whole batch's end with a batch start, and the batch breaks off where
+        /// zeros or the file's end begin (or in its checksum). Anything else (a wrong
+        /// tag, inconsistent lengths, stray bytes in the zero padding) is damage.
+        torn_like: bool,
         /// The bytes from the last whole batch's end to `last_nonzero_end`, when at most
         /// [`TAIL_KEEP_BYTES_MAX`].
         kept: Option<Vec<u8>>,
@@ -122,9 +127,10 @@ pub fn scan(db_path: &Path) -> io::Result<JournalScan> {
     files.sort_by_key(|(id, _)| *id);
     let mut out = JournalScan::default();
     let mut last: Option<u64> = None;
+    let mut last_seqno: Option<u64> = None;
     for (id, path) in files {
         let mut counters = Vec::new();
-        let file = scan_file(&path, id, &mut counters)?;
+        let file = scan_file(&path, id, &mut counters, &mut last_seqno)?;
         for (offset, commits) in counters {
             if let Some(prev) = last
                 && commits != prev + 1
@@ -183,22 +189,46 @@ impl Cursor {
     }
 }
 
+/// Why a batch does not read: the reason, and whether a torn write can cause it.
+struct Stop(String, bool);
+
+impl From<String> for Stop {
+    /// Running into the end of the file: what a torn write leaves.
+    fn from(reason: String) -> Stop {
+        Stop(reason, true)
+    }
+}
+
 /// One whole batch read from `cursor`, or why there is none: `Ok(None)` at a clean end.
 /// `counter` receives the batch's commit counter if it carries one.
-fn read_batch(cursor: &mut Cursor, scratch: &mut Vec<u8>) -> Result<Option<Option<u64>>, String> {
+fn read_batch(
+    cursor: &mut Cursor,
+    scratch: &mut Vec<u8>,
+    last_seqno: &mut Option<u64>,
+) -> Result<Option<Option<u64>>, Stop> {
     if cursor.pos == cursor.len {
         return Ok(None);
     }
     let at = cursor.pos;
     let tag = cursor.u8()?;
     if tag == 0 {
-        return Err(format!("zero tag at offset {at}"));
+        return Err(Stop(format!("zero tag at offset {at}"), true));
     }
     if tag != TAG_START {
-        return Err(format!("entry tag {tag} at offset {at} where a batch should start"));
+        return Err(Stop(format!("entry tag {tag} at offset {at} where a batch should start"), false));
     }
     let count = cursor.u32()?;
-    let _seqno = cursor.u64()?;
+    let seqno = cursor.u64()?;
+    // fjall's batch checksum covers the items, not the start entry: a flipped sequence
+    // number would reorder versions silently. Every batch gets a newer one.
+    if let Some(previous) = *last_seqno
+        && seqno <= previous
+    {
+        return Err(Stop(
+            format!("batch at offset {at} has sequence number {seqno}, not after the previous batch's {previous}"),
+            false,
+        ));
+    }
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let mut counter = None;
     for _ in 0..count {
@@ -207,22 +237,22 @@ fn read_batch(cursor: &mut Cursor, scratch: &mut Vec<u8>) -> Result<Option<Optio
             TAG_ITEM => {
                 let value_type = cursor.u8()?;
                 if !matches!(value_type, 0 | 1 | 2) {
-                    return Err(format!("bad value type {value_type} at offset {at}"));
+                    return Err(Stop(format!("bad value type {value_type} at offset {at}"), value_type == 0));
                 }
                 let compression = cursor.u8()?;
                 if compression > 1 {
-                    return Err(format!("bad compression tag {compression} at offset {at}"));
+                    return Err(Stop(format!("bad compression tag {compression} at offset {at}"), false));
                 }
                 let keyspace = cursor.u64()?;
                 let key_len = cursor.u16()?;
                 let value_len = cursor.u32()?;
                 let stored_len = cursor.u32()?;
                 if compression == 0 && value_len != stored_len {
-                    return Err(format!("uncompressed item at offset {at} with two lengths"));
+                    return Err(Stop(format!("uncompressed item at offset {at} with two lengths"), false));
                 }
                 let body = u64::from(key_len) + u64::from(stored_len);
                 if cursor.len - cursor.pos < body {
-                    return Err(format!("item at offset {at} runs past the end of the file"));
+                    return Err(Stop(format!("item at offset {at} runs past the end of the file"), true));
                 }
                 scratch.clear();
                 scratch.push(TAG_ITEM);
@@ -253,30 +283,37 @@ fn read_batch(cursor: &mut Cursor, scratch: &mut Vec<u8>) -> Result<Option<Optio
                 bytes[1..].copy_from_slice(&keyspace.to_le_bytes());
                 hasher.update(&bytes);
             }
-            tag => return Err(format!("entry tag {tag} at offset {at} inside a batch of {count}")),
+            tag => return Err(Stop(format!("entry tag {tag} at offset {at} inside a batch of {count}"), tag == 0)),
         }
     }
     let at = cursor.pos;
     let tag = cursor.u8()?;
     if tag != TAG_END {
-        return Err(format!("entry tag {tag} at offset {at} where the batch should end"));
+        return Err(Stop(format!("entry tag {tag} at offset {at} where the batch should end"), tag == 0));
     }
     let stored = cursor.u64()?;
     let mut magic = [0; 4];
     cursor.bytes(&mut magic)?;
     if magic != TRAILER_MAGIC {
-        return Err(format!("bad batch trailer at offset {}", at + 9));
+        return Err(Stop(format!("bad batch trailer at offset {}", at + 9), true));
     }
     let computed = hasher.digest();
     if stored != computed {
-        return Err(format!(
-            "batch checksum mismatch at offset {at}: stored {stored:#018x}, computed {computed:#018x}"
+        return Err(Stop(
+            format!("batch checksum mismatch at offset {at}: stored {stored:#018x}, computed {computed:#018x}"),
+            true,
         ));
     }
+    *last_seqno = Some(seqno);
     Ok(Some(counter))
 }
 
-fn scan_file(path: &Path, id: u64, counters: &mut Vec<(u64, u64)>) -> io::Result<JournalFile> {
+fn scan_file(
+    path: &Path,
+    id: u64,
+    counters: &mut Vec<(u64, u64)>,
+    last_seqno: &mut Option<u64>,
+) -> io::Result<JournalFile> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
     let mut cursor = Cursor { reader: BufReader::with_capacity(READ_BUFFER_BYTES, file), pos: 0, len };
@@ -285,7 +322,7 @@ fn scan_file(path: &Path, id: u64, counters: &mut Vec<(u64, u64)>) -> io::Result
     let mut valid_end = 0;
     let reason = loop {
         let start = cursor.pos;
-        match read_batch(&mut cursor, &mut scratch) {
+        match read_batch(&mut cursor, &mut scratch, last_seqno) {
             Ok(None) => break None,
             Ok(Some(counter)) => {
                 batches += 1;
@@ -294,18 +331,18 @@ fn scan_file(path: &Path, id: u64, counters: &mut Vec<(u64, u64)>) -> io::Result
                     counters.push((start, commits));
                 }
             }
-            Err(reason) => break Some(reason),
+            Err(stop) => break Some(stop),
         }
     };
     let tail = match reason {
         None => Tail::Clean,
-        Some(reason) => tail_after(path, valid_end, len, reason)?,
+        Some(Stop(reason, torn_like)) => tail_after(path, valid_end, len, reason, torn_like)?,
     };
     Ok(JournalFile { path: path.to_path_buf(), id, len, valid_end, batches, tail })
 }
 
 /// Reads the rest of the file after the last whole batch: zeros only, or data.
-fn tail_after(path: &Path, valid_end: u64, len: u64, reason: String) -> io::Result<Tail> {
+fn tail_after(path: &Path, valid_end: u64, len: u64, reason: String, torn_like: bool) -> io::Result<Tail> {
     use std::io::{Seek, SeekFrom};
     let mut file = File::open(path)?;
     file.seek(SeekFrom::Start(valid_end))?;
@@ -327,6 +364,13 @@ fn tail_after(path: &Path, valid_end: u64, len: u64, reason: String) -> io::Resu
         pos += n as u64;
     }
     let Some(first_nonzero) = first_nonzero else { return Ok(Tail::Clean) };
+    // A torn write begins where the last whole batch ends, with a batch start.
+    let mut first = [0; 1];
+    {
+        use std::os::unix::fs::FileExt;
+        File::open(path)?.read_exact_at(&mut first, valid_end)?;
+    }
+    let torn_like = torn_like && first_nonzero == valid_end && first[0] == TAG_START;
     let kept = if last_nonzero_end - valid_end <= TAIL_KEEP_BYTES_MAX {
         use std::os::unix::fs::FileExt;
         let mut bytes = vec![0; (last_nonzero_end - valid_end) as usize];
@@ -335,5 +379,5 @@ fn tail_after(path: &Path, valid_end: u64, len: u64, reason: String) -> io::Resu
     } else {
         None
     };
-    Ok(Tail::Data { first_nonzero, last_nonzero_end, reason, kept })
+    Ok(Tail::Data { first_nonzero, last_nonzero_end, reason, torn_like, kept })
 }
