@@ -236,7 +236,7 @@ fn read_batch(
         match cursor.u8()? {
             TAG_ITEM => {
                 let value_type = cursor.u8()?;
-                if !matches!(value_type, 0 | 1 | 2) {
+                if !matches!(value_type, 0..=2) {
                     return Err(Stop(format!("bad value type {value_type} at offset {at}"), value_type == 0));
                 }
                 let compression = cursor.u8()?;
