@@ -71,6 +71,32 @@ enum Command {
         #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
         mcp_token: Option<String>,
     },
+    /// Check or rescue a data directory's store (the daemon must be stopped). See docs/store.md.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum StoreCommand {
+    /// Read-only check of DIR/store: the acknowledged-commit mark, the journals and every
+    /// record (read from a private copy; nothing in DIR changes). Prints what it found;
+    /// exits 0 only if the store is intact.
+    Verify {
+        /// Data directory. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// Copy what is intact in DIR into the new data directory NEWDIR (never modifying DIR):
+    /// the journals up to their first damage and every readable record, plus the token
+    /// files. Then start with `orchestrator serve --data-dir NEWDIR`.
+    Salvage {
+        /// The damaged data directory.
+        #[arg(long, value_name = "DIR")]
+        from: PathBuf,
+        /// A new data directory (must not exist or be empty).
+        #[arg(long, value_name = "NEWDIR")]
+        to: PathBuf,
+    },
 }
 
 fn init_logs(level: &str) -> anyhow::Result<()> {
@@ -140,8 +166,43 @@ fn main() -> anyhow::Result<()> {
             print_out(&text);
             Ok(())
         }
+        Command::Store(StoreCommand::Verify { data_dir }) => {
+            let dir = data_dir.unwrap_or_else(default_data_dir);
+            let report = store::verify(&dir.join(STORE_DIR_NAME))
+                .with_context(|| format!("cannot verify the store in {}", dir.display()))?;
+            print_out(&report.text);
+            if !report.intact {
+                print_out(&format!(
+                    "to copy what is intact: orchestrator store salvage --from {} --to NEWDIR\n",
+                    dir.display()
+                ));
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Store(StoreCommand::Salvage { from, to }) => {
+            let report = store::salvage(&from.join(STORE_DIR_NAME), &to.join(STORE_DIR_NAME))
+                .with_context(|| format!("cannot salvage {} into {}", from.display(), to.display()))?;
+            for name in [token::TOKEN_FILE_NAME, bridge::server::TOKEN_FILE_NAME] {
+                let source = from.join(name);
+                if source.exists() {
+                    std::fs::copy(&source, to.join(name))
+                        .with_context(|| format!("cannot copy {} into {}", source.display(), to.display()))?;
+                }
+            }
+            print_out(&report.text);
+            print_out(&format!(
+                "{} is left as it was. Start the daemon on the copy with: orchestrator serve --data-dir {}\n",
+                from.display(),
+                to.display()
+            ));
+            Ok(())
+        }
     }
 }
+
+/// The store's directory inside a data directory (as the engine thread opens it).
+const STORE_DIR_NAME: &str = "store";
 
 /// Tells the operator where the daemon listens and, once, the generated token.
 fn announce(listening: &orchestrator::serve::Listening) {

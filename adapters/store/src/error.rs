@@ -71,6 +71,88 @@ pub enum Error {
         /// Why.
         problem: String,
     },
+    /// The store would recover less than it acknowledged: fjall's journal or tables give
+    /// back commits through `recovered`, the mark says `acknowledged` were made durable.
+    /// Nothing was opened for writing and no file was changed.
+    #[error(
+        "store in {dir} would lose acknowledged commits: {file} recovers through commit {recovered} but {acknowledged} were acknowledged ({detail}); nothing was changed. Check it with `orchestrator store verify --data-dir DIR` and copy what is intact with `orchestrator store salvage --from DIR --to NEWDIR` (docs/store.md)",
+        dir = dir.display(),
+        file = file.display(),
+        recovered = thousands(*recovered),
+        acknowledged = thousands(*acknowledged)
+    )]
+    BehindAcknowledged {
+        /// The data directory.
+        dir: PathBuf,
+        /// The damaged file (a journal, or the database directory when the loss is not in
+        /// one journal file).
+        file: PathBuf,
+        /// The newest commit that would be recovered.
+        recovered: u64,
+        /// The newest commit the mark says was acknowledged.
+        acknowledged: u64,
+        /// Where and why recovery stops.
+        detail: String,
+    },
+    /// A journal is damaged where no torn write can be (a sealed journal, or commits
+    /// missing between two intact ones): opening would drop intact commits behind the
+    /// damage. Nothing was changed.
+    #[error(
+        "store in {} has a damaged journal {} at offset {offset}: {detail}; nothing was changed. Check it with `orchestrator store verify --data-dir DIR` and copy what is intact with `orchestrator store salvage --from DIR --to NEWDIR` (docs/store.md)",
+        dir.display(),
+        file.display()
+    )]
+    JournalDamaged {
+        /// The data directory.
+        dir: PathBuf,
+        /// The journal file.
+        file: PathBuf,
+        /// Where the damage starts.
+        offset: u64,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The acknowledged high-water mark exists but none of its slots is valid, so the
+    /// store cannot tell what it acknowledged. Nothing was changed.
+    #[error(
+        "the acknowledged-commit mark {} is unreadable ({problem}); the store cannot tell whether it recovers everything it acknowledged and refuses to start; nothing was changed. `orchestrator store verify` shows what the store holds; `orchestrator store salvage` copies it to a new directory with a fresh mark (docs/store.md)",
+        path.display()
+    )]
+    MarkUnreadable {
+        /// The mark file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The store was written with an acknowledged high-water mark, but the mark file is
+    /// gone. Nothing was changed.
+    #[error(
+        "the acknowledged-commit mark {} is missing although the store holds commits through {recovered} written with one; the store cannot tell whether it recovers everything it acknowledged and refuses to start. `orchestrator store salvage` copies what is intact to a new directory with a fresh mark (docs/store.md)",
+        path.display(),
+        recovered = thousands(*recovered)
+    )]
+    MarkMissing {
+        /// Where the mark file should be.
+        path: PathBuf,
+        /// The newest commit the journal or tables hold.
+        recovered: u64,
+    },
+    /// The acknowledged high-water mark could not be written or synced. The store is
+    /// poisoned from here on.
+    #[error("cannot write the acknowledged-commit mark {}: {source}", path.display())]
+    Mark {
+        /// The mark file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `salvage` refuses a target that already exists and is not empty.
+    #[error("salvage target {} exists and is not empty; name a new directory", dir.display())]
+    TargetExists {
+        /// The target.
+        dir: PathBuf,
+    },
     /// An earlier failure poisoned the store; it accepts no more work.
     #[error(
         "store in {} is poisoned by an earlier failure ({cause}); exit and restart to recover",
@@ -82,6 +164,40 @@ pub enum Error {
         /// The first failure.
         cause: String,
     },
+}
+
+impl Error {
+    /// The stable code of this error, for logs, exit messages and tests.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Locked { .. } => "STORE_LOCKED",
+            Error::DataDir { .. } => "STORE_DATA_DIR",
+            Error::Open { .. } => "STORE_OPEN",
+            Error::Fjall { .. } => "STORE_IO",
+            Error::Corrupt { .. } => "STORE_CORRUPT_RECORD",
+            Error::Encode { .. } => "STORE_ENCODE",
+            Error::BehindAcknowledged { .. } => "STORE_BEHIND_ACKNOWLEDGED",
+            Error::JournalDamaged { .. } => "STORE_JOURNAL_DAMAGED",
+            Error::MarkUnreadable { .. } => "STORE_MARK_UNREADABLE",
+            Error::MarkMissing { .. } => "STORE_MARK_MISSING",
+            Error::Mark { .. } => "STORE_MARK_IO",
+            Error::TargetExists { .. } => "STORE_TARGET_EXISTS",
+            Error::Poisoned { .. } => "STORE_POISONED",
+        }
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A key as stored: raw bytes, shown decoded when they decode.

@@ -2,7 +2,9 @@
 
 use crate::envelope;
 use crate::error::{Corruption, Error, StoredKey};
+use crate::journal_scan::{self, JournalScan, Tail};
 use crate::key;
+use crate::mark::{self, MarkProblem, MarkWriter};
 use engine::event::Event;
 use engine::ids::{Cursor, WorkerId};
 use engine::model::WorkerSpec;
@@ -20,7 +22,7 @@ pub const KEYSPACE_EVENTS: &str = "events";
 /// The lock file inside the data directory.
 const LOCK_FILE_NAME: &str = "store.lock";
 /// The fjall database inside the data directory.
-const DATABASE_DIR_NAME: &str = "fjall";
+pub(crate) const DATABASE_DIR_NAME: &str = "fjall";
 /// Where a new database is made before it is renamed to [`DATABASE_DIR_NAME`].
 const DATABASE_STAGING_DIR_NAME: &str = "fjall.creating";
 /// Upper bound of all fjall journals: the journal a crash leaves behind is replayed on
@@ -68,6 +70,14 @@ pub struct FjallStore {
     options: Options,
     /// The first failure; once set, every call fails with [`Error::Poisoned`].
     poisoned: OnceLock<String>,
+    /// The newest durable commit (the commit counter, [`key::COMMITS_KEY`]).
+    commits: u64,
+    /// The acknowledged high-water mark, written after every durable commit.
+    mark: MarkWriter,
+    /// The journals as they were before fjall opened them, kept until the first `load`
+    /// succeeds: a start refused after fjall's open puts back what fjall cut, so that a
+    /// refused start leaves every journal byte as it was.
+    restore: Option<JournalScan>,
     /// Holds the OS lock on the data directory. Declared last so that it is released only
     /// after fjall has shut down.
     _lock: File,
@@ -108,8 +118,74 @@ impl FjallStore {
         if !db_path.try_exists().map_err(data_dir_error)? {
             create_database(&dir, &db_path)?;
         }
-        let (db, state, events) = open_database(&db_path).map_err(|source| Error::Open { dir: dir.clone(), source })?;
-        Ok(FjallStore { dir, db, state, events, options, poisoned: OnceLock::new(), _lock: lock })
+        let mark_path = dir.join(mark::MARK_FILE_NAME);
+        // First the mark and the journals, read-only: fjall's open cuts a journal at the
+        // first entry it cannot decode, so whatever can be refused is refused before it.
+        let acknowledged = match mark::read(&dir) {
+            Ok(mark) => Some(mark.commits),
+            Err(MarkProblem::Missing) => None,
+            Err(MarkProblem::Unreadable(problem)) => return Err(Error::MarkUnreadable { path: mark_path, problem }),
+            Err(MarkProblem::Io(source)) => return Err(Error::DataDir { dir, source }),
+        };
+        let scan = journal_scan::scan(&db_path).map_err(data_dir_error)?;
+        precheck(&dir, &scan, acknowledged)?;
+        let refuse = |error: Error| {
+            restore_journals(&scan);
+            Err(error)
+        };
+        let (db, state, events) = match open_database(&db_path) {
+            Ok(opened) => opened,
+            Err(source) => return refuse(Error::Open { dir: dir.clone(), source }),
+        };
+        let recovered = match read_commits(&dir, &state) {
+            Ok(recovered) => recovered,
+            Err(error) => {
+                drop((state, events, db));
+                return refuse(error);
+            }
+        };
+        let check = match (acknowledged, recovered) {
+            // A store from before the mark existed: nothing to compare; start the mark.
+            (None, None) => mark::create(&dir, 0).map_err(|source| Error::Mark { path: mark_path.clone(), source }),
+            (None, Some(recovered)) => Err(Error::MarkMissing { path: mark_path.clone(), recovered }),
+            (Some(acknowledged), recovered) if recovered.unwrap_or(0) < acknowledged => {
+                Err(Error::BehindAcknowledged {
+                    dir: dir.clone(),
+                    file: db_path.clone(),
+                    recovered: recovered.unwrap_or(0),
+                    acknowledged,
+                    detail: "the journal and tables together end there".into(),
+                })
+            }
+            (Some(_), _) => Ok(()),
+        };
+        if let Err(error) = check {
+            drop((state, events, db));
+            return refuse(error);
+        }
+        let commits = recovered.unwrap_or(0);
+        let mark = MarkWriter::open(&dir).map_err(|source| Error::Mark { path: mark_path.clone(), source })?;
+        if acknowledged.is_some_and(|a| a < commits) {
+            // The mark fell behind (a power loss before the OS wrote it back): catch up.
+            mark.record(commits).map_err(|source| Error::Mark { path: mark_path, source })?;
+        }
+        Ok(FjallStore {
+            dir,
+            db,
+            state,
+            events,
+            options,
+            poisoned: OnceLock::new(),
+            commits,
+            mark,
+            restore: Some(scan),
+            _lock: lock,
+        })
+    }
+
+    /// The newest durable commit, as counted by the store's commit counter.
+    pub fn commits(&self) -> u64 {
+        self.commits
     }
 
     /// The data directory.
@@ -139,16 +215,171 @@ impl FjallStore {
     /// Decodes one stored entry of `keyspace`, checking that it belongs there.
     fn decode(&self, entry: fjall::Guard, events_keyspace: bool) -> Result<Record, Error> {
         let (k, v) = entry.into_inner().map_err(|e| self.fail("reading records", e))?;
-        let record = envelope::decode(&k, &v)?;
-        if !envelope::in_keyspace(record.key(), events_keyspace) {
-            return Err(Error::Corrupt { key: StoredKey(k.to_vec()), problem: Corruption::WrongKeyspace });
+        decode_entry(&k, &v, events_keyspace)
+    }
+
+    /// Every state record and the newest events (see [`runtime::Store::load`]).
+    fn load_records(&self) -> Result<Vec<Record>, Error> {
+        let mut records = Vec::new();
+        // A worker's spec is stored as its own record (`Worker.spec` is not serialized);
+        // the spec keys sort before the worker keys, so each worker gets its spec back
+        // as it is read, and `load` returns the records exactly as they were committed.
+        let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
+        for entry in self.state.iter() {
+            let (k, v) = entry.into_inner().map_err(|e| self.fail("reading records", e))?;
+            if &*k == key::COMMITS_KEY {
+                continue;
+            }
+            let mut record = decode_entry(&k, &v, false)?;
+            match &mut record {
+                Record::WorkerSpec(spec) => {
+                    specs.insert(spec.id, spec.clone());
+                }
+                Record::Worker(worker) => {
+                    if let Some(spec) = specs.remove(&worker.id) {
+                        worker.spec = spec;
+                    }
+                }
+                _ => {}
+            }
+            records.push(record);
         }
-        Ok(record)
+        let mut recent = Vec::new();
+        for entry in self.events.iter().rev().take(self.options.events_load_count_max) {
+            recent.push(self.decode(entry, true)?);
+        }
+        records.extend(recent.into_iter().rev());
+        Ok(records)
+    }
+
+    /// Fails a start after fjall opened: poisons the store and puts back what fjall cut
+    /// from the journals, so the refused start changed no journal byte.
+    fn refuse_start(&mut self, error: Error) -> Error {
+        let _ = self.poisoned.set(error.to_string());
+        if let Some(scan) = self.restore.take() {
+            restore_journals(&scan);
+        }
+        error
+    }
+}
+
+/// Decodes one stored entry, checking that it belongs in its keyspace.
+pub(crate) fn decode_entry(k: &[u8], v: &[u8], events_keyspace: bool) -> Result<Record, Error> {
+    let record = envelope::decode(k, v)?;
+    if !envelope::in_keyspace(record.key(), events_keyspace) {
+        return Err(Error::Corrupt { key: StoredKey(k.to_vec()), problem: Corruption::WrongKeyspace });
+    }
+    Ok(record)
+}
+
+impl Drop for FjallStore {
+    fn drop(&mut self) {
+        // The mark is not synced per commit; a clean close makes it exact.
+        let _ = self.mark.sync();
+    }
+}
+
+/// The store's commit counter as recovered (`None` in a store written before it existed).
+pub(crate) fn read_commits(dir: &Path, state: &Keyspace) -> Result<Option<u64>, Error> {
+    let value = state.get(key::COMMITS_KEY).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+    match value {
+        None => Ok(None),
+        Some(value) => match key::decode_commits(&value) {
+            Some(commits) => Ok(Some(commits)),
+            None => Err(Error::Corrupt {
+                key: StoredKey(key::COMMITS_KEY.to_vec()),
+                problem: Corruption::Payload { detail: "not a commit counter".into() },
+            }),
+        },
+    }
+}
+
+/// Refuses, before fjall opens anything, every journal that fjall would cut below what
+/// was acknowledged or that holds damage no torn write explains.
+pub(crate) fn precheck(dir: &Path, scan: &JournalScan, acknowledged: Option<u64>) -> Result<(), Error> {
+    let damaged = |file: &journal_scan::JournalFile, detail: String| Error::JournalDamaged {
+        dir: dir.to_path_buf(),
+        file: file.path.clone(),
+        offset: file.valid_end,
+        detail,
+    };
+    if let Some(file) = scan.damaged_sealed() {
+        let Tail::Data { reason, .. } = &file.tail else { unreachable!("damaged_sealed returns a file with data") };
+        return Err(damaged(
+            file,
+            format!(
+                "a sealed journal holds undecodable bytes after its last whole batch ({reason}); opening would drop what follows"
+            ),
+        ));
+    }
+    if let Some(gap) = &scan.gap {
+        return Err(Error::JournalDamaged {
+            dir: dir.to_path_buf(),
+            file: gap.path.clone(),
+            offset: gap.offset,
+            detail: format!("commit {} is followed by commit {}: the commits between are missing", gap.after, gap.next),
+        });
+    }
+    if let Some(file) = scan.files.last()
+        && let Tail::Data { first_nonzero, last_nonzero_end, reason, .. } = &file.tail
+        && last_nonzero_end - file.valid_end > journal_scan::TAIL_KEEP_BYTES_MAX
+    {
+        return Err(damaged(
+            file,
+            format!(
+                "{} bytes that do not decode follow the last whole batch (from offset {first_nonzero}: {reason}), more than one torn write leaves; opening would drop them",
+                last_nonzero_end - file.valid_end
+            ),
+        ));
+    }
+    if let Some(file) = scan.files.last()
+        && let Tail::Data { first_nonzero, reason, torn_like: false, .. } = &file.tail
+    {
+        return Err(damaged(
+            file,
+            format!(
+                "bytes that no torn write leaves follow the last whole batch (from offset {first_nonzero}: {reason}); opening would drop them"
+            ),
+        ));
+    }
+    match (acknowledged, scan.commits_last) {
+        (None, Some(recovered)) => Err(Error::MarkMissing { path: dir.join(mark::MARK_FILE_NAME), recovered }),
+        (Some(acknowledged), Some(recovered)) if recovered < acknowledged => {
+            let (file, detail) = match scan.first_damaged() {
+                Some(file @ journal_scan::JournalFile { tail: Tail::Data { reason, .. }, .. }) => {
+                    (file.path.clone(), format!("the journal stops decoding at offset {}: {reason}", file.valid_end))
+                }
+                _ => (
+                    scan.files.last().map(|f| f.path.clone()).unwrap_or_else(|| dir.join(DATABASE_DIR_NAME)),
+                    "the journal ends there".into(),
+                ),
+            };
+            Err(Error::BehindAcknowledged { dir: dir.to_path_buf(), file, recovered, acknowledged, detail })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Puts back what fjall's open cut from the journals (it only ever shortens them), from
+/// the bytes the scan kept; best effort, since this runs on a path that already fails.
+fn restore_journals(scan: &JournalScan) {
+    use std::os::unix::fs::FileExt;
+    for file in &scan.files {
+        let Ok(handle) = OpenOptions::new().write(true).open(&file.path) else { continue };
+        let Ok(len) = handle.metadata().map(|m| m.len()) else { continue };
+        if len == file.len {
+            continue;
+        }
+        if let Tail::Data { kept: Some(bytes), .. } = &file.tail {
+            let _ = handle.write_all_at(bytes, file.valid_end);
+        }
+        let _ = handle.set_len(file.len);
+        let _ = handle.sync_all();
     }
 }
 
 /// Opens the fjall database and its two keyspaces.
-fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace), fjall::Error> {
+pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace), fjall::Error> {
     let db = Database::builder(path).max_journaling_size(JOURNAL_BYTES_MAX).open()?;
     let keyspace_options = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES_MAX);
     let state = db.keyspace(KEYSPACE_STATE, keyspace_options)?;
@@ -170,6 +401,10 @@ fn create_database(dir: &Path, db_path: &Path) -> Result<(), Error> {
         let (db, _, _) = open_database(&staging).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
         db.persist(PersistMode::SyncAll).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
     }
+    // The mark exists before the database does, so a database without a mark is one
+    // written before marks existed (or one whose mark was lost, which its commit counter
+    // tells apart).
+    mark::create(dir, 0).map_err(|source| Error::Mark { path: dir.join(mark::MARK_FILE_NAME), source })?;
     std::fs::rename(&staging, db_path).map_err(data_dir_error)?;
     // The rename is durable once the directory holding it is synced.
     File::open(dir).and_then(|d| d.sync_all()).map_err(data_dir_error)?;
@@ -181,32 +416,16 @@ impl runtime::Store for FjallStore {
 
     fn load(&mut self) -> Result<Vec<Record>, Error> {
         self.check_poisoned()?;
-        let mut records = Vec::new();
-        // A worker's spec is stored as its own record (`Worker.spec` is not serialized);
-        // the spec keys sort before the worker keys, so each worker gets its spec back
-        // as it is read, and `load` returns the records exactly as they were committed.
-        let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
-        for entry in self.state.iter() {
-            let mut record = self.decode(entry, false)?;
-            match &mut record {
-                Record::WorkerSpec(spec) => {
-                    specs.insert(spec.id, spec.clone());
-                }
-                Record::Worker(worker) => {
-                    if let Some(spec) = specs.remove(&worker.id) {
-                        worker.spec = spec;
-                    }
-                }
-                _ => {}
+        match self.load_records() {
+            Ok(records) => {
+                // The first full load succeeded: the start is good, and the journals'
+                // bytes from before the open are not needed any more.
+                self.restore = None;
+                Ok(records)
             }
-            records.push(record);
+            Err(error) if self.restore.is_some() => Err(self.refuse_start(error)),
+            Err(error) => Err(error),
         }
-        let mut recent = Vec::new();
-        for entry in self.events.iter().rev().take(self.options.events_load_count_max) {
-            recent.push(self.decode(entry, true)?);
-        }
-        records.extend(recent.into_iter().rev());
-        Ok(records)
     }
 
     fn commit(&mut self, batches: &[Batch]) -> Result<(), Error> {
@@ -233,10 +452,23 @@ impl runtime::Store for FjallStore {
             let keyspace = if key::is_event(record_key) { &self.events } else { &self.state };
             batch.insert(keyspace, key::encode(record_key).as_bytes(), value);
         }
+        // The commit counter rides in the same batch, so whatever recovery gives back is
+        // "through commit N" for one N.
+        let commits = self.commits + 1;
+        batch.insert(&self.state, key::COMMITS_KEY, key::encode_commits(commits));
         // `commit` returns after the journal write and its fsync (SyncAll): only then is
         // the group acknowledged. fjall poisons itself on a failed write or fsync, and so
         // do we.
-        batch.commit().map_err(|e| self.fail("committing a batch", e))
+        batch.commit().map_err(|e| self.fail("committing a batch", e))?;
+        self.commits = commits;
+        // Only now, with the commit durable, may the mark name it: the mark is never
+        // ahead of the disk.
+        if let Err(source) = self.mark.record(commits) {
+            let error = Error::Mark { path: self.mark.path().to_path_buf(), source };
+            let _ = self.poisoned.set(error.to_string());
+            return Err(error);
+        }
+        Ok(())
     }
 
     fn events_after(&self, after: Cursor, limit: usize) -> Result<Vec<Event>, Error> {

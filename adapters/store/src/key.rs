@@ -23,6 +23,31 @@ pub const TAG_MESSAGE: u8 = 0x06;
 /// Tag of events (kept in their own keyspace, keyed by cursor).
 pub const TAG_EVENT: u8 = 0x10;
 
+/// Tag of the store's own bookkeeping keys (never a record; `load` skips them).
+pub const TAG_STORE: u8 = 0x00;
+/// The store's commit counter, in the `state` keyspace: every group commit writes it,
+/// one more than the last, in the same fjall batch as its records. What the journal and
+/// tables give back after a crash is therefore "through commit N", which the store
+/// compares with its acknowledged high-water mark (`mark.rs`).
+pub const COMMITS_KEY: &[u8] = &[TAG_STORE, 0x01];
+/// Format version of the commit counter's value (then the count as a big-endian `u64`).
+const COMMITS_VALUE_VERSION: u8 = 1;
+
+/// The commit counter's stored value.
+pub fn encode_commits(commits: u64) -> [u8; 9] {
+    let mut value = [0; 9];
+    value[0] = COMMITS_VALUE_VERSION;
+    value[1..].copy_from_slice(&commits.to_be_bytes());
+    value
+}
+
+/// Decodes the commit counter's value; `None` for bytes [`encode_commits`] never writes.
+pub fn decode_commits(value: &[u8]) -> Option<u64> {
+    let (&version, rest) = value.split_first()?;
+    (version == COMMITS_VALUE_VERSION).then_some(())?;
+    Some(u64::from_be_bytes(rest.try_into().ok()?))
+}
+
 /// Longest encoded key: a tag and a `u64`.
 pub const KEY_BYTES_MAX: usize = 1 + 8;
 
@@ -133,5 +158,16 @@ mod tests {
         assert_eq!(decode(&[TAG_RUN, 0, 0, 0, 1]), None, "ids are eight bytes");
         assert_eq!(decode(&[0x7f, 0, 0, 0, 0, 0, 0, 0, 1]), None, "unknown tag");
         assert_eq!(decode(&[TAG_EVENT, 0, 0, 0, 0, 0, 0, 0, 1, 0]), None, "trailing byte");
+        assert_eq!(decode(COMMITS_KEY), None, "the commit counter is not a record");
+    }
+
+    #[test]
+    fn commit_counter_round_trips_and_rejects_foreign_bytes() {
+        for n in [0, 1, 1_900, u64::MAX] {
+            assert_eq!(decode_commits(&encode_commits(n)), Some(n));
+        }
+        assert_eq!(decode_commits(&[]), None);
+        assert_eq!(decode_commits(&[2, 0, 0, 0, 0, 0, 0, 0, 1]), None, "unknown version");
+        assert_eq!(decode_commits(&[1, 0, 0, 1]), None, "short");
     }
 }

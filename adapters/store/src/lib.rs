@@ -10,11 +10,14 @@
 //! - `error.rs`: [`Error`], the one error enum of this adapter, and [`Corruption`].
 //! - [`workload`]: deterministic engine-made mutations shared by the crash test, the
 //!   golden fixture and the benchmark.
+//! - [`mark`]: the acknowledged high-water mark, `commits.mark`, outside fjall's journal.
+//! - [`journal_scan`]: a read-only scan of fjall's journals, done before fjall opens them.
+//! - `verify.rs`: [`verify`] and [`salvage`], the operator's tools for a damaged store.
 //! - `bin/store-crash-child.rs`: the child process the kill -9 test kills.
 //!
 //! # On disk
-//! A data directory holds `store.lock` (an OS lock held for the life of the store) and
-//! `fjall/`, a fjall database with two keyspaces: `state` (every record but events,
+//! A data directory holds `store.lock` (an OS lock held for the life of the store),
+//! `commits.mark` (the newest acknowledged commit, see [`mark`]) and `fjall/`, a fjall database with two keyspaces: `state` (every record but events,
 //! latest version per key) and `events` (the event log, keyed by cursor, so paging it is
 //! a range scan). A new database is made in `fjall.creating/` and renamed into place,
 //! because fjall cannot reopen a database whose creation a crash interrupted.
@@ -28,14 +31,25 @@
 //! that holds every record of every batch given to it; nothing is acknowledged earlier,
 //! and a batch is applied whole or not at all.
 //!
+//! Architecture Invariant: the store never serves less than it acknowledged without
+//! saying so. Every commit carries a counter; the mark names the newest acknowledged one.
+//! A start whose journals or tables give back less is refused with
+//! [`Error::BehindAcknowledged`] (or [`Error::JournalDamaged`]), and a refused start
+//! leaves every file's bytes as they were: the journals are checked before fjall opens
+//! them, and what fjall's open cut is put back if a later check refuses.
+//!
 //! Architecture Invariant: a stored value that fails its magic, version, checksum or key
 //! check is reported with its key; it is never skipped.
 
 pub mod envelope;
 mod error;
 mod fjall_store;
+pub mod journal_scan;
 pub mod key;
+pub mod mark;
+mod verify;
 pub mod workload;
 
 pub use error::{Corruption, Error, StoredKey};
 pub use fjall_store::{FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE, Options};
+pub use verify::{SalvageReport, VerifyReport, salvage, verify};

@@ -147,6 +147,14 @@ fn a_torn_journal_tail_loses_only_the_torn_batch() {
             bytes[end - cut..end].fill(0);
             write_at(&journal, end - cut, &bytes[end - cut..end]);
         }
+        // The mark says all MUTATIONS were acknowledged: losing the last one is refused,
+        // and the refusal changes nothing.
+        match FjallStore::open(dir.path()) {
+            Err(err @ Error::BehindAcknowledged { .. }) => assert_eq!(err.code(), "STORE_BEHIND_ACKNOWLEDGED"),
+            other => panic!("a lost acknowledged batch must be refused, got {other:?}"),
+        }
+        // A write torn by a crash was never acknowledged: the mark names the one before.
+        store::mark::create(dir.path(), MUTATIONS - 1).expect("mark");
         let mut store = FjallStore::open(dir.path()).expect("reopen after a torn tail");
         let m = assert_crash_child_prefix(&mut store, MUTATIONS - 1, 1);
         assert_eq!(m, MUTATIONS - 1, "tearing the last {cut} bytes loses exactly the last batch");
@@ -170,10 +178,13 @@ fn a_corrupt_journal_tail_is_refused_or_dropped_whole_never_misread() {
         let at = journal_data_end(&bytes) - back;
         bytes[at] ^= 0x5a;
         write_at(&journal, at, &bytes[at..=at]);
+        assert!(FjallStore::open(dir.path()).is_err(), "the acknowledged last batch is damaged: refused");
+        // As if the damaged batch had never been acknowledged.
+        store::mark::create(dir.path(), MUTATIONS - 1).expect("mark");
         match FjallStore::open(dir.path()) {
             // A complete batch that fails its checksum is corruption, not a torn write:
             // fjall refuses it rather than dropping what may be an acknowledged batch.
-            Err(err @ Error::Open { .. }) => {
+            Err(err @ (Error::Open { .. } | Error::JournalDamaged { .. })) => {
                 let message = err.to_string();
                 assert!(message.contains(&dir.path().display().to_string()), "{message}");
                 refused += 1;
