@@ -279,7 +279,12 @@ impl<T> EdgeIo<T> {
 
 /// `Ready(Err(TimedOut))` once the connection has been idle too long; otherwise arms
 /// `sleep` for the moment it would be and returns `Pending`.
-fn poll_idle(activity: &Activity, idle: Duration, sleep: &mut Pin<Box<Sleep>>, cx: &mut Context<'_>) -> Poll<io::Error> {
+fn poll_idle(
+    activity: &Activity,
+    idle: Duration,
+    sleep: &mut Pin<Box<Sleep>>,
+    cx: &mut Context<'_>,
+) -> Poll<io::Error> {
     loop {
         let now = Instant::now();
         let deadline = if activity.answering.load(Ordering::Acquire) > 0 {

@@ -43,7 +43,12 @@ impl Guard {
                 hosts.push(h);
             }
         }
-        Guard { token: token.to_string(), hosts, body_bytes_max, body_read_timeout_ms: edge::BODY_READ_TIMEOUT_MS_DEFAULT }
+        Guard {
+            token: token.to_string(),
+            hosts,
+            body_bytes_max,
+            body_read_timeout_ms: edge::BODY_READ_TIMEOUT_MS_DEFAULT,
+        }
     }
 
     /// With this body deadline.

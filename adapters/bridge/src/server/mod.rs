@@ -163,14 +163,22 @@ async fn upgrade(
     let peer = peer.map(|axum::Extension(ConnectInfo(addr))| addr);
     if !bridge.config.peer_allowed(peer) {
         if let Some(unlogged) = bridge.refusals.admit() {
-            tracing::warn!(?peer, unlogged, "executor connection refused: not a loopback peer (one line per 10 s; `unlogged` refusals since the last)");
+            tracing::warn!(
+                ?peer,
+                unlogged,
+                "executor connection refused: not a loopback peer (one line per 10 s; `unlogged` refusals since the last)"
+            );
         }
         return (StatusCode::FORBIDDEN, "executor connections are accepted from loopback only\n").into_response();
     }
     let origin = headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or(""));
     if !bridge.config.origin_allowed(origin) {
         if let Some(unlogged) = bridge.refusals.admit() {
-            tracing::warn!(?origin, unlogged, "executor connection refused: origin not allowed (one line per 10 s; `unlogged` refusals since the last)");
+            tracing::warn!(
+                ?origin,
+                unlogged,
+                "executor connection refused: origin not allowed (one line per 10 s; `unlogged` refusals since the last)"
+            );
         }
         return (StatusCode::FORBIDDEN, "this origin may not connect to the executor endpoint\n").into_response();
     }
@@ -230,7 +238,7 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
                     None => break,
                 }
             }
-            () = tokio::time::sleep_until(errors.flush_at.unwrap_or_else(tokio::time::Instant::now)), if errors.flush_at.is_some() => {
+            () = tokio::time::sleep_until(errors.window.map_or_else(tokio::time::Instant::now, |(_, end)| end)), if errors.window.is_some() => {
                 errors.flush(conn, session.executor());
                 continue;
             }
@@ -328,8 +336,8 @@ struct ErrorLog {
     counted: Vec<(ProtocolErrorCode, u64)>,
     /// Codes already logged in full in this interval.
     logged: Vec<ProtocolErrorCode>,
-    /// When the interval ends (set while it runs).
-    flush_at: Option<tokio::time::Instant>,
+    /// When the interval started and when it ends (set while it runs).
+    window: Option<(tokio::time::Instant, tokio::time::Instant)>,
 }
 
 impl ErrorLog {
@@ -341,8 +349,9 @@ impl ErrorLog {
         error: &ProtocolError,
         frame: &str,
     ) {
-        if self.flush_at.is_none() {
-            self.flush_at = Some(tokio::time::Instant::now() + Duration::from_millis(ERROR_LOG_INTERVAL_MS));
+        if self.window.is_none() {
+            let now = tokio::time::Instant::now();
+            self.window = Some((now, now + Duration::from_millis(ERROR_LOG_INTERVAL_MS)));
         }
         if !self.logged.contains(&error.code) {
             self.logged.push(error.code);
@@ -359,19 +368,19 @@ impl ErrorLog {
     /// Logs the counts of the interval that ended and starts afresh.
     fn flush(&mut self, conn: u64, executor: Option<&engine::ids::ExecutorId>) {
         let who = executor.map_or_else(|| format!("connection {conn}"), |e| format!("executor {e}"));
+        let seconds = self.window.map_or(0.0, |(started, _)| started.elapsed().as_secs_f64());
         for (code, n) in self.counted.drain(..) {
             let code = serde_json::to_string(&code).unwrap_or_default();
+            let code = code.trim_matches('"');
             tracing::warn!(
                 conn,
-                code = code.trim_matches('"'),
+                code,
                 frames = n,
-                "dropped {n} more {} frames from {who} in the last {} s",
-                code.trim_matches('"'),
-                ERROR_LOG_INTERVAL_MS / 1_000
+                "dropped {n} more {code} frames from {who} in the last {seconds:.1} s"
             );
         }
         self.logged.clear();
-        self.flush_at = None;
+        self.window = None;
     }
 }
 
