@@ -1,6 +1,9 @@
 //! Text frames to messages and back. Every message is a JSON object whose first field is
 //! `"v"`; the version is checked before the rest is looked at, so a future version is
-//! reported as such rather than as malformed.
+//! reported as such rather than as malformed. A version is a number: a `v` that is not
+//! one (`"1"`, `[1]`, `{}`, `true`, `null`) claims no version at all, so the message is
+//! `MALFORMED` (which keeps the connection), not `UNSUPPORTED_VERSION` (which ends it:
+//! the peer speaks another protocol). `docs/protocol/fixtures/rules/version.json` pins it.
 
 use crate::protocol::{DaemonMessage, ExecutorMessage, PROTOCOL_VERSION, ProtocolErrorCode};
 use serde::{Deserialize, Serialize};
@@ -20,13 +23,14 @@ pub enum Error {
         /// The cap.
         max: usize,
     },
-    /// `v` is present but not a version this side speaks.
-    #[error("unsupported protocol version {found:?} (this daemon speaks v{PROTOCOL_VERSION})")]
+    /// `v` is a number, but not a version this side speaks.
+    #[error("unsupported protocol version {found} (this daemon speaks v{PROTOCOL_VERSION})")]
     UnsupportedVersion {
-        /// The `v` found, when it was a number.
-        found: Option<u64>,
+        /// The `v` found, as written.
+        found: String,
     },
-    /// Not JSON, or JSON that fits no message of this version.
+    /// Not JSON, no `v` or a `v` that is not a number, or JSON that fits no message of
+    /// this version.
     #[error("malformed message: {0}")]
     Malformed(String),
 }
@@ -54,9 +58,19 @@ fn decode<T: serde::de::DeserializeOwned>(text: &str, bytes_max: usize) -> Resul
     }
     let probe: Probe = serde_json::from_str(text).map_err(|e| Error::Malformed(e.to_string()))?;
     match probe.v {
-        None => return Err(Error::Malformed("missing field `v`".into())),
-        Some(v) if v.as_u64() == Some(u64::from(PROTOCOL_VERSION)) => {}
-        Some(v) => return Err(Error::UnsupportedVersion { found: v.as_u64() }),
+        None | Some(serde_json::Value::Null) => return Err(Error::Malformed("missing field `v`".into())),
+        // `1.0` is the number 1 too (as JavaScript reads it).
+        Some(serde_json::Value::Number(n)) if n.as_f64() == Some(f64::from(PROTOCOL_VERSION)) => {}
+        Some(serde_json::Value::Number(n)) => return Err(Error::UnsupportedVersion { found: n.to_string() }),
+        Some(other) => {
+            let kind = match other {
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::Object(_) => "an object",
+                _ => "a boolean",
+            };
+            return Err(Error::Malformed(format!("`v` must be a number (the protocol version), not {kind}")));
+        }
     }
     serde_json::from_str(text).map_err(|e| Error::Malformed(e.to_string()))
 }

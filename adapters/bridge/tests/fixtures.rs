@@ -15,6 +15,10 @@ fn fixtures() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(protocol_dir().join("fixtures")).expect("docs/protocol/fixtures exists") {
         let path = entry.expect("readable directory").path();
+        // `rules/` holds rule cases (frames and the verdicts they get), not messages.
+        if path.is_dir() {
+            continue;
+        }
         let name = path.file_name().expect("a file name").to_string_lossy().into_owned();
         assert!(name.ends_with(".json"), "only .json files belong in fixtures/: {name}");
         let text = std::fs::read_to_string(&path).expect("readable fixture");
@@ -128,5 +132,38 @@ fn every_command_kind_has_a_fixture_and_is_documented() {
         let wire = format!(r#""kind":"{kind}""#);
         assert!(commands.iter().any(|text| text.contains(&wire)), "no daemon.command fixture of kind {kind}");
         assert!(doc.contains(&format!("`{kind}`")), "executor.md does not describe {kind}");
+    }
+}
+
+/// `fixtures/rules/version.json`: every case decodes to its code, and after a `hello` the
+/// session answers it with that code and closes exactly when the case says so (a `v`
+/// that is not a number is `MALFORMED` and keeps the connection; another number is
+/// `UNSUPPORTED_VERSION` and closes). The extension's tests load the same file.
+#[test]
+fn the_version_rule_cases_hold_in_the_codec_and_the_session() {
+    let text = std::fs::read_to_string(protocol_dir().join("fixtures/rules/version.json")).expect("the version rule");
+    let rule: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let cases = rule["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 10, "{cases:?}");
+    let doc = std::fs::read_to_string(protocol_dir().join("executor.md")).expect("executor.md");
+    assert!(doc.contains("fixtures/rules/version.json"), "executor.md points at the rule's cases");
+    for case in cases {
+        let frame = case["frame"].as_str().expect("frame");
+        let code = case["code"].as_str();
+        let closes = case["closes"].as_bool().expect("closes");
+        let decoded = decode_executor(frame, MESSAGE_BYTES_MAX).map_err(|e| e.code());
+        let wire = decoded.as_ref().err().map(|c| serde_json::to_value(c).expect("codes serialize"));
+        assert_eq!(wire.as_ref().and_then(|w| w.as_str()), code, "{frame}");
+
+        let mut session = Session::new(SessionConfig::new("secret"));
+        let hello = encode(&ExecutorMessage::Hello(bridge::client::hello("secret", "chrome-1")));
+        assert!(session.on_text(&hello, 0).registered.is_some());
+        let step = session.on_text(frame, 1);
+        let replied = step.replies.iter().find_map(|r| match r {
+            DaemonMessage::ProtocolError(e) => Some(serde_json::to_value(e.code).expect("codes serialize")),
+            _ => None,
+        });
+        assert_eq!(replied.as_ref().and_then(|w| w.as_str()), code, "{frame}");
+        assert_eq!(step.close, closes, "{frame}");
     }
 }

@@ -420,6 +420,7 @@ async fn the_executor_token_is_generated_into_the_data_directory_once() {
             listen: "127.0.0.1:0".parse().expect("addr"),
             token: Some(MCP_TOKEN.into()),
             allow_hosts: vec![],
+            limits: Default::default(),
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready, listening) = oneshot::channel();

@@ -116,14 +116,12 @@ fn main() -> anyhow::Result<()> {
     let listen = arg(&args, "--listen").unwrap_or_else(|| "127.0.0.1:0".into()).parse()?;
     let token = arg(&args, "--mcp-token");
     let turn = Duration::from_millis(arg(&args, "--turn-ms").map(|s| s.parse()).transpose()?.unwrap_or(300));
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(arg(&args, "--log-level").unwrap_or("warn".into())))
-        .with_writer(std::io::stderr)
-        .init();
+    orchestrator::logs::init(&arg(&args, "--log-level").unwrap_or("warn".into()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let (tx, rx) = mpsc::unbounded_channel();
-        let options = ServeOptions { data_dir: data_dir.into(), listen, token, allow_hosts: vec![] };
+        let options =
+            ServeOptions { data_dir: data_dir.into(), listen, token, allow_hosts: vec![], limits: Default::default() };
         let mut commands = Some(rx);
         serve(options, ChannelExecutors(tx), signals(), |listening, handle| {
             announce(&listening.url);

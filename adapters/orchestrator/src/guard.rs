@@ -1,10 +1,12 @@
 //! The HTTP guard in front of `/mcp`: Host and Origin validation (DNS-rebinding
-//! protection, on by default), the bearer token, and the request body cap.
+//! protection, on by default), the bearer token, the request body cap, and the body read
+//! whole before rmcp sees it (framing errors are 4xx, malformed JSON a JSON-RPC -32700).
 //!
 //! Checks run in that order, so a browser page on a rebound name learns nothing (403)
 //! before the token is even looked at (401). rmcp validates Host and Origin again and
 //! enforces the body cap while streaming; this layer answers earlier and uniformly.
 
+use crate::edge;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -25,8 +27,10 @@ pub struct Guard {
     token: String,
     /// Host names (without port) accepted in `Host` and `Origin`, lowercase.
     hosts: Vec<String>,
-    /// Requests with a larger declared body are refused with 413.
+    /// Requests with a larger body are refused with 413.
     body_bytes_max: usize,
+    /// A body must arrive whole within this long (408 otherwise).
+    body_read_timeout_ms: u64,
 }
 
 impl Guard {
@@ -39,7 +43,18 @@ impl Guard {
                 hosts.push(h);
             }
         }
-        Guard { token: token.to_string(), hosts, body_bytes_max }
+        Guard {
+            token: token.to_string(),
+            hosts,
+            body_bytes_max,
+            body_read_timeout_ms: edge::BODY_READ_TIMEOUT_MS_DEFAULT,
+        }
+    }
+
+    /// With this body deadline.
+    pub fn with_body_read_timeout_ms(mut self, ms: u64) -> Guard {
+        self.body_read_timeout_ms = ms;
+        self
     }
 
     /// The accepted host names.
@@ -82,21 +97,59 @@ impl Guard {
     }
 }
 
-/// The axum middleware.
+/// The axum middleware: the header checks, then the body read whole (a body that breaks
+/// its framing is a 400, one that trickles a 408: never rmcp's 500), then the request is
+/// marked as being answered (the edge's idle timeout waits for a long poll). A body that
+/// is not JSON, or JSON that is no JSON-RPC message, is a 400 with a JSON-RPC error.
 pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    match guard.check(request.headers()) {
-        None => next.run(request).await,
-        Some((status, why)) => {
-            tracing::debug!(%status, why, "request refused");
-            let mut response = (status, Body::from(format!("{why}\n"))).into_response();
-            if status == StatusCode::UNAUTHORIZED {
-                response
-                    .headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"orchestrator\""));
-            }
+    if let Some((status, why)) = guard.check(request.headers()) {
+        tracing::debug!(%status, why, "request refused");
+        let mut response = (status, Body::from(format!("{why}\n"))).into_response();
+        if status == StatusCode::UNAUTHORIZED {
             response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"orchestrator\""));
         }
+        return response;
     }
+    let (parts, body) = request.into_parts();
+    let bytes = match edge::read_body(body, guard.body_bytes_max, guard.body_read_timeout_ms).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            tracing::debug!(code = e.code(), error = %e, "request body refused");
+            return e.into_response();
+        }
+    };
+    let declares_json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json")));
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let answering = edge::answering(&request);
+    let response = next.run(request).await;
+    drop(answering);
+    // rmcp answers a JSON body it cannot decode with 415; the media type was right, the
+    // content was not: that is JSON-RPC's parse error (or invalid request).
+    if declares_json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return json_rpc_error(&bytes);
+    }
+    response
+}
+
+/// JSON-RPC code of a body that is not JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC code of JSON that is not a JSON-RPC message.
+pub const INVALID_REQUEST: i64 = -32600;
+
+/// A 400 with the JSON-RPC error for an undecodable body.
+fn json_rpc_error(body: &[u8]) -> Response {
+    let (code, message) = match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(_) => (PARSE_ERROR, "Parse error: the request body is not JSON"),
+        Ok(_) => (INVALID_REQUEST, "Invalid Request: the body is JSON but not a JSON-RPC message"),
+    };
+    let error = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], error.to_string()).into_response()
 }
 
 /// The host name of a `Host` header value, lowercase, without port or brackets.

@@ -9,6 +9,12 @@
 //!   and the executor bridge at `/executor` ([`serve::serve_with_executors`], the
 //!   `bridge` crate's `BridgeSink` as the engine's sink), graceful shutdown on
 //!   SIGINT/SIGTERM; `orchestrator mcp-stdio`.
+//! - `edge.rs`: the accept loop and every connection's limits, for all routes: the
+//!   connection caps (total and per remote IP, 503 past them), hyper's header read
+//!   timeout, the idle timeout on the socket ([`edge::EdgeIo`], paused while a request is
+//!   answered), [`edge::read_body`] (framing errors are 4xx), summaries of refusals.
+//! - `logs.rs`: the subscriber with bounded lines (every field cut at 1 KiB, every line
+//!   at 4 KiB, marked), for rmcp's and every dependency's lines too.
 //! - `guard.rs`: the HTTP guard in front of `/mcp`: Host and Origin validation
 //!   (DNS-rebinding protection), the bearer token (constant-time compare), the body cap.
 //! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token`
@@ -22,8 +28,10 @@
 //! runtime shell; a reply reaches a caller only after the store acknowledged the batch.
 
 pub mod client;
+pub mod edge;
 mod engine_thread;
 pub mod guard;
+pub mod logs;
 pub mod paths;
 pub mod serve;
 pub mod status;

@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use orchestrator::paths::{URL_FILE_NAME, default_data_dir};
 use orchestrator::serve::{ExecutorOptions, LISTEN_DEFAULT, ServeOptions};
-use orchestrator::{NoExecutors, token};
+use orchestrator::{NoExecutors, edge, token};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -15,6 +15,42 @@ use std::path::PathBuf;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The edge's limits, for every route on the listener (/mcp, /executor); docs/limits.md.
+#[derive(clap::Args, Debug)]
+struct LimitFlags {
+    /// A connection waiting for a request (a fresh one, or an idle keep-alive one) is closed unless
+    /// that request's headers arrive within this many milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = edge::HEADER_READ_TIMEOUT_MS_DEFAULT)]
+    header_read_timeout_ms: u64,
+    /// A connection on which no byte moves in either direction for this many milliseconds is
+    /// closed, except while a request is being answered (an events_wait long poll). Applies to the
+    /// executor WebSocket too: keep it above twice the 20 s heartbeat.
+    #[arg(long, value_name = "MS", default_value_t = edge::IDLE_TIMEOUT_MS_DEFAULT)]
+    idle_timeout_ms: u64,
+    /// A request body must arrive whole within this many milliseconds of its headers (408 otherwise).
+    #[arg(long, value_name = "MS", default_value_t = edge::BODY_READ_TIMEOUT_MS_DEFAULT)]
+    body_read_timeout_ms: u64,
+    /// Connections open at once (MCP and executors together); past it a new connection gets a 503
+    /// and is closed.
+    #[arg(long, value_name = "N", default_value_t = edge::CONNECTIONS_MAX_DEFAULT)]
+    connections_max: usize,
+    /// Connections open at once from one IP address (all local clients share 127.0.0.1); past it, 503.
+    #[arg(long, value_name = "N", default_value_t = edge::CONNECTIONS_PER_IP_MAX_DEFAULT)]
+    connections_per_ip_max: usize,
+}
+
+impl LimitFlags {
+    fn limits(&self) -> edge::EdgeLimits {
+        edge::EdgeLimits {
+            header_read_timeout_ms: self.header_read_timeout_ms,
+            idle_timeout_ms: self.idle_timeout_ms,
+            body_read_timeout_ms: self.body_read_timeout_ms,
+            connections_max: self.connections_max,
+            connections_per_ip_max: self.connections_per_ip_max,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -47,6 +83,8 @@ enum Command {
         /// Accept this Origin prefix at /executor besides chrome-extension:// and moz-extension:// (repeatable).
         #[arg(long = "executor-allow-origin", value_name = "PREFIX")]
         executor_allow_origins: Vec<String>,
+        #[command(flatten)]
+        limits: LimitFlags,
     },
     /// Serve the same MCP tools over stdin/stdout, for clients that start the server themselves.
     /// Uses the data directory exclusively: do not run it next to `serve` on the same directory.
@@ -100,9 +138,7 @@ enum StoreCommand {
 }
 
 fn init_logs(level: &str) -> anyhow::Result<()> {
-    let filter = tracing_subscriber::EnvFilter::try_new(level).with_context(|| format!("bad --log-level {level}"))?;
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
-    Ok(())
+    orchestrator::logs::init(level).with_context(|| format!("bad --log-level {level}"))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -117,6 +153,7 @@ fn main() -> anyhow::Result<()> {
             executor_token,
             executor_allow_remote,
             executor_allow_origins,
+            limits,
         } => {
             init_logs(&log_level)?;
             let options = ServeOptions {
@@ -124,6 +161,7 @@ fn main() -> anyhow::Result<()> {
                 listen,
                 token: mcp_token,
                 allow_hosts,
+                limits: limits.limits(),
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {

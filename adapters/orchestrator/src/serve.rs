@@ -1,11 +1,11 @@
 //! `orchestrator serve` (MCP over streamable HTTP) and `orchestrator mcp-stdio`.
 
+use crate::edge::{self, EdgeLimits};
 use crate::engine_thread::EngineThread;
 use crate::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
 use crate::paths::URL_FILE_NAME;
 use crate::token::{self, TokenSource};
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use mcp::{McpConfig, OrchestratorMcp};
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -37,6 +37,8 @@ pub struct ServeOptions {
     pub token: Option<String>,
     /// Host names accepted besides loopback (for use behind a tunnel).
     pub allow_hosts: Vec<String>,
+    /// Timeouts and connection caps at the edge, for every route.
+    pub limits: EdgeLimits,
 }
 
 /// The executor bridge's options (`/executor`, docs/protocol/executor.md).
@@ -116,6 +118,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(&options.data_dir)
         .with_context(|| format!("cannot create data directory {}", options.data_dir.display()))?;
+    options.limits.validate()?;
     let (token, source) = token::resolve(options.token.as_deref(), &options.data_dir)?;
     let mut engine = EngineThread::start(&options.data_dir, sink).await?;
     let listener = match tokio::net::TcpListener::bind(options.listen).await {
@@ -132,7 +135,10 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         tracing::warn!(file = %url_file.display(), error = %e, "cannot record the MCP URL for `orchestrator status`");
     }
 
-    let guard = Arc::new(Guard::new(&token, &options.allow_hosts, REQUEST_BODY_BYTES_MAX));
+    let guard = Arc::new(
+        Guard::new(&token, &options.allow_hosts, REQUEST_BODY_BYTES_MAX)
+            .with_body_read_timeout_ms(options.limits.body_read_timeout_ms),
+    );
     let (stopping_tx, stopping_rx) = watch::channel(false);
     let streams = CancellationToken::new();
     let http_config = StreamableHttpServerConfig::default()
@@ -189,17 +195,8 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     tracing::info!(%url, data_dir = %options.data_dir.display(), "serving MCP");
 
     let accept = CancellationToken::new();
-    // Answers are streamed (SSE) in several writes: without TCP_NODELAY, Nagle's
-    // algorithm and the client's delayed ACK add about 40 ms to every call.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    // With the peer's address, for the executor endpoint's loopback check.
-    let app = app.into_make_service_with_connect_info::<SocketAddr>();
-    let server =
-        tokio::spawn(axum::serve(listener, app).with_graceful_shutdown(accept.clone().cancelled_owned()).into_future());
+    // Every route on the listener gets the edge's timeouts and caps (edge.rs).
+    let server = tokio::spawn(edge::serve(listener, app, options.limits, accept.clone()));
     let engine_failure = tokio::select! {
         () = shutdown => None,
         result = engine.stopped() => Some(result.err().unwrap_or_else(|| anyhow::anyhow!("the engine stopped"))),
@@ -218,8 +215,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         server.await
     };
     match tokio::time::timeout(Duration::from_millis(DRAIN_MS_MAX), drained).await {
-        Ok(Ok(Ok(()))) => {}
-        Ok(Ok(Err(e))) => tracing::warn!(error = %e, "the HTTP server ended with an error"),
+        Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::warn!(error = %e, "the HTTP server task failed"),
         Err(_) => tracing::warn!("requests still in flight after {DRAIN_MS_MAX} ms; stopping anyway"),
     }

@@ -283,7 +283,11 @@ export const DAEMON_MESSAGE_TYPES = Object.keys(DAEMON_MESSAGES);
 /** The canonical form of a message object of one direction, or a WireError. */
 function canonical(schemas, message) {
   jsonObject(message, 'message');
-  if (message.v === undefined) malformed('v', 'missing');
+  // A version is a number: a `v` that is not one claims no version, so the message is
+  // MALFORMED like any that fits no schema; another number is another protocol
+  // (docs/protocol/fixtures/rules/version.json).
+  if (message.v === undefined || message.v === null) malformed('v', 'missing');
+  if (typeof message.v !== 'number') malformed('v', `must be a number (the protocol version), not ${JSON.stringify(message.v)}`);
   if (message.v !== PROTOCOL_VERSION) {
     throw new WireError('UNSUPPORTED_VERSION', `unsupported protocol version ${JSON.stringify(message.v)} (this extension speaks v${PROTOCOL_VERSION})`);
   }

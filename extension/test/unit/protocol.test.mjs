@@ -75,9 +75,9 @@ test('malformed frames are rejected with a clear, typed error', () => {
   rejects('{"v":1,"type":"operator.result","actionId":"a","ok":"yes"}', 'MALFORMED', /operator\.result\.ok: expected true or false/);
 });
 
-test('another version is UNSUPPORTED_VERSION; an oversized frame is TOO_LARGE; a binary frame is MALFORMED', () => {
+test('another version number is UNSUPPORTED_VERSION, a v that is not a number MALFORMED; an oversized frame is TOO_LARGE; a binary frame is MALFORMED', () => {
   rejects('{"v":2,"type":"welcome"}', 'UNSUPPORTED_VERSION', /unsupported protocol version 2/);
-  rejects('{"v":"1","type":"welcome"}', 'UNSUPPORTED_VERSION', /"1"/);
+  rejects('{"v":"1","type":"welcome"}', 'MALFORMED', /v: must be a number.*"1"/);
   rejects(`{"v":1,"type":"heartbeat","pad":"${'x'.repeat(MESSAGE_BYTES_MAX)}"}`, 'TOO_LARGE', /more than 1048576 bytes/, decodeExecutorMessage);
   assert.throws(() => decodeDaemonMessage(new Uint8Array([1])), (e) => e.code === 'MALFORMED' && /text frame/.test(e.message));
 });
@@ -116,4 +116,18 @@ test('the operator query pair: operator.query out, operator.data in (ok and erro
   const refused = '{"v":1,"type":"operator.data","queryId":"q-2","ok":false,"error":{"code":"UNKNOWN_WORKER","message":"no worker wrk-99"}}';
   assert.deepEqual(decodeDaemonMessage(refused).error, { code: 'UNKNOWN_WORKER', message: 'no worker wrk-99' });
   rejects('{"v":1,"type":"operator.data","queryId":"q-3","ok":true,"data":[1]}', 'MALFORMED', /operator\.data\.data: expected an object/);
+});
+
+test('the version rule cases (fixtures/rules/version.json) get the same codes here', () => {
+  const rule = JSON.parse(readFileSync(`${FIXTURES}rules/version.json`, 'utf8'));
+  assert.ok(rule.cases.length >= 10);
+  for (const { frame, code } of rule.cases) {
+    for (const decode of [decodeExecutorMessage, decodeDaemonMessage]) {
+      if (code === null) {
+        if (decode === decodeExecutorMessage) assert.equal(decode(frame).type, 'heartbeat', frame);
+        continue;
+      }
+      assert.throws(() => decode(frame), (e) => e instanceof WireError && e.code === code, `${frame} is ${code}`);
+    }
+  }
 });

@@ -641,7 +641,8 @@ pub struct ProtocolError {
 pub enum ProtocolErrorCode {
     /// Not JSON, or JSON that does not fit any message. The connection stays open.
     Malformed,
-    /// `v` (or `hello.protocol`) is missing or not a version the daemon speaks. Closes.
+    /// `v` (or `hello.protocol`) is a number but not a version the daemon speaks. Closes.
+    /// (A `v` that is missing or not a number is `Malformed`: it claims no version.)
     UnsupportedVersion,
     /// Larger than `messageBytesMax`. Closes.
     TooLarge,

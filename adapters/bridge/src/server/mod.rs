@@ -33,6 +33,14 @@ use tokio::sync::mpsc;
 pub const OUTGOING_QUEUED_MAX: usize = 1_024;
 /// A connection that sends nothing for this long is closed (a silent power loss).
 pub const IDLE_MS_MAX: u64 = 60_000;
+/// A connection that has not said `hello` this long after the upgrade is closed (the
+/// extension says it at once; the slot is for executors that hold the token).
+pub const HELLO_MS_MAX: u64 = 10_000;
+/// Protocol errors on one connection after the first of each code are counted and
+/// logged as one line per this interval.
+pub const ERROR_LOG_INTERVAL_MS: u64 = 10_000;
+/// Characters of an offending frame quoted in its log line.
+const EXCERPT_CHARS_MAX: usize = 120;
 
 /// Origins allowed by default: browser extensions only.
 pub const ORIGIN_PREFIXES_DEFAULT: [&str; 2] = ["chrome-extension://", "moz-extension://"];
@@ -48,6 +56,8 @@ pub struct BridgeConfig {
     pub origin_prefixes: Vec<String>,
     /// Close connections silent for this long.
     pub idle_ms_max: u64,
+    /// Close connections that have not said `hello` this long after the upgrade.
+    pub hello_ms_max: u64,
 }
 
 impl BridgeConfig {
@@ -58,6 +68,7 @@ impl BridgeConfig {
             allow_remote: false,
             origin_prefixes: ORIGIN_PREFIXES_DEFAULT.iter().map(|s| s.to_string()).collect(),
             idle_ms_max: IDLE_MS_MAX,
+            hello_ms_max: HELLO_MS_MAX,
         }
     }
 
@@ -91,13 +102,42 @@ pub struct Bridge {
     /// Turns true when the daemon stops: connections close with "going away" so that
     /// executors reconnect to the next daemon at once.
     stopping: Option<tokio::sync::watch::Receiver<bool>>,
+    /// Refused upgrades, logged at most once per interval.
+    refusals: Arc<Throttle>,
+}
+
+/// At most one log line per [`ERROR_LOG_INTERVAL_MS`] for a repeated event, with the
+/// count of the occurrences that were not logged.
+#[derive(Debug, Default)]
+struct Throttle {
+    /// When a line was last written, and how many occurrences went unlogged since.
+    state: std::sync::Mutex<(Option<Instant>, u64)>,
+}
+
+impl Throttle {
+    /// `Some(unlogged since the last line)` when this occurrence gets a line.
+    fn admit(&self) -> Option<u64> {
+        let now = Instant::now();
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match state.0 {
+            Some(at) if now.duration_since(at) < Duration::from_millis(ERROR_LOG_INTERVAL_MS) => {
+                state.1 += 1;
+                None
+            }
+            _ => {
+                let unlogged = state.1;
+                *state = (Some(now), 0);
+                Some(unlogged)
+            }
+        }
+    }
 }
 
 impl Bridge {
     /// An endpoint feeding `handle`, registering connections in `registry` (the one the
     /// engine's [`BridgeSink`] reads).
     pub fn new(config: BridgeConfig, registry: Registry, handle: runtime::Handle) -> Bridge {
-        Bridge { config: Arc::new(config), registry, handle, stopping: None }
+        Bridge { config: Arc::new(config), registry, handle, stopping: None, refusals: Arc::default() }
     }
 
     /// Closes every connection when `stopping` turns true.
@@ -122,12 +162,24 @@ async fn upgrade(
 ) -> Response {
     let peer = peer.map(|axum::Extension(ConnectInfo(addr))| addr);
     if !bridge.config.peer_allowed(peer) {
-        tracing::warn!(?peer, "executor connection refused: not a loopback peer");
+        if let Some(unlogged) = bridge.refusals.admit() {
+            tracing::warn!(
+                ?peer,
+                unlogged,
+                "executor connection refused: not a loopback peer (one line per 10 s; `unlogged` refusals since the last)"
+            );
+        }
         return (StatusCode::FORBIDDEN, "executor connections are accepted from loopback only\n").into_response();
     }
     let origin = headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or(""));
     if !bridge.config.origin_allowed(origin) {
-        tracing::warn!(?origin, "executor connection refused: origin not allowed");
+        if let Some(unlogged) = bridge.refusals.admit() {
+            tracing::warn!(
+                ?origin,
+                unlogged,
+                "executor connection refused: origin not allowed (one line per 10 s; `unlogged` refusals since the last)"
+            );
+        }
         return (StatusCode::FORBIDDEN, "this origin may not connect to the executor endpoint\n").into_response();
     }
     // The transport's own cap is above the session's, so that a frame slightly over the
@@ -148,8 +200,16 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
     let started = Instant::now();
     let mut stopping = bridge.stopping.clone();
     let idle = Duration::from_millis(bridge.config.idle_ms_max);
+    let hello_by = tokio::time::Instant::now() + Duration::from_millis(bridge.config.hello_ms_max);
+    let mut errors = ErrorLog::default();
     tracing::debug!(conn, ?peer, "executor connected");
     loop {
+        // Before the hello, the hello deadline; after it, the silence limit.
+        let wait = if session.executor().is_some() {
+            idle
+        } else {
+            hello_by.saturating_duration_since(tokio::time::Instant::now()).min(idle)
+        };
         let frame = tokio::select! {
             biased;
             () = stopped(&mut stopping) => {
@@ -178,11 +238,18 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
                     None => break,
                 }
             }
-            frame = tokio::time::timeout(idle, socket.recv()) => frame,
+            () = tokio::time::sleep_until(errors.window.map_or_else(tokio::time::Instant::now, |(_, end)| end)), if errors.window.is_some() => {
+                errors.flush(conn, session.executor());
+                continue;
+            }
+            frame = tokio::time::timeout(wait, socket.recv()) => frame,
         };
         let text = match frame {
             Err(_) => {
-                tracing::info!(conn, executor = ?session.executor(), "executor silent too long; closing");
+                match session.executor() {
+                    Some(executor) => tracing::info!(conn, %executor, "executor silent too long; closing"),
+                    None => tracing::debug!(conn, ?peer, "no hello in time; closing"),
+                }
                 break;
             }
             Ok(None) | Ok(Some(Err(_))) | Ok(Some(Ok(Message::Close(_)))) => break,
@@ -238,8 +305,7 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
         }
         for reply in &step.replies {
             if let DaemonMessage::ProtocolError(e) = reply {
-                let excerpt: String = text.chars().take(120).collect();
-                tracing::warn!(conn, ?peer, executor = ?session.executor(), code = ?e.code, detail = %e.detail, excerpt, "executor protocol error");
+                errors.record(conn, peer, session.executor(), e, text.as_str());
             }
             if socket.send(Message::Text(encode(reply).into())).await.is_err() {
                 engine_gone = true;
@@ -253,11 +319,82 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
     if let Some(task) = summaries {
         task.abort();
     }
+    errors.flush(conn, session.executor());
     let still_current = session.executor().is_some_and(|e| bridge.registry.unregister(e, conn));
     if let Some(input) = session.on_close(still_current) {
         let _ = bridge.handle.executor(input).await;
     }
     tracing::debug!(conn, "executor connection ended");
+}
+
+/// One connection's protocol errors for the log: the first of each code in an interval
+/// is logged in full, the rest are counted and summarized once the interval is over (or
+/// the connection ends), so that a flood of 20,000 bad frames costs a few lines.
+#[derive(Debug, Default)]
+struct ErrorLog {
+    /// Errors counted but not logged yet, by code, in order of first appearance.
+    counted: Vec<(ProtocolErrorCode, u64)>,
+    /// Codes already logged in full in this interval.
+    logged: Vec<ProtocolErrorCode>,
+    /// When the interval started and when it ends (set while it runs).
+    window: Option<(tokio::time::Instant, tokio::time::Instant)>,
+}
+
+impl ErrorLog {
+    fn record(
+        &mut self,
+        conn: u64,
+        peer: Option<SocketAddr>,
+        executor: Option<&engine::ids::ExecutorId>,
+        error: &ProtocolError,
+        frame: &str,
+    ) {
+        if self.window.is_none() {
+            let now = tokio::time::Instant::now();
+            self.window = Some((now, now + Duration::from_millis(ERROR_LOG_INTERVAL_MS)));
+        }
+        if !self.logged.contains(&error.code) {
+            self.logged.push(error.code);
+            let excerpt = excerpt(frame);
+            tracing::warn!(conn, ?peer, executor = ?executor, code = ?error.code, detail = %error.detail, excerpt, "executor protocol error (more of this code in the next 10 s are counted, not logged)");
+            return;
+        }
+        match self.counted.iter_mut().find(|(code, _)| *code == error.code) {
+            Some((_, n)) => *n += 1,
+            None => self.counted.push((error.code, 1)),
+        }
+    }
+
+    /// Logs the counts of the interval that ended and starts afresh.
+    fn flush(&mut self, conn: u64, executor: Option<&engine::ids::ExecutorId>) {
+        let who = executor.map_or_else(|| format!("connection {conn}"), |e| format!("executor {e}"));
+        let seconds = self.window.map_or(0.0, |(started, _)| started.elapsed().as_secs_f64());
+        for (code, n) in self.counted.drain(..) {
+            let code = serde_json::to_string(&code).unwrap_or_default();
+            let code = code.trim_matches('"');
+            tracing::warn!(
+                conn,
+                code,
+                frames = n,
+                "dropped {n} more {code} frames from {who} in the last {seconds:.1} s"
+            );
+        }
+        self.logged.clear();
+        self.window = None;
+    }
+}
+
+/// What of an offending frame goes into a log line: its start, unless it holds a token
+/// (a `hello` with a near-miss token must not leak it into the log).
+fn excerpt(frame: &str) -> String {
+    if frame.contains("token") {
+        return format!("<{} bytes, not quoted: the frame mentions a token>", frame.len());
+    }
+    let mut excerpt: String = frame.chars().take(EXCERPT_CHARS_MAX).collect();
+    if excerpt.len() < frame.len() {
+        excerpt.push('…');
+    }
+    excerpt
 }
 
 /// Completes once `stopping` is true (never without a receiver, or once its sender is gone

@@ -36,6 +36,7 @@ impl Daemon {
             listen: "127.0.0.1:0".parse().expect("addr"),
             token: Some(MCP_TOKEN.into()),
             allow_hosts: vec![],
+            limits: Default::default(),
         };
         let executors = ExecutorOptions { token: Some(EXECUTOR_TOKEN.into()), ..ExecutorOptions::default() };
         let (stop, stopped) = oneshot::channel::<()>();
