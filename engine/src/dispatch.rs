@@ -106,7 +106,16 @@ impl Engine {
             None => w.pause_after_turn && !operator,
         };
         let manual = self.effective_policy(w).0.mode == crate::policy::Mode::Manual && a.origin == Origin::Scheduler;
-        run_active && !w.lifecycle.is_terminal() && w.human.is_none() && w.dependency.is_none() && !paused && !manual
+        // A held worker's command is withdrawn too: nothing may be typed while a page
+        // shows a limit or a dialog (the wake comes back and waits for the hold to lift).
+        let held = self.held(w);
+        run_active
+            && !w.lifecycle.is_terminal()
+            && w.human.is_none()
+            && w.dependency.is_none()
+            && !paused
+            && !manual
+            && !held
     }
 
     /// Withdraws the worker's in-flight continuation if it is no longer wanted
@@ -145,6 +154,9 @@ impl Engine {
     pub(crate) fn inspect(&mut self, id: WorkerId) {
         let now = self.now;
         let w = &self.state.workers[&id];
+        if self.held(w) {
+            return;
+        }
         let (Some(b), Some(aid)) = (&w.binding, w.turn) else { return };
         let Some(executor) = b.executor.clone() else { return };
         let a = &self.state.attempts[&aid];
@@ -239,7 +251,11 @@ impl Engine {
         let w = self.state.workers.get(&worker)?;
         match w.binding.as_ref().and_then(|b| b.executor.clone()) {
             Some(e) => self.volatile.executors.contains_key(&e).then_some(e),
-            None => self.volatile.executors.keys().next().cloned(),
+            // Not one whose account is held, when another is connected.
+            None => {
+                let mut connected = self.volatile.executors.keys();
+                connected.clone().find(|e| !self.executor_held(e)).or_else(|| connected.next()).cloned()
+            }
         }
     }
 

@@ -65,6 +65,8 @@ pub(crate) struct State {
     pub messages: DenseMap<MessageId, Message>,
     /// The most recent events (older ones live only in the store).
     pub events: VecDeque<Event>,
+    /// Account-wide holds and dialog headings (one record).
+    pub holds: PageHolds,
 }
 
 /// A connected executor, as far as this process knows. Lost on restart by design:
@@ -98,6 +100,8 @@ pub(crate) struct Volatile {
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     pub meta: bool,
+    /// The page-holds record changed.
+    pub holds: bool,
     pub runs: Vec<RunId>,
     pub specs: Vec<WorkerId>,
     pub workers: Vec<WorkerId>,
@@ -145,6 +149,7 @@ impl Engine {
                 attempts: DenseMap::default(),
                 messages: DenseMap::default(),
                 events: VecDeque::new(),
+                holds: PageHolds::default(),
             },
             config,
             index: Index::default(),
@@ -174,9 +179,11 @@ impl Engine {
         self.out.pop_front()
     }
 
-    /// When the engine next needs a `Tick`, if ever.
+    /// When the engine next needs a `Tick`, if ever: a worker's timer, or the moment an
+    /// account-wide hold lifts.
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.index.next_timer()
+        let lift = self.state.holds.accounts.values().map(|h| h.until).min();
+        [self.index.next_timer(), lift].into_iter().flatten().min()
     }
 
     /// The time of the latest input.
@@ -234,6 +241,7 @@ impl Engine {
     pub fn recover(config: EngineConfig, records: impl IntoIterator<Item = Record>) -> Result<Engine, RecoveryError> {
         let mut engine = Engine::new(config);
         let mut meta = None;
+        let mut holds = None;
         let (mut runs, mut workers, mut attempts, mut messages) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
         let mut events: BTreeMap<Cursor, Event> = BTreeMap::new();
@@ -248,6 +256,7 @@ impl Engine {
                 Record::Worker(w) => workers.push(w),
                 Record::Attempt(a) => attempts.push(a),
                 Record::Message(m) => messages.push(m),
+                Record::Holds(h) => holds = Some(h),
                 Record::Event(e) => {
                     events.insert(e.cursor, e);
                     if events.len() > retained {
@@ -256,8 +265,12 @@ impl Engine {
                 }
             }
         }
-        let empty =
-            runs.is_empty() && workers.is_empty() && attempts.is_empty() && messages.is_empty() && events.is_empty();
+        let empty = runs.is_empty()
+            && workers.is_empty()
+            && attempts.is_empty()
+            && messages.is_empty()
+            && events.is_empty()
+            && holds.is_none();
         let meta = match meta {
             Some(m) => m,
             None if empty => return Ok(engine),
@@ -290,6 +303,7 @@ impl Engine {
             s.messages.insert(m.id, m);
         }
         s.events = events.into_values().collect();
+        s.holds = holds.unwrap_or_default();
         engine.check_references()?;
         engine.rebuild_index();
         Ok(engine)
@@ -435,6 +449,7 @@ impl Engine {
         settle(&mut p.messages);
         let s = &self.state;
         let count = usize::from(p.meta)
+            + usize::from(p.holds)
             + p.runs.len()
             + p.specs.len()
             + p.workers.len()
@@ -453,10 +468,14 @@ impl Engine {
             records.extend(p.workers.drain(..).filter_map(|id| s.workers.get(&id)).cloned().map(Record::Worker));
             records.extend(p.attempts.drain(..).filter_map(|id| s.attempts.get(&id)).cloned().map(Record::Attempt));
             records.extend(p.messages.drain(..).filter_map(|id| s.messages.get(&id)).cloned().map(Record::Message));
+            if p.holds {
+                records.push(Record::Holds(s.holds.clone()));
+            }
             records.extend(p.events.drain(..).map(Record::Event));
             self.out.push_back(Effect::Persist(Batch { records }));
         }
         p.meta = false;
+        p.holds = false;
         self.out.extend(p.effects.drain(..));
     }
 

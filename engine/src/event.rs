@@ -205,6 +205,22 @@ pub enum EventKind {
         /// The parser's stable code.
         code: Arc<str>,
     },
+    /// The worker is held by what a page shows: an account's usage or rate limit (until a
+    /// time), or a dialog over its conversation (until a later state). Appended last:
+    /// stored events keep their encoding.
+    WorkerHeld {
+        /// Usage limit, rate limit or dialog.
+        reason: HoldReason,
+        /// When an account hold lifts by itself (`None` for a dialog).
+        until: Option<Timestamp>,
+        /// The page's words (untrusted, capped).
+        detail: Option<Arc<str>>,
+    },
+    /// The hold is over: the limit's time came, or the dialog is gone.
+    WorkerHoldLifted {
+        /// Which hold.
+        reason: HoldReason,
+    },
 }
 
 impl EventKind {
@@ -243,6 +259,8 @@ impl EventKind {
             EventKind::BindingVerified { .. } => "binding.verified",
             EventKind::BindingLost { .. } => "binding.lost",
             EventKind::ConversationError { .. } => "conversation.error",
+            EventKind::WorkerHeld { .. } => "worker.held",
+            EventKind::WorkerHoldLifted { .. } => "worker.hold_lifted",
             EventKind::MessageSent { .. } => "message.sent",
             EventKind::SteeringRecorded { .. } => "steering.recorded",
             EventKind::BlockReported { .. } => "block.reported",

@@ -8,6 +8,8 @@ use crate::input::*;
 use crate::limits::ERROR_DETAIL_BYTES_MAX;
 use crate::model::*;
 use crate::validate::truncate_detail;
+use crate::holds::DIALOG;
+use crate::time::Timestamp;
 use crate::wake::WakeReason;
 use std::sync::Arc;
 
@@ -191,19 +193,33 @@ impl Engine {
         if previous == observation.state && !force && !idle_again {
             return; // coalesced duplicate: one report per real transition
         }
+        if observation.state == DIALOG && previous != DIALOG {
+            // The stall clock stops while the dialog shows: count the turn up to now.
+            self.end_running_segment(id);
+        }
+        let b = self.state.workers.get_mut(&id).and_then(|w| w.binding.as_mut()).expect("binding exists");
         b.state_seq = observation.seq;
         if previous != observation.state {
             b.state = observation.state;
             b.state_since = now;
         }
         self.touch_worker(id);
+        if observation.state != DIALOG {
+            if previous == DIALOG {
+                self.dialog_gone(id);
+            } else {
+                self.forget_dialog(id);
+            }
+        }
         match observation.state {
             ConversationState::Generating => self.observed_generating(id, observation.seq, false),
             ConversationState::Idle | ConversationState::Ready => {
                 let was_idle = matches!(previous, ConversationState::Idle | ConversationState::Ready);
                 self.observed_idle(id, observation.seq, was_idle, observation.block.as_deref());
             }
-            ConversationState::Error(kind) => self.observed_error(id, kind, previous),
+            ConversationState::Error(kind) => {
+                self.observed_error(id, kind, previous, observation.until, observation.detail)
+            }
             ConversationState::Closed => self.lose_binding(id, ConversationState::Closed),
             ConversationState::Unknown => {}
         }
@@ -321,8 +337,18 @@ impl Engine {
         }
     }
 
-    fn observed_error(&mut self, id: WorkerId, kind: ErrorKind, previous: ConversationState) {
+    /// The page shows an error card (or a limit, a check, a dialog): `until` and
+    /// `detail` are the page's reset time and words, when it gave them.
+    fn observed_error(
+        &mut self,
+        id: WorkerId,
+        kind: ErrorKind,
+        previous: ConversationState,
+        until: Option<Timestamp>,
+        detail: Option<Arc<str>>,
+    ) {
         let run = self.state.workers[&id].run;
+        let executor = self.state.workers[&id].binding.as_ref().and_then(|b| b.executor.clone());
         if previous != ConversationState::Error(kind) {
             self.emit(run, Some(id), None, EventKind::ConversationError { kind });
         }
@@ -350,13 +376,34 @@ impl Engine {
                 let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
                 self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
             }
-            ErrorKind::UsageLimit | ErrorKind::LoginRequired | ErrorKind::Generic => {
+            // A dialog never ends the turn: it may go on underneath.
+            ErrorKind::BlockedByDialog => self.dialog_shown(id, previous, detail),
+            ErrorKind::UsageLimit
+            | ErrorKind::RateLimited
+            | ErrorKind::SuspiciousActivity
+            | ErrorKind::Challenge
+            | ErrorKind::LoginRequired
+            | ErrorKind::Generic => {
                 if let Some(aid) = open {
                     let running =
                         matches!(self.state.attempts[&aid].state, AttemptState::Submitted | AttemptState::Generating);
                     if running {
                         self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::PageError, Some(kind.as_str()));
                     }
+                }
+                let Some(executor) = executor else { return };
+                match kind {
+                    ErrorKind::UsageLimit if until.is_none() => {
+                        let detail = "ChatGPT's usage limit was reached and the page names no reset time. Resume once it is over.";
+                        self.pause_account(&executor, PauseReason::UsageLimit, detail);
+                    }
+                    ErrorKind::UsageLimit => self.hold_account(&executor, HoldReason::UsageLimit, until, detail),
+                    ErrorKind::RateLimited => self.hold_account(&executor, HoldReason::RateLimited, until, detail),
+                    kind if kind.needs_account_check() => {
+                        let detail = account_check_detail(kind);
+                        self.pause_account(&executor, PauseReason::AccountCheck, detail);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -384,6 +431,7 @@ impl Engine {
         b.state_since = now;
         let run = w.run;
         self.touch_worker(id);
+        self.forget_dialog(id);
         self.emit(run, Some(id), None, EventKind::BindingLost { why });
         if let Some(aid) = self.open_turn(id).map(|a| a.id) {
             self.close_attempt(
@@ -628,6 +676,15 @@ impl Engine {
         }
         self.touch_worker(id);
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionEnded { state, outcome });
+    }
+}
+
+/// The actionable sentence of an account-check pause.
+fn account_check_detail(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::SuspiciousActivity => "ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume.",
+        ErrorKind::Challenge => "ChatGPT showed a human check ('Verify you are human'). Complete it in the browser, then resume.",
+        _ => "ChatGPT is logged out. Log in in the browser, then resume.",
     }
 }
 

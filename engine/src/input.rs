@@ -90,6 +90,11 @@ pub struct Observation {
     pub seq: u64,
     /// The tail of the last assistant turn's end-of-response block, when idle (untrusted).
     pub block: Option<String>,
+    /// With a usage or rate limit: when the page says it lifts, if it names a time.
+    pub until: Option<crate::time::Timestamp>,
+    /// Page text for people (a dialog's heading, a limit notice): untrusted, capped at
+    /// [`crate::limits::PAGE_DETAIL_CHARS_MAX`] characters by the adapter that decoded it.
+    pub detail: Option<Arc<str>>,
 }
 
 /// How far an executor got with a command (spec 000 §12.4).

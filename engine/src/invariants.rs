@@ -32,7 +32,38 @@ impl Engine {
         }
         self.check_runs()?;
         self.check_events()?;
+        self.check_holds()?;
         self.check_index()
+    }
+
+    /// Page holds: bounded, each lifting no earlier than it began and no later than the
+    /// clamp allows; a dialog heading belongs to a worker whose page shows a dialog, and
+    /// a held worker has no command in flight that nobody holds (it was withdrawn).
+    fn check_holds(&self) -> Result<(), InvariantViolation> {
+        let holds = &self.state.holds;
+        if holds.accounts.len() > crate::limits::ACCOUNT_HOLDS_COUNT_MAX {
+            return violated("holds_bounded", format!("{} account holds", holds.accounts.len()));
+        }
+        for (e, h) in &holds.accounts {
+            let latest = h.since.max(self.now).plus_ms(crate::limits::ACCOUNT_HOLD_MS_MAX);
+            if h.until < h.since || h.until > latest || h.reason == HoldReason::BlockedByDialog {
+                return violated("account_hold", format!("{e}: {h:?}"));
+            }
+        }
+        for id in holds.dialogs.keys() {
+            let shown = self.state.workers.get(id).is_some_and(|w| {
+                w.binding.as_ref().is_some_and(|b| b.state == ConversationState::Error(ErrorKind::BlockedByDialog))
+            });
+            if !shown {
+                return violated("dialog_heading", format!("{id} keeps a heading with no dialog shown"));
+            }
+        }
+        for w in self.state.workers.values().filter(|w| self.held(w)) {
+            if let Some(a) = w.in_flight.filter(|a| self.volatile.never_sent.contains(a)) {
+                return violated("held_in_flight", format!("{}: {a} is in flight while held", w.id));
+            }
+        }
+        Ok(())
     }
 
     fn check_worker(&self, w: &Worker) -> Result<(), InvariantViolation> {

@@ -10,6 +10,7 @@
 //! - `scheduler.rs`: the ten-step evaluation of spec 000 §10.2, the anti-spam floor,
 //!   keepalive jitter and the stall guard. `dispatch.rs`: attempts and executor commands.
 //! - `executor.rs`: executor reports (hello, bindings, states, command results).
+//! - `holds.rs`: holds from what pages show (usage and rate limits, account checks, dialogs).
 //! - `prompt/`: versioned prompts. `block.rs`: the end-of-response block parser.
 //! - `invariants.rs`: `Engine::check_invariants`, called after every input in tests.
 //!
@@ -23,6 +24,7 @@ pub mod effect;
 mod engine;
 pub mod event;
 mod executor;
+mod holds;
 pub mod ids;
 mod index;
 pub mod input;

@@ -71,3 +71,15 @@ pub const DELIVERY_RETRY_BACKOFF_MS_DEFAULT: u64 = 30 * SECOND_MS;
 pub const DELIVERY_FAILURES_COUNT_MAX_DEFAULT: u32 = 5;
 /// Recent events the engine keeps in memory for `events_after`; older ones live in the store.
 pub const EVENTS_RETAINED_COUNT_DEFAULT: usize = 4_096;
+
+/// How long a "Too many requests" hold lasts when the page names no time.
+pub const RATE_LIMIT_DEFAULT_HOLD_MS: u64 = 15 * MINUTE_MS;
+/// The furthest a page's reset time may hold an account: a later one is clamped to this
+/// (a misparsed date must not hold workers for months).
+pub const ACCOUNT_HOLD_MS_MAX: u64 = 8 * 24 * HOUR_MS;
+/// Executors with an account-wide hold at once; a hold beyond it replaces the one that
+/// lifts soonest (executors are a person's browsers: a handful).
+pub const ACCOUNT_HOLDS_COUNT_MAX: usize = 64;
+/// Longest page text (a dialog's heading, a limit notice) kept with a page state, in
+/// characters.
+pub const PAGE_DETAIL_CHARS_MAX: usize = 200;

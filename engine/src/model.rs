@@ -177,6 +177,12 @@ pub enum PauseReason {
     AmbiguousSubmission,
     /// Several consecutive deliveries definitely failed.
     DeliveryFailing,
+    /// The executor's page showed a usage limit that names no reset time: a person
+    /// resumes once it is over (never a retry loop).
+    UsageLimit,
+    /// The executor's page showed "Suspicious activity detected", a human check
+    /// (challenge) or a logged-out page: a person must look at the browser first.
+    AccountCheck,
 }
 
 impl PauseReason {
@@ -188,6 +194,8 @@ impl PauseReason {
             PauseReason::HostUiChanged => "host_ui_changed",
             PauseReason::AmbiguousSubmission => "ambiguous_submission",
             PauseReason::DeliveryFailing => "delivery_failing",
+            PauseReason::UsageLimit => "usage_limit",
+            PauseReason::AccountCheck => "account_check",
         }
     }
 }
@@ -258,10 +266,20 @@ pub enum ErrorKind {
     HostUiChanged,
     /// A usage limit: a boundary to respect, not to work around.
     UsageLimit,
-    /// Logged out or a challenge page: a person must act.
+    /// Logged out: a person must log in (account-wide hard stop).
     LoginRequired,
     /// Any other error card ("Something went wrong").
     Generic,
+    /// ChatGPT's "Too many requests" dialog: an account-wide hold until it lifts.
+    RateLimited,
+    /// "Suspicious activity detected": an account-wide hard stop until a person resumes.
+    SuspiciousActivity,
+    /// A Cloudflare challenge ("Just a moment...", "Verify you are human"): an
+    /// account-wide hard stop until a person resumes.
+    Challenge,
+    /// An unknown modal dialog over this conversation, which the executor never
+    /// dismisses: nothing is typed until a later report shows the page without it.
+    BlockedByDialog,
 }
 
 impl ErrorKind {
@@ -274,8 +292,80 @@ impl ErrorKind {
             ErrorKind::UsageLimit => "usage_limit",
             ErrorKind::LoginRequired => "login_required",
             ErrorKind::Generic => "generic",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::SuspiciousActivity => "suspicious_activity",
+            ErrorKind::Challenge => "challenge",
+            ErrorKind::BlockedByDialog => "blocked_by_dialog",
         }
     }
+    /// Whether a page showing this error takes nothing typed into it, not even an
+    /// operator's explicit turn: the page is the truth about limits, account checks and
+    /// dialogs.
+    pub fn stops_typing(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::UsageLimit
+                | ErrorKind::RateLimited
+                | ErrorKind::SuspiciousActivity
+                | ErrorKind::Challenge
+                | ErrorKind::LoginRequired
+                | ErrorKind::BlockedByDialog
+        )
+    }
+    /// Whether the error stops the whole account (every worker on that executor) until
+    /// a person resumes.
+    pub fn needs_account_check(self) -> bool {
+        matches!(self, ErrorKind::SuspiciousActivity | ErrorKind::Challenge | ErrorKind::LoginRequired)
+    }
+}
+
+/// Why a worker is held: waiting on something that lifts by itself (a limit's reset
+/// time, a later page state), not a pause a person clears.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HoldReason {
+    /// The account's usage limit, until the reset time the page named.
+    UsageLimit,
+    /// ChatGPT's "Too many requests", until the time the page named or a default wait.
+    RateLimited,
+    /// An unknown dialog covers the worker's conversation.
+    BlockedByDialog,
+}
+
+impl HoldReason {
+    /// The stable wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HoldReason::UsageLimit => "usage_limit",
+            HoldReason::RateLimited => "rate_limited",
+            HoldReason::BlockedByDialog => "blocked_by_dialog",
+        }
+    }
+}
+
+/// An account-wide hold on one executor (its browser profile is one ChatGPT account):
+/// nothing is typed into any of its conversations until `until`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountHold {
+    /// Usage limit or rate limit.
+    pub reason: HoldReason,
+    /// When it began.
+    pub since: Timestamp,
+    /// When it lifts by itself (clamped between the report and
+    /// [`crate::limits::ACCOUNT_HOLD_MS_MAX`] after it).
+    pub until: Timestamp,
+    /// The page's own words (untrusted, capped), for people.
+    pub detail: Option<Arc<str>>,
+}
+
+/// Holds that come from what pages show, persisted as one record (rarely written: only
+/// when a hold begins, changes or lifts).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageHolds {
+    /// Account-wide holds by executor, at most [`crate::limits::ACCOUNT_HOLDS_COUNT_MAX`].
+    pub accounts: std::collections::BTreeMap<ExecutorId, AccountHold>,
+    /// The heading of the dialog covering a worker's conversation (the hold itself is the
+    /// binding's state `Error(BlockedByDialog)`; this is only what people read).
+    pub dialogs: std::collections::BTreeMap<WorkerId, Arc<str>>,
 }
 
 /// The coarse state of a managed conversation, as last reported by its executor.

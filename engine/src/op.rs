@@ -7,6 +7,7 @@ use crate::event::Event;
 use crate::ids::*;
 use crate::model::*;
 use crate::policy::{ContinuationPolicy, PolicyPatch};
+use crate::time::Timestamp;
 use std::sync::Arc;
 
 /// One operation a caller (agent, root, operator UI) asks of the engine.
@@ -345,6 +346,20 @@ pub struct RunView {
     pub unfinished: u32,
 }
 
+/// What holds a worker without pausing it: it lifts by itself (derived, never stored
+/// per worker).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoldView {
+    /// Usage limit, rate limit or dialog.
+    pub reason: HoldReason,
+    /// Since when.
+    pub since: Timestamp,
+    /// When an account hold lifts (`None` for a dialog: when the page shows another state).
+    pub until: Option<Timestamp>,
+    /// The page's words (a dialog's heading, a limit notice): untrusted, capped.
+    pub detail: Option<Arc<str>>,
+}
+
 /// A worker with everything a caller needs to act on it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerView {
@@ -360,6 +375,8 @@ pub struct WorkerView {
     pub current_attempt: Option<Attempt>,
     /// Recent messages to this worker, oldest first.
     pub inbox: Vec<Message>,
+    /// What holds it (an account limit or a dialog), if anything.
+    pub hold: Option<HoldView>,
 }
 
 /// What `worker_continue_now` did (spec 000 §15.2: one deterministic behaviour).

@@ -52,6 +52,8 @@ pub enum Record {
     Message(Message),
     /// An appended event.
     Event(Event),
+    /// Account-wide holds and dialog headings (appended last: older stores lack it).
+    Holds(PageHolds),
 }
 
 /// The identity of a record; the store keeps the latest record per key.
@@ -69,6 +71,8 @@ pub enum RecordKey {
     Attempt(AttemptId),
     /// A message.
     Message(MessageId),
+    /// The single page-holds record.
+    Holds,
     /// An event.
     Event(Cursor),
 }
@@ -84,6 +88,7 @@ impl Record {
             Record::Attempt(a) => RecordKey::Attempt(a.id),
             Record::Message(m) => RecordKey::Message(m.id),
             Record::Event(e) => RecordKey::Event(e.cursor),
+            Record::Holds(_) => RecordKey::Holds,
         }
     }
 }

@@ -32,6 +32,10 @@ pub(crate) enum Hold {
     Generating,
     /// The page shows an error that another prompt would not fix.
     PageError,
+    /// An account-wide usage or rate limit on the worker's executor, until it lifts.
+    AccountLimit,
+    /// An unknown dialog covers the worker's conversation.
+    Dialog,
     /// No executor has reported the conversation's state yet.
     StateUnknown,
 }
@@ -113,6 +117,9 @@ impl Engine {
             Disposition::AwaitingDependency
         } else if w.pause.is_some() {
             Disposition::Paused
+        } else if self.dialog_held(w) {
+            // A dialog needs a person to close it, even while a turn goes on underneath.
+            Disposition::AwaitingHuman
         } else if w.in_flight.is_some() || self.turn_running(w) {
             Disposition::Running
         } else {
@@ -233,6 +240,14 @@ impl Engine {
         if w.pause_after_turn && !pass_pause {
             return Decision::Hold(Hold::Paused);
         }
+        // Holds from what pages show, for every origin: the page is the truth. Before the
+        // stall guard, since waiting on a limit or a dialog is not a stall.
+        if self.dialog_held(w) {
+            return Decision::Hold(Hold::Dialog);
+        }
+        if self.account_hold(w).is_some() {
+            return Decision::Hold(Hold::AccountLimit);
+        }
         // 6: manual policy.
         let (policy, _) = self.effective_policy(w);
         if policy.mode == Mode::Manual && intent.origin == Origin::Scheduler {
@@ -279,6 +294,7 @@ impl Engine {
                     _ => Decision::Dispatch(Delivery::Steer),
                 }
             }
+            ConversationState::Error(kind) if kind.stops_typing() => Decision::Hold(Hold::PageError),
             ConversationState::Error(_) if intent.origin == Origin::Operator => match backoff {
                 Some((at, wait)) => Decision::WaitUntil(at, wait),
                 None => Decision::Dispatch(Delivery::Send),
@@ -336,8 +352,12 @@ impl Engine {
             && !w.pause_after_turn
     }
 
-    /// Start of the running turn's part of the current no-progress window, if a turn runs.
+    /// Start of the running turn's part of the current no-progress window, if a turn runs
+    /// and nothing holds the worker (a held worker's stall clock stands still).
     fn running_segment_start(&self, w: &Worker) -> Option<Timestamp> {
+        if self.held(w) {
+            return None;
+        }
         let a = w.turn.and_then(|id| self.state.attempts.get(&id))?;
         if !matches!(a.state, AttemptState::Submitted | AttemptState::Generating) {
             return None;
@@ -392,6 +412,9 @@ impl Engine {
     /// conversation should be inspected: only while the turn is open (submitted or
     /// generating) on a binding that is not lost and whose executor is connected.
     pub(crate) fn inspect_at(&self, w: &Worker) -> Option<Timestamp> {
+        if self.held(w) {
+            return None; // nothing goes to a held worker
+        }
         let b = w.binding.as_ref().filter(|b| b.status != BindingStatus::Lost)?;
         if !self.volatile.executors.contains_key(b.executor.as_ref()?) {
             return None;
@@ -434,6 +457,7 @@ impl Engine {
     /// Handles every timer due at `now`.
     pub(crate) fn handle_tick(&mut self) {
         let now = self.now;
+        self.lift_due_holds();
         let due = self.index.take_due(now);
         for id in due {
             self.on_timer(id);

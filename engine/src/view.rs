@@ -2,7 +2,7 @@
 
 use crate::engine::Engine;
 use crate::ids::*;
-pub use crate::op::{PolicySource, RunView, WorkerView};
+pub use crate::op::{HoldView, PolicySource, RunView, WorkerView};
 
 impl Engine {
     /// The view of a worker: disposition, effective policy, latest attempt, recent inbox.
@@ -25,6 +25,7 @@ impl Engine {
             policy_source,
             current_attempt: current.and_then(|a| self.state.attempts.get(&a)).cloned(),
             inbox,
+            hold: self.hold_view(w),
         })
     }
 

@@ -131,7 +131,7 @@ fn host_ui_changed_state_pauses_the_worker() {
 #[test]
 fn page_errors_are_not_spun_against() {
     check(
-        &format!("{RUNNING}\nerror a usage\nadvance 1h\nshow a\nidle a\nadvance 3s"),
+        &format!("{RUNNING}\nerror a generic\nadvance 1h\nshow a\nidle a\nadvance 3s"),
         "e1 create a#1 initial bootstrap/v1
          a: awaiting_execution #1 initial failed intent[active_keepalive]
          e1 send a#2 auto_resume resume/v1",
@@ -249,7 +249,7 @@ fn state_reports_from_another_executor_are_ignored() {
     world.input(engine::Input::Executor(engine::ExecutorInput::State {
         executor: engine::ids::ExecutorId::new("e2"),
         worker: id,
-        observation: engine::Observation { state: engine::model::ConversationState::Idle, seq: 99, block: None },
+        observation: engine::Observation { state: engine::model::ConversationState::Idle, seq: 99, block: None, until: None, detail: None },
     }));
     world.script("advance 1m");
     assert_eq!(world.prompts_for("a"), 1);

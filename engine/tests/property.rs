@@ -60,7 +60,7 @@ impl Executor {
         self.outbox.push_back(ExecutorInput::State {
             executor: self.id.clone(),
             worker: w,
-            observation: Observation { state, seq, block },
+            observation: Observation { state, seq, block, until: None, detail: None },
         });
     }
 
@@ -88,7 +88,7 @@ impl Executor {
                     self.outbox.push_back(ExecutorInput::State {
                         executor: self.id.clone(),
                         worker: c.worker,
-                        observation: Observation { state, seq, block: None },
+                        observation: Observation { state, seq, block: None, until: None, detail: None },
                     });
                 }
                 return;
@@ -137,7 +137,7 @@ impl Executor {
                     worker: w,
                     conversation: url,
                     open: true,
-                    observation: Some(Observation { state, seq, block: None }),
+                    observation: Some(Observation { state, seq, block: None, until: None, detail: None }),
                 }
             })
             .collect();
@@ -284,7 +284,7 @@ impl Sim {
                     self.exec.outbox.push_back(ExecutorInput::State {
                         executor: self.exec.id.clone(),
                         worker: w,
-                        observation: Observation { state: ConversationState::Closed, seq, block: None },
+                        observation: Observation { state: ConversationState::Closed, seq, block: None, until: None, detail: None },
                     });
                 } else {
                     self.exec.state(w, next, block);
@@ -482,7 +482,7 @@ impl Sim {
                     worker: w,
                     conversation: b.conversation.clone(),
                     open: true,
-                    observation: Some(Observation { state: ConversationState::Idle, seq, block: None }),
+                    observation: Some(Observation { state: ConversationState::Idle, seq, block: None, until: None, detail: None }),
                 },
             });
         }

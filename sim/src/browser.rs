@@ -304,7 +304,7 @@ impl Browser {
                 worker,
                 conversation: tab.url.clone(),
                 open: state != Some(ConversationState::Closed),
-                observation: state.map(|state| Observation { state, seq, block: None }),
+                observation: state.map(|state| Observation { state, seq, block: None, until: None, detail: None }),
             });
         }
         bridge::ExecutorMessage::Hello(bridge::Hello {
@@ -688,7 +688,7 @@ impl Browser {
             }
         };
         if let Some(seq) = report {
-            let observation = Observation { state, seq, block };
+            let observation = Observation { state, seq, block, until: None, detail: None };
             let conversation = self.state.storage.borrow().tabs.get(&worker).map(|t| t.url.clone());
             match conversation.filter(|_| self.unverified.remove(&worker)) {
                 Some(conversation) => {
@@ -715,7 +715,7 @@ impl Browser {
         };
         self.state.ledger.borrow_mut().trace("browser", format!("{worker} inspect: republish {current:?}"));
         if let Some((state, seq)) = current {
-            let observation = Observation { state, seq, block: None };
+            let observation = Observation { state, seq, block: None, until: None, detail: None };
             self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation });
         }
     }

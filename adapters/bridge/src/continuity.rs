@@ -5,7 +5,9 @@
 use crate::protocol::RecentEventWire;
 use engine::event::{Event, EventKind};
 use engine::ids::{Cursor, WorkerId};
-use engine::model::{AttemptOutcome, AttemptReason, ConversationState, ErrorKind, PauseReason, SteeringOutcome};
+use engine::model::{
+    AttemptOutcome, AttemptReason, ConversationState, ErrorKind, HoldReason, PauseReason, SteeringOutcome,
+};
 use engine::policy::Mode;
 use engine::wake::WakeReason;
 use std::collections::{BTreeMap, VecDeque};
@@ -43,8 +45,14 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::ContinuationPausedForStall { .. }
         | EventKind::ContinuationStallAcknowledged
         | EventKind::BindingLost { .. }
-        | EventKind::ConversationError { .. }
-        | EventKind::SteeringRecorded { .. } => true,
+        | EventKind::SteeringRecorded { .. }
+        | EventKind::WorkerHeld { .. }
+        | EventKind::WorkerHoldLifted { .. } => true,
+        // A limit or a dialog says more in its `worker.held`.
+        EventKind::ConversationError { kind } => !matches!(
+            kind,
+            ErrorKind::UsageLimit | ErrorKind::RateLimited | ErrorKind::BlockedByDialog
+        ),
         EventKind::WorkerPaused { reason, .. } => *reason != PauseReason::Stall,
         EventKind::ExecutionEnded { outcome, .. } => !matches!(
             outcome,
@@ -97,6 +105,21 @@ pub fn sentence(e: &Event) -> String {
             PauseReason::HostUiChanged => HOST_UI_CHANGED.into(),
             PauseReason::AmbiguousSubmission => AMBIGUOUS.into(),
             PauseReason::DeliveryFailing => "Paused: deliveries keep failing".into(),
+            PauseReason::UsageLimit => "Usage limit with no reset time: a person must resume".into(),
+            PauseReason::AccountCheck => "Paused: ChatGPT asks a person to check the account".into(),
+        },
+        EventKind::WorkerHeld { reason, until, detail } => match (reason, until) {
+            (HoldReason::UsageLimit, Some(t)) => format!("Usage limit: resumes at {}", clock(*t)),
+            (HoldReason::RateLimited, Some(t)) => format!("ChatGPT asked to slow down: resumes at {}", clock(*t)),
+            (HoldReason::BlockedByDialog, _) | (_, None) => match detail {
+                Some(heading) => format!("A dialog blocks the conversation: {}", excerpt(heading)),
+                None => "A dialog blocks the conversation".into(),
+            },
+        },
+        EventKind::WorkerHoldLifted { reason } => match reason {
+            HoldReason::UsageLimit => "Usage limit over; resuming".into(),
+            HoldReason::RateLimited => "Slow-down over; resuming".into(),
+            HoldReason::BlockedByDialog => "The dialog is gone; resuming".into(),
         },
         EventKind::WorkerResumed => "Resumed".into(),
         EventKind::PolicyChanged { mode: Mode::Auto, .. } => "Auto resume on".into(),
@@ -152,8 +175,12 @@ pub fn sentence(e: &Event) -> String {
             ErrorKind::ConversationFull => "Conversation full; a fresh one follows".into(),
             ErrorKind::HostUiChanged => HOST_UI_CHANGED.into(),
             ErrorKind::UsageLimit => "ChatGPT usage limit reached".into(),
-            ErrorKind::LoginRequired => "ChatGPT asks to log in".into(),
+            ErrorKind::LoginRequired => "ChatGPT is logged out: a person must log in and resume".into(),
             ErrorKind::Generic => "The page shows an error".into(),
+            ErrorKind::RateLimited => "ChatGPT asked to slow down".into(),
+            ErrorKind::SuspiciousActivity => "Suspicious activity detected: a person must resume".into(),
+            ErrorKind::Challenge => "ChatGPT shows a human check: a person must resume".into(),
+            ErrorKind::BlockedByDialog => "A dialog blocks the conversation".into(),
         },
         EventKind::SteeringRecorded { outcome, .. } => match outcome {
             SteeringOutcome::ContinueAsPlanned => "Root: continue as planned".into(),
@@ -175,6 +202,14 @@ fn excerpt(text: &str) -> String {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line.to_string(),
     }
+}
+
+/// A time of day as `16:04 UTC` (the daemon knows no time zone; the extension shows
+/// `untilMs` in the person's own).
+fn clock(t: engine::time::Timestamp) -> String {
+    const MINUTE_MS: u64 = 60_000;
+    let minutes = (t.0 / MINUTE_MS) % (24 * 60);
+    format!("{:02}:{:02} UTC", minutes / 60, minutes % 60)
 }
 
 /// `45 s`, `12 min`, `3 h`: rounded up, so that a hold is never shown shorter than it is.

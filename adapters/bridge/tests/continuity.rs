@@ -124,3 +124,54 @@ fn worker_events_keep_the_newest_continuity_events_in_order() {
     let expected: Vec<u64> = (1..=120).filter(|c| c % 2 == 0).skip(10).collect();
     assert_eq!(cursors, expected);
 }
+
+#[test]
+fn holds_and_account_pauses_read_as_sentences_for_people() {
+    use engine::model::HoldReason;
+    // 2026-01-01 16:04 UTC.
+    let at = Timestamp(1_767_283_440_000);
+    let held = |reason, until, detail: Option<&str>| {
+        sentence(&event(1, 2, EventKind::WorkerHeld { reason, until, detail: detail.map(Arc::from) }))
+    };
+    assert_eq!(held(HoldReason::UsageLimit, Some(at), Some("limit")), "Usage limit: resumes at 16:04 UTC");
+    assert_eq!(held(HoldReason::RateLimited, Some(at), None), "ChatGPT asked to slow down: resumes at 16:04 UTC");
+    assert_eq!(
+        held(HoldReason::BlockedByDialog, None, Some("Temporary Chat")),
+        "A dialog blocks the conversation: Temporary Chat"
+    );
+    let lifted = sentence(&event(2, 2, EventKind::WorkerHoldLifted { reason: HoldReason::UsageLimit }));
+    assert_eq!(lifted, "Usage limit over; resuming");
+    let error = |kind| sentence(&event(3, 2, EventKind::ConversationError { kind }));
+    assert_eq!(error(ErrorKind::SuspiciousActivity), "Suspicious activity detected: a person must resume");
+    let paused = EventKind::WorkerPaused { reason: PauseReason::AccountCheck, after_turn: false };
+    assert!(is_continuity(&paused) && is_continuity(&EventKind::WorkerHoldLifted { reason: HoldReason::RateLimited }));
+    // The hold's own event says more than the page error that started it.
+    assert!(!is_continuity(&EventKind::ConversationError { kind: ErrorKind::UsageLimit }));
+    assert!(is_continuity(&EventKind::ConversationError { kind: ErrorKind::Challenge }));
+}
+
+#[test]
+fn page_states_decode_with_their_time_and_capped_clean_words() {
+    let text = |kind: &str, detail: &str| {
+        format!(
+            r#"{{"v":1,"type":"conversation.state","workerId":"wrk-7","state":"error","errorKind":"{kind}","seq":4,"untilMs":1767283440000,"detail":"{detail}"}}"#
+        )
+    };
+    let observation = |text: &str| match bridge::decode_executor(text, bridge::MESSAGE_BYTES_MAX).expect("decodes") {
+        bridge::ExecutorMessage::State(s) => s.observation(),
+        other => panic!("{other:?}"),
+    };
+    let o = observation(&text("rate_limited", "Too\\u0007 many\\n\\nrequests"));
+    assert_eq!(o.state, engine::model::ConversationState::Error(ErrorKind::RateLimited));
+    assert_eq!(o.until, Some(Timestamp(1_767_283_440_000)));
+    assert_eq!(o.detail.as_deref(), Some("Too many requests"));
+    // Long text is cut, never refused; an unknown kind is generic.
+    let long = "x".repeat(1_000);
+    let o = observation(&text("something_new", &long));
+    assert_eq!(o.state, engine::model::ConversationState::Error(ErrorKind::Generic));
+    let detail = o.detail.expect("kept");
+    assert_eq!(detail.chars().count(), engine::limits::PAGE_DETAIL_CHARS_MAX);
+    assert!(detail.ends_with('…'));
+    // Only control characters or spaces: no text.
+    assert_eq!(observation(&text("blocked_by_dialog", "\\u0000 \\t")).detail, None);
+}

@@ -130,7 +130,9 @@ fn states_results_and_bindings_become_engine_inputs() {
             observation: Observation {
                 state: ConversationState::Error(ErrorKind::DeliveryTimeout),
                 seq: 9,
-                block: None
+                block: None,
+                until: None,
+                detail: None,
             },
         }]
     );
@@ -197,7 +199,7 @@ fn engine_types_round_trip_through_the_wire_types() {
         ConversationState::Error(ErrorKind::Generic),
     ];
     for state in states {
-        let o = Observation { state, seq: 3, block: Some("b".into()) };
+        let o = Observation { state, seq: 3, block: Some("b".into()), until: None, detail: None };
         assert_eq!(Observation::from(ObservationWire::from(&o)), o);
         assert_eq!(StateWire::new(WorkerId(1), &o).observation(), o);
     }
@@ -220,7 +222,7 @@ fn engine_types_round_trip_through_the_wire_types() {
         worker: WorkerId(1),
         conversation: Arc::from("https://c/1"),
         open: true,
-        observation: Some(Observation { state: ConversationState::Idle, seq: 1, block: None }),
+        observation: Some(Observation { state: ConversationState::Idle, seq: 1, block: None, until: None, detail: None }),
     };
     assert_eq!(BindingReport::from(BindingWire::from(&b)), b);
 }

@@ -37,7 +37,7 @@ fn current_seq(seqs: &Seqs, worker: WorkerId) -> u64 {
 }
 
 async fn state(handle: &Handle, executor: &ExecutorId, seqs: &Seqs, worker: WorkerId, state: ConversationState) {
-    let observation = Observation { state, seq: next_seq(seqs, worker), block: None };
+    let observation = Observation { state, seq: next_seq(seqs, worker), block: None, until: None, detail: None };
     let _ = handle.executor(ExecutorInput::State { executor: executor.clone(), worker, observation }).await;
 }
 
@@ -52,7 +52,7 @@ async fn watch_attachments(handle: Handle, executor: ExecutorId, seqs: Seqs) {
         for e in &page.events {
             if let (engine::event::EventKind::WorkerAttached { conversation }, Some(worker)) = (&e.kind, e.worker) {
                 let observation =
-                    Some(Observation { state: ConversationState::Idle, seq: next_seq(&seqs, worker), block: None });
+                    Some(Observation { state: ConversationState::Idle, seq: next_seq(&seqs, worker), block: None, until: None, detail: None });
                 let report = BindingReport { worker, conversation: conversation.clone(), open: true, observation };
                 let _ = handle.executor(ExecutorInput::Binding { executor: executor.clone(), report }).await;
             }

@@ -1,5 +1,5 @@
 //! Record keys as big-endian byte strings: a one-byte tag for the record kind, then the
-//! id as a big-endian `u64` (the meta record is the tag alone).
+//! id as a big-endian `u64` (the meta and page-holds records are the tag alone).
 //!
 //! Byte order equals the order of [`RecordKey`]: tags ascend in the enum's variant order
 //! and big-endian ids compare like the numbers. Tags are part of the on-disk format:
@@ -20,6 +20,8 @@ pub const TAG_WORKER: u8 = 0x04;
 pub const TAG_ATTEMPT: u8 = 0x05;
 /// Tag of message records.
 pub const TAG_MESSAGE: u8 = 0x06;
+/// Tag of the single page-holds record.
+pub const TAG_HOLDS: u8 = 0x07;
 /// Tag of events (kept in their own keyspace, keyed by cursor).
 pub const TAG_EVENT: u8 = 0x10;
 
@@ -87,6 +89,7 @@ pub fn encode(key: RecordKey) -> KeyBytes {
         RecordKey::Worker(id) => KeyBytes::tag_id(TAG_WORKER, id.0),
         RecordKey::Attempt(id) => KeyBytes::tag_id(TAG_ATTEMPT, id.0),
         RecordKey::Message(id) => KeyBytes::tag_id(TAG_MESSAGE, id.0),
+        RecordKey::Holds => KeyBytes::tag_only(TAG_HOLDS),
         RecordKey::Event(cursor) => KeyBytes::tag_id(TAG_EVENT, cursor.0),
     }
 }
@@ -96,6 +99,9 @@ pub fn decode(bytes: &[u8]) -> Option<RecordKey> {
     let (&tag, rest) = bytes.split_first()?;
     if tag == TAG_META {
         return rest.is_empty().then_some(RecordKey::Meta);
+    }
+    if tag == TAG_HOLDS {
+        return rest.is_empty().then_some(RecordKey::Holds);
     }
     let id = u64::from_be_bytes(rest.try_into().ok()?);
     match tag {
@@ -118,7 +124,7 @@ pub fn is_event(key: RecordKey) -> bool {
 mod tests {
     use super::*;
 
-    fn all_kinds(id: u64) -> [RecordKey; 7] {
+    fn all_kinds(id: u64) -> [RecordKey; 8] {
         [
             RecordKey::Meta,
             RecordKey::Run(RunId(id)),
@@ -126,6 +132,7 @@ mod tests {
             RecordKey::Worker(WorkerId(id)),
             RecordKey::Attempt(AttemptId(id)),
             RecordKey::Message(MessageId(id)),
+            RecordKey::Holds,
             RecordKey::Event(Cursor(id)),
         ]
     }

@@ -86,6 +86,10 @@ fn data(kind: &EventKind) -> Value {
         }
         EventKind::BlockReported { status } => json!({ "status": status.as_str() }),
         EventKind::BlockInvalid { code } => json!({ "code": &**code }),
+        EventKind::WorkerHeld { reason, until, detail } => {
+            json!({ "reason": reason.as_str(), "untilMs": until.map(|t| t.0), "detail": detail.as_deref() })
+        }
+        EventKind::WorkerHoldLifted { reason } => json!({ "reason": reason.as_str() }),
     }
 }
 

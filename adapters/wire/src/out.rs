@@ -116,12 +116,43 @@ pub struct AssignmentOut {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PauseOut {
-    /// `operator`, `stall`, `host_ui_changed`, `ambiguous_submission` or `delivery_failing`.
+    /// `operator`, `stall`, `host_ui_changed`, `ambiguous_submission`, `delivery_failing`,
+    /// `usage_limit` (the page named no reset time) or `account_check` (suspicious
+    /// activity, a human check or a logged-out page: a person must look first).
     pub reason: String,
     /// Since when, ms since the Unix epoch.
     pub since_ms: u64,
     /// What the operator should look at, when there is something specific.
     pub detail: Option<String>,
+}
+
+/// What holds a worker without pausing it: it lifts by itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HoldOut {
+    /// `usage_limit` or `rate_limited` (every worker of that browser account waits until
+    /// `untilMs`), or `blocked_by_dialog` (a dialog covers this conversation until the page
+    /// shows something else; the executor never closes it).
+    pub reason: String,
+    /// Since when, ms since the Unix epoch.
+    pub since_ms: u64,
+    /// When an account hold lifts, ms since the Unix epoch (absent for a dialog).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
+    /// The page's words (a dialog's heading, a limit notice): untrusted text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl From<&engine::view::HoldView> for HoldOut {
+    fn from(h: &engine::view::HoldView) -> HoldOut {
+        HoldOut {
+            reason: h.reason.as_str().to_string(),
+            since_ms: ms(h.since),
+            until_ms: h.until.map(ms),
+            detail: h.detail.as_deref().map(String::from),
+        }
+    }
 }
 
 /// An open request for human input.
@@ -364,7 +395,9 @@ pub struct WorkerOut {
     /// `active`, `completed`, `failed` or `cancelled`.
     pub lifecycle: String,
     /// Derived disposition: `running`, `awaiting_execution`, `awaiting_dependency`,
-    /// `awaiting_human`, `paused`, `completed`, `failed` or `cancelled`.
+    /// `awaiting_human`, `paused`, `completed`, `failed` or `cancelled`. A worker held by
+    /// an account limit reads `awaiting_execution` (or `running` while its turn goes on);
+    /// one held by a dialog reads `awaiting_human` (a person must close it).
     pub disposition: String,
     /// Completion summary or failure/cancellation reason.
     pub outcome: Option<String>,
@@ -374,6 +407,10 @@ pub struct WorkerOut {
     pub policy_source: String,
     /// The active pause, if any.
     pub pause: Option<PauseOut>,
+    /// What holds it without a pause (an account's usage or rate limit, a dialog), if
+    /// anything: nothing is typed for it until this lifts by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<HoldOut>,
     /// The worker pauses as soon as its running turn ends.
     pub pause_after_turn: bool,
     /// The open human wait ("Needs you"), if any.
@@ -467,6 +504,7 @@ impl From<&WorkerView> for WorkerOut {
             policy: PolicyOut::from(&v.policy),
             policy_source: source_name(v.policy_source),
             pause: pause_out(w),
+            hold: v.hold.as_ref().map(HoldOut::from),
             pause_after_turn: w.pause_after_turn,
             human_wait: w.human.as_ref().map(|h| HumanWaitOut {
                 reason: h.reason.to_string(),

@@ -162,6 +162,7 @@ impl Engine {
             self.release_conversation(executor, id, old);
         }
         let now = self.now;
+        self.forget_dialog(id);
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.binding = Some(Binding {
             conversation: shared(conversation),

@@ -190,13 +190,26 @@ impl World {
     }
 
     pub fn observe(&mut self, name: &str, state: ConversationState, block: Option<String>) {
+        self.observe_page(name, state, block, None, None);
+    }
+
+    /// An observation with the page's reset time and words (limits, dialogs).
+    pub fn observe_page(
+        &mut self,
+        name: &str,
+        state: ConversationState,
+        block: Option<String>,
+        until: Option<u64>,
+        detail: Option<&str>,
+    ) {
         let id = self.id(name);
         let seq = self.next_seq(id);
         let executor = self.executor_of(id);
+        let (until, detail) = (until.map(Timestamp), detail.map(Arc::from));
         self.input(Input::Executor(ExecutorInput::State {
             executor,
             worker: id,
-            observation: Observation { state, seq, block },
+            observation: Observation { state, seq, block, until, detail },
         }));
     }
 
@@ -263,6 +276,11 @@ impl World {
         }
         if let Some(p) = &w.pause {
             parts.push(format!("paused:{}", p.reason.as_str()));
+        }
+        if let Some(h) = &v.hold {
+            let until = h.until.map(|t| format!("@{}", t.0.saturating_sub(self.now) / 1_000)).unwrap_or_default();
+            let detail = h.detail.as_deref().map(|d| format!("({d})")).unwrap_or_default();
+            parts.push(format!("held:{}{until}{detail}", h.reason.as_str()));
         }
         if w.pause_after_turn {
             parts.push("pause-after-turn".into());
@@ -377,9 +395,20 @@ impl World {
                     "full" => ErrorKind::ConversationFull,
                     "host_ui" => ErrorKind::HostUiChanged,
                     "usage" => ErrorKind::UsageLimit,
+                    "rate" => ErrorKind::RateLimited,
+                    "suspicious" => ErrorKind::SuspiciousActivity,
+                    "challenge" => ErrorKind::Challenge,
+                    "login" => ErrorKind::LoginRequired,
+                    "dialog" => ErrorKind::BlockedByDialog,
                     _ => ErrorKind::Generic,
                 };
-                self.observe(arg(1), ConversationState::Error(kind), None)
+                // `until=DURATION` (from now; `until=-5m` is in the past), `detail=TEXT...`.
+                let until = words.iter().find_map(|w| w.strip_prefix("until=")).map(|d| match d.strip_prefix('-') {
+                    Some(past) => self.now.saturating_sub(ms(past)),
+                    None => self.now + ms(d),
+                });
+                let detail = line.split_once("detail=").map(|(_, d)| d.to_string());
+                self.observe_page(arg(1), ConversationState::Error(kind), None, until, detail.as_deref())
             }
             "attach" => {
                 let id = self.id(arg(1));
@@ -461,7 +490,7 @@ impl World {
                         worker: id,
                         conversation,
                         open: true,
-                        observation: Some(Observation { state, seq, block: None }),
+                        observation: Some(Observation { state, seq, block: None, until: None, detail: None }),
                     });
                 }
             } else {

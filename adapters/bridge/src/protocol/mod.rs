@@ -221,18 +221,39 @@ pub struct ObservationWire {
     /// When idle: the tail of the last assistant turn's end-of-response block (untrusted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<String>,
+    /// With `usage_limit` or `rate_limited`: when the page says the limit lifts (ms since
+    /// the Unix epoch); absent when it names no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
+    /// Page text for people (a dialog's heading, a limit notice): untrusted, capped and
+    /// cleaned on decode ([`page_detail`]).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "page_detail::deserialize")]
+    pub detail: Option<String>,
 }
 
 impl From<ObservationWire> for Observation {
     fn from(o: ObservationWire) -> Observation {
-        Observation { state: o.state.to_engine(o.error_kind), seq: o.seq, block: o.block }
+        Observation {
+            state: o.state.to_engine(o.error_kind),
+            seq: o.seq,
+            block: o.block,
+            until: o.until_ms.map(Timestamp),
+            detail: o.detail.map(Arc::from),
+        }
     }
 }
 
 impl From<&Observation> for ObservationWire {
     fn from(o: &Observation) -> ObservationWire {
         let (state, error_kind) = StateName::from_engine(o.state);
-        ObservationWire { state, error_kind, seq: o.seq, block: o.block.clone() }
+        ObservationWire {
+            state,
+            error_kind,
+            seq: o.seq,
+            block: o.block.clone(),
+            until_ms: o.until.map(|t| t.0),
+            detail: o.detail.as_deref().map(String::from),
+        }
     }
 }
 
@@ -253,18 +274,57 @@ pub struct StateWire {
     /// When idle: the end-of-response block's tail (untrusted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<String>,
+    /// With `usage_limit` or `rate_limited`: when the page says the limit lifts (ms since
+    /// the Unix epoch); absent when it names no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
+    /// Page text for people (a dialog's heading, a limit notice): untrusted, capped and
+    /// cleaned on decode ([`page_detail`]).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "page_detail::deserialize")]
+    pub detail: Option<String>,
 }
 
 impl StateWire {
     /// The engine's observation.
     pub fn observation(self) -> Observation {
-        Observation { state: self.state.to_engine(self.error_kind), seq: self.seq, block: self.block }
+        let StateWire { state, error_kind, seq, block, until_ms, detail, .. } = self;
+        ObservationWire { state, error_kind, seq, block, until_ms, detail }.into()
     }
 
     /// The message for `worker`'s observation.
     pub fn new(worker: WorkerId, o: &Observation) -> StateWire {
-        let (state, error_kind) = StateName::from_engine(o.state);
-        StateWire { worker_id: worker, state, error_kind, seq: o.seq, block: o.block.clone() }
+        let ObservationWire { state, error_kind, seq, block, until_ms, detail } = ObservationWire::from(o);
+        StateWire { worker_id: worker, state, error_kind, seq, block, until_ms, detail }
+    }
+}
+
+/// Page text an executor passes on (`detail`): untrusted, for people only. Control
+/// characters become spaces, runs of whitespace one space, and anything past
+/// [`engine::limits::PAGE_DETAIL_CHARS_MAX`] characters is cut (with an ellipsis): long
+/// text is truncated, never refused. Empty text is no text.
+pub mod page_detail {
+    use engine::limits::PAGE_DETAIL_CHARS_MAX;
+    use serde::{Deserialize, Deserializer};
+
+    /// Cleans and caps one text.
+    pub fn clean(text: &str) -> Option<String> {
+        let words: Vec<&str> = text.split(|c: char| c.is_control() || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
+        let joined = words.join(" ");
+        if joined.is_empty() {
+            return None;
+        }
+        Some(match joined.char_indices().nth(PAGE_DETAIL_CHARS_MAX) {
+            Some((end, _)) => {
+                let keep = joined[..end].char_indices().nth(PAGE_DETAIL_CHARS_MAX - 1).map_or(end, |(i, _)| i);
+                format!("{}…", &joined[..keep])
+            }
+            None => joined,
+        })
+    }
+
+    /// Serde: an optional string, cleaned.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(Option::<String>::deserialize(d)?.as_deref().and_then(clean))
     }
 }
 
@@ -325,8 +385,16 @@ pub enum ErrorKindWire {
     HostUiChanged,
     /// A usage limit.
     UsageLimit,
-    /// Logged out or a challenge page.
+    /// Logged out.
     LoginRequired,
+    /// "Too many requests": slow down until the page's time (or a default wait).
+    RateLimited,
+    /// "Suspicious activity detected".
+    SuspiciousActivity,
+    /// A human check ("Just a moment...", "Verify you are human").
+    Challenge,
+    /// An unknown modal dialog the executor must never dismiss.
+    BlockedByDialog,
     /// Any other error card; also what an unknown kind decodes to.
     #[serde(other)]
     Generic,
@@ -340,6 +408,10 @@ impl From<ErrorKindWire> for ErrorKind {
             ErrorKindWire::HostUiChanged => ErrorKind::HostUiChanged,
             ErrorKindWire::UsageLimit => ErrorKind::UsageLimit,
             ErrorKindWire::LoginRequired => ErrorKind::LoginRequired,
+            ErrorKindWire::RateLimited => ErrorKind::RateLimited,
+            ErrorKindWire::SuspiciousActivity => ErrorKind::SuspiciousActivity,
+            ErrorKindWire::Challenge => ErrorKind::Challenge,
+            ErrorKindWire::BlockedByDialog => ErrorKind::BlockedByDialog,
             ErrorKindWire::Generic => ErrorKind::Generic,
         }
     }
@@ -353,6 +425,10 @@ impl From<ErrorKind> for ErrorKindWire {
             ErrorKind::HostUiChanged => ErrorKindWire::HostUiChanged,
             ErrorKind::UsageLimit => ErrorKindWire::UsageLimit,
             ErrorKind::LoginRequired => ErrorKindWire::LoginRequired,
+            ErrorKind::RateLimited => ErrorKindWire::RateLimited,
+            ErrorKind::SuspiciousActivity => ErrorKindWire::SuspiciousActivity,
+            ErrorKind::Challenge => ErrorKindWire::Challenge,
+            ErrorKind::BlockedByDialog => ErrorKindWire::BlockedByDialog,
             ErrorKind::Generic => ErrorKindWire::Generic,
         }
     }

@@ -294,6 +294,16 @@ pub struct WorkerSummary {
     pub policy_source: String,
     /// It pauses as soon as its running turn ends.
     pub pause_after_turn: bool,
+    /// With disposition `paused`: why (`operator`, `stall`, `host_ui_changed`,
+    /// `ambiguous_submission`, `delivery_failing`, `usage_limit`, `account_check`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_reason: Option<String>,
+    /// What a person should do about the pause, when there is something specific.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_detail: Option<String>,
+    /// What holds it without a pause (it lifts by itself), if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<HoldWire>,
     /// The open "needs you" question, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_you: Option<String>,
@@ -309,6 +319,21 @@ pub struct WorkerSummary {
     /// [`crate::continuity::SUMMARY_EVENTS_MAX`]).
     #[serde(default)]
     pub recent_events: Vec<RecentEventWire>,
+}
+
+/// A worker's hold in an `operator.summary`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HoldWire {
+    /// `usage_limit`, `rate_limited` (the whole browser account waits) or
+    /// `blocked_by_dialog` (a dialog covers this conversation).
+    pub reason: String,
+    /// When an account hold lifts, ms since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
+    /// The page's words (a dialog's heading, a limit notice): untrusted text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// One recent continuity event of a worker, as a sentence for people.
@@ -336,6 +361,13 @@ impl From<&wire::WorkerOut> for WorkerSummary {
             auto_resume: w.policy.mode == "auto",
             policy_source: w.policy_source.clone(),
             pause_after_turn: w.pause_after_turn,
+            pause_reason: w.pause.as_ref().map(|p| p.reason.clone()),
+            pause_detail: w.pause.as_ref().and_then(|p| p.detail.clone()),
+            hold: w.hold.as_ref().map(|h| HoldWire {
+                reason: h.reason.clone(),
+                until_ms: h.until_ms,
+                detail: h.detail.clone(),
+            }),
             needs_you: w.human_wait.as_ref().map(|h| h.question.clone()),
             stall: w.progress.stall.clone(),
             conversation_url: w.binding.as_ref().map(|b| b.conversation_url.clone()),

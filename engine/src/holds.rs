@@ -1,0 +1,228 @@
+//! Holds from what pages show: an account's usage or rate limit (every worker on that
+//! executor waits until the page's reset time), a hard stop a person clears (suspicious
+//! activity, a human check, a logged-out page), and a dialog over one conversation.
+//!
+//! A hold is not a pause: nobody clears it, it lifts by itself (the limit's time comes,
+//! the dialog goes away). While a worker is held nothing that types goes to it, its wakes
+//! are kept, and its stall clock stands still: waiting on a limit is not a stall.
+
+use crate::engine::Engine;
+use crate::event::EventKind;
+use crate::ids::*;
+use crate::limits::{ACCOUNT_HOLD_MS_MAX, ACCOUNT_HOLDS_COUNT_MAX, RATE_LIMIT_DEFAULT_HOLD_MS};
+use crate::model::*;
+use crate::op::HoldView;
+use crate::time::Timestamp;
+use std::sync::Arc;
+
+/// The state of a conversation covered by an unknown dialog.
+pub(crate) const DIALOG: ConversationState = ConversationState::Error(ErrorKind::BlockedByDialog);
+
+impl Engine {
+    /// The account-wide hold on the executor that carries the worker's commands: the one
+    /// holding its binding or, when nobody holds it yet, any connected one (held only when
+    /// every connected executor is).
+    pub(crate) fn account_hold(&self, w: &Worker) -> Option<&AccountHold> {
+        let holds = &self.state.holds.accounts;
+        if holds.is_empty() {
+            return None;
+        }
+        if let Some(e) = w.binding.as_ref().and_then(|b| b.executor.as_ref()) {
+            return holds.get(e);
+        }
+        let mut soonest: Option<&AccountHold> = None;
+        for e in self.volatile.executors.keys() {
+            let h = holds.get(e)?;
+            if soonest.is_none_or(|s| h.until < s.until) {
+                soonest = Some(h);
+            }
+        }
+        soonest
+    }
+
+    /// Whether an unknown dialog covers the worker's conversation (its latest state).
+    pub(crate) fn dialog_held(&self, w: &Worker) -> bool {
+        w.binding.as_ref().is_some_and(|b| b.status != BindingStatus::Lost && b.state == DIALOG)
+    }
+
+    /// Whether the worker is held (account limit or dialog).
+    pub(crate) fn held(&self, w: &Worker) -> bool {
+        self.dialog_held(w) || self.account_hold(w).is_some()
+    }
+
+    /// Whether an executor has an account-wide hold.
+    pub(crate) fn executor_held(&self, e: &ExecutorId) -> bool {
+        self.state.holds.accounts.contains_key(e)
+    }
+
+    /// What holds the worker, for people: a dialog first (it needs a person), then an
+    /// account limit.
+    pub(crate) fn hold_view(&self, w: &Worker) -> Option<HoldView> {
+        if self.dialog_held(w) {
+            let b = w.binding.as_ref().expect("a dialog hold has a binding");
+            return Some(HoldView {
+                reason: HoldReason::BlockedByDialog,
+                since: b.state_since,
+                until: None,
+                detail: self.state.holds.dialogs.get(&w.id).cloned(),
+            });
+        }
+        self.account_hold(w).map(|h| HoldView {
+            reason: h.reason,
+            since: h.since,
+            until: Some(h.until),
+            detail: h.detail.clone(),
+        })
+    }
+
+    /// Active workers whose binding names the executor.
+    fn workers_on(&self, executor: &ExecutorId) -> Vec<WorkerId> {
+        self.state
+            .workers
+            .values()
+            .filter(|w| !w.lifecycle.is_terminal())
+            .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(executor)))
+            .map(|w| w.id)
+            .collect()
+    }
+
+    /// An account-wide limit reported by the executor: hold every worker on it until
+    /// `until` (a rate limit without one: [`RATE_LIMIT_DEFAULT_HOLD_MS`]), clamped between
+    /// now and [`ACCOUNT_HOLD_MS_MAX`] from now. A hold already lasting at least as long
+    /// stays as it is.
+    pub(crate) fn hold_account(
+        &mut self,
+        executor: &ExecutorId,
+        reason: HoldReason,
+        until: Option<Timestamp>,
+        detail: Option<Arc<str>>,
+    ) {
+        debug_assert!(matches!(reason, HoldReason::UsageLimit | HoldReason::RateLimited));
+        let now = self.now;
+        let asked = until.unwrap_or(now.plus_ms(RATE_LIMIT_DEFAULT_HOLD_MS));
+        let until = asked.clamp(now, now.plus_ms(ACCOUNT_HOLD_MS_MAX));
+        let existing = self.state.holds.accounts.get(executor).cloned();
+        if existing.as_ref().is_some_and(|h| h.until >= until) {
+            return;
+        }
+        let affected = self.workers_on(executor);
+        if existing.is_none() {
+            // The stall clock stops now: close the running segments while they still count.
+            for id in &affected {
+                self.end_running_segment(*id);
+            }
+            if self.state.holds.accounts.len() >= ACCOUNT_HOLDS_COUNT_MAX {
+                let soonest = self.state.holds.accounts.iter().min_by_key(|(_, h)| h.until).map(|(e, _)| e.clone());
+                if let Some(e) = soonest {
+                    self.lift_hold(&e);
+                }
+            }
+        }
+        let since = existing.map_or(now, |h| h.since);
+        let hold = AccountHold { reason, since, until, detail: detail.clone() };
+        self.state.holds.accounts.insert(executor.clone(), hold);
+        self.pending.holds = true;
+        debug_assert!(self.state.holds.accounts.len() <= ACCOUNT_HOLDS_COUNT_MAX);
+        for id in affected {
+            let run = self.state.workers[&id].run;
+            let kind = EventKind::WorkerHeld { reason, until: Some(until), detail: detail.clone() };
+            self.emit(run, Some(id), None, kind);
+            self.touch_timer(id);
+            self.evaluate(id);
+        }
+    }
+
+    /// An account-wide hard stop (or a usage limit that names no reset): pause every
+    /// active worker on the executor for a person. An operator pause gives way to it (and
+    /// a usage-limit pause to an account check); the other pauses already wait for a
+    /// person and keep their own reason.
+    pub(crate) fn pause_account(&mut self, executor: &ExecutorId, reason: PauseReason, detail: &str) {
+        debug_assert!(matches!(reason, PauseReason::UsageLimit | PauseReason::AccountCheck));
+        for id in self.workers_on(executor) {
+            let current = self.state.workers[&id].pause.as_ref().map(|p| p.reason);
+            let replace = match current {
+                None | Some(PauseReason::Operator) => true,
+                Some(PauseReason::UsageLimit) => reason == PauseReason::AccountCheck,
+                Some(_) => false,
+            };
+            if replace {
+                self.set_pause(id, reason, Some(detail));
+            }
+        }
+    }
+
+    /// Lifts every account hold whose time has come (from the tick).
+    pub(crate) fn lift_due_holds(&mut self) {
+        let now = self.now;
+        let due: Vec<ExecutorId> =
+            self.state.holds.accounts.iter().filter(|(_, h)| h.until <= now).map(|(e, _)| e.clone()).collect();
+        for e in due {
+            self.lift_hold(&e);
+        }
+    }
+
+    /// Ends an account hold: its workers' stall clocks start again from now, and
+    /// everything that waited is evaluated (and any command kept back is handed over).
+    fn lift_hold(&mut self, executor: &ExecutorId) {
+        let Some(hold) = self.state.holds.accounts.remove(executor) else { return };
+        self.pending.holds = true;
+        let now = self.now;
+        for id in self.workers_on(executor) {
+            let w = self.state.workers.get_mut(&id).expect("worker exists");
+            w.progress.baseline_at = w.progress.baseline_at.max(now);
+            let run = w.run;
+            self.touch_worker(id);
+            self.emit(run, Some(id), None, EventKind::WorkerHoldLifted { reason: hold.reason });
+        }
+        let waiting: Vec<(WorkerId, Option<AttemptId>)> = self
+            .state
+            .workers
+            .values()
+            .filter(|w| w.in_flight.is_some() || w.intent.is_some())
+            .map(|w| (w.id, w.in_flight))
+            .collect();
+        for (id, in_flight) in waiting {
+            if let Some(attempt) = in_flight {
+                self.send_command(attempt);
+            }
+            self.evaluate(id);
+        }
+    }
+
+    /// The page shows an unknown dialog over the worker's conversation (the state is
+    /// already recorded): keep its heading for people and say so once.
+    pub(crate) fn dialog_shown(&mut self, id: WorkerId, previous: ConversationState, detail: Option<Arc<str>>) {
+        let changed = self.state.holds.dialogs.get(&id) != detail.as_ref();
+        if changed {
+            match &detail {
+                Some(d) => self.state.holds.dialogs.insert(id, d.clone()),
+                None => self.state.holds.dialogs.remove(&id),
+            };
+            self.pending.holds = true;
+        }
+        if previous != DIALOG {
+            let run = self.state.workers[&id].run;
+            let kind = EventKind::WorkerHeld { reason: HoldReason::BlockedByDialog, until: None, detail };
+            self.emit(run, Some(id), None, kind);
+        }
+    }
+
+    /// A later state without the dialog: the hold lifts by itself, and the stall clock
+    /// starts again from now.
+    pub(crate) fn dialog_gone(&mut self, id: WorkerId) {
+        self.forget_dialog(id);
+        let now = self.now;
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        w.progress.baseline_at = w.progress.baseline_at.max(now);
+        let run = w.run;
+        self.touch_worker(id);
+        self.emit(run, Some(id), None, EventKind::WorkerHoldLifted { reason: HoldReason::BlockedByDialog });
+    }
+
+    /// Drops a dialog heading no longer shown (the worker's conversation changed).
+    pub(crate) fn forget_dialog(&mut self, id: WorkerId) {
+        if self.state.holds.dialogs.remove(&id).is_some() {
+            self.pending.holds = true;
+        }
+    }
+}
