@@ -92,23 +92,42 @@ function needsYouSection(rows) {
       return h('article', { class: 'card', 'data-testid': 'needs-you-item', 'data-worker-id': row.workerId },
         workerHeading(row),
         h('p', { class: 'question', 'data-testid': 'needs-you-question', text: row.needsYou ?? 'The worker is waiting for you.' }),
-        h('label', { for: id, text: 'Your answer' }),
-        h('textarea', {
-          id, rows: 3, 'data-key': id, 'data-testid': 'needs-you-answer', value: drafts.get(row.workerId) ?? '',
-          oninput: (e) => drafts.set(row.workerId, e.target.value),
-        }),
-        h('div', { class: 'actions' },
-          actionButton({
-            key: `resolve:${row.workerId}`, label: 'Send answer', primary: true, testid: 'needs-you-send',
-            message: () => {
-              const text = (drafts.get(row.workerId) ?? '').trim();
-              if (!text) announce('Type an answer first.', 'error');
-              return text ? { action: 'resolve_human', workerId: row.workerId, text } : null;
-            },
-            done: () => drafts.delete(row.workerId),
-          }),
-          conversationLink(row, 'answer')));
+        ...(row.answerable ? answerBox(row, id) : [tabActions(row)]));
     }));
+}
+
+// A dialog over the conversation or a check ChatGPT asked for is dealt with in the tab; a
+// check's pause is then ended with Resume.
+function tabActions(row) {
+  const resume = row.actions.find((a) => a.key === 'resume');
+  return h('div', { class: 'actions' },
+    resume && actionButton({
+      key: `resume:${row.workerId}:needs`, label: resume.label, primary: true, testid: 'needs-you-resume', hint: resume.hint,
+      message: { action: resume.action, workerId: row.workerId },
+    }),
+    conversationLink(row, 'needs'));
+}
+
+// The answer box of a question a worker asked (worker_await_human).
+function answerBox(row, id) {
+  return [
+    h('label', { for: id, text: 'Your answer' }),
+    h('textarea', {
+      id, rows: 3, 'data-key': id, 'data-testid': 'needs-you-answer', value: drafts.get(row.workerId) ?? '',
+      oninput: (e) => drafts.set(row.workerId, e.target.value),
+    }),
+    h('div', { class: 'actions' },
+      actionButton({
+        key: `resolve:${row.workerId}`, label: 'Send answer', primary: true, testid: 'needs-you-send',
+        message: () => {
+          const text = (drafts.get(row.workerId) ?? '').trim();
+          if (!text) announce('Type an answer first.', 'error');
+          return text ? { action: 'resolve_human', workerId: row.workerId, text } : null;
+        },
+        done: () => drafts.delete(row.workerId),
+      }),
+      conversationLink(row, 'answer')),
+  ];
 }
 
 function stallsSection(stalls) {

@@ -35,9 +35,11 @@ const TERMINAL = new Set(['complete', 'failed', 'stopped']);
  * | awaiting_human       |                                           | Needs you |
  * | awaiting_dependency  |                                           | Waiting   |
  * | paused               | stall = paused                            | Stalled   |
+ * | paused               | pauseReason = account_check               | Needs you |
  * | paused               | otherwise                                 | Paused    |
  * | running              | conversationState = generating            | Working   |
  * | running              | otherwise (a continuation is in flight)   | Resuming  |
+ * | awaiting_execution   | a usage or rate limit holds it (`hold`)   | Waiting   |
  * | awaiting_execution   | no attempt and no conversation yet        | Waiting   |
  * | awaiting_execution   | autoResume and not pauseAfterTurn         | Resuming  |
  * | awaiting_execution   | otherwise (nothing will start by itself)  | Paused    |
@@ -60,9 +62,12 @@ function statusOf(w) {
     case 'cancelled': return STATUSES.stopped;
     case 'awaiting_human': return STATUSES.needs_you;
     case 'awaiting_dependency': return STATUSES.waiting;
-    case 'paused': return w.stall === 'paused' ? STATUSES.stalled : STATUSES.paused;
+    case 'paused':
+      if (w.stall === 'paused') return STATUSES.stalled;
+      return w.pauseReason === 'account_check' ? STATUSES.needs_you : STATUSES.paused;
     case 'running': return w.conversationState === 'generating' ? STATUSES.working : STATUSES.resuming;
     case 'awaiting_execution':
+      if (TIMED_HOLDS.has(w.hold?.reason)) return STATUSES.waiting;
       // A /root without a conversation waits for one (attached, or opened by recovery).
       if (!w.attempts && !w.conversationUrl) return STATUSES.waiting;
       return w.autoResume && !w.pauseAfterTurn ? STATUSES.resuming : STATUSES.paused;
@@ -76,11 +81,62 @@ function noteOf(w, key) {
   if (key === 'stalled') return 'No durable progress';
   if (w.stall === 'warned') return 'Appears stuck';
   if (key === 'paused' && w.conversationState === 'generating') return 'Finishing its current turn';
+  if (w.hold?.reason in HOLDS) return HOLDS[w.hold.reason];
+  if (w.pauseReason in PAUSES) return PAUSES[w.pauseReason];
   if (pageFailedClosed(w)) return PAGE_SHAPE.note;
   if (w.conversationState === 'error') return 'ChatGPT shows an error';
   if (w.conversationState === 'closed') return 'Conversation closed';
   if (w.disposition === 'awaiting_execution' && !w.autoResume) return 'Auto Resume off';
   if (key === 'waiting' && w.disposition === 'awaiting_execution') return 'No conversation yet';
+  return null;
+}
+
+/**
+ * What holds a worker without a pause (the summary's `hold`): a limit of the browser's
+ * ChatGPT account until its reset time, or a dialog over its conversation. Never worked
+ * around: the daemon types nothing meanwhile and the hold lifts by itself.
+ */
+const HOLDS = {
+  usage_limit: 'ChatGPT usage limit',
+  rate_limited: 'ChatGPT asked to slow down',
+  blocked_by_dialog: 'A dialog covers the conversation',
+};
+const TIMED_HOLDS = new Set(['usage_limit', 'rate_limited']);
+
+/** Pauses a page state caused (the summary's `pauseReason`), as people read them. */
+const PAUSES = {
+  usage_limit: 'Usage limit with no reset time',
+  account_check: 'ChatGPT asked for a check',
+  host_ui_changed: 'ChatGPT page not recognised',
+  ambiguous_submission: 'Delivery unknown: check the conversation',
+  delivery_failing: 'Deliveries keep failing',
+};
+
+/**
+ * The worker's hold for people, or null: `{reason, label, untilMs, text}`. A timed hold says
+ * when it lifts (seen at `nowMs`); a dialog names its heading and what to do.
+ */
+export function holdView(worker, nowMs) {
+  const hold = worker?.hold;
+  if (!hold || !(hold.reason in HOLDS)) return null;
+  const label = HOLDS[hold.reason];
+  const untilMs = typeof hold.untilMs === 'number' ? hold.untilMs : null;
+  let text;
+  if (hold.reason === 'blocked_by_dialog') {
+    text = `${label}${hold.detail ? `: ${hold.detail}` : ''}. Close it in the tab; nothing is typed meanwhile.`;
+  } else if (untilMs === null) {
+    text = `${label}: waiting for it to lift`;
+  } else {
+    text = untilMs > nowMs ? `${label}: resumes in ${formatDuration(untilMs - nowMs)}` : `${label}: resumes once the page allows`;
+  }
+  return { reason: hold.reason, label, untilMs, detail: hold.detail ?? null, text };
+}
+
+/** What a person is asked to do, or null: an open question, a dialog, a check ChatGPT wants. */
+function needsYouText(w) {
+  if (w.needsYou) return w.needsYou;
+  if (w.hold?.reason === 'blocked_by_dialog') return holdView(w, 0).text;
+  if (w.pauseReason === 'account_check') return w.pauseDetail ?? PAUSES.account_check;
   return null;
 }
 
@@ -200,14 +256,20 @@ export function pillText(worker) {
   return parts.join(' · ');
 }
 
-/** Why the worker is not progressing by itself, or null. */
-export function blockReason(worker) {
+/** Why the worker is not progressing by itself, or null (`nowMs` dates a hold's reset). */
+export function blockReason(worker, nowMs = 0) {
   const status = workerStatus(worker);
+  const needs = needsYouText(worker);
+  const hold = holdView(worker, nowMs);
   switch (status.key) {
-    case 'needs_you': return worker.needsYou ? `Needs you: ${worker.needsYou}` : 'Needs you';
-    case 'waiting': return 'Waiting for a dependency';
+    case 'needs_you': return needs ? `Needs you: ${needs}` : 'Needs you';
+    case 'waiting':
+      if (hold) return hold.text;
+      return worker.disposition === 'awaiting_dependency' ? 'Waiting for a dependency' : 'Waiting';
     case 'stalled': return 'Paused: no durable progress';
-    case 'paused': return status.note === 'Auto Resume off' ? 'Auto Resume off' : 'Paused';
+    case 'paused':
+      if (status.note === 'Auto Resume off') return 'Auto Resume off';
+      return worker.pauseDetail ? `Paused: ${worker.pauseDetail}` : 'Paused';
     default:
       return ['ChatGPT shows an error', PAGE_SHAPE.note, 'Conversation closed'].includes(status.note) ? status.note : null;
   }
@@ -239,6 +301,8 @@ export function workerActions(worker) {
   }[status.key] ?? [];
   // Auto Resume off is not a pause: there is nothing to resume, only Continue now.
   if (status.note === 'Auto Resume off') keys.splice(0, 1);
+  // A check ChatGPT asked for is a pause a person ends, once they have looked.
+  if (status.key === 'needs_you' && worker.disposition === 'paused') keys.splice(0, keys.length, 'resume');
   if (!status.terminal) keys.push('stop_worker');
   return keys.map((k) => ({ key: k, ...ACTIONS[k] }));
 }
@@ -264,8 +328,12 @@ export function workerRow(worker, run, nowMs) {
     lastEventAtMs: latestEventAt(worker.recentEvents),
     detail: [attemptText(worker.attempts), resumesText(worker.autoResumes), progressText(worker.lastProgressAtMs, nowMs)].join(' · '),
     policy: policyView(worker),
-    needsYou: status.key === 'needs_you' ? worker.needsYou ?? null : null,
-    blockReason: blockReason(worker),
+    needsYou: status.key === 'needs_you' ? needsYouText(worker) : null,
+    // A question the worker asked is answered in words; a dialog or a check ChatGPT wants is
+    // dealt with in the tab (and a check's pause then ended with Resume).
+    answerable: status.key === 'needs_you' && worker.disposition === 'awaiting_human' && !worker.hold,
+    hold: holdView(worker, nowMs),
+    blockReason: blockReason(worker, nowMs),
     // A worker waiting for a person or a dependency is not executing: its card is `Needs you`, not a stall.
     stallWarning: (worker.stall === 'warned' || worker.stall === 'paused') && !status.terminal
       && !['needs_you', 'waiting'].includes(status.key),
@@ -409,6 +477,7 @@ export function overlayView(workerSummary, connection, observation = null) {
     policyText: `${row.policy.autoResume ? 'On' : 'Off'} · ${row.policy.sourceLabel}`,
     policyOverride: row.policy.isOverride,
     needsYou: row.needsYou,
+    answerable: row.answerable,
     events: recentEvents(workerSummary.recentEvents),
     actions: row.actions.map(({ action, label, hint, destructive }) => ({ action, label, hint, destructive: Boolean(destructive) })),
     connection: { live: conn.live, label: conn.label, hint: conn.hint },

@@ -426,3 +426,42 @@ test('page shape in the overlay view and the dashboard rows', () => {
   assert.deepEqual(rows.map((r) => [r.workerId, r.pageShape?.pointer ?? null]), [['wrk-7', null], ['wrk-1', PAGE_SHAPE.pointer]]);
   assert.deepEqual(JSON.parse(JSON.stringify(view)), view, 'plain JSON');
 });
+
+// Page holds and page pauses (issue 15): docs/protocol/fixtures/daemon.operator.summary.holds.json.
+const holds = JSON.parse(readFileSync(new URL('../../../docs/protocol/fixtures/daemon.operator.summary.holds.json', import.meta.url), 'utf8'));
+const [limited, dialogged, checked] = holds.runs[0].workers;
+
+test('a usage limit reads Waiting, says when it lifts and offers no answer box', () => {
+  const now = limited.hold.untilMs - 2 * 3_600_000 - 5 * 60_000;
+  const row = workerRow(limited, holds.runs[0], now);
+  assert.equal(row.status.key, 'waiting');
+  assert.equal(row.status.note, 'ChatGPT usage limit');
+  assert.equal(row.blockReason, 'ChatGPT usage limit: resumes in 2h 5m');
+  assert.equal(row.hold.untilMs, limited.hold.untilMs);
+  assert.equal(row.answerable, false);
+  assert.deepEqual(workerActions(limited).map((a) => a.key), ['pause', 'stop_worker']);
+  assert.equal(workerRow(limited, holds.runs[0], limited.hold.untilMs + 1).blockReason, 'ChatGPT usage limit: resumes once the page allows');
+});
+
+test('a dialog over the conversation needs a person in the tab, named by its heading, and is no question to answer', () => {
+  const row = workerRow(dialogged, holds.runs[0], NOW);
+  assert.equal(row.status.key, 'needs_you');
+  assert.match(row.needsYou, /^A dialog covers the conversation: Temporary Chat\. Close it in the tab/);
+  assert.equal(row.answerable, false);
+  assert.equal(overlayView(dialogged, live).answerable, false);
+});
+
+test('a check ChatGPT asked for is Needs you with the daemon\'s sentence, and Resume is the way out', () => {
+  const row = workerRow(checked, holds.runs[0], NOW);
+  assert.equal(row.status.key, 'needs_you');
+  assert.equal(row.needsYou, checked.pauseDetail);
+  assert.equal(row.answerable, false);
+  assert.deepEqual(row.actions.map((a) => a.key), ['resume', 'stop_worker']);
+  assert.equal(counts([checked, dialogged, limited]).needsYou, 2);
+});
+
+test('a question a worker asked stays answerable', () => {
+  const row = workerRow(worker({ disposition: 'awaiting_human', needsYou: 'Which schema?' }), null, NOW);
+  assert.equal(row.answerable, true);
+  assert.equal(row.needsYou, 'Which schema?');
+});
