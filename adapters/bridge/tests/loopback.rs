@@ -460,3 +460,28 @@ async fn stopping_the_daemon_closes_executor_connections_at_once() {
     assert!(seen.is_empty(), "{seen:?}");
     assert!(t.elapsed() < Duration::from_secs(5), "closed after {:?}", t.elapsed());
 }
+
+/// A connection that upgrades and never says `hello` is closed at the hello deadline
+/// (here 300 ms, served from a bridge of its own on the daemon's engine), while one that
+/// says it in time stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_without_a_hello_is_closed_at_the_hello_deadline() {
+    let d = Daemon::start().await;
+    let mut config = bridge::server::BridgeConfig::new(EXECUTOR_TOKEN);
+    config.hello_ms_max = 300;
+    let endpoint = bridge::server::Bridge::new(config, bridge::server::Registry::default(), d.handle.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("ws://{}/executor", listener.local_addr().expect("addr"));
+    let app = endpoint.router().into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let mut mute = TestExecutor::connect(&url, Some("chrome-extension://x")).await.expect("upgrade");
+    let started = Instant::now();
+    mute.until_closed(Duration::from_secs(20)).await.expect("closed without a hello");
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(250), "closed at the deadline, not before: {took:?}");
+    let (mut x, _) = TestExecutor::hello(&url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello in time");
+    x.silent_for(Duration::from_millis(600)).await.expect("a connection that said hello stays");
+    server.abort();
+    d.stop().await;
+}
