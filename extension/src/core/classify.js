@@ -12,10 +12,14 @@ export const UNKNOWN = Object.freeze({ state: 'unknown' });
 /** The page's failure notices (facts.error.kind) by the protocol error kind they report. */
 const PAGE_ERROR_KINDS = {
   delivery_timeout: 'delivery_timeout',
+  // A failed turn offering Retry whose notice is in words the reader does not know: as for a
+  // delivery timeout, the turn ended and a fresh prompt may follow.
+  turn_failed: 'delivery_timeout',
   something_went_wrong: 'generic',
   connection_interrupted: 'generic',
   stream_error: 'generic',
   thinking_failed: 'generic',
+  thinking_stopped: 'generic',
   subscription_failed: 'generic',
   generic: 'generic',
 };

@@ -408,7 +408,9 @@
       const candidates = [noticeNear(retry, turnElement), ...notices(turnElement), ...markdownNotices(turnElement)];
       const kindOf = (text) => errorKindOf(text) ?? errorKindOf(text, true);
       const named = candidates.find((text) => kindOf(text) !== null);
-      return describeError(named === undefined ? 'generic' : kindOf(named), named ?? candidates[0] ?? '', true);
+      // Retry says the turn failed in every language; a text this reader does not know does
+      // not say how, and reads as a failed turn (a fresh prompt follows; Retry is never clicked).
+      return describeError(named === undefined ? 'turn_failed' : kindOf(named), named ?? candidates[0] ?? '', true);
     }
     const reportable = (text) => text !== '' && !TEXTS.matchesAny('conversationFull', text);
     for (const card of turnElement.querySelectorAll(SELECTORS.errorCard.join(', '))) {
@@ -467,13 +469,21 @@
       const heading = normalizeText(doc.getElementById(dialog.getAttribute('aria-labelledby') ?? '')?.textContent
         ?? dialog.querySelector(SELECTORS.dialogHeading)?.textContent ?? notices(dialog)[0] ?? '');
       const text = cardText(dialog);
-      if (text === '' && heading === '') continue;
+      // A dialog of controls only (a log-in sheet) is named by them.
+      const controls = [...dialog.querySelectorAll('button, a')].map(label).filter(Boolean).join(' / ');
+      if (text === '' && heading === '' && controls === '') continue;
       const says = (concept) => TEXTS.matchesAny(concept, heading) || TEXTS.matchesAny(concept, text);
       const kind = says('tooManyRequests') ? 'rate_limited' : says('suspiciousActivity') ? 'suspicious_activity'
-        : says('sessionExpired') ? 'login' : 'unknown';
-      return { kind, heading: (heading || text).slice(0, LIMITS.errorTextCharsMax) };
+        : says('sessionExpired') || isLoginDialog(dialog) ? 'login' : 'unknown';
+      return { kind, heading: (heading || text || controls).slice(0, LIMITS.errorTextCharsMax) };
     }
     return null;
+  }
+
+  // The log-in sheet or modal: by its id (#modal-no-auth-login, #mobile-auth-dialog), or by
+  // the log-in controls inside it.
+  function isLoginDialog(dialog) {
+    return /(?:^|-)(?:no-auth|auth|login)(?:-|$)/.test(dialog.id) || dialog.querySelector(SCAN.login) !== null;
   }
 
   const SCAN = Object.freeze({
@@ -576,10 +586,13 @@
     return /\/u?c\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/.test(doc.location?.pathname ?? '');
   }
 
+  // A usage-limit notice: its text (a banner's heading and sentence together) and when it
+  // says the limit lifts (the first of its lines that names a time).
   function usageLimitOf(texts, now) {
-    const text = texts.find((notice) => TEXTS.matchesAny('usageLimit', notice));
-    if (text === undefined) return null;
-    return { text: text.slice(0, LIMITS.errorTextCharsMax), untilMs: TEXTS.resetAtMs(TEXTS.readResetTime(text), now) };
+    const lines = texts.filter((notice) => TEXTS.matchesAny('usageLimit', notice));
+    if (lines.length === 0) return null;
+    const reset = lines.map(TEXTS.readResetTime).find((time) => time !== null) ?? null;
+    return { text: lines.join(' ').slice(0, LIMITS.errorTextCharsMax), untilMs: TEXTS.resetAtMs(reset, now) };
   }
 
   // The facts of extension/README.md, read at the page's wall-clock time `now` (a Date; it

@@ -21,6 +21,7 @@ const TABLE = [
   ['a delivery-timeout card in the latest turn', idleFacts({ error: deliveryTimeout }), { state: 'error', errorKind: 'delivery_timeout', detail: TIMEOUT_TEXT }],
   ['"something went wrong" in the latest turn', idleFacts({ error: { kind: 'something_went_wrong', text: 'x' } }), { state: 'error', errorKind: 'generic', detail: 'x' }],
   ['"thinking failed" in the latest turn', idleFacts({ error: { kind: 'thinking_failed', text: 'Thinking failed' } }), { state: 'error', errorKind: 'generic', detail: 'Thinking failed' }],
+  ['a failed turn offering Retry, in words the reader does not know', idleFacts({ error: { kind: 'turn_failed', text: 'x', retry: true } }), { state: 'error', errorKind: 'delivery_timeout', detail: 'x' }],
   ['an unknown error card kind', idleFacts({ error: { kind: 'brand_new', text: 'x' } }), { state: 'error', errorKind: 'generic', detail: 'x' }],
   ['a stale stop control together with an error in the latest turn', generatingFacts({ error: deliveryTimeout }), { state: 'error', errorKind: 'delivery_timeout', detail: TIMEOUT_TEXT }],
   ['a stale error card behind a newer turn (the adapter reports none)', idleFacts({ userTurns: 4, assistantTurns: 4, error: null }), { state: 'idle', block: 'STATUS: working' }],
