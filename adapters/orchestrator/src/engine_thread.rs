@@ -70,7 +70,7 @@ impl EngineThread {
                     let store = match store::FjallStore::open(&store_dir) {
                         Ok(store) => store,
                         Err(e) => {
-                            let _ = ready_tx.send(Err(format!("cannot open the store: {e}")));
+                            let _ = ready_tx.send(Err(format!("cannot open the store [{}]: {e}", e.code())));
                             return Ok(());
                         }
                     };
