@@ -1,0 +1,50 @@
+// The page texts' reset-time reader (src/platform/page-texts.js, a classic content script,
+// loaded here into a fresh context): the times usage-limit notices name, in the forms real
+// notices use (test/fixtures/pages/locales/LOCALES.md), and the next moment they stand for.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import vm from 'node:vm';
+
+const context = vm.createContext({});
+vm.runInContext(readFileSync(new URL('../../src/platform/page-texts.js', import.meta.url), 'utf8'), context);
+const { readResetTime, resetAtMs, matchesAny, matchesWhole } = context.OrcPageTexts;
+const plain = (value) => JSON.parse(JSON.stringify(value));
+
+test('reset times as the notices write them', () => {
+  const cases = [
+    ['Responses will use another model until your limit resets after 4:04 PM.', { hour: 16, minute: 4, dayOffset: 0 }],
+    ['until usage resets at 3:42 PM. Continue chatting with text only', { hour: 15, minute: 42, dayOffset: 0 }],
+    ['resets after 12:05 AM', { hour: 0, minute: 5, dayOffset: 0 }],
+    ['制限が明日の9:40以降にリセットされる', { hour: 9, minute: 40, dayOffset: 1 }],
+    ['午後4:04にリセット', { hour: 16, minute: 4, dayOffset: 0 }],
+    ['下午4:04', { hour: 16, minute: 4, dayOffset: 0 }],
+    ['try again after 16:04', { hour: 16, minute: 4, dayOffset: 0 }],
+    ['You can try again tomorrow at 9:00 AM', { hour: 9, minute: 0, dayOffset: 1 }],
+    ['Your limit resets in 3 hours', { inMs: 3 * 3_600_000 }],
+  ];
+  for (const [text, expected] of cases) assert.deepEqual(plain(readResetTime(text)), expected, text);
+});
+
+test('a notice naming no time this reader knows has no reset time', () => {
+  for (const text of ['You have reached your limit', 'resets on December 8', 'after 25:99', 'after 13:04 PM']) {
+    assert.equal(readResetTime(text), null, text);
+  }
+});
+
+test('a reset time stands for its next occurrence, never the past', () => {
+  const now = new Date(2026, 10, 20, 15, 0, 0);
+  const today = new Date(2026, 10, 20, 16, 4, 0).getTime();
+  assert.equal(resetAtMs({ hour: 16, minute: 4, dayOffset: 0 }, now), today);
+  assert.equal(resetAtMs({ hour: 9, minute: 0, dayOffset: 0 }, now), new Date(2026, 10, 21, 9, 0, 0).getTime());
+  assert.equal(resetAtMs({ hour: 16, minute: 4, dayOffset: 1 }, now), new Date(2026, 10, 21, 16, 4, 0).getTime());
+  assert.equal(resetAtMs({ inMs: 60_000 }, now), now.getTime() + 60_000);
+  assert.equal(resetAtMs(null, now), null);
+});
+
+test('a notice inside a reply counts only whole: quoting it is not the notice', () => {
+  assert.equal(matchesWhole('deliveryTimeout', 'Message delivery timed out. Please try again.'), true);
+  assert.equal(matchesWhole('somethingWentWrong', 'Something went wrong with the build, so I retried it.'), false);
+  assert.equal(matchesAny('somethingWentWrong', 'Something went wrong with the build, so I retried it.'), true);
+  assert.equal(matchesWhole('conversationFull', "You've reached the maximum length for this conversation, but you can keep talking by starting a new chat."), true);
+});
