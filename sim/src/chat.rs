@@ -218,7 +218,14 @@ impl Conversation {
 /// Shows `stop` over the conversation for `length_ms` (a limit that names its time says
 /// it lifts then); then the stand-in person (or the reset) clears it and the page shows
 /// the conversation as it is by then.
-fn cover(c: &Rc<RefCell<Conversation>>, stop: PageStop, length_ms: u64, names_time: bool, name: &str, ledger: &SharedLedger) {
+fn cover(
+    c: &Rc<RefCell<Conversation>>,
+    stop: PageStop,
+    length_ms: u64,
+    names_time: bool,
+    name: &str,
+    ledger: &SharedLedger,
+) {
     let now = elapsed_ms();
     let serial = {
         let mut cv = c.borrow_mut();
@@ -717,6 +724,14 @@ mod tests {
         let broken = oracle::no_retry_clicks(&ledger.retry_clicks);
         assert_eq!(broken.len(), 1, "{broken:?}");
         assert!(broken[0].ends_with("with no delivery-timeout card showing"), "{broken:?}");
+    }
+
+    #[test]
+    fn any_click_on_a_dialog_breaks() {
+        let (ledger, _) = conversation(vec![ToChat::ClickDialog], false);
+        let clicked: Vec<_> =
+            ledger.violations.iter().filter(|v| v.contains("the executor clicked a dialog")).collect();
+        assert_eq!(clicked.len(), 1, "{:?}", ledger.violations);
     }
 
     #[test]

@@ -323,14 +323,12 @@ pub fn account_holds_honoured(log: Log<'_>) -> Vec<String> {
         match (&e.kind, hold) {
             (
                 EventKind::WorkerHeld {
-                    reason: HoldReason::UsageLimit | HoldReason::RateLimited, until: Some(until), ..
+                    reason: HoldReason::UsageLimit | HoldReason::RateLimited,
+                    until: Some(until),
+                    ..
                 },
                 _,
-            ) => {
-                if hold.is_none_or(|(t, _)| *until > t) {
-                    hold = Some((*until, e.cursor.0));
-                }
-            }
+            ) if hold.is_none_or(|(t, _)| *until > t) => hold = Some((*until, e.cursor.0)),
             (EventKind::ExecutionScheduled { .. }, Some((until, cursor))) => broken.push(format!(
                 "scheduled while the account was held: {} for {} at {} ms (event #{}), held since event #{cursor} \
                  until {} ms",
@@ -630,7 +628,10 @@ mod tests {
         let log = held(running(), HoldReason::UsageLimit, 10).scheduled(2, &[WakeReason::Idle]);
         let broken = account_holds_honoured(log.ended(true, 1));
         assert_eq!(broken.len(), 1, "{broken:?}");
-        assert!(broken[0].starts_with("scheduled while the account was held: exe-2 for wrk-2 at 4000 ms"), "{broken:?}");
+        assert!(
+            broken[0].starts_with("scheduled while the account was held: exe-2 for wrk-2 at 4000 ms"),
+            "{broken:?}"
+        );
         let log = held(running(), HoldReason::RateLimited, 4).scheduled(2, &[WakeReason::Idle]);
         assert!(account_holds_honoured(log.ended(true, 1)).is_empty());
         // A dialog holds only its own conversation, with no time: not an account hold.

@@ -53,7 +53,12 @@ pub enum Expectation {
     /// Exactly this many lanes left paused by the stall guard.
     Stalled(usize),
     /// Exactly this many prompts delivered to a lane in a time window.
-    DeliveredBetween { lane: usize, from_ms: u64, to_ms: u64, count: usize },
+    DeliveredBetween {
+        lane: usize,
+        from_ms: u64,
+        to_ms: u64,
+        count: usize,
+    },
     /// At least this many lanes failed (their agents called `worker_fail`).
     FailedAtLeast(usize),
     /// Every lane finished: completed, or failed by its own agent.
