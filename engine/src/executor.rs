@@ -3,13 +3,13 @@
 use crate::block::{self, BlockStatus};
 use crate::engine::{Engine, ExecutorSession};
 use crate::event::EventKind;
+use crate::holds::DIALOG;
 use crate::ids::*;
 use crate::input::*;
 use crate::limits::ERROR_DETAIL_BYTES_MAX;
 use crate::model::*;
-use crate::validate::truncate_detail;
-use crate::holds::DIALOG;
 use crate::time::Timestamp;
+use crate::validate::truncate_detail;
 use crate::wake::WakeReason;
 use std::sync::Arc;
 
@@ -682,8 +682,12 @@ impl Engine {
 /// The actionable sentence of an account-check pause.
 fn account_check_detail(kind: ErrorKind) -> &'static str {
     match kind {
-        ErrorKind::SuspiciousActivity => "ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume.",
-        ErrorKind::Challenge => "ChatGPT showed a human check ('Verify you are human'). Complete it in the browser, then resume.",
+        ErrorKind::SuspiciousActivity => {
+            "ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume."
+        }
+        ErrorKind::Challenge => {
+            "ChatGPT showed a human check ('Verify you are human'). Complete it in the browser, then resume."
+        }
         _ => "ChatGPT is logged out. Log in in the browser, then resume.",
     }
 }

@@ -249,7 +249,13 @@ fn state_reports_from_another_executor_are_ignored() {
     world.input(engine::Input::Executor(engine::ExecutorInput::State {
         executor: engine::ids::ExecutorId::new("e2"),
         worker: id,
-        observation: engine::Observation { state: engine::model::ConversationState::Idle, seq: 99, block: None, until: None, detail: None },
+        observation: engine::Observation {
+            state: engine::model::ConversationState::Idle,
+            seq: 99,
+            block: None,
+            until: None,
+            detail: None,
+        },
     }));
     world.script("advance 1m");
     assert_eq!(world.prompts_for("a"), 1);

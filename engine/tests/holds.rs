@@ -190,7 +190,10 @@ fn the_account_check_detail_says_what_to_do() {
     let mut world = World::new();
     world.script(&format!("{TWO}\nerror a suspicious"));
     let p = world.view("b").worker.pause.clone().expect("paused");
-    assert_eq!(p.detail.as_deref(), Some("ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume."));
+    assert_eq!(
+        p.detail.as_deref(),
+        Some("ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume.")
+    );
 }
 
 #[test]

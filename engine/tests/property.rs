@@ -284,7 +284,13 @@ impl Sim {
                     self.exec.outbox.push_back(ExecutorInput::State {
                         executor: self.exec.id.clone(),
                         worker: w,
-                        observation: Observation { state: ConversationState::Closed, seq, block: None, until: None, detail: None },
+                        observation: Observation {
+                            state: ConversationState::Closed,
+                            seq,
+                            block: None,
+                            until: None,
+                            detail: None,
+                        },
                     });
                 } else {
                     self.exec.state(w, next, block);
@@ -482,7 +488,13 @@ impl Sim {
                     worker: w,
                     conversation: b.conversation.clone(),
                     open: true,
-                    observation: Some(Observation { state: ConversationState::Idle, seq, block: None, until: None, detail: None }),
+                    observation: Some(Observation {
+                        state: ConversationState::Idle,
+                        seq,
+                        block: None,
+                        until: None,
+                        detail: None,
+                    }),
                 },
             });
         }

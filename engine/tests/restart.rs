@@ -279,7 +279,13 @@ fn a_republished_pre_submission_state_is_not_a_turn_end() {
             worker: id,
             conversation,
             open: true,
-            observation: Some(Observation { state: ConversationState::Idle, seq, block: None, until: None, detail: None }),
+            observation: Some(Observation {
+                state: ConversationState::Idle,
+                seq,
+                block: None,
+                until: None,
+                detail: None,
+            }),
         }],
         journal: vec![JournalEntry {
             command: CommandId { attempt },

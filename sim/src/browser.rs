@@ -5,8 +5,11 @@
 //! phases `received -> submission-started -> submitted -> completed`, never resubmit a
 //! journaled key, republish bindings and journal in `hello`, honour command deadlines,
 //! never click the delivery-timeout card's Retry control (`delivery_timeout_card`), type
-//! a command only into the conversation it names (`not_held`), and stop managing a
-//! conversation on `conversation.close` (`release`).
+//! a command only into the conversation it names (`not_held`), stop managing a
+//! conversation on `conversation.close` (`release`), report the page states that stop a
+//! worker with their reset time and words, never type into a page that shows one (a
+//! queued command waits, or fails `DEADLINE_EXCEEDED` at its deadline), and never click
+//! a dialog.
 
 use crate::daemon::EPOCH_MS;
 use crate::faults::{Boundary, Target};
@@ -18,6 +21,7 @@ use crate::wire::{
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::input::*;
 use engine::model::{ConversationState, ErrorKind};
+use engine::time::Timestamp;
 use engine::{CommandKind, ExecutorCommand};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -54,6 +58,8 @@ pub struct Storage {
     next_chat: usize,
     seq: BTreeMap<WorkerId, u64>,
     reported: BTreeMap<WorkerId, ConversationState>,
+    /// The reset time and words of what each tab last showed (republished with it).
+    page: BTreeMap<WorkerId, (Option<Timestamp>, Option<Arc<str>>)>,
 }
 
 /// What the browser host is given at every (re)start.
@@ -304,7 +310,10 @@ impl Browser {
                 worker,
                 conversation: tab.url.clone(),
                 open: state != Some(ConversationState::Closed),
-                observation: state.map(|state| Observation { state, seq, block: None, until: None, detail: None }),
+                observation: state.map(|state| {
+                    let (until, detail) = storage.page.get(&worker).cloned().unwrap_or_default();
+                    Observation { state, seq, block: None, until, detail }
+                }),
             });
         }
         bridge::ExecutorMessage::Hello(bridge::Hello {
@@ -396,7 +405,9 @@ impl Browser {
             // A page no longer managed: whatever it shows is nobody's business here.
             Event::TabReady(..) => {}
             Event::Chat(tab, _) if !self.managed(tab) => {}
-            Event::Chat(tab, FromChat::State { state, block }) => self.observed(tab.worker, state, block),
+            Event::Chat(tab, FromChat::State { state, block, until_ms, detail }) => {
+                self.observed(tab.worker, state, block, until_ms.map(Timestamp), detail.map(Arc::from))
+            }
             Event::Chat(tab, FromChat::Accepted { key }) => self.accepted(tab.worker, &key),
             Event::Chat(tab, FromChat::Refused { key }) => {
                 self.refused(tab.worker, &key, ExecErrorCode::ComposerBusy, "the page refused")
@@ -508,6 +519,19 @@ impl Browser {
                 return self.pump(worker);
             }
             (ConversationState::Generating, _) => return, // wait for idle
+            (ConversationState::Error(kind), _) if kind.stops_typing() => {
+                // Nothing is typed into a page that shows a limit, a check or a dialog: the
+                // command waits for the page to clear, or for its deadline.
+                if self.preparing.insert(worker) {
+                    let wait = Duration::from_millis(c.deadline.0.saturating_sub(self.now_ms()) + 1_000);
+                    let events = self.events.clone();
+                    tokio::task::spawn_local(async move {
+                        tokio::time::sleep(wait).await;
+                        let _ = events.send(Event::Pump(worker));
+                    });
+                }
+                return;
+            }
             _ => false,
         };
         // The composer needs a moment after the command arrived.
@@ -672,12 +696,20 @@ impl Browser {
     }
 
     /// A tab's state: coalesce and report real transitions only.
-    fn observed(&mut self, worker: WorkerId, state: ConversationState, block: Option<String>) {
+    fn observed(
+        &mut self,
+        worker: WorkerId,
+        state: ConversationState,
+        block: Option<String>,
+        until: Option<Timestamp>,
+        detail: Option<Arc<str>>,
+    ) {
         if let Some((_, s)) = self.tabs.get_mut(&worker) {
             *s = Some(state);
         }
         let report = {
             let mut storage = self.state.storage.borrow_mut();
+            storage.page.insert(worker, (until, detail.clone()));
             if storage.reported.get(&worker) == Some(&state) {
                 None
             } else {
@@ -688,7 +720,7 @@ impl Browser {
             }
         };
         if let Some(seq) = report {
-            let observation = Observation { state, seq, block, until: None, detail: None };
+            let observation = Observation { state, seq, block, until, detail };
             let conversation = self.state.storage.borrow().tabs.get(&worker).map(|t| t.url.clone());
             match conversation.filter(|_| self.unverified.remove(&worker)) {
                 Some(conversation) => {
@@ -711,11 +743,13 @@ impl Browser {
         let current = {
             let storage = self.state.storage.borrow();
             let ours = storage.tabs.get(&worker).is_some_and(|t| &*t.url == conversation);
-            ours.then(|| Some((*storage.reported.get(&worker)?, *storage.seq.get(&worker)?))).flatten()
+            let page = storage.page.get(&worker).cloned().unwrap_or_default();
+            ours.then(|| Some((*storage.reported.get(&worker)?, *storage.seq.get(&worker)?, page))).flatten()
         };
-        self.state.ledger.borrow_mut().trace("browser", format!("{worker} inspect: republish {current:?}"));
-        if let Some((state, seq)) = current {
-            let observation = Observation { state, seq, block: None, until: None, detail: None };
+        let shown = current.as_ref().map(|(state, seq, _)| (*state, *seq));
+        self.state.ledger.borrow_mut().trace("browser", format!("{worker} inspect: republish {shown:?}"));
+        if let Some((state, seq, (until, detail))) = current {
+            let observation = Observation { state, seq, block: None, until, detail };
             self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation });
         }
     }
@@ -762,7 +796,6 @@ mod tests {
     use crate::ledger::Ledger;
     use crate::oracle::Closed;
     use crate::world::Knobs;
-    use engine::time::Timestamp;
 
     const W: WorkerId = WorkerId(2);
     /// How long a test watches after its last command (longer than any turn).

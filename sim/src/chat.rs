@@ -1,7 +1,14 @@
 //! A simulated ChatGPT conversation (one host per conversation) and the seeded worker
 //! agent inside it, which calls the daemon over the simulated network. Its delivery-timeout
-//! card offers the Retry control, and a click on it does what the real page's does.
+//! card offers the Retry control, and a click on it does what the real page's does. It
+//! can show the page states that stop an unattended worker (`PageStop`: a usage limit
+//! with its reset time, "Too many requests", suspicious activity, a human check, a
+//! logged-out page, an unknown dialog) over the conversation, on a scenario's command or
+//! at seeded random: the turn goes on underneath, and a stand-in person (or the limit's
+//! reset time) takes it away after a while. Typing into such a page, or clicking its
+//! dialog, is recorded as a violation.
 
+use crate::daemon::EPOCH_MS;
 use crate::ledger::SharedLedger;
 use crate::oracle::RetryClick;
 use crate::wire::{CHAT_PORT, DAEMON_PORT, FromChat, FromDaemon, SimOp, ToChat, ToDaemon, read_frame, write_frame};
@@ -49,6 +56,106 @@ pub struct AgentKnobs {
     /// Percent of submissions the page answers with "Message delivery timed out" at
     /// once (the executor reports `MESSAGE_DELIVERY_TIMEOUT` as the command's result).
     pub submit_timeout_pct: u64,
+    /// Percent of turn ends after which the page shows a random `PageStop`.
+    pub page_stop_pct: u64,
+    /// Page stops a scenario shows at given times.
+    pub page_events: Vec<PageEvent>,
+}
+
+/// A page state that stops an unattended worker (docs/protocol/executor.md, the
+/// `errorKind` table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageStop {
+    /// A usage cap notice, with or without its reset time.
+    UsageLimit,
+    /// ChatGPT's "Too many requests" dialog.
+    RateLimited,
+    /// "Suspicious activity detected".
+    SuspiciousActivity,
+    /// A Cloudflare check.
+    Challenge,
+    /// A logged-out page.
+    Login,
+    /// An unknown modal dialog.
+    Dialog,
+}
+
+impl PageStop {
+    /// Every stop, for seeded draws.
+    pub const ALL: [PageStop; 6] = [
+        PageStop::UsageLimit,
+        PageStop::RateLimited,
+        PageStop::SuspiciousActivity,
+        PageStop::Challenge,
+        PageStop::Login,
+        PageStop::Dialog,
+    ];
+
+    /// The scenario language's name.
+    pub fn parse(text: &str) -> Option<PageStop> {
+        Some(match text {
+            "usage-limit" => PageStop::UsageLimit,
+            "rate-limited" => PageStop::RateLimited,
+            "suspicious-activity" => PageStop::SuspiciousActivity,
+            "challenge" => PageStop::Challenge,
+            "login" => PageStop::Login,
+            "dialog" => PageStop::Dialog,
+            _ => return None,
+        })
+    }
+
+    /// The error kind the executor reports for it.
+    pub fn kind(self) -> ErrorKind {
+        match self {
+            PageStop::UsageLimit => ErrorKind::UsageLimit,
+            PageStop::RateLimited => ErrorKind::RateLimited,
+            PageStop::SuspiciousActivity => ErrorKind::SuspiciousActivity,
+            PageStop::Challenge => ErrorKind::Challenge,
+            PageStop::Login => ErrorKind::LoginRequired,
+            PageStop::Dialog => ErrorKind::BlockedByDialog,
+        }
+    }
+
+    /// Whether the page names the time it lifts (only limits can).
+    fn may_name_time(self) -> bool {
+        matches!(self, PageStop::UsageLimit | PageStop::RateLimited)
+    }
+
+    /// What the page says.
+    fn words(self) -> &'static str {
+        match self {
+            PageStop::UsageLimit => "You've hit your limit. Responses will use another model until your limit resets.",
+            PageStop::RateLimited => "Too many requests",
+            PageStop::SuspiciousActivity => "Suspicious activity detected",
+            PageStop::Challenge => "Verify you are human",
+            PageStop::Login => "Log in",
+            PageStop::Dialog => "Temporary Chat",
+        }
+    }
+}
+
+/// A page stop a scenario shows (`at TIME page laneN KIND DURATION [no-time]`).
+#[derive(Clone, Debug)]
+pub struct PageEvent {
+    /// Simulated ms after the start.
+    pub at_ms: u64,
+    /// Whose conversation shows it.
+    pub worker: WorkerId,
+    /// What.
+    pub stop: PageStop,
+    /// How long until the page is clear again (a limit's reset, a person's fix).
+    pub length_ms: u64,
+    /// A limit names its reset time (`untilMs`).
+    pub names_time: bool,
+}
+
+/// How long a page stop must have shown before a submission into it counts as the
+/// executor's fault rather than a race with the page's own change.
+const STOP_NOTICE_MS: u64 = 1_000;
+
+/// Simulated ms since the start.
+fn elapsed_ms() -> u64 {
+    turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64)
 }
 
 /// What the page shows: the coarse state and, after a turn, the block it ended with.
@@ -56,6 +163,16 @@ pub struct AgentKnobs {
 struct Shown {
     state: ConversationState,
     block: Option<String>,
+    until_ms: Option<u64>,
+    detail: Option<String>,
+}
+
+/// A page stop shown over the conversation.
+#[derive(Clone, Copy, Debug)]
+struct Overlay {
+    stop: PageStop,
+    since_ms: u64,
+    serial: u64,
 }
 
 /// One conversation's state; it lives as long as the conversation host.
@@ -71,16 +188,75 @@ struct Conversation {
     /// The last user message the page accepted (idempotency key, text): what the
     /// delivery-timeout card's Retry control re-sends when clicked.
     last_message: Option<(String, String)>,
+    /// The conversation itself, under any page stop.
+    under: Shown,
+    /// A page stop covering it.
+    overlay: Option<Overlay>,
+    /// Serial of the last overlay, so a stand-in person clears only their own.
+    overlays: u64,
 }
 
 impl Conversation {
+    /// What the page shows (a stop over the conversation, if any).
     fn current(&self) -> ConversationState {
         self.state.borrow().state
     }
 
-    fn show(&self, state: ConversationState, block: Option<String>) {
-        let _ = self.state.send(Shown { state, block });
+    /// The conversation under any stop.
+    fn under(&self) -> ConversationState {
+        self.under.state
     }
+
+    fn show(&mut self, state: ConversationState, block: Option<String>) {
+        self.under = Shown { state, block, until_ms: None, detail: None };
+        if self.overlay.is_none() {
+            let _ = self.state.send(self.under.clone());
+        }
+    }
+}
+
+/// Shows `stop` over the conversation for `length_ms` (a limit that names its time says
+/// it lifts then); then the stand-in person (or the reset) clears it and the page shows
+/// the conversation as it is by then.
+fn cover(
+    c: &Rc<RefCell<Conversation>>,
+    stop: PageStop,
+    length_ms: u64,
+    names_time: bool,
+    name: &str,
+    ledger: &SharedLedger,
+) {
+    let now = elapsed_ms();
+    let serial = {
+        let mut cv = c.borrow_mut();
+        if cv.overlay.is_some() || cv.under() == ConversationState::Closed {
+            return;
+        }
+        cv.overlays += 1;
+        let serial = cv.overlays;
+        cv.overlay = Some(Overlay { stop, since_ms: now, serial });
+        let until_ms = (names_time && stop.may_name_time()).then(|| EPOCH_MS + now + length_ms);
+        let shown = Shown {
+            state: ConversationState::Error(stop.kind()),
+            block: None,
+            until_ms,
+            detail: Some(stop.words().to_string()),
+        };
+        let _ = cv.state.send(shown);
+        serial
+    };
+    let timed = if names_time && stop.may_name_time() { ", its time named" } else { "" };
+    ledger.borrow_mut().trace(name, format!("page shows {} for {length_ms} ms{timed}", stop.kind().as_str()));
+    let (c, name, ledger) = (c.clone(), name.to_string(), ledger.clone());
+    tokio::task::spawn_local(async move {
+        tokio::time::sleep(Duration::from_millis(length_ms)).await;
+        let mut cv = c.borrow_mut();
+        if cv.overlay.is_some_and(|o| o.serial == serial) {
+            cv.overlay = None;
+            let _ = cv.state.send(cv.under.clone());
+            ledger.borrow_mut().trace(&name, format!("page clear of {}", stop.kind().as_str()));
+        }
+    });
 }
 
 /// The conversation host's software.
@@ -88,7 +264,8 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let span = u64::from(knobs.turns_max - knobs.turns_min + 1);
     let turns_needed = knobs.turns_min + (rng.next_u64() % span) as u32;
-    let (state, _) = watch::channel(Shown { state: ConversationState::Ready, block: None });
+    let ready = Shown { state: ConversationState::Ready, block: None, until_ms: None, detail: None };
+    let (state, _) = watch::channel(ready.clone());
     let conversation = Rc::new(RefCell::new(Conversation {
         state,
         worker: None,
@@ -99,7 +276,20 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
         forgot_complete: false,
         rng,
         last_message: None,
+        under: ready,
+        overlay: None,
+        overlays: 0,
     }));
+    // The scenario's page stops, on the conversation of the worker they name.
+    for event in knobs.page_events.clone() {
+        let (c, name, ledger) = (conversation.clone(), name.clone(), ledger.clone());
+        tokio::task::spawn_local(async move {
+            tokio::time::sleep(Duration::from_millis(event.at_ms.saturating_sub(elapsed_ms()))).await;
+            if c.borrow().worker == Some(event.worker) {
+                cover(&c, event.stop, event.length_ms, event.names_time, &name, &ledger);
+            }
+        });
+    }
     let listener = TcpListener::bind(("0.0.0.0", CHAT_PORT)).await?;
     loop {
         let (stream, _) = listener.accept().await?;
@@ -115,12 +305,18 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
     let mut states = c.borrow().state.subscribe();
     let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<FromChat>();
     let first = states.borrow_and_update().clone();
-    let _ = out_tx.send(FromChat::State { state: first.state, block: first.block });
+    let _ = out_tx.send(FromChat::State {
+        state: first.state,
+        block: first.block,
+        until_ms: first.until_ms,
+        detail: first.detail,
+    });
     let forward = out_tx.clone();
     tokio::task::spawn_local(async move {
         while states.changed().await.is_ok() {
             let s = states.borrow_and_update().clone();
-            if forward.send(FromChat::State { state: s.state, block: s.block }).is_err() {
+            let frame = FromChat::State { state: s.state, block: s.block, until_ms: s.until_ms, detail: s.detail };
+            if forward.send(frame).is_err() {
                 break;
             }
         }
@@ -139,8 +335,27 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
                 click_retry(&c, &name, &knobs, &ledger);
                 continue;
             }
+            ToChat::ClickDialog => {
+                let shown = c.borrow().overlay.map(|o| o.stop.kind().as_str());
+                let what = shown.map_or("with no dialog showing".to_string(), |k| format!("showing {k}"));
+                ledger.borrow_mut().violation(format!("the executor clicked a dialog on {name}, {what}"));
+                continue;
+            }
         };
         let state = c.borrow().current();
+        if let ConversationState::Error(kind) = state
+            && kind.stops_typing()
+        {
+            // Nothing can be typed into a page that shows a limit, a check or a dialog. The
+            // executor saw it (unless the page changed this very moment): its fault.
+            let since = c.borrow().overlay.map_or(0, |o| o.since_ms);
+            if elapsed_ms().saturating_sub(since) > STOP_NOTICE_MS {
+                let what = format!("typed {key} into {name} while it shows {}", kind.as_str());
+                ledger.borrow_mut().violation(what);
+            }
+            let _ = out_tx.send(FromChat::Refused { key });
+            continue;
+        }
         let accepts = match state {
             ConversationState::Closed => false,
             ConversationState::Generating => steer,
@@ -239,7 +454,7 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
     };
     let forgot = c.borrow().forgot_complete && !finish && c.borrow().turns_done + 1 >= c.borrow().turns_needed;
     let is_root = worker == WorkerId(1);
-    let (depend, message, fault, fail) = {
+    let (depend, message, fault, fail, stop) = {
         let mut cv = c.borrow_mut();
         let depend = !is_root && worker != WorkerId(2) && !finish && cv.rng.next_u64() % 100 < knobs.dependency_pct;
         let message = cv.rng.next_u64() % 100 < knobs.message_pct;
@@ -258,7 +473,20 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         // Rarely, a lane's agent gives up: `worker_fail` instead of more work.
         let fail =
             knobs.fail_pct > 0 && !is_root && !finish && !cv.finished && cv.rng.next_u64() % 100 < knobs.fail_pct;
-        (depend, message, fault, fail)
+        // Rarely, the page shows a stop after the turn (drawn only when enabled, so that
+        // other seeds' draws stay what they were).
+        let stop = if knobs.page_stop_pct > 0 && cv.rng.next_u64() % 100 < knobs.page_stop_pct {
+            let stop = PageStop::ALL[(cv.rng.next_u64() % PageStop::ALL.len() as u64) as usize];
+            let length_ms = if stop == PageStop::UsageLimit {
+                10 * 60_000 + cv.rng.next_u64() % (30 * 60_000)
+            } else {
+                2 * 60_000 + cv.rng.next_u64() % (10 * 60_000)
+            };
+            Some((stop, length_ms, cv.rng.next_u64().is_multiple_of(2)))
+        } else {
+            None
+        };
+        (depend, message, fault, fail, stop)
     };
     tokio::task::spawn_local(async move {
         let half = Duration::from_millis(length_ms / 2);
@@ -329,8 +557,8 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
             let c2 = c.clone();
             tokio::task::spawn_local(async move {
                 tokio::time::sleep(Duration::from_secs(180)).await;
-                let cv = c2.borrow();
-                if cv.turn == turn && cv.current() == ConversationState::Error(ErrorKind::HostUiChanged) {
+                let mut cv = c2.borrow_mut();
+                if cv.turn == turn && cv.under() == ConversationState::Error(ErrorKind::HostUiChanged) {
                     cv.show(ConversationState::Idle, None);
                 }
             });
@@ -352,7 +580,11 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
             ledger.borrow_mut().trace(&name, format!("turn {turn} block {status}"));
         }
         cv.show(end, block);
+        drop(cv);
         ledger.borrow_mut().trace(&name, format!("turn {turn} ends {}", end.as_str()));
+        if let Some((stop, length_ms, names_time)) = stop.filter(|_| end == ConversationState::Idle && !done) {
+            cover(&c, stop, length_ms, names_time, &name, &ledger);
+        }
     });
 }
 
@@ -492,6 +724,14 @@ mod tests {
         let broken = oracle::no_retry_clicks(&ledger.retry_clicks);
         assert_eq!(broken.len(), 1, "{broken:?}");
         assert!(broken[0].ends_with("with no delivery-timeout card showing"), "{broken:?}");
+    }
+
+    #[test]
+    fn any_click_on_a_dialog_breaks() {
+        let (ledger, _) = conversation(vec![ToChat::ClickDialog], false);
+        let clicked: Vec<_> =
+            ledger.violations.iter().filter(|v| v.contains("the executor clicked a dialog")).collect();
+        assert_eq!(clicked.len(), 1, "{:?}", ledger.violations);
     }
 
     #[test]

@@ -273,7 +273,12 @@ async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
         let needs_look = v.worker.pause.as_ref().is_some_and(|p| {
             matches!(
                 p.reason,
-                PauseReason::AmbiguousSubmission | PauseReason::DeliveryFailing | PauseReason::HostUiChanged
+                PauseReason::AmbiguousSubmission
+                    | PauseReason::DeliveryFailing
+                    | PauseReason::HostUiChanged
+                    // The stand-in person checked the browser (or waited out the limit).
+                    | PauseReason::AccountCheck
+                    | PauseReason::UsageLimit
             )
         });
         let binding = v.worker.binding.as_ref();
@@ -365,6 +370,10 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
             | EventKind::ExecutionScheduled { wake, .. } => wake.labels().join("+"),
             EventKind::ExecutionEnded { outcome, .. } => outcome.as_str().to_string(),
             EventKind::WorkerPaused { reason, .. } => reason.as_str().to_string(),
+            EventKind::WorkerHeld { reason, until, .. } => {
+                format!("{} until {}", reason.as_str(), until.map_or("a later state".into(), |t| t.0.to_string()))
+            }
+            EventKind::WorkerHoldLifted { reason } => reason.as_str().to_string(),
             _ => String::new(),
         };
         let line = format!("#{} {} {worker} {attempt} {detail}", e.cursor, e.kind.name());

@@ -24,6 +24,13 @@
 //!   it after that (`attachments_honoured`, over what the conversation hosts and the
 //!   executor saw).
 //!
+//! - For an account-wide limit (a usage or rate limit: `worker.held` with a time), no
+//!   attempt for any worker of that executor is scheduled after the hold began and before
+//!   its time (`account_holds_honoured`; the simulator has one executor, so every worker
+//!   counts). The conversation hosts check the rest of the page states themselves:
+//!   nothing is typed into a page that shows a limit, a check or a dialog, and nobody
+//!   clicks a dialog (both recorded as violations as they happen).
+//!
 //! Two helpers feed other checks: `scheduled_after_end` (attempts scheduled after their
 //! worker ended: delivering one is a violation) and `held_submissions` (what scenarios'
 //! `expect nothing-while-held` forbids).
@@ -35,7 +42,7 @@
 use crate::wire::conversation_host;
 use engine::event::{Event, EventKind};
 use engine::ids::{AttemptId, RunId, WorkerId};
-use engine::model::{AttemptOutcome, AttemptReason};
+use engine::model::{AttemptOutcome, AttemptReason, HoldReason};
 use engine::policy::Mode;
 use engine::time::Timestamp;
 use engine::wake::WakeReason;
@@ -301,6 +308,40 @@ pub fn held_submissions(log: Log<'_>) -> Vec<String> {
         }
     }
     found
+}
+
+/// No attempt is scheduled while an account-wide hold (a `worker.held` for a usage or
+/// rate limit, with its time) is in force: from that event to its time, for any worker.
+/// A later, longer hold extends the window; holds lift only at their time.
+pub fn account_holds_honoured(log: Log<'_>) -> Vec<String> {
+    let mut hold: Option<(Timestamp, u64)> = None;
+    let mut broken = Vec::new();
+    for e in log.events {
+        if hold.is_some_and(|(until, _)| e.at >= until) {
+            hold = None;
+        }
+        match (&e.kind, hold) {
+            (
+                EventKind::WorkerHeld {
+                    reason: HoldReason::UsageLimit | HoldReason::RateLimited,
+                    until: Some(until),
+                    ..
+                },
+                _,
+            ) if hold.is_none_or(|(t, _)| *until > t) => hold = Some((*until, e.cursor.0)),
+            (EventKind::ExecutionScheduled { .. }, Some((until, cursor))) => broken.push(format!(
+                "scheduled while the account was held: {} for {} at {} ms (event #{}), held since event #{cursor} \
+                 until {} ms",
+                e.attempt.map(|a| a.to_string()).unwrap_or_default(),
+                e.worker.map(|w| w.to_string()).unwrap_or_default(),
+                e.at.ms_since(log.start),
+                e.cursor,
+                until.ms_since(log.start)
+            )),
+            _ => {}
+        }
+    }
+    broken
 }
 
 /// One click on a conversation's Retry control, as its host saw it.
@@ -574,6 +615,29 @@ mod tests {
     /// A worker whose first turn runs.
     fn running() -> Trace {
         Trace::default().scheduled(1, &[WakeReason::Initial]).submitted(1)
+    }
+
+    fn held(trace: Trace, reason: HoldReason, until_s: u64) -> Trace {
+        let kind = EventKind::WorkerHeld { reason, until: Some(Timestamp(until_s * 1_000)), detail: None };
+        trace.push(None, kind)
+    }
+
+    #[test]
+    fn nothing_is_scheduled_while_an_account_is_held() {
+        // Held at 3 s until 10 s: an attempt at 4 s breaks, one at or after 10 s passes.
+        let log = held(running(), HoldReason::UsageLimit, 10).scheduled(2, &[WakeReason::Idle]);
+        let broken = account_holds_honoured(log.ended(true, 1));
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(
+            broken[0].starts_with("scheduled while the account was held: exe-2 for wrk-2 at 4000 ms"),
+            "{broken:?}"
+        );
+        let log = held(running(), HoldReason::RateLimited, 4).scheduled(2, &[WakeReason::Idle]);
+        assert!(account_holds_honoured(log.ended(true, 1)).is_empty());
+        // A dialog holds only its own conversation, with no time: not an account hold.
+        let dialog = EventKind::WorkerHeld { reason: HoldReason::BlockedByDialog, until: None, detail: None };
+        let log = running().push(None, dialog).scheduled(2, &[WakeReason::Idle]);
+        assert!(account_holds_honoured(log.ended(true, 1)).is_empty());
     }
 
     #[test]

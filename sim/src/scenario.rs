@@ -16,6 +16,7 @@
 //! never used for a create); nobody opens it in the browser: the engine's next turn for
 //! the lane names it, and the browser opens it for that command.
 
+use crate::chat::{PageEvent, PageStop};
 use crate::faults::{Boundary, Call, CrashAt, Reaction, Trigger};
 use crate::world::{Action, ActionKind, Knobs, Outcome, PARTITION_MS_MIN};
 use engine::ids::WorkerId;
@@ -52,7 +53,12 @@ pub enum Expectation {
     /// Exactly this many lanes left paused by the stall guard.
     Stalled(usize),
     /// Exactly this many prompts delivered to a lane in a time window.
-    DeliveredBetween { lane: usize, from_ms: u64, to_ms: u64, count: usize },
+    DeliveredBetween {
+        lane: usize,
+        from_ms: u64,
+        to_ms: u64,
+        count: usize,
+    },
     /// At least this many lanes failed (their agents called `worker_fail`).
     FailedAtLeast(usize),
     /// Every lane finished: completed, or failed by its own agent.
@@ -67,6 +73,8 @@ pub enum Expectation {
     /// The executor stopped managing at least this many conversations on
     /// `conversation.close` (an attach releases the old one).
     ClosesAtLeast(usize),
+    HoldsAtLeast(usize),
+    PagePausesAtLeast(usize),
 }
 
 /// A scenario file error, with its line number.
@@ -169,6 +177,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "hold" => knobs.hold_pct = num(1)?.min(100),
             "partition" => knobs.partition_pct = num(1)?.min(100),
             "fails" => knobs.agents.fail_pct = num(1)?.min(100),
+            "page-stops" => knobs.agents.page_stop_pct = num(1)?.min(100),
             "submit-delay" => {
                 knobs.submit_delay_ms =
                     w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?
@@ -208,6 +217,23 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                     knobs.outages.push((at_ms, length));
                 }
             }
+            "at" if w.get(2) == Some(&"page") => {
+                // at TIME page laneN KIND DURATION [no-time]
+                let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let lane = w.get(3).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN or root"))?;
+                let stop = w.get(4).and_then(|v| PageStop::parse(v)).ok_or_else(|| err("unknown page state"))?;
+                let length_ms = w.get(5).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?;
+                let names_time = match w.get(6).copied() {
+                    None => true,
+                    Some("no-time") => false,
+                    Some(_) => return Err(err("expected no-time or nothing")),
+                };
+                let worker = if lane == usize::MAX { WorkerId(1) } else { WorkerId(lane as u64 + 2) };
+                if lane != usize::MAX && lane >= knobs.workers {
+                    return Err(err("the lane is beyond `workers`"));
+                }
+                knobs.agents.page_events.push(PageEvent { at_ms, worker, stop, length_ms, names_time });
+            }
             "at" => {
                 let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                 let lane = w.get(3).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN or root"))?;
@@ -241,6 +267,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("nothing-while-held") => Expectation::NothingWhileHeld,
                 Some("reconnects") => Expectation::ReconnectsAtLeast(num(3)? as usize),
                 Some("closes") => Expectation::ClosesAtLeast(num(3)? as usize),
+                Some("holds") => Expectation::HoldsAtLeast(num(3)? as usize),
+                Some("page-pauses") => Expectation::PagePausesAtLeast(num(3)? as usize),
                 Some("delivered") => {
                     let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
                     let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -278,6 +306,8 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::NothingWhileHeld => outcome.submitted_while_held.is_empty(),
             Expectation::ReconnectsAtLeast(n) => outcome.reconnects >= *n,
             Expectation::ClosesAtLeast(n) => outcome.closes >= *n,
+            Expectation::HoldsAtLeast(n) => outcome.holds >= *n,
+            Expectation::PagePausesAtLeast(n) => outcome.page_pauses >= *n,
             Expectation::DeliveredBetween { lane, from_ms, to_ms, count } => {
                 // Lanes are spawned in order right after the root (wrk-1).
                 let worker = WorkerId(*lane as u64 + 2);

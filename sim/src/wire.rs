@@ -112,6 +112,10 @@ pub enum ToChat {
     /// it (only the daemon commands a fresh `continue`). Modelled so that "never" is
     /// checked (`oracle::no_retry_clicks`), not true for want of a control.
     ClickRetry,
+    /// Click a control of a dialog covering the page (a limit's "Got it", an unknown
+    /// modal's close button). The executor must never do it: a person decides. Modelled so
+    /// that "never" is checked (the conversation host records every click as a violation).
+    ClickDialog,
 }
 
 /// Frames a conversation host sends to its tab.
@@ -119,7 +123,9 @@ pub enum ToChat {
 pub enum FromChat {
     /// The page's coarse state changed (or the tab just connected). When a turn ended,
     /// `block` is the tail of the last assistant message (its continuation block).
-    State { state: ConversationState, block: Option<String> },
+    /// With a limit, `until_ms` is the reset time the page names (epoch ms) and `detail`
+    /// the page's words (a dialog's heading, a limit notice).
+    State { state: ConversationState, block: Option<String>, until_ms: Option<u64>, detail: Option<String> },
     /// The submitted message shows as a new user turn.
     Accepted { key: String },
     /// The page refused the submission (closed, busy): nothing was sent.

@@ -122,6 +122,8 @@ impl Knobs {
                 host_ui_pct: if pick(0, 3) == 0 { pick(1, 5) } else { 0 },
                 fail_pct: 0,
                 submit_timeout_pct: 0,
+                page_stop_pct: 0,
+                page_events: Vec::new(),
             },
             root: pick(0, 1) == 1,
             // Each fault class is on or off per seed, with a drawn rate when on.
@@ -144,6 +146,7 @@ impl Knobs {
         knobs.partition_pct = if pick(0, 2) == 0 { pick(1, 4) } else { 0 };
         knobs.submit_delay_ms = if pick(0, 1) == 1 { pick(1, 8) * 1_000 } else { 0 };
         knobs.agents.submit_timeout_pct = if pick(0, 3) == 0 { pick(2, 10) } else { 0 };
+        knobs.agents.page_stop_pct = if pick(0, 3) == 0 { pick(1, 3) } else { 0 };
         knobs
     }
 
@@ -170,6 +173,8 @@ impl Knobs {
                 host_ui_pct: 0,
                 fail_pct: 0,
                 submit_timeout_pct: 0,
+                page_stop_pct: 0,
+                page_events: Vec::new(),
             },
             root: false,
             daemon_crash_pct: 0,
@@ -240,6 +245,10 @@ pub struct Outcome {
     pub reconnects: usize,
     /// Conversations the executor stopped managing on `conversation.close`.
     pub closes: usize,
+    /// Workers held by a page (`worker.held`: a limit over their account, a dialog).
+    pub holds: usize,
+    /// Workers paused by a page for a person (a usage limit without a time, an account check).
+    pub page_pauses: usize,
     /// Planned crashes and triggers that never happened.
     pub unreached: Vec<String>,
     /// Crashes performed.
@@ -632,6 +641,19 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             for broken in oracle::attachments_honoured(log, seen) {
                 l.violation(broken);
             }
+            for broken in oracle::account_holds_honoured(log) {
+                l.violation(broken);
+            }
+            for e in &events {
+                match &e.kind {
+                    engine::event::EventKind::WorkerHeld { .. } => outcome.holds += 1,
+                    engine::event::EventKind::WorkerPaused {
+                        reason: engine::model::PauseReason::UsageLimit | engine::model::PauseReason::AccountCheck,
+                        ..
+                    } => outcome.page_pauses += 1,
+                    _ => {}
+                }
+            }
             outcome.submitted_while_held = oracle::held_submissions(log);
             outcome.withdrawn =
                 engine.attempts().filter(|a| a.outcome == Some(engine::model::AttemptOutcome::Withdrawn)).count();
@@ -802,7 +824,7 @@ pub fn describe(k: &Knobs) -> String {
     let _ = write!(
         s,
         "seed={} workers={} steering={} concurrency={} turns={}..{} progress={}% long_turns={}% delivery_timeouts={}% submit_timeouts={}% human={}% \
-         blocks={} forget_complete={} block_waits={} dependency={}% message={}% lost={}% host_ui={}% fail={}% root={} \
+         blocks={} forget_complete={} block_waits={} dependency={}% message={}% lost={}% host_ui={}% fail={}% page_stops={}% root={} \
          daemon_crash={}%/min executor_crash={}%/min hold={}%/min partition={}%/min submit_delay={}ms safety={}min tick={}ms",
         k.seed,
         k.workers,
@@ -823,6 +845,7 @@ pub fn describe(k: &Knobs) -> String {
         k.agents.lost_pct,
         k.agents.host_ui_pct,
         k.agents.fail_pct,
+        k.agents.page_stop_pct,
         k.root,
         k.daemon_crash_pct,
         k.executor_crash_pct,

@@ -49,10 +49,9 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::WorkerHeld { .. }
         | EventKind::WorkerHoldLifted { .. } => true,
         // A limit or a dialog says more in its `worker.held`.
-        EventKind::ConversationError { kind } => !matches!(
-            kind,
-            ErrorKind::UsageLimit | ErrorKind::RateLimited | ErrorKind::BlockedByDialog
-        ),
+        EventKind::ConversationError { kind } => {
+            !matches!(kind, ErrorKind::UsageLimit | ErrorKind::RateLimited | ErrorKind::BlockedByDialog)
+        }
         EventKind::WorkerPaused { reason, .. } => *reason != PauseReason::Stall,
         EventKind::ExecutionEnded { outcome, .. } => !matches!(
             outcome,

@@ -222,7 +222,13 @@ fn engine_types_round_trip_through_the_wire_types() {
         worker: WorkerId(1),
         conversation: Arc::from("https://c/1"),
         open: true,
-        observation: Some(Observation { state: ConversationState::Idle, seq: 1, block: None, until: None, detail: None }),
+        observation: Some(Observation {
+            state: ConversationState::Idle,
+            seq: 1,
+            block: None,
+            until: None,
+            detail: None,
+        }),
     };
     assert_eq!(BindingReport::from(BindingWire::from(&b)), b);
 }

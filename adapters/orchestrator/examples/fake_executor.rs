@@ -51,8 +51,13 @@ async fn watch_attachments(handle: Handle, executor: ExecutorId, seqs: Seqs) {
         let Ok(Ok(Reply::Events(page))) = handle.call(op).await else { return };
         for e in &page.events {
             if let (engine::event::EventKind::WorkerAttached { conversation }, Some(worker)) = (&e.kind, e.worker) {
-                let observation =
-                    Some(Observation { state: ConversationState::Idle, seq: next_seq(&seqs, worker), block: None, until: None, detail: None });
+                let observation = Some(Observation {
+                    state: ConversationState::Idle,
+                    seq: next_seq(&seqs, worker),
+                    block: None,
+                    until: None,
+                    detail: None,
+                });
                 let report = BindingReport { worker, conversation: conversation.clone(), open: true, observation };
                 let _ = handle.executor(ExecutorInput::Binding { executor: executor.clone(), report }).await;
             }

@@ -43,6 +43,18 @@ pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
             if let Some(reason) = w.pointer("/pause/reason").and_then(Value::as_str) {
                 write!(line, " paused: {reason}")?;
             }
+            if let Some(reason) = w.pointer("/hold/reason").and_then(Value::as_str) {
+                write!(line, " held: {reason}")?;
+                if let Some(until) = w.pointer("/hold/untilMs").and_then(Value::as_u64) {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                    write!(line, " for {} more min", until.saturating_sub(now).div_ceil(60_000))?;
+                }
+                if let Some(detail) = w.pointer("/hold/detail").and_then(Value::as_str) {
+                    write!(line, " ({detail})")?;
+                }
+            }
             if let Some(q) = w.pointer("/humanWait/question").and_then(Value::as_str) {
                 write!(line, " needs you: {q}")?;
             }

@@ -308,7 +308,8 @@ pub mod page_detail {
 
     /// Cleans and caps one text.
     pub fn clean(text: &str) -> Option<String> {
-        let words: Vec<&str> = text.split(|c: char| c.is_control() || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> =
+            text.split(|c: char| c.is_control() || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
         let joined = words.join(" ");
         if joined.is_empty() {
             return None;
