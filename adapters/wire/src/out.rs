@@ -197,7 +197,7 @@ pub struct BindingOut {
     pub status: String,
     /// Last reported state: `unknown`, `ready`, `generating`, `idle`, `error` or `closed`.
     pub state: String,
-    /// With `state = error`: `delivery_timeout`, `conversation_full`, `host_ui_changed`, `usage_limit`, `login_required` or `generic`.
+    /// With `state = error`: `delivery_timeout`, `conversation_full`, `host_ui_changed`, `usage_limit`, `login_required`, `rate_limited`, `suspicious_activity`, `challenge`, `blocked_by_dialog` or `generic`.
     pub error_kind: Option<String>,
     /// When the state was first reported.
     pub state_since_ms: u64,

@@ -199,6 +199,7 @@ const workerSummary = record([
   required('stall', string),
   optional('conversationUrl', string),
   optional('conversationState', string),
+  optional('conversationErrorKind', string),
   withDefault('recentEvents', list(record([required('atMs', u64), required('kind', string), required('text', string)])), []),
 ]);
 

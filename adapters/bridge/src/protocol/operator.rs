@@ -315,6 +315,10 @@ pub struct WorkerSummary {
     /// Its last reported state, if bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_state: Option<String>,
+    /// With `conversation_state = error`: which error (`host_ui_changed` makes the surfaces
+    /// offer "Copy page shape").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_error_kind: Option<String>,
     /// Its newest continuity events, oldest first (at most
     /// [`crate::continuity::SUMMARY_EVENTS_MAX`]).
     #[serde(default)]
@@ -372,6 +376,7 @@ impl From<&wire::WorkerOut> for WorkerSummary {
             stall: w.progress.stall.clone(),
             conversation_url: w.binding.as_ref().map(|b| b.conversation_url.clone()),
             conversation_state: w.binding.as_ref().map(|b| b.state.clone()),
+            conversation_error_kind: w.binding.as_ref().and_then(|b| b.error_kind.clone()),
             recent_events: Vec::new(),
         }
     }
