@@ -109,7 +109,7 @@ async function performOne(effect) {
 
 function overlayOf({ workerSummary, connection }) {
   try {
-    return overlayView(workerSummary, connection);
+    return overlayView(workerSummary, connection, null, Date.now());
   } catch (e) {
     console.error('[orchestrator] overlay view failed', e);
     return null;

@@ -114,7 +114,7 @@ const PAUSES = {
 
 /**
  * The worker's hold for people, or null: `{reason, label, untilMs, text}`. A timed hold says
- * when it lifts (seen at `nowMs`); a dialog names its heading and what to do.
+ * when it lifts (seen at `nowMs`; null: not said); a dialog names its heading and what to do.
  */
 export function holdView(worker, nowMs) {
   const hold = worker?.hold;
@@ -124,7 +124,7 @@ export function holdView(worker, nowMs) {
   let text;
   if (hold.reason === 'blocked_by_dialog') {
     text = `${label}${hold.detail ? `: ${hold.detail}` : ''}. Close it in the tab; nothing is typed meanwhile.`;
-  } else if (untilMs === null) {
+  } else if (untilMs === null || nowMs === null) {
     text = `${label}: waiting for it to lift`;
   } else {
     text = untilMs > nowMs ? `${label}: resumes in ${formatDuration(untilMs - nowMs)}` : `${label}: resumes once the page allows`;
@@ -135,7 +135,7 @@ export function holdView(worker, nowMs) {
 /** What a person is asked to do, or null: an open question, a dialog, a check ChatGPT wants. */
 function needsYouText(w) {
   if (w.needsYou) return w.needsYou;
-  if (w.hold?.reason === 'blocked_by_dialog') return holdView(w, 0).text;
+  if (w.hold?.reason === 'blocked_by_dialog') return holdView(w, null).text;
   if (w.pauseReason === 'account_check') return w.pauseDetail ?? PAUSES.account_check;
   return null;
 }
@@ -257,7 +257,7 @@ export function pillText(worker) {
 }
 
 /** Why the worker is not progressing by itself, or null (`nowMs` dates a hold's reset). */
-export function blockReason(worker, nowMs = 0) {
+export function blockReason(worker, nowMs = null) {
   const status = workerStatus(worker);
   const needs = needsYouText(worker);
   const hold = holdView(worker, nowMs);
@@ -309,7 +309,10 @@ export function workerActions(worker) {
 
 /** One worker as every surface shows it. */
 export function workerRow(worker, run, nowMs) {
-  const status = workerStatus(worker);
+  const hold = holdView(worker, nowMs);
+  const plain = workerStatus(worker);
+  // A limit's note says when it lifts (the only note that needs the time).
+  const status = hold && TIMED_HOLDS.has(hold.reason) && plain.note === hold.label ? { ...plain, note: hold.text } : plain;
   return {
     workerId: worker.workerId,
     runId: run?.runId ?? null,
@@ -332,7 +335,7 @@ export function workerRow(worker, run, nowMs) {
     // A question the worker asked is answered in words; a dialog or a check ChatGPT wants is
     // dealt with in the tab (and a check's pause then ended with Resume).
     answerable: status.key === 'needs_you' && worker.disposition === 'awaiting_human' && !worker.hold,
-    hold: holdView(worker, nowMs),
+    hold,
     blockReason: blockReason(worker, nowMs),
     // A worker waiting for a person or a dependency is not executing: its card is `Needs you`, not a stall.
     stallWarning: (worker.stall === 'warned' || worker.stall === 'paused') && !status.terminal
@@ -461,10 +464,10 @@ export function dashboardView(state, nowMs, attemptsByWorker = {}) {
  * renders ages itself, so they keep ticking between updates. `observation`: the extension's
  * own `{state, errorKind}` for the tab's conversation, when the caller has it.
  */
-export function overlayView(workerSummary, connection, observation = null) {
+export function overlayView(workerSummary, connection, observation = null, nowMs = null) {
   if (!workerSummary || typeof workerSummary !== 'object') return null;
   const conn = connectionView(connection);
-  const row = workerRow(workerSummary, null, 0);
+  const row = workerRow(workerSummary, null, nowMs);
   return {
     workerId: row.workerId,
     title: row.title,

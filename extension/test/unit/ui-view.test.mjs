@@ -435,7 +435,8 @@ test('a usage limit reads Waiting, says when it lifts and offers no answer box',
   const now = limited.hold.untilMs - 2 * 3_600_000 - 5 * 60_000;
   const row = workerRow(limited, holds.runs[0], now);
   assert.equal(row.status.key, 'waiting');
-  assert.equal(row.status.note, 'ChatGPT usage limit');
+  assert.equal(row.status.note, 'ChatGPT usage limit: resumes in 2h 5m');
+  assert.equal(workerStatus(limited).note, 'ChatGPT usage limit');
   assert.equal(row.blockReason, 'ChatGPT usage limit: resumes in 2h 5m');
   assert.equal(row.hold.untilMs, limited.hold.untilMs);
   assert.equal(row.answerable, false);
