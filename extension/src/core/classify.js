@@ -83,10 +83,11 @@ function errorState(errorKind, { untilMs, detail } = {}) {
 }
 
 /**
- * Whether the composer can take a new prompt now: a composer, nothing generating. The send
+ * Whether the composer can take a new prompt now: an editable composer (a page may lock it
+ * for a moment), nothing generating. The send
  * button is not required: the page draws it once the prompt is typed (the content script
  * waits a bounded time for it).
  */
 export function composerUsable(facts) {
-  return Boolean(facts?.loaded && facts.composer && !facts.stopButton && !(facts.missing ?? []).includes('editable composer'));
+  return Boolean(facts?.loaded && facts.composer && facts.composerEditable !== false && !facts.stopButton);
 }

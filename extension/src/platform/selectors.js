@@ -538,6 +538,7 @@
       loaded: false,
       layout: null,
       composer: false,
+      composerEditable: false,
       composerText: false,
       sendButton: false,
       sendEnabled: false,
@@ -615,6 +616,7 @@
     facts.loaded = doc.readyState === 'complete';
     facts.layout = layoutOf(doc);
     facts.composer = composer !== null;
+    facts.composerEditable = composer !== null && isComposerEditable(composer);
     facts.composerText = composer !== null && composerText(composer) !== '';
     facts.sendButton = send !== null;
     facts.sendEnabled = send !== null && isEnabled(send);
@@ -630,18 +632,20 @@
     facts.conversationFull = isConversationFull(doc, scan);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null
       || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || shown('challenge');
-    // Logged out: a log-in control, nothing that only a signed-in person sees (a log-in
-    // button can show on a signed-in page too), and no conversation to read (a logged-out
-    // chat at /uc/<id> shows its turns and is read as it is).
+    // Logged out: a log-in sheet, or a log-in control with nothing that only a signed-in
+    // person sees (a log-in button can show on a signed-in page too) and no conversation to
+    // read (a logged-out chat at /uc/<id> shows its turns and is read as it is).
+    // On a conversation's address the turns may still be loading: that page is read once
+    // they show (or fails closed when they never do), not taken for a log-in wall.
     facts.loginRequired = !facts.challenge && (dialog?.kind === 'login'
-      || (scan.login && !scan.signedIn && counts.user === 0));
+      || (scan.login && !scan.signedIn && counts.user === 0 && !onConversationPath(doc)));
     facts.usageLimit = usageLimitOf(texts, now);
     facts.rateLimited = dialog?.kind === 'rate_limited' ? { text: dialog.heading } : null;
     const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : texts.find((text) => TEXTS.matchesAny('suspiciousActivity', text));
     facts.suspiciousActivity = suspicious === undefined ? null : { text: suspicious.slice(0, LIMITS.errorTextCharsMax) };
     facts.dialog = dialog?.kind === 'unknown' ? { heading: dialog.heading } : null;
     if (composer === null) facts.missing.push('composer');
-    if (composer !== null && !isComposerEditable(composer)) facts.missing.push('editable composer');
+
     if (locateTurns(doc) === null && onConversationPath(doc)) facts.missing.push('turns');
     return facts;
   }

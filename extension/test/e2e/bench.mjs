@@ -3,8 +3,11 @@
 // (the page drew the turn's action bar) the daemon's automatic resume arrives back as a
 // submitted prompt, minus the idle grace, and how late the page drew that idle against the
 // server's plan; and, in Chromium, how much script time a managed tab costs while it sits idle.
+// The fake page shows one layout profile (test/fake-chatgpt/layouts/; section-2026-08, the
+// newest signed-in layout, unless --layout names another; figures measured before these
+// profiles existed used the page's first, `legacy`, markup).
 //
-//   node test/e2e/bench.mjs [--turns N] [--idle-seconds S] [--browsers chromium,firefox]
+//   node test/e2e/bench.mjs [--turns N] [--idle-seconds S] [--browsers chromium,firefox] [--layout NAME]
 //
 // Figures go to docs/benchmarks.md by hand, with this command line.
 import { parseArgs } from 'node:util';
@@ -19,13 +22,15 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '60' },
     'idle-seconds': { type: 'string', default: '60' },
     browsers: { type: 'string', default: 'chromium,firefox' },
+    layout: { type: 'string', default: 'section-2026-08' },
   },
 });
 const turns = Number(values.turns);
 const idleSeconds = Number(values['idle-seconds']);
 
 for (const kind of values.browsers.split(',')) {
-  const world = await World.open(kind);
+  const world = await World.open(kind, { layout: values.layout });
+  console.log(`${kind}: fake page layout ${world.layout}`);
   try {
     console.log(`${kind}: ${await resumeLatency(world, turns)}`);
     if (kind === 'chromium') console.log(`${kind}: ${await idleCost(world, idleSeconds)}`);
@@ -41,7 +46,7 @@ for (const kind of values.browsers.split(',')) {
  */
 async function resumeLatency(world, count) {
   await world.createRun('Latency bench');
-  const lane = await world.spawnLane('/root/bench', async ({ turn, workerId }) => {
+  const lane = await world.startLane('/root/bench', async ({ turn, workerId }) => {
     // Durable progress every turn, so the stall guard never pauses the bench.
     await world.mcp.call('worker_progress', { workerId, summary: `turn ${turn}` });
     if (turn > count) await world.mcp.call('worker_complete', { workerId, summary: 'bench done' });
@@ -55,7 +60,7 @@ async function resumeLatency(world, count) {
   await world.waitForPrompts(lane, count + 1, 10 * 60_000);
   const prompts = world.prompts(lane);
   const convo = world.fake.conversations().find((c) => c.id === prompts[0].conversationId);
-  const ended = convo.turns.filter((t) => t.role === 'assistant' && t.endsAtMs !== null);
+  const ended = convo.turns.filter((t) => t.role === 'assistant' && t.endsAtMs !== null && !t.seeded);
   const latencies = [];
   const lags = [];
   let missing = 0;
@@ -74,13 +79,14 @@ async function resumeLatency(world, count) {
     + `  page clock - bench clock: ${skew}`;
 }
 
-/** The managed tab (its URL becomes /c/<uuid> once the page has the server's answer). */
+/** The managed tab (its URL becomes the layout's /c/<uuid> or /uc/<id> once the page has the server's answer). */
 async function managedPage(world) {
   const deadline = Date.now() + 10_000;
+  const prefix = world.profile.conversationPrefix;
   for (;;) {
-    const page = (await world.browser.pages()).find((p) => p.url().includes('/c/'));
+    const page = (await world.browser.pages()).find((p) => new URL(p.url()).pathname.startsWith(prefix));
     if (page) return page;
-    if (Date.now() > deadline) throw new Error('no managed tab at /c/<uuid> within 10 s');
+    if (Date.now() > deadline) throw new Error(`no managed tab at ${prefix}<id> within 10 s`);
     await pause(100);
   }
 }

@@ -1,15 +1,20 @@
 // End to end, in headless Chromium and Firefox ESR: the real daemon drives the real
-// extension against the fake ChatGPT page. No test sends a manual message: every prompt
-// the page receives was decided by the daemon and submitted by the extension.
+// extension against the fake ChatGPT page, in each layout profile of the real page
+// (test/fake-chatgpt/layouts/). No test sends a manual message: every prompt the page
+// receives was decided by the daemon and submitted by the extension. Every test runs on the
+// newest signed-in layout (FULL_LAYOUT); the tests that exercise the page (submission, idle
+// detection, resumes, the delivery timeout, restarts) also run on the other layouts. The
+// logged-out layout's new chat reads as login required, so its lanes start in a chat a
+// person began (World.attachLane).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block, pause } from './lib/world.mjs';
 import { readOverlay } from './lib/ui-surfaces.mjs';
 import { until } from './lib/ui-pages.mjs';
-import { randomUUID } from 'node:crypto';
+import { REAL_LAYOUTS } from '../fake-chatgpt/layouts/profiles.mjs';
 
-const RETRY_TESTID = 'regenerate-thread-error-button';
+const FULL_LAYOUT = 'section-2026-08';
 const NONCE = /\[attempt (exe-\d+)\]\s*$/;
 
 /** Every prompt carries its own attempt's nonce, and no attempt was submitted twice. */
@@ -36,8 +41,9 @@ async function tabAt(w, url) {
 }
 
 /**
- * A manual lane whose first turn has ended, its conversation's URL, and a fresh
- * conversation URL on the fake page to attach it to.
+ * A manual lane whose first turn has ended, its conversation's URL, and the URL of another
+ * conversation on the fake page (one a person had started: a real conversation has turns;
+ * an address without any reads as a page whose UI changed) to attach it to.
  */
 async function settledLane(w, name) {
   await w.createRun();
@@ -46,13 +52,23 @@ async function settledLane(w, name) {
   await w.waitForPrompts(lane, 1);
   await w.settled(lane);
   const old = (await w.mcp.call('worker_get', { workerId: lane })).binding.conversationUrl;
-  return { lane, old, fresh: new URL(`/c/${randomUUID()}`, w.fake.url).href };
+  const other = w.fake.seedConversation([{ role: 'user', text: 'Another chat.' }, { role: 'assistant', reply: 'Yes.' }]);
+  return { lane, old, fresh: w.fake.conversationUrl(other) };
 }
 
 for (const kind of BROWSERS) {
-  describe(`extension executor in ${kind}`, () => {
-    test('attached to another conversation while paused: the old tab is released and left open, nothing is submitted', () =>
-      inWorld(kind, async (w) => {
+  for (const layout of REAL_LAYOUTS) describeExecutor(kind, layout);
+}
+
+function describeExecutor(kind, layout) {
+  const world = (body) => inWorld(kind, body, { layout });
+  // Registers a test that runs on every layout, or (everyLayout false) on FULL_LAYOUT only.
+  const layoutTest = (name, everyLayout, body) => {
+    if (everyLayout || layout === FULL_LAYOUT) test(name, () => world(body));
+  };
+  describe(`extension executor in ${kind}, ${layout} page`, () => {
+    layoutTest('attached to another conversation while paused: the old tab is released and left open, nothing is submitted', false,
+      async (w) => {
         const { lane, old, fresh } = await settledLane(w, '/root/moves');
         const oldTab = await tabAt(w, old);
         assert.ok(oldTab, `the managed tab shows ${old}`);
@@ -69,10 +85,10 @@ for (const kind of BROWSERS) {
         const prompts = await w.settled(lane);
         assert.equal(prompts.length, 1, 'paused: nothing submitted to either conversation');
         assert.ok(!w.fake.prompts.some((p) => fresh.endsWith(p.conversationId)), 'nothing typed into the new conversation');
-      }));
+      });
 
-    test('attached to another conversation while running: the next turn goes into the new one, the old tab is released', () =>
-      inWorld(kind, async (w) => {
+    layoutTest('attached to another conversation while running: the next turn goes into the new one, the old tab is released', false,
+      async (w) => {
         const { lane, old, fresh } = await settledLane(w, '/root/moves-on');
         await w.mcp.call('worker_attach', { workerId: lane, conversationUrl: fresh });
         // No executor has seen the new conversation: the daemon's recovery turn names it,
@@ -88,12 +104,12 @@ for (const kind of BROWSERS) {
         assert.equal(intoOld.length, 1, 'nothing more typed into the old conversation');
         const worker = await w.waitForWorker(lane, (x) => x.binding?.status === 'verified', 'the new binding verified');
         assert.equal(worker.binding.conversationUrl, fresh);
-      }));
+      });
 
-    test('attempts 1, 2 and 3 follow automatically; after worker_complete nothing more is submitted', () =>
-      inWorld(kind, async (w) => {
+    layoutTest('attempts 1, 2 and 3 follow automatically; after worker_complete nothing more is submitted', true,
+      async (w) => {
         await w.createRun();
-        const lane = await w.spawnLane('/root/alpha', progressing(3));
+        const lane = await w.startLane('/root/alpha', progressing(3));
         await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed');
         const prompts = await w.settled(lane);
         assert.equal(prompts.length, 3, 'bootstrap plus two automatic resumes');
@@ -101,14 +117,15 @@ for (const kind of BROWSERS) {
         const worker = await w.mcp.call('worker_get', { workerId: lane });
         assert.equal(worker.attempts, 3);
         assert.equal(worker.autoResumes, 2);
-        assert.match(worker.binding.conversationUrl, /\/c\/[0-9a-f-]{36}$/, 'the settled conversation URL is bound');
+        assert.match(worker.binding.conversationUrl, new RegExp(`${w.profile.conversationPrefix}[0-9a-f-]{36}$`), 'the settled conversation URL is bound');
         const stored = JSON.stringify(await w.hook('storage'));
         assert.ok(!stored.includes('Done some work'), 'no assistant text in extension storage');
         assert.ok(!stored.includes('Exercise /root/alpha'), 'no prompt body in extension storage');
-      }));
+        assert.ok(w.fake.clicks.every((c) => c.control === 'send'), `the extension clicked only Send: ${JSON.stringify(w.fake.clicks)}`);
+      });
 
-    test('worker_await_human stops resumes until a person answers', () =>
-      inWorld(kind, async (w) => {
+    layoutTest('worker_await_human stops resumes until a person answers', false,
+      async (w) => {
         await w.createRun();
         const lane = await w.spawnLane('/root/asks', async ({ turn, world, workerId }) => {
           if (turn === 1) {
@@ -127,10 +144,10 @@ for (const kind of BROWSERS) {
         const prompts = await w.settled(lane);
         assert.equal(prompts.length, 2, 'exactly one resume after the answer');
         assertExactlyOnce(prompts);
-      }));
+      });
 
-    test('pause after the current turn, then continue now resumes exactly once', () =>
-      inWorld(kind, async (w) => {
+    layoutTest('pause after the current turn, then continue now resumes exactly once', false,
+      async (w) => {
         await w.createRun();
         const lane = await w.spawnLane('/root/paused', async ({ turn, world, workerId }) => {
           if (turn === 1) await world.mcp.call('worker_pause', { workerId, afterCurrentTurn: true });
@@ -146,12 +163,12 @@ for (const kind of BROWSERS) {
         assertExactlyOnce(prompts);
         const worker = await w.mcp.call('worker_get', { workerId: lane });
         assert.equal(worker.disposition, 'paused');
-      }));
+      });
 
-    test('a delivery timeout gets exactly one fresh continue and Retry is never clicked', () =>
-      inWorld(kind, async (w) => {
+    layoutTest('a delivery timeout gets exactly one fresh continue and Retry is never clicked', true,
+      async (w) => {
         await w.createRun();
-        const lane = await w.spawnLane('/root/flaky', async ({ turn, world, workerId }) => {
+        const lane = await w.startLane('/root/flaky', async ({ turn, world, workerId }) => {
           if (turn === 2) return { generateMs: 300, error: 'delivery_timeout' };
           return progressing(3)({ turn, world, workerId });
         });
@@ -160,16 +177,16 @@ for (const kind of BROWSERS) {
         assert.equal(prompts.length, 3);
         assertExactlyOnce(prompts);
         assert.match(prompts[2].text, /^continue\s*\n/, 'the turn after the timeout is a fresh continue');
-        const retries = w.fake.clicks.filter((c) => c.testid === RETRY_TESTID);
+        const retries = w.fake.clicks.filter((c) => c.control === 'retry');
         assert.equal(retries.length, 0, 'Retry was never clicked');
         const attempts = await w.mcp.call('worker_attempts', { workerId: lane });
         assert.ok(JSON.stringify(attempts).includes('delivery_timeout'), 'the timed-out attempt is recorded');
-      }));
+      });
 
-    test('killing the daemon and reloading the extension mid-run submit nothing twice', () =>
-      inWorld(kind, async (w) => {
+    layoutTest('killing the daemon and reloading the extension mid-run submit nothing twice', true,
+      async (w) => {
         await w.createRun();
-        const lane = await w.spawnLane('/root/sturdy', progressing(5, 1_500));
+        const lane = await w.startLane('/root/sturdy', progressing(5, 1_500));
         await w.waitForPrompts(lane, 2);
         await w.daemon.kill9();
         await pause(500);
@@ -183,6 +200,6 @@ for (const kind of BROWSERS) {
         const worker = await w.mcp.call('worker_get', { workerId: lane });
         assert.equal(prompts.length, worker.attempts, 'one prompt per recorded attempt');
         assert.equal(prompts.length, 5);
-      }));
+      });
   });
 }

@@ -1,9 +1,13 @@
-// Checks of content.js on the fake page, without the extension: a shim stands in for
-// `browser.runtime` (one `page` port whose messages the checks read and write), then
-// selectors.js and content.js are injected as the manifest would load them. Covers the port
-// protocol of extension/README.md: hello, managed/unmanaged, facts on change, submit (every
-// refusal code, steering, exactly-once, ambiguity) and reconcile.
+// Checks of content.js on the fake page, without the extension, in every layout profile of
+// the real page (layouts/profiles.mjs REAL_LAYOUTS; each gets its own fake server): a shim
+// stands in for `browser.runtime` (one `page` port whose messages the checks read and
+// write), then selectors.js and content.js are injected as the manifest would load them.
+// Covers the port protocol of extension/README.md: hello, managed/unmanaged, facts on
+// change, submit (every refusal code, steering, exactly-once, ambiguity) and reconcile.
 import { CONTENT_JS, injectReaders, pollPage, sleep } from './harness.mjs';
+import { startFakeChatGPT } from './server.mjs';
+import { REAL_LAYOUTS, profileOf } from './layouts/profiles.mjs';
+import { prefixed } from './page-checks.mjs';
 
 const BACKGROUND_SHIM = `(() => {
   const event = () => { const listeners = []; return { listeners, addListener: (listener) => listeners.push(listener) }; };
@@ -38,7 +42,11 @@ async function openWithAdapter(page, url, answer = 'page.managed') {
 const deliver = (page, message) => page.evaluate((value) => globalThis.__background.deliver(value), message);
 const sent = (page) => page.evaluate(() => globalThis.__background.log.sent);
 const factsMessages = async (page) => (await sent(page)).filter((message) => message.type === 'page.facts');
-const composerContent = (page) => page.evaluate(() => document.querySelector('#prompt-textarea')?.textContent ?? null);
+const composerContent = (page, profile) => page.evaluate((selector) => {
+  const composer = document.querySelector(selector);
+  return composer === null ? null : composer.tagName === 'TEXTAREA' ? composer.value : composer.textContent;
+}, profile.composer);
+const SENDING_CONTROLS = ['send', 'steer'];
 
 let requestCounter = 0;
 
@@ -80,6 +88,20 @@ const blockPageEvents = (page, type, selector) => page.evaluate(([eventType, tar
 const unblockPageEvents = (page, type) => page.evaluate((eventType) => removeEventListener(eventType, globalThis.__block, true), type);
 
 export async function runAdapterChecks({ browser, server, tally }) {
+  // The layouts run side by side, each in its own page and server: the checks wait on page
+  // events, not on wall time, so they do not disturb one another, and the run takes about
+  // as long as one layout's.
+  await Promise.all(REAL_LAYOUTS.map(async (layout) => {
+    const own = server.layout === layout ? server : await startFakeChatGPT({ layout });
+    try {
+      await checkLayout({ browser, server: own, tally: prefixed(tally, layout), profile: profileOf(layout) });
+    } finally {
+      if (own !== server) await own.close();
+    }
+  }));
+}
+
+async function checkLayout({ browser, server, tally, profile }) {
   const { check, group } = tally;
   const page = await browser.newPage();
   let conversationId = null;
@@ -92,7 +114,7 @@ export async function runAdapterChecks({ browser, server, tally }) {
     check('unmanaged: no facts reported after a change', (await factsMessages(page)).length === 0);
     const result = await submit(page, prompt(90));
     check('unmanaged: submit refused untouched', failedWith(result, 'CONVERSATION_CLOSED', false), JSON.stringify(result));
-    check('unmanaged: the draft is left alone', (await composerContent(page)) === 'someone types');
+    check('unmanaged: the draft is left alone', (await composerContent(page, profile)) === 'someone types');
   });
 
   let managedAtMs = 0;
@@ -117,10 +139,11 @@ export async function runAdapterChecks({ browser, server, tally }) {
     await server.waitFor(() => server.clicks.length > 0, SERVER_PROMPT_WAIT_MS, 'the click log').catch(() => {});
     check('submit idle: submitted after touching', result.status === 'submitted' && result.touched === true, JSON.stringify(result));
     check('submit idle: the server got the exact prompt', server.prompts.length === 1 && server.prompts[0].text === first.text, JSON.stringify(server.prompts));
-    check('submit idle: one click, on Send', server.clicks.length === 1 && server.clicks[0].testid === 'send-button');
-    const moved = await pollPage(page, () => globalThis.__background.log.sent.find((message) => message.type === 'page.facts' && message.url.includes('/c/')), null, 3_000, 'facts at /c/<uuid>');
+    check('submit idle: one click, on Send', server.clicks.length === 1 && server.clicks[0].control === 'send', JSON.stringify(server.clicks));
+    const moved = await pollPage(page, (prefix) => globalThis.__background.log.sent.find((message) => message.type === 'page.facts' && message.url.includes(prefix)),
+      profile.conversationPrefix, 3_000, `facts at ${profile.conversationPrefix}<uuid>`);
     conversationId = new URL(moved.url).pathname.split('/')[2];
-    check('submit idle: the new URL is reported', moved.facts.url === moved.url && conversationId.length === 36);
+    check('submit idle: the new URL is reported', moved.facts.url === moved.url && moved.url === server.conversationUrl(conversationId) && conversationId.length === 36, moved.url);
   });
 
   await group('refusals while generating', async () => {
@@ -136,7 +159,7 @@ export async function runAdapterChecks({ browser, server, tally }) {
     await server.control(conversationId, 'draft:my own words');
     const result = await submit(page, prompt(4));
     check('draft: COMPOSER_BUSY, untouched', failedWith(result, 'COMPOSER_BUSY', false), JSON.stringify(result));
-    check('draft: the person\'s text is intact', (await composerContent(page)) === 'my own words');
+    check('draft: the person\'s text is intact', (await composerContent(page, profile)) === 'my own words');
     await server.control(conversationId, 'clear-draft');
   });
 
@@ -174,22 +197,23 @@ export async function runAdapterChecks({ browser, server, tally }) {
     server.setPlan(() => ({ generateMs: 200, reply: 'Resumed.' }));
     const resumed = await submit(page, prompt(9, 'continue'));
     check('delivery timeout: a fresh continue is submitted', resumed.status === 'submitted', JSON.stringify(resumed));
-    check('delivery timeout: Retry never clicked', !server.clicks.some((click) => click.testid === 'regenerate-thread-error-button'));
+    check('delivery timeout: Retry recognised', reported.facts.error.retry === true, JSON.stringify(reported.facts.error));
+    check('delivery timeout: Retry never clicked', !server.clicks.some((click) => click.control === 'retry'));
     await untilIdle(page);
   });
 
   await group('send never enables', async () => {
-    await blockPageEvents(page, 'input', '#prompt-textarea');
+    await blockPageEvents(page, 'input', profile.composer);
     const result = await submit(page, prompt(12));
     await unblockPageEvents(page, 'input');
     // Nothing was clicked and the prompt is gone again: the failure is definite.
     check('send disabled: HOST_UI_CHANGED, untouched once the prompt is cleared', failedWith(result, 'HOST_UI_CHANGED', false), JSON.stringify(result));
-    check('send disabled: the typed prompt is cleared again', (await composerContent(page)).trim() === '');
+    check('send disabled: the typed prompt is cleared again', (await composerContent(page, profile)).trim() === '');
   });
 
   await group('no evidence after the click', async () => {
     const promptsBefore = server.prompts.length;
-    await blockPageEvents(page, 'click', '[data-testid="send-button"]');
+    await blockPageEvents(page, 'click', profile.send);
     const result = await submit(page, prompt(13));
     await unblockPageEvents(page, 'click');
     check('no new user turn: AMBIGUOUS_SUBMISSION', failedWith(result, 'AMBIGUOUS_SUBMISSION', true), JSON.stringify(result));
@@ -224,7 +248,7 @@ export async function runAdapterChecks({ browser, server, tally }) {
   });
 
   await group('reconnect', async () => {
-    await openWithAdapter(page, `${server.url}c/${conversationId}`);
+    await openWithAdapter(page, server.conversationUrl(conversationId));
     await page.evaluate(() => globalThis.__background.drop());
     const hellos = await pollPage(page, () => {
       const { log } = globalThis.__background;
@@ -238,6 +262,6 @@ export async function runAdapterChecks({ browser, server, tally }) {
   });
 
   check('the adapter clicked only Send, once per accepted prompt',
-    server.clicks.every((click) => click.testid === 'send-button') && server.clicks.length === server.prompts.length, JSON.stringify(server.clicks));
+    server.clicks.every((click) => SENDING_CONTROLS.includes(click.control)) && server.clicks.length === server.prompts.length, JSON.stringify(server.clicks));
   await page.close();
 }

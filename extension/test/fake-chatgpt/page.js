@@ -1,10 +1,12 @@
-// The fake ChatGPT page's behaviour (server.mjs serves it with page.html at / and /c/<uuid>).
-// It reproduces what the content adapter meets on chatgpt.com, traps included: a ProseMirror-
-// style composer whose Send stays disabled until an input event brings text, one submit slot
-// that turns into Stop while generating, turns rendered from the server's record of the
-// conversation, error cards with a Retry button, a URL that becomes /c/<uuid> after the first
-// send, and an action bar that appears a moment after Stop goes away. Every button click is
-// reported to the server; clicking Retry or Stop does nothing else. So is the moment a turn's
+// The fake ChatGPT page's behaviour (server.mjs serves it with page.html at /, /c/<uuid> and
+// /uc/<id>). The markup is the layout profile's (globalThis.FakeChatGPTLayout, from
+// layouts/<name>.js, loaded just before this script); this file is what every layout shares:
+// turns rendered from the server's record of the conversation, a Send that exists or enables
+// only once an input event brought text, one submit slot that turns into Stop while
+// generating, error cards with a Retry control, a URL that becomes the layout's conversation
+// address after the first send, and an action bar (or completion mark) drawn a moment after
+// Stop goes away. Every button click is reported to the server with the control it is (send,
+// stop, retry, ...); clicking Retry or Stop does nothing else. So is the moment a turn's
 // action bar is first drawn (the page visibly idle), for latency measurements. Test commands
 // (draft, clear-draft, break-ui, stale-stop, full) arrive over server-sent events.
 'use strict';
@@ -12,19 +14,61 @@
 const TICK_MS = 100;
 const ACTION_BAR_DELAY_MS = 250;
 const STREAMED_SHARE_MAX = 0.9;
-const TEXT = {
-  deliveryTimeout: 'Message delivery timed out. Please try again.',
-  somethingWentWrong: 'Something went wrong. Please try again.',
-  conversationFull: "You've reached the maximum length for this conversation.",
-};
+const DELIVERY_TIMEOUT_TEXT = 'Message delivery timed out. Please try again.';
 
-const thread = document.getElementById('thread');
-const form = document.getElementById('composer-form');
-const composer = document.getElementById('prompt-textarea');
-const submitSlot = document.getElementById('composer-submit-button');
+const layout = globalThis.FakeChatGPTLayout;
+if (!layout) throw new Error('fake ChatGPT: no layout script ran before page.js');
+
+// The control each button the layouts drew is (send, steer, stop, retry, voice, ...): what a
+// click on it is reported as, whatever its markup.
+const controls = new WeakMap();
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== false && value !== null && value !== undefined) node.setAttribute(name, value === true ? '' : value);
+  }
+  node.append(...children);
+  return node;
+}
+
+// Attribute writes only on change: an idle page makes no mutations. `null` removes.
+function setAttribute(node, name, value) {
+  if (value === null) {
+    if (node.hasAttribute(name)) node.removeAttribute(name);
+  } else if (node.getAttribute(name) !== value) {
+    node.setAttribute(name, value);
+  }
+}
+
+function setDisabled(button, disabled) {
+  if (button.disabled !== disabled) button.disabled = disabled;
+}
+
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function control(node, name) {
+  controls.set(node, name);
+  return node;
+}
+
+// Paragraphs of a reply, with <br> for single line breaks.
+function paragraphs(text, attributes = () => ({})) {
+  return text.split(/\n{2,}/).map((paragraph, index) => element('p', attributes(index),
+    ...paragraph.split('\n').flatMap((line, at) => (at === 0 ? [line] : [element('br'), line]))));
+}
+
+const ui = Object.freeze({ element, setAttribute, setDisabled, setText, control, paragraphs });
+document.title = layout.title;
+const shell = layout.shell(ui);
+const { form, composer } = shell;
+const slot = layout.slot(shell, ui);
+const texts = { deliveryTimeout: DELIVERY_TIMEOUT_TEXT, ...layout.texts };
 
 const state = {
-  conversationId: /^\/c\/([\w-]+)\/?$/.exec(location.pathname)?.[1] ?? null,
+  conversationId: layout.pathPattern.exec(location.pathname)?.[1] ?? null,
   version: -1,
   full: false,
   // user: {id, role, text}; assistant: {id, role, reply, error, steerable, generateMs, endsAt}
@@ -36,39 +80,21 @@ const state = {
   fullNotice: false,
   uiBroken: false,
   events: null,
-  steerButton: null,
 };
-const articles = new Map(); // turn id -> {element, signature}
+const rows = new Map(); // turn id -> {element, signature}
 const drawnDone = new Set(); // ids of the assistant turns whose action bar was drawn
-
-function element(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
-}
-
-// Attribute writes only on change: an idle page makes no mutations.
-function setAttribute(node, name, value) {
-  if (node.getAttribute(name) !== value) node.setAttribute(name, value);
-}
-
-function setDisabled(button, disabled) {
-  if (button.disabled !== disabled) button.disabled = disabled;
-}
-
-function setText(node, text) {
-  if (node.textContent !== text) node.textContent = text;
-}
 
 function postJson(path, body) {
   return fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), keepalive: true })
     .then((response) => response.json());
 }
 
+// ---- The composer: a ProseMirror-style contenteditable or a textarea ----
+
 // The composer's text with line breaks, whether the browser typed <p> blocks (Chromium) or
 // <br>s (Firefox); a <br> that ends its block only keeps an empty line open.
 function composerPlainText() {
+  if (composer.tagName === 'TEXTAREA') return composer.value;
   const lines = [];
   let line = null;
   const endLine = () => {
@@ -98,17 +124,21 @@ function composerPlainText() {
   return lines.join('\n');
 }
 
-function emptyParagraph() {
-  return element('p', { 'data-placeholder': 'Ask anything', class: 'placeholder' }, element('br', { class: 'ProseMirror-trailingBreak' }));
-}
-
 function setComposerText(text) {
-  composer.replaceChildren(...(text === '' ? [emptyParagraph()] : text.split('\n').map((line) => element('p', {}, line || element('br')))));
+  if (composer.tagName === 'TEXTAREA') {
+    composer.value = text;
+    return;
+  }
+  composer.replaceChildren(...(text === ''
+    ? [element('p', { 'data-placeholder': 'Ask anything', class: 'placeholder' }, element('br', { class: 'ProseMirror-trailingBreak' }))]
+    : text.split('\n').map((line) => element('p', {}, line || element('br')))));
 }
 
 function canSend() {
   return state.sawInputWithText && composerPlainText().trim() !== '';
 }
+
+// ---- Turns ----
 
 function assistantStatus(turn, now) {
   if (turn.interrupted) return 'interrupted';
@@ -121,8 +151,13 @@ function activeTurn(now) {
   return state.turns.findLast((turn) => turn.role === 'assistant' && assistantStatus(turn, now) === 'generating') ?? null;
 }
 
-// The turns as shown: a failed send shows no reply ("something went wrong" sits on the user's
-// turn, "conversation full" in a notice); a stale stop comes with a card on the latest turn.
+const errorOf = (kind) => ({ kind, text: texts[{ delivery_timeout: 'deliveryTimeout', something_went_wrong: 'somethingWentWrong', conversation_full: 'conversationFull' }[kind]] });
+
+// The turns as shown. Legacy: a failed send shows no reply ("something went wrong" sits on
+// the user's turn, "conversation full" in a page notice). The real layouts draw each failure
+// as the assistant turn's card, as their fixtures show. A stale stop comes with a "something
+// went wrong" card on the latest turn; the maximum-length notice of the real layouts is a
+// card in the latest assistant turn.
 function visibleTurns(now) {
   const views = [];
   for (const turn of state.turns) {
@@ -131,27 +166,20 @@ function visibleTurns(now) {
       continue;
     }
     const status = assistantStatus(turn, now);
-    if (status === 'failed' && turn.error !== 'delivery_timeout') {
+    if (status === 'failed' && layout.failedSendOnUserTurn && turn.error !== 'delivery_timeout') {
       const userView = views.findLast((view) => view.turn.role === 'user');
-      if (turn.error === 'something_went_wrong' && userView) userView.error = TEXT.somethingWentWrong;
+      if (turn.error === 'something_went_wrong' && userView) userView.error = errorOf('something_went_wrong');
       continue;
     }
-    views.push({ turn, status, error: status === 'failed' ? TEXT.deliveryTimeout : null });
+    views.push({ turn, status, error: status === 'failed' ? errorOf(turn.error) : null });
   }
   const latest = views.at(-1);
-  if (state.staleStop && latest && latest.error === null) latest.error = TEXT.somethingWentWrong;
+  if (state.staleStop && latest && latest.error === null) latest.error = errorOf('something_went_wrong');
+  if (layout.fullNotice === 'turn' && pageFull(now)) {
+    const lastAssistant = views.findLast((view) => view.turn.role === 'assistant');
+    if (lastAssistant && lastAssistant.error?.kind !== 'conversation_full') lastAssistant.full = texts.conversationFull;
+  }
   return views;
-}
-
-function errorRow(text) {
-  return element('div', { class: 'flex items-center gap-2' },
-    element('div', { class: 'text-token-text-error' }, text),
-    element('button', { type: 'button', class: 'btn btn-secondary', 'data-testid': 'regenerate-thread-error-button' }, 'Retry'));
-}
-
-function markdown(text) {
-  const paragraphs = text.split(/\n{2,}/).map((paragraph) => element('p', {}, ...paragraph.split('\n').flatMap((line, index) => (index === 0 ? [line] : [element('br'), line]))));
-  return element('div', { class: 'markdown prose w-full break-words' }, ...paragraphs);
 }
 
 function shownReply(turn, status, now) {
@@ -162,62 +190,37 @@ function shownReply(turn, status, now) {
   return turn.reply.slice(0, Math.floor(turn.reply.length * share));
 }
 
-// What an article shows, as plain data: the article is rebuilt only when this changes.
-function articleContent(view, now) {
-  if (view.turn.role === 'user') return { role: 'user', text: view.turn.text, error: view.error };
+// What a turn shows, as plain data: its row is rebuilt only when this changes.
+function rowContent(view, index, now) {
+  const base = { id: view.turn.id, index, conversationId: state.conversationId };
+  if (view.turn.role === 'user') return { ...base, role: 'user', text: view.turn.text, error: view.error };
   const { turn, status } = view;
   const workedSeconds = status === 'generating' && turn.endsAt !== null
     ? Math.floor((now - (turn.endsAt - turn.generateMs)) / 1000) : null;
-  return { role: 'assistant', status, reply: shownReply(turn, status, now), error: view.error, workedSeconds };
-}
-
-function buildArticle(turn, content) {
-  if (content.role === 'user') {
-    return [
-      element('h5', { class: 'sr-only' }, 'You said:'),
-      element('div', { 'data-message-author-role': 'user', 'data-message-id': turn.id }, element('div', { class: 'whitespace-pre-wrap' }, content.text)),
-      ...(content.error ? [errorRow(content.error)] : []),
-    ];
-  }
-  const message = element('div', { 'data-message-author-role': 'assistant', 'data-message-id': turn.id });
-  if (content.reply !== '') message.append(markdown(content.reply));
-  if (content.error) message.append(errorRow(content.error));
-  return [
-    element('h6', { class: 'sr-only' }, 'ChatGPT said:'),
-    ...(content.status === 'generating' ? [element('div', { class: 'text-token-text-secondary' },
-      content.workedSeconds === null ? 'Thinking' : `Worked for ${content.workedSeconds}s`,
-      element('button', { type: 'button', 'aria-label': 'Skip thinking' }, 'Skip'))] : []),
-    message,
-    ...(content.status === 'done' ? [element('div', { class: 'flex turn-actions' },
-      element('button', { type: 'button', 'data-testid': 'copy-turn-action-button', 'aria-label': 'Copy' }, 'Copy'),
-      element('button', { type: 'button', 'data-testid': 'good-response-turn-action-button', 'aria-label': 'Good response' }, 'Good'))] : []),
-  ];
+  return { ...base, role: 'assistant', status, reply: shownReply(turn, status, now), error: view.error, full: view.full ?? null, workedSeconds };
 }
 
 function renderThread(now) {
   const views = visibleTurns(now);
+  const list = views.length === 0 ? shell.list(false) : shell.list(true);
   views.forEach((view, index) => {
-    let entry = articles.get(view.turn.id);
-    if (!entry) {
-      entry = { element: element('article', { class: 'w-full', 'data-turn-id': view.turn.id }), signature: null };
-      articles.set(view.turn.id, entry);
-    }
-    setAttribute(entry.element, 'data-testid', `conversation-turn-${index + 1}`);
-    setAttribute(entry.element, 'data-turn', view.turn.role);
-    const content = articleContent(view, now);
+    const content = rowContent(view, index, now);
     const signature = JSON.stringify(content);
-    if (entry.signature !== signature) {
-      entry.element.replaceChildren(...buildArticle(view.turn, content));
-      entry.signature = signature;
+    let entry = rows.get(view.turn.id);
+    if (!entry || entry.signature !== signature) {
+      const fresh = layout.row(content, ui);
+      entry?.element.replaceWith(fresh);
+      entry = { element: fresh, signature };
+      rows.set(view.turn.id, entry);
     }
-    if (thread.children[index] !== entry.element) thread.insertBefore(entry.element, thread.children[index] ?? null);
+    if (list.children[index] !== entry.element) list.insertBefore(entry.element, list.children[index] ?? null);
     if (content.status === 'done') reportDrawnDone(view.turn);
   });
   const shown = new Set(views.map((view) => view.turn.id));
-  for (const [id, entry] of articles) {
+  for (const [id, entry] of rows) {
     if (!shown.has(id)) {
       entry.element.remove();
-      articles.delete(id);
+      rows.delete(id);
     }
   }
 }
@@ -231,15 +234,20 @@ function reportDrawnDone(turn) {
   void postJson('/__fake/drawn-done', { conversationId: state.conversationId, turnId: turn.id, atMs: Date.now() });
 }
 
-function renderFullNotice(now) {
-  const full = state.full || state.fullNotice
+function pageFull(now) {
+  return state.full || state.fullNotice
     || state.turns.some((turn) => turn.role === 'assistant' && turn.error === 'conversation_full' && assistantStatus(turn, now) === 'failed');
+}
+
+// The legacy layout's page-level notice (the real layouts draw it in the latest turn).
+function renderFullNotice(now) {
+  if (layout.fullNotice !== 'page') return;
+  const full = pageFull(now);
   const notice = document.getElementById('conversation-full-notice');
-  if (full && !notice) form.before(element('div', { id: 'conversation-full-notice', role: 'status' }, TEXT.conversationFull));
+  if (full && !notice) form.before(element('div', { id: 'conversation-full-notice', role: 'status' }, texts.conversationFull));
   if (!full && notice) notice.remove();
 }
 
-// One submit slot that is Send or Stop; a steerable turn adds a second, separate Send.
 function renderComposer(now) {
   if (state.uiBroken) {
     form.remove();
@@ -248,26 +256,8 @@ function renderComposer(now) {
   const active = activeTurn(now);
   const busy = active !== null || state.staleStop;
   const steerable = active !== null && active.steerable && !state.staleStop;
-  setAttribute(composer, 'contenteditable', !busy || steerable ? 'true' : 'false');
-  if (busy) {
-    setAttribute(submitSlot, 'data-testid', 'stop-button');
-    setAttribute(submitSlot, 'aria-label', 'Stop streaming');
-    setText(submitSlot, '\u25A0');
-    setDisabled(submitSlot, false);
-  } else {
-    setAttribute(submitSlot, 'data-testid', 'send-button');
-    setAttribute(submitSlot, 'aria-label', 'Send prompt');
-    setText(submitSlot, '\u2191');
-    setDisabled(submitSlot, !canSend());
-  }
-  if (steerable && state.steerButton === null) {
-    state.steerButton = element('button', { type: 'button', 'data-testid': 'send-button', 'aria-label': 'Send prompt' }, '\u2191');
-    submitSlot.before(state.steerButton);
-  } else if (!steerable && state.steerButton !== null) {
-    state.steerButton.remove();
-    state.steerButton = null;
-  }
-  if (state.steerButton !== null) setDisabled(state.steerButton, !canSend());
+  if (layout.lockComposerWhileBusy) setAttribute(composer, 'contenteditable', !busy || steerable ? 'true' : 'false');
+  slot.update({ busy, steerable, hasText: canSend(), conversationId: state.conversationId });
 }
 
 function render() {
@@ -310,7 +300,7 @@ async function sendPrompt() {
   const answer = await postJson('/__fake/turn', { conversationId: state.conversationId, text, steer });
   if (state.conversationId === null) {
     state.conversationId = answer.conversationId;
-    history.pushState(null, '', `/c/${answer.conversationId}`);
+    history.pushState(null, '', layout.conversationPath(answer.conversationId));
     subscribe();
   }
   applySnapshot(answer.conversation);
@@ -357,12 +347,21 @@ composer.addEventListener('input', () => {
   render();
 });
 
+// A submit button submits its form: the page sends from the click, never by navigating.
+form.addEventListener('submit', (event) => event.preventDefault());
+
 document.addEventListener('click', (event) => {
   const button = event.target.closest?.('button');
   if (!button) return;
-  const testid = button.getAttribute('data-testid');
-  void postJson('/__fake/click', { conversationId: state.conversationId, testid, label: button.getAttribute('aria-label') || button.textContent.trim() });
-  if (testid === 'send-button' && !button.disabled && canSend()) void sendPrompt();
+  const name = controls.get(button) ?? null;
+  void postJson('/__fake/click', {
+    conversationId: state.conversationId,
+    control: name,
+    testid: button.getAttribute('data-testid'),
+    label: button.getAttribute('aria-label') || button.textContent.trim(),
+  });
+  const enabled = !button.disabled && button.getAttribute('aria-disabled') !== 'true';
+  if ((name === 'send' || name === 'steer') && enabled && canSend()) void sendPrompt();
 }, true);
 
 subscribe();

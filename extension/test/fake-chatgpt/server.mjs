@@ -1,15 +1,30 @@
 // The fake ChatGPT server for the extension's browser tests (node:http only). It serves the
-// fake page (page.html + page.js) at / and /c/<uuid>, keeps every conversation's turns so a
-// reload renders them again (a turn still generating continues for its remaining time), asks
-// the test's `plan` how each prompt is answered, records every prompt, every button click and
-// when a page first drew each finished turn, and pushes test commands to the open pages over
-// server-sent events.
+// fake page (page.html + page.js + one layout profile's scripts, layouts/) at /, /c/<uuid>
+// and /uc/<id>, keeps every conversation's turns so a reload renders them again (a turn
+// still generating continues for its remaining time), asks the test's `plan` how each prompt
+// is answered, records every prompt, every button click (with the control the page drew it
+// as: send, stop, retry, ...) and when a page first drew each finished turn, and pushes test
+// commands to the open pages over server-sent events. One layout per server:
+// `startFakeChatGPT({layout})`, else $FAKE_CHATGPT_LAYOUT, else layouts/profiles.mjs's default.
+// By hand: `FAKE_CHATGPT_LAYOUT=transcript-2026-10 node test/fake-chatgpt/server.mjs [PORT]`
+// serves the page until interrupted (every prompt answered "ok" after 300 ms).
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { defaultLayout, profileOf } from './layouts/profiles.mjs';
 
 const PAGE_HTML = new URL('./page.html', import.meta.url);
 const PAGE_JS = new URL('./page.js', import.meta.url);
+const LAYOUTS_DIR = new URL('./layouts/', import.meta.url);
+// The browser scripts of each layout, in load order (the classic layouts share classic.js).
+const LAYOUT_SCRIPTS = {
+  'article-2026-01': ['classic.js', 'article-2026-01.js'],
+  'section-2026-08': ['classic.js', 'section-2026-08.js'],
+  'transcript-2026-10': ['transcript-2026-10.js'],
+  legacy: ['legacy.js'],
+};
+const PAGE_PATH = /^\/(?:u?c\/[\w-]+\/?)?$/;
 const PLAN_ERRORS = ['delivery_timeout', 'something_went_wrong', 'conversation_full'];
 const CONTROL_COMMANDS = /^(?:draft:[\s\S]*|clear-draft|break-ui|stale-stop|full)$/;
 const CONTROL_WAIT_MS = 5_000;
@@ -26,8 +41,12 @@ function normalizePlan(result) {
   return { generateMs, reply: String(reply), error, steerable: Boolean(steerable) };
 }
 
-export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
-  const [pageHtml, pageJs] = await Promise.all([readFile(PAGE_HTML), readFile(PAGE_JS)]);
+export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = defaultLayout() } = {}) {
+  const profile = profileOf(layout);
+  const scripts = new Map(await Promise.all(LAYOUT_SCRIPTS[layout].map(async (file) => [file, await readFile(new URL(file, LAYOUTS_DIR))])));
+  const [pageTemplate, pageJs] = await Promise.all([readFile(PAGE_HTML, 'utf8'), readFile(PAGE_JS)]);
+  const pageHtml = pageTemplate.replace('<!--LAYOUT_SCRIPTS-->',
+    [...scripts.keys()].map((file) => `<script src="/__fake/layouts/${file}"></script>`).join('\n  '));
   const conversations = new Map(); // id -> {id, full, version, turns}
   const subscribers = new Map(); // conversation id or NEW_CHAT -> Set of SSE responses
   const pendingAcks = new Map(); // control id -> resolve(ack)
@@ -217,16 +236,18 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
       response.end(body);
     };
     const json = (body) => reply(200, 'application/json', JSON.stringify(body));
-    if (request.method === 'GET' && (url.pathname === '/' || /^\/c\/[\w-]+\/?$/.test(url.pathname))) return reply(200, 'text/html; charset=utf-8', pageHtml);
+    if (request.method === 'GET' && PAGE_PATH.test(url.pathname)) return reply(200, 'text/html; charset=utf-8', pageHtml);
     if (request.method === 'GET' && url.pathname === '/__fake/page.js') return reply(200, 'text/javascript; charset=utf-8', pageJs);
+    const script = url.pathname.startsWith('/__fake/layouts/') ? scripts.get(url.pathname.slice('/__fake/layouts/'.length)) : undefined;
+    if (request.method === 'GET' && script !== undefined) return reply(200, 'text/javascript; charset=utf-8', script);
     if (request.method === 'GET' && url.pathname === '/__fake/events') return subscribe(request, response, url.searchParams.get('c') || NEW_CHAT);
     if (request.method === 'POST' && url.pathname === '/__fake/turn') {
       const convo = acceptPrompt(await readJson(request));
       return json({ conversationId: convo.id, conversation: snapshot(convo) });
     }
     if (request.method === 'POST' && url.pathname === '/__fake/click') {
-      const { conversationId = null, testid = null, label = '' } = await readJson(request);
-      clicks.push({ conversationId, testid, label, atMs: Date.now() });
+      const { conversationId = null, control: name = null, testid = null, label = '' } = await readJson(request);
+      clicks.push({ conversationId, control: name, testid, label, atMs: Date.now() });
       notify();
       return json({ ok: true });
     }
@@ -256,8 +277,26 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
     server.listen(port, '127.0.0.1', resolve);
   });
 
+  // A conversation that already holds finished turns (`[{role: 'user', text}, {role:
+  // 'assistant', reply}]`, alternating), as one a person started: its id.
+  function seedConversation(turns) {
+    const convo = conversation(randomUUID());
+    for (const turn of turns) {
+      convo.turns.push(turn.role === 'user'
+        ? { id: randomUUID(), role: 'user', text: String(turn.text) }
+        : { id: randomUUID(), role: 'assistant', plan: normalizePlan({ generateMs: 0, reply: turn.reply }), startedAtMs: 0, seeded: true });
+    }
+    changed(convo);
+    return convo.id;
+  }
+
+  const base = `http://127.0.0.1:${server.address().port}/`;
   return {
-    url: `http://127.0.0.1:${server.address().port}/`,
+    url: base,
+    layout,
+    /** The address of conversation `id` in this layout (/c/<id>, or /uc/<id> logged out). */
+    conversationUrl: (id) => new URL(`${profile.conversationPrefix}${id}`, base).href,
+    seedConversation,
     prompts,
     clicks,
     setPlan(fn) {
@@ -280,6 +319,8 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
             endsAtMs: turn.plan === null || turn.interrupted ? null : turn.startedAtMs + turn.plan.generateMs,
             // When a page first drew its action bar (the page's wall clock), or null.
             drawnDoneAtMs: turn.drawnDoneAtMs ?? null,
+            // Part of the history seedConversation wrote (not an answer to a prompt).
+            seeded: turn.seeded === true,
           })),
       }));
     },
@@ -291,4 +332,9 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan } = {}) {
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const fake = await startFakeChatGPT({ port: Number(process.argv[2] ?? 0) });
+  console.log(`fake ChatGPT (${fake.layout} layout) at ${fake.url}`);
 }

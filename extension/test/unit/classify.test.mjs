@@ -63,7 +63,7 @@ test('composerUsable: a composer and nothing generating; no send button needed b
   assert.equal(composerUsable(idleFacts({ sendButton: false })), true);
   assert.equal(composerUsable(generatingFacts()), false);
   assert.equal(composerUsable(idleFacts({ composer: false })), false);
-  assert.equal(composerUsable(idleFacts({ missing: ['editable composer'] })), false);
+  assert.equal(composerUsable(idleFacts({ composerEditable: false })), false);
   assert.equal(composerUsable(idleFacts({ loaded: false })), false);
   assert.equal(composerUsable(null), false);
 });

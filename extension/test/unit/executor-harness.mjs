@@ -20,7 +20,7 @@ export const SETTINGS = Object.freeze({
 /** Page facts: a loaded page with a usable composer and no turns, overridden by `over`. */
 export function facts(over = {}) {
   return {
-    url: CONVERSATION, loaded: true, layout: 'section-2026-08', composer: true, composerText: false, sendButton: false,
+    url: CONVERSATION, loaded: true, layout: 'section-2026-08', composer: true, composerEditable: true, composerText: false, sendButton: false,
     sendEnabled: false, stopButton: false, userTurns: 0, assistantTurns: 0, lastAssistantDone: false, lastAssistantTail: '',
     error: null, conversationFull: false, loginRequired: false, challenge: false, usageLimit: null, rateLimited: null,
     suspiciousActivity: null, dialog: null, missing: [], ...over,

@@ -1,6 +1,6 @@
-// One end-to-end world: the real daemon, the fake ChatGPT page, a test build of the
-// extension in a headless browser, and the test playing the agents inside the
-// conversations (their MCP calls) and the operator.
+// One end-to-end world: the real daemon, the fake ChatGPT page in one layout profile
+// (test/fake-chatgpt/layouts/), a test build of the extension in a headless browser, and
+// the test playing the agents inside the conversations (their MCP calls) and the operator.
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -9,6 +9,7 @@ import { McpClient } from './mcp.mjs';
 import { launchBrowser } from './browsers.mjs';
 import { buildTestExtension } from '../../../scripts/build-test.mjs';
 import { startFakeChatGPT } from '../../fake-chatgpt/server.mjs';
+import { defaultLayout, profileOf } from '../../fake-chatgpt/layouts/profiles.mjs';
 
 export const ARTIFACTS_DIR = resolve(new URL('../../../../target/e2e-artifacts', import.meta.url).pathname);
 const NONCE = /\[attempt (exe-\d+)\]/;
@@ -17,16 +18,20 @@ const WAIT_MS_DEFAULT = 30_000;
 export const IDLE_GRACE_MS = 400;
 
 export class World {
-  constructor(kind) {
+  constructor(kind, layout) {
     this.kind = kind;
+    this.layout = layout;
+    /** What the layout is like (layouts/profiles.mjs): its addresses, whether it is logged out. */
+    this.profile = profileOf(layout);
     this.dir = mkdtempSync(join(tmpdir(), `orc-world-${kind}-`));
     this.agents = new Map();
     this.turns = new Map();
     this.conversationWorker = new Map();
   }
 
-  static async open(kind) {
-    const world = new World(kind);
+  /** `layout`: the fake page's layout profile (the server's default when not given). */
+  static async open(kind, { layout = defaultLayout() } = {}) {
+    const world = new World(kind, layout);
     try {
       await world.#start();
     } catch (error) {
@@ -39,7 +44,7 @@ export class World {
   async #start() {
     this.daemon = await new Daemon().start();
     this.mcp = await new McpClient(this.daemon.mcpUrl).connect();
-    this.fake = await startFakeChatGPT({ plan: (ctx) => this.#plan(ctx) });
+    this.fake = await startFakeChatGPT({ plan: (ctx) => this.#plan(ctx), layout: this.layout });
     const settings = {
       daemonUrl: this.daemon.executorUrl,
       token: EXECUTOR_TOKEN,
@@ -77,6 +82,27 @@ export class World {
     });
     this.agents.set(worker.workerId, agent);
     return worker.workerId;
+  }
+
+  /**
+   * A lane in a conversation that already holds a person's first exchange, as on the logged-out
+   * layout, whose new chat reads as login required (its conversations live at /uc/<id> once a
+   * person chatted): spawned without starting, then attached there. Returns its id.
+   */
+  async attachLane(name, agent, extra = {}) {
+    const workerId = await this.spawnLane(name, agent, { ...extra, start: false });
+    const id = this.fake.seedConversation([
+      { role: 'user', text: 'Hello, I will hand this chat to a worker.' },
+      { role: 'assistant', reply: 'Sure.' },
+    ]);
+    this.conversationWorker.set(id, workerId);
+    await this.mcp.call('worker_attach', { workerId, conversationUrl: this.fake.conversationUrl(id) });
+    return workerId;
+  }
+
+  /** A lane the way the layout allows: in a new chat, or attached to a logged-out chat. */
+  async startLane(name, agent, extra = {}) {
+    return this.profile.loggedOut ? this.attachLane(name, agent, extra) : this.spawnLane(name, agent, extra);
   }
 
   /** The fake page asked what the turn for `ctx.prompt` does: ask that worker's agent. */
@@ -179,9 +205,9 @@ export class World {
   async close({ failed = false } = {}) {
     if (failed && this.daemon) {
       mkdirSync(ARTIFACTS_DIR, { recursive: true });
-      writeFileSync(join(ARTIFACTS_DIR, `${this.kind}-daemon.log`), this.daemon.logTail(200_000));
+      writeFileSync(join(ARTIFACTS_DIR, `${this.kind}-${this.layout}-daemon.log`), this.daemon.logTail(200_000));
       if (this.fake) {
-        writeFileSync(join(ARTIFACTS_DIR, `${this.kind}-fake.json`),
+        writeFileSync(join(ARTIFACTS_DIR, `${this.kind}-${this.layout}-fake.json`),
           JSON.stringify({ prompts: this.fake.prompts, clicks: this.fake.clicks }, null, 2));
       }
     }
@@ -192,9 +218,9 @@ export class World {
   }
 }
 
-/** Runs `body(world)` in a fresh world for `kind`, keeping logs when it fails. */
-export async function inWorld(kind, body) {
-  const world = await World.open(kind);
+/** Runs `body(world)` in a fresh world for `kind` (and `options.layout`), keeping logs when it fails. */
+export async function inWorld(kind, body, options = {}) {
+  const world = await World.open(kind, options);
   let failed = true;
   try {
     await body(world);
