@@ -15,12 +15,9 @@
 //! fjall's as long as the same fjall build wrote them). Stopping early only ever makes
 //! the store refuse, never accept, a journal.
 
-use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
-/// Read buffer of the scan: large sequential reads keep it at the disk's speed.
-const READ_BUFFER_BYTES: usize = 1024 * 1024;
 /// fjall's trailer after every batch's checksum (`file::MAGIC_BYTES`).
 const TRAILER_MAGIC: [u8; 4] = [b'F', b'J', b'L', 3];
 /// fjall's entry tags (`journal::entry::Tag`).
@@ -147,45 +144,36 @@ pub fn scan(db_path: &Path) -> io::Result<JournalScan> {
     Ok(out)
 }
 
-/// A reader that counts its position and stops cleanly at the end of the file.
-struct Cursor {
-    reader: BufReader<File>,
-    pos: u64,
-    len: u64,
+/// A position in a journal's bytes that stops cleanly at their end.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
 }
 
-impl Cursor {
-    fn bytes(&mut self, buf: &mut [u8]) -> Result<(), String> {
-        if self.len - self.pos < buf.len() as u64 {
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.bytes.len() - self.pos < n {
             return Err(format!("the file ends inside an entry at offset {}", self.pos));
         }
-        self.reader.read_exact(buf).map_err(|e| format!("read error at offset {}: {e}", self.pos))?;
-        self.pos += buf.len() as u64;
-        Ok(())
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
     }
 
     fn u8(&mut self) -> Result<u8, String> {
-        let mut b = [0; 1];
-        self.bytes(&mut b)?;
-        Ok(b[0])
+        Ok(self.take(1)?[0])
     }
 
     fn u16(&mut self) -> Result<u16, String> {
-        let mut b = [0; 2];
-        self.bytes(&mut b)?;
-        Ok(u16::from_le_bytes(b))
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("two bytes")))
     }
 
     fn u32(&mut self) -> Result<u32, String> {
-        let mut b = [0; 4];
-        self.bytes(&mut b)?;
-        Ok(u32::from_le_bytes(b))
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("four bytes")))
     }
 
     fn u64(&mut self) -> Result<u64, String> {
-        let mut b = [0; 8];
-        self.bytes(&mut b)?;
-        Ok(u64::from_le_bytes(b))
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("eight bytes")))
     }
 }
 
@@ -201,12 +189,12 @@ impl From<String> for Stop {
 
 /// One whole batch read from `cursor`, or why there is none: `Ok(None)` at a clean end.
 /// `counter` receives the batch's commit counter if it carries one.
-fn read_batch(
-    cursor: &mut Cursor,
-    scratch: &mut Vec<u8>,
-    last_seqno: &mut Option<u64>,
-) -> Result<Option<Option<u64>>, Stop> {
-    if cursor.pos == cursor.len {
+///
+/// fjall's batch checksum is the xxh3 of the items exactly as they are laid out in the
+/// file (tag, fields, key, value), so the scan walks the items to check their structure
+/// and then hashes their bytes in one pass, without copying them.
+fn read_batch(cursor: &mut Cursor<'_>, last_seqno: &mut Option<u64>) -> Result<Option<Option<u64>>, Stop> {
+    if cursor.pos == cursor.bytes.len() {
         return Ok(None);
     }
     let at = cursor.pos;
@@ -229,7 +217,7 @@ fn read_batch(
             false,
         ));
     }
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let items_start = cursor.pos;
     let mut counter = None;
     for _ in 0..count {
         let at = cursor.pos;
@@ -243,31 +231,19 @@ fn read_batch(
                 if compression > 1 {
                     return Err(Stop(format!("bad compression tag {compression} at offset {at}"), false));
                 }
-                let keyspace = cursor.u64()?;
+                let _keyspace = cursor.u64()?;
                 let key_len = cursor.u16()?;
                 let value_len = cursor.u32()?;
                 let stored_len = cursor.u32()?;
                 if compression == 0 && value_len != stored_len {
                     return Err(Stop(format!("uncompressed item at offset {at} with two lengths"), false));
                 }
-                let body = u64::from(key_len) + u64::from(stored_len);
-                if cursor.len - cursor.pos < body {
+                let body = usize::from(key_len) + stored_len as usize;
+                if cursor.bytes.len() - cursor.pos < body {
                     return Err(Stop(format!("item at offset {at} runs past the end of the file"), true));
                 }
-                scratch.clear();
-                scratch.push(TAG_ITEM);
-                scratch.push(value_type);
-                scratch.push(compression);
-                scratch.extend_from_slice(&keyspace.to_le_bytes());
-                scratch.extend_from_slice(&key_len.to_le_bytes());
-                scratch.extend_from_slice(&value_len.to_le_bytes());
-                scratch.extend_from_slice(&stored_len.to_le_bytes());
-                let head = scratch.len();
-                scratch.resize(head + body as usize, 0);
-                cursor.bytes(&mut scratch[head..])?;
-                hasher.update(scratch);
-                let key = &scratch[head..head + usize::from(key_len)];
-                let value = &scratch[head + usize::from(key_len)..];
+                let key = cursor.take(usize::from(key_len))?;
+                let value = cursor.take(stored_len as usize)?;
                 if compression == 0
                     && value_type == 0
                     && key == crate::key::COMMITS_KEY
@@ -277,11 +253,7 @@ fn read_batch(
                 }
             }
             TAG_CLEAR => {
-                let keyspace = cursor.u64()?;
-                let mut bytes = [0; 9];
-                bytes[0] = TAG_CLEAR;
-                bytes[1..].copy_from_slice(&keyspace.to_le_bytes());
-                hasher.update(&bytes);
+                let _keyspace = cursor.u64()?;
             }
             tag => return Err(Stop(format!("entry tag {tag} at offset {at} inside a batch of {count}"), tag == 0)),
         }
@@ -292,12 +264,10 @@ fn read_batch(
         return Err(Stop(format!("entry tag {tag} at offset {at} where the batch should end"), tag == 0));
     }
     let stored = cursor.u64()?;
-    let mut magic = [0; 4];
-    cursor.bytes(&mut magic)?;
-    if magic != TRAILER_MAGIC {
+    if cursor.take(4)? != TRAILER_MAGIC {
         return Err(Stop(format!("bad batch trailer at offset {}", at + 9), true));
     }
-    let computed = hasher.digest();
+    let computed = xxhash_rust::xxh3::xxh3_64(&cursor.bytes[items_start..at]);
     if stored != computed {
         return Err(Stop(
             format!("batch checksum mismatch at offset {at}: stored {stored:#018x}, computed {computed:#018x}"),
@@ -314,15 +284,16 @@ fn scan_file(
     counters: &mut Vec<(u64, u64)>,
     last_seqno: &mut Option<u64>,
 ) -> io::Result<JournalFile> {
-    let file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let mut cursor = Cursor { reader: BufReader::with_capacity(READ_BUFFER_BYTES, file), pos: 0, len };
-    let mut scratch = Vec::new();
+    // One read of the whole file (fjall replays at most about 64-128 MB of journal, and
+    // reads the same bytes right after, from the page cache this read fills).
+    let bytes = std::fs::read(path)?;
+    let len = bytes.len() as u64;
+    let mut cursor = Cursor { bytes: &bytes, pos: 0 };
     let mut batches = 0;
     let mut valid_end = 0;
     let reason = loop {
-        let start = cursor.pos;
-        match read_batch(&mut cursor, &mut scratch, last_seqno) {
+        let start = cursor.pos as u64;
+        match read_batch(&mut cursor, last_seqno) {
             Ok(None) => break None,
             Ok(Some(counter)) => {
                 batches += 1;
@@ -336,48 +307,33 @@ fn scan_file(
     };
     let tail = match reason {
         None => Tail::Clean,
-        Some(Stop(reason, torn_like)) => tail_after(path, valid_end, len, reason, torn_like)?,
+        Some(Stop(reason, torn_like)) => tail_after(&bytes, valid_end, reason, torn_like),
     };
-    Ok(JournalFile { path: path.to_path_buf(), id, len, valid_end, batches, tail })
+    Ok(JournalFile { path: path.to_path_buf(), id, len, valid_end: valid_end as u64, batches, tail })
 }
 
-/// Reads the rest of the file after the last whole batch: zeros only, or data.
-fn tail_after(path: &Path, valid_end: u64, len: u64, reason: String, torn_like: bool) -> io::Result<Tail> {
-    use std::io::{Seek, SeekFrom};
-    let mut file = File::open(path)?;
-    file.seek(SeekFrom::Start(valid_end))?;
-    let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, file);
-    let mut buf = vec![0; READ_BUFFER_BYTES];
-    let mut pos = valid_end;
-    let mut first_nonzero = None;
-    let mut last_nonzero_end = valid_end;
-    while pos < len {
-        let n = reader.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        if let Some(i) = buf[..n].iter().position(|&b| b != 0) {
-            first_nonzero.get_or_insert(pos + i as u64);
-            let j = buf[..n].iter().rposition(|&b| b != 0).unwrap_or(i);
-            last_nonzero_end = pos + j as u64 + 1;
-        }
-        pos += n as u64;
+/// Bytes per word of the zero check (wide words let the loop vectorize).
+const ZERO_CHECK_CHUNK_BYTES: usize = 64;
+
+/// Whether every byte of `bytes` is zero.
+fn all_zero(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(ZERO_CHECK_CHUNK_BYTES);
+    let wide = chunks.by_ref().fold(0u8, |acc, c| acc | c.iter().fold(0u8, |a, &b| a | b));
+    wide == 0 && chunks.remainder().iter().all(|&b| b == 0)
+}
+
+/// What follows the last whole batch: zeros only, or data.
+fn tail_after(bytes: &[u8], valid_end: usize, reason: String, torn_like: bool) -> Tail {
+    let rest = &bytes[valid_end..];
+    if all_zero(rest) {
+        return Tail::Clean;
     }
-    let Some(first_nonzero) = first_nonzero else { return Ok(Tail::Clean) };
+    let first = rest.iter().position(|&b| b != 0).expect("a non-zero byte");
+    let last = rest.iter().rposition(|&b| b != 0).expect("a non-zero byte");
+    let first_nonzero = (valid_end + first) as u64;
+    let last_nonzero_end = (valid_end + last + 1) as u64;
     // A torn write begins where the last whole batch ends, with a batch start.
-    let mut first = [0; 1];
-    {
-        use std::os::unix::fs::FileExt;
-        File::open(path)?.read_exact_at(&mut first, valid_end)?;
-    }
-    let torn_like = torn_like && first_nonzero == valid_end && first[0] == TAG_START;
-    let kept = if last_nonzero_end - valid_end <= TAIL_KEEP_BYTES_MAX {
-        use std::os::unix::fs::FileExt;
-        let mut bytes = vec![0; (last_nonzero_end - valid_end) as usize];
-        File::open(path)?.read_exact_at(&mut bytes, valid_end)?;
-        Some(bytes)
-    } else {
-        None
-    };
-    Ok(Tail::Data { first_nonzero, last_nonzero_end, reason, torn_like, kept })
+    let torn_like = torn_like && first == 0 && rest[0] == TAG_START;
+    let kept = (last_nonzero_end - valid_end as u64 <= TAIL_KEEP_BYTES_MAX).then(|| rest[..=last].to_vec());
+    Tail::Data { first_nonzero, last_nonzero_end, reason, torn_like, kept }
 }
