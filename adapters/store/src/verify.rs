@@ -215,8 +215,14 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
             std::fs::remove_file(&later.path).map_err(data_dir_error(work))?;
         }
     }
-    let (db, state, events) =
-        crate::fjall_store::open_database(&copy).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+    let (db, state, events) = match crate::fjall_store::open_database(&copy) {
+        Ok(opened) => opened,
+        Err(source) => {
+            let error = Error::Open { dir: dir.to_path_buf(), source };
+            problems.push(format!("nothing can be read back: fjall cannot open the database [{}]: {error}", error.code()));
+            return Ok(ReadBack { recovered: None, state: Vec::new(), events: Vec::new(), problems, opened: false });
+        }
+    };
     let recovered = match read_commits(dir, &state) {
         Ok(recovered) => recovered,
         Err(error) => {

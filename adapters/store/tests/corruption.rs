@@ -117,6 +117,14 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// `store verify` on a directory whose start was refused: it must say so (not intact),
+/// without aborting, and change nothing.
+fn check_verify(dir: &Path, before: &BTreeMap<PathBuf, (u64, u64)>, what: &str) {
+    let report = store::verify(dir).unwrap_or_else(|e| panic!("{what}: verify fails [{}] {e}", e.code()));
+    assert!(!report.intact, "{what}: verify calls a refused store intact:\n{}", report.text);
+    assert_unchanged(before, &hashes(dir), &format!("{what} (verify)"));
+}
+
 fn all_events(store: &FjallStore) -> Result<Vec<Event>, store::Error> {
     let mut events = Vec::new();
     let mut after = Cursor(0);
@@ -270,6 +278,7 @@ fn run_seed(seed: u64, per_class: usize) -> BTreeMap<&'static str, Tally> {
                     assert!(!error.to_string().is_empty());
                     eprintln!("  {what}: refused [{}] {error}", error.code());
                     assert_unchanged(&before, &hashes(&dir), &what);
+                    check_verify(&dir, &before, &what);
                     tally.refused_before_open += 1;
                 }
                 Ok(mut store) => match store.load() {
@@ -277,9 +286,14 @@ fn run_seed(seed: u64, per_class: usize) -> BTreeMap<&'static str, Tally> {
                         eprintln!("  {what}: refused at load [{}] {error}", error.code());
                         drop(store);
                         assert_unchanged(&before, &hashes(&dir), &what);
+                        check_verify(&dir, &before, &what);
                         tally.refused_after_open += 1;
                     }
                     Ok(loaded) => {
+                        assert!(
+                            !dir.join("fjall.before-open").exists(),
+                            "{what}: a start that served left its links to the files before the open"
+                        );
                         let loaded: Vec<String> = loaded.iter().map(|r| format!("{r:?}")).collect();
                         assert_eq!(loaded, reference.0, "{what}: the start served other state than was acknowledged");
                         match all_events(&store) {
