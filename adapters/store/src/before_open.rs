@@ -46,7 +46,13 @@ impl BeforeOpen {
         if kept.try_exists()? {
             std::fs::remove_dir_all(&kept)?;
         }
-        let mut before = BeforeOpen { db_path: db_path.to_path_buf(), kept, files: BTreeMap::new(), dirs: BTreeSet::new(), journals };
+        let mut before = BeforeOpen {
+            db_path: db_path.to_path_buf(),
+            kept,
+            files: BTreeMap::new(),
+            dirs: BTreeSet::new(),
+            journals,
+        };
         std::fs::create_dir(&before.kept)?;
         let mut stack = vec![PathBuf::new()];
         while let Some(rel) = stack.pop() {
@@ -91,12 +97,13 @@ impl BeforeOpen {
             }
             // Removed or replaced: link the kept file beside it and rename it over, so
             // the name never points at nothing.
-            let staging = path.with_file_name(format!(
-                "{}.restoring",
-                rel.file_name().and_then(|n| n.to_str()).unwrap_or("file")
-            ));
+            let staging = path
+                .with_file_name(format!("{}.restoring", rel.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
             let _ = std::fs::remove_file(&staging);
-            if std::fs::hard_link(self.kept.join(rel), &staging).and_then(|()| std::fs::rename(&staging, &path)).is_err() {
+            if std::fs::hard_link(self.kept.join(rel), &staging)
+                .and_then(|()| std::fs::rename(&staging, &path))
+                .is_err()
+            {
                 complete = false;
             }
         }

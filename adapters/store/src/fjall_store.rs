@@ -189,18 +189,7 @@ impl FjallStore {
                 return Err(Error::Mark { path: mark_path, source });
             }
         }
-        Ok(FjallStore {
-            dir,
-            db,
-            state,
-            events,
-            options,
-            poisoned: OnceLock::new(),
-            commits,
-            mark,
-            start,
-            _lock: lock,
-        })
+        Ok(FjallStore { dir, db, state, events, options, poisoned: OnceLock::new(), commits, mark, start, _lock: lock })
     }
 
     /// The newest durable commit, as counted by the store's commit counter.

@@ -269,15 +269,18 @@ fn scan_tree(tree: &Path, whole_tables: bool, out: &mut TreeScan) -> io::Result<
         Ok(sections) => sections,
         Err(detail) => return damage(&version_path, detail),
     };
-    let byte = |name: &[u8]| {
-        section(&sections, name).filter(|s| s.len == 1).map(|s| bytes[s.pos as usize])
-    };
+    let byte = |name: &[u8]| section(&sections, name).filter(|s| s.len == 1).map(|s| bytes[s.pos as usize]);
     if byte(b"format_version") != Some(FORMAT_VERSION) {
         return damage(&version_path, format!("not an lsm-tree format version {FORMAT_VERSION} file"));
     }
-    if byte(b"level_count") != Some(LEVEL_COUNT) || byte(b"filter_hash_type") != Some(0) || byte(b"tree_type") != Some(0)
+    if byte(b"level_count") != Some(LEVEL_COUNT)
+        || byte(b"filter_hash_type") != Some(0)
+        || byte(b"tree_type") != Some(0)
     {
-        return damage(&version_path, "a manifest lsm-tree 3.1 does not accept (levels, filter hash or tree type)".into());
+        return damage(
+            &version_path,
+            "a manifest lsm-tree 3.1 does not accept (levels, filter hash or tree type)".into(),
+        );
     }
     let Some(tables) = section(&sections, b"tables") else {
         return damage(&version_path, "no tables section".into());
@@ -410,9 +413,7 @@ fn check_block(file: &File, s: &Section) -> io::Result<Result<(), String>> {
     let data_checksum = le_u128(&buf[5..21]);
     let computed = xxhash_rust::xxh3::xxh3_128(&buf[BLOCK_HEADER_BYTES..]);
     if data_checksum != computed {
-        return Ok(Err(format!(
-            "block checksum mismatch: stored {data_checksum:#034x}, computed {computed:#034x}"
-        )));
+        return Ok(Err(format!("block checksum mismatch: stored {data_checksum:#034x}, computed {computed:#034x}")));
     }
     Ok(Ok(()))
 }

@@ -10,8 +10,8 @@ use crate::error::{Error, thousands};
 use crate::fjall_store::{DATABASE_DIR_NAME, decode_entry, precheck, read_commits};
 use crate::journal_scan::{self, Tail};
 use crate::key;
-use crate::tree_scan;
 use crate::mark::{self, MarkProblem};
+use crate::tree_scan;
 use engine::{Batch, Record};
 use std::fmt::Write as _;
 use std::fs::File;
@@ -219,7 +219,8 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
         Ok(opened) => opened,
         Err(source) => {
             let error = Error::Open { dir: dir.to_path_buf(), source };
-            problems.push(format!("nothing can be read back: fjall cannot open the database [{}]: {error}", error.code()));
+            problems
+                .push(format!("nothing can be read back: fjall cannot open the database [{}]: {error}", error.code()));
             return Ok(ReadBack { recovered: None, state: Vec::new(), events: Vec::new(), problems, opened: false });
         }
     };

@@ -30,7 +30,7 @@ const OFFSETS_PER_CLASS_DEFAULT: usize = 8;
 /// The seeds CI runs (fixed, so that a CI run is reproducible; set
 /// `STORE_CORRUPTION_SEED` to explore others). 16 was the only one before the tree
 /// pre-scan, when about 1 in 300 table or version offsets aborted the process.
-const SEEDS_DEFAULT: [u64; 4] = [16, 1_000_003, 0x5EED_0F_C0FFEE, 77_777];
+const SEEDS_DEFAULT: [u64; 4] = [16, 1_000_003, 0x5EED_0FC0_FFEE, 77_777];
 /// Largest group commit of the workload, in mutations.
 const GROUP_MUTATIONS_MAX: u64 = 8;
 /// Mutations before and after the flush.
