@@ -15,6 +15,7 @@
 //! fjall's as long as the same fjall build wrote them). Stopping early only ever makes
 //! the store refuse, never accept, a journal.
 
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -284,32 +285,101 @@ fn scan_file(
     counters: &mut Vec<(u64, u64)>,
     last_seqno: &mut Option<u64>,
 ) -> io::Result<JournalFile> {
-    // One read of the whole file (fjall replays at most about 64-128 MB of journal, and
-    // reads the same bytes right after, from the page cache this read fills).
-    let bytes = std::fs::read(path)?;
-    let len = bytes.len() as u64;
-    let mut cursor = Cursor { bytes: &bytes, pos: 0 };
-    let mut batches = 0;
-    let mut valid_end = 0;
-    let reason = loop {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    // fjall extends every journal to 64 MiB with `set_len`, a hole that reads as zeros.
+    // Reading only up to the end of the file's last data region skips it (the open reads
+    // the journal right after, from the page cache this read fills). When the batches
+    // stop before that end, the file is read again whole, so that a batch broken off at
+    // a hole reads exactly as it would with its zeros.
+    let data_end = data_end(&file, len);
+    let mut bytes = read_prefix(&file, data_end)?;
+    let mut parsed = parse(&bytes, *last_seqno);
+    if parsed.stop.is_some() && (bytes.len() as u64) < len {
+        bytes = read_prefix(&file, len)?;
+        parsed = parse(&bytes, *last_seqno);
+    }
+    *last_seqno = parsed.last_seqno;
+    counters.extend(parsed.counters);
+    let tail = match parsed.stop {
+        None => Tail::Clean,
+        Some(Stop(reason, torn_like)) => tail_after(&bytes, parsed.valid_end, reason, torn_like),
+    };
+    Ok(JournalFile {
+        path: path.to_path_buf(),
+        id,
+        len,
+        valid_end: parsed.valid_end as u64,
+        batches: parsed.batches,
+        tail,
+    })
+}
+
+/// The batches of one journal's bytes.
+struct Parsed {
+    batches: u64,
+    /// Offset just past the last whole batch.
+    valid_end: usize,
+    /// `(offset, commit counter)` of every whole batch that carries one.
+    counters: Vec<(u64, u64)>,
+    /// Why the batches stop before the end of the bytes, if they do.
+    stop: Option<Stop>,
+    /// The sequence number of the last whole batch (or the one before the file).
+    last_seqno: Option<u64>,
+}
+
+fn parse(bytes: &[u8], mut last_seqno: Option<u64>) -> Parsed {
+    let mut cursor = Cursor { bytes, pos: 0 };
+    let mut parsed = Parsed { batches: 0, valid_end: 0, counters: Vec::new(), stop: None, last_seqno };
+    loop {
         let start = cursor.pos as u64;
-        match read_batch(&mut cursor, last_seqno) {
-            Ok(None) => break None,
+        match read_batch(&mut cursor, &mut last_seqno) {
+            Ok(None) => break,
             Ok(Some(counter)) => {
-                batches += 1;
-                valid_end = cursor.pos;
+                parsed.batches += 1;
+                parsed.valid_end = cursor.pos;
                 if let Some(commits) = counter {
-                    counters.push((start, commits));
+                    parsed.counters.push((start, commits));
                 }
             }
-            Err(stop) => break Some(stop),
+            Err(stop) => {
+                parsed.stop = Some(stop);
+                break;
+            }
         }
-    };
-    let tail = match reason {
-        None => Tail::Clean,
-        Some(Stop(reason, torn_like)) => tail_after(&bytes, valid_end, reason, torn_like),
-    };
-    Ok(JournalFile { path: path.to_path_buf(), id, len, valid_end: valid_end as u64, batches, tail })
+    }
+    parsed.last_seqno = last_seqno;
+    parsed
+}
+
+/// The end of the file's last data region (`SEEK_DATA`/`SEEK_HOLE`): every byte after it
+/// is in a hole and reads as zero. The file's length where the file system cannot say.
+fn data_end(file: &File, len: u64) -> u64 {
+    use rustix::fs::{SeekFrom, seek};
+    let mut end = 0;
+    let mut pos = 0;
+    while pos < len {
+        match seek(file, SeekFrom::Data(pos)) {
+            Ok(data) => match seek(file, SeekFrom::Hole(data)) {
+                Ok(hole) if hole > data => {
+                    end = hole;
+                    pos = hole;
+                }
+                _ => return len,
+            },
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(_) => return len,
+        }
+    }
+    end.min(len)
+}
+
+/// The first `len` bytes of `file`.
+fn read_prefix(file: &File, len: u64) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0; len as usize];
+    file.read_exact_at(&mut bytes, 0)?;
+    Ok(bytes)
 }
 
 /// Bytes per word of the zero check (wide words let the loop vectorize).
@@ -336,4 +406,39 @@ fn tail_after(bytes: &[u8], valid_end: usize, reason: String, torn_like: bool) -
     let torn_like = torn_like && first == 0 && rest[0] == TAG_START;
     let kept = (last_nonzero_end - valid_end as u64 <= TAIL_KEEP_BYTES_MAX).then(|| rest[..=last].to_vec());
     Tail::Data { first_nonzero, last_nonzero_end, reason, torn_like, kept }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    #[test]
+    fn the_data_end_never_misses_a_written_byte_and_skips_only_holes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("0.jnl");
+        let file =
+            std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).expect("create");
+        let len = 64 * 1024 * 1024;
+        file.write_all_at(&[7; 100], 0).expect("write");
+        file.set_len(len).expect("extend");
+        let end = data_end(&file, len);
+        assert!((100..=len).contains(&end), "data end {end}");
+        // A byte far in the hole: the data end must lie past it, and the scan must see it.
+        let far = 40 * 1024 * 1024;
+        file.write_all_at(&[1], far).expect("write far");
+        assert!(data_end(&file, len) > far, "the data end covers the far byte");
+        let scan = scan(dir.path()).expect("scan");
+        match &scan.files[0].tail {
+            Tail::Data { last_nonzero_end, .. } => assert_eq!(*last_nonzero_end, far + 1),
+            Tail::Clean => panic!("the far byte was missed"),
+        }
+        assert!(all_zero(&[0; 130]));
+        let mut bytes = [0; 130];
+        bytes[129] = 1;
+        assert!(!all_zero(&bytes));
+        bytes[129] = 0;
+        bytes[3] = 1;
+        assert!(!all_zero(&bytes));
+    }
 }
