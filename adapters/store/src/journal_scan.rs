@@ -287,15 +287,15 @@ fn scan_file(
 ) -> io::Result<JournalFile> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
-    // fjall extends every journal to 64 MiB with `set_len`, a hole that reads as zeros.
-    // Reading only up to the end of the file's last data region skips it (the open reads
-    // the journal right after, from the page cache this read fills). When the batches
-    // stop before that end, the file is read again whole, so that a batch broken off at
-    // a hole reads exactly as it would with its zeros.
+    // fjall extends every new journal to 64 MiB with `set_len`, a hole that reads as
+    // zeros. Reading only up to the end of the file's last data region skips it. When the
+    // batches stop before that end at anything but zeros (a torn write or damage), the
+    // file is read again whole, so that a batch broken off at a hole reads exactly as it
+    // would with its zeros.
     let data_end = data_end(&file, len);
     let mut bytes = read_prefix(&file, data_end)?;
     let mut parsed = parse(&bytes, *last_seqno);
-    if parsed.stop.is_some() && (bytes.len() as u64) < len {
+    if parsed.stop.is_some() && (bytes.len() as u64) < len && !all_zero(&bytes[parsed.valid_end..]) {
         bytes = read_prefix(&file, len)?;
         parsed = parse(&bytes, *last_seqno);
     }
