@@ -7,7 +7,8 @@
 //! folders it cannot resolve, and its background workers may flush or compact (new
 //! tables, a new version, `current` replaced by a rename, a sealed journal deleted).
 //! Before the open, [`BeforeOpen::take`] hard-links every file of the database into
-//! [`KEPT_DIR_NAME`] (a link per file, no data copied) and keeps the journal bytes the
+//! [`KEPT_DIR_NAME`] (a link per file, no data copied; a copy only on a file system
+//! without hard links) and keeps the journal bytes the
 //! scan found after each journal's last whole batch. A refused start, once fjall has
 //! shut down, puts back every file that was removed or replaced, removes every file the
 //! open made, and writes the journals' tails back. A start that serves discards the
@@ -65,7 +66,7 @@ impl BeforeOpen {
                     before.dirs.insert(rel.clone());
                     stack.push(rel);
                 } else {
-                    std::fs::hard_link(entry.path(), before.kept.join(&rel))?;
+                    link_or_copy(&entry.path(), &before.kept.join(&rel))?;
                     before.files.insert(rel, meta.ino());
                 }
             }
@@ -100,10 +101,7 @@ impl BeforeOpen {
             let staging = path
                 .with_file_name(format!("{}.restoring", rel.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
             let _ = std::fs::remove_file(&staging);
-            if std::fs::hard_link(self.kept.join(rel), &staging)
-                .and_then(|()| std::fs::rename(&staging, &path))
-                .is_err()
-            {
+            if link_or_copy(&self.kept.join(rel), &staging).and_then(|()| std::fs::rename(&staging, &path)).is_err() {
                 complete = false;
             }
         }
@@ -132,6 +130,15 @@ impl BeforeOpen {
         if complete {
             let _ = std::fs::remove_dir_all(&self.kept);
         }
+    }
+}
+
+/// A hard link of `from` at `to`, or a copy where the file system has no hard links
+/// (then a start costs a copy of the database: correct, but slow for a large store).
+fn link_or_copy(from: &Path, to: &Path) -> io::Result<()> {
+    match std::fs::hard_link(from, to) {
+        Ok(()) => Ok(()),
+        Err(_) => std::fs::copy(from, to).map(|_| ()),
     }
 }
 

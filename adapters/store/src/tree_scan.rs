@@ -126,7 +126,18 @@ pub fn scan(db_path: &Path, whole_tables: bool) -> io::Result<Result<TreeScan, D
     trees.sort();
     for (_, tree) in trees {
         if !tree.join(CURRENT_FILE_NAME).try_exists()? {
-            continue; // an uninitialized keyspace: fjall removes it without reading it
+            // fjall removes a keyspace folder without `current` as one whose creation
+            // was interrupted: fine while it holds nothing, data lost if it does.
+            if let Some(held) = tree_holds_data(&tree)? {
+                return Ok(Err(Damage {
+                    file: tree.join(CURRENT_FILE_NAME),
+                    detail: format!(
+                        "missing, but the keyspace folder holds {}: fjall would delete the folder",
+                        held.display()
+                    ),
+                }));
+            }
+            continue;
         }
         if let Err(damage) = scan_tree(&tree, whole_tables, &mut out)? {
             return Ok(Err(damage));
@@ -134,6 +145,22 @@ pub fn scan(db_path: &Path, whole_tables: bool) -> io::Result<Result<TreeScan, D
         out.trees += 1;
     }
     Ok(Ok(out))
+}
+
+/// A version file or table in the tree folder `tree`, if it has one.
+fn tree_holds_data(tree: &Path) -> io::Result<Option<PathBuf>> {
+    for entry in std::fs::read_dir(tree)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_str().is_some_and(|n| n.starts_with('v')) && entry.file_type()?.is_file() {
+            return Ok(Some(entry.path()));
+        }
+    }
+    match std::fs::read_dir(tree.join(TABLES_DIR_NAME)) {
+        Ok(mut tables) => tables.next().transpose().map(|e| e.map(|e| e.path())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Reads `len` bytes at `offset`, or `None` if the file is shorter.
