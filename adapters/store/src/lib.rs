@@ -40,8 +40,13 @@
 //! saying so. Every commit carries a counter; the mark names the newest acknowledged one.
 //! A start whose journals or tables give back less is refused with
 //! [`Error::BehindAcknowledged`] (or [`Error::JournalDamaged`]), and a refused start
-//! leaves every file's bytes as they were: the journals are checked before fjall opens
-//! them, and what fjall's open cut is put back if a later check refuses.
+//! leaves every file as it was: the journals, version and table files are checked before
+//! fjall opens them, and what fjall's open cut, deleted or made is put back if a later
+//! check refuses (`before_open.rs`).
+//!
+//! Architecture Invariant: no damaged file reaches an `assert!` inside fjall or lsm-tree
+//! (a panic there aborts the process): [`tree_scan`] checks the checksums of everything
+//! their open trusts first, so damage is [`Error::TreeDamaged`], never an abort.
 //!
 //! Architecture Invariant: a stored value that fails its magic, version, checksum or key
 //! check is reported with its key; it is never skipped.
