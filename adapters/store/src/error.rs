@@ -112,6 +112,22 @@ pub enum Error {
         /// What is wrong.
         detail: String,
     },
+    /// A version or table file of the database fails its checksum or format checks (or a
+    /// folder is where a file belongs). fjall would fail an assertion on it and abort the
+    /// process, so the store refuses before fjall opens anything. Nothing was changed.
+    #[error(
+        "store in {} has a damaged table or version file {}: {detail}; nothing was changed. Check it with `orchestrator store verify --data-dir DIR` and copy what is intact with `orchestrator store salvage --from DIR --to NEWDIR` (docs/store.md)",
+        dir.display(),
+        file.display()
+    )]
+    TreeDamaged {
+        /// The data directory.
+        dir: PathBuf,
+        /// The damaged file.
+        file: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
     /// The acknowledged high-water mark exists but none of its slots is valid, so the
     /// store cannot tell what it acknowledged. Nothing was changed.
     #[error(
@@ -178,6 +194,7 @@ impl Error {
             Error::Encode { .. } => "STORE_ENCODE",
             Error::BehindAcknowledged { .. } => "STORE_BEHIND_ACKNOWLEDGED",
             Error::JournalDamaged { .. } => "STORE_JOURNAL_DAMAGED",
+            Error::TreeDamaged { .. } => "STORE_TABLE_DAMAGED",
             Error::MarkUnreadable { .. } => "STORE_MARK_UNREADABLE",
             Error::MarkMissing { .. } => "STORE_MARK_MISSING",
             Error::Mark { .. } => "STORE_MARK_IO",

@@ -1,10 +1,12 @@
 //! [`FjallStore`]: the runtime's store seam on a fjall database in a locked directory.
 
+use crate::before_open::{BeforeOpen, StartGuard};
 use crate::envelope;
 use crate::error::{Corruption, Error, StoredKey};
 use crate::journal_scan::{self, JournalScan, Tail};
 use crate::key;
 use crate::mark::{self, MarkProblem, MarkWriter};
+use crate::tree_scan;
 use engine::event::Event;
 use engine::ids::{Cursor, WorkerId};
 use engine::model::WorkerSpec;
@@ -74,10 +76,11 @@ pub struct FjallStore {
     commits: u64,
     /// The acknowledged high-water mark, written after every durable commit.
     mark: MarkWriter,
-    /// The journals as they were before fjall opened them, kept until the first `load`
-    /// succeeds: a start refused after fjall's open puts back what fjall cut, so that a
-    /// refused start leaves every journal byte as it was.
-    restore: Option<JournalScan>,
+    /// The database's files as they were before fjall opened them, kept until the first
+    /// `load` (or `commit`) succeeds: a start refused after fjall's open puts back what
+    /// the open cut, removed or made, so that a refused start leaves every file as it
+    /// was. Declared after the fjall handles, so that this happens once fjall shut down.
+    start: StartGuard,
     /// Holds the OS lock on the data directory. Declared last so that it is released only
     /// after fjall has shut down.
     _lock: File,
@@ -129,19 +132,26 @@ impl FjallStore {
         };
         let scan = journal_scan::scan(&db_path).map_err(data_dir_error)?;
         precheck(&dir, &scan, acknowledged)?;
-        let refuse = |error: Error| {
-            restore_journals(&scan);
-            Err(error)
-        };
+        // Then the version and table files lsm-tree's open reads: a damaged one would
+        // fail an `assert!` inside fjall, which aborts the process.
+        if let Err(damage) = tree_scan::scan(&db_path, false).map_err(data_dir_error)? {
+            return Err(Error::TreeDamaged { dir, file: damage.file, detail: damage.detail });
+        }
+        // From here a refusal puts back what the open changed: `start` is declared before
+        // the fjall handles, so it is dropped (and puts the files back) after them.
+        let mut start = StartGuard::new(BeforeOpen::take(&dir, &db_path, scan).map_err(data_dir_error)?);
         let (db, state, events) = match open_database(&db_path) {
             Ok(opened) => opened,
-            Err(source) => return refuse(Error::Open { dir: dir.clone(), source }),
+            Err(source) => {
+                start.refuse();
+                return Err(Error::Open { dir: dir.clone(), source });
+            }
         };
         let recovered = match read_commits(&dir, &state) {
             Ok(recovered) => recovered,
             Err(error) => {
-                drop((state, events, db));
-                return refuse(error);
+                start.refuse();
+                return Err(error);
             }
         };
         let check = match (acknowledged, recovered) {
@@ -160,27 +170,26 @@ impl FjallStore {
             (Some(_), _) => Ok(()),
         };
         if let Err(error) = check {
-            drop((state, events, db));
-            return refuse(error);
+            start.refuse();
+            return Err(error);
         }
         let commits = recovered.unwrap_or(0);
-        let mark = MarkWriter::open(&dir).map_err(|source| Error::Mark { path: mark_path.clone(), source })?;
+        let mark = match MarkWriter::open(&dir) {
+            Ok(mark) => mark,
+            Err(source) => {
+                start.refuse();
+                return Err(Error::Mark { path: mark_path, source });
+            }
+        };
         if acknowledged.is_some_and(|a| a < commits) {
             // The mark fell behind (a power loss before the OS wrote it back): catch up.
-            mark.record(commits).map_err(|source| Error::Mark { path: mark_path, source })?;
+            // The mark changes, but only to what the store holds: not a refusal.
+            if let Err(source) = mark.record(commits) {
+                start.refuse();
+                return Err(Error::Mark { path: mark_path, source });
+            }
         }
-        Ok(FjallStore {
-            dir,
-            db,
-            state,
-            events,
-            options,
-            poisoned: OnceLock::new(),
-            commits,
-            mark,
-            restore: Some(scan),
-            _lock: lock,
-        })
+        Ok(FjallStore { dir, db, state, events, options, poisoned: OnceLock::new(), commits, mark, start, _lock: lock })
     }
 
     /// The newest durable commit, as counted by the store's commit counter.
@@ -252,13 +261,11 @@ impl FjallStore {
         Ok(records)
     }
 
-    /// Fails a start after fjall opened: poisons the store and puts back what fjall cut
-    /// from the journals, so the refused start changed no journal byte.
+    /// Fails a start after fjall opened: poisons the store; once it is dropped (and
+    /// fjall shut down), every file is put back as it was before the open.
     fn refuse_start(&mut self, error: Error) -> Error {
         let _ = self.poisoned.set(error.to_string());
-        if let Some(scan) = self.restore.take() {
-            restore_journals(&scan);
-        }
+        self.start.refuse();
         error
     }
 }
@@ -360,24 +367,6 @@ pub(crate) fn precheck(dir: &Path, scan: &JournalScan, acknowledged: Option<u64>
     }
 }
 
-/// Puts back what fjall's open cut from the journals (it only ever shortens them), from
-/// the bytes the scan kept; best effort, since this runs on a path that already fails.
-fn restore_journals(scan: &JournalScan) {
-    use std::os::unix::fs::FileExt;
-    for file in &scan.files {
-        let Ok(handle) = OpenOptions::new().write(true).open(&file.path) else { continue };
-        let Ok(len) = handle.metadata().map(|m| m.len()) else { continue };
-        if len == file.len {
-            continue;
-        }
-        if let Tail::Data { kept: Some(bytes), .. } = &file.tail {
-            let _ = handle.write_all_at(bytes, file.valid_end);
-        }
-        let _ = handle.set_len(file.len);
-        let _ = handle.sync_all();
-    }
-}
-
 /// Opens the fjall database and its two keyspaces.
 pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace), fjall::Error> {
     let db = Database::builder(path).max_journaling_size(JOURNAL_BYTES_MAX).open()?;
@@ -418,12 +407,12 @@ impl runtime::Store for FjallStore {
         self.check_poisoned()?;
         match self.load_records() {
             Ok(records) => {
-                // The first full load succeeded: the start is good, and the journals'
-                // bytes from before the open are not needed any more.
-                self.restore = None;
+                // The first full load succeeded: the start is good, and the files from
+                // before the open are not needed any more.
+                self.start.accept();
                 Ok(records)
             }
-            Err(error) if self.restore.is_some() => Err(self.refuse_start(error)),
+            Err(error) if self.start.pending() => Err(self.refuse_start(error)),
             Err(error) => Err(error),
         }
     }
@@ -440,6 +429,8 @@ impl runtime::Store for FjallStore {
         if latest.is_empty() {
             return Ok(());
         }
+        // Writing accepts the start: what was there before the open is superseded.
+        self.start.accept();
         let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
         for (record_key, record) in latest {
             let value = match envelope::encode(record) {

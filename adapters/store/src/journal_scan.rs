@@ -16,11 +16,10 @@
 //! the store refuse, never accept, a journal.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-/// Read buffer of the scan: large sequential reads keep it at the disk's speed.
-const READ_BUFFER_BYTES: usize = 1024 * 1024;
 /// fjall's trailer after every batch's checksum (`file::MAGIC_BYTES`).
 const TRAILER_MAGIC: [u8; 4] = [b'F', b'J', b'L', 3];
 /// fjall's entry tags (`journal::entry::Tag`).
@@ -147,45 +146,77 @@ pub fn scan(db_path: &Path) -> io::Result<JournalScan> {
     Ok(out)
 }
 
-/// A reader that counts its position and stops cleanly at the end of the file.
-struct Cursor {
-    reader: BufReader<File>,
-    pos: u64,
+/// Bytes the scan reads at a time into a buffer it reuses: a fresh 64 MiB buffer per
+/// journal cost more in page faults than the parse (a whole-file read of 64 MB took
+/// 32-67 ms against 3-10 ms in 1 MiB chunks on this project's machine).
+const READ_CHUNK_BYTES: u64 = 1024 * 1024;
+
+/// A position in one journal file, read through a window that holds at least the batch
+/// being read, so that a batch's items can be hashed in one pass.
+struct Cursor<'f> {
+    file: &'f File,
+    /// The file's length: reading stops cleanly there.
     len: u64,
+    /// Bytes of the file from `base` on.
+    window: Vec<u8>,
+    base: u64,
+    /// The next byte to read.
+    pos: u64,
+    /// The start of the batch being read: the window keeps everything from here.
+    batch: u64,
 }
 
-impl Cursor {
-    fn bytes(&mut self, buf: &mut [u8]) -> Result<(), String> {
-        if self.len - self.pos < buf.len() as u64 {
+impl<'f> Cursor<'f> {
+    fn new(file: &'f File, len: u64) -> Cursor<'f> {
+        Cursor { file, len, window: Vec::new(), base: 0, pos: 0, batch: 0 }
+    }
+
+    /// Makes the window hold `[self.batch, end)`; an error if the file ends first.
+    fn fill(&mut self, end: u64) -> Result<(), String> {
+        if end > self.len {
             return Err(format!("the file ends inside an entry at offset {}", self.pos));
         }
-        self.reader.read_exact(buf).map_err(|e| format!("read error at offset {}: {e}", self.pos))?;
-        self.pos += buf.len() as u64;
-        Ok(())
+        let have = self.base + self.window.len() as u64;
+        if end <= have {
+            return Ok(());
+        }
+        // Drop what precedes the batch, then read at least a chunk more.
+        let keep_from = (self.batch - self.base) as usize;
+        self.window.drain(..keep_from);
+        self.base = self.batch;
+        let old = self.window.len();
+        let target = end.max(have + READ_CHUNK_BYTES).min(self.len);
+        self.window.resize((target - self.base) as usize, 0);
+        let at = self.base + old as u64;
+        self.file.read_exact_at(&mut self.window[old..], at).map_err(|e| format!("read error at offset {at}: {e}"))
+    }
+
+    /// The bytes `[from, to)`, which must be in the window.
+    fn slice(&self, from: u64, to: u64) -> &[u8] {
+        &self.window[(from - self.base) as usize..(to - self.base) as usize]
+    }
+
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        self.fill(self.pos + N as u64)?;
+        let out = self.slice(self.pos, self.pos + N as u64).try_into().expect("N bytes");
+        self.pos += N as u64;
+        Ok(out)
     }
 
     fn u8(&mut self) -> Result<u8, String> {
-        let mut b = [0; 1];
-        self.bytes(&mut b)?;
-        Ok(b[0])
+        Ok(self.take::<1>()?[0])
     }
 
     fn u16(&mut self) -> Result<u16, String> {
-        let mut b = [0; 2];
-        self.bytes(&mut b)?;
-        Ok(u16::from_le_bytes(b))
+        Ok(u16::from_le_bytes(self.take()?))
     }
 
     fn u32(&mut self) -> Result<u32, String> {
-        let mut b = [0; 4];
-        self.bytes(&mut b)?;
-        Ok(u32::from_le_bytes(b))
+        Ok(u32::from_le_bytes(self.take()?))
     }
 
     fn u64(&mut self) -> Result<u64, String> {
-        let mut b = [0; 8];
-        self.bytes(&mut b)?;
-        Ok(u64::from_le_bytes(b))
+        Ok(u64::from_le_bytes(self.take()?))
     }
 }
 
@@ -201,14 +232,15 @@ impl From<String> for Stop {
 
 /// One whole batch read from `cursor`, or why there is none: `Ok(None)` at a clean end.
 /// `counter` receives the batch's commit counter if it carries one.
-fn read_batch(
-    cursor: &mut Cursor,
-    scratch: &mut Vec<u8>,
-    last_seqno: &mut Option<u64>,
-) -> Result<Option<Option<u64>>, Stop> {
+///
+/// fjall's batch checksum is the xxh3 of the items exactly as they are laid out in the
+/// file (tag, fields, key, value), so the scan walks the items to check their structure
+/// and then hashes their bytes in one pass, without copying them.
+fn read_batch(cursor: &mut Cursor<'_>, last_seqno: &mut Option<u64>) -> Result<Option<Option<u64>>, Stop> {
     if cursor.pos == cursor.len {
         return Ok(None);
     }
+    cursor.batch = cursor.pos;
     let at = cursor.pos;
     let tag = cursor.u8()?;
     if tag == 0 {
@@ -229,7 +261,7 @@ fn read_batch(
             false,
         ));
     }
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let items_start = cursor.pos;
     let mut counter = None;
     for _ in 0..count {
         let at = cursor.pos;
@@ -243,7 +275,7 @@ fn read_batch(
                 if compression > 1 {
                     return Err(Stop(format!("bad compression tag {compression} at offset {at}"), false));
                 }
-                let keyspace = cursor.u64()?;
+                let _keyspace = cursor.u64()?;
                 let key_len = cursor.u16()?;
                 let value_len = cursor.u32()?;
                 let stored_len = cursor.u32()?;
@@ -254,20 +286,10 @@ fn read_batch(
                 if cursor.len - cursor.pos < body {
                     return Err(Stop(format!("item at offset {at} runs past the end of the file"), true));
                 }
-                scratch.clear();
-                scratch.push(TAG_ITEM);
-                scratch.push(value_type);
-                scratch.push(compression);
-                scratch.extend_from_slice(&keyspace.to_le_bytes());
-                scratch.extend_from_slice(&key_len.to_le_bytes());
-                scratch.extend_from_slice(&value_len.to_le_bytes());
-                scratch.extend_from_slice(&stored_len.to_le_bytes());
-                let head = scratch.len();
-                scratch.resize(head + body as usize, 0);
-                cursor.bytes(&mut scratch[head..])?;
-                hasher.update(scratch);
-                let key = &scratch[head..head + usize::from(key_len)];
-                let value = &scratch[head + usize::from(key_len)..];
+                cursor.fill(cursor.pos + body)?;
+                let key_end = cursor.pos + u64::from(key_len);
+                let key = cursor.slice(cursor.pos, key_end);
+                let value = cursor.slice(key_end, cursor.pos + body);
                 if compression == 0
                     && value_type == 0
                     && key == crate::key::COMMITS_KEY
@@ -275,13 +297,10 @@ fn read_batch(
                 {
                     counter = Some(commits);
                 }
+                cursor.pos += body;
             }
             TAG_CLEAR => {
-                let keyspace = cursor.u64()?;
-                let mut bytes = [0; 9];
-                bytes[0] = TAG_CLEAR;
-                bytes[1..].copy_from_slice(&keyspace.to_le_bytes());
-                hasher.update(&bytes);
+                let _keyspace = cursor.u64()?;
             }
             tag => return Err(Stop(format!("entry tag {tag} at offset {at} inside a batch of {count}"), tag == 0)),
         }
@@ -292,12 +311,10 @@ fn read_batch(
         return Err(Stop(format!("entry tag {tag} at offset {at} where the batch should end"), tag == 0));
     }
     let stored = cursor.u64()?;
-    let mut magic = [0; 4];
-    cursor.bytes(&mut magic)?;
-    if magic != TRAILER_MAGIC {
+    if cursor.take::<4>()? != TRAILER_MAGIC {
         return Err(Stop(format!("bad batch trailer at offset {}", at + 9), true));
     }
-    let computed = hasher.digest();
+    let computed = xxhash_rust::xxh3::xxh3_64(cursor.slice(items_start, at));
     if stored != computed {
         return Err(Stop(
             format!("batch checksum mismatch at offset {at}: stored {stored:#018x}, computed {computed:#018x}"),
@@ -316,13 +333,12 @@ fn scan_file(
 ) -> io::Result<JournalFile> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
-    let mut cursor = Cursor { reader: BufReader::with_capacity(READ_BUFFER_BYTES, file), pos: 0, len };
-    let mut scratch = Vec::new();
+    let mut cursor = Cursor::new(&file, len);
     let mut batches = 0;
     let mut valid_end = 0;
-    let reason = loop {
+    let stop = loop {
         let start = cursor.pos;
-        match read_batch(&mut cursor, &mut scratch, last_seqno) {
+        match read_batch(&mut cursor, last_seqno) {
             Ok(None) => break None,
             Ok(Some(counter)) => {
                 batches += 1;
@@ -334,50 +350,111 @@ fn scan_file(
             Err(stop) => break Some(stop),
         }
     };
-    let tail = match reason {
+    let tail = match stop {
         None => Tail::Clean,
-        Some(Stop(reason, torn_like)) => tail_after(path, valid_end, len, reason, torn_like)?,
+        Some(Stop(reason, torn_like)) => tail_after(&file, valid_end, len, reason, torn_like)?,
     };
     Ok(JournalFile { path: path.to_path_buf(), id, len, valid_end, batches, tail })
 }
 
-/// Reads the rest of the file after the last whole batch: zeros only, or data.
-fn tail_after(path: &Path, valid_end: u64, len: u64, reason: String, torn_like: bool) -> io::Result<Tail> {
-    use std::io::{Seek, SeekFrom};
-    let mut file = File::open(path)?;
-    file.seek(SeekFrom::Start(valid_end))?;
-    let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, file);
-    let mut buf = vec![0; READ_BUFFER_BYTES];
-    let mut pos = valid_end;
+/// The end of the file's last data region (`SEEK_DATA`/`SEEK_HOLE`): every byte after it
+/// is in a hole and reads as zero. The file's length where the file system cannot say.
+fn data_end(file: &File, len: u64) -> u64 {
+    use rustix::fs::{SeekFrom, seek};
+    let mut end = 0;
+    let mut pos = 0;
+    while pos < len {
+        match seek(file, SeekFrom::Data(pos)) {
+            Ok(data) => match seek(file, SeekFrom::Hole(data)) {
+                Ok(hole) if hole > data => {
+                    end = hole;
+                    pos = hole;
+                }
+                _ => return len,
+            },
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(_) => return len,
+        }
+    }
+    end.min(len)
+}
+
+/// Bytes per word of the zero check (wide words let the loop vectorize).
+const ZERO_CHECK_CHUNK_BYTES: usize = 64;
+
+/// Whether every byte of `bytes` is zero.
+fn all_zero(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(ZERO_CHECK_CHUNK_BYTES);
+    let wide = chunks.by_ref().fold(0u8, |acc, c| acc | c.iter().fold(0u8, |a, &b| a | b));
+    wide == 0 && chunks.remainder().iter().all(|&b| b == 0)
+}
+
+/// What follows the last whole batch: zeros only, or data. fjall extends every new
+/// journal to 64 MiB with `set_len`, a hole that reads as zeros: only the bytes up to the
+/// end of the file's last data region are read.
+fn tail_after(file: &File, valid_end: u64, len: u64, reason: String, torn_like: bool) -> io::Result<Tail> {
+    let end = data_end(file, len).max(valid_end);
+    let mut buf = vec![0; READ_CHUNK_BYTES as usize];
     let mut first_nonzero = None;
     let mut last_nonzero_end = valid_end;
-    while pos < len {
-        let n = reader.read(&mut buf)?;
-        if n == 0 {
-            break;
+    let mut at = valid_end;
+    while at < end {
+        let n = (end - at).min(READ_CHUNK_BYTES) as usize;
+        file.read_exact_at(&mut buf[..n], at)?;
+        if !all_zero(&buf[..n]) {
+            let first = buf[..n].iter().position(|&b| b != 0).expect("a non-zero byte");
+            let last = buf[..n].iter().rposition(|&b| b != 0).expect("a non-zero byte");
+            first_nonzero.get_or_insert(at + first as u64);
+            last_nonzero_end = at + last as u64 + 1;
         }
-        if let Some(i) = buf[..n].iter().position(|&b| b != 0) {
-            first_nonzero.get_or_insert(pos + i as u64);
-            let j = buf[..n].iter().rposition(|&b| b != 0).unwrap_or(i);
-            last_nonzero_end = pos + j as u64 + 1;
-        }
-        pos += n as u64;
+        at += n as u64;
     }
     let Some(first_nonzero) = first_nonzero else { return Ok(Tail::Clean) };
+    let mut head = [0; 1];
+    file.read_exact_at(&mut head, valid_end)?;
     // A torn write begins where the last whole batch ends, with a batch start.
-    let mut first = [0; 1];
-    {
-        use std::os::unix::fs::FileExt;
-        File::open(path)?.read_exact_at(&mut first, valid_end)?;
-    }
-    let torn_like = torn_like && first_nonzero == valid_end && first[0] == TAG_START;
+    let torn_like = torn_like && first_nonzero == valid_end && head[0] == TAG_START;
     let kept = if last_nonzero_end - valid_end <= TAIL_KEEP_BYTES_MAX {
-        use std::os::unix::fs::FileExt;
         let mut bytes = vec![0; (last_nonzero_end - valid_end) as usize];
-        File::open(path)?.read_exact_at(&mut bytes, valid_end)?;
+        file.read_exact_at(&mut bytes, valid_end)?;
         Some(bytes)
     } else {
         None
     };
     Ok(Tail::Data { first_nonzero, last_nonzero_end, reason, torn_like, kept })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    #[test]
+    fn the_data_end_never_misses_a_written_byte_and_skips_only_holes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("0.jnl");
+        let file =
+            std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).expect("create");
+        let len = 64 * 1024 * 1024;
+        file.write_all_at(&[7; 100], 0).expect("write");
+        file.set_len(len).expect("extend");
+        let end = data_end(&file, len);
+        assert!((100..=len).contains(&end), "data end {end}");
+        // A byte far in the hole: the data end must lie past it, and the scan must see it.
+        let far = 40 * 1024 * 1024;
+        file.write_all_at(&[1], far).expect("write far");
+        assert!(data_end(&file, len) > far, "the data end covers the far byte");
+        let scan = scan(dir.path()).expect("scan");
+        match &scan.files[0].tail {
+            Tail::Data { last_nonzero_end, .. } => assert_eq!(*last_nonzero_end, far + 1),
+            Tail::Clean => panic!("the far byte was missed"),
+        }
+        assert!(all_zero(&[0; 130]));
+        let mut bytes = [0; 130];
+        bytes[129] = 1;
+        assert!(!all_zero(&bytes));
+        bytes[129] = 0;
+        bytes[3] = 1;
+        assert!(!all_zero(&bytes));
+    }
 }

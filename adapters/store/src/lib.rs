@@ -12,6 +12,11 @@
 //!   golden fixture and the benchmark.
 //! - [`mark`]: the acknowledged high-water mark, `commits.mark`, outside fjall's journal.
 //! - [`journal_scan`]: a read-only scan of fjall's journals, done before fjall opens them.
+//! - [`tree_scan`]: a read-only check of lsm-tree's version and table files (their
+//!   checksums), done before fjall opens them, so that damage there is refused, never a
+//!   panic (which aborts inside fjall).
+//! - `before_open.rs`: hard links of the database's files taken before fjall's open, so
+//!   that a start refused after the open puts every file back.
 //! - `verify.rs`: [`verify`] and [`salvage`], the operator's tools for a damaged store.
 //! - `bin/store-crash-child.rs`: the child process the kill -9 test kills.
 //!
@@ -35,18 +40,25 @@
 //! saying so. Every commit carries a counter; the mark names the newest acknowledged one.
 //! A start whose journals or tables give back less is refused with
 //! [`Error::BehindAcknowledged`] (or [`Error::JournalDamaged`]), and a refused start
-//! leaves every file's bytes as they were: the journals are checked before fjall opens
-//! them, and what fjall's open cut is put back if a later check refuses.
+//! leaves every file as it was: the journals, version and table files are checked before
+//! fjall opens them, and what fjall's open cut, deleted or made is put back if a later
+//! check refuses (`before_open.rs`).
+//!
+//! Architecture Invariant: no damaged file reaches an `assert!` inside fjall or lsm-tree
+//! (a panic there aborts the process): [`tree_scan`] checks the checksums of everything
+//! their open trusts first, so damage is [`Error::TreeDamaged`], never an abort.
 //!
 //! Architecture Invariant: a stored value that fails its magic, version, checksum or key
 //! check is reported with its key; it is never skipped.
 
+mod before_open;
 pub mod envelope;
 mod error;
 mod fjall_store;
 pub mod journal_scan;
 pub mod key;
 pub mod mark;
+pub mod tree_scan;
 mod verify;
 pub mod workload;
 

@@ -308,3 +308,39 @@ fn a_creation_interrupted_by_a_crash_is_redone() {
     let mut store = FjallStore::open(dir.path()).expect("reopen");
     assert_eq!(assert_crash_child_prefix(&mut store, 1, 0), 1);
 }
+
+/// Flushes both keyspaces into tables (so the tree folders hold tables and versions).
+fn flush_tables(dir: &Path) {
+    let db = fjall::Database::builder(dir.join("fjall")).open().expect("open fjall");
+    for name in [KEYSPACE_STATE, KEYSPACE_EVENTS] {
+        let ks = db.keyspace(name, fjall::KeyspaceCreateOptions::default).expect("keyspace");
+        ks.rotate_memtable_and_wait().expect("flush");
+    }
+}
+
+#[test]
+fn a_keyspace_without_its_version_pointer_is_refused_not_deleted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    commit_one_by_one(dir.path(), 20);
+    flush_tables(dir.path());
+    // fjall takes a keyspace folder without `current` for one whose creation a crash
+    // interrupted, and deletes it with every table in it.
+    let keyspaces = dir.path().join("fjall").join("keyspaces");
+    let tree = std::fs::read_dir(&keyspaces)
+        .expect("keyspaces")
+        .map(|e| e.expect("entry").path())
+        .find(|p| {
+            p.file_name().is_some_and(|n| n != "0") && p.join("tables").read_dir().is_ok_and(|mut t| t.next().is_some())
+        })
+        .expect("a keyspace with tables");
+    std::fs::remove_file(tree.join("current")).expect("remove current");
+    let tables_before: Vec<_> =
+        std::fs::read_dir(tree.join("tables")).expect("tables").map(|e| e.expect("e").path()).collect();
+    let err = FjallStore::open(dir.path()).expect_err("refused");
+    assert_eq!(err.code(), "STORE_TABLE_DAMAGED", "{err}");
+    assert!(err.to_string().contains(&tree.join("current").display().to_string()), "{err}");
+    for table in tables_before {
+        assert!(table.exists(), "{} was deleted", table.display());
+    }
+    assert!(!dir.path().join("fjall.before-open").exists(), "no links are taken before a refusal before the open");
+}
