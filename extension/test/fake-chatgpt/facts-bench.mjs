@@ -1,9 +1,10 @@
 // Benchmark (not a test): what observing a long conversation costs the content adapter. A
 // real-page fixture (extension/test/fixtures/pages/, one per layout) is grown to N turns by
 // repeating its answered turn pairs; then, per simulated streamed token (a mutation of the
-// latest assistant turn), the page readers compute the turn-end signals (read on every
-// mutation) and the whole facts (read at most once per report window). Prints p50/p99 per
-// layout and turn count, in headless Chromium and Firefox ESR.
+// latest assistant turn, still being written or already finished), the page readers compute
+// the turn-end signals (read on every mutation) and the whole facts (read at most once per
+// report window). Prints p50/p99 per layout, turn count and case, in headless Chromium and
+// Firefox ESR (whose clock for pages has a 1 ms step).
 //
 //   node test/fake-chatgpt/facts-bench.mjs [--turns 4,400] [--mutations 2000] [--browsers chromium,firefox]
 //
@@ -39,7 +40,7 @@ const base = `http://127.0.0.1:${server.address().port}`;
 
 // In the page: grows the transcript to `turns` turns by cloning its rows, then times the
 // readers around `mutations` token-sized edits of the latest assistant turn.
-function measure({ turns, mutations }) {
+function measure({ turns, mutations, streaming }) {
   const readers = globalThis.OrcSelectors;
   const all = [...document.querySelectorAll('[data-testid^="conversation-turn-"], li[data-message-role]')];
   let container = all[0].parentElement;
@@ -48,6 +49,12 @@ function measure({ turns, mutations }) {
   for (let i = 0; container.children.length < turns; i += 1) container.append(rows[i % rows.length].cloneNode(true));
   while (container.children.length > turns) container.lastElementChild.remove();
   const latest = container.lastElementChild;
+  // Streaming: the latest answer is still being written (no action bar yet), as while a
+  // turn generates; otherwise the tokens land in a finished answer (its tail is re-read).
+  if (streaming) {
+    for (const bar of latest.querySelectorAll('[data-testid$="-turn-action-button"], [data-message-actions]')) bar.remove();
+    latest.removeAttribute('data-message-complete');
+  }
   const target = latest.querySelector('.markdown, [data-assistant-markdown], p') ?? latest;
   const percentile = (list, p) => list.slice().sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * p))];
   const signals = [];
@@ -77,13 +84,15 @@ try {
     try {
       for (const [name, , path] of LAYOUTS) {
         for (const turns of values.turns.split(',').map(Number)) {
-          const page = await browser.newPage();
-          await page.goto(`${base}/${name}${path}`);
-          await injectReaders(page);
-          const result = await page.evaluate(measure, { turns, mutations: Number(values.mutations) });
-          console.log(`${kind} ${name} ${result.turns} turns: signals p50 ${fmt(result.signals.p50)} p99 ${fmt(result.signals.p99)}; `
-            + `facts p50 ${fmt(result.facts.p50)} p99 ${fmt(result.facts.p99)}`);
-          await page.close();
+          for (const streaming of [true, false]) {
+            const page = await browser.newPage();
+            await page.goto(`${base}/${name}${path}`);
+            await injectReaders(page);
+            const result = await page.evaluate(measure, { turns, mutations: Number(values.mutations), streaming });
+            console.log(`${kind} ${name} ${result.turns} turns, ${streaming ? 'streaming' : 'finished answer'}: signals p50 ${fmt(result.signals.p50)} `
+              + `p99 ${fmt(result.signals.p99)}; facts p50 ${fmt(result.facts.p50)} p99 ${fmt(result.facts.p99)}`);
+            await page.close();
+          }
         }
       }
     } finally {
