@@ -214,9 +214,12 @@ export async function runShapeChecks({ browser, server, tally }) {
       await pollPage(page, () => globalThis.OrcSelectors.computeFacts(document).loaded, null, 5_000, 'the fake page to load');
       const healthy = await page.evaluate(shapeNow);
       const facts = collect(healthy.tree);
-      check('fake page: the composer id, the send button\'s test id and label survive',
-        facts.ids.has('prompt-textarea') && facts.ids.has('composer-submit-button') && facts.testIds.has('send-button') && facts.labels.has('Send prompt'), JSON.stringify([...facts.labels]));
-      check('fake page: roles and the composer label survive', facts.roles.has('textbox') && facts.labels.has('Message ChatGPT'), JSON.stringify([...facts.roles]));
+      // A new chat of the section-2026-08 layout (the fake page's default): the composer, the
+      // voice button in the empty composer's submit slot, the composer's test ids.
+      check('fake page: the composer id, the submit slot\'s label and the composer\'s test ids survive',
+        facts.ids.has('prompt-textarea') && facts.labels.has('Start Voice') && facts.testIds.has('composer-plus-btn'),
+        JSON.stringify({ labels: [...facts.labels], testIds: [...facts.testIds] }));
+      check('fake page: roles survive', facts.roles.has('presentation'), JSON.stringify([...facts.roles]));
       check('fake page: the sidebar\'s chat titles are gone', leaks(JSON.stringify(healthy), ['Verify you are human', 'maximum length', 'Something went wrong']).length === 0);
       const difference = await roundTrip('fake', healthy);
       check('fake page: round trip through shape-to-fixture gives the same tree', difference === null, difference ?? '');

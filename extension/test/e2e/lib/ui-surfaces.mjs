@@ -145,7 +145,8 @@ export function readOverlay(page) {
 export function hitTest(page, block = 'end') {
   return evaluate(page, (block) => {
     const composer = document.querySelector('#prompt-textarea');
-    const send = document.querySelector('#composer-submit-button');
+    // The submit slot: Send, or on an idle real page the voice button that holds it.
+    const send = document.querySelector('#composer-submit-button, button[aria-label="Start Voice"], button[data-composer-submit]');
     composer.closest('form').scrollIntoView({ block, inline: 'nearest' });
     const describe = (el) => (el ? `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.dataset?.testid ? `[${el.dataset.testid}]` : ''}` : 'nothing');
     const host = document.querySelector('orchestrator-overlay');

@@ -9,18 +9,14 @@ export const REAL_LAYOUTS = Object.freeze(['article-2026-01', 'section-2026-08',
 
 /**
  * The page as first written from secondary notes (a send button on an empty composer, one
- * `<article>` layout). Still the default of a server that names no layout, because two
- * checks outside this directory's layouts read its markup: shape-checks.mjs ("the fake
- * page": `#composer-submit-button`, `send-button`, "Message ChatGPT" on an empty composer)
- * and test/e2e/lib/ui-surfaces.mjs `hitTest` (`#composer-submit-button` on an idle tab).
- * Neither exists on an idle real page. `FAKE_CHATGPT_LAYOUT` overrides the default.
+ * `<article>` layout), kept for comparison; no test uses it by default any more.
  */
 export const LEGACY_LAYOUT = 'legacy';
 
 export const LAYOUTS = Object.freeze([...REAL_LAYOUTS, LEGACY_LAYOUT]);
 
 export function defaultLayout() {
-  return process.env.FAKE_CHATGPT_LAYOUT || LEGACY_LAYOUT;
+  return process.env.FAKE_CHATGPT_LAYOUT || 'section-2026-08';
 }
 
 const CLASSIC = {
