@@ -238,6 +238,7 @@ async fn a_locked_data_directory_fails_with_a_clear_message() {
 /// restart every acknowledged write is found.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_under_load_loses_no_acknowledged_call() {
+    const RUNS_PER_CLIENT_MAX: usize = 100;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let mut d = Daemon::serve_with_token(&data);
@@ -250,12 +251,16 @@ async fn kill_9_under_load_loses_no_acknowledged_call() {
         tasks.push(tokio::spawn(async move {
             let Ok(mut c) = McpClient::connect(&url, Some(TOKEN)).await else { return };
             for n in 0.. {
-                let (tool, args, key) = match n % 3 {
-                    0 | 1 => {
+                // At most RUNS_PER_CLIENT_MAX runs each, so that every run fits in one
+                // `run_list` page (engine::limits::LIST_PAGE_COUNT_MAX, 1,000): a fast machine
+                // made more, and the runs past the page read as lost.
+                let make_run = n % 3 == 2 && n / 3 < RUNS_PER_CLIENT_MAX;
+                let (tool, args, key) = match make_run {
+                    false => {
                         let s = format!("c{i}-p{n}");
                         ("worker_progress", json!({ "workerId": root, "summary": s }), s)
                     }
-                    _ => {
+                    true => {
                         let s = format!("c{i}-r{n}");
                         ("run_create", json!({ "taskName": s, "rootConversationName": "r" }), s)
                     }
@@ -297,6 +302,7 @@ async fn kill_9_under_load_loses_no_acknowledged_call() {
     let runs = c.call_ok("run_list", json!({ "includeTerminal": true })).await.expect("runs");
     let names: std::collections::BTreeSet<String> =
         runs["runs"].as_array().unwrap().iter().map(|r| r["taskName"].as_str().unwrap().to_string()).collect();
+    assert!(names.len() < 1_000, "every run in one run_list page ({} runs)", names.len());
     for (tool, key) in &acked {
         match tool.as_str() {
             "worker_progress" => assert!(progress.contains(key), "acknowledged progress {key} lost"),
