@@ -3,13 +3,13 @@
 // control, a turn's position): these texts are read only where structure cannot tell one
 // state from another (which error card, which dialog, which limit). Every pattern comes from
 // a real source; extension/test/fixtures/pages/locales/LOCALES.md names each with its date.
-// Classic content script loaded before selectors.js: defines globalThis.OrcPageTexts, pure
+// Classic content script loaded before turns.js and selectors.js: defines globalThis.OrcPageTexts, pure
 // (no DOM, no clock: reset times are read relative to a time passed in).
 (() => {
   'use strict';
 
   // Each concept: the patterns of every locale, tested against text whose curly quotes and
-  // runs of whitespace were normalized (selectors.js normalizeText), where the page's own
+  // runs of whitespace were normalized (normalizeText below), where the page's own
   // notices stand (an error-styled element, a live region, a banner, a dialog).
   const TEXTS = Object.freeze({
     deliveryTimeout: [
@@ -156,6 +156,11 @@
   const HOUR_MS = 60 * MINUTE_MS;
   const DAY_MS = 24 * HOUR_MS;
 
+  // Curly apostrophes and runs of whitespace differ between page versions.
+  function normalizeText(text) {
+    return String(text).replace(/[\u2018\u2019\u02bc]/g, "'").replace(/\s+/g, ' ').trim();
+  }
+
   function matchesAny(concept, text) {
     return TEXTS[concept].some((pattern) => pattern.test(text));
   }
@@ -204,5 +209,5 @@
     return ms;
   }
 
-  globalThis.OrcPageTexts = Object.freeze({ TEXTS, WHOLE, matchesAny, matchesWhole, readResetTime, resetAtMs });
+  globalThis.OrcPageTexts = Object.freeze({ TEXTS, WHOLE, normalizeText, matchesAny, matchesWhole, readResetTime, resetAtMs });
 })();

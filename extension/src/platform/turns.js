@@ -1,0 +1,215 @@
+// The turn list of ChatGPT's page: the layout profiles the adapter knows
+// (extension/test/fixtures/pages/SOURCES.md names the real captures behind each), locating
+// the list once and reading it from its end, the turn counts, whether an answer is finished,
+// and the tail of the latest answer. What this reads grows with the conversation, so it is
+// built to cost the same on a 400-turn page as on a 4-turn one. Classic content script,
+// loaded after page-texts.js and before selectors.js into the same isolated world: it
+// defines globalThis.OrcTurns and touches nothing on the page.
+(() => {
+  'use strict';
+
+  const { normalizeText } = globalThis.OrcPageTexts;
+
+  /**
+   * The layouts the adapter reads, newest first. `turns` finds the turn elements; `role`
+   * reads one turn's author. The name is reported in the facts (diagnostics) and in a page
+   * shape; reading uses whichever profile finds turns.
+   */
+  const PROFILES = Object.freeze([
+    {
+      name: 'transcript-2026-10',
+      turns: 'ol[data-conversation-transcript] > li[data-message-role]',
+      role: (turn) => turn.getAttribute('data-message-role'),
+      marker: 'ol[data-conversation-transcript], button[data-composer-submit]',
+    },
+    {
+      name: 'turn-key-2026-10',
+      turns: '[data-turn-key]',
+      role: (turn) => turn.getAttribute('data-conversation-role') ?? turn.querySelector('[data-conversation-role]')?.getAttribute('data-conversation-role') ?? authorRole(turn),
+      marker: '[data-turn-key]',
+    },
+    {
+      name: 'section-2026-08',
+      turns: 'section[data-testid^="conversation-turn-"]',
+      role: authorRole,
+      marker: 'section[data-testid^="conversation-turn-"]',
+    },
+    {
+      name: 'article-2026-01',
+      turns: 'article[data-testid^="conversation-turn-"]',
+      role: authorRole,
+      marker: 'article[data-testid^="conversation-turn-"]',
+    },
+    {
+      name: 'message-roles',
+      turns: '[data-message-author-role]',
+      role: (turn) => turn.getAttribute('data-message-author-role'),
+      marker: '[data-message-author-role]',
+    },
+  ]);
+
+  const SELECTORS = Object.freeze({
+    userRole: '[data-message-author-role="user"]',
+    authorRole: '[data-message-author-role]',
+    assistantText: '.markdown, [data-assistant-markdown]',
+    actionBar: [
+      '[data-testid="copy-turn-action-button"]',
+      '[data-testid="good-response-turn-action-button"]',
+      '[data-testid="bad-response-turn-action-button"]',
+      '[data-testid$="-turn-action-button"]',
+      '[data-copy-message]',
+      '[data-message-actions]',
+    ],
+  });
+
+  // The end-of-response block stands in an answer's last lines: this many characters hold it.
+  const LIMITS = Object.freeze({ assistantTailCharsMax: 2048 });
+
+  function authorRole(turn) {
+    return turn.getAttribute('data-turn') ?? turn.getAttribute('data-message-author-role')
+      ?? turn.querySelector(SELECTORS.authorRole)?.getAttribute('data-message-author-role') ?? null;
+  }
+
+  // The turn list last found: {profile, container, doc}, or null. The container is the
+  // nearest element holding every turn; each of its children (a "row") holds one turn or is
+  // one (the 2026-08 layout wraps each section in a div). The latest turns are in its last
+  // rows. Kept while the container stays on the page and holds two turns or more (with one
+  // turn its nearest holder may be that turn's own wrapper).
+  let located = null;
+
+  function locateTurns(doc) {
+    if (located !== null && located.doc === doc && located.container.isConnected) return located;
+    located = null;
+    for (const profile of PROFILES) {
+      const all = doc.querySelectorAll(profile.turns);
+      if (all.length === 0) continue;
+      const first = all[0];
+      const last = all[all.length - 1];
+      let container = first.parentElement;
+      while (container !== null && !container.contains(last)) container = container.parentElement;
+      if (container === null || first === last) return { profile, container: null, doc };
+      located = { profile, container, doc };
+      return located;
+    }
+    return null;
+  }
+
+  function turnsInRow(row, profile) {
+    if (row.matches(profile.turns)) return [row];
+    return [...row.querySelectorAll(profile.turns)].reverse();
+  }
+
+  // The turn elements from the latest back, at most `max` of them, with their roles.
+  function latestTurns(doc, max) {
+    const where = locateTurns(doc);
+    if (where === null) return [];
+    const out = [];
+    const take = (element) => {
+      const role = where.profile.role(element);
+      if (role === 'user' || role === 'assistant') out.push({ element, role });
+    };
+    if (where.container !== null) {
+      for (let row = where.container.lastElementChild; row !== null && out.length < max; row = row.previousElementSibling) {
+        for (const element of turnsInRow(row, where.profile)) {
+          if (out.length < max) take(element);
+        }
+      }
+      return out;
+    }
+    const all = doc.querySelectorAll(where.profile.turns);
+    for (let i = all.length - 1; i >= 0 && out.length < max; i -= 1) {
+      if (!all[i].parentElement?.closest(where.profile.turns)) take(all[i]);
+    }
+    return out;
+  }
+
+  // How many user and assistant turns the page holds. Counted again only when the turn list
+  // changed length (a new turn), never for a mutation inside a turn.
+  let counted = { container: null, length: -1, user: 0, assistant: 0 };
+
+  function countTurns(doc) {
+    const where = locateTurns(doc);
+    if (where === null) return { user: 0, assistant: 0 };
+    const length = where.container?.childElementCount ?? -2;
+    if (where.container !== null && counted.container === where.container && counted.length === length) return counted;
+    let user = 0;
+    let assistant = 0;
+    for (const { role } of latestTurns(doc, Infinity)) {
+      if (role === 'user') user += 1;
+      else assistant += 1;
+    }
+    counted = { container: where.container, length, user, assistant };
+    return counted;
+  }
+
+  /** How many of the latest `max` user turns contain `needle` (all of them by default). */
+  function countUserTurnsContaining(doc, needle, max = Infinity) {
+    const wanted = normalizeText(needle);
+    let seen = 0;
+    let found = 0;
+    for (const turn of latestTurns(doc, Infinity)) {
+      if (turn.role !== 'user') continue;
+      if (normalizeText(turn.element.textContent).includes(wanted)) found += 1;
+      seen += 1;
+      if (seen >= max) break;
+    }
+    return found;
+  }
+
+  // A finished answer: its action bar shows (copy, good and bad response), or the turn
+  // says it is complete (the 2026-10 transcript layout).
+  function hasActionBar(turnElement) {
+    return turnElement.hasAttribute('data-message-complete')
+      || SELECTORS.actionBar.some((selector) => turnElement.querySelector(selector) !== null);
+  }
+
+  const BLOCK_TAGS = /^(?:P|DIV|LI|UL|OL|PRE|H[1-6]|BLOCKQUOTE|TABLE|TR|SECTION|ARTICLE|HR|BR)$/;
+  const SKIPPED_TAGS = /^(?:SCRIPT|STYLE|TEMPLATE|BUTTON)$/;
+
+  // The last `max` characters of an element's text with a line break at each block boundary
+  // (what innerText gives for the end-of-response block's lines, without the layout innerText
+  // forces), read backwards from the end: a long reply costs no more than a short one.
+  function blockTextTail(element, max) {
+    const parts = [];
+    let length = 0;
+    let last = element;
+    while (last.lastChild !== null) last = last.lastChild;
+    const walker = element.ownerDocument.createTreeWalker(element, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */);
+    walker.currentNode = last;
+    for (let node = last; node !== null && node !== element && length < max; node = walker.previousNode()) {
+      if (node.nodeType === 3) {
+        if (SKIPPED_TAGS.test(node.parentElement.tagName)) continue;
+        parts.push(node.data);
+        length += node.data.length;
+      } else if (BLOCK_TAGS.test(node.tagName)) {
+        parts.push('\n');
+      }
+    }
+    return parts.reverse().join('').replace(/[ \t]*\n[ \t]*/g, '\n').replace(/\n{2,}/g, '\n').trim().slice(-max);
+  }
+
+  function assistantTail(turnElement) {
+    const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
+    const source = blocks.length > 0 ? blocks[blocks.length - 1] : turnElement.querySelector(SELECTORS.authorRole) ?? turnElement;
+    return blockTextTail(source, LIMITS.assistantTailCharsMax);
+  }
+
+  function layoutOf(doc) {
+    const where = locateTurns(doc);
+    if (where !== null) return where.profile.name;
+    return PROFILES.find((profile) => doc.querySelector(profile.marker) !== null)?.name ?? null;
+  }
+
+  globalThis.OrcTurns = Object.freeze({
+    PROFILES,
+    SELECTORS,
+    LIMITS,
+    locateTurns,
+    latestTurns,
+    countTurns,
+    countUserTurnsContaining,
+    hasActionBar,
+    assistantTail,
+    layoutOf,
+  });
+})();
