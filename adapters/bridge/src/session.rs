@@ -65,6 +65,9 @@ pub struct Step {
     /// Operator queries to answer, with their query ids; each answered with an
     /// `operator.data`.
     pub queries: Vec<(String, Query)>,
+    /// The protocol version of a hello refused for it (the registry remembers it for
+    /// `orchestrator doctor`).
+    pub refused_protocol: Option<u32>,
 }
 
 /// One connection.
@@ -129,10 +132,12 @@ impl Session {
                     return self.error(ProtocolErrorCode::Unauthorized, "wrong executor token".into());
                 }
                 if hello.protocol != PROTOCOL_VERSION {
-                    return self.error(
+                    let mut step = self.error(
                         ProtocolErrorCode::UnsupportedVersion,
                         format!("protocol {} requested; this daemon speaks {PROTOCOL_VERSION}", hello.protocol),
                     );
+                    step.refused_protocol = Some(hello.protocol);
+                    return step;
                 }
                 if !valid_executor_id(&hello.executor_id) {
                     return self.error(

@@ -17,6 +17,10 @@
 //!   at 4 KiB, marked), for rmcp's and every dependency's lines too.
 //! - `guard.rs`: the HTTP guard in front of `/mcp`: Host and Origin validation
 //!   (DNS-rebinding protection), the bearer token (constant-time compare), the body cap.
+//! - `health.rs`: `GET /health`, what `orchestrator doctor` asks a running daemon
+//!   (version, executor protocol, connected executors, refused hellos); operator only.
+//! - `doctor.rs`: `orchestrator doctor`, the installation checked in order, each failing
+//!   check with what to do.
 //! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token`
 //!   (generated from the OS CSPRNG on first start, printed once).
 //! - `client.rs`: [`client::McpClient`], a small MCP-over-HTTP client (JSON-RPC, session
@@ -28,9 +32,11 @@
 //! runtime shell; a reply reaches a caller only after the store acknowledged the batch.
 
 pub mod client;
+pub mod doctor;
 pub mod edge;
 mod engine_thread;
 pub mod guard;
+pub mod health;
 pub mod logs;
 pub mod paths;
 pub mod serve;

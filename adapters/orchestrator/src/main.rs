@@ -109,6 +109,17 @@ enum Command {
         #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
         mcp_token: Option<String>,
     },
+    /// Check the installation in order (the daemon answers, its data directory and store
+    /// lock, the tokens' permissions, a connected browser extension speaking this daemon's
+    /// protocol) and say what to do for each failing check. Exits 0 only when all pass.
+    Doctor {
+        /// Data directory of the daemon. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// The MCP token, when the daemon was started with --mcp-token. Default: DIR/mcp-token.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
+    },
     /// Check or rescue a data directory's store (the daemon must be stopped). See docs/store.md.
     #[command(subcommand)]
     Store(StoreCommand),
@@ -202,6 +213,17 @@ fn main() -> anyhow::Result<()> {
                 format!("cannot read the daemon's state at {url} (is `orchestrator serve` running?)")
             })?;
             print_out(&text);
+            Ok(())
+        }
+        Command::Doctor { data_dir, mcp_token } => {
+            let options =
+                orchestrator::doctor::DoctorOptions { data_dir: data_dir.unwrap_or_else(default_data_dir), mcp_token };
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let report = runtime.block_on(orchestrator::doctor::run(&options));
+            print_out(&report.text(&options.data_dir));
+            if !report.healthy() {
+                std::process::exit(1);
+            }
             Ok(())
         }
         Command::Store(StoreCommand::Verify { data_dir }) => {

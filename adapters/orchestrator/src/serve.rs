@@ -3,6 +3,7 @@
 use crate::edge::{self, EdgeLimits};
 use crate::engine_thread::EngineThread;
 use crate::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
+use crate::health;
 use crate::paths::URL_FILE_NAME;
 use crate::token::{self, TokenSource};
 use anyhow::Context;
@@ -158,9 +159,16 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         Arc::new(LocalSessionManager::default()),
         http_config,
     );
+    let health = health::router(health::HealthState {
+        token: token.clone(),
+        registry: executors.as_ref().map(|mount| mount.registry.clone()),
+    });
+    // `/health` checks its own caller (loopback, no Origin, the static token), so it is
+    // merged after the MCP guard's layer.
     let mut app = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(guard, guard::guard));
+        .layer(axum::middleware::from_fn_with_state(guard, guard::guard))
+        .merge(health);
     // The executor endpoint has its own guard (peer, Origin, token in the hello), so it
     // is merged after the MCP guard's layer.
     let mut executor_listening = (None, None, None);

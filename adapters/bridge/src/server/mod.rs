@@ -12,7 +12,7 @@ mod registry;
 mod token;
 
 pub use operator::SUMMARY_DEBOUNCE_MS;
-pub use registry::{BridgeSink, Registry};
+pub use registry::{BridgeSink, REFUSED_HELLOS_MAX, RefusedHello, Registry};
 pub use token::{TOKEN_FILE_NAME, TokenError, TokenSource, resolve_token};
 
 use crate::encode;
@@ -260,6 +260,12 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
             Ok(Some(Ok(Message::Binary(_)))) => "<binary frame>".into(),
         };
         let step = session.on_text(text.as_str(), started.elapsed().as_millis() as u64);
+        if let Some(protocol) = step.refused_protocol {
+            let at_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            bridge.registry.note_refused(RefusedHello { protocol, at_ms });
+        }
         if let Some(executor) = &step.registered {
             // Registered before the hello reaches the engine, so the commands the engine
             // sends in answer find this connection. The registry holds the only strong

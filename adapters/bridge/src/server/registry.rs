@@ -5,7 +5,7 @@ use crate::encode;
 use crate::protocol::{CommandWire, DaemonMessage};
 use engine::ExecutorCommand;
 use engine::ids::ExecutorId;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -28,11 +28,26 @@ struct Live {
     tx: mpsc::Sender<Outgoing>,
 }
 
+/// How many refused hellos the registry remembers (the newest), for `orchestrator doctor`.
+pub const REFUSED_HELLOS_MAX: usize = 8;
+
+/// A hello refused because the executor speaks another protocol version: what
+/// `orchestrator doctor` reports as "update the extension or the daemon".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefusedHello {
+    /// The protocol version the executor asked for.
+    pub protocol: u32,
+    /// When, in ms since the Unix epoch.
+    pub at_ms: u64,
+}
+
 /// The live connections by executor id. Shared by the sink and the connections.
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
     live: Arc<Mutex<BTreeMap<ExecutorId, Live>>>,
     next_conn: Arc<AtomicU64>,
+    /// The newest hellos refused for their protocol version, oldest first.
+    refused: Arc<Mutex<VecDeque<RefusedHello>>>,
 }
 
 impl Registry {
@@ -44,6 +59,20 @@ impl Registry {
     /// The executors connected now (after their `hello`).
     pub fn connected(&self) -> Vec<ExecutorId> {
         self.lock().keys().cloned().collect()
+    }
+
+    /// Remembers a hello refused for its protocol version (the newest REFUSED_HELLOS_MAX).
+    pub(super) fn note_refused(&self, refused: RefusedHello) {
+        let mut list = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        if list.len() == REFUSED_HELLOS_MAX {
+            list.pop_front();
+        }
+        list.push_back(refused);
+    }
+
+    /// The newest hellos refused for their protocol version, oldest first.
+    pub fn refused_hellos(&self) -> Vec<RefusedHello> {
+        self.refused.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<ExecutorId, Live>> {

@@ -1,0 +1,126 @@
+//! `GET /health`: what `orchestrator doctor` asks a running daemon: its version, the
+//! executor protocol it speaks, the executors connected now and the hellos it refused for
+//! their protocol version. For the operator only: a loopback `Host`, no `Origin` (no web
+//! page may read it) and the static MCP bearer token.
+
+use crate::guard::{LOOPBACK_HOSTS, constant_time_eq, host_name};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The route.
+pub const HEALTH_PATH: &str = "/health";
+
+/// What `/health` answers (JSON, camelCase).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// The daemon's version (`orchestrator --version`).
+    pub version: String,
+    /// The executor protocol version it speaks; `None` when no bridge is mounted.
+    pub executor_protocol: Option<u32>,
+    /// The executors connected now (their `hello` accepted), by id.
+    pub executors: Vec<String>,
+    /// The newest hellos refused because the executor spoke another protocol version.
+    pub refused_hellos: Vec<RefusedHelloView>,
+}
+
+/// One refused hello, as `/health` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedHelloView {
+    /// The protocol version the executor asked for.
+    pub protocol: u32,
+    /// When, in ms since the Unix epoch.
+    pub at_ms: u64,
+}
+
+/// What the route reads.
+#[derive(Clone)]
+pub struct HealthState {
+    /// The static MCP bearer token.
+    pub token: String,
+    /// The bridge's live connections, when the bridge is mounted.
+    pub registry: Option<bridge::server::Registry>,
+}
+
+/// The `/health` router.
+pub fn router(state: HealthState) -> axum::Router {
+    axum::Router::new().route(HEALTH_PATH, axum::routing::get(health)).with_state(Arc::new(state))
+}
+
+async fn health(State(state): State<Arc<HealthState>>, headers: HeaderMap) -> Response {
+    if let Some((status, why)) = refusal(&headers, &state.token) {
+        return (status, format!("{why}\n")).into_response();
+    }
+    let registry = state.registry.as_ref();
+    let body = Health {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        executor_protocol: registry.map(|_| bridge::PROTOCOL_VERSION),
+        executors: registry.map(|r| r.connected().iter().map(ToString::to_string).collect()).unwrap_or_default(),
+        refused_hellos: registry
+            .map(|r| {
+                r.refused_hellos()
+                    .into_iter()
+                    .map(|h| RefusedHelloView { protocol: h.protocol, at_ms: h.at_ms })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    match serde_json::to_string(&body) {
+        Ok(json) => {
+            ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], json).into_response()
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot encode the answer: {e}\n")).into_response(),
+    }
+}
+
+/// Why a request may not read `/health`, or `None`.
+fn refusal(headers: &HeaderMap, token: &str) -> Option<(StatusCode, &'static str)> {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).and_then(host_name);
+    if !host.is_some_and(|h| LOOPBACK_HOSTS.contains(&h.as_str())) {
+        return Some((StatusCode::FORBIDDEN, "/health answers on loopback only"));
+    }
+    if headers.contains_key(header::ORIGIN) {
+        return Some((StatusCode::FORBIDDEN, "/health is not for web pages"));
+    }
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim());
+    match presented {
+        Some(t) if constant_time_eq(t.as_bytes(), token.as_bytes()) => None,
+        _ => Some((StatusCode::UNAUTHORIZED, "missing or wrong bearer token (the MCP token)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, v.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn only_the_operator_on_loopback_reads_it() {
+        let token = "0123456789abcdef0123";
+        let ok = [("host", "127.0.0.1:7411"), ("authorization", "Bearer 0123456789abcdef0123")];
+        assert_eq!(refusal(&headers(&ok), token), None);
+        let remote = [("host", "tunnel.example.com"), ok[1]];
+        assert_eq!(refusal(&headers(&remote), token).map(|r| r.0), Some(StatusCode::FORBIDDEN));
+        let page = [ok[0], ok[1], ("origin", "http://127.0.0.1:7411")];
+        assert_eq!(refusal(&headers(&page), token).map(|r| r.0), Some(StatusCode::FORBIDDEN));
+        let wrong = [ok[0], ("authorization", "Bearer 0123456789abcdef0124")];
+        assert_eq!(refusal(&headers(&wrong), token).map(|r| r.0), Some(StatusCode::UNAUTHORIZED));
+        assert_eq!(refusal(&headers(&ok[..1]), token).map(|r| r.0), Some(StatusCode::UNAUTHORIZED));
+    }
+}

@@ -1,0 +1,132 @@
+//! `orchestrator doctor` against a real daemon process: what it says and its exit status on
+//! a broken installation (nothing running, a daemon that died, loose token permissions, an
+//! extension speaking another protocol version, no browser) and on a healthy one.
+
+mod support;
+
+use bridge::client::{TestExecutor, hello};
+use bridge::{ExecutorMessage, PROTOCOL_VERSION};
+use std::path::Path;
+use std::process::Command;
+use support::{Daemon, orchestrator_bin};
+
+/// Runs `orchestrator doctor --data-dir DIR`: (exit code, stdout).
+fn doctor(dir: &Path) -> (i32, String) {
+    let out = Command::new(orchestrator_bin())
+        .args(["doctor", "--data-dir", dir.to_str().expect("utf-8 path")])
+        .env_remove("ORCHESTRATOR_MCP_TOKEN")
+        .env_remove("ORCHESTRATOR_DATA_DIR")
+        .output()
+        .expect("run doctor");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn line<'a>(report: &'a str, start: &str) -> &'a str {
+    report
+        .lines()
+        .find(|l| l.trim_start().starts_with(start))
+        .unwrap_or_else(|| panic!("no line {start:?} in:\n{report}"))
+}
+
+fn executor_token(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("executor-token")).expect("executor token").trim().to_string()
+}
+
+#[cfg(unix)]
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+#[test]
+fn nothing_installed_yet() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let (code, report) = doctor(&dir);
+    assert_eq!(code, 1, "{report}");
+    assert!(line(&report, "FAIL  daemon:").contains("no MCP token"), "{report}");
+    assert!(report.contains("orchestrator serve --data-dir"), "{report}");
+    assert!(line(&report, "FAIL  data directory:").contains("does not exist"), "{report}");
+    assert!(line(&report, "skip  browser:").contains("failed first"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_broken_to_healthy_and_a_daemon_that_died() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let mut daemon = Daemon::serve(&dir, &[]);
+    let executor_url = daemon.url.replace("http://", "ws://").replace("/mcp", "/executor");
+
+    // Running, but no browser connected.
+    let (code, report) = tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        move || doctor(&dir)
+    })
+    .await
+    .expect("doctor");
+    assert_eq!(code, 1, "{report}");
+    assert!(line(&report, "ok    daemon:").contains(&daemon.url), "{report}");
+    assert!(line(&report, "ok    store lock:").contains("running daemon"), "{report}");
+    assert!(line(&report, "ok    tokens:").contains("0600"), "{report}");
+    let browser = line(&report, "FAIL  browser:");
+    assert!(browser.contains("no browser extension is connected"), "{report}");
+    assert!(report.contains(&executor_url), "the fix names the executor address: {report}");
+
+    // An extension that speaks another protocol version is refused, and doctor says so.
+    let mut old = hello(&executor_token(&dir), "old-extension");
+    old.protocol = PROTOCOL_VERSION + 1;
+    let mut refused =
+        TestExecutor::connect(&executor_url, Some("chrome-extension://testexecutor")).await.expect("connect");
+    refused.send(&ExecutorMessage::Hello(old)).await.expect("send hello");
+    let _ = refused.recv().await;
+    let report = tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        move || doctor(&dir).1
+    })
+    .await
+    .expect("doctor");
+    let browser = line(&report, "FAIL  browser:");
+    assert!(browser.contains(&format!("protocol v{}", PROTOCOL_VERSION + 1)), "{report}");
+    assert!(browser.contains(&format!("speaks v{PROTOCOL_VERSION}")), "{report}");
+
+    // A token file others can read fails, with the chmod to run.
+    #[cfg(unix)]
+    {
+        chmod(&dir.join("mcp-token"), 0o644);
+        let (code, report) = tokio::task::spawn_blocking({
+            let dir = dir.clone();
+            move || doctor(&dir)
+        })
+        .await
+        .expect("doctor");
+        assert_eq!(code, 1, "{report}");
+        assert!(line(&report, "FAIL  tokens:").contains("mode 644"), "{report}");
+        assert!(report.contains(&format!("chmod 600 {}", dir.join("mcp-token").display())), "{report}");
+        chmod(&dir.join("mcp-token"), 0o600);
+    }
+
+    // A browser connected: every check passes.
+    let (_browser, _) =
+        TestExecutor::hello(&executor_url, hello(&executor_token(&dir), "chrome-laptop")).await.expect("hello");
+    let (code, report) = tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        move || doctor(&dir)
+    })
+    .await
+    .expect("doctor");
+    assert_eq!(code, 0, "{report}");
+    assert!(line(&report, "ok    browser:").contains("chrome-laptop"), "{report}");
+    assert!(report.contains("All checks passed."), "{report}");
+
+    // Killed: the address it recorded answers no more, and its lock was released.
+    daemon.kill9();
+    let (code, report) = tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        move || doctor(&dir)
+    })
+    .await
+    .expect("doctor");
+    assert_eq!(code, 1, "{report}");
+    assert!(line(&report, "FAIL  daemon:").contains("did not stop cleanly"), "{report}");
+    assert!(line(&report, "ok    store lock:").contains("free"), "{report}");
+}
