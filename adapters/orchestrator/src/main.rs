@@ -152,8 +152,25 @@ fn init_logs(level: &str) -> anyhow::Result<()> {
     orchestrator::logs::init(level).with_context(|| format!("bad --log-level {level}"))
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+/// A person's mistake (a short token, a locked data directory, a port in use) is one line
+/// on stderr and exit status 1: never a stack trace, whatever `RUST_BACKTRACE` says.
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            print_err(&format!("orchestrator: {}\n", one_line(&e)));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line ("cannot listen on ...: address in use").
+fn one_line(error: &anyhow::Error) -> String {
+    let text = format!("{error:#}");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve {
             data_dir,
@@ -294,4 +311,9 @@ fn print_out(text: &str) {
     use std::io::Write;
     print!("{text}");
     let _ = std::io::stdout().flush();
+}
+
+#[allow(clippy::print_stderr, reason = "a failed command says why on stderr")]
+fn print_err(text: &str) {
+    eprint!("{text}");
 }

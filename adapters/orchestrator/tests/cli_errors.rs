@@ -1,0 +1,55 @@
+//! A person's mistakes on the command line: each is one clear line on stderr and a non-zero
+//! exit, with no stack trace even when `RUST_BACKTRACE` asks for one.
+
+mod support;
+
+use std::process::{Command, Output};
+use support::{Daemon, orchestrator_bin};
+
+fn orchestrator(args: &[&str]) -> Output {
+    Command::new(orchestrator_bin())
+        .args(args)
+        .env("RUST_BACKTRACE", "full")
+        .env_remove("ORCHESTRATOR_MCP_TOKEN")
+        .env_remove("ORCHESTRATOR_DATA_DIR")
+        .output()
+        .expect("run orchestrator")
+}
+
+/// The stderr of a failed command, checked to be one `orchestrator: ...` line.
+fn one_error_line(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line, got:\n{stderr}");
+    assert!(lines[0].starts_with("orchestrator: "), "{stderr}");
+    assert!(!stderr.contains("backtrace") && !stderr.contains("Error:"), "{stderr}");
+    lines[0].to_string()
+}
+
+#[test]
+fn a_short_token_is_one_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().to_str().expect("utf-8 path");
+    let out = orchestrator(&["serve", "--data-dir", dir, "--listen", "127.0.0.1:0", "--mcp-token", "short"]);
+    assert!(one_error_line(&out).contains("at least 16 characters"));
+}
+
+#[test]
+fn a_locked_data_directory_is_one_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let _running = Daemon::serve(&dir, &[]);
+    let out = orchestrator(&["serve", "--data-dir", dir.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"]);
+    let line = one_error_line(&out);
+    assert!(line.contains("STORE_LOCKED") && line.contains("another process"), "{line}");
+}
+
+#[test]
+fn a_bad_flag_value_names_the_flag() {
+    let out = orchestrator(&["serve", "--listen", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: invalid value 'nonsense' for '--listen"), "{stderr}");
+    assert!(!stderr.contains("backtrace"), "{stderr}");
+}
