@@ -41,14 +41,17 @@ const OPEN_STATES = {
 };
 
 const LAYOUT = { labelWidth: 150, outcomeWidth: 150, markLane: 16, rowHeight: 18, rowGap: 6, axisHeight: 22 };
-const MIN_SPAN_MS = 10 * 60_000;
-const TICK_STEPS_MS = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440].map((m) => m * 60_000);
+// The axis spans the attempts shown (to now while one is open), never less than this: a
+// job of a few seconds fills the picture instead of crowding against one edge.
+const MIN_SPAN_MS = 10_000;
+const TICK_STEPS_MS = [5_000, 10_000, 15_000, 30_000, ...[1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440].map((m) => m * 60_000)];
 const TICKS_MAX = 6;
 
-/** `HH:MM` of `atMs` in a zone `tzOffsetMin` minutes east of UTC. */
-export function clockLabel(atMs, tzOffsetMin = 0) {
+/** `HH:MM` (or `HH:MM:SS` with `seconds`) of `atMs` in a zone `tzOffsetMin` minutes east of UTC. */
+export function clockLabel(atMs, tzOffsetMin = 0, seconds = false) {
   const d = new Date(atMs + tzOffsetMin * 60_000);
-  return `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
+  const two = (n) => String(n).padStart(2, '0');
+  return `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}${seconds ? `:${two(d.getUTCSeconds())}` : ''}`;
 }
 
 function outcomeOf(a) {
@@ -80,7 +83,10 @@ export function timelineView({ attempts = [], events = [] } = {}, { nowMs, width
   const rowsBottom = rowsTop + shown.length * (LAYOUT.rowHeight + LAYOUT.rowGap);
   const height = rowsBottom + LAYOUT.axisHeight;
 
-  const endMs = Math.max(nowMs, ...shown.map((a) => endOf(a, nowMs)));
+  // From the first attempt shown to the last one's end, or to now while one is open (a job
+  // that finished an hour ago is not squeezed to the left by the hour since).
+  const open = shown.some((a) => outcomeOf(a).open);
+  const endMs = open || shown.length === 0 ? nowMs : Math.max(...shown.map((a) => endOf(a, nowMs)));
   const startMs = Math.min(endMs - MIN_SPAN_MS, ...shown.map((a) => a.scheduledAtMs));
   const scale = (plotX1 - plotX0) / (endMs - startMs);
   const x = (t) => plotX0 + (Math.min(Math.max(t, startMs), endMs) - startMs) * scale;
@@ -122,7 +128,7 @@ export function timelineView({ attempts = [], events = [] } = {}, { nowMs, width
     endMs,
     rows,
     marks,
-    ticks: ticks(startMs, endMs, tzOffsetMin).map((t) => ({ x: x(t), atMs: t, label: clockLabel(t, tzOffsetMin) })),
+    ticks: ticks(startMs, endMs, tzOffsetMin, x),
     legend: [...new Set(rows.map((r) => r.reasonKey))].map((key) => ({ key, label: REASONS[key] ?? 'Attempt' })),
     hiddenCount: all.length - shown.length,
     empty: shown.length === 0,
@@ -140,11 +146,13 @@ function durationText(ms) {
   return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-/** Tick times on round local clock values, at most TICKS_MAX of them. */
-function ticks(startMs, endMs, tzOffsetMin) {
-  const step = TICK_STEPS_MS.find((s) => (endMs - startMs) / s <= TICKS_MAX) ?? TICK_STEPS_MS.at(-1);
+/** Ticks on round local clock values, at most TICKS_MAX of them, with seconds in their labels when the step is under a minute. */
+function ticks(startMs, endMs, tzOffsetMin, x) {
+  const step = TICK_STEPS_MS.find((s) => (endMs - startMs) / s < TICKS_MAX) ?? TICK_STEPS_MS.at(-1);
   const offset = tzOffsetMin * 60_000;
   const out = [];
-  for (let t = Math.ceil((startMs + offset) / step) * step - offset; t <= endMs; t += step) out.push(t);
+  for (let t = Math.ceil((startMs + offset) / step) * step - offset; t <= endMs; t += step) {
+    out.push({ x: x(t), atMs: t, label: clockLabel(t, tzOffsetMin, step < 60_000) });
+  }
   return out;
 }

@@ -40,16 +40,16 @@ test('the fixture: one closed and one running attempt, one progress mark', () =>
   assert.match(open.title, /–now · ran \d+m · Generating$/);
 });
 
-test('bars scale linearly between the first scheduling and now', () => {
+test('bars scale linearly between the first scheduling and the last end', () => {
   const t0 = NOW - 100 * MIN;
   const list = [
     attempt(1, { from: t0, sent: t0, ended: t0 + 20 * MIN, reason: 'initial', outcome: 'turn_ended' }),
     attempt(2, { from: t0 + 50 * MIN, sent: t0 + 60 * MIN, ended: t0 + 80 * MIN, outcome: 'delivery_timeout' }),
   ];
   const geo = timelineView({ attempts: list }, { nowMs: NOW, width: 700 });
-  const px = (geo.plotX1 - geo.plotX0) / 100; // per minute
+  const px = (geo.plotX1 - geo.plotX0) / 80; // per minute
   assert.equal(geo.startMs, t0);
-  assert.equal(geo.endMs, NOW);
+  assert.equal(geo.endMs, t0 + 80 * MIN, 'nothing is open: the axis ends with the last attempt, not now');
   const [a, b] = geo.rows;
   assert.equal(a.bar.x, geo.plotX0);
   assert.ok(Math.abs(a.bar.width - 20 * px) < 1e-9);
@@ -100,7 +100,7 @@ test('an attempt never sent has only its waiting segment', () => {
 
 test('ticks sit on round clock times inside the plot, at most six', () => {
   const t0 = NOW - 9 * 60 * MIN; // an overnight stretch
-  const geo = timelineView({ attempts: [attempt(1, { from: t0, ended: t0 + 20 * MIN, outcome: 'turn_ended' })] }, { nowMs: NOW, tzOffsetMin: 60 });
+  const geo = timelineView({ attempts: [attempt(1, { from: t0, state: 'generating' })] }, { nowMs: NOW, tzOffsetMin: 60 });
   assert.ok(geo.ticks.length >= 3 && geo.ticks.length <= 6, `${geo.ticks.length} ticks`);
   for (const t of geo.ticks) {
     assert.ok(t.x >= geo.plotX0 && t.x <= geo.plotX1);
@@ -112,9 +112,22 @@ test('ticks sit on round clock times inside the plot, at most six', () => {
   assert.equal(clockLabel(Date.UTC(2025, 0, 1, 3, 30), -300), '22:30');
 });
 
-test('a short history still spans ten minutes; only the newest rows are drawn', () => {
-  const short = timelineView({ attempts: [attempt(1, { from: NOW - 30_000, ended: NOW - 10_000, outcome: 'turn_ended' })] }, { nowMs: NOW });
-  assert.equal(short.endMs - short.startMs, 10 * MIN);
+test('the axis fits the attempts shown: a short job fills it, an old one is not squeezed by the time since; only the newest rows are drawn', () => {
+  const job = [
+    attempt(1, { from: NOW - 50_000, sent: NOW - 49_000, ended: NOW - 35_000, reason: 'initial', outcome: 'turn_ended' }),
+    attempt(2, { from: NOW - 34_000, sent: NOW - 33_000, ended: NOW - 20_000, outcome: 'worker_completed' }),
+  ];
+  const short = timelineView({ attempts: job }, { nowMs: NOW });
+  assert.deepEqual([short.startMs, short.endMs], [NOW - 50_000, NOW - 20_000]);
+  assert.equal(short.rows[0].lead.x, short.plotX0, 'the first attempt starts at the left edge');
+  assert.equal(Math.round(short.rows[1].bar.x + short.rows[1].bar.width), short.plotX1, 'the last one ends at the right edge');
+  assert.ok(short.ticks.length >= 3 && short.ticks.length <= 6, `${short.ticks.length} ticks`);
+  for (const t of short.ticks) assert.match(t.label, /^\d\d:\d\d:\d\d$/, 'seconds on a short axis');
+  const old = timelineView({ attempts: [attempt(1, { from: NOW - 70 * MIN, ended: NOW - 60 * MIN, outcome: 'turn_ended' })] }, { nowMs: NOW });
+  assert.equal(old.endMs, NOW - 60 * MIN);
+  assert.ok(old.rows[0].bar.width > (old.plotX1 - old.plotX0) * 0.8, 'the bar fills the picture');
+  const blip = timelineView({ attempts: [attempt(1, { from: NOW - 3000, sent: NOW - 2500, ended: NOW - 2000, outcome: 'turn_ended' })] }, { nowMs: NOW });
+  assert.equal(blip.endMs - blip.startMs, 10_000, 'never under ten seconds');
   const many = Array.from({ length: 30 }, (_, i) => attempt(i + 1, { from: NOW - (30 - i) * 10 * MIN, ended: NOW - (30 - i) * 10 * MIN + 5 * MIN, outcome: 'turn_ended' }));
   const geo = timelineView({ attempts: [...many].reverse() }, { nowMs: NOW, maxRows: 24 });
   assert.equal(geo.rows.length, 24);
