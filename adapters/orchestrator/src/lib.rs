@@ -17,6 +17,9 @@
 //!   at 4 KiB, marked), for rmcp's and every dependency's lines too.
 //! - `guard.rs`: the HTTP guard in front of `/mcp`: Host and Origin validation
 //!   (DNS-rebinding protection), the bearer token (constant-time compare), the body cap.
+//! - `oauth/`: the OAuth 2.1 authorization server beside `/mcp`, on only with
+//!   `--public-url` (metadata, registration, authorize with the operator's approval on
+//!   the loopback admin API, tokens stored hashed in `DIR/oauth-grants.json`).
 //! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token`
 //!   (generated from the OS CSPRNG on first start, printed once).
 //! - `client.rs`: [`client::McpClient`], a small MCP-over-HTTP client (JSON-RPC, session
@@ -32,6 +35,7 @@ pub mod edge;
 mod engine_thread;
 pub mod guard;
 pub mod logs;
+pub mod oauth;
 pub mod paths;
 pub mod serve;
 pub mod status;
