@@ -48,6 +48,11 @@ pub fn s256_matches(verifier: &str, challenge: &str) -> bool {
     crate::guard::constant_time_eq(computed.as_bytes(), challenge.as_bytes())
 }
 
+/// The S256 challenge of `verifier` (for clients and tests).
+pub fn s256_challenge(verifier: &str) -> String {
+    base64url(&Sha256::digest(verifier.as_bytes()))
+}
+
 /// A PKCE verifier's shape (RFC 7636 §4.1): 43 to 128 unreserved characters.
 pub fn verifier_well_formed(verifier: &str) -> bool {
     (43..=128).contains(&verifier.len())
