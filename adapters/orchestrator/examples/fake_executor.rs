@@ -122,11 +122,16 @@ fn main() -> anyhow::Result<()> {
     let token = arg(&args, "--mcp-token");
     let turn = Duration::from_millis(arg(&args, "--turn-ms").map(|s| s.parse()).transpose()?.unwrap_or(300));
     orchestrator::logs::init(&arg(&args, "--log-level").unwrap_or("warn".into()))?;
-    // `--public-url URL` turns OAuth on, as for `orchestrator serve`.
+    // `--public-url URL` turns OAuth on, as for `orchestrator serve`; `--oauth-access-ttl-ms`
+    // shortens the access token's life (to see a client refresh).
+    let mut ttls = orchestrator::oauth::Ttls::default();
+    if let Some(ms) = arg(&args, "--oauth-access-ttl-ms") {
+        ttls.access_ms = ms.parse()?;
+    }
     let oauth = arg(&args, "--public-url").map(|public_url| orchestrator::oauth::OAuthOptions {
         public_url,
         redirect_allow: Vec::new(),
-        ttls: Default::default(),
+        ttls,
     });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
