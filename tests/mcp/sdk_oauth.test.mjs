@@ -31,14 +31,14 @@ async function freePort() {
   return port;
 }
 
-async function startDaemon() {
+async function startDaemon({ oauth = true } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'orchestrator-ts-oauth-'));
   const data = join(dir, 'data');
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const log = join(dir, 'stderr.log');
   const child = spawn(ORCHESTRATOR, ['serve', '--data-dir', data, '--listen', `127.0.0.1:${port}`,
-    '--mcp-token', TOKEN, '--public-url', publicUrl, '--log-level', 'debug'], { stdio: ['ignore', 'pipe', openSync(log, 'w')] });
+    '--mcp-token', TOKEN, ...(oauth ? ['--public-url', publicUrl] : []), '--log-level', 'debug'], { stdio: ['ignore', 'pipe', openSync(log, 'w')] });
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the daemon did not start in time')), 30_000);
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -176,3 +176,32 @@ test('the authorization server refuses plain PKCE, a foreign resource and an alt
     assert.equal(await daemon.stop(), 0);
   }
 });
+
+// The Secure MCP Tunnel path: OpenAI's tunnel-client adds the static bearer on the last
+// hop. auth-proxy.mjs plays that hop on loopback; the client behind it sends no credential.
+for (const oauth of [true, false]) {
+  test(`a tunnel-like proxy adding the bearer reaches the tools (OAuth ${oauth ? 'on' : 'off'})`, async () => {
+    const daemon = await startDaemon({ oauth });
+    const port = await freePort();
+    const proxy = spawn(process.execPath, ['auth-proxy.mjs', String(port), daemon.url.replace(/\/mcp$/, ''), TOKEN],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise((resolve) => createInterface({ input: proxy.stdout }).once('line', resolve));
+      const client = new Client({ name: 'behind-tunnel', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      const run = await call(client, 'run_create', { taskName: 'Tunnel', rootConversationName: 'Root' });
+      await call(client, 'worker_progress', { workerId: run.rootWorkerId, summary: 'through the tunnel' });
+      await client.close();
+      // Straight to the daemon without the header: refused. The OAuth hint appears only
+      // because this test's public URL is itself loopback (docs/connect.md).
+      const bare = await fetch(daemon.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(bare.status, 401);
+      const challenge = bare.headers.get('www-authenticate');
+      if (oauth) assert.match(challenge, /resource_metadata=/);
+      else assert.equal(challenge, 'Bearer realm="orchestrator"');
+    } finally {
+      proxy.kill('SIGTERM');
+      assert.equal(await daemon.stop(), 0);
+    }
+  });
+}

@@ -432,7 +432,11 @@ mod tests {
         }
         // What ChatGPT's "allow read actions" tier passes without asking: reads only.
         let reads: Vec<&str> = HINTS.iter().filter(|h| h.1).map(|h| h.0).collect();
-        assert!(reads.iter().all(|n| n.ends_with("_get") || n.ends_with("_list") || *n == "worker_attempts" || *n == "events_wait"));
+        assert!(
+            reads
+                .iter()
+                .all(|n| n.ends_with("_get") || n.ends_with("_list") || *n == "worker_attempts" || *n == "events_wait")
+        );
     }
 
     #[test]

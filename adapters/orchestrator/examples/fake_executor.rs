@@ -136,8 +136,14 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let (tx, rx) = mpsc::unbounded_channel();
-        let options =
-            ServeOptions { data_dir: data_dir.into(), listen, token, allow_hosts: vec![], limits: Default::default(), oauth };
+        let options = ServeOptions {
+            data_dir: data_dir.into(),
+            listen,
+            token,
+            allow_hosts: vec![],
+            limits: Default::default(),
+            oauth,
+        };
         let mut commands = Some(rx);
         serve(options, ChannelExecutors(tx), signals(), |listening, handle| {
             announce(&listening.url);

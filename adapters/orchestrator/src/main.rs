@@ -54,6 +54,7 @@ impl LimitFlags {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant, reason = "parsed once at start; boxing the flags buys nothing")]
 enum Command {
     /// Run the daemon: the engine on its store, MCP over streamable HTTP at http://ADDR:PORT/mcp.
     Serve {
@@ -358,10 +359,8 @@ fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
     let url = std::fs::read_to_string(dir.join(URL_FILE_NAME)).map(|s| s.trim().to_string()).ok();
     let addr = url.as_deref().and_then(|u| orchestrator::client::parse_url(u).ok()).map(|(a, _)| a);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let answer = match &addr {
-        Some(addr) => Some(runtime.block_on(oauth::admin::call(addr, &token, method, verb, body.clone()))),
-        None => None,
-    };
+    let answer =
+        addr.as_ref().map(|addr| runtime.block_on(oauth::admin::call(addr, &token, method, verb, body.clone())));
     let offline = matches!(answer, None | Some(Err(oauth::admin::AdminCallError::Unreachable { .. })));
     if offline {
         // No daemon: only the durable commands make sense, on the file, under its lock.
@@ -374,14 +373,18 @@ fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
                     Err(why) => anyhow::bail!("{why}"),
                 }
             }
-            _ => anyhow::bail!("no daemon answers for {} (is `orchestrator serve --public-url ...` running?)", dir.display()),
+            _ => anyhow::bail!(
+                "no daemon answers for {} (is `orchestrator serve --public-url ...` running?)",
+                dir.display()
+            ),
         };
         print_out(&format!("{}\n", serde_json::to_string_pretty(&value)?));
         return Ok(());
     }
     let (status, value) = answer.expect("online").map_err(|e| anyhow::anyhow!("{e} ({})", e.code()))?;
     print_out(&format!("{}\n", serde_json::to_string_pretty(&value)?));
-    if status == 404 && value.get("error").is_none_or(|e| e == "not_found") && value.get("error_description").is_none() {
+    if status == 404 && value.get("error").is_none_or(|e| e == "not_found") && value.get("error_description").is_none()
+    {
         anyhow::bail!("the daemon has no OAuth admin API: start it with --public-url");
     }
     if !(200..300).contains(&status) {
@@ -415,7 +418,9 @@ fn announce(listening: &orchestrator::serve::Listening) {
         print_out(&format!("orchestrator: executor endpoint {url}\n"));
     }
     if let Some(issuer) = &listening.oauth_issuer {
-        print_out(&format!("orchestrator: OAuth on for {issuer} (approve connections with `orchestrator oauth approve CODE`)\n"));
+        print_out(&format!(
+            "orchestrator: OAuth on for {issuer} (approve connections with `orchestrator oauth approve CODE`)\n"
+        ));
     }
     // Last, so that a script waiting for this line has seen everything before it.
     print_out(&format!("orchestrator: MCP endpoint {}\n", listening.url));

@@ -45,7 +45,8 @@ impl Answer {
 
 async fn http(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
     let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("handshake");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("handshake");
     tokio::spawn(connection);
     let mut request = hyper::Request::builder().method(method).uri(path);
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -129,7 +130,10 @@ impl Server {
             .env("ORCHESTRATOR_MCP_TOKEN", TOKEN)
             .output()
             .expect("run the CLI");
-        (String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr), out.status.success())
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+            out.status.success(),
+        )
     }
 
     /// Authorize, read the human code off the consent page, approve it as the operator,
@@ -260,12 +264,14 @@ async fn the_whole_flow_and_its_refusals() {
     let replay = s.exchange(&client, &q["code"], VERIFIER).await;
     assert_eq!((replay.status, replay.json()["error"].as_str()), (400, Some("invalid_grant")));
     let t = first.json();
-    let (access, refresh) = (t["access_token"].as_str().expect("a").to_string(), t["refresh_token"].as_str().expect("r").to_string());
+    let (access, refresh) =
+        (t["access_token"].as_str().expect("a").to_string(), t["refresh_token"].as_str().expect("r").to_string());
 
     // The resource server: the token works for tools; garbage does not.
     let url = format!("{}/mcp", s.public);
     let mut mcp = McpClient::connect(&url, Some(&access)).await.expect("connect with the access token");
-    let run = mcp.call_ok("run_create", json!({"taskName": "OAuth", "rootConversationName": "Root"})).await.expect("run");
+    let run =
+        mcp.call_ok("run_create", json!({"taskName": "OAuth", "rootConversationName": "Root"})).await.expect("run");
     let root = run["rootWorkerId"].as_str().expect("root").to_string();
     mcp.call_ok("worker_progress", json!({"workerId": root, "summary": "via OAuth"})).await.expect("progress");
     assert_eq!(s.mcp_status(TOKEN, &[]).await.0, 200, "the static token still works");
@@ -287,8 +293,10 @@ async fn the_whole_flow_and_its_refusals() {
     // Refresh rotates; the old access token is gone; reusing the old refresh revokes the family.
     let r = s.refresh(&client, &refresh).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let (access2, refresh2) =
-        (r.json()["access_token"].as_str().expect("a").to_string(), r.json()["refresh_token"].as_str().expect("r").to_string());
+    let (access2, refresh2) = (
+        r.json()["access_token"].as_str().expect("a").to_string(),
+        r.json()["refresh_token"].as_str().expect("r").to_string(),
+    );
     assert_eq!(s.mcp_status(&access, &[]).await.0, 401);
     assert_eq!(s.mcp_status(&access2, &[]).await.0, 200);
     assert_eq!(s.refresh(&client, &refresh).await.json()["error"], "invalid_grant", "reuse refused");
@@ -390,7 +398,10 @@ async fn expired_tokens_and_codes_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metadata_only_for_the_public_host_and_loopback_keeps_the_plain_challenge() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let d = Daemon::serve(&dir.path().join("data"), &["--mcp-token", TOKEN, "--public-url", "https://orch.example.com/team"]);
+    let d = Daemon::serve(
+        &dir.path().join("data"),
+        &["--mcp-token", TOKEN, "--public-url", "https://orch.example.com/team"],
+    );
     let addr = d.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     let public = [("host", "orch.example.com")];
     for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server"] {
@@ -407,7 +418,11 @@ async fn metadata_only_for_the_public_host_and_loopback_keeps_the_plain_challeng
     assert_eq!((loopback.status, loopback.header("www-authenticate")), (401, "Bearer realm=\"orchestrator\"".into()));
     let remote = http(&addr, "POST", "/team/mcp", &[JSON, public[0]], "{}").await;
     assert_eq!(remote.status, 401);
-    assert!(remote.header("www-authenticate").contains("resource_metadata=\"https://orch.example.com/.well-known/oauth-protected-resource/team/mcp\""));
+    assert!(
+        remote
+            .header("www-authenticate")
+            .contains("resource_metadata=\"https://orch.example.com/.well-known/oauth-protected-resource/team/mcp\"")
+    );
     // The static bearer passes on either host; a foreign host is still 403.
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
@@ -416,7 +431,8 @@ async fn metadata_only_for_the_public_host_and_loopback_keeps_the_plain_challeng
     let accept = ("accept", "application/json, text/event-stream");
     let a = http(&addr, "POST", "/team/mcp", &[JSON, accept, public[0], ("authorization", &auth)], &init).await;
     assert_eq!(a.status, 200, "{}", a.body);
-    let a = http(&addr, "POST", "/mcp", &[JSON, accept, ("host", "evil.example"), ("authorization", &auth)], &init).await;
+    let a =
+        http(&addr, "POST", "/mcp", &[JSON, accept, ("host", "evil.example"), ("authorization", &auth)], &init).await;
     assert_eq!(a.status, 403);
 
     // Without --public-url nothing of OAuth exists.

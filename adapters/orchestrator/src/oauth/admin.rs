@@ -40,7 +40,10 @@ fn refused(oauth: &OAuth, request: &Request) -> Option<Response> {
         o.to_str().is_ok_and(|o| o.starts_with("chrome-extension://") || o.starts_with("moz-extension://"))
     });
     if !(peer_loopback && host_loopback && origin_ok) {
-        return Some(answer(StatusCode::FORBIDDEN, json!({"error": "forbidden", "error_description": "loopback only"})));
+        return Some(answer(
+            StatusCode::FORBIDDEN,
+            json!({"error": "forbidden", "error_description": "loopback only"}),
+        ));
     }
     let presented = bearer(request.headers());
     if !presented.is_some_and(|t| constant_time_eq(t.as_bytes(), oauth.static_token.as_bytes())) {
@@ -95,7 +98,10 @@ pub async fn admin(State(oauth): State<Arc<OAuth>>, request: Request) -> Respons
         (Method::GET, "grants") => answer(StatusCode::OK, authority.grants_list()),
         (Method::POST, "approve" | "deny") => {
             let Some(code) = text("code") else {
-                return answer(StatusCode::BAD_REQUEST, json!({"error": "invalid_request", "error_description": "code"}));
+                return answer(
+                    StatusCode::BAD_REQUEST,
+                    json!({"error": "invalid_request", "error_description": "code"}),
+                );
             };
             outcome(authority.decide(&code, verb == "approve", now), |()| json!({"decided": verb}))
         }

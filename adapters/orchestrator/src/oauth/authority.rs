@@ -245,7 +245,8 @@ impl Authority {
             self.persist(|f| f.clients.retain(|c| c.client_id != forgotten))?;
         }
         let client_id = secrets::token("cli_").ok_or_else(random_failed)?[..36].to_string();
-        let client = Client { client_id: client_id.clone(), client_name: name.clone(), redirect_uris, created_ms: now_ms };
+        let client =
+            Client { client_id: client_id.clone(), client_name: name.clone(), redirect_uris, created_ms: now_ms };
         let uris = client.redirect_uris.clone();
         self.persist(|f| f.clients.push(client))?;
         self.registrations.push(now_ms);
@@ -283,7 +284,11 @@ impl Authority {
             return Err(AuthorizeError::Page("state is too long".into()));
         }
         let back = |error: &str, description: &str| {
-            AuthorizeError::Redirect(self.redirect_url(redirect_uri, state.as_deref(), &[("error", error), ("error_description", description)]))
+            AuthorizeError::Redirect(self.redirect_url(
+                redirect_uri,
+                state.as_deref(),
+                &[("error", error), ("error_description", description)],
+            ))
         };
         if get("response_type") != Some("code") {
             return Err(back("unsupported_response_type", "response_type must be code"));
@@ -351,7 +356,10 @@ impl Authority {
                     self.codes.pop_first();
                 }
                 let url = self.redirect_url(&p.request.redirect_uri, p.request.state.as_deref(), &[("code", &code)]);
-                self.codes.insert(secrets::sha256_hex(&code), Code { request: p.request, expires_ms: now_ms + self.ttls.code_ms });
+                self.codes.insert(
+                    secrets::sha256_hex(&code),
+                    Code { request: p.request, expires_ms: now_ms + self.ttls.code_ms },
+                );
                 Poll::Redirect(url)
             }
         }

@@ -116,7 +116,10 @@ async fn form(oauth: &OAuth, request: Request) -> Result<BTreeMap<String, String
     let bytes = body(oauth, request, TOKEN_BODY_BYTES_MAX).await?;
     let text = std::str::from_utf8(&bytes).ok();
     text.and_then(parse_form).ok_or_else(|| {
-        refusal(StatusCode::BAD_REQUEST, &Refusal::new("invalid_request", "the body must be a form, each parameter once"))
+        refusal(
+            StatusCode::BAD_REQUEST,
+            &Refusal::new("invalid_request", "the body must be a form, each parameter once"),
+        )
     })
 }
 
@@ -173,7 +176,9 @@ fn consent_poll(oauth: &OAuth, handle: &str) -> Response {
             page::consent(&human_code, &client_name, &redirect_host, &scope, &url)
         }
         Poll::Redirect(url) => no_store(Redirect::to(&url).into_response()),
-        Poll::Gone => page::error(StatusCode::NOT_FOUND, "this authorization request expired or was already used; start again"),
+        Poll::Gone => {
+            page::error(StatusCode::NOT_FOUND, "this authorization request expired or was already used; start again")
+        }
     }
 }
 

@@ -47,9 +47,9 @@ impl PublicUrl {
         let host = host.to_ascii_lowercase();
         let host_ok = !host.is_empty()
             && host.len() <= 253
-            && host.split('.').all(|l| {
-                !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            });
+            && host
+                .split('.')
+                .all(|l| !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
         if !host_ok {
             return Err(bad("the host must be a DNS name or an IPv4 address"));
         }

@@ -32,8 +32,7 @@ pub fn human_code() -> Option<String> {
 
 /// A human code as typed (any case, with or without the dash or spaces), normalized.
 pub fn normalize_human_code(typed: &str) -> String {
-    let chars: String =
-        typed.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect();
+    let chars: String = typed.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect();
     if chars.len() == HUMAN_CODE_CHARS { format!("{}-{}", &chars[..4], &chars[4..]) } else { chars }
 }
 

@@ -83,7 +83,8 @@ impl Authority {
 
     fn refresh(&mut self, form: &Form, now_ms: u64) -> Result<Value, Refusal> {
         let get = |k: &str| form.get(k).map(String::as_str);
-        let presented = get("refresh_token").ok_or_else(|| Refusal::new("invalid_request", "refresh_token is required"))?;
+        let presented =
+            get("refresh_token").ok_or_else(|| Refusal::new("invalid_request", "refresh_token is required"))?;
         let hash = secrets::sha256_hex(presented);
         let bad = || Refusal::new("invalid_grant", "the refresh token is invalid, expired or revoked");
         if let Some(reused) = self.file.grants.iter().find(|g| g.retired_refresh_sha256.contains(&hash)) {
@@ -105,7 +106,8 @@ impl Authority {
         let scope = match get("scope") {
             None => grant.scope.clone(),
             Some(asked) => {
-                let asked = normalize_scope(Some(asked)).ok_or_else(|| Refusal::new("invalid_scope", "unknown scope"))?;
+                let asked =
+                    normalize_scope(Some(asked)).ok_or_else(|| Refusal::new("invalid_scope", "unknown scope"))?;
                 if !asked.split(' ').all(|s| grant.scope.split(' ').any(|g| g == s)) {
                     return Err(Refusal::new("invalid_scope", "more scope than was granted"));
                 }
@@ -147,9 +149,10 @@ impl Authority {
     /// grant. Unknown tokens are not an error.
     pub fn revoke_token(&mut self, token: &str) -> Result<(), Refusal> {
         let hash = secrets::sha256_hex(token);
-        let found = self.file.grants.iter().find(|g| {
-            g.access_sha256 == hash || g.refresh_sha256 == hash || g.retired_refresh_sha256.contains(&hash)
-        });
+        let found =
+            self.file.grants.iter().find(|g| {
+                g.access_sha256 == hash || g.refresh_sha256 == hash || g.retired_refresh_sha256.contains(&hash)
+            });
         if let Some(id) = found.map(|g| g.grant_id.clone()) {
             self.persist(|f| f.grants.retain(|g| g.grant_id != id))?;
             tracing::info!(grant = %id, "OAuth grant revoked by its client");
@@ -161,7 +164,10 @@ impl Authority {
     pub fn access_ok(&self, token: &str, now_ms: u64) -> bool {
         let hash = secrets::sha256_hex(token);
         let resource = self.public.resource();
-        self.file.grants.iter().any(|g| g.access_sha256 == hash && g.access_expires_ms > now_ms && g.resource == resource)
+        self.file
+            .grants
+            .iter()
+            .any(|g| g.access_sha256 == hash && g.access_expires_ms > now_ms && g.resource == resource)
     }
 
     /// The operator's view of clients and grants (no secrets, no hashes).
