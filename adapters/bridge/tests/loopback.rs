@@ -423,6 +423,7 @@ async fn the_executor_token_is_generated_into_the_data_directory_once() {
             token: Some(MCP_TOKEN.into()),
             allow_hosts: vec![],
             limits: Default::default(),
+            oauth: None,
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready, listening) = oneshot::channel();

@@ -326,7 +326,7 @@ fn build() -> Vec<Tool> {
             "events_wait",
             Read,
             "Read durable events after a cursor, optionally only one run's or one worker's. If none match \
-             yet, wait up to timeoutMs (capped at 30000) for one to commit, then return; an empty page just \
+             yet, wait up to timeoutMs (capped at 25000) for one to commit, then return; an empty page just \
              means nothing happened yet. Always continue from the returned nextCursor.",
         ),
     ];
@@ -337,6 +337,7 @@ fn build() -> Vec<Tool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::INSTRUCTIONS as INSTRUCTIONS_FOR_TEST;
 
     #[test]
     fn one_tool_per_name_with_schemas_and_descriptions() {
@@ -379,6 +380,76 @@ mod tests {
             assert!(foreign.is_empty(), "{}: {foreign:?}", t.name);
             assert!(t.output_schema.as_ref().is_some_and(|o| o.contains_key("properties")), "{}", t.name);
         }
+    }
+
+    /// Every tool's annotations, by hand: (name, readOnly, destructive, idempotent).
+    /// A change of a tool's kind has to change this table too. `None`: not stated
+    /// (meaningless for a read-only tool, or no claim made).
+    const HINTS: [(&str, bool, Option<bool>, Option<bool>); 30] = [
+        ("run_create", false, Some(false), Some(false)),
+        ("run_get", true, None, None),
+        ("run_list", true, None, None),
+        ("run_update_context", false, Some(false), Some(true)),
+        ("run_cancel", false, Some(true), None),
+        ("run_set_default_continuation", false, Some(false), Some(true)),
+        ("run_pause_all", false, Some(false), Some(true)),
+        ("run_resume_all", false, Some(false), Some(true)),
+        ("worker_spawn", false, Some(false), Some(false)),
+        ("worker_attach", false, Some(false), Some(false)),
+        ("worker_get", true, None, None),
+        ("worker_list", true, None, None),
+        ("worker_progress", false, Some(false), Some(false)),
+        ("worker_complete", false, Some(true), None),
+        ("worker_fail", false, Some(true), None),
+        ("worker_interrupt", false, Some(true), None),
+        ("worker_followup", false, Some(false), Some(false)),
+        ("worker_await_human", false, Some(false), Some(false)),
+        ("worker_resolve_human", false, Some(false), Some(false)),
+        ("worker_await_dependency", false, Some(false), Some(false)),
+        ("worker_release_dependency", false, Some(false), Some(false)),
+        ("worker_pause", false, Some(false), Some(true)),
+        ("worker_resume", false, Some(false), Some(true)),
+        ("worker_continue_now", false, Some(false), Some(false)),
+        ("worker_continuation_get", true, None, None),
+        ("worker_continuation_set", false, Some(false), Some(true)),
+        ("worker_steer", false, Some(false), Some(false)),
+        ("worker_attempts", true, None, None),
+        ("message_send", false, Some(false), Some(false)),
+        // A cursor-based read: it changes no server state, so no approval prompt.
+        ("events_wait", true, None, None),
+    ];
+
+    #[test]
+    fn annotations_are_honest() {
+        let names: Vec<&str> = HINTS.iter().map(|h| h.0).collect();
+        assert_eq!(names, TOOL_NAMES.to_vec(), "the table names every tool, in order");
+        for (t, (name, read_only, destructive, idempotent)) in catalog().iter().zip(HINTS) {
+            let a = t.annotations.as_ref().unwrap_or_else(|| panic!("{name} has no annotations"));
+            assert_eq!(a.read_only_hint, Some(read_only), "{name}: readOnlyHint");
+            assert_eq!(a.destructive_hint, destructive, "{name}: destructiveHint");
+            assert_eq!(a.idempotent_hint, idempotent, "{name}: idempotentHint");
+            assert_eq!(a.open_world_hint, Some(false), "{name}: openWorldHint");
+        }
+        // What ChatGPT's "allow read actions" tier passes without asking: reads only.
+        let reads: Vec<&str> = HINTS.iter().filter(|h| h.1).map(|h| h.0).collect();
+        assert!(
+            reads
+                .iter()
+                .all(|n| n.ends_with("_get") || n.ends_with("_list") || *n == "worker_attempts" || *n == "events_wait")
+        );
+    }
+
+    #[test]
+    fn descriptions_are_neutral() {
+        // ChatGPT flags shouted imperatives in tool descriptions as suspicious instructions.
+        const SHOUTED: [&str; 7] = ["ONLY", "NEVER", "MUST", "MANDATORY", "ALWAYS", "IMPORTANT", "CRITICAL"];
+        for t in catalog() {
+            let d = t.description.as_deref().unwrap_or_default();
+            for word in d.split(|c: char| !c.is_ascii_alphabetic()) {
+                assert!(!SHOUTED.contains(&word), "{}: shouted {word:?} in its description", t.name);
+            }
+        }
+        assert!(INSTRUCTIONS_FOR_TEST.split(|c: char| !c.is_ascii_alphabetic()).all(|w| !SHOUTED.contains(&w)));
     }
 
     #[test]

@@ -28,17 +28,19 @@ pub struct McpConfig {
 }
 
 impl McpConfig {
-    /// The default cap (30 s) and a stop signal that never fires.
+    /// The default cap (25 s) and a stop signal that never fires.
     pub fn new(stopping: watch::Receiver<bool>) -> McpConfig {
         McpConfig { events_wait_ms_max: EVENTS_WAIT_MS_MAX_DEFAULT, stopping }
     }
 }
 
 /// Default cap of one `events_wait` call: long enough to save polling, short enough
-/// that no proxy or client timeout cuts it (no correctness depends on it).
-pub const EVENTS_WAIT_MS_MAX_DEFAULT: u64 = 30_000;
+/// that no proxy or client timeout cuts it (no correctness depends on it). ChatGPT and
+/// Codex give up on a tool call at about 60 s and ChatGPT runs calls one at a time, so
+/// a wait stays well under half of that.
+pub const EVENTS_WAIT_MS_MAX_DEFAULT: u64 = 25_000;
 
-const INSTRUCTIONS: &str = "The orchestrator keeps AI workers going until their job is really done. \
+pub(crate) const INSTRUCTIONS: &str = "The orchestrator keeps AI workers going until their job is really done. \
 A run (run_create) has a /root coordinator worker and lanes (worker_spawn). A worker is a durable job; \
 each ChatGPT turn is one execution attempt of it. Workers report progress (worker_progress) and end \
 explicitly: worker_complete, worker_fail, worker_await_human or worker_await_dependency; becoming idle \

@@ -122,11 +122,28 @@ fn main() -> anyhow::Result<()> {
     let token = arg(&args, "--mcp-token");
     let turn = Duration::from_millis(arg(&args, "--turn-ms").map(|s| s.parse()).transpose()?.unwrap_or(300));
     orchestrator::logs::init(&arg(&args, "--log-level").unwrap_or("warn".into()))?;
+    // `--public-url URL` turns OAuth on, as for `orchestrator serve`; `--oauth-access-ttl-ms`
+    // shortens the access token's life (to see a client refresh).
+    let mut ttls = orchestrator::oauth::Ttls::default();
+    if let Some(ms) = arg(&args, "--oauth-access-ttl-ms") {
+        ttls.access_ms = ms.parse()?;
+    }
+    let oauth = arg(&args, "--public-url").map(|public_url| orchestrator::oauth::OAuthOptions {
+        public_url,
+        redirect_allow: Vec::new(),
+        ttls,
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let (tx, rx) = mpsc::unbounded_channel();
-        let options =
-            ServeOptions { data_dir: data_dir.into(), listen, token, allow_hosts: vec![], limits: Default::default() };
+        let options = ServeOptions {
+            data_dir: data_dir.into(),
+            listen,
+            token,
+            allow_hosts: vec![],
+            limits: Default::default(),
+            oauth,
+        };
         let mut commands = Some(rx);
         serve(options, ChannelExecutors(tx), signals(), |listening, handle| {
             announce(&listening.url);

@@ -7,6 +7,7 @@
 //! enforces the body cap while streaming; this layer answers earlier and uniformly.
 
 use crate::edge;
+use crate::oauth::{self, OAuth};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -31,7 +32,15 @@ pub struct Guard {
     body_bytes_max: usize,
     /// A body must arrive whole within this long (408 otherwise).
     body_read_timeout_ms: u64,
+    /// Origins accepted exactly (ChatGPT's and Claude's, when OAuth is on).
+    origins: Vec<String>,
+    /// The authorization server, with `--public-url`: its routes pass without a token,
+    /// and its access tokens are accepted on `/mcp` beside the static one.
+    oauth: Option<Arc<OAuth>>,
 }
+
+/// Origins of the browser-side MCP clients accepted when OAuth is on.
+pub const OAUTH_CLIENT_ORIGINS: [&str; 3] = ["https://chatgpt.com", "https://claude.ai", "https://claude.com"];
 
 impl Guard {
     /// A guard for `token`, accepting loopback plus `extra_hosts`.
@@ -48,7 +57,20 @@ impl Guard {
             hosts,
             body_bytes_max,
             body_read_timeout_ms: edge::BODY_READ_TIMEOUT_MS_DEFAULT,
+            origins: Vec::new(),
+            oauth: None,
         }
+    }
+
+    /// With the authorization server: its public host accepted in `Host` and `Origin`,
+    /// ChatGPT's and Claude's origins accepted, its tokens accepted on `/mcp`.
+    pub fn with_oauth(mut self, oauth: Arc<OAuth>) -> Guard {
+        if !self.hosts.contains(&oauth.public.host) {
+            self.hosts.push(oauth.public.host.clone());
+        }
+        self.origins = OAUTH_CLIENT_ORIGINS.iter().map(|o| o.to_string()).collect();
+        self.oauth = Some(oauth);
+        self
     }
 
     /// With this body deadline.
@@ -66,28 +88,33 @@ impl Guard {
         self.hosts.iter().any(|h| h == host)
     }
 
-    /// The verdict on a request's headers: `None` lets it through.
-    pub fn check(&self, headers: &HeaderMap) -> Option<(StatusCode, &'static str)> {
+    /// The verdict on a request's Host and Origin: `None` lets it through.
+    pub fn check_origin(&self, headers: &HeaderMap) -> Option<(StatusCode, &'static str)> {
         let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).and_then(host_name);
         match host {
             Some(h) if self.host_allowed(&h) => {}
             _ => return Some((StatusCode::FORBIDDEN, "Host not allowed (use --allow-host to add one)")),
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
-            let ok = origin.to_str().ok().and_then(origin_host).is_some_and(|h| self.host_allowed(&h));
+            let exact = origin.to_str().is_ok_and(|o| self.origins.iter().any(|a| a.eq_ignore_ascii_case(o)));
+            let ok = exact || origin.to_str().ok().and_then(origin_host).is_some_and(|h| self.host_allowed(&h));
             if !ok {
                 return Some((StatusCode::FORBIDDEN, "Origin not allowed"));
             }
         }
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim());
-        match presented {
-            Some(t) if constant_time_eq(t.as_bytes(), self.token.as_bytes()) => {}
-            _ => return Some((StatusCode::UNAUTHORIZED, "missing or wrong bearer token")),
+        None
+    }
+
+    /// The verdict on a request's headers: `None` lets it through.
+    pub fn check(&self, headers: &HeaderMap) -> Option<(StatusCode, &'static str)> {
+        if let Some(refused) = self.check_origin(headers) {
+            return Some(refused);
+        }
+        let presented = oauth::admin::bearer(headers);
+        let static_ok = presented.is_some_and(|t| constant_time_eq(t.as_bytes(), self.token.as_bytes()));
+        let oauth_ok = || presented.zip(self.oauth.as_ref()).is_some_and(|(t, o)| o.access_ok(t));
+        if !static_ok && !oauth_ok() {
+            return Some((StatusCode::UNAUTHORIZED, "missing or wrong bearer token"));
         }
         let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|n| n > self.body_bytes_max as u64) {
@@ -95,23 +122,57 @@ impl Guard {
         }
         None
     }
+
+    /// The `WWW-Authenticate` of a 401: the resource-metadata challenge on the public
+    /// host, the plain one elsewhere (a loopback client with a static token is never
+    /// steered into OAuth; anthropics/claude-code#59467).
+    fn challenge(&self, headers: &HeaderMap) -> HeaderValue {
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).and_then(host_name);
+        match &self.oauth {
+            Some(o) if host.is_some_and(|h| h == o.public.host) => {
+                let sent = headers.get(header::AUTHORIZATION).is_some();
+                HeaderValue::from_str(&o.challenge(sent)).unwrap_or(HeaderValue::from_static("Bearer"))
+            }
+            _ => HeaderValue::from_static("Bearer realm=\"orchestrator\""),
+        }
+    }
+
+    /// Whether the request goes to an OAuth route (no bearer needed there).
+    fn is_oauth_route(&self, path: &str) -> bool {
+        let Some(o) = &self.oauth else { return false };
+        let prefix = o.public.prefix.as_str();
+        let path = match path.strip_prefix(prefix) {
+            Some(rest) if !prefix.is_empty() && rest.starts_with('/') => rest,
+            _ => path,
+        };
+        oauth::is_open_path(path)
+    }
 }
 
 /// The axum middleware: the header checks, then the body read whole (a body that breaks
 /// its framing is a 400, one that trickles a 408: never rmcp's 500), then the request is
 /// marked as being answered (the edge's idle timeout waits for a long poll). A body that
 /// is not JSON, or JSON that is no JSON-RPC message, is a 400 with a JSON-RPC error.
-pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    if guard.is_oauth_route(request.uri().path()) {
+        // The OAuth endpoints read their own bodies with their own caps (oauth/http.rs);
+        // Host and Origin are checked here as for every route.
+        if let Some((status, why)) = guard.check_origin(request.headers()) {
+            tracing::debug!(%status, why, "OAuth request refused");
+            return (status, Body::from(format!("{why}\n"))).into_response();
+        }
+        return next.run(request).await;
+    }
     if let Some((status, why)) = guard.check(request.headers()) {
         tracing::debug!(%status, why, "request refused");
         let mut response = (status, Body::from(format!("{why}\n"))).into_response();
         if status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"orchestrator\""));
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, guard.challenge(request.headers()));
         }
         return response;
     }
+    // The credential has done its work: nothing behind the guard (rmcp, its logs) sees it.
+    request.headers_mut().remove(header::AUTHORIZATION);
     let (parts, body) = request.into_parts();
     let bytes = match edge::read_body(body, guard.body_bytes_max, guard.body_read_timeout_ms).await {
         Ok(bytes) => bytes,

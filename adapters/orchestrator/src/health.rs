@@ -1,6 +1,6 @@
 //! `GET /health`: what `orchestrator doctor` asks a running daemon: its version, the
-//! executor protocol it speaks, the executors connected now and the hellos it refused for
-//! their protocol version. For the operator only: a loopback `Host`, no `Origin` (no web
+//! executor protocol it speaks, the executors connected now, the hellos it refused for
+//! their protocol version and its public address. For the operator only: a loopback `Host`, no `Origin` (no web
 //! page may read it) and the static MCP bearer token.
 
 use crate::guard::{LOOPBACK_HOSTS, constant_time_eq, host_name};
@@ -25,6 +25,8 @@ pub struct Health {
     pub executors: Vec<String>,
     /// The newest hellos refused because the executor spoke another protocol version.
     pub refused_hellos: Vec<RefusedHelloView>,
+    /// The `--public-url` the daemon serves OAuth for (its issuer), if any.
+    pub public_url: Option<String>,
 }
 
 /// One refused hello, as `/health` shows it.
@@ -44,6 +46,8 @@ pub struct HealthState {
     pub token: String,
     /// The bridge's live connections, when the bridge is mounted.
     pub registry: Option<bridge::server::Registry>,
+    /// The OAuth issuer (`--public-url`), when OAuth is on.
+    pub public_url: Option<String>,
 }
 
 /// The `/health` router.
@@ -68,6 +72,7 @@ async fn health(State(state): State<Arc<HealthState>>, headers: HeaderMap) -> Re
                     .collect()
             })
             .unwrap_or_default(),
+        public_url: state.public_url.clone(),
     };
     match serde_json::to_string(&body) {
         Ok(json) => {

@@ -21,6 +21,9 @@
 //!   (version, executor protocol, connected executors, refused hellos); operator only.
 //! - `doctor.rs`: `orchestrator doctor`, the installation checked in order, each failing
 //!   check with what to do.
+//! - `oauth/`: the OAuth 2.1 authorization server beside `/mcp`, on only with
+//!   `--public-url` (metadata, registration, authorize with the operator's approval on
+//!   the loopback admin API, tokens stored hashed in `DIR/oauth-grants.json`).
 //! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token`
 //!   (generated from the OS CSPRNG on first start, printed once).
 //! - `client.rs`: [`client::McpClient`], a small MCP-over-HTTP client (JSON-RPC, session
@@ -38,6 +41,7 @@ mod engine_thread;
 pub mod guard;
 pub mod health;
 pub mod logs;
+pub mod oauth;
 pub mod paths;
 pub mod serve;
 pub mod status;

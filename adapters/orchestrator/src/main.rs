@@ -54,6 +54,7 @@ impl LimitFlags {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant, reason = "parsed once at start; boxing the flags buys nothing")]
 enum Command {
     /// Run the daemon: the engine on its store, MCP over streamable HTTP at http://ADDR:PORT/mcp.
     Serve {
@@ -85,6 +86,8 @@ enum Command {
         executor_allow_origins: Vec<String>,
         #[command(flatten)]
         limits: LimitFlags,
+        #[command(flatten)]
+        oauth: OAuthFlags,
     },
     /// Serve the same MCP tools over stdin/stdout, for clients that start the server themselves.
     /// Uses the data directory exclusively: do not run it next to `serve` on the same directory.
@@ -123,6 +126,95 @@ enum Command {
     /// Check or rescue a data directory's store (the daemon must be stopped). See docs/store.md.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Approve, deny, list and revoke OAuth connections of a daemon started with --public-url
+    /// (through its loopback admin API, with the static MCP token). See docs/connect.md.
+    #[command(subcommand)]
+    Oauth(OauthCommand),
+}
+
+/// OAuth for clients that cannot send the static token (ChatGPT); docs/connect.md.
+#[derive(clap::Args, Debug)]
+struct OAuthFlags {
+    /// Turn the OAuth 2.1 authorization server on, for this public address:
+    /// https://HOST[:PORT][/PREFIX] (what a tunnel or proxy serves this daemon as), or
+    /// http://127.0.0.1:PORT / http://localhost:PORT for local clients. Never derived from
+    /// request headers. Off without it.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
+    /// Accept this exact redirect URI at client registration besides ChatGPT's, Claude's and
+    /// loopback ones (repeatable).
+    #[arg(long = "oauth-redirect-allow", value_name = "URL", requires = "public_url")]
+    oauth_redirect_allow: Vec<String>,
+    /// Test only: access token lifetime in milliseconds.
+    #[arg(long, value_name = "MS", hide = true)]
+    oauth_access_ttl_ms: Option<u64>,
+    /// Test only: authorization code lifetime in milliseconds.
+    #[arg(long, value_name = "MS", hide = true)]
+    oauth_code_ttl_ms: Option<u64>,
+    /// Test only: how long an authorization request waits for the operator, in milliseconds.
+    #[arg(long, value_name = "MS", hide = true)]
+    oauth_pending_ttl_ms: Option<u64>,
+}
+
+impl OAuthFlags {
+    fn options(&self) -> Option<orchestrator::oauth::OAuthOptions> {
+        let public_url = self.public_url.clone()?;
+        let mut ttls = orchestrator::oauth::Ttls::default();
+        ttls.access_ms = self.oauth_access_ttl_ms.unwrap_or(ttls.access_ms);
+        ttls.code_ms = self.oauth_code_ttl_ms.unwrap_or(ttls.code_ms);
+        ttls.pending_ms = self.oauth_pending_ttl_ms.unwrap_or(ttls.pending_ms);
+        Some(orchestrator::oauth::OAuthOptions { public_url, redirect_allow: self.oauth_redirect_allow.clone(), ttls })
+    }
+}
+
+/// Where the running daemon is, for the `oauth` commands.
+#[derive(clap::Args, Debug)]
+struct DaemonFlags {
+    /// Data directory of the daemon: its address and token are read from it. Default: as for `serve`.
+    #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Bearer token. Default: the data directory's mcp-token.
+    #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+    mcp_token: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum OauthCommand {
+    /// List the authorization requests waiting for approval (code, client, redirect host).
+    Pending {
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Approve the waiting request whose consent page shows CODE (e.g. K7QH-2MPD).
+    Approve {
+        /// The code on the consent page.
+        code: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Deny the waiting request whose consent page shows CODE.
+    Deny {
+        /// The code on the consent page.
+        code: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// List grants and registered clients (from the daemon, or from the file when it is stopped).
+    List {
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Revoke one grant, or all: at once in the running daemon (or in the file when it is stopped).
+    Revoke {
+        /// The grant id (from `oauth list`).
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        grant_id: Option<String>,
+        /// Revoke every grant.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -182,6 +274,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             executor_allow_remote,
             executor_allow_origins,
             limits,
+            oauth,
         } => {
             init_logs(&log_level)?;
             let options = ServeOptions {
@@ -190,6 +283,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 token: mcp_token,
                 allow_hosts,
                 limits: limits.limits(),
+                oauth: oauth.options(),
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {
@@ -243,6 +337,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Oauth(command) => oauth_command(command),
         Command::Store(StoreCommand::Verify { data_dir }) => {
             let dir = data_dir.unwrap_or_else(default_data_dir);
             let report = store::verify(&dir.join(STORE_DIR_NAME))
@@ -278,6 +373,65 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Runs an `oauth` command against the running daemon's admin API; `list` and `revoke`
+/// fall back to the grants file (under its lock) when no daemon answers.
+fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
+    use axum::http::Method;
+    use orchestrator::oauth;
+    use serde_json::json;
+    let (daemon, method, verb, body) = match command {
+        OauthCommand::Pending { daemon } => (daemon, Method::GET, "pending", None),
+        OauthCommand::Approve { code, daemon } => (daemon, Method::POST, "approve", Some(json!({ "code": code }))),
+        OauthCommand::Deny { code, daemon } => (daemon, Method::POST, "deny", Some(json!({ "code": code }))),
+        OauthCommand::List { daemon } => (daemon, Method::GET, "grants", None),
+        OauthCommand::Revoke { grant_id, all, daemon } => {
+            let body = if all { json!({ "all": true }) } else { json!({ "grantId": grant_id }) };
+            (daemon, Method::POST, "revoke", Some(body))
+        }
+    };
+    let dir = daemon.data_dir.unwrap_or_else(default_data_dir);
+    let token = match daemon.mcp_token {
+        Some(t) => t,
+        None => token::read(&dir.join(token::TOKEN_FILE_NAME))?
+            .with_context(|| format!("no MCP token in {} (give --mcp-token)", dir.display()))?,
+    };
+    let url = std::fs::read_to_string(dir.join(URL_FILE_NAME)).map(|s| s.trim().to_string()).ok();
+    let addr = url.as_deref().and_then(|u| orchestrator::client::parse_url(u).ok()).map(|(a, _)| a);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let answer =
+        addr.as_ref().map(|addr| runtime.block_on(oauth::admin::call(addr, &token, method, verb, body.clone())));
+    let offline = matches!(answer, None | Some(Err(oauth::admin::AdminCallError::Unreachable { .. })));
+    if offline {
+        // No daemon: only the durable commands make sense, on the file, under its lock.
+        let value = match (verb, &body) {
+            ("grants", _) => oauth::offline_list(&dir)?,
+            ("revoke", Some(b)) => {
+                let id = b.get("grantId").and_then(|v| v.as_str());
+                match oauth::offline_revoke(&dir, id)? {
+                    Ok(n) => json!({ "revoked": n, "note": "the daemon is not running: revoked in the grants file" }),
+                    Err(why) => anyhow::bail!("{why}"),
+                }
+            }
+            _ => anyhow::bail!(
+                "no daemon answers for {} (is `orchestrator serve --public-url ...` running?)",
+                dir.display()
+            ),
+        };
+        print_out(&format!("{}\n", serde_json::to_string_pretty(&value)?));
+        return Ok(());
+    }
+    let (status, value) = answer.expect("online").map_err(|e| anyhow::anyhow!("{e} ({})", e.code()))?;
+    print_out(&format!("{}\n", serde_json::to_string_pretty(&value)?));
+    if status == 404 && value.get("error").is_none_or(|e| e == "not_found") && value.get("error_description").is_none()
+    {
+        anyhow::bail!("the daemon has no OAuth admin API: start it with --public-url");
+    }
+    if !(200..300).contains(&status) {
+        anyhow::bail!("refused ({status})");
+    }
+    Ok(())
+}
+
 /// The store's directory inside a data directory (as the engine thread opens it).
 const STORE_DIR_NAME: &str = "store";
 
@@ -301,6 +455,11 @@ fn announce(listening: &orchestrator::serve::Listening) {
     }
     if let Some(url) = &listening.executor_url {
         print_out(&format!("orchestrator: executor endpoint {url}\n"));
+    }
+    if let Some(issuer) = &listening.oauth_issuer {
+        print_out(&format!(
+            "orchestrator: OAuth on for {issuer} (approve connections with `orchestrator oauth approve CODE`)\n"
+        ));
     }
     // Last, so that a script waiting for this line has seen everything before it.
     print_out(&format!("orchestrator: MCP endpoint {}\n", listening.url));

@@ -4,6 +4,7 @@ use crate::edge::{self, EdgeLimits};
 use crate::engine_thread::EngineThread;
 use crate::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
 use crate::health;
+use crate::oauth::{OAuth, OAuthOptions};
 use crate::paths::URL_FILE_NAME;
 use crate::token::{self, TokenSource};
 use anyhow::Context;
@@ -40,6 +41,8 @@ pub struct ServeOptions {
     pub allow_hosts: Vec<String>,
     /// Timeouts and connection caps at the edge, for every route.
     pub limits: EdgeLimits,
+    /// The OAuth authorization server (`--public-url`); `None`: off, as before.
+    pub oauth: Option<OAuthOptions>,
 }
 
 /// The executor bridge's options (`/executor`, docs/protocol/executor.md).
@@ -77,6 +80,8 @@ pub struct Listening {
     pub generated_executor_token: Option<String>,
     /// Where the executor token lives, when it came from the file.
     pub executor_token_file: Option<PathBuf>,
+    /// The OAuth issuer, when OAuth is on.
+    pub oauth_issuer: Option<String>,
 }
 
 /// Runs the daemon until `shutdown` completes (SIGINT/SIGTERM in the binary) or the
@@ -121,6 +126,14 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         .with_context(|| format!("cannot create data directory {}", options.data_dir.display()))?;
     options.limits.validate()?;
     let (token, source) = token::resolve(options.token.as_deref(), &options.data_dir)?;
+    // Before the engine: a bad --public-url or a damaged grants file stops the start here.
+    let oauth = match &options.oauth {
+        Some(o) => Some(Arc::new(
+            OAuth::start(o, &options.data_dir, &token, options.limits.body_read_timeout_ms)
+                .with_context(|| "cannot turn OAuth on")?,
+        )),
+        None => None,
+    };
     let mut engine = EngineThread::start(&options.data_dir, sink).await?;
     let listener = match tokio::net::TcpListener::bind(options.listen).await {
         Ok(listener) => listener,
@@ -136,10 +149,12 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         tracing::warn!(file = %url_file.display(), error = %e, "cannot record the MCP URL for `orchestrator status`");
     }
 
-    let guard = Arc::new(
-        Guard::new(&token, &options.allow_hosts, REQUEST_BODY_BYTES_MAX)
-            .with_body_read_timeout_ms(options.limits.body_read_timeout_ms),
-    );
+    let mut guard = Guard::new(&token, &options.allow_hosts, REQUEST_BODY_BYTES_MAX)
+        .with_body_read_timeout_ms(options.limits.body_read_timeout_ms);
+    if let Some(oauth) = &oauth {
+        guard = guard.with_oauth(oauth.clone());
+    }
+    let guard = Arc::new(guard);
     let (stopping_tx, stopping_rx) = watch::channel(false);
     let streams = CancellationToken::new();
     let http_config = StreamableHttpServerConfig::default()
@@ -159,13 +174,21 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         Arc::new(LocalSessionManager::default()),
         http_config,
     );
+    let mut app = axum::Router::new();
+    if let Some(oauth) = &oauth {
+        if !oauth.public.prefix.is_empty() {
+            app = app.nest_service(&format!("{}/mcp", oauth.public.prefix), service.clone());
+        }
+        app = app.merge(oauth.router());
+    }
     let health = health::router(health::HealthState {
         token: token.clone(),
         registry: executors.as_ref().map(|mount| mount.registry.clone()),
+        public_url: oauth.as_ref().map(|o| o.public.issuer()),
     });
     // `/health` checks its own caller (loopback, no Origin, the static token), so it is
     // merged after the MCP guard's layer.
-    let mut app = axum::Router::new()
+    let mut app = app
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(guard, guard::guard))
         .merge(health);
@@ -198,6 +221,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         executor_url: executor_listening.0,
         generated_executor_token: executor_listening.1,
         executor_token_file: executor_listening.2,
+        oauth_issuer: oauth.as_ref().map(|o| o.public.issuer()),
     };
     on_listening(&listening, &engine.handle);
     tracing::info!(%url, data_dir = %options.data_dir.display(), "serving MCP");

@@ -130,3 +130,27 @@ async fn from_broken_to_healthy_and_a_daemon_that_died() {
     assert!(line(&report, "FAIL  daemon:").contains("did not stop cleanly"), "{report}");
     assert!(line(&report, "ok    store lock:").contains("free"), "{report}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_address_has_its_metadata_checked() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let _daemon = Daemon::serve(&dir, &["--public-url", "https://orch.example.com/team"]);
+    let report = tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        move || doctor(&dir).1
+    })
+    .await
+    .expect("doctor");
+    let public = line(&report, "ok    public address:");
+    assert!(public.contains("https://orch.example.com/team/mcp serves consistent OAuth metadata"), "{report}");
+    assert!(
+        public.contains("curl -sf https://orch.example.com/.well-known/oauth-protected-resource/team/mcp"),
+        "{report}"
+    );
+
+    let plain = tmp.path().join("plain");
+    let _daemon = Daemon::serve(&plain, &[]);
+    let report = tokio::task::spawn_blocking(move || doctor(&plain).1).await.expect("doctor");
+    assert!(line(&report, "skip  public address:").contains("Secure MCP Tunnel"), "{report}");
+}

@@ -37,6 +37,7 @@ impl Daemon {
             token: Some(MCP_TOKEN.into()),
             allow_hosts: vec![],
             limits: Default::default(),
+            oauth: None,
         };
         let executors = ExecutorOptions { token: Some(EXECUTOR_TOKEN.into()), ..ExecutorOptions::default() };
         let (stop, stopped) = oneshot::channel::<()>();

@@ -24,6 +24,12 @@ pub fn fake_executor_bin() -> PathBuf {
     path
 }
 
+/// A loopback port that was free a moment ago (for a `--public-url` naming it).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
 /// A running daemon process.
 pub struct Daemon {
     /// The process.
@@ -56,11 +62,21 @@ impl Daemon {
     }
 
     fn spawn(bin: &Path, sub: &[&str], dir: &Path, args: &[&str]) -> Daemon {
+        Daemon::spawn_on(bin, sub, dir, "127.0.0.1:0", args)
+    }
+
+    /// `orchestrator serve --data-dir DIR --listen LISTEN ARGS...` (a fixed port, for a
+    /// `--public-url` that names it).
+    pub fn serve_on(dir: &Path, listen: &str, args: &[&str]) -> Daemon {
+        Daemon::spawn_on(&orchestrator_bin(), &["serve"], dir, listen, args)
+    }
+
+    fn spawn_on(bin: &Path, sub: &[&str], dir: &Path, listen: &str, args: &[&str]) -> Daemon {
         let log = dir.with_extension(format!("log-{}", std::process::id()));
         let stderr = std::fs::File::create(&log).expect("log file");
         let mut child = Command::new(bin)
             .args(sub)
-            .args(["--data-dir", dir.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
+            .args(["--data-dir", dir.to_str().expect("utf-8 path"), "--listen", listen])
             .args(args)
             .env_remove("ORCHESTRATOR_MCP_TOKEN")
             .env_remove("ORCHESTRATOR_DATA_DIR")
