@@ -412,12 +412,27 @@ impl Browser {
             Event::Chat(tab, FromChat::Refused { key }) => {
                 self.refused(tab.worker, &key, ExecErrorCode::ComposerBusy, "the page refused")
             }
+            Event::Chat(tab, FromChat::AppMissing { key }) => {
+                self.refused(tab.worker, &key, ExecErrorCode::AppNotSelected, crate::chat::APP_NAME)
+            }
             Event::Chat(tab, FromChat::TimedOut { key }) => self.refused(
                 tab.worker,
                 &key,
                 ExecErrorCode::MessageDeliveryTimeout,
                 "the page showed: Message delivery timed out",
             ),
+        }
+    }
+
+    /// A command waits for the page to clear (or for its deadline): look again then.
+    fn wait_for_page(&mut self, worker: WorkerId, deadline: Timestamp) {
+        if self.preparing.insert(worker) {
+            let wait = Duration::from_millis(deadline.0.saturating_sub(self.now_ms()) + 1_000);
+            let events = self.events.clone();
+            tokio::task::spawn_local(async move {
+                tokio::time::sleep(wait).await;
+                let _ = events.send(Event::Pump(worker));
+            });
         }
     }
 
@@ -519,17 +534,15 @@ impl Browser {
                 return self.pump(worker);
             }
             (ConversationState::Generating, _) => return, // wait for idle
-            (ConversationState::Error(kind), _) if kind.stops_typing() => {
-                // Nothing is typed into a page that shows a limit, a check or a dialog: the
-                // command waits for the page to clear, or for its deadline.
-                if self.preparing.insert(worker) {
-                    let wait = Duration::from_millis(c.deadline.0.saturating_sub(self.now_ms()) + 1_000);
-                    let events = self.events.clone();
-                    tokio::task::spawn_local(async move {
-                        tokio::time::sleep(wait).await;
-                        let _ = events.send(Event::Pump(worker));
-                    });
-                }
+            (ConversationState::Error(kind), _) if kind.stops_typing() || kind == ErrorKind::AppUnavailable => {
+                // Nothing is typed into a page that shows a limit, a check, a dialog or a
+                // lost app: the command waits for the page to clear, or for its deadline.
+                self.wait_for_page(worker, c.deadline);
+                return;
+            }
+            (ConversationState::AwaitingApproval, _) => {
+                // Nor while an approval card waits (never clicked): the command waits.
+                self.wait_for_page(worker, c.deadline);
                 return;
             }
             _ => false,

@@ -60,6 +60,10 @@ pub struct AgentKnobs {
     pub page_stop_pct: u64,
     /// Page stops a scenario shows at given times.
     pub page_events: Vec<PageEvent>,
+    /// The orchestrator's app asks for approval: the agent's first call of each write
+    /// tool in a conversation (and again after the page reloads) waits on the approval
+    /// card until a simulated person answers it, after a seeded delay in this range (ms).
+    pub approvals: Option<(u64, u64)>,
 }
 
 /// A page state that stops an unattended worker (docs/protocol/executor.md, the
@@ -78,6 +82,14 @@ pub enum PageStop {
     Login,
     /// An unknown modal dialog.
     Dialog,
+    /// A tool-approval card ("Allow ChatGPT to use Orchestrator?"); a person answers it.
+    Approval,
+    /// The latest turn says the conversation cannot use the app any more
+    /// ("FORBIDDEN: This conversation does not support developer MCPs").
+    AppUnavailable,
+    /// The composer's app picker does not offer the app (nothing shows over the page):
+    /// a submission fails `APP_NOT_SELECTED` before anything is typed.
+    NoApp,
 }
 
 impl PageStop {
@@ -100,13 +112,36 @@ impl PageStop {
             "challenge" => PageStop::Challenge,
             "login" => PageStop::Login,
             "dialog" => PageStop::Dialog,
+            "approval" => PageStop::Approval,
+            "app-unavailable" => PageStop::AppUnavailable,
+            "no-app" => PageStop::NoApp,
             _ => return None,
         })
     }
 
-    /// The error kind the executor reports for it.
-    pub fn kind(self) -> ErrorKind {
+    /// The state the executor reports for it.
+    pub fn state(self) -> ConversationState {
         match self {
+            PageStop::Approval => ConversationState::AwaitingApproval,
+            stop => ConversationState::Error(stop.kind()),
+        }
+    }
+
+    /// Its name in traces and violations.
+    pub fn label(self) -> &'static str {
+        match self {
+            PageStop::Approval => "awaiting_approval",
+            PageStop::NoApp => "no app in the picker",
+            stop => stop.kind().as_str(),
+        }
+    }
+
+    /// The error kind the executor reports for it (an approval card is a state of its
+    /// own, and a missing app shows nothing over the page).
+    fn kind(self) -> ErrorKind {
+        match self {
+            PageStop::Approval | PageStop::NoApp => ErrorKind::Generic,
+            PageStop::AppUnavailable => ErrorKind::AppUnavailable,
             PageStop::UsageLimit => ErrorKind::UsageLimit,
             PageStop::RateLimited => ErrorKind::RateLimited,
             PageStop::SuspiciousActivity => ErrorKind::SuspiciousActivity,
@@ -130,6 +165,9 @@ impl PageStop {
             PageStop::Challenge => "Verify you are human",
             PageStop::Login => "Log in",
             PageStop::Dialog => "Temporary Chat",
+            PageStop::Approval => APP_NAME,
+            PageStop::AppUnavailable => "FORBIDDEN: This conversation does not support developer MCPs",
+            PageStop::NoApp => "",
         }
     }
 }
@@ -148,6 +186,9 @@ pub struct PageEvent {
     /// A limit names its reset time (`untilMs`).
     pub names_time: bool,
 }
+
+/// The orchestrator's app as ChatGPT names it.
+pub const APP_NAME: &str = "Orchestrator";
 
 /// How long a page stop must have shown before a submission into it counts as the
 /// executor's fault rather than a race with the page's own change.
@@ -194,6 +235,10 @@ struct Conversation {
     overlay: Option<Overlay>,
     /// Serial of the last overlay, so a stand-in person clears only their own.
     overlays: u64,
+    /// Write tools a person approved in this page load (a reload asks again).
+    approved: std::collections::BTreeSet<&'static str>,
+    /// Until when the composer's app picker does not offer the app (simulated ms).
+    app_missing_until: u64,
 }
 
 impl Conversation {
@@ -227,6 +272,11 @@ fn cover(
     ledger: &SharedLedger,
 ) {
     let now = elapsed_ms();
+    if stop == PageStop::NoApp {
+        c.borrow_mut().app_missing_until = now + length_ms;
+        ledger.borrow_mut().trace(name, format!("the app picker lacks the app for {length_ms} ms"));
+        return;
+    }
     let serial = {
         let mut cv = c.borrow_mut();
         if cv.overlay.is_some() || cv.under() == ConversationState::Closed {
@@ -236,17 +286,12 @@ fn cover(
         let serial = cv.overlays;
         cv.overlay = Some(Overlay { stop, since_ms: now, serial });
         let until_ms = (names_time && stop.may_name_time()).then(|| EPOCH_MS + now + length_ms);
-        let shown = Shown {
-            state: ConversationState::Error(stop.kind()),
-            block: None,
-            until_ms,
-            detail: Some(stop.words().to_string()),
-        };
+        let shown = Shown { state: stop.state(), block: None, until_ms, detail: Some(stop.words().to_string()) };
         let _ = cv.state.send(shown);
         serial
     };
     let timed = if names_time && stop.may_name_time() { ", its time named" } else { "" };
-    ledger.borrow_mut().trace(name, format!("page shows {} for {length_ms} ms{timed}", stop.kind().as_str()));
+    ledger.borrow_mut().trace(name, format!("page shows {} for {length_ms} ms{timed}", stop.label()));
     let (c, name, ledger) = (c.clone(), name.to_string(), ledger.clone());
     tokio::task::spawn_local(async move {
         tokio::time::sleep(Duration::from_millis(length_ms)).await;
@@ -254,7 +299,7 @@ fn cover(
         if cv.overlay.is_some_and(|o| o.serial == serial) {
             cv.overlay = None;
             let _ = cv.state.send(cv.under.clone());
-            ledger.borrow_mut().trace(&name, format!("page clear of {}", stop.kind().as_str()));
+            ledger.borrow_mut().trace(&name, format!("page clear of {}", stop.label()));
         }
     });
 }
@@ -279,6 +324,8 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
         under: ready,
         overlay: None,
         overlays: 0,
+        approved: std::collections::BTreeSet::new(),
+        app_missing_until: 0,
     }));
     // The scenario's page stops, on the conversation of the worker they name.
     for event in knobs.page_events.clone() {
@@ -302,6 +349,8 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
 /// submit messages.
 async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knobs: AgentKnobs, ledger: SharedLedger) {
     let (mut reader, mut writer) = stream.into_split();
+    // A tab (re)loading the page: ChatGPT asks for every write tool's approval again.
+    c.borrow_mut().approved.clear();
     let mut states = c.borrow().state.subscribe();
     let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<FromChat>();
     let first = states.borrow_and_update().clone();
@@ -336,24 +385,35 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
                 continue;
             }
             ToChat::ClickDialog => {
-                let shown = c.borrow().overlay.map(|o| o.stop.kind().as_str());
+                let shown = c.borrow().overlay.map(|o| o.stop.label());
                 let what = shown.map_or("with no dialog showing".to_string(), |k| format!("showing {k}"));
                 ledger.borrow_mut().violation(format!("the executor clicked a dialog on {name}, {what}"));
                 continue;
             }
         };
         let state = c.borrow().current();
-        if let ConversationState::Error(kind) = state
-            && kind.stops_typing()
-        {
-            // Nothing can be typed into a page that shows a limit, a check or a dialog. The
-            // executor saw it (unless the page changed this very moment): its fault.
+        let stopped = match state {
+            ConversationState::Error(kind) => kind.stops_typing() || kind == ErrorKind::AppUnavailable,
+            ConversationState::AwaitingApproval => true,
+            _ => false,
+        };
+        if stopped {
+            // Nothing can be typed into a page that shows a limit, a check, a dialog, an
+            // approval card or a lost app. The executor saw it (unless the page changed
+            // this very moment): its fault.
             let since = c.borrow().overlay.map_or(0, |o| o.since_ms);
             if elapsed_ms().saturating_sub(since) > STOP_NOTICE_MS {
-                let what = format!("typed {key} into {name} while it shows {}", kind.as_str());
+                let shown = c.borrow().overlay.map_or(state.as_str(), |o| o.stop.label());
+                let what = format!("typed {key} into {name} while it shows {shown}");
                 ledger.borrow_mut().violation(what);
             }
             let _ = out_tx.send(FromChat::Refused { key });
+            continue;
+        }
+        if elapsed_ms() < c.borrow().app_missing_until {
+            // The executor chooses the app before it types; the picker lacks it.
+            ledger.borrow_mut().trace(&name, format!("no app pill for {key}: nothing typed"));
+            let _ = out_tx.send(FromChat::AppMissing { key });
             continue;
         }
         let accepts = match state {
@@ -493,11 +553,13 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
         tokio::time::sleep(half).await;
         if report {
             let summary = format!("{worker}-turn{turn}-progress");
+            approval(&c, "worker_progress", &knobs, &name, &ledger).await;
             if agent_call(&name, SimOp::Progress { worker, summary: summary.clone() }, &ledger).await.is_ok() {
                 ledger.borrow_mut().acked.push((worker, summary));
             }
             if message && !is_root {
                 let body = format!("{worker} turn {turn}: checkpoint");
+                approval(&c, "message_send", &knobs, &name, &ledger).await;
                 let _ = agent_call(&name, SimOp::MessageRoot { worker, body }, &ledger).await;
             }
         }
@@ -524,6 +586,7 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
             }
         } else if finish {
             let summary = format!("{worker}-done");
+            approval(&c, "worker_complete", &knobs, &name, &ledger).await;
             match agent_call(&name, SimOp::Complete { worker, summary: summary.clone() }, &ledger).await {
                 Ok(()) => {
                     ledger.borrow_mut().acked.push((worker, summary));
@@ -586,6 +649,32 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
             cover(&c, stop, length_ms, names_time, &name, &ledger);
         }
     });
+}
+
+/// Before the agent's first call of a write tool in this page load: ChatGPT shows the
+/// approval card, the turn waits, and a simulated person answers it after a seeded delay
+/// (the executor never clicks it). Nothing when the app asks for no approvals, or when
+/// another stop already covers the page (the call waits on that instead).
+async fn approval(
+    c: &Rc<RefCell<Conversation>>,
+    tool: &'static str,
+    knobs: &AgentKnobs,
+    name: &str,
+    ledger: &SharedLedger,
+) {
+    let Some((min_ms, max_ms)) = knobs.approvals else { return };
+    let wait_ms = {
+        let mut cv = c.borrow_mut();
+        if cv.approved.contains(tool) || cv.overlay.is_some() {
+            return;
+        }
+        min_ms + cv.rng.next_u64() % (max_ms.saturating_sub(min_ms) + 1)
+    };
+    ledger.borrow_mut().approvals += 1;
+    cover(c, PageStop::Approval, wait_ms, false, name, ledger);
+    tokio::time::sleep(Duration::from_millis(wait_ms + 1)).await;
+    c.borrow_mut().approved.insert(tool);
+    ledger.borrow_mut().trace(name, format!("a person approved {tool}"));
 }
 
 /// One agent call with retries: the daemon may be down or restarting.

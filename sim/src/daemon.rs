@@ -279,6 +279,10 @@ async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
                     // The stand-in person checked the browser (or waited out the limit).
                     | PauseReason::AccountCheck
                     | PauseReason::UsageLimit
+                    // The app's name fixed in the settings; a lost app needs a fresh
+                    // conversation (its binding is lost: the recovery below).
+                    | PauseReason::AppNotSelected
+                    | PauseReason::AppUnavailable
             )
         });
         let binding = v.worker.binding.as_ref();

@@ -40,6 +40,8 @@ pub struct Ledger {
     /// Times a conversation showed the delivery-timeout card, which offers the Retry
     /// control: a run's zero clicks prove something only if the control was there.
     pub retry_offers: u32,
+    /// Approval cards a page showed (each answered by a simulated person, never clicked).
+    pub approvals: u32,
     /// Every click on a conversation's Retry control (the oracle breaks on each one).
     pub retry_clicks: Vec<RetryClick>,
     /// Broken invariants, with the time they were seen.

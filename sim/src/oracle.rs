@@ -31,6 +31,11 @@
 //!   nothing is typed into a page that shows a limit, a check or a dialog, and nobody
 //!   clicks a dialog (both recorded as violations as they happen).
 //!
+//! - While an approval card holds a worker, nothing is scheduled for it, no keepalive
+//!   falls due and the stall guard stays quiet (`approvals_honoured`). The conversation
+//!   hosts record typing into a page awaiting approval, or any click on the card, as
+//!   violations as they happen.
+//!
 //! Two helpers feed other checks: `scheduled_after_end` (attempts scheduled after their
 //! worker ended: delivering one is a violation) and `held_submissions` (what scenarios'
 //! `expect nothing-while-held` forbids).
@@ -308,6 +313,44 @@ pub fn held_submissions(log: Log<'_>) -> Vec<String> {
         }
     }
     found
+}
+
+/// While an approval card holds a worker (`worker.held` `awaiting_approval` until its
+/// `worker.hold_lifted`, or until the binding is lost or replaced), nothing is scheduled
+/// for it, no keepalive falls due and the stall guard neither warns nor pauses it: time
+/// spent waiting for a person is neither a turn to nudge nor a stall (issue 17).
+pub fn approvals_honoured(log: Log<'_>) -> Vec<String> {
+    let mut held: BTreeMap<WorkerId, u64> = BTreeMap::new();
+    let mut broken = Vec::new();
+    for e in log.events {
+        let Some(worker) = e.worker else { continue };
+        match &e.kind {
+            EventKind::WorkerHeld { reason: HoldReason::AwaitingApproval, .. } => {
+                held.entry(worker).or_insert(e.cursor.0);
+            }
+            EventKind::WorkerHoldLifted { reason: HoldReason::AwaitingApproval }
+            | EventKind::BindingLost { .. }
+            | EventKind::WorkerAttached { .. } => {
+                held.remove(&worker);
+            }
+            _ => {}
+        }
+        let Some(since) = held.get(&worker) else { continue };
+        let what = match &e.kind {
+            EventKind::ExecutionScheduled { .. } => "an attempt was scheduled",
+            EventKind::ResumeScheduled { reasons, .. } if reasons.contains(WakeReason::ActiveKeepalive) => {
+                "a keepalive fell due"
+            }
+            EventKind::ContinuationWarning { .. } => "the stall guard warned",
+            EventKind::ContinuationPausedForStall { .. } => "the stall guard paused it",
+            _ => continue,
+        };
+        broken.push(format!(
+            "approval not honoured: {worker} awaits approval since event #{since}, yet {what} (event #{})",
+            e.cursor
+        ));
+    }
+    broken
 }
 
 /// No attempt is scheduled while an account-wide hold (a `worker.held` for a usage or

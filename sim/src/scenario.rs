@@ -75,6 +75,10 @@ pub enum Expectation {
     ClosesAtLeast(usize),
     HoldsAtLeast(usize),
     PagePausesAtLeast(usize),
+    /// Approval cards shown at least this often.
+    ApprovalsAtLeast(u32),
+    /// Workers paused because of the app at least this often.
+    AppPausesAtLeast(usize),
 }
 
 /// A scenario file error, with its line number.
@@ -178,6 +182,15 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "partition" => knobs.partition_pct = num(1)?.min(100),
             "fails" => knobs.agents.fail_pct = num(1)?.min(100),
             "page-stops" => knobs.agents.page_stop_pct = num(1)?.min(100),
+            "approvals" => {
+                // approvals MIN MAX: a person answers each card after MIN..MAX
+                let min = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?;
+                let max = w.get(2).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?;
+                if max < min {
+                    return Err(err("the longest wait is shorter than the shortest"));
+                }
+                knobs.agents.approvals = Some((min, max));
+            }
             "submit-delay" => {
                 knobs.submit_delay_ms =
                     w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?
@@ -269,6 +282,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("closes") => Expectation::ClosesAtLeast(num(3)? as usize),
                 Some("holds") => Expectation::HoldsAtLeast(num(3)? as usize),
                 Some("page-pauses") => Expectation::PagePausesAtLeast(num(3)? as usize),
+                Some("approvals") => Expectation::ApprovalsAtLeast(num(3)? as u32),
+                Some("app-pauses") => Expectation::AppPausesAtLeast(num(3)? as usize),
                 Some("delivered") => {
                     let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
                     let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -308,6 +323,8 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::ClosesAtLeast(n) => outcome.closes >= *n,
             Expectation::HoldsAtLeast(n) => outcome.holds >= *n,
             Expectation::PagePausesAtLeast(n) => outcome.page_pauses >= *n,
+            Expectation::ApprovalsAtLeast(n) => outcome.approvals >= *n,
+            Expectation::AppPausesAtLeast(n) => outcome.app_pauses >= *n,
             Expectation::DeliveredBetween { lane, from_ms, to_ms, count } => {
                 // Lanes are spawned in order right after the root (wrk-1).
                 let worker = WorkerId(*lane as u64 + 2);

@@ -132,6 +132,8 @@ pub enum FromChat {
     Refused { key: String },
     /// The submission went in and the page showed "Message delivery timed out".
     TimedOut { key: String },
+    /// The composer's app picker did not offer the orchestrator's app: nothing was typed.
+    AppMissing { key: String },
 }
 
 /// Writes one frame.

@@ -124,6 +124,7 @@ impl Knobs {
                 submit_timeout_pct: 0,
                 page_stop_pct: 0,
                 page_events: Vec::new(),
+                approvals: None,
             },
             root: pick(0, 1) == 1,
             // Each fault class is on or off per seed, with a drawn rate when on.
@@ -175,6 +176,7 @@ impl Knobs {
                 submit_timeout_pct: 0,
                 page_stop_pct: 0,
                 page_events: Vec::new(),
+                approvals: None,
             },
             root: false,
             daemon_crash_pct: 0,
@@ -249,6 +251,10 @@ pub struct Outcome {
     pub holds: usize,
     /// Workers paused by a page for a person (a usage limit without a time, an account check).
     pub page_pauses: usize,
+    /// Approval cards the pages showed (answered by a simulated person, never clicked).
+    pub approvals: u32,
+    /// Workers paused because of the app (`app_unavailable`, `app_not_selected`).
+    pub app_pauses: usize,
     /// Planned crashes and triggers that never happened.
     pub unreached: Vec<String>,
     /// Crashes performed.
@@ -641,7 +647,7 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             for broken in oracle::attachments_honoured(log, seen) {
                 l.violation(broken);
             }
-            for broken in oracle::account_holds_honoured(log) {
+            for broken in oracle::account_holds_honoured(log).into_iter().chain(oracle::approvals_honoured(log)) {
                 l.violation(broken);
             }
             for e in &events {
@@ -651,6 +657,10 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
                         reason: engine::model::PauseReason::UsageLimit | engine::model::PauseReason::AccountCheck,
                         ..
                     } => outcome.page_pauses += 1,
+                    engine::event::EventKind::WorkerPaused {
+                        reason: engine::model::PauseReason::AppUnavailable | engine::model::PauseReason::AppNotSelected,
+                        ..
+                    } => outcome.app_pauses += 1,
                     _ => {}
                 }
             }
@@ -744,6 +754,7 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
     outcome.delivered = l.delivered.clone();
     outcome.fresh_continues = l.fresh_continues;
     outcome.retry_offers = l.retry_offers;
+    outcome.approvals = l.approvals;
     outcome.retry_clicks = l.retry_clicks.len();
     outcome.violations = l.violations.clone();
     outcome.crashes = l.crashes.clone();

@@ -26,6 +26,8 @@ fn triggers_partitions_failures_and_attaches_replay_byte_for_byte() {
         ("race-complete-after-ack.scn", include_str!("../../scenarios/race-complete-after-ack.scn")),
         ("worker-fail.scn", include_str!("../../scenarios/worker-fail.scn")),
         ("reattach-lane.scn", include_str!("../../scenarios/reattach-lane.scn")),
+        ("approvals-per-tool.scn", include_str!("../../scenarios/approvals-per-tool.scn")),
+        ("app-unavailable.scn", include_str!("../../scenarios/app-unavailable.scn")),
     ];
     for (name, text) in files {
         let s = sim::scenario::parse(name, text).expect("the scenario parses");
