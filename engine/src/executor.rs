@@ -3,10 +3,10 @@
 use crate::block::{self, BlockStatus};
 use crate::engine::{Engine, ExecutorSession};
 use crate::event::EventKind;
-use crate::holds::DIALOG;
+use crate::holds::conversation_hold_of;
 use crate::ids::*;
 use crate::input::*;
-use crate::limits::ERROR_DETAIL_BYTES_MAX;
+use crate::limits::{APP_NAME_BYTES_MAX, ERROR_DETAIL_BYTES_MAX};
 use crate::model::*;
 use crate::time::Timestamp;
 use crate::validate::truncate_detail;
@@ -193,8 +193,10 @@ impl Engine {
         if previous == observation.state && !force && !idle_again {
             return; // coalesced duplicate: one report per real transition
         }
-        if observation.state == DIALOG && previous != DIALOG {
-            // The stall clock stops while the dialog shows: count the turn up to now.
+        let (held_before, held_now) = (conversation_hold_of(previous), conversation_hold_of(observation.state));
+        if held_now.is_some() && held_before.is_none() {
+            // The stall clock stops while a dialog or an approval card shows: count the
+            // turn up to now.
             self.end_running_segment(id);
         }
         let b = self.state.workers.get_mut(&id).and_then(|w| w.binding.as_mut()).expect("binding exists");
@@ -204,15 +206,19 @@ impl Engine {
             b.state_since = now;
         }
         self.touch_worker(id);
-        if observation.state != DIALOG {
-            if previous == DIALOG {
-                self.dialog_gone(id);
-            } else {
-                self.forget_dialog(id);
-            }
+        match (held_before, held_now) {
+            (Some(before), now) if now != Some(before) => self.conversation_hold_gone(id, before),
+            (_, None) => self.forget_dialog(id),
+            _ => {}
         }
         match observation.state {
             ConversationState::Generating => self.observed_generating(id, observation.seq, false),
+            ConversationState::AwaitingApproval => {
+                // The card shows inside a running turn: that turn has started (a submitted
+                // turn counts as generating), and it is suspended until a person answers.
+                self.observed_generating(id, observation.seq, false);
+                self.conversation_hold_shown(id, HoldReason::AwaitingApproval, previous, observation.detail);
+            }
             ConversationState::Idle | ConversationState::Ready => {
                 let was_idle = matches!(previous, ConversationState::Idle | ConversationState::Ready);
                 self.observed_idle(id, observation.seq, was_idle, observation.block.as_deref());
@@ -377,7 +383,27 @@ impl Engine {
                 self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
             }
             // A dialog never ends the turn: it may go on underneath.
-            ErrorKind::BlockedByDialog => self.dialog_shown(id, previous, detail),
+            ErrorKind::BlockedByDialog => {
+                self.conversation_hold_shown(id, HoldReason::BlockedByDialog, previous, detail)
+            }
+            ErrorKind::AppUnavailable => {
+                // The app is gone from this conversation: the turn ends as a page error,
+                // the lease is lost (never a retry here) and a person recovers the worker
+                // into a new conversation.
+                if let Some(aid) = open {
+                    let running =
+                        matches!(self.state.attempts[&aid].state, AttemptState::Submitted | AttemptState::Generating);
+                    if running {
+                        self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::PageError, Some(kind.as_str()));
+                    }
+                }
+                self.lose_binding(id, ConversationState::Error(kind));
+                let words = detail.map(|d| format!(" ('{d}')")).unwrap_or_default();
+                let detail = format!(
+                    "ChatGPT no longer lets this conversation use the orchestrator's app{words}. Recover the worker into a new conversation: Continue anyway opens a fresh one with the recovery prompt, or attach it to a conversation you opened and resume."
+                );
+                self.set_pause(id, PauseReason::AppUnavailable, Some(&detail));
+            }
             ErrorKind::UsageLimit
             | ErrorKind::RateLimited
             | ErrorKind::SuspiciousActivity
@@ -531,7 +557,9 @@ impl Engine {
             return;
         }
         match binding_state {
-            Some((ConversationState::Generating, seq)) if delivery == Delivery::Steer || seq > state_seq => {
+            Some((ConversationState::Generating | ConversationState::AwaitingApproval, seq))
+                if delivery == Delivery::Steer || seq > state_seq =>
+            {
                 self.observed_generating(id, seq, delivery == Delivery::Steer);
             }
             Some((ConversationState::Idle | ConversationState::Ready, seq)) if seq > state_seq => {
@@ -565,6 +593,14 @@ impl Engine {
                 self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::HostUiChanged, Some(&code_text));
                 let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
                 self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
+            }
+            ExecErrorCode::AppNotSelected => {
+                // Definitely not sent: the wake comes back, held by the pause (never a
+                // blind retry loop: the same page would fail the same way).
+                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
+                self.restore_intent(attempt, None, false);
+                let detail = app_not_selected_detail(&detail);
+                self.set_pause(id, PauseReason::AppNotSelected, Some(&detail));
             }
             ExecErrorCode::MessageDeliveryTimeout => {
                 self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::DeliveryTimeout, Some(&code_text));
@@ -677,6 +713,19 @@ impl Engine {
         self.touch_worker(id);
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionEnded { state, outcome });
     }
+}
+
+/// The actionable sentence of an `APP_NOT_SELECTED` pause. The result's `detail` names
+/// the app the executor looked for (its setting); a longer text is not a name and is
+/// left out.
+fn app_not_selected_detail(detail: &str) -> String {
+    let name = detail.trim();
+    if name.is_empty() || name.len() > APP_NAME_BYTES_MAX || name.contains(['\'', '\n']) {
+        return "ChatGPT did not show the orchestrator's app in this conversation: check it is installed and its name in the extension settings, then resume".into();
+    }
+    format!(
+        "ChatGPT did not show the app '{name}' in this conversation: check it is installed and its name in the extension settings, then resume"
+    )
 }
 
 /// The actionable sentence of an account-check pause.

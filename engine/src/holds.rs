@@ -1,6 +1,7 @@
 //! Holds from what pages show: an account's usage or rate limit (every worker on that
 //! executor waits until the page's reset time), a hard stop a person clears (suspicious
-//! activity, a human check, a logged-out page), and a dialog over one conversation.
+//! activity, a human check, a logged-out page), and a dialog or a tool-approval card over
+//! one conversation.
 //!
 //! A hold is not a pause: nobody clears it, it lifts by itself (the limit's time comes,
 //! the dialog goes away). While a worker is held nothing that types goes to it, its wakes
@@ -17,6 +18,16 @@ use std::sync::Arc;
 
 /// The state of a conversation covered by an unknown dialog.
 pub(crate) const DIALOG: ConversationState = ConversationState::Error(ErrorKind::BlockedByDialog);
+
+/// The hold a conversation state puts on its own worker: an unknown dialog, or a
+/// tool-approval card waiting for a person.
+pub(crate) fn conversation_hold_of(state: ConversationState) -> Option<HoldReason> {
+    match state {
+        DIALOG => Some(HoldReason::BlockedByDialog),
+        ConversationState::AwaitingApproval => Some(HoldReason::AwaitingApproval),
+        _ => None,
+    }
+}
 
 impl Engine {
     /// The account-wide hold on the executor that carries the worker's commands: the one
@@ -40,14 +51,21 @@ impl Engine {
         soonest
     }
 
-    /// Whether an unknown dialog covers the worker's conversation (its latest state).
-    pub(crate) fn dialog_held(&self, w: &Worker) -> bool {
-        w.binding.as_ref().is_some_and(|b| b.status != BindingStatus::Lost && b.state == DIALOG)
+    /// What the worker's conversation shows that holds it (its latest state): an unknown
+    /// dialog, or a tool-approval card waiting for a person.
+    pub(crate) fn conversation_hold(&self, w: &Worker) -> Option<HoldReason> {
+        let b = w.binding.as_ref().filter(|b| b.status != BindingStatus::Lost)?;
+        conversation_hold_of(b.state)
     }
 
-    /// Whether the worker is held (account limit or dialog).
+    /// Whether a dialog or an approval card holds the worker's conversation.
+    pub(crate) fn conversation_held(&self, w: &Worker) -> bool {
+        self.conversation_hold(w).is_some()
+    }
+
+    /// Whether the worker is held (account limit, dialog or approval card).
     pub(crate) fn held(&self, w: &Worker) -> bool {
-        self.dialog_held(w) || self.account_hold(w).is_some()
+        self.conversation_held(w) || self.account_hold(w).is_some()
     }
 
     /// Whether an executor has an account-wide hold.
@@ -55,13 +73,13 @@ impl Engine {
         self.state.holds.accounts.contains_key(e)
     }
 
-    /// What holds the worker, for people: a dialog first (it needs a person), then an
-    /// account limit.
+    /// What holds the worker, for people: a dialog or an approval card first (they need
+    /// a person), then an account limit.
     pub(crate) fn hold_view(&self, w: &Worker) -> Option<HoldView> {
-        if self.dialog_held(w) {
-            let b = w.binding.as_ref().expect("a dialog hold has a binding");
+        if let Some(reason) = self.conversation_hold(w) {
+            let b = w.binding.as_ref().expect("a conversation hold has a binding");
             return Some(HoldView {
-                reason: HoldReason::BlockedByDialog,
+                reason,
                 since: b.state_since,
                 until: None,
                 detail: self.state.holds.dialogs.get(&w.id).cloned(),
@@ -189,10 +207,20 @@ impl Engine {
         }
     }
 
-    /// The page shows an unknown dialog over the worker's conversation (the state is
-    /// already recorded): keep its heading for people and say so once.
-    pub(crate) fn dialog_shown(&mut self, id: WorkerId, previous: ConversationState, detail: Option<Arc<str>>) {
-        let changed = self.state.holds.dialogs.get(&id) != detail.as_ref();
+    /// The page shows a dialog or an approval card over the worker's conversation (the
+    /// state is already recorded): keep its words for people (the dialog's heading, the
+    /// app's name) and say so once.
+    pub(crate) fn conversation_hold_shown(
+        &mut self,
+        id: WorkerId,
+        reason: HoldReason,
+        previous: ConversationState,
+        detail: Option<Arc<str>>,
+    ) {
+        // A report of the same dialog or card without words keeps the words known (a
+        // republished state may carry none).
+        let same = conversation_hold_of(previous) == Some(reason);
+        let changed = self.state.holds.dialogs.get(&id) != detail.as_ref() && !(same && detail.is_none());
         if changed {
             match &detail {
                 Some(d) => self.state.holds.dialogs.insert(id, d.clone()),
@@ -200,26 +228,36 @@ impl Engine {
             };
             self.pending.holds = true;
         }
-        if previous != DIALOG {
+        if conversation_hold_of(previous) != Some(reason) {
             let run = self.state.workers[&id].run;
-            let kind = EventKind::WorkerHeld { reason: HoldReason::BlockedByDialog, until: None, detail };
+            let kind = EventKind::WorkerHeld { reason, until: None, detail };
             self.emit(run, Some(id), None, kind);
         }
     }
 
-    /// A later state without the dialog: the hold lifts by itself, and the stall clock
-    /// starts again from now.
-    pub(crate) fn dialog_gone(&mut self, id: WorkerId) {
+    /// A later state without the dialog or the card: the hold lifts by itself, and the
+    /// stall clock starts again from now. No keepalive fires while a card waits
+    /// (`keepalive_armed`); one whose time came during the wait is skipped for this
+    /// submission (the card showed the turn alive, and the report that lifted it is
+    /// fresh), so a long wait for a person is not answered by a checkpoint the moment the
+    /// turn goes on. The next submission arms the keepalive again.
+    pub(crate) fn conversation_hold_gone(&mut self, id: WorkerId, reason: HoldReason) {
         self.forget_dialog(id);
         let now = self.now;
+        let w = &self.state.workers[&id];
+        let (policy, _) = self.effective_policy(w);
+        let keepalive_passed = self.keepalive_time(w, &policy).is_some_and(|t| t <= now);
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.progress.baseline_at = w.progress.baseline_at.max(now);
+        if reason == HoldReason::AwaitingApproval && keepalive_passed {
+            w.keepalive_fired = true;
+        }
         let run = w.run;
         self.touch_worker(id);
-        self.emit(run, Some(id), None, EventKind::WorkerHoldLifted { reason: HoldReason::BlockedByDialog });
+        self.emit(run, Some(id), None, EventKind::WorkerHoldLifted { reason });
     }
 
-    /// Drops a dialog heading no longer shown (the worker's conversation changed).
+    /// Drops a dialog heading or app name no longer shown (the worker's conversation changed).
     pub(crate) fn forget_dialog(&mut self, id: WorkerId) {
         if self.state.holds.dialogs.remove(&id).is_some() {
             self.pending.holds = true;

@@ -167,6 +167,10 @@ pub enum ExecErrorCode {
     Cancelled,
     /// An unknown code, kept verbatim.
     Other(Arc<str>),
+    /// The executor could not choose or verify the orchestrator's app in the composer
+    /// before the send: definitely not submitted; the worker is paused (never a blind
+    /// retry). Appended last to keep the encoding of the others.
+    AppNotSelected,
 }
 
 impl ExecErrorCode {
@@ -182,6 +186,7 @@ impl ExecErrorCode {
             ExecErrorCode::ConversationClosed => "CONVERSATION_CLOSED",
             ExecErrorCode::ConversationFull => "CONVERSATION_FULL",
             ExecErrorCode::Cancelled => "CANCELLED",
+            ExecErrorCode::AppNotSelected => "APP_NOT_SELECTED",
             ExecErrorCode::Other(code) => code,
         }
     }
@@ -198,6 +203,7 @@ impl ExecErrorCode {
             "CONVERSATION_CLOSED" => ExecErrorCode::ConversationClosed,
             "CONVERSATION_FULL" => ExecErrorCode::ConversationFull,
             "CANCELLED" => ExecErrorCode::Cancelled,
+            "APP_NOT_SELECTED" => ExecErrorCode::AppNotSelected,
             other => ExecErrorCode::Other(Arc::from(other)),
         }
     }

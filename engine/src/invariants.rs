@@ -37,7 +37,8 @@ impl Engine {
     }
 
     /// Page holds: bounded, each lifting no earlier than it began and no later than the
-    /// clamp allows; a dialog heading belongs to a worker whose page shows a dialog, and
+    /// clamp allows; a dialog heading (or an app name) belongs to a worker whose page shows a dialog (or an
+    /// approval card), and
     /// a held worker has no command in flight that nobody holds (it was withdrawn).
     fn check_holds(&self) -> Result<(), InvariantViolation> {
         let holds = &self.state.holds;
@@ -46,16 +47,17 @@ impl Engine {
         }
         for (e, h) in &holds.accounts {
             let latest = h.since.max(self.now).plus_ms(crate::limits::ACCOUNT_HOLD_MS_MAX);
-            if h.until < h.since || h.until > latest || h.reason == HoldReason::BlockedByDialog {
+            let conversation_only = matches!(h.reason, HoldReason::BlockedByDialog | HoldReason::AwaitingApproval);
+            if h.until < h.since || h.until > latest || conversation_only {
                 return violated("account_hold", format!("{e}: {h:?}"));
             }
         }
         for id in holds.dialogs.keys() {
             let shown = self.state.workers.get(id).is_some_and(|w| {
-                w.binding.as_ref().is_some_and(|b| b.state == ConversationState::Error(ErrorKind::BlockedByDialog))
+                w.binding.as_ref().is_some_and(|b| crate::holds::conversation_hold_of(b.state).is_some())
             });
             if !shown {
-                return violated("dialog_heading", format!("{id} keeps a heading with no dialog shown"));
+                return violated("dialog_heading", format!("{id} keeps a heading with no dialog or card shown"));
             }
         }
         for w in self.state.workers.values().filter(|w| self.held(w)) {

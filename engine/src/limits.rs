@@ -32,6 +32,8 @@ pub const ATTEMPTS_PAGE_COUNT_MAX: usize = 1_000;
 pub const LIST_PAGE_COUNT_MAX: usize = 1_000;
 /// Longest accepted executor error detail.
 pub const ERROR_DETAIL_BYTES_MAX: usize = 1_024;
+/// Longest `APP_NOT_SELECTED` detail quoted as the app's name in the pause detail.
+pub const APP_NAME_BYTES_MAX: usize = 64;
 
 /// Shortest idle grace a policy may ask for.
 pub const IDLE_GRACE_MS_MIN: u64 = 0;

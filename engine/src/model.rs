@@ -183,6 +183,14 @@ pub enum PauseReason {
     /// The executor's page showed "Suspicious activity detected", a human check
     /// (challenge) or a logged-out page: a person must look at the browser first.
     AccountCheck,
+    /// The conversation lost the orchestrator's app ("FORBIDDEN: This conversation does
+    /// not support developer MCPs", "<App> tool has been disabled"): the binding is lost
+    /// and a person recovers the worker into a new conversation.
+    AppUnavailable,
+    /// The executor could not choose or verify the orchestrator's app in the composer
+    /// before a send (`APP_NOT_SELECTED`, nothing was sent): a person checks the app's
+    /// installation and name, then resumes.
+    AppNotSelected,
 }
 
 impl PauseReason {
@@ -196,6 +204,8 @@ impl PauseReason {
             PauseReason::DeliveryFailing => "delivery_failing",
             PauseReason::UsageLimit => "usage_limit",
             PauseReason::AccountCheck => "account_check",
+            PauseReason::AppUnavailable => "app_unavailable",
+            PauseReason::AppNotSelected => "app_not_selected",
         }
     }
 }
@@ -280,6 +290,11 @@ pub enum ErrorKind {
     /// An unknown modal dialog over this conversation, which the executor never
     /// dismisses: nothing is typed until a later report shows the page without it.
     BlockedByDialog,
+    /// The latest turn says the conversation cannot use the orchestrator's app any more
+    /// ("FORBIDDEN: This conversation does not support developer MCPs", "... is
+    /// restricted to developer MCPs", "<App> tool has been disabled"): the binding is
+    /// lost and the worker paused; recovery is a new conversation, never a retry here.
+    AppUnavailable,
 }
 
 impl ErrorKind {
@@ -296,6 +311,7 @@ impl ErrorKind {
             ErrorKind::SuspiciousActivity => "suspicious_activity",
             ErrorKind::Challenge => "challenge",
             ErrorKind::BlockedByDialog => "blocked_by_dialog",
+            ErrorKind::AppUnavailable => "app_unavailable",
         }
     }
     /// Whether a page showing this error takes nothing typed into it, not even an
@@ -329,6 +345,9 @@ pub enum HoldReason {
     RateLimited,
     /// An unknown dialog covers the worker's conversation.
     BlockedByDialog,
+    /// ChatGPT shows a tool-approval card ("Allow ChatGPT to use <App>?") in the worker's
+    /// conversation: the turn is suspended until a person answers it.
+    AwaitingApproval,
 }
 
 impl HoldReason {
@@ -338,6 +357,7 @@ impl HoldReason {
             HoldReason::UsageLimit => "usage_limit",
             HoldReason::RateLimited => "rate_limited",
             HoldReason::BlockedByDialog => "blocked_by_dialog",
+            HoldReason::AwaitingApproval => "awaiting_approval",
         }
     }
 }
@@ -363,8 +383,10 @@ pub struct AccountHold {
 pub struct PageHolds {
     /// Account-wide holds by executor, at most [`crate::limits::ACCOUNT_HOLDS_COUNT_MAX`].
     pub accounts: std::collections::BTreeMap<ExecutorId, AccountHold>,
-    /// The heading of the dialog covering a worker's conversation (the hold itself is the
-    /// binding's state `Error(BlockedByDialog)`; this is only what people read).
+    /// The page's words for a hold over one worker's conversation: the heading of the
+    /// dialog covering it, or the name of the app whose approval card waits (the hold
+    /// itself is the binding's state, `Error(BlockedByDialog)` or `AwaitingApproval`;
+    /// this is only what people read).
     pub dialogs: std::collections::BTreeMap<WorkerId, Arc<str>>,
 }
 
@@ -383,6 +405,10 @@ pub enum ConversationState {
     Error(ErrorKind),
     /// The tab is gone.
     Closed,
+    /// A tool-approval card waits for a person in this conversation ("Allow ChatGPT to
+    /// use <App>?"): the turn is suspended, nothing is typed and the executor never
+    /// clicks the card. Appended last: the stored encoding of older states is unchanged.
+    AwaitingApproval,
 }
 
 impl ConversationState {
@@ -402,6 +428,7 @@ impl ConversationState {
             ConversationState::Idle => "idle",
             ConversationState::Error(_) => "error",
             ConversationState::Closed => "closed",
+            ConversationState::AwaitingApproval => "awaiting_approval",
         }
     }
 }

@@ -36,6 +36,8 @@ pub(crate) enum Hold {
     AccountLimit,
     /// An unknown dialog covers the worker's conversation.
     Dialog,
+    /// A tool-approval card waits for a person in the worker's conversation.
+    Approval,
     /// No executor has reported the conversation's state yet.
     StateUnknown,
 }
@@ -117,8 +119,9 @@ impl Engine {
             Disposition::AwaitingDependency
         } else if w.pause.is_some() {
             Disposition::Paused
-        } else if self.dialog_held(w) {
-            // A dialog needs a person to close it, even while a turn goes on underneath.
+        } else if self.conversation_held(w) {
+            // A dialog needs a person to close it, an approval card a person to answer it,
+            // even while a turn goes on underneath.
             Disposition::AwaitingHuman
         } else if w.in_flight.is_some() || self.turn_running(w) {
             Disposition::Running
@@ -241,9 +244,11 @@ impl Engine {
             return Decision::Hold(Hold::Paused);
         }
         // Holds from what pages show, for every origin: the page is the truth. Before the
-        // stall guard, since waiting on a limit or a dialog is not a stall.
-        if self.dialog_held(w) {
-            return Decision::Hold(Hold::Dialog);
+        // stall guard, since waiting on a limit, a dialog or an approval is not a stall.
+        match self.conversation_hold(w) {
+            Some(HoldReason::AwaitingApproval) => return Decision::Hold(Hold::Approval),
+            Some(_) => return Decision::Hold(Hold::Dialog),
+            None => {}
         }
         if self.account_hold(w).is_some() {
             return Decision::Hold(Hold::AccountLimit);
@@ -328,18 +333,25 @@ impl Engine {
         if !self.keepalive_armed(w, policy) {
             return None;
         }
+        self.keepalive_time(w, policy)
+    }
+
+    /// When the current submission's keepalive falls due, armed or not.
+    pub(crate) fn keepalive_time(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
         let base = w.last_delivery_at?;
         let span = policy.active_keepalive_max_ms - policy.active_keepalive_min_ms;
         let jitter = w.keepalive_draw % (span + 1);
         Some(base.plus_ms(policy.active_keepalive_min_ms + jitter))
     }
 
-    /// Keepalives run for active, runnable, auto workers with a live conversation.
+    /// Keepalives run for active, runnable, auto workers with a live conversation, and
+    /// never while an approval card waits for a person (its clock stands still).
     fn keepalive_armed(&self, w: &Worker, policy: &ContinuationPolicy) -> bool {
         policy.mode == Mode::Auto
             && !w.keepalive_fired
             && self.runnable(w)
             && w.binding.as_ref().is_some_and(|b| b.status != BindingStatus::Lost)
+            && self.conversation_hold(w) != Some(HoldReason::AwaitingApproval)
     }
 
     /// Active, in an active run, not waiting and not paused.

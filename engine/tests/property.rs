@@ -252,6 +252,7 @@ impl Sim {
                     "CONVERSATION_CLOSED",
                     "AMBIGUOUS_SUBMISSION",
                     "HOST_UI_CHANGED",
+                    "APP_NOT_SELECTED",
                 ];
                 let code = self.pick(&codes).expect("codes");
                 let c = self.exec.queue.remove(&a).expect("queued").command;
@@ -270,6 +271,10 @@ impl Sim {
                     (_, 0) => ConversationState::Error(ErrorKind::DeliveryTimeout),
                     (_, 1) if self.chance(30) => ConversationState::Closed,
                     (_, 2) => ConversationState::Error(ErrorKind::Generic),
+                    // A tool-approval card inside a running turn; a person answers it later.
+                    (ConversationState::Generating, 4) => ConversationState::AwaitingApproval,
+                    (ConversationState::AwaitingApproval, 5) => ConversationState::Idle,
+                    (ConversationState::AwaitingApproval, _) => ConversationState::Generating,
                     (ConversationState::Generating, _) => ConversationState::Idle,
                     (_, 3) => ConversationState::Generating,
                     _ => ConversationState::Idle,
@@ -365,6 +370,8 @@ impl Sim {
                 return;
             }
             CommandKind::Send if tab.as_ref().is_some_and(|t| t.1 == ConversationState::Generating) => return, // waits for idle
+            // Nothing is typed while an approval card waits: the command waits too.
+            _ if tab.as_ref().is_some_and(|t| t.1 == ConversationState::AwaitingApproval) => return,
             _ => {}
         }
         if !self.exec.connected {

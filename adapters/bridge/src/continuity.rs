@@ -48,10 +48,11 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::SteeringRecorded { .. }
         | EventKind::WorkerHeld { .. }
         | EventKind::WorkerHoldLifted { .. } => true,
-        // A limit or a dialog says more in its `worker.held`.
-        EventKind::ConversationError { kind } => {
-            !matches!(kind, ErrorKind::UsageLimit | ErrorKind::RateLimited | ErrorKind::BlockedByDialog)
-        }
+        // A limit or a dialog says more in its `worker.held`, a lost app in its `worker.paused`.
+        EventKind::ConversationError { kind } => !matches!(
+            kind,
+            ErrorKind::UsageLimit | ErrorKind::RateLimited | ErrorKind::BlockedByDialog | ErrorKind::AppUnavailable
+        ),
         EventKind::WorkerPaused { reason, .. } => *reason != PauseReason::Stall,
         EventKind::ExecutionEnded { outcome, .. } => !matches!(
             outcome,
@@ -87,6 +88,7 @@ pub fn sentence(e: &Event) -> String {
     const DELIVERY_TIMEOUT: &str = "Delivery timed out; a fresh continue follows";
     const HOST_UI_CHANGED: &str = "Paused: the ChatGPT page changed; check the extension";
     const AMBIGUOUS: &str = "Paused: unsure whether the last prompt was sent";
+    const APP_UNAVAILABLE: &str = "Paused: the app is unavailable in this conversation; recover into a new one";
     match &e.kind {
         EventKind::WorkerProgress { summary, .. } => format!("Progress: {}", excerpt(summary)),
         EventKind::WorkerCompleted { .. } => "Completed".into(),
@@ -106,10 +108,16 @@ pub fn sentence(e: &Event) -> String {
             PauseReason::DeliveryFailing => "Paused: deliveries keep failing".into(),
             PauseReason::UsageLimit => "Usage limit with no reset time: a person must resume".into(),
             PauseReason::AccountCheck => "Paused: ChatGPT asks a person to check the account".into(),
+            PauseReason::AppUnavailable => APP_UNAVAILABLE.into(),
+            PauseReason::AppNotSelected => "Paused: ChatGPT did not show the app in this conversation".into(),
         },
         EventKind::WorkerHeld { reason, until, detail } => match (reason, until) {
             (HoldReason::UsageLimit, Some(t)) => format!("Usage limit: resumes at {}", clock(*t)),
             (HoldReason::RateLimited, Some(t)) => format!("ChatGPT asked to slow down: resumes at {}", clock(*t)),
+            (HoldReason::AwaitingApproval, _) => match detail {
+                Some(app) => format!("Needs you: approve {} in this conversation", excerpt(app)),
+                None => "Needs you: approve the app in this conversation".into(),
+            },
             (HoldReason::BlockedByDialog, _) | (_, None) => match detail {
                 Some(heading) => format!("A dialog blocks the conversation: {}", excerpt(heading)),
                 None => "A dialog blocks the conversation".into(),
@@ -119,6 +127,7 @@ pub fn sentence(e: &Event) -> String {
             HoldReason::UsageLimit => "Usage limit over; resuming".into(),
             HoldReason::RateLimited => "Slow-down over; resuming".into(),
             HoldReason::BlockedByDialog => "The dialog is gone; resuming".into(),
+            HoldReason::AwaitingApproval => "Approval answered; the turn goes on".into(),
         },
         EventKind::WorkerResumed => "Resumed".into(),
         EventKind::PolicyChanged { mode: Mode::Auto, .. } => "Auto resume on".into(),
@@ -167,6 +176,7 @@ pub fn sentence(e: &Event) -> String {
         EventKind::ContinuationStallAcknowledged => "Continued anyway after the stall".into(),
         EventKind::BindingLost { why } => match why {
             ConversationState::Error(ErrorKind::ConversationFull) => "Conversation full; a fresh one follows".into(),
+            ConversationState::Error(ErrorKind::AppUnavailable) => APP_UNAVAILABLE.into(),
             _ => "Conversation closed; a fresh one follows".into(),
         },
         EventKind::ConversationError { kind } => match kind {
@@ -180,6 +190,7 @@ pub fn sentence(e: &Event) -> String {
             ErrorKind::SuspiciousActivity => "Suspicious activity detected: a person must resume".into(),
             ErrorKind::Challenge => "ChatGPT shows a human check: a person must resume".into(),
             ErrorKind::BlockedByDialog => "A dialog blocks the conversation".into(),
+            ErrorKind::AppUnavailable => APP_UNAVAILABLE.into(),
         },
         EventKind::SteeringRecorded { outcome, .. } => match outcome {
             SteeringOutcome::ContinueAsPlanned => "Root: continue as planned".into(),

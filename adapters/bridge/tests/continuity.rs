@@ -151,6 +151,43 @@ fn holds_and_account_pauses_read_as_sentences_for_people() {
 }
 
 #[test]
+fn the_app_states_read_as_sentences_for_people() {
+    use engine::model::HoldReason;
+    let held = |detail: Option<&str>| {
+        let kind =
+            EventKind::WorkerHeld { reason: HoldReason::AwaitingApproval, until: None, detail: detail.map(Arc::from) };
+        sentence(&event(1, 2, kind))
+    };
+    assert_eq!(held(Some("Orchestrator")), "Needs you: approve Orchestrator in this conversation");
+    assert_eq!(held(None), "Needs you: approve the app in this conversation");
+    let lifted = sentence(&event(2, 2, EventKind::WorkerHoldLifted { reason: HoldReason::AwaitingApproval }));
+    assert_eq!(lifted, "Approval answered; the turn goes on");
+    let paused = |reason| sentence(&event(3, 2, EventKind::WorkerPaused { reason, after_turn: false }));
+    assert!(paused(PauseReason::AppUnavailable).contains("recover into a new one"));
+    assert!(paused(PauseReason::AppNotSelected).contains("did not show the app"));
+    // The pause says more than the page error that caused it.
+    assert!(!is_continuity(&EventKind::ConversationError { kind: ErrorKind::AppUnavailable }));
+}
+
+#[test]
+fn the_app_states_decode() {
+    let decode = |text: &str| match bridge::decode_executor(text, bridge::MESSAGE_BYTES_MAX).expect("decodes") {
+        bridge::ExecutorMessage::State(s) => s,
+        other => panic!("{other:?}"),
+    };
+    let s = decode(
+        r#"{"v":1,"type":"conversation.state","workerId":"wrk-7","state":"awaiting_approval","seq":4,"detail":"Orchestrator"}"#,
+    );
+    let o = s.observation();
+    assert_eq!(o.state, engine::model::ConversationState::AwaitingApproval);
+    assert_eq!(o.detail.as_deref(), Some("Orchestrator"));
+    let s = decode(
+        r#"{"v":1,"type":"conversation.state","workerId":"wrk-7","state":"error","errorKind":"app_unavailable","seq":5}"#,
+    );
+    assert_eq!(s.observation().state, engine::model::ConversationState::Error(ErrorKind::AppUnavailable));
+}
+
+#[test]
 fn page_states_decode_with_their_time_and_capped_clean_words() {
     let text = |kind: &str, detail: &str| {
         format!(

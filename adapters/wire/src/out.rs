@@ -117,8 +117,11 @@ pub struct AssignmentOut {
 #[serde(rename_all = "camelCase")]
 pub struct PauseOut {
     /// `operator`, `stall`, `host_ui_changed`, `ambiguous_submission`, `delivery_failing`,
-    /// `usage_limit` (the page named no reset time) or `account_check` (suspicious
-    /// activity, a human check or a logged-out page: a person must look first).
+    /// `usage_limit` (the page named no reset time), `account_check` (suspicious
+    /// activity, a human check or a logged-out page: a person must look first),
+    /// `app_unavailable` (the conversation lost the orchestrator's app: recover the worker
+    /// into a new conversation) or `app_not_selected` (the executor could not choose the
+    /// app before a send: check its installation and name, then resume).
     pub reason: String,
     /// Since when, ms since the Unix epoch.
     pub since_ms: u64,
@@ -131,15 +134,18 @@ pub struct PauseOut {
 #[serde(rename_all = "camelCase")]
 pub struct HoldOut {
     /// `usage_limit` or `rate_limited` (every worker of that browser account waits until
-    /// `untilMs`), or `blocked_by_dialog` (a dialog covers this conversation until the page
-    /// shows something else; the executor never closes it).
+    /// `untilMs`), `blocked_by_dialog` (a dialog covers this conversation until the page
+    /// shows something else; the executor never closes it) or `awaiting_approval` (a
+    /// tool-approval card waits for a person in this conversation; the executor never
+    /// clicks it; `detail` is the app's name).
     pub reason: String,
     /// Since when, ms since the Unix epoch.
     pub since_ms: u64,
     /// When an account hold lifts, ms since the Unix epoch (absent for a dialog).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_ms: Option<u64>,
-    /// The page's words (a dialog's heading, a limit notice): untrusted text.
+    /// The page's words (a dialog's heading, a limit notice, the app awaiting approval):
+    /// untrusted text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
@@ -195,9 +201,10 @@ pub struct BindingOut {
     pub executor_id: Option<String>,
     /// `pending`, `verified` or `lost`.
     pub status: String,
-    /// Last reported state: `unknown`, `ready`, `generating`, `idle`, `error` or `closed`.
+    /// Last reported state: `unknown`, `ready`, `generating`, `idle`, `error`, `closed` or
+    /// `awaiting_approval` (a tool-approval card waits for a person).
     pub state: String,
-    /// With `state = error`: `delivery_timeout`, `conversation_full`, `host_ui_changed`, `usage_limit`, `login_required`, `rate_limited`, `suspicious_activity`, `challenge`, `blocked_by_dialog` or `generic`.
+    /// With `state = error`: `delivery_timeout`, `conversation_full`, `host_ui_changed`, `usage_limit`, `login_required`, `rate_limited`, `suspicious_activity`, `challenge`, `blocked_by_dialog`, `app_unavailable` or `generic`.
     pub error_kind: Option<String>,
     /// When the state was first reported.
     pub state_since_ms: u64,
@@ -397,7 +404,8 @@ pub struct WorkerOut {
     /// Derived disposition: `running`, `awaiting_execution`, `awaiting_dependency`,
     /// `awaiting_human`, `paused`, `completed`, `failed` or `cancelled`. A worker held by
     /// an account limit reads `awaiting_execution` (or `running` while its turn goes on);
-    /// one held by a dialog reads `awaiting_human` (a person must close it).
+    /// one held by a dialog or an approval card reads `awaiting_human` (a person must
+    /// close or answer it).
     pub disposition: String,
     /// Completion summary or failure/cancellation reason.
     pub outcome: Option<String>,
@@ -407,7 +415,8 @@ pub struct WorkerOut {
     pub policy_source: String,
     /// The active pause, if any.
     pub pause: Option<PauseOut>,
-    /// What holds it without a pause (an account's usage or rate limit, a dialog), if
+    /// What holds it without a pause (an account's usage or rate limit, a dialog, an
+    /// approval card), if
     /// anything: nothing is typed for it until this lifts by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<HoldOut>,

@@ -249,12 +249,17 @@ impl World {
     }
 
     pub fn fail(&mut self, name: &str, code: &str) {
+        self.fail_with(name, code, "test")
+    }
+
+    /// Fails the worker's outstanding command with a code and a detail.
+    pub fn fail_with(&mut self, name: &str, code: &str, detail: &str) {
         let id = self.id(name);
         let c = self.outstanding.remove(&id).unwrap_or_else(|| panic!("no outstanding command for {name}"));
         self.input(Input::Executor(ExecutorInput::Result {
             executor: c.executor.clone(),
             command: c.id,
-            outcome: CommandOutcome::Failed { code: ExecErrorCode::parse(code), detail: "test".into() },
+            outcome: CommandOutcome::Failed { code: ExecErrorCode::parse(code), detail: detail.into() },
         }));
     }
 
@@ -381,7 +386,10 @@ impl World {
                     outcome: CommandOutcome::Accepted,
                 }));
             }
-            "fail" => self.fail(arg(1), arg(2)),
+            "fail" => match line.split_once("detail=") {
+                Some((_, detail)) => self.fail_with(arg(1), arg(2), detail),
+                None => self.fail(arg(1), arg(2)),
+            },
             "gen" => self.observe(arg(1), ConversationState::Generating, None),
             "idle" => {
                 let block = line.split_once("block=").map(|(_, b)| b.replace("\\n", "\n"));
@@ -389,6 +397,11 @@ impl World {
             }
             "ready" => self.observe(arg(1), ConversationState::Ready, None),
             "closed" => self.observe(arg(1), ConversationState::Closed, None),
+            // `approval NAME [detail=APP]`: a tool-approval card waits in the conversation.
+            "approval" => {
+                let detail = line.split_once("detail=").map(|(_, d)| d.to_string());
+                self.observe_page(arg(1), ConversationState::AwaitingApproval, None, None, detail.as_deref())
+            }
             "error" => {
                 let kind = match arg(2) {
                     "delivery_timeout" => ErrorKind::DeliveryTimeout,
@@ -400,6 +413,7 @@ impl World {
                     "challenge" => ErrorKind::Challenge,
                     "login" => ErrorKind::LoginRequired,
                     "dialog" => ErrorKind::BlockedByDialog,
+                    "app_unavailable" => ErrorKind::AppUnavailable,
                     _ => ErrorKind::Generic,
                 };
                 // `until=DURATION` (from now; `until=-5m` is in the past), `detail=TEXT...`.
@@ -483,6 +497,7 @@ impl World {
                         "idle" => ConversationState::Idle,
                         "generating" => ConversationState::Generating,
                         "ready" => ConversationState::Ready,
+                        "approval" => ConversationState::AwaitingApproval,
                         other => panic!("bad state {other}"),
                     };
                     let seq = self.next_seq(id);

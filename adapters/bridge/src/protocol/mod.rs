@@ -345,6 +345,10 @@ pub enum StateName {
     Error,
     /// The tab is gone.
     Closed,
+    /// A tool-approval card ("Allow ChatGPT to use <App>?") waits for a person; the app's
+    /// name in `detail`.
+    #[serde(rename = "awaiting_approval")]
+    AwaitingApproval,
 }
 
 impl StateName {
@@ -358,6 +362,7 @@ impl StateName {
             StateName::Idle => ConversationState::Idle,
             StateName::Error => ConversationState::Error(kind.unwrap_or(ErrorKindWire::Generic).into()),
             StateName::Closed => ConversationState::Closed,
+            StateName::AwaitingApproval => ConversationState::AwaitingApproval,
         }
     }
 
@@ -370,6 +375,7 @@ impl StateName {
             ConversationState::Idle => (StateName::Idle, None),
             ConversationState::Error(kind) => (StateName::Error, Some(kind.into())),
             ConversationState::Closed => (StateName::Closed, None),
+            ConversationState::AwaitingApproval => (StateName::AwaitingApproval, None),
         }
     }
 }
@@ -396,6 +402,9 @@ pub enum ErrorKindWire {
     Challenge,
     /// An unknown modal dialog the executor must never dismiss.
     BlockedByDialog,
+    /// The conversation lost the orchestrator's app ("FORBIDDEN: This conversation does
+    /// not support developer MCPs", "<App> tool has been disabled").
+    AppUnavailable,
     /// Any other error card; also what an unknown kind decodes to.
     #[serde(other)]
     Generic,
@@ -413,6 +422,7 @@ impl From<ErrorKindWire> for ErrorKind {
             ErrorKindWire::SuspiciousActivity => ErrorKind::SuspiciousActivity,
             ErrorKindWire::Challenge => ErrorKind::Challenge,
             ErrorKindWire::BlockedByDialog => ErrorKind::BlockedByDialog,
+            ErrorKindWire::AppUnavailable => ErrorKind::AppUnavailable,
             ErrorKindWire::Generic => ErrorKind::Generic,
         }
     }
@@ -430,6 +440,7 @@ impl From<ErrorKind> for ErrorKindWire {
             ErrorKind::SuspiciousActivity => ErrorKindWire::SuspiciousActivity,
             ErrorKind::Challenge => ErrorKindWire::Challenge,
             ErrorKind::BlockedByDialog => ErrorKindWire::BlockedByDialog,
+            ErrorKind::AppUnavailable => ErrorKindWire::AppUnavailable,
             ErrorKind::Generic => ErrorKindWire::Generic,
         }
     }

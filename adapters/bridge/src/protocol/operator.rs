@@ -295,7 +295,8 @@ pub struct WorkerSummary {
     /// It pauses as soon as its running turn ends.
     pub pause_after_turn: bool,
     /// With disposition `paused`: why (`operator`, `stall`, `host_ui_changed`,
-    /// `ambiguous_submission`, `delivery_failing`, `usage_limit`, `account_check`).
+    /// `ambiguous_submission`, `delivery_failing`, `usage_limit`, `account_check`,
+    /// `app_unavailable`, `app_not_selected`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_reason: Option<String>,
     /// What a person should do about the pause, when there is something specific.
@@ -330,7 +331,8 @@ pub struct WorkerSummary {
 #[serde(rename_all = "camelCase")]
 pub struct HoldWire {
     /// `usage_limit`, `rate_limited` (the whole browser account waits) or
-    /// `blocked_by_dialog` (a dialog covers this conversation).
+    /// `blocked_by_dialog` (a dialog covers this conversation) or `awaiting_approval` (a
+    /// tool-approval card waits for a person; `detail` is the app's name).
     pub reason: String,
     /// When an account hold lifts, ms since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
