@@ -16,6 +16,7 @@ import { createWorkQueue } from './queue.js';
 import { decideDelivery } from './delivery.js';
 import { failedOutcome, submittedOutcome, FAILURE_CODES, PROTOCOL_VERSION } from './protocol.js';
 import { nonceOf, pageUnmanaged, promptWithNonce, reconcileRequest, submitRequest } from './page-messages.js';
+import { appOf } from './settings.js';
 import { conversationUrlOf, isConversationUrl, onChatOrigin, sameConversation } from './urls.js';
 
 /** A page that has not answered `submit` by then: the outcome is ambiguous, in milliseconds. */
@@ -375,7 +376,8 @@ export class Commands {
       step: 'submitting', requestId: `submit:${rec.commandId}`, tabId: binding.tabId, untilMs: this.#now + SUBMIT_RESULT_TIMEOUT_MS,
       userTurnsBefore: this.#pages.get(binding.tabId)?.facts?.userTurns ?? 0,
     });
-    this.#toPage(binding.tabId, submitRequest(rec.requestId, text, nonceOf(entry.attemptId), mode));
+    // The page chooses the app (when one is set) before its first send since it loaded.
+    this.#toPage(binding.tabId, submitRequest(rec.requestId, text, nonceOf(entry.attemptId), mode, appOf(this.#settings)));
   }
 
   #advanceReconciling(rec, expired) {

@@ -359,31 +359,34 @@
       return;
     }
     const mention = `@${app.name}`;
-    if (!insertAtEnd(composer, mention)) return giveUpChoosing(`the composer did not take ${mention}`);
+    if (!insertAtEnd(composer, mention)) return giveUpChoosing(app, `the composer did not take ${mention}`);
     adapter.ownComposerText = mention;
     const row = await waitFor(() => apps.appRow(document, app), MENTION_WAIT_MS);
-    if (row === null) return giveUpChoosing(`no single row for ${app.name}${app.description ? ` (${app.description})` : ''} in the @ popover within ${MENTION_WAIT_MS} ms`);
+    if (row === null) return giveUpChoosing(app, `no single row for ${app.name}${app.description ? ` (${app.description})` : ''} in the @ popover within ${MENTION_WAIT_MS} ms`);
     for (let step = 0; !apps.isHighlighted(row); step += 1) {
-      if (step >= MENTION_ROWS_MAX || !row.isConnected) return giveUpChoosing(`the row of ${app.name} could not be highlighted`);
+      if (step >= MENTION_ROWS_MAX || !row.isConnected) return giveUpChoosing(app, `the row of ${app.name} could not be highlighted`);
       pressKey(page.findComposer(document) ?? composer, 'ArrowDown');
       await waitFor(() => apps.isHighlighted(row) || !row.isConnected, HIGHLIGHT_WAIT_MS);
     }
     // Enter only while the app's row is the highlighted one: Enter elsewhere would send.
-    if (apps.appRow(document, app) !== row || !apps.isHighlighted(row)) return giveUpChoosing('the popover changed before the row was chosen');
+    if (apps.appRow(document, app) !== row || !apps.isHighlighted(row)) return giveUpChoosing(app, 'the popover changed before the row was chosen');
     pressKey(page.findComposer(document) ?? composer, 'Enter');
     const pill = await waitFor(() => apps.findPill(page.findComposer(document), app.name), PILL_WAIT_MS);
-    if (pill === null) return giveUpChoosing(`the pill of ${app.name} did not show in the composer within ${PILL_WAIT_MS} ms`);
+    if (pill === null) return giveUpChoosing(app, `the pill of ${app.name} did not show in the composer within ${PILL_WAIT_MS} ms`);
     adapter.appChosen = true;
     const current = page.findComposer(document);
     // The mention text became the pill; anything of it left over is this script's to clear.
     if (current !== null && page.composerText(current) === '') adapter.ownComposerText = null;
   }
 
-  function giveUpChoosing(detail) {
+  // The failure's detail is the app's name (docs/protocol/executor.md, APP_NOT_SELECTED: the
+  // daemon quotes it to the person); why is logged here.
+  function giveUpChoosing(app, why) {
+    warn(`could not choose the app ${app.name}: ${why}; nothing was sent`);
     const composer = page.findComposer(document);
     if (composer !== null && adapter.ownComposerText !== null) clearOwnText(composer);
     pressKey(page.findComposer(document) ?? document.body, 'Escape');
-    throw new SubmitRefusal('APP_NOT_SELECTED', `${detail}; nothing was sent`);
+    throw new SubmitRefusal('APP_NOT_SELECTED', app.name);
   }
 
   function pressKey(target, key) {
