@@ -1,6 +1,6 @@
 // Page classification: the content script's DOM facts (extension/README.md, "facts") in,
 // the coarse conversation state the daemon understands out:
-// `{state: unknown|ready|generating|idle|error|closed, errorKind?, untilMs?, detail?, block?}`.
+// `{state: unknown|ready|generating|idle|awaiting_approval|error|closed, errorKind?, untilMs?, detail?, block?}`.
 // The first matching rule wins: what stops the whole account (a challenge, a lock) beats
 // what stops one conversation, and an error in the latest turn beats a stale stop control.
 
@@ -21,6 +21,8 @@ const PAGE_ERROR_KINDS = {
   thinking_failed: 'generic',
   thinking_stopped: 'generic',
   subscription_failed: 'generic',
+  // The conversation lost its developer app (FORBIDDEN ... developer MCPs and kin).
+  app_unavailable: 'app_unavailable',
   generic: 'generic',
 };
 
@@ -37,10 +39,11 @@ export const DETAIL_CHARS_MAX = 200;
  * | suspiciousActivity                                           | error suspicious_activity, detail   |
  * | rateLimited ("Too many requests" dialog)                     | error rate_limited, detail          |
  * | loginRequired                                                | error login_required                |
+ * | a tool-approval card after the latest user turn              | awaiting_approval, detail = the app |
  * | an unknown dialog                                            | error blocked_by_dialog, detail = its heading |
  * | conversationFull                                             | error conversation_full             |
  * | usageLimit                                                   | error usage_limit, untilMs?, detail |
- * | an error card in the latest turn                             | error delivery_timeout/generic, detail |
+ * | an error card in the latest turn                             | error delivery_timeout/app_unavailable/generic, detail |
  * | no composer, or the page lacks what the adapter reads        | error host_ui_changed, detail = what is missing |
  * | a stop control                                               | generating                          |
  * | the latest turn is an assistant turn showing its action bar  | idle, block = its tail              |
@@ -57,6 +60,8 @@ export function classify(facts) {
   if (facts.suspiciousActivity) return errorState('suspicious_activity', { detail: facts.suspiciousActivity.text });
   if (facts.rateLimited) return errorState('rate_limited', { detail: facts.rateLimited.text });
   if (facts.loginRequired) return errorState('login_required');
+  // Before generating and idle: a card may show with or without a Stop control.
+  if (facts.approval) return awaitingApproval(facts.approval);
   if (facts.dialog) return errorState('blocked_by_dialog', { detail: facts.dialog.heading });
   if (facts.conversationFull) return errorState('conversation_full');
   if (facts.usageLimit) {
@@ -73,6 +78,12 @@ export function classify(facts) {
   }
   if (facts.userTurns === 0 && facts.assistantTurns === 0 && !isConversationUrl(facts.url ?? '')) return { state: 'ready' };
   return UNKNOWN;
+}
+
+/** The approval card's state: the app's name (or, in an unknown language, the card's title) as `detail`. */
+function awaitingApproval(approval) {
+  const detail = String(approval.app ?? approval.title ?? '').trim().slice(0, DETAIL_CHARS_MAX);
+  return detail === '' ? { state: 'awaiting_approval' } : { state: 'awaiting_approval', detail };
 }
 
 function errorState(errorKind, { untilMs, detail } = {}) {

@@ -42,6 +42,8 @@ export function nextObservation(last, seq, classification) {
   observation.seq = seq + 1;
   if (classification.state === 'idle' && classification.block) observation.block = classification.block;
   if (classification.state === 'error' && classification.untilMs !== undefined) observation.untilMs = classification.untilMs;
-  if (classification.state === 'error' && classification.detail !== undefined) observation.detail = classification.detail;
+  // A page's own words for people: an error's notice, or the app an approval card names.
+  const detailed = classification.state === 'error' || classification.state === 'awaiting_approval';
+  if (detailed && classification.detail !== undefined) observation.detail = classification.detail;
   return observation;
 }

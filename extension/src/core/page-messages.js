@@ -23,11 +23,21 @@ export class PageMessageError extends Error {
 }
 
 const BOOLEAN_FACTS = [
-  'loaded', 'composer', 'composerText', 'sendButton', 'sendEnabled', 'stopButton', 'latestIsAssistant', 'lastAssistantDone',
-  'conversationFull', 'loginRequired', 'challenge', 'usageLimit',
+  'loaded', 'composer', 'composerEditable', 'composerText', 'sendButton', 'sendEnabled', 'stopButton', 'latestIsAssistant',
+  'lastAssistantDone', 'conversationFull', 'loginRequired', 'challenge',
 ];
 const COUNT_FACTS = ['userTurns', 'assistantTurns'];
-const PAGE_ERROR_KINDS = ['delivery_timeout', 'something_went_wrong', 'generic'];
+/** `facts.error.kind` (selectors.js ERROR_CONCEPTS and its fallbacks); any other reads as `generic`. */
+const PAGE_ERROR_KINDS = [
+  'delivery_timeout', 'something_went_wrong', 'connection_interrupted', 'stream_error', 'thinking_failed', 'thinking_stopped',
+  'subscription_failed', 'app_unavailable', 'turn_failed', 'generic',
+];
+/** The page's stops that travel as `{text}` (or a dialog's `{heading}`), each text at most ERROR_TEXT_CHARS_MAX. */
+const NOTICE_FACTS = { rateLimited: 'text', suspiciousActivity: 'text', dialog: 'heading' };
+/** `facts.approval.buttons`: at most this many labels are kept. */
+const APPROVAL_BUTTONS_MAX = 6;
+/** `facts.missing`: what the adapter needs ('composer', 'turns'). */
+const MISSING_PARTS = ['composer', 'turns'];
 
 function fail(problem) {
   throw new PageMessageError(`bad page message: ${problem}`);
@@ -58,13 +68,36 @@ export function readFacts(facts) {
   const tail = facts.lastAssistantTail ?? '';
   if (typeof tail !== 'string') fail('facts.lastAssistantTail: expected a string');
   out.lastAssistantTail = tail.slice(-ASSISTANT_TAIL_CHARS_MAX);
+  out.composerEditable = facts.composerEditable !== false;
   out.error = null;
   if (facts.error) {
     const kind = PAGE_ERROR_KINDS.includes(facts.error.kind) ? facts.error.kind : 'generic';
-    const errorText = typeof facts.error.text === 'string' ? facts.error.text.slice(0, ERROR_TEXT_CHARS_MAX) : '';
-    out.error = { kind, text: errorText };
+    out.error = { kind, text: bounded(facts.error.text), retry: facts.error.retry === true };
   }
+  out.usageLimit = null;
+  if (facts.usageLimit) {
+    const untilMs = Number.isSafeInteger(facts.usageLimit.untilMs) ? facts.usageLimit.untilMs : null;
+    out.usageLimit = { text: bounded(facts.usageLimit.text), untilMs };
+  }
+  for (const [name, field] of Object.entries(NOTICE_FACTS)) {
+    out[name] = facts[name] ? { [field]: bounded(facts[name][field]) } : null;
+  }
+  out.approval = null;
+  if (facts.approval) {
+    const buttons = Array.isArray(facts.approval.buttons) ? facts.approval.buttons : [];
+    out.approval = {
+      app: typeof facts.approval.app === 'string' ? bounded(facts.approval.app) : null,
+      title: typeof facts.approval.title === 'string' ? bounded(facts.approval.title) : null,
+      buttons: buttons.slice(0, APPROVAL_BUTTONS_MAX).map(bounded),
+    };
+  }
+  out.missing = Array.isArray(facts.missing) ? MISSING_PARTS.filter((part) => facts.missing.includes(part)) : [];
   return out;
+}
+
+// A page text for people: a string of at most ERROR_TEXT_CHARS_MAX characters ('' otherwise).
+function bounded(value) {
+  return typeof value === 'string' ? value.slice(0, ERROR_TEXT_CHARS_MAX) : '';
 }
 
 /**
@@ -107,7 +140,11 @@ export const pageManaged = (workerId) => ({ type: 'page.managed', workerId });
 export const pageUnmanaged = () => ({ type: 'page.unmanaged' });
 /** Asks a managed page for a fresh `page.facts` even if nothing changed (`conversation.inspect`). */
 export const pageInspect = () => ({ type: 'page.inspect' });
-export const submitRequest = (requestId, text, nonce, mode) => ({ type: 'submit', requestId, text, nonce, mode });
+/**
+ * `app`: `{name, description}` of the developer app to choose in the composer before this
+ * send (content.js does it once per page load), or null when app selection is off.
+ */
+export const submitRequest = (requestId, text, nonce, mode, app = null) => ({ type: 'submit', requestId, text, nonce, mode, ...(app ? { app } : {}) });
 export const reconcileRequest = (requestId, nonce) => ({ type: 'reconcile', requestId, nonce });
 
 /** The evidence line appended to every prompt: `[attempt exe-N]` (README, "Nonce"). */

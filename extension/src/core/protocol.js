@@ -14,10 +14,10 @@ export const CORRELATION_ID_BYTES_MAX = 64;
 /** `hello.executorId`: 1 to this many printable ASCII characters. */
 export const EXECUTOR_ID_CHARS_MAX = 128;
 
-export const STATE_NAMES = ['unknown', 'ready', 'generating', 'idle', 'error', 'closed'];
+export const STATE_NAMES = ['unknown', 'ready', 'generating', 'idle', 'awaiting_approval', 'error', 'closed'];
 export const ERROR_KINDS = [
   'delivery_timeout', 'conversation_full', 'host_ui_changed', 'usage_limit', 'login_required', 'generic',
-  'rate_limited', 'suspicious_activity', 'challenge', 'blocked_by_dialog',
+  'rate_limited', 'suspicious_activity', 'challenge', 'blocked_by_dialog', 'app_unavailable',
 ];
 export const JOURNAL_PHASES = ['received', 'submission-started', 'submitted', 'completed'];
 export const COMMAND_KINDS = [
@@ -40,6 +40,8 @@ export const FAILURE_CODES = {
   CONVERSATION_CLOSED: 'CONVERSATION_CLOSED',
   CONVERSATION_FULL: 'CONVERSATION_FULL',
   CANCELLED: 'CANCELLED',
+  // The app could not be chosen or its pill verified before a send: nothing was sent.
+  APP_NOT_SELECTED: 'APP_NOT_SELECTED',
 };
 
 /** `protocol.error` codes, and whether the daemon closes the connection after each. */

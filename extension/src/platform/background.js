@@ -1,13 +1,14 @@
 // The extension's background (a service worker in Chromium, an event page in Firefox):
 // thin glue that feeds browser events to the executor state machine (src/core/executor.js)
 // and performs the effects it returns: the daemon WebSocket, storage.local, tabs, the
-// `page` port of content scripts, the operator UI's messages and the managed tabs' overlay.
+// `page` port of content scripts, the operator UI's messages and the managed tabs' overlay,
+// and a browser notification when a worker starts waiting for a person to approve a tool call.
 // Listeners are registered synchronously (so events wake the worker); inputs that arrive
 // before storage is loaded wait for it.
 
 import { Executor } from '../core/executor.js';
 import { mergeSettings } from '../core/settings.js';
-import { overlayView } from '../ui/view.js';
+import { approvalNotifications, overlayView } from '../ui/view.js';
 import { loadRecords, loadSettings, saveRecord, saveSettings } from './storage.js';
 import { Sockets } from './socket.js';
 
@@ -34,6 +35,9 @@ const ports = new Map();
 /** replyId -> sendResponse of a ui.action / ui.query waiting for the daemon */
 const replies = new Map();
 let replyCount = 0;
+/** The ids of the approval notifications shown and not yet cleared. */
+const approvalShown = new Set();
+const NOTIFICATION_ICON = 'src/ui/needs-you-48.png';
 let timer = null;
 /** Effects run strictly in order: a persist completes before what follows it. */
 let effectChain = Promise.resolve();
@@ -91,6 +95,7 @@ async function performOne(effect) {
     case 'overlay':
       return api.tabs.sendMessage(effect.tabId, { type: 'overlay.update', view: overlayOf(effect) }).catch(() => {});
     case 'uiChanged':
+      notifyApprovals();
       return api.runtime.sendMessage({ type: 'ui.changed' }).catch(() => {});
     case 'uiReply':
       replies.get(effect.replyId)?.(effect.response);
@@ -114,6 +119,34 @@ function overlayOf({ workerSummary, connection }) {
     console.error('[orchestrator] overlay view failed', e);
     return null;
   }
+}
+
+/**
+ * One notification per worker entering an approval hold, cleared when it lifts; clicking it
+ * brings the worker's tab forward. The person approves in the tab: nothing here touches it.
+ */
+function notifyApprovals() {
+  if (!api.notifications) return;
+  const { show, clear } = approvalNotifications(executor?.uiState().summary ?? null, approvalShown);
+  for (const id of clear) {
+    approvalShown.delete(id);
+    api.notifications.clear(id).catch(() => {});
+  }
+  for (const notice of show) {
+    approvalShown.add(notice.id);
+    api.notifications.create(notice.id, {
+      type: 'basic', iconUrl: api.runtime.getURL(NOTIFICATION_ICON), title: notice.title, message: notice.message, priority: 2,
+    }).catch((e) => console.warn('[orchestrator] could not show a notification', e));
+  }
+}
+
+async function focusWorkerTab(notificationId) {
+  const workerId = notificationId.slice('orc-approval:'.length);
+  const tabs = executor?.uiState().tabs ?? {};
+  const tabId = Object.keys(tabs).find((id) => tabs[id] === workerId);
+  if (tabId === undefined) return;
+  const tab = await api.tabs.update(Number(tabId), { active: true });
+  await api.windows?.update(tab.windowId, { focused: true });
 }
 
 async function openTab({ requestId, url }) {
@@ -162,6 +195,10 @@ api.alarms.onAlarm.addListener((alarm) => {
 });
 
 api.tabs.onRemoved.addListener((tabId) => feed('tabClosed', tabId));
+
+api.notifications?.onClicked.addListener((id) => {
+  if (id.startsWith('orc-approval:')) focusWorkerTab(id).catch((e) => console.warn('[orchestrator] could not open the tab', e));
+});
 
 api.tabs.onUpdated.addListener((tabId, change) => {
   if (typeof change.url === 'string') feed('tabUpdated', tabId, change.url);

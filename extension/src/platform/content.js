@@ -1,9 +1,12 @@
 // The content adapter, in every ChatGPT tab: it asks the background over a `page` port whether
 // the tab is managed; in a managed tab it reports the page's facts when they change and
 // performs `submit` and `reconcile` (extension/README.md, "Content script <-> background").
+// Before the first send of each page load it chooses the developer app the way a person does
+// (`@` and the app's name, the arrow keys to its row, Enter) and verifies its pill.
 // An unmanaged tab stays inert: no observer, nothing touched. It clicks only a send button,
-// once per submission, and never ChatGPT's Retry or Stop. Classic content script; reads the
-// page through globalThis.OrcSelectors (selectors.js).
+// once per submission, and never ChatGPT's Retry or Stop, nor a tool-approval card (no click,
+// no key event). Classic content script; reads the page through globalThis.OrcSelectors
+// (selectors.js) and globalThis.OrcApps (apps.js).
 (() => {
   'use strict';
 
@@ -15,6 +18,13 @@
   const UNANSWERED_CONNECTS_MAX = 5;
   const SEND_ENABLE_WAIT_MS = 5_000;
   const EVIDENCE_WAIT_MS = 15_000;
+  // Choosing the app: the `@` popover must show the app's row, the keys move the highlight,
+  // and the pill must show in the composer, each within its bound; at most this many rows
+  // are stepped through with ArrowDown.
+  const MENTION_WAIT_MS = 3_000;
+  const HIGHLIGHT_WAIT_MS = 500;
+  const PILL_WAIT_MS = 3_000;
+  const MENTION_ROWS_MAX = 20;
   const WAIT_POLL_MS = 100;
   // The prompt just sent is the newest user turn, or close to it: evidence looks no further
   // back while polling (a reconcile after a restart looks at every turn).
@@ -26,7 +36,8 @@
 
   const extension = globalThis.browser ?? globalThis.chrome;
   const page = globalThis.OrcSelectors;
-  if (!extension?.runtime?.connect || !page) return;
+  const apps = globalThis.OrcApps;
+  if (!extension?.runtime?.connect || !page || !apps) return;
   // The background injects this script again into managed tabs after the extension was
   // reloaded (Chromium does not): run once per live extension instance.
   if (globalThis.__orcContentAdapter?.alive()) return;
@@ -56,6 +67,9 @@
     graceTimer: null,
     // The text this script last typed into the composer: the only non-empty composer it may replace.
     ownComposerText: null,
+    // The app's pill was verified in this document: the choice is not made again until the
+    // page loads anew (a reload may lose it, and this script starts afresh with it).
+    appChosen: false,
   };
 
   function warn(what, error) {
@@ -279,21 +293,31 @@
     if (typeof text !== 'string' || typeof nonce !== 'string' || nonce === '' || !text.includes(nonce) || !['idle', 'steer'].includes(mode)) {
       throw new SubmitRefusal('INVALID_COMMAND', 'submit needs a text that contains its nonce and a mode of idle or steer');
     }
+    const app = command.app ?? null;
+    if (app !== null && (typeof app.name !== 'string' || app.name.trim() === '' || typeof (app.description ?? '') !== 'string')) {
+      throw new SubmitRefusal('INVALID_COMMAND', 'submit: app needs a name (and a description string, possibly empty)');
+    }
     if (adapter.submitting) throw new SubmitRefusal('COMPOSER_BUSY', 'another submission is in progress in this tab');
     adapter.submitting = true;
     try {
-      return await submitOnce(text, nonce, mode, progress);
+      return await submitOnce(text, nonce, mode, app, progress);
     } finally {
       adapter.submitting = false;
     }
   }
 
-  async function submitOnce(text, nonce, mode, progress) {
+  async function submitOnce(text, nonce, mode, app, progress) {
     if (page.countUserTurnsContaining(document, nonce) > 0) {
       return { status: 'submitted', detail: 'a user turn with this nonce is already on the page' };
     }
-    const ready = page.readinessToType(document, mode, adapter.ownComposerText);
+    let ready = page.readinessToType(document, mode, adapter.ownComposerText);
     if (!ready.ok) throw new SubmitRefusal(ready.code, ready.detail);
+    if (app !== null && !adapter.appChosen) {
+      await chooseApp(ready.composer, app);
+      // Choosing replaced the editor's subtree: read the composer again.
+      ready = page.readinessToType(document, mode, adapter.ownComposerText);
+      if (!ready.ok) throw new SubmitRefusal(ready.code, ready.detail);
+    }
     const { composer } = ready;
     progress.touched = true;
     if (!typeInto(composer, text)) {
@@ -321,6 +345,83 @@
     return { status: 'submitted' };
   }
 
+  // ---- Choosing the app ----
+
+  /**
+   * Chooses `app` in the composer as a person does and verifies its pill; nothing is sent.
+   * A pill already there is kept. Fails with APP_NOT_SELECTED (definite: no send control was
+   * touched, and what was typed is cleared again) when the popover shows no single row with
+   * the app's name and description, or the pill does not show within PILL_WAIT_MS.
+   */
+  async function chooseApp(composer, app) {
+    if (apps.findPill(composer, app.name) !== null) {
+      adapter.appChosen = true;
+      return;
+    }
+    const mention = `@${app.name}`;
+    if (!insertAtEnd(composer, mention)) return giveUpChoosing(app, `the composer did not take ${mention}`);
+    adapter.ownComposerText = mention;
+    const row = await waitFor(() => apps.appRow(document, app), MENTION_WAIT_MS);
+    if (row === null) return giveUpChoosing(app, `no single row for ${app.name}${app.description ? ` (${app.description})` : ''} in the @ popover within ${MENTION_WAIT_MS} ms`);
+    for (let step = 0; !apps.isHighlighted(row); step += 1) {
+      if (step >= MENTION_ROWS_MAX || !row.isConnected) return giveUpChoosing(app, `the row of ${app.name} could not be highlighted`);
+      pressKey(page.findComposer(document) ?? composer, 'ArrowDown');
+      await waitFor(() => apps.isHighlighted(row) || !row.isConnected, HIGHLIGHT_WAIT_MS);
+    }
+    // Enter only while the app's row is the highlighted one: Enter elsewhere would send.
+    if (apps.appRow(document, app) !== row || !apps.isHighlighted(row)) return giveUpChoosing(app, 'the popover changed before the row was chosen');
+    pressKey(page.findComposer(document) ?? composer, 'Enter');
+    const pill = await waitFor(() => apps.findPill(page.findComposer(document), app.name), PILL_WAIT_MS);
+    if (pill === null) return giveUpChoosing(app, `the pill of ${app.name} did not show in the composer within ${PILL_WAIT_MS} ms`);
+    adapter.appChosen = true;
+    const current = page.findComposer(document);
+    // The mention text became the pill; anything of it left over is this script's to clear.
+    if (current !== null && page.composerText(current) === '') adapter.ownComposerText = null;
+  }
+
+  // The failure's detail is the app's name (docs/protocol/executor.md, APP_NOT_SELECTED: the
+  // daemon quotes it to the person); why is logged here.
+  function giveUpChoosing(app, why) {
+    warn(`could not choose the app ${app.name}: ${why}; nothing was sent`);
+    const composer = page.findComposer(document);
+    if (composer !== null && adapter.ownComposerText !== null) clearOwnText(composer);
+    pressKey(page.findComposer(document) ?? document.body, 'Escape');
+    throw new SubmitRefusal('APP_NOT_SELECTED', app.name);
+  }
+
+  function pressKey(target, key) {
+    const init = { key, code: key, bubbles: true, cancelable: true, composed: true };
+    target.dispatchEvent(new KeyboardEvent('keydown', init));
+    target.dispatchEvent(new KeyboardEvent('keyup', init));
+  }
+
+  // Types `text` after what the composer holds (its pill stays), as keystrokes would.
+  function insertAtEnd(composer, text) {
+    composer.focus();
+    if (composer.tagName === 'TEXTAREA') {
+      setTextareaValue(composer, `${composer.value}${text}`);
+    } else {
+      caretToEnd(composer);
+      let inserted = false;
+      try {
+        inserted = document.execCommand('insertText', false, text);
+      } catch {
+        inserted = false;
+      }
+      if (!inserted) return false;
+    }
+    return page.composerText(composer).endsWith(text);
+  }
+
+  function caretToEnd(element) {
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    range.collapse(false);
+    const selection = getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
   // Nothing was clicked yet: once the composer holds no trace of the prompt, the failure is
   // definite (nothing can have been sent), not ambiguous.
   function untouchIfCleared(composer, progress) {
@@ -338,10 +439,19 @@
     return a.replace(/\s+/g, '') === b.replace(/\s+/g, '');
   }
 
+  // Replaces the composer's text with `text`; a chosen app's pill stays before it.
   function typeInto(composer, text) {
     composer.focus();
     if (composer.tagName === 'TEXTAREA') {
       setTextareaValue(composer, text);
+    } else if (apps.findPill(composer, null) !== null) {
+      if (page.composerText(composer) !== '') return false;
+      caretToEnd(composer);
+      try {
+        document.execCommand('insertText', false, text);
+      } catch {
+        return false;
+      }
     } else {
       selectAllOf(composer);
       let inserted = false;
@@ -388,6 +498,10 @@
       composer.focus();
       if (composer.tagName === 'TEXTAREA') {
         setTextareaValue(composer, '');
+      } else if (apps.findPill(composer, null) !== null) {
+        // Only the text after the pill is this script's: delete it backwards, keystroke by keystroke.
+        caretToEnd(composer);
+        for (let left = page.composerText(composer).length; left > 0; left -= 1) document.execCommand('delete');
       } else {
         selectAllOf(composer);
         if (!document.execCommand('delete')) replaceParagraphs(composer, '');

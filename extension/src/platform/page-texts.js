@@ -51,6 +51,20 @@
     subscriptionFailed: [
       /^failed to load subscription/i,
     ],
+    // A developer app the conversation can no longer call (chatgpt-apps notes 1.4: ToolError
+    // texts in the expanded tool row, often repeated by the model). English only: no source
+    // shows them localized (they come from the tool layer, not the UI strings).
+    appUnavailable: [
+      /^(?:error:\s*)?forbidden: this conversation (?:does not support|is restricted to) developer mcps/i,
+      /^(?:error:\s*)?[\w .'-]{1,80} tool has been disabled\.?$/i,
+      /^(?:error:\s*)?resource not found: [\w .'-]{1,80}\.[\w-]{1,80}\.?$/i,
+    ],
+    // The tool-approval card's title; the capture group is the app's name (chatgpt-apps
+    // notes 2.2; test/fixtures/pages/locales/LOCALES.md names the sources per locale).
+    approvalTitle: [
+      /^allow chatgpt to use (.{1,80}?)\?$/i,
+      /^permitir que o chatgpt use (.{1,80}?)\?$/i, // pt-BR
+    ],
     conversationFull: [
       /you've reached the maximum length for this conversation/i,
       /この会話は長さの上限に到達しています/, // ja
@@ -133,6 +147,8 @@
       /^o pensamento falhou\.?$/i, // pt-BR
     ],
     stoppedThinking: TEXTS.stoppedThinking,
+    // The model repeating a ToolError as its whole reply (a reply that quotes one is longer).
+    appUnavailable: TEXTS.appUnavailable,
     conversationFull: [
       /^you've reached the maximum length for this conversation[,.].{0,120}$/i,
       /^この会話は長さの上限に到達しています.{0,60}$/, // ja
@@ -163,6 +179,15 @@
 
   function matchesAny(concept, text) {
     return TEXTS[concept].some((pattern) => pattern.test(text));
+  }
+
+  /** The first capture of the first pattern of `concept` that matches `text`, or null. */
+  function captureOf(concept, text) {
+    for (const pattern of TEXTS[concept]) {
+      const match = pattern.exec(text);
+      if (match) return match[1] ?? null;
+    }
+    return null;
   }
 
   /** Whether `text` is, whole, one of the notices of `concept` (see WHOLE). */
@@ -209,5 +234,5 @@
     return ms;
   }
 
-  globalThis.OrcPageTexts = Object.freeze({ TEXTS, WHOLE, normalizeText, matchesAny, matchesWhole, readResetTime, resetAtMs });
+  globalThis.OrcPageTexts = Object.freeze({ TEXTS, WHOLE, normalizeText, matchesAny, matchesWhole, captureOf, readResetTime, resetAtMs });
 })();

@@ -5,13 +5,14 @@
 // a turn's position), text second (page-texts.js, every UI language it knows). The turn list
 // is read by turns.js; page-wide notices are read outside it, so reading costs the same on a
 // 400-turn page as on a 4-turn one. Classic content script, loaded after page-texts.js and
-// turns.js and before content.js into the same isolated world: it defines
+// turns.js and apps.js, and before content.js into the same isolated world: it defines
 // globalThis.OrcSelectors and touches nothing on the page.
 (() => {
   'use strict';
 
   const TEXTS = globalThis.OrcPageTexts;
   const TURNS = globalThis.OrcTurns;
+  const APPS = globalThis.OrcApps;
   const { normalizeText } = TEXTS;
   const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, assistantTail, layoutOf } = TURNS;
 
@@ -46,7 +47,7 @@
     errorRegion: ['[role="alert"]', '[aria-live="assertive"]'],
     // Listed only so the adapter can recognise, and never click, ChatGPT's Retry control.
     retry: 'button[data-testid="regenerate-thread-error-button"]',
-    // Modal dialogs, and the tool-approval card (inline, no role; chatgpt-apps notes 2.2): the
+    // Modal dialogs, and the tool-approval card (inline, no role; apps.js tells it apart): the
     // adapter reads them and never dismisses or answers one.
     dialog: '[role="dialog"], [role="alertdialog"], dialog[open], [data-testid="tool-approval-card"]',
     dialogHeading: 'h1, h2, h3, h4, [data-testid*="title"], [id*="title"]',
@@ -117,7 +118,7 @@
   }
 
   function composerText(composer) {
-    const text = composer.tagName === 'TEXTAREA' ? composer.value : composer.textContent;
+    const text = APPS.draftText(composer);
     return (text || '').trim();
   }
 
@@ -194,6 +195,7 @@
   }
 
   const ERROR_CONCEPTS = [
+    ['appUnavailable', 'app_unavailable'],
     ['deliveryTimeout', 'delivery_timeout'],
     ['thinkingFailed', 'thinking_failed'],
     ['stoppedThinking', 'thinking_stopped'],
@@ -375,6 +377,7 @@
       rateLimited: null,
       suspiciousActivity: null,
       dialog: null,
+      approval: null,
       missing: [],
     };
   }
@@ -425,7 +428,8 @@
     const scan = scanPage(doc);
     const { texts } = scan;
     const shown = (concept) => texts.some((text) => TEXTS.matchesAny(concept, text));
-    const dialog = openDialog(doc, scan.dialogs);
+    facts.approval = APPS.approvalOf(doc, scan.dialogs);
+    const dialog = openDialog(doc, scan.dialogs.filter((element) => !APPS.isApprovalCard(element)));
     facts.loaded = doc.readyState === 'complete';
     facts.layout = layoutOf(doc);
     facts.composer = composer !== null;
@@ -484,7 +488,10 @@
     if (!isComposerEditable(composer)) return refuse('HOST_UI_CHANGED', 'the composer is not editable');
     const scan = scanPage(doc);
     if (isConversationFull(doc, scan)) return refuse('CONVERSATION_FULL', 'the conversation has reached its maximum length');
-    const dialog = openDialog(doc, scan.dialogs);
+    // A tool-approval card waits for a person: nothing is typed beside it.
+    const approval = APPS.approvalOf(doc, scan.dialogs);
+    if (approval !== null) return refuse('NOT_IDLE', `a tool-approval card waits for a person: ${approval.title ?? approval.app ?? 'approve or deny it'}`);
+    const dialog = openDialog(doc, scan.dialogs.filter((element) => !APPS.isApprovalCard(element)));
     // The page cannot take a prompt now; nothing was touched (the daemon retries later).
     if (dialog !== null) return refuse('NOT_IDLE', `a dialog is open: ${dialog.heading}`);
     return { ok: true, composer };
@@ -493,7 +500,7 @@
   /** Whether the facts show a state of the page's own (a stop, a notice, a dialog). */
   function showsOwnState(facts) {
     return facts.challenge || facts.loginRequired || facts.conversationFull || facts.usageLimit !== null
-      || facts.rateLimited !== null || facts.suspiciousActivity !== null || facts.dialog !== null;
+      || facts.rateLimited !== null || facts.suspiciousActivity !== null || facts.dialog !== null || facts.approval !== null;
   }
 
   function refuse(code, detail) {

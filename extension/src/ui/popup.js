@@ -2,23 +2,27 @@
 // Resume per run, counts, the active workers, the current tab's worker with Pause and
 // Continue now, and links to the dashboard and settings. Every button is a `ui.action`.
 import { popupView } from './view.js';
+import { appSelectionView } from '../core/settings.js';
 import {
   api, h, send, watchState, renderInto, setup, actionButton, actionSwitch, actionToggle,
-  statusBadge, connectionBadge, openDashboard, openSettings, overlayHidden, setOverlayHidden,
+  statusBadge, connectionBadge, openDashboard, openSettings, openConversation, overlayHidden, setOverlayHidden,
 } from './dom.js';
 
 const root = document.getElementById('app');
 let state = null;
 let tabWorkerId = null;
 let hideOverlay = false;
+let appSelection = null;
 
 setup({ statusEl: document.getElementById('status'), redraw: draw });
 
 async function load() {
-  const [answer, [tab] = []] = await Promise.all([
+  const [answer, [tab] = [], settings] = await Promise.all([
     send({ type: 'ui.state' }),
     api.tabs.query({ active: true, currentWindow: true }).catch(() => []),
+    send({ type: 'ui.settings.get' }).catch(() => null),
   ]);
+  appSelection = settings?.ok ? appSelectionView(settings.settings) : null;
   state = answer?.connection ? answer : { connection: { status: 'offline' }, summary: null, tabs: {} };
   tabWorkerId = tab ? state.tabs?.[tab.id] ?? null : null;
   hideOverlay = await overlayHidden().catch(() => false);
@@ -37,7 +41,9 @@ function header(view) {
   return h('header', { class: 'top' },
     h('div', { class: 'title-line' }, h('h1', { text: 'Orchestrator' }), connectionBadge(c)),
     c.hint && h('p', { class: 'hint', 'data-testid': 'connection-hint' }, c.hint, ' ',
-      fix && h('button', { type: 'button', class: 'link', 'data-key': 'fix-settings', onclick: openSettings }, 'Open settings')));
+      fix && h('button', { type: 'button', class: 'link', 'data-key': 'fix-settings', onclick: openSettings }, 'Open settings')),
+    appSelection && !appSelection.on && h('p', { class: 'hint', 'data-testid': 'app-warning' }, appSelection.text, ' ',
+      h('button', { type: 'button', class: 'link', 'data-key': 'app-settings', onclick: openSettings }, 'Open settings')));
 }
 
 function runSection(run) {
@@ -69,7 +75,11 @@ function workersSection(view) {
 }
 
 function workerRow(row) {
-  const primary = row.status.key === 'needs_you'
+  // A card or a dialog in the tab is dealt with there: the row opens the conversation.
+  const inTab = row.status.key === 'needs_you' && row.hold !== null && row.conversationUrl;
+  const primary = inTab
+    ? h('button', { type: 'button', class: 'btn small', 'data-key': `open:${row.workerId}`, 'data-testid': 'row-open-conversation', onclick: () => { void openConversation(state.tabs, row.workerId, row.conversationUrl); window.close(); } }, 'Open conversation')
+    : row.status.key === 'needs_you'
     ? h('button', { type: 'button', class: 'btn small', 'data-key': `answer:${row.workerId}`, 'data-testid': 'row-answer', onclick: () => { openDashboard('#needs-you'); window.close(); } }, 'Answer…')
     : row.actions.filter((a) => !a.destructive).slice(0, 1).map((a) => actionButton({
       key: `${a.action}:${row.workerId}:row`, label: a.label, hint: a.hint, small: true, testid: `row-${a.key}`,

@@ -1,13 +1,13 @@
 // Settings / Advanced: reads and writes the connection settings and limits through the
 // background (`ui.settings.get` / `ui.settings.set`), checked first with the same rules
 // the background applies (src/core/settings.js), so a wrong field is named before saving.
-import { mergeSettings, CONCURRENCY_MAX_RANGE, MANAGED_MAX_RANGE } from '../core/settings.js';
+import { mergeSettings, appSelectionView, CONCURRENCY_MAX_RANGE, MANAGED_MAX_RANGE } from '../core/settings.js';
 import { connectionView } from './view.js';
 import { send, watchState, connectionBadge } from './dom.js';
 
 const form = document.getElementById('form');
 const status = document.getElementById('status');
-const FIELDS = ['daemonUrl', 'token', 'executorId', 'concurrencyMax', 'managedMax'];
+const FIELDS = ['daemonUrl', 'token', 'executorId', 'appName', 'appDescription', 'concurrencyMax', 'managedMax'];
 const NUMBERS = { concurrencyMax: CONCURRENCY_MAX_RANGE, managedMax: MANAGED_MAX_RANGE };
 let stored = {};
 
@@ -29,6 +29,15 @@ async function loadSettings() {
   if (answer?.ok === false) return say('Could not read the settings from the background.', 'error');
   stored = answer?.settings ?? answer ?? {};
   for (const name of FIELDS) form.elements[name].value = stored[name] ?? '';
+  showAppSelection(stored);
+}
+
+// Whether workers' conversations get the app, said next to its fields (a warning when not).
+function showAppSelection(settings) {
+  const view = appSelectionView(settings);
+  const line = document.getElementById('app-selection');
+  line.textContent = view.text;
+  line.dataset.tone = view.on ? 'info' : 'warn';
 }
 
 async function loadConnection() {
@@ -52,6 +61,7 @@ form.addEventListener('submit', async (event) => {
   const answer = await send({ type: 'ui.settings.set', settings });
   if (answer?.ok === false) return say(`Not saved: ${answer.error?.message ?? answer.error?.code ?? 'the background refused'}.`, 'error');
   stored = settings;
+  showAppSelection(stored);
   say('Saved. The extension reconnects with the new settings.');
 });
 

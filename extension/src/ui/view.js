@@ -100,6 +100,7 @@ const HOLDS = {
   usage_limit: 'ChatGPT usage limit',
   rate_limited: 'ChatGPT asked to slow down',
   blocked_by_dialog: 'A dialog covers the conversation',
+  awaiting_approval: 'ChatGPT asks you to approve a tool call',
 };
 const TIMED_HOLDS = new Set(['usage_limit', 'rate_limited']);
 
@@ -110,6 +111,8 @@ const PAUSES = {
   host_ui_changed: 'ChatGPT page not recognised',
   ambiguous_submission: 'Delivery unknown: check the conversation',
   delivery_failing: 'Deliveries keep failing',
+  app_unavailable: 'The conversation lost the app: recover into a new conversation',
+  app_not_selected: 'The app could not be chosen: check its name in Settings, then resume',
 };
 
 /**
@@ -124,6 +127,9 @@ export function holdView(worker, nowMs) {
   let text;
   if (hold.reason === 'blocked_by_dialog') {
     text = `${label}${hold.detail ? `: ${hold.detail}` : ''}. Close it in the tab; nothing is typed meanwhile.`;
+  } else if (hold.reason === 'awaiting_approval') {
+    // The person's decision: the extension never answers the card.
+    text = approvalText(hold.detail);
   } else if (untilMs === null || nowMs === null) {
     text = `${label}: waiting for it to lift`;
   } else {
@@ -132,10 +138,15 @@ export function holdView(worker, nowMs) {
   return { reason: hold.reason, label, untilMs, detail: hold.detail ?? null, text };
 }
 
-/** What a person is asked to do, or null: an open question, a dialog, a check ChatGPT wants. */
+/** The approval hold's sentence: `approve <App> in this conversation`. */
+function approvalText(app) {
+  return `approve ${app || 'the app'} in this conversation`;
+}
+
+/** What a person is asked to do, or null: an open question, a dialog, an approval, a check ChatGPT wants. */
 function needsYouText(w) {
   if (w.needsYou) return w.needsYou;
-  if (w.hold?.reason === 'blocked_by_dialog') return holdView(w, null).text;
+  if (w.hold?.reason === 'blocked_by_dialog' || w.hold?.reason === 'awaiting_approval') return holdView(w, null).text;
   if (w.pauseReason === 'account_check') return w.pauseDetail ?? PAUSES.account_check;
   return null;
 }
@@ -303,6 +314,8 @@ export function workerActions(worker) {
   if (status.note === 'Auto Resume off') keys.splice(0, 1);
   // A check ChatGPT asked for is a pause a person ends, once they have looked.
   if (status.key === 'needs_you' && worker.disposition === 'paused') keys.splice(0, keys.length, 'resume');
+  // A conversation that lost the app is left: Continue anyway recovers into a fresh one.
+  if (worker.disposition === 'paused' && worker.pauseReason === 'app_unavailable') keys.splice(0, keys.length, 'continue_anyway', 'resume');
   if (!status.terminal) keys.push('stop_worker');
   return keys.map((k) => ({ key: k, ...ACTIONS[k] }));
 }
@@ -487,6 +500,29 @@ export function overlayView(workerSummary, connection, observation = null, nowMs
     // The overlay also offers it when its own reading of the page fails closed (it is in the
     // tab: it sees the page before the daemon hears of it).
     pageShape: { offered: pageFailedClosed(workerSummary, observation), label: PAGE_SHAPE.label, hint: PAGE_SHAPE.hint, note: PAGE_SHAPE.note },
+  };
+}
+
+/**
+ * The browser notifications for approval holds: every worker held by a tool-approval card
+ * gets one when the hold starts (`shown`: the ids already shown, kept by the caller), and it
+ * is cleared when the hold lifts. Returns `{show: [{id, workerId, title, message}], clear: [id]}`.
+ */
+export function approvalNotifications(summary, shown) {
+  const wanted = new Map();
+  for (const { worker } of allWorkers(summary)) {
+    if (worker.hold?.reason !== 'awaiting_approval' || typeof worker.workerId !== 'string') continue;
+    const app = worker.hold.detail || 'the app';
+    wanted.set(`orc-approval:${worker.workerId}`, {
+      id: `orc-approval:${worker.workerId}`,
+      workerId: worker.workerId,
+      title: `Needs you: approve ${app}`,
+      message: `${worker.displayName || worker.name || 'A worker'}: ${approvalText(app)}. Click to open it.`,
+    });
+  }
+  return {
+    show: [...wanted.values()].filter((n) => !shown.has(n.id)),
+    clear: [...shown].filter((id) => !wanted.has(id)),
   };
 }
 

@@ -4,7 +4,8 @@
 // fixture is served at the address the real page had, the page readers are injected as the
 // manifest loads them, and the facts, the classification (src/core/classify.js), the delivery
 // decision (src/core/delivery.js) and whether a submission may start (readinessToType) are
-// checked against what a person looking at that page would say (the fixture's `truth`).
+// checked against what a person looking at that page would say (the fixture's `truth`),
+// with the app readers (apps.js): the approval card's app, the `@` popover's app row, the pill.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -42,12 +43,18 @@ async function serveFixtures(fixtures) {
 }
 
 // What the page readers report, read inside the page.
-function readPage(nowIso) {
+function readPage({ nowIso, appRow, pill }) {
   const now = new Date(nowIso);
   const facts = globalThis.OrcSelectors.computeFacts(document, now);
   const noticeTexts = [facts.usageLimit?.text].filter(Boolean);
+  const composer = globalThis.OrcSelectors.findComposer(document);
+  const row = appRow ? globalThis.OrcApps.appRow(document, appRow) : null;
   return {
     facts,
+    appRowText: row === null ? null : row.textContent.replace(/\s+/g, ''),
+    // Without a description, the name alone must not pick a row a person would not (several rows show it).
+    appRowByNameOnly: appRow ? globalThis.OrcApps.appRow(document, { name: appRow.name, description: '' })?.textContent.replace(/\s+/g, '') ?? null : null,
+    pillFound: pill ? globalThis.OrcApps.findPill(composer, pill) !== null : null,
     resets: noticeTexts.map((text) => globalThis.OrcPageTexts.readResetTime(text)),
     idle: globalThis.OrcSelectors.readinessToType(document, 'idle', null),
   };
@@ -82,8 +89,9 @@ export async function runFixtureChecks({ browser, tally }) {
       await tally.group(name, async () => {
         await page.goto(server.url(n));
         await injectReaders(page);
-        const { facts, resets, idle } = await page.evaluate(readPage, PAGE_NOW_ISO);
         const truth = fixture.truth;
+        const { facts, resets, idle, appRowText, appRowByNameOnly, pillFound } = await page.evaluate(readPage,
+          { nowIso: PAGE_NOW_ISO, appRow: truth.appRow ?? null, pill: truth.pill ?? null });
         const classification = classify(facts);
         const expected = expectedClassification(truth);
         const shown = JSON.stringify({ classification, facts });
@@ -104,6 +112,21 @@ export async function runFixtureChecks({ browser, tally }) {
         if (truth.dialogHeading && expected.errorKind === 'blocked_by_dialog') {
           check(`${name}: the dialog is named by its heading`, classification.detail === truth.dialogHeading, shown);
         }
+        if (truth.approvalApp !== undefined) {
+          check(`${name}: approval card ${truth.approvalApp === null ? 'absent' : `for ${truth.approvalApp}`}`,
+            (facts.approval?.app ?? null) === truth.approvalApp, shown);
+        }
+        if (expected.state === 'awaiting_approval') {
+          check(`${name}: the app travels as detail`, classification.detail === truth.detail, shown);
+          check(`${name}: the card is no unknown dialog`, facts.dialog === null, shown);
+          check(`${name}: nothing is typed beside the card`, idle.ok === false && idle.code === 'NOT_IDLE', JSON.stringify(idle));
+        }
+        if (expected.errorKind === 'app_unavailable') check(`${name}: the tool error travels as detail`, classification.detail === truth.detail, shown);
+        if (truth.appRow) {
+          check(`${name}: the app row is the one with name and description`, appRowText === truth.appRow.rowText, String(appRowText));
+          check(`${name}: the name alone picks a row only when one row names it exactly`, appRowByNameOnly === truth.appRow.rowText, String(appRowByNameOnly));
+        }
+        if (truth.pill) check(`${name}: the pill of ${truth.pill} is found in the composer`, pillFound === true, shown);
         if (truth.resetParsed) {
           const reset = resets[0] ?? null;
           check(`${name}: reset time read as ${JSON.stringify(truth.resetParsed)}`, reset !== null

@@ -8,7 +8,8 @@
 // Stop goes away. Every button click is reported to the server with the control it is (send,
 // stop, retry, ...); clicking Retry or Stop does nothing else. So is the moment a turn's
 // action bar is first drawn (the page visibly idle), for latency measurements. Test commands
-// (draft, clear-draft, break-ui, stale-stop, full) arrive over server-sent events.
+// (draft, clear-draft, break-ui, stale-stop, full) arrive over server-sent events. The `@` app
+// picker, the app's pill and the tool-approval card are page-apps.js's.
 'use strict';
 
 const TICK_MS = 100;
@@ -79,6 +80,8 @@ const state = {
   staleStop: false,
   fullNotice: false,
   uiBroken: false,
+  // The scripted tool call waiting for approval: {app, tool, variant, stop}, or null.
+  approval: null,
   events: null,
 };
 const rows = new Map(); // turn id -> {element, signature}
@@ -88,6 +91,14 @@ function postJson(path, body) {
   return fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), keepalive: true })
     .then((response) => response.json());
 }
+
+const apps = globalThis.FakeChatGPTApps.create({
+  composer, form, ui, postJson, conversationId: () => state.conversationId,
+  changed: () => {
+    state.sawInputWithText = composerPlainText().trim() !== '';
+    render();
+  },
+});
 
 // ---- The composer: a ProseMirror-style contenteditable or a textarea ----
 
@@ -105,6 +116,8 @@ function composerPlainText() {
     for (const child of node.childNodes) {
       if (child.nodeType === Node.TEXT_NODE) {
         line = (line ?? '') + child.data;
+      } else if (apps.isPill(child)) {
+        // The chosen app travels with the prompt, not as its text.
       } else if (child.nodeName === 'BR') {
         if (child.nextSibling !== null) {
           endLine();
@@ -216,6 +229,8 @@ function renderThread(now) {
     if (list.children[index] !== entry.element) list.insertBefore(entry.element, list.children[index] ?? null);
     if (content.status === 'done') reportDrawnDone(view.turn);
   });
+  const latestAssistant = views.findLast((view) => view.turn.role === 'assistant');
+  apps.renderCard(state.approval, latestAssistant ? rows.get(latestAssistant.turn.id)?.element : null);
   const shown = new Set(views.map((view) => view.turn.id));
   for (const [id, entry] of rows) {
     if (!shown.has(id)) {
@@ -254,7 +269,8 @@ function renderComposer(now) {
     return;
   }
   const active = activeTurn(now);
-  const busy = active !== null || state.staleStop;
+  // A card shown without a Stop control (the notes leave both possible) makes the page look idle.
+  const busy = (active !== null || state.staleStop) && state.approval?.stop !== false;
   const steerable = active !== null && active.steerable && !state.staleStop;
   if (layout.lockComposerWhileBusy) setAttribute(composer, 'contenteditable', !busy || steerable ? 'true' : 'false');
   slot.update({ busy, steerable, hasText: canSend(), conversationId: state.conversationId });
@@ -272,6 +288,7 @@ function applySnapshot(snapshot) {
   const now = performance.now();
   state.version = snapshot.version;
   state.full = snapshot.full;
+  state.approval = snapshot.approval ?? null;
   state.turns = snapshot.turns.map((turn) => (turn.role === 'user' ? turn : {
     ...turn, endsAt: turn.remainingMs === null ? null : now + turn.remainingMs,
   }));
@@ -293,11 +310,13 @@ function showOptimistically(text, steer) {
 async function sendPrompt() {
   const text = composerPlainText().trim();
   const steer = activeTurn(performance.now()) !== null;
+  const app = apps.chosen();
+  apps.clearPill();
   setComposerText('');
   state.sawInputWithText = false;
   showOptimistically(text, steer);
   render();
-  const answer = await postJson('/__fake/turn', { conversationId: state.conversationId, text, steer });
+  const answer = await postJson('/__fake/turn', { conversationId: state.conversationId, text, steer, app });
   if (state.conversationId === null) {
     state.conversationId = answer.conversationId;
     history.pushState(null, '', layout.conversationPath(answer.conversationId));
@@ -344,6 +363,7 @@ function subscribe() {
 
 composer.addEventListener('input', () => {
   state.sawInputWithText = composerPlainText().trim() !== '';
+  apps.onInput(composerPlainText);
   render();
 });
 

@@ -4,7 +4,11 @@
 // still generating continues for its remaining time), asks the test's `plan` how each prompt
 // is answered, records every prompt, every button click (with the control the page drew it
 // as: send, stop, retry, ...) and when a page first drew each finished turn, and pushes test
-// commands to the open pages over server-sent events. One layout per server:
+// commands to the open pages over server-sent events. It also plays ChatGPT's developer apps:
+// the `@` picker's catalog (`apps`, `setApps`), which app each prompt was sent with, and
+// approval cards for scripted tool calls (`ctx.approve(tool)` in a plan: the first call of
+// each tool per conversation waits for a click on the card, again after the page reloads),
+// recording every click on a card with whether it was trusted (`approvalClicks`). One layout per server:
 // `startFakeChatGPT({layout})`, else $FAKE_CHATGPT_LAYOUT, else layouts/profiles.mjs's default.
 // By hand: `FAKE_CHATGPT_LAYOUT=transcript-2026-10 node test/fake-chatgpt/server.mjs [PORT]`
 // serves the page until interrupted (every prompt answered "ok" after 300 ms).
@@ -16,6 +20,17 @@ import { defaultLayout, profileOf } from './layouts/profiles.mjs';
 
 const PAGE_HTML = new URL('./page.html', import.meta.url);
 const PAGE_JS = new URL('./page.js', import.meta.url);
+const PAGE_APPS_JS = new URL('./page-apps.js', import.meta.url);
+// The picker's catalog unless a test sets its own (setApps): the orchestrator's app, an app
+// whose name starts the same, and a recent prompt that mentions the app.
+export const DEFAULT_APPS = Object.freeze({
+  apps: [
+    { name: 'Orchestrator', description: 'Durable workers across ChatGPT turns', id: 'plugin:asdk_app_0123456789abcdef0123456789abcdef' },
+    { name: 'Orchestrator Docs', description: 'Search the orchestrator handbook', id: 'plugin:asdk_app_fedcba9876543210fedcba9876543210' },
+  ],
+  recent: ['@Orchestrator show the status of every worker'],
+});
+const APPROVAL_VARIANTS = ['allow-once', 'always', 'split', 'dialog'];
 const LAYOUTS_DIR = new URL('./layouts/', import.meta.url);
 // The browser scripts of each layout, in load order (the classic layouts share classic.js).
 const LAYOUT_SCRIPTS = {
@@ -41,10 +56,10 @@ function normalizePlan(result) {
   return { generateMs, reply: String(reply), error, steerable: Boolean(steerable) };
 }
 
-export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = defaultLayout() } = {}) {
+export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = defaultLayout(), apps = DEFAULT_APPS } = {}) {
   const profile = profileOf(layout);
   const scripts = new Map(await Promise.all(LAYOUT_SCRIPTS[layout].map(async (file) => [file, await readFile(new URL(file, LAYOUTS_DIR))])));
-  const [pageTemplate, pageJs] = await Promise.all([readFile(PAGE_HTML, 'utf8'), readFile(PAGE_JS)]);
+  const [pageTemplate, pageJs, pageAppsJs] = await Promise.all([readFile(PAGE_HTML, 'utf8'), readFile(PAGE_JS), readFile(PAGE_APPS_JS)]);
   const pageHtml = pageTemplate.replace('<!--LAYOUT_SCRIPTS-->',
     [...scripts.keys()].map((file) => `<script src="/__fake/layouts/${file}"></script>`).join('\n  '));
   const conversations = new Map(); // id -> {id, full, version, turns}
@@ -52,6 +67,8 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
   const pendingAcks = new Map(); // control id -> resolve(ack)
   const prompts = [];
   const clicks = [];
+  const approvalClicks = [];
+  let catalog = apps;
   const listeners = new Set();
   const generationEndTimers = new Set();
   let currentPlan = plan;
@@ -62,7 +79,11 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
   };
 
   function conversation(id) {
-    if (!conversations.has(id)) conversations.set(id, { id, full: false, version: 0, turns: [] });
+    if (!conversations.has(id)) {
+      // approval: the card waiting ({app, tool, variant, stop, resolve}); approvedTools: what
+      // was allowed since the page last loaded; app: the app chosen with any prompt so far.
+      conversations.set(id, { id, full: false, version: 0, turns: [], approval: null, approvedTools: new Set(), app: null });
+    }
     return conversations.get(id);
   }
 
@@ -81,6 +102,7 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
       id: convo.id,
       full: convo.full,
       version: convo.version,
+      approval: convo.approval === null ? null : { app: convo.approval.app, tool: convo.approval.tool, variant: convo.approval.variant, stop: convo.approval.stop },
       turns: convo.turns.map((turn) => (turn.role === 'user'
         ? { id: turn.id, role: 'user', text: turn.text }
         : {
@@ -107,11 +129,12 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
     notify();
   }
 
-  function acceptPrompt({ conversationId, text, steer }) {
+  function acceptPrompt({ conversationId, text, steer, app = null }) {
     const convo = conversation(conversationId ?? randomUUID());
     const userTurn = { id: randomUUID(), role: 'user', text: String(text) };
     const current = steer ? generating(convo) : undefined;
-    prompts.push({ conversationId: convo.id, text: userTurn.text, atMs: Date.now(), steer: current !== undefined });
+    if (typeof app === 'string') convo.app = app;
+    prompts.push({ conversationId: convo.id, text: userTurn.text, atMs: Date.now(), steer: current !== undefined, app: typeof app === 'string' ? app : null });
     if (current !== undefined) {
       // A steering prompt joins the running turn and turns alternate as on the real page: what
       // was streamed so far stays as an interrupted assistant turn (no action bar), then the
@@ -124,7 +147,9 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
     const assistantTurn = { id: randomUUID(), role: 'assistant', plan: null, startedAtMs: null };
     convo.turns.push(userTurn, assistantTurn);
     changed(convo);
-    void startGenerating(convo, assistantTurn, { conversationId: convo.id, turnIndex, prompt: userTurn.text });
+    void startGenerating(convo, assistantTurn, {
+      conversationId: convo.id, turnIndex, prompt: userTurn.text, app: convo.app, approve: (tool, options) => approve(convo, tool, options),
+    });
     return convo;
   }
 
@@ -150,6 +175,31 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
       notify();
     }, assistantTurn.plan.generateMs);
     generationEndTimers.add(timer);
+  }
+
+  /**
+   * A scripted write call of `tool` in `convo`: resolves true at once when it was allowed since
+   * the page last loaded, else shows the card (`variant`, `stop`: whether the Stop control
+   * stays) and resolves with the person's choice (true: allowed).
+   */
+  function approve(convo, tool, { variant = 'allow-once', stop = true } = {}) {
+    if (!APPROVAL_VARIANTS.includes(variant)) throw new Error(`fake ChatGPT: unknown approval variant ${variant}`);
+    if (convo.approvedTools.has(tool)) return Promise.resolve(true);
+    if (convo.approval !== null) throw new Error(`fake ChatGPT: ${convo.id} already waits for approval of ${convo.approval.tool}`);
+    return new Promise((resolve) => {
+      convo.approval = { app: convo.app ?? 'Orchestrator', tool, variant, stop, resolve };
+      changed(convo);
+    });
+  }
+
+  function answerApproval(conversationId, choice) {
+    const convo = conversations.get(conversationId);
+    if (!convo?.approval || (choice !== 'allow' && choice !== 'deny')) return;
+    const { tool, resolve } = convo.approval;
+    convo.approval = null;
+    if (choice === 'allow') convo.approvedTools.add(tool);
+    changed(convo);
+    resolve(choice === 'allow');
   }
 
   async function control(conversationId, command) {
@@ -236,8 +286,21 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
       response.end(body);
     };
     const json = (body) => reply(200, 'application/json', JSON.stringify(body));
-    if (request.method === 'GET' && PAGE_PATH.test(url.pathname)) return reply(200, 'text/html; charset=utf-8', pageHtml);
+    if (request.method === 'GET' && PAGE_PATH.test(url.pathname)) {
+      // A page load forgets the approvals of the conversation it shows (as ChatGPT does).
+      conversations.get(url.pathname.split('/').filter(Boolean)[1])?.approvedTools.clear();
+      return reply(200, 'text/html; charset=utf-8', pageHtml);
+    }
     if (request.method === 'GET' && url.pathname === '/__fake/page.js') return reply(200, 'text/javascript; charset=utf-8', pageJs);
+    if (request.method === 'GET' && url.pathname === '/__fake/page-apps.js') return reply(200, 'text/javascript; charset=utf-8', pageAppsJs);
+    if (request.method === 'GET' && url.pathname === '/__fake/apps') return json(catalog);
+    if (request.method === 'POST' && url.pathname === '/__fake/approval-click') {
+      const { conversationId = null, choice = null, trusted = false, label = '' } = await readJson(request);
+      approvalClicks.push({ conversationId, choice, trusted: trusted === true, label: String(label), atMs: Date.now() });
+      answerApproval(conversationId, choice);
+      notify();
+      return json({ ok: true });
+    }
     const script = url.pathname.startsWith('/__fake/layouts/') ? scripts.get(url.pathname.slice('/__fake/layouts/'.length)) : undefined;
     if (request.method === 'GET' && script !== undefined) return reply(200, 'text/javascript; charset=utf-8', script);
     if (request.method === 'GET' && url.pathname === '/__fake/events') return subscribe(request, response, url.searchParams.get('c') || NEW_CHAT);
@@ -299,6 +362,17 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
     seedConversation,
     prompts,
     clicks,
+    /** Every click on an approval card: {conversationId, choice, trusted, label, atMs}. */
+    approvalClicks,
+    /** The `@` picker's catalog from the next time a page opens it: `{apps: [{name, description, id}], recent: [text]}`. */
+    setApps(next) {
+      catalog = next;
+    },
+    /** The approval card waiting in conversation `id`: {app, tool, variant, stop}, or null. */
+    approvalIn(id) {
+      const waiting = conversations.get(id)?.approval ?? null;
+      return waiting === null ? null : { app: waiting.app, tool: waiting.tool, variant: waiting.variant, stop: waiting.stop };
+    },
     setPlan(fn) {
       currentPlan = fn ?? defaultPlan;
     },

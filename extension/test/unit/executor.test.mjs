@@ -7,7 +7,7 @@ import {
 } from './executor-harness.mjs';
 import {
   SUBMIT_RESULT_TIMEOUT_MS, CREATE_URL_SETTLE_MS,
-} from '../../src/core/executor.js';
+} from '../../src/core/commands.js';
 import { RECONNECT_MAX_MS } from '../../src/core/backoff.js';
 import { HEARTBEAT_MS_DEFAULT, WELCOME_TIMEOUT_MS } from '../../src/core/daemon-link.js';
 

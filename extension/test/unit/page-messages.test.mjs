@@ -10,7 +10,31 @@ test('facts are normalised: known fields only, booleans, bounded texts', () => {
   assert.equal(read.loaded, false);
   assert.equal('secret' in read, false);
   assert.equal(read.lastAssistantTail.length, ASSISTANT_TAIL_CHARS_MAX);
-  assert.deepEqual({ ...read.error, text: read.error.text.length }, { kind: 'generic', text: 200 });
+  assert.deepEqual({ ...read.error, text: read.error.text.length }, { kind: 'generic', text: 200, retry: false });
+});
+
+test('the page stops the classifier reads survive the port: limits, locks, dialogs, the approval card, what is missing', () => {
+  const read = readFacts({
+    ...facts(),
+    error: { kind: 'app_unavailable', text: 'FORBIDDEN: This conversation does not support developer MCPs', retry: false },
+    usageLimit: { text: 'limit', untilMs: 1_800_000_000_000 },
+    rateLimited: { text: 'Too many requests' },
+    suspiciousActivity: { text: 's'.repeat(900) },
+    dialog: { heading: 'Temporary Chat', extra: 'x' },
+    approval: { app: 'Orchestrator', title: 'Allow ChatGPT to use Orchestrator?', buttons: ['Deny', 'Allow once', 1, 'a', 'b', 'c', 'd'] },
+    missing: ['turns', 'cookies'],
+  });
+  assert.deepEqual(read.error, { kind: 'app_unavailable', text: 'FORBIDDEN: This conversation does not support developer MCPs', retry: false });
+  assert.deepEqual(read.usageLimit, { text: 'limit', untilMs: 1_800_000_000_000 });
+  assert.deepEqual(read.rateLimited, { text: 'Too many requests' });
+  assert.equal(read.suspiciousActivity.text.length, 200);
+  assert.deepEqual(read.dialog, { heading: 'Temporary Chat' });
+  assert.deepEqual(read.approval, { app: 'Orchestrator', title: 'Allow ChatGPT to use Orchestrator?', buttons: ['Deny', 'Allow once', '', 'a', 'b', 'c'] });
+  assert.deepEqual(read.missing, ['turns']);
+  const quiet = readFacts(facts());
+  assert.equal(quiet.approval, null);
+  assert.equal(quiet.dialog, null);
+  assert.equal(quiet.usageLimit, null);
 });
 
 test('page messages that do not fit are refused with a typed error', () => {

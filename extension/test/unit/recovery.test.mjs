@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { Rig, T0, CONVERSATION, OTHER_CONVERSATION, idleFacts, generatingFacts, sent, toPage, results, journaled, command } from './executor-harness.mjs';
-import { RECONCILE_WAIT_MS } from '../../src/core/executor.js';
+import { RECONCILE_WAIT_MS } from '../../src/core/commands.js';
 
 const BOUND = { workerId: 'wrk-7', conversationUrl: CONVERSATION, tabId: 5, open: true, seq: 40, observation: { state: 'idle', seq: 40 } };
 const TAB_5 = [{ tabId: 5, url: CONVERSATION }];

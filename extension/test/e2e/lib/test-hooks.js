@@ -19,6 +19,9 @@ async function run(op, arg) {
     case 'reload':
       setTimeout(() => api.runtime.reload(), 50);
       return 'reloading';
+    case 'notifications':
+      // The ids of the browser notifications the extension shows now.
+      return Object.keys(await api.notifications.getAll());
     case 'open':
       await api.tabs.create({ url: api.runtime.getURL(arg), active: true });
       return 'opened';

@@ -18,7 +18,7 @@ const WAIT_MS_DEFAULT = 30_000;
 export const IDLE_GRACE_MS = 400;
 
 export class World {
-  constructor(kind, layout) {
+  constructor(kind, layout, settings = {}) {
     this.kind = kind;
     this.layout = layout;
     /** What the layout is like (layouts/profiles.mjs): its addresses, whether it is logged out. */
@@ -27,11 +27,16 @@ export class World {
     this.agents = new Map();
     this.turns = new Map();
     this.conversationWorker = new Map();
+    /** Settings over the defaults below (the app's name and description, say). */
+    this.extraSettings = settings;
   }
 
-  /** `layout`: the fake page's layout profile (the server's default when not given). */
-  static async open(kind, { layout = defaultLayout() } = {}) {
-    const world = new World(kind, layout);
+  /**
+   * `layout`: the fake page's layout profile (the server's default when not given);
+   * `settings`: extension settings over the world's (e.g. `{appName}`: choose that app).
+   */
+  static async open(kind, { layout = defaultLayout(), settings = {} } = {}) {
+    const world = new World(kind, layout, settings);
     try {
       await world.#start();
     } catch (error) {
@@ -52,6 +57,7 @@ export class World {
       chatBaseUrl: this.fake.url,
       concurrencyMax: 4,
       managedMax: 8,
+      ...this.extraSettings,
     };
     this.extensionDir = buildTestExtension(join(this.dir, 'extension'), settings);
     this.browser = await launchBrowser(this.kind, this.extensionDir);
@@ -116,7 +122,9 @@ export class World {
     const agent = this.agents.get(workerId);
     if (!agent) return { generateMs: 200, reply: block('working', 'no agent') };
     try {
-      return (await agent({ turn, attemptId, prompt: ctx.prompt, steer: ctx.steer, world: this, workerId })) ?? {};
+      // `app`: the app chosen in this conversation; `approve(tool)`: a write call of the tool,
+      // which waits for the person's click on the approval card the first time (per page load).
+      return (await agent({ turn, attemptId, prompt: ctx.prompt, steer: ctx.steer, world: this, workerId, app: ctx.app, approve: ctx.approve })) ?? {};
     } catch (error) {
       this.agentError = error;
       return { generateMs: 100, reply: `agent failed: ${error.message}` };
