@@ -23,6 +23,8 @@ echo "== MCP client tests (Python mcp SDK and TypeScript SDK, streamable HTTP an
 tests/mcp/run.sh
 echo "== MCP conformance scenarios"
 tests/mcp/conformance.sh
+echo "== MCP conformance: authorization server"
+tests/mcp/conformance-auth.sh
 
 # The browser extension: its pure core and views under node --test, then end to end in
 # headless Chromium and Firefox ESR against the daemon `cargo test` just built (debug) and
