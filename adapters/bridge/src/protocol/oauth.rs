@@ -37,6 +37,9 @@ impl OAuthCode {
     /// codes appear in no message or log line).
     pub fn parse(typed: &str) -> Result<OAuthCode, ErrorOut> {
         let bad = || ErrorOut::invalid("code", &format!("{OAUTH_CODE_CHARS} letters and digits, as XXXX-XXXX"));
+        if !typed.is_ascii() {
+            return Err(bad());
+        }
         let (head, tail) = match typed.split_once('-') {
             Some((head, tail)) => (head, tail),
             None if typed.len() == OAUTH_CODE_CHARS => typed.split_at(OAUTH_CODE_CHARS / 2),
