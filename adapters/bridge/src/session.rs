@@ -188,7 +188,9 @@ impl Session {
                     ..Step::default()
                 };
                 match action.to_request() {
-                    Ok(ActionRequest::Engine(op)) => Step { operations: vec![(action.action_id, op)], ..Step::default() },
+                    Ok(ActionRequest::Engine(op)) => {
+                        Step { operations: vec![(action.action_id, op)], ..Step::default() }
+                    }
                     Ok(ActionRequest::Grants(_)) if !self.operator => refused(action.action_id, operator_required()),
                     Ok(ActionRequest::Grants(grant)) => {
                         Step { grant_actions: vec![(action.action_id, grant)], ..Step::default() }

@@ -377,7 +377,7 @@ fn refusal(step: &Step) -> (String, String) {
     (error.code, error.message)
 }
 
-const GRANT: &str = "grt-3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f";
+const GRANT: &str = "grt-3f3f3f3f3f3f";
 
 #[test]
 fn oauth_actions_are_validated_and_only_for_operator_executors() {
@@ -441,7 +441,8 @@ fn the_oauth_pending_query_takes_no_arguments_and_needs_an_operator_executor() {
 #[test]
 fn the_oauth_answer_decodes_as_its_own_shape_and_holds_no_secret_field() {
     let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/protocol/fixtures/daemon.operator.data.oauth.json"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/protocol/fixtures/daemon.operator.data.oauth.json"),
     )
     .expect("the fixture");
     let DaemonMessage::OperatorData(data) = decode_daemon(text.trim_end(), MESSAGE_BYTES_MAX).expect("decodes") else {

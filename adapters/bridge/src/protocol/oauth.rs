@@ -22,8 +22,8 @@ pub mod oauth_codes {
 
 /// Characters of a request's code, without its dash (`K7QH-2MPD`).
 pub const OAUTH_CODE_CHARS: usize = 8;
-/// Hex characters after `grt-` in a grant id (256 random bits).
-pub const GRANT_ID_HEX_CHARS: usize = 64;
+/// Hex characters after `grt-` in a grant id (48 random bits: an id, not a secret).
+pub const GRANT_ID_HEX_CHARS: usize = 12;
 /// The prefix of every grant id.
 pub const GRANT_ID_PREFIX: &str = "grt-";
 
@@ -58,7 +58,7 @@ impl OAuthCode {
     }
 }
 
-/// A grant's id, `grt-` and 64 lowercase hex characters.
+/// A grant's id, `grt-` and 12 lowercase hex characters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrantId(String);
 
