@@ -4,8 +4,8 @@
 
 use crate::codec::{self, Error};
 use crate::protocol::{
-    DaemonMessage, ExecutorMessage, OperatorDataWire, OperatorResultWire, PROTOCOL_VERSION, ProtocolError,
-    ProtocolErrorCode, Query, Welcome,
+    ActionRequest, DaemonMessage, ExecutorMessage, GrantAction, OperatorDataWire, OperatorResultWire, PROTOCOL_VERSION,
+    ProtocolError, ProtocolErrorCode, Query, Welcome, oauth_codes,
 };
 use engine::ExecutorInput;
 use engine::ids::ExecutorId;
@@ -62,6 +62,9 @@ pub struct Step {
     /// Operator actions to perform as engine operations, with their action ids; each
     /// answered with an `operator.result`.
     pub operations: Vec<(String, Operation)>,
+    /// OAuth operator actions for the daemon's authorization server, with their action
+    /// ids; each answered with an `operator.result`. Only from operator executors.
+    pub grant_actions: Vec<(String, GrantAction)>,
     /// Operator queries to answer, with their query ids; each answered with an
     /// `operator.data`.
     pub queries: Vec<(String, Query)>,
@@ -176,16 +179,23 @@ impl Session {
                         format!("actionId is longer than {ACTION_ID_BYTES_MAX} bytes"),
                     );
                 }
-                match action.to_operation() {
-                    Ok(op) => Step { operations: vec![(action.action_id, op)], ..Step::default() },
-                    Err(why) => Step {
-                        replies: vec![DaemonMessage::OperatorResult(OperatorResultWire {
-                            action_id: action.action_id,
-                            ok: false,
-                            error: Some(wire::ErrorOut::new(wire::codes::INVALID_ARGUMENT, &why)),
-                        })],
-                        ..Step::default()
-                    },
+                let refused = |action_id: String, error: wire::ErrorOut| Step {
+                    replies: vec![DaemonMessage::OperatorResult(OperatorResultWire {
+                        action_id,
+                        ok: false,
+                        error: Some(error),
+                    })],
+                    ..Step::default()
+                };
+                match action.to_request() {
+                    Ok(ActionRequest::Engine(op)) => {
+                        Step { operations: vec![(action.action_id, op)], ..Step::default() }
+                    }
+                    Ok(ActionRequest::Grants(_)) if !self.operator => refused(action.action_id, operator_required()),
+                    Ok(ActionRequest::Grants(grant)) => {
+                        Step { grant_actions: vec![(action.action_id, grant)], ..Step::default() }
+                    }
+                    Err(error) => refused(action.action_id, error),
                 }
             }
             (Some(_), ExecutorMessage::OperatorQuery(query)) => {
@@ -196,6 +206,13 @@ impl Session {
                     );
                 }
                 match query.to_query() {
+                    Ok(Query::OauthPending) if !self.operator => Step {
+                        replies: vec![DaemonMessage::OperatorData(OperatorDataWire::new(
+                            query.query_id,
+                            Err(operator_required()),
+                        ))],
+                        ..Step::default()
+                    },
                     Ok(q) => Step { queries: vec![(query.query_id, q)], ..Step::default() },
                     Err(error) => Step {
                         replies: vec![DaemonMessage::OperatorData(OperatorDataWire::new(query.query_id, Err(error)))],
@@ -243,6 +260,14 @@ impl Session {
             false
         }
     }
+}
+
+/// The refusal of an OAuth action or query from an executor without the operator UI.
+fn operator_required() -> wire::ErrorOut {
+    wire::ErrorOut::new(
+        oauth_codes::OPERATOR_REQUIRED,
+        "OAuth approval is for executors whose hello set capabilities.operator",
+    )
 }
 
 fn valid_executor_id(id: &str) -> bool {

@@ -190,6 +190,8 @@ async fn operator_actions_are_engine_operations_with_typed_rejections() {
             worker_id: worker,
             run_id: None,
             text: None,
+            code: None,
+            grant_id: None,
         })
     };
     x.send(&action("a-1", bridge::OperatorAction::PauseAfterTurn, Some(root))).await.expect("pause");

@@ -357,3 +357,102 @@ fn operator_queries_become_queries_or_invalid_argument() {
     assert_eq!(error_code(&long), Some(ProtocolErrorCode::Malformed));
     assert!(!long.close && !s.is_closed(), "a refused query leaves the connection open");
 }
+
+/// A session after a hello that set `capabilities.operator` (or not).
+fn operator_session(operator: bool) -> Session {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    let text = hello("secret").replace(r#""steering":true"#, &format!(r#""steering":true,"operator":{operator}"#));
+    assert!(s.on_text(&text, 0).registered.is_some());
+    s
+}
+
+/// The one reply's error code and message, of an `operator.result` or `operator.data`.
+fn refusal(step: &Step) -> (String, String) {
+    let error = match &step.replies[..] {
+        [DaemonMessage::OperatorResult(r)] if !r.ok => r.error.clone(),
+        [DaemonMessage::OperatorData(d)] if !d.ok => d.error.clone(),
+        other => panic!("one refusal expected: {other:?}"),
+    };
+    let error = error.expect("an error");
+    (error.code, error.message)
+}
+
+const GRANT: &str = "grt-3f3f3f3f3f3f";
+
+#[test]
+fn oauth_actions_are_validated_and_only_for_operator_executors() {
+    let mut s = operator_session(true);
+    let action = |id: &str, rest: &str| format!(r#"{{"v":1,"type":"operator.action","actionId":"{id}",{rest}}}"#);
+    // Codes are normalized (case, dash) before they reach the desk.
+    let step = s.on_text(&action("a", r#""action":"oauth_approve","code":"k7qh2mpd""#), 1);
+    let code = OAuthCode::parse("K7QH-2MPD").expect("a code");
+    assert_eq!(code.as_str(), "K7QH-2MPD");
+    assert_eq!(step.grant_actions, vec![("a".to_string(), GrantAction::Approve(code.clone()))]);
+    assert!(step.operations.is_empty() && step.replies.is_empty());
+    let step = s.on_text(&action("b", r#""action":"oauth_deny","code":"K7QH-2MPD""#), 2);
+    assert_eq!(step.grant_actions, vec![("b".to_string(), GrantAction::Deny(code))]);
+    let step = s.on_text(&action("c", &format!(r#""action":"oauth_revoke","grantId":"{GRANT}""#)), 3);
+    let grant = GrantId::parse(GRANT).expect("a grant id");
+    assert_eq!(step.grant_actions, vec![("c".to_string(), GrantAction::Revoke(grant))]);
+    // Bad inputs: INVALID_ARGUMENT naming the field, never quoting the code.
+    for (rest, field) in [
+        (r#""action":"oauth_approve""#, "code"),
+        (r#""action":"oauth_approve","code":"K7QH-2MP""#, "code"),
+        (r#""action":"oauth_deny","code":"K7QH_2MPD""#, "code"),
+        (r#""action":"oauth_approve","code":"K7QH-2MPD-X""#, "code"),
+        (r#""action":"oauth_approve","code":"ÄÄQH-2MPD""#, "code"),
+        (r#""action":"oauth_approve","code":"aÄÄÄb""#, "code"),
+        (r#""action":"oauth_revoke""#, "grantId"),
+        (r#""action":"oauth_revoke","grantId":"grt-xyz""#, "grantId"),
+        (r#""action":"oauth_revoke","grantId":"cli_3f3f""#, "grantId"),
+        (r#""action":"oauth_approve","code":"K7QH-2MPD","workerId":"wrk-1""#, "workerId"),
+    ] {
+        let step = s.on_text(&action("d", rest), 4);
+        assert!(step.grant_actions.is_empty(), "{rest}");
+        let (code, message) = refusal(&step);
+        assert_eq!(code, "INVALID_ARGUMENT", "{rest}");
+        assert!(message.contains(field), "{rest}: {message}");
+        assert!(!message.contains("K7QH") && !message.contains("2MP"), "{rest}: the code is quoted: {message}");
+    }
+    // An executor without the operator UI may not decide.
+    let mut plain = operator_session(false);
+    let step = plain.on_text(&action("e", r#""action":"oauth_approve","code":"K7QH-2MPD""#), 1);
+    assert!(step.grant_actions.is_empty());
+    assert_eq!(refusal(&step).0, oauth_codes::OPERATOR_REQUIRED);
+    // Its other operator actions stay as they were.
+    let step = plain.on_text(&action("f", r#""action":"pause_now","workerId":"wrk-1""#), 2);
+    assert_eq!(step.operations.len(), 1);
+}
+
+#[test]
+fn the_oauth_pending_query_takes_no_arguments_and_needs_an_operator_executor() {
+    let mut s = operator_session(true);
+    let step = s.on_text(r#"{"v":1,"type":"operator.query","queryId":"q-1","query":"oauth_pending"}"#, 1);
+    assert_eq!(step.queries, vec![("q-1".to_string(), Query::OauthPending)]);
+    let step =
+        s.on_text(r#"{"v":1,"type":"operator.query","queryId":"q-2","query":"oauth_pending","workerId":"wrk-1"}"#, 2);
+    assert_eq!(refusal(&step).0, "INVALID_ARGUMENT");
+    let mut plain = operator_session(false);
+    let step = plain.on_text(r#"{"v":1,"type":"operator.query","queryId":"q-3","query":"oauth_pending"}"#, 1);
+    assert!(step.queries.is_empty());
+    assert_eq!(refusal(&step).0, oauth_codes::OPERATOR_REQUIRED);
+}
+
+#[test]
+fn the_oauth_answer_decodes_as_its_own_shape_and_holds_no_secret_field() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/protocol/fixtures/daemon.operator.data.oauth.json"),
+    )
+    .expect("the fixture");
+    let DaemonMessage::OperatorData(data) = decode_daemon(text.trim_end(), MESSAGE_BYTES_MAX).expect("decodes") else {
+        panic!("operator.data")
+    };
+    let Some(OperatorData::OAuth(out)) = data.data else { panic!("the OAuth shape: {:?}", data.data) };
+    assert!(out.enabled);
+    assert_eq!((out.pending.len(), out.grants.len()), (1, 1));
+    assert!(out.pending[0].self_registered);
+    for forbidden in ["token", "sha256", "hash", "handle", "verifier", "secret"] {
+        assert!(!text.to_lowercase().contains(forbidden), "the OAuth answer names {forbidden}");
+    }
+}

@@ -205,8 +205,12 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
                 bridge::server::TokenSource::Given => None,
             },
         );
-        let bridge = bridge::server::Bridge::new(mount.config, mount.registry, engine.handle.clone())
+        let mut bridge = bridge::server::Bridge::new(mount.config, mount.registry, engine.handle.clone())
             .with_stopping(stopping_rx.clone());
+        // The dashboard approves OAuth requests over the operator channel when OAuth is on.
+        if let Some(oauth) = &oauth {
+            bridge = bridge.with_grants(oauth.clone());
+        }
         app = app.merge(bridge.router());
     }
 

@@ -253,7 +253,7 @@ export class Executor {
     return this.#input(now, () => {
       const actionId = `act-${this.#link.connectionId ?? 0}-${++this.#operatorCount}`;
       const message = { v: PROTOCOL_VERSION, type: 'operator.action', actionId, action: request?.action };
-      for (const field of ['workerId', 'runId', 'text']) if (request?.[field] !== undefined) message[field] = request[field];
+      for (const field of ['workerId', 'runId', 'text', 'code', 'grantId']) if (request?.[field] !== undefined) message[field] = request[field];
       this.#askDaemon(replyId, actionId, message);
     });
   }

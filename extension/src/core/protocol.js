@@ -25,9 +25,9 @@ export const COMMAND_KINDS = [
 ];
 export const OPERATOR_ACTIONS = [
   'auto_resume_on', 'auto_resume_off', 'pause_now', 'pause_after_turn', 'resume', 'continue_now',
-  'continue_anyway', 'resolve_human', 'stop_worker', 'stop_run',
+  'continue_anyway', 'resolve_human', 'stop_worker', 'stop_run', 'oauth_approve', 'oauth_deny', 'oauth_revoke',
 ];
-export const OPERATOR_QUERIES = ['worker_attempts', 'worker_events'];
+export const OPERATOR_QUERIES = ['worker_attempts', 'worker_events', 'oauth_pending'];
 
 /** Failure codes of `command.result` (any other code is legal and treated as ambiguous). */
 export const FAILURE_CODES = {
@@ -242,6 +242,9 @@ const EXECUTOR_MESSAGES = {
     optional('workerId', printedId('wrk')),
     optional('runId', printedId('run')),
     optional('text', string),
+    // The OAuth actions: the waiting request's code, the grant to revoke (the daemon checks their shape).
+    optional('code', boundedString(CORRELATION_ID_BYTES_MAX)),
+    optional('grantId', boundedString(CORRELATION_ID_BYTES_MAX * 2)),
   ],
   'operator.query': [
     required('queryId', boundedString(CORRELATION_ID_BYTES_MAX)),

@@ -2,8 +2,11 @@
 // items with an answer box, stall cards, the worker table, and a timeline picture per
 // worker from worker_attempts / worker_events. Every button is a `ui.action`; the page
 // never decides anything by itself. A worker whose ChatGPT page failed closed gets a pointer
-// to "Copy page shape" in that tab's overlay: this page cannot read the tab.
+// to "Copy page shape" in that tab's overlay: this page cannot read the tab. With OAuth on
+// (the daemon's --public-url), the connections waiting for the operator's approval and the
+// connected clients, asked for with `oauth_pending` every few seconds while the page is open.
 import { dashboardView, timelineView, eventText, clockLabel } from './view.js';
+import { oauthView, oauthFailedView, OAUTH_POLL_MS } from './oauth-view.js';
 import {
   h, send, watchState, renderInto, setup, announce, actionButton, actionSwitch, statusBadge,
   connectionBadge, openSettings, openConversation,
@@ -21,6 +24,8 @@ let lastStatuses = null;
 let retry = null; // the one pending redraw for throttled history fetches
 const drafts = new Map(); // workerId -> the answer being typed
 const history = new Map(); // workerId -> {sig, at, busy, attempts, events, error}
+let oauth = oauthView(null, 0); // the OAuth section's view model (hidden until the daemon says OAuth is on)
+let oauthBusy = false;
 
 setup({ statusEl: document.getElementById('status'), redraw: draw });
 
@@ -47,6 +52,7 @@ function draw() {
   renderInto(root, [
     header(view),
     view.emptyText && h('p', { class: 'muted empty', 'data-testid': 'empty', text: view.emptyText }),
+    oauth.shown && oauthSection(oauth),
     view.needsYou.length > 0 && needsYouSection(view.needsYou),
     view.stalls.length > 0 && stallsSection(view.stalls),
     view.runs.length > 0 && runsSection(view.runs),
@@ -128,6 +134,46 @@ function answerBox(row, id) {
       }),
       conversationLink(row, 'answer')),
   ];
+}
+
+// OAuth: a client (ChatGPT's connector, say) asked to connect; its user's sign-in window
+// waits until the operator approves or denies here (or with `orchestrator oauth`).
+function oauthSection(view) {
+  return h('section', { id: 'oauth', class: 'panel attention', 'aria-labelledby': 'oauth-h', 'data-testid': 'oauth' },
+    h('h2', { id: 'oauth-h', text: 'Connections waiting for your approval' }),
+    view.error && h('p', { class: 'hint', 'data-testid': 'oauth-error', text: view.error }),
+    view.waitingEmptyText && h('p', { class: 'muted', 'data-testid': 'oauth-waiting-empty', text: view.waitingEmptyText }),
+    view.waiting.map((w) => h('article', { class: 'card', 'data-testid': 'oauth-request', 'data-code': w.code },
+      h('p', { class: 'worker-heading' },
+        h('span', { class: 'worker-title', 'data-testid': 'oauth-client', text: w.clientName }),
+        w.selfRegistered && h('span', { class: 'badge tone-quiet', 'data-testid': 'oauth-self-registered', text: 'self-registered' })),
+      h('p', {}, 'Sends you back to ', h('b', { 'data-testid': 'oauth-host', text: w.redirectHost }), ` · ${w.scopesText}`),
+      h('p', {}, 'Code ', h('span', { class: 'mono', 'data-testid': 'oauth-code', text: w.code }),
+        h('span', { class: 'muted', 'data-testid': 'oauth-expires', text: ` · ${w.expiresText}` })),
+      h('p', { class: 'muted small', text: 'Approve only if the sign-in window you opened shows this code.' }),
+      h('div', { class: 'actions' },
+        actionButton({ key: `oauth-approve:${w.code}`, label: 'Approve', primary: true, testid: 'oauth-approve', hint: `Approve ${w.label}`, message: { action: 'oauth_approve', code: w.code }, done: pollOAuth }),
+        actionButton({ key: `oauth-deny:${w.code}`, label: 'Deny', testid: 'oauth-deny', hint: `Deny ${w.label}`, message: { action: 'oauth_deny', code: w.code }, done: pollOAuth })))),
+    h('h3', { text: 'Connected clients' }),
+    view.grantsEmptyText && h('p', { class: 'muted', 'data-testid': 'oauth-grants-empty', text: view.grantsEmptyText }),
+    view.grants.length > 0 && h('ul', { class: 'oauth-grants', 'data-testid': 'oauth-grants' }, view.grants.map((g) => h('li', { 'data-testid': 'oauth-grant', 'data-grant-id': g.grantId },
+      h('span', { class: 'worker-title', text: g.clientName }),
+      h('span', { class: 'muted small', text: ` · ${g.scopesText} · ${g.connectedText} · ${g.lastUsedText} ` }),
+      actionButton({
+        key: `oauth-revoke:${g.grantId}`, label: 'Revoke', destructive: true, small: true, testid: 'oauth-revoke', hint: `Disconnect ${g.clientName}`,
+        message: { action: 'oauth_revoke', grantId: g.grantId }, done: pollOAuth,
+        confirm: { title: `Disconnect ${g.clientName}?`, body: 'Its tokens stop working at once; to connect again it must sign in and be approved here again.', confirmLabel: 'Revoke', reason: false },
+      })))));
+}
+
+/** Asks the daemon for the OAuth requests and grants (one question at a time). */
+async function pollOAuth() {
+  if (oauthBusy) return;
+  oauthBusy = true;
+  const answer = await send({ type: 'ui.query', query: 'oauth_pending' });
+  oauthBusy = false;
+  oauth = answer?.ok || !oauth.shown ? oauthView(answer, Date.now()) : oauthFailedView(oauth, answer?.error);
+  draw();
 }
 
 function stallsSection(stalls) {
@@ -298,3 +344,5 @@ function listOf(data, field) {
 
 watchState(load);
 setInterval(draw, 30_000);
+pollOAuth();
+setInterval(pollOAuth, OAUTH_POLL_MS);

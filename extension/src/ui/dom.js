@@ -115,7 +115,7 @@ async function runAction({ key, label, message, confirm, done }) {
   if (confirm) {
     const reason = await confirmDialog(confirm);
     if (reason === null) return;
-    msg = { ...msg, text: reason };
+    if (confirm.reason !== false) msg = { ...msg, text: reason };
   }
   pending.add(key);
   rerender();
@@ -155,21 +155,23 @@ export function actionToggle({ key, label, checked, testid, hint, busy = false, 
 /**
  * The in-page confirm dialog for destructive actions. Resolves to the reason typed
  * (or a default one) when confirmed, null when cancelled. Cancel has the focus first.
+ * With `reason: false` it asks for no reason and resolves to '' when confirmed.
  */
-export function confirmDialog({ title, body, confirmLabel }) {
+export function confirmDialog({ title, body, confirmLabel, reason: askReason = true }) {
   return new Promise((resolve) => {
-    const reason = h('input', { type: 'text', id: 'confirm-reason', 'data-testid': 'confirm-reason', placeholder: 'Stopped by the operator', maxlength: '500' });
+    const reason = askReason && h('input', { type: 'text', id: 'confirm-reason', 'data-testid': 'confirm-reason', placeholder: 'Stopped by the operator', maxlength: '500' });
     const cancel = h('button', { type: 'button', class: 'btn', 'data-testid': 'confirm-cancel', onclick: () => dialog.close('cancel') }, 'Cancel');
     const accept = h('button', { type: 'button', class: 'btn danger solid', 'data-testid': 'confirm-accept', onclick: () => dialog.close('accept') }, confirmLabel);
     const dialog = h('dialog', { class: 'confirm', 'data-testid': 'confirm-dialog', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-body' },
       h('h2', { id: 'confirm-title', text: title }),
       h('p', { id: 'confirm-body', text: body }),
-      h('label', { for: 'confirm-reason', text: 'Reason (optional)' }),
+      reason && h('label', { for: 'confirm-reason', text: 'Reason (optional)' }),
       reason,
       h('div', { class: 'actions' }, cancel, accept));
     dialog.addEventListener('close', () => {
       dialog.remove();
-      resolve(dialog.returnValue === 'accept' ? reason.value.trim() || 'Stopped by the operator' : null);
+      if (dialog.returnValue !== 'accept') resolve(null);
+      else resolve(reason ? reason.value.trim() || 'Stopped by the operator' : '');
     });
     document.body.append(dialog);
     dialog.showModal();

@@ -1,10 +1,12 @@
 //! The messages of protocol version 1 and their exact conversions to and from the
 //! engine's executor types. Field names are camelCase; ids travel in their printed form
 //! (`wrk-7`, `exe-12`, `cmd-12`); times are milliseconds since the Unix epoch. The
-//! operator channel's messages are in `operator.rs`.
+//! operator channel's messages are in `operator.rs`, its OAuth approval in `oauth.rs`.
 
+mod oauth;
 mod operator;
 
+pub use oauth::*;
 pub use operator::*;
 
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
@@ -62,7 +64,7 @@ impl ExecutorMessage {
     }
 
     /// The engine input this message carries for `executor` (heartbeats and the operator
-    /// channel carry none: actions are operations, see [`OperatorActionWire::to_operation`],
+    /// channel carry none: actions are operations, see [`OperatorActionWire::to_request`],
     /// and queries are reads, see [`OperatorQueryWire::to_query`]).
     /// A `hello` names its own executor; `executor` is ignored for it.
     pub fn into_input(self, executor: &ExecutorId) -> Option<ExecutorInput> {

@@ -1,8 +1,11 @@
 //! The operator channel's messages: actions (`operator.action` / `operator.result`),
 //! read-only queries (`operator.query` / `operator.data`) and the pushed
 //! `operator.summary`. Actions and queries become the MCP tools' engine operations, with
-//! the same validation and typed rejections; data keeps the MCP tools' JSON shapes.
+//! the same validation and typed rejections; data keeps the MCP tools' JSON shapes. The
+//! OAuth approval actions and query go to the daemon's authorization server instead
+//! (`oauth.rs`).
 
+use super::oauth::{GrantAction, GrantId, OAuthCode, OAuthPendingOut};
 use engine::ids::{RunId, WorkerId};
 use engine::op::Operation;
 use engine::policy::{Mode, PolicyPatch};
@@ -27,6 +30,12 @@ pub struct OperatorActionWire {
     /// The person's answer (`resolve_human`) or reason (`stop_worker`, `stop_run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The waiting request's short code (`oauth_approve`, `oauth_deny`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The grant to revoke (`oauth_revoke`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_id: Option<String>,
 }
 
 /// The operator actions.
@@ -53,11 +62,62 @@ pub enum OperatorAction {
     StopWorker,
     /// Stop the run: every unfinished worker is cancelled.
     StopRun,
+    /// Approve the waiting OAuth authorization request showing `code`.
+    OauthApprove,
+    /// Deny it.
+    OauthDeny,
+    /// Revoke the OAuth grant `grantId`.
+    OauthRevoke,
+}
+
+/// What an operator action asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActionRequest {
+    /// An engine operation (the MCP tool of the same meaning).
+    Engine(Operation),
+    /// A decision of the daemon's authorization server.
+    Grants(GrantAction),
 }
 
 impl OperatorActionWire {
+    /// What the action asks for, or `INVALID_ARGUMENT` when the fields do not fit it.
+    pub fn to_request(&self) -> Result<ActionRequest, wire::ErrorOut> {
+        use OperatorAction as A;
+        let grants = |action: GrantAction| {
+            if self.worker_id.is_some() || self.run_id.is_some() {
+                return Err(wire::ErrorOut::new(
+                    wire::codes::INVALID_ARGUMENT,
+                    "the oauth actions take no workerId or runId",
+                ));
+            }
+            Ok(ActionRequest::Grants(action))
+        };
+        let code = || {
+            let typed = self
+                .code
+                .as_deref()
+                .ok_or_else(|| wire::ErrorOut::new(wire::codes::INVALID_ARGUMENT, "missing field `code`"))?;
+            OAuthCode::parse(typed)
+        };
+        match self.action {
+            A::OauthApprove => grants(GrantAction::Approve(code()?)),
+            A::OauthDeny => grants(GrantAction::Deny(code()?)),
+            A::OauthRevoke => {
+                let printed = self
+                    .grant_id
+                    .as_deref()
+                    .ok_or_else(|| wire::ErrorOut::new(wire::codes::INVALID_ARGUMENT, "missing field `grantId`"))?;
+                grants(GrantAction::Revoke(GrantId::parse(printed)?))
+            }
+            _ => self
+                .to_operation()
+                .map(ActionRequest::Engine)
+                .map_err(|why| wire::ErrorOut::new(wire::codes::INVALID_ARGUMENT, &why)),
+        }
+    }
+
     /// The engine operation, or why the fields do not fit the action.
-    pub fn to_operation(&self) -> Result<Operation, String> {
+    fn to_operation(&self) -> Result<Operation, String> {
         use OperatorAction as A;
         let worker = || self.worker_id.ok_or_else(|| format!("workerId is required for {:?}", self.action));
         let run = || self.run_id.ok_or_else(|| format!("runId is required for {:?}", self.action));
@@ -91,6 +151,9 @@ impl OperatorActionWire {
             A::ResolveHuman => Operation::WorkerResolveHuman { worker: worker()?, answer: text() },
             A::StopWorker => Operation::WorkerInterrupt { worker: worker()?, reason: text() },
             A::StopRun => Operation::RunCancel { run: run()?, reason: text() },
+            A::OauthApprove | A::OauthDeny | A::OauthRevoke => {
+                return Err(format!("{:?} is not an engine operation", self.action));
+            }
         })
     }
 }
@@ -138,6 +201,8 @@ pub enum OperatorQueryName {
     WorkerAttempts,
     /// The worker's newest continuity events, as `events_wait` returns events.
     WorkerEvents,
+    /// The OAuth authorization requests waiting for the operator, and the live grants.
+    OauthPending,
 }
 
 /// A validated operator query.
@@ -157,6 +222,8 @@ pub enum Query {
         /// Whose events.
         worker: WorkerId,
     },
+    /// `oauth_pending`: the authorization server's waiting requests and grants.
+    OauthPending,
 }
 
 impl OperatorQueryWire {
@@ -174,6 +241,15 @@ impl OperatorQueryWire {
     /// The query, or `INVALID_ARGUMENT` naming the field that does not fit (the MCP
     /// tools' own wording for ids).
     pub fn to_query(&self) -> Result<Query, wire::ErrorOut> {
+        if self.query == OperatorQueryName::OauthPending {
+            if self.worker_id.is_some() || self.after_sequence.is_some() || self.limit.is_some() {
+                return Err(wire::ErrorOut::new(
+                    wire::codes::INVALID_ARGUMENT,
+                    "oauth_pending takes no workerId, afterSequence or limit",
+                ));
+            }
+            return Ok(Query::OauthPending);
+        }
         let printed = self
             .worker_id
             .as_deref()
@@ -194,6 +270,7 @@ impl OperatorQueryWire {
                 }
                 Ok(Query::WorkerEvents { worker })
             }
+            OperatorQueryName::OauthPending => Ok(Query::OauthPending),
         }
     }
 }
@@ -233,6 +310,8 @@ pub enum OperatorData {
     Attempts(wire::AttemptsOut),
     /// `worker_events`: `{events: [...]}`, each as `events_wait` returns it.
     Events(WorkerEventsOut),
+    /// `oauth_pending`: `{enabled, pending: [...], grants: [...]}`.
+    OAuth(OAuthPendingOut),
 }
 
 /// `worker_events`: the worker's newest continuity events, oldest first.

@@ -16,7 +16,7 @@ pub use registry::{BridgeSink, REFUSED_HELLOS_MAX, RefusedHello, Registry};
 pub use token::{TOKEN_FILE_NAME, TokenError, TokenSource, resolve_token};
 
 use crate::encode;
-use crate::protocol::{DaemonMessage, ProtocolError, ProtocolErrorCode};
+use crate::protocol::{DaemonMessage, GrantDesk, ProtocolError, ProtocolErrorCode};
 use crate::session::{Session, SessionConfig};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
@@ -104,6 +104,8 @@ pub struct Bridge {
     stopping: Option<tokio::sync::watch::Receiver<bool>>,
     /// Refused upgrades, logged at most once per interval.
     refusals: Arc<Throttle>,
+    /// The authorization server's operator side, when OAuth is on.
+    grants: Option<Arc<dyn GrantDesk>>,
 }
 
 /// At most one log line per [`ERROR_LOG_INTERVAL_MS`] for a repeated event, with the
@@ -137,7 +139,13 @@ impl Bridge {
     /// An endpoint feeding `handle`, registering connections in `registry` (the one the
     /// engine's [`BridgeSink`] reads).
     pub fn new(config: BridgeConfig, registry: Registry, handle: runtime::Handle) -> Bridge {
-        Bridge { config: Arc::new(config), registry, handle, stopping: None, refusals: Arc::default() }
+        Bridge { config: Arc::new(config), registry, handle, stopping: None, refusals: Arc::default(), grants: None }
+    }
+
+    /// Serves the OAuth actions and query of the operator channel from `desk`.
+    pub fn with_grants(mut self, desk: Arc<dyn GrantDesk>) -> Bridge {
+        self.grants = Some(desk);
+        self
     }
 
     /// Closes every connection when `stopping` turns true.
@@ -297,11 +305,25 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
                 engine_gone = true;
             }
         }
+        for (action_id, action) in step.grant_actions {
+            if engine_gone {
+                break;
+            }
+            let name = action.name();
+            let result = operator::decide(bridge.grants.clone(), action_id, action).await;
+            let code = result.error.as_ref().map(|e| e.code.clone());
+            // The action's name and outcome only: request codes are not logged.
+            tracing::info!(conn, executor = ?session.executor(), action = name, ok = result.ok, ?code, "operator OAuth action");
+            let text = encode(&DaemonMessage::OperatorResult(result));
+            if socket.send(Message::Text(text.into())).await.is_err() {
+                engine_gone = true;
+            }
+        }
         for (query_id, query) in step.queries {
             if engine_gone {
                 break;
             }
-            let data = operator::answer(&bridge.handle, query_id, query).await;
+            let data = operator::answer(&bridge.handle, bridge.grants.as_deref(), query_id, query).await;
             engine_gone |= unavailable(data.error.as_ref());
             tracing::debug!(conn, executor = ?session.executor(), ?query, ok = data.ok, "operator query");
             let text = encode(&DaemonMessage::OperatorData(data));

@@ -1,19 +1,21 @@
 //! The operator channel against the engine: actions performed as the MCP tools' engine
 //! operations, queries answered through the MCP tools' reads and JSON shapes, and the
-//! `operator.summary` push with each worker's recent continuity events.
+//! `operator.summary` push with each worker's recent continuity events. The OAuth
+//! actions and query go to the injected [`GrantDesk`] instead.
 
 use super::registry::Outgoing;
 use crate::continuity::{RecentEvents, RecentSentences};
 use crate::encode;
 use crate::protocol::{
-    DaemonMessage, OperatorData, OperatorDataWire, OperatorResultWire, OperatorSummaryWire, Query, RunSummary,
-    WorkerEventsOut,
+    DaemonMessage, GrantAction, GrantDesk, OAuthPendingOut, OperatorData, OperatorDataWire, OperatorResultWire,
+    OperatorSummaryWire, Query, RunSummary, WorkerEventsOut, oauth_codes,
 };
 use engine::Reply;
 use engine::event::Event;
 use engine::ids::{Cursor, WorkerId};
 use engine::limits::EVENTS_PAGE_COUNT_MAX;
 use engine::op::{EventsPage, Operation};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use wire::{ErrorOut, FromReply};
@@ -36,9 +38,34 @@ pub(super) async fn perform(handle: &runtime::Handle, action_id: String, op: Ope
     }
 }
 
-/// Answers an `operator.query`.
-pub(super) async fn answer(handle: &runtime::Handle, query_id: String, query: Query) -> OperatorDataWire {
+/// Performs an OAuth `operator.action` at the authorization server (its file is written
+/// off the async threads), or `OAUTH_OFF` without one.
+pub(super) async fn decide(
+    desk: Option<Arc<dyn GrantDesk>>,
+    action_id: String,
+    action: GrantAction,
+) -> OperatorResultWire {
+    let outcome = match desk {
+        None => Err(ErrorOut::new(oauth_codes::OAUTH_OFF, "OAuth is off: the daemon runs without --public-url")),
+        Some(desk) => tokio::task::spawn_blocking(move || desk.perform(&action))
+            .await
+            .unwrap_or_else(|_| Err(ErrorOut::internal("the OAuth action failed unexpectedly"))),
+    };
+    match outcome {
+        Ok(()) => OperatorResultWire { action_id, ok: true, error: None },
+        Err(error) => OperatorResultWire { action_id, ok: false, error: Some(error) },
+    }
+}
+
+/// Answers an `operator.query` (`oauth_pending` from `desk`: `enabled: false` without one).
+pub(super) async fn answer(
+    handle: &runtime::Handle,
+    desk: Option<&dyn GrantDesk>,
+    query_id: String,
+    query: Query,
+) -> OperatorDataWire {
     let data = match query {
+        Query::OauthPending => Ok(OperatorData::OAuth(desk.map_or_else(OAuthPendingOut::default, |d| d.pending()))),
         Query::WorkerAttempts { worker, after_sequence, limit } => {
             let op = Operation::WorkerAttempts { worker, after_sequence, limit: limit as usize };
             match call(handle, op).await {

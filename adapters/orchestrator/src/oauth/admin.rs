@@ -3,7 +3,8 @@
 //! client the `orchestrator oauth` commands use to reach it.
 //!
 //! Architecture Invariant: a grant exists only after the operator approved its request
-//! here, from loopback, with the static token; nothing a remote caller sends approves.
+//! here, from loopback, with the static token, or from an operator executor on the
+//! token-guarded `/executor` (`desk.rs`); nothing an OAuth client sends approves.
 
 use super::OAuth;
 use super::authority::Refusal;

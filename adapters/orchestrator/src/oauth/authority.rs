@@ -322,7 +322,8 @@ impl Authority {
             scope,
         };
         let handle_sha256 = secrets::sha256_hex(&handle);
-        tracing::info!(client = %client.client_id, human_code = %human_code, "OAuth authorization waiting for the operator");
+        // No code in the log: whoever reads it must not be able to approve by it.
+        tracing::info!(client = %client.client_id, "OAuth authorization waiting for the operator");
         self.pending.insert(
             handle_sha256.clone(),
             Pending { human_code, handle_sha256, request, created_ms: now_ms, decision: Decision::Waiting },
@@ -374,7 +375,7 @@ impl Authority {
             return Err(Refusal::new("not_found", "no waiting authorization request shows this code"));
         };
         p.decision = if approve { Decision::Approved } else { Decision::Denied };
-        tracing::info!(client = %p.request.client_id, human_code = %p.human_code, approve, "OAuth request decided by the operator");
+        tracing::info!(client = %p.request.client_id, approve, "OAuth request decided by the operator");
         Ok(())
     }
 
@@ -401,7 +402,7 @@ impl Authority {
     }
 
     /// Drops requests past their lifetime.
-    fn expire(&mut self, now_ms: u64) {
+    pub(super) fn expire(&mut self, now_ms: u64) {
         let ttl = self.ttls.pending_ms;
         self.pending.retain(|_, p| now_ms.saturating_sub(p.created_ms) < ttl);
     }

@@ -9,7 +9,9 @@
 //! - `tokens.rs`: code exchange, refresh rotation with reuse detection, revocation, checks.
 //! - `http.rs`: the endpoints (metadata, register, authorize, consent, token, revoke).
 //! - `page.rs`: the consent and error pages. `admin.rs`: the loopback admin API and its
-//!   client (`orchestrator oauth …`). `cimd.rs`: the seam for Client ID Metadata Documents.
+//!   client (`orchestrator oauth …`). `desk.rs`: the same decisions for the executor
+//!   bridge's operator channel (the extension's dashboard). `cimd.rs`: the seam for
+//!   Client ID Metadata Documents.
 //!
 //! Architecture Invariant: no token, code or verifier is written anywhere but as its
 //! SHA-256, and none appears in a log line; the server stores and logs ids only.
@@ -17,6 +19,7 @@
 pub mod admin;
 pub mod authority;
 pub mod cimd;
+mod desk;
 pub mod grants;
 pub mod http;
 pub mod page;

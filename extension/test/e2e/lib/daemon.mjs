@@ -1,6 +1,8 @@
 // Runs the real `orchestrator serve` daemon for browser tests: a temporary data
-// directory, fixed test tokens, a free loopback port that survives restarts.
+// directory, fixed test tokens, a free loopback port that survives restarts, and with
+// `{oauth: true}` the OAuth server on `--public-url http://127.0.0.1:PORT`.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,18 +20,27 @@ export function daemonBinary() {
 }
 
 export class Daemon {
-  constructor() {
+  constructor({ oauth = false } = {}) {
     this.dir = mkdtempSync(join(tmpdir(), 'orc-e2e-'));
     this.port = 0;
     this.child = null;
     this.mcpUrl = '';
+    this.oauth = oauth;
+  }
+
+  /** The public URL the OAuth server answers for (with `{oauth: true}`). */
+  get publicUrl() {
+    return `http://127.0.0.1:${this.port}`;
   }
 
   /** Starts (or restarts, on the same port) the daemon and waits for its MCP endpoint line. */
   async start() {
     const log = openSync(join(this.dir, 'daemon.log'), 'a');
+    // The public URL names the port, so it is chosen before the start.
+    if (this.oauth && this.port === 0) this.port = await freePort();
     const args = ['serve', '--data-dir', join(this.dir, 'data'), '--listen', `127.0.0.1:${this.port}`,
       '--mcp-token', MCP_TOKEN, '--executor-token', EXECUTOR_TOKEN, '--log-level', 'info,rmcp=warn'];
+    if (this.oauth) args.push('--public-url', this.publicUrl);
     const child = spawn(daemonBinary(), args, { stdio: ['ignore', 'pipe', log], env: cleanEnv() });
     this.child = child;
     const exited = new Promise((_, reject) => child.once('exit', (code) =>
@@ -82,6 +93,18 @@ export class Daemon {
     await this.stop().catch(() => this.child?.kill('SIGKILL'));
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** A loopback port that was free a moment ago. */
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
 }
 
 function cleanEnv() {

@@ -18,7 +18,7 @@ const WAIT_MS_DEFAULT = 30_000;
 export const IDLE_GRACE_MS = 400;
 
 export class World {
-  constructor(kind, layout, settings = {}) {
+  constructor(kind, layout, settings = {}, daemon = {}) {
     this.kind = kind;
     this.layout = layout;
     /** What the layout is like (layouts/profiles.mjs): its addresses, whether it is logged out. */
@@ -29,14 +29,17 @@ export class World {
     this.conversationWorker = new Map();
     /** Settings over the defaults below (the app's name and description, say). */
     this.extraSettings = settings;
+    /** The daemon's options (`{oauth: true}`: the OAuth server on). */
+    this.daemonOptions = daemon;
   }
 
   /**
    * `layout`: the fake page's layout profile (the server's default when not given);
-   * `settings`: extension settings over the world's (e.g. `{appName}`: choose that app).
+   * `settings`: extension settings over the world's (e.g. `{appName}`: choose that app);
+   * `daemon`: the daemon's options (`{oauth: true}`).
    */
-  static async open(kind, { layout = defaultLayout(), settings = {} } = {}) {
-    const world = new World(kind, layout, settings);
+  static async open(kind, { layout = defaultLayout(), settings = {}, daemon = {} } = {}) {
+    const world = new World(kind, layout, settings, daemon);
     try {
       await world.#start();
     } catch (error) {
@@ -47,7 +50,7 @@ export class World {
   }
 
   async #start() {
-    this.daemon = await new Daemon().start();
+    this.daemon = await new Daemon(this.daemonOptions).start();
     this.mcp = await new McpClient(this.daemon.mcpUrl).connect();
     this.fake = await startFakeChatGPT({ plan: (ctx) => this.#plan(ctx), layout: this.layout });
     const settings = {
