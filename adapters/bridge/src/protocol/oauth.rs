@@ -18,6 +18,9 @@ pub mod oauth_codes {
     pub const OAUTH_STORE: &str = "OAUTH_STORE";
     /// The executor's `hello` did not set `capabilities.operator`.
     pub const OPERATOR_REQUIRED: &str = "OPERATOR_REQUIRED";
+    /// The executor is not on the daemon's machine: a grant is decided only from loopback
+    /// (a browser connected with `--executor-allow-remote` cannot approve or revoke).
+    pub const LOOPBACK_REQUIRED: &str = "LOOPBACK_REQUIRED";
 }
 
 /// Characters of a request's code, without its dash (`K7QH-2MPD`).

@@ -310,7 +310,10 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
                 break;
             }
             let name = action.name();
-            let result = operator::decide(bridge.grants.clone(), action_id, action).await;
+            let result = match grant_refusal(peer) {
+                None => operator::decide(bridge.grants.clone(), action_id, action).await,
+                Some(refusal) => crate::protocol::OperatorResultWire { action_id, ok: false, error: Some(refusal) },
+            };
             let code = result.error.as_ref().map(|e| e.code.clone());
             // The action's name and outcome only: request codes are not logged.
             tracing::info!(conn, executor = ?session.executor(), action = name, ok = result.ok, ?code, "operator OAuth action");
@@ -439,6 +442,36 @@ async fn stopped(stopping: &mut Option<tokio::sync::watch::Receiver<bool>>) {
 }
 
 /// Whether an operator answer says the engine has stopped.
+/// Why an executor at `peer` may not decide an OAuth grant, or `None`: the operator decides
+/// grants from the daemon's own machine only (issue 17: "the operator approves from the
+/// loopback side"), even when remote executors are allowed.
+fn grant_refusal(peer: Option<SocketAddr>) -> Option<wire::ErrorOut> {
+    let local = peer.is_some_and(|p| p.ip().is_loopback() || is_mapped_loopback(p.ip()));
+    (!local).then(|| {
+        wire::ErrorOut::new(
+            crate::protocol::oauth_codes::LOOPBACK_REQUIRED,
+            "OAuth grants are decided only from a browser on the daemon's machine",
+        )
+    })
+}
+
 fn unavailable(error: Option<&wire::ErrorOut>) -> bool {
     error.is_some_and(|e| e.code == wire::codes::ENGINE_UNAVAILABLE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_are_decided_from_loopback_only() {
+        let at = |s: &str| Some(s.parse::<SocketAddr>().expect("address"));
+        assert!(grant_refusal(at("127.0.0.1:50000")).is_none());
+        assert!(grant_refusal(at("[::1]:50000")).is_none());
+        assert!(grant_refusal(at("[::ffff:127.0.0.1]:50000")).is_none());
+        for remote in [at("192.168.1.20:50000"), at("[2001:db8::1]:50000"), None] {
+            let refusal = grant_refusal(remote).expect("refused");
+            assert_eq!(refusal.code, crate::protocol::oauth_codes::LOOPBACK_REQUIRED);
+        }
+    }
 }

@@ -3,8 +3,9 @@
 //! client the `orchestrator oauth` commands use to reach it.
 //!
 //! Architecture Invariant: a grant exists only after the operator approved its request
-//! here, from loopback, with the static token, or from an operator executor on the
-//! token-guarded `/executor` (`desk.rs`); nothing an OAuth client sends approves.
+//! here, from loopback, with the static token, or from an operator executor connected
+//! from loopback to the token-guarded `/executor` (`desk.rs`; the bridge refuses a remote
+//! one with `LOOPBACK_REQUIRED`); nothing an OAuth client sends approves.
 
 use super::OAuth;
 use super::authority::Refusal;
