@@ -179,7 +179,13 @@ fn a_full_disk_poisons_the_store_and_loses_no_acknowledged_mutation() {
     let (mut child, mut stdout) = spawn_child(&data, 8);
     let mut line = String::new();
     stdout.read_line(&mut line).expect("read child");
-    assert_eq!(line.trim(), format!("ready {m}"), "the restarted child continues where the store is");
+    if line.trim() != format!("ready {m}") {
+        let _ = child.wait();
+        panic!(
+            "the restarted child continues where the store is: printed {line:?}, wanted ready {m}; stderr: {}",
+            stderr_of(&mut child)
+        );
+    }
     line.clear();
     stdout.read_line(&mut line).expect("read child");
     assert_eq!(line.trim(), format!("ack {}", m + 1), "and commits again");
