@@ -5,13 +5,15 @@
 // a turn's position), text second (page-texts.js, every UI language it knows). The turn list
 // is read by turns.js; page-wide notices are read outside it, so reading costs the same on a
 // 400-turn page as on a 4-turn one. Classic content script, loaded after page-texts.js and
-// turns.js and before content.js into the same isolated world: it defines
-// globalThis.OrcSelectors and touches nothing on the page.
+// turns.js and page-watch.js (which keeps its page-wide reads between mutations) and before
+// content.js into the same isolated world: it defines globalThis.OrcSelectors and touches
+// nothing on the page.
 (() => {
   'use strict';
 
   const TEXTS = globalThis.OrcPageTexts;
   const TURNS = globalThis.OrcTurns;
+  const WATCH = globalThis.OrcPageWatch;
   const { normalizeText } = TEXTS;
   const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, assistantTail, layoutOf } = TURNS;
 
@@ -157,7 +159,8 @@
 
   function findStopControl(doc, composer = findComposer(doc)) {
     const root = controlsRoot(doc, composer);
-    return firstVisible(root, SELECTORS.stop, isStopControl) ?? (root === doc ? null : firstVisible(doc, SELECTORS.stop.slice(0, 1)));
+    return firstVisible(root, SELECTORS.stop, isStopControl)
+      ?? (root === doc ? null : WATCH.queryDocument(doc, SELECTORS.stop[0]).find(isVisible) ?? null);
   }
 
   // ---- Notices: the short texts the page itself shows ----
@@ -183,14 +186,49 @@
   // The texts of notice holders. A holder with many elements inside (an ancestor of the page's
   // content that holds a stray text node) is content, not a notice, and is not read.
   function noticeTexts(holders) {
-    return [...holders].filter((element) => element.childElementCount <= NOTICE_ELEMENTS_MAX)
-      .map((element) => normalizeText(element.textContent)).filter((text) => text !== '' && text.length <= LIMITS.noticeCharsMax);
+    const texts = [];
+    for (const element of holders) {
+      if (element.childElementCount > NOTICE_ELEMENTS_MAX) continue;
+      const text = shortText(element, LIMITS.noticeCharsMax);
+      if (text !== null && text !== '') texts.push(text);
+    }
+    return texts;
   }
 
+  // An element's text normalized, or null when that is longer than `max` characters. The text
+  // is read only until it has more than `max` characters that are not whitespace (normalizing
+  // keeps each of them), so a long reply costs no more than a notice.
+  function shortText(element, max) {
+    const walker = element.ownerDocument.createTreeWalker(element, 0x4 /* SHOW_TEXT */);
+    let text = '';
+    let solid = 0;
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      const { data } = node;
+      for (let i = 0; i < data.length; i += 1) {
+        if (!isWhitespace(data.charCodeAt(i))) solid += 1;
+        if (solid > max) return null;
+      }
+      text += data;
+    }
+    const normalized = normalizeText(text);
+    return normalized.length <= max ? normalized : null;
+  }
+
+  // What `\s` matches (normalizeText collapses it): ECMAScript's white space and line terminators.
+  function isWhitespace(code) {
+    return (code >= 0x09 && code <= 0x0d) || code === 0x20 || code === 0xa0 || code === 0x1680
+      || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f
+      || code === 0x205f || code === 0x3000 || code === 0xfeff;
+  }
+
+  // A card's text without the labels of its buttons (a button inside a button included).
+  const BUTTONS_REJECTED = { acceptNode: (node) => (node.tagName === 'BUTTON' ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */) };
+
   function cardText(element) {
-    const copy = element.cloneNode(true);
-    for (const button of copy.querySelectorAll('button')) button.remove();
-    return normalizeText(copy.textContent);
+    const walker = element.ownerDocument.createTreeWalker(element, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, BUTTONS_REJECTED);
+    let text = '';
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) if (node.nodeType === 3) text += node.data;
+    return normalizeText(text);
   }
 
   const ERROR_CONCEPTS = [
@@ -267,8 +305,9 @@
   // notice is a paragraph or two: a longer block is a reply and is not read).
   function markdownNotices(turnElement) {
     const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    const text = blocks.length === 1 && blocks[0].getElementsByTagName('*').length <= NOTICE_ELEMENTS_MAX ? normalizeText(blocks[0].textContent) : '';
-    return text !== '' && text.length <= LIMITS.noticeCharsMax ? [text] : [];
+    if (blocks.length !== 1 || blocks[0].getElementsByTagName('*').length > NOTICE_ELEMENTS_MAX) return [];
+    const text = shortText(blocks[0], LIMITS.noticeCharsMax);
+    return text !== null && text !== '' ? [text] : [];
   }
 
   // The text next to a control: that of its nearest ancestor (within the turn) holding any.
@@ -320,16 +359,38 @@
     const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false };
     if (doc.body === null) return found;
     const where = locateTurns(doc);
+    const outside = WATCH.outsideTurns(doc, where?.container ?? null, walkOutside);
+    found.texts = outside.aroundTurns ? noticeTexts(outside.holders) : outside.texts.slice();
+    found.dialogs = outside.dialogs.slice();
+    found.login = outside.login.some(isVisible);
+    found.signedIn = outside.signedIn;
+    found.challenge = outside.challenge;
+    const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
+    if (latest !== undefined) {
+      found.texts.push(...notices(latest));
+      // The tool-approval card stands inline, inside the latest turn.
+      found.dialogs.push(...latest.querySelectorAll(SCAN.dialog));
+    }
+    return found;
+  }
+
+  // The pass outside the turn list (page-watch.js keeps it until the page changes outside
+  // the list): {holders, texts, aroundTurns, dialogs, login, signedIn, challenge}. It reads
+  // only the DOM; scanPage reads what a mutation cannot say on every call: whether a log-in
+  // control is visible (styles), and, when a notice holder contains the turn list, every
+  // holder's text.
+  function walkOutside(doc, container) {
+    const scan = { holders: [], texts: [], aroundTurns: false, dialogs: [], login: [], signedIn: false, challenge: false };
     const holders = new Set();
     const reject = (element) => {
-      if (element === where?.container) return true;
+      if (element === container) return true;
       if (element.hidden || element.getAttribute('aria-hidden') === 'true') return true;
-      if (element.matches(SCAN.challenge)) found.challenge = true;
-      if (element.matches(SCAN.dialog)) found.dialogs.push(element);
-      if (!found.login && element.matches(SCAN.login) && isVisible(element)) found.login = true;
-      if (!found.signedIn && element.matches(SCAN.signedIn)) found.signedIn = true;
+      if (element.matches(SCAN.challenge)) scan.challenge = true;
+      if (element.matches(SCAN.dialog)) scan.dialogs.push(element);
+      if (element.matches(SCAN.login)) scan.login.push(element);
+      if (!scan.signedIn && element.matches(SCAN.signedIn)) scan.signedIn = true;
       if (element.tagName === 'NAV' || element.tagName === 'ASIDE') {
-        if (element.querySelector('a[href*="/c/"]') !== null) found.signedIn = true;
+        if (element.querySelector('a[href*="/c/"]') !== null) scan.signedIn = true;
         return true;
       }
       return /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG|IFRAME)$/i.test(element.tagName)
@@ -341,14 +402,12 @@
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
       if (node.nodeType === 3 && node.data.trim() !== '') holders.add(node.parentElement);
     }
-    found.texts = noticeTexts(holders);
-    const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
-    if (latest !== undefined) {
-      found.texts.push(...notices(latest));
-      // The tool-approval card stands inline, inside the latest turn.
-      found.dialogs.push(...latest.querySelectorAll(SCAN.dialog));
-    }
-    return found;
+    // A holder around the turn list has text that changes with the turns: then every
+    // holder's text is read again on every call (in page order).
+    scan.holders = [...holders];
+    scan.aroundTurns = container !== null && scan.holders.some((holder) => holder.contains(container));
+    scan.texts = noticeTexts(scan.holders);
+    return scan;
   }
 
   function emptyFacts(url) {
