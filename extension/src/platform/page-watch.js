@@ -1,10 +1,10 @@
 // Reads of ChatGPT's page kept until a mutation could change them: the page readers
-// (selectors.js) keep here what would otherwise cost a pass over the whole page (which grows
+// (turns.js, selectors.js) keep here what would otherwise cost a pass over the whole page (which grows
 // with the conversation) on every read, so a token streamed into the latest turn costs no
 // such pass. Each kept read has its own MutationObserver that marks it stale; the records not
 // yet delivered are taken at read time, so a read right after a mutation is never stale.
-// Classic content script, loaded after turns.js and before selectors.js into the same
-// isolated world: it defines globalThis.OrcPageWatch and only observes the page.
+// Classic content script, loaded after page-texts.js and before turns.js and selectors.js
+// into the same isolated world: it defines globalThis.OrcPageWatch and only observes the page.
 (() => {
   'use strict';
 
@@ -34,16 +34,21 @@
     return query.elements;
   }
 
+  // Indexed loops: this runs for every mutation record of the page.
   function queryMayChange(query, records) {
-    for (const record of records) {
+    for (let r = 0; r < records.length; r += 1) {
+      const record = records[r];
       if (record.type === 'attributes') {
         if (record.target.matches(query.selector) !== query.elements.includes(record.target)) return true;
         continue;
       }
-      for (const node of record.addedNodes) {
+      const { addedNodes, removedNodes } = record;
+      for (let i = 0; i < addedNodes.length; i += 1) {
+        const node = addedNodes[i];
         if (node.nodeType === 1 && (node.matches(query.selector) || node.querySelector(query.selector) !== null)) return true;
       }
-      for (const node of record.removedNodes) {
+      for (let i = 0; i < removedNodes.length; i += 1) {
+        const node = removedNodes[i];
         if (node.nodeType === 1 && query.elements.some((element) => node === element || node.contains(element))) return true;
       }
     }
@@ -81,11 +86,30 @@
   }
 
   function landsOutside(records, container) {
-    for (const record of records) {
-      if (!container.contains(record.target)) return true;
-    }
+    for (let i = 0; i < records.length; i += 1) if (!container.contains(records[i].target)) return true;
     return false;
   }
 
-  globalThis.OrcPageWatch = Object.freeze({ queryDocument, outsideTurns });
+  // ---- An element's rows ----
+
+  /** element -> {version, observer} */
+  const childLists = new WeakMap();
+
+  /** A number that changes whenever `element`'s own children change (added, removed, moved). */
+  function childListVersion(element) {
+    let watch = childLists.get(element);
+    if (watch === undefined) {
+      watch = { version: 0, observer: null };
+      const counted = watch;
+      watch.observer = new MutationObserver(() => {
+        counted.version += 1;
+      });
+      watch.observer.observe(element, { childList: true });
+      childLists.set(element, watch);
+    }
+    if (watch.observer.takeRecords().length > 0) watch.version += 1;
+    return watch.version;
+  }
+
+  globalThis.OrcPageWatch = Object.freeze({ queryDocument, outsideTurns, childListVersion });
 })();

@@ -14,7 +14,7 @@
   const TEXTS = globalThis.OrcPageTexts;
   const TURNS = globalThis.OrcTurns;
   const WATCH = globalThis.OrcPageWatch;
-  const { normalizeText } = TEXTS;
+  const { normalizeText, isWhitespace } = TEXTS;
   const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, assistantTail, layoutOf } = TURNS;
 
   const SELECTORS = Object.freeze({
@@ -78,10 +78,16 @@
     return element.isConnected && (typeof element.checkVisibility !== 'function' || element.checkVisibility());
   }
 
-  function firstVisible(root, selectorList, accept = () => true) {
+  // The first element matching one of `selectorList` (in its order) that is visible and
+  // accepted. The first match is usually the one: only past it are all matches listed.
+  function firstVisible(root, selectorList, accept = null) {
     for (const selector of selectorList) {
-      for (const element of root.querySelectorAll(selector)) {
-        if (isVisible(element) && accept(element)) return element;
+      const first = root.querySelector(selector);
+      if (first === null) continue;
+      if (isVisible(first) && (accept === null || accept(first))) return first;
+      const all = root.querySelectorAll(selector);
+      for (let i = 1; i < all.length; i += 1) {
+        if (isVisible(all[i]) && (accept === null || accept(all[i]))) return all[i];
       }
     }
     return null;
@@ -166,22 +172,23 @@
   // ---- Notices: the short texts the page itself shows ----
 
   // The text of each element that directly holds visible text under `root`, outside authored
-  // text, buttons, scripts and hidden subtrees (and outside `skipElement`, the turn list),
-  // when it is at most LIMITS.noticeCharsMax long.
-  function notices(root, skipElement = null) {
+  // text, buttons, scripts and hidden subtrees, when it is at most LIMITS.noticeCharsMax long.
+  function notices(root) {
     if (root === null || root.matches(SELECTORS.authoredText)) return [];
-    const skip = (element) => element === skipElement || element.hidden
-      || /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG)$/i.test(element.tagName)
-      || element.getAttribute('aria-hidden') === 'true' || element.matches(SELECTORS.authoredText);
-    const walker = root.ownerDocument.createTreeWalker(root, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, {
-      acceptNode: (node) => (node.nodeType === 1 && skip(node) ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */),
-    });
+    const walker = root.ownerDocument.createTreeWalker(root, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, NOTICE_FILTER);
     const holders = new Set();
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
       if (node.nodeType === 3 && node.data.trim() !== '') holders.add(node.parentElement);
     }
     return noticeTexts(holders);
   }
+
+  function skipsNotices(element) {
+    return element.hidden || /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG)$/i.test(element.tagName)
+      || element.getAttribute('aria-hidden') === 'true' || element.matches(SELECTORS.authoredText);
+  }
+
+  const NOTICE_FILTER = { acceptNode: (node) => (node.nodeType === 1 && skipsNotices(node) ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */) };
 
   // The texts of notice holders. A holder with many elements inside (an ancestor of the page's
   // content that holds a stray text node) is content, not a notice, and is not read.
@@ -200,7 +207,6 @@
   // keeps each of them), so a long reply costs no more than a notice.
   function shortText(element, max) {
     const walker = element.ownerDocument.createTreeWalker(element, 0x4 /* SHOW_TEXT */);
-    let text = '';
     let solid = 0;
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
       const { data } = node;
@@ -208,17 +214,9 @@
         if (!isWhitespace(data.charCodeAt(i))) solid += 1;
         if (solid > max) return null;
       }
-      text += data;
     }
-    const normalized = normalizeText(text);
+    const normalized = normalizeText(element.textContent);
     return normalized.length <= max ? normalized : null;
-  }
-
-  // What `\s` matches (normalizeText collapses it): ECMAScript's white space and line terminators.
-  function isWhitespace(code) {
-    return (code >= 0x09 && code <= 0x0d) || code === 0x20 || code === 0xa0 || code === 0x1680
-      || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f
-      || code === 0x205f || code === 0x3000 || code === 0xfeff;
   }
 
   // A card's text without the labels of its buttons (a button inside a button included).
@@ -245,7 +243,8 @@
   // the text must be one of the page's notices entire (text inside a `.markdown` block).
   function errorKindOf(text, whole = false) {
     const match = whole ? TEXTS.matchesWhole : TEXTS.matchesAny;
-    return ERROR_CONCEPTS.find(([concept]) => match(concept, text))?.[1] ?? null;
+    for (let i = 0; i < ERROR_CONCEPTS.length; i += 1) if (match(ERROR_CONCEPTS[i][0], text)) return ERROR_CONCEPTS[i][1];
+    return null;
   }
 
   function describeError(kind, text, retry) {
@@ -257,12 +256,12 @@
   // element the page styles as an error, a live region whose text names an error, and a
   // short notice that is the whole of the turn's text (the page draws some notices inside
   // the same `.markdown` block as a reply, so only a notice that is the entire block counts:
-  // a reply that merely quotes one is not an error).
-  function turnError(turnElement) {
-    const retry = [...turnElement.querySelectorAll('button')].find((button) => button.matches(SELECTORS.retry)
-      || (TEXTS.matchesAny('retryLabel', label(button)) && !hasActionBar(turnElement)));
-    if (retry !== undefined) {
-      const candidates = [noticeNear(retry, turnElement), ...notices(turnElement), ...markdownNotices(turnElement)];
+  // a reply that merely quotes one is not an error). `turnNotices`: notices(turnElement), when
+  // the caller read them already.
+  function turnError(turnElement, turnNotices = notices(turnElement)) {
+    const retry = retryControlOf(turnElement);
+    if (retry !== null) {
+      const candidates = [noticeNear(retry, turnElement), ...turnNotices, ...markdownNotices(turnElement)];
       const kindOf = (text) => errorKindOf(text) ?? errorKindOf(text, true);
       const named = candidates.find((text) => kindOf(text) !== null);
       // Retry says the turn failed in every language; a text this reader does not know does
@@ -270,22 +269,33 @@
       return describeError(named === undefined ? 'turn_failed' : kindOf(named), named ?? candidates[0] ?? '', true);
     }
     const reportable = (text) => text !== '' && !TEXTS.matchesAny('conversationFull', text);
-    for (const card of turnElement.querySelectorAll(SELECTORS.errorCard.join(', '))) {
+    for (const card of turnElement.querySelectorAll(SCAN.errorCard)) {
       const text = cardText(card);
       if (reportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
     }
-    for (const region of turnElement.querySelectorAll(SELECTORS.errorRegion.join(', '))) {
+    for (const region of turnElement.querySelectorAll(SCAN.errorRegion)) {
       const text = cardText(region);
       const kind = errorKindOf(text);
       if (reportable(text) && kind !== null) return describeError(kind, text, false);
     }
-    for (const text of notices(turnElement)) {
+    for (const text of turnNotices) {
       const kind = errorKindOf(text);
       if (kind !== null) return describeError(kind, text, false);
     }
     for (const text of [...markdownNotices(turnElement), ...statusButtonTexts(turnElement)]) {
       const kind = errorKindOf(text, true);
       if (kind !== null) return describeError(kind, text, false);
+    }
+    return null;
+  }
+
+  // The turn's Retry control: by test id, or by its label in a turn without an action bar (a
+  // finished answer's action bar may offer a retry of its own, which does not say the turn failed).
+  function retryControlOf(turnElement) {
+    const buttons = turnElement.querySelectorAll('button');
+    const byLabel = buttons.length > 0 && !hasActionBar(turnElement);
+    for (let i = 0; i < buttons.length; i += 1) {
+      if (buttons[i].matches(SELECTORS.retry) || (byLabel && TEXTS.matchesAny('retryLabel', label(buttons[i])))) return buttons[i];
     }
     return null;
   }
@@ -344,19 +354,23 @@
     return /(?:^|-)(?:no-auth|auth|login)(?:-|$)/.test(dialog.id) || dialog.querySelector(SCAN.login) !== null;
   }
 
+  // Selector lists as one selector each, joined once.
   const SCAN = Object.freeze({
     dialog: SELECTORS.dialog,
     login: SELECTORS.login.join(', '),
     signedIn: SELECTORS.signedIn.filter((selector) => !selector.startsWith('nav ')).join(', '),
     challenge: SELECTORS.challenge.join(', '),
+    errorCard: SELECTORS.errorCard.join(', '),
+    errorRegion: SELECTORS.errorRegion.join(', '),
   });
 
   // One pass over the page outside its turn list (whose length grows with the conversation):
   // the page's own notices, its dialogs, and the marks of a log-in, a signed-in person and a
   // challenge. The sidebar and other authored text are not read, except whether the sidebar
-  // lists the person's own chats. The latest turn's notices are added (it may hold a card).
+  // lists the person's own chats. The latest turn's notices are added (it may hold a card):
+  // `latest` and `latestNotices` say which turn and what it shows.
   function scanPage(doc) {
-    const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false };
+    const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false, latest: null, latestNotices: [] };
     if (doc.body === null) return found;
     const where = locateTurns(doc);
     const outside = WATCH.outsideTurns(doc, where?.container ?? null, walkOutside);
@@ -367,7 +381,9 @@
     found.challenge = outside.challenge;
     const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
     if (latest !== undefined) {
-      found.texts.push(...notices(latest));
+      found.latest = latest;
+      found.latestNotices = notices(latest);
+      found.texts.push(...found.latestNotices);
       // The tool-approval card stands inline, inside the latest turn.
       found.dialogs.push(...latest.querySelectorAll(SCAN.dialog));
     }
@@ -440,8 +456,7 @@
 
   // The maximum-length notice: among the page's notices, or, whole, as the latest turn's
   // `.markdown` block.
-  function isConversationFull(doc, scan = scanPage(doc)) {
-    const latest = latestTurns(doc, 1)[0]?.element;
+  function isConversationFull(doc, scan = scanPage(doc), latest = latestTurns(doc, 1)[0]?.element) {
     return scan.texts.some((text) => TEXTS.matchesAny('conversationFull', text))
       || (latest !== undefined && markdownNotices(latest).some((text) => TEXTS.matchesWhole('conversationFull', text)));
   }
@@ -499,9 +514,9 @@
     facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant.element);
     facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant.element) : '';
     const pageFailure = texts.find((text) => TEXTS.matchesAny('subscriptionFailed', text));
-    facts.error = (latest === null ? null : turnError(latest.element))
+    facts.error = (latest === null ? null : turnError(latest.element, scan.latest === latest.element ? scan.latestNotices : undefined))
       ?? (pageFailure === undefined ? null : describeError('subscription_failed', pageFailure, false));
-    facts.conversationFull = isConversationFull(doc, scan);
+    facts.conversationFull = isConversationFull(doc, scan, latest?.element);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null
       || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || shown('challenge');
     // Logged out: a log-in sheet, or a log-in control with nothing that only a signed-in

@@ -10,11 +10,11 @@ export const TURNS_JS = fileURLToPath(new URL('../../src/platform/turns.js', imp
 export const PAGE_WATCH_JS = fileURLToPath(new URL('../../src/platform/page-watch.js', import.meta.url));
 export const SELECTORS_JS = fileURLToPath(new URL('../../src/platform/selectors.js', import.meta.url));
 
-/** Injects the page readers as the manifest loads them: page-texts.js, turns.js, page-watch.js, then selectors.js. */
+/** Injects the page readers as the manifest loads them: page-texts.js, page-watch.js, turns.js, then selectors.js. */
 export async function injectReaders(page) {
   await page.addScriptTag({ path: PAGE_TEXTS_JS });
-  await page.addScriptTag({ path: TURNS_JS });
   await page.addScriptTag({ path: PAGE_WATCH_JS });
+  await page.addScriptTag({ path: TURNS_JS });
   await page.addScriptTag({ path: SELECTORS_JS });
 }
 export const CONTENT_JS = fileURLToPath(new URL('../../src/platform/content.js', import.meta.url));
