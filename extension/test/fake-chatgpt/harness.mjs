@@ -21,9 +21,10 @@ export const CONTENT_JS = fileURLToPath(new URL('../../src/platform/content.js',
 
 // Both libraries' pages offer the calls the checks use: goto, evaluate(fn, arg),
 // addScriptTag({path | content}), click(selector), reload, url, close.
-export async function launchBrowser(kind) {
+// `chromiumArgs`: more command-line switches for Chromium (the benchmark's heap counter).
+export async function launchBrowser(kind, chromiumArgs = []) {
   if (kind === 'chromium') {
-    return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', ...chromiumArgs] });
   }
   if (kind === 'firefox') {
     return puppeteer.launch({ browser: 'firefox', executablePath: '/usr/bin/firefox-esr', headless: true });
