@@ -235,3 +235,23 @@ fn an_operator_turn_is_not_typed_into_a_page_that_shows_a_stop() {
     let to_a: Vec<_> = world.commands[before..].iter().filter(|c| c.worker == a).collect();
     assert!(to_a.is_empty(), "{to_a:?}");
 }
+
+#[test]
+fn a_login_page_reported_for_a_new_chat_pauses_the_account_and_withdraws_the_create() {
+    // The extension publishes a stopping state for a create that waits on its new chat
+    // (docs/protocol/executor.md): the pending conversation takes it, without the create's deadline.
+    for kind in ["login", "challenge", "suspicious"] {
+        check(
+            &format!(
+                "run auto
+                 executor e1
+                 spawn a
+                 error a {kind}
+                 show a"
+            ),
+            "e1 create a#1 initial bootstrap/v1
+             e1 cancel a#1
+             a: paused #1 initial scheduled paused:account_check",
+        );
+    }
+}

@@ -12,6 +12,7 @@
 // its nonce) and is never typed again. Failures are stored before they are sent.
 
 import { wireBinding } from './bindings.js';
+import { nextObservation } from './coalesce.js';
 import { createWorkQueue } from './queue.js';
 import { decideDelivery } from './delivery.js';
 import { failedOutcome, submittedOutcome, FAILURE_CODES, PROTOCOL_VERSION } from './protocol.js';
@@ -29,18 +30,23 @@ export const CREATE_URL_SETTLE_MS = 10_000;
 const { AMBIGUOUS_SUBMISSION, CANCELLED, CONVERSATION_CLOSED, DEADLINE_EXCEEDED, STEERING_UNAVAILABLE } = FAILURE_CODES;
 /** The content script's refusal when the page is generating at the moment of an idle submit. */
 const PAGE_NOT_IDLE = 'NOT_IDLE';
+/**
+ * The page states that stop typing (docs/protocol/executor.md): a new chat showing one is
+ * reported before its conversation exists, so the daemon holds or pauses at once.
+ */
+const PAGE_STOPS = new Set(['usage_limit', 'rate_limited', 'suspicious_activity', 'challenge', 'login_required', 'blocked_by_dialog']);
 
 export class Commands {
   /**
    * What the executor shares: `journal`, `bindings`, `pages` (tabId -> page), `unverified`
    * (workers whose binding waits for its page), the getters `now` and `settings`, and the
    * effect plumbing `emit`, `log`, `send`, `persistJournal`, `persistBindings`, `toPage`,
-   * plus `unmanage(binding)`, `classificationOf(binding, page)`, `observe(binding, page)` and
-   * `pageReport(tabId, report)`.
+   * plus `unmanage(binding)`, `classificationOf(binding, page)`, `observe(binding, page)`,
+   * `publish(binding, observation)` and `pageReport(tabId, report)`.
    */
   #host;
   #queue = createWorkQueue();
-  /** workerId -> the command being worked on: {commandId, workerId, kind, step, requestId, untilMs, tabId, tabRequestId, hadTab} */
+  /** workerId -> the command being worked on: {commandId, workerId, kind, step, requestId, untilMs, tabId, tabRequestId, hadTab, stopReported?} */
   #active = new Map();
   /** openTab requestId -> {workerId, url} */
   #tabRequests = new Map();
@@ -277,11 +283,25 @@ export class Commands {
     if (!binding) return;
     const page = this.#pages.get(binding.tabId);
     const current = page && page.reports > page.staleThrough;
-    const decision = decideDelivery(rec.kind, current && {
-      connected: page.connected, facts: page.facts, classification: this.#classificationOf(binding, page),
-    });
+    const classification = current ? this.#classificationOf(binding, page) : null;
+    const decision = decideDelivery(rec.kind, current && { connected: page.connected, facts: page.facts, classification });
     if (decision.action === 'fail') this.#concludeFailed(rec.commandId, decision.code, decision.detail);
     else if (decision.action === 'submit') this.#startSubmission(rec, entry, binding, decision.mode);
+    else if (rec.kind === 'conversation.create' && classification !== null) this.#reportStoppedNewChat(rec, binding, classification);
+  }
+
+  /**
+   * A new chat that waits because its page stops typing (logged out, a challenge, a limit, a
+   * dialog): the state is published now for the pending conversation (the daemon applies it
+   * to the worker whose create is in flight), not after the create's deadline. Published once
+   * per command and change: a later create on the same page reports it again.
+   */
+  #reportStoppedNewChat(rec, binding, classification) {
+    if (classification.state !== 'error' || !PAGE_STOPS.has(classification.errorKind)) return;
+    const observation = nextObservation(rec.stopReported ?? null, binding.seq, classification);
+    if (observation === null) return;
+    rec.stopReported = observation;
+    this.#host.publish(binding, observation);
   }
 
   /** conversation.create: the worker's new-chat binding with its tab, or null while one opens. */

@@ -98,6 +98,7 @@ export class Executor {
       unmanage: (binding) => this.#unmanage(binding),
       classificationOf: (binding, page) => this.#classificationOf(binding, page),
       observe: (binding, page) => this.#observe(binding, page),
+      publish: (binding, observation) => this.#publish(binding, observation),
       pageReport: (tabId, report) => this.#onPageReport(tabId, report),
     });
   }
@@ -545,7 +546,8 @@ export class Executor {
   /**
    * Publishes the binding's state if it changed: the seq high-water is stored first. A new
    * chat's states wait until its URL settled and its create was reported `submitted`: the
-   * daemon learns the conversation from that result and ignores states before it.
+   * daemon learns the conversation from that result. Only a page that stops the waiting
+   * create is reported before (commands.js, docs/protocol/executor.md).
    */
   #observe(binding, page) {
     if (binding.conversationUrl === '') return;
@@ -566,7 +568,6 @@ export class Executor {
     this.#send({ v: PROTOCOL_VERSION, type: 'conversation.state', workerId: binding.workerId, ...observation });
   }
 
-  /** A new chat settled on /c/<id> after our submission: record it and report it. */
   #onTabClosed(tabId) {
     this.#pages.delete(tabId);
     const binding = this.#bindings.byTab(tabId);

@@ -177,8 +177,15 @@
     return String(text).replace(/[\u2018\u2019\u02bc]/g, "'").replace(/\s+/g, ' ').trim();
   }
 
+  /** Whether a UTF-16 code unit is what `\s` matches (normalizeText collapses it): white space or a line terminator. */
+  function isWhitespace(code) {
+    return (code >= 0x09 && code <= 0x0d) || code === 0x20 || code === 0xa0 || code === 0x1680
+      || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f
+      || code === 0x205f || code === 0x3000 || code === 0xfeff;
+  }
+
   function matchesAny(concept, text) {
-    return TEXTS[concept].some((pattern) => pattern.test(text));
+    return someMatches(TEXTS[concept], text);
   }
 
   /** The first capture of the first pattern of `concept` that matches `text`, or null. */
@@ -192,7 +199,13 @@
 
   /** Whether `text` is, whole, one of the notices of `concept` (see WHOLE). */
   function matchesWhole(concept, text) {
-    return (WHOLE[concept] ?? []).some((pattern) => pattern.test(text));
+    return someMatches(WHOLE[concept] ?? [], text);
+  }
+
+  // A loop rather than `some`: the readers call these for every notice on every read.
+  function someMatches(patterns, text) {
+    for (let i = 0; i < patterns.length; i += 1) if (patterns[i].test(text)) return true;
+    return false;
   }
 
   /**
@@ -234,5 +247,5 @@
     return ms;
   }
 
-  globalThis.OrcPageTexts = Object.freeze({ TEXTS, WHOLE, normalizeText, matchesAny, matchesWhole, captureOf, readResetTime, resetAtMs });
+  globalThis.OrcPageTexts = Object.freeze({ TEXTS, WHOLE, normalizeText, isWhitespace, matchesAny, matchesWhole, captureOf, readResetTime, resetAtMs });
 })();

@@ -5,15 +5,17 @@
 // a turn's position), text second (page-texts.js, every UI language it knows). The turn list
 // is read by turns.js; page-wide notices are read outside it, so reading costs the same on a
 // 400-turn page as on a 4-turn one. Classic content script, loaded after page-texts.js and
-// turns.js and apps.js, and before content.js into the same isolated world: it defines
-// globalThis.OrcSelectors and touches nothing on the page.
+// turns.js, apps.js and page-watch.js (which keeps its page-wide reads between mutations)
+// and before content.js into the same isolated world: it defines globalThis.OrcSelectors
+// and touches nothing on the page.
 (() => {
   'use strict';
 
   const TEXTS = globalThis.OrcPageTexts;
   const TURNS = globalThis.OrcTurns;
   const APPS = globalThis.OrcApps;
-  const { normalizeText } = TEXTS;
+  const WATCH = globalThis.OrcPageWatch;
+  const { normalizeText, isWhitespace } = TEXTS;
   const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, assistantTail, layoutOf } = TURNS;
 
   const SELECTORS = Object.freeze({
@@ -77,10 +79,16 @@
     return element.isConnected && (typeof element.checkVisibility !== 'function' || element.checkVisibility());
   }
 
-  function firstVisible(root, selectorList, accept = () => true) {
+  // The first element matching one of `selectorList` (in its order) that is visible and
+  // accepted. The first match is usually the one: only past it are all matches listed.
+  function firstVisible(root, selectorList, accept = null) {
     for (const selector of selectorList) {
-      for (const element of root.querySelectorAll(selector)) {
-        if (isVisible(element) && accept(element)) return element;
+      const first = root.querySelector(selector);
+      if (first === null) continue;
+      if (isVisible(first) && (accept === null || accept(first))) return first;
+      const all = root.querySelectorAll(selector);
+      for (let i = 1; i < all.length; i += 1) {
+        if (isVisible(all[i]) && (accept === null || accept(all[i]))) return all[i];
       }
     }
     return null;
@@ -158,22 +166,17 @@
 
   function findStopControl(doc, composer = findComposer(doc)) {
     const root = controlsRoot(doc, composer);
-    return firstVisible(root, SELECTORS.stop, isStopControl) ?? (root === doc ? null : firstVisible(doc, SELECTORS.stop.slice(0, 1)));
+    return firstVisible(root, SELECTORS.stop, isStopControl)
+      ?? (root === doc ? null : WATCH.queryDocument(doc, SELECTORS.stop[0]).find(isVisible) ?? null);
   }
 
   // ---- Notices: the short texts the page itself shows ----
 
   // The text of each element that directly holds visible text under `root`, outside authored
-  // text, buttons, scripts and hidden subtrees (and outside `skipElement`, the turn list),
-  // when it is at most LIMITS.noticeCharsMax long.
-  function notices(root, skipElement = null) {
+  // text, buttons, scripts and hidden subtrees, when it is at most LIMITS.noticeCharsMax long.
+  function notices(root) {
     if (root === null || root.matches(SELECTORS.authoredText)) return [];
-    const skip = (element) => element === skipElement || element.hidden
-      || /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG)$/i.test(element.tagName)
-      || element.getAttribute('aria-hidden') === 'true' || element.matches(SELECTORS.authoredText);
-    const walker = root.ownerDocument.createTreeWalker(root, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, {
-      acceptNode: (node) => (node.nodeType === 1 && skip(node) ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */),
-    });
+    const walker = root.ownerDocument.createTreeWalker(root, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, NOTICE_FILTER);
     const holders = new Set();
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
       if (node.nodeType === 3 && node.data.trim() !== '') holders.add(node.parentElement);
@@ -181,17 +184,50 @@
     return noticeTexts(holders);
   }
 
+  function skipsNotices(element) {
+    return element.hidden || /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG)$/i.test(element.tagName)
+      || element.getAttribute('aria-hidden') === 'true' || element.matches(SELECTORS.authoredText);
+  }
+
+  const NOTICE_FILTER = { acceptNode: (node) => (node.nodeType === 1 && skipsNotices(node) ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */) };
+
   // The texts of notice holders. A holder with many elements inside (an ancestor of the page's
   // content that holds a stray text node) is content, not a notice, and is not read.
   function noticeTexts(holders) {
-    return [...holders].filter((element) => element.childElementCount <= NOTICE_ELEMENTS_MAX)
-      .map((element) => normalizeText(element.textContent)).filter((text) => text !== '' && text.length <= LIMITS.noticeCharsMax);
+    const texts = [];
+    for (const element of holders) {
+      if (element.childElementCount > NOTICE_ELEMENTS_MAX) continue;
+      const text = shortText(element, LIMITS.noticeCharsMax);
+      if (text !== null && text !== '') texts.push(text);
+    }
+    return texts;
   }
 
+  // An element's text normalized, or null when that is longer than `max` characters. The text
+  // is read only until it has more than `max` characters that are not whitespace (normalizing
+  // keeps each of them), so a long reply costs no more than a notice.
+  function shortText(element, max) {
+    const walker = element.ownerDocument.createTreeWalker(element, 0x4 /* SHOW_TEXT */);
+    let solid = 0;
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      const { data } = node;
+      for (let i = 0; i < data.length; i += 1) {
+        if (!isWhitespace(data.charCodeAt(i))) solid += 1;
+        if (solid > max) return null;
+      }
+    }
+    const normalized = normalizeText(element.textContent);
+    return normalized.length <= max ? normalized : null;
+  }
+
+  // A card's text without the labels of its buttons (a button inside a button included).
+  const BUTTONS_REJECTED = { acceptNode: (node) => (node.tagName === 'BUTTON' ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */) };
+
   function cardText(element) {
-    const copy = element.cloneNode(true);
-    for (const button of copy.querySelectorAll('button')) button.remove();
-    return normalizeText(copy.textContent);
+    const walker = element.ownerDocument.createTreeWalker(element, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, BUTTONS_REJECTED);
+    let text = '';
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) if (node.nodeType === 3) text += node.data;
+    return normalizeText(text);
   }
 
   const ERROR_CONCEPTS = [
@@ -209,7 +245,8 @@
   // the text must be one of the page's notices entire (text inside a `.markdown` block).
   function errorKindOf(text, whole = false) {
     const match = whole ? TEXTS.matchesWhole : TEXTS.matchesAny;
-    return ERROR_CONCEPTS.find(([concept]) => match(concept, text))?.[1] ?? null;
+    for (let i = 0; i < ERROR_CONCEPTS.length; i += 1) if (match(ERROR_CONCEPTS[i][0], text)) return ERROR_CONCEPTS[i][1];
+    return null;
   }
 
   function describeError(kind, text, retry) {
@@ -221,12 +258,12 @@
   // element the page styles as an error, a live region whose text names an error, and a
   // short notice that is the whole of the turn's text (the page draws some notices inside
   // the same `.markdown` block as a reply, so only a notice that is the entire block counts:
-  // a reply that merely quotes one is not an error).
-  function turnError(turnElement) {
-    const retry = [...turnElement.querySelectorAll('button')].find((button) => button.matches(SELECTORS.retry)
-      || (TEXTS.matchesAny('retryLabel', label(button)) && !hasActionBar(turnElement)));
-    if (retry !== undefined) {
-      const candidates = [noticeNear(retry, turnElement), ...notices(turnElement), ...markdownNotices(turnElement)];
+  // a reply that merely quotes one is not an error). `turnNotices`: notices(turnElement), when
+  // the caller read them already.
+  function turnError(turnElement, turnNotices = notices(turnElement)) {
+    const retry = retryControlOf(turnElement);
+    if (retry !== null) {
+      const candidates = [noticeNear(retry, turnElement), ...turnNotices, ...markdownNotices(turnElement)];
       const kindOf = (text) => errorKindOf(text) ?? errorKindOf(text, true);
       const named = candidates.find((text) => kindOf(text) !== null);
       // Retry says the turn failed in every language; a text this reader does not know does
@@ -234,22 +271,33 @@
       return describeError(named === undefined ? 'turn_failed' : kindOf(named), named ?? candidates[0] ?? '', true);
     }
     const reportable = (text) => text !== '' && !TEXTS.matchesAny('conversationFull', text);
-    for (const card of turnElement.querySelectorAll(SELECTORS.errorCard.join(', '))) {
+    for (const card of turnElement.querySelectorAll(SCAN.errorCard)) {
       const text = cardText(card);
       if (reportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
     }
-    for (const region of turnElement.querySelectorAll(SELECTORS.errorRegion.join(', '))) {
+    for (const region of turnElement.querySelectorAll(SCAN.errorRegion)) {
       const text = cardText(region);
       const kind = errorKindOf(text);
       if (reportable(text) && kind !== null) return describeError(kind, text, false);
     }
-    for (const text of notices(turnElement)) {
+    for (const text of turnNotices) {
       const kind = errorKindOf(text);
       if (kind !== null) return describeError(kind, text, false);
     }
     for (const text of [...markdownNotices(turnElement), ...statusButtonTexts(turnElement)]) {
       const kind = errorKindOf(text, true);
       if (kind !== null) return describeError(kind, text, false);
+    }
+    return null;
+  }
+
+  // The turn's Retry control: by test id, or by its label in a turn without an action bar (a
+  // finished answer's action bar may offer a retry of its own, which does not say the turn failed).
+  function retryControlOf(turnElement) {
+    const buttons = turnElement.querySelectorAll('button');
+    const byLabel = buttons.length > 0 && !hasActionBar(turnElement);
+    for (let i = 0; i < buttons.length; i += 1) {
+      if (buttons[i].matches(SELECTORS.retry) || (byLabel && TEXTS.matchesAny('retryLabel', label(buttons[i])))) return buttons[i];
     }
     return null;
   }
@@ -269,8 +317,9 @@
   // notice is a paragraph or two: a longer block is a reply and is not read).
   function markdownNotices(turnElement) {
     const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    const text = blocks.length === 1 && blocks[0].getElementsByTagName('*').length <= NOTICE_ELEMENTS_MAX ? normalizeText(blocks[0].textContent) : '';
-    return text !== '' && text.length <= LIMITS.noticeCharsMax ? [text] : [];
+    if (blocks.length !== 1 || blocks[0].getElementsByTagName('*').length > NOTICE_ELEMENTS_MAX) return [];
+    const text = shortText(blocks[0], LIMITS.noticeCharsMax);
+    return text !== null && text !== '' ? [text] : [];
   }
 
   // The text next to a control: that of its nearest ancestor (within the turn) holding any.
@@ -307,31 +356,59 @@
     return /(?:^|-)(?:no-auth|auth|login)(?:-|$)/.test(dialog.id) || dialog.querySelector(SCAN.login) !== null;
   }
 
+  // Selector lists as one selector each, joined once.
   const SCAN = Object.freeze({
     dialog: SELECTORS.dialog,
     login: SELECTORS.login.join(', '),
     signedIn: SELECTORS.signedIn.filter((selector) => !selector.startsWith('nav ')).join(', '),
     challenge: SELECTORS.challenge.join(', '),
+    errorCard: SELECTORS.errorCard.join(', '),
+    errorRegion: SELECTORS.errorRegion.join(', '),
   });
 
   // One pass over the page outside its turn list (whose length grows with the conversation):
   // the page's own notices, its dialogs, and the marks of a log-in, a signed-in person and a
   // challenge. The sidebar and other authored text are not read, except whether the sidebar
-  // lists the person's own chats. The latest turn's notices are added (it may hold a card).
+  // lists the person's own chats. The latest turn's notices are added (it may hold a card):
+  // `latest` and `latestNotices` say which turn and what it shows.
   function scanPage(doc) {
-    const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false };
+    const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false, latest: null, latestNotices: [] };
     if (doc.body === null) return found;
     const where = locateTurns(doc);
+    const outside = WATCH.outsideTurns(doc, where?.container ?? null, walkOutside);
+    found.texts = outside.aroundTurns ? noticeTexts(outside.holders) : outside.texts.slice();
+    found.dialogs = outside.dialogs.slice();
+    found.login = outside.login.some(isVisible);
+    found.signedIn = outside.signedIn;
+    found.challenge = outside.challenge;
+    const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
+    if (latest !== undefined) {
+      found.latest = latest;
+      found.latestNotices = notices(latest);
+      found.texts.push(...found.latestNotices);
+      // The tool-approval card stands inline, inside the latest turn.
+      found.dialogs.push(...latest.querySelectorAll(SCAN.dialog));
+    }
+    return found;
+  }
+
+  // The pass outside the turn list (page-watch.js keeps it until the page changes outside
+  // the list): {holders, texts, aroundTurns, dialogs, login, signedIn, challenge}. It reads
+  // only the DOM; scanPage reads what a mutation cannot say on every call: whether a log-in
+  // control is visible (styles), and, when a notice holder contains the turn list, every
+  // holder's text.
+  function walkOutside(doc, container) {
+    const scan = { holders: [], texts: [], aroundTurns: false, dialogs: [], login: [], signedIn: false, challenge: false };
     const holders = new Set();
     const reject = (element) => {
-      if (element === where?.container) return true;
+      if (element === container) return true;
       if (element.hidden || element.getAttribute('aria-hidden') === 'true') return true;
-      if (element.matches(SCAN.challenge)) found.challenge = true;
-      if (element.matches(SCAN.dialog)) found.dialogs.push(element);
-      if (!found.login && element.matches(SCAN.login) && isVisible(element)) found.login = true;
-      if (!found.signedIn && element.matches(SCAN.signedIn)) found.signedIn = true;
+      if (element.matches(SCAN.challenge)) scan.challenge = true;
+      if (element.matches(SCAN.dialog)) scan.dialogs.push(element);
+      if (element.matches(SCAN.login)) scan.login.push(element);
+      if (!scan.signedIn && element.matches(SCAN.signedIn)) scan.signedIn = true;
       if (element.tagName === 'NAV' || element.tagName === 'ASIDE') {
-        if (element.querySelector('a[href*="/c/"]') !== null) found.signedIn = true;
+        if (element.querySelector('a[href*="/c/"]') !== null) scan.signedIn = true;
         return true;
       }
       return /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG|IFRAME)$/i.test(element.tagName)
@@ -343,14 +420,12 @@
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
       if (node.nodeType === 3 && node.data.trim() !== '') holders.add(node.parentElement);
     }
-    found.texts = noticeTexts(holders);
-    const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
-    if (latest !== undefined) {
-      found.texts.push(...notices(latest));
-      // The tool-approval card stands inline, inside the latest turn.
-      found.dialogs.push(...latest.querySelectorAll(SCAN.dialog));
-    }
-    return found;
+    // A holder around the turn list has text that changes with the turns: then every
+    // holder's text is read again on every call (in page order).
+    scan.holders = [...holders];
+    scan.aroundTurns = container !== null && scan.holders.some((holder) => holder.contains(container));
+    scan.texts = noticeTexts(scan.holders);
+    return scan;
   }
 
   function emptyFacts(url) {
@@ -384,8 +459,7 @@
 
   // The maximum-length notice: among the page's notices, or, whole, as the latest turn's
   // `.markdown` block.
-  function isConversationFull(doc, scan = scanPage(doc)) {
-    const latest = latestTurns(doc, 1)[0]?.element;
+  function isConversationFull(doc, scan = scanPage(doc), latest = latestTurns(doc, 1)[0]?.element) {
     return scan.texts.some((text) => TEXTS.matchesAny('conversationFull', text))
       || (latest !== undefined && markdownNotices(latest).some((text) => TEXTS.matchesWhole('conversationFull', text)));
   }
@@ -444,9 +518,9 @@
     facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant.element);
     facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant.element) : '';
     const pageFailure = texts.find((text) => TEXTS.matchesAny('subscriptionFailed', text));
-    facts.error = (latest === null ? null : turnError(latest.element))
+    facts.error = (latest === null ? null : turnError(latest.element, scan.latest === latest.element ? scan.latestNotices : undefined))
       ?? (pageFailure === undefined ? null : describeError('subscription_failed', pageFailure, false));
-    facts.conversationFull = isConversationFull(doc, scan);
+    facts.conversationFull = isConversationFull(doc, scan, latest?.element);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null
       || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || shown('challenge');
     // Logged out: a log-in sheet, or a log-in control with nothing that only a signed-in

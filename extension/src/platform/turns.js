@@ -3,12 +3,13 @@
 // the list once and reading it from its end, the turn counts, whether an answer is finished,
 // and the tail of the latest answer. What this reads grows with the conversation, so it is
 // built to cost the same on a 400-turn page as on a 4-turn one. Classic content script,
-// loaded after page-texts.js and before selectors.js into the same isolated world: it
-// defines globalThis.OrcTurns and touches nothing on the page.
+// loaded after page-texts.js and page-watch.js and before selectors.js into the same
+// isolated world: it defines globalThis.OrcTurns and touches nothing on the page.
 (() => {
   'use strict';
 
   const { normalizeText } = globalThis.OrcPageTexts;
+  const WATCH = globalThis.OrcPageWatch;
 
   /**
    * The layouts the adapter reads, newest first. `turns` finds the turn elements; `role`
@@ -94,51 +95,53 @@
     return null;
   }
 
-  function turnsInRow(row, profile) {
-    if (row.matches(profile.turns)) return [row];
-    return [...row.querySelectorAll(profile.turns)].reverse();
+  // Adds `element` to `out` when it is a user or assistant turn.
+  function take(out, element, profile) {
+    const role = profile.role(element);
+    if (role === 'user' || role === 'assistant') out.push({ element, role });
   }
 
-  // The turn elements from the latest back, at most `max` of them, with their roles.
+  // The turn elements from the latest back, at most `max` of them, with their roles. Each row
+  // of the list holds one turn or is one (a row's turns are read from its last).
   function latestTurns(doc, max) {
     const where = locateTurns(doc);
     if (where === null) return [];
     const out = [];
-    const take = (element) => {
-      const role = where.profile.role(element);
-      if (role === 'user' || role === 'assistant') out.push({ element, role });
-    };
+    const { profile } = where;
     if (where.container !== null) {
       for (let row = where.container.lastElementChild; row !== null && out.length < max; row = row.previousElementSibling) {
-        for (const element of turnsInRow(row, where.profile)) {
-          if (out.length < max) take(element);
+        if (row.matches(profile.turns)) {
+          take(out, row, profile);
+          continue;
         }
+        const inRow = row.querySelectorAll(profile.turns);
+        for (let i = inRow.length - 1; i >= 0 && out.length < max; i -= 1) take(out, inRow[i], profile);
       }
       return out;
     }
-    const all = doc.querySelectorAll(where.profile.turns);
+    const all = doc.querySelectorAll(profile.turns);
     for (let i = all.length - 1; i >= 0 && out.length < max; i -= 1) {
-      if (!all[i].parentElement?.closest(where.profile.turns)) take(all[i]);
+      if (!all[i].parentElement?.closest(profile.turns)) take(out, all[i], profile);
     }
     return out;
   }
 
-  // How many user and assistant turns the page holds. Counted again only when the turn list
-  // changed length (a new turn), never for a mutation inside a turn.
-  let counted = { container: null, length: -1, user: 0, assistant: 0 };
+  // How many user and assistant turns the page holds. Counted again only when the turn list's
+  // rows changed (a new turn; page-watch.js says when), never for a mutation inside a turn.
+  let counted = { container: null, rows: -1, user: 0, assistant: 0 };
 
   function countTurns(doc) {
     const where = locateTurns(doc);
     if (where === null) return { user: 0, assistant: 0 };
-    const length = where.container?.childElementCount ?? -2;
-    if (where.container !== null && counted.container === where.container && counted.length === length) return counted;
+    const rows = where.container === null ? -2 : WATCH.childListVersion(where.container);
+    if (where.container !== null && counted.container === where.container && counted.rows === rows) return counted;
     let user = 0;
     let assistant = 0;
     for (const { role } of latestTurns(doc, Infinity)) {
       if (role === 'user') user += 1;
       else assistant += 1;
     }
-    counted = { container: where.container, length, user, assistant };
+    counted = { container: where.container, rows, user, assistant };
     return counted;
   }
 
@@ -163,12 +166,14 @@
       || SELECTORS.actionBar.some((selector) => turnElement.querySelector(selector) !== null);
   }
 
-  const BLOCK_TAGS = /^(?:P|DIV|LI|UL|OL|PRE|H[1-6]|BLOCKQUOTE|TABLE|TR|SECTION|ARTICLE|HR|BR)$/;
-  const SKIPPED_TAGS = /^(?:SCRIPT|STYLE|TEMPLATE|BUTTON)$/;
+  const BLOCK_TAGS = new Set(['P', 'DIV', 'LI', 'UL', 'OL', 'PRE', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'BLOCKQUOTE', 'TABLE', 'TR', 'SECTION', 'ARTICLE', 'HR', 'BR']);
+  const SKIPPED_TAGS = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'BUTTON']);
 
   // The last `max` characters of an element's text with a line break at each block boundary
   // (what innerText gives for the end-of-response block's lines, without the layout innerText
-  // forces), read backwards from the end: a long reply costs no more than a short one.
+  // forces), read backwards from the end: a long reply costs no more than a short one. The
+  // text between two boundaries is read as one string (a Range over its text nodes), so an
+  // answer streamed as many small text nodes costs a few strings, not one per node.
   function blockTextTail(element, max) {
     const parts = [];
     let length = 0;
@@ -176,15 +181,34 @@
     while (last.lastChild !== null) last = last.lastChild;
     const walker = element.ownerDocument.createTreeWalker(element, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */);
     walker.currentNode = last;
+    // The run of text nodes read since the last boundary: from `runStart` to `runEnd`.
+    let runStart = null;
+    let runEnd = null;
+    let range = null;
+    const endRun = () => {
+      if (runEnd === null) return;
+      range ??= element.ownerDocument.createRange();
+      range.setStart(runStart, 0);
+      range.setEnd(runEnd, runEnd.length);
+      parts.push(range.toString());
+      runStart = null;
+      runEnd = null;
+    };
     for (let node = last; node !== null && node !== element && length < max; node = walker.previousNode()) {
       if (node.nodeType === 3) {
-        if (SKIPPED_TAGS.test(node.parentElement.tagName)) continue;
-        parts.push(node.data);
-        length += node.data.length;
-      } else if (BLOCK_TAGS.test(node.tagName)) {
+        if (SKIPPED_TAGS.has(node.parentElement.tagName)) {
+          endRun();
+          continue;
+        }
+        runEnd ??= node;
+        runStart = node;
+        length += node.length;
+      } else if (BLOCK_TAGS.has(node.tagName)) {
+        endRun();
         parts.push('\n');
       }
     }
+    endRun();
     return parts.reverse().join('').replace(/[ \t]*\n[ \t]*/g, '\n').replace(/\n{2,}/g, '\n').trim().slice(-max);
   }
 

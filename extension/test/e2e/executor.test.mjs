@@ -5,14 +5,15 @@
 // newest signed-in layout (FULL_LAYOUT); the tests that exercise the page (submission, idle
 // detection, resumes, the delivery timeout, restarts) also run on the other layouts. The
 // logged-out layout's new chat reads as login required, so its lanes start in a chat a
-// person began (World.attachLane).
+// person began (World.attachLane); a lane spawned into a new chat there is paused for a
+// person at once (the executor reports the login page before the create's deadline).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block, pause } from './lib/world.mjs';
 import { readOverlay } from './lib/ui-surfaces.mjs';
 import { until } from './lib/ui-pages.mjs';
-import { REAL_LAYOUTS } from '../fake-chatgpt/layouts/profiles.mjs';
+import { REAL_LAYOUTS, profileOf } from '../fake-chatgpt/layouts/profiles.mjs';
 
 const FULL_LAYOUT = 'section-2026-08';
 const NONCE = /\[attempt (exe-\d+)\]\s*$/;
@@ -105,6 +106,18 @@ function describeExecutor(kind, layout) {
         const worker = await w.waitForWorker(lane, (x) => x.binding?.status === 'verified', 'the new binding verified');
         assert.equal(worker.binding.conversationUrl, fresh);
       });
+
+    if (profileOf(layout).loggedOut) {
+      test('a new chat on a logged-out page: the daemon pauses the account at once, nothing is typed', () => world(async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/logged-out', async () => ({ generateMs: 100, reply: block('working', 'must not run') }));
+        // Well before the create's deadline (2 min): the login page was reported as the new chat's state.
+        const worker = await w.waitForWorker(lane, (x) => x.pause?.reason === 'account_check', 'paused for an account check');
+        assert.equal(worker.inFlightAttemptId ?? null, null, 'the create was withdrawn');
+        assert.deepEqual(w.prompts(lane), [], 'nothing typed into the logged-out page');
+        assert.deepEqual(w.fake.prompts, [], 'nothing typed anywhere');
+      }));
+    }
 
     layoutTest('attempts 1, 2 and 3 follow automatically; after worker_complete nothing more is submitted', true,
       async (w) => {

@@ -4,9 +4,11 @@
 // latest assistant turn, still being written or already finished), the page readers compute
 // the turn-end signals (read on every mutation) and the whole facts (read at most once per
 // report window). Prints p50/p99 per layout, turn count and case, in headless Chromium and
-// Firefox ESR (whose clock for pages has a 1 ms step).
+// Firefox ESR (whose clock for pages has a 1 ms step). With --gc (Chromium, which then
+// reports its JS heap size exactly) it also counts the facts reads during which the heap
+// shrank: a garbage collection ran inside the read.
 //
-//   node test/fake-chatgpt/facts-bench.mjs [--turns 4,400] [--mutations 2000] [--browsers chromium,firefox]
+//   node test/fake-chatgpt/facts-bench.mjs [--turns 4,400] [--mutations 2000] [--browsers chromium,firefox] [--gc]
 //
 // Figures go to docs/benchmarks.md by hand, with this command line.
 import { parseArgs } from 'node:util';
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '4,400' },
     mutations: { type: 'string', default: '2000' },
     browsers: { type: 'string', default: 'chromium,firefox' },
+    gc: { type: 'boolean', default: false },
   },
 });
 
@@ -40,7 +43,7 @@ const base = `http://127.0.0.1:${server.address().port}`;
 
 // In the page: grows the transcript to `turns` turns by cloning its rows, then times the
 // readers around `mutations` token-sized edits of the latest assistant turn.
-function measure({ turns, mutations, streaming }) {
+function measure({ turns, mutations, streaming, gc }) {
   const readers = globalThis.OrcSelectors;
   const all = [...document.querySelectorAll('[data-testid^="conversation-turn-"], li[data-message-role]')];
   let container = all[0].parentElement;
@@ -59,28 +62,34 @@ function measure({ turns, mutations, streaming }) {
   const percentile = (list, p) => list.slice().sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * p))];
   const signals = [];
   const facts = [];
+  const heapSize = () => (gc ? performance.memory.usedJSHeapSize : 0);
+  let collections = 0;
   readers.computeFacts(document);
   for (let i = 0; i < mutations; i += 1) {
     target.append(document.createTextNode(` token${i}`));
     let start = performance.now();
     readers.turnEndSignals(document);
     signals.push(performance.now() - start);
+    const heapBefore = heapSize();
     start = performance.now();
     readers.computeFacts(document);
     facts.push(performance.now() - start);
+    if (heapSize() < heapBefore) collections += 1;
   }
   const counted = readers.computeFacts(document);
   return {
     turns: counted.userTurns + counted.assistantTurns,
     signals: { p50: percentile(signals, 0.5), p99: percentile(signals, 0.99) },
     facts: { p50: percentile(facts, 0.5), p99: percentile(facts, 0.99) },
+    collections,
   };
 }
 
 const fmt = (ms) => `${ms.toFixed(3)} ms`;
 try {
   for (const kind of values.browsers.split(',')) {
-    const browser = await launchBrowser(kind);
+    const gc = values.gc && kind === 'chromium';
+    const browser = await launchBrowser(kind, gc ? ['--enable-precise-memory-info'] : []);
     try {
       for (const [name, , path] of LAYOUTS) {
         for (const turns of values.turns.split(',').map(Number)) {
@@ -88,9 +97,10 @@ try {
             const page = await browser.newPage();
             await page.goto(`${base}/${name}${path}`);
             await injectReaders(page);
-            const result = await page.evaluate(measure, { turns, mutations: Number(values.mutations), streaming });
+            const result = await page.evaluate(measure, { turns, mutations: Number(values.mutations), streaming, gc });
             console.log(`${kind} ${name} ${result.turns} turns, ${streaming ? 'streaming' : 'finished answer'}: signals p50 ${fmt(result.signals.p50)} `
-              + `p99 ${fmt(result.signals.p99)}; facts p50 ${fmt(result.facts.p50)} p99 ${fmt(result.facts.p99)}`);
+              + `p99 ${fmt(result.signals.p99)}; facts p50 ${fmt(result.facts.p50)} p99 ${fmt(result.facts.p99)}`
+              + (gc ? `; a collection inside ${result.collections} of ${values.mutations} facts reads` : ''));
             await page.close();
           }
         }

@@ -7,12 +7,14 @@ import { fileURLToPath } from 'node:url';
 
 export const PAGE_TEXTS_JS = fileURLToPath(new URL('../../src/platform/page-texts.js', import.meta.url));
 export const TURNS_JS = fileURLToPath(new URL('../../src/platform/turns.js', import.meta.url));
+export const PAGE_WATCH_JS = fileURLToPath(new URL('../../src/platform/page-watch.js', import.meta.url));
 export const APPS_JS = fileURLToPath(new URL('../../src/platform/apps.js', import.meta.url));
 export const SELECTORS_JS = fileURLToPath(new URL('../../src/platform/selectors.js', import.meta.url));
 
-/** Injects the page readers as the manifest loads them: page-texts.js, turns.js, apps.js, then selectors.js. */
+/** Injects the page readers as the manifest loads them: page-texts.js, page-watch.js, turns.js, apps.js, then selectors.js. */
 export async function injectReaders(page) {
   await page.addScriptTag({ path: PAGE_TEXTS_JS });
+  await page.addScriptTag({ path: PAGE_WATCH_JS });
   await page.addScriptTag({ path: TURNS_JS });
   await page.addScriptTag({ path: APPS_JS });
   await page.addScriptTag({ path: SELECTORS_JS });
@@ -21,9 +23,10 @@ export const CONTENT_JS = fileURLToPath(new URL('../../src/platform/content.js',
 
 // Both libraries' pages offer the calls the checks use: goto, evaluate(fn, arg),
 // addScriptTag({path | content}), click(selector), reload, url, close.
-export async function launchBrowser(kind) {
+// `chromiumArgs`: more command-line switches for Chromium (the benchmark's heap counter).
+export async function launchBrowser(kind, chromiumArgs = []) {
   if (kind === 'chromium') {
-    return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', ...chromiumArgs] });
   }
   if (kind === 'firefox') {
     return puppeteer.launch({ browser: 'firefox', executablePath: '/usr/bin/firefox-esr', headless: true });

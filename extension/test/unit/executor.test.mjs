@@ -251,6 +251,46 @@ test('create: a hello from the new tab before tabs.create resolved is still mana
   assert.equal(toPage(opened, 'submit').length, 1);
 });
 
+test('create on a page that stops typing (logged out, a challenge): its state is published at once, nothing is typed', () => {
+  const stops = [
+    [{ loginRequired: true, composer: false }, { state: 'error', errorKind: 'login_required' }],
+    [{ challenge: true, composer: false }, { state: 'error', errorKind: 'challenge' }],
+  ];
+  for (const [over, expected] of stops) {
+    const rig = new Rig();
+    rig.connect();
+    const [open] = rig.command({ n: 13, kind: 'conversation.create', workerId: 'wrk-9', conversationUrl: '' }).filter((e) => e.kind === 'openTab');
+    rig.do('tabOpened', open.requestId, 31);
+    const shown = rig.hello(31, facts({ url: 'https://chatgpt.com/', ...over }));
+    const [state] = sent(shown, 'conversation.state');
+    assert.ok(state, `${expected.errorKind}: published before the create's deadline`);
+    assert.equal(state.workerId, 'wrk-9');
+    assert.equal(state.state, expected.state);
+    assert.equal(state.errorKind, expected.errorKind);
+    assert.equal(state.seq, 1);
+    assert.deepEqual(toPage(shown, 'submit'), [], 'nothing is typed');
+    assert.deepEqual(results(shown, 'cmd-13'), [], 'the create waits (the daemon decides: it holds or withdraws it)');
+    assert.equal(rig.storage.bindings.find((b) => b.workerId === 'wrk-9').seq, 1, 'the sequence is stored before it is sent');
+    // The same page again is no transition; a withdrawal ends the create as for any command.
+    assert.deepEqual(sent(rig.page(31, facts({ url: 'https://chatgpt.com/', ...over })), 'conversation.state'), []);
+    const cancelled = rig.command({ n: 13, kind: 'command.cancel', idempotencyKey: 'command.cancel:exe-13', workerId: 'wrk-9', conversationUrl: '', prompt: '' });
+    assert.equal(results(cancelled, 'cmd-13')[0].code, 'CANCELLED');
+    // The next create on the same stopped page tells the daemon again (it forgot the first).
+    const again = rig.command({ n: 14, kind: 'conversation.create', workerId: 'wrk-9', conversationUrl: '' });
+    assert.equal(sent(again, 'conversation.state')[0]?.seq, 2, `${expected.errorKind}: reported for the new create`);
+  }
+});
+
+test('create on a new chat that is only busy (generating, not yet loaded) publishes nothing before its URL settles', () => {
+  const rig = new Rig();
+  rig.connect();
+  const [open] = rig.command({ n: 13, kind: 'conversation.create', workerId: 'wrk-9', conversationUrl: '' }).filter((e) => e.kind === 'openTab');
+  rig.do('tabOpened', open.requestId, 31);
+  const busy = rig.hello(31, generatingFacts({ url: 'https://chatgpt.com/', userTurns: 0, assistantTurns: 0 }));
+  assert.deepEqual(sent(busy, 'conversation.state'), []);
+  assert.deepEqual(toPage(busy, 'submit'), []);
+});
+
 test('a send for a conversation this browser does not hold opens it in a managed tab and confirms the binding', () => {
   const rig = new Rig();
   rig.connect();

@@ -1,6 +1,7 @@
 // The page texts' reset-time reader (src/platform/page-texts.js, a classic content script,
 // loaded here into a fresh context): the times usage-limit notices name, in the forms real
-// notices use (test/fixtures/pages/locales/LOCALES.md), and the next moment they stand for.
+// notices use (test/fixtures/pages/locales/LOCALES.md), and the next moment they stand for;
+// and the white space the readers count when they bound a text before normalizing it.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -8,7 +9,7 @@ import vm from 'node:vm';
 
 const context = vm.createContext({});
 vm.runInContext(readFileSync(new URL('../../src/platform/page-texts.js', import.meta.url), 'utf8'), context);
-const { readResetTime, resetAtMs, matchesAny, matchesWhole } = context.OrcPageTexts;
+const { readResetTime, resetAtMs, matchesAny, matchesWhole, isWhitespace, normalizeText } = context.OrcPageTexts;
 const plain = (value) => JSON.parse(JSON.stringify(value));
 
 test('reset times as the notices write them', () => {
@@ -47,4 +48,12 @@ test('a notice inside a reply counts only whole: quoting it is not the notice', 
   assert.equal(matchesWhole('somethingWentWrong', 'Something went wrong with the build, so I retried it.'), false);
   assert.equal(matchesAny('somethingWentWrong', 'Something went wrong with the build, so I retried it.'), true);
   assert.equal(matchesWhole('conversationFull', "You've reached the maximum length for this conversation, but you can keep talking by starting a new chat."), true);
+});
+
+test('isWhitespace is exactly what normalizeText collapses (\\s), for every UTF-16 code unit', () => {
+  for (let code = 0; code <= 0xffff; code += 1) {
+    assert.equal(isWhitespace(code), /\s/.test(String.fromCharCode(code)), `U+${code.toString(16).padStart(4, '0')}`);
+  }
+  // Normalizing keeps every other character, so a text with more than N of them normalizes to more than N.
+  assert.equal(normalizeText('  a\u00a0\u2003b \u2019c\n'), "a b 'c");
 });
