@@ -236,7 +236,8 @@ impl Engine {
     }
 
     /// A later state without the dialog or the card: the hold lifts by itself, and the
-    /// stall clock starts again from now. No keepalive fires while a card waits
+    /// stall clock starts again from now. A wake kept while a card waited waits for the
+    /// turn's end (no steer into the turn the approval resumed). No keepalive fires while a card waits
     /// (`keepalive_armed`); one whose time came during the wait is skipped for this
     /// submission (the card showed the turn alive, and the report that lifted it is
     /// fresh), so a long wait for a person is not answered by a checkpoint the moment the
@@ -251,6 +252,15 @@ impl Engine {
         w.progress.baseline_at = w.progress.baseline_at.max(now);
         if reason == HoldReason::AwaitingApproval && keepalive_passed {
             w.keepalive_fired = true;
+        }
+        // The approved tool call runs now, and the worker may be answering it (its
+        // `worker_complete` may be the very call approved, arriving with this report): a
+        // wake kept while the card waited goes in when the turn ends, never as a steer into
+        // the resumed turn.
+        if reason == HoldReason::AwaitingApproval
+            && let Some(intent) = w.intent.as_mut()
+        {
+            intent.idle_only = true;
         }
         let run = w.run;
         self.touch_worker(id);

@@ -103,9 +103,18 @@ fn a_command_queued_while_the_card_shows_is_withdrawn_and_waits_without_failing(
     assert!(a.worker.pause.is_none() && a.worker.delivery_failures == 0, "{:?}", a.worker);
     let intent = a.worker.intent.as_ref().expect("the wake waits");
     assert!(intent.reasons.contains(engine::wake::WakeReason::ActiveKeepalive), "{intent:?}");
+    // Answered: the approved call runs in the resumed turn (it may be the worker's own
+    // worker_complete), so the kept wake waits for the turn's end instead of steering into it.
     let before = world.commands.len();
-    world.script("gen a");
-    assert!(world.commands.len() > before, "the kept wake goes out once the card is answered");
+    world.script("gen a\nadvance 1m");
+    assert_eq!(
+        world.commands.len(),
+        before,
+        "no steer into the turn the approval resumed: {:?}",
+        &world.commands[before..]
+    );
+    world.script("idle a\nadvance 1m");
+    assert!(world.commands.len() > before, "the kept wake goes out once the resumed turn ends");
 }
 
 #[test]
