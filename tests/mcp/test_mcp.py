@@ -263,8 +263,9 @@ async def test_stdio_tools_and_bad_input():
             assert [r["taskName"] for r in runs["runs"]] == ["Bad input", "Stdio"], runs
 
 
-async def main():
-    tests = [(name, fn) for name, fn in globals().items() if name.startswith("test_") and callable(fn)]
+async def run_tests(namespace):
+    """Runs every `test_*` coroutine function of a module's globals, one line each, then a summary."""
+    tests = [(name, fn) for name, fn in namespace.items() if name.startswith("test_") and callable(fn)]
     passed = failed = 0
     for name, fn in tests:
         started = time.time()
@@ -282,4 +283,4 @@ async def main():
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(asyncio.run(run_tests(globals())))

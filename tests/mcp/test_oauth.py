@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
@@ -28,7 +27,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
-from test_mcp import ok, synthetic_workflow
+from test_mcp import ok, run_tests, synthetic_workflow
 
 ORCHESTRATOR = os.environ["ORCHESTRATOR_BIN"]
 FAKE_EXECUTOR = os.environ["FAKE_EXECUTOR_BIN"]
@@ -222,23 +221,5 @@ async def test_refusals_altered_redirect_plain_pkce_wrong_resource():
         assert d.stop() == 0
 
 
-async def main():
-    tests = [(name, fn) for name, fn in globals().items() if name.startswith("test_") and callable(fn)]
-    passed = failed = 0
-    for name, fn in tests:
-        started = time.time()
-        try:
-            await asyncio.wait_for(fn(), 120)
-        except BaseException:
-            failed += 1
-            print(f"FAIL {name} ({time.time() - started:.1f}s)")
-            traceback.print_exc()
-        else:
-            passed += 1
-            print(f"ok   {name} ({time.time() - started:.1f}s)")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(asyncio.run(run_tests(globals())))

@@ -91,13 +91,7 @@ fn refusal(headers: &HeaderMap, token: &str) -> Option<(StatusCode, &'static str
     if headers.contains_key(header::ORIGIN) {
         return Some((StatusCode::FORBIDDEN, "/health is not for web pages"));
     }
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, t)| t.trim());
-    match presented {
+    match crate::oauth::admin::bearer(headers) {
         Some(t) if constant_time_eq(t.as_bytes(), token.as_bytes()) => None,
         _ => Some((StatusCode::UNAUTHORIZED, "missing or wrong bearer token (the MCP token)")),
     }
