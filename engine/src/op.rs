@@ -24,6 +24,22 @@ pub enum Operation {
         /// Default continuation policy for the run's workers (applied to the engine default).
         default_policy: Option<PolicyPatch>,
     },
+    /// A person's "Start a run here" (the operator channel): `run_create` and `/root`
+    /// bound at once, in one batch, so no run exists whose root waits for a binding nobody
+    /// will make.
+    RunStart {
+        /// Concise main task name.
+        task_name: String,
+        /// Owner-readable name of the root conversation.
+        root_conversation_name: String,
+        /// Run objective / plan.
+        context: String,
+        /// Default continuation policy for the run's workers (applied to the engine default).
+        default_policy: Option<PolicyPatch>,
+        /// The conversation `/root` is attached to (as `worker_attach`); `None` for a new
+        /// chat, which the root's first turn creates (`conversation.create`).
+        root_conversation: Option<String>,
+    },
     /// `run_get`.
     RunGet {
         /// Which run.
@@ -280,6 +296,7 @@ impl Operation {
     pub fn tool_name(&self) -> &'static str {
         match self {
             Operation::RunCreate { .. } => "run_create",
+            Operation::RunStart { .. } => "run_start",
             Operation::RunGet { .. } => "run_get",
             Operation::RunList { .. } => "run_list",
             Operation::RunUpdateContext { .. } => "run_update_context",

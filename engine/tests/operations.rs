@@ -6,7 +6,7 @@ use engine::RejectionCode;
 use engine::ids::*;
 use engine::model::*;
 use engine::op::*;
-use engine::policy::PolicyPatch;
+use engine::policy::{Mode, PolicyPatch};
 use support::{World, check};
 
 const RUNNING: &str = "
@@ -344,4 +344,56 @@ fn messages_reach_the_inbox() {
     let inbox = world.view("a").inbox;
     assert_eq!(inbox.len(), 1);
     assert_eq!(&*inbox[0].body, "the contract moved");
+}
+
+/// "Start a run here" in a tab: `run_start` with the tab's conversation, or none for a new chat.
+fn start_here(world: &mut World, conversation: Option<&str>, mode: Mode) -> Result<Reply, engine::Rejection> {
+    let reply = world.call(Operation::RunStart {
+        task_name: "Task".into(),
+        root_conversation_name: "Root chat".into(),
+        context: "Build it".into(),
+        default_policy: Some(PolicyPatch::mode(mode)),
+        root_conversation: conversation.map(Into::into),
+    });
+    if let Ok(Reply::Run(v)) = &reply {
+        world.run = Some(v.run.id);
+        world.names.insert("root".into(), v.run.root);
+    }
+    reply
+}
+
+#[test]
+fn run_start_binds_root_to_the_tab_and_types_its_bootstrap_once() {
+    let mut world = World::new();
+    world.script("executor e1");
+    start_here(&mut world, Some("https://chatgpt.com/c/here"), Mode::Auto).expect("started");
+    let root = world.worker("root");
+    assert_eq!(root.binding.as_ref().map(|b| &*b.conversation), Some("https://chatgpt.com/c/here"));
+    let trace = world.script("bind root https://chatgpt.com/c/here\nidle root\nadvance 3s\nadvance 1m");
+    assert_eq!(trace, "e1 send root#1 initial root-bootstrap/v1");
+    world.check_recovery();
+}
+
+#[test]
+fn run_start_in_a_new_chat_creates_the_root_conversation() {
+    let mut world = World::new();
+    world.script("executor e1");
+    start_here(&mut world, None, Mode::Manual).expect("started");
+    world.script("advance 1s\nadvance 1m");
+    // The create goes out within the call, before the test knows the root's name.
+    let root = world.names["root"];
+    assert_eq!(world.trace, vec![format!("e1 create {root}#1 initial root-bootstrap/v1")]);
+    world.check_recovery();
+}
+
+#[test]
+fn run_start_on_a_conversation_in_use_changes_nothing() {
+    let mut world = check("run auto\nexecutor e1\nspawn a detached\nattach a https://chatgpt.com/c/taken", "");
+    let runs_before = world.call(Operation::RunList { include_terminal: true });
+    let refused = start_here(&mut world, Some("https://chatgpt.com/c/taken"), Mode::Auto).expect_err("refused");
+    assert_eq!(refused.code, RejectionCode::ConversationInUse);
+    assert_eq!(world.call(Operation::RunList { include_terminal: true }), runs_before);
+    let bad = start_here(&mut world, Some("https://chatgpt.com/c/has space"), Mode::Auto).expect_err("refused");
+    assert_eq!(bad.code, RejectionCode::InvalidArgument);
+    assert_eq!(world.call(Operation::RunList { include_terminal: true }), runs_before);
 }

@@ -180,14 +180,16 @@ impl Session {
                     );
                 }
                 let refused = |action_id: String, error: wire::ErrorOut| Step {
-                    replies: vec![DaemonMessage::OperatorResult(OperatorResultWire {
-                        action_id,
-                        ok: false,
-                        error: Some(error),
-                    })],
+                    replies: vec![DaemonMessage::OperatorResult(OperatorResultWire::refused(action_id, error))],
                     ..Step::default()
                 };
                 match action.to_request() {
+                    // Binding a person's tab is the operator UI's alone, like the grants.
+                    Ok(ActionRequest::Engine(Operation::RunStart { .. } | Operation::WorkerAttach { .. }))
+                        if !self.operator =>
+                    {
+                        refused(action.action_id, operator_required())
+                    }
                     Ok(ActionRequest::Engine(op)) => {
                         Step { operations: vec![(action.action_id, op)], ..Step::default() }
                     }

@@ -185,13 +185,8 @@ async fn operator_actions_are_engine_operations_with_typed_rejections() {
     x.deliver(&first, 2).await.expect("delivered");
     let action = |id: &str, action, worker| {
         ExecutorMessage::OperatorAction(bridge::OperatorActionWire {
-            action_id: id.into(),
-            action,
             worker_id: worker,
-            run_id: None,
-            text: None,
-            code: None,
-            grant_id: None,
+            ..bridge::OperatorActionWire::new(id, action)
         })
     };
     x.send(&action("a-1", bridge::OperatorAction::PauseAfterTurn, Some(root))).await.expect("pause");
@@ -300,4 +295,66 @@ async fn operator_executors_get_summaries_with_recent_events_when_they_change() 
     );
     quiet(&mut x, GRACE_MS * 3).await;
     d.stop().await;
+}
+
+/// The next message that is not an `operator.summary` push, within 10 s.
+async fn next_reply(x: &mut TestExecutor) -> DaemonMessage {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match x.recv_within(left).await.expect("a message") {
+            DaemonMessage::OperatorSummary(_) => continue,
+            other => return other,
+        }
+    }
+}
+
+/// "Start a run here" from an operator executor: the result names the new run and root.
+async fn start_here(x: &mut TestExecutor, id: &str, conversation: Option<&str>) -> bridge::OperatorResultWire {
+    let action = bridge::OperatorActionWire {
+        task_name: Some("Billing export".into()),
+        root_conversation_name: Some("Billing root".into()),
+        context: Some("Add a CSV export.".into()),
+        auto_resume: Some(true),
+        conversation_url: conversation.map(Into::into),
+        ..bridge::OperatorActionWire::new(id, bridge::OperatorAction::RunStart)
+    };
+    x.send(&ExecutorMessage::OperatorAction(action)).await.expect("run_start");
+    match next_reply(x).await {
+        DaemonMessage::OperatorResult(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_start_binds_root_to_the_tab_and_its_bootstrap_goes_there_once() {
+    let d = Daemon::start().await;
+    let mut greeting = hello(EXECUTOR_TOKEN, "chrome-1");
+    greeting.capabilities.operator = true;
+    let (mut x, _) = TestExecutor::hello(&d.url, greeting).await.expect("hello");
+
+    // A tab on a conversation: /root is attached to it; the tab reports it, the bootstrap follows.
+    let result = start_here(&mut x, "s-1", Some(CONVERSATION)).await;
+    assert!(result.ok, "{result:?}");
+    let (run, root) = (result.run_id.expect("the run"), result.worker_id.expect("the root"));
+    let Ok(Reply::Run(view)) = call(&d, Operation::RunGet { run }).await else { panic!("the run exists") };
+    assert_eq!((view.run.root, &*view.run.task_name), (root, "Billing export"));
+    x.send(&ExecutorMessage::Binding(binding_at(root, CONVERSATION, StateName::Idle, 1))).await.expect("binding");
+    let DaemonMessage::Command(first) = next_reply(&mut x).await else { panic!("the bootstrap") };
+    assert_eq!((first.worker_id, first.conversation_url.as_str()), (root, CONVERSATION));
+    assert_eq!(first.prompt_version, "root-bootstrap/v1");
+    assert!(first.prompt.contains("worker_spawn"), "{}", first.prompt);
+
+    // The same conversation again: refused, and no second run.
+    let again = start_here(&mut x, "s-2", Some(CONVERSATION)).await;
+    assert_eq!(again.error.map(|e| e.code), Some("CONVERSATION_IN_USE".to_string()));
+    let Ok(Reply::Runs(runs)) = call(&d, Operation::RunList { include_terminal: true }).await else { panic!("runs") };
+    assert_eq!(runs.len(), 1);
+
+    // A new chat: the root's first turn creates its conversation.
+    let fresh = start_here(&mut x, "s-3", None).await;
+    let root = fresh.worker_id.expect("the second root");
+    let DaemonMessage::Command(create) = next_reply(&mut x).await else { panic!("the create") };
+    assert_eq!((create.worker_id, create.kind), (root, bridge::KindWire::Create));
+    assert_eq!(create.prompt_version, "root-bootstrap/v1");
 }

@@ -3,6 +3,7 @@
 use bridge::*;
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
+use engine::op::Operation;
 use engine::{
     BindingReport, CommandKind, CommandOutcome, ExecErrorCode, ExecutorCommand, ExecutorInput, JournalEntry,
     JournalPhase, Observation, Timestamp,
@@ -422,6 +423,50 @@ fn oauth_actions_are_validated_and_only_for_operator_executors() {
     // Its other operator actions stay as they were.
     let step = plain.on_text(&action("f", r#""action":"pause_now","workerId":"wrk-1""#), 2);
     assert_eq!(step.operations.len(), 1);
+}
+
+#[test]
+fn run_start_and_worker_attach_bind_a_tab_only_for_operator_executors() {
+    let action = |id: &str, rest: &str| format!(r#"{{"v":1,"type":"operator.action","actionId":"{id}",{rest}}}"#);
+    let start = r#""action":"run_start","taskName":"Billing","rootConversationName":"Billing root","autoResume":false,"conversationUrl":"https://chatgpt.com/c/abc""#;
+    let mut s = operator_session(true);
+    let step = s.on_text(&action("a", start), 1);
+    let [(id, Operation::RunStart { task_name, root_conversation_name, context, default_policy, root_conversation })] =
+        &step.operations[..]
+    else {
+        panic!("one run_start expected: {step:?}");
+    };
+    assert_eq!((id.as_str(), task_name.as_str(), root_conversation_name.as_str()), ("a", "Billing", "Billing root"));
+    assert_eq!((context.as_str(), root_conversation.as_deref()), ("", Some("https://chatgpt.com/c/abc")));
+    assert_eq!(default_policy.as_ref().and_then(|p| p.mode), Some(engine::policy::Mode::Manual));
+    let attach = r#""action":"worker_attach","workerId":"wrk-3","conversationUrl":"https://chatgpt.com/c/def""#;
+    let step = s.on_text(&action("b", attach), 2);
+    assert!(
+        matches!(&step.operations[..], [(_, Operation::WorkerAttach { conversation, .. })] if conversation == "https://chatgpt.com/c/def")
+    );
+    for (rest, field) in [
+        (r#""action":"run_start","rootConversationName":"R","autoResume":true"#, "taskName"),
+        (r#""action":"run_start","taskName":"T","autoResume":true"#, "rootConversationName"),
+        (r#""action":"run_start","taskName":"T","rootConversationName":"R""#, "autoResume"),
+        (
+            r#""action":"run_start","taskName":"T","rootConversationName":"R","autoResume":true,"runId":"run-1""#,
+            "runId",
+        ),
+        (r#""action":"worker_attach","workerId":"wrk-3""#, "conversationUrl"),
+        (r#""action":"worker_attach","conversationUrl":"https://chatgpt.com/c/def""#, "workerId"),
+    ] {
+        let step = s.on_text(&action("c", rest), 3);
+        assert!(step.operations.is_empty(), "{rest}");
+        let (code, message) = refusal(&step);
+        assert_eq!(code, "INVALID_ARGUMENT", "{rest}");
+        assert!(message.contains(field), "{rest}: {message}");
+    }
+    let mut plain = operator_session(false);
+    for rest in [start, attach] {
+        let step = plain.on_text(&action("d", rest), 1);
+        assert!(step.operations.is_empty(), "{rest}");
+        assert_eq!(refusal(&step).0, oauth_codes::OPERATOR_REQUIRED, "{rest}");
+    }
 }
 
 #[test]

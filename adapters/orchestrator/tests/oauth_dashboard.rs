@@ -185,13 +185,9 @@ async fn act(
     grant: Option<&str>,
 ) -> OperatorResultWire {
     let wire = OperatorActionWire {
-        action_id: "a-oauth".into(),
-        action,
-        worker_id: None,
-        run_id: None,
-        text: None,
         code: code.map(String::from),
         grant_id: grant.map(String::from),
+        ..OperatorActionWire::new("a-oauth", action)
     };
     x.send(&ExecutorMessage::OperatorAction(wire)).await.expect("send");
     match answer(x).await {

@@ -31,6 +31,15 @@ impl Engine {
             Operation::RunCreate { task_name, root_conversation_name, context, default_policy } => {
                 self.run_create(&task_name, &root_conversation_name, &context, default_policy)
             }
+            Operation::RunStart { task_name, root_conversation_name, context, default_policy, root_conversation } => {
+                self.run_start(
+                    &task_name,
+                    &root_conversation_name,
+                    &context,
+                    default_policy,
+                    root_conversation.as_deref(),
+                )
+            }
             Operation::RunGet { run } => self.run_get(run),
             Operation::RunList { include_terminal } => Ok(self.run_list(include_terminal)),
             Operation::RunUpdateContext { run, task_name, root_conversation_name, context } => {

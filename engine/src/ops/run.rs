@@ -10,6 +10,7 @@ use crate::policy::PolicyPatch;
 use crate::prompt::ROOT_WORKER_NAME;
 use crate::reject::{Rejection, RejectionCode};
 use crate::validate;
+use crate::wake::WakeReason;
 use std::sync::Arc;
 
 impl Engine {
@@ -71,6 +72,38 @@ impl Engine {
         };
         self.insert_worker(spec, None);
         Ok(Reply::Run(self.run_view(run_id).expect("run exists")))
+    }
+
+    /// `run_create` with `/root` started at once: attached to `root_conversation` (as
+    /// `worker_attach`, which wakes it for its bootstrap), or, without one, woken for its
+    /// bootstrap in a new chat. Everything is checked before anything changes.
+    pub(crate) fn run_start(
+        &mut self,
+        task_name: &str,
+        root_conversation_name: &str,
+        context: &str,
+        default_policy: Option<PolicyPatch>,
+        root_conversation: Option<&str>,
+    ) -> Result<Reply, Rejection> {
+        if let Some(conversation) = root_conversation {
+            validate::conversation(conversation)?;
+            if let Some(other) = self.index.conversations.get(conversation) {
+                return Err(Rejection::new(
+                    RejectionCode::ConversationInUse,
+                    &format!("conversation is already bound to worker {other}"),
+                ));
+            }
+        }
+        let reply = self.run_create(task_name, root_conversation_name, context, default_policy)?;
+        let Reply::Run(view) = &reply else { unreachable!("run_create replies with its run") };
+        let (run, root) = (view.run.id, view.run.root);
+        match root_conversation {
+            Some(conversation) => {
+                self.worker_attach(root, conversation).expect("a new root with a free conversation attaches");
+            }
+            None => self.wake(root, WakeReason::Initial, Origin::Operator, IntentPayload::Continue),
+        }
+        Ok(Reply::Run(self.run_view(run).expect("run exists")))
     }
 
     pub(crate) fn run_get(&self, id: RunId) -> Result<Reply, Rejection> {

@@ -171,6 +171,20 @@ mod tests {
     }
 
     #[test]
+    fn root_bootstrap_teaches_spawning_answering_all_seven_outcomes_and_completing() {
+        let c = criteria();
+        let text = root_bootstrap(&root(&c), &attempt("initial")).text;
+        let spawn = "start each with worker_spawn, giving it an objective, a scope";
+        let answer = "answer worker messages and questions (message_send";
+        for duty in ["run_get", spawn, "acceptance criteria", answer, "worker_resolve_human", "refused while a lane"] {
+            assert!(text.contains(duty), "{duty}");
+        }
+        for outcome in crate::model::SteeringOutcome::ALL {
+            assert!(text.contains(outcome.as_str()), "{}", outcome.as_str());
+        }
+    }
+
+    #[test]
     fn followup_has_header_instructions_and_assignment() {
         let c = criteria();
         let worker = lane(&c);

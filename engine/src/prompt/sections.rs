@@ -163,17 +163,23 @@ pub(super) const RECOVER_STATE: &[&str] =
 /// The coordination duties of `/root` (spec 000 §10.4, §13.4).
 pub(super) const ROOT_DUTIES: &[&str] = &[
     "As /root you coordinate the run:",
-    "- read the run state: workers, messages, events and branches;",
+    "- read the run state first (run_get, worker_list, events_wait with a short timeout): \
+     workers, messages, events and branches;",
+    "- split the objective into lanes and start each with worker_spawn, giving it an \
+     objective, a scope (what it owns and what it must not touch) and acceptance criteria \
+     that can be checked;",
     "- loop on events_wait with a bounded timeout, handle what arrived, then wait again;",
-    "- answer worker messages and questions;",
+    "- answer worker messages and questions (message_send to the lane, or worker_resolve_human \
+     when it waits for an answer);",
     "- review each lane checkpoint against the entire run objective, lane assignments, \
      dependencies, acceptance criteria, cross-lane contracts, landed work and the convergence \
      plan, not merely that the lane is alive;",
     "- steer lanes with worker_steer using one outcome: continue_as_planned, correct_direction, \
      change_priority, provide_dependency, request_evidence, pause or terminal_reconcile;",
     "- release dependency waits once their condition holds, and integrate landed lane work;",
-    "- record run progress with worker_progress; when the whole run objective is met, call \
-     worker_complete with the run handoff.",
+    "- record run progress with worker_progress; when every lane has completed (or failed or \
+     been stopped) and the whole run objective is met, call worker_complete with the run \
+     handoff: it is refused while a lane is unfinished.",
 ];
 
 /// What a recovered `/root` must do first (spec 003 next action 5).

@@ -43,7 +43,8 @@ import { DaemonLink } from './daemon-link.js';
 import { PendingReplies } from './pending-replies.js';
 import { decodeDaemonMessage, encodeMessage, PROTOCOL_ERROR_CLOSES, PROTOCOL_VERSION, WireError } from './protocol.js';
 import { pageInspect, pageManaged, pageUnmanaged, readPageMessage } from './page-messages.js';
-import { sameConversation } from './urls.js';
+import { isConversationUrl, sameConversation } from './urls.js';
+import { CLAIM_ACTIONS, claimRequest, TabClaims } from './tab-claims.js';
 
 /** An operator action or query unanswered by then gets TIMEOUT, in milliseconds. */
 export const OPERATOR_REPLY_TIMEOUT_MS = 10_000;
@@ -64,6 +65,8 @@ export class Executor {
   #pages = new Map();
   /** workers whose binding waits for its page to confirm it (then a `binding` is sent) */
   #unverified = new Set();
+  /** tabs a person's run_start / worker_attach claimed, until the daemon names the worker */
+  #claims = new TabClaims();
   #link;
   #status = { status: 'offline' };
   #summary = null;
@@ -107,9 +110,14 @@ export class Executor {
     return this.#settings;
   }
 
-  /** What `ui.state` answers. */
+  /**
+   * What `ui.state` answers; `chatTabs` (`{tabId: {conversation}}`) are the ChatGPT tabs
+   * whose page reports, for the popup's "Start a run here".
+   */
   uiState() {
-    return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs() };
+    const chatTabs = {};
+    for (const [tabId, page] of this.#pages) if (page.connected) chatTabs[tabId] = { conversation: isConversationUrl(page.url) };
+    return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs(), chatTabs };
   }
 
   // ---------------------------------------------------------------- inputs
@@ -254,6 +262,7 @@ export class Executor {
     return this.#input(now, () => {
       const actionId = `act-${this.#link.connectionId ?? 0}-${++this.#operatorCount}`;
       const message = { v: PROTOCOL_VERSION, type: 'operator.action', actionId, action: request?.action };
+      if (CLAIM_ACTIONS.has(request?.action)) return this.#claimTab(replyId, message, request);
       for (const field of ['workerId', 'runId', 'text', 'code', 'grantId']) if (request?.[field] !== undefined) message[field] = request[field];
       this.#askDaemon(replyId, actionId, message);
     });
@@ -324,11 +333,12 @@ export class Executor {
     for (const replyId of this.#pendingUi.expire(now)) {
       this.#reply(replyId, uiError('TIMEOUT', `no answer from the daemon within ${OPERATOR_REPLY_TIMEOUT_MS / 1000} s`));
     }
+    if (this.#claims.expire(now)) this.#releaseHeldCreates();
     this.#commands.advanceAll();
   }
 
   #nextTimerAt() {
-    const times = [this.#pendingUi.nextExpiryAt()];
+    const times = [this.#pendingUi.nextExpiryAt(), this.#claims.nextAt()];
     if (this.#settings.token || this.#link.connectionId !== null) times.push(this.#link.nextWakeAt());
     times.push(...this.#commands.timerTimes());
     const due = times.filter((t) => t !== null);
@@ -360,6 +370,8 @@ export class Executor {
     this.#link.dropped(this.#now);
     if (this.#status.status !== 'unauthorized') this.#setStatus({ status: 'offline', detail });
     for (const replyId of this.#pendingUi.takeAll()) this.#reply(replyId, uiError('OFFLINE', 'the daemon connection closed'));
+    this.#claims.dropAll();
+    this.#releaseHeldCreates();
   }
 
   #onDaemonMessage(message) {
@@ -374,8 +386,14 @@ export class Executor {
         this.#summary = message;
         this.#emit({ kind: 'uiChanged' });
         return this.#overlays();
-      case 'operator.result':
-        return this.#answerPending(message.actionId, message.ok ? { ok: true } : { ok: false, error: message.error ?? null });
+      case 'operator.result': {
+        const claim = this.#claims.settle(message.actionId);
+        if (claim && message.ok && message.workerId) this.#bindClaimedTab(claim, message.workerId);
+        const done = { ok: true };
+        for (const field of ['runId', 'workerId']) if (message[field] !== undefined) done[field] = message[field];
+        this.#answerPending(message.actionId, message.ok ? done : { ok: false, error: message.error ?? null });
+        return this.#releaseHeldCreates();
+      }
       case 'operator.data': {
         const response = { ok: message.ok };
         if (message.data !== undefined) response.data = message.data;
@@ -421,6 +439,47 @@ export class Executor {
     this.#send(message);
   }
 
+  /** run_start / worker_attach: the tab is claimed until the daemon names its worker. */
+  #claimTab(replyId, message, request) {
+    const tabId = request?.tabId;
+    const managed = this.#bindings.byTab(tabId);
+    const asked = this.#claims.waitsFor(tabId)
+      ? { error: { code: 'BUSY', message: 'this tab is being bound already' } }
+      : claimRequest(request, this.#pages.get(tabId), managed?.workerId ?? null);
+    if (asked.error) return this.#reply(replyId, { ok: false, error: asked.error });
+    if (this.#link.live) this.#claims.add(message.actionId, asked.claim, this.#now);
+    this.#askDaemon(replyId, message.actionId, { ...message, ...asked.fields });
+  }
+
+  /**
+   * The daemon bound the claimed tab's conversation to `workerId` (or, for a new chat,
+   * will create it there): the tab becomes its managed tab, the worker's old one is let go.
+   */
+  #bindClaimedTab(claim, workerId) {
+    const page = this.#pages.get(claim.tabId);
+    const other = this.#bindings.byTab(claim.tabId);
+    if (!page || (other && other.workerId !== workerId)) {
+      this.#log('warn', `tab ${claim.tabId} was closed or bound elsewhere before ${workerId} could take it`);
+      return;
+    }
+    const current = this.#bindings.get(workerId);
+    if (current?.tabId !== claim.tabId) this.#unmanage(current);
+    const binding = this.#bindings.bind(workerId, claim.conversationUrl, claim.tabId);
+    this.#persistBindings();
+    page.workerId = workerId;
+    this.#toPage(claim.tabId, pageManaged(workerId));
+    this.#overlay(claim.tabId, workerId);
+    this.#emit({ kind: 'uiChanged' });
+    if (claim.conversationUrl === '') return;
+    this.#observe(binding, page);
+    this.#send({ v: PROTOCOL_VERSION, type: 'binding', ...wireBinding(binding) });
+  }
+
+  /** conversation.create commands held for a new-chat claim go on once none waits. */
+  #releaseHeldCreates() {
+    for (const command of this.#claims.releasable()) this.#onCommand(command);
+  }
+
   #answerPending(correlationId, response) {
     const replyId = this.#pendingUi.take(correlationId);
     if (replyId === null) this.#log('info', `an answer for ${correlationId} came after its caller gave up`);
@@ -451,6 +510,7 @@ export class Executor {
   // ---------------------------------------------------------------- commands
 
   #onCommand(command) {
+    if (command.kind === 'conversation.create' && this.#claims.holdsCreates()) return this.#claims.hold(command);
     if (command.kind === 'conversation.inspect') return this.#onInspect(command);
     if (command.kind === 'conversation.close') return this.#onClose(command);
     this.#commands.receive(command);

@@ -26,6 +26,7 @@ export const COMMAND_KINDS = [
 export const OPERATOR_ACTIONS = [
   'auto_resume_on', 'auto_resume_off', 'pause_now', 'pause_after_turn', 'resume', 'continue_now',
   'continue_anyway', 'resolve_human', 'stop_worker', 'stop_run', 'oauth_approve', 'oauth_deny', 'oauth_revoke',
+  'run_start', 'worker_attach',
 ];
 export const OPERATOR_QUERIES = ['worker_attempts', 'worker_events', 'oauth_pending'];
 
@@ -245,6 +246,12 @@ const EXECUTOR_MESSAGES = {
     // The OAuth actions: the waiting request's code, the grant to revoke (the daemon checks their shape).
     optional('code', boundedString(CORRELATION_ID_BYTES_MAX)),
     optional('grantId', boundedString(CORRELATION_ID_BYTES_MAX * 2)),
+    // run_start / worker_attach: the new run's names, plan and Auto Resume, the tab's conversation.
+    optional('taskName', string),
+    optional('rootConversationName', string),
+    optional('context', string),
+    optional('autoResume', bool),
+    optional('conversationUrl', string),
   ],
   'operator.query': [
     required('queryId', boundedString(CORRELATION_ID_BYTES_MAX)),
@@ -276,7 +283,13 @@ const DAEMON_MESSAGES = {
     required('deadline', u64),
   ],
   'protocol.error': [required('code', oneOf(Object.keys(PROTOCOL_ERROR_CLOSES))), required('detail', string)],
-  'operator.result': [required('actionId', string), required('ok', bool), optional('error', errorOut)],
+  'operator.result': [
+    required('actionId', string),
+    required('ok', bool),
+    optional('error', errorOut),
+    optional('runId', printedId('run')),
+    optional('workerId', printedId('wrk')),
+  ],
   'operator.summary': [required('runs', list(runSummary))],
   'operator.data': [
     required('queryId', string),

@@ -103,13 +103,18 @@ function needsYouSection(rows) {
 }
 
 // A dialog over the conversation or a check ChatGPT asked for is dealt with in the tab; a
-// check's pause is then ended with Resume.
+// check's pause is then ended with Resume. A closed conversation is recovered into a new one.
 function tabActions(row) {
   const resume = row.actions.find((a) => a.key === 'resume');
+  const recover = row.actions.find((a) => a.key === 'recover');
   return h('div', { class: 'actions' },
     resume && actionButton({
       key: `resume:${row.workerId}:needs`, label: resume.label, primary: true, testid: 'needs-you-resume', hint: resume.hint,
       message: { action: resume.action, workerId: row.workerId },
+    }),
+    recover && actionButton({
+      key: `recover:${row.workerId}:needs`, label: recover.label, primary: true, testid: 'needs-you-recover', hint: recover.hint,
+      message: { action: recover.action, workerId: row.workerId },
     }),
     conversationLink(row, 'needs'));
 }

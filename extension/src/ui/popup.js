@@ -1,11 +1,15 @@
 // The toolbar popup, the primary operator surface (spec 000 §17.2): connection, Auto
 // Resume per run, counts, the active workers, the current tab's worker with Pause and
-// Continue now, and links to the dashboard and settings. Every button is a `ui.action`.
-import { popupView } from './view.js';
+// Continue now, and links to the dashboard and settings. On a ChatGPT tab that is not
+// managed it offers "Start a run here" and "Attach this conversation to…" (start-view.js).
+// Every button is a `ui.action`.
+import { actionErrorText, popupView } from './view.js';
+import { attachConfirm, NAME_CHARS_MAX, PLAN_CHARS_MAX, startHereView, startRequest } from './start-view.js';
 import { appSelectionView } from '../core/settings.js';
 import {
   api, h, send, watchState, renderInto, setup, actionButton, actionSwitch, actionToggle,
   statusBadge, connectionBadge, openDashboard, openSettings, openConversation, overlayHidden, setOverlayHidden,
+  announce, confirmDialog,
 } from './dom.js';
 
 const root = document.getElementById('app');
@@ -13,6 +17,11 @@ let state = null;
 let tabWorkerId = null;
 let hideOverlay = false;
 let appSelection = null;
+let activeTabId = null;
+/** The start form while open (its typed values survive redraws), else null. */
+let startForm = null;
+/** The worker chosen in the attach list. */
+let attachChoice = null;
 
 setup({ statusEl: document.getElementById('status'), redraw: draw });
 
@@ -24,6 +33,7 @@ async function load() {
   ]);
   appSelection = settings?.ok ? appSelectionView(settings.settings) : null;
   state = answer?.connection ? answer : { connection: { status: 'offline' }, summary: null, tabs: {} };
+  activeTabId = tab?.id ?? null;
   tabWorkerId = tab ? state.tabs?.[tab.id] ?? null : null;
   hideOverlay = await overlayHidden().catch(() => false);
   draw();
@@ -32,7 +42,9 @@ async function load() {
 function draw() {
   if (!state) return;
   const view = popupView(state, tabWorkerId, Date.now());
-  renderInto(root, [header(view), ...view.runs.map(runSection), countsSection(view), workersSection(view), currentSection(view), footer()]);
+  const offer = startHereView(state, activeTabId);
+  const current = offer ? startSection(offer) : currentSection(view);
+  renderInto(root, [header(view), ...view.runs.map(runSection), countsSection(view), workersSection(view), current, footer()]);
 }
 
 function header(view) {
@@ -77,7 +89,10 @@ function workersSection(view) {
 function workerRow(row) {
   // A card or a dialog in the tab is dealt with there: the row opens the conversation.
   const inTab = row.status.key === 'needs_you' && row.hold !== null && row.conversationUrl;
-  const primary = inTab
+  const recover = row.actions.find((a) => a.key === 'recover');
+  const primary = recover
+    ? actionButton({ key: `recover:${row.workerId}:row`, label: 'Recover', hint: recover.hint, small: true, testid: 'row-recover', message: { action: recover.action, workerId: row.workerId } })
+    : inTab
     ? h('button', { type: 'button', class: 'btn small', 'data-key': `open:${row.workerId}`, 'data-testid': 'row-open-conversation', onclick: () => { void openConversation(state.tabs, row.workerId, row.conversationUrl); window.close(); } }, 'Open conversation')
     : row.status.key === 'needs_you'
     ? h('button', { type: 'button', class: 'btn small', 'data-key': `answer:${row.workerId}`, 'data-testid': 'row-answer', onclick: () => { openDashboard('#needs-you'); window.close(); } }, 'Answer…')
@@ -111,6 +126,79 @@ function currentSection(view) {
       key: `${a.action}:${row.workerId}:current`, label: a.label, hint: a.hint, testid: `current-${a.key}`,
       message: { action: a.action, workerId: row.workerId },
     }))));
+}
+
+// "Start a run here" and "Attach this conversation to…" on a ChatGPT tab nobody manages.
+function startSection(offer) {
+  const offline = !offer.live && h('p', { class: 'hint', text: 'Connect to the daemon first (see the badge above).' });
+  if (startForm) return startFormSection(offer, offline);
+  return h('section', { class: 'current start', 'data-testid': 'start-here', 'data-new-chat': String(offer.newChat) },
+    h('h2', { text: 'This conversation' }),
+    h('p', { class: 'muted small', text: 'Not managed. Start a run whose root works here, or attach it to a worker.' }),
+    offline,
+    h('div', { class: 'actions' },
+      h('button', {
+        type: 'button', class: 'btn primary', 'data-key': 'start-open', 'data-testid': 'start-run-open', disabled: !offer.live,
+        onclick: () => { startForm = { taskName: '', rootConversationName: '', context: '', autoResume: true }; draw(); document.getElementById('start-task')?.focus(); },
+      }, 'Start a run here…')),
+    attachPart(offer));
+}
+
+function startFormSection(offer, offline) {
+  const field = (id, label, key, props = {}) => [
+    h('label', { for: id, text: label }),
+    h(props.rows ? 'textarea' : 'input', {
+      id, 'data-key': id, 'data-testid': id, value: startForm[key], ...props,
+      oninput: (e) => { startForm[key] = e.target.value; },
+    }),
+  ];
+  const submit = async (event) => {
+    event.preventDefault();
+    const request = startRequest(startForm, offer.tabId);
+    if (request.error) return announce(request.error, 'error');
+    const result = await send({ type: 'ui.action', ...request });
+    if (!result?.ok) return announce(actionErrorText(result?.error), 'error');
+    startForm = null;
+    announce(`Run "${request.taskName}" started: its root works in this tab.`);
+    await load();
+  };
+  return h('section', { class: 'current start', 'data-testid': 'start-form-section' },
+    h('h2', { text: 'Start a run here' }),
+    h('form', { class: 'start-form', 'data-testid': 'start-form', onsubmit: submit },
+      field('start-task', 'Task name', 'taskName', { required: true, maxlength: String(NAME_CHARS_MAX), placeholder: 'Billing export' }),
+      field('start-root', 'Root conversation name', 'rootConversationName', { maxlength: String(NAME_CHARS_MAX), placeholder: 'Task name + “root”' }),
+      field('start-plan', 'Plan (optional)', 'context', { rows: 3, maxlength: String(PLAN_CHARS_MAX), placeholder: 'What the run must achieve; the root splits it into lanes.' }),
+      h('label', { class: 'check' },
+        h('input', { type: 'checkbox', 'data-key': 'start-auto', 'data-testid': 'start-auto-resume', checked: startForm.autoResume, onchange: (e) => { startForm.autoResume = e.target.checked; } }),
+        ' Auto Resume: keep the run\'s workers going across turns'),
+      h('p', { class: 'muted small', text: offer.startText }),
+      offline,
+      h('div', { class: 'actions' },
+        h('button', { type: 'submit', class: 'btn primary', 'data-key': 'start-submit', 'data-testid': 'start-submit', disabled: !offer.live }, 'Start run'),
+        h('button', { type: 'button', class: 'btn', 'data-key': 'start-cancel', 'data-testid': 'start-cancel', onclick: () => { startForm = null; draw(); } }, 'Cancel'))));
+}
+
+function attachPart(offer) {
+  if (offer.attachText) return h('p', { class: 'muted small', 'data-testid': 'attach-unavailable', text: offer.attachText });
+  if (!offer.attachable.length) return null;
+  const chosen = offer.attachable.find((w) => w.workerId === attachChoice) ?? offer.attachable[0];
+  return h('div', { class: 'attach' },
+    h('label', { for: 'attach-worker', text: 'Attach this conversation to…' }),
+    h('select', {
+      id: 'attach-worker', 'data-key': 'attach-worker', 'data-testid': 'attach-worker',
+      onchange: (e) => { attachChoice = e.target.value; },
+    }, offer.attachable.map((w) => h('option', { value: w.workerId, selected: w.workerId === chosen.workerId, text: w.label }))),
+    h('button', {
+      type: 'button', class: 'btn', 'data-key': 'attach-submit', 'data-testid': 'attach-submit', disabled: !offer.live,
+      onclick: async () => {
+        const worker = offer.attachable.find((w) => w.workerId === (attachChoice ?? chosen.workerId)) ?? chosen;
+        if ((await confirmDialog(attachConfirm(worker))) === null) return;
+        const result = await send({ type: 'ui.action', action: 'worker_attach', workerId: worker.workerId, tabId: offer.tabId });
+        if (!result?.ok) return announce(actionErrorText(result?.error), 'error');
+        announce(`${worker.name} now works in this conversation.`);
+        await load();
+      },
+    }, 'Attach'));
 }
 
 function footer() {

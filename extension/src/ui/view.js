@@ -67,6 +67,7 @@ function statusOf(w) {
       return w.pauseReason === 'account_check' ? STATUSES.needs_you : STATUSES.paused;
     case 'running': return w.conversationState === 'generating' ? STATUSES.working : STATUSES.resuming;
     case 'awaiting_execution':
+      if (orphaned(w)) return STATUSES.needs_you;
       if (TIMED_HOLDS.has(w.hold?.reason)) return STATUSES.waiting;
       // A /root without a conversation waits for one (attached, or opened by recovery).
       if (!w.attempts && !w.conversationUrl) return STATUSES.waiting;
@@ -143,9 +144,18 @@ function approvalText(app) {
   return `approve ${app || 'the app'} in this conversation`;
 }
 
+/**
+ * Whether the worker's conversation was closed and nothing will open another by itself:
+ * a person recovers it into a fresh conversation or attaches one.
+ */
+function orphaned(w) {
+  return w.disposition === 'awaiting_execution' && w.conversationState === 'closed';
+}
+
 /** What a person is asked to do, or null: an open question, a dialog, an approval, a check ChatGPT wants. */
 function needsYouText(w) {
   if (w.needsYou) return w.needsYou;
+  if (orphaned(w)) return 'Its conversation was closed. Recover it into a new conversation (the run and its other workers are untouched), or attach another conversation to it.';
   if (w.hold?.reason === 'blocked_by_dialog' || w.hold?.reason === 'awaiting_approval') return holdView(w, null).text;
   if (w.pauseReason === 'account_check') return w.pauseDetail ?? PAUSES.account_check;
   return null;
@@ -292,6 +302,7 @@ const ACTIONS = {
   resume: { action: 'resume', label: 'Resume', hint: 'Clear the pause and let Auto Resume decide' },
   continue_now: { action: 'continue_now', label: 'Continue now', hint: 'Start one attempt now, or right after the running turn' },
   continue_anyway: { action: 'continue_anyway', label: 'Continue anyway', hint: 'Acknowledge the stall and start one attempt' },
+  recover: { action: 'continue_now', label: 'Recover in a new conversation', hint: 'Open a fresh ChatGPT conversation with the recovery prompt; the run and its other workers are untouched' },
   stop_worker: {
     action: 'stop_worker', label: 'Stop worker', destructive: true,
     hint: 'End this worker for good: no further attempts',
@@ -316,6 +327,7 @@ export function workerActions(worker) {
   if (status.key === 'needs_you' && worker.disposition === 'paused') keys.splice(0, keys.length, 'resume');
   // A conversation that lost the app is left: Continue anyway recovers into a fresh one.
   if (worker.disposition === 'paused' && worker.pauseReason === 'app_unavailable') keys.splice(0, keys.length, 'continue_anyway', 'resume');
+  if (orphaned(worker)) keys.splice(0, keys.length, 'recover');
   if (!status.terminal) keys.push('stop_worker');
   return keys.map((k) => ({ key: k, ...ACTIONS[k] }));
 }
@@ -594,5 +606,6 @@ export function actionErrorText(error) {
   if (code === 'OFFLINE') return 'Not connected to the orchestrator: nothing was changed.';
   if (code === 'TIMEOUT') return 'The orchestrator did not answer in time; the action may still apply.';
   if (code === 'WORKER_TERMINAL') return 'This worker has already finished.';
+  if (code === 'CONVERSATION_IN_USE') return 'This conversation already belongs to another worker: open a new chat or another conversation.';
   return error?.message ? `Refused: ${error.message}` : 'The action failed.';
 }

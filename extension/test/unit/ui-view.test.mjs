@@ -32,6 +32,8 @@ const RULES = [
   [(w) => w.disposition === 'paused', 'paused'],
   [(w) => w.disposition === 'running' && w.conversationState === 'generating', 'working'],
   [(w) => w.disposition === 'running', 'resuming'],
+  // Its conversation was closed: nothing opens another by itself.
+  [(w) => w.disposition === 'awaiting_execution' && w.conversationState === 'closed', 'needs_you'],
   [(w) => w.disposition === 'awaiting_execution' && w.autoResume && !w.pauseAfterTurn, 'resuming'],
   [(w) => w.disposition === 'awaiting_execution', 'paused'],
   [() => true, 'unknown'],
@@ -465,4 +467,15 @@ test('a question a worker asked stays answerable', () => {
   const row = workerRow(worker({ disposition: 'awaiting_human', needsYou: 'Which schema?' }), null, NOW);
   assert.equal(row.answerable, true);
   assert.equal(row.needsYou, 'Which schema?');
+});
+
+test('an orphaned worker (its conversation closed) needs you and offers recovery into a new conversation', () => {
+  const w = worker({ disposition: 'awaiting_execution', conversationState: 'closed', conversationUrl: 'https://chatgpt.com/c/1' });
+  assert.equal(workerStatus(w).key, 'needs_you');
+  assert.deepEqual(workerActions(w).map((a) => [a.key, a.action]), [['recover', 'continue_now'], ['stop_worker', 'stop_worker']]);
+  const row = workerRow(w, { runId: 'run-1', taskName: 'T' }, NOW);
+  assert.match(row.needsYou, /conversation was closed/);
+  assert.equal(row.answerable, false, 'nothing to type an answer into');
+  const running = worker({ disposition: 'running', conversationState: 'closed' });
+  assert.ok(!workerActions(running).some((a) => a.key === 'recover'), 'a turn still settling is not offered recovery');
 });

@@ -36,6 +36,22 @@ pub struct OperatorActionWire {
     /// The grant to revoke (`oauth_revoke`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_id: Option<String>,
+    /// The new run's task name (`run_start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_name: Option<String>,
+    /// The new run's root conversation name (`run_start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_conversation_name: Option<String>,
+    /// The new run's plan (`run_start`, optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The new run's Auto Resume default (`run_start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_resume: Option<bool>,
+    /// The conversation of the tab the person acted in (`worker_attach`; `run_start`
+    /// without it starts `/root` in a new chat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_url: Option<String>,
 }
 
 /// The operator actions.
@@ -62,6 +78,10 @@ pub enum OperatorAction {
     StopWorker,
     /// Stop the run: every unfinished worker is cancelled.
     StopRun,
+    /// "Start a run here": a run whose `/root` is bound to the person's tab at once.
+    RunStart,
+    /// "Attach this conversation to…": bind the person's tab to an existing worker.
+    WorkerAttach,
     /// Approve the waiting OAuth authorization request showing `code`.
     OauthApprove,
     /// Deny it.
@@ -80,6 +100,24 @@ pub enum ActionRequest {
 }
 
 impl OperatorActionWire {
+    /// The action with no fields set (a test or a client fills in what it needs).
+    pub fn new(action_id: impl Into<String>, action: OperatorAction) -> OperatorActionWire {
+        OperatorActionWire {
+            action_id: action_id.into(),
+            action,
+            worker_id: None,
+            run_id: None,
+            text: None,
+            code: None,
+            grant_id: None,
+            task_name: None,
+            root_conversation_name: None,
+            context: None,
+            auto_resume: None,
+            conversation_url: None,
+        }
+    }
+
     /// What the action asks for, or `INVALID_ARGUMENT` when the fields do not fit it.
     pub fn to_request(&self) -> Result<ActionRequest, wire::ErrorOut> {
         use OperatorAction as A;
@@ -151,6 +189,26 @@ impl OperatorActionWire {
             A::ResolveHuman => Operation::WorkerResolveHuman { worker: worker()?, answer: text() },
             A::StopWorker => Operation::WorkerInterrupt { worker: worker()?, reason: text() },
             A::StopRun => Operation::RunCancel { run: run()?, reason: text() },
+            A::RunStart => {
+                if self.worker_id.is_some() || self.run_id.is_some() {
+                    return Err("run_start takes no workerId or runId".into());
+                }
+                let required = |field: &Option<String>, name: &str| {
+                    field.clone().ok_or_else(|| format!("{name} is required for RunStart"))
+                };
+                let auto_resume = self.auto_resume.ok_or("autoResume is required for RunStart")?;
+                Operation::RunStart {
+                    task_name: required(&self.task_name, "taskName")?,
+                    root_conversation_name: required(&self.root_conversation_name, "rootConversationName")?,
+                    context: self.context.clone().unwrap_or_default(),
+                    default_policy: Some(PolicyPatch::mode(if auto_resume { Mode::Auto } else { Mode::Manual })),
+                    root_conversation: self.conversation_url.clone(),
+                }
+            }
+            A::WorkerAttach => Operation::WorkerAttach {
+                worker: worker()?,
+                conversation: self.conversation_url.clone().ok_or("conversationUrl is required for WorkerAttach")?,
+            },
             A::OauthApprove | A::OauthDeny | A::OauthRevoke => {
                 return Err(format!("{:?} is not an engine operation", self.action));
             }
@@ -170,6 +228,24 @@ pub struct OperatorResultWire {
     /// report it), or `INVALID_ARGUMENT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<wire::ErrorOut>,
+    /// The run the action made or acted on (`run_start`: the new run).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "printed_opt")]
+    pub run_id: Option<RunId>,
+    /// The worker the action bound (`run_start`: the new `/root`; `worker_attach`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "printed_opt")]
+    pub worker_id: Option<WorkerId>,
+}
+
+impl OperatorResultWire {
+    /// A refusal.
+    pub fn refused(action_id: String, error: wire::ErrorOut) -> OperatorResultWire {
+        OperatorResultWire { action_id, ok: false, error: Some(error), run_id: None, worker_id: None }
+    }
+
+    /// Done, naming nothing.
+    pub fn done(action_id: String) -> OperatorResultWire {
+        OperatorResultWire { action_id, ok: true, error: None, run_id: None, worker_id: None }
+    }
 }
 
 /// `operator.query`: a read-only question from the extension's dashboard, answered with

@@ -312,7 +312,7 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
             let name = action.name();
             let result = match grant_refusal(peer) {
                 None => operator::decide(bridge.grants.clone(), action_id, action).await,
-                Some(refusal) => crate::protocol::OperatorResultWire { action_id, ok: false, error: Some(refusal) },
+                Some(refusal) => crate::protocol::OperatorResultWire::refused(action_id, refusal),
             };
             let code = result.error.as_ref().map(|e| e.code.clone());
             // The action's name and outcome only: request codes are not logged.

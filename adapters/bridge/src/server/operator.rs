@@ -33,8 +33,18 @@ async fn call(handle: &runtime::Handle, op: Operation) -> Result<Reply, ErrorOut
 /// Performs an `operator.action` once its operation is durable.
 pub(super) async fn perform(handle: &runtime::Handle, action_id: String, op: Operation) -> OperatorResultWire {
     match call(handle, op).await {
-        Ok(_) => OperatorResultWire { action_id, ok: true, error: None },
-        Err(error) => OperatorResultWire { action_id, ok: false, error: Some(error) },
+        Ok(reply) => {
+            let mut result = OperatorResultWire::done(action_id);
+            match reply {
+                Reply::Run(view) => (result.run_id, result.worker_id) = (Some(view.run.id), Some(view.run.root)),
+                Reply::Worker(view) => {
+                    (result.run_id, result.worker_id) = (Some(view.worker.spec.run), Some(view.worker.spec.id))
+                }
+                _ => {}
+            }
+            result
+        }
+        Err(error) => OperatorResultWire::refused(action_id, error),
     }
 }
 
@@ -52,8 +62,8 @@ pub(super) async fn decide(
             .unwrap_or_else(|_| Err(ErrorOut::internal("the OAuth action failed unexpectedly"))),
     };
     match outcome {
-        Ok(()) => OperatorResultWire { action_id, ok: true, error: None },
-        Err(error) => OperatorResultWire { action_id, ok: false, error: Some(error) },
+        Ok(()) => OperatorResultWire::done(action_id),
+        Err(error) => OperatorResultWire::refused(action_id, error),
     }
 }
 

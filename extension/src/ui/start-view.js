@@ -1,0 +1,79 @@
+// What the popup offers on a ChatGPT tab that is not managed, as data (no DOM): "Start a
+// run here" (a new run whose /root is this conversation, or this new chat) and "Attach
+// this conversation to…" (an unfinished worker, those whose conversation is gone first).
+// popup.js draws it; the background's executor binds the tab once the daemon answers
+// (core/tab-claims.js).
+import { workerStatus } from './view.js';
+
+/** Longest task or root conversation name the form accepts, in characters (the engine checks bytes). */
+export const NAME_CHARS_MAX = 120;
+/** Longest plan the form accepts, in characters. */
+export const PLAN_CHARS_MAX = 4_000;
+
+/**
+ * The tab's offer, or null when the tab is not a ChatGPT page the extension reads or is
+ * managed already. `state` is `ui.state` (`chatTabs`: `{tabId: {conversation}}`); `tabId`
+ * the popup's active tab.
+ */
+export function startHereView(state, tabId) {
+  const tab = tabId === null || tabId === undefined ? null : state?.chatTabs?.[tabId] ?? null;
+  if (!tab || state?.tabs?.[tabId]) return null;
+  const live = state?.connection?.status === 'live';
+  return {
+    tabId,
+    newChat: !tab.conversation,
+    live,
+    startText: tab.conversation
+      ? 'The run\'s root works in this conversation: its bootstrap is typed here once.'
+      : 'The run\'s root works in this new chat: its bootstrap is typed here once.',
+    attachable: tab.conversation ? attachable(state?.summary) : [],
+    attachText: tab.conversation ? null : 'Attach works on a conversation: open one to attach it to a worker.',
+  };
+}
+
+/** The unfinished workers a tab could be attached to, orphaned ones first. */
+function attachable(summary) {
+  const out = [];
+  for (const run of summary?.runs ?? []) {
+    for (const w of run.workers ?? []) {
+      if (workerStatus(w).terminal) continue;
+      const orphaned = !w.conversationUrl || w.conversationState === 'closed';
+      out.push({
+        workerId: w.workerId,
+        label: `${w.displayName} (${w.name})${orphaned ? ' · no conversation' : ''}`,
+        name: w.displayName,
+        runTitle: run.taskName,
+        orphaned,
+      });
+    }
+  }
+  return out.sort((a, b) => b.orphaned - a.orphaned);
+}
+
+/** The attach confirmation's words, naming the worker. */
+export function attachConfirm(worker) {
+  return {
+    title: `Attach this conversation to ${worker.name}?`,
+    body: worker.orphaned
+      ? `${worker.name} (${worker.runTitle}) continues in this conversation, with its recovery prompt.`
+      : `${worker.name} (${worker.runTitle}) leaves its current conversation and continues in this one, with its recovery prompt.`,
+    confirmLabel: 'Attach',
+    reason: false,
+  };
+}
+
+/**
+ * The `ui.action` of a filled start form, or `{error}` (a sentence) when a name is
+ * missing or too long.
+ */
+export function startRequest(form, tabId) {
+  const taskName = (form.taskName ?? '').trim();
+  const rootConversationName = (form.rootConversationName ?? '').trim() || (taskName && `${taskName} root`);
+  const context = (form.context ?? '').trim();
+  if (!taskName) return { error: 'Give the run a task name.' };
+  if (taskName.length > NAME_CHARS_MAX || rootConversationName.length > NAME_CHARS_MAX) {
+    return { error: `Names are at most ${NAME_CHARS_MAX} characters.` };
+  }
+  if (context.length > PLAN_CHARS_MAX) return { error: `The plan is at most ${PLAN_CHARS_MAX} characters.` };
+  return { action: 'run_start', tabId, taskName, rootConversationName, context, autoResume: form.autoResume !== false };
+}
