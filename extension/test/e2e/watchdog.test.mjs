@@ -1,6 +1,8 @@
 // End to end, in headless Chromium and Firefox ESR: the extension's watchdog (issue 19).
 // The daemon is stopped while a tab is managed: the toolbar badge appears with its title,
-// one notification is raised, and nothing is typed; the daemon's return clears both. The
+// one notification is raised, and nothing is typed; the daemon's return clears both. A
+// managed page that keeps showing an error gets its own badge and notice; closing it ends
+// that episode. The
 // threshold is lowered through the `watchdogAfterMs` setting of the test build, and every
 // wait is for a condition with a deadline.
 import { describe, test } from 'node:test';
@@ -14,6 +16,7 @@ const WATCHDOG_AFTER_MS = 3_000;
 /** How long the badge may take past the threshold (the first reconnect attempts, a busy machine), in milliseconds. */
 const BADGE_WAIT_MS = 30_000;
 const NOTICE = 'orc-watchdog:daemon';
+const PAGES_NOTICE = 'orc-watchdog:pages';
 
 for (const kind of BROWSERS) {
   describe(`extension watchdog in ${kind}`, () => {
@@ -50,6 +53,30 @@ for (const kind of BROWSERS) {
         if (kind === 'chromium') await until('the notification cleared', async () => !(await w.hook('notifications')).includes(NOTICE));
         await w.settled(lane);
         assert.equal(w.fake.prompts.length, typed, 'nothing typed after it came back (a manual lane)');
+      }, { settings: { watchdogAfterMs: WATCHDOG_AFTER_MS } }));
+
+    test('the only managed page showing an error: a badge and one notice while the daemon is live, nothing typed, cleared when the tab closes', () =>
+      inWorld(kind, async (w) => {
+        await w.createRun();
+        const lane = await w.startLane('/root/failing', async () => ({ generateMs: 200, error: 'something_went_wrong' }),
+          { policy: { mode: 'manual' } });
+        await w.waitForPrompts(lane, 1);
+        const badge = await until('the watchdog badge', async () => {
+          const b = await w.hook('badge');
+          return b.text === '!' ? b : null;
+        }, BADGE_WAIT_MS);
+        assert.match(badge.title, /^Every managed ChatGPT tab shows an error: The managed ChatGPT tab has shown an error for \d+ s \(generic: 1\)\. The extension does not retry or type on its own/);
+        assert.doesNotMatch(badge.title, /unreachable/);
+        assert.deepEqual(await w.hook('notificationsCreated'), [PAGES_NOTICE]);
+        const typed = w.fake.prompts.length;
+
+        const url = (await w.mcp.call('worker_get', { workerId: lane })).binding.conversationUrl;
+        const tab = (await w.browser.pages()).find((p) => p.url() === url);
+        assert.ok(tab, `the managed tab shows ${url}`);
+        await tab.close();
+        await until('the badge cleared', async () => (await w.hook('badge')).text === '', BADGE_WAIT_MS);
+        assert.deepEqual(await w.hook('notificationsCreated'), [PAGES_NOTICE], 'one notice for the episode');
+        assert.equal(w.fake.prompts.length, typed, 'nothing typed');
       }, { settings: { watchdogAfterMs: WATCHDOG_AFTER_MS } }));
   });
 }
