@@ -79,6 +79,20 @@ export function createBindings(stored = []) {
       return count;
     },
 
+    /**
+     * The managed tabs' last observed states, for the watchdog (core/watchdog.js):
+     * `[{workerId, state, errorKind?, untilMs?}]`, state null before the first observation.
+     */
+    managedPages() {
+      const out = [];
+      for (const b of table.values()) {
+        if (!b.open || b.tabId === null) continue;
+        const { state = null, errorKind, untilMs } = b.observation ?? {};
+        out.push({ workerId: b.workerId, state, errorKind, untilMs });
+      }
+      return out;
+    },
+
     /** `{tabId: workerId}` of the managed tabs. */
     tabs() {
       const out = {};

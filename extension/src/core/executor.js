@@ -13,7 +13,7 @@
 //   tabOpened(now, requestId, tabId) / tabOpenFailed(now, requestId, detail)
 //   tabUpdated(now, tabId, url) / tabClosed(now, tabId)
 //   uiAction(now, replyId, request) / uiQuery(now, replyId, request)
-// Queries (no effects): uiState(), settings.
+// Queries (no effects): uiState(), watchdogSight(), settings.
 //
 // Effects:
 //   {kind:'persist', key:'journal'|'bindings', value}
@@ -118,6 +118,11 @@ export class Executor {
     const chatTabs = {};
     for (const [tabId, page] of this.#pages) if (page.connected) chatTabs[tabId] = { conversation: isConversationUrl(page.url) };
     return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs(), chatTabs };
+  }
+
+  /** What the watchdog looks at (core/watchdog.js): the connection and the managed pages' states. */
+  watchdogSight() {
+    return { connection: { ...this.#status }, pages: this.#bindings.managedPages() };
   }
 
   // ---------------------------------------------------------------- inputs

@@ -1,6 +1,8 @@
 // The extension's settings (storage.local `settings`): defaults, and validation of what is
 // stored, shipped in a test build's test-config.json, or set from the settings page.
 
+import { WATCHDOG_AFTER_MS_DEFAULT, WATCHDOG_AFTER_MS_RANGE } from './watchdog.js';
+
 /** Concurrency and managed-tab bounds (the settings page offers the same ranges). */
 export const CONCURRENCY_MAX_RANGE = [1, 16];
 export const MANAGED_MAX_RANGE = [1, 64];
@@ -21,6 +23,10 @@ export const SETTINGS_DEFAULTS = Object.freeze({
   appName: '',
   // Optional: the app row's description line, to tell the app's row from other rows naming it.
   appDescription: '',
+  // How long the daemon is unreachable (with managed tabs), or every managed page shows an
+  // error, before the watchdog's badge and notification (core/watchdog.js). Not on the
+  // settings page; a test build lowers it.
+  watchdogAfterMs: WATCHDOG_AFTER_MS_DEFAULT,
 });
 
 // One line of text: no control characters (a name or a description as the popover shows it).
@@ -35,6 +41,7 @@ const CHECKS = {
   chatBaseUrl: (v) => typeof v === 'string' && URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol),
   appName: (v) => oneLine(v, APP_NAME_CHARS_MAX) && !v.startsWith('@'),
   appDescription: (v) => oneLine(v, APP_DESCRIPTION_CHARS_MAX),
+  watchdogAfterMs: (v) => Number.isInteger(v) && v >= WATCHDOG_AFTER_MS_RANGE[0] && v <= WATCHDOG_AFTER_MS_RANGE[1],
 };
 
 const PROBLEMS = {
@@ -46,6 +53,7 @@ const PROBLEMS = {
   chatBaseUrl: 'an http:// or https:// URL',
   appName: `the app's name as ChatGPT shows it (without @), one line of at most ${APP_NAME_CHARS_MAX} characters, or empty for no app`,
   appDescription: `one line of at most ${APP_DESCRIPTION_CHARS_MAX} characters, or empty`,
+  watchdogAfterMs: `a whole number of milliseconds from ${WATCHDOG_AFTER_MS_RANGE[0]} to ${WATCHDOG_AFTER_MS_RANGE[1]}`,
 };
 
 /**

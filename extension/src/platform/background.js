@@ -2,14 +2,16 @@
 // thin glue that feeds browser events to the executor state machine (src/core/executor.js)
 // and performs the effects it returns: the daemon WebSocket, storage.local, tabs, the
 // `page` port of content scripts, the operator UI's messages and the managed tabs' overlay,
-// and a browser notification when a worker starts waiting for a person to approve a tool call.
+// a browser notification when a worker starts waiting for a person to approve a tool call,
+// and the watchdog's badge and notifications (src/core/watchdog.js: it only shows things).
 // Listeners are registered synchronously (so events wake the worker); inputs that arrive
 // before storage is loaded wait for it.
 
 import { Executor } from '../core/executor.js';
 import { mergeSettings } from '../core/settings.js';
+import { restoreWatchdog, watch, worthSaving } from '../core/watchdog.js';
 import { approvalNotifications, overlayView } from '../ui/view.js';
-import { loadRecords, loadSettings, saveRecord, saveSettings } from './storage.js';
+import { loadRecords, loadSettings, loadWatchdog, saveRecord, saveSettings, saveWatchdog } from './storage.js';
 import { Sockets } from './socket.js';
 
 const api = globalThis.browser ?? globalThis.chrome;
@@ -39,6 +41,11 @@ let replyCount = 0;
 const approvalShown = new Set();
 const NOTIFICATION_ICON = 'src/ui/needs-you-48.png';
 let timer = null;
+/** The watchdog's state, the copy last stored, the badge last set (JSON) and its deadline's timer. */
+let watchdog = null;
+let watchdogSaved = null;
+let badgeShown = null;
+let watchdogTimer = null;
 /** Effects run strictly in order: a persist completes before what follows it. */
 let effectChain = Promise.resolve();
 
@@ -58,6 +65,7 @@ function feed(input, ...args) {
     return;
   }
   perform(executor[input](Date.now(), ...args));
+  look();
 }
 
 /**
@@ -134,10 +142,47 @@ function notifyApprovals() {
   }
   for (const notice of show) {
     approvalShown.add(notice.id);
-    api.notifications.create(notice.id, {
-      type: 'basic', iconUrl: api.runtime.getURL(NOTIFICATION_ICON), title: notice.title, message: notice.message, priority: 2,
-    }).catch((e) => console.warn('[orchestrator] could not show a notification', e));
+    showNotification(notice);
   }
+}
+
+function showNotification({ id, title, message }) {
+  api.notifications?.create(id, {
+    type: 'basic', iconUrl: api.runtime.getURL(NOTIFICATION_ICON), title, message, priority: 2,
+  }).catch((e) => console.warn('[orchestrator] could not show a notification', e));
+}
+
+/**
+ * The watchdog looks after every input (the wake alarm brings one at least every 30 s) and
+ * at its own next threshold, and its output is only shown: the toolbar badge and title, and
+ * a notification raised or cleared per episode. Its state goes to storage.session when it
+ * is worth it, so a stopped background does not start an episode over.
+ */
+function look() {
+  if (!executor || !watchdog) return;
+  const out = watch(watchdog, Date.now(), executor.watchdogSight(), executor.settings.watchdogAfterMs);
+  watchdog = out.state;
+  if (worthSaving(watchdogSaved, watchdog)) {
+    watchdogSaved = watchdog;
+    saveWatchdog(api, watchdog).catch((e) => console.warn('[orchestrator] could not store the watchdog', e));
+  }
+  showBadge(out.badge);
+  for (const id of out.clear) api.notifications?.clear(id).catch(() => {});
+  for (const notice of out.show) showNotification(notice);
+  clearTimeout(watchdogTimer);
+  watchdogTimer = out.wakeAtMs === null ? null : setTimeout(look, Math.max(0, out.wakeAtMs - Date.now()));
+}
+
+function showBadge(badge) {
+  const key = JSON.stringify(badge);
+  if (!api.action || key === badgeShown) return;
+  badgeShown = key;
+  const title = badge.title ?? api.runtime.getManifest().action?.default_title ?? '';
+  Promise.all([
+    api.action.setBadgeText({ text: badge.text }),
+    badge.color ? api.action.setBadgeBackgroundColor({ color: badge.color }) : null,
+    api.action.setTitle({ title }),
+  ]).catch((e) => console.warn('[orchestrator] could not set the badge', e));
 }
 
 async function focusWorkerTab(notificationId) {
@@ -162,8 +207,11 @@ async function start() {
   const settings = await loadSettings(api);
   const { journal, bindings } = await loadRecords(api);
   const openTabs = (await api.tabs.query({})).filter((t) => typeof t.url === 'string').map((t) => ({ tabId: t.id, url: t.url }));
+  watchdog = restoreWatchdog(await loadWatchdog(api).catch(() => null));
+  watchdogSaved = watchdog;
   executor = new Executor({ settings, journal, bindings, random: Math.random });
   perform(executor.start(Date.now(), openTabs));
+  look();
   for (const [input, args] of early.splice(0)) feed(input, ...args);
   api.alarms.create(WAKE_ALARM, { periodInMinutes: WAKE_PERIOD_MINUTES });
   setTimeout(reinjectSilentTabs, REINJECT_AFTER_MS);

@@ -1,6 +1,8 @@
 // storage.local for the background: the settings (created on first start from a test
 // build's test-config.json or the defaults, with a generated executor id), and the
-// executor's durable records (`journal`, `bindings`). Nothing else is stored here.
+// executor's durable records (`journal`, `bindings`). Nothing else is stored there;
+// `storage.session` (gone when the browser closes) keeps the watchdog's episodes across a
+// stopped service worker or event page.
 
 import { mergeSettings, newExecutorId } from '../core/settings.js';
 
@@ -53,4 +55,15 @@ export async function loadRecords(api) {
 /** Persists one record (`journal` or `bindings`). */
 export async function saveRecord(api, key, value) {
   await api.storage.local.set({ [key]: value });
+}
+
+/** The watchdog's stored state (`storage.session` `watchdog`), or null. */
+export async function loadWatchdog(api) {
+  if (!api.storage.session) return null;
+  const { watchdog = null } = await api.storage.session.get('watchdog');
+  return watchdog;
+}
+
+export async function saveWatchdog(api, state) {
+  await api.storage.session?.set({ watchdog: state });
 }

@@ -3,6 +3,19 @@
 // production background by the test build's wrapper; never part of a production build.
 const api = globalThis.browser ?? globalThis.chrome;
 
+/**
+ * Every notification id the background asked to show, in order: Firefox ESR headless keeps
+ * none for `notifications.getAll`, so tests count what was asked for in both browsers.
+ */
+const created = [];
+if (api.notifications) {
+  const create = api.notifications.create.bind(api.notifications);
+  api.notifications.create = (id, options) => {
+    created.push(id);
+    return create(id, options);
+  };
+}
+
 api.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (message?.type !== 'test.hook') return false;
   run(message.op, message.arg).then(
@@ -22,6 +35,11 @@ async function run(op, arg) {
     case 'notifications':
       // The ids of the browser notifications the extension shows now.
       return Object.keys(await api.notifications.getAll());
+    case 'notificationsCreated':
+      return created;
+    case 'badge':
+      // The toolbar button's badge and title (the watchdog's output).
+      return { text: await api.action.getBadgeText({}), title: await api.action.getTitle({}) };
     case 'open':
       await api.tabs.create({ url: api.runtime.getURL(arg), active: true });
       return 'opened';
