@@ -17,6 +17,8 @@ export function expectedStatus(worker) {
     case 'paused': return worker.progress?.stall === 'paused' ? 'stalled' : 'paused';
     case 'running': return worker.binding?.state === 'generating' ? 'working' : 'resuming';
     case 'awaiting_execution':
+      // Its conversation was closed: only a person's recovery or attach moves it.
+      if (worker.binding?.state === 'closed') return 'needs_you';
       if (!worker.attempts && !worker.binding?.conversationUrl) return 'waiting';
       return worker.policy?.mode === 'auto' && !worker.pauseAfterTurn ? 'resuming' : 'paused';
     default: return 'unknown';

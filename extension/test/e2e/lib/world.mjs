@@ -25,6 +25,12 @@ export class World {
     this.profile = profileOf(layout);
     this.dir = mkdtempSync(join(tmpdir(), `orc-world-${kind}-`));
     this.agents = new Map();
+    /**
+     * Agents for workers the test did not make itself (a /root started from the popup):
+     * worker name -> agent, taken by the first worker of that name whose attempt reaches
+     * the page (the entry is used once).
+     */
+    this.agentsByName = new Map();
     this.turns = new Map();
     this.conversationWorker = new Map();
     /** Settings over the defaults below (the app's name and description, say). */
@@ -138,10 +144,27 @@ export class World {
   async #ownerOf(attemptId) {
     if (!attemptId) return null;
     for (const workerId of this.agents.keys()) {
-      const attempts = await this.mcp.call('worker_attempts', { workerId });
-      if (JSON.stringify(attempts).includes(`"${attemptId}"`)) return workerId;
+      if (await this.#hasAttempt(workerId, attemptId)) return workerId;
+    }
+    if (this.agentsByName.size === 0) return null;
+    // A worker the test did not make: look through every unfinished run's workers.
+    const { runs } = await this.mcp.call('run_list', {});
+    for (const run of runs) {
+      const { workers } = await this.mcp.call('worker_list', { runId: run.runId });
+      for (const worker of workers) {
+        if (this.agents.has(worker.workerId) || !this.agentsByName.has(worker.name)) continue;
+        if (!(await this.#hasAttempt(worker.workerId, attemptId))) continue;
+        this.agents.set(worker.workerId, this.agentsByName.get(worker.name));
+        this.agentsByName.delete(worker.name);
+        return worker.workerId;
+      }
     }
     return null;
+  }
+
+  async #hasAttempt(workerId, attemptId) {
+    const attempts = await this.mcp.call('worker_attempts', { workerId });
+    return JSON.stringify(attempts).includes(`"${attemptId}"`);
   }
 
   /** Reloads the extension (as a person would from the extensions page) and waits for it. */
