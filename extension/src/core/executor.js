@@ -27,9 +27,10 @@
 //   {kind:'log', level, message}
 //   {kind:'setTimer', atMs}              always last: call tick(atMs) then (null: no timer)
 //
-// This file is the shell around the commands: the daemon connection, the operator channel,
-// the pages and tabs, and the publication of each binding's state. A journaled command's
-// life (queue, tab, submission, reconciliation, the new chat's URL) is in commands.js.
+// This file is the shell around the commands: the daemon connection, the pages and tabs,
+// and the publication of each binding's state. A journaled command's life (queue, tab,
+// submission, reconciliation, the new chat's URL) is in commands.js; the operator channel
+// (actions, queries, the tab a person's Start a run here claims) in operator-channel.js.
 //
 // Bad input (a malformed frame, a page message that does not fit) is logged and ignored;
 // no input throws.
@@ -40,14 +41,12 @@ import { createBindings, wireBinding } from './bindings.js';
 import { Commands } from './commands.js';
 import { createJournal } from './journal.js';
 import { DaemonLink } from './daemon-link.js';
-import { PendingReplies } from './pending-replies.js';
 import { decodeDaemonMessage, encodeMessage, PROTOCOL_ERROR_CLOSES, PROTOCOL_VERSION, WireError } from './protocol.js';
 import { pageInspect, pageManaged, pageUnmanaged, readPageMessage } from './page-messages.js';
 import { isConversationUrl, sameConversation } from './urls.js';
-import { CLAIM_ACTIONS, claimRequest, TabClaims } from './tab-claims.js';
+import { OperatorChannel } from './operator-channel.js';
 
-/** An operator action or query unanswered by then gets TIMEOUT, in milliseconds. */
-export const OPERATOR_REPLY_TIMEOUT_MS = 10_000;
+export { OPERATOR_REPLY_TIMEOUT_MS } from './operator-channel.js';
 
 /** protocol.error codes after which reconnecting waits the longest backoff (no fast loop). */
 const HOLD_AT_CAP_CODES = new Set(['UNAUTHORIZED', 'REPLACED', 'INVALID_EXECUTOR_ID', 'UNSUPPORTED_VERSION']);
@@ -65,13 +64,10 @@ export class Executor {
   #pages = new Map();
   /** workers whose binding waits for its page to confirm it (then a `binding` is sent) */
   #unverified = new Set();
-  /** tabs a person's run_start / worker_attach claimed, until the daemon names the worker */
-  #claims = new TabClaims();
   #link;
   #status = { status: 'offline' };
   #summary = null;
-  #pendingUi = new PendingReplies();
-  #operatorCount = 0;
+  #operator;
   #now = 0;
   #effects = [];
 
@@ -103,6 +99,17 @@ export class Executor {
       observe: (binding, page) => this.#observe(binding, page),
       publish: (binding, observation) => this.#publish(binding, observation),
       pageReport: (tabId, report) => this.#onPageReport(tabId, report),
+    });
+    this.#operator = new OperatorChannel({
+      get now() { return executor.#now; },
+      get live() { return executor.#link.live; },
+      get connectionId() { return executor.#link.connectionId; },
+      send: (message) => this.#send(message),
+      reply: (replyId, response) => this.#emit({ kind: 'uiReply', replyId, response }),
+      log: (level, message) => this.#log(level, message),
+      tabOf: (tabId) => ({ page: this.#pages.get(tabId), managedBy: this.#bindings.byTab(tabId)?.workerId ?? null }),
+      bindTab: (claim, workerId) => this.#bindClaimedTab(claim, workerId),
+      command: (command) => this.#onCommand(command),
     });
   }
 
@@ -264,22 +271,11 @@ export class Executor {
   }
 
   uiAction(now, replyId, request) {
-    return this.#input(now, () => {
-      const actionId = `act-${this.#link.connectionId ?? 0}-${++this.#operatorCount}`;
-      const message = { v: PROTOCOL_VERSION, type: 'operator.action', actionId, action: request?.action };
-      if (CLAIM_ACTIONS.has(request?.action)) return this.#claimTab(replyId, message, request);
-      for (const field of ['workerId', 'runId', 'text', 'code', 'grantId']) if (request?.[field] !== undefined) message[field] = request[field];
-      this.#askDaemon(replyId, actionId, message);
-    });
+    return this.#input(now, () => this.#operator.action(replyId, request));
   }
 
   uiQuery(now, replyId, request) {
-    return this.#input(now, () => {
-      const queryId = `q-${this.#link.connectionId ?? 0}-${++this.#operatorCount}`;
-      const message = { v: PROTOCOL_VERSION, type: 'operator.query', queryId, query: request?.query };
-      for (const field of ['workerId', 'afterSequence', 'limit']) if (request?.[field] !== undefined) message[field] = request[field];
-      this.#askDaemon(replyId, queryId, message);
-    });
+    return this.#input(now, () => this.#operator.query(replyId, request));
   }
 
   // ---------------------------------------------------------------- input plumbing
@@ -335,15 +331,12 @@ export class Executor {
     if (expired) this.#dropConnection(expired, true);
     else if (this.#link.heartbeatDue(now)) this.#send({ v: PROTOCOL_VERSION, type: 'heartbeat' });
     this.#connectIfDue();
-    for (const replyId of this.#pendingUi.expire(now)) {
-      this.#reply(replyId, uiError('TIMEOUT', `no answer from the daemon within ${OPERATOR_REPLY_TIMEOUT_MS / 1000} s`));
-    }
-    if (this.#claims.expire(now)) this.#releaseHeldCreates();
+    this.#operator.tick(now);
     this.#commands.advanceAll();
   }
 
   #nextTimerAt() {
-    const times = [this.#pendingUi.nextExpiryAt(), this.#claims.nextAt()];
+    const times = [this.#operator.nextAt()];
     if (this.#settings.token || this.#link.connectionId !== null) times.push(this.#link.nextWakeAt());
     times.push(...this.#commands.timerTimes());
     const due = times.filter((t) => t !== null);
@@ -374,9 +367,7 @@ export class Executor {
     if (closeSocket) this.#emit({ kind: 'closeSocket', connectionId: this.#link.connectionId, reason: detail });
     this.#link.dropped(this.#now);
     if (this.#status.status !== 'unauthorized') this.#setStatus({ status: 'offline', detail });
-    for (const replyId of this.#pendingUi.takeAll()) this.#reply(replyId, uiError('OFFLINE', 'the daemon connection closed'));
-    this.#claims.dropAll();
-    this.#releaseHeldCreates();
+    this.#operator.dropped();
   }
 
   #onDaemonMessage(message) {
@@ -391,20 +382,10 @@ export class Executor {
         this.#summary = message;
         this.#emit({ kind: 'uiChanged' });
         return this.#overlays();
-      case 'operator.result': {
-        const claim = this.#claims.settle(message.actionId);
-        if (claim && message.ok && message.workerId) this.#bindClaimedTab(claim, message.workerId);
-        const done = { ok: true };
-        for (const field of ['runId', 'workerId']) if (message[field] !== undefined) done[field] = message[field];
-        this.#answerPending(message.actionId, message.ok ? done : { ok: false, error: message.error ?? null });
-        return this.#releaseHeldCreates();
-      }
-      case 'operator.data': {
-        const response = { ok: message.ok };
-        if (message.data !== undefined) response.data = message.data;
-        if (message.error !== undefined) response.error = message.error;
-        return this.#answerPending(message.queryId, response);
-      }
+      case 'operator.result':
+        return this.#operator.result(message);
+      case 'operator.data':
+        return this.#operator.data(message);
     }
   }
 
@@ -428,33 +409,6 @@ export class Executor {
   }
 
   // ---------------------------------------------------------------- operator channel
-
-  #askDaemon(replyId, correlationId, message) {
-    if (!this.#link.live) {
-      this.#reply(replyId, uiError('OFFLINE', 'not connected to the daemon'));
-      return;
-    }
-    try {
-      encodeMessage(message);
-    } catch (e) {
-      this.#reply(replyId, uiError('INVALID_ARGUMENT', e.message));
-      return;
-    }
-    this.#pendingUi.add(correlationId, replyId, this.#now + OPERATOR_REPLY_TIMEOUT_MS);
-    this.#send(message);
-  }
-
-  /** run_start / worker_attach: the tab is claimed until the daemon names its worker. */
-  #claimTab(replyId, message, request) {
-    const tabId = request?.tabId;
-    const managed = this.#bindings.byTab(tabId);
-    const asked = this.#claims.waitsFor(tabId)
-      ? { error: { code: 'BUSY', message: 'this tab is being bound already' } }
-      : claimRequest(request, this.#pages.get(tabId), managed?.workerId ?? null);
-    if (asked.error) return this.#reply(replyId, { ok: false, error: asked.error });
-    if (this.#link.live) this.#claims.add(message.actionId, asked.claim, this.#now);
-    this.#askDaemon(replyId, message.actionId, { ...message, ...asked.fields });
-  }
 
   /**
    * The daemon bound the claimed tab's conversation to `workerId` (or, for a new chat,
@@ -480,21 +434,6 @@ export class Executor {
     this.#send({ v: PROTOCOL_VERSION, type: 'binding', ...wireBinding(binding) });
   }
 
-  /** conversation.create commands held for a new-chat claim go on once none waits. */
-  #releaseHeldCreates() {
-    for (const command of this.#claims.releasable()) this.#onCommand(command);
-  }
-
-  #answerPending(correlationId, response) {
-    const replyId = this.#pendingUi.take(correlationId);
-    if (replyId === null) this.#log('info', `an answer for ${correlationId} came after its caller gave up`);
-    else this.#reply(replyId, response);
-  }
-
-  #reply(replyId, response) {
-    this.#emit({ kind: 'uiReply', replyId, response });
-  }
-
   #workerSummary(workerId) {
     for (const run of this.#summary?.runs ?? []) {
       const worker = run.workers.find((w) => w.workerId === workerId);
@@ -515,7 +454,7 @@ export class Executor {
   // ---------------------------------------------------------------- commands
 
   #onCommand(command) {
-    if (command.kind === 'conversation.create' && this.#claims.holdsCreates()) return this.#claims.hold(command);
+    if (this.#operator.holds(command)) return;
     if (command.kind === 'conversation.inspect') return this.#onInspect(command);
     if (command.kind === 'conversation.close') return this.#onClose(command);
     this.#commands.receive(command);
@@ -647,8 +586,4 @@ export class Executor {
     this.#emit({ kind: 'uiChanged' });
     this.#commands.tabClosed(binding.workerId);
   }
-}
-
-function uiError(code, message) {
-  return { ok: false, error: { code, message } };
 }

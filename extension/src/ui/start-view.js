@@ -37,7 +37,8 @@ function attachable(summary) {
   for (const run of summary?.runs ?? []) {
     for (const w of run.workers ?? []) {
       if (workerStatus(w).terminal) continue;
-      const orphaned = !w.conversationUrl || w.conversationState === 'closed';
+      // Closed, or never opened (a /root waiting for one): nothing else will give it a conversation.
+      const orphaned = w.conversationState === 'closed' || (!w.conversationUrl && w.disposition === 'awaiting_execution');
       out.push({
         workerId: w.workerId,
         label: `${w.displayName} (${w.name})${orphaned ? ' · no conversation' : ''}`,

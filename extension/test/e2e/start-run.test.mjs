@@ -28,6 +28,8 @@ const LANE_POLICY = { idleGraceMs: 400, minContinuationSpacingMs: 60_000, idleMa
 const CORRECTION = 'Use the shared CSV writer in lib/csv, not a copy.';
 const AS_PLANNED = 'Aligned with the plan: keep the column order as agreed.';
 const JOB_MS = 120_000;
+/** The orchestrator's app, chosen in every conversation before its first prompt (fake page catalog). */
+const WORLD = { settings: { appName: 'Orchestrator' } };
 
 /** The tab id of the page showing `url` (asked from an extension page). */
 async function tabIdOf(extensionPage, url) {
@@ -192,8 +194,9 @@ for (const kind of BROWSERS) {
           assert.equal(prompts.length, attempts.length, `${id}: one prompt per attempt`);
           const after = await w.mcp.call('worker_get', { workerId: id });
           assert.equal(after.pendingContinuation ?? null, null, `${id} has nothing pending`);
+          assert.equal(prompts[0].app, 'Orchestrator', `${id}: its first prompt went with the app chosen`);
         }
-      }));
+      }, WORLD));
 
     test('a root whose tab was closed is recovered from the dashboard; its run and lane are untouched', () =>
       inWorld(kind, async (w) => {
@@ -236,8 +239,11 @@ for (const kind of BROWSERS) {
         const recovered = await w.waitForWorker(rootId, (x) => x.binding?.status !== 'lost' && /\/c\//.test(x.binding?.conversationUrl ?? ''), 'the root in a fresh conversation');
         assert.notEqual(recovered.binding.conversationUrl, laneBefore.binding.conversationUrl);
         await until('the recovery prompt typed', () => seen.recovered);
-        await until('the dashboard to show the recovered root at work', async () =>
-          !(await readDashboard(dashboard)).needsYou.some((n) => n.workerId === rootId));
+        await until('the dashboard to show the recovered root at work, with its recovery attempt', async () => {
+          const shown = await readDashboard(dashboard);
+          const timeline = shown.timelines.find((tl) => tl.workerId === rootId);
+          return !shown.needsYou.some((n) => n.workerId === rootId) && timeline?.attempts.some((a) => a.reason === 'recovery');
+        });
         await screenshot(w, dashboard, 'recovered-root', { fullPage: true });
         const recoveryPrompts = w.prompts(rootId).slice(rootPromptsBefore).filter((p) => p.text.includes('fresh conversation for the same logical worker'));
         assert.equal(recoveryPrompts.length, 1, 'one recovery prompt');
@@ -250,6 +256,6 @@ for (const kind of BROWSERS) {
         const laneAttempts = (await w.mcp.call('worker_attempts', { workerId: seen.lane })).attempts;
         assert.ok(laneAttempts.every((a) => a.outcome !== 'conversation_lost'), 'the lane was not disturbed');
         assert.equal((await w.mcp.call('run_get', { runId: run.runId })).status, 'completed');
-      }));
+      }, WORLD));
   });
 }
