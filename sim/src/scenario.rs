@@ -177,7 +177,12 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "concurrency" => knobs.concurrency = num(1)?.max(1) as usize,
             "auto" => knobs.auto = flag(1)?,
             "root" => knobs.root = flag(1)?,
-            "away" => knobs.away = flag(1)?,
+            "away" => {
+                // away FROM UNTIL: the operator makes no sweeps in that window
+                let from = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let until = w.get(2).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                knobs.away = Some((from, until));
+            }
             "deadman" => {
                 // deadman notify|recover [DURATION]
                 let mode = match w.get(1).copied() {

@@ -64,8 +64,8 @@ pub struct Knobs {
     /// The run's dead-man mode and threshold, set right after the run is created
     /// (scenario files; `None` leaves the layer off, as before it existed).
     pub dead_man: Option<(engine::deadman::DeadManMode, u64)>,
-    /// The operator is away after setting the run up: no sweeps (scenario files).
-    pub away: bool,
+    /// The operator is away in this window of simulated ms: no sweeps (scenario files).
+    pub away: Option<(u64, u64)>,
 }
 
 /// A timed operator action from a scenario file.
@@ -150,7 +150,7 @@ impl Knobs {
             partitions: Vec::new(),
             triggers: Vec::new(),
             dead_man: None,
-            away: false,
+            away: None,
         };
         // Drawn after the others, so a seed's earlier knobs stay what they were.
         knobs.agents.fail_pct = if pick(0, 2) == 0 { pick(2, 10) } else { 0 };
@@ -205,7 +205,7 @@ impl Knobs {
             partitions: Vec::new(),
             triggers: Vec::new(),
             dead_man: None,
-            away: false,
+            away: None,
         }
     }
 }
@@ -528,7 +528,7 @@ struct Setup {
     auto: bool,
     root: bool,
     dead_man: Option<(engine::deadman::DeadManMode, u64)>,
-    away: bool,
+    away: Option<(u64, u64)>,
 }
 
 async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil::Result {
@@ -584,7 +584,7 @@ async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil
             };
             let _ = call(op, &ledger).await;
         }
-        if now >= next_sweep && !away {
+        if now >= next_sweep && away.is_none_or(|(from, until)| !(from..until).contains(&now)) {
             let _ = call(SimOp::OperatorSweep, &ledger).await;
             next_sweep = now + 600_000;
         }
