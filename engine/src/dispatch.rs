@@ -11,7 +11,7 @@ use crate::wake::WakeReason;
 use std::sync::Arc;
 
 /// Wake reasons that a submitted continuation satisfies; event reasons survive it.
-const SATISFIED_BY_SUBMISSION: [WakeReason; 9] = [
+const SATISFIED_BY_SUBMISSION: [WakeReason; 10] = [
     WakeReason::Idle,
     WakeReason::ActiveKeepalive,
     WakeReason::DeliveryTimeout,
@@ -21,6 +21,7 @@ const SATISFIED_BY_SUBMISSION: [WakeReason; 9] = [
     WakeReason::Resumed,
     WakeReason::Initial,
     WakeReason::Recovery,
+    WakeReason::DeadMan,
 ];
 
 impl Engine {
@@ -373,6 +374,7 @@ fn choose(w: &Worker, intent: &Intent, delivery: Delivery, has_lanes: bool) -> (
     }
     if delivery == Delivery::Create
         || intent.reasons.contains(WakeReason::Recovery)
+        || intent.reasons.contains(WakeReason::DeadMan)
         || (orphaned_root && !w.bootstrapped)
     {
         return (AttemptReason::Recovery, PromptKind::Recovery);

@@ -1,5 +1,6 @@
 //! The engine: durable state, derived indexes, and the handle/poll loop around them.
 
+use crate::deadman::{DeadMan, DeadManMode, DeadManPolicy};
 use crate::dense::DenseMap;
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
@@ -37,6 +38,8 @@ pub struct EngineConfig {
     pub events_retained_max: usize,
     /// Recent messages per worker shown in its view.
     pub inbox_shown_max: usize,
+    /// The dead-man policy of runs that set none (off unless the shell says otherwise).
+    pub dead_man: DeadManPolicy,
 }
 
 impl Default for EngineConfig {
@@ -51,6 +54,7 @@ impl Default for EngineConfig {
             delivery_failures_max: DELIVERY_FAILURES_COUNT_MAX_DEFAULT,
             events_retained_max: EVENTS_RETAINED_COUNT_DEFAULT,
             inbox_shown_max: 20,
+            dead_man: DeadManPolicy::DEFAULT,
         }
     }
 }
@@ -67,6 +71,8 @@ pub(crate) struct State {
     pub events: VecDeque<Event>,
     /// Account-wide holds and dialog headings (one record).
     pub holds: PageHolds,
+    /// Dead-man state of the runs that set a dead-man policy (one record each).
+    pub dead_men: BTreeMap<RunId, DeadMan>,
 }
 
 /// A connected executor, as far as this process knows. Lost on restart by design:
@@ -103,6 +109,8 @@ pub(crate) struct Pending {
     /// The page-holds record changed.
     pub holds: bool,
     pub runs: Vec<RunId>,
+    /// Runs whose dead-man record changed.
+    pub dead_men: Vec<RunId>,
     pub specs: Vec<WorkerId>,
     pub workers: Vec<WorkerId>,
     pub attempts: Vec<AttemptId>,
@@ -150,6 +158,7 @@ impl Engine {
                 messages: DenseMap::default(),
                 events: VecDeque::new(),
                 holds: PageHolds::default(),
+                dead_men: BTreeMap::new(),
             },
             config,
             index: Index::default(),
@@ -242,6 +251,7 @@ impl Engine {
         let mut engine = Engine::new(config);
         let mut meta = None;
         let mut holds = None;
+        let mut dead_men = Vec::new();
         let (mut runs, mut workers, mut attempts, mut messages) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
         let mut events: BTreeMap<Cursor, Event> = BTreeMap::new();
@@ -257,6 +267,7 @@ impl Engine {
                 Record::Attempt(a) => attempts.push(a),
                 Record::Message(m) => messages.push(m),
                 Record::Holds(h) => holds = Some(h),
+                Record::DeadMan(d) => dead_men.push(d),
                 Record::Event(e) => {
                     events.insert(e.cursor, e);
                     if events.len() > retained {
@@ -270,7 +281,8 @@ impl Engine {
             && attempts.is_empty()
             && messages.is_empty()
             && events.is_empty()
-            && holds.is_none();
+            && holds.is_none()
+            && dead_men.is_empty();
         let meta = match meta {
             Some(m) => m,
             None if empty => return Ok(engine),
@@ -304,6 +316,7 @@ impl Engine {
         }
         s.events = events.into_values().collect();
         s.holds = holds.unwrap_or_default();
+        s.dead_men = dead_men.into_iter().map(|d| (d.run, d)).collect();
         engine.check_references()?;
         engine.rebuild_index();
         Ok(engine)
@@ -326,6 +339,11 @@ impl Engine {
             }
             if r.id.0 >= s.meta.next_run {
                 return Err(RecoveryError::CounterBehind { counter: "next_run" });
+            }
+        }
+        for d in s.dead_men.values() {
+            if !s.runs.contains_key(&d.run) {
+                return dangling(RecordKey::DeadMan(d.run), format!("run {}", d.run));
             }
         }
         for w in s.workers.values() {
@@ -435,6 +453,7 @@ impl Engine {
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
         let mut touched = std::mem::take(&mut self.pending.touched);
+        self.touch_watched_roots(&mut touched);
         settle(&mut touched);
         for id in touched.drain(..) {
             self.refresh_timer(id);
@@ -443,6 +462,7 @@ impl Engine {
         self.index.prune_timers();
         let p = &mut self.pending;
         settle(&mut p.runs);
+        settle(&mut p.dead_men);
         settle(&mut p.specs);
         settle(&mut p.workers);
         settle(&mut p.attempts);
@@ -451,6 +471,7 @@ impl Engine {
         let count = usize::from(p.meta)
             + usize::from(p.holds)
             + p.runs.len()
+            + p.dead_men.len()
             + p.specs.len()
             + p.workers.len()
             + p.attempts.len()
@@ -471,12 +492,28 @@ impl Engine {
             if p.holds {
                 records.push(Record::Holds(s.holds.clone()));
             }
+            records.extend(p.dead_men.drain(..).filter_map(|id| s.dead_men.get(&id)).cloned().map(Record::DeadMan));
             records.extend(p.events.drain(..).map(Record::Event));
             self.out.push_back(Effect::Persist(Batch { records }));
         }
         p.meta = false;
         p.holds = false;
         self.out.extend(p.effects.drain(..));
+    }
+
+    /// Adds the root of every watched run with a touched worker: the run's dead-man check
+    /// rides on its root's timer and depends on every worker of the run. Runs the layer
+    /// does not watch add nothing, so their timers stay exactly as before it.
+    fn touch_watched_roots(&self, touched: &mut Vec<WorkerId>) {
+        let n = touched.len();
+        for i in 0..n {
+            let Some(w) = self.state.workers.get(&touched[i]) else { continue };
+            if self.dead_man_policy(w.run).mode != DeadManMode::Off
+                && let Some(r) = self.state.runs.get(&w.run)
+            {
+                touched.push(r.root);
+            }
+        }
     }
 
     /// Allocates the next id of a counter.

@@ -1,6 +1,7 @@
 //! The durable, ordered event log: every mutation appends its events in the same batch.
 
 use crate::block::BlockStatus;
+use crate::deadman::{DeadManAction, DeadManCondition};
 use crate::ids::*;
 use crate::model::*;
 use crate::policy::Mode;
@@ -221,6 +222,20 @@ pub enum EventKind {
         /// Which hold.
         reason: HoldReason,
     },
+    /// The dead-man layer found the run stopped (`deadman.rs`). Appended last: stored
+    /// events keep their encoding.
+    DeadManFired {
+        /// Why the run was found stopped.
+        condition: DeadManCondition,
+        /// What was done.
+        action: DeadManAction,
+        /// How long nothing had moved the run, ms.
+        quiet_ms: u64,
+        /// The unfinished workers, in id order.
+        workers: Vec<WorkerId>,
+        /// Their last conversations, in worker order.
+        conversations: Vec<Arc<str>>,
+    },
 }
 
 impl EventKind {
@@ -261,6 +276,7 @@ impl EventKind {
             EventKind::ConversationError { .. } => "conversation.error",
             EventKind::WorkerHeld { .. } => "worker.held",
             EventKind::WorkerHoldLifted { .. } => "worker.hold_lifted",
+            EventKind::DeadManFired { .. } => "deadman.fired",
             EventKind::MessageSent { .. } => "message.sent",
             EventKind::SteeringRecorded { .. } => "steering.recorded",
             EventKind::BlockReported { .. } => "block.reported",

@@ -11,6 +11,8 @@
 //!   keepalive jitter and the stall guard. `dispatch.rs`: attempts and executor commands.
 //! - `executor.rs`: executor reports (hello, bindings, states, command results).
 //! - `holds.rs`: holds from what pages show (usage and rate limits, account checks, dialogs).
+//! - `deadman.rs`: the dead-man fallback: a watched run that stopped moving is reported
+//!   (`deadman.fired`) and, by its policy, `/root` recovered once.
 //! - `prompt/`: versioned prompts. `block.rs`: the end-of-response block parser.
 //! - `invariants.rs`: `Engine::check_invariants`, called after every input in tests.
 //!
@@ -18,6 +20,7 @@
 //! no hash map: the same inputs at the same times give the same effects, byte for byte.
 
 pub mod block;
+pub mod deadman;
 mod dense;
 mod dispatch;
 pub mod effect;

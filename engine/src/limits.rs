@@ -53,6 +53,14 @@ pub const STALL_ATTEMPTS_MAX: u32 = 10_000;
 pub const STALL_MS_MIN: u64 = MINUTE_MS;
 /// Longest no-progress time threshold.
 pub const STALL_MS_MAX: u64 = 7 * 24 * HOUR_MS;
+/// How long a watched run may go without moving (no submission, no durable progress)
+/// before the dead-man layer acts: longer than two keepalive windows, so a run whose
+/// normal wakes work never gets there.
+pub const DEADMAN_AFTER_MS_DEFAULT: u64 = 45 * MINUTE_MS;
+/// Shortest dead-man threshold a run may ask for: shorter would race the normal wakes.
+pub const DEADMAN_AFTER_MS_MIN: u64 = 10 * MINUTE_MS;
+/// Longest dead-man threshold a run may ask for.
+pub const DEADMAN_AFTER_MS_MAX: u64 = 7 * 24 * HOUR_MS;
 
 /// How long an executor may take to start a submission before it must give up.
 pub const COMMAND_DEADLINE_MS_DEFAULT: u64 = 2 * MINUTE_MS;

@@ -361,6 +361,8 @@ pub struct RunView {
     pub workers: u32,
     /// Unfinished workers.
     pub unfinished: u32,
+    /// The dead-man policy and the open "stopped moving" alert, if any.
+    pub dead_man: crate::deadman::DeadManView,
 }
 
 /// What holds a worker without pausing it: it lifts by itself (derived, never stored

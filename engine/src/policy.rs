@@ -173,12 +173,29 @@ pub struct PolicyPatch {
     pub stall_warning_after_no_progress_ms: Option<Option<u64>>,
     /// See [`ContinuationPolicy::stall_pause_after_no_progress_ms`].
     pub stall_pause_after_no_progress_ms: Option<Option<u64>>,
+    /// A run field: see [`crate::deadman::DeadManPolicy::mode`].
+    pub dead_man: Option<crate::deadman::DeadManMode>,
+    /// A run field: see [`crate::deadman::DeadManPolicy::after_ms`] (`Some(None)` disables).
+    pub dead_man_after_ms: Option<Option<u64>>,
 }
 
 impl PolicyPatch {
     /// A patch that only switches the mode.
     pub fn mode(mode: Mode) -> PolicyPatch {
         PolicyPatch { mode: Some(mode), ..PolicyPatch::default() }
+    }
+
+    /// Whether the patch sets a field that belongs to the run (the dead-man policy).
+    pub fn has_run_fields(&self) -> bool {
+        self.dead_man.is_some() || self.dead_man_after_ms.is_some()
+    }
+
+    /// Refuses run fields where a worker's policy is set: the dead-man layer watches runs.
+    pub fn check_worker_fields(&self) -> Result<(), Rejection> {
+        if self.has_run_fields() {
+            return Err(invalid("deadMan and deadManAfterMs are run policy: set them with the run's default policy"));
+        }
+        Ok(())
     }
 }
 

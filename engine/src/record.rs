@@ -3,6 +3,7 @@
 //! A store keeps the latest record per [`RecordKey`] (events are append-only). Recovery
 //! loads those records in any order and rebuilds the engine ([`crate::Engine::recover`]).
 
+use crate::deadman::DeadMan;
 use crate::event::Event;
 use crate::ids::*;
 use crate::model::*;
@@ -54,6 +55,8 @@ pub enum Record {
     Event(Event),
     /// Account-wide holds and dialog headings (appended last: older stores lack it).
     Holds(PageHolds),
+    /// A run's dead-man state (appended last: older stores lack it).
+    DeadMan(DeadMan),
 }
 
 /// The identity of a record; the store keeps the latest record per key.
@@ -73,6 +76,8 @@ pub enum RecordKey {
     Message(MessageId),
     /// The single page-holds record.
     Holds,
+    /// A run's dead-man state.
+    DeadMan(RunId),
     /// An event.
     Event(Cursor),
 }
@@ -89,6 +94,7 @@ impl Record {
             Record::Message(m) => RecordKey::Message(m.id),
             Record::Event(e) => RecordKey::Event(e.cursor),
             Record::Holds(_) => RecordKey::Holds,
+            Record::DeadMan(d) => RecordKey::DeadMan(d.run),
         }
     }
 }

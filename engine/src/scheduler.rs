@@ -271,7 +271,9 @@ impl Engine {
         let binding = match &w.binding {
             Some(b) if b.status != BindingStatus::Lost => b,
             _ => {
-                let may_create = intent.origin == Origin::Operator || intent.reasons.contains(WakeReason::Initial);
+                let may_create = intent.origin == Origin::Operator
+                    || intent.reasons.contains(WakeReason::Initial)
+                    || intent.reasons.contains(WakeReason::DeadMan);
                 return if may_create {
                     Decision::Dispatch(Delivery::Create)
                 } else {
@@ -449,7 +451,8 @@ impl Engine {
     }
 
     /// The worker's next deadline: the earliest of a deferred continuation, its
-    /// keepalive, its stall thresholds, an overdue command and an inspection.
+    /// keepalive, its stall thresholds, an overdue command, an inspection and, for a
+    /// run's root, the run's dead-man check.
     pub(crate) fn compute_timer(&self, w: &Worker) -> Option<Timestamp> {
         let (policy, _) = self.effective_policy(w);
         let intent_at = match self.decide(w) {
@@ -462,6 +465,7 @@ impl Engine {
             self.stall_at(w, &policy),
             self.command_overdue_at(w),
             self.inspect_at(w),
+            self.dead_man_at(w),
         ];
         timers.into_iter().flatten().min()
     }
@@ -483,6 +487,9 @@ impl Engine {
 
     /// One worker's due timers: overdue command, inspection, keepalive, stall thresholds, intent.
     fn on_timer(&mut self, id: WorkerId) {
+        // First, so that a root recovered now has its other due timers (a keepalive that
+        // fell due while its conversation was lost) handled in this same tick.
+        self.check_dead_man(id);
         let now = self.now;
         let Some(w) = self.state.workers.get(&id) else {
             return;

@@ -34,6 +34,11 @@ impl Engine {
         let run = self.state.runs.get(&id)?;
         let workers = self.index.workers_of(id);
         let unfinished = workers.iter().filter(|w| !self.state.workers[w].lifecycle.is_terminal()).count();
-        Some(RunView { run: run.clone(), workers: workers.len() as u32, unfinished: unfinished as u32 })
+        Some(RunView {
+            run: run.clone(),
+            workers: workers.len() as u32,
+            unfinished: unfinished as u32,
+            dead_man: self.dead_man_view(run),
+        })
     }
 }

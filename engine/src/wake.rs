@@ -41,11 +41,13 @@ pub enum WakeReason {
     Recovery = 15,
     /// A previous delivery definitely did not happen; try again.
     Redelivery = 16,
+    /// The dead-man layer found the run stopped: recover `/root` into a fresh conversation.
+    DeadMan = 17,
 }
 
 impl WakeReason {
     /// Every reason, in bit order.
-    pub const ALL: [WakeReason; 17] = [
+    pub const ALL: [WakeReason; 18] = [
         WakeReason::Idle,
         WakeReason::ActiveKeepalive,
         WakeReason::Progress,
@@ -63,6 +65,7 @@ impl WakeReason {
         WakeReason::Initial,
         WakeReason::Recovery,
         WakeReason::Redelivery,
+        WakeReason::DeadMan,
     ];
 
     /// The provenance label recorded with attempts, e.g. `event:worker.progress`.
@@ -85,6 +88,7 @@ impl WakeReason {
             WakeReason::Initial => "initial",
             WakeReason::Recovery => "recovery",
             WakeReason::Redelivery => "redelivery",
+            WakeReason::DeadMan => "deadman",
         }
     }
 
@@ -103,6 +107,7 @@ impl WakeReason {
                 | WakeReason::Initial
                 | WakeReason::Recovery
                 | WakeReason::Redelivery
+                | WakeReason::DeadMan
         )
     }
 }

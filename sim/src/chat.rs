@@ -60,6 +60,10 @@ pub struct AgentKnobs {
     pub page_stop_pct: u64,
     /// Page stops a scenario shows at given times.
     pub page_events: Vec<PageEvent>,
+    /// Conversations a scenario kills at given times (tab closed, error card, full).
+    pub deaths: Vec<Death>,
+    /// `/root`'s agent recovers lanes without a live conversation at each of its turns.
+    pub recover_lanes: bool,
     /// The orchestrator's app asks for approval: the agent's first call of each write
     /// tool in a conversation (and again after the page reloads) waits on the approval
     /// card until a simulated person answers it, after a seeded delay in this range (ms).
@@ -185,6 +189,18 @@ pub struct PageEvent {
     pub length_ms: u64,
     /// A limit names its reset time (`untilMs`).
     pub names_time: bool,
+}
+
+/// A conversation that dies for good at a given time: its tab closes, an error card stays,
+/// or it fills up. The turn running in it never ends.
+#[derive(Clone, Debug)]
+pub struct Death {
+    /// Simulated ms after the start.
+    pub at_ms: u64,
+    /// Whose conversation; `None`: every worker's.
+    pub worker: Option<WorkerId>,
+    /// What the page shows from then on.
+    pub state: ConversationState,
 }
 
 /// The orchestrator's app as ChatGPT names it.
@@ -334,6 +350,19 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
             tokio::time::sleep(Duration::from_millis(event.at_ms.saturating_sub(elapsed_ms()))).await;
             if c.borrow().worker == Some(event.worker) {
                 cover(&c, event.stop, event.length_ms, event.names_time, &name, &ledger);
+            }
+        });
+    }
+    for death in knobs.deaths.clone() {
+        let (c, name, ledger) = (conversation.clone(), name.clone(), ledger.clone());
+        tokio::task::spawn_local(async move {
+            tokio::time::sleep(Duration::from_millis(death.at_ms.saturating_sub(elapsed_ms()))).await;
+            let mut cv = c.borrow_mut();
+            let Some(worker) = cv.worker else { return };
+            if death.worker.is_none_or(|w| w == worker) {
+                cv.turn += 1; // the running turn never ends
+                cv.show(death.state, None);
+                ledger.borrow_mut().trace(&name, format!("the conversation dies: {:?}", death.state));
             }
         });
     }
@@ -550,6 +579,9 @@ fn start_turn(c: Rc<RefCell<Conversation>>, worker: WorkerId, name: String, knob
     };
     tokio::task::spawn_local(async move {
         let half = Duration::from_millis(length_ms / 2);
+        if is_root && knobs.recover_lanes {
+            let _ = agent_call(&name, SimOp::RecoverLanes, &ledger).await;
+        }
         tokio::time::sleep(half).await;
         if report {
             let summary = format!("{worker}-turn{turn}-progress");
@@ -688,7 +720,12 @@ async fn agent_call(name: &str, op: SimOp, ledger: &SharedLedger) -> Result<(), 
             continue;
         }
         match read_frame::<_, FromDaemon>(&mut stream).await {
-            Ok(Some(FromDaemon::Reply { result: Ok(_), .. })) => return Ok(()),
+            Ok(Some(FromDaemon::Reply { result: Ok(answer), .. })) => {
+                if let (SimOp::RecoverLanes, Some(recovered)) = (&op, answer) {
+                    ledger.borrow_mut().root_recoveries += recovered.0 as usize;
+                }
+                return Ok(());
+            }
             Ok(Some(FromDaemon::Reply { result: Err(code), .. })) if code != "UNAVAILABLE" => return Err(code),
             _ => continue,
         }

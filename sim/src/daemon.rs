@@ -185,8 +185,15 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
     if let SimOp::OperatorSweep = op {
         return sweep(handle).await;
     }
+    if let SimOp::RecoverLanes = op {
+        return recover_lanes(handle).await;
+    }
     let operation = match op {
-        SimOp::OperatorSweep => unreachable!("handled above"),
+        SimOp::OperatorSweep | SimOp::RecoverLanes => unreachable!("handled above"),
+        SimOp::SetDeadMan { mode, after_ms } => Operation::RunSetDefaultContinuation {
+            run: RunId(1),
+            patch: PolicyPatch { dead_man: Some(mode), dead_man_after_ms: Some(Some(after_ms)), ..PolicyPatch::default() },
+        },
         SimOp::CreateRun { auto } => Operation::RunCreate {
             task_name: "Simulated task".into(),
             root_conversation_name: "Simulated root".into(),
@@ -303,6 +310,27 @@ async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
         }
     }
     Ok(Some(WorkerId(recoveries)))
+}
+
+/// `/root`'s agent, as the recovery prompt asks: every lane without a live conversation
+/// and with nothing in flight gets `worker_continue_now`, which opens a fresh one.
+async fn recover_lanes(handle: &Handle) -> Result<Option<WorkerId>, String> {
+    let list = Operation::WorkerList { run: RunId(1), include_terminal: false };
+    let Ok(Ok(Reply::Workers(views))) = handle.call(list).await else { return Err("UNAVAILABLE".into()) };
+    let mut recovered = 0;
+    for v in views.into_iter().filter(|v| v.worker.spec.name != "/root" && v.worker.in_flight.is_none()) {
+        let dead = v.worker.binding.as_ref().is_none_or(|b| {
+            b.status == BindingStatus::Lost
+                || matches!(b.state, engine::model::ConversationState::Closed)
+        });
+        if dead && v.worker.pause.is_none() && v.worker.human.is_none() {
+            let op = Operation::WorkerContinueNow { worker: v.worker.id, override_wait: false, clear_pause: false };
+            if let Ok(Ok(_)) = handle.call(op).await {
+                recovered += 1;
+            }
+        }
+    }
+    Ok(Some(WorkerId(recovered)))
 }
 
 /// Why a continuation just scheduled should not exist, if it should not: nothing goes to a

@@ -62,6 +62,8 @@ pub struct Ledger {
     pub crashes: Vec<String>,
     /// Workers the operator recovered into a fresh conversation after an ambiguous create.
     pub operator_recoveries: usize,
+    /// Lanes `/root`'s agent recovered into fresh conversations (`RecoverLanes`).
+    pub root_recoveries: usize,
     /// Times the executor said `hello` (its first connection included).
     pub hellos: usize,
     /// Triggers of the run's scenario not yet fired.

@@ -9,6 +9,8 @@
 //! - `chat.rs`: a ChatGPT conversation host and the seeded agent inside it.
 //! - `ledger.rs`: what the hosts observed (the checkers' input, never host logic's).
 //! - `oracle.rs`: obligation checkers over the durable event log (what must follow).
+//! - `deadman_oracle.rs`: the dead-man checks (no firing while a person is asked, one
+//!   per window, one root recovery per firing that asked for it).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
 //! - `matrix.rs`: the crash matrix and swarm drivers, and failure reports.
 //! - `scenario.rs`: the scenario file language (`scenarios/*.scn`).
@@ -20,6 +22,7 @@
 mod browser;
 mod chat;
 mod daemon;
+pub mod deadman_oracle;
 pub mod faults;
 mod ledger;
 pub mod matrix;

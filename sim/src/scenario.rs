@@ -16,7 +16,8 @@
 //! never used for a create); nobody opens it in the browser: the engine's next turn for
 //! the lane names it, and the browser opens it for that command.
 
-use crate::chat::{PageEvent, PageStop};
+use crate::chat::{Death, PageEvent, PageStop};
+use engine::model::{ConversationState, ErrorKind};
 use crate::faults::{Boundary, Call, CrashAt, Reaction, Trigger};
 use crate::world::{Action, ActionKind, Knobs, Outcome, PARTITION_MS_MIN};
 use engine::ids::WorkerId;
@@ -75,6 +76,10 @@ pub enum Expectation {
     ClosesAtLeast(usize),
     HoldsAtLeast(usize),
     PagePausesAtLeast(usize),
+    /// The dead-man layer fired exactly this many times (`deadman.fired`).
+    DeadManFired(usize),
+    /// Exactly this many attempts carried the dead-man wake (root recoveries).
+    DeadManRecoveries(usize),
     /// Approval cards shown at least this often.
     ApprovalsAtLeast(u32),
     /// Workers paused because of the app at least this often.
@@ -172,6 +177,28 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "concurrency" => knobs.concurrency = num(1)?.max(1) as usize,
             "auto" => knobs.auto = flag(1)?,
             "root" => knobs.root = flag(1)?,
+            "away" => {
+                // away FROM UNTIL: the operator makes no sweeps in that window
+                let from = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let until = w.get(2).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                knobs.away = Some((from, until));
+            }
+            "deadman" => {
+                // deadman notify|recover [DURATION]
+                let mode = match w.get(1).copied() {
+                    Some("off") => engine::deadman::DeadManMode::Off,
+                    Some("notify") => engine::deadman::DeadManMode::Notify,
+                    Some("recover") => engine::deadman::DeadManMode::Recover,
+                    _ => return Err(err("expected off, notify or recover")),
+                };
+                let after_ms = match w.get(2) {
+                    Some(v) => duration_ms(v).ok_or_else(|| err("expected a duration"))?,
+                    None => engine::limits::DEADMAN_AFTER_MS_DEFAULT,
+                };
+                knobs.dead_man = Some((mode, after_ms));
+                // The coordinator recovers its lanes, as the recovery prompt asks.
+                knobs.agents.recover_lanes = true;
+            }
             "dependencies" => knobs.agents.dependency_pct = num(1)?.min(100),
             "messages" => knobs.agents.message_pct = num(1)?.min(100),
             "lost-conversations" => knobs.agents.lost_pct = num(1)?.min(100),
@@ -230,6 +257,24 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                     knobs.outages.push((at_ms, length));
                 }
             }
+            "at" if w.get(2) == Some(&"lose") => {
+                // at TIME lose laneN|root|all closed|error|full
+                let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let worker = match w.get(3).copied() {
+                    Some("all") => None,
+                    other => {
+                        let lane = other.and_then(lane).ok_or_else(|| err("expected laneN, root or all"))?;
+                        Some(if lane == usize::MAX { WorkerId(1) } else { WorkerId(lane as u64 + 2) })
+                    }
+                };
+                let state = match w.get(4).copied() {
+                    Some("closed") => ConversationState::Closed,
+                    Some("error") => ConversationState::Error(ErrorKind::Generic),
+                    Some("full") => ConversationState::Error(ErrorKind::ConversationFull),
+                    _ => return Err(err("expected closed, error or full")),
+                };
+                knobs.agents.deaths.push(Death { at_ms, worker, state });
+            }
             "at" if w.get(2) == Some(&"page") => {
                 // at TIME page laneN KIND DURATION [no-time]
                 let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -284,6 +329,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("page-pauses") => Expectation::PagePausesAtLeast(num(3)? as usize),
                 Some("approvals") => Expectation::ApprovalsAtLeast(num(3)? as u32),
                 Some("app-pauses") => Expectation::AppPausesAtLeast(num(3)? as usize),
+                Some("deadman-fired") => Expectation::DeadManFired(num(3)? as usize),
+                Some("deadman-recoveries") => Expectation::DeadManRecoveries(num(3)? as usize),
                 Some("delivered") => {
                     let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
                     let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -325,6 +372,8 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::PagePausesAtLeast(n) => outcome.page_pauses >= *n,
             Expectation::ApprovalsAtLeast(n) => outcome.approvals >= *n,
             Expectation::AppPausesAtLeast(n) => outcome.app_pauses >= *n,
+            Expectation::DeadManFired(n) => outcome.dead_man_fired == *n,
+            Expectation::DeadManRecoveries(n) => outcome.dead_man_recoveries == *n,
             Expectation::DeliveredBetween { lane, from_ms, to_ms, count } => {
                 // Lanes are spawned in order right after the root (wrk-1).
                 let worker = WorkerId(*lane as u64 + 2);

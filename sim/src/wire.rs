@@ -73,6 +73,11 @@ pub enum SimOp {
     /// The simulated operator's sweep: answer human waits, resume workers paused as
     /// ambiguous or failing after looking at them. Never a manual continue.
     OperatorSweep,
+    /// Set the run's dead-man policy (`run_set_default_continuation`).
+    SetDeadMan { mode: engine::deadman::DeadManMode, after_ms: u64 },
+    /// `/root`'s agent recovers every lane without a live conversation into a fresh one
+    /// (`worker_continue_now` on each, as the recovery prompt asks); answers how many.
+    RecoverLanes,
 }
 
 impl SimOp {

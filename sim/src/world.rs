@@ -6,6 +6,7 @@ use crate::chat::{self, AgentKnobs};
 use crate::daemon::{self, DaemonState, EPOCH_MS};
 use crate::faults::{CrashAt, Reaction, Target, Trigger};
 use crate::ledger::{Ledger, SharedLedger};
+use crate::deadman_oracle;
 use crate::oracle;
 use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, conversation_url, read_frame, write_frame};
 use engine::model::Lifecycle;
@@ -60,6 +61,11 @@ pub struct Knobs {
     pub partitions: Vec<(u64, u64)>,
     /// Reactions pinned to boundaries (scenario files' races).
     pub triggers: Vec<Trigger>,
+    /// The run's dead-man mode and threshold, set right after the run is created
+    /// (scenario files; `None` leaves the layer off, as before it existed).
+    pub dead_man: Option<(engine::deadman::DeadManMode, u64)>,
+    /// The operator is away in this window of simulated ms: no sweeps (scenario files).
+    pub away: Option<(u64, u64)>,
 }
 
 /// A timed operator action from a scenario file.
@@ -124,6 +130,8 @@ impl Knobs {
                 submit_timeout_pct: 0,
                 page_stop_pct: 0,
                 page_events: Vec::new(),
+                deaths: Vec::new(),
+                recover_lanes: false,
                 approvals: None,
             },
             root: pick(0, 1) == 1,
@@ -141,6 +149,8 @@ impl Knobs {
             outages: Vec::new(),
             partitions: Vec::new(),
             triggers: Vec::new(),
+            dead_man: None,
+            away: None,
         };
         // Drawn after the others, so a seed's earlier knobs stay what they were.
         knobs.agents.fail_pct = if pick(0, 2) == 0 { pick(2, 10) } else { 0 };
@@ -176,6 +186,8 @@ impl Knobs {
                 submit_timeout_pct: 0,
                 page_stop_pct: 0,
                 page_events: Vec::new(),
+                deaths: Vec::new(),
+                recover_lanes: false,
                 approvals: None,
             },
             root: false,
@@ -192,6 +204,8 @@ impl Knobs {
             outages: Vec::new(),
             partitions: Vec::new(),
             triggers: Vec::new(),
+            dead_man: None,
+            away: None,
         }
     }
 }
@@ -237,6 +251,10 @@ pub struct Outcome {
     pub reconciles: usize,
     /// Continuations scheduled while a worker's `blocked` block was unresolved (must be 0).
     pub scheduled_while_blocked: usize,
+    /// Times the dead-man layer fired (`deadman.fired`).
+    pub dead_man_fired: usize,
+    /// Attempts that carried the dead-man wake (root recoveries).
+    pub dead_man_recoveries: usize,
     /// Wakes deferred by the anti-spam floor (`execution.deferred`).
     pub deferrals: usize,
     /// Attempts withdrawn before they left or before their submission began.
@@ -297,6 +315,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         || knobs.hold_pct > 0
         || knobs.partition_pct > 0
         || !knobs.partitions.is_empty()
+        || !knobs.agents.deaths.is_empty()
         || !plan.is_empty();
     let spares = if faulty { knobs.workers + 4 } else { 3 };
     let chats: Vec<String> = (0..knobs.workers + spares).map(|i| format!("chat-{i}")).collect();
@@ -319,9 +338,12 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     };
     sim.host("browser", move || browser::run(b.clone()));
     let (workers, auto, root) = (knobs.workers, knobs.auto, knobs.root);
+    let (dead_man, away) = (knobs.dead_man, knobs.away);
     let operator_ledger = ledger.clone();
     let operator_script = Script { actions: knobs.script.clone(), fresh };
-    sim.client("operator", async move { operator(workers, auto, root, operator_script, operator_ledger).await });
+    sim.client("operator", async move {
+        operator(Setup { workers, auto, root, dead_man, away }, operator_script, operator_ledger).await
+    });
 
     let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
     let mut restart: Vec<(Target, u64)> = Vec::new();
@@ -500,8 +522,21 @@ const ATTACH_TRIES_MAX: u32 = 120;
 /// The simulated operator: creates the run and its lanes, then sweeps every ten
 /// minutes: answers human waits and resumes workers paused as ambiguous (after
 /// "looking at the conversation"). It never asks for a manual continue.
-async fn operator(workers: usize, auto: bool, root: bool, script: Script, ledger: SharedLedger) -> turmoil::Result {
+/// What the operator sets up before it only watches.
+struct Setup {
+    workers: usize,
+    auto: bool,
+    root: bool,
+    dead_man: Option<(engine::deadman::DeadManMode, u64)>,
+    away: Option<(u64, u64)>,
+}
+
+async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil::Result {
+    let Setup { workers, auto, root, dead_man, away } = setup;
     let _ = call(SimOp::CreateRun { auto }, &ledger).await; // answers are in the trace
+    if let Some((mode, after_ms)) = dead_man {
+        let _ = call(SimOp::SetDeadMan { mode, after_ms }, &ledger).await;
+    }
     if root {
         // Starting the coordinator in its own conversation is the operator's one explicit act.
         ledger.borrow_mut().operator_recoveries += 1;
@@ -549,7 +584,7 @@ async fn operator(workers: usize, auto: bool, root: bool, script: Script, ledger
             };
             let _ = call(op, &ledger).await;
         }
-        if now >= next_sweep {
+        if now >= next_sweep && away.is_none_or(|(from, until)| !(from..until).contains(&now)) {
             let _ = call(SimOp::OperatorSweep, &ledger).await;
             next_sweep = now + 600_000;
         }
@@ -650,6 +685,13 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             for broken in oracle::account_holds_honoured(log).into_iter().chain(oracle::approvals_honoured(log)) {
                 l.violation(broken);
             }
+            let after_ms = knobs.dead_man.map_or(engine::limits::DEADMAN_AFTER_MS_DEFAULT, |(_, ms)| ms);
+            for broken in deadman_oracle::dead_man_honoured(log, after_ms) {
+                l.violation(broken);
+            }
+            outcome.dead_man_fired = events.iter().filter(|e| e.kind.name() == "deadman.fired").count();
+            outcome.dead_man_recoveries =
+                engine.attempts().filter(|a| a.wake.contains(engine::wake::WakeReason::DeadMan)).count();
             for e in &events {
                 match &e.kind {
                     engine::event::EventKind::WorkerHeld { .. } => outcome.holds += 1,
@@ -739,7 +781,8 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
                 .filter(|a| a.wake.contains(engine::wake::WakeReason::ContinueNow) && reached(a))
                 .count();
             block_facts(outcome, &engine, &records);
-            let recoveries = l.operator_recoveries;
+            // `/root`'s own recoveries of its lanes are coordination, not a person's act.
+            let recoveries = l.operator_recoveries + l.root_recoveries;
             if manual > recoveries {
                 l.violation(format!("{manual} manual continues were needed ({recoveries} recoveries)"));
             }

@@ -47,7 +47,8 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::BindingLost { .. }
         | EventKind::SteeringRecorded { .. }
         | EventKind::WorkerHeld { .. }
-        | EventKind::WorkerHoldLifted { .. } => true,
+        | EventKind::WorkerHoldLifted { .. }
+        | EventKind::DeadManFired { .. } => true,
         // A limit or a dialog says more in its `worker.held`, a lost app in its `worker.paused`.
         EventKind::ConversationError { kind } => !matches!(
             kind,
@@ -167,6 +168,9 @@ pub fn sentence(e: &Event) -> String {
             | AttemptOutcome::WorkerCancelled
             | AttemptOutcome::WorkerBlocked => format!("Attempt ended ({})", outcome.as_str()),
         },
+        EventKind::DeadManFired { condition, action, quiet_ms, .. } => {
+            format!("Run stopped moving: {}", wire::dead_man_why(*condition, *action, *quiet_ms))
+        }
         EventKind::ContinuationWarning { attempts, .. } => {
             format!("No durable progress in {attempts} attempts")
         }

@@ -22,6 +22,8 @@ pub const TAG_ATTEMPT: u8 = 0x05;
 pub const TAG_MESSAGE: u8 = 0x06;
 /// Tag of the single page-holds record.
 pub const TAG_HOLDS: u8 = 0x07;
+/// Tag of a run's dead-man record.
+pub const TAG_DEAD_MAN: u8 = 0x08;
 /// Tag of events (kept in their own keyspace, keyed by cursor).
 pub const TAG_EVENT: u8 = 0x10;
 
@@ -90,6 +92,7 @@ pub fn encode(key: RecordKey) -> KeyBytes {
         RecordKey::Attempt(id) => KeyBytes::tag_id(TAG_ATTEMPT, id.0),
         RecordKey::Message(id) => KeyBytes::tag_id(TAG_MESSAGE, id.0),
         RecordKey::Holds => KeyBytes::tag_only(TAG_HOLDS),
+        RecordKey::DeadMan(id) => KeyBytes::tag_id(TAG_DEAD_MAN, id.0),
         RecordKey::Event(cursor) => KeyBytes::tag_id(TAG_EVENT, cursor.0),
     }
 }
@@ -110,6 +113,7 @@ pub fn decode(bytes: &[u8]) -> Option<RecordKey> {
         TAG_WORKER => Some(RecordKey::Worker(WorkerId(id))),
         TAG_ATTEMPT => Some(RecordKey::Attempt(AttemptId(id))),
         TAG_MESSAGE => Some(RecordKey::Message(MessageId(id))),
+        TAG_DEAD_MAN => Some(RecordKey::DeadMan(RunId(id))),
         TAG_EVENT => Some(RecordKey::Event(Cursor(id))),
         _ => None,
     }
@@ -124,7 +128,7 @@ pub fn is_event(key: RecordKey) -> bool {
 mod tests {
     use super::*;
 
-    fn all_kinds(id: u64) -> [RecordKey; 8] {
+    fn all_kinds(id: u64) -> [RecordKey; 9] {
         [
             RecordKey::Meta,
             RecordKey::Run(RunId(id)),
@@ -133,6 +137,7 @@ mod tests {
             RecordKey::Attempt(AttemptId(id)),
             RecordKey::Message(MessageId(id)),
             RecordKey::Holds,
+            RecordKey::DeadMan(RunId(id)),
             RecordKey::Event(Cursor(id)),
         ]
     }

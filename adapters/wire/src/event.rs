@@ -90,6 +90,13 @@ fn data(kind: &EventKind) -> Value {
             json!({ "reason": reason.as_str(), "untilMs": until.map(|t| t.0), "detail": detail.as_deref() })
         }
         EventKind::WorkerHoldLifted { reason } => json!({ "reason": reason.as_str() }),
+        EventKind::DeadManFired { condition, action, quiet_ms, workers, conversations } => json!({
+            "condition": condition.as_str(),
+            "action": action.as_str(),
+            "quietMs": quiet_ms,
+            "workerIds": workers.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+            "conversationUrls": conversations.iter().map(|c| &**c).collect::<Vec<_>>(),
+        }),
     }
 }
 

@@ -8,6 +8,7 @@
 //! - `out.rs`: the reply shapes (runs, workers, attempts, events, policies) and
 //!   [`FromReply`], which turns an engine [`engine::Reply`] into the shape a tool promises.
 //! - `policy.rs`: continuation policy in (a partial patch) and out (the full policy).
+//! - `deadman.rs`: a run's dead-man policy and its "stopped moving" alert.
 //! - `event.rs`: events as `{cursor, name, ..., data}` with the name from `EventKind::name()`.
 //! - `error.rs`: [`ErrorOut`], `{code, message}` with the engine's stable codes plus the
 //!   adapter's own (`INVALID_ARGUMENT` for JSON that does not fit, `ENGINE_UNAVAILABLE`,
@@ -18,13 +19,15 @@
 //! sizes are the engine's to check (it names the field), the HTTP layer caps the body.
 
 mod args;
+mod deadman;
 mod error;
 mod event;
 mod out;
 mod policy;
 
 pub use args::*;
+pub use deadman::{DeadManOut, StoppedMovingOut, why as dead_man_why};
 pub use error::{ErrorOut, codes, decode};
 pub use event::EventOut;
 pub use out::*;
-pub use policy::{ModeArg, PolicyOut, PolicyPatchArgs};
+pub use policy::{DeadManModeArg, ModeArg, PolicyOut, PolicyPatchArgs};

@@ -1,5 +1,6 @@
 //! Reply shapes: what each tool returns as `structuredContent`, and [`FromReply`].
 
+use crate::deadman::{DeadManOut, StoppedMovingOut};
 use crate::error::ErrorOut;
 use crate::event::EventOut;
 use crate::policy::{PolicyOut, source_name};
@@ -52,6 +53,12 @@ pub struct RunOut {
     pub created_at_ms: u64,
     /// When the run ended, if it did.
     pub ended_at_ms: Option<u64>,
+    /// The run's dead-man policy.
+    pub dead_man: DeadManOut,
+    /// The run stopped moving while nobody looked (the dead-man layer fired and nothing
+    /// moved it since): show it as Needs you; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_moving: Option<StoppedMovingOut>,
 }
 
 impl From<&RunView> for RunOut {
@@ -70,6 +77,8 @@ impl From<&RunView> for RunOut {
             unfinished: v.unfinished,
             created_at_ms: ms(r.created_at),
             ended_at_ms: r.ended_at.map(ms),
+            dead_man: DeadManOut::from(&v.dead_man),
+            stopped_moving: v.dead_man.alert.as_ref().map(|f| StoppedMovingOut::new(&r.task_name, f)),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Continuation policy on the wire: a partial patch in, the full policy out.
 
+use engine::deadman::DeadManMode;
 use engine::op::PolicySource;
 use engine::policy::{ContinuationPolicy, Mode, PolicyPatch};
 use schemars::JsonSchema;
@@ -62,6 +63,37 @@ pub struct PolicyPatchArgs {
     /// Execution time without durable progress before a stall pause (ms; default 3600000; null disables).
     #[serde(default, deserialize_with = "present")]
     pub stall_pause_after_no_progress_ms: Option<Option<u64>>,
+    /// Run policy only (run_create, run_set_default_continuation): what happens when the run
+    /// stops moving while nobody looks: `off` (default), `notify` (raise "stopped moving" for
+    /// the operator) or `recover` (notify, and reopen /root once in a fresh conversation).
+    #[serde(default)]
+    pub dead_man: Option<DeadManModeArg>,
+    /// Run policy only: how long the run may go without a delivered turn or durable progress
+    /// before the dead-man layer acts (600000-604800000 ms; default 2700000; null disables).
+    #[serde(default, deserialize_with = "present")]
+    pub dead_man_after_ms: Option<Option<u64>>,
+}
+
+/// What the dead-man layer does when a run stops moving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeadManModeArg {
+    /// Nothing (the default).
+    Off,
+    /// Raise "stopped moving" for the operator; nothing is typed.
+    Notify,
+    /// Notify, and reopen /root once in a fresh conversation with the recovery prompt.
+    Recover,
+}
+
+impl From<DeadManModeArg> for DeadManMode {
+    fn from(m: DeadManModeArg) -> DeadManMode {
+        match m {
+            DeadManModeArg::Off => DeadManMode::Off,
+            DeadManModeArg::Notify => DeadManMode::Notify,
+            DeadManModeArg::Recover => DeadManMode::Recover,
+        }
+    }
 }
 
 /// A present field (even `null`) is `Some(..)`; an absent one stays `None` by `default`.
@@ -83,6 +115,8 @@ impl From<PolicyPatchArgs> for PolicyPatch {
             stall_pause_after_no_progress_attempts: p.stall_pause_after_no_progress_attempts,
             stall_warning_after_no_progress_ms: p.stall_warning_after_no_progress_ms,
             stall_pause_after_no_progress_ms: p.stall_pause_after_no_progress_ms,
+            dead_man: p.dead_man.map(DeadManMode::from),
+            dead_man_after_ms: p.dead_man_after_ms,
         }
     }
 }

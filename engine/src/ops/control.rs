@@ -170,6 +170,7 @@ impl Engine {
             }
             None
         } else {
+            patch.check_worker_fields()?;
             let p = self.effective_policy(w).0.patched(patch);
             p.validate()?;
             Some(p)

@@ -27,6 +27,8 @@ impl Engine {
         if self.state.runs.len() >= RUNS_COUNT_MAX {
             return Err(Rejection::new(RejectionCode::LimitExceeded, &format!("at most {RUNS_COUNT_MAX} runs")));
         }
+        let patch = default_policy.unwrap_or_default();
+        let dead_man = self.dead_man_patched(None, &patch)?;
         let default_policy = match default_policy {
             Some(patch) => {
                 let p = self.config.default_policy.patched(&patch);
@@ -71,6 +73,7 @@ impl Engine {
             },
         };
         self.insert_worker(spec, None);
+        self.set_dead_man(run_id, &patch, dead_man);
         Ok(Reply::Run(self.run_view(run_id).expect("run exists")))
     }
 
@@ -207,6 +210,8 @@ impl Engine {
         let run = self.active_run(id)?;
         let policy = run.default_policy.unwrap_or(self.config.default_policy).patched(patch);
         policy.validate()?;
+        let dead_man = self.dead_man_patched(Some(id), patch)?;
+        self.set_dead_man(id, patch, dead_man);
         self.state.runs.get_mut(&id).expect("run exists").default_policy = Some(policy);
         self.touch_run(id);
         self.emit(id, None, None, EventKind::RunPolicyChanged { mode: policy.mode });

@@ -103,6 +103,7 @@ impl Engine {
             let base = run.default_policy.unwrap_or(self.config.default_policy);
             match &args.policy {
                 Some(patch) => {
+                    patch.check_worker_fields()?;
                     let p = base.patched(patch);
                     p.validate()?;
                     (Some(p), ())

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 use engine::block::BlockStatus;
+use engine::deadman::DeadManMode;
 use engine::ids::*;
 use engine::model::*;
 use engine::op::*;
@@ -299,6 +300,17 @@ impl World {
         self.trace.push(parts.join(" "));
     }
 
+    /// Traces the run's dead-man alert and how many times the layer fired.
+    pub fn show_dead_man(&mut self) {
+        let view = self.engine.run_view(self.run.expect("run first")).expect("run exists");
+        let fired = self.engine.recent_events().filter(|e| e.kind.name() == "deadman.fired").count();
+        let alert = match &view.dead_man.alert {
+            Some(a) => format!("alert {} {} quiet={}s", a.condition.as_str(), a.action.as_str(), a.quiet_ms / 1_000),
+            None => "no alert".into(),
+        };
+        self.trace.push(format!("deadman: {alert} fired={fired}"));
+    }
+
     /// Runs a script (one command per line) and returns the trace it produced.
     pub fn script(&mut self, text: &str) -> String {
         let start = self.trace.len();
@@ -444,6 +456,7 @@ impl World {
                 let _ = self.call(Operation::RunResumeAll { run: self.run.expect("run") });
             }
             "show" => self.show(arg(1)),
+            "deadman" => self.show_dead_man(),
             op => self.operation(op, &words[1..]),
         }
     }
@@ -609,6 +622,16 @@ fn set_policy_field(patch: &mut PolicyPatch, field: &str) {
         "warn_ms" => patch.stall_warning_after_no_progress_ms = Some(Some(ms(value))),
         "pause_ms" => patch.stall_pause_after_no_progress_ms = Some(Some(ms(value))),
         "idle_bypass" => patch.idle_may_bypass_min_spacing = Some(value == "true"),
+        "deadman" => {
+            patch.dead_man = Some(match value {
+                "off" => DeadManMode::Off,
+                "notify" => DeadManMode::Notify,
+                "recover" => DeadManMode::Recover,
+                other => panic!("bad dead-man mode {other}"),
+            })
+        }
+        "deadman_after" if value == "null" => patch.dead_man_after_ms = Some(None),
+        "deadman_after" => patch.dead_man_after_ms = Some(Some(ms(value))),
         other => panic!("bad policy field {other}"),
     }
 }

@@ -419,6 +419,10 @@ pub struct RunSummary {
     pub status: String,
     /// The run default's automatic resume (false when the run has no default: manual).
     pub auto_resume: bool,
+    /// The run stopped moving while nobody looked (the dead-man layer fired and nothing
+    /// moved it since): a run-wide Needs you, with its sentence in `text`; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_moving: Option<wire::StoppedMovingOut>,
     /// Its workers, `/root` first.
     pub workers: Vec<WorkerSummary>,
 }
@@ -547,6 +551,7 @@ impl RunSummary {
             task_name: run.task_name.clone(),
             status: run.status.clone(),
             auto_resume: run.default_policy.as_ref().is_some_and(|p| p.mode == "auto"),
+            stopped_moving: run.stopped_moving.clone(),
             workers: workers.iter().map(WorkerSummary::from).collect(),
         }
     }

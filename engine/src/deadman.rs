@@ -1,0 +1,340 @@
+//! The dead-man fallback (spec 000 §12.0, 001 phase 16.5, 003 decision 11): the last line
+//! of defence when every wake path of a run is gone while its person is away.
+//!
+//! The engine is the only authority. A run is watched while its dead-man mode is not
+//! `off`, its threshold is set and one of its unfinished workers resumes automatically. It
+//! is *quiet* once nothing moved it (no submission, no durable progress, no earlier firing,
+//! no policy change) for `deadManAfterMs`; the check runs on the root worker's timer at
+//! that moment. A quiet run fires unless something already asks a person or waits for a
+//! clock (a human wait, any pause, a dialog or approval card, an account limit, an
+//! external dependency) or a normal wake is on its way (a deliverable pending
+//! continuation). A firing appends `deadman.fired` and raises the run's "stopped moving"
+//! alert; with `recover` it also asks for exactly one recovery of `/root` into a fresh
+//! conversation, coalesced into any pending continuation of root and never while root has
+//! a command in flight or a live conversation. A quiet run that does not fire re-arms the
+//! window, so the check runs at most once per `deadManAfterMs`.
+
+use crate::engine::Engine;
+use crate::event::EventKind;
+use crate::ids::*;
+use crate::limits::{DEADMAN_AFTER_MS_DEFAULT, DEADMAN_AFTER_MS_MAX, DEADMAN_AFTER_MS_MIN};
+use crate::model::*;
+use crate::policy::{Mode, PolicyPatch};
+use crate::reject::{Rejection, RejectionCode};
+use crate::scheduler::Decision;
+use crate::time::Timestamp;
+use crate::wake::WakeReason;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// What the dead-man layer does for a run that stopped moving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeadManMode {
+    /// Nothing: the layer is disabled.
+    Off,
+    /// Raise the run's "stopped moving" alert (Needs you) and record the firing.
+    Notify,
+    /// Notify, and recover `/root` once into a fresh conversation.
+    Recover,
+}
+
+impl DeadManMode {
+    /// The stable wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadManMode::Off => "off",
+            DeadManMode::Notify => "notify",
+            DeadManMode::Recover => "recover",
+        }
+    }
+}
+
+/// A run's dead-man policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadManPolicy {
+    /// Off, notify or recover.
+    pub mode: DeadManMode,
+    /// How long a run may go without moving before the layer acts (`None` disables it).
+    pub after_ms: Option<u64>,
+}
+
+impl DeadManPolicy {
+    /// Off, with the conservative threshold ready for when a run turns it on. Off by
+    /// default so that runs which never asked for the layer behave exactly as before it.
+    pub const DEFAULT: DeadManPolicy = DeadManPolicy { mode: DeadManMode::Off, after_ms: Some(DEADMAN_AFTER_MS_DEFAULT) };
+
+    /// This policy with the dead-man fields of a patch applied, validated.
+    pub fn patched(&self, patch: &PolicyPatch) -> Result<DeadManPolicy, Rejection> {
+        let p = DeadManPolicy {
+            mode: patch.dead_man.unwrap_or(self.mode),
+            after_ms: patch.dead_man_after_ms.unwrap_or(self.after_ms),
+        };
+        if let Some(ms) = p.after_ms
+            && !(DEADMAN_AFTER_MS_MIN..=DEADMAN_AFTER_MS_MAX).contains(&ms)
+        {
+            let message =
+                format!("deadManAfterMs must be between {DEADMAN_AFTER_MS_MIN} and {DEADMAN_AFTER_MS_MAX}, got {ms}");
+            return Err(Rejection::new(RejectionCode::InvalidPolicy, &message));
+        }
+        Ok(p)
+    }
+
+    /// The threshold, when the layer is on.
+    fn armed_ms(&self) -> Option<u64> {
+        if self.mode == DeadManMode::Off { None } else { self.after_ms }
+    }
+}
+
+impl Default for DeadManPolicy {
+    fn default() -> Self {
+        DeadManPolicy::DEFAULT
+    }
+}
+
+/// Why a run was found stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeadManCondition {
+    /// No unfinished worker has a live conversation or a command in flight (tabs closed,
+    /// error cards, full conversations).
+    ConversationsLost,
+    /// Conversations exist, but nothing was delivered and no progress came for the threshold.
+    NoProgress,
+}
+
+impl DeadManCondition {
+    /// The stable wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadManCondition::ConversationsLost => "conversations_lost",
+            DeadManCondition::NoProgress => "no_progress",
+        }
+    }
+}
+
+/// What a firing did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeadManAction {
+    /// Raised the alert only (mode `notify`, or `recover` while root still has a live
+    /// conversation or a command in flight, so a fresh one would be a second root).
+    Notified,
+    /// Raised the alert and asked for one recovery of `/root` into a fresh conversation.
+    RecoveryRequested,
+}
+
+impl DeadManAction {
+    /// The stable wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadManAction::Notified => "notified",
+            DeadManAction::RecoveryRequested => "recovery_requested",
+        }
+    }
+}
+
+/// One firing, as evidence and as the alert people see.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadManFiring {
+    /// When it fired.
+    pub at: Timestamp,
+    /// Why the run was found stopped.
+    pub condition: DeadManCondition,
+    /// What was done.
+    pub action: DeadManAction,
+    /// How long nothing had moved the run, ms.
+    pub quiet_ms: u64,
+    /// The unfinished workers, in id order.
+    pub workers: Vec<WorkerId>,
+    /// Their last conversations (lost ones included), in worker order.
+    pub conversations: Vec<Arc<str>>,
+}
+
+/// A run's durable dead-man state (its own record: rarely written, only when the policy
+/// is set, a window re-arms or the layer fires).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadMan {
+    /// The run.
+    pub run: RunId,
+    /// The run's policy.
+    pub policy: DeadManPolicy,
+    /// Start of the current watch window (policy set, or a quiet run found fine).
+    pub since: Timestamp,
+    /// The latest firing.
+    pub last: Option<DeadManFiring>,
+}
+
+/// The dead-man state of a run as reads show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeadManView {
+    /// The run's effective policy.
+    pub policy: DeadManPolicy,
+    /// The latest firing while nothing moved the run since: "Run X has stopped moving".
+    pub alert: Option<DeadManFiring>,
+}
+
+impl Engine {
+    /// The run's effective dead-man policy (its own, or the engine's default).
+    pub(crate) fn dead_man_policy(&self, run: RunId) -> DeadManPolicy {
+        self.state.dead_men.get(&run).map_or(self.config.dead_man, |d| d.policy)
+    }
+
+    /// Validates the dead-man part of a run policy patch (before any mutation).
+    pub(crate) fn dead_man_patched(&self, run: Option<RunId>, patch: &PolicyPatch) -> Result<DeadManPolicy, Rejection> {
+        run.map_or(self.config.dead_man, |r| self.dead_man_policy(r)).patched(patch)
+    }
+
+    /// Sets a run's dead-man policy when the patch names it; a new window starts now.
+    pub(crate) fn set_dead_man(&mut self, run: RunId, patch: &PolicyPatch, policy: DeadManPolicy) {
+        if !patch.has_run_fields() {
+            return;
+        }
+        let now = self.now;
+        let last = self.state.dead_men.get(&run).and_then(|d| d.last.clone());
+        self.state.dead_men.insert(run, DeadMan { run, policy, since: now, last });
+        self.pending.dead_men.push(run);
+        let root = self.state.runs[&run].root;
+        self.touch_timer(root);
+    }
+
+    /// When nothing last moved the run: a submission, durable progress, the window's start.
+    fn last_moved(&self, run: &Run) -> Timestamp {
+        let mut at = run.created_at;
+        if let Some(d) = self.state.dead_men.get(&run.id) {
+            at = at.max(d.since).max(d.last.as_ref().map_or(at, |f| f.at));
+        }
+        for id in self.index.workers_of(run.id) {
+            let w = &self.state.workers[&id];
+            at = [Some(at), w.last_delivery_at, w.progress.last_at].into_iter().flatten().max().expect("at is set");
+        }
+        at
+    }
+
+    /// When the run's dead-man check falls due, if the run is watched. Filed on the root
+    /// worker's timer; a check that finds the run moved since simply files the next one.
+    pub(crate) fn dead_man_at(&self, root: &Worker) -> Option<Timestamp> {
+        let ms = self.dead_man_policy(root.run).armed_ms()?;
+        let run = self.state.runs.get(&root.run).filter(|r| r.status == RunStatus::Active && r.root == root.id)?;
+        let auto = self.index.workers_of(run.id).into_iter().any(|id| {
+            let w = &self.state.workers[&id];
+            !w.lifecycle.is_terminal() && self.effective_policy(w).0.mode == Mode::Auto
+        });
+        auto.then(|| self.last_moved(run).plus_ms(ms))
+    }
+
+    /// The check on the root worker's timer.
+    pub(crate) fn check_dead_man(&mut self, root: WorkerId) {
+        let now = self.now;
+        let w = &self.state.workers[&root];
+        if self.dead_man_at(w).is_none_or(|t| t > now) {
+            return;
+        }
+        let run = w.run;
+        let quiet_ms = now.ms_since(self.last_moved(&self.state.runs[&run]));
+        let unfinished: Vec<WorkerId> =
+            self.index.workers_of(run).into_iter().filter(|id| !self.state.workers[id].lifecycle.is_terminal()).collect();
+        let Some(condition) = self.stopped(&unfinished) else {
+            // Quiet but fine: someone was asked, a clock runs, or a wake is on its way.
+            let policy = self.dead_man_policy(run);
+            let last = self.state.dead_men.get(&run).and_then(|d| d.last.clone());
+            self.state.dead_men.insert(run, DeadMan { run, policy, since: now, last });
+            self.pending.dead_men.push(run);
+            return;
+        };
+        let recover = self.dead_man_policy(run).mode == DeadManMode::Recover && self.root_recoverable(root);
+        let action = if recover { DeadManAction::RecoveryRequested } else { DeadManAction::Notified };
+        let conversations = unfinished
+            .iter()
+            .filter_map(|id| self.state.workers[id].binding.as_ref())
+            .map(|b| b.conversation.clone())
+            .filter(|c| !c.is_empty())
+            .collect();
+        let firing = DeadManFiring { at: now, condition, action, quiet_ms, workers: unfinished, conversations };
+        let kind = EventKind::DeadManFired {
+            condition,
+            action,
+            quiet_ms,
+            workers: firing.workers.clone(),
+            conversations: firing.conversations.clone(),
+        };
+        let policy = self.dead_man_policy(run);
+        let since = self.state.dead_men.get(&run).map_or(now, |d| d.since);
+        self.state.dead_men.insert(run, DeadMan { run, policy, since, last: Some(firing) });
+        self.pending.dead_men.push(run);
+        self.emit(run, Some(root), None, kind);
+        if recover {
+            self.recover_root(root);
+        }
+    }
+
+    /// Why the run stopped, or `None` while something can still move it or a person or a
+    /// clock is already in charge.
+    fn stopped(&self, unfinished: &[WorkerId]) -> Option<DeadManCondition> {
+        let mut any_live = false;
+        for id in unfinished {
+            let w = &self.state.workers[id];
+            let asked = w.human.is_some() || w.pause.is_some() || w.pause_after_turn || self.held(w);
+            let external =
+                w.dependency.as_ref().is_some_and(|d| matches!(d.condition, DependencyCondition::External(_)));
+            if asked || external {
+                return None;
+            }
+            if matches!(self.decide(w), Decision::Dispatch(_) | Decision::WaitUntil(..) | Decision::StallPause) {
+                return None;
+            }
+            // A lane waiting for another lane moves when that one does: it adds nothing.
+            if w.dependency.is_none() && (w.in_flight.is_some() || conversation_alive(w)) {
+                any_live = true;
+            }
+        }
+        Some(if any_live { DeadManCondition::NoProgress } else { DeadManCondition::ConversationsLost })
+    }
+
+    /// Whether root may be recovered into a fresh conversation: no command in flight, no
+    /// live conversation (a fresh one would be a second root), no wait.
+    fn root_recoverable(&self, root: WorkerId) -> bool {
+        let w = &self.state.workers[&root];
+        !w.lifecycle.is_terminal() && w.in_flight.is_none() && w.dependency.is_none() && !conversation_alive(w)
+    }
+
+    /// Asks for one recovery of root: a conversation that shows an error is released and
+    /// its lease lost first, then a dead-man wake (coalesced into any pending
+    /// continuation) opens a fresh conversation with the recovery prompt.
+    fn recover_root(&mut self, root: WorkerId) {
+        let w = &self.state.workers[&root];
+        if let Some(b) = w.binding.as_ref().filter(|b| b.status != BindingStatus::Lost) {
+            let (state, executor, conversation) = (b.state, b.executor.clone(), b.conversation.clone());
+            if let Some(executor) = executor {
+                self.release_conversation(executor, root, conversation);
+            }
+            self.lose_binding(root, state);
+        }
+        self.wake(root, WakeReason::DeadMan, Origin::Root, IntentPayload::Continue);
+    }
+
+    /// The run's dead-man state for reads: the alert stays while nothing moved the run
+    /// since the firing, and while the run is active.
+    pub(crate) fn dead_man_view(&self, run: &Run) -> DeadManView {
+        let policy = self.dead_man_policy(run.id);
+        let last = self.state.dead_men.get(&run.id).and_then(|d| d.last.as_ref());
+        let moved_since = |f: &DeadManFiring| {
+            self.index.workers_of(run.id).into_iter().any(|id| {
+                let w = &self.state.workers[&id];
+                [w.last_delivery_at, w.progress.last_at].into_iter().flatten().any(|t| t > f.at)
+            })
+        };
+        let alert = last.filter(|f| run.status == RunStatus::Active && !moved_since(f)).cloned();
+        DeadManView { policy, alert }
+    }
+}
+
+/// Whether the worker's conversation could still host a turn: bound, not lost, not closed,
+/// and not showing an error card that another prompt would not clear.
+pub(crate) fn conversation_alive(w: &Worker) -> bool {
+    w.binding.as_ref().is_some_and(|b| {
+        b.status != BindingStatus::Lost
+            && match b.state {
+                ConversationState::Closed => false,
+                ConversationState::Error(kind) => kind == ErrorKind::DeliveryTimeout || kind.stops_typing(),
+                _ => true,
+            }
+    })
+}
