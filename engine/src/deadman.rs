@@ -61,7 +61,8 @@ pub struct DeadManPolicy {
 impl DeadManPolicy {
     /// Off, with the conservative threshold ready for when a run turns it on. Off by
     /// default so that runs which never asked for the layer behave exactly as before it.
-    pub const DEFAULT: DeadManPolicy = DeadManPolicy { mode: DeadManMode::Off, after_ms: Some(DEADMAN_AFTER_MS_DEFAULT) };
+    pub const DEFAULT: DeadManPolicy =
+        DeadManPolicy { mode: DeadManMode::Off, after_ms: Some(DEADMAN_AFTER_MS_DEFAULT) };
 
     /// This policy with the dead-man fields of a patch applied, validated.
     pub fn patched(&self, patch: &PolicyPatch) -> Result<DeadManPolicy, Rejection> {
@@ -229,8 +230,12 @@ impl Engine {
         }
         let run = w.run;
         let quiet_ms = now.ms_since(self.last_moved(&self.state.runs[&run]));
-        let unfinished: Vec<WorkerId> =
-            self.index.workers_of(run).into_iter().filter(|id| !self.state.workers[id].lifecycle.is_terminal()).collect();
+        let unfinished: Vec<WorkerId> = self
+            .index
+            .workers_of(run)
+            .into_iter()
+            .filter(|id| !self.state.workers[id].lifecycle.is_terminal())
+            .collect();
         let Some(condition) = self.stopped(&unfinished) else {
             // Quiet but fine: someone was asked, a clock runs, or a wake is on its way.
             let policy = self.dead_man_policy(run);

@@ -57,8 +57,10 @@ pub const STALL_MS_MAX: u64 = 7 * 24 * HOUR_MS;
 /// before the dead-man layer acts: longer than two keepalive windows, so a run whose
 /// normal wakes work never gets there.
 pub const DEADMAN_AFTER_MS_DEFAULT: u64 = 45 * MINUTE_MS;
-/// Shortest dead-man threshold a run may ask for: shorter would race the normal wakes.
-pub const DEADMAN_AFTER_MS_MIN: u64 = 10 * MINUTE_MS;
+/// Shortest dead-man threshold a run may ask for. It cannot race a normal wake (the layer
+/// never fires while a continuation is deliverable or only waits for its time), so the
+/// floor only keeps a long silent turn from being taken for a dead run too soon.
+pub const DEADMAN_AFTER_MS_MIN: u64 = MINUTE_MS;
 /// Longest dead-man threshold a run may ask for.
 pub const DEADMAN_AFTER_MS_MAX: u64 = 7 * 24 * HOUR_MS;
 

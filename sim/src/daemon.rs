@@ -192,7 +192,11 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
         SimOp::OperatorSweep | SimOp::RecoverLanes => unreachable!("handled above"),
         SimOp::SetDeadMan { mode, after_ms } => Operation::RunSetDefaultContinuation {
             run: RunId(1),
-            patch: PolicyPatch { dead_man: Some(mode), dead_man_after_ms: Some(Some(after_ms)), ..PolicyPatch::default() },
+            patch: PolicyPatch {
+                dead_man: Some(mode),
+                dead_man_after_ms: Some(Some(after_ms)),
+                ..PolicyPatch::default()
+            },
         },
         SimOp::CreateRun { auto } => Operation::RunCreate {
             task_name: "Simulated task".into(),
@@ -320,8 +324,7 @@ async fn recover_lanes(handle: &Handle) -> Result<Option<WorkerId>, String> {
     let mut recovered = 0;
     for v in views.into_iter().filter(|v| v.worker.spec.name != "/root" && v.worker.in_flight.is_none()) {
         let dead = v.worker.binding.as_ref().is_none_or(|b| {
-            b.status == BindingStatus::Lost
-                || matches!(b.state, engine::model::ConversationState::Closed)
+            b.status == BindingStatus::Lost || matches!(b.state, engine::model::ConversationState::Closed)
         });
         if dead && v.worker.pause.is_none() && v.worker.human.is_none() {
             let op = Operation::WorkerContinueNow { worker: v.worker.id, override_wait: false, clear_pause: false };

@@ -114,8 +114,11 @@ mod tests {
     }
 
     fn recovery(cursor: u64, at_min: u64) -> Event {
-        let kind =
-            EventKind::ExecutionScheduled { reason: AttemptReason::Recovery, wake: WakeSet::of(WakeReason::DeadMan), sequence: 2 };
+        let kind = EventKind::ExecutionScheduled {
+            reason: AttemptReason::Recovery,
+            wake: WakeSet::of(WakeReason::DeadMan),
+            sequence: 2,
+        };
         event(cursor, at_min, 1, kind)
     }
 
@@ -126,11 +129,8 @@ mod tests {
 
     #[test]
     fn a_firing_with_one_recovery_per_window_passes() {
-        let events = [
-            fired(1, 45, DeadManAction::RecoveryRequested),
-            recovery(2, 45),
-            fired(3, 90, DeadManAction::Notified),
-        ];
+        let events =
+            [fired(1, 45, DeadManAction::RecoveryRequested), recovery(2, 45), fired(3, 90, DeadManAction::Notified)];
         assert_eq!(check(&events), Vec::<String>::new());
     }
 
@@ -139,7 +139,8 @@ mod tests {
         let human = event(1, 10, 2, EventKind::WorkerAwaitingHuman { reason: "which?".into() });
         let broken = check(&[human, fired(2, 60, DeadManAction::Notified)]);
         assert_eq!(broken, vec!["dead-man fired while wrk-2 waits for a human (event #2)"]);
-        let held = event(1, 10, 2, EventKind::WorkerHeld { reason: HoldReason::AwaitingApproval, until: None, detail: None });
+        let held =
+            event(1, 10, 2, EventKind::WorkerHeld { reason: HoldReason::AwaitingApproval, until: None, detail: None });
         let broken = check(&[held, fired(2, 60, DeadManAction::Notified)]);
         assert_eq!(broken, vec!["dead-man fired while wrk-2 awaits an approval (event #2)"]);
     }

@@ -17,10 +17,10 @@
 //! the lane names it, and the browser opens it for that command.
 
 use crate::chat::{Death, PageEvent, PageStop};
-use engine::model::{ConversationState, ErrorKind};
 use crate::faults::{Boundary, Call, CrashAt, Reaction, Trigger};
 use crate::world::{Action, ActionKind, Knobs, Outcome, PARTITION_MS_MIN};
 use engine::ids::WorkerId;
+use engine::model::{ConversationState, ErrorKind};
 
 /// A parsed scenario.
 #[derive(Clone, Debug)]

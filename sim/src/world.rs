@@ -4,9 +4,9 @@
 use crate::browser::{self, BrowserState, Storage};
 use crate::chat::{self, AgentKnobs};
 use crate::daemon::{self, DaemonState, EPOCH_MS};
+use crate::deadman_oracle;
 use crate::faults::{CrashAt, Reaction, Target, Trigger};
 use crate::ledger::{Ledger, SharedLedger};
-use crate::deadman_oracle;
 use crate::oracle;
 use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, conversation_url, read_frame, write_frame};
 use engine::model::Lifecycle;

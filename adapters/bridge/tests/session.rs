@@ -428,7 +428,7 @@ fn oauth_actions_are_validated_and_only_for_operator_executors() {
 #[test]
 fn run_start_and_worker_attach_bind_a_tab_only_for_operator_executors() {
     let action = |id: &str, rest: &str| format!(r#"{{"v":1,"type":"operator.action","actionId":"{id}",{rest}}}"#);
-    let start = r#""action":"run_start","taskName":"Billing","rootConversationName":"Billing root","autoResume":false,"conversationUrl":"https://chatgpt.com/c/abc""#;
+    let start = r#""action":"run_start","taskName":"Billing","rootConversationName":"Billing root","autoResume":false,"deadMan":"notify","conversationUrl":"https://chatgpt.com/c/abc""#;
     let mut s = operator_session(true);
     let step = s.on_text(&action("a", start), 1);
     let [(id, Operation::RunStart { task_name, root_conversation_name, context, default_policy, root_conversation })] =
@@ -439,6 +439,7 @@ fn run_start_and_worker_attach_bind_a_tab_only_for_operator_executors() {
     assert_eq!((id.as_str(), task_name.as_str(), root_conversation_name.as_str()), ("a", "Billing", "Billing root"));
     assert_eq!((context.as_str(), root_conversation.as_deref()), ("", Some("https://chatgpt.com/c/abc")));
     assert_eq!(default_policy.as_ref().and_then(|p| p.mode), Some(engine::policy::Mode::Manual));
+    assert_eq!(default_policy.as_ref().and_then(|p| p.dead_man), Some(engine::deadman::DeadManMode::Notify));
     let attach = r#""action":"worker_attach","workerId":"wrk-3","conversationUrl":"https://chatgpt.com/c/def""#;
     let step = s.on_text(&action("b", attach), 2);
     assert!(
@@ -461,6 +462,16 @@ fn run_start_and_worker_attach_bind_a_tab_only_for_operator_executors() {
         assert_eq!(code, "INVALID_ARGUMENT", "{rest}");
         assert!(message.contains(field), "{rest}: {message}");
     }
+    // A mode that does not exist is a malformed frame, as an unknown action is.
+    let odd = s.on_text(
+        &action(
+            "e",
+            r#""action":"run_start","taskName":"T","rootConversationName":"R","autoResume":true,"deadMan":"often""#,
+        ),
+        4,
+    );
+    assert_eq!(error_code(&odd), Some(ProtocolErrorCode::Malformed));
+    assert!(odd.operations.is_empty() && !odd.close);
     let mut plain = operator_session(false);
     for rest in [start, attach] {
         let step = plain.on_text(&action("d", rest), 1);

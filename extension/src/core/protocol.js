@@ -29,6 +29,8 @@ export const OPERATOR_ACTIONS = [
   'run_start', 'worker_attach',
 ];
 export const OPERATOR_QUERIES = ['worker_attempts', 'worker_events', 'oauth_pending'];
+/** What a run's dead-man layer does when the run stops moving (`run_start`'s `deadMan`). */
+export const DEAD_MAN_MODES = ['off', 'notify', 'recover'];
 
 /** Failure codes of `command.result` (any other code is legal and treated as ambiguous). */
 export const FAILURE_CODES = {
@@ -206,11 +208,23 @@ const workerSummary = record([
   withDefault('recentEvents', list(record([required('atMs', u64), required('kind', string), required('text', string)])), []),
 ]);
 
+/** A run the daemon's dead-man layer found stopped (docs/engine.md, "Dead-man fallback"). */
+const stoppedMoving = record([
+  required('atMs', u64),
+  required('condition', string),
+  required('action', string),
+  required('quietMs', u64),
+  required('workerIds', list(string)),
+  required('conversationUrls', list(string)),
+  required('text', string),
+]);
+
 const runSummary = record([
   required('runId', string),
   required('taskName', string),
   required('status', string),
   required('autoResume', bool),
+  optional('stoppedMoving', stoppedMoving),
   required('workers', list(workerSummary)),
 ]);
 
@@ -251,6 +265,7 @@ const EXECUTOR_MESSAGES = {
     optional('rootConversationName', string),
     optional('context', string),
     optional('autoResume', bool),
+    optional('deadMan', oneOf(DEAD_MAN_MODES)),
     optional('conversationUrl', string),
   ],
   'operator.query': [

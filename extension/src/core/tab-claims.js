@@ -10,6 +10,7 @@
 // opening one (docs/protocol/executor.md, `operator.action`). Held commands are handed
 // back as soon as no new-chat claim waits: answered, expired or dropped with the connection.
 
+import { DEAD_MAN_MODES } from './protocol.js';
 import { conversationUrlOf } from './urls.js';
 
 /** A claim whose result has not come by then is given up, in milliseconds (as the operator reply timeout). */
@@ -107,6 +108,7 @@ export function claimRequest(request, page, managedBy) {
     return { fields: { workerId: request.workerId, conversationUrl }, claim: { tabId, conversationUrl, workerId: request.workerId } };
   }
   const fields = { autoResume: request.autoResume !== false };
+  if (DEAD_MAN_MODES.includes(request.deadMan)) fields.deadMan = request.deadMan;
   for (const field of ['taskName', 'rootConversationName', 'context']) {
     const value = typeof request[field] === 'string' ? request[field].trim() : '';
     if (value !== '') fields[field] = value;

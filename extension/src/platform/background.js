@@ -10,7 +10,7 @@
 import { Executor } from '../core/executor.js';
 import { mergeSettings } from '../core/settings.js';
 import { restoreWatchdog, watch, worthSaving } from '../core/watchdog.js';
-import { approvalNotifications, overlayView } from '../ui/view.js';
+import { approvalNotifications, overlayView, stoppedNotifications } from '../ui/view.js';
 import { loadRecords, loadSettings, loadWatchdog, saveRecord, saveSettings, saveWatchdog } from './storage.js';
 import { Sockets } from './socket.js';
 
@@ -37,7 +37,7 @@ const ports = new Map();
 /** replyId -> sendResponse of a ui.action / ui.query waiting for the daemon */
 const replies = new Map();
 let replyCount = 0;
-/** The ids of the approval notifications shown and not yet cleared. */
+/** The ids of the approval and stopped-run notifications shown and not yet cleared. */
 const approvalShown = new Set();
 const NOTIFICATION_ICON = 'src/ui/needs-you-48.png';
 let timer = null;
@@ -132,17 +132,21 @@ function overlayOf({ workerSummary, connection }) {
 /**
  * One notification per worker entering an approval hold, cleared when it lifts; clicking it
  * brings the worker's tab forward. The person approves in the tab: nothing here touches it.
+ * Likewise one per run the daemon found stopped moving (its dead-man layer); clicking it
+ * opens the dashboard.
  */
 function notifyApprovals() {
   if (!api.notifications) return;
-  const { show, clear } = approvalNotifications(executor?.uiState().summary ?? null, approvalShown);
-  for (const id of clear) {
-    approvalShown.delete(id);
-    api.notifications.clear(id).catch(() => {});
-  }
-  for (const notice of show) {
-    approvalShown.add(notice.id);
-    showNotification(notice);
+  const summary = executor?.uiState().summary ?? null;
+  for (const { show, clear } of [approvalNotifications(summary, approvalShown), stoppedNotifications(summary, approvalShown)]) {
+    for (const id of clear) {
+      approvalShown.delete(id);
+      api.notifications.clear(id).catch(() => {});
+    }
+    for (const notice of show) {
+      approvalShown.add(notice.id);
+      showNotification(notice);
+    }
   }
 }
 
@@ -246,6 +250,7 @@ api.tabs.onRemoved.addListener((tabId) => feed('tabClosed', tabId));
 
 api.notifications?.onClicked.addListener((id) => {
   if (id.startsWith('orc-approval:')) focusWorkerTab(id).catch((e) => console.warn('[orchestrator] could not open the tab', e));
+  if (id.startsWith('orc-stopped:')) api.tabs.create({ url: api.runtime.getURL('src/ui/dashboard.html#needs-you') }).catch(() => {});
 });
 
 api.tabs.onUpdated.addListener((tabId, change) => {

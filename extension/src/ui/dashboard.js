@@ -53,7 +53,7 @@ function draw() {
     header(view),
     view.emptyText && h('p', { class: 'muted empty', 'data-testid': 'empty', text: view.emptyText }),
     oauth.shown && oauthSection(oauth),
-    view.needsYou.length > 0 && needsYouSection(view.needsYou),
+    (view.needsYou.length > 0 || view.stoppedRuns.length > 0) && needsYouSection(view.needsYou, view.stoppedRuns),
     view.stalls.length > 0 && stallsSection(view.stalls),
     view.runs.length > 0 && runsSection(view.runs),
     rows.length > 0 && tableSection(rows),
@@ -90,9 +90,10 @@ function countsText(c) {
   return `Active ${c.active} · Working ${c.working} · Resuming ${c.resuming} · Needs you ${c.needsYou} · Stalled ${c.stalled} · Paused ${c.paused} · Waiting ${c.waiting}`;
 }
 
-function needsYouSection(rows) {
+function needsYouSection(rows, stoppedRuns) {
   return h('section', { id: 'needs-you', class: 'panel attention', 'aria-labelledby': 'needs-you-h' },
     h('h2', { id: 'needs-you-h' }, h('span', { 'aria-hidden': 'true', text: '! ' }), 'Needs you'),
+    stoppedRuns.map(stoppedCard),
     rows.map((row) => {
       const id = `answer-${row.workerId}`;
       return h('article', { class: 'card', 'data-testid': 'needs-you-item', 'data-worker-id': row.workerId },
@@ -100,6 +101,19 @@ function needsYouSection(rows) {
         h('p', { class: 'question', 'data-testid': 'needs-you-question', text: row.needsYou ?? 'The worker is waiting for you.' }),
         ...(row.answerable ? answerBox(row, id) : [tabActions(row)]));
     }));
+}
+
+// A run the daemon found stopped while nobody looked: its sentence, and one attempt of the
+// root now (a root without a conversation is recovered into a fresh one).
+function stoppedCard(run) {
+  return h('article', { class: 'card', 'data-testid': 'run-stopped', 'data-run-id': run.runId },
+    h('p', { class: 'row-title', text: run.title }),
+    h('p', { class: 'question', 'data-testid': 'run-stopped-text', text: run.stoppedMoving }),
+    run.root && h('div', { class: 'actions' }, actionButton({
+      key: `stopped:${run.runId}`, label: 'Continue the root now', primary: true, testid: 'run-stopped-continue',
+      hint: 'One attempt of /root now: in its conversation, or a fresh one with the recovery prompt when it has none',
+      message: { action: 'continue_now', workerId: run.root.workerId },
+    })));
 }
 
 // A dialog over the conversation or a check ChatGPT asked for is dealt with in the tab; a

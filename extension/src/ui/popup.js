@@ -4,7 +4,7 @@
 // managed it offers "Start a run here" and "Attach this conversation to…" (start-view.js).
 // Every button is a `ui.action`.
 import { actionErrorText, popupView } from './view.js';
-import { attachConfirm, NAME_CHARS_MAX, PLAN_CHARS_MAX, startHereView, startRequest } from './start-view.js';
+import { attachConfirm, DEAD_MAN_CHOICES, NAME_CHARS_MAX, PLAN_CHARS_MAX, startHereView, startRequest } from './start-view.js';
 import { appSelectionView } from '../core/settings.js';
 import {
   api, h, send, watchState, renderInto, setup, actionButton, actionSwitch, actionToggle,
@@ -67,7 +67,9 @@ function runSection(run) {
       onMessage: { action: 'auto_resume_on', runId: run.runId },
       offMessage: { action: 'auto_resume_off', runId: run.runId },
     })),
-    h('p', { class: 'muted small', text: 'Keep unfinished workers running across ChatGPT turn boundaries.' }));
+    run.stoppedMoving
+      ? h('p', { class: 'question', 'data-testid': 'run-stopped', text: run.stoppedMoving })
+      : h('p', { class: 'muted small', text: 'Keep unfinished workers running across ChatGPT turn boundaries.' }));
 }
 
 function countsSection(view) {
@@ -139,7 +141,7 @@ function startSection(offer) {
     h('div', { class: 'actions' },
       h('button', {
         type: 'button', class: 'btn primary', 'data-key': 'start-open', 'data-testid': 'start-run-open', disabled: !offer.live,
-        onclick: () => { startForm = { taskName: '', rootConversationName: '', context: '', autoResume: true }; draw(); document.getElementById('start-task')?.focus(); },
+        onclick: () => { startForm = { taskName: '', rootConversationName: '', context: '', autoResume: true, deadMan: DEAD_MAN_CHOICES[0].value }; draw(); document.getElementById('start-task')?.focus(); },
       }, 'Start a run here…')),
     attachPart(offer));
 }
@@ -171,6 +173,11 @@ function startFormSection(offer, offline) {
       h('label', { class: 'check' },
         h('input', { type: 'checkbox', 'data-key': 'start-auto', 'data-testid': 'start-auto-resume', checked: startForm.autoResume, onchange: (e) => { startForm.autoResume = e.target.checked; } }),
         ' Auto Resume: keep the run\'s workers going across turns'),
+      h('label', { for: 'start-dead-man', text: 'If the run stops moving while you are away' }),
+      h('select', {
+        id: 'start-dead-man', 'data-key': 'start-dead-man', 'data-testid': 'start-dead-man',
+        onchange: (e) => { startForm.deadMan = e.target.value; },
+      }, DEAD_MAN_CHOICES.map((c) => h('option', { value: c.value, selected: c.value === startForm.deadMan, text: c.label }))),
       h('p', { class: 'muted small', text: offer.startText }),
       offline,
       h('div', { class: 'actions' },

@@ -11,6 +11,16 @@ export const NAME_CHARS_MAX = 120;
 export const PLAN_CHARS_MAX = 4_000;
 
 /**
+ * What the run's dead-man layer does if every way the run moves is gone while nobody
+ * looks (docs/engine.md, "Dead-man fallback"), in the form's order; the first is the default.
+ */
+export const DEAD_MAN_CHOICES = Object.freeze([
+  { value: 'recover', label: 'Reopen the root in a fresh conversation, once, and tell me' },
+  { value: 'notify', label: 'Tell me, and type nothing' },
+  { value: 'off', label: 'Nothing' },
+]);
+
+/**
  * The tab's offer, or null when the tab is not a ChatGPT page the extension reads or is
  * managed already. `state` is `ui.state` (`chatTabs`: `{tabId: {conversation}}`); `tabId`
  * the popup's active tab.
@@ -76,5 +86,6 @@ export function startRequest(form, tabId) {
     return { error: `Names are at most ${NAME_CHARS_MAX} characters.` };
   }
   if (context.length > PLAN_CHARS_MAX) return { error: `The plan is at most ${PLAN_CHARS_MAX} characters.` };
-  return { action: 'run_start', tabId, taskName, rootConversationName, context, autoResume: form.autoResume !== false };
+  const deadMan = DEAD_MAN_CHOICES.some((c) => c.value === form.deadMan) ? form.deadMan : DEAD_MAN_CHOICES[0].value;
+  return { action: 'run_start', tabId, taskName, rootConversationName, context, autoResume: form.autoResume !== false, deadMan };
 }

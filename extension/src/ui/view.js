@@ -5,6 +5,8 @@
 // every label a person reads is built from names, words and numbers.
 export { timelineView, clockLabel, REASONS, OUTCOMES } from './timeline-model.js';
 export { recentEvents, eventText } from './event-text.js';
+export { approvalNotifications, stoppedNotifications } from './notices.js';
+import { approvalText } from './notices.js';
 import { recentEvents } from './event-text.js';
 
 /**
@@ -139,11 +141,6 @@ export function holdView(worker, nowMs) {
     text = untilMs > nowMs ? `${label}: resumes in ${formatDuration(untilMs - nowMs)}` : `${label}: resumes once the page allows`;
   }
   return { reason: hold.reason, label, untilMs, detail: hold.detail ?? null, text };
-}
-
-/** The approval hold's sentence: `approve <App> in this conversation`. */
-function approvalText(app) {
-  return `approve ${app || 'the app'} in this conversation`;
 }
 
 /**
@@ -407,6 +404,11 @@ export function counts(workers) {
 }
 
 /** A run's header: title, Auto Resume default and counts. */
+function rootOf(run) {
+  const root = (run.workers ?? []).find((w) => w.name === '/root');
+  return root ? { workerId: root.workerId } : null;
+}
+
 function runHeader(run) {
   return {
     runId: run.runId,
@@ -414,6 +416,10 @@ function runHeader(run) {
     statusLabel: run.status === 'active' ? 'Active' : capitalise(run.status ?? 'unknown'),
     autoResume: Boolean(run.autoResume),
     counts: counts(run.workers ?? []),
+    // The dead-man layer found the run stopped: a run-wide Needs you (the daemon's sentence).
+    stoppedMoving: run.stoppedMoving?.text ?? null,
+    // The run's /root, for the stopped run's action (its id only in a field of that name).
+    root: rootOf(run),
   };
 }
 
@@ -479,6 +485,7 @@ export function dashboardView(state, nowMs, attemptsByWorker = {}) {
     runs,
     counts: counts(allWorkers(summary).map((e) => e.worker)),
     needsYou: rows.filter((r) => r.status.key === 'needs_you'),
+    stoppedRuns: runs.filter((r) => r.stoppedMoving !== null),
     stalls: rows.filter((r) => r.stallWarning)
       .map((r) => ({ row: r, ...stallView(r, attemptsByWorker[r.workerId] ?? null, nowMs) })),
     emptyText: summary === null ? 'No worker state yet.' : runs.length ? null : 'No unfinished runs.',
@@ -517,28 +524,6 @@ export function overlayView(workerSummary, connection, observation = null, nowMs
   };
 }
 
-/**
- * The browser notifications for approval holds: every worker held by a tool-approval card
- * gets one when the hold starts (`shown`: the ids already shown, kept by the caller), and it
- * is cleared when the hold lifts. Returns `{show: [{id, workerId, title, message}], clear: [id]}`.
- */
-export function approvalNotifications(summary, shown) {
-  const wanted = new Map();
-  for (const { worker } of allWorkers(summary)) {
-    if (worker.hold?.reason !== 'awaiting_approval' || typeof worker.workerId !== 'string') continue;
-    const app = worker.hold.detail || 'the app';
-    wanted.set(`orc-approval:${worker.workerId}`, {
-      id: `orc-approval:${worker.workerId}`,
-      workerId: worker.workerId,
-      title: `Needs you: approve ${app}`,
-      message: `${worker.displayName || worker.name || 'A worker'}: ${approvalText(app)}. Click to open it.`,
-    });
-  }
-  return {
-    show: [...wanted.values()].filter((n) => !shown.has(n.id)),
-    clear: [...shown].filter((id) => !wanted.has(id)),
-  };
-}
 
 /** The message a refused or failed action shows. */
 export function actionErrorText(error) {

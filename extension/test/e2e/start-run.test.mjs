@@ -18,7 +18,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block } from './lib/world.mjs';
-import { until, evaluate, openExtensionPage, reloadPage, press, typeInto, screenshot, setViewport } from './lib/ui-pages.mjs';
+import { until, evaluate, openExtensionPage, reloadPage, press, screenshot, setViewport } from './lib/ui-pages.mjs';
+import { popupOn, runNamed, startFromPopup, tabIdOf } from './lib/start-here.mjs';
 import { readDashboard, readPopup } from './lib/ui-surfaces.mjs';
 
 /** A lane's long second turn: the root reviews it while it generates. */
@@ -30,38 +31,6 @@ const AS_PLANNED = 'Aligned with the plan: keep the column order as agreed.';
 const JOB_MS = 120_000;
 /** The orchestrator's app, chosen in every conversation before its first prompt (fake page catalog). */
 const WORLD = { settings: { appName: 'Orchestrator' } };
-
-/** The tab id of the page showing `url` (asked from an extension page). */
-async function tabIdOf(extensionPage, url) {
-  return until(`a tab showing ${url}`, () => evaluate(extensionPage, async (u) => {
-    const tabs = await (globalThis.browser ?? globalThis.chrome).tabs.query({});
-    return tabs.find((t) => t.url === u)?.id ?? null;
-  }, url));
-}
-
-/** Makes `tabId` the active tab (a person clicks the toolbar button on it) and reloads the popup. */
-async function popupOn(popup, tabId) {
-  await evaluate(popup, (id) => (globalThis.browser ?? globalThis.chrome).tabs.update(id, { active: true }).then(() => true), tabId);
-  await reloadPage(popup);
-  await until('the popup to offer Start a run here', () => evaluate(popup, () => document.querySelector('[data-testid="start-run-open"]:not([disabled])') !== null));
-}
-
-/** Fills and sends the popup's start form; `shot` names a screenshot of the filled form. */
-async function startFromPopup(w, popup, { taskName, rootName, plan, shot }) {
-  await press(popup, '[data-testid="start-run-open"]');
-  await typeInto(popup, '#start-task', taskName);
-  await typeInto(popup, '#start-root', rootName);
-  await typeInto(popup, '#start-plan', plan);
-  const auto = await evaluate(popup, () => document.querySelector('[data-testid="start-auto-resume"]').checked);
-  assert.equal(auto, true, 'Auto Resume is on by default');
-  if (shot) await screenshot(w, popup, shot, { fullPage: true });
-  await press(popup, '[data-testid="start-submit"]');
-}
-
-/** The one unfinished run named `taskName`, once the daemon has it. */
-async function runNamed(w, taskName) {
-  return until(`the run "${taskName}"`, async () => (await w.mcp.call('run_list', {})).runs.find((r) => r.taskName === taskName));
-}
 
 /** A lane: reports every turn; its second turn is long and steerable; it completes once `done(turn)`. */
 function laneAgent(log, done) {
@@ -153,7 +122,8 @@ for (const kind of BROWSERS) {
         const rootId = run.rootWorkerId;
         const bound = await w.waitForWorker(rootId, (x) => /\/c\//.test(x.binding?.conversationUrl ?? ''), 'the root\'s conversation settled');
         await until('the start tab to show the root\'s conversation', async () => (await evaluate(chat, () => location.href)) === bound.binding.conversationUrl);
-        const rootBoot = w.prompts(rootId).filter((p) => p.text.includes('You are the root coordinator'));
+        // (The page records a prompt before its plan is asked for, which names the worker.)
+        const rootBoot = (await w.waitForPrompts(rootId, 1)).filter((p) => p.text.includes('You are the root coordinator'));
         assert.equal(rootBoot.length, 1, 'the root bootstrap is typed once');
         assert.match(rootBoot[0].text, /worker_spawn/);
         await until('the popup to show the root as this tab\'s conversation', async () => {

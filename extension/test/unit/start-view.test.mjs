@@ -45,8 +45,10 @@ test('the attach confirmation names the worker and its run', () => {
 
 test('a filled form becomes run_start; missing or long names are refused', () => {
   assert.deepEqual(startRequest({ taskName: ' CSV export ', rootConversationName: '', context: ' plan ', autoResume: false }, 4), {
-    action: 'run_start', tabId: 4, taskName: 'CSV export', rootConversationName: 'CSV export root', context: 'plan', autoResume: false,
+    action: 'run_start', tabId: 4, taskName: 'CSV export', rootConversationName: 'CSV export root', context: 'plan', autoResume: false, deadMan: 'recover',
   });
+  assert.equal(startRequest({ taskName: 'T', deadMan: 'notify' }, 4).deadMan, 'notify');
+  assert.equal(startRequest({ taskName: 'T', deadMan: 'sometimes' }, 4).deadMan, 'recover', 'an unknown choice falls back to the default');
   assert.equal(startRequest({ taskName: 'T' }, 4).autoResume, true, 'Auto Resume on unless switched off');
   assert.match(startRequest({ taskName: '  ' }, 4).error, /task name/);
   assert.match(startRequest({ taskName: 'x'.repeat(NAME_CHARS_MAX + 1) }, 4).error, /at most/);

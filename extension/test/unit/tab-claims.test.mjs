@@ -143,4 +143,9 @@ test('claimRequest keeps a plan, trims names and defaults Auto Resume on', () =>
   assert.deepEqual(fields, { autoResume: true, taskName: 'T', rootConversationName: 'R', context: 'Plan', conversationUrl: CONVERSATION });
   const off = claimRequest({ action: 'run_start', tabId: 3, taskName: 'T', rootConversationName: 'R', autoResume: false }, page, null);
   assert.equal(off.fields.autoResume, false);
+  assert.equal(off.fields.deadMan, undefined, 'no choice: the daemon\'s default');
+  const recover = claimRequest({ action: 'run_start', tabId: 3, taskName: 'T', rootConversationName: 'R', deadMan: 'recover' }, page, null);
+  assert.equal(recover.fields.deadMan, 'recover');
+  const odd = claimRequest({ action: 'run_start', tabId: 3, taskName: 'T', rootConversationName: 'R', deadMan: 'often' }, page, null);
+  assert.equal(odd.fields.deadMan, undefined, 'a mode that does not exist is not sent');
 });

@@ -48,6 +48,10 @@ pub struct OperatorActionWire {
     /// The new run's Auto Resume default (`run_start`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_resume: Option<bool>,
+    /// What the new run's dead-man layer does when it stops moving (`run_start`; the
+    /// engine's default, `off`, when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_man: Option<wire::DeadManModeArg>,
     /// The conversation of the tab the person acted in (`worker_attach`; `run_start`
     /// without it starts `/root` in a new chat).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,6 +118,7 @@ impl OperatorActionWire {
             root_conversation_name: None,
             context: None,
             auto_resume: None,
+            dead_man: None,
             conversation_url: None,
         }
     }
@@ -201,7 +206,11 @@ impl OperatorActionWire {
                     task_name: required(&self.task_name, "taskName")?,
                     root_conversation_name: required(&self.root_conversation_name, "rootConversationName")?,
                     context: self.context.clone().unwrap_or_default(),
-                    default_policy: Some(PolicyPatch::mode(if auto_resume { Mode::Auto } else { Mode::Manual })),
+                    default_policy: Some(PolicyPatch {
+                        mode: Some(if auto_resume { Mode::Auto } else { Mode::Manual }),
+                        dead_man: self.dead_man.map(Into::into),
+                        ..PolicyPatch::default()
+                    }),
                     root_conversation: self.conversation_url.clone(),
                 }
             }

@@ -1,0 +1,55 @@
+// The browser notifications the background raises from the daemon's operator.summary, as
+// data (no browser API): one per worker held by a tool-approval card, and one per run the
+// dead-man layer found stopped. Each is shown once when its cause appears (`shown`: the
+// ids already shown, kept by the caller) and cleared when it goes. They only tell a person:
+// nothing here acts on a page.
+
+/** The approval hold's sentence: `approve <App> in this conversation`. */
+export function approvalText(app) {
+  return `approve ${app || 'the app'} in this conversation`;
+}
+
+/**
+ * Every worker held by a tool-approval card gets one when the hold starts, cleared when it
+ * lifts. Returns `{show: [{id, workerId, title, message}], clear: [id]}`.
+ */
+export function approvalNotifications(summary, shown) {
+  const wanted = new Map();
+  for (const run of summary?.runs ?? []) {
+    for (const worker of run.workers ?? []) {
+      if (worker.hold?.reason !== 'awaiting_approval' || typeof worker.workerId !== 'string') continue;
+      const app = worker.hold.detail || 'the app';
+      wanted.set(`orc-approval:${worker.workerId}`, {
+        id: `orc-approval:${worker.workerId}`,
+        workerId: worker.workerId,
+        title: `Needs you: approve ${app}`,
+        message: `${worker.displayName || worker.name || 'A worker'}: ${approvalText(app)}. Click to open it.`,
+      });
+    }
+  }
+  return changes(wanted, shown, 'orc-approval:');
+}
+
+/**
+ * A run the dead-man layer found stopped gets one per firing (its `atMs` is in the id, so a
+ * later firing of the same run notifies again), cleared once the run moves or ends.
+ * Returns `{show: [{id, runId, title, message}], clear: [id]}`.
+ */
+export function stoppedNotifications(summary, shown) {
+  const wanted = new Map();
+  for (const run of summary?.runs ?? []) {
+    const stopped = run.stoppedMoving;
+    if (!stopped || typeof run.runId !== 'string') continue;
+    const id = `orc-stopped:${run.runId}:${stopped.atMs}`;
+    wanted.set(id, { id, runId: run.runId, title: `Needs you: ${run.taskName || 'a run'} stopped moving`, message: `${stopped.text} Click to open the dashboard.` });
+  }
+  return changes(wanted, shown, 'orc-stopped:');
+}
+
+/** What to show (wanted, not shown yet) and to clear (shown with `prefix`, no longer wanted). */
+function changes(wanted, shown, prefix) {
+  return {
+    show: [...wanted.values()].filter((n) => !shown.has(n.id)),
+    clear: [...shown].filter((id) => id.startsWith(prefix) && !wanted.has(id)),
+  };
+}
