@@ -188,7 +188,7 @@ fn off_and_null_disable_the_layer() {
 #[test]
 fn thresholds_out_of_range_and_worker_fields_are_rejected() {
     check(
-        "run auto deadman=notify deadman_after=1m
+        "run auto deadman=notify deadman_after=59s
          run auto deadman_after=200h",
         "reject INVALID_POLICY
          reject INVALID_POLICY",
