@@ -69,7 +69,7 @@ pub struct PolicyPatchArgs {
     #[serde(default)]
     pub dead_man: Option<DeadManModeArg>,
     /// Run policy only: how long the run may go without a delivered turn or durable progress
-    /// before the dead-man layer acts (600000-604800000 ms; default 2700000; null disables).
+    /// before the dead-man layer acts (60000-604800000 ms; default 2700000; null disables).
     #[serde(default, deserialize_with = "present")]
     pub dead_man_after_ms: Option<Option<u64>>,
 }
