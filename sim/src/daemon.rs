@@ -396,6 +396,7 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
             EventKind::ContinuationWarning { .. } | EventKind::ContinuationPausedForStall { .. } => {
                 l.boundary(Boundary::StallMutation, id)
             }
+            EventKind::DeadManFired { .. } => l.boundary(Boundary::DeadmanFired, id),
             _ => {}
         }
         let attempt = e.attempt.map(|a| a.to_string()).unwrap_or_default();

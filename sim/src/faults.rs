@@ -28,11 +28,14 @@ pub enum Boundary {
     StallMutation,
     /// Executor journal: the command finished and its result is stored.
     JournalCompleted,
+    /// Issue 19: the dead-man layer's firing is durable (`deadman.fired`, the run's alert,
+    /// the root's recovery wake), the recovery not yet with an executor.
+    DeadmanFired,
 }
 
 impl Boundary {
     /// Every boundary, in pipeline order.
-    pub const ALL: [Boundary; 10] = [
+    pub const ALL: [Boundary; 11] = [
         Boundary::IdleBeforeScheduling,
         Boundary::ScheduledBeforeEnqueue,
         Boundary::EnqueuedBeforeAck,
@@ -43,6 +46,7 @@ impl Boundary {
         Boundary::IdleDuringGrace,
         Boundary::StallMutation,
         Boundary::JournalCompleted,
+        Boundary::DeadmanFired,
     ];
 
     /// The host that dies at this boundary.
@@ -69,6 +73,7 @@ impl Boundary {
             Boundary::IdleDuringGrace => "idle-during-grace",
             Boundary::StallMutation => "stall-mutation",
             Boundary::JournalCompleted => "journal-completed",
+            Boundary::DeadmanFired => "deadman-fired",
         }
     }
 

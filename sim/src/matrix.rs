@@ -1,8 +1,12 @@
 //! Drivers: the crash matrix (every boundary × occurrence), swarm seeds, and the
 //! report written when a run breaks an invariant.
 
+use crate::chat::Death;
 use crate::faults::{Boundary, CrashAt};
 use crate::world::{self, Knobs, Outcome};
+use engine::deadman::DeadManMode;
+use engine::model::ConversationState;
+use engine::time::{HOUR_MS, MINUTE_MS};
 use std::fmt::Write as _;
 
 /// Occurrences of each boundary the matrix crashes at.
@@ -30,7 +34,9 @@ pub fn cells() -> Vec<Cell> {
 }
 
 /// The knobs of a cell: calm, except that the stall boundary needs agents that
-/// make no progress for long enough to cross the warning threshold.
+/// make no progress for long enough to cross the warning threshold, and the dead-man
+/// boundary a run whose every conversation closes while its person is away (as
+/// `scenarios/deadman-recover.scn`).
 pub fn knobs_for(cell: Cell) -> Knobs {
     let mut knobs = Knobs::calm(cell.seed);
     if cell.crash.boundary == Boundary::StallMutation {
@@ -38,6 +44,14 @@ pub fn knobs_for(cell: Cell) -> Knobs {
         knobs.agents.progress_pct = 0;
         knobs.agents.turns_min = 14;
         knobs.agents.turns_max = 14;
+    }
+    if cell.crash.boundary == Boundary::DeadmanFired {
+        knobs.root = true;
+        knobs.agents.turns_min = 4;
+        knobs.agents.turns_max = 6;
+        knobs.away = Some((2 * MINUTE_MS, 4 * HOUR_MS));
+        knobs.dead_man = Some((DeadManMode::Recover, 45 * MINUTE_MS));
+        knobs.agents.deaths.push(Death { at_ms: 4 * MINUTE_MS, worker: None, state: ConversationState::Closed });
     }
     knobs
 }
