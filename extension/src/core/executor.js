@@ -434,10 +434,11 @@ export class Executor {
     this.#send({ v: PROTOCOL_VERSION, type: 'binding', ...wireBinding(binding) });
   }
 
+  /** The worker's summary, with its run's stopped-moving sentence when the daemon raised one. */
   #workerSummary(workerId) {
     for (const run of this.#summary?.runs ?? []) {
       const worker = run.workers.find((w) => w.workerId === workerId);
-      if (worker) return worker;
+      if (worker) return run.stoppedMoving ? { ...worker, runStoppedMoving: run.stoppedMoving.text } : worker;
     }
     return null;
   }

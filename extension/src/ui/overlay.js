@@ -267,6 +267,7 @@
       h('dt', { text: 'Auto Resume' }), h('dd', {}, h('span', { class: view.policyOverride ? 'override' : null, 'data-testid': 'overlay-policy', text: view.policyText }))),
     view.status.note && h('p', { class: 'note', text: view.status.note }),
     view.needsYou && h('p', { class: 'warn', 'data-testid': 'overlay-question', text: `Needs you: ${view.needsYou}${view.answerable ? ' (answer from the dashboard)' : ''}` }),
+    view.runStopped && h('p', { class: 'warn', 'data-testid': 'overlay-run-stopped', text: `Needs you: ${view.runStopped}` }),
     buttons.length > 0 && h('div', { class: 'actions' }, buttons),
     confirming && h('div', { class: 'confirm', role: 'alertdialog', 'aria-labelledby': 'orc-confirm', 'data-testid': 'overlay-confirm' },
       h('p', { id: 'orc-confirm', text: 'Stop this worker for good? It will not be resumed again. To stop for a while, use Pause.' }),

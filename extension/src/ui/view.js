@@ -515,6 +515,8 @@ export function overlayView(workerSummary, connection, observation = null, nowMs
     policyOverride: row.policy.isOverride,
     needsYou: row.needsYou,
     answerable: row.answerable,
+    // The run stopped moving (the daemon's dead-man layer): said in every tab of it.
+    runStopped: typeof workerSummary.runStoppedMoving === 'string' ? workerSummary.runStoppedMoving : null,
     events: recentEvents(workerSummary.recentEvents),
     actions: row.actions.map(({ action, label, hint, destructive }) => ({ action, label, hint, destructive: Boolean(destructive) })),
     connection: { live: conn.live, label: conn.label, hint: conn.hint },

@@ -39,3 +39,11 @@ test('a stopped run is a run-wide Needs you in the popup and the dashboard, with
   assert.deepEqual(dashboardView({ ...state, summary: quiet }, NOW).stoppedRuns, []);
   assert.equal(popupView({ ...state, summary: quiet }, null, NOW).runs[0].stoppedMoving, null);
 });
+
+test('the overlay of a tab of a stopped run says so', async () => {
+  const { overlayView } = await import('../../src/ui/view.js');
+  const [root] = stopped.runs[0].workers;
+  const text = stopped.runs[0].stoppedMoving.text;
+  assert.equal(overlayView({ ...root, runStoppedMoving: text }, { status: 'live' }, null, NOW).runStopped, text);
+  assert.equal(overlayView(root, { status: 'live' }, null, NOW).runStopped, null);
+});
