@@ -12,13 +12,15 @@
 //   3. both lanes call worker_complete, then the root does; nothing more is submitted;
 //   4. a second run's root tab is closed mid-run: the dashboard shows the orphaned root,
 //      one action recovers it into a fresh conversation with the recovery prompt, the run
-//      and its lane are untouched, and the job finishes.
+//      and its lane are untouched, and the job finishes;
+//   5. a lane whose tab was closed is attached to a conversation the person opened, through
+//      the popup's "Attach this conversation to…" and a confirmation naming the lane.
 // Screenshots: the start form and the recovered root (docs/screenshots with UPDATE_SCREENSHOTS=1).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block } from './lib/world.mjs';
-import { until, evaluate, openExtensionPage, reloadPage, press, screenshot, setViewport } from './lib/ui-pages.mjs';
+import { until, evaluate, openExtensionPage, reloadPage, press, screenshot, setViewport, findPage } from './lib/ui-pages.mjs';
 import { popupOn, runNamed, startFromPopup, tabIdOf } from './lib/start-here.mjs';
 import { readDashboard, readPopup } from './lib/ui-surfaces.mjs';
 
@@ -226,6 +228,66 @@ for (const kind of BROWSERS) {
         const laneAttempts = (await w.mcp.call('worker_attempts', { workerId: seen.lane })).attempts;
         assert.ok(laneAttempts.every((a) => a.outcome !== 'conversation_lost'), 'the lane was not disturbed');
         assert.equal((await w.mcp.call('run_get', { runId: run.runId })).status, 'completed');
+      }, WORLD));
+
+    test('attach this conversation: a lane whose tab was closed continues in a conversation the person chose, after a confirmation naming it', () =>
+      inWorld(kind, async (w) => {
+        const seen = { lane: null, attached: false };
+        const laneAgent = async ({ world, workerId, prompt }) => {
+          if (prompt.includes('fresh conversation for the same logical worker')) seen.attached = true;
+          await world.mcp.call('worker_progress', { workerId, summary: 'a step' });
+          if (seen.attached) {
+            await world.mcp.call('worker_complete', { workerId, summary: 'finished where the person put me' });
+            return { generateMs: 300, reply: block('complete', 'finished') };
+          }
+          return { generateMs: 1_000, reply: block('working', 'a step') };
+        };
+        w.agentsByName.set('/root', async ({ turn, world, workerId }) => {
+          const { runId } = await world.mcp.call('worker_get', { workerId });
+          if (turn === 1) {
+            seen.lane = await spawn(world, runId, '/root/epsilon', laneAgent);
+            return { generateMs: 300, reply: block('working', 'lane spawned') };
+          }
+          if ((await world.mcp.call('worker_get', { workerId: seen.lane })).disposition === 'completed') {
+            await world.mcp.call('worker_complete', { workerId, summary: 'the lane landed' });
+            return { generateMs: 300, reply: block('complete', 'done') };
+          }
+          return { generateMs: 300, reply: block('working', 'waiting for the lane') };
+        });
+        await w.browser.newPage(w.fake.url);
+        const popup = await openExtensionPage(w, 'src/ui/popup.html');
+        await popupOn(popup, await tabIdOf(popup, w.fake.url));
+        await startFromPopup(w, popup, { taskName: 'Attach run', rootName: 'Attach root', plan: 'One lane; its tab will be closed.' });
+        const run = await runNamed(w, 'Attach run');
+        await until('the lane spawned', () => seen.lane);
+        const before = await w.waitForWorker(seen.lane, (x) => x.attempts >= 1 && /\/c\//.test(x.binding?.conversationUrl ?? ''), 'the lane at work');
+        await (await findPage(w, (url) => url === before.binding.conversationUrl, 'the lane\'s tab')).close();
+        await w.waitForWorker(seen.lane, (x) => x.binding?.status === 'lost', 'the lane\'s conversation lost');
+
+        // The person opens a conversation of theirs and attaches it to the lane.
+        const id = w.fake.seedConversation([{ role: 'user', text: 'A scratch conversation.' }, { role: 'assistant', reply: 'Ready.' }]);
+        const mine = w.fake.conversationUrl(id);
+        await w.browser.newPage(mine);
+        await popupOn(popup, await tabIdOf(popup, mine));
+        await until('the attach list to offer the lane', () => evaluate(popup, (lane) =>
+          [...document.querySelectorAll('[data-testid="attach-worker"] option')].some((o) => o.value === lane), seen.lane));
+        await evaluate(popup, (lane) => {
+          const select = document.querySelector('[data-testid="attach-worker"]');
+          select.value = lane;
+          select.dispatchEvent(new Event('change'));
+        }, seen.lane);
+        await press(popup, '[data-testid="attach-submit"]');
+        const title = await until('the confirmation', () => evaluate(popup, () => document.querySelector('#confirm-title')?.textContent ?? null));
+        assert.equal(title, `Attach this conversation to ${before.displayName}?`, 'the confirmation names the worker');
+        assert.equal(w.prompts(seen.lane).filter((p) => p.conversationId === id).length, 0, 'nothing typed before the confirmation');
+        await press(popup, '[data-testid="confirm-accept"]');
+
+        const attached = await w.waitForWorker(seen.lane, (x) => x.binding?.conversationUrl === mine && x.binding?.status !== 'lost', 'the lane bound to the chosen conversation');
+        assert.equal(attached.runId, run.runId);
+        await w.waitForWorker(run.rootWorkerId, (x) => x.disposition === 'completed', 'the run finished', JOB_MS);
+        const typedThere = w.fake.prompts.filter((p) => p.conversationId === id);
+        assert.ok(typedThere.length >= 1 && typedThere[0].text.includes('fresh conversation for the same logical worker'), 'the lane\'s recovery prompt went into the chosen conversation');
+        assert.equal(typedThere.filter((p) => p.text.includes('fresh conversation for the same logical worker')).length, 1, 'once');
       }, WORLD));
   });
 }
