@@ -112,7 +112,10 @@ function describeExecutor(kind, layout) {
         await w.createRun();
         const lane = await w.spawnLane('/root/logged-out', async () => ({ generateMs: 100, reply: block('working', 'must not run') }));
         // Well before the create's deadline (2 min): the login page was reported as the new chat's state.
-        const worker = await w.waitForWorker(lane, (x) => x.pause?.reason === 'account_check', 'paused for an account check');
+        // The pause is durable first; the create is withdrawn once the extension confirms its
+        // command.cancel (a moment later on a loaded machine): both well before the deadline.
+        const worker = await w.waitForWorker(lane, (x) => x.pause?.reason === 'account_check' && !x.inFlightAttemptId,
+          'paused for an account check, the create withdrawn');
         assert.equal(worker.inFlightAttemptId ?? null, null, 'the create was withdrawn');
         assert.deepEqual(w.prompts(lane), [], 'nothing typed into the logged-out page');
         assert.deepEqual(w.fake.prompts, [], 'nothing typed anywhere');
