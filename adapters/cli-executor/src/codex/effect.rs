@@ -1,0 +1,94 @@
+//! What the Codex core asks of its shell and reports to the daemon: effects as data.
+
+use crate::codex::record::ThreadRecord;
+use crate::jsonrpc::RpcError;
+use engine::ids::{CommandId, WorkerId};
+use engine::model::ConversationState;
+use engine::time::Timestamp;
+
+/// What the shell must do or report, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Write this line (and a newline) to the app-server's stdin.
+    Write(String),
+    /// The outcome of a create, send or steer (or a withdrawn held send).
+    Result {
+        /// The command.
+        command: CommandId,
+        /// What happened.
+        outcome: Outcome,
+    },
+    /// A conversation's coarse state changed.
+    State {
+        /// Whose conversation.
+        worker: WorkerId,
+        /// The thread (the conversation).
+        thread: String,
+        /// What it shows.
+        report: Report,
+    },
+    /// A turn the core did not start: the engine pauses the worker.
+    Foreign {
+        /// Whose conversation.
+        worker: WorkerId,
+        /// The thread.
+        thread: String,
+        /// The foreign turn.
+        turn: String,
+    },
+    /// A `thread/read` came back (for `conversation.inspect`): reconciliation reads it.
+    Thread {
+        /// Whose conversation.
+        worker: WorkerId,
+        /// What the app-server holds.
+        record: ThreadRecord,
+    },
+    /// A request without a command behind it went unanswered or was refused: the child is
+    /// not serving us (the shell restarts it).
+    Unresponsive {
+        /// The method.
+        method: &'static str,
+        /// The refusal, when there was one.
+        error: Option<RpcError>,
+    },
+}
+
+/// A command's outcome, as `command.result` says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The app-server accepted the prompt into `turn` of `thread`.
+    Submitted {
+        /// The thread (for a create: the new conversation).
+        thread: String,
+        /// The turn the prompt went into.
+        turn: String,
+    },
+    /// Not done; `code` is one of the protocol's failure codes.
+    Failed {
+        /// `DEADLINE_EXCEEDED`, `STEERING_UNAVAILABLE`, `CONVERSATION_CLOSED`, `CANCELLED`,
+        /// `COMPOSER_BUSY`, `HOST_UI_CHANGED` (the CLI refused: fail closed) or
+        /// `AMBIGUOUS_SUBMISSION` (no answer to a prompt that may have gone in).
+        code: &'static str,
+        /// For people.
+        detail: String,
+    },
+}
+
+/// A coarse state with what goes with it (`seq` is assigned by the publishing layer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The state.
+    pub state: ConversationState,
+    /// With `idle`: the tail of the last agent message (untrusted).
+    pub block: Option<String>,
+    /// With a usage or rate limit: when it lifts.
+    pub until: Option<Timestamp>,
+    /// CLI text for people (untrusted).
+    pub detail: Option<String>,
+}
+
+impl Report {
+    pub(crate) fn bare(state: ConversationState) -> Report {
+        Report { state, block: None, until: None, detail: None }
+    }
+}

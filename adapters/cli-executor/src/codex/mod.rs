@@ -1,0 +1,547 @@
+//! The Codex app-server core: executor commands in, JSON-RPC lines and observations out.
+//!
+//! [`Codex`] is sans IO (quinn-proto's shape): [`Codex::start`], [`Codex::command`],
+//! [`Codex::line`] and [`Codex::tick`] take `now` and queue [`Effect`]s, which
+//! [`Codex::poll_effect`] drains in order; [`Codex::next_deadline`] says when to tick. The
+//! shell (a later slice) writes each [`Effect::Write`] line to the child's stdin, feeds
+//! each stdout line to `line`, and turns results and states into the executor protocol.
+//!
+//! | command | app-server |
+//! |---|---|
+//! | `conversation.create` | `thread/start`, then `turn/start` |
+//! | `conversation.send` | `turn/start` (held until a running turn ends: idle delivery) |
+//! | `conversation.steer` | `turn/steer{expectedTurnId}` |
+//! | `conversation.inspect` | `thread/read{includeTurns}` |
+//! | `conversation.close` | `thread/unsubscribe` |
+//! | `command.cancel` | withdraws a held send |
+//!
+//! Every prompt carries the command's idempotency key as `clientUserMessageId`: the
+//! app-server stores it as the user message's `clientId`, so `thread/read` proves later
+//! whether a prompt went in ([`record`]). A turn is ours when it started while our
+//! `turn/start` was in flight and carries only our nonces; any other turn is
+//! [`Effect::Foreign`]. A completed turn is an observation (`idle`), never a completion.
+
+mod effect;
+pub mod record;
+pub mod usage;
+
+pub use effect::{Effect, Outcome, Report};
+
+use crate::Error;
+use crate::jsonrpc::{self, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Pending, RpcError};
+use crate::limits::{BLOCK_CHARS_MAX, COMMANDS_WAITING_MAX, NONCES_PER_THREAD_MAX, THREADS_MAX};
+use engine::effect::{CommandKind, ExecutorCommand};
+use engine::ids::{CommandId, WorkerId};
+use engine::model::ConversationState;
+use engine::time::Timestamp;
+use record::{ThreadRecord, TurnStatus, agent_text, item_type};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, VecDeque};
+
+/// How threads are started. The shell fills it from the worker's provenance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The working directory of new threads.
+    pub cwd: String,
+    /// `approvalPolicy` of new threads: `never` by default, the sandbox guards the work.
+    pub approval_policy: String,
+    /// `sandbox` of new threads: `workspace-write` by default.
+    pub sandbox: String,
+}
+
+impl Config {
+    /// The unattended defaults in `cwd`: no approval prompts, a workspace-write sandbox.
+    pub fn unattended(cwd: &str) -> Config {
+        Config { cwd: cwd.to_string(), approval_policy: "never".to_string(), sandbox: "workspace-write".to_string() }
+    }
+}
+
+/// What a request in flight was for.
+#[derive(Debug)]
+enum Purpose {
+    Initialize,
+    ThreadStart(ExecutorCommand),
+    TurnStart { command: CommandId, thread: String },
+    Steer { command: CommandId, thread: String },
+    Read { worker: WorkerId },
+    Unsubscribe,
+    Interrupt,
+}
+
+impl Purpose {
+    fn method(&self) -> &'static str {
+        match self {
+            Purpose::Initialize => "initialize",
+            Purpose::ThreadStart(_) => "thread/start",
+            Purpose::TurnStart { .. } => "turn/start",
+            Purpose::Steer { .. } => "turn/steer",
+            Purpose::Read { .. } => "thread/read",
+            Purpose::Unsubscribe => "thread/unsubscribe",
+            Purpose::Interrupt => "turn/interrupt",
+        }
+    }
+}
+
+/// One thread the core manages.
+#[derive(Debug)]
+struct Thread {
+    /// The worker whose conversation it is.
+    worker: WorkerId,
+    /// Our `turn/start` is in flight: the next `turn/started` is ours.
+    starting: bool,
+    /// The running turn and whether it is ours.
+    turn: Option<(String, bool)>,
+    /// The last turn that ended, so a late `turn/start` answer does not revive it.
+    ended: Option<String>,
+    /// Nonces sent on this thread, oldest first (bounded).
+    nonces: VecDeque<String>,
+    /// A send held until the running turn ends.
+    held: Option<ExecutorCommand>,
+    /// The running turn's last agent message.
+    agent_text: Option<String>,
+}
+
+/// The Codex app-server core. One per app-server child.
+#[derive(Debug)]
+pub struct Codex {
+    config: Config,
+    pending: Pending<Purpose>,
+    /// `initialize` was answered: requests may go out.
+    ready: bool,
+    /// Commands that arrived before `ready`.
+    early: VecDeque<ExecutorCommand>,
+    threads: BTreeMap<String, Thread>,
+    /// The latest `rateLimits` of `account/rateLimits/updated` (account-wide).
+    rate_limits: Option<Value>,
+    effects: VecDeque<Effect>,
+}
+
+impl Codex {
+    /// A core for a fresh child; call [`Codex::start`] first.
+    pub fn new(config: Config) -> Codex {
+        Codex {
+            config,
+            pending: Pending::default(),
+            ready: false,
+            early: VecDeque::new(),
+            threads: BTreeMap::new(),
+            rate_limits: None,
+            effects: VecDeque::new(),
+        }
+    }
+
+    /// The next effect, in order.
+    pub fn poll_effect(&mut self) -> Option<Effect> {
+        self.effects.pop_front()
+    }
+
+    /// When to call [`Codex::tick`]: the next request timeout or held command's deadline.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        let held =
+            self.threads.values().filter_map(|t| t.held.as_ref()).chain(&self.early).map(|c| c.deadline.plus_ms(1));
+        self.pending.next_deadline().into_iter().chain(held).min()
+    }
+
+    /// Says `initialize` to a fresh child.
+    pub fn start(&mut self, now: Timestamp) -> Result<(), Error> {
+        let params = json!({"clientInfo": {"name": "orchestrator-cli-executor", "title": null, "version": env!("CARGO_PKG_VERSION")},
+                            "capabilities": {"experimentalApi": true}});
+        self.request(now, Purpose::Initialize, params)
+    }
+
+    /// Registers a thread found after a restart (its worker known from the journal), so
+    /// `inspect` can read it and its nonces are recognized.
+    pub fn adopt(&mut self, worker: WorkerId, thread: &str, nonces: &[String]) -> Result<(), Error> {
+        let entry = self.insert_thread(worker, thread)?;
+        nonces.iter().for_each(|nonce| remember(entry, nonce));
+        Ok(())
+    }
+
+    /// Ends the running turn of `thread` (`turn/interrupt`): it completes as `interrupted`.
+    pub fn interrupt(&mut self, now: Timestamp, thread: &str) -> Result<(), Error> {
+        let running = self.threads.get(thread).ok_or_else(|| unknown(thread))?.turn.clone();
+        let Some((turn, _)) = running else { return Ok(()) };
+        self.request(now, Purpose::Interrupt, json!({"threadId": thread, "turnId": turn}))
+    }
+
+    /// A command from the daemon.
+    pub fn command(&mut self, now: Timestamp, command: ExecutorCommand) -> Result<(), Error> {
+        if !self.ready {
+            if self.early.len() >= COMMANDS_WAITING_MAX {
+                return Err(Error::WaitingFull);
+            }
+            self.early.push_back(command);
+            return Ok(());
+        }
+        let submits = matches!(command.kind, CommandKind::Create | CommandKind::Send | CommandKind::Steer);
+        if submits && now > command.deadline {
+            self.fail(command.id, "DEADLINE_EXCEEDED", "the deadline passed before submission");
+            return Ok(());
+        }
+        let thread = command.conversation.to_string();
+        match command.kind {
+            CommandKind::Create => {
+                let params = json!({"cwd": self.config.cwd, "approvalPolicy": self.config.approval_policy,
+                                    "sandbox": self.config.sandbox, "ephemeral": false});
+                self.request(now, Purpose::ThreadStart(command), params)
+            }
+            CommandKind::Send => match self.threads.get_mut(&thread) {
+                None => {
+                    self.fail(command.id, "CONVERSATION_CLOSED", "no such thread here");
+                    Ok(())
+                }
+                Some(t) if t.held.is_some() => {
+                    self.fail(command.id, "COMPOSER_BUSY", "a send is already held");
+                    Ok(())
+                }
+                Some(t) if t.starting || t.turn.is_some() => {
+                    t.held = Some(command);
+                    Ok(())
+                }
+                Some(_) => self.start_turn(now, &thread, &command),
+            },
+            CommandKind::Steer => self.steer(now, &thread, &command),
+            CommandKind::Cancel => {
+                let held = self.threads.values_mut().find(|t| t.held.as_ref().is_some_and(|h| h.id == command.id));
+                if held.and_then(|t| t.held.take()).is_some() {
+                    self.fail(command.id, "CANCELLED", "withdrawn before submission");
+                }
+                Ok(())
+            }
+            CommandKind::Inspect => match self.threads.get(&thread) {
+                None => {
+                    self.state(command.worker, &thread, Report::bare(ConversationState::Closed));
+                    Ok(())
+                }
+                Some(t) => {
+                    let worker = t.worker;
+                    self.request(now, Purpose::Read { worker }, json!({"threadId": thread, "includeTurns": true}))
+                }
+            },
+            CommandKind::Close => match self.threads.remove(&thread) {
+                None => Ok(()),
+                Some(t) => {
+                    if let Some(held) = t.held {
+                        self.fail(held.id, "CONVERSATION_CLOSED", "the conversation was closed");
+                    }
+                    self.request(now, Purpose::Unsubscribe, json!({"threadId": thread}))
+                }
+            },
+        }
+    }
+
+    /// A line from the app-server's stdout.
+    pub fn line(&mut self, now: Timestamp, line: &str) -> Result<(), Error> {
+        match jsonrpc::decode(line)? {
+            Incoming::Response { id, outcome } => {
+                let purpose = self.pending.take(id)?;
+                self.response(now, purpose, outcome)
+            }
+            Incoming::Notification { method, params } => self.notification(now, &method, &params),
+            Incoming::ServerRequest { id, method, .. } => {
+                // Unattended threads ask nothing (`approvalPolicy: never`); should a request
+                // come anyway, it is declined, never left hanging (the opt-in human mode is a
+                // later slice).
+                let line = match method.as_str() {
+                    "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => {
+                        jsonrpc::result_line(&id, json!({"decision": "decline"}))
+                    }
+                    _ => jsonrpc::error_line(&id, METHOD_NOT_FOUND, "not supported by this executor"),
+                };
+                self.effects.push_back(Effect::Write(line));
+                Ok(())
+            }
+        }
+    }
+
+    /// Time passed: unanswered requests and held commands past their deadline end.
+    pub fn tick(&mut self, now: Timestamp) {
+        for (_, purpose) in self.pending.expire(now) {
+            match purpose {
+                Purpose::ThreadStart(command) => {
+                    self.fail(command.id, "DEADLINE_EXCEEDED", "thread/start went unanswered")
+                }
+                Purpose::TurnStart { command, .. } | Purpose::Steer { command, .. } => self.fail(
+                    command,
+                    "AMBIGUOUS_SUBMISSION",
+                    "the app-server did not answer; the prompt may have gone in",
+                ),
+                other => self.effects.push_back(Effect::Unresponsive { method: other.method(), error: None }),
+            }
+        }
+        let late: Vec<CommandId> = self
+            .threads
+            .values_mut()
+            .filter_map(|t| t.held.take_if(|held| now > held.deadline).map(|held| held.id))
+            .collect();
+        late.into_iter().for_each(|id| self.fail(id, "DEADLINE_EXCEEDED", "the turn did not end before the deadline"));
+        let (early_late, early): (Vec<_>, Vec<_>) = self.early.drain(..).partition(|c| now > c.deadline);
+        self.early = early.into();
+        early_late
+            .into_iter()
+            .for_each(|c| self.fail(c.id, "DEADLINE_EXCEEDED", "the app-server was not ready in time"));
+    }
+
+    fn response(&mut self, now: Timestamp, purpose: Purpose, outcome: Result<Value, RpcError>) -> Result<(), Error> {
+        match (purpose, outcome) {
+            (Purpose::Initialize, Ok(_)) => {
+                self.effects.push_back(Effect::Write(jsonrpc::notification_line("initialized", None)));
+                self.ready = true;
+                let early: Vec<ExecutorCommand> = self.early.drain(..).collect();
+                early.into_iter().try_for_each(|command| self.command(now, command))
+            }
+            (Purpose::ThreadStart(command), Ok(result)) => {
+                let Some(thread) = result.pointer("/thread/id").and_then(Value::as_str) else {
+                    self.fail(command.id, "HOST_UI_CHANGED", "thread/start answered without a thread id");
+                    return Err(Error::Malformed { detail: "thread/start result without thread.id".to_string() });
+                };
+                let thread = thread.to_string();
+                self.insert_thread(command.worker, &thread)?;
+                self.start_turn(now, &thread, &command)
+            }
+            (Purpose::TurnStart { command, thread }, Ok(result)) => {
+                let turn = result.pointer("/turn/id").and_then(Value::as_str).unwrap_or_default().to_string();
+                if let Some(t) = self.threads.get_mut(&thread) {
+                    t.starting = false;
+                    if t.ended.as_deref() != Some(turn.as_str()) {
+                        t.turn = Some((turn.clone(), true));
+                    }
+                }
+                self.submitted(command, thread, turn);
+                Ok(())
+            }
+            (Purpose::Steer { command, thread }, Ok(result)) => {
+                let turn = result.get("turnId").and_then(Value::as_str).unwrap_or_default().to_string();
+                self.submitted(command, thread, turn);
+                Ok(())
+            }
+            (Purpose::Steer { command, .. }, Err(error)) if error.code == INVALID_REQUEST => {
+                // "no active turn to steer": the turn ended first. Definitely not submitted.
+                {
+                    self.fail(command, "STEERING_UNAVAILABLE", &error.message);
+                    Ok(())
+                }
+            }
+            (Purpose::TurnStart { command, thread }, Err(error)) => {
+                if let Some(t) = self.threads.get_mut(&thread) {
+                    t.starting = false;
+                }
+                {
+                    self.fail(command, "HOST_UI_CHANGED", &error.message);
+                    Ok(())
+                }
+            }
+            (Purpose::ThreadStart(ExecutorCommand { id: command, .. }), Err(error))
+            | (Purpose::Steer { command, .. }, Err(error)) => {
+                self.fail(command, "HOST_UI_CHANGED", &error.message);
+                Ok(())
+            }
+            (Purpose::Read { worker }, Ok(result)) => {
+                let record = ThreadRecord::from_read(&result)
+                    .ok_or_else(|| Error::Malformed { detail: "thread/read result without a thread".to_string() })?;
+                self.observe_record(now, worker, &record);
+                self.effects.push_back(Effect::Thread { worker, record });
+                Ok(())
+            }
+            (Purpose::Interrupt, Err(error)) if error.code == INVALID_REQUEST => Ok(()), // ended already
+            (Purpose::Unsubscribe | Purpose::Interrupt, Ok(_)) => Ok(()),
+            (purpose, Err(error)) => {
+                self.effects.push_back(Effect::Unresponsive { method: purpose.method(), error: Some(error) });
+                Ok(())
+            }
+        }
+    }
+
+    fn notification(&mut self, now: Timestamp, method: &str, params: &Value) -> Result<(), Error> {
+        if method == "account/rateLimits/updated" {
+            self.rate_limits = params.get("rateLimits").cloned();
+            return Ok(());
+        }
+        let Some(thread) = params.get("threadId").and_then(Value::as_str).map(str::to_string) else { return Ok(()) };
+        let Some(t) = self.threads.get_mut(&thread) else { return Ok(()) };
+        let worker = t.worker;
+        match method {
+            "turn/started" => {
+                let turn = params.pointer("/turn/id").and_then(Value::as_str).unwrap_or_default().to_string();
+                let ours = t.starting || t.turn.as_ref().is_some_and(|(id, _)| *id == turn);
+                t.starting = false;
+                t.turn = Some((turn.clone(), ours));
+                t.agent_text = None;
+                if !ours {
+                    self.effects.push_back(Effect::Foreign { worker, thread: thread.clone(), turn });
+                }
+                self.state(worker, &thread, Report::bare(ConversationState::Generating));
+            }
+            "item/started" if params.get("item").and_then(item_type) == Some("userMessage") => {
+                let client = params.pointer("/item/clientId").and_then(Value::as_str);
+                let known = client.is_some_and(|c| t.nonces.iter().any(|n| n == c));
+                let turn = params.get("turnId").and_then(Value::as_str).unwrap_or_default().to_string();
+                let flagged = t.turn.as_ref().is_some_and(|(id, ours)| *id == turn && !ours);
+                if !known
+                    && !flagged
+                    && let Some((id, ours)) = t.turn.as_mut().filter(|(id, _)| *id == turn)
+                {
+                    *ours = false;
+                    let turn = id.clone();
+                    self.effects.push_back(Effect::Foreign { worker, thread, turn });
+                }
+            }
+            "item/completed" => {
+                if let Some(text) = params.get("item").and_then(agent_text) {
+                    t.agent_text = Some(text.to_string());
+                }
+            }
+            "thread/status/changed" => {
+                let flags = params
+                    .pointer("/status/activeFlags")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let waiting =
+                    flags.iter().any(|f| matches!(f.as_str(), Some("waitingOnApproval" | "waitingOnUserInput")));
+                if waiting {
+                    self.state(worker, &thread, Report::bare(ConversationState::AwaitingApproval));
+                }
+            }
+            "turn/completed" => {
+                let turn = params.get("turn").cloned().unwrap_or_default();
+                let id = turn.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                t.turn = None;
+                t.starting = false;
+                t.ended = Some(id);
+                let text = turn
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .and_then(|items| items.iter().rev().find_map(agent_text));
+                let text = text.map(str::to_string).or_else(|| t.agent_text.take());
+                let status = turn.get("status").and_then(Value::as_str).and_then(TurnStatus::parse);
+                let report = self.turn_report(now, status, text.as_deref(), turn.get("error"));
+                self.state(worker, &thread, report);
+                let held = self.threads.get_mut(&thread).and_then(|t| t.held.take());
+                if let Some(command) = held {
+                    return self.command(now, command);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The state a turn's end shows: `idle` (completed or interrupted, an observed end,
+    /// never a completion), `error` when it failed, `generating` while it runs.
+    fn turn_report(
+        &self,
+        now: Timestamp,
+        status: Option<TurnStatus>,
+        text: Option<&str>,
+        error: Option<&Value>,
+    ) -> Report {
+        match status {
+            Some(TurnStatus::Completed | TurnStatus::Interrupted) => {
+                Report { block: text.map(tail), ..Report::bare(ConversationState::Idle) }
+            }
+            Some(TurnStatus::InProgress) => Report::bare(ConversationState::Generating),
+            Some(TurnStatus::Failed) | None => {
+                let failure = usage::classify(error.unwrap_or(&Value::Null), self.rate_limits.as_ref(), now);
+                Report {
+                    state: ConversationState::Error(failure.kind),
+                    block: None,
+                    until: failure.until,
+                    detail: failure.detail,
+                }
+            }
+        }
+    }
+
+    /// `conversation.inspect`: the last turn's state, and foreign turns flagged.
+    fn observe_record(&mut self, now: Timestamp, worker: WorkerId, record: &ThreadRecord) {
+        let report = match record.turns.last() {
+            None => Report::bare(ConversationState::Ready),
+            Some(last) => self.turn_report(now, last.status, last.last_agent_text.as_deref(), last.error.as_ref()),
+        };
+        if let Some(t) = self.threads.get(&record.id) {
+            let ours = t.nonces.iter().cloned().collect();
+            let foreign: Vec<String> = record.foreign_turns(&ours).iter().map(|turn| turn.id.clone()).collect();
+            for turn in foreign {
+                self.effects.push_back(Effect::Foreign { worker, thread: record.id.clone(), turn });
+            }
+        }
+        self.state(worker, &record.id, report);
+    }
+
+    fn steer(&mut self, now: Timestamp, thread: &str, command: &ExecutorCommand) -> Result<(), Error> {
+        let Some(t) = self.threads.get_mut(thread) else {
+            self.fail(command.id, "CONVERSATION_CLOSED", "no such thread here");
+            return Ok(());
+        };
+        let Some((turn, true)) = t.turn.clone() else {
+            self.fail(command.id, "STEERING_UNAVAILABLE", "no turn of ours is running");
+            return Ok(());
+        };
+        remember(t, &command.idempotency_key);
+        let params = json!({"threadId": thread, "expectedTurnId": turn, "clientUserMessageId": command.idempotency_key,
+                            "input": [{"type": "text", "text": command.prompt}]});
+        self.request(now, Purpose::Steer { command: command.id, thread: thread.to_string() }, params)
+    }
+
+    fn start_turn(&mut self, now: Timestamp, thread: &str, command: &ExecutorCommand) -> Result<(), Error> {
+        let t = self.threads.get_mut(thread).ok_or_else(|| unknown(thread))?;
+        t.starting = true;
+        remember(t, &command.idempotency_key);
+        let params = json!({"threadId": thread, "clientUserMessageId": command.idempotency_key,
+                            "input": [{"type": "text", "text": command.prompt}]});
+        self.request(now, Purpose::TurnStart { command: command.id, thread: thread.to_string() }, params)
+    }
+
+    fn request(&mut self, now: Timestamp, purpose: Purpose, params: Value) -> Result<(), Error> {
+        let method = purpose.method();
+        let id = self.pending.insert(now, purpose)?;
+        self.effects.push_back(Effect::Write(jsonrpc::request_line(id, method, params)));
+        Ok(())
+    }
+
+    fn insert_thread(&mut self, worker: WorkerId, thread: &str) -> Result<&mut Thread, Error> {
+        if !self.threads.contains_key(thread) && self.threads.len() >= THREADS_MAX {
+            return Err(Error::ThreadsFull);
+        }
+        Ok(self.threads.entry(thread.to_string()).or_insert_with(|| Thread {
+            worker,
+            starting: false,
+            turn: None,
+            ended: None,
+            nonces: VecDeque::new(),
+            held: None,
+            agent_text: None,
+        }))
+    }
+
+    fn submitted(&mut self, command: CommandId, thread: String, turn: String) {
+        self.effects.push_back(Effect::Result { command, outcome: Outcome::Submitted { thread, turn } });
+    }
+
+    fn fail(&mut self, command: CommandId, code: &'static str, detail: &str) {
+        let outcome = Outcome::Failed { code, detail: usage::cut_detail(detail) };
+        self.effects.push_back(Effect::Result { command, outcome });
+    }
+
+    fn state(&mut self, worker: WorkerId, thread: &str, report: Report) {
+        self.effects.push_back(Effect::State { worker, thread: thread.to_string(), report });
+    }
+}
+
+fn remember(thread: &mut Thread, nonce: &str) {
+    if thread.nonces.len() >= NONCES_PER_THREAD_MAX {
+        thread.nonces.pop_front();
+    }
+    thread.nonces.push_back(nonce.to_string());
+}
+
+fn unknown(thread: &str) -> Error {
+    Error::UnknownThread { thread: thread.to_string() }
+}
+
+/// The last [`BLOCK_CHARS_MAX`] characters of an agent message.
+fn tail(text: &str) -> String {
+    let skip = text.chars().count().saturating_sub(BLOCK_CHARS_MAX);
+    text.chars().skip(skip).collect()
+}

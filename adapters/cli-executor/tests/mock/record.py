@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Records real `codex app-server` JSON-RPC transcripts against the loopback mock model.
+
+Stdlib only. Usage: `python3 record.py CODEX_BIN MOCK_PORT OUT_DIR` with
+`mock_responses.py MOCK_PORT` running. Each scenario runs its own app-server with a fresh
+CODEX_HOME and cwd, and writes OUT_DIR/<scenario>.jsonl: a header line
+`{"header":{...}}`, then one line per message, `{"dir":"send"|"recv","msg":{...}}`, in the
+order they crossed stdio. Paths under the scratch directory are replaced by `$SCRATCH`.
+"""
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CODEX, PORT, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+DATE = "2026-12-01"
+CONFIG = [
+    "model_provider=mock",
+    "model=mock-model",
+    'model_providers.mock.name="mock"',
+    'model_providers.mock.base_url="http://127.0.0.1:%s/v1"' % PORT,
+    'model_providers.mock.env_key="MOCK_API_KEY"',
+    'model_providers.mock.wire_api="responses"',
+    "model_providers.mock.request_max_retries=0",
+    "model_providers.mock.stream_max_retries=0",
+]
+ARGS = ["app-server"] + [a for c in CONFIG for a in ("-c", c)]
+WAIT_S = 30
+
+
+class Session:
+    def __init__(self, name):
+        self.name = name
+        self.scratch = tempfile.mkdtemp(prefix="codex-rec-")
+        self.home = os.path.join(self.scratch, "home")
+        self.cwd = os.path.join(self.scratch, "work")
+        os.makedirs(self.home)
+        os.makedirs(self.cwd)
+        env = {"PATH": os.environ["PATH"], "HOME": self.home, "CODEX_HOME": self.home,
+               "MOCK_API_KEY": "x", "RUST_LOG": "error"}
+        self.proc = subprocess.Popen([CODEX] + ARGS, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     cwd=self.cwd, env=env, text=True, start_new_session=True)
+        self.lines = []
+        self.inbox = queue.Queue()
+        self.next_id = 0
+        self.turns_ended = 0
+        threading.Thread(target=self.reader, daemon=True).start()
+
+    def reader(self):
+        for line in self.proc.stdout:
+            self.inbox.put(json.loads(line))
+
+    def log(self, direction, msg):
+        text = json.dumps(msg, ensure_ascii=False).replace(self.scratch, "$SCRATCH")
+        self.lines.append(json.dumps({"dir": direction, "msg": json.loads(text)},
+                                     ensure_ascii=False))
+
+    def send(self, msg):
+        self.log("send", msg)
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+
+    def notify(self, method, params=None):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def request(self, method, params, wait=True):
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        if wait:
+            return self.until(lambda m: m.get("id") == rid and "method" not in m)
+        return rid
+
+    def until(self, pred):
+        deadline = time.time() + WAIT_S
+        while True:
+            left = deadline - time.time()
+            if left <= 0:
+                raise SystemExit("%s: timed out waiting" % self.name)
+            msg = self.inbox.get(timeout=left)
+            self.log("recv", msg)
+            if pred(msg):
+                return msg
+
+    def drain(self, seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            try:
+                self.log("recv", self.inbox.get(timeout=max(0.01, end - time.time())))
+            except queue.Empty:
+                pass
+
+    def start(self):
+        self.request("initialize", {"clientInfo": {"name": "orchestrator-cli-executor",
+                                                   "title": None, "version": "0.0.0"},
+                                    "capabilities": {"experimentalApi": True}})
+        self.notify("initialized")
+        reply = self.request("thread/start", {"cwd": self.cwd, "approvalPolicy": "never",
+                                              "sandbox": "workspace-write", "ephemeral": False})
+        return reply["result"]["thread"]["id"]
+
+    def turn(self, thread, text, nonce):
+        return self.request("turn/start", {"threadId": thread, "clientUserMessageId": nonce,
+                                           "input": [{"type": "text", "text": text}]})
+
+    def turn_end(self):
+        """Waits for the next `turn/completed`, counting one already logged by a drain."""
+        self.turns_ended += 1
+        seen = sum(1 for line in self.lines if '"method": "turn/completed"' in line)
+        if seen >= self.turns_ended:
+            return None
+        return self.until(lambda m: m.get("method") == "turn/completed")
+
+    def finish(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, 9)
+        header = {"header": {"codex": "codex-cli 0.169.0 (npm @openai/codex@0.169.0)",
+                             "command": "codex " + " ".join(ARGS).replace(PORT, "PORT"),
+                             "recorded": DATE, "scenario": self.name,
+                             "by": "adapters/cli-executor/tests/mock/record.py"}}
+        with open(os.path.join(OUT, self.name + ".jsonl"), "w") as f:
+            f.write(json.dumps(header) + "\n")
+            for line in self.lines:
+                f.write(line + "\n")
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def two_turns():
+    s = Session("two-turns")
+    thread = s.start()
+    s.turn(thread, "first prompt", "nonce-1")
+    s.turn_end()
+    s.turn(thread, "second prompt", "nonce-2")
+    s.turn_end()
+    s.drain(0.5)
+    s.request("thread/read", {"threadId": thread, "includeTurns": True})
+    s.finish()
+
+
+def usage_limit():
+    s = Session("usage-limit")
+    thread = s.start()
+    s.turn(thread, "LIMIT please", "nonce-limit")
+    s.turn_end()
+    s.drain(0.5)
+    s.request("account/rateLimits/read", None)
+    s.finish()
+
+
+def steer():
+    """A steer one second into a slow turn; then a steer after the turn ended."""
+    s = Session("steer")
+    thread = s.start()
+    reply = s.turn(thread, "SLOW work", "nonce-slow")
+    turn = reply["result"]["turn"]["id"]
+    s.until(lambda m: m.get("method") == "turn/started")
+    s.drain(1.0)
+    s.request("turn/steer", {"threadId": thread, "expectedTurnId": turn,
+                             "clientUserMessageId": "nonce-steer",
+                             "input": [{"type": "text", "text": "a steer"}]})
+    s.turn_end()
+    s.drain(0.5)
+    s.request("turn/steer", {"threadId": thread, "expectedTurnId": turn,
+                             "clientUserMessageId": "nonce-late",
+                             "input": [{"type": "text", "text": "too late"}]})
+    s.request("thread/read", {"threadId": thread, "includeTurns": True})
+    s.finish()
+
+
+def interrupt():
+    """`turn/interrupt` one second into a slow turn."""
+    s = Session("interrupt")
+    thread = s.start()
+    reply = s.turn(thread, "SLOW work", "nonce-slow")
+    turn = reply["result"]["turn"]["id"]
+    s.until(lambda m: m.get("method") == "turn/started")
+    s.drain(1.0)
+    s.request("turn/interrupt", {"threadId": thread, "turnId": turn})
+    s.turn_end()
+    s.drain(0.5)
+    s.request("thread/read", {"threadId": thread, "includeTurns": True})
+    s.finish()
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    for scenario in sys.argv[4:] or ["two-turns", "usage-limit", "steer", "interrupt"]:
+        globals()[scenario.replace("-", "_")]()
