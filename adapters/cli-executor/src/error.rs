@@ -1,5 +1,5 @@
-//! The crate's one error type: what went wrong reading the app-server or serving a
-//! command, each with a stable code for logs and tests.
+//! The crate's one error type: what went wrong reading the app-server, serving a command
+//! or keeping the child in hand, each with a stable code for logs and tests.
 
 use thiserror::Error;
 
@@ -16,7 +16,7 @@ pub enum Error {
     /// A line longer than [`crate::limits::LINE_BYTES_MAX`].
     #[error("app-server line of {bytes} bytes is over the limit")]
     LineTooLong {
-        /// Its length.
+        /// Its length (from the child's stdout: the bytes read before giving up on it).
         bytes: usize,
     },
     /// A response whose id names no request in flight (answered twice, or never asked).
@@ -40,6 +40,49 @@ pub enum Error {
         /// The thread id (the conversation) the command named.
         thread: String,
     },
+    /// A session id that cannot name a lease file and a directory (empty, too long, or
+    /// not `[A-Za-z0-9_.-]` with no leading dot).
+    #[error("bad session id {session:?}")]
+    BadSession {
+        /// The id as given.
+        session: String,
+    },
+    /// The session already has a child: one child per session at most.
+    #[error("session {session} is leased to process group {pgid}")]
+    Leased {
+        /// The session.
+        session: String,
+        /// The group holding it (0 while that child is being spawned).
+        pgid: i32,
+    },
+    /// A file or directory operation of the shell failed.
+    #[error("{op} {path}: {detail}")]
+    Io {
+        /// What was being done (`write lease`, `create session home`, ...).
+        op: &'static str,
+        /// On what.
+        path: String,
+        /// The OS error.
+        detail: String,
+    },
+    /// The CLI could not be started.
+    #[error("cannot spawn {program}: {detail}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        detail: String,
+    },
+    /// The child's stdin or stdout is closed (it exited, or was stopped).
+    #[error("the child is gone")]
+    ChildGone,
+    /// A process group still had live members after `SIGKILL` and
+    /// [`crate::limits::STOP_KILL_WAIT_MS`].
+    #[error("process group {pgid} did not end")]
+    StopFailed {
+        /// The group.
+        pgid: i32,
+    },
 }
 
 impl Error {
@@ -53,6 +96,19 @@ impl Error {
             Error::WaitingFull => "WAITING_FULL",
             Error::ThreadsFull => "THREADS_FULL",
             Error::UnknownThread { .. } => "UNKNOWN_THREAD",
+            Error::BadSession { .. } => "BAD_SESSION",
+            Error::Leased { .. } => "LEASED",
+            Error::Io { .. } => "IO",
+            Error::Spawn { .. } => "SPAWN",
+            Error::ChildGone => "CHILD_GONE",
+            Error::StopFailed { .. } => "STOP_FAILED",
         }
+    }
+}
+
+impl Error {
+    /// An [`Error::Io`] from an OS error.
+    pub(crate) fn io(op: &'static str, path: &std::path::Path, error: &std::io::Error) -> Error {
+        Error::Io { op, path: path.display().to_string(), detail: error.to_string() }
     }
 }

@@ -1,4 +1,5 @@
-//! The command-line agent executor's core, sans IO (issue 20, first slice).
+//! The command-line agent executor: a sans-IO core and the shell that keeps its child in
+//! hand (issue 20, slices 1 and 2).
 //!
 //! The browser extension is the daemon's hands in ChatGPT tabs; this crate will be its
 //! hands in command-line coding agents. Today it holds the pure part only: a state machine
@@ -8,21 +9,31 @@
 //! results and coarse conversation states. No process is spawned, no socket opened and no
 //! clock read: time is an argument, and effects (a line to write to the child's stdin, an
 //! observation, a command result) come out as data, as in `engine` and
-//! `extension/src/core/executor.js`.
+//! `extension/src/core/executor.js`. Around it, the IO shell spawns and supervises one
+//! `codex app-server` child per session (tokio, Linux `/proc`).
 //!
 //! Layout:
 //! - [`jsonrpc`]: JSON-RPC 2.0 framing over JSONL (requests with ids, responses matched to
 //!   the request they answer, notifications, server requests).
 //! - [`codex`]: the Codex app-server core ([`codex::Codex`]), with turn tracking, the nonce
 //!   carried as `clientUserMessageId` and found again by `thread/read`, and usage limits.
+//! - [`child`]: one child in its own process group, with its own `CODEX_HOME` and an
+//!   allowlisted environment; bounded stdout lines, a capped stderr tail; stop ends the group.
+//! - [`lease`]: one child per session (a lease file), and the reaper of stale leases.
+//! - [`group`]: process groups through `/proc`, signalled with rustix (`SIGTERM`, `SIGKILL`).
+//! - [`pump`]: a [`pump::Session`] connects a child to its core; the child's exit is an event.
 //! - [`error`]: the crate's one error enum, with stable codes.
 //! - [`limits`]: every bound, named with its unit.
 //!
 //! `docs/cli-agents.md` describes the mapping and what is left.
 
+pub mod child;
 pub mod codex;
 pub mod error;
+pub mod group;
 pub mod jsonrpc;
+pub mod lease;
 pub mod limits;
+pub mod pump;
 
 pub use error::Error;

@@ -29,3 +29,29 @@ pub const DETAIL_CHARS_MAX: usize = engine::limits::PAGE_DETAIL_CHARS_MAX;
 /// Characters kept from the end of a turn's last agent message: the end-of-response
 /// block the engine parses is at the tail.
 pub const BLOCK_CHARS_MAX: usize = 4_096;
+
+/// Bytes of the child's stderr kept (the tail): enough for a panic message or a config
+/// error, bounded so a chatty child cannot grow the executor.
+pub const STDERR_TAIL_BYTES_MAX: usize = 64 * 1024;
+
+/// How long a stop waits, once the group is gone, for the rest of stderr.
+pub const STDERR_DRAIN_MS: u64 = 500;
+
+/// How long a stopped child's process group has, after `SIGTERM`, to end before `SIGKILL`.
+pub const STOP_GRACE_MS: u64 = 3_000;
+
+/// How long a group has to be gone after `SIGKILL` (which cannot be ignored) before the stop
+/// is reported as failed rather than waited on forever.
+pub const STOP_KILL_WAIT_MS: u64 = 2_000;
+
+/// How often a stop or a reap looks at `/proc` for the group's members.
+pub const GROUP_POLL_MS: u64 = 10;
+
+/// The longest session id: it names the lease file and the session's directory.
+pub const SESSION_ID_BYTES_MAX: usize = 128;
+
+/// Lease files looked at when the executor starts; more means something else writes there.
+pub const LEASES_MAX: usize = 4_096;
+
+/// The largest lease file read: a few short `key=value` lines.
+pub const LEASE_BYTES_MAX: u64 = 4 * 1024;

@@ -142,6 +142,11 @@ impl Codex {
         self.pending.next_deadline().into_iter().chain(held).min()
     }
 
+    /// The threads hosted, with their workers: what a new child resumes after a crash.
+    pub fn threads(&self) -> impl Iterator<Item = (WorkerId, &str)> {
+        self.threads.iter().map(|(id, thread)| (thread.worker, id.as_str()))
+    }
+
     /// Says `initialize` to a fresh child.
     pub fn start(&mut self, now: Timestamp) -> Result<(), Error> {
         let params = json!({"clientInfo": {"name": "orchestrator-cli-executor", "title": null, "version": env!("CARGO_PKG_VERSION")},
