@@ -20,7 +20,7 @@
 
 use crate::Error;
 use crate::group;
-use crate::lease::{Lease, Leases, check_session};
+use crate::lease::{Lease, Leases};
 use crate::limits::{LINE_BYTES_MAX, STDERR_DRAIN_MS, STDERR_TAIL_BYTES_MAX};
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::Write;
@@ -118,7 +118,6 @@ pub struct Child {
 impl Child {
     /// Spawns `spec` under a new lease of its session ([`Error::Leased`] if it has one).
     pub fn spawn(spec: &Spawn, leases: &Leases) -> Result<Child, Error> {
-        check_session(&spec.session)?;
         let home = spec.home();
         let lease = leases.acquire(&spec.session, &home)?;
         match start(spec, &home) {
