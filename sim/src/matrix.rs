@@ -51,6 +51,7 @@ pub fn knobs_for(cell: Cell) -> Knobs {
         knobs.agents.turns_max = 6;
         knobs.away = Some((2 * MINUTE_MS, 4 * HOUR_MS));
         knobs.dead_man = Some((DeadManMode::Recover, 45 * MINUTE_MS));
+        knobs.agents.recover_lanes = true;
         knobs.agents.deaths.push(Death { at_ms: 4 * MINUTE_MS, worker: None, state: ConversationState::Closed });
     }
     knobs

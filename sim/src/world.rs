@@ -584,9 +584,16 @@ async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil
             };
             let _ = call(op, &ledger).await;
         }
-        if now >= next_sweep && away.is_none_or(|(from, until)| !(from..until).contains(&now)) {
-            let _ = call(SimOp::OperatorSweep, &ledger).await;
-            next_sweep = now + 600_000;
+        if now >= next_sweep {
+            match away {
+                // Away: the next sweep is when the person is back (waking every tick until
+                // then would cost the simulator forty times the run's other work).
+                Some((from, until)) if (from..until).contains(&now) => next_sweep = until,
+                _ => {
+                    let _ = call(SimOp::OperatorSweep, &ledger).await;
+                    next_sweep = now + 600_000;
+                }
+            }
         }
     }
 }
