@@ -68,15 +68,34 @@
     return (latestUser.compareDocumentPosition(card) & 4 /* DOCUMENT_POSITION_FOLLOWING */) !== 0;
   }
 
+  // The inline cards that may be current: those in the turn list's rows from the latest back
+  // to the one holding the latest user turn (at most LATEST_TURNS_SCANNED_MAX rows), never
+  // the whole transcript, whose size grows with the conversation. A page whose turn list
+  // this reader cannot find is searched whole.
+  function inlineCards(doc, latestUser) {
+    const container = globalThis.OrcTurns.locateTurns(doc)?.container ?? null;
+    if (container === null) return doc.querySelectorAll(SELECTORS.approvalCard);
+    const cards = [];
+    let rows = 0;
+    for (let row = container.lastElementChild; row !== null && rows < LATEST_TURNS_SCANNED_MAX; row = row.previousElementSibling) {
+      rows += 1;
+      if (row.matches(SELECTORS.approvalCard)) cards.push(row);
+      for (const card of row.querySelectorAll(SELECTORS.approvalCard)) cards.push(card);
+      if (latestUser !== null && row.contains(latestUser)) break;
+    }
+    return cards;
+  }
+
   /**
    * The approval card waiting on the page, or null: `{app, title, buttons}` (`app`: the name
    * the title gives, or null when the title is in a language this reader does not know).
-   * Located page-wide (`dialogs`: the dialogs the page scan found), counted only after the
-   * latest user turn.
+   * Located among the dialogs the page scan found (`dialogs`) and the latest rows of the turn
+   * list, counted only after the latest user turn.
    */
   function approvalOf(doc, dialogs) {
     const latestUser = globalThis.OrcTurns.latestTurns(doc, LATEST_TURNS_SCANNED_MAX).find((turn) => turn.role === 'user')?.element ?? null;
-    const candidates = new Set([...doc.querySelectorAll(SELECTORS.approvalCard), ...dialogs]);
+    const candidates = new Set(inlineCards(doc, latestUser));
+    for (const dialog of dialogs) candidates.add(dialog);
     for (const card of candidates) {
       if (!isVisible(card) || !isApprovalCard(card) || !isCurrent(card, latestUser)) continue;
       const title = titleOf(card);

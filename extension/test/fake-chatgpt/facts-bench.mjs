@@ -12,17 +12,8 @@
 //
 // Figures go to docs/benchmarks.md by hand, with this command line.
 import { parseArgs } from 'node:util';
-import { createServer } from 'node:http';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { injectReaders, launchBrowser } from './harness.mjs';
-
-const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/pages/', import.meta.url));
-const LAYOUTS = [
-  ['article-2026-01', 'article-2026-01/idle.html', '/c/00000000-0000-4000-8000-000000000001'],
-  ['section-2026-08', 'section-2026-08/idle.html', '/c/00000000-0000-4000-8000-000000000001'],
-  ['transcript-2026-10', 'transcript-2026-10/idle.html', '/uc/00000000-0000-4000-8000-000000000001'],
-];
+import { LONG_PAGE_LAYOUTS, growPage, serveLongPages } from './long-page.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -33,32 +24,13 @@ const { values } = parseArgs({
   },
 });
 
-const server = createServer((request, response) => {
-  const entry = LAYOUTS.find(([name]) => request.url.startsWith(`/${name}/`));
-  if (!entry) return response.writeHead(404).end();
-  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(readFileSync(`${FIXTURES_DIR}${entry[1]}`, 'utf8'));
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${server.address().port}`;
+const server = await serveLongPages();
 
-// In the page: grows the transcript to `turns` turns by cloning its rows, then times the
-// readers around `mutations` token-sized edits of the latest assistant turn.
-function measure({ turns, mutations, streaming, gc }) {
+// In the page, after growPage: times the readers around `mutations` token-sized edits of the
+// latest assistant turn.
+function measure({ mutations, gc }) {
   const readers = globalThis.OrcSelectors;
-  const all = [...document.querySelectorAll('[data-testid^="conversation-turn-"], li[data-message-role]')];
-  let container = all[0].parentElement;
-  while (!container.contains(all.at(-1))) container = container.parentElement;
-  const rows = [...container.children];
-  for (let i = 0; container.children.length < turns; i += 1) container.append(rows[i % rows.length].cloneNode(true));
-  while (container.children.length > turns) container.lastElementChild.remove();
-  const latest = container.lastElementChild;
-  // Streaming: the latest answer is still being written (no action bar yet), as while a
-  // turn generates; otherwise the tokens land in a finished answer (its tail is re-read).
-  if (streaming) {
-    for (const bar of latest.querySelectorAll('[data-testid$="-turn-action-button"], [data-message-actions]')) bar.remove();
-    latest.removeAttribute('data-message-complete');
-  }
-  const target = latest.querySelector('.markdown, [data-assistant-markdown], p') ?? latest;
+  const target = globalThis.OrcLongPageTarget;
   const percentile = (list, p) => list.slice().sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * p))];
   const signals = [];
   const facts = [];
@@ -91,13 +63,14 @@ try {
     const gc = values.gc && kind === 'chromium';
     const browser = await launchBrowser(kind, gc ? ['--enable-precise-memory-info'] : []);
     try {
-      for (const [name, , path] of LAYOUTS) {
+      for (const [name] of LONG_PAGE_LAYOUTS) {
         for (const turns of values.turns.split(',').map(Number)) {
           for (const streaming of [true, false]) {
             const page = await browser.newPage();
-            await page.goto(`${base}/${name}${path}`);
+            await page.goto(server.url(name));
             await injectReaders(page);
-            const result = await page.evaluate(measure, { turns, mutations: Number(values.mutations), streaming, gc });
+            await page.evaluate(growPage, { turns, streaming });
+            const result = await page.evaluate(measure, { mutations: Number(values.mutations), gc });
             console.log(`${kind} ${name} ${result.turns} turns, ${streaming ? 'streaming' : 'finished answer'}: signals p50 ${fmt(result.signals.p50)} `
               + `p99 ${fmt(result.signals.p99)}; facts p50 ${fmt(result.facts.p50)} p99 ${fmt(result.facts.p99)}`
               + (gc ? `; a collection inside ${result.collections} of ${values.mutations} facts reads` : ''));
@@ -110,5 +83,5 @@ try {
     }
   }
 } finally {
-  server.close();
+  await server.close();
 }

@@ -9,12 +9,14 @@ import { runPageChecks } from './page-checks.mjs';
 import { runAdapterChecks } from './adapter-checks.mjs';
 import { runFixtureChecks } from './fixture-checks.mjs';
 import { runShapeChecks } from './shape-checks.mjs';
+import { runCostChecks } from './cost-checks.mjs';
 
 const SUITES = [
   ['page and selectors', runPageChecks],
   ['content adapter', runAdapterChecks],
   ['real page fixtures', runFixtureChecks],
   ['page shape', runShapeChecks],
+  ['reads bounded by the latest turn', runCostChecks],
 ];
 
 const requested = process.argv.find((arg) => arg.startsWith('--browser='))?.slice('--browser='.length);

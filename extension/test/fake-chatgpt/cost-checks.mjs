@@ -1,0 +1,84 @@
+// No work that grows with the conversation per mutation (issue 15's benchmark goal, checked
+// rather than timed): on each real-page layout grown to LONG_TURNS turns, a token streamed
+// into the latest assistant turn (still being written, or finished) is followed by the reads
+// the content script makes on a mutation (turn-end signals, facts, the readiness to type), and
+// none of them may query or walk a subtree that holds the turn list (the document, its body,
+// or any ancestor of the list). The page readers' caches (page-watch.js) are filled by a first
+// read; reads after that must stay inside the latest turns and the composer.
+import { injectReaders } from './harness.mjs';
+import { LONG_PAGE_LAYOUTS, growPage, serveLongPages } from './long-page.mjs';
+
+const LONG_TURNS = 400;
+const MUTATIONS = 30;
+
+// In the page: counts the queries and tree walks rooted at a subtree holding the turn list
+// during `mutations` token edits, each followed by the reads. Returns them by method and
+// selector, with the last facts.
+function wideReads({ mutations }) {
+  const readers = globalThis.OrcSelectors;
+  const list = globalThis.OrcLongPageList;
+  const target = globalThis.OrcLongPageTarget;
+  readers.computeFacts(document);
+  readers.turnEndSignals(document);
+  readers.readinessToType(document, 'idle', null);
+  const wide = {};
+  const restore = [];
+  const holdsList = (root) => root === document || (root?.nodeType === 1 && root.contains(list));
+  const wrap = (proto, method) => {
+    const original = proto[method];
+    restore.push(() => { proto[method] = original; });
+    proto[method] = function counted(...args) {
+      const root = method === 'createTreeWalker' ? args[0] : this;
+      if (holdsList(root)) {
+        const key = `${method}(${typeof args[0] === 'string' ? args[0] : root.nodeName})`;
+        wide[key] = (wide[key] ?? 0) + 1;
+      }
+      return original.apply(this, args);
+    };
+  };
+  for (const method of ['querySelector', 'querySelectorAll', 'getElementsByTagName', 'getElementsByClassName']) {
+    wrap(Document.prototype, method);
+    wrap(Element.prototype, method);
+  }
+  wrap(Document.prototype, 'createTreeWalker');
+  let facts = null;
+  try {
+    for (let i = 0; i < mutations; i += 1) {
+      target.append(document.createTextNode(` token${i}`));
+      readers.turnEndSignals(document);
+      facts = readers.computeFacts(document);
+      readers.readinessToType(document, 'idle', null);
+    }
+  } finally {
+    for (const undo of restore) undo();
+  }
+  return { wide, turns: facts.userTurns + facts.assistantTurns, done: facts.lastAssistantDone };
+}
+
+export async function runCostChecks({ browser, tally }) {
+  const server = await serveLongPages();
+  try {
+    for (const [layout] of LONG_PAGE_LAYOUTS) {
+      for (const streaming of [true, false]) {
+        const name = `${layout}, ${LONG_TURNS} turns, ${streaming ? 'streaming' : 'finished answer'}`;
+        await tally.group(name, async () => {
+          const page = await browser.newPage();
+          try {
+            await page.goto(server.url(layout));
+            await injectReaders(page);
+            await page.evaluate(growPage, { turns: LONG_TURNS, streaming });
+            const result = await page.evaluate(wideReads, { mutations: MUTATIONS });
+            const shown = JSON.stringify(result);
+            tally.check(`${name}: the facts see all ${LONG_TURNS} turns`, result.turns === LONG_TURNS, shown);
+            tally.check(`${name}: the latest answer reads as ${streaming ? 'still written' : 'done'}`, result.done === !streaming, shown);
+            tally.check(`${name}: no read per mutation queries or walks the transcript`, Object.keys(result.wide).length === 0, shown);
+          } finally {
+            await page.close();
+          }
+        });
+      }
+    }
+  } finally {
+    await server.close();
+  }
+}
