@@ -109,15 +109,29 @@
     return el;
   }
 
+  /** A span of time as the other surfaces write it (view.js formatDuration): `12s`, `18m`, `2h 5m`, `1d 3h`. */
+  function span(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return `${s}s`;
+    const m = Math.floor(s / 60);
+    if (m < 60) return `${m}m`;
+    const hours = Math.floor(m / 60);
+    if (hours < 24) return m % 60 ? `${hours}h ${m % 60}m` : `${hours}h`;
+    return hours % 24 ? `${Math.floor(hours / 24)}d ${hours % 24}h` : `${Math.floor(hours / 24)}d`;
+  }
+
   /** Ages tick here, between updates: `just now`, `12s ago`, `18m ago`, `2h 5m ago`. */
   function age(atMs) {
-    const s = Math.floor((Date.now() - atMs) / 1000);
-    if (s < 5) return 'just now';
-    if (s < 60) return `${s}s ago`;
-    const m = Math.floor(s / 60);
-    if (m < 60) return `${m}m ago`;
-    const hours = Math.floor(m / 60);
-    return hours < 24 ? `${hours}h ${m % 60}m ago` : `${Math.floor(hours / 24)}d ${hours % 24}h ago`;
+    const ms = Date.now() - atMs;
+    return ms < 5000 ? 'just now' : `${span(ms)} ago`;
+  }
+
+  /** The status note; a timed hold's countdown ticks here too, between updates. */
+  function note(status) {
+    const until = status.until;
+    if (!until) return status.note;
+    const left = until.untilMs - Date.now();
+    return left > 0 ? `${until.label}: resumes in ${span(left)}` : `${until.label}: resumes once the page allows`;
   }
 
   function clock(atMs) {
@@ -265,7 +279,7 @@
       h('dt', { text: 'Auto resumes' }), h('dd', { text: String(view.autoResumes) }),
       h('dt', { text: 'Last progress' }), h('dd', { text: view.lastProgressAtMs === null ? 'none yet' : age(view.lastProgressAtMs) }),
       h('dt', { text: 'Auto Resume' }), h('dd', {}, h('span', { class: view.policyOverride ? 'override' : null, 'data-testid': 'overlay-policy', text: view.policyText }))),
-    view.status.note && h('p', { class: 'note', text: view.status.note }),
+    view.status.note && h('p', { class: 'note', 'data-testid': 'overlay-note', text: note(view.status) }),
     view.needsYou && h('p', { class: 'warn', 'data-testid': 'overlay-question', text: `Needs you: ${view.needsYou}${view.answerable ? ' (answer from the dashboard)' : ''}` }),
     view.runStopped && h('p', { class: 'warn', 'data-testid': 'overlay-run-stopped', text: `Needs you: ${view.runStopped}` }),
     buttons.length > 0 && h('div', { class: 'actions' }, buttons),

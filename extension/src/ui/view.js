@@ -506,7 +506,12 @@ export function overlayView(workerSummary, connection, observation = null, nowMs
     workerId: row.workerId,
     title: row.title,
     name: row.name,
-    status: { key: row.status.key, label: row.status.label, glyph: row.status.glyph, tone: row.status.tone, note: row.status.note },
+    status: {
+      key: row.status.key, label: row.status.label, glyph: row.status.glyph, tone: row.status.tone, note: row.status.note,
+      // A timed hold's note counts down: the overlay writes it again at each render.
+      until: row.hold && TIMED_HOLDS.has(row.hold.reason) && row.hold.untilMs !== null && row.status.note === row.hold.text
+        ? { label: row.hold.label, untilMs: row.hold.untilMs } : null,
+    },
     pill: pillText(workerSummary),
     attemptText: row.attemptText,
     autoResumes: row.autoResumes,

@@ -6,7 +6,8 @@
 // control labels; (c) round trip: shape -> scripts/shape-to-fixture.mjs -> that HTML loaded ->
 // the same tree; (d) a 400-turn page's shape stays bounded in nodes and bytes; and the
 // overlay's diagnostics: the layout line, and "Copy page shape" only on a page that failed
-// closed, copying a shape without the planted strings.
+// closed, copying a shape without the planted strings; and (in the same overlay harness) a
+// timed hold's countdown, which ticks with the overlay's own clock between updates.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { overlayView } from '../../src/ui/view.js';
 
 const PAGE_SHAPE_JS = fileURLToPath(new URL('../../src/platform/page-shape.js', import.meta.url));
 const OVERLAY_JS = fileURLToPath(new URL('../../src/ui/overlay.js', import.meta.url));
+const HOLDS_FIXTURE = fileURLToPath(new URL('../../../docs/protocol/fixtures/daemon.operator.summary.holds.json', import.meta.url));
 const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/pages/', import.meta.url));
 const INDEXES = ['index.json', 'locales/index.json'];
 const MARK = 'zqxmark';
@@ -336,6 +338,44 @@ export async function runShapeChecks({ browser, server, tally }) {
       check('overlay: the copied shape is a version 1 shape naming what is missing', shape.version === 1 && shape.missing.includes('composer') && shape.layout === (fixture?.layout ?? null), JSON.stringify({ layout: shape.layout, missing: shape.missing }));
       check('overlay: the copied shape holds no planted text and not the overlay', leaks(copied.text, [MARK, 'overlay-pill', 'Page layout']).length === 0);
       check('overlay: says Copied', /^Copied \(\d+ KiB\)/.test(copied.result), copied.result);
+    });
+
+    await group('overlay: a timed hold counts down between updates', async () => {
+      // The usage-limited worker of the operator summary fixture, its limit lifting in 2h 5m
+      // (and half a minute, so that the first render still reads 2h 5m).
+      const holds = JSON.parse(readFileSync(HOLDS_FIXTURE, 'utf8'));
+      const limited = holds.runs[0].workers.find((w) => w.hold?.reason === 'usage_limit');
+      const nowMs = Date.now();
+      const view = overlayView({ ...limited, hold: { ...limited.hold, untilMs: nowMs + (2 * 60 + 5) * 60_000 + 30_000 } }, { status: 'live' }, null, nowMs);
+      await page.goto(pages.put('/countdown/c/00000000-0000-4000-8000-000000000001', '<!DOCTYPE html><html><body><main></main></body></html>'));
+      await page.evaluate(() => {
+        const listeners = [];
+        const realNow = Date.now.bind(Date);
+        // The page's clock moves when the check says; the overlay's interval runs when it says.
+        globalThis.__orcClock = { offsetMs: 0, intervals: [], deliver: (message) => listeners.forEach((fn) => fn(message)) };
+        Date.now = () => realNow() + globalThis.__orcClock.offsetMs;
+        globalThis.setInterval = (fn) => globalThis.__orcClock.intervals.push(fn);
+        globalThis.chrome = {
+          runtime: { id: 'test', onMessage: { addListener: (fn) => listeners.push(fn) }, sendMessage: async () => ({ ok: true }) },
+          storage: { local: { get: async () => ({}), set: async () => {} }, onChanged: { addListener: () => {} } },
+        };
+      });
+      await page.evaluate(readFileSync(OVERLAY_JS, 'utf8'));
+      await page.evaluate((v) => {
+        globalThis.__orcClock.deliver({ type: 'overlay.update', view: v });
+        document.querySelector('orchestrator-overlay').shadowRoot.querySelector('[data-testid="overlay-pill"]').click();
+      }, view);
+      const noteAfter = (advanceMs) => page.evaluate((ms) => {
+        globalThis.__orcClock.offsetMs += ms;
+        for (const fn of globalThis.__orcClock.intervals) fn();
+        return document.querySelector('orchestrator-overlay')?.shadowRoot.querySelector('[data-testid="overlay-note"]')?.textContent ?? null;
+      }, advanceMs);
+      const first = await pollPage(page, () => document.querySelector('orchestrator-overlay')?.shadowRoot.querySelector('[data-testid="overlay-note"]')?.textContent, null, 5_000, 'the overlay note');
+      check('overlay: a usage limit says when it lifts', first === 'ChatGPT usage limit: resumes in 2h 5m', first);
+      const later = await noteAfter(60 * 60_000);
+      check('overlay: an hour later, with no update, it says an hour less', later === 'ChatGPT usage limit: resumes in 1h 5m', String(later));
+      const past = await noteAfter(2 * 60 * 60_000);
+      check('overlay: past the time it says it resumes once the page allows', past === 'ChatGPT usage limit: resumes once the page allows', String(past));
     });
   } finally {
     await page.close();

@@ -300,7 +300,7 @@ test('overlay view model from a summary worker', () => {
   assert.equal(view.title, 'Importer root');
   assert.equal(view.name, '/root');
   assert.equal(view.pill, 'Working · Attempt 12 · Auto Resume');
-  assert.deepEqual(view.status, { key: 'working', label: 'Working', glyph: '●', tone: 'active', note: null });
+  assert.deepEqual(view.status, { key: 'working', label: 'Working', glyph: '●', tone: 'active', note: null, until: null });
   assert.equal(view.attemptText, 'Attempt 12');
   assert.equal(view.autoResumes, 9);
   assert.equal(view.lastProgressAtMs, 1764466100000);
@@ -444,6 +444,15 @@ test('a usage limit reads Waiting, says when it lifts and offers no answer box',
   assert.equal(row.answerable, false);
   assert.deepEqual(workerActions(limited).map((a) => a.key), ['pause', 'stop_worker']);
   assert.equal(workerRow(limited, holds.runs[0], limited.hold.untilMs + 1).blockReason, 'ChatGPT usage limit: resumes once the page allows');
+});
+
+test('the overlay gets a timed hold as label and time, so its countdown ticks between updates; other notes stay plain', () => {
+  const now = limited.hold.untilMs - 2 * 3_600_000 - 5 * 60_000;
+  const view = overlayView(limited, live, null, now);
+  assert.equal(view.status.note, 'ChatGPT usage limit: resumes in 2h 5m');
+  assert.deepEqual(view.status.until, { label: 'ChatGPT usage limit', untilMs: limited.hold.untilMs });
+  assert.equal(overlayView(dialogged, live, null, now).status.until, null);
+  assert.equal(overlayView({ ...limited, hold: { ...limited.hold, untilMs: null } }, live, null, now).status.until, null);
 });
 
 test('a dialog over the conversation needs a person in the tab, named by its heading, and is no question to answer', () => {
