@@ -150,5 +150,5 @@ export async function runFixtureChecks({ browser, tally }) {
     await page.close();
     await server.close();
   }
-  console.log(`  (${fixtures.length} fixtures, layouts: ${[...layouts].join(', ')}; locales: ${[...locales].join(', ')})`);
+  tally.note(`(${fixtures.length} fixtures, layouts: ${[...layouts].join(', ')}; locales: ${[...locales].join(', ')})`);
 }

@@ -34,21 +34,30 @@ export async function launchBrowser(kind, chromiumArgs = []) {
   throw new Error(`unknown browser ${kind}`);
 }
 
-export function createTally() {
+/**
+ * A tally of named checks. `label` (a browser's name) starts every line it prints, so two
+ * tallies can run at once and their lines still say whose they are.
+ */
+export function createTally(label = '') {
   let passed = 0;
   const failures = [];
+  const tag = label ? `${label}: ` : '';
   const fail = (name, detail) => {
     failures.push(name);
-    console.log(`  FAIL ${name}${detail ? `: ${detail}` : ''}`);
+    console.log(`  FAIL ${tag}${name}${detail ? `: ${detail}` : ''}`);
   };
   return {
     check(name, ok, detail = '') {
       if (ok) {
         passed += 1;
-        console.log(`  ok   ${name}`);
+        console.log(`  ok   ${tag}${name}`);
       } else {
         fail(name, detail);
       }
+    },
+    // A line about the checks (what was covered, a measurement), not a check.
+    note(text) {
+      console.log(`  ${tag}${text}`);
     },
     // Runs a group of checks; an exception fails the group instead of ending the run.
     async group(name, body) {
@@ -58,9 +67,8 @@ export function createTally() {
         fail(name, error?.stack ?? String(error));
       }
     },
-    summary() {
-      console.log(`${passed} passed, ${failures.length} failed`);
-      return failures.length === 0;
+    counts() {
+      return { passed, failed: failures.length };
     },
   };
 }

@@ -280,7 +280,7 @@ export async function runShapeChecks({ browser, server, tally }) {
         await injectShape(page);
         const big = await page.evaluate(growAndShape, { count: TURNS_BIG, layout });
         const bytes = Buffer.byteLength(JSON.stringify(big.shape));
-        console.log(`    ${layout}: ${big.turns} turns, ${big.elements} elements on the page -> ${big.shape.nodes} shape nodes, ${kib(bytes)} (${big.ms.toFixed(1)} ms)`);
+        tally.note(`  ${layout}: ${big.turns} turns, ${big.elements} elements on the page -> ${big.shape.nodes} shape nodes, ${kib(bytes)} (${big.ms.toFixed(1)} ms)`);
         let collapsedTurns = 0;
         walk(big.shape.tree, (node) => {
           if (node.children?.some((child) => child.collapsed !== undefined)) collapsedTurns = Math.max(collapsedTurns, ...node.children.map((child) => child.collapsed ?? 0));
