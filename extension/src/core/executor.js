@@ -425,9 +425,7 @@ export class Executor {
     if (current?.tabId !== claim.tabId) this.#unmanage(current);
     const binding = this.#bindings.bind(workerId, claim.conversationUrl, claim.tabId);
     this.#persistBindings();
-    page.workerId = workerId;
-    this.#toPage(claim.tabId, pageManaged(workerId));
-    this.#overlay(claim.tabId, workerId);
+    this.#showManaged(claim.tabId, page, workerId);
     this.#emit({ kind: 'uiChanged' });
     if (claim.conversationUrl === '') return;
     this.#observe(binding, page);
@@ -529,17 +527,20 @@ export class Executor {
       return;
     }
     const hello = report.type === 'page.hello';
-    if (hello || page.workerId !== binding.workerId) {
-      page.workerId = binding.workerId;
-      this.#toPage(tabId, pageManaged(binding.workerId));
-      this.#overlay(tabId, binding.workerId);
-    }
+    if (hello || page.workerId !== binding.workerId) this.#showManaged(tabId, page, binding.workerId);
     this.#observe(binding, page);
     if (this.#unverified.has(binding.workerId) && sameConversation(page.url, binding.conversationUrl)) {
       this.#unverified.delete(binding.workerId);
       this.#send({ v: PROTOCOL_VERSION, type: 'binding', ...wireBinding(binding) });
     }
     this.#commands.pageReported(binding, page, tabId, hello);
+  }
+
+  /** The tab is the worker's: its page is told so (it watches for turn ends) and shows the overlay. */
+  #showManaged(tabId, page, workerId) {
+    page.workerId = workerId;
+    this.#toPage(tabId, pageManaged(workerId));
+    this.#overlay(tabId, workerId);
   }
 
   /** A managed tab showing another conversation than its binding's tells nothing about it. */
