@@ -41,31 +41,35 @@ export function startHereView(state, tabId) {
   };
 }
 
-/** The unfinished workers a tab could be attached to, orphaned ones first. */
+/**
+ * The unfinished workers a tab could be attached to, those without a conversation first.
+ * Wider than view.js's `orphaned` (a closed conversation nothing will reopen, which makes a
+ * worker Needs you): a `/root` still waiting for its first conversation has none either.
+ */
 function attachable(summary) {
   const out = [];
   for (const run of summary?.runs ?? []) {
     for (const w of run.workers ?? []) {
       if (workerStatus(w).terminal) continue;
       // Closed, or never opened (a /root waiting for one): nothing else will give it a conversation.
-      const orphaned = w.conversationState === 'closed' || (!w.conversationUrl && w.disposition === 'awaiting_execution');
+      const withoutConversation = w.conversationState === 'closed' || (!w.conversationUrl && w.disposition === 'awaiting_execution');
       out.push({
         workerId: w.workerId,
-        label: `${w.displayName} (${w.name})${orphaned ? ' · no conversation' : ''}`,
+        label: `${w.displayName} (${w.name})${withoutConversation ? ' · no conversation' : ''}`,
         name: w.displayName,
         runTitle: run.taskName,
-        orphaned,
+        withoutConversation,
       });
     }
   }
-  return out.sort((a, b) => b.orphaned - a.orphaned);
+  return out.sort((a, b) => b.withoutConversation - a.withoutConversation);
 }
 
 /** The attach confirmation's words, naming the worker. */
 export function attachConfirm(worker) {
   return {
     title: `Attach this conversation to ${worker.name}?`,
-    body: worker.orphaned
+    body: worker.withoutConversation
       ? `${worker.name} (${worker.runTitle}) continues in this conversation, with its recovery prompt.`
       : `${worker.name} (${worker.runTitle}) leaves its current conversation and continues in this one, with its recovery prompt.`,
     confirmLabel: 'Attach',

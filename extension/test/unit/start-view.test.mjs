@@ -25,7 +25,7 @@ test('offered only on a ChatGPT tab the extension reads and does not manage', ()
 
 test('attach lists unfinished workers, the orphaned root first; a new chat offers none', () => {
   const offer = startHereView(state({ 4: { conversation: true } }), 4);
-  assert.deepEqual(offer.attachable.map((w) => [w.workerId, w.orphaned]), [['wrk-1', true], ['wrk-2', false]]);
+  assert.deepEqual(offer.attachable.map((w) => [w.workerId, w.withoutConversation]), [['wrk-1', true], ['wrk-2', false]]);
   assert.equal(offer.attachable[0].label, 'CSV root (/root) · no conversation');
   const fresh = startHereView(state({ 4: { conversation: false } }), 4);
   assert.equal(fresh.newChat, true);
