@@ -29,11 +29,16 @@
 
 pub mod child;
 pub mod codex;
+pub mod connection;
 pub mod error;
+pub mod executor;
 pub mod group;
+pub mod journal;
 pub mod jsonrpc;
 pub mod lease;
 pub mod limits;
 pub mod pump;
+pub mod reconcile;
+pub mod worker;
 
 pub use error::Error;
