@@ -137,6 +137,7 @@ impl Executor {
                 frame
             }
             Out::Result(result) => encode(&ExecutorMessage::Result(result)),
+            Out::Binding(binding) => encode(&ExecutorMessage::Binding(binding)),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::lease::Leases;
 use crate::limits::{CHILD_RESTART_BACKOFF_MS_MAX, CHILD_RESTART_BACKOFF_MS_MIN, CHILD_RESTARTS_MAX};
 use crate::pump::{Event, Session};
 use crate::reconcile::{self, Verdict};
-use bridge::{CommandWire, KindWire, OutcomeWire, PhaseWire, ResultWire, StateName, StateWire};
+use bridge::{BindingWire, CommandWire, KindWire, OutcomeWire, PhaseWire, ResultWire, StateName, StateWire};
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
 use std::collections::BTreeSet;
@@ -59,6 +59,8 @@ pub enum Out {
     State(StateWire),
     /// A `command.result` (already journaled).
     Result(ResultWire),
+    /// A `binding`: a created thread settled (sent after its create's result).
+    Binding(BindingWire),
 }
 
 /// What the worker tasks share.
@@ -368,17 +370,7 @@ impl Task {
             }
             Outcome::Failed { code, detail } => OutcomeWire::Failed { code: code.to_string(), detail },
         };
-        let thread = match &wire {
-            OutcomeWire::Submitted { conversation_url: Some(url), .. } => reconcile::thread_of(url).map(str::to_string),
-            _ => None,
-        };
         self.send_result(command, wire).await;
-        if let Some(thread) = thread
-            && let Some((creating, report)) = self.creating.take()
-            && creating == thread
-        {
-            self.publish(&thread, report).await;
-        }
     }
 
     async fn fail(&mut self, command: CommandId, code: &str, detail: &str) {
@@ -390,7 +382,26 @@ impl Task {
         if let Err(e) = lock(&self.shared.journal).complete(command, &outcome) {
             tracing::warn!(worker = %self.worker, code = e.code(), "journaling the result of {command}: {e}");
         }
+        let thread = match &outcome {
+            OutcomeWire::Submitted { conversation_url: Some(url), .. } => reconcile::thread_of(url).map(str::to_string),
+            _ => None,
+        };
         let _ = self.shared.out.send(Out::Result(ResultWire { command_id: command, outcome })).await;
+        // A created thread: its binding settles after the result, then its states.
+        if let Some(thread) = thread {
+            let binding = BindingWire {
+                worker_id: self.worker,
+                conversation_url: reconcile::conversation_url(&thread),
+                open: true,
+                observation: None,
+            };
+            let _ = self.shared.out.send(Out::Binding(binding)).await;
+            if let Some((creating, report)) = self.creating.take()
+                && creating == thread
+            {
+                self.publish(&thread, report).await;
+            }
+        }
     }
 
     /// Publishes a state of `thread` with the next persisted sequence: only for the bound
