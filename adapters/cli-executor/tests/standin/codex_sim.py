@@ -25,7 +25,9 @@ Scripted faults, K counting this session's `turn/start`s from 1 (across processe
 - `--stall-turn-start K`: the K-th is recorded (the prompt went in) but never answered and
   never completes;
 - `--drop-turn-start K`: the K-th is neither recorded nor answered;
-- `--exit-on-turn-start K`: exit with status 3 on the K-th, before recording it.
+- `--exit-on-turn-start K`: exit with status 3 on the K-th, before recording it;
+- `--end-before-steer`: a `turn/steer` finds its turn just ended (it completes first, then
+  the steer is refused -32600, the race the 0.169.0 recording shows).
 """
 
 import argparse
@@ -100,6 +102,7 @@ def main():
     parser.add_argument("--stall-turn-start", type=int, default=0)
     parser.add_argument("--drop-turn-start", type=int, default=0)
     parser.add_argument("--exit-on-turn-start", type=int, default=0)
+    parser.add_argument("--end-before-steer", action="store_true")
     args, _ = parser.parse_known_args()
 
     state = load()
@@ -198,6 +201,8 @@ def main():
             send({"method": "item/started", "params": {"item": item, "threadId": tid, "turnId": turn["id"]}})
             send({"method": "item/completed", "params": {"item": item, "threadId": tid, "turnId": turn["id"]}})
         elif method == "turn/steer":
+            if args.end_before_steer and tid in running:
+                complete(tid, "completed")
             current = running.get(tid)
             if current is None or current[0]["id"] != params.get("expectedTurnId"):
                 send({"id": rid, "error": {"code": -32600, "message": "no active turn to steer"}})
