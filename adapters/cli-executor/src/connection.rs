@@ -87,9 +87,8 @@ async fn connect(
         path: options.url.clone(),
         detail: e.to_string(),
     };
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(options.url.as_str(), None, true)
-        .await
-        .map_err(ws_error)?;
+    let (mut ws, _) =
+        tokio_tungstenite::connect_async_with_config(options.url.as_str(), None, true).await.map_err(ws_error)?;
     ws.send(Message::Text(executor.hello(token, &options.executor_id).into())).await.map_err(ws_error)?;
     let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
         loop {
@@ -107,7 +106,11 @@ async fn connect(
         }
     })
     .await
-    .map_err(|_| Error::Io { op: "welcome", path: options.url.clone(), detail: "no welcome in time".to_string() })??;
+    .map_err(|_| Error::Io {
+        op: "welcome",
+        path: options.url.clone(),
+        detail: "no welcome in time".to_string(),
+    })??;
     tracing::info!(url = options.url, heartbeat_ms = welcome, "connected to the daemon");
     let mut heartbeat = tokio::time::interval(Duration::from_millis(welcome.max(1)));
     heartbeat.tick().await;
@@ -179,9 +182,8 @@ fn check_id(id: &str) -> Result<(), Error> {
 /// `program` as a path to an executable file: as given when it names a path, else looked
 /// up on `PATH` ([`Error::CodexMissing`] when nothing fits).
 pub fn find_program(program: &Path) -> Result<PathBuf, Error> {
-    let executable = |path: &Path| {
-        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
+    let executable =
+        |path: &Path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     let missing = || Error::CodexMissing { program: program.display().to_string() };
     if program.components().count() > 1 || program.is_absolute() {
         return if executable(program) { Ok(program.to_path_buf()) } else { Err(missing()) };

@@ -121,7 +121,9 @@ pub enum Error {
         detail: String,
     },
     /// The CLI binary is not there or not executable.
-    #[error("the codex binary {program} was not found or is not executable (install @openai/codex or pass --codex PATH)")]
+    #[error(
+        "the codex binary {program} was not found or is not executable (install @openai/codex or pass --codex PATH)"
+    )]
     CodexMissing {
         /// The program as given.
         program: String,

@@ -87,9 +87,10 @@ impl Executor {
             settings: Arc::new(settings),
             out,
         };
-        let mut executor = Executor { shared, workers: BTreeMap::new(), tasks: JoinSet::new(), observed: BTreeMap::new() };
+        let mut executor =
+            Executor { shared, workers: BTreeMap::new(), tasks: JoinSet::new(), observed: BTreeMap::new() };
         for worker in known {
-            executor.to_worker(worker, In::Recover).await;
+            executor.hand(worker, In::Recover).await;
         }
         Ok((executor, reports))
     }
@@ -189,7 +190,7 @@ impl Executor {
                     let received = lock(&self.shared.journal).receive(&command, cwd.as_deref());
                     match received {
                         Ok(()) => {
-                            self.to_worker(worker, In::Command(command, cwd)).await;
+                            self.hand(worker, In::Command(command, cwd)).await;
                             Vec::new()
                         }
                         Err(e) => stored(OutcomeWire::Failed {
@@ -213,22 +214,22 @@ impl Executor {
                 Some(entry) => match (entry.outcome, entry.phase) {
                     (Some(outcome), _) => stored(outcome),
                     (None, PhaseWire::Received) => {
-                        self.to_worker(worker, In::Command(command, None)).await;
+                        self.hand(worker, In::Command(command, None)).await;
                         Vec::new()
                     }
                     (None, _) => Vec::new(), // submission began: its real result follows
                 },
             },
             KindWire::Inspect | KindWire::Close => {
-                self.to_worker(worker, In::Command(command, None)).await;
+                self.hand(worker, In::Command(command, None)).await;
                 Vec::new()
             }
         }
     }
 
     /// Hands `input` to the worker's task, starting the task if it has none.
-    async fn to_worker(&mut self, worker: WorkerId, input: In) {
-        if !self.workers.get(&worker).is_some_and(|tx| !tx.is_closed()) {
+    async fn hand(&mut self, worker: WorkerId, input: In) {
+        if self.workers.get(&worker).is_none_or(|tx| tx.is_closed()) {
             let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
             self.tasks.spawn(Task::new(worker, self.shared.clone()).run(rx));
             self.workers.insert(worker, tx);

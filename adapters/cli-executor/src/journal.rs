@@ -105,7 +105,11 @@ impl Journal {
     /// [`Error::JournalCorrupt`] per line that did not parse (already acted on, see the
     /// module doc), for the log.
     pub fn open(state_dir: &Path) -> Result<(Journal, Vec<Error>), Error> {
-        DirBuilder::new().recursive(true).mode(0o700).create(state_dir).map_err(|e| Error::io("create", state_dir, &e))?;
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(state_dir)
+            .map_err(|e| Error::io("create", state_dir, &e))?;
         let path = state_dir.join(JOURNAL_FILE_NAME);
         let bytes = read_bounded(&path)?;
         let mut entries = BTreeMap::new();
@@ -275,9 +279,8 @@ impl Journal {
     /// command instead, and it is answered with the stored failure.
     pub fn hello_lines(&self) -> Vec<JournalWire> {
         let failed = |e: &Entry| matches!(e.outcome, Some(OutcomeWire::Failed { .. }));
-        let journaled = |e: &&Entry| {
-            !failed(e) && matches!(e.command.kind, KindWire::Create | KindWire::Send | KindWire::Steer)
-        };
+        let journaled =
+            |e: &&Entry| !failed(e) && matches!(e.command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
         self.entries
             .values()
             .filter(journaled)
@@ -371,7 +374,9 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, Error> {
     let mut bytes = Vec::new();
     match File::open(path) {
         Ok(file) => {
-            file.take(JOURNAL_BYTES_MAX + 1).read_to_end(&mut bytes).map_err(|e| Error::io("read journal", path, &e))?;
+            file.take(JOURNAL_BYTES_MAX + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io("read journal", path, &e))?;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(bytes),
         Err(e) => return Err(Error::io("open journal", path, &e)),
@@ -383,12 +388,7 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, Error> {
 }
 
 fn append_handle(path: &Path) -> Result<File, Error> {
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| Error::io("open journal", path, &e))
+    OpenOptions::new().append(true).create(true).mode(0o600).open(path).map_err(|e| Error::io("open journal", path, &e))
 }
 
 /// The command id an unreadable line names (`"commandId":"cmd-N"`), if one can be read.
@@ -453,7 +453,10 @@ mod tests {
         }
         let (j, doubts) = Journal::open(&state).expect("reopen");
         assert!(doubts.is_empty());
-        assert_eq!(j.entry(id(1)).map(|e| (e.phase, e.state_seq, e.command.prompt.as_str())), Some((PhaseWire::SubmissionStarted, 1, "")));
+        assert_eq!(
+            j.entry(id(1)).map(|e| (e.phase, e.state_seq, e.command.prompt.as_str())),
+            Some((PhaseWire::SubmissionStarted, 1, ""))
+        );
         assert_eq!(j.entry(id(2)).map(|e| e.command.prompt.as_str()), Some("go on"), "a received prompt is kept");
         assert_eq!(j.binding(WorkerId(1)).map(|b| b.thread.as_str()), Some("t1"));
         assert_eq!(j.seq(WorkerId(1)), 1);
@@ -475,7 +478,10 @@ mod tests {
         j.receive(&command(3, KindWire::Inspect), None).expect("receive");
         let lines = j.hello_lines();
         assert_eq!(lines.len(), 1);
-        assert_eq!((lines[0].command_id, lines[0].phase, lines[0].conversation_url.clone()), (id(1), PhaseWire::Completed, url));
+        assert_eq!(
+            (lines[0].command_id, lines[0].phase, lines[0].conversation_url.clone()),
+            (id(1), PhaseWire::Completed, url)
+        );
     }
 
     #[test]
@@ -488,7 +494,8 @@ mod tests {
         }
         let path = dir.path().join(JOURNAL_FILE_NAME);
         let mut f = OpenOptions::new().append(true).open(&path).expect("append");
-        f.write_all(b"{\"t\":\"cmd\",\"command\":{\"commandId\":\"cmd-1\",\"kind\":\"conv\n\xff\xfe garbage\n").expect("write");
+        f.write_all(b"{\"t\":\"cmd\",\"command\":{\"commandId\":\"cmd-1\",\"kind\":\"conv\n\xff\xfe garbage\n")
+            .expect("write");
         let (j, doubts) = Journal::open(dir.path()).expect("a corrupt journal still opens");
         assert_eq!(doubts.iter().map(Error::code).collect::<Vec<_>>(), ["JOURNAL_CORRUPT", "JOURNAL_CORRUPT"]);
         let entry = j.entry(id(1)).expect("kept");

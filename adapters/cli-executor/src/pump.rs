@@ -138,7 +138,9 @@ impl Session {
         while let Some(effect) = self.core.poll_effect() {
             match effect {
                 Effect::Write(line) => self.write(&line).await?,
-                Effect::Prompt { command, worker, thread, line } => self.prompt(command, worker, &thread, &line).await?,
+                Effect::Prompt { command, worker, thread, line } => {
+                    self.prompt(command, worker, &thread, &line).await?
+                }
                 other => self.reports.push_back(other),
             }
         }

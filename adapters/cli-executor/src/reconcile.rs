@@ -104,8 +104,12 @@ mod tests {
             OutcomeWire::Submitted { state_seq: 4, conversation_url: Some("codex:thread/t1".to_string()) }
         );
         assert_eq!(outcome(&sent, "t1", 4, false), OutcomeWire::Submitted { state_seq: 4, conversation_url: None });
-        assert!(matches!(outcome(&Verdict::Absent, "t1", 4, false), OutcomeWire::Failed { code, .. } if code == ABSENT));
-        assert!(matches!(outcome(&Verdict::Unknown, "t1", 4, false), OutcomeWire::Failed { code, .. } if code == AMBIGUOUS));
+        assert!(
+            matches!(outcome(&Verdict::Absent, "t1", 4, false), OutcomeWire::Failed { code, .. } if code == ABSENT)
+        );
+        assert!(
+            matches!(outcome(&Verdict::Unknown, "t1", 4, false), OutcomeWire::Failed { code, .. } if code == AMBIGUOUS)
+        );
     }
 
     #[test]

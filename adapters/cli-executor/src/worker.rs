@@ -300,14 +300,21 @@ impl Task {
             self.orphans.extend(started);
             self.settle_orphans(None).await;
             let detail = format!("the Codex child exited {} times in a row ({why}); resume to try again", self.exits);
-            let report = Report { state: ConversationState::Error(ErrorKind::HostUiChanged), block: None, until: None, detail: Some(detail) };
+            let report = Report {
+                state: ConversationState::Error(ErrorKind::HostUiChanged),
+                block: None,
+                until: None,
+                detail: Some(detail),
+            };
             let bound = lock(&self.shared.journal).binding(self.worker).map(|b| b.thread.clone());
             if let Some(thread) = bound {
                 self.publish(&thread, report).await;
             }
             return;
         }
-        let backoff = CHILD_RESTART_BACKOFF_MS_MIN.saturating_mul(1 << (self.exits - 1).min(16)).min(CHILD_RESTART_BACKOFF_MS_MAX);
+        let backoff = CHILD_RESTART_BACKOFF_MS_MIN
+            .saturating_mul(1 << (self.exits - 1).min(16))
+            .min(CHILD_RESTART_BACKOFF_MS_MAX);
         self.restart_at = Some(Instant::now() + Duration::from_millis(backoff));
     }
 
@@ -324,7 +331,12 @@ impl Task {
                 let detail = format!(
                     "a turn the orchestrator did not start ran in this Codex thread (turn {turn}): check the session, then resume"
                 );
-                let report = Report { state: ConversationState::Error(ErrorKind::HostUiChanged), block: None, until: None, detail: Some(detail) };
+                let report = Report {
+                    state: ConversationState::Error(ErrorKind::HostUiChanged),
+                    block: None,
+                    until: None,
+                    detail: Some(detail),
+                };
                 self.publish(&thread, report).await;
             }
             Effect::Thread { record, .. } => self.settle_orphans(Some(&record)).await,

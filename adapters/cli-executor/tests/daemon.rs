@@ -79,7 +79,7 @@ fn hold_file(dirs: &Dirs) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_codex_worker_resumes_only_when_the_daemon_decides_and_an_executor_crash_mid_turn_sends_nothing_twice() {
-    println!("binary: the stand-in {}", harness::sim_script().display());
+    eprintln!("binary: the stand-in {}", harness::sim_script().display());
     let d = Daemon::start().await;
     let dirs = dirs();
     let hold = hold_file(&dirs);
@@ -120,7 +120,11 @@ async fn a_codex_worker_resumes_only_when_the_daemon_decides_and_an_executor_cra
     assert_eq!(attempts[1].outcome, Some(AttemptOutcome::TurnEnded), "attempt 2 booked as a turn that ran");
     assert_eq!(attempts[2].reason, AttemptReason::AutoResume);
     let sent = nonces(&dirs, root);
-    assert_eq!(sent, ["conversation.create:exe-1", "conversation.send:exe-2", "conversation.send:exe-3"], "each nonce once");
+    assert_eq!(
+        sent,
+        ["conversation.create:exe-1", "conversation.send:exe-2", "conversation.send:exe-3"],
+        "each nonce once"
+    );
     assert!(d.worker(root).await.worker.pause.is_none());
     crash(task).await;
     d.stop().await;
@@ -128,7 +132,7 @@ async fn a_codex_worker_resumes_only_when_the_daemon_decides_and_an_executor_cra
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_mid_submission_is_settled_from_codexs_record_sent_or_provably_not() {
-    println!("binary: the stand-in {}", harness::sim_script().display());
+    eprintln!("binary: the stand-in {}", harness::sim_script().display());
     for (flag, went_in) in [("--stall-turn-start", true), ("--drop-turn-start", false)] {
         let d = Daemon::start().await;
         let dirs = dirs();

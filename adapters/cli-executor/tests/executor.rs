@@ -76,7 +76,7 @@ async fn a_repeated_command_id_is_never_submitted_twice_and_a_late_steer_is_not_
     let hold = hold_dir.path().join("hold");
     let hold_flag = hold.display().to_string();
     for binary in binaries(&["--end-before-steer", "--hold-file", &hold_flag]) {
-        println!("binary: {binary:?}");
+        eprintln!("binary: {binary:?}");
         let dirs = dirs();
         let (binary, _mock) = match binary {
             Binary::Real { path, .. } => {
@@ -110,7 +110,10 @@ async fn a_repeated_command_id_is_never_submitted_twice_and_a_late_steer_is_not_
         let send = frame(2, KindWire::Send, &url, "second prompt");
         no_reply(&mut executor, &send).await;
         no_reply(&mut executor, &send).await;
-        assert!(matches!(outcome(until(&mut reports, "the send's result", result_of(2)).await), OutcomeWire::Submitted { .. }));
+        assert!(matches!(
+            outcome(until(&mut reports, "the send's result", result_of(2)).await),
+            OutcomeWire::Submitted { .. }
+        ));
         until(&mut reports, "the second turn's end", state(StateName::Idle)).await;
         assert!(matches!(executor.daemon(&send).await, Reply::Send(frames) if frames.len() == 1));
 
@@ -146,7 +149,7 @@ async fn a_repeated_command_id_is_never_submitted_twice_and_a_late_steer_is_not_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_that_exits_is_replaced_with_its_thread_resumed_and_one_that_keeps_exiting_ends_in_error() {
-    println!("binary: the stand-in {}", harness::sim_script().display());
+    eprintln!("binary: the stand-in {}", harness::sim_script().display());
     let dirs = dirs();
     let binary = Binary::Sim(vec!["--exit-on-turn-start".into(), "2".into()]);
     let (mut executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("opens");

@@ -122,7 +122,8 @@ pub struct Dirs {
 /// Fresh directories, the token file written.
 pub fn dirs() -> Dirs {
     let root = tempfile::tempdir().expect("tempdir");
-    let (state, work, token) = (root.path().join("state"), root.path().join("work"), root.path().join("executor-token"));
+    let (state, work, token) =
+        (root.path().join("state"), root.path().join("work"), root.path().join("executor-token"));
     std::fs::create_dir_all(&work).expect("work dir");
     std::fs::write(&token, format!("{EXECUTOR_TOKEN}\n")).expect("token file");
     Dirs { root, state, work, token }
@@ -168,13 +169,7 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
             (path.clone(), args, vec![("MOCK_API_KEY".to_string(), "x".to_string())])
         }
     };
-    Settings {
-        program,
-        args,
-        env_set,
-        state_dir: dirs.state.clone(),
-        workspace: Some(dirs.work.display().to_string()),
-    }
+    Settings { program, args, env_set, state_dir: dirs.state.clone(), workspace: Some(dirs.work.display().to_string()) }
 }
 
 /// The executor's options against `daemon`.
@@ -194,7 +189,10 @@ pub fn taken_in(dirs: &Dirs, worker: WorkerId) -> Vec<(String, String)> {
     text.lines()
         .map(|line| {
             let v: Value = serde_json::from_str(line).expect("a log line is JSON");
-            (v["method"].as_str().unwrap_or_default().to_string(), v["clientUserMessageId"].as_str().unwrap_or_default().to_string())
+            (
+                v["method"].as_str().unwrap_or_default().to_string(),
+                v["clientUserMessageId"].as_str().unwrap_or_default().to_string(),
+            )
         })
         .collect()
 }
@@ -227,8 +225,7 @@ pub fn journal_phase(dirs: &Dirs, key: &str) -> Option<String> {
     let text = std::fs::read_to_string(dirs.state.join("journal.jsonl")).unwrap_or_default();
     text.lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|v| v["t"] == "cmd" && v["command"]["idempotencyKey"] == key)
-        .last()
+        .rfind(|v| v["t"] == "cmd" && v["command"]["idempotencyKey"] == key)
         .and_then(|v| v["phase"].as_str().map(str::to_string))
 }
 
@@ -257,11 +254,15 @@ pub fn binaries(sim_flags: &[&str]) -> Vec<Binary> {
     let sim = Binary::Sim(sim_flags.iter().map(|s| s.to_string()).collect());
     match std::env::var_os("CODEX_BIN") {
         Some(path) => {
-            println!("binaries: the stand-in {} and the real codex {}", sim_script().display(), PathBuf::from(&path).display());
+            eprintln!(
+                "binaries: the stand-in {} and the real codex {}",
+                sim_script().display(),
+                PathBuf::from(&path).display()
+            );
             vec![sim, Binary::Real { path: PathBuf::from(path), port: 0 }]
         }
         None => {
-            println!(
+            eprintln!(
                 "binaries: the stand-in {} only; the real codex is skipped: CODEX_BIN is not set",
                 sim_script().display()
             );
