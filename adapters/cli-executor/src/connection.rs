@@ -66,9 +66,7 @@ pub async fn run(options: Options) -> Result<(), Error> {
         loop {
             tokio::select! {
                 () = &mut wait => break,
-                Some(out) = reports.recv() => {
-                    executor.report(out);
-                }
+                Some(_) = reports.recv() => {} // journaled; the next hello has it
             }
         }
         backoff = backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MS_MAX);
@@ -135,7 +133,7 @@ async fn connect(
                 }
             },
             Some(out) = reports.recv() => {
-                let frame = executor.report(out);
+                let frame = Executor::report(out);
                 if let Err(e) = ws.send(Message::Text(frame.into())).await {
                     tracing::warn!("websocket: {e}");
                     return Ok(true);

@@ -13,7 +13,7 @@ use crate::reconcile;
 use crate::worker::{In, Out, Settings, Shared, Task, lock};
 use bridge::{
     BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorMessage, Hello, KindWire, MESSAGE_BYTES_MAX,
-    ObservationWire, OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, encode,
+    OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, encode,
 };
 use engine::ids::WorkerId;
 use serde_json::Value;
@@ -52,8 +52,6 @@ pub struct Executor {
     /// Every worker task: dropped with the executor, which aborts them (their children
     /// are killed by their drop and reaped at the next start).
     tasks: JoinSet<()>,
-    /// The newest state published for each worker, for the bindings of the next `hello`.
-    observed: BTreeMap<WorkerId, ObservationWire>,
 }
 
 impl Executor {
@@ -87,8 +85,7 @@ impl Executor {
             settings: Arc::new(settings),
             out,
         };
-        let mut executor =
-            Executor { shared, workers: BTreeMap::new(), tasks: JoinSet::new(), observed: BTreeMap::new() };
+        let mut executor = Executor { shared, workers: BTreeMap::new(), tasks: JoinSet::new() };
         for worker in known {
             executor.hand(worker, In::Recover).await;
         }
@@ -105,7 +102,7 @@ impl Executor {
                 worker_id: worker,
                 conversation_url: reconcile::conversation_url(&bound.thread),
                 open: true,
-                observation: self.observed.get(&worker).cloned(),
+                observation: journal.observed(worker).cloned(),
             })
             .collect();
         let hello = Hello {
@@ -120,23 +117,11 @@ impl Executor {
         with_kinds(&encode(&ExecutorMessage::Hello(hello)))
     }
 
-    /// A worker's report, about to be sent (or dropped while disconnected: results are in
-    /// the journal, the newest state goes into the next `hello`). Returns the frame.
-    pub fn report(&mut self, out: Out) -> String {
+    /// A worker's report as a frame, to send (or to drop while disconnected: results are
+    /// in the journal, and the last state of each worker goes into the next `hello`).
+    pub fn report(out: Out) -> String {
         match out {
-            Out::State(state) => {
-                let frame = encode(&ExecutorMessage::State(state.clone()));
-                let observation = ObservationWire {
-                    state: state.state,
-                    error_kind: state.error_kind,
-                    seq: state.seq,
-                    block: state.block,
-                    until_ms: state.until_ms,
-                    detail: state.detail,
-                };
-                self.observed.insert(state.worker_id, observation);
-                frame
-            }
+            Out::State(state) => encode(&ExecutorMessage::State(state)),
             Out::Result(result) => encode(&ExecutorMessage::Result(result)),
             Out::Binding(binding) => encode(&ExecutorMessage::Binding(binding)),
         }

@@ -12,8 +12,10 @@
 //!   child; the prompt is dropped from then on), `submitted` or `completed` (with the
 //!   `command.result` outcome that was sent).
 //! - `{"t":"bind", "worker", "thread"?, "cwd"?}`: the worker's thread (`None`: closed).
-//! - `{"t":"seq", "worker", "seq"}`: persisted before the state with that `seq` is published,
-//!   so sequences keep growing across restarts.
+//! - `{"t":"seq", "worker", "seq", "observation"}`: persisted before the state with that
+//!   `seq` is published, so sequences keep growing across restarts, an unchanged state is
+//!   never republished with a larger `seq` (that would read as a new turn end), and the
+//!   next `hello` carries the binding's last state.
 //!
 //! Opening compacts the file (the reduced records written to a temporary file, synced,
 //! renamed over it) and bounds it: at most [`JOURNAL_COMMANDS_MAX`] commands, the oldest
@@ -25,7 +27,7 @@
 
 use crate::Error;
 use crate::limits::{JOURNAL_BYTES_MAX, JOURNAL_COMMANDS_MAX, JOURNAL_LINES_COMPACT, SEQ_SKIP_ON_DOUBT};
-use bridge::{CommandWire, JournalWire, KindWire, OutcomeWire, PhaseWire};
+use bridge::{CommandWire, JournalWire, KindWire, ObservationWire, OutcomeWire, PhaseWire};
 use engine::ids::{CommandId, WorkerId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -84,6 +86,8 @@ enum Line {
         #[serde(with = "printed")]
         worker: WorkerId,
         seq: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        observation: Option<ObservationWire>,
     },
 }
 
@@ -96,6 +100,8 @@ pub struct Journal {
     entries: BTreeMap<CommandId, Entry>,
     bindings: BTreeMap<WorkerId, Bound>,
     seqs: BTreeMap<WorkerId, u64>,
+    /// The last state published for each worker (its `seq` is the high-water's).
+    observed: BTreeMap<WorkerId, ObservationWire>,
     /// Lines appended since the last compaction.
     appended: usize,
 }
@@ -115,6 +121,7 @@ impl Journal {
         let mut entries = BTreeMap::new();
         let mut bindings = BTreeMap::new();
         let mut seqs: BTreeMap<WorkerId, u64> = BTreeMap::new();
+        let mut observed = BTreeMap::new();
         let mut doubts = Vec::new();
         let mut doubtful = Vec::new();
         for (number, raw) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -131,9 +138,15 @@ impl Journal {
                 Ok(Line::Bind { worker, bound: None }) => {
                     bindings.remove(&worker);
                 }
-                Ok(Line::Seq { worker, seq }) => {
+                Ok(Line::Seq { worker, seq, observation }) => {
                     let high = seqs.entry(worker).or_default();
-                    *high = (*high).max(seq);
+                    if seq >= *high {
+                        *high = seq;
+                        match observation {
+                            Some(o) => observed.insert(worker, o),
+                            None => observed.remove(&worker),
+                        };
+                    }
                 }
                 Err(e) => {
                     doubts.push(Error::JournalCorrupt { line: number + 1, detail: e.to_string() });
@@ -149,6 +162,7 @@ impl Journal {
                 seqs.entry(*worker).or_default();
             }
             seqs.values_mut().for_each(|seq| *seq = seq.saturating_add(SEQ_SKIP_ON_DOUBT));
+            observed.clear();
         }
         for id in doubtful {
             if let Some(entry) = entries.get_mut(&id).filter(|e| e.phase != PhaseWire::Completed) {
@@ -161,7 +175,7 @@ impl Journal {
             }
         }
         let file = append_handle(&path)?;
-        let mut journal = Journal { path, file, entries, bindings, seqs, appended: 0 };
+        let mut journal = Journal { path, file, entries, bindings, seqs, observed, appended: 0 };
         journal.compact()?;
         Ok((journal, doubts))
     }
@@ -259,12 +273,24 @@ impl Journal {
         self.seqs.get(&worker).copied().unwrap_or(0)
     }
 
-    /// The sequence for the worker's next published state, persisted first.
-    pub fn next_seq(&mut self, worker: WorkerId) -> Result<u64, Error> {
+    /// The sequence for publishing `observation` (its own `seq` ignored), persisted with
+    /// it first; `None` when it equals the last state published for the worker, which is
+    /// then not published again.
+    pub fn publish(&mut self, worker: WorkerId, observation: &ObservationWire) -> Result<Option<u64>, Error> {
         let seq = self.seq(worker) + 1;
-        self.append(&Line::Seq { worker, seq })?;
+        let observation = ObservationWire { seq, ..observation.clone() };
+        if self.observed.get(&worker).is_some_and(|last| ObservationWire { seq, ..last.clone() } == observation) {
+            return Ok(None);
+        }
+        self.append(&Line::Seq { worker, seq, observation: Some(observation.clone()) })?;
         self.seqs.insert(worker, seq);
-        Ok(seq)
+        self.observed.insert(worker, observation);
+        Ok(Some(seq))
+    }
+
+    /// The last state published for the worker.
+    pub fn observed(&self, worker: WorkerId) -> Option<&ObservationWire> {
+        self.observed.get(&worker)
     }
 
     /// The nonces (idempotency keys) sent on `thread`, oldest first: the new child's core
@@ -344,7 +370,11 @@ impl Journal {
             .bindings
             .iter()
             .map(|(w, b)| Line::Bind { worker: *w, bound: Some(b.clone()) })
-            .chain(self.seqs.iter().map(|(w, s)| Line::Seq { worker: *w, seq: *s }))
+            .chain(self.seqs.iter().map(|(w, s)| Line::Seq {
+                worker: *w,
+                seq: *s,
+                observation: self.observed.get(w).cloned(),
+            }))
             .chain(self.entries.values().map(|e| Line::Command(Box::new(e.clone()))));
         for line in lines {
             serde_json::to_writer(&mut text, &line).map_err(|e| Error::io_text("encode journal", &self.path, e))?;
@@ -417,6 +447,7 @@ mod printed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bridge::StateName;
     use engine::ids::AttemptId;
     use std::os::unix::fs::PermissionsExt;
 
@@ -434,6 +465,10 @@ mod tests {
         }
     }
 
+    fn idle() -> ObservationWire {
+        ObservationWire { state: StateName::Idle, error_kind: None, seq: 0, block: None, until_ms: None, detail: None }
+    }
+
     fn id(n: u64) -> CommandId {
         CommandId { attempt: AttemptId(n) }
     }
@@ -446,7 +481,8 @@ mod tests {
             let (mut j, doubts) = Journal::open(&state).expect("open");
             assert!(doubts.is_empty());
             j.receive(&command(1, KindWire::Send), Some("/w")).expect("receive");
-            assert_eq!(j.next_seq(WorkerId(1)).expect("seq"), 1);
+            assert_eq!(j.publish(WorkerId(1), &idle()).expect("seq"), Some(1));
+            assert_eq!(j.publish(WorkerId(1), &idle()).expect("seq"), None, "unchanged: not again");
             assert_eq!(j.submission_started(id(1), "t1").expect("started"), 1);
             j.bind(WorkerId(1), "t1", "/w").expect("bind");
             j.receive(&command(2, KindWire::Send), None).expect("receive");
@@ -460,6 +496,7 @@ mod tests {
         assert_eq!(j.entry(id(2)).map(|e| e.command.prompt.as_str()), Some("go on"), "a received prompt is kept");
         assert_eq!(j.binding(WorkerId(1)).map(|b| b.thread.as_str()), Some("t1"));
         assert_eq!(j.seq(WorkerId(1)), 1);
+        assert_eq!(j.observed(WorkerId(1)).map(|o| (o.state, o.seq)), Some((StateName::Idle, 1)));
         assert_eq!(j.nonces("t1"), vec!["conversation.send:exe-1".to_string()]);
         let mode = |p: &Path| fs::metadata(p).expect("meta").permissions().mode() & 0o777;
         assert_eq!((mode(&state), mode(&state.join(JOURNAL_FILE_NAME))), (0o700, 0o600));
@@ -490,7 +527,7 @@ mod tests {
         {
             let (mut j, _) = Journal::open(dir.path()).expect("open");
             j.receive(&command(1, KindWire::Send), None).expect("receive");
-            j.next_seq(WorkerId(1)).expect("seq");
+            j.publish(WorkerId(1), &idle()).expect("seq");
         }
         let path = dir.path().join(JOURNAL_FILE_NAME);
         let mut f = OpenOptions::new().append(true).open(&path).expect("append");

@@ -16,7 +16,9 @@ use crate::lease::Leases;
 use crate::limits::{CHILD_RESTART_BACKOFF_MS_MAX, CHILD_RESTART_BACKOFF_MS_MIN, CHILD_RESTARTS_MAX};
 use crate::pump::{Event, Session};
 use crate::reconcile::{self, Verdict};
-use bridge::{BindingWire, CommandWire, KindWire, OutcomeWire, PhaseWire, ResultWire, StateName, StateWire};
+use bridge::{
+    BindingWire, CommandWire, KindWire, ObservationWire, OutcomeWire, PhaseWire, ResultWire, StateName, StateWire,
+};
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
 use std::collections::BTreeSet;
@@ -416,10 +418,19 @@ impl Task {
         }
     }
 
-    /// Publishes a state of `thread` with the next persisted sequence: only for the bound
-    /// thread (a thread being created waits for its create's result; older threads of the
+    /// Publishes a state of `thread` with the next persisted sequence, unless it is the
+    /// state last published: only for the bound thread (a thread being created waits for its create's result; older threads of the
     /// worker are not its conversation any more).
     async fn publish(&mut self, thread: &str, report: Report) {
+        let (state, error_kind) = StateName::from_engine(report.state);
+        let observation = ObservationWire {
+            state,
+            error_kind,
+            seq: 0,
+            block: report.block.clone(),
+            until_ms: report.until.map(|t| t.0),
+            detail: report.detail.clone(),
+        };
         let seq = {
             let mut journal = lock(&self.shared.journal);
             if journal.binding(self.worker).is_none_or(|b| b.thread != thread) {
@@ -427,23 +438,23 @@ impl Task {
                 self.creating = Some((thread.to_string(), report));
                 return;
             }
-            match journal.next_seq(self.worker) {
-                Ok(seq) => seq,
+            match journal.publish(self.worker, &observation) {
+                Ok(Some(seq)) => seq,
+                Ok(None) => return, // unchanged: a larger seq would read as a new turn end
                 Err(e) => {
                     tracing::warn!(worker = %self.worker, code = e.code(), "persisting a sequence: {e}");
                     return;
                 }
             }
         };
-        let (state, error_kind) = StateName::from_engine(report.state);
         let wire = StateWire {
             worker_id: self.worker,
             state,
             error_kind,
             seq,
-            block: report.block,
-            until_ms: report.until.map(|t| t.0),
-            detail: report.detail,
+            block: observation.block,
+            until_ms: observation.until_ms,
+            detail: observation.detail,
         };
         let _ = self.shared.out.send(Out::State(wire)).await;
     }
