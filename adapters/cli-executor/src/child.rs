@@ -163,6 +163,19 @@ impl Child {
         })
     }
 
+    /// Writes some of `bytes` to the child's stdin and says how many. Cancel-safe: a
+    /// dropped call wrote nothing, so a caller that keeps the rest loses no byte.
+    pub async fn write_some(&mut self, bytes: &[u8]) -> Result<usize, Error> {
+        let stdin = self.stdin.as_mut().ok_or(Error::ChildGone)?;
+        match stdin.write(bytes).await {
+            Ok(0) | Err(_) => {
+                self.stdin = None;
+                Err(Error::ChildGone)
+            }
+            Ok(n) => Ok(n),
+        }
+    }
+
     /// The next stdout line (without its newline); `None` at end of stream. Cancel-safe:
     /// a partial line survives a dropped call.
     pub async fn read_line(&mut self) -> Result<Option<String>, Error> {

@@ -83,6 +83,60 @@ pub enum Error {
         /// The group.
         pgid: i32,
     },
+    /// A journal line could not be read (torn or foreign): acted on safely at open.
+    #[error("journal line {line} is unreadable: {detail}")]
+    JournalCorrupt {
+        /// Its number, from 1.
+        line: usize,
+        /// Why it did not parse.
+        detail: String,
+    },
+    /// The journal file is larger than [`crate::limits::JOURNAL_BYTES_MAX`].
+    #[error("the journal {path} is over its size limit")]
+    JournalTooLarge {
+        /// The file.
+        path: String,
+    },
+    /// [`crate::limits::JOURNAL_COMMANDS_MAX`] unfinished commands are journaled already.
+    #[error("the journal is full of unfinished commands")]
+    JournalFull,
+    /// A phase change for a command the journal never received (a bug, not bad input).
+    #[error("command {command} is not journaled")]
+    NotJournaled {
+        /// The command id.
+        command: String,
+    },
+    /// A flag or option of the executor that cannot be used.
+    #[error("{detail}")]
+    BadOption {
+        /// Which and why, in one line.
+        detail: String,
+    },
+    /// The executor token could not be read.
+    #[error("cannot read the executor token from {path}: {detail}")]
+    Token {
+        /// The token file.
+        path: String,
+        /// Why.
+        detail: String,
+    },
+    /// The CLI binary is not there or not executable.
+    #[error(
+        "the codex binary {program} was not found or is not executable (install @openai/codex or pass --codex PATH)"
+    )]
+    CodexMissing {
+        /// The program as given.
+        program: String,
+    },
+    /// The daemon refused the executor for good (`UNAUTHORIZED`, `REPLACED`, a version it
+    /// does not speak): reconnecting would not help.
+    #[error("the daemon refused this executor: {code}: {detail}")]
+    Refused {
+        /// The protocol error code.
+        code: String,
+        /// The daemon's detail.
+        detail: String,
+    },
 }
 
 impl Error {
@@ -102,6 +156,14 @@ impl Error {
             Error::Spawn { .. } => "SPAWN",
             Error::ChildGone => "CHILD_GONE",
             Error::StopFailed { .. } => "STOP_FAILED",
+            Error::JournalCorrupt { .. } => "JOURNAL_CORRUPT",
+            Error::JournalTooLarge { .. } => "JOURNAL_TOO_LARGE",
+            Error::JournalFull => "JOURNAL_FULL",
+            Error::NotJournaled { .. } => "NOT_JOURNALED",
+            Error::BadOption { .. } => "BAD_OPTION",
+            Error::Token { .. } => "TOKEN",
+            Error::CodexMissing { .. } => "CODEX_MISSING",
+            Error::Refused { .. } => "REFUSED",
         }
     }
 }
@@ -109,6 +171,11 @@ impl Error {
 impl Error {
     /// An [`Error::Io`] from an OS error.
     pub(crate) fn io(op: &'static str, path: &std::path::Path, error: &std::io::Error) -> Error {
+        Error::Io { op, path: path.display().to_string(), detail: error.to_string() }
+    }
+
+    /// An [`Error::Io`] from any other error (an encoding failure).
+    pub(crate) fn io_text(op: &'static str, path: &std::path::Path, error: impl std::fmt::Display) -> Error {
         Error::Io { op, path: path.display().to_string(), detail: error.to_string() }
     }
 }

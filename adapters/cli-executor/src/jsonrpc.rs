@@ -165,6 +165,12 @@ impl<T> Pending<T> {
         self.in_flight.values().map(|(due, _)| *due).min()
     }
 
+    /// Removes the first request (by id) matching `pred`, without an answer.
+    pub fn remove_where(&mut self, pred: impl Fn(&T) -> bool) -> Option<T> {
+        let id = self.in_flight.iter().find(|(_, (_, purpose))| pred(purpose)).map(|(id, _)| *id)?;
+        self.in_flight.remove(&id).map(|(_, purpose)| purpose)
+    }
+
     /// Whether any request still matches `pred`.
     pub fn any(&self, pred: impl Fn(&T) -> bool) -> bool {
         self.in_flight.values().any(|(_, purpose)| pred(purpose))

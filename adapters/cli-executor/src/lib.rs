@@ -1,8 +1,8 @@
-//! The command-line agent executor: a sans-IO core and the shell that keeps its child in
-//! hand (issue 20, slices 1 and 2).
+//! The command-line agent executor: a sans-IO core, the shell that keeps its child in
+//! hand, and the executor process connected to the daemon (issue 20, slices 1 to 3).
 //!
-//! The browser extension is the daemon's hands in ChatGPT tabs; this crate will be its
-//! hands in command-line coding agents. Today it holds the pure part only: a state machine
+//! The browser extension is the daemon's hands in ChatGPT tabs; this crate is its hands in
+//! command-line coding agents. Its pure part is a state machine
 //! that turns the daemon's executor commands (`conversation.create`, `send`, `steer`,
 //! `inspect`, `close`, `command.cancel`) into Codex app-server JSON-RPC requests, and the
 //! app-server's responses and notifications into what an executor reports: command
@@ -22,6 +22,11 @@
 //! - [`lease`]: one child per session (a lease file), and the reaper of stale leases.
 //! - [`group`]: process groups through `/proc`, signalled with rustix (`SIGTERM`, `SIGKILL`).
 //! - [`pump`]: a [`pump::Session`] connects a child to its core; the child's exit is an event.
+//! - [`journal`]: the durable journal (phases, bindings, state sequences), fsynced first.
+//! - [`worker`]: a task per worker: its child, a new one with `thread/resume` after an exit.
+//! - [`reconcile`]: what `thread/read` says of a prompt left `submission-started`.
+//! - [`executor`]: daemon commands checked against the journal, and the `hello`.
+//! - [`connection`]: the entry point [`connection::run`]: options, the daemon WebSocket.
 //! - [`error`]: the crate's one error enum, with stable codes.
 //! - [`limits`]: every bound, named with its unit.
 //!
@@ -29,11 +34,16 @@
 
 pub mod child;
 pub mod codex;
+pub mod connection;
 pub mod error;
+pub mod executor;
 pub mod group;
+pub mod journal;
 pub mod jsonrpc;
 pub mod lease;
 pub mod limits;
 pub mod pump;
+pub mod reconcile;
+pub mod worker;
 
 pub use error::Error;

@@ -55,3 +55,45 @@ pub const LEASES_MAX: usize = 4_096;
 
 /// The largest lease file read: a few short `key=value` lines.
 pub const LEASE_BYTES_MAX: u64 = 4 * 1024;
+
+/// The largest journal file read at start; past it the executor refuses to start rather
+/// than guess (compaction keeps a healthy journal far below this).
+pub const JOURNAL_BYTES_MAX: u64 = 64 * 1024 * 1024;
+
+/// Commands the journal keeps; the oldest finished ones are dropped first, unfinished ones
+/// never (a full journal of unfinished commands refuses new ones).
+pub const JOURNAL_COMMANDS_MAX: usize = 1_024;
+
+/// Records appended before the journal is compacted (rewritten with one record each).
+pub const JOURNAL_LINES_COMPACT: usize = 8_192;
+
+/// How far every worker's state sequence jumps when a journal line could not be read: a
+/// lost `seq` record must never let a sequence go backwards.
+pub const SEQ_SKIP_ON_DOUBT: u64 = 1_000_000;
+
+/// Children of one worker that may exit in a row, each restarted after a backoff, before
+/// the worker's conversation is reported in error and no child is started again until
+/// its next command.
+pub const CHILD_RESTARTS_MAX: u32 = 5;
+
+/// The wait before restarting a child that exited; doubled for each exit in a row.
+pub const CHILD_RESTART_BACKOFF_MS_MIN: u64 = 200;
+
+/// The longest wait before restarting a child.
+pub const CHILD_RESTART_BACKOFF_MS_MAX: u64 = 10_000;
+
+/// The first wait before reconnecting to the daemon; doubled for each failure in a row.
+pub const RECONNECT_BACKOFF_MS_MIN: u64 = 250;
+
+/// The longest wait before reconnecting to the daemon.
+pub const RECONNECT_BACKOFF_MS_MAX: u64 = 15_000;
+
+/// How long the daemon has to answer `hello` with `welcome`.
+pub const WELCOME_WAIT_MS: u64 = 10_000;
+
+/// Messages queued between a worker's task and the connection (and back): a full queue
+/// makes the sender wait, never drops.
+pub const CHANNEL_DEPTH: usize = 256;
+
+/// The longest token read from the executor token file.
+pub const TOKEN_BYTES_MAX: u64 = 4 * 1024;

@@ -2,22 +2,22 @@
 //!
 //! [`Session::start`] spawns the child ([`Child::spawn`]) and says `initialize`. From then
 //! on, every stdout line goes to [`Codex::line`] with the time, every [`Effect::Write`] goes
-//! to stdin, [`Codex::tick`] runs at [`Codex::next_deadline`], and everything else the core
+//! to stdin, every [`Effect::Prompt`] too once its [`Gate`] journaled it (a gate that fails
+//! writes nothing and the command fails, definitely not submitted), [`Codex::tick`] runs at [`Codex::next_deadline`], and everything else the core
 //! says comes out of [`Session::next`] as [`Event::Effect`], in order (str0m's rule: all
 //! effects are drained after each input). The child's end of stdout is the observation
 //! [`Event::Exited`]: its group is ended and reaped, and the threads it hosted are listed,
-//! because the session outlives its child. The core keeps those threads and their nonces;
-//! the next slice starts a new child on the same lease-free session and sends
-//! `thread/resume{threadId}` for each.
+//! because the session outlives its child: the executor starts a new child on the same
+//! session with a [`Codex::resuming`] core, which sends `thread/resume{threadId}` for each.
 //!
 //! The clock is read here, in the shell, and nowhere in the core.
 
 use crate::Error;
 use crate::child::{Child, Exit, Spawn};
-use crate::codex::{Codex, Config, Effect};
+use crate::codex::{Codex, Effect};
 use crate::lease::Leases;
 use engine::effect::ExecutorCommand;
-use engine::ids::WorkerId;
+use engine::ids::{CommandId, WorkerId};
 use engine::time::Timestamp;
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -37,22 +37,40 @@ pub enum Event {
     },
 }
 
+/// Asked before a prompt's line is written to the child: the executor journals the
+/// command's submission there (fsynced), so a crash after the write is never taken for
+/// "not sent". An error keeps the line from being written.
+pub trait Gate: Send {
+    /// `command`'s prompt is about to go to `thread` of `worker`.
+    fn submitting(&mut self, command: CommandId, worker: WorkerId, thread: &str) -> Result<(), Error>;
+}
+
+impl<F: FnMut(CommandId, WorkerId, &str) -> Result<(), Error> + Send> Gate for F {
+    fn submitting(&mut self, command: CommandId, worker: WorkerId, thread: &str) -> Result<(), Error> {
+        self(command, worker, thread)
+    }
+}
+
 /// One session: a core and, while it runs, its child.
-#[derive(Debug)]
 pub struct Session {
     core: Codex,
+    /// Journals each prompt before its line is written.
+    gate: Box<dyn Gate>,
     /// `None` after the child exited.
     child: Option<Child>,
     /// Reports the core made while a command's lines were being written: `next` hands
     /// them out first, so the order is the core's.
     reports: VecDeque<Effect>,
+    /// Bytes queued for stdin and not written yet: kept here, so a [`Session::next`]
+    /// dropped mid-write (it runs in a `select!`) loses no part of a line.
+    outbox: Vec<u8>,
 }
 
 impl Session {
-    /// Spawns `spec` under its lease and starts the core with `config`.
-    pub async fn start(spec: &Spawn, leases: &Leases, config: Config) -> Result<Session, Error> {
+    /// Spawns `spec` under its lease and starts `core` (fresh, or [`Codex::resuming`]).
+    pub async fn start(spec: &Spawn, leases: &Leases, core: Codex, gate: Box<dyn Gate>) -> Result<Session, Error> {
         let child = Child::spawn(spec, leases)?;
-        let mut session = Session { core: Codex::new(config), child: Some(child), reports: VecDeque::new() };
+        let mut session = Session { core, gate, child: Some(child), reports: VecDeque::new(), outbox: Vec::new() };
         session.core.start(now())?;
         session.flush().await?;
         Ok(session)
@@ -71,15 +89,25 @@ impl Session {
 
     /// Pumps until the core reports something or the child ends. An error from one line
     /// (malformed, over-long, an unknown response id) is returned and the pump goes on at
-    /// the next call; [`Error::ChildGone`] once the child has exited.
+    /// the next call; [`Error::ChildGone`] once the child has exited. Cancel-safe.
     pub async fn next(&mut self) -> Result<Event, Error> {
         if let Some(report) = self.reports.pop_front() {
             return Ok(Event::Effect(report));
         }
         loop {
+            if !self.outbox.is_empty() {
+                match self.drain().await {
+                    Ok(()) => {}
+                    Err(Error::ChildGone) => return self.exited().await,
+                    Err(e) => return Err(e),
+                }
+            }
             if let Some(effect) = self.core.poll_effect() {
                 match effect {
                     Effect::Write(line) => self.write(&line).await?,
+                    Effect::Prompt { command, worker, thread, line } => {
+                        self.prompt(command, worker, &thread, &line).await?
+                    }
                     other => return Ok(Event::Effect(other)),
                 }
                 continue;
@@ -110,14 +138,42 @@ impl Session {
         while let Some(effect) = self.core.poll_effect() {
             match effect {
                 Effect::Write(line) => self.write(&line).await?,
+                Effect::Prompt { command, worker, thread, line } => {
+                    self.prompt(command, worker, &thread, &line).await?
+                }
                 other => self.reports.push_back(other),
             }
         }
         Ok(())
     }
 
+    /// Journals a prompt through the gate, then writes it; if the gate fails, the core
+    /// fails the command and nothing is written.
+    async fn prompt(&mut self, command: CommandId, worker: WorkerId, thread: &str, line: &str) -> Result<(), Error> {
+        match self.gate.submitting(command, worker, thread) {
+            Ok(()) => self.write(line).await,
+            Err(e) => {
+                self.core.unsent(command, &format!("the executor could not journal the prompt: {e}"));
+                Ok(())
+            }
+        }
+    }
+
+    /// Queues `line` and writes the queue.
     async fn write(&mut self, line: &str) -> Result<(), Error> {
-        self.child.as_mut().ok_or(Error::ChildGone)?.write_line(line).await
+        self.outbox.extend_from_slice(line.as_bytes());
+        self.outbox.push(b'\n');
+        self.drain().await
+    }
+
+    /// Writes the queue, keeping whatever is not written yet.
+    async fn drain(&mut self) -> Result<(), Error> {
+        let child = self.child.as_mut().ok_or(Error::ChildGone)?;
+        while !self.outbox.is_empty() {
+            let n = child.write_some(&self.outbox).await?;
+            self.outbox.drain(..n);
+        }
+        Ok(())
     }
 
     async fn exited(&mut self) -> Result<Event, Error> {

@@ -6,11 +6,11 @@
 mod support;
 
 use cli_executor::child::{CONFIG_TOML_DEFAULT, Child, ENV_PASS_DEFAULT, Spawn};
-use cli_executor::codex::{Config, Effect, Outcome};
+use cli_executor::codex::{Codex, Config, Effect, Outcome};
 use cli_executor::group;
 use cli_executor::lease::{Leases, Reaped};
 use cli_executor::limits::{LINE_BYTES_MAX, STOP_GRACE_MS};
-use cli_executor::pump::{Event, Session};
+use cli_executor::pump::{Event, Gate, Session};
 use engine::effect::CommandKind::{Create, Inspect, Send};
 use engine::model::ConversationState::{Generating, Idle};
 use serde_json::{Value, json};
@@ -49,6 +49,11 @@ fn spec(dirs: &Dirs, session: &str, extra: &[&str]) -> Spawn {
     spec.args = vec![standin.display().to_string(), "--fixture".into(), fixture.display().to_string()];
     spec.args.extend(extra.iter().map(|s| s.to_string()));
     spec
+}
+
+/// A gate that journals nothing (these tests look at the child, not the journal).
+fn open_gate() -> Box<dyn Gate> {
+    Box::new(|_, _, _: &str| Ok(()))
 }
 
 /// A test's own working directory and executor data dir.
@@ -133,7 +138,9 @@ async fn a_two_turn_session_runs_through_the_real_pump_and_core() {
     assert_eq!(reaped, []);
     let spec = spec(&dirs, "s-two", &[]);
     let mut session =
-        Session::start(&spec, &leases, Config::unattended(&dirs.work.display().to_string())).await.expect("started");
+        Session::start(&spec, &leases, Codex::new(Config::unattended(&dirs.work.display().to_string())), open_gate())
+            .await
+            .expect("started");
     session.command(command(Create, 1, "nonce-a", "", "first prompt", deadline())).await.expect("create");
     let first = until_idle(&mut session).await;
     let thread = first
@@ -329,7 +336,9 @@ async fn a_child_crash_is_an_event_and_the_session_keeps_its_thread() {
     let (leases, _) = Leases::open(&dirs.data).await.expect("leases");
     let spec = spec(&dirs, "s-crash", &["--exit-after", "turn/start"]);
     let mut session =
-        Session::start(&spec, &leases, Config::unattended(&dirs.work.display().to_string())).await.expect("started");
+        Session::start(&spec, &leases, Codex::new(Config::unattended(&dirs.work.display().to_string())), open_gate())
+            .await
+            .expect("started");
     session.command(command(Create, 1, "nonce-a", "", "first prompt", deadline())).await.expect("create");
     let events = until_idle(&mut session).await;
     let Some(Event::Effect(Effect::State { thread, .. })) = events.last() else { panic!("idle") };

@@ -35,7 +35,13 @@ fn completed(turn: &str) -> String {
 }
 
 fn written(effects: &[Effect]) -> Vec<Value> {
-    effects.iter().filter_map(|e| if let Effect::Write(l) = e { serde_json::from_str(l).ok() } else { None }).collect()
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Write(l) | Effect::Prompt { line: l, .. } => serde_json::from_str(l).ok(),
+            _ => None,
+        })
+        .collect()
 }
 
 fn failed(effects: &[Effect]) -> Vec<(u64, &'static str)> {

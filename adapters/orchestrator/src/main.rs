@@ -123,6 +123,41 @@ enum Command {
         #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
         mcp_token: Option<String>,
     },
+    /// Run the command-line agent executor: Codex CLI workers, one `codex app-server` child
+    /// per worker, connected to the daemon's /executor as the browser extension is (the
+    /// same protocol, the same exactly-once journal). See docs/cli-agents.md.
+    ExecutorCli {
+        /// The daemon's executor endpoint.
+        #[arg(long, value_name = "URL", default_value = cli_executor::connection::DAEMON_URL_DEFAULT)]
+        daemon: String,
+        /// Data directory of the daemon: its executor-token, and the executor's state under
+        /// DIR/cli-executor. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// The executor token file. Default: DIR/executor-token.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        /// This executor's stable name (1 to 128 printable ASCII characters).
+        #[arg(long, value_name = "ID", default_value = "codex-cli")]
+        executor_id: String,
+        /// The codex binary (a path, or a name looked up on PATH).
+        #[arg(long, value_name = "PATH", default_value = "codex")]
+        codex: PathBuf,
+        /// An argument added after `codex app-server` (repeatable), e.g. --codex-arg=-c
+        /// --codex-arg=model=o4-mini.
+        #[arg(long = "codex-arg", value_name = "ARG", allow_hyphen_values = true)]
+        codex_args: Vec<String>,
+        /// The executor's state directory (journal, leases, each session's CODEX_HOME).
+        /// Default: DIR/cli-executor.
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+        /// The working directory of a worker whose conversation.create names none.
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Log level or filter. Logs go to stderr.
+        #[arg(long, value_name = "LEVEL", default_value = "info")]
+        log_level: String,
+    },
     /// Check or rescue a data directory's store (the daemon must be stopped). See docs/store.md.
     #[command(subcommand)]
     Store(StoreCommand),
@@ -338,6 +373,40 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Oauth(command) => oauth_command(command),
+        Command::ExecutorCli {
+            daemon,
+            data_dir,
+            token_file,
+            executor_id,
+            codex,
+            codex_args,
+            state_dir,
+            workspace,
+            log_level,
+        } => {
+            init_logs(&log_level)?;
+            let data_dir = data_dir.unwrap_or_else(default_data_dir);
+            let settings = cli_executor::worker::Settings {
+                program: codex,
+                args: std::iter::once("app-server".to_string()).chain(codex_args).collect(),
+                env_set: Vec::new(),
+                state_dir: state_dir.unwrap_or_else(|| data_dir.join("cli-executor")),
+                workspace: workspace.map(|w| w.display().to_string()),
+            };
+            let options = cli_executor::connection::Options {
+                url: daemon,
+                token_file: token_file.unwrap_or_else(|| data_dir.join(bridge::server::TOKEN_FILE_NAME)),
+                executor_id,
+                settings,
+            };
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            runtime.block_on(async {
+                tokio::select! {
+                    served = cli_executor::connection::run(options) => served.map_err(anyhow::Error::from),
+                    () = orchestrator::serve::signals() => Ok(()),
+                }
+            })
+        }
         Command::Store(StoreCommand::Verify { data_dir }) => {
             let dir = data_dir.unwrap_or_else(default_data_dir);
             let report = store::verify(&dir.join(STORE_DIR_NAME))

@@ -53,3 +53,19 @@ fn a_bad_flag_value_names_the_flag() {
     assert!(stderr.starts_with("error: invalid value 'nonsense' for '--listen"), "{stderr}");
     assert!(!stderr.contains("backtrace"), "{stderr}");
 }
+
+#[test]
+fn the_cli_executor_says_in_one_line_what_is_wrong() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().to_str().expect("utf-8 path");
+    let out = orchestrator(&["executor-cli", "--data-dir", dir]);
+    let line = one_error_line(&out);
+    assert!(line.contains("cannot read the executor token from") && line.contains("executor-token"), "{line}");
+    let token = tmp.path().join("executor-token");
+    std::fs::write(&token, "executor-token-0123456789\n").expect("token");
+    let out = orchestrator(&["executor-cli", "--data-dir", dir, "--codex", "/nonexistent/codex"]);
+    let line = one_error_line(&out);
+    assert!(line.contains("the codex binary /nonexistent/codex was not found"), "{line}");
+    let out = orchestrator(&["executor-cli", "--data-dir", dir, "--codex", "sh", "--executor-id", "two words"]);
+    assert!(one_error_line(&out).contains("--executor-id"));
+}

@@ -11,6 +11,19 @@ use engine::time::Timestamp;
 pub enum Effect {
     /// Write this line (and a newline) to the app-server's stdin.
     Write(String),
+    /// Write this line too, but it carries a prompt: the shell journals the command's
+    /// submission (`submission-started`) first, and writes nothing if it cannot
+    /// ([`crate::codex::Codex::unsent`] then fails the command, definitely not submitted).
+    Prompt {
+        /// The command whose prompt it is.
+        command: CommandId,
+        /// Whose thread.
+        worker: WorkerId,
+        /// The thread it goes to.
+        thread: String,
+        /// The `turn/start` or `turn/steer` request line.
+        line: String,
+    },
     /// The outcome of a create, send or steer (or a withdrawn held send).
     Result {
         /// The command.

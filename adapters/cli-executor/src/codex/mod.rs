@@ -23,9 +23,11 @@
 
 mod effect;
 pub mod record;
+mod resume;
 pub mod usage;
 
 pub use effect::{Effect, Outcome, Report};
+pub use resume::Resume;
 
 use crate::Error;
 use crate::jsonrpc::{self, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Pending, RpcError};
@@ -64,6 +66,7 @@ enum Purpose {
     TurnStart { command: CommandId, thread: String },
     Steer { command: CommandId, thread: String },
     Read { worker: WorkerId },
+    Resume { thread: String },
     Unsubscribe,
     Interrupt,
 }
@@ -76,6 +79,7 @@ impl Purpose {
             Purpose::TurnStart { .. } => "turn/start",
             Purpose::Steer { .. } => "turn/steer",
             Purpose::Read { .. } => "thread/read",
+            Purpose::Resume { .. } => "thread/resume",
             Purpose::Unsubscribe => "thread/unsubscribe",
             Purpose::Interrupt => "turn/interrupt",
         }
@@ -113,6 +117,9 @@ pub struct Codex {
     threads: BTreeMap<String, Thread>,
     /// The latest `rateLimits` of `account/rateLimits/updated` (account-wide).
     rate_limits: Option<Value>,
+    /// Threads of an earlier child to `thread/resume` once initialized; commands wait
+    /// until every one is answered.
+    resuming: std::collections::BTreeSet<String>,
     effects: VecDeque<Effect>,
 }
 
@@ -126,6 +133,7 @@ impl Codex {
             early: VecDeque::new(),
             threads: BTreeMap::new(),
             rate_limits: None,
+            resuming: std::collections::BTreeSet::new(),
             effects: VecDeque::new(),
         }
     }
@@ -291,10 +299,9 @@ impl Codex {
         match (purpose, outcome) {
             (Purpose::Initialize, Ok(_)) => {
                 self.effects.push_back(Effect::Write(jsonrpc::notification_line("initialized", None)));
-                self.ready = true;
-                let early: Vec<ExecutorCommand> = self.early.drain(..).collect();
-                early.into_iter().try_for_each(|command| self.command(now, command))
+                self.after_initialize(now)
             }
+            (Purpose::Resume { thread }, outcome) => self.resumed(now, thread, outcome),
             (Purpose::ThreadStart(command), Ok(result)) => {
                 let Some(thread) = result.pointer("/thread/id").and_then(Value::as_str) else {
                     self.fail(command.id, "HOST_UI_CHANGED", "thread/start answered without a thread id");
@@ -484,18 +491,39 @@ impl Codex {
             return Ok(());
         };
         remember(t, &command.idempotency_key);
+        let worker = t.worker;
         let params = json!({"threadId": thread, "expectedTurnId": turn, "clientUserMessageId": command.idempotency_key,
                             "input": [{"type": "text", "text": command.prompt}]});
-        self.request(now, Purpose::Steer { command: command.id, thread: thread.to_string() }, params)
+        let purpose = Purpose::Steer { command: command.id, thread: thread.to_string() };
+        self.prompt(now, purpose, params, command.id, worker, thread)
     }
 
     fn start_turn(&mut self, now: Timestamp, thread: &str, command: &ExecutorCommand) -> Result<(), Error> {
         let t = self.threads.get_mut(thread).ok_or_else(|| unknown(thread))?;
         t.starting = true;
         remember(t, &command.idempotency_key);
+        let worker = t.worker;
         let params = json!({"threadId": thread, "clientUserMessageId": command.idempotency_key,
                             "input": [{"type": "text", "text": command.prompt}]});
-        self.request(now, Purpose::TurnStart { command: command.id, thread: thread.to_string() }, params)
+        let purpose = Purpose::TurnStart { command: command.id, thread: thread.to_string() };
+        self.prompt(now, purpose, params, command.id, worker, thread)
+    }
+
+    /// A request carrying a prompt: the shell journals it before the line goes out.
+    fn prompt(
+        &mut self,
+        now: Timestamp,
+        purpose: Purpose,
+        params: Value,
+        command: CommandId,
+        worker: WorkerId,
+        thread: &str,
+    ) -> Result<(), Error> {
+        let method = purpose.method();
+        let id = self.pending.insert(now, purpose)?;
+        let line = jsonrpc::request_line(id, method, params);
+        self.effects.push_back(Effect::Prompt { command, worker, thread: thread.to_string(), line });
+        Ok(())
     }
 
     fn request(&mut self, now: Timestamp, purpose: Purpose, params: Value) -> Result<(), Error> {

@@ -101,7 +101,7 @@ pub fn replay(name: &str, script: Vec<Step>) -> Replayed {
         |core: &mut Codex, writes: &mut std::collections::VecDeque<Value>, out: &mut Replayed, thread: &mut String| {
             for effect in drain(core) {
                 match effect {
-                    Effect::Write(line) => {
+                    Effect::Write(line) | Effect::Prompt { line, .. } => {
                         let value: Value = serde_json::from_str(&line).expect("the core writes JSON");
                         out.written.push(value.clone());
                         writes.push_back(value);

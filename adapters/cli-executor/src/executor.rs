@@ -1,0 +1,260 @@
+//! The executor between the daemon and the worker tasks: the journal opened (and its doubts
+//! logged) and stale leases reaped at start, a task per worker, every command from the
+//! daemon checked against the journal before it is served (a command id already journaled
+//! is never submitted again: its stored result is sent again, or its result follows), and
+//! the `hello` that republishes the bindings and the journal. No socket here: the
+//! connection (`connection.rs`) feeds it text frames and sends what it returns.
+
+use crate::Error;
+use crate::journal::Journal;
+use crate::lease::Leases;
+use crate::limits::CHANNEL_DEPTH;
+use crate::reconcile;
+use crate::worker::{In, Out, Settings, Shared, Task, lock};
+use bridge::{
+    BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorMessage, Hello, KindWire, MESSAGE_BYTES_MAX,
+    OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, encode,
+};
+use engine::ids::WorkerId;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+/// The CLI kinds this executor serves, announced in `hello` as `capabilities.kinds`.
+pub const KINDS: [&str; 1] = ["codex"];
+
+/// Commands one executor works on at once, announced in `hello` (informational in v1).
+pub const CONCURRENCY_MAX: u32 = 16;
+
+/// What a daemon frame asks of the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// Send these messages (already encoded), in order.
+    Send(Vec<String>),
+    /// `welcome`: the connection is up; heartbeat at this interval.
+    Welcome {
+        /// `heartbeatMs`.
+        heartbeat_ms: u64,
+    },
+    /// The daemon refused the executor for good.
+    Refused(Error),
+    /// The daemon will close the connection (a protocol error that closes): reconnect.
+    Closing,
+}
+
+/// The executor's state beside its worker tasks.
+pub struct Executor {
+    shared: Shared,
+    /// Each worker's task input; dropping one ends that task.
+    workers: BTreeMap<WorkerId, mpsc::Sender<In>>,
+    /// Every worker task: dropped with the executor, which aborts them (their children
+    /// are killed by their drop and reaped at the next start).
+    tasks: JoinSet<()>,
+}
+
+impl Executor {
+    /// Opens the journal in `settings.state_dir`, reaps what a previous executor left, and
+    /// starts a task for every worker the journal knows (bound, or with open commands),
+    /// which resumes its thread and settles what was left open. The receiver yields
+    /// every worker's reports.
+    pub async fn open(settings: Settings) -> Result<(Executor, mpsc::Receiver<Out>), Error> {
+        let (journal, doubts) = Journal::open(&settings.state_dir)?;
+        for doubt in &doubts {
+            tracing::warn!(code = doubt.code(), "journal: {doubt}");
+        }
+        let (leases, reaped) = Leases::open(&settings.state_dir).await?;
+        for r in &reaped {
+            tracing::info!(?r, "reaped a lease left by a previous executor");
+        }
+        let known: Vec<WorkerId> = {
+            let open = journal
+                .entries()
+                .filter(|e| matches!(e.phase, PhaseWire::Received | PhaseWire::SubmissionStarted))
+                .map(|e| e.command.worker_id);
+            let mut known: Vec<WorkerId> = journal.bindings().map(|(w, _)| w).chain(open).collect();
+            known.sort();
+            known.dedup();
+            known
+        };
+        let (out, reports) = mpsc::channel(CHANNEL_DEPTH);
+        let shared = Shared {
+            journal: Arc::new(Mutex::new(journal)),
+            leases: Arc::new(leases),
+            settings: Arc::new(settings),
+            out,
+        };
+        let mut executor = Executor { shared, workers: BTreeMap::new(), tasks: JoinSet::new() };
+        for worker in known {
+            executor.hand(worker, In::Recover).await;
+        }
+        Ok((executor, reports))
+    }
+
+    /// The `hello` frame: `token`, `executor_id`, steering, the kinds served, the bindings
+    /// with their newest state, and the journal.
+    pub fn hello(&self, token: &str, executor_id: &str) -> String {
+        let journal = lock(&self.shared.journal);
+        let bindings = journal
+            .bindings()
+            .map(|(worker, bound)| BindingWire {
+                worker_id: worker,
+                conversation_url: reconcile::conversation_url(&bound.thread),
+                open: true,
+                observation: journal.observed(worker).cloned(),
+            })
+            .collect();
+        let hello = Hello {
+            token: token.to_string(),
+            executor_id: executor_id.to_string(),
+            protocol: PROTOCOL_VERSION,
+            capabilities: Capabilities { steering: true, operator: false },
+            concurrency_max: CONCURRENCY_MAX,
+            bindings,
+            journal: journal.hello_lines(),
+        };
+        with_kinds(&encode(&ExecutorMessage::Hello(hello)))
+    }
+
+    /// A worker's report as a frame, to send (or to drop while disconnected: results are
+    /// in the journal, and the last state of each worker goes into the next `hello`).
+    pub fn report(out: Out) -> String {
+        match out {
+            Out::State(state) => encode(&ExecutorMessage::State(state)),
+            Out::Result(result) => encode(&ExecutorMessage::Result(result)),
+            Out::Binding(binding) => encode(&ExecutorMessage::Binding(binding)),
+        }
+    }
+
+    /// A text frame from the daemon.
+    pub async fn daemon(&mut self, text: &str) -> Reply {
+        let message = match bridge::decode_daemon(text, MESSAGE_BYTES_MAX) {
+            Ok(message) => message,
+            Err(e) => {
+                tracing::warn!("undecodable daemon message: {e}");
+                return Reply::Send(Vec::new());
+            }
+        };
+        match message {
+            DaemonMessage::Welcome(welcome) => Reply::Welcome { heartbeat_ms: welcome.heartbeat_ms },
+            DaemonMessage::Command(command) => Reply::Send(self.command(command, workspace_of(text)).await),
+            DaemonMessage::ProtocolError(e) => {
+                tracing::warn!(code = ?e.code, "protocol error from the daemon: {}", e.detail);
+                let fatal = matches!(
+                    e.code,
+                    ProtocolErrorCode::Unauthorized
+                        | ProtocolErrorCode::Replaced
+                        | ProtocolErrorCode::UnsupportedVersion
+                        | ProtocolErrorCode::InvalidExecutorId
+                );
+                match (fatal, e.code.closes()) {
+                    (true, _) => Reply::Refused(Error::Refused { code: format!("{:?}", e.code), detail: e.detail }),
+                    (false, true) => Reply::Closing,
+                    (false, false) => Reply::Send(Vec::new()),
+                }
+            }
+            DaemonMessage::OperatorResult(_) | DaemonMessage::OperatorSummary(_) | DaemonMessage::OperatorData(_) => {
+                Reply::Send(Vec::new())
+            }
+        }
+    }
+
+    /// A command: journaled and handed to its worker, or answered from the journal.
+    async fn command(&mut self, command: CommandWire, cwd: Option<String>) -> Vec<String> {
+        let worker = command.worker_id;
+        let entry = lock(&self.shared.journal).entry(command.command_id).cloned();
+        let stored = |outcome: OutcomeWire| {
+            vec![encode(&ExecutorMessage::Result(ResultWire { command_id: command.command_id, outcome }))]
+        };
+        match command.kind {
+            KindWire::Create | KindWire::Send | KindWire::Steer => match entry {
+                // Seen before: never submitted twice. Its stored result again, or none yet.
+                Some(entry) => entry.outcome.map(stored).unwrap_or_default(),
+                None => {
+                    let received = lock(&self.shared.journal).receive(&command, cwd.as_deref());
+                    match received {
+                        Ok(()) => {
+                            self.hand(worker, In::Command(command, cwd)).await;
+                            Vec::new()
+                        }
+                        Err(e) => stored(OutcomeWire::Failed {
+                            code: "HOST_UI_CHANGED".to_string(),
+                            detail: format!("the executor could not journal the command: {e}"),
+                        }),
+                    }
+                }
+            },
+            KindWire::Cancel => match entry {
+                None => {
+                    let outcome = OutcomeWire::Failed {
+                        code: "CANCELLED".to_string(),
+                        detail: "withdrawn before it was received".to_string(),
+                    };
+                    if let Err(e) = lock(&self.shared.journal).withdrawn(&command, &outcome) {
+                        tracing::warn!(code = e.code(), "journaling a withdrawal: {e}");
+                    }
+                    stored(outcome)
+                }
+                Some(entry) => match (entry.outcome, entry.phase) {
+                    (Some(outcome), _) => stored(outcome),
+                    (None, PhaseWire::Received) => {
+                        self.hand(worker, In::Command(command, None)).await;
+                        Vec::new()
+                    }
+                    (None, _) => Vec::new(), // submission began: its real result follows
+                },
+            },
+            KindWire::Inspect | KindWire::Close => {
+                self.hand(worker, In::Command(command, None)).await;
+                Vec::new()
+            }
+        }
+    }
+
+    /// Hands `input` to the worker's task, starting the task if it has none.
+    async fn hand(&mut self, worker: WorkerId, input: In) {
+        if self.workers.get(&worker).is_none_or(|tx| tx.is_closed()) {
+            let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
+            self.tasks.spawn(Task::new(worker, self.shared.clone()).run(rx));
+            self.workers.insert(worker, tx);
+        }
+        if let Some(tx) = self.workers.get(&worker)
+            && tx.send(input).await.is_err()
+        {
+            tracing::warn!(%worker, "the worker's task ended");
+        }
+    }
+}
+
+/// The `workspace.directory` of a command frame, read from the JSON itself (the field is
+/// newer than the bridge's `CommandWire`).
+fn workspace_of(text: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    value.pointer("/workspace/directory").and_then(Value::as_str).filter(|d| !d.is_empty()).map(str::to_string)
+}
+
+/// `frame` with `capabilities.kinds` added after `steering` (the field is newer than the
+/// bridge's `Capabilities`; a daemon that does not know it ignores it). Spliced into the
+/// text so the canonical field order (`v` first) is kept.
+fn with_kinds(frame: &str) -> String {
+    const STEERING: &str = "\"capabilities\":{\"steering\":true";
+    let kinds: Vec<String> = KINDS.iter().map(|k| format!("\"{k}\"")).collect();
+    frame.replacen(STEERING, &format!("{STEERING},\"kinds\":[{}]", kinds.join(",")), 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_is_read_from_the_frame_and_kinds_are_announced() {
+        let frame = r#"{"v":1,"type":"command","workspace":{"directory":"/src/app","branch":"main"}}"#;
+        assert_eq!(workspace_of(frame), Some("/src/app".to_string()));
+        assert_eq!(workspace_of(r#"{"v":1,"type":"command"}"#), None);
+        let hello = with_kinds(r#"{"v":1,"type":"hello","capabilities":{"steering":true}}"#);
+        let value: Value = serde_json::from_str(&hello).expect("json");
+        assert_eq!(value["capabilities"]["kinds"], serde_json::json!(["codex"]));
+        assert!(hello.starts_with(r#"{"v":1,"#), "{hello}");
+    }
+}

@@ -1,0 +1,560 @@
+//! The executor's durable journal: what it received, how far each command got, which
+//! thread each worker is bound to, and the state sequence high-water of each worker.
+//! Written and fsynced before anything is written to a child or published to the daemon.
+//!
+//! One append-only JSON Lines file, `<state_dir>/journal.jsonl` (0600, in a 0700
+//! directory). Every line is a whole record; the last record of a command (or worker)
+//! wins:
+//!
+//! - `{"t":"cmd", "command": <the command as received>, "phase", "stateSeq", "thread"?,
+//!   "cwd"?, "outcome"?}`: `received` (the prompt is kept so a restart can still submit
+//!   it), `submission-started` (journaled just before the prompt's line is written to the
+//!   child; the prompt is dropped from then on), `submitted` or `completed` (with the
+//!   `command.result` outcome that was sent).
+//! - `{"t":"bind", "worker", "thread"?, "cwd"?}`: the worker's thread (`None`: closed).
+//! - `{"t":"seq", "worker", "seq", "observation"}`: persisted before the state with that
+//!   `seq` is published, so sequences keep growing across restarts, an unchanged state is
+//!   never republished with a larger `seq` (that would read as a new turn end), and the
+//!   next `hello` carries the binding's last state.
+//!
+//! Opening compacts the file (the reduced records written to a temporary file, synced,
+//! renamed over it) and bounds it: at most [`JOURNAL_COMMANDS_MAX`] commands, the oldest
+//! finished ones dropped first. A line that does not parse is never taken for "nothing
+//! happened": if a command id can be read from it, that command is finished as
+//! `AMBIGUOUS_SUBMISSION` (never resent on doubt); and every worker's sequence jumps by
+//! [`SEQ_SKIP_ON_DOUBT`], since a lost `seq` line must not let sequences go backwards.
+//! Each such line is reported as [`Error::JournalCorrupt`].
+
+use crate::Error;
+use crate::limits::{JOURNAL_BYTES_MAX, JOURNAL_COMMANDS_MAX, JOURNAL_LINES_COMPACT, SEQ_SKIP_ON_DOUBT};
+use bridge::{CommandWire, JournalWire, KindWire, ObservationWire, OutcomeWire, PhaseWire};
+use engine::ids::{CommandId, WorkerId};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The journal file's name in the state directory.
+pub const JOURNAL_FILE_NAME: &str = "journal.jsonl";
+
+/// One command, as journaled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// The command as the daemon sent it (its prompt emptied once submission began).
+    pub command: CommandWire,
+    /// How far it got.
+    pub phase: PhaseWire,
+    /// The worker's state sequence when submission began (0 before).
+    pub state_seq: u64,
+    /// The thread the prompt went (or goes) to, once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+    /// The working directory the command named (`workspace.directory`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The `command.result` outcome sent, once completed: a repeated command id gets it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<OutcomeWire>,
+}
+
+/// A worker's binding: its thread and the directory its child runs in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bound {
+    /// The Codex thread (the conversation is `codex:thread/<thread>`).
+    pub thread: String,
+    /// The working directory of the worker's child.
+    pub cwd: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "t")]
+enum Line {
+    #[serde(rename = "cmd")]
+    Command(Box<Entry>),
+    #[serde(rename = "bind")]
+    Bind {
+        #[serde(with = "printed")]
+        worker: WorkerId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bound: Option<Bound>,
+    },
+    #[serde(rename = "seq")]
+    Seq {
+        #[serde(with = "printed")]
+        worker: WorkerId,
+        seq: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        observation: Option<ObservationWire>,
+    },
+}
+
+/// The journal, in memory and on disk.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    /// The open file, appended to and synced after every record.
+    file: File,
+    entries: BTreeMap<CommandId, Entry>,
+    bindings: BTreeMap<WorkerId, Bound>,
+    seqs: BTreeMap<WorkerId, u64>,
+    /// The last state published for each worker (its `seq` is the high-water's).
+    observed: BTreeMap<WorkerId, ObservationWire>,
+    /// Lines appended since the last compaction.
+    appended: usize,
+}
+
+impl Journal {
+    /// Opens (or creates) the journal in `state_dir`, compacted; also returns one
+    /// [`Error::JournalCorrupt`] per line that did not parse (already acted on, see the
+    /// module doc), for the log.
+    pub fn open(state_dir: &Path) -> Result<(Journal, Vec<Error>), Error> {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(state_dir)
+            .map_err(|e| Error::io("create", state_dir, &e))?;
+        let path = state_dir.join(JOURNAL_FILE_NAME);
+        let bytes = read_bounded(&path)?;
+        let mut entries = BTreeMap::new();
+        let mut bindings = BTreeMap::new();
+        let mut seqs: BTreeMap<WorkerId, u64> = BTreeMap::new();
+        let mut observed = BTreeMap::new();
+        let mut doubts = Vec::new();
+        let mut doubtful = Vec::new();
+        for (number, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<Line>(raw) {
+                Ok(Line::Command(entry)) => {
+                    entries.insert(entry.command.command_id, *entry);
+                }
+                Ok(Line::Bind { worker, bound: Some(bound) }) => {
+                    bindings.insert(worker, bound);
+                }
+                Ok(Line::Bind { worker, bound: None }) => {
+                    bindings.remove(&worker);
+                }
+                Ok(Line::Seq { worker, seq, observation }) => {
+                    let high = seqs.entry(worker).or_default();
+                    if seq >= *high {
+                        *high = seq;
+                        match observation {
+                            Some(o) => observed.insert(worker, o),
+                            None => observed.remove(&worker),
+                        };
+                    }
+                }
+                Err(e) => {
+                    doubts.push(Error::JournalCorrupt { line: number + 1, detail: e.to_string() });
+                    doubtful.extend(command_id_in(raw));
+                }
+            }
+        }
+        if !doubts.is_empty() {
+            for entry in entries.values() {
+                seqs.entry(entry.command.worker_id).or_default();
+            }
+            for worker in bindings.keys() {
+                seqs.entry(*worker).or_default();
+            }
+            seqs.values_mut().for_each(|seq| *seq = seq.saturating_add(SEQ_SKIP_ON_DOUBT));
+            observed.clear();
+        }
+        for id in doubtful {
+            if let Some(entry) = entries.get_mut(&id).filter(|e| e.phase != PhaseWire::Completed) {
+                entry.phase = PhaseWire::Completed;
+                entry.command.prompt.clear();
+                entry.outcome = Some(OutcomeWire::Failed {
+                    code: "AMBIGUOUS_SUBMISSION".to_string(),
+                    detail: "the executor's journal line for this command could not be read".to_string(),
+                });
+            }
+        }
+        let file = append_handle(&path)?;
+        let mut journal = Journal { path, file, entries, bindings, seqs, observed, appended: 0 };
+        journal.compact()?;
+        Ok((journal, doubts))
+    }
+
+    /// The entry of a command, if it was received.
+    pub fn entry(&self, id: CommandId) -> Option<&Entry> {
+        self.entries.get(&id)
+    }
+
+    /// Every entry, oldest command first.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values()
+    }
+
+    /// Journals a new command as `received`, with the working directory it named.
+    pub fn receive(&mut self, command: &CommandWire, cwd: Option<&str>) -> Result<(), Error> {
+        if !self.entries.contains_key(&command.command_id) && self.entries.len() >= JOURNAL_COMMANDS_MAX {
+            self.prune();
+            if self.entries.len() >= JOURNAL_COMMANDS_MAX {
+                return Err(Error::JournalFull);
+            }
+        }
+        let entry = Entry {
+            command: command.clone(),
+            phase: PhaseWire::Received,
+            state_seq: 0,
+            thread: None,
+            cwd: cwd.map(str::to_string),
+            outcome: None,
+        };
+        self.put(entry)
+    }
+
+    /// Submission of `id` into `thread` begins: returns the worker's state sequence now,
+    /// which its `submitted` result will carry.
+    pub fn submission_started(&mut self, id: CommandId, thread: &str) -> Result<u64, Error> {
+        let mut entry = self.entries.get(&id).cloned().ok_or(Error::NotJournaled { command: id.to_string() })?;
+        let seq = self.seq(entry.command.worker_id);
+        entry.phase = PhaseWire::SubmissionStarted;
+        entry.state_seq = seq;
+        entry.thread = Some(thread.to_string());
+        entry.command.prompt.clear();
+        self.put(entry)?;
+        Ok(seq)
+    }
+
+    /// The command finished with `outcome` (sent to the daemon next).
+    pub fn complete(&mut self, id: CommandId, outcome: &OutcomeWire) -> Result<(), Error> {
+        let mut entry = self.entries.get(&id).cloned().ok_or(Error::NotJournaled { command: id.to_string() })?;
+        entry.phase = PhaseWire::Completed;
+        entry.command.prompt.clear();
+        entry.outcome = Some(outcome.clone());
+        self.put(entry)
+    }
+
+    /// A cancel for a command never received: journaled as completed `CANCELLED`, so the
+    /// command itself, should it come later, is never submitted.
+    pub fn withdrawn(&mut self, command: &CommandWire, outcome: &OutcomeWire) -> Result<(), Error> {
+        self.receive(command, None)?;
+        self.complete(command.command_id, outcome)
+    }
+
+    /// Binds `worker` to `thread`, its child running in `cwd`.
+    pub fn bind(&mut self, worker: WorkerId, thread: &str, cwd: &str) -> Result<(), Error> {
+        let bound = Bound { thread: thread.to_string(), cwd: cwd.to_string() };
+        if self.bindings.get(&worker) == Some(&bound) {
+            return Ok(());
+        }
+        self.append(&Line::Bind { worker, bound: Some(bound.clone()) })?;
+        self.bindings.insert(worker, bound);
+        Ok(())
+    }
+
+    /// Forgets `worker`'s binding (`conversation.close`).
+    pub fn unbind(&mut self, worker: WorkerId) -> Result<(), Error> {
+        if self.bindings.contains_key(&worker) {
+            self.append(&Line::Bind { worker, bound: None })?;
+            self.bindings.remove(&worker);
+        }
+        Ok(())
+    }
+
+    /// The worker's binding.
+    pub fn binding(&self, worker: WorkerId) -> Option<&Bound> {
+        self.bindings.get(&worker)
+    }
+
+    /// Every binding.
+    pub fn bindings(&self) -> impl Iterator<Item = (WorkerId, &Bound)> {
+        self.bindings.iter().map(|(w, b)| (*w, b))
+    }
+
+    /// The worker's last published state sequence (0: none yet).
+    pub fn seq(&self, worker: WorkerId) -> u64 {
+        self.seqs.get(&worker).copied().unwrap_or(0)
+    }
+
+    /// The sequence for publishing `observation` (its own `seq` ignored), persisted with
+    /// it first; `None` when it equals the last state published for the worker, which is
+    /// then not published again.
+    pub fn publish(&mut self, worker: WorkerId, observation: &ObservationWire) -> Result<Option<u64>, Error> {
+        let seq = self.seq(worker) + 1;
+        let observation = ObservationWire { seq, ..observation.clone() };
+        if self.observed.get(&worker).is_some_and(|last| ObservationWire { seq, ..last.clone() } == observation) {
+            return Ok(None);
+        }
+        self.append(&Line::Seq { worker, seq, observation: Some(observation.clone()) })?;
+        self.seqs.insert(worker, seq);
+        self.observed.insert(worker, observation);
+        Ok(Some(seq))
+    }
+
+    /// The last state published for the worker.
+    pub fn observed(&self, worker: WorkerId) -> Option<&ObservationWire> {
+        self.observed.get(&worker)
+    }
+
+    /// The nonces (idempotency keys) sent on `thread`, oldest first: the new child's core
+    /// tells our turns from foreign ones with them.
+    pub fn nonces(&self, thread: &str) -> Vec<String> {
+        let sent = |e: &&Entry| e.phase != PhaseWire::Received && e.thread.as_deref() == Some(thread);
+        self.entries.values().filter(sent).map(|e| e.command.idempotency_key.clone()).collect()
+    }
+
+    /// The journal lines for `hello`. A finished command that failed is left out (as the
+    /// extension does): the daemon reads `completed` as submitted, so it re-sends that
+    /// command instead, and it is answered with the stored failure.
+    pub fn hello_lines(&self) -> Vec<JournalWire> {
+        let failed = |e: &Entry| matches!(e.outcome, Some(OutcomeWire::Failed { .. }));
+        let journaled =
+            |e: &&Entry| !failed(e) && matches!(e.command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
+        self.entries
+            .values()
+            .filter(journaled)
+            .map(|e| JournalWire {
+                command_id: e.command.command_id,
+                phase: e.phase,
+                state_seq: e.state_seq,
+                conversation_url: match (&e.command.kind, &e.outcome) {
+                    (KindWire::Create, Some(OutcomeWire::Submitted { conversation_url, .. })) => {
+                        conversation_url.clone()
+                    }
+                    _ => None,
+                },
+            })
+            .collect()
+    }
+
+    fn put(&mut self, entry: Entry) -> Result<(), Error> {
+        self.append(&Line::Command(Box::new(entry.clone())))?;
+        self.entries.insert(entry.command.command_id, entry);
+        if self.appended >= JOURNAL_LINES_COMPACT {
+            self.compact()?;
+        }
+        Ok(())
+    }
+
+    /// Appends one record and syncs it to disk.
+    fn append(&mut self, line: &Line) -> Result<(), Error> {
+        let mut text = serde_json::to_vec(line).map_err(|e| Error::io_text("encode journal", &self.path, e))?;
+        text.push(b'\n');
+        self.file
+            .write_all(&text)
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| Error::io("append journal", &self.path, &e))?;
+        self.appended += 1;
+        Ok(())
+    }
+
+    /// Drops the oldest finished commands past the bound.
+    fn prune(&mut self) {
+        let over = self.entries.len().saturating_sub(JOURNAL_COMMANDS_MAX.saturating_sub(1));
+        let done: Vec<CommandId> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.phase == PhaseWire::Completed)
+            .map(|(id, _)| *id)
+            .take(over)
+            .collect();
+        done.iter().for_each(|id| {
+            self.entries.remove(id);
+        });
+    }
+
+    /// Rewrites the file with one record per command, binding and worker sequence.
+    fn compact(&mut self) -> Result<(), Error> {
+        if self.entries.len() > JOURNAL_COMMANDS_MAX {
+            self.prune();
+        }
+        let mut text = Vec::new();
+        let lines = self
+            .bindings
+            .iter()
+            .map(|(w, b)| Line::Bind { worker: *w, bound: Some(b.clone()) })
+            .chain(self.seqs.iter().map(|(w, s)| Line::Seq {
+                worker: *w,
+                seq: *s,
+                observation: self.observed.get(w).cloned(),
+            }))
+            .chain(self.entries.values().map(|e| Line::Command(Box::new(e.clone()))));
+        for line in lines {
+            serde_json::to_writer(&mut text, &line).map_err(|e| Error::io_text("encode journal", &self.path, e))?;
+            text.push(b'\n');
+        }
+        let temp = self.path.with_extension("jsonl.tmp");
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temp)
+            .and_then(|mut f| f.write_all(&text).and_then(|()| f.sync_all()))
+            .map_err(|e| Error::io("write journal", &temp, &e))?;
+        fs::rename(&temp, &self.path).map_err(|e| Error::io("replace journal", &self.path, &e))?;
+        if let Some(dir) = self.path.parent() {
+            File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io("sync", dir, &e))?;
+        }
+        self.file = append_handle(&self.path)?;
+        self.appended = 0;
+        Ok(())
+    }
+}
+
+/// The journal's bytes, at most [`JOURNAL_BYTES_MAX`] ([`Error::JournalTooLarge`] past it).
+fn read_bounded(path: &Path) -> Result<Vec<u8>, Error> {
+    let mut bytes = Vec::new();
+    match File::open(path) {
+        Ok(file) => {
+            file.take(JOURNAL_BYTES_MAX + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io("read journal", path, &e))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(bytes),
+        Err(e) => return Err(Error::io("open journal", path, &e)),
+    }
+    if bytes.len() as u64 > JOURNAL_BYTES_MAX {
+        return Err(Error::JournalTooLarge { path: path.display().to_string() });
+    }
+    Ok(bytes)
+}
+
+fn append_handle(path: &Path) -> Result<File, Error> {
+    OpenOptions::new().append(true).create(true).mode(0o600).open(path).map_err(|e| Error::io("open journal", path, &e))
+}
+
+/// The command id an unreadable line names (`"commandId":"cmd-N"`), if one can be read.
+fn command_id_in(raw: &[u8]) -> Option<CommandId> {
+    let text = String::from_utf8_lossy(raw);
+    let rest = &text[text.find("\"commandId\":\"cmd-")? + "\"commandId\":\"cmd-".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let attempt = format!("exe-{digits}").parse().ok()?;
+    Some(CommandId { attempt })
+}
+
+/// Serde for worker ids in their printed form (`wrk-7`).
+mod printed {
+    use engine::ids::WorkerId;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(id: &WorkerId, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(id)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<WorkerId, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bridge::StateName;
+    use engine::ids::AttemptId;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn command(n: u64, kind: KindWire) -> CommandWire {
+        CommandWire {
+            command_id: CommandId { attempt: AttemptId(n) },
+            kind,
+            idempotency_key: format!("conversation.send:exe-{n}"),
+            worker_id: WorkerId(1),
+            attempt_id: AttemptId(n),
+            conversation_url: "codex:thread/t1".to_string(),
+            prompt: "go on".to_string(),
+            prompt_version: "v1".to_string(),
+            deadline: 9_999_999_999_999,
+        }
+    }
+
+    fn idle() -> ObservationWire {
+        ObservationWire { state: StateName::Idle, error_kind: None, seq: 0, block: None, until_ms: None, detail: None }
+    }
+
+    fn id(n: u64) -> CommandId {
+        CommandId { attempt: AttemptId(n) }
+    }
+
+    #[test]
+    fn survives_a_reopen_with_phases_bindings_and_sequences() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = dir.path().join("state");
+        {
+            let (mut j, doubts) = Journal::open(&state).expect("open");
+            assert!(doubts.is_empty());
+            j.receive(&command(1, KindWire::Send), Some("/w")).expect("receive");
+            assert_eq!(j.publish(WorkerId(1), &idle()).expect("seq"), Some(1));
+            assert_eq!(j.publish(WorkerId(1), &idle()).expect("seq"), None, "unchanged: not again");
+            assert_eq!(j.submission_started(id(1), "t1").expect("started"), 1);
+            j.bind(WorkerId(1), "t1", "/w").expect("bind");
+            j.receive(&command(2, KindWire::Send), None).expect("receive");
+        }
+        let (j, doubts) = Journal::open(&state).expect("reopen");
+        assert!(doubts.is_empty());
+        assert_eq!(
+            j.entry(id(1)).map(|e| (e.phase, e.state_seq, e.command.prompt.as_str())),
+            Some((PhaseWire::SubmissionStarted, 1, ""))
+        );
+        assert_eq!(j.entry(id(2)).map(|e| e.command.prompt.as_str()), Some("go on"), "a received prompt is kept");
+        assert_eq!(j.binding(WorkerId(1)).map(|b| b.thread.as_str()), Some("t1"));
+        assert_eq!(j.seq(WorkerId(1)), 1);
+        assert_eq!(j.observed(WorkerId(1)).map(|o| (o.state, o.seq)), Some((StateName::Idle, 1)));
+        assert_eq!(j.nonces("t1"), vec!["conversation.send:exe-1".to_string()]);
+        let mode = |p: &Path| fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!((mode(&state), mode(&state.join(JOURNAL_FILE_NAME))), (0o700, 0o600));
+    }
+
+    #[test]
+    fn failed_commands_stay_out_of_hello_and_creates_carry_their_url() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut j, _) = Journal::open(dir.path()).expect("open");
+        j.receive(&command(1, KindWire::Create), None).expect("receive");
+        let url = Some("codex:thread/t1".to_string());
+        j.complete(id(1), &OutcomeWire::Submitted { state_seq: 0, conversation_url: url.clone() }).expect("done");
+        j.receive(&command(2, KindWire::Steer), None).expect("receive");
+        let failed = OutcomeWire::Failed { code: "STEERING_UNAVAILABLE".into(), detail: "ended".into() };
+        j.complete(id(2), &failed).expect("done");
+        j.receive(&command(3, KindWire::Inspect), None).expect("receive");
+        let lines = j.hello_lines();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(
+            (lines[0].command_id, lines[0].phase, lines[0].conversation_url.clone()),
+            (id(1), PhaseWire::Completed, url)
+        );
+    }
+
+    #[test]
+    fn an_unreadable_line_is_ambiguous_never_resent_and_sequences_jump() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let (mut j, _) = Journal::open(dir.path()).expect("open");
+            j.receive(&command(1, KindWire::Send), None).expect("receive");
+            j.publish(WorkerId(1), &idle()).expect("seq");
+        }
+        let path = dir.path().join(JOURNAL_FILE_NAME);
+        let mut f = OpenOptions::new().append(true).open(&path).expect("append");
+        f.write_all(b"{\"t\":\"cmd\",\"command\":{\"commandId\":\"cmd-1\",\"kind\":\"conv\n\xff\xfe garbage\n")
+            .expect("write");
+        let (j, doubts) = Journal::open(dir.path()).expect("a corrupt journal still opens");
+        assert_eq!(doubts.iter().map(Error::code).collect::<Vec<_>>(), ["JOURNAL_CORRUPT", "JOURNAL_CORRUPT"]);
+        let entry = j.entry(id(1)).expect("kept");
+        assert_eq!(entry.phase, PhaseWire::Completed);
+        assert!(matches!(&entry.outcome, Some(OutcomeWire::Failed { code, .. }) if code == "AMBIGUOUS_SUBMISSION"));
+        assert_eq!(j.seq(WorkerId(1)), 1 + SEQ_SKIP_ON_DOUBT);
+    }
+
+    #[test]
+    fn bounded_dropping_the_oldest_finished_first() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut j, _) = Journal::open(dir.path()).expect("open");
+        let done = OutcomeWire::Submitted { state_seq: 0, conversation_url: None };
+        for n in 1..=JOURNAL_COMMANDS_MAX as u64 {
+            j.receive(&command(n, KindWire::Send), None).expect("receive");
+            if n > 1 {
+                j.complete(id(n), &done).expect("done");
+            }
+        }
+        j.receive(&command(5_000, KindWire::Send), None).expect("room is made");
+        assert!(j.entry(id(1)).is_some(), "an unfinished command is never dropped");
+        assert!(j.entry(id(2)).is_none(), "the oldest finished one is");
+        assert!(j.entries().count() <= JOURNAL_COMMANDS_MAX);
+    }
+}

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""A scripted stand-in for `codex app-server` that keeps its threads on disk (stdlib only).
+
+Usage: codex_sim.py [--turn-ms MS] [--hold-file PATH] [--stall-turn-start K]
+                    [--drop-turn-start K] [--exit-on-turn-start K]
+
+Unlike codex_standin.py (which replays one recording), this one has state, so a new
+process for the same session sees what the last one did, as the real app-server does
+with the rollouts under $CODEX_HOME. Its messages have the shapes of the 0.169.0
+recordings (tests/fixtures/codex-0.169.0): the `turn/start` answer first, then
+`turn/started`, the user message with its `clientId`, the agent message, `turn/completed`.
+
+- `$CODEX_HOME/standin-state.json`: threads, their turns and items, and how many
+  `turn/start`s this session has seen (rewritten atomically after every change).
+- `$CODEX_HOME/standin-log.jsonl`: one line per prompt taken in (`turn/start`, `turn/steer`)
+  with its `clientUserMessageId` and the pid: the test's proof that no nonce went in twice.
+
+Methods: initialize, thread/start, thread/resume (a turn left `inProgress` by an earlier
+process is `interrupted`: that process is gone), turn/start, turn/steer (-32600 "no active
+turn to steer" when no turn runs), thread/read, thread/unsubscribe, turn/interrupt.
+
+Scripted faults, K counting this session's `turn/start`s from 1 (across processes):
+- `--turn-ms MS`: a turn completes MS after it starts (default 30);
+- `--hold-file PATH`: while PATH exists, no turn completes;
+- `--stall-turn-start K`: the K-th is recorded (the prompt went in) but never answered and
+  never completes;
+- `--drop-turn-start K`: the K-th is neither recorded nor answered;
+- `--exit-on-turn-start K`: exit with status 3 on the K-th, before recording it;
+- `--end-before-steer`: a `turn/steer` finds its turn just ended (it completes first, then
+  the steer is refused -32600, the race the 0.169.0 recording shows).
+"""
+
+import argparse
+import json
+import os
+import queue
+import sys
+import threading
+import time
+import uuid
+
+HOME = os.environ.get("CODEX_HOME", ".")
+STATE = os.path.join(HOME, "standin-state.json")
+LOG = os.path.join(HOME, "standin-log.jsonl")
+
+
+def load():
+    try:
+        with open(STATE, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {"threads": {}, "turnStarts": 0}
+
+
+def save(state):
+    tmp = STATE + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, STATE)
+
+
+def log(method, nonce):
+    with open(LOG, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"method": method, "clientUserMessageId": nonce, "pid": os.getpid()}) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def turn_view(turn, items=True):
+    return {"id": turn["id"], "rootTurnId": turn["id"], "items": turn["items"] if items else [],
+            "itemsView": "full" if items else "notLoaded", "status": turn["status"], "error": None,
+            "startedAt": None, "completedAt": None, "durationMs": None}
+
+
+def thread_view(tid, thread, turns):
+    view = {"id": tid, "sessionId": tid, "preview": "", "ephemeral": False, "cwd": thread["cwd"]}
+    if turns:
+        view["turns"] = [turn_view(t) for t in thread["turns"]]
+    return view
+
+
+def user_item(text, nonce):
+    return {"type": "userMessage", "id": str(uuid.uuid4()), "clientId": nonce,
+            "content": [{"type": "text", "text": text, "text_elements": []}]}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turn-ms", type=int, default=30)
+    parser.add_argument("--hold-file", default=None)
+    parser.add_argument("--stall-turn-start", type=int, default=0)
+    parser.add_argument("--drop-turn-start", type=int, default=0)
+    parser.add_argument("--exit-on-turn-start", type=int, default=0)
+    parser.add_argument("--end-before-steer", action="store_true")
+    args, _ = parser.parse_known_args()
+
+    state = load()
+    lines = queue.Queue()
+
+    def reader():
+        for line in sys.stdin:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=reader, daemon=True).start()
+    running = {}  # thread id -> (turn, due ms, stalled): turns this process runs
+    replies = [0]
+
+    def complete(tid, status):
+        turn, _, _ = running.pop(tid)
+        replies[0] += 1
+        agent = {"type": "agentMessage", "id": "msg_sim_%d" % replies[0], "text": "sim reply %d" % replies[0]}
+        if status == "completed":
+            turn["items"].append(agent)
+            send({"method": "item/completed", "params": {"item": agent, "threadId": tid, "turnId": turn["id"]}})
+        turn["status"] = status
+        save(state)
+        send({"method": "thread/status/changed", "params": {"threadId": tid, "status": {"type": "idle"}}})
+        send({"method": "turn/completed", "params": {"threadId": tid, "turn": turn_view(turn)}})
+
+    while True:
+        due = [d for (_, d, stalled) in running.values() if not stalled]
+        timeout = max(0, min(due) - now_ms()) / 1000 if due else None
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            line = ""
+        if line is None:
+            return
+        held = args.hold_file and os.path.exists(args.hold_file)
+        for tid, (turn, d, stalled) in list(running.items()):
+            if stalled or d > now_ms():
+                continue
+            if held:
+                running[tid] = (turn, now_ms() + 20, False)
+            else:
+                complete(tid, "completed")
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        if "id" not in msg:
+            continue
+        rid, method, params = msg["id"], msg.get("method"), msg.get("params") or {}
+        threads = state["threads"]
+        tid = params.get("threadId")
+        if method == "initialize":
+            send({"id": rid, "result": {"userAgent": "codex-sim/0.169.0", "codexHome": HOME}})
+        elif method == "thread/start":
+            tid = str(uuid.uuid4())
+            threads[tid] = {"cwd": params.get("cwd"), "turns": []}
+            save(state)
+            send({"id": rid, "result": {"thread": thread_view(tid, threads[tid], False)}})
+            send({"method": "thread/started", "params": {"thread": thread_view(tid, threads[tid], False)}})
+        elif method == "thread/resume":
+            if tid not in threads:
+                send({"id": rid, "error": {"code": -32600, "message": "thread not found: %s" % tid}})
+                continue
+            for turn in threads[tid]["turns"]:
+                if turn["status"] == "inProgress" and tid not in running:
+                    turn["status"] = "interrupted"
+            save(state)
+            send({"id": rid, "result": {"thread": thread_view(tid, threads[tid], False)}})
+        elif method == "turn/start":
+            if tid not in threads:
+                send({"id": rid, "error": {"code": -32600, "message": "thread not found"}})
+                continue
+            state["turnStarts"] += 1
+            k = state["turnStarts"]
+            save(state)
+            if k == args.exit_on_turn_start:
+                sys.stderr.write("codex_sim: exiting on turn/start %d\n" % k)
+                sys.exit(3)
+            if k == args.drop_turn_start:
+                continue
+            nonce = params.get("clientUserMessageId")
+            text = "".join(part.get("text", "") for part in params.get("input", []))
+            turn = {"id": str(uuid.uuid4()), "status": "inProgress", "items": [user_item(text, nonce)]}
+            threads[tid]["turns"].append(turn)
+            save(state)
+            log(method, nonce)
+            stalled = k == args.stall_turn_start
+            running[tid] = (turn, now_ms() + args.turn_ms, stalled)
+            if stalled:
+                continue
+            send({"id": rid, "result": {"turn": turn_view(turn, False)}})
+            send({"method": "thread/status/changed",
+                  "params": {"threadId": tid, "status": {"type": "active", "activeFlags": []}}})
+            send({"method": "turn/started", "params": {"threadId": tid, "turn": turn_view(turn, False)}})
+            item = turn["items"][0]
+            send({"method": "item/started", "params": {"item": item, "threadId": tid, "turnId": turn["id"]}})
+            send({"method": "item/completed", "params": {"item": item, "threadId": tid, "turnId": turn["id"]}})
+        elif method == "turn/steer":
+            if args.end_before_steer and tid in running:
+                complete(tid, "completed")
+            current = running.get(tid)
+            if current is None or current[0]["id"] != params.get("expectedTurnId"):
+                send({"id": rid, "error": {"code": -32600, "message": "no active turn to steer"}})
+                continue
+            nonce = params.get("clientUserMessageId")
+            text = "".join(part.get("text", "") for part in params.get("input", []))
+            item = user_item(text, nonce)
+            current[0]["items"].append(item)
+            save(state)
+            log(method, nonce)
+            send({"id": rid, "result": {"turnId": current[0]["id"]}})
+            send({"method": "item/started", "params": {"item": item, "threadId": tid, "turnId": current[0]["id"]}})
+        elif method == "thread/read":
+            if tid not in threads:
+                send({"id": rid, "error": {"code": -32600, "message": "thread not found"}})
+                continue
+            send({"id": rid, "result": {"thread": thread_view(tid, threads[tid], True)}})
+        elif method == "turn/interrupt":
+            send({"id": rid, "result": {}})
+            if tid in running:
+                complete(tid, "interrupted")
+        elif method == "thread/unsubscribe":
+            send({"id": rid, "result": {}})
+        else:
+            send({"id": rid, "error": {"code": -32601, "message": "not simulated: %s" % method}})
+
+
+if __name__ == "__main__":
+    main()
