@@ -20,7 +20,9 @@ one line per event in the order seen:
 with long strings (the system prompt, tool schemas) elided.
 
 The nonce: every user line carries `uuid`, derived from the command's idempotency key by
-`nonce_uuid` (the same function as `cli_executor::claude::nonce_uuid`).
+`nonce_uuid` (the same function as `cli_executor::claude::nonce::nonce_uuid`); the session
+id is `session_uuid` of the create's key, as the core mints it. Each scenario's first
+prompt is the create's (`conversation.create:exe-1`).
 """
 import json
 import os
@@ -75,6 +77,11 @@ def nonce_uuid(key):
     h = (h & ~(0x3 << 62)) | (0x2 << 62)
     s = "%032x" % h
     return "%s-%s-%s-%s-%s" % (s[:8], s[8:12], s[12:16], s[16:20], s[20:])
+
+
+def session_uuid(key):
+    """The session id a create with this key mints (`cli_executor::claude::nonce::session_uuid`)."""
+    return nonce_uuid("session:" + key)
 
 
 def user_line(key, text):
@@ -243,7 +250,8 @@ class Proc:
         self.s.log({"proc": self.name, "dir": "exit", "at_ms": self.s.at(), "code": code, "stderr": stderr})
 
 
-SESSION = "5e551011-0000-4000-8000-000000000001"
+CREATE = "conversation.create:exe-1"
+SESSION = session_uuid(CREATE)
 
 
 def two_turns():
@@ -251,7 +259,7 @@ def two_turns():
     s = Scenario("two-turns", SESSION)
     p = s.spawn("a", ["--session-id", SESSION])
     p.drain(2.0)
-    p.send(user_line("conversation.send:exe-1", "first prompt"))
+    p.send(user_line(CREATE, "first prompt"))
     p.results(1)
     p.drain(0.5)
     p.send(user_line("conversation.send:exe-2", "second prompt"))
@@ -267,7 +275,7 @@ def mid_turn():
     model answers slowly (no tool in the turn)."""
     s = Scenario("mid-turn", SESSION)
     p = s.spawn("a", ["--session-id", SESSION])
-    p.send(user_line("conversation.send:exe-1", "SLOW work"))
+    p.send(user_line(CREATE, "SLOW work"))
     p.until(lambda m: m.get("type") == "command_lifecycle" and m.get("state") == "started")
     p.drain(1.5)
     p.send(user_line("conversation.steer:exe-2", "a steer"))
@@ -284,7 +292,7 @@ def mid_turn_tool():
     s = Scenario("mid-turn-tool", SESSION)
     config = json.dumps({"mcpServers": {"orch": {"type": "stdio", "command": "python3", "args": [MCP]}}})
     p = s.spawn("a", ["--session-id", SESSION, "--mcp-config", config, "--allowedTools", "mcp__orch"])
-    p.send(user_line("conversation.send:exe-1", "TOOL please"))
+    p.send(user_line(CREATE, "TOOL please"))
     p.until(lambda m: m.get("type") == "assistant" and any(
         c.get("type") == "tool_use" for c in m.get("message", {}).get("content", [])))
     p.drain(1.0)
@@ -301,7 +309,7 @@ def usage_limit():
     """A 429 `rate_limit_error` with the subscription headers; then a plain prompt."""
     s = Scenario("usage-limit", SESSION)
     p = s.spawn("a", ["--session-id", SESSION])
-    p.send(user_line("conversation.send:exe-1", "LIMIT please"))
+    p.send(user_line(CREATE, "LIMIT please"))
     p.results(1)
     p.drain(0.5)
     p.send(user_line("conversation.send:exe-2", "after the limit"))
@@ -315,7 +323,7 @@ def server_error():
     """An HTTP 500 `api_error` on every request: what retries, what result."""
     s = Scenario("server-error", SESSION)
     p = s.spawn("a", ["--session-id", SESSION])
-    p.send(user_line("conversation.send:exe-1", "FAIL500 please"))
+    p.send(user_line(CREATE, "FAIL500 please"))
     p.until(lambda m: m.get("type") == "result", wait=240)
     p.drain(0.5)
     p.close()
@@ -323,18 +331,19 @@ def server_error():
 
 
 def duplicate_session():
-    """A second process with the same `--session-id` while the first lives, and after it exited."""
+    """A retried create: a second process with the same `--session-id` and the same first
+    line while the first process lives, and again after it exited."""
     s = Scenario("duplicate-session", SESSION)
     a = s.spawn("a", ["--session-id", SESSION])
-    a.send(user_line("conversation.send:exe-1", "first prompt"))
+    a.send(user_line(CREATE, "first prompt"))
     a.results(1)
     b = s.spawn("b", ["--session-id", SESSION])
-    b.send(user_line("conversation.send:exe-2", "second process"))
+    b.send(user_line(CREATE, "first prompt"))
     b.drain(5.0)
     b.close()
     a.close()
     c = s.spawn("c", ["--session-id", SESSION])
-    c.send(user_line("conversation.send:exe-3", "after the first exited"))
+    c.send(user_line(CREATE, "first prompt"))
     c.drain(5.0)
     c.close()
     s.finish()
@@ -344,12 +353,12 @@ def resume():
     """`--resume <id>` after the process exited: the same session id? The old nonce again?"""
     s = Scenario("resume", SESSION)
     a = s.spawn("a", ["--session-id", SESSION])
-    a.send(user_line("conversation.send:exe-1", "first prompt"))
+    a.send(user_line(CREATE, "first prompt"))
     a.results(1)
     a.drain(0.5)
     a.close()
     b = s.spawn("b", ["--resume", SESSION])
-    b.send(user_line("conversation.send:exe-1", "first prompt"))
+    b.send(user_line(CREATE, "first prompt"))
     b.drain(3.0)
     b.send(user_line("conversation.send:exe-2", "after resume"))
     b.until(lambda m: m.get("type") == "result")
@@ -363,10 +372,10 @@ def duplicate_uuid():
     """The same nonce twice in one process (a resend after a lost acknowledgment)."""
     s = Scenario("duplicate-uuid", SESSION)
     p = s.spawn("a", ["--session-id", SESSION])
-    p.send(user_line("conversation.send:exe-1", "first prompt"))
+    p.send(user_line(CREATE, "first prompt"))
     p.results(1)
     p.drain(0.5)
-    p.send(user_line("conversation.send:exe-1", "first prompt"))
+    p.send(user_line(CREATE, "first prompt"))
     p.drain(3.0)
     p.close()
     s.finish()
