@@ -201,3 +201,18 @@ fn a_second_create_on_one_core_is_refused() {
     core.command(Timestamp(10), command(Create, 2, "other", "", "go", 100_000)).expect("create");
     assert_eq!(failed(&drain(&mut core)), [(2, "COMPOSER_BUSY")]);
 }
+
+#[test]
+fn a_steer_acknowledged_after_the_turn_ended_is_the_next_turn() {
+    use cli_executor::claude::Landed;
+    let mut core = running();
+    core.command(Timestamp(10), command(Steer, 2, "k2", SESSION, "steer", 100_000)).expect("steer");
+    core.line(Timestamp(11), &result(&[CREATE], false, "done")).expect("result");
+    core.line(Timestamp(12), &lifecycle("k2", "queued")).expect("queued");
+    core.line(Timestamp(13), &lifecycle("k2", "started")).expect("started");
+    let effects = drain(&mut core);
+    let landed: Vec<&Effect> = effects.iter().filter(|e| matches!(e, Effect::Steered { .. })).collect();
+    assert!(matches!(landed[..], [Effect::Steered { landed: Landed::NextTurn, .. }]), "{effects:?}");
+    assert_eq!(states(&effects), [ConversationState::Idle, ConversationState::Generating]);
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Foreign { .. })));
+}

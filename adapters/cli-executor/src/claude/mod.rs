@@ -332,31 +332,28 @@ impl Claude {
                     self.submitted(unacked.command, uuid, true);
                 }
             }
-            "system" => match text("subtype") {
-                Some("init") => {
-                    let confirmed = text("session_id");
-                    if confirmed.is_some() && confirmed != self.session.as_deref() {
-                        let detail = format!(
-                            "the CLI runs session {} instead of {}",
-                            confirmed.unwrap_or_default(),
-                            self.session.as_deref().unwrap_or_default()
-                        );
-                        let report = Report {
-                            detail: Some(cut_detail(&detail)),
-                            ..Report::bare(ConversationState::Error(ErrorKind::HostUiChanged))
-                        };
-                        self.state(report);
-                    }
-                    self.turn_activity(None);
+            "system" if text("subtype") == Some("init") => {
+                let confirmed = text("session_id");
+                if confirmed.is_some() && confirmed != self.session.as_deref() {
+                    let detail = format!(
+                        "the CLI runs session {} instead of {}",
+                        confirmed.unwrap_or_default(),
+                        self.session.as_deref().unwrap_or_default()
+                    );
+                    let report = Report {
+                        detail: Some(cut_detail(&detail)),
+                        ..Report::bare(ConversationState::Error(ErrorKind::HostUiChanged))
+                    };
+                    self.state(report);
                 }
-                _ => {}
-            },
+                self.turn_activity();
+            }
             "rate_limit_event" => self.rate_limit = msg.get("rate_limit_info").cloned(),
             "assistant" => {
                 if let Some(error) = text("error") {
                     self.assistant_error = Some(error.to_string());
                 }
-                self.turn_activity(None);
+                self.turn_activity();
             }
             "result" => self.result(now, &msg),
             _ => {}
@@ -446,7 +443,11 @@ impl Claude {
                 self.effects.push_back(Effect::Steered { command, landed: Landed::Merged });
             }
             (Some(_), _) => {}
-            (None, _) => {
+            (None, queued) => {
+                if let Some(Queued { command, kind: CommandKind::Steer, .. }) = queued {
+                    // Acknowledged only after the turn it was meant for had ended.
+                    self.effects.push_back(Effect::Steered { command, landed: Landed::NextTurn });
+                }
                 self.turn = Some(Turn { ours, flagged: false });
                 self.assistant_error = None;
                 self.state(Report::bare(ConversationState::Generating));
@@ -458,17 +459,17 @@ impl Claude {
     }
 
     /// Output that belongs to a turn: with none running, a turn nobody queued has begun.
-    fn turn_activity(&mut self, uuid: Option<String>) {
+    fn turn_activity(&mut self) {
         if self.turn.is_none() {
             self.turn = Some(Turn { ours: false, flagged: false });
             self.assistant_error = None;
-            self.foreign(uuid);
+            self.foreign(None);
             self.state(Report::bare(ConversationState::Generating));
         }
     }
 
     fn result(&mut self, now: Timestamp, msg: &Value) {
-        self.turn_activity(None);
+        self.turn_activity();
         let uuids: Vec<&str> = msg
             .get("user_message_uuids")
             .and_then(Value::as_array)

@@ -14,7 +14,8 @@ one line per event in the order seen:
 - `{"dir":"api","at_ms":T,"request":{...}}`: a request the mock model got (path, status,
   message count, user texts, MCP tool names; no system prompt).
 `at_ms` counts from the scenario's start. Paths under the scratch directory are
-`$SCRATCH` (`$SCRATCH_ENC` in Claude's encoded project directory name); the API key is
+`$SCRATCH` (`$SCRATCH_ENC` in Claude's encoded project directory name), this directory
+`$MOCK`; the API key is
 `x`; nothing else secret is in them. Some scenarios also copy the session transcript
 (`~/.claude/projects/<encoded cwd>/<session>.jsonl`) to `<scenario>.transcript.jsonl`,
 with long strings (the system prompt, tool schemas) elided.
@@ -131,7 +132,8 @@ class Scenario:
 
     def clean(self, text):
         enc = re.sub(r"[^A-Za-z0-9]", "-", self.scratch)
-        return text.replace(self.scratch, "$SCRATCH").replace(enc, "$SCRATCH_ENC")
+        mock_dir = os.path.dirname(MCP)
+        return text.replace(self.scratch, "$SCRATCH").replace(enc, "$SCRATCH_ENC").replace(mock_dir, "$MOCK")
 
     def log(self, entry):
         with self.lock:
