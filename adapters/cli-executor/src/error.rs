@@ -76,6 +76,14 @@ pub enum Error {
     /// The child's stdin or stdout is closed (it exited, or was stopped).
     #[error("the child is gone")]
     ChildGone,
+    /// `claude --session-id` refused an id the config home already holds ("Error: Session
+    /// ID <id> is already in use.", exit 1, stdin never read): the session exists, live or
+    /// on disk; it is resumed (`--resume`), never started twice.
+    #[error("session {session} is already in use")]
+    SessionInUse {
+        /// The session id.
+        session: String,
+    },
     /// A process group still had live members after `SIGKILL` and
     /// [`crate::limits::STOP_KILL_WAIT_MS`].
     #[error("process group {pgid} did not end")]
@@ -164,6 +172,7 @@ impl Error {
             Error::Token { .. } => "TOKEN",
             Error::CodexMissing { .. } => "CODEX_MISSING",
             Error::Refused { .. } => "REFUSED",
+            Error::SessionInUse { .. } => "SESSION_IN_USE",
         }
     }
 }

@@ -17,6 +17,10 @@
 //!   the request they answer, notifications, server requests).
 //! - [`codex`]: the Codex app-server core ([`codex::Codex`]), with turn tracking, the nonce
 //!   carried as `clientUserMessageId` and found again by `thread/read`, and usage limits.
+//! - [`claude`]: the Claude Code core ([`claude::Claude`]), one `claude -p` stream-json
+//!   process per session: the nonce as the user line's `uuid`, turns from
+//!   `command_lifecycle` to `result`, steers merged or queued as the next turn, usage limits
+//!   with their reset (IANA zones from tzdata), and transcript reconciliation.
 //! - [`child`]: one child in its own process group, with its own `CODEX_HOME` and an
 //!   allowlisted environment; bounded stdout lines, a capped stderr tail; stop ends the group.
 //! - [`lease`]: one child per session (a lease file), and the reaper of stale leases.
@@ -33,6 +37,7 @@
 //! `docs/cli-agents.md` describes the mapping and what is left.
 
 pub mod child;
+pub mod claude;
 pub mod codex;
 pub mod connection;
 pub mod error;

@@ -97,3 +97,12 @@ pub const CHANNEL_DEPTH: usize = 256;
 
 /// The longest token read from the executor token file.
 pub const TOKEN_BYTES_MAX: u64 = 4 * 1024;
+
+/// How long a user line written to `claude` may go without its `command_lifecycle`
+/// `queued` (or the echo of a uuid the session already holds) before the prompt is
+/// reported `AMBIGUOUS_SUBMISSION`. Recorded: 0.3-0.5 s after spawn, 2 ms later on.
+pub const CLAUDE_ACK_TIMEOUT_MS: u64 = 30_000;
+
+/// User lines one Claude session may have written and not yet started (unacknowledged
+/// or queued): more means the child stopped reading.
+pub const CLAUDE_LINES_IN_FLIGHT_MAX: usize = 64;
