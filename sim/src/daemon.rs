@@ -217,6 +217,8 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
             worktree: None,
             policy: None,
             start: true,
+            executor: None,
+            workspace: None,
         })),
         SimOp::Progress { worker, summary } => Operation::WorkerProgress { worker, summary, commit: None },
         SimOp::Complete { worker, summary } => Operation::WorkerComplete { worker, summary },

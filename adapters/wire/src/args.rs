@@ -232,6 +232,55 @@ pub struct WorkerSpawnArgs {
     /// false waits for `worker_attach`.
     #[serde(default = "yes")]
     pub start: bool,
+    /// Which executor runs the worker: `chatgpt` (a ChatGPT conversation in the browser),
+    /// `codex` (Codex CLI) or `claude` (Claude Code). Omitted: the parent's kind
+    /// (`/root` is `chatgpt`).
+    #[serde(default)]
+    pub executor: Option<ExecutorKindArg>,
+    /// Where a `codex` or `claude` worker works: required for them unless the parent is a
+    /// CLI worker whose directory it inherits; refused for `chatgpt` workers.
+    #[serde(default)]
+    pub workspace: Option<WorkspaceArgs>,
+}
+
+/// An executor kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorKindArg {
+    /// A ChatGPT conversation in a browser tab, driven by the extension.
+    Chatgpt,
+    /// A Codex CLI thread, driven by the CLI executor.
+    Codex,
+    /// A Claude Code session, driven by the CLI executor.
+    Claude,
+}
+
+impl From<ExecutorKindArg> for engine::ExecutorKind {
+    fn from(k: ExecutorKindArg) -> engine::ExecutorKind {
+        match k {
+            ExecutorKindArg::Chatgpt => engine::ExecutorKind::Chatgpt,
+            ExecutorKindArg::Codex => engine::ExecutorKind::Codex,
+            ExecutorKindArg::Claude => engine::ExecutorKind::Claude,
+        }
+    }
+}
+
+/// A CLI worker's workspace.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkspaceArgs {
+    /// Absolute path of the directory the worker's session runs in (up to 4096 bytes, no
+    /// control characters), e.g. `/home/me/src/app`.
+    pub directory: String,
+    /// The branch the worker works on, for provenance (up to 255 bytes, no whitespace).
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+impl From<WorkspaceArgs> for engine::Workspace {
+    fn from(w: WorkspaceArgs) -> engine::Workspace {
+        engine::Workspace { directory: w.directory, branch: w.branch }
+    }
 }
 
 impl ToOperation for WorkerSpawnArgs {
@@ -245,6 +294,8 @@ impl ToOperation for WorkerSpawnArgs {
             worktree: self.worktree,
             policy: self.policy.map(Into::into),
             start: self.start,
+            executor: self.executor.map(Into::into),
+            workspace: self.workspace.map(Into::into),
         })))
     }
 }
@@ -255,7 +306,9 @@ impl ToOperation for WorkerSpawnArgs {
 pub struct WorkerAttachArgs {
     /// The worker, e.g. `wrk-2`.
     pub worker_id: String,
-    /// URL of the managed conversation to bind (no whitespace, up to 2 KiB).
+    /// URL of the managed conversation to bind (no whitespace, up to 2 KiB): a ChatGPT
+    /// URL for a `chatgpt` worker, `codex:thread/<threadId>` for a `codex` worker,
+    /// `claude:session/<sessionId>` for a `claude` worker.
     pub conversation_url: String,
 }
 
