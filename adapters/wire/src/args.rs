@@ -5,6 +5,7 @@
 //! are checked by the engine, which names the field as well.
 
 use crate::error::ErrorOut;
+use crate::kind::{ExecutorKindArg, WorkspaceArgs};
 use crate::policy::PolicyPatchArgs;
 use engine::Operation;
 use engine::ids::{Cursor, IdParseError, RunId, WorkerId};
@@ -241,46 +242,6 @@ pub struct WorkerSpawnArgs {
     /// CLI worker whose directory it inherits; refused for `chatgpt` workers.
     #[serde(default)]
     pub workspace: Option<WorkspaceArgs>,
-}
-
-/// An executor kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ExecutorKindArg {
-    /// A ChatGPT conversation in a browser tab, driven by the extension.
-    Chatgpt,
-    /// A Codex CLI thread, driven by the CLI executor.
-    Codex,
-    /// A Claude Code session, driven by the CLI executor.
-    Claude,
-}
-
-impl From<ExecutorKindArg> for engine::ExecutorKind {
-    fn from(k: ExecutorKindArg) -> engine::ExecutorKind {
-        match k {
-            ExecutorKindArg::Chatgpt => engine::ExecutorKind::Chatgpt,
-            ExecutorKindArg::Codex => engine::ExecutorKind::Codex,
-            ExecutorKindArg::Claude => engine::ExecutorKind::Claude,
-        }
-    }
-}
-
-/// A CLI worker's workspace.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WorkspaceArgs {
-    /// Absolute path of the directory the worker's session runs in (up to 4096 bytes, no
-    /// control characters), e.g. `/home/me/src/app`.
-    pub directory: String,
-    /// The branch the worker works on, for provenance (up to 255 bytes, no whitespace).
-    #[serde(default)]
-    pub branch: Option<String>,
-}
-
-impl From<WorkspaceArgs> for engine::Workspace {
-    fn from(w: WorkspaceArgs) -> engine::Workspace {
-        engine::Workspace { directory: w.directory, branch: w.branch }
-    }
 }
 
 impl ToOperation for WorkerSpawnArgs {

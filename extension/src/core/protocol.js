@@ -208,6 +208,9 @@ const workerSummary = record([
   optional('needsYou', string),
   required('stall', string),
   optional('conversationUrl', string),
+  // A CLI worker (absent: chatgpt): its kind and workspace; its conversationUrl is its session.
+  optional('executorKind', oneOf(EXECUTOR_KINDS)),
+  optional('workspace', workspace),
   optional('conversationState', string),
   optional('conversationErrorKind', string),
   withDefault('recentEvents', list(record([required('atMs', u64), required('kind', string), required('text', string)])), []),
