@@ -439,6 +439,7 @@ impl Browser {
     /// A command from the daemon: journal it (idempotently) and queue it.
     fn command(&mut self, c: ExecutorCommand) {
         let attempt = c.attempt;
+        self.state.ledger.borrow_mut().browser_commands.insert(c.worker);
         if c.kind == CommandKind::Cancel {
             // Withdraw it unless its submission already began.
             let queued =
