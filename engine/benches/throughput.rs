@@ -87,8 +87,13 @@ fn setup(spawn_start: bool) -> Bench {
         workers: Vec::with_capacity(WORKERS),
         index_of: Default::default(),
     };
-    let hello =
-        ExecutorInput::Hello { executor: b.executor.clone(), steering: true, bindings: vec![], journal: vec![] };
+    let hello = ExecutorInput::Hello {
+        executor: b.executor.clone(),
+        steering: true,
+        kinds: vec![engine::ExecutorKind::Chatgpt],
+        bindings: vec![],
+        journal: vec![],
+    };
     b.handle(Input::Executor(hello));
     for r in 0..RUNS {
         b.call(Operation::RunCreate {
@@ -109,6 +114,8 @@ fn setup(spawn_start: bool) -> Bench {
                 worktree: None,
                 policy: None,
                 start: spawn_start,
+                executor: None,
+                workspace: None,
             })));
             let id = b.engine.workers().last().expect("spawned").id;
             b.workers.push(id);

@@ -146,7 +146,8 @@ impl Engine {
             return;
         }
         let a = &self.state.attempts[&attempt];
-        let command = control_command(executor, a, CommandKind::Cancel, a.conversation.clone(), a.deadline);
+        let spec = &self.state.workers[&a.worker].spec;
+        let command = control_command(executor, (a, spec), CommandKind::Cancel, a.conversation.clone(), a.deadline);
         self.push_effect(Effect::Command(command));
     }
 
@@ -162,7 +163,7 @@ impl Engine {
         let Some(executor) = b.executor.clone() else { return };
         let a = &self.state.attempts[&aid];
         let deadline = now.plus_ms(self.config.command_deadline_ms);
-        let command = control_command(executor, a, CommandKind::Inspect, b.conversation.clone(), deadline);
+        let command = control_command(executor, (a, &w.spec), CommandKind::Inspect, b.conversation.clone(), deadline);
         self.volatile.reported_at.insert(id, now);
         self.push_effect(Effect::Command(command));
     }
@@ -183,8 +184,9 @@ impl Engine {
         };
         let named = newest_on(&conversation).or_else(|| newest_on(""));
         let Some(a) = named.and_then(|a| attempts.get(&a)) else { return };
+        let Some(w) = self.state.workers.get(&id) else { return };
         let deadline = self.now.plus_ms(self.config.command_deadline_ms);
-        let command = control_command(executor, a, CommandKind::Close, conversation, deadline);
+        let command = control_command(executor, (a, &w.spec), CommandKind::Close, conversation, deadline);
         self.push_effect(Effect::Command(command));
     }
 
@@ -239,6 +241,8 @@ impl Engine {
             prompt: rendered.text,
             prompt_version: rendered.version.into(),
             deadline: a.deadline,
+            executor_kind: w.spec.executor,
+            workspace: w.spec.workspace.clone(),
         };
         self.volatile.sent.insert(attempt_id, executor);
         self.volatile.never_sent.remove(&attempt_id);
@@ -247,17 +251,24 @@ impl Engine {
     }
 
     /// The executor that must carry the worker's next command: the one holding its
-    /// binding, or any connected executor when nobody holds it yet.
+    /// binding, or any connected executor of the worker's kind when nobody holds it yet
+    /// (none of that kind connected: the command waits, as with no executor at all).
     pub(crate) fn target_executor(&self, worker: WorkerId) -> Option<ExecutorId> {
         let w = self.state.workers.get(&worker)?;
+        let kind = w.spec.executor;
         match w.binding.as_ref().and_then(|b| b.executor.clone()) {
-            Some(e) => self.volatile.executors.contains_key(&e).then_some(e),
+            Some(e) => self.runs_kind(&e, kind).then_some(e),
             // Not one whose account is held, when another is connected.
             None => {
-                let mut connected = self.volatile.executors.keys();
+                let mut connected = self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind));
                 connected.clone().find(|e| !self.executor_held(e)).or_else(|| connected.next()).cloned()
             }
         }
+    }
+
+    /// Whether the executor is connected and runs workers of this kind.
+    pub(crate) fn runs_kind(&self, executor: &ExecutorId, kind: crate::kind::ExecutorKind) -> bool {
+        self.volatile.executors.get(executor).is_some_and(|s| s.kinds.contains(&kind))
     }
 
     /// Puts an undelivered attempt's wake back as a pending continuation.
@@ -404,12 +415,14 @@ fn choose(w: &Worker, intent: &Intent, delivery: Delivery, has_lanes: bool) -> (
 /// the attempt's command id, and its key is derived from the attempt and the kind.
 fn control_command(
     executor: ExecutorId,
-    a: &Attempt,
+    (a, spec): (&Attempt, &WorkerSpec),
     kind: CommandKind,
     conversation: Arc<str>,
     deadline: Timestamp,
 ) -> ExecutorCommand {
     ExecutorCommand {
+        executor_kind: spec.executor,
+        workspace: spec.workspace.clone(),
         executor,
         id: a.command_id(),
         idempotency_key: format!("{}:{}", kind.as_str(), a.id),

@@ -89,4 +89,8 @@ pub struct ExecutorCommand {
     pub prompt_version: Cow<'static, str>,
     /// The executor must not start submitting after this.
     pub deadline: Timestamp,
+    /// The worker's executor kind (the executor was chosen for it).
+    pub executor_kind: crate::kind::ExecutorKind,
+    /// A CLI worker's workspace, where its session runs; `None` for ChatGPT.
+    pub workspace: Option<crate::kind::Workspace>,
 }

@@ -81,6 +81,9 @@ pub(crate) struct State {
 pub(crate) struct ExecutorSession {
     /// It can steer mid-turn.
     pub steering: bool,
+    /// The executor kinds it runs (its `hello`'s `capabilities.kinds`): only workers of
+    /// these kinds get commands through it.
+    pub kinds: Vec<crate::kind::ExecutorKind>,
 }
 
 /// Connection state that is deliberately not persisted.

@@ -236,6 +236,18 @@ pub enum EventKind {
         /// Their last conversations, in worker order.
         conversations: Vec<Arc<str>>,
     },
+    /// An executor reported a binding it cannot hold: it does not run the worker's kind,
+    /// or the conversation id is not of that kind's form. The report was ignored (the
+    /// worker's binding is unchanged). Appended last: the stored encoding of older events
+    /// is unchanged.
+    BindingRefused {
+        /// The executor that reported it.
+        executor: ExecutorId,
+        /// The conversation it named.
+        conversation: Arc<str>,
+        /// Why, in words.
+        why: Arc<str>,
+    },
 }
 
 impl EventKind {
@@ -273,6 +285,7 @@ impl EventKind {
             EventKind::ContinuationStallAcknowledged => "continuation.stall_acknowledged",
             EventKind::BindingVerified { .. } => "binding.verified",
             EventKind::BindingLost { .. } => "binding.lost",
+            EventKind::BindingRefused { .. } => "binding.refused",
             EventKind::ConversationError { .. } => "conversation.error",
             EventKind::WorkerHeld { .. } => "worker.held",
             EventKind::WorkerHoldLifted { .. } => "worker.hold_lifted",

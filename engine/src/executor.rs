@@ -17,8 +17,8 @@ impl Engine {
     /// Dispatches one executor report.
     pub(crate) fn handle_executor(&mut self, input: ExecutorInput) {
         match input {
-            ExecutorInput::Hello { executor, steering, bindings, journal } => {
-                self.hello(executor, steering, bindings, journal)
+            ExecutorInput::Hello { executor, steering, kinds, bindings, journal } => {
+                self.hello(executor, ExecutorSession { steering, kinds }, bindings, journal)
             }
             ExecutorInput::Disconnected { executor } => self.disconnected(&executor),
             ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),
@@ -40,11 +40,11 @@ impl Engine {
     fn hello(
         &mut self,
         executor: ExecutorId,
-        steering: bool,
+        session: ExecutorSession,
         bindings: Vec<BindingReport>,
         journal: Vec<JournalEntry>,
     ) {
-        self.volatile.executors.insert(executor.clone(), ExecutorSession { steering });
+        self.volatile.executors.insert(executor.clone(), session);
         self.volatile.sent.retain(|_, e| *e != executor);
         self.touch_timers_of(&executor);
         for entry in journal {
@@ -142,6 +142,12 @@ impl Engine {
         if w.lifecycle.is_terminal() {
             return;
         }
+        if let Err(why) = self.may_hold(executor, w, &report.conversation) {
+            let run = w.run;
+            let (executor, conversation) = (executor.clone(), report.conversation);
+            self.emit(run, Some(id), None, EventKind::BindingRefused { executor, conversation, why: Arc::from(why) });
+            return;
+        }
         let Some(b) = &w.binding else { return };
         let creating = b.conversation.is_empty() && b.status == BindingStatus::Pending;
         if !(b.conversation == report.conversation || creating) || b.status == BindingStatus::Lost {
@@ -175,6 +181,20 @@ impl Engine {
             self.observe(id, observation, from_hello);
         }
         self.evaluate(id);
+    }
+
+    /// Whether an executor may hold a worker's conversation: it runs the worker's kind,
+    /// and the conversation id has that kind's form (a browser never binds a CLI worker,
+    /// a CLI executor never a ChatGPT one). `Err` says why not.
+    fn may_hold(&self, executor: &ExecutorId, w: &Worker, conversation: &str) -> Result<(), String> {
+        let kind = w.spec.executor;
+        if !self.runs_kind(executor, kind) {
+            return Err(format!("executor {executor} does not run {kind} workers"));
+        }
+        if conversation.is_empty() {
+            return Ok(());
+        }
+        crate::kind::conversation_for(kind, conversation).map_err(|r| r.message)
     }
 
     /// A coarse state observation. `force` applies it whatever its sequence (a

@@ -42,7 +42,8 @@ impl Engine {
             return holds.get(e);
         }
         let mut soonest: Option<&AccountHold> = None;
-        for e in self.volatile.executors.keys() {
+        // Only the executors that may take the worker (those of its kind) matter.
+        for e in self.volatile.executors.keys().filter(|e| self.runs_kind(e, w.spec.executor)) {
             let h = holds.get(e)?;
             if soonest.is_none_or(|s| h.until < s.until) {
                 soonest = Some(h);

@@ -31,6 +31,9 @@ pub enum ExecutorInput {
         executor: ExecutorId,
         /// It can submit mid-turn steering while generating.
         steering: bool,
+        /// The executor kinds it runs; only workers of these kinds get its commands (the
+        /// bridge passes `[Chatgpt]` for a hello that names none).
+        kinds: Vec<crate::kind::ExecutorKind>,
         /// Managed bindings it holds, with their current observed state.
         bindings: Vec<BindingReport>,
         /// Its command journal for recent commands.

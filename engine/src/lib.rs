@@ -10,6 +10,8 @@
 //! - `scheduler.rs`: the ten-step evaluation of spec 000 §10.2, the anti-spam floor,
 //!   keepalive jitter and the stall guard. `dispatch.rs`: attempts and executor commands.
 //! - `executor.rs`: executor reports (hello, bindings, states, command results).
+//! - `kind.rs`: executor kinds (`chatgpt`, `codex`, `claude`), a CLI worker's workspace
+//!   and each kind's conversation id form.
 //! - `holds.rs`: holds from what pages show (usage and rate limits, account checks, dialogs).
 //! - `deadman.rs`: the dead-man fallback: a watched run that stopped moving is reported
 //!   (`deadman.fired`) and, by its policy, `/root` recovered once.
@@ -32,6 +34,7 @@ pub mod ids;
 mod index;
 pub mod input;
 mod invariants;
+pub mod kind;
 pub mod limits;
 pub mod model;
 pub mod op;
@@ -52,6 +55,7 @@ pub use input::{
     BindingReport, CommandOutcome, ExecErrorCode, ExecutorInput, Input, JournalEntry, JournalPhase, Observation,
 };
 pub use invariants::InvariantViolation;
+pub use kind::{ExecutorKind, Workspace};
 pub use op::{Operation, Reply};
 pub use record::{Meta, Record, RecordKey, RecoveryError};
 pub use reject::{Rejection, RejectionCode};

@@ -32,6 +32,13 @@ pub const ATTEMPTS_PAGE_COUNT_MAX: usize = 1_000;
 pub const LIST_PAGE_COUNT_MAX: usize = 1_000;
 /// Longest accepted executor error detail.
 pub const ERROR_DETAIL_BYTES_MAX: usize = 1_024;
+/// Longest accepted CLI worker directory (`workspace.directory`), Linux's `PATH_MAX`.
+pub const WORKSPACE_DIRECTORY_BYTES_MAX: usize = 4_096;
+/// Longest accepted CLI worker branch name (`workspace.branch`), a file name's limit.
+pub const WORKSPACE_BRANCH_BYTES_MAX: usize = 255;
+/// Longest CLI session id in a `codex:thread/<id>` or `claude:session/<id>` conversation
+/// id (the CLI executor's own session-id limit).
+pub const CLI_SESSION_ID_BYTES_MAX: usize = 128;
 /// Longest `APP_NOT_SELECTED` detail quoted as the app's name in the pause detail.
 pub const APP_NAME_BYTES_MAX: usize = 64;
 

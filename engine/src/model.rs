@@ -96,6 +96,11 @@ pub struct WorkerSpec {
     pub worktree: Option<String>,
     /// The current assignment; a follow-up may replace it.
     pub assignment: Assignment,
+    /// Which kind of executor runs it: only an executor of this kind gets its commands
+    /// (appended last; stores before format version 2 load as `Chatgpt`).
+    pub executor: crate::kind::ExecutorKind,
+    /// Where a CLI worker works (provenance, sent with its commands); `None` for ChatGPT.
+    pub workspace: Option<crate::kind::Workspace>,
 }
 
 /// The worker lifecycle (kept apart from the execution disposition, spec 000 §7.3).

@@ -275,6 +275,10 @@ pub struct SpawnArgs {
     pub policy: Option<PolicyPatch>,
     /// Open a fresh conversation and submit the bootstrap now (otherwise wait for `worker_attach`).
     pub start: bool,
+    /// Which kind of executor runs it; `None` inherits the parent's kind.
+    pub executor: Option<crate::kind::ExecutorKind>,
+    /// A CLI worker's directory and branch; `None` inherits the parent's directory.
+    pub workspace: Option<crate::kind::Workspace>,
 }
 
 impl Operation {

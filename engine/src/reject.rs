@@ -38,6 +38,9 @@ pub enum RejectionCode {
     LimitExceeded,
     /// `/root` cannot be interrupted or failed this way; cancel the run instead.
     RootLifecycle,
+    /// A `codex` or `claude` worker was spawned without `workspace.directory` (and has no
+    /// CLI parent to inherit one from).
+    WorkspaceRequired,
 }
 
 impl RejectionCode {
@@ -60,11 +63,12 @@ impl RejectionCode {
             RejectionCode::ConversationInUse => "CONVERSATION_IN_USE",
             RejectionCode::LimitExceeded => "LIMIT_EXCEEDED",
             RejectionCode::RootLifecycle => "ROOT_LIFECYCLE",
+            RejectionCode::WorkspaceRequired => "WORKSPACE_REQUIRED",
         }
     }
 
     /// Every code, for documentation and exhaustiveness tests.
-    pub const ALL: [RejectionCode; 16] = [
+    pub const ALL: [RejectionCode; 17] = [
         RejectionCode::InvalidArgument,
         RejectionCode::InvalidPolicy,
         RejectionCode::UnknownRun,
@@ -81,6 +85,7 @@ impl RejectionCode {
         RejectionCode::ConversationInUse,
         RejectionCode::LimitExceeded,
         RejectionCode::RootLifecycle,
+        RejectionCode::WorkspaceRequired,
     ];
 }
 

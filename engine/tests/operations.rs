@@ -248,6 +248,8 @@ fn spawn_rejections_name_the_problem() {
             worktree: None,
             policy: None,
             start: false,
+            executor: None,
+            workspace: None,
         }))
     };
     let cases = [

@@ -141,7 +141,13 @@ impl Executor {
                 }
             })
             .collect();
-        ExecutorInput::Hello { executor: self.id.clone(), steering: true, bindings, journal }
+        ExecutorInput::Hello {
+            executor: self.id.clone(),
+            steering: true,
+            kinds: vec![engine::ExecutorKind::Chatgpt],
+            bindings,
+            journal,
+        }
     }
 }
 
@@ -463,6 +469,8 @@ impl Sim {
                     worktree: None,
                     policy: None,
                     start: self.chance(80),
+                    executor: None,
+                    workspace: None,
                 }))
             }
             82..=84 => {

@@ -275,6 +275,7 @@ fn a_republished_pre_submission_state_is_not_a_turn_end() {
     let hello = ExecutorInput::Hello {
         executor: ExecutorId::new("e1"),
         steering: false,
+        kinds: vec![engine::ExecutorKind::Chatgpt],
         bindings: vec![BindingReport {
             worker: id,
             conversation,

@@ -83,6 +83,7 @@ async fn timers_fire_on_virtual_time_and_commands_reach_the_sink() {
                 .executor(ExecutorInput::Hello {
                     executor: executor.clone(),
                     steering: false,
+                    kinds: vec![engine::ExecutorKind::Chatgpt],
                     bindings: vec![],
                     journal: vec![],
                 })
@@ -103,6 +104,8 @@ async fn timers_fire_on_virtual_time_and_commands_reach_the_sink() {
                     worktree: None,
                     policy: None,
                     start: true,
+                    executor: None,
+                    workspace: None,
                 })))
                 .await
                 .expect("alive")

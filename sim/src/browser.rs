@@ -320,7 +320,7 @@ impl Browser {
             token: EXECUTOR_TOKEN.to_string(),
             executor_id: self.id.to_string(),
             protocol: bridge::PROTOCOL_VERSION,
-            capabilities: bridge::Capabilities { steering: self.state.steering, operator: false },
+            capabilities: bridge::Capabilities { steering: self.state.steering, operator: false, kinds: None },
             concurrency_max: self.state.concurrency as u32,
             bindings: bindings.iter().map(bridge::BindingWire::from).collect(),
             journal: journal.iter().map(bridge::JournalWire::from).collect::<Vec<_>>(),
@@ -439,6 +439,7 @@ impl Browser {
     /// A command from the daemon: journal it (idempotently) and queue it.
     fn command(&mut self, c: ExecutorCommand) {
         let attempt = c.attempt;
+        self.state.ledger.borrow_mut().browser_commands.insert(c.worker);
         if c.kind == CommandKind::Cancel {
             // Withdraw it unless its submission already began.
             let queued =
@@ -830,6 +831,8 @@ mod tests {
             prompt: "go on".into(),
             prompt_version: "test/v1".into(),
             deadline: Timestamp(EPOCH_MS + 3_600_000),
+            executor_kind: engine::ExecutorKind::Chatgpt,
+            workspace: None,
         }
     }
 

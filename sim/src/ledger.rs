@@ -74,6 +74,10 @@ pub struct Ledger {
     pub calls_ready: Rc<tokio::sync::Notify>,
     /// Link faults and outages a fired trigger asks the world to apply after this step.
     pub reactions: Vec<Reaction>,
+    /// CLI (`codex`) workers the operator spawned: no executor of their kind ever connects.
+    pub cli_workers: BTreeSet<WorkerId>,
+    /// Workers whose commands the browser received (it is a `chatgpt` executor).
+    pub browser_commands: BTreeSet<WorkerId>,
     /// The scenario's attaches not yet committed (a scenario fails on one left over).
     pub unattached: BTreeSet<String>,
 }

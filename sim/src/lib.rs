@@ -9,6 +9,7 @@
 //! - `chat.rs`: a ChatGPT conversation host and the seeded agent inside it.
 //! - `ledger.rs`: what the hosts observed (the checkers' input, never host logic's).
 //! - `oracle.rs`: obligation checkers over the durable event log (what must follow).
+//! - `kinds_oracle.rs`: nothing of a CLI worker reaches the browser (a `chatgpt` executor).
 //! - `deadman_oracle.rs`: the dead-man checks (no firing while a person is asked, one
 //!   per window, one root recovery per firing that asked for it).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
@@ -24,6 +25,7 @@ mod chat;
 mod daemon;
 pub mod deadman_oracle;
 pub mod faults;
+pub mod kinds_oracle;
 mod ledger;
 pub mod matrix;
 pub mod oracle;

@@ -68,6 +68,8 @@ pub enum Expectation {
     WithdrawnAtLeast(usize),
     /// The executor reconnected at least this many times.
     ReconnectsAtLeast(usize),
+    /// Exactly this many CLI workers still wait, unsent, for an executor of their kind.
+    CliWaiting(usize),
     /// No attempt was submitted while its worker waited (human, dependency) or was
     /// paused, except explicit operator acts.
     NothingWhileHeld,
@@ -158,6 +160,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
         match w[0] {
             "seed" => knobs.seed = num(1)?,
             "workers" => knobs.workers = num(1)? as usize,
+            "cli-workers" => knobs.cli_workers = num(1)? as usize,
             "turns" => {
                 knobs.agents.turns_min = num(1)? as u32;
                 knobs.agents.turns_max = num(2)? as u32;
@@ -324,6 +327,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("withdrawn") => Expectation::WithdrawnAtLeast(num(3)? as usize),
                 Some("nothing-while-held") => Expectation::NothingWhileHeld,
                 Some("reconnects") => Expectation::ReconnectsAtLeast(num(3)? as usize),
+                Some("cli-waiting") => Expectation::CliWaiting(num(2)? as usize),
                 Some("closes") => Expectation::ClosesAtLeast(num(3)? as usize),
                 Some("holds") => Expectation::HoldsAtLeast(num(3)? as usize),
                 Some("page-pauses") => Expectation::PagePausesAtLeast(num(3)? as usize),
@@ -367,6 +371,7 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::WithdrawnAtLeast(n) => outcome.withdrawn >= *n,
             Expectation::NothingWhileHeld => outcome.submitted_while_held.is_empty(),
             Expectation::ReconnectsAtLeast(n) => outcome.reconnects >= *n,
+            Expectation::CliWaiting(n) => outcome.cli_waiting == *n,
             Expectation::ClosesAtLeast(n) => outcome.closes >= *n,
             Expectation::HoldsAtLeast(n) => outcome.holds >= *n,
             Expectation::PagePausesAtLeast(n) => outcome.page_pauses >= *n,

@@ -6,6 +6,7 @@ use crate::chat::{self, AgentKnobs};
 use crate::daemon::{self, DaemonState, EPOCH_MS};
 use crate::deadman_oracle;
 use crate::faults::{CrashAt, Reaction, Target, Trigger};
+use crate::kinds_oracle;
 use crate::ledger::{Ledger, SharedLedger};
 use crate::oracle;
 use crate::wire::{DAEMON_PORT, FromDaemon, SimOp, ToDaemon, conversation_url, read_frame, write_frame};
@@ -27,6 +28,9 @@ pub struct Knobs {
     pub seed: u64,
     /// Lanes spawned under `/root`.
     pub workers: usize,
+    /// Codex CLI lanes spawned besides them (scenario files; the swarm spawns none): no
+    /// CLI executor connects, so they wait, and nothing of theirs may reach the browser.
+    pub cli_workers: usize,
     /// Whether the executor can steer mid-turn.
     pub steering: bool,
     /// The executor's concurrency limit (submissions in progress at once).
@@ -110,6 +114,7 @@ impl Knobs {
         let mut knobs = Knobs {
             seed,
             workers: pick(1, 4) as usize,
+            cli_workers: 0,
             steering: pick(0, 1) == 1,
             concurrency: pick(1, 3) as usize,
             agents: AgentKnobs {
@@ -166,6 +171,7 @@ impl Knobs {
         Knobs {
             seed,
             workers: 2,
+            cli_workers: 0,
             steering: true,
             concurrency: 8,
             agents: AgentKnobs {
@@ -229,6 +235,8 @@ pub struct Outcome {
     pub workers: usize,
     /// Workers the engine holds as completed at the end.
     pub completed: usize,
+    /// CLI workers still waiting, unsent, for an executor of their kind at the end.
+    pub cli_waiting: usize,
     /// Workers the engine holds as failed at the end (their agents gave up).
     pub failed: usize,
     /// Prompts accepted by conversations.
@@ -337,12 +345,12 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         ledger: ledger.clone(),
     };
     sim.host("browser", move || browser::run(b.clone()));
-    let (workers, auto, root) = (knobs.workers, knobs.auto, knobs.root);
+    let (workers, cli_workers, auto, root) = (knobs.workers, knobs.cli_workers, knobs.auto, knobs.root);
     let (dead_man, away) = (knobs.dead_man, knobs.away);
     let operator_ledger = ledger.clone();
     let operator_script = Script { actions: knobs.script.clone(), fresh };
     sim.client("operator", async move {
-        operator(Setup { workers, auto, root, dead_man, away }, operator_script, operator_ledger).await
+        operator(Setup { workers, cli_workers, auto, root, dead_man, away }, operator_script, operator_ledger).await
     });
 
     let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
@@ -525,6 +533,7 @@ const ATTACH_TRIES_MAX: u32 = 120;
 /// What the operator sets up before it only watches.
 struct Setup {
     workers: usize,
+    cli_workers: usize,
     auto: bool,
     root: bool,
     dead_man: Option<(engine::deadman::DeadManMode, u64)>,
@@ -532,7 +541,7 @@ struct Setup {
 }
 
 async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil::Result {
-    let Setup { workers, auto, root, dead_man, away } = setup;
+    let Setup { workers, cli_workers, auto, root, dead_man, away } = setup;
     let _ = call(SimOp::CreateRun { auto }, &ledger).await; // answers are in the trace
     if let Some((mode, after_ms)) = dead_man {
         let _ = call(SimOp::SetDeadMan { mode, after_ms }, &ledger).await;
@@ -546,6 +555,11 @@ async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil
     for i in 0..workers {
         if let Ok(Some(id)) = call(SimOp::Spawn { name: format!("lane{i}") }, &ledger).await {
             lanes.push(id);
+        }
+    }
+    for i in 0..cli_workers {
+        if let Ok(Some(id)) = call(SimOp::SpawnCli { name: format!("cli{i}") }, &ledger).await {
+            ledger.borrow_mut().cli_workers.insert(id);
         }
     }
     let Script { actions: mut script, fresh } = script;
@@ -755,7 +769,15 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
                     && w.pause.as_ref().is_some_and(|p| p.reason == engine::model::PauseReason::Stall)
             });
             let with_root = knobs.root && !lane_stalled;
-            let lanes: Vec<_> = engine.workers().filter(|w| with_root || w.spec.name != "/root").collect();
+            // CLI lanes wait for an executor of their kind: checked apart, never live here.
+            let facts = kinds_oracle::cli_workers_untouched(&engine, &l.cli_workers, &l.browser_commands);
+            outcome.cli_waiting = facts.waiting;
+            l.violations.extend(facts.violations);
+            let with_root = with_root && l.cli_workers.is_empty();
+            let lanes: Vec<_> = engine
+                .workers()
+                .filter(|w| (with_root || w.spec.name != "/root") && !l.cli_workers.contains(&w.id))
+                .collect();
             outcome.workers = lanes.len();
             outcome.completed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Completed).count();
             outcome.failed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Failed).count();

@@ -41,7 +41,7 @@ pub fn hello(token: &str, executor_id: &str) -> Hello {
         token: token.to_string(),
         executor_id: executor_id.to_string(),
         protocol: PROTOCOL_VERSION,
-        capabilities: Capabilities { steering: true, operator: false },
+        capabilities: Capabilities { steering: true, operator: false, kinds: None },
         concurrency_max: 4,
         bindings: Vec::<BindingWire>::new(),
         journal: Vec::<JournalWire>::new(),

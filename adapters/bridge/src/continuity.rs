@@ -45,6 +45,7 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::ContinuationPausedForStall { .. }
         | EventKind::ContinuationStallAcknowledged
         | EventKind::BindingLost { .. }
+        | EventKind::BindingRefused { .. }
         | EventKind::SteeringRecorded { .. }
         | EventKind::WorkerHeld { .. }
         | EventKind::WorkerHoldLifted { .. }
@@ -183,6 +184,9 @@ pub fn sentence(e: &Event) -> String {
             ConversationState::Error(ErrorKind::AppUnavailable) => APP_UNAVAILABLE.into(),
             _ => "Conversation closed; a fresh one follows".into(),
         },
+        EventKind::BindingRefused { executor, why, .. } => {
+            format!("Ignored a conversation reported by {}: {}", excerpt(&executor.to_string()), excerpt(why))
+        }
         EventKind::ConversationError { kind } => match kind {
             ErrorKind::DeliveryTimeout => DELIVERY_TIMEOUT.into(),
             ErrorKind::ConversationFull => "Conversation full; a fresh one follows".into(),

@@ -31,11 +31,12 @@ fn hello_with_the_right_token_registers_and_becomes_the_engines_hello() {
     assert_eq!(step.registered, Some(ExecutorId::new("chrome-1")));
     assert!(!step.close);
     assert!(matches!(step.replies[..], [DaemonMessage::Welcome(_)]));
-    let ExecutorInput::Hello { executor, steering, bindings, journal } = &step.inputs[0] else {
+    let ExecutorInput::Hello { executor, steering, kinds, bindings, journal } = &step.inputs[0] else {
         panic!("expected a hello input, got {:?}", step.inputs);
     };
     assert_eq!(executor, &ExecutorId::new("chrome-1"));
     assert!(steering);
+    assert_eq!(kinds, &[engine::ExecutorKind::Chatgpt], "a hello without kinds is a browser's");
     assert!(bindings.is_empty());
     assert_eq!(journal[0].phase, JournalPhase::SubmissionStarted);
     assert_eq!(journal[0].command, CommandId { attempt: AttemptId(3) });
@@ -181,6 +182,8 @@ fn engine_types_round_trip_through_the_wire_types() {
         prompt: "keep going".into(),
         prompt_version: Cow::Borrowed("v3"),
         deadline: Timestamp(1_700_000_000_000),
+        executor_kind: engine::ExecutorKind::Chatgpt,
+        workspace: None,
     };
     let text = encode(&DaemonMessage::Command(CommandWire::from(&command)));
     let DaemonMessage::Command(wire) = decode_daemon(&text, MESSAGE_BYTES_MAX).unwrap() else { panic!("{text}") };

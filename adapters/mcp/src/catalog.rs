@@ -181,14 +181,18 @@ fn build() -> Vec<Tool> {
             "Create a worker (a lane) in a run, named under /root (e.g. /root/backend), with an assignment \
              (objective, scope, acceptanceCriteria) and a one-line taskSummary. With start=true (default) a \
              fresh managed conversation is opened and the bootstrap submitted; with start=false the worker \
-             waits for worker_attach. Returns the worker, including its id (wrk-N) and disposition.",
+             waits for worker_attach. executor picks who runs it: chatgpt (a ChatGPT conversation), codex \
+             (Codex CLI) or claude (Claude Code); omitted, the parent's kind. A codex or claude worker needs \
+             workspace.directory, an absolute path (a lane of a CLI parent inherits the parent's directory), \
+             and optionally workspace.branch. Returns the worker, including its id (wrk-N) and disposition.",
         ),
         tool::<WorkerAttachArgs, WorkerOut>(
             "worker_attach",
             Write,
             "Bind an existing managed conversation (its URL) to a worker. A worker that never ran gets its \
              bootstrap as the initial attempt; one whose conversation was lost gets a recovery attempt. \
-             Attaching the conversation it already has changes nothing. Returns the worker.",
+             Attaching the conversation it already has changes nothing. A chatgpt worker takes a ChatGPT URL, a \
+             codex worker codex:thread/<threadId>, a claude worker claude:session/<sessionId>. Returns the worker.",
         ),
         tool::<WorkerIdArgs, WorkerOut>(
             "worker_get",
@@ -456,7 +460,7 @@ mod tests {
     fn argument_names_are_camel_case() {
         let spawn = catalog().iter().find(|t| t.name == "worker_spawn").expect("worker_spawn");
         let props = spawn.input_schema.get("properties").and_then(|p| p.as_object()).expect("properties");
-        for key in ["runId", "name", "displayName", "taskSummary", "assignment", "start"] {
+        for key in ["runId", "name", "displayName", "taskSummary", "assignment", "start", "executor", "workspace"] {
             assert!(props.contains_key(key), "worker_spawn lacks {key}");
         }
         let pause = catalog().iter().find(|t| t.name == "worker_pause").expect("worker_pause");

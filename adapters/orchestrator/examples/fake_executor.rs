@@ -155,6 +155,7 @@ fn main() -> anyhow::Result<()> {
                 let hello = ExecutorInput::Hello {
                     executor: executor.clone(),
                     steering: false,
+                    kinds: vec![engine::ExecutorKind::Chatgpt],
                     bindings: vec![],
                     journal: vec![],
                 };

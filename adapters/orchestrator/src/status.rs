@@ -59,6 +59,9 @@ pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
                 write!(line, " needs you: {q}")?;
             }
             writeln!(out, "{line}")?;
+            if let Some(where_) = executor_line(&w) {
+                writeln!(out, "          {where_}")?;
+            }
             if let Some(a) = w.get("currentAttempt").filter(|a| !a.is_null()) {
                 let a_s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
                 writeln!(
@@ -82,4 +85,40 @@ pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
         }
     }
     Ok(out)
+}
+
+/// Where a worker runs, from its `worker_get` view: a ChatGPT worker's conversation URL
+/// (none before it has one), or a CLI worker's kind, session and directory
+/// (`codex session 019a... in /src/app (branch lane-a)`): a `codex:thread/` id is no link.
+pub fn executor_line(worker: &Value) -> Option<String> {
+    let kind = worker.get("executor").and_then(Value::as_str).unwrap_or("chatgpt");
+    let conversation = worker.pointer("/binding/conversationUrl").and_then(Value::as_str).filter(|c| !c.is_empty());
+    let Some(prefix) = engine::ExecutorKind::parse(kind).and_then(|k| k.conversation_prefix()) else {
+        return conversation.map(|c| format!("conversation: {c}"));
+    };
+    let session = conversation.and_then(|c| c.strip_prefix(prefix)).unwrap_or("none yet");
+    let directory = worker.pointer("/workspace/directory").and_then(Value::as_str).unwrap_or("?");
+    let branch = worker.pointer("/workspace/branch").and_then(Value::as_str);
+    Some(format!(
+        "{kind} session {session} in {directory}{}",
+        branch.map(|b| format!(" (branch {b})")).unwrap_or_default()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::executor_line;
+    use serde_json::json;
+
+    #[test]
+    fn a_cli_worker_shows_its_session_and_directory_and_a_chatgpt_worker_its_conversation() {
+        let codex = json!({ "executor": "codex", "workspace": { "directory": "/src/app", "branch": "lane-a" },
+            "binding": { "conversationUrl": "codex:thread/019a-t1" } });
+        assert_eq!(executor_line(&codex).as_deref(), Some("codex session 019a-t1 in /src/app (branch lane-a)"));
+        let claude = json!({ "executor": "claude", "workspace": { "directory": "/src/api", "branch": null } });
+        assert_eq!(executor_line(&claude).as_deref(), Some("claude session none yet in /src/api"));
+        let web = json!({ "executor": "chatgpt", "binding": { "conversationUrl": "https://chatgpt.com/c/1" } });
+        assert_eq!(executor_line(&web).as_deref(), Some("conversation: https://chatgpt.com/c/1"));
+        assert_eq!(executor_line(&json!({ "executor": "chatgpt" })), None, "nothing before a conversation");
+    }
 }

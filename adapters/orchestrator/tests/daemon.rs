@@ -140,6 +140,44 @@ async fn bad_input_is_a_tool_error_naming_the_field() {
             .unwrap(),
     );
     assert_eq!(code, "INVALID_POLICY");
+    // A CLI worker needs its directory, absolute; an unknown executor kind names the field.
+    let spawn = |extra: Value| {
+        let mut args =
+            json!({ "runId": run, "name": "/root/cli", "taskSummary": "s", "assignment": { "objective": "o" } });
+        args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        args
+    };
+    let (code, message) = refuse(c.call_tool("worker_spawn", spawn(json!({ "executor": "codex" }))).await.unwrap());
+    assert_eq!(code, "WORKSPACE_REQUIRED");
+    assert!(message.contains("workspace.directory"), "{message}");
+    let relative = json!({ "executor": "claude", "workspace": { "directory": "src/app" } });
+    let (code, message) = refuse(c.call_tool("worker_spawn", spawn(relative)).await.unwrap());
+    assert_eq!(code, "INVALID_ARGUMENT");
+    assert!(message.contains("workspace.directory") && message.contains("absolute"), "{message}");
+    let (code, message) = refuse(c.call_tool("worker_spawn", spawn(json!({ "executor": "gemini" }))).await.unwrap());
+    assert_eq!(code, "INVALID_ARGUMENT");
+    assert!(message.contains("executor"), "{message}");
+    let cli = c
+        .call_ok("worker_spawn", spawn(json!({ "executor": "codex", "workspace": { "directory": "/src/app" } })))
+        .await
+        .expect("a codex worker with a directory");
+    assert_eq!((&cli["executor"], &cli["workspace"]["directory"]), (&json!("codex"), &json!("/src/app")));
+    let listed = c.call_ok("worker_list", json!({ "runId": run })).await.expect("worker_list");
+    let kinds: Vec<&str> =
+        listed["workers"].as_array().unwrap().iter().map(|w| w["executor"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["chatgpt", "codex"], "/root and the CLI lane");
+    let (code, _) = refuse(
+        c.call_tool(
+            "worker_attach",
+            json!({ "workerId": cli["workerId"], "conversationUrl": "https://chatgpt.com/c/1" }),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(code, "INVALID_ARGUMENT");
+    c.call_ok("worker_interrupt", json!({ "workerId": cli["workerId"], "reason": "done looking" }))
+        .await
+        .expect("stop it");
     let err = c.call_tool("no_such_tool", json!({})).await.expect_err("an unknown tool is a protocol error");
     assert!(err.to_string().contains("-32602"), "{err}");
 
@@ -202,6 +240,14 @@ async fn status_prints_runs_workers_and_attempts() {
     )
     .await
     .expect("spawn");
+    let workspace = json!({ "directory": "/src/app", "branch": "lane-cli" });
+    c.call_ok(
+        "worker_spawn",
+        json!({ "runId": run, "name": "/root/cli", "taskSummary": "CLI", "assignment": { "objective": "o" },
+                "executor": "codex", "workspace": workspace }),
+    )
+    .await
+    .expect("spawn a codex worker");
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(support::orchestrator_bin())
             .args(["status", "--data-dir", data.to_str().unwrap()])
@@ -216,6 +262,7 @@ async fn status_prints_runs_workers_and_attempts() {
     assert!(text.contains("run-1") && text.contains("Test"), "{text}");
     assert!(text.contains("/root/api") && text.contains("awaiting_execution"), "{text}");
     assert!(text.contains("attempt #1") && text.contains("initial"), "{text}");
+    assert!(text.contains("codex session none yet in /src/app (branch lane-cli)"), "{text}");
     assert!(d.terminate().success());
 }
 

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! offset 0  magic    4 bytes  "ORCR"
-//! offset 4  version  u16 big-endian (1 today)
+//! offset 4  version  u16 big-endian (2 today)
 //! offset 6  crc32    u32 big-endian, CRC-32 (IEEE) of the payload
 //! offset 10 payload  postcard encoding of the record in that version's types
 //! ```
@@ -12,6 +12,11 @@
 //! version, writes it, and keeps every older version's decoder (frozen copies of the old
 //! types, converted to the current ones). The golden fixture test in
 //! `tests/fixtures/v1/` fails when the types move without a new version.
+//!
+//! - Version 1: the store's first release.
+//! - Version 2: `WorkerSpec` gained `executor` (the executor kind) and `workspace` (a CLI
+//!   worker's directory and branch); a version-1 spec loads as a `chatgpt` worker without
+//!   a workspace. Every other record encodes as in version 1.
 
 use crate::error::{Corruption, Error, StoredKey};
 use engine::{Record, RecordKey};
@@ -20,8 +25,10 @@ use engine::{Record, RecordKey};
 pub const MAGIC: [u8; 4] = *b"ORCR";
 /// The first format version: postcard of `engine::Record` as of the store's first release.
 pub const FORMAT_VERSION_V1: u16 = 1;
+/// The second format version: worker specs carry their executor kind and workspace.
+pub const FORMAT_VERSION_V2: u16 = 2;
 /// The version this build writes.
-pub const FORMAT_VERSION_CURRENT: u16 = FORMAT_VERSION_V1;
+pub const FORMAT_VERSION_CURRENT: u16 = FORMAT_VERSION_V2;
 /// Bytes before the payload: magic, version, checksum.
 pub const HEADER_BYTES: usize = 4 + 2 + 4;
 /// Largest value the store writes or accepts. Engine records are bounded far below
@@ -87,6 +94,7 @@ pub fn decode_value(value: &[u8]) -> Result<Record, Corruption> {
 fn decode_payload(version: u16, payload: &[u8]) -> Result<Record, Corruption> {
     match version {
         FORMAT_VERSION_V1 => v1::decode(payload),
+        FORMAT_VERSION_V2 => whole::<Record>(payload),
         version => Err(Corruption::UnknownVersion { version }),
     }
 }
@@ -97,23 +105,85 @@ pub(crate) fn in_keyspace(key: RecordKey, events_keyspace: bool) -> bool {
     crate::key::is_event(key) == events_keyspace
 }
 
+/// Decodes a payload that must be exactly one `T`; trailing bytes are corruption, not
+/// padding.
+fn whole<T: serde::de::DeserializeOwned>(payload: &[u8]) -> Result<T, Corruption> {
+    let (value, rest) =
+        postcard::take_from_bytes::<T>(payload).map_err(|e| Corruption::Payload { detail: e.to_string() })?;
+    if !rest.is_empty() {
+        return Err(Corruption::TrailingBytes { count: rest.len() });
+    }
+    Ok(value)
+}
+
 mod v1 {
-    //! Version 1: the payload is postcard of `engine::Record` as it was when the store
-    //! shipped. While the engine's types are unchanged this decodes straight into them;
-    //! when they change, this module gets a frozen copy of the version-1 types and a
-    //! conversion into the current `engine::Record`, and version 2 is added.
+    //! Version 1: postcard of `engine::Record` as it was when the store shipped. Only the
+    //! worker spec changed since (version 2), so the version-1 record is the current one
+    //! with a frozen copy of the version-1 spec; the others are today's types, whose
+    //! encoding is unchanged (enums only gained variants at their end).
 
     use crate::error::Corruption;
-    use engine::Record;
+    use engine::deadman::DeadMan;
+    use engine::event::Event;
+    use engine::model::{Assignment, Attempt, Message, PageHolds, Run, Worker, WorkerSpec};
+    use engine::{ExecutorKind, Meta, Record};
+    use serde::Deserialize;
+    use std::sync::Arc;
 
-    /// Decodes a version-1 payload; trailing bytes are corruption, not padding.
+    /// `engine::Record` as version 1 wrote it: same variants in the same order (decoded
+    /// once and moved on, like `Record`, so no variant is boxed).
+    #[allow(clippy::large_enum_variant)]
+    #[derive(Deserialize)]
+    enum RecordV1 {
+        Meta(Meta),
+        Run(Run),
+        WorkerSpec(WorkerSpecV1),
+        Worker(Worker),
+        Attempt(Attempt),
+        Message(Message),
+        Event(Event),
+        Holds(PageHolds),
+        DeadMan(DeadMan),
+    }
+
+    /// `engine::model::WorkerSpec` as version 1 wrote it (no executor kind, no workspace).
+    #[derive(Deserialize)]
+    struct WorkerSpecV1 {
+        id: engine::ids::WorkerId,
+        run: engine::ids::RunId,
+        name: String,
+        display_name: String,
+        task_summary: String,
+        lane_label: String,
+        worktree: Option<String>,
+        assignment: Assignment,
+    }
+
+    /// Decodes a version-1 payload into today's record: a spec becomes a `chatgpt`
+    /// worker's, the only kind there was.
     pub(super) fn decode(payload: &[u8]) -> Result<Record, Corruption> {
-        let (record, rest) =
-            postcard::take_from_bytes::<Record>(payload).map_err(|e| Corruption::Payload { detail: e.to_string() })?;
-        if !rest.is_empty() {
-            return Err(Corruption::TrailingBytes { count: rest.len() });
-        }
-        Ok(record)
+        Ok(match super::whole::<RecordV1>(payload)? {
+            RecordV1::Meta(m) => Record::Meta(m),
+            RecordV1::Run(r) => Record::Run(r),
+            RecordV1::WorkerSpec(s) => Record::WorkerSpec(Arc::new(WorkerSpec {
+                id: s.id,
+                run: s.run,
+                name: s.name,
+                display_name: s.display_name,
+                task_summary: s.task_summary,
+                lane_label: s.lane_label,
+                worktree: s.worktree,
+                assignment: s.assignment,
+                executor: ExecutorKind::Chatgpt,
+                workspace: None,
+            })),
+            RecordV1::Worker(w) => Record::Worker(w),
+            RecordV1::Attempt(a) => Record::Attempt(a),
+            RecordV1::Message(m) => Record::Message(m),
+            RecordV1::Event(e) => Record::Event(e),
+            RecordV1::Holds(h) => Record::Holds(h),
+            RecordV1::DeadMan(d) => Record::DeadMan(d),
+        })
     }
 }
 

@@ -97,6 +97,8 @@ impl Workload {
                 worktree: None,
                 policy: None,
                 start: false,
+                executor: None,
+                workspace: None,
             }))
         } else {
             let worker = self.workers[(self.progress % self.workers.len() as u64) as usize];

@@ -8,6 +8,10 @@
 //!
 //! The fixture was made by `STORE_GOLDEN_CREATE=1 cargo test -p store --test golden`,
 //! which only creates missing files and never rewrites one.
+//!
+//! Fields added since version 1 print with their version-1 defaults: a worker spec gets
+//! `executor: Chatgpt, workspace: None` (version 2), which [`since_v1`] appends to the
+//! fixture's text.
 
 use engine::ids::{CallId, WorkerId};
 use engine::model::Assignment;
@@ -73,6 +77,8 @@ fn scenario() -> Vec<Batch> {
             worktree: Some("wt-a".into()),
             policy: None,
             start: true,
+            executor: None,
+            workspace: None,
         })),
         Operation::MessageSend { from: Some(WorkerId(1)), to: WorkerId(2), body: "Start with the parser.".into() },
         Operation::WorkerProgress { worker: WorkerId(1), summary: "Planned.".into(), commit: Some("abc123".into()) },
@@ -134,6 +140,41 @@ fn fixture() -> (Vec<Entry>, Vec<String>) {
     (parse(&hex_text), txt.lines().map(str::to_string).collect())
 }
 
+/// The `{:?}` a version-1 record's text has today: every `WorkerSpec { .. }` in it (a
+/// spec record, and the empty spec a worker record prints) with the fields added since
+/// and the values a version-1 record gets.
+fn since_v1(want: &str) -> String {
+    const OPEN: &str = "WorkerSpec { ";
+    let (mut out, mut rest) = (String::new(), want);
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let (mut depth, mut quoted, mut escaped, mut end) = (0usize, false, false, None);
+        for (i, c) in rest.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if quoted => escaped = true,
+                '"' => quoted = !quoted,
+                '{' if !quoted => depth += 1,
+                '}' if !quoted => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let end = end.expect("a WorkerSpec closes");
+        out.push_str(rest[..end].trim_end());
+        out.push_str(", executor: Chatgpt, workspace: None }");
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[test]
 fn version_one_bytes_decode_to_the_same_records() {
     let (entries, expected) = fixture();
@@ -142,7 +183,7 @@ fn version_one_bytes_decode_to_the_same_records() {
     for ((ks, k, v), want) in entries.iter().zip(&expected) {
         assert_eq!(u16::from_be_bytes([v[4], v[5]]), envelope::FORMAT_VERSION_V1, "fixture values are version 1");
         let record = envelope::decode(k, v).unwrap_or_else(|e| panic!("version-1 bytes no longer decode: {e}"));
-        assert_eq!(&format!("{record:?}"), want, "version-1 bytes decode to different values");
+        assert_eq!(format!("{record:?}"), since_v1(want), "version-1 bytes decode to different values");
         assert_eq!(ks == KEYSPACE_EVENTS, matches!(record, Record::Event(_)), "{ks} holds {:?}", record.key());
         if envelope::FORMAT_VERSION_CURRENT == envelope::FORMAT_VERSION_V1 {
             // While version 1 is current, the encoder must still write exactly these bytes.
@@ -174,4 +215,28 @@ fn version_one_data_loads_through_the_store_and_recovers_the_engine() {
     assert_eq!(engine.workers().count(), 2, "the root and lane A");
     assert!(engine.workers().all(|w| !w.spec.name.is_empty()), "every worker got its spec back");
     assert_eq!(engine.attempts().count(), 1, "lane A's bootstrap attempt");
+    for w in engine.workers() {
+        assert_eq!(w.spec.executor, engine::ExecutorKind::Chatgpt, "a version-1 worker is a chatgpt worker");
+        assert_eq!(w.spec.workspace, None);
+    }
+}
+
+/// A record written today (version 2) with a CLI worker's kind and workspace comes back
+/// as written, and the same spec in version-1 bytes (no kind) loads as a chatgpt worker.
+#[test]
+fn a_cli_spec_round_trips_in_version_two_and_a_version_one_spec_is_chatgpt() {
+    let (entries, _) = fixture();
+    let (_, k, v) = entries
+        .iter()
+        .find(|(_, k, v)| matches!(envelope::decode(k, v), Ok(Record::WorkerSpec(s)) if s.name == "/root/a"))
+        .expect("the fixture holds lane A's spec");
+    let Ok(Record::WorkerSpec(old)) = envelope::decode(k, v) else { unreachable!() };
+    assert_eq!((old.executor, old.workspace.as_ref()), (engine::ExecutorKind::Chatgpt, None));
+    let mut spec = (*old).clone();
+    spec.executor = engine::ExecutorKind::Codex;
+    spec.workspace = Some(engine::Workspace { directory: "/src/app".into(), branch: Some("lane-a".into()) });
+    let record = Record::WorkerSpec(std::sync::Arc::new(spec));
+    let bytes = envelope::encode(&record).expect("encode");
+    assert_eq!(u16::from_be_bytes([bytes[4], bytes[5]]), envelope::FORMAT_VERSION_V2);
+    assert_eq!(envelope::decode(k, &bytes).expect("decode"), record);
 }

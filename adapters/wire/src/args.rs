@@ -5,6 +5,7 @@
 //! are checked by the engine, which names the field as well.
 
 use crate::error::ErrorOut;
+use crate::kind::{ExecutorKindArg, WorkspaceArgs};
 use crate::policy::PolicyPatchArgs;
 use engine::Operation;
 use engine::ids::{Cursor, IdParseError, RunId, WorkerId};
@@ -232,6 +233,15 @@ pub struct WorkerSpawnArgs {
     /// false waits for `worker_attach`.
     #[serde(default = "yes")]
     pub start: bool,
+    /// Which executor runs the worker: `chatgpt` (a ChatGPT conversation in the browser),
+    /// `codex` (Codex CLI) or `claude` (Claude Code). Omitted: the parent's kind
+    /// (`/root` is `chatgpt`).
+    #[serde(default)]
+    pub executor: Option<ExecutorKindArg>,
+    /// Where a `codex` or `claude` worker works: required for them unless the parent is a
+    /// CLI worker whose directory it inherits; refused for `chatgpt` workers.
+    #[serde(default)]
+    pub workspace: Option<WorkspaceArgs>,
 }
 
 impl ToOperation for WorkerSpawnArgs {
@@ -245,6 +255,8 @@ impl ToOperation for WorkerSpawnArgs {
             worktree: self.worktree,
             policy: self.policy.map(Into::into),
             start: self.start,
+            executor: self.executor.map(Into::into),
+            workspace: self.workspace.map(Into::into),
         })))
     }
 }
@@ -255,7 +267,9 @@ impl ToOperation for WorkerSpawnArgs {
 pub struct WorkerAttachArgs {
     /// The worker, e.g. `wrk-2`.
     pub worker_id: String,
-    /// URL of the managed conversation to bind (no whitespace, up to 2 KiB).
+    /// URL of the managed conversation to bind (no whitespace, up to 2 KiB): a ChatGPT
+    /// URL for a `chatgpt` worker, `codex:thread/<threadId>` for a `codex` worker,
+    /// `claude:session/<sessionId>` for a `claude` worker.
     pub conversation_url: String,
 }
 

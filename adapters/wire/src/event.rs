@@ -77,6 +77,9 @@ fn data(kind: &EventKind) -> Value {
         }
         EventKind::BindingVerified { conversation } => json!({ "conversationUrl": &**conversation }),
         EventKind::BindingLost { why } => json!({ "why": why.as_str() }),
+        EventKind::BindingRefused { executor, conversation, why } => {
+            json!({ "executorId": executor.to_string(), "conversationUrl": &**conversation, "why": &**why })
+        }
         EventKind::ConversationError { kind } => json!({ "kind": kind.as_str() }),
         EventKind::MessageSent { message, from } => {
             json!({ "messageId": message.to_string(), "from": from.map(|f| f.to_string()) })

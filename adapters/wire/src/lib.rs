@@ -7,6 +7,8 @@
 //!   with the engine's `FromStr` and a bad one is reported under its field name.
 //! - `out.rs`: the reply shapes (runs, workers, attempts, events, policies) and
 //!   [`FromReply`], which turns an engine [`engine::Reply`] into the shape a tool promises.
+//! - `kind.rs`: executor kinds (`chatgpt`, `codex`, `claude`) and a CLI worker's
+//!   workspace, as `worker_spawn` takes them and worker views show them.
 //! - `policy.rs`: continuation policy in (a partial patch) and out (the full policy).
 //! - `deadman.rs`: a run's dead-man policy and its "stopped moving" alert.
 //! - `event.rs`: events as `{cursor, name, ..., data}` with the name from `EventKind::name()`.
@@ -22,6 +24,7 @@ mod args;
 mod deadman;
 mod error;
 mod event;
+mod kind;
 mod out;
 mod policy;
 
@@ -29,5 +32,6 @@ pub use args::*;
 pub use deadman::{DeadManOut, StoppedMovingOut, why as dead_man_why};
 pub use error::{ErrorOut, codes, decode};
 pub use event::EventOut;
+pub use kind::{ExecutorKindArg, WorkspaceArgs, WorkspaceOut};
 pub use out::*;
 pub use policy::{DeadManModeArg, ModeArg, PolicyOut, PolicyPatchArgs};

@@ -406,6 +406,11 @@ pub struct WorkerOut {
     pub lane_label: String,
     /// Worktree or branch label.
     pub worktree: Option<String>,
+    /// Which executor runs it: `chatgpt`, `codex` or `claude`.
+    pub executor: String,
+    /// A `codex` or `claude` worker's directory and branch (absent for `chatgpt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<crate::WorkspaceOut>,
     /// The current assignment.
     pub assignment: AssignmentOut,
     /// `active`, `completed`, `failed` or `cancelled`.
@@ -511,6 +516,8 @@ impl From<&WorkerView> for WorkerOut {
             task_summary: spec.task_summary.clone(),
             lane_label: spec.lane_label.clone(),
             worktree: spec.worktree.clone(),
+            executor: spec.executor.as_str().to_string(),
+            workspace: spec.workspace.as_ref().map(crate::WorkspaceOut::from),
             assignment: AssignmentOut {
                 objective: spec.assignment.objective.clone(),
                 scope: spec.assignment.scope.clone(),

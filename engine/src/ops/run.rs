@@ -66,6 +66,8 @@ impl Engine {
             task_summary: task_name.to_string(),
             lane_label: "Root".to_string(),
             worktree: None,
+            executor: crate::kind::ExecutorKind::Chatgpt,
+            workspace: None,
             assignment: Assignment {
                 objective: objective.to_string(),
                 scope: "Coordinate the run: lanes, messages, dependencies, integration.".to_string(),

@@ -99,6 +99,12 @@ impl Engine {
                 &format!("at most {RUN_WORKERS_COUNT_MAX} workers per run"),
             ));
         }
+        let parent_spec = &self.state.workers[&self.index.names[&(args.run, parent.to_string())]].spec;
+        let (executor, workspace) = crate::kind::for_spawn(
+            args.executor,
+            args.workspace,
+            (parent_spec.executor, parent_spec.workspace.as_ref()),
+        )?;
         let (policy, _) = {
             let base = run.default_policy.unwrap_or(self.config.default_policy);
             match &args.policy {
@@ -125,6 +131,8 @@ impl Engine {
             lane_label,
             worktree: args.worktree,
             assignment: args.assignment,
+            executor,
+            workspace,
         };
         self.insert_worker(spec, policy);
         if args.start {
@@ -136,6 +144,7 @@ impl Engine {
     pub(crate) fn worker_attach(&mut self, id: WorkerId, conversation: &str) -> Result<Reply, Rejection> {
         let w = self.active_worker(id)?;
         validate::conversation(conversation)?;
+        crate::kind::conversation_for(w.spec.executor, conversation)?;
         if let Some(other) = self.index.conversations.get(conversation).filter(|other| **other != id) {
             return Err(Rejection::new(
                 RejectionCode::ConversationInUse,

@@ -96,7 +96,7 @@ impl World {
         self.engine.worker_view(self.id(name)).expect("worker exists")
     }
 
-    fn name_of(&self, id: WorkerId) -> String {
+    pub fn name_of(&self, id: WorkerId) -> String {
         self.names.iter().find(|(_, w)| **w == id).map(|(n, _)| n.clone()).unwrap_or_else(|| id.to_string())
     }
 
@@ -234,8 +234,10 @@ impl World {
             c.idempotency_key
         );
         let seq = *self.seqs.get(&id).unwrap_or(&0);
-        let conversation =
-            (c.kind == CommandKind::Create).then(|| Arc::from(format!("https://chatgpt.com/c/{name}-{}", c.attempt.0)));
+        let made = |session: String| {
+            c.executor_kind.conversation_id(&session).unwrap_or_else(|| format!("https://chatgpt.com/c/{session}"))
+        };
+        let conversation = (c.kind == CommandKind::Create).then(|| Arc::from(made(format!("{name}-{}", c.attempt.0))));
         if c.kind == CommandKind::Create {
             self.seqs.insert(id, 0);
         }
@@ -353,12 +355,21 @@ impl World {
                 let start_line = self.trace.len();
                 let mut patch = None;
                 let mut start = true;
+                let (mut executor, mut workspace) = (None, None);
                 for w in &words[2..] {
                     match *w {
                         "auto" => patch = Some(PolicyPatch::mode(Mode::Auto)),
                         "manual" => patch = Some(PolicyPatch::mode(Mode::Manual)),
                         "detached" => start = false,
-                        other => panic!("bad spawn flag {other}"),
+                        // `dir=PATH`: a CLI worker's directory.
+                        other if other.starts_with("dir=") => {
+                            workspace = Some(Workspace { directory: other[4..].to_string(), branch: None })
+                        }
+                        // `chatgpt`, `codex` or `claude`: the worker's executor kind.
+                        other => {
+                            executor =
+                                Some(ExecutorKind::parse(other).unwrap_or_else(|| panic!("bad spawn flag {other}")))
+                        }
                     }
                 }
                 let reply = self.call(Operation::WorkerSpawn(Box::new(SpawnArgs {
@@ -374,6 +385,8 @@ impl World {
                     worktree: None,
                     policy: patch,
                     start,
+                    executor,
+                    workspace,
                 })));
                 if let Ok(Reply::Worker(v)) = reply {
                     let raw = format!(" {}#", v.worker.id);
@@ -461,15 +474,19 @@ impl World {
         }
     }
 
-    /// `hello E [steering] [journal=name:phase,...] [bind=name:state,...]`
+    /// `hello E [steering] [kinds=codex,...] [journal=name:phase,...] [bind=name:state,...]`
+    /// (no `kinds=`: a ChatGPT executor, as today's extension).
     fn hello(&mut self, words: &[&str]) {
         let executor = ExecutorId::new(words[0]);
         let mut steering = false;
+        let mut kinds = vec![ExecutorKind::Chatgpt];
         let mut journal = Vec::new();
         let mut bindings = Vec::new();
         for w in &words[1..] {
             if *w == "steering" {
                 steering = true;
+            } else if let Some(list) = w.strip_prefix("kinds=") {
+                kinds = list.split(',').map(|k| ExecutorKind::parse(k).expect("a kind")).collect();
             } else if let Some(list) = w.strip_prefix("journal=") {
                 for item in list.split(',') {
                     let (name, phase) = item.split_once(':').expect("journal=name:phase");
@@ -525,7 +542,7 @@ impl World {
                 panic!("bad hello word {w}");
             }
         }
-        self.input(Input::Executor(ExecutorInput::Hello { executor, steering, bindings, journal }));
+        self.input(Input::Executor(ExecutorInput::Hello { executor, steering, kinds, bindings, journal }));
     }
 
     fn operation(&mut self, op: &str, args: &[&str]) {

@@ -19,6 +19,8 @@ export const ERROR_KINDS = [
   'delivery_timeout', 'conversation_full', 'host_ui_changed', 'usage_limit', 'login_required', 'generic',
   'rate_limited', 'suspicious_activity', 'challenge', 'blocked_by_dialog', 'app_unavailable',
 ];
+/** Executor kinds: a hello's `capabilities.kinds`, a CLI command's `executorKind`. */
+export const EXECUTOR_KINDS = ['chatgpt', 'codex', 'claude'];
 export const JOURNAL_PHASES = ['received', 'submission-started', 'submitted', 'completed'];
 export const COMMAND_KINDS = [
   'conversation.create', 'conversation.send', 'conversation.steer', 'command.cancel', 'conversation.inspect', 'conversation.close',
@@ -150,6 +152,9 @@ const record = (fields) => (value, path) => {
 
 const errorOut = record([required('code', string), required('message', string)]);
 
+/** A CLI worker's workspace on a command: the directory, and the branch or null. */
+const workspace = record([required('directory', string), withDefault('branch', string, null)]);
+
 const observation = record([
   required('state', oneOf(STATE_NAMES)),
   optional('errorKind', errorKind),
@@ -203,6 +208,9 @@ const workerSummary = record([
   optional('needsYou', string),
   required('stall', string),
   optional('conversationUrl', string),
+  // A CLI worker (absent: chatgpt): its kind and workspace; its conversationUrl is its session.
+  optional('executorKind', oneOf(EXECUTOR_KINDS)),
+  optional('workspace', workspace),
   optional('conversationState', string),
   optional('conversationErrorKind', string),
   withDefault('recentEvents', list(record([required('atMs', u64), required('kind', string), required('text', string)])), []),
@@ -234,7 +242,10 @@ const EXECUTOR_MESSAGES = {
     required('token', string),
     required('executorId', executorId),
     required('protocol', u32),
-    required('capabilities', record([required('steering', bool), optional('operator', bool, (on) => !on)])),
+    // `kinds` absent: `["chatgpt"]`, which is what this extension runs (it never sends it).
+    required('capabilities', record([
+      required('steering', bool), optional('operator', bool, (on) => !on), optional('kinds', list(oneOf(EXECUTOR_KINDS))),
+    ])),
     required('concurrencyMax', u32),
     required('bindings', list(record(bindingFields))),
     required('journal', list(journalLine)),
@@ -296,6 +307,9 @@ const DAEMON_MESSAGES = {
     required('prompt', string),
     required('promptVersion', string),
     required('deadline', u64),
+    // Present for CLI workers only (never sent to this extension, which runs chatgpt ones).
+    optional('executorKind', oneOf(EXECUTOR_KINDS)),
+    optional('workspace', workspace),
   ],
   'protocol.error': [required('code', oneOf(Object.keys(PROTOCOL_ERROR_CLOSES))), required('detail', string)],
   'operator.result': [

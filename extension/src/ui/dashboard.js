@@ -297,7 +297,10 @@ function timelineCard(row, now) {
     h('details', { class: 'diagnostics', 'data-testid': 'diagnostics', 'data-key': `diag-open:${row.workerId}` },
       h('summary', { 'data-key': `diag:${row.workerId}`, text: 'Diagnostics' }),
       h('dl', {}, [
-        ['Worker id', row.workerId], ['Run id', row.runId], ['Conversation', row.conversationUrl ?? 'none'],
+        ['Worker id', row.workerId], ['Run id', row.runId],
+        ...(row.cli
+          ? [['Executor', row.cli.kindLabel], ['Session', row.cli.session ?? 'none yet'], ['Directory', row.cli.directory ?? 'none'], ['Branch', row.cli.branch ?? 'none']]
+          : [['Conversation', row.conversationUrl ?? 'none']]),
         ['Policy', `${row.policy.text} (${row.policy.sourceLabel})`],
       ].map(([k, v]) => [h('dt', { text: k }), h('dd', { class: 'mono', text: v })]))));
 }
@@ -307,7 +310,11 @@ function workerHeading(row, tag = 'p') {
     h('span', { class: 'worker-title', text: row.title }), h('span', { class: 'mono muted', text: row.name }), statusBadge(row.status));
 }
 
+/** A ChatGPT worker's conversation link; a CLI worker's kind, directory and session instead (no link). */
 function conversationLink(row, where) {
+  if (row.cli) {
+    return h('span', { class: 'mono small', 'data-key': `cli:${row.workerId}:${where}`, 'data-testid': 'cli-session', text: row.cli.text });
+  }
   if (!row.conversationUrl) return null;
   return h('a', {
     href: row.conversationUrl, target: '_blank', rel: 'noopener', 'data-key': `conv:${row.workerId}:${where}`, 'data-testid': 'conversation-link',

@@ -107,6 +107,8 @@ function workerRow(row) {
       h('p', { class: 'row-title' }, h('span', { 'data-testid': 'worker-title', text: row.title }), ' ', h('span', { class: 'mono muted', 'data-testid': 'worker-name', text: row.name })),
       h('p', { class: 'row-status' }, statusBadge(row.status), row.status.note && h('span', { class: 'note', 'data-testid': 'worker-note', text: row.status.note })),
       h('p', { class: 'muted small', 'data-testid': 'worker-detail', text: row.detail }),
+      // A CLI worker has no tab to open: its kind, directory and session say where it runs.
+      row.cli && h('p', { class: 'muted small mono', 'data-testid': 'worker-cli', text: row.cli.text }),
       row.needsYou && h('p', { class: 'question', 'data-testid': 'worker-question', text: row.needsYou })),
     h('div', { class: 'row-actions' }, primary));
 }

@@ -6,7 +6,9 @@
 export { timelineView, clockLabel, REASONS, OUTCOMES } from './timeline-model.js';
 export { recentEvents, eventText } from './event-text.js';
 export { approvalNotifications, stoppedNotifications } from './notices.js';
+export { cliView, CLI_KINDS } from './executor-view.js';
 import { approvalText } from './notices.js';
+import { cliView, linkableConversation } from './executor-view.js';
 import { recentEvents } from './event-text.js';
 
 /**
@@ -364,7 +366,9 @@ export function workerRow(worker, run, nowMs) {
     // A worker waiting for a person or a dependency is not executing: its card is `Needs you`, not a stall.
     stallWarning: (worker.stall === 'warned' || worker.stall === 'paused') && !status.terminal
       && !['needs_you', 'waiting'].includes(status.key),
-    conversationUrl: worker.conversationUrl ?? null,
+    // Only a ChatGPT conversation is a link; a CLI worker shows `cli` (kind, session, directory).
+    conversationUrl: linkableConversation(worker),
+    cli: cliView(worker),
     actions: workerActions(worker),
     pageShape: pageShapeOffer(worker),
   };

@@ -8,7 +8,7 @@ import {
   workerStatus, STATUSES, counts, pillText, policyView, connectionView, formatAge, formatDuration,
   progressText, attemptText, resumesText, workerActions, workerRow, popupView, dashboardView,
   overlayView, recentEvents, eventText, stallView, blockReason, byAttention, actionErrorText,
-  pageFailedClosed, pageShapeOffer, PAGE_SHAPE,
+  pageFailedClosed, pageShapeOffer, PAGE_SHAPE, cliView,
 } from '../../src/ui/view.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../../../docs/protocol/fixtures/daemon.operator.summary.json', import.meta.url), 'utf8'));
@@ -487,4 +487,30 @@ test('an orphaned worker (its conversation closed) needs you and offers recovery
   assert.equal(row.answerable, false, 'nothing to type an answer into');
   const running = worker({ disposition: 'running', conversationState: 'closed' });
   assert.ok(!workerActions(running).some((a) => a.key === 'recover'), 'a turn still settling is not offered recovery');
+});
+
+const cliFixture = JSON.parse(readFileSync(new URL('../../../docs/protocol/fixtures/daemon.operator.summary.cli.json', import.meta.url), 'utf8'));
+
+test('a CLI worker shows its kind, directory and session instead of a conversation link; a ChatGPT worker keeps its link', () => {
+  const [apiRoot, handlers, docs] = cliFixture.runs[0].workers;
+  const run = cliFixture.runs[0];
+  const web = workerRow(apiRoot, run, NOW);
+  assert.equal(web.cli, null);
+  assert.equal(web.conversationUrl, 'https://chatgpt.com/c/7c3d');
+  const codex = workerRow(handlers, run, NOW);
+  assert.equal(codex.conversationUrl, null, 'a codex:thread id is no link');
+  assert.deepEqual(codex.cli, {
+    kind: 'codex', kindLabel: 'Codex CLI', session: '019a4c2e-7d1b-7f00-9a3e-5b2c1d0e4f6a',
+    directory: '/home/me/src/api', branch: 'lane-handlers',
+    text: 'Codex CLI · /home/me/src/api on lane-handlers · session 019a4c2e-7d1b-7f00-9a3e-5b2c1d0e4f6a',
+  });
+  const claude = workerRow(docs, run, NOW);
+  assert.equal(claude.cli.text, 'Claude Code · /home/me/src/api · no session yet');
+  assert.equal(cliView({ executorKind: 'chatgpt', conversationUrl: 'https://chatgpt.com/c/1' }), null);
+  assert.equal(cliView({ executorKind: 'codex', conversationUrl: 'claude:session/x' }).session, null, 'another kind\'s id is no session');
+  // The popup's rows carry it too, and none of it reads as a raw id.
+  const popup = popupView({ connection: live, summary: cliFixture, tabs: {} }, null, NOW);
+  const row = popup.rows.find((r) => r.workerId === 'wrk-21');
+  assert.equal(row.cli.kindLabel, 'Codex CLI');
+  for (const [path, text] of labels(popup)) assert.doesNotMatch(text, RAW_ID, `${path}: ${text}`);
 });

@@ -1,11 +1,14 @@
 //! The messages of protocol version 1 and their exact conversions to and from the
 //! engine's executor types. Field names are camelCase; ids travel in their printed form
 //! (`wrk-7`, `exe-12`, `cmd-12`); times are milliseconds since the Unix epoch. The
-//! operator channel's messages are in `operator.rs`, its OAuth approval in `oauth.rs`.
+//! operator channel's messages are in `operator.rs`, its OAuth approval in `oauth.rs`,
+//! the executor kinds and a CLI worker's workspace in `kind.rs`.
 
+mod kind;
 mod oauth;
 mod operator;
 
+pub use kind::*;
 pub use oauth::*;
 pub use operator::*;
 
@@ -154,6 +157,7 @@ impl Hello {
         ExecutorInput::Hello {
             executor: ExecutorId::new(&self.executor_id),
             steering: self.capabilities.steering,
+            kinds: kinds_of(self.capabilities.kinds.as_deref()),
             bindings: self.bindings.into_iter().map(BindingReport::from).collect(),
             journal: self.journal.into_iter().map(JournalEntry::from).collect(),
         }
@@ -169,6 +173,11 @@ pub struct Capabilities {
     /// It renders the operator UI: the daemon pushes `operator.summary` messages.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub operator: bool,
+    /// The executor kinds whose workers it runs (`["codex"]` for the CLI executor);
+    /// absent means `["chatgpt"]`, what the browser extension runs. Only workers of these
+    /// kinds get commands through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<Vec<ExecutorKindWire>>,
 }
 
 /// A binding: the worker's managed tab and its conversation.
@@ -630,6 +639,12 @@ pub struct CommandWire {
     pub prompt_version: String,
     /// Do not start submitting after this time (ms since the Unix epoch).
     pub deadline: u64,
+    /// The worker's executor kind, for a CLI worker (absent: `chatgpt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor_kind: Option<ExecutorKindWire>,
+    /// A CLI worker's workspace: where its session runs (absent for ChatGPT workers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<WorkspaceWire>,
 }
 
 impl From<&ExecutorCommand> for CommandWire {
@@ -644,6 +659,8 @@ impl From<&ExecutorCommand> for CommandWire {
             prompt: c.prompt.clone(),
             prompt_version: c.prompt_version.to_string(),
             deadline: c.deadline.0,
+            executor_kind: c.executor_kind.is_cli().then(|| c.executor_kind.into()),
+            workspace: c.workspace.as_ref().map(WorkspaceWire::from),
         }
     }
 }
@@ -662,6 +679,8 @@ impl CommandWire {
             prompt: self.prompt,
             prompt_version: Cow::Owned(self.prompt_version),
             deadline: Timestamp(self.deadline),
+            executor_kind: self.executor_kind.map(engine::ExecutorKind::from).unwrap_or_default(),
+            workspace: self.workspace.map(engine::Workspace::from),
         }
     }
 }

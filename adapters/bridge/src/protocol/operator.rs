@@ -478,9 +478,17 @@ pub struct WorkerSummary {
     pub needs_you: Option<String>,
     /// The stall guard: `clear`, `warned` or `paused`.
     pub stall: String,
-    /// The managed conversation's URL, if any.
+    /// The managed conversation's URL, if any (for a CLI worker its session,
+    /// `codex:thread/<id>` or `claude:session/<id>`: shown, never opened as a link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_url: Option<String>,
+    /// A CLI worker's executor kind, `codex` or `claude` (absent: `chatgpt`, so a ChatGPT
+    /// worker's summary is what it was before kinds existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor_kind: Option<String>,
+    /// A CLI worker's directory and branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<wire::WorkspaceOut>,
     /// Its last reported state, if bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_state: Option<String>,
@@ -545,6 +553,8 @@ impl From<&wire::WorkerOut> for WorkerSummary {
             needs_you: w.human_wait.as_ref().map(|h| h.question.clone()),
             stall: w.progress.stall.clone(),
             conversation_url: w.binding.as_ref().map(|b| b.conversation_url.clone()),
+            executor_kind: (w.executor != engine::ExecutorKind::Chatgpt.as_str()).then(|| w.executor.clone()),
+            workspace: w.workspace.clone(),
             conversation_state: w.binding.as_ref().map(|b| b.state.clone()),
             conversation_error_kind: w.binding.as_ref().and_then(|b| b.error_kind.clone()),
             recent_events: Vec::new(),
