@@ -101,6 +101,7 @@ fn setup(spawn_start: bool) -> Bench {
             root_conversation_name: "Root".into(),
             context: String::new(),
             default_policy: Some(PolicyPatch::mode(Mode::Auto)),
+            root_executor: Default::default(),
         });
         let run = RunId(r as u64 + 1);
         for i in 0..WORKERS / RUNS {

@@ -10,6 +10,17 @@ use crate::policy::{ContinuationPolicy, PolicyPatch};
 use crate::time::Timestamp;
 use std::sync::Arc;
 
+/// The executor of a new run's `/root`, as `worker_spawn` names a lane's: no kind is a
+/// ChatGPT root; a `codex` or `claude` root needs its workspace (`WORKSPACE_REQUIRED`),
+/// which its CLI lanes then inherit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RootExecutor {
+    /// The root's kind; `None` is `chatgpt`.
+    pub executor: Option<crate::kind::ExecutorKind>,
+    /// Where a CLI root works.
+    pub workspace: Option<crate::kind::Workspace>,
+}
+
 /// One operation a caller (agent, root, operator UI) asks of the engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Operation {
@@ -23,6 +34,9 @@ pub enum Operation {
         context: String,
         /// Default continuation policy for the run's workers (applied to the engine default).
         default_policy: Option<PolicyPatch>,
+        /// Which executor runs `/root` (default: a ChatGPT conversation); boxed, as it is
+        /// rarely set and would otherwise widen every operation.
+        root_executor: Box<RootExecutor>,
     },
     /// A person's "Start a run here" (the operator channel): `run_create` and `/root`
     /// bound at once, in one batch, so no run exists whose root waits for a binding nobody
@@ -39,6 +53,9 @@ pub enum Operation {
         /// The conversation `/root` is attached to (as `worker_attach`); `None` for a new
         /// chat, which the root's first turn creates (`conversation.create`).
         root_conversation: Option<String>,
+        /// Which executor runs `/root` (default: a ChatGPT conversation); boxed, as it is
+        /// rarely set and would otherwise widen every operation.
+        root_executor: Box<RootExecutor>,
     },
     /// `run_get`.
     RunGet {

@@ -133,3 +133,80 @@ fn a_binding_from_an_executor_of_another_kind_is_ignored_with_an_event() {
     assert_eq!(b.executor.map(|e| e.to_string()).as_deref(), Some("cli-1"));
     assert_eq!(&*b.conversation, "codex:thread/t1");
 }
+
+fn create_run(
+    world: &mut World,
+    executor: Option<ExecutorKind>,
+    dir: Option<&str>,
+) -> Result<engine::op::Reply, RejectionCode> {
+    let root_executor = Box::new(engine::op::RootExecutor {
+        executor,
+        workspace: dir.map(|d| Workspace { directory: d.into(), branch: Some("night".into()) }),
+    });
+    world
+        .call(Operation::RunCreate {
+            task_name: "Overnight".into(),
+            root_conversation_name: "Root".into(),
+            context: String::new(),
+            default_policy: None,
+            root_executor,
+        })
+        .map_err(|r| r.code)
+}
+
+#[test]
+fn a_run_can_have_a_cli_root_whose_lanes_inherit_its_kind_and_directory() {
+    let mut world = World::new();
+    assert_eq!(create_run(&mut world, Some(ExecutorKind::Codex), None).err(), Some(RejectionCode::WorkspaceRequired));
+    assert_eq!(
+        create_run(&mut world, None, Some("/src/app")).err(),
+        Some(RejectionCode::InvalidArgument),
+        "a chatgpt root has no workspace"
+    );
+    assert_eq!(world.engine.workers().count(), 0, "nothing was created");
+    create_run(&mut world, Some(ExecutorKind::Codex), Some("/src/app")).expect("a codex root");
+    let root = world.engine.workers().next().expect("the root").clone();
+    assert_eq!(root.spec.executor, ExecutorKind::Codex);
+    assert_eq!(root.spec.workspace, Some(Workspace { directory: "/src/app".into(), branch: Some("night".into()) }));
+    let args = SpawnArgs {
+        run: root.run,
+        name: "/root/lane".into(),
+        display_name: None,
+        task_summary: "Do it".into(),
+        assignment: Assignment { objective: "Do it.".into(), ..Assignment::default() },
+        worktree: None,
+        policy: None,
+        start: false,
+        executor: None,
+        workspace: None,
+    };
+    world.call(Operation::WorkerSpawn(Box::new(args))).expect("a lane");
+    let lane = world.engine.workers().find(|w| w.spec.name == "/root/lane").expect("the lane").clone();
+    assert_eq!(lane.spec.executor, ExecutorKind::Codex, "inherited");
+    assert_eq!(
+        lane.spec.workspace,
+        Some(Workspace { directory: "/src/app".into(), branch: None }),
+        "the directory, not the branch"
+    );
+}
+
+#[test]
+fn a_cli_root_started_on_a_chatgpt_conversation_is_refused_before_anything_exists() {
+    let mut world = World::new();
+    let refused = world.call(Operation::RunStart {
+        task_name: "Overnight".into(),
+        root_conversation_name: "Root".into(),
+        context: String::new(),
+        default_policy: None,
+        root_conversation: Some("https://chatgpt.com/c/abc".into()),
+        root_executor: Box::new(engine::op::RootExecutor {
+            executor: Some(ExecutorKind::Codex),
+            workspace: Some(Workspace { directory: "/src/app".into(), branch: None }),
+        }),
+    });
+    assert_eq!(refused.err().map(|r| r.code), Some(RejectionCode::InvalidArgument));
+    assert_eq!(world.engine.workers().count(), 0, "no root, so no run either");
+    assert!(
+        matches!(world.call(Operation::RunList { include_terminal: true }), Ok(engine::op::Reply::Runs(r)) if r.is_empty())
+    );
+}

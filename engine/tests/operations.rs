@@ -356,6 +356,7 @@ fn start_here(world: &mut World, conversation: Option<&str>, mode: Mode) -> Resu
         context: "Build it".into(),
         default_policy: Some(PolicyPatch::mode(mode)),
         root_conversation: conversation.map(Into::into),
+        root_executor: Default::default(),
     });
     if let Ok(Reply::Run(v)) = &reply {
         world.run = Some(v.run.id);

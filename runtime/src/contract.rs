@@ -59,6 +59,7 @@ fn scenario() -> (Engine, Vec<Batch>) {
             root_conversation_name: "Root".into(),
             context: "x".repeat(10_000),
             default_policy: Some(PolicyPatch::mode(Mode::Auto)),
+            root_executor: Default::default(),
         },
         &mut batches,
     );

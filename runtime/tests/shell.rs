@@ -33,6 +33,7 @@ async fn create_run(handle: &Handle) -> RunId {
             root_conversation_name: "Root".into(),
             context: String::new(),
             default_policy: Some(PolicyPatch::mode(Mode::Auto)),
+            root_executor: Default::default(),
         })
         .await
         .expect("shell alive")

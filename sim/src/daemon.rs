@@ -203,6 +203,7 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
             root_conversation_name: "Simulated root".into(),
             context: "Simulate it.".into(),
             default_policy: Some(PolicyPatch::mode(if auto { Mode::Auto } else { Mode::Manual })),
+            root_executor: Default::default(),
         },
         SimOp::Spawn { name } => Operation::WorkerSpawn(Box::new(SpawnArgs {
             run: RunId(1),

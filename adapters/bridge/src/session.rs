@@ -185,13 +185,14 @@ impl Session {
                 };
                 match action.to_request() {
                     // Binding a person's tab is the operator UI's alone, like the grants.
-                    Ok(ActionRequest::Engine(Operation::RunStart { .. } | Operation::WorkerAttach { .. }))
-                        if !self.operator =>
+                    Ok(ActionRequest::Engine(op))
+                        if !self.operator
+                            && matches!(*op, Operation::RunStart { .. } | Operation::WorkerAttach { .. }) =>
                     {
                         refused(action.action_id, operator_required())
                     }
                     Ok(ActionRequest::Engine(op)) => {
-                        Step { operations: vec![(action.action_id, op)], ..Step::default() }
+                        Step { operations: vec![(action.action_id, *op)], ..Step::default() }
                     }
                     Ok(ActionRequest::Grants(_)) if !self.operator => refused(action.action_id, operator_required()),
                     Ok(ActionRequest::Grants(grant)) => {

@@ -434,8 +434,14 @@ fn run_start_and_worker_attach_bind_a_tab_only_for_operator_executors() {
     let start = r#""action":"run_start","taskName":"Billing","rootConversationName":"Billing root","autoResume":false,"deadMan":"notify","conversationUrl":"https://chatgpt.com/c/abc""#;
     let mut s = operator_session(true);
     let step = s.on_text(&action("a", start), 1);
-    let [(id, Operation::RunStart { task_name, root_conversation_name, context, default_policy, root_conversation })] =
-        &step.operations[..]
+    let [
+        (
+            id,
+            Operation::RunStart {
+                task_name, root_conversation_name, context, default_policy, root_conversation, ..
+            },
+        ),
+    ] = &step.operations[..]
     else {
         panic!("one run_start expected: {step:?}");
     };

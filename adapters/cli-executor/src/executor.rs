@@ -12,18 +12,18 @@ use crate::limits::CHANNEL_DEPTH;
 use crate::reconcile;
 use crate::worker::{In, Out, Settings, Shared, Task, lock};
 use bridge::{
-    BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorMessage, Hello, KindWire, MESSAGE_BYTES_MAX,
-    OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, encode,
+    BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorKindWire, ExecutorMessage, Hello, KindWire,
+    MESSAGE_BYTES_MAX, OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, encode,
 };
 use engine::ids::WorkerId;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-/// The CLI kinds this executor serves, announced in `hello` as `capabilities.kinds`.
-pub const KINDS: [&str; 1] = ["codex"];
+/// The CLI kinds this executor serves, announced in `hello` as `capabilities.kinds`: the
+/// daemon sends it the commands of Codex workers only.
+pub const KINDS: [ExecutorKindWire; 1] = [ExecutorKindWire::Codex];
 
 /// Commands one executor works on at once, announced in `hello` (informational in v1).
 pub const CONCURRENCY_MAX: u32 = 16;
@@ -109,12 +109,12 @@ impl Executor {
             token: token.to_string(),
             executor_id: executor_id.to_string(),
             protocol: PROTOCOL_VERSION,
-            capabilities: Capabilities { steering: true, operator: false },
+            capabilities: Capabilities { steering: true, operator: false, kinds: Some(KINDS.to_vec()) },
             concurrency_max: CONCURRENCY_MAX,
             bindings,
             journal: journal.hello_lines(),
         };
-        with_kinds(&encode(&ExecutorMessage::Hello(hello)))
+        encode(&ExecutorMessage::Hello(hello))
     }
 
     /// A worker's report as a frame, to send (or to drop while disconnected: results are
@@ -138,7 +138,10 @@ impl Executor {
         };
         match message {
             DaemonMessage::Welcome(welcome) => Reply::Welcome { heartbeat_ms: welcome.heartbeat_ms },
-            DaemonMessage::Command(command) => Reply::Send(self.command(command, workspace_of(text)).await),
+            DaemonMessage::Command(command) => {
+                let cwd = command.workspace.as_ref().map(|w| w.directory.clone()).filter(|d| !d.is_empty());
+                Reply::Send(self.command(command, cwd).await)
+            }
             DaemonMessage::ProtocolError(e) => {
                 tracing::warn!(code = ?e.code, "protocol error from the daemon: {}", e.detail);
                 let fatal = matches!(
@@ -175,7 +178,7 @@ impl Executor {
                     let received = lock(&self.shared.journal).receive(&command, cwd.as_deref());
                     match received {
                         Ok(()) => {
-                            self.hand(worker, In::Command(command, cwd)).await;
+                            self.hand(worker, In::Command(Box::new(command), cwd)).await;
                             Vec::new()
                         }
                         Err(e) => stored(OutcomeWire::Failed {
@@ -199,14 +202,14 @@ impl Executor {
                 Some(entry) => match (entry.outcome, entry.phase) {
                     (Some(outcome), _) => stored(outcome),
                     (None, PhaseWire::Received) => {
-                        self.hand(worker, In::Command(command, None)).await;
+                        self.hand(worker, In::Command(Box::new(command), None)).await;
                         Vec::new()
                     }
                     (None, _) => Vec::new(), // submission began: its real result follows
                 },
             },
             KindWire::Inspect | KindWire::Close => {
-                self.hand(worker, In::Command(command, None)).await;
+                self.hand(worker, In::Command(Box::new(command), None)).await;
                 Vec::new()
             }
         }
@@ -224,37 +227,5 @@ impl Executor {
         {
             tracing::warn!(%worker, "the worker's task ended");
         }
-    }
-}
-
-/// The `workspace.directory` of a command frame, read from the JSON itself (the field is
-/// newer than the bridge's `CommandWire`).
-fn workspace_of(text: &str) -> Option<String> {
-    let value: Value = serde_json::from_str(text).ok()?;
-    value.pointer("/workspace/directory").and_then(Value::as_str).filter(|d| !d.is_empty()).map(str::to_string)
-}
-
-/// `frame` with `capabilities.kinds` added after `steering` (the field is newer than the
-/// bridge's `Capabilities`; a daemon that does not know it ignores it). Spliced into the
-/// text so the canonical field order (`v` first) is kept.
-fn with_kinds(frame: &str) -> String {
-    const STEERING: &str = "\"capabilities\":{\"steering\":true";
-    let kinds: Vec<String> = KINDS.iter().map(|k| format!("\"{k}\"")).collect();
-    frame.replacen(STEERING, &format!("{STEERING},\"kinds\":[{}]", kinds.join(",")), 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_workspace_is_read_from_the_frame_and_kinds_are_announced() {
-        let frame = r#"{"v":1,"type":"command","workspace":{"directory":"/src/app","branch":"main"}}"#;
-        assert_eq!(workspace_of(frame), Some("/src/app".to_string()));
-        assert_eq!(workspace_of(r#"{"v":1,"type":"command"}"#), None);
-        let hello = with_kinds(r#"{"v":1,"type":"hello","capabilities":{"steering":true}}"#);
-        let value: Value = serde_json::from_str(&hello).expect("json");
-        assert_eq!(value["capabilities"]["kinds"], serde_json::json!(["codex"]));
-        assert!(hello.starts_with(r#"{"v":1,"#), "{hello}");
     }
 }

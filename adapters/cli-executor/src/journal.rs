@@ -462,6 +462,8 @@ mod tests {
             prompt: "go on".to_string(),
             prompt_version: "v1".to_string(),
             deadline: 9_999_999_999_999,
+            executor_kind: Some(bridge::ExecutorKindWire::Codex),
+            workspace: None,
         }
     }
 

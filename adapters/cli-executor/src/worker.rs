@@ -48,7 +48,7 @@ pub struct Settings {
 pub enum In {
     /// A command from the daemon (a create, send or steer already journaled `received`),
     /// with the working directory it named (`workspace.directory`).
-    Command(CommandWire, Option<String>),
+    Command(Box<CommandWire>, Option<String>),
     /// The executor (re)started: start the child, resume the bound thread, settle what the
     /// journal left open and publish the conversation's state.
     Recover,
@@ -149,7 +149,7 @@ impl Task {
                     self.start().await;
                 }
             }
-            In::Command(command, cwd) => self.command(command, cwd).await,
+            In::Command(command, cwd) => self.command(*command, cwd).await,
         }
     }
 
@@ -487,6 +487,8 @@ fn inspect(worker: WorkerId, thread: &str) -> engine::ExecutorCommand {
         prompt: String::new(),
         prompt_version: std::borrow::Cow::Borrowed(""),
         deadline: engine::Timestamp(u64::MAX),
+        executor_kind: engine::ExecutorKind::Codex,
+        workspace: None,
     }
 }
 

@@ -19,8 +19,9 @@ use std::path::PathBuf;
 /// The idle grace of the test runs: short, but long enough to see the idle first.
 const GRACE_MS: u64 = 300;
 
-/// Starts a run whose root opens a new conversation, in Auto Resume.
-async fn start_run(d: &Daemon) -> WorkerId {
+/// Starts a run whose root is a Codex worker in `dirs.work` (only a `codex` executor gets
+/// its commands) and opens a new thread, in Auto Resume.
+async fn start_run(d: &Daemon, dirs: &Dirs) -> WorkerId {
     let patch = PolicyPatch { mode: Some(Mode::Auto), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
     let op = Operation::RunStart {
         task_name: "cli test".into(),
@@ -28,6 +29,10 @@ async fn start_run(d: &Daemon) -> WorkerId {
         context: "drive a codex worker".into(),
         default_policy: Some(patch),
         root_conversation: None,
+        root_executor: Box::new(engine::op::RootExecutor {
+            executor: Some(engine::ExecutorKind::Codex),
+            workspace: Some(engine::Workspace { directory: dirs.work.display().to_string(), branch: None }),
+        }),
     };
     match d.call(op).await {
         Ok(Reply::Run(view)) => view.run.root,
@@ -86,7 +91,7 @@ async fn a_codex_worker_resumes_only_when_the_daemon_decides_and_an_executor_cra
     std::fs::write(&hold, "").expect("hold");
     let binary = Binary::Sim(vec!["--hold-file".into(), hold.display().to_string()]);
     let task = executor(&d, &dirs, &binary);
-    let root = start_run(&d).await;
+    let root = start_run(&d, &dirs).await;
 
     // create: a thread is started and bound; its first turn runs (held by the stand-in).
     submitted(&d, root, 1).await;
@@ -138,7 +143,7 @@ async fn a_crash_mid_submission_is_settled_from_codexs_record_sent_or_provably_n
         let dirs = dirs();
         let binary = Binary::Sim(vec![flag.into(), "2".into()]);
         let task = executor(&d, &dirs, &binary);
-        let root = start_run(&d).await;
+        let root = start_run(&d, &dirs).await;
         submitted(&d, root, 1).await;
         // The second prompt's turn/start is never answered: the journal says
         // submission-started. The stand-in took it in (stall) or not (drop).

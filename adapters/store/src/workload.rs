@@ -81,6 +81,7 @@ impl Workload {
                 root_conversation_name: "Root".into(),
                 context: format!("Objective of run {}: keep the workers going until done.", self.runs_created),
                 default_policy: None,
+                root_executor: Default::default(),
             }
         } else if self.spawned_in_run < self.spawned_per_run {
             self.spawned_in_run += 1;

@@ -63,6 +63,7 @@ fn scenario() -> Vec<Batch> {
             root_conversation_name: "Root".into(),
             context: "Keep version 1 loading.".into(),
             default_policy: Some(PolicyPatch::mode(Mode::Auto)),
+            root_executor: Default::default(),
         },
         Operation::WorkerSpawn(Box::new(SpawnArgs {
             run: engine::ids::RunId(1),

@@ -75,6 +75,14 @@ pub struct RunCreateArgs {
     /// Default continuation policy for the run's workers (fields not given keep the engine default: manual).
     #[serde(default)]
     pub default_policy: Option<PolicyPatchArgs>,
+    /// Which executor runs `/root`: `chatgpt` (default; a ChatGPT conversation in the
+    /// browser), `codex` (Codex CLI) or `claude` (Claude Code).
+    #[serde(default)]
+    pub executor: Option<ExecutorKindArg>,
+    /// Where a `codex` or `claude` root works (required for them, refused for `chatgpt`);
+    /// its CLI lanes inherit the directory.
+    #[serde(default)]
+    pub workspace: Option<WorkspaceArgs>,
 }
 
 impl ToOperation for RunCreateArgs {
@@ -84,6 +92,10 @@ impl ToOperation for RunCreateArgs {
             root_conversation_name: self.root_conversation_name,
             context: self.context,
             default_policy: self.default_policy.map(Into::into),
+            root_executor: Box::new(engine::op::RootExecutor {
+                executor: self.executor.map(Into::into),
+                workspace: self.workspace.map(Into::into),
+            }),
         })
     }
 }

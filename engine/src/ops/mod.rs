@@ -28,18 +28,24 @@ impl Engine {
 
     fn run_operation(&mut self, op: Operation) -> Result<Reply, Rejection> {
         match op {
-            Operation::RunCreate { task_name, root_conversation_name, context, default_policy } => {
-                self.run_create(&task_name, &root_conversation_name, &context, default_policy)
+            Operation::RunCreate { task_name, root_conversation_name, context, default_policy, root_executor } => {
+                self.run_create(&task_name, &root_conversation_name, &context, default_policy, *root_executor)
             }
-            Operation::RunStart { task_name, root_conversation_name, context, default_policy, root_conversation } => {
-                self.run_start(
-                    &task_name,
-                    &root_conversation_name,
-                    &context,
-                    default_policy,
-                    root_conversation.as_deref(),
-                )
-            }
+            Operation::RunStart {
+                task_name,
+                root_conversation_name,
+                context,
+                default_policy,
+                root_conversation,
+                root_executor,
+            } => self.run_start(
+                &task_name,
+                &root_conversation_name,
+                &context,
+                default_policy,
+                root_conversation.as_deref(),
+                *root_executor,
+            ),
             Operation::RunGet { run } => self.run_get(run),
             Operation::RunList { include_terminal } => Ok(self.run_list(include_terminal)),
             Operation::RunUpdateContext { run, task_name, root_conversation_name, context } => {

@@ -3,9 +3,10 @@
 use crate::engine::Engine;
 use crate::event::EventKind;
 use crate::ids::*;
+use crate::kind::ExecutorKind;
 use crate::limits::*;
 use crate::model::*;
-use crate::op::{Reply, shared};
+use crate::op::{Reply, RootExecutor, shared};
 use crate::policy::PolicyPatch;
 use crate::prompt::ROOT_WORKER_NAME;
 use crate::reject::{Rejection, RejectionCode};
@@ -20,10 +21,13 @@ impl Engine {
         root_conversation_name: &str,
         context: &str,
         default_policy: Option<PolicyPatch>,
+        root_executor: RootExecutor,
     ) -> Result<Reply, Rejection> {
         validate::name("taskName", task_name)?;
         validate::name("rootConversationName", root_conversation_name)?;
         validate::optional_text("context", context, ASSIGNMENT_TEXT_BYTES_MAX)?;
+        let (executor, workspace) =
+            crate::kind::for_spawn(root_executor.executor, root_executor.workspace, (ExecutorKind::Chatgpt, None))?;
         if self.state.runs.len() >= RUNS_COUNT_MAX {
             return Err(Rejection::new(RejectionCode::LimitExceeded, &format!("at most {RUNS_COUNT_MAX} runs")));
         }
@@ -66,8 +70,8 @@ impl Engine {
             task_summary: task_name.to_string(),
             lane_label: "Root".to_string(),
             worktree: None,
-            executor: crate::kind::ExecutorKind::Chatgpt,
-            workspace: None,
+            executor,
+            workspace,
             assignment: Assignment {
                 objective: objective.to_string(),
                 scope: "Coordinate the run: lanes, messages, dependencies, integration.".to_string(),
@@ -89,9 +93,11 @@ impl Engine {
         context: &str,
         default_policy: Option<PolicyPatch>,
         root_conversation: Option<&str>,
+        root_executor: RootExecutor,
     ) -> Result<Reply, Rejection> {
         if let Some(conversation) = root_conversation {
             validate::conversation(conversation)?;
+            crate::kind::conversation_for(root_executor.executor.unwrap_or(ExecutorKind::Chatgpt), conversation)?;
             if let Some(other) = self.index.conversations.get(conversation) {
                 return Err(Rejection::new(
                     RejectionCode::ConversationInUse,
@@ -99,7 +105,7 @@ impl Engine {
                 ));
             }
         }
-        let reply = self.run_create(task_name, root_conversation_name, context, default_policy)?;
+        let reply = self.run_create(task_name, root_conversation_name, context, default_policy, root_executor)?;
         let Reply::Run(view) = &reply else { unreachable!("run_create replies with its run") };
         let (run, root) = (view.run.id, view.run.root);
         match root_conversation {

@@ -344,6 +344,7 @@ impl World {
                     root_conversation_name: "Root chat".into(),
                     context: "Build it".into(),
                     default_policy: Some(patch),
+                    root_executor: Default::default(),
                 });
                 if let Ok(Reply::Run(v)) = reply {
                     self.run = Some(v.run.id);

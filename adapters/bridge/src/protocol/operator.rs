@@ -98,7 +98,7 @@ pub enum OperatorAction {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ActionRequest {
     /// An engine operation (the MCP tool of the same meaning).
-    Engine(Operation),
+    Engine(Box<Operation>),
     /// A decision of the daemon's authorization server.
     Grants(GrantAction),
 }
@@ -154,7 +154,7 @@ impl OperatorActionWire {
             }
             _ => self
                 .to_operation()
-                .map(ActionRequest::Engine)
+                .map(|op| ActionRequest::Engine(Box::new(op)))
                 .map_err(|why| wire::ErrorOut::new(wire::codes::INVALID_ARGUMENT, &why)),
         }
     }
@@ -212,6 +212,7 @@ impl OperatorActionWire {
                         ..PolicyPatch::default()
                     }),
                     root_conversation: self.conversation_url.clone(),
+                    root_executor: Default::default(),
                 }
             }
             A::WorkerAttach => Operation::WorkerAttach {

@@ -79,6 +79,7 @@ pub async fn attached_root(
         root_conversation_name: "root".into(),
         context: "drive the executor bridge".into(),
         default_policy: Some(patch),
+        root_executor: Default::default(),
     };
     let Ok(Ok(Reply::Run(view))) = handle.call(op).await else { panic!("run_create") };
     let root = view.run.root;

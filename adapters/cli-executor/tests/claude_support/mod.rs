@@ -50,6 +50,8 @@ pub fn command(
         prompt: prompt.to_string(),
         prompt_version: Cow::Borrowed("test-1"),
         deadline: Timestamp(deadline),
+        executor_kind: engine::ExecutorKind::Claude,
+        workspace: Some(engine::Workspace { directory: "/work/app".into(), branch: None }),
     }
 }
 
