@@ -80,7 +80,7 @@
     for (let row = container.lastElementChild; row !== null && rows < LATEST_TURNS_SCANNED_MAX; row = row.previousElementSibling) {
       rows += 1;
       if (row.matches(SELECTORS.approvalCard)) cards.push(row);
-      for (const card of row.querySelectorAll(SELECTORS.approvalCard)) cards.push(card);
+      if (row.querySelector(SELECTORS.approvalCard) !== null) for (const card of row.querySelectorAll(SELECTORS.approvalCard)) cards.push(card);
       if (latestUser !== null && row.contains(latestUser)) break;
     }
     return cards;
@@ -93,8 +93,10 @@
    * list, counted only after the latest user turn.
    */
   function approvalOf(doc, dialogs) {
-    const latestUser = globalThis.OrcTurns.latestTurns(doc, LATEST_TURNS_SCANNED_MAX).find((turn) => turn.role === 'user')?.element ?? null;
-    const candidates = new Set(inlineCards(doc, latestUser));
+    const latestUser = globalThis.OrcTurns.latestUserTurn(doc, LATEST_TURNS_SCANNED_MAX);
+    const cards = inlineCards(doc, latestUser);
+    if (cards.length === 0 && dialogs.length === 0) return null;
+    const candidates = new Set(cards);
     for (const dialog of dialogs) candidates.add(dialog);
     for (const card of candidates) {
       if (!isVisible(card) || !isApprovalCard(card) || !isCurrent(card, latestUser)) continue;

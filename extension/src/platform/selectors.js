@@ -469,8 +469,13 @@
   // mutation.
   function turnEndSignals(doc) {
     const lastAssistant = latestTurns(doc, 2).find((turn) => turn.role === 'assistant')?.element ?? null;
-    return `stop:${findStopControl(doc) !== null} done:${lastAssistant !== null && hasActionBar(lastAssistant)}`;
+    const stop = findStopControl(doc) !== null;
+    const done = lastAssistant !== null && hasActionBar(lastAssistant);
+    return SIGNALS[(stop ? 2 : 0) + (done ? 1 : 0)];
   }
+
+  // The four answers of turnEndSignals, made once (it runs on every mutation).
+  const SIGNALS = Object.freeze(['stop:false done:false', 'stop:false done:true', 'stop:true done:false', 'stop:true done:true']);
 
   // A conversation's address (src/core/urls.js): its turns must be on the page.
   function onConversationPath(doc) {

@@ -95,35 +95,53 @@
     return null;
   }
 
-  // Adds `element` to `out` when it is a user or assistant turn.
-  function take(out, element, profile) {
-    const role = profile.role(element);
-    if (role === 'user' || role === 'assistant') out.push({ element, role });
-  }
-
-  // The turn elements from the latest back, at most `max` of them, with their roles. Each row
-  // of the list holds one turn or is one (a row's turns are read from its last).
-  function latestTurns(doc, max) {
+  // Calls visit(element, role) for the turns from the latest back, at most `max` user or
+  // assistant turns, until it returns true. Each row of the list holds one turn or is one (a
+  // row's turns are read from its last).
+  function eachLatestTurn(doc, max, visit) {
     const where = locateTurns(doc);
-    if (where === null) return [];
-    const out = [];
+    if (where === null) return;
     const { profile } = where;
+    let seen = 0;
+    const offer = (element) => {
+      const role = profile.role(element);
+      if (role !== 'user' && role !== 'assistant') return false;
+      seen += 1;
+      return visit(element, role) === true;
+    };
     if (where.container !== null) {
-      for (let row = where.container.lastElementChild; row !== null && out.length < max; row = row.previousElementSibling) {
+      for (let row = where.container.lastElementChild; row !== null && seen < max; row = row.previousElementSibling) {
         if (row.matches(profile.turns)) {
-          take(out, row, profile);
+          if (offer(row)) return;
           continue;
         }
         const inRow = row.querySelectorAll(profile.turns);
-        for (let i = inRow.length - 1; i >= 0 && out.length < max; i -= 1) take(out, inRow[i], profile);
+        for (let i = inRow.length - 1; i >= 0 && seen < max; i -= 1) if (offer(inRow[i])) return;
       }
-      return out;
+      return;
     }
     const all = doc.querySelectorAll(profile.turns);
-    for (let i = all.length - 1; i >= 0 && out.length < max; i -= 1) {
-      if (!all[i].parentElement?.closest(profile.turns)) take(out, all[i], profile);
+    for (let i = all.length - 1; i >= 0 && seen < max; i -= 1) {
+      if (!all[i].parentElement?.closest(profile.turns) && offer(all[i])) return;
     }
+  }
+
+  // The turn elements from the latest back, at most `max` of them, with their roles.
+  function latestTurns(doc, max) {
+    const out = [];
+    eachLatestTurn(doc, max, (element, role) => { out.push({ element, role }); });
     return out;
+  }
+
+  // The latest user turn among the `max` latest turns, or null (nothing is built for the turns passed).
+  function latestUserTurn(doc, max) {
+    let found = null;
+    eachLatestTurn(doc, max, (element, role) => {
+      if (role !== 'user') return false;
+      found = element;
+      return true;
+    });
+    return found;
   }
 
   // How many user and assistant turns the page holds. Counted again only when the turn list's
@@ -209,7 +227,13 @@
       }
     }
     endRun();
-    return parts.reverse().join('').replace(/[ \t]*\n[ \t]*/g, '\n').replace(/\n{2,}/g, '\n').trim().slice(-max);
+    // Each step runs only when it changes something: a streamed answer re-reads this tail
+    // on every token, and every copy of it is garbage a collection must clear.
+    let text = parts.length === 1 ? parts[0] : parts.reverse().join('');
+    if (/[ \t]\n|\n[ \t]/.test(text)) text = text.replace(/[ \t]*\n[ \t]*/g, '\n');
+    if (text.includes('\n\n')) text = text.replace(/\n{2,}/g, '\n');
+    text = text.trim();
+    return text.length > max ? text.slice(-max) : text;
   }
 
   function assistantTail(turnElement) {
@@ -230,6 +254,7 @@
     LIMITS,
     locateTurns,
     latestTurns,
+    latestUserTurn,
     countTurns,
     countUserTurnsContaining,
     hasActionBar,
