@@ -91,7 +91,7 @@ function noteOf(w, key) {
   if (w.hold?.reason in HOLDS) return HOLDS[w.hold.reason];
   if (w.pauseReason in PAUSES) return PAUSES[w.pauseReason];
   if (pageFailedClosed(w)) return PAGE_SHAPE.note;
-  if (w.conversationState === 'error') return 'ChatGPT shows an error';
+  if (w.conversationState === 'error') return cliView(w) ? `${cliView(w).kindLabel} session stopped on an error` : 'ChatGPT shows an error';
   if (w.conversationState === 'closed') return 'Conversation closed';
   if (w.disposition === 'awaiting_execution' && !w.autoResume) return 'Auto Resume off';
   if (key === 'waiting' && w.disposition === 'awaiting_execution') return 'No conversation yet';
@@ -181,6 +181,8 @@ export const PAGE_SHAPE = Object.freeze({
  * `conversationErrorKind` when the daemon sends it (without a kind, an error is not this one).
  */
 export function pageFailedClosed(worker, observation = null) {
+  // A CLI worker has no page: its executor's host_ui_changed is a session it stopped on.
+  if (cliView(worker)) return false;
   const state = observation?.state ?? worker?.conversationState ?? null;
   const kind = observation?.errorKind ?? worker?.conversationErrorKind ?? null;
   return state === 'error' && kind === 'host_ui_changed';
@@ -293,6 +295,7 @@ export function blockReason(worker, nowMs = null) {
       if (status.note === 'Auto Resume off') return 'Auto Resume off';
       return worker.pauseDetail ? `Paused: ${worker.pauseDetail}` : 'Paused';
     default:
+      if (cliView(worker) && worker.conversationState === 'error') return status.note;
       return ['ChatGPT shows an error', PAGE_SHAPE.note, 'Conversation closed'].includes(status.note) ? status.note : null;
   }
 }

@@ -514,3 +514,15 @@ test('a CLI worker shows its kind, directory and session instead of a conversati
   assert.equal(row.cli.kindLabel, 'Codex CLI');
   for (const [path, text] of labels(popup)) assert.doesNotMatch(text, RAW_ID, `${path}: ${text}`);
 });
+
+test('a CLI session stopped on an error is no ChatGPT page: no page shape to copy, its kind in the note', () => {
+  const handlers = cliFixture.runs[0].workers[1];
+  const stopped = { ...handlers, conversationState: 'error', conversationErrorKind: 'host_ui_changed' };
+  assert.equal(pageFailedClosed(stopped), false);
+  assert.equal(pageShapeOffer(stopped), null);
+  const row = workerRow(stopped, cliFixture.runs[0], NOW);
+  assert.equal(row.status.note, 'Codex CLI session stopped on an error');
+  assert.equal(row.blockReason, 'Codex CLI session stopped on an error');
+  // A ChatGPT worker's unreadable page still offers it.
+  assert.notEqual(pageShapeOffer({ ...stopped, executorKind: 'chatgpt' }), null);
+});
