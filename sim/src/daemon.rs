@@ -205,38 +205,11 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
             default_policy: Some(PolicyPatch::mode(if auto { Mode::Auto } else { Mode::Manual })),
             root_executor: Default::default(),
         },
-        SimOp::Spawn { name } => Operation::WorkerSpawn(Box::new(SpawnArgs {
-            run: RunId(1),
-            name: format!("/root/{name}"),
-            display_name: None,
-            task_summary: format!("Lane {name}"),
-            assignment: Assignment {
-                objective: format!("Finish lane {name}"),
-                scope: format!("lane {name}"),
-                acceptance_criteria: vec!["tests pass".into()],
-            },
-            worktree: None,
-            policy: None,
-            start: true,
-            executor: None,
-            workspace: None,
-        })),
-        SimOp::SpawnCli { name } => Operation::WorkerSpawn(Box::new(SpawnArgs {
-            run: RunId(1),
-            name: format!("/root/{name}"),
-            display_name: None,
-            task_summary: format!("CLI lane {name}"),
-            assignment: Assignment {
-                objective: format!("Finish lane {name}"),
-                scope: format!("lane {name}"),
-                acceptance_criteria: vec!["tests pass".into()],
-            },
-            worktree: None,
-            policy: None,
-            start: true,
-            executor: Some(engine::ExecutorKind::Codex),
-            workspace: Some(engine::Workspace { directory: format!("/sim/{name}"), branch: None }),
-        })),
+        SimOp::Spawn { name } => lane(&name, format!("Lane {name}"), None),
+        SimOp::SpawnCli { name } => {
+            let workspace = engine::Workspace { directory: format!("/sim/{name}"), branch: None };
+            lane(&name, format!("CLI lane {name}"), Some((engine::ExecutorKind::Codex, workspace)))
+        }
         SimOp::Progress { worker, summary } => Operation::WorkerProgress { worker, summary, commit: None },
         SimOp::Complete { worker, summary } => Operation::WorkerComplete { worker, summary },
         SimOp::Fail { worker, reason } => Operation::WorkerFail { worker, reason },
@@ -434,4 +407,25 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
         let line = format!("#{} {} {worker} {attempt} {detail}", e.cursor, e.kind.name());
         l.trace("daemon", line);
     }
+}
+
+/// `worker_spawn` of lane `/root/<name>`, started at once; `cli`: its executor kind and workspace.
+fn lane(name: &str, task_summary: String, cli: Option<(engine::ExecutorKind, engine::Workspace)>) -> Operation {
+    let (executor, workspace) = cli.map_or((None, None), |(kind, workspace)| (Some(kind), Some(workspace)));
+    Operation::WorkerSpawn(Box::new(SpawnArgs {
+        run: RunId(1),
+        name: format!("/root/{name}"),
+        display_name: None,
+        task_summary,
+        assignment: Assignment {
+            objective: format!("Finish lane {name}"),
+            scope: format!("lane {name}"),
+            acceptance_criteria: vec!["tests pass".into()],
+        },
+        worktree: None,
+        policy: None,
+        start: true,
+        executor,
+        workspace,
+    }))
 }
