@@ -12,6 +12,15 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
+# The real Codex CLI and Claude Code, pinned from npm (idempotent), which the CLI
+# executor's tests drive offline against loopback mock model APIs. With
+# ORCH_REAL_CLIS=required a test that needs one fails when it is missing instead of
+# running the stand-in only.
+tests/cli-agents/setup.sh
+export CODEX_BIN="$PWD/tests/cli-agents/node_modules/.bin/codex"
+export CLAUDE_BIN="$PWD/tests/cli-agents/node_modules/.bin/claude"
+export ORCH_REAL_CLIS=required
+
 # --no-fail-fast: run every test binary even after one fails, so CI sees every
 # summary line; the exit status is still non-zero on any failure.
 echo "== cargo test"
