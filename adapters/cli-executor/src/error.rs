@@ -136,6 +136,16 @@ pub enum Error {
         /// The program as given.
         program: String,
     },
+    /// The orchestrator's MCP server did not answer the handshake a CLI child would make
+    /// (connection, status, or no `worker_complete` offered): a worker started without it
+    /// could never complete, so nothing is sent (fail closed).
+    #[error("the orchestrator's MCP server at {url} is not usable: {detail}")]
+    McpUnreachable {
+        /// The MCP endpoint.
+        url: String,
+        /// What failed (never the token).
+        detail: String,
+    },
     /// The daemon refused the executor for good (`UNAUTHORIZED`, `REPLACED`, a version it
     /// does not speak): reconnecting would not help.
     #[error("the daemon refused this executor: {code}: {detail}")]
@@ -172,6 +182,7 @@ impl Error {
             Error::Token { .. } => "TOKEN",
             Error::CodexMissing { .. } => "CODEX_MISSING",
             Error::Refused { .. } => "REFUSED",
+            Error::McpUnreachable { .. } => "MCP_UNREACHABLE",
             Error::SessionInUse { .. } => "SESSION_IN_USE",
         }
     }

@@ -30,6 +30,8 @@
 //! - [`worker`]: a task per worker: its child, a new one with `thread/resume` after an exit.
 //! - [`reconcile`]: what `thread/read` says of a prompt left `submission-started`.
 //! - [`executor`]: daemon commands checked against the journal, and the `hello`.
+//! - [`mcp`]: the orchestrator's MCP server as a child reaches it (URL, token variable), and
+//!   the probe that proves it answers before a prompt goes in (fail closed).
 //! - [`connection`]: the entry point [`connection::run`]: options, the daemon WebSocket.
 //! - [`error`]: the crate's one error enum, with stable codes.
 //! - [`limits`]: every bound, named with its unit.
@@ -47,6 +49,7 @@ pub mod journal;
 pub mod jsonrpc;
 pub mod lease;
 pub mod limits;
+pub mod mcp;
 pub mod pump;
 pub mod reconcile;
 pub mod worker;

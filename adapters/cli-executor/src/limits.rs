@@ -106,3 +106,11 @@ pub const CLAUDE_ACK_TIMEOUT_MS: u64 = 30_000;
 /// User lines one Claude session may have written and not yet started (unacknowledged
 /// or queued): more means the child stopped reading.
 pub const CLAUDE_LINES_IN_FLIGHT_MAX: usize = 64;
+
+/// How long the MCP probe ([`crate::mcp::probe`]: `initialize`, then `tools/list`) may take
+/// before the server counts as unreachable. The daemon answers in milliseconds on loopback.
+pub const MCP_PROBE_TIMEOUT_MS: u64 = 5_000;
+
+/// The largest MCP answer the probe reads (`tools/list` with the whole catalog's schemas is
+/// the largest, about 60 KB today).
+pub const MCP_PROBE_BYTES_MAX: usize = 1024 * 1024;

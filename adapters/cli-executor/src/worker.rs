@@ -41,6 +41,10 @@ pub struct Settings {
     pub state_dir: PathBuf,
     /// The working directory for a create whose command names none (`--workspace`).
     pub workspace: Option<String>,
+    /// The orchestrator's MCP server, which every child is configured with (as required)
+    /// and which must answer before a prompt goes in. `None` only in tests of the shell
+    /// that run no turn needing it; `orchestrator executor-cli` always sets it.
+    pub mcp: Option<crate::mcp::McpServer>,
 }
 
 /// What the connection hands a worker's task.

@@ -154,6 +154,15 @@ enum Command {
         /// The working directory of a worker whose conversation.create names none.
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
+        /// The daemon's MCP endpoint, which every CLI child is configured with (required:
+        /// a worker finishes only through worker_complete). Default: --daemon's host and
+        /// port with /mcp.
+        #[arg(long, value_name = "URL")]
+        mcp_url: Option<String>,
+        /// The MCP token the children authenticate with (passed to them only in the
+        /// ORCHESTRATOR_MCP_TOKEN variable). Default: DIR/mcp-token.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
         /// Log level or filter. Logs go to stderr.
         #[arg(long, value_name = "LEVEL", default_value = "info")]
         log_level: String,
@@ -382,16 +391,34 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             codex_args,
             state_dir,
             workspace,
+            mcp_url,
+            mcp_token,
             log_level,
         } => {
             init_logs(&log_level)?;
             let data_dir = data_dir.unwrap_or_else(default_data_dir);
+            let mcp_url = match mcp_url {
+                Some(url) => url,
+                None => cli_executor::mcp::url_from_daemon(&daemon)
+                    .with_context(|| format!("--daemon {daemon}: expected ws://HOST:PORT/executor"))?,
+            };
+            let token_path = data_dir.join(token::TOKEN_FILE_NAME);
+            let mcp_token = match mcp_token {
+                Some(t) => {
+                    token::validate(&t)?;
+                    t
+                }
+                None => token::read(&token_path)?.with_context(|| {
+                    format!("no MCP token in {} (start the daemon once, or pass --mcp-token)", token_path.display())
+                })?,
+            };
             let settings = cli_executor::worker::Settings {
                 program: codex,
                 args: std::iter::once("app-server".to_string()).chain(codex_args).collect(),
                 env_set: Vec::new(),
                 state_dir: state_dir.unwrap_or_else(|| data_dir.join("cli-executor")),
                 workspace: workspace.map(|w| w.display().to_string()),
+                mcp: Some(cli_executor::mcp::McpServer { url: mcp_url, token: mcp_token }),
             };
             let options = cli_executor::connection::Options {
                 url: daemon,

@@ -19,6 +19,9 @@ use tokio::sync::oneshot;
 /// The executor token the daemon accepts.
 pub const EXECUTOR_TOKEN: &str = "executor-token-for-cli-tests-0123456789";
 
+/// The MCP token the daemon accepts.
+pub const MCP_TOKEN: &str = "mcp-token-for-cli-tests-0123456789";
+
 /// How long any one wait may take before the test fails.
 pub const WAIT_MS_MAX: u64 = 20_000;
 
@@ -40,7 +43,7 @@ impl Daemon {
         let options = ServeOptions {
             data_dir: dir.path().join("data"),
             listen: "127.0.0.1:0".parse().expect("addr"),
-            token: Some("mcp-token-for-cli-tests-0123456789".into()),
+            token: Some(MCP_TOKEN.into()),
             allow_hosts: vec![],
             limits: Default::default(),
             oauth: None,
@@ -169,7 +172,14 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
             (path.clone(), args, vec![("MOCK_API_KEY".to_string(), "x".to_string())])
         }
     };
-    Settings { program, args, env_set, state_dir: dirs.state.clone(), workspace: Some(dirs.work.display().to_string()) }
+    Settings {
+        program,
+        args,
+        env_set,
+        state_dir: dirs.state.clone(),
+        workspace: Some(dirs.work.display().to_string()),
+        mcp: None,
+    }
 }
 
 /// The executor's options against `daemon`.
