@@ -16,7 +16,7 @@
   const APPS = globalThis.OrcApps;
   const WATCH = globalThis.OrcPageWatch;
   const { normalizeText, isWhitespace } = TEXTS;
-  const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, assistantTail, layoutOf } = TURNS;
+  const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, areaOf, assistantTail, layoutOf } = TURNS;
 
   const SELECTORS = Object.freeze({
     ...TURNS.SELECTORS,
@@ -389,8 +389,8 @@
   // One pass over the page outside its turn list (whose length grows with the conversation):
   // the page's own notices, its dialogs, and the marks of a log-in, a signed-in person and a
   // challenge. The sidebar and other authored text are not read, except whether the sidebar
-  // lists the person's own chats. The latest turn's notices are added (it may hold a card):
-  // `latest` and `latestNotices` say which turn and what it shows.
+  // lists the person's own chats. The notices of the latest turn's area (turns.js areaOf) are
+  // added (it may hold a card): `latest` and `latestNotices` say which turn and what it shows.
   function scanPage(doc) {
     const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false, latest: null, latestNotices: [] };
     if (doc.body === null) return found;
@@ -403,11 +403,12 @@
     found.challenge = outside.challenge;
     const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
     if (latest !== undefined) {
+      const area = areaOf(latest);
       found.latest = latest;
-      found.latestNotices = notices(latest);
+      found.latestNotices = notices(area);
       found.texts.push(...found.latestNotices);
       // The tool-approval card stands inline, inside the latest turn.
-      found.dialogs.push(...latest.querySelectorAll(SCAN.dialog));
+      found.dialogs.push(...area.querySelectorAll(SCAN.dialog));
     }
     return found;
   }
@@ -543,7 +544,7 @@
     facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant.element);
     facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant.element) : '';
     const pageFailure = texts.find((text) => TEXTS.matchesAny('subscriptionFailed', text));
-    facts.error = (latest === null ? null : turnError(latest.element, scan.latest === latest.element ? scan.latestNotices : undefined))
+    facts.error = (latest === null ? null : turnError(areaOf(latest.element), scan.latest === latest.element ? scan.latestNotices : undefined))
       ?? (pageFailure === undefined ? null : describeError('subscription_failed', pageFailure, false));
     facts.conversationFull = isConversationFull(doc, scan, latest?.element);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null

@@ -111,6 +111,15 @@
     return found;
   }
 
+  /**
+   * Where what a turn shows stands: in the app shell, its whole exchange (an answer still
+   * without its unit is drawn after the user message: its status, its error alert, a card),
+   * elsewhere the turn itself.
+   */
+  function areaOf(turnElement) {
+    return outermost(turnElement, EXCHANGE.exchange) ?? turnElement;
+  }
+
   function authorRole(turn) {
     return turn.getAttribute('data-turn') ?? turn.getAttribute('data-message-author-role')
       ?? turn.querySelector(SELECTORS.authorRole)?.getAttribute('data-message-author-role') ?? null;
@@ -319,6 +328,7 @@
     countTurns,
     countUserTurnsContaining,
     hasActionBar,
+    areaOf,
     assistantTail,
     layoutOf,
   });

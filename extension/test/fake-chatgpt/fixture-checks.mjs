@@ -76,6 +76,30 @@ function expectedSendDecision(truth, composerUsable) {
   return quiet && composerUsable ? 'submit' : 'wait';
 }
 
+// The app-shell list as a new chat grows it: one exchange (whose two messages share a holder
+// inside it), then a second exchange appended. The reader's turn list must be around the
+// exchanges, or the one it keeps from the first read never sees the second.
+const GROWING_FIXTURE = 'turn-key-2026-09/idle.html';
+
+async function checkGrowingExchanges({ page, server, fixtures, check }) {
+  const n = fixtures.findIndex((fixture) => fixture.file === GROWING_FIXTURE);
+  await page.goto(server.url(n));
+  await injectReaders(page);
+  const counts = await page.evaluate(() => {
+    const read = () => {
+      const facts = globalThis.OrcSelectors.computeFacts(document);
+      return `${facts.userTurns}/${facts.assistantTurns} ${facts.lastAssistantDone}`;
+    };
+    const exchanges = [...document.querySelectorAll('[data-turn-key]')];
+    const list = exchanges[0].parentElement;
+    for (const exchange of exchanges.slice(1)) exchange.remove();
+    const one = read();
+    list.append(...exchanges.slice(1));
+    return [one, read()];
+  });
+  check(`${GROWING_FIXTURE}: one exchange, then two: 1/1 then 2/2 turns`, counts.join(' | ') === '1/1 true | 2/2 true', counts.join(' | '));
+}
+
 export async function runFixtureChecks({ browser, tally }) {
   const { check } = tally;
   const fixtures = loadFixtures();
@@ -146,6 +170,7 @@ export async function runFixtureChecks({ browser, tally }) {
         locales.add(fixture.locale);
       });
     }
+    await checkGrowingExchanges({ page, server, fixtures, check: tally.check });
   } finally {
     await page.close();
     await server.close();
