@@ -74,8 +74,9 @@
     // The answer's prose: .markdown (2026-01 to 2026-09), the transcript layout's block, the
     // app shell's markdown root, and the DIL renderer's root (live 2026-09-24 and 2026-10-09).
     assistantText: '.markdown, [data-assistant-markdown], [data-markdown-text-style="assistant-message"], [data-dil-message-id], [class*="DilResponseRoot"]',
-    // The unit of an answer, where one exists: read for the tail when no prose block is found.
-    assistantMessage: '[data-message-author-role="assistant"], [data-chatgpt-search-unit-key$=":assistant"], [data-content-search-unit-key$=":assistant"]',
+    // The unit of an answer, where one exists: read for the tail when no prose block is found
+    // (an image-only app-shell answer has no unit key, only its role heading).
+    assistantMessage: '[data-message-author-role="assistant"], [data-chatgpt-search-unit-key$=":assistant"], [data-content-search-unit-key$=":assistant"], :has(> [data-conversation-role="assistant"])',
     actionBar: [
       '[data-testid="copy-turn-action-button"]',
       '[data-testid="good-response-turn-action-button"]',
@@ -306,9 +307,12 @@
     return text.length > max ? text.slice(-max) : text;
   }
 
+  // The tail of the answer's last prose block (the outer one where blocks nest: a DIL root
+  // may hold paragraphs classed markdown), else of its unit, else of the whole turn.
   function assistantTail(turnElement) {
     const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    const source = blocks.length > 0 ? blocks[blocks.length - 1] : turnElement.querySelector(SELECTORS.assistantMessage) ?? turnElement;
+    const source = blocks.length > 0 ? outermost(blocks[blocks.length - 1], SELECTORS.assistantText)
+      : turnElement.querySelector(SELECTORS.assistantMessage) ?? turnElement;
     return blockTextTail(source, LIMITS.assistantTailCharsMax);
   }
 

@@ -132,6 +132,8 @@ export async function runFixtureChecks({ browser, tally }) {
         if (truth.latestAssistantDone !== undefined && truth.latestTurn === 'assistant') {
           check(`${name}: latest assistant turn done ${truth.latestAssistantDone}`, facts.lastAssistantDone === truth.latestAssistantDone, shown);
         }
+        if (truth.tail !== undefined) check(`${name}: the answer's tail is its last prose block`, facts.lastAssistantTail === truth.tail, shown);
+        if (truth.tailExcludes !== undefined) check(`${name}: the answer's tail holds no text of the question`, facts.lastAssistantDone && !facts.lastAssistantTail.includes(truth.tailExcludes), shown);
         if (truth.retryShown) check(`${name}: the Retry control is recognised`, facts.error?.retry === true, shown);
         if (truth.dialogHeading && expected.errorKind === 'blocked_by_dialog') {
           check(`${name}: the dialog is named by its heading`, classification.detail === truth.dialogHeading, shown);
