@@ -43,6 +43,7 @@ export const DETAIL_CHARS_MAX = 200;
  * | an unknown dialog                                            | error blocked_by_dialog, detail = its heading |
  * | conversationFull                                             | error conversation_full             |
  * | usageLimit                                                   | error usage_limit, untilMs?, detail |
+ * | "Connection interrupted" while a stop control shows          | generating (the page polls for the answer) |
  * | an error card in the latest turn                             | error delivery_timeout/app_unavailable/generic, detail |
  * | no composer, or the page lacks what the adapter reads        | error host_ui_changed, detail = what is missing |
  * | a stop control                                               | generating                          |
@@ -67,6 +68,9 @@ export function classify(facts) {
   if (facts.usageLimit) {
     return errorState('usage_limit', { untilMs: facts.usageLimit.untilMs ?? undefined, detail: facts.usageLimit.text });
   }
+  // The connection dropped mid-answer and the page waits for the rest, Stop still offered: a
+  // turn still running, not a failed one (live capture of 2026-10-07, SOURCES.md).
+  if (facts.error?.kind === 'connection_interrupted' && facts.stopButton) return { state: 'generating' };
   if (facts.error) return errorState(PAGE_ERROR_KINDS[facts.error.kind] ?? 'generic', { detail: facts.error.text });
   const missing = facts.missing ?? [];
   if (!facts.composer || missing.length > 0) {

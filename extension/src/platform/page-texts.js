@@ -26,7 +26,10 @@
       /^network error\b/i,
       /^stream cache expired/i,
       /^resume stream unavailable/i,
+      // The recovery alert's text comes from the server, in English in every UI (ru UI, 2026-10-07).
+      /^a network error occurred\b/i,
       /^ネットワークエラー/, // ja
+      /^соединение прервано/i, // ru
     ],
     messageStreamError: [
       /^error in message stream/i,
@@ -47,6 +50,10 @@
       /^réflexion interrompue$/i, // fr
       /^dejó de pensar$/i, // es
       /^pensamento interrompido$/i, // pt-BR
+      /^рассуждение остановлено$/i, // ru
+      /^생각 중지됨$/, // ko
+      /^elaborazione interrotta$/i, // it
+      /^düşünme durdu$/i, // tr
     ],
     subscriptionFailed: [
       /^failed to load subscription/i,
@@ -68,6 +75,7 @@
     conversationFull: [
       /you've reached the maximum length for this conversation/i,
       /この会話は長さの上限に到達しています/, // ja
+      /вы достигли максимальной длины этого обсуждения/i, // ru
     ],
     usageLimit: [
       /you've (?:reached|hit) (?:your|the|our) [\w\s.-]{0,60}?\b(?:limit|cap)\b/i,
@@ -105,21 +113,31 @@
     ],
     retryLabel: [
       /^(?:retry|try again|regenerate)$/i,
+      /^повторить$/i, // ru
     ],
     stopLabel: [
       /\bstop\b/i,
       /停止/, // ja "ストリーミングの停止", zh-CN "停止"
+      /^остановить/i, // ru
+      /중지/, // ko "스트리밍 중지"
+    ],
+    // Controls whose label says Stop but that stop no answer: dictation, voice, reading aloud.
+    notStopLabel: [
+      /dictat|voice|read(?:ing)? aloud|\bspeech\b/i,
     ],
     sendLabel: [
       /^send(?: prompt| message)?$/i,
       /^プロンプトを送信する$/, // ja
       /^发送提示$/, // zh-CN
       /^prompt senden$/i, // de
+      /^프롬프트 보내기$/, // ko
+      /^отправ/i, // ru (only the prefix is sourced)
     ],
     voiceLabel: [
       /^start voice(?: mode)?$/i,
       /^音声モードを開始する$/, // ja
       /^启动语音功能$/, // zh-CN
+      /^voice 시작$/i, // ko
     ],
   });
 
@@ -137,6 +155,7 @@
     connectionInterrupted: [
       /^connection interrupted\.?(?: waiting for the complete answer\.*)?$/i,
       /^network error\.?$/i,
+      /^a network error occurred\.?(?: please check your connection and try again\.?)?$/i,
     ],
     messageStreamError: [
       /^error in message stream\.?$/i,
@@ -152,6 +171,7 @@
     conversationFull: [
       /^you've reached the maximum length for this conversation[,.].{0,120}$/i,
       /^この会話は長さの上限に到達しています.{0,60}$/, // ja
+      /^вы достигли максимальной длины этого обсуждения[,.].{0,120}$/i, // ru
     ],
   });
 

@@ -16,7 +16,7 @@
   const APPS = globalThis.OrcApps;
   const WATCH = globalThis.OrcPageWatch;
   const { normalizeText, isWhitespace } = TEXTS;
-  const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, assistantTail, layoutOf } = TURNS;
+  const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, areaOf, assistantTail, layoutOf } = TURNS;
 
   const SELECTORS = Object.freeze({
     ...TURNS.SELECTORS,
@@ -28,21 +28,31 @@
       '[contenteditable="true"][data-lexical-editor="true"]',
       '.ProseMirror[contenteditable="true"]',
       'form [contenteditable][role="textbox"]',
+      // The app shell's editor, in a form or in a bare [data-composer-body] (October 2026).
+      '[data-composer-markdown][contenteditable="true"]',
       'form textarea',
     ],
     // Looked for after typing: an empty composer's submit slot holds a voice button instead.
+    // The app shell's Send has no test id: the form's submit button, or a button labelled Send.
     send: [
       'button[data-testid="send-button"]',
       'button[data-composer-submit]',
       'button#composer-submit-button',
+      'button[data-testid="composer-submit-button"]',
+      'form button[type="submit"]',
+      'button[aria-label]',
     ],
     stop: [
       'button[data-testid="stop-button"]',
+      'button[data-testid="composer-stop-button"]',
       'button[data-stop-generating]',
       'button#composer-submit-button',
       'button[data-composer-submit]',
       'button[aria-label]',
+      'button:has(svg path[d^="M4.5 5.75C4.5 5.05964 5.05964 4.5 5.75 4.5H14.25"])',
     ],
+    // The app shell's Stop glyph, a rounded square (its label is localized, it has no test id).
+    stopGlyph: 'svg path[d^="M4.5 5.75C4.5 5.05964 5.05964 4.5 5.75 4.5H14.25"]',
     voice: ['[data-testid^="composer-speech-button"]', '[data-testid*="voice"]'],
     // Structural error markers inside a turn: any non-empty text there is an error card.
     errorCard: ['[class*="text-token-text-error"]', '[data-testid*="error-message"]'],
@@ -67,7 +77,8 @@
     ],
     // Text people or the model wrote (messages, the draft, chat titles in the sidebar): never
     // read as page state, so a reply that says "something went wrong" is not an error.
-    authoredText: '.markdown, [data-assistant-markdown], [data-message-author-role="user"], [data-message-role="user"], #prompt-textarea, [contenteditable="true"], textarea, nav, aside',
+    authoredText: '.markdown, [data-assistant-markdown], [data-message-author-role="user"], [data-message-role="user"], #prompt-textarea, [contenteditable="true"], textarea, nav, aside, '
+      + '[data-markdown-text-style], [data-markdown-text-tone], [data-user-message-bubble], [data-chatgpt-search-unit-key$=":user"], [data-content-search-unit-key$=":user"], [data-dil-message-id], [class*="DilResponseRoot"]',
   });
 
   // noticeCharsMax: page state is said in short notices; longer text is content, not state.
@@ -135,11 +146,16 @@
     return composer.isContentEditable ?? composer.getAttribute('contenteditable') === 'true';
   }
 
+  // Stop: by its test id, its mark, its label in a language the adapter reads (not a dictation
+  // or voice control's "Stop ..."), or the app shell's glyph. The submit slot keeps a send test
+  // id while it shows Stop (Bloom++ notes), so such a test id does not rule a label out.
   function isStopControl(element) {
     const testId = element.getAttribute('data-testid') ?? '';
-    if (testId === 'stop-button' || element.hasAttribute('data-stop-generating')) return true;
-    if (testId !== '' && !testId.includes('stop')) return false;
-    return TEXTS.matchesAny('stopLabel', element.getAttribute('aria-label') || '');
+    if (/(?:^|-)stop(?:-|$)/.test(testId) || element.hasAttribute('data-stop-generating')) return true;
+    if (testId !== '' && !/send|submit/.test(testId)) return false;
+    const ariaLabel = element.getAttribute('aria-label') || '';
+    return (TEXTS.matchesAny('stopLabel', ariaLabel) && !TEXTS.matchesAny('notStopLabel', ariaLabel))
+      || element.querySelector(SELECTORS.stopGlyph) !== null;
   }
 
   // The voice-mode button that holds the submit slot of an empty composer: by test id where
@@ -153,11 +169,15 @@
     return element.matches(SELECTORS.retry) || TEXTS.matchesAny('retryLabel', label(element));
   }
 
-  // A send button is never the Stop, Retry or voice control, nor a button with another test id.
+  // A send button is never the Stop, Retry or voice control. It is the submit slot (a send or
+  // submit test id, its id or mark, a form's submit button) or a button labelled Send.
   function isSendControl(element) {
+    if (isStopControl(element) || isRetryControl(element) || isVoiceControl(element)) return false;
     const testId = element.getAttribute('data-testid');
-    return !isStopControl(element) && !isRetryControl(element) && !isVoiceControl(element)
-      && (testId === null || testId.includes('send'));
+    if (testId !== null) return /send|submit/.test(testId);
+    return element.id === 'composer-submit-button' || element.hasAttribute('data-composer-submit')
+      || (element.getAttribute('type') === 'submit' && element.closest('form') !== null)
+      || TEXTS.matchesAny('sendLabel', label(element));
   }
 
   function findSendButton(doc, composer = findComposer(doc)) {
@@ -369,8 +389,8 @@
   // One pass over the page outside its turn list (whose length grows with the conversation):
   // the page's own notices, its dialogs, and the marks of a log-in, a signed-in person and a
   // challenge. The sidebar and other authored text are not read, except whether the sidebar
-  // lists the person's own chats. The latest turn's notices are added (it may hold a card):
-  // `latest` and `latestNotices` say which turn and what it shows.
+  // lists the person's own chats. The notices of the latest turn's area (turns.js areaOf) are
+  // added (it may hold a card): `latest` and `latestNotices` say which turn and what it shows.
   function scanPage(doc) {
     const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false, latest: null, latestNotices: [] };
     if (doc.body === null) return found;
@@ -383,11 +403,12 @@
     found.challenge = outside.challenge;
     const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
     if (latest !== undefined) {
+      const area = areaOf(latest);
       found.latest = latest;
-      found.latestNotices = notices(latest);
+      found.latestNotices = notices(area);
       found.texts.push(...found.latestNotices);
       // The tool-approval card stands inline, inside the latest turn.
-      found.dialogs.push(...latest.querySelectorAll(SCAN.dialog));
+      found.dialogs.push(...area.querySelectorAll(SCAN.dialog));
     }
     return found;
   }
@@ -523,7 +544,7 @@
     facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant.element);
     facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant.element) : '';
     const pageFailure = texts.find((text) => TEXTS.matchesAny('subscriptionFailed', text));
-    facts.error = (latest === null ? null : turnError(latest.element, scan.latest === latest.element ? scan.latestNotices : undefined))
+    facts.error = (latest === null ? null : turnError(areaOf(latest.element), scan.latest === latest.element ? scan.latestNotices : undefined))
       ?? (pageFailure === undefined ? null : describeError('subscription_failed', pageFailure, false));
     facts.conversationFull = isConversationFull(doc, scan, latest?.element);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null

@@ -11,10 +11,22 @@
   const { normalizeText } = globalThis.OrcPageTexts;
   const WATCH = globalThis.OrcPageWatch;
 
+  // The app-shell exchange: its element, the elements that are one message each (nested ones
+  // are parts of their outer message), and what says a message is the user's.
+  const MESSAGE_MARKS = '[data-chatgpt-search-unit-key], [data-content-search-unit-key], [data-chatgpt-search-message-ids], [data-conversation-role], [data-user-message-bubble]';
+  const EXCHANGE = Object.freeze({
+    exchange: '[data-turn-key], [data-content-search-turn-key]',
+    messages: `:is([data-turn-key], [data-content-search-turn-key]) :is(${MESSAGE_MARKS})`,
+    message: MESSAGE_MARKS,
+    userMessage: '[data-chatgpt-search-unit-key$=":user"], [data-content-search-unit-key$=":user"], [data-user-message-bubble], [data-markdown-text-tone="user-message"]',
+  });
+
   /**
    * The layouts the adapter reads, newest first. `turns` finds the turn elements; `role`
-   * reads one turn's author. The name is reported in the facts (diagnostics) and in a page
-   * shape; reading uses whichever profile finds turns.
+   * reads one turn's author; `extent`, where present, gives the element read as that turn
+   * (an app-shell answer's whole exchange); `exchange`, where present, names the element two
+   * messages share, which the turn list is always around. The name is reported in the facts
+   * (diagnostics) and in a page shape; reading uses whichever profile finds turns.
    */
   const PROFILES = Object.freeze([
     {
@@ -24,9 +36,16 @@
       marker: 'ol[data-conversation-transcript], button[data-composer-submit]',
     },
     {
-      name: 'turn-key-2026-10',
-      turns: '[data-turn-key]',
-      role: (turn) => turn.getAttribute('data-conversation-role') ?? turn.querySelector('[data-conversation-role]')?.getAttribute('data-conversation-role') ?? authorRole(turn),
+      // Signed in from late September 2026 (the "app shell"): one [data-turn-key] exchange holds
+      // a user message and its answer, each a unit whose key ends in :user or :assistant (or,
+      // unit-less, a role heading and a user bubble). The turns are the messages; an answer is
+      // read as its whole exchange, because its action bar and error alert stand after the
+      // unit, inside the exchange (SOURCES.md, turn-key-2026-09).
+      name: 'turn-key-2026-09',
+      turns: EXCHANGE.messages,
+      role: exchangeMessageRole,
+      extent: (message, role) => (role === 'assistant' ? outermost(message, EXCHANGE.exchange) ?? message : message),
+      exchange: EXCHANGE.exchange,
       marker: '[data-turn-key]',
     },
     {
@@ -52,7 +71,12 @@
   const SELECTORS = Object.freeze({
     userRole: '[data-message-author-role="user"]',
     authorRole: '[data-message-author-role]',
-    assistantText: '.markdown, [data-assistant-markdown]',
+    // The answer's prose: .markdown (2026-01 to 2026-09), the transcript layout's block, the
+    // app shell's markdown root, and the DIL renderer's root (live 2026-09-24 and 2026-10-09).
+    assistantText: '.markdown, [data-assistant-markdown], [data-markdown-text-style="assistant-message"], [data-dil-message-id], [class*="DilResponseRoot"]',
+    // The unit of an answer, where one exists: read for the tail when no prose block is found
+    // (an image-only app-shell answer has no unit key, only its role heading).
+    assistantMessage: '[data-message-author-role="assistant"], [data-chatgpt-search-unit-key$=":assistant"], [data-content-search-unit-key$=":assistant"], :has(> [data-conversation-role="assistant"])',
     actionBar: [
       '[data-testid="copy-turn-action-button"]',
       '[data-testid="good-response-turn-action-button"]',
@@ -60,11 +84,42 @@
       '[data-testid$="-turn-action-button"]',
       '[data-copy-message]',
       '[data-message-actions]',
+      // The app shell's bar (after the answer's unit, in its exchange; live 2026-09-28).
+      '.turn-action-controls button',
     ],
   });
 
   // The end-of-response block stands in an answer's last lines: this many characters hold it.
   const LIMITS = Object.freeze({ assistantTailCharsMax: 2048 });
+
+  // A message of an app-shell exchange: `user` or `assistant` by its unit key's suffix, its role
+  // heading, its user bubble or its answer prose; null for a part of an outer message.
+  function exchangeMessageRole(message) {
+    if (message.parentElement?.closest(EXCHANGE.message) != null) return null;
+    const unitKey = message.getAttribute('data-chatgpt-search-unit-key') ?? message.getAttribute('data-content-search-unit-key') ?? '';
+    if (unitKey.endsWith(':user')) return 'user';
+    if (unitKey.endsWith(':assistant')) return 'assistant';
+    const heading = message.matches('[data-conversation-role]') ? message : message.querySelector('[data-conversation-role]');
+    if (heading !== null) return heading.getAttribute('data-conversation-role');
+    if (message.matches(EXCHANGE.userMessage) || message.querySelector(EXCHANGE.userMessage) !== null) return 'user';
+    return message.querySelector(SELECTORS.assistantText) === null ? null : 'assistant';
+  }
+
+  // The outermost ancestor of `element` (itself included) matching `selector`, or null.
+  function outermost(element, selector) {
+    let found = null;
+    for (let at = element.closest(selector); at !== null; at = at.parentElement?.closest(selector) ?? null) found = at;
+    return found;
+  }
+
+  /**
+   * Where what a turn shows stands: in the app shell, its whole exchange (an answer still
+   * without its unit is drawn after the user message: its status, its error alert, a card),
+   * elsewhere the turn itself.
+   */
+  function areaOf(turnElement) {
+    return outermost(turnElement, EXCHANGE.exchange) ?? turnElement;
+  }
 
   function authorRole(turn) {
     return turn.getAttribute('data-turn') ?? turn.getAttribute('data-message-author-role')
@@ -88,6 +143,9 @@
       const last = all[all.length - 1];
       let container = first.parentElement;
       while (container !== null && !container.contains(last)) container = container.parentElement;
+      // Two messages of one exchange share a holder inside it: the list is around the exchanges.
+      const around = profile.exchange === undefined || container === null ? null : outermost(container, profile.exchange);
+      if (around !== null) container = around.parentElement;
       if (container === null || first === last) return { profile, container: null, doc };
       located = { profile, container, doc };
       return located;
@@ -107,7 +165,7 @@
       const role = profile.role(element);
       if (role !== 'user' && role !== 'assistant') return false;
       seen += 1;
-      return visit(element, role) === true;
+      return visit(profile.extent === undefined ? element : profile.extent(element, role), role) === true;
     };
     if (where.container !== null) {
       for (let row = where.container.lastElementChild; row !== null && seen < max; row = row.previousElementSibling) {
@@ -178,10 +236,23 @@
   }
 
   // A finished answer: its action bar shows (copy, good and bad response), or the turn
-  // says it is complete (the 2026-10 transcript layout).
+  // says it is complete (the 2026-10 transcript layout). An app-shell answer is read as its
+  // exchange, whose user message has a bar of its own: a control inside a user message never
+  // says the answer is finished.
   function hasActionBar(turnElement) {
-    return turnElement.hasAttribute('data-message-complete')
-      || SELECTORS.actionBar.some((selector) => turnElement.querySelector(selector) !== null);
+    if (turnElement.hasAttribute('data-message-complete')) return true;
+    for (const selector of SELECTORS.actionBar) {
+      const first = turnElement.querySelector(selector);
+      if (first === null) continue;
+      if (!inUserMessage(first, turnElement)) return true;
+      for (const control of turnElement.querySelectorAll(selector)) if (!inUserMessage(control, turnElement)) return true;
+    }
+    return false;
+  }
+
+  function inUserMessage(element, turnElement) {
+    const user = element.closest(EXCHANGE.userMessage);
+    return user !== null && user !== turnElement && turnElement.contains(user);
   }
 
   const BLOCK_TAGS = new Set(['P', 'DIV', 'LI', 'UL', 'OL', 'PRE', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'BLOCKQUOTE', 'TABLE', 'TR', 'SECTION', 'ARTICLE', 'HR', 'BR']);
@@ -236,9 +307,12 @@
     return text.length > max ? text.slice(-max) : text;
   }
 
+  // The tail of the answer's last prose block (the outer one where blocks nest: a DIL root
+  // may hold paragraphs classed markdown), else of its unit, else of the whole turn.
   function assistantTail(turnElement) {
     const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    const source = blocks.length > 0 ? blocks[blocks.length - 1] : turnElement.querySelector(SELECTORS.authorRole) ?? turnElement;
+    const source = blocks.length > 0 ? outermost(blocks[blocks.length - 1], SELECTORS.assistantText)
+      : turnElement.querySelector(SELECTORS.assistantMessage) ?? turnElement;
     return blockTextTail(source, LIMITS.assistantTailCharsMax);
   }
 
@@ -258,6 +332,7 @@
     countTurns,
     countUserTurnsContaining,
     hasActionBar,
+    areaOf,
     assistantTail,
     layoutOf,
   });

@@ -76,6 +76,30 @@ function expectedSendDecision(truth, composerUsable) {
   return quiet && composerUsable ? 'submit' : 'wait';
 }
 
+// The app-shell list as a new chat grows it: one exchange (whose two messages share a holder
+// inside it), then a second exchange appended. The reader's turn list must be around the
+// exchanges, or the one it keeps from the first read never sees the second.
+const GROWING_FIXTURE = 'turn-key-2026-09/idle.html';
+
+async function checkGrowingExchanges({ page, server, fixtures, check }) {
+  const n = fixtures.findIndex((fixture) => fixture.file === GROWING_FIXTURE);
+  await page.goto(server.url(n));
+  await injectReaders(page);
+  const counts = await page.evaluate(() => {
+    const read = () => {
+      const facts = globalThis.OrcSelectors.computeFacts(document);
+      return `${facts.userTurns}/${facts.assistantTurns} ${facts.lastAssistantDone}`;
+    };
+    const exchanges = [...document.querySelectorAll('[data-turn-key]')];
+    const list = exchanges[0].parentElement;
+    for (const exchange of exchanges.slice(1)) exchange.remove();
+    const one = read();
+    list.append(...exchanges.slice(1));
+    return [one, read()];
+  });
+  check(`${GROWING_FIXTURE}: one exchange, then two: 1/1 then 2/2 turns`, counts.join(' | ') === '1/1 true | 2/2 true', counts.join(' | '));
+}
+
 export async function runFixtureChecks({ browser, tally }) {
   const { check } = tally;
   const fixtures = loadFixtures();
@@ -108,6 +132,8 @@ export async function runFixtureChecks({ browser, tally }) {
         if (truth.latestAssistantDone !== undefined && truth.latestTurn === 'assistant') {
           check(`${name}: latest assistant turn done ${truth.latestAssistantDone}`, facts.lastAssistantDone === truth.latestAssistantDone, shown);
         }
+        if (truth.tail !== undefined) check(`${name}: the answer's tail is its last prose block`, facts.lastAssistantTail === truth.tail, shown);
+        if (truth.tailExcludes !== undefined) check(`${name}: the answer's tail holds no text of the question`, facts.lastAssistantDone && !facts.lastAssistantTail.includes(truth.tailExcludes), shown);
         if (truth.retryShown) check(`${name}: the Retry control is recognised`, facts.error?.retry === true, shown);
         if (truth.dialogHeading && expected.errorKind === 'blocked_by_dialog') {
           check(`${name}: the dialog is named by its heading`, classification.detail === truth.dialogHeading, shown);
@@ -146,6 +172,7 @@ export async function runFixtureChecks({ browser, tally }) {
         locales.add(fixture.locale);
       });
     }
+    await checkGrowingExchanges({ page, server, fixtures, check: tally.check });
   } finally {
     await page.close();
     await server.close();

@@ -14,6 +14,7 @@ export const LONG_PAGE_LAYOUTS = [
   ['article-2026-01', 'article-2026-01/idle.html', '/c/00000000-0000-4000-8000-000000000001'],
   ['section-2026-08', 'section-2026-08/idle.html', '/c/00000000-0000-4000-8000-000000000001'],
   ['transcript-2026-10', 'transcript-2026-10/idle.html', '/uc/00000000-0000-4000-8000-000000000001'],
+  ['turn-key-2026-09', 'turn-key-2026-09/idle.html', '/c/00000000-0000-4000-8000-000000000001'],
 ];
 
 /** Serves each layout's idle page at /<layout><address>: `{url(layout), close()}`. */
@@ -37,17 +38,19 @@ export async function serveLongPages() {
  * otherwise tokens land in a finished answer (whose tail the facts then re-read).
  */
 export function growPage({ turns, streaming }) {
-  const all = [...document.querySelectorAll('[data-testid^="conversation-turn-"], li[data-message-role]')];
+  const all = [...document.querySelectorAll('[data-testid^="conversation-turn-"], li[data-message-role], [data-turn-key]')];
   let container = all[0].parentElement;
   while (!container.contains(all.at(-1))) container = container.parentElement;
+  // An app-shell row is an exchange: a question and its answer.
+  const rowsWanted = all[0].matches('[data-turn-key]') ? Math.ceil(turns / 2) : turns;
   const rows = [...container.children];
-  for (let i = 0; container.children.length < turns; i += 1) container.append(rows[i % rows.length].cloneNode(true));
-  while (container.children.length > turns) container.lastElementChild.remove();
+  for (let i = 0; container.children.length < rowsWanted; i += 1) container.append(rows[i % rows.length].cloneNode(true));
+  while (container.children.length > rowsWanted) container.lastElementChild.remove();
   const latest = container.lastElementChild;
   if (streaming) {
-    for (const bar of latest.querySelectorAll('[data-testid$="-turn-action-button"], [data-message-actions]')) bar.remove();
+    for (const bar of latest.querySelectorAll('[data-testid$="-turn-action-button"], [data-message-actions], .turn-action-controls')) bar.remove();
     latest.removeAttribute('data-message-complete');
   }
-  globalThis.OrcLongPageTarget = latest.querySelector('.markdown, [data-assistant-markdown], p') ?? latest;
+  globalThis.OrcLongPageTarget = latest.querySelector('.markdown, [data-assistant-markdown], [data-markdown-text-style], p') ?? latest;
   globalThis.OrcLongPageList = container;
 }

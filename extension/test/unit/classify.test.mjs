@@ -24,6 +24,8 @@ const TABLE = [
   ['a failed turn offering Retry, in words the reader does not know', idleFacts({ error: { kind: 'turn_failed', text: 'x', retry: true } }), { state: 'error', errorKind: 'delivery_timeout', detail: 'x' }],
   ['an unknown error card kind', idleFacts({ error: { kind: 'brand_new', text: 'x' } }), { state: 'error', errorKind: 'generic', detail: 'x' }],
   ['a stale stop control together with an error in the latest turn', generatingFacts({ error: deliveryTimeout }), { state: 'error', errorKind: 'delivery_timeout', detail: TIMEOUT_TEXT }],
+  ['"Connection interrupted" while Stop still shows: the page waits for the answer', generatingFacts({ error: { kind: 'connection_interrupted', text: 'Connection interrupted. Waiting for the complete answer' } }), { state: 'generating' }],
+  ['"Connection interrupted" once Stop is gone', idleFacts({ latestIsAssistant: true, lastAssistantDone: false, error: { kind: 'connection_interrupted', text: 'Connection interrupted' } }), { state: 'error', errorKind: 'generic', detail: 'Connection interrupted' }],
   ['a stale error card behind a newer turn (the adapter reports none)', idleFacts({ userTurns: 4, assistantTurns: 4, error: null }), { state: 'idle', block: 'STATUS: working' }],
   ['the conversation is full', idleFacts({ conversationFull: true }), { state: 'error', errorKind: 'conversation_full' }],
   ['a log-in page (no composer)', facts({ loginRequired: true, composer: false }), { state: 'error', errorKind: 'login_required' }],
