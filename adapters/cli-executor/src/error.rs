@@ -84,6 +84,14 @@ pub enum Error {
         /// The session id.
         session: String,
     },
+    /// `claude --resume` found no transcript for the session ("No conversation found with
+    /// session ID: <id>", exit 1, after a `result` with `num_turns:0`; 2.1.332, seen
+    /// 2026-12-02): the session never reached disk, so the conversation is gone.
+    #[error("no conversation {session} to resume")]
+    SessionNotFound {
+        /// The session id.
+        session: String,
+    },
     /// A process group still had live members after `SIGKILL` and
     /// [`crate::limits::STOP_KILL_WAIT_MS`].
     #[error("process group {pgid} did not end")]
@@ -182,8 +190,9 @@ impl Error {
             Error::Token { .. } => "TOKEN",
             Error::CodexMissing { .. } => "CODEX_MISSING",
             Error::Refused { .. } => "REFUSED",
-            Error::McpUnreachable { .. } => "MCP_UNREACHABLE",
+            Error::McpUnreachable { .. } => crate::mcp::UNREACHABLE,
             Error::SessionInUse { .. } => "SESSION_IN_USE",
+            Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
         }
     }
 }

@@ -48,6 +48,7 @@ pub mod group;
 pub mod journal;
 pub mod jsonrpc;
 pub mod lease;
+pub mod ledger;
 pub mod limits;
 pub mod mcp;
 pub mod pump;

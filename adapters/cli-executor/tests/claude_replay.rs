@@ -163,7 +163,7 @@ fn a_retried_create_is_refused_as_session_in_use_and_resumed() {
             matches!(&asked[0], Effect::Spawn { launch: Launch::Resume, args, .. } if args.ends_with(&["--resume".to_string(), SESSION.to_string()])),
             "{asked:?}"
         );
-        assert!(matches!(&asked[1], Effect::Write(line) if line.contains(&nonce_uuid(CREATE))), "{asked:?}");
+        assert!(matches!(&asked[1], Effect::Prompt { line, .. } if line.contains(&nonce_uuid(CREATE))), "{asked:?}");
     }
 }
 
