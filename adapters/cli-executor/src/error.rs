@@ -144,6 +144,31 @@ pub enum Error {
         /// The program as given.
         program: String,
     },
+    /// The Claude Code binary is not there or not executable.
+    #[error(
+        "the claude binary {program} was not found or is not executable (install @anthropic-ai/claude-code@{version} or pass --claude PATH)"
+    )]
+    ClaudeMissing {
+        /// The program as given.
+        program: String,
+        /// The version the executor runs.
+        version: &'static str,
+    },
+    /// The Claude Code binary is not the one the executor was built against: another
+    /// version, or a `--help` without a flag the executor passes. Claude workers are not run.
+    #[error("the claude binary {program} cannot run Claude workers: {detail}")]
+    ClaudeSurface {
+        /// The binary.
+        program: String,
+        /// What differs, in one line.
+        detail: String,
+    },
+    /// A CLI kind `--kinds` asked for that this executor cannot run, or no kind at all.
+    #[error("{detail}")]
+    NoKind {
+        /// Which kind, and why.
+        detail: String,
+    },
     /// The orchestrator's MCP server did not answer the handshake a CLI child would make
     /// (connection, status, or no `worker_complete` offered): a worker started without it
     /// could never complete, so nothing is sent (fail closed).
@@ -189,6 +214,9 @@ impl Error {
             Error::BadOption { .. } => "BAD_OPTION",
             Error::Token { .. } => "TOKEN",
             Error::CodexMissing { .. } => "CODEX_MISSING",
+            Error::ClaudeMissing { .. } => "CLAUDE_MISSING",
+            Error::ClaudeSurface { .. } => "CLAUDE_SURFACE",
+            Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
             Error::McpUnreachable { .. } => crate::mcp::UNREACHABLE,
             Error::SessionInUse { .. } => "SESSION_IN_USE",

@@ -10,7 +10,8 @@ use crate::journal::{Bound, Entry, Journal};
 use crate::pump::Gate;
 use crate::worker::{Out, Shared, lock};
 use bridge::{
-    BindingWire, ExecutorKindWire, KindWire, ObservationWire, OutcomeWire, PhaseWire, ResultWire, StateName, StateWire,
+    BindingWire, CommandWire, ExecutorKindWire, KindWire, ObservationWire, OutcomeWire, PhaseWire, ResultWire,
+    StateName, StateWire,
 };
 use engine::ExecutorKind;
 use engine::ids::{CommandId, WorkerId};
@@ -45,6 +46,15 @@ impl Ledger {
     pub fn entries(&self, phase: PhaseWire) -> Vec<Entry> {
         let journal = self.journal();
         journal.entries().filter(|e| e.command.worker_id == self.worker && e.phase == phase).cloned().collect()
+    }
+
+    /// A `conversation.close` of the bound conversation forgets the binding (journaled).
+    pub fn closing(&self, command: &CommandWire) {
+        let closes = command.kind == KindWire::Close
+            && session_of(&command.conversation_url).is_some_and(|id| self.bound().is_some_and(|b| b.thread == id));
+        if closes && let Err(e) = self.journal().unbind(self.worker) {
+            tracing::warn!(worker = %self.worker, code = e.code(), "journaling a close: {e}");
+        }
     }
 
     /// Fails `command` with `code` (journaled, then sent).

@@ -40,6 +40,8 @@
 
 pub mod child;
 pub mod claude;
+pub mod claude_cli;
+pub mod claude_worker;
 pub mod codex;
 pub mod connection;
 pub mod error;

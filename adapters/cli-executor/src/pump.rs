@@ -176,11 +176,18 @@ impl<C: Core> Session<C> {
         Ok(())
     }
 
-    /// Runs `input` on the core with the time (a command, a respawn, a refused spawn),
-    /// then writes what it queued; pumping goes on.
+    /// Runs `input` on the core with the time (a command, a respawn), then writes what it
+    /// queued (up to a pending [`Event::Spawn`]: the rest waits for the child).
     pub async fn drive(&mut self, input: impl FnOnce(&mut C, Timestamp) -> Result<(), Error>) -> Result<(), Error> {
-        self.spawning = false;
         input(&mut self.core, now())?;
+        self.flush().await
+    }
+
+    /// Answers an [`Event::Spawn`] with no child: `refuse` tells the core (which drops what
+    /// it queued for that child); pumping goes on.
+    pub async fn refuse_spawn(&mut self, refuse: impl FnOnce(&mut C)) -> Result<(), Error> {
+        self.spawning = false;
+        refuse(&mut self.core);
         self.flush().await
     }
 

@@ -34,11 +34,11 @@ use tokio::time::Instant;
 /// What every worker's child is started with.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// The CLI (`codex`, or a stand-in in tests).
+    /// The Codex CLI (`codex`, or a stand-in in tests).
     pub program: PathBuf,
     /// Its arguments (`app-server`, then any `-c key=value`).
     pub args: Vec<String>,
-    /// Variables set for the child, beyond the allowlist.
+    /// Variables set for a Codex child, beyond the allowlist.
     pub env_set: Vec<(String, String)>,
     /// The executor's state directory: journal, leases, session homes.
     pub state_dir: PathBuf,
@@ -48,6 +48,11 @@ pub struct Settings {
     /// and which must answer before a prompt goes in. `None` only in tests of the shell
     /// that run no turn needing it; `orchestrator executor-cli` always sets it.
     pub mcp: Option<crate::mcp::McpServer>,
+    /// How Claude Code children start; `None`: this executor runs no Claude worker.
+    pub claude: Option<crate::claude_cli::ClaudeSettings>,
+    /// The kinds this executor runs, announced in `hello` (`capabilities.kinds`); a
+    /// command of another kind is refused.
+    pub kinds: Vec<ExecutorKindWire>,
 }
 
 /// What the connection hands a worker's task.
@@ -251,24 +256,12 @@ impl Task {
         }
     }
 
-    /// Serves `input` until the connection drops its sender; the child is then stopped.
-    pub async fn run(self, input: mpsc::Receiver<In>) {
-        serve(self, input).await;
-    }
-
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
         let submits = matches!(command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
         if submits {
             self.restarts.retry();
         }
-        if command.kind == KindWire::Close
-            && let Some(thread) = reconcile::thread_of(&command.conversation_url)
-        {
-            let bound = lock(&self.shared.journal).binding(self.worker).is_some_and(|b| b.thread == thread);
-            if bound && let Err(e) = lock(&self.shared.journal).unbind(self.worker) {
-                tracing::warn!(worker = %self.worker, code = e.code(), "journaling a close: {e}");
-            }
-        }
+        self.ledger.closing(&command);
         if self.session.is_none() {
             if self.restarts.at.is_some() {
                 // A child is due shortly: a journaled command is requeued when it starts.

@@ -179,6 +179,8 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
         state_dir: dirs.state.clone(),
         workspace: Some(dirs.work.display().to_string()),
         mcp: None,
+        claude: None,
+        kinds: vec![bridge::ExecutorKindWire::Codex],
     }
 }
 
@@ -189,6 +191,7 @@ pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
         token_file: dirs.token.clone(),
         executor_id: "cli-test".to_string(),
         settings: settings(dirs, binary),
+        kinds: Some(vec![bridge::ExecutorKindWire::Codex]),
     }
 }
 
