@@ -170,6 +170,12 @@ pub fn config_home(dirs: &Dirs, worker: WorkerId) -> PathBuf {
 /// The uuids of the prompts `worker`'s sessions took in, in order: the `user` entries and
 /// absorbed lines of every transcript under its config home (each session's own record).
 pub fn taken_in(dirs: &Dirs, worker: WorkerId) -> Vec<String> {
+    landed(dirs, worker).into_iter().map(|(uuid, _)| uuid).collect()
+}
+
+/// Each prompt [`taken_in`] with where it landed: `true` when it was absorbed into a
+/// running turn (a `queued_command` attachment), `false` when it ran as its own turn.
+pub fn landed(dirs: &Dirs, worker: WorkerId) -> Vec<(String, bool)> {
     let projects = config_home(dirs, worker).join("projects");
     let mut uuids = Vec::new();
     let Ok(cwds) = std::fs::read_dir(projects) else { return uuids };
@@ -185,9 +191,9 @@ pub fn taken_in(dirs: &Dirs, worker: WorkerId) -> Vec<String> {
             let prompt = entry["type"] == "user" && entry.get("promptSource").is_some();
             let absorbed = entry["type"] == "attachment" && entry["attachment"]["type"] == "queued_command";
             if prompt {
-                uuids.push(entry["uuid"].as_str().unwrap_or_default().to_string());
+                uuids.push((entry["uuid"].as_str().unwrap_or_default().to_string(), false));
             } else if absorbed {
-                uuids.push(entry["attachment"]["source_uuid"].as_str().unwrap_or_default().to_string());
+                uuids.push((entry["attachment"]["source_uuid"].as_str().unwrap_or_default().to_string(), true));
             }
         }
     }
@@ -197,4 +203,77 @@ pub fn taken_in(dirs: &Dirs, worker: WorkerId) -> Vec<String> {
 /// The nonce of the prompt with idempotency key `key` (what [`taken_in`] lists).
 pub fn nonce(key: &str) -> String {
     cli_executor::claude::nonce::nonce_uuid(key)
+}
+
+/// The worker of the executor-level tests.
+pub const WORKER: WorkerId = WorkerId(7);
+
+/// A daemon command frame of `kind` for attempt `n` of [`WORKER`], a Claude worker.
+pub fn frame(n: u64, kind: bridge::KindWire, conversation: &str, prompt: &str) -> String {
+    use bridge::KindWire;
+    let key = match kind {
+        KindWire::Create => "conversation.create",
+        KindWire::Steer => "conversation.steer",
+        KindWire::Inspect => "conversation.inspect",
+        KindWire::Close => "conversation.close",
+        _ => "conversation.send",
+    };
+    let command = bridge::CommandWire {
+        command_id: engine::ids::CommandId { attempt: engine::ids::AttemptId(n) },
+        kind,
+        idempotency_key: format!("{key}:exe-{n}"),
+        worker_id: WORKER,
+        attempt_id: engine::ids::AttemptId(n),
+        conversation_url: conversation.to_string(),
+        prompt: prompt.to_string(),
+        prompt_version: "test/v1".to_string(),
+        deadline: u64::MAX / 2,
+        executor_kind: Some(ExecutorKindWire::Claude),
+        workspace: None,
+    };
+    bridge::encode(&bridge::DaemonMessage::Command(command))
+}
+
+/// Reads reports until one matches `pred`; returns it (failing after a deadline).
+pub async fn until(
+    reports: &mut tokio::sync::mpsc::Receiver<cli_executor::worker::Out>,
+    what: &str,
+    pred: impl Fn(&cli_executor::worker::Out) -> bool,
+) -> cli_executor::worker::Out {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(WAIT_MS_MAX * 3);
+    loop {
+        let out = tokio::time::timeout_at(deadline, reports.recv())
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting: {what}"))
+            .expect("the executor runs");
+        if pred(&out) {
+            return out;
+        }
+    }
+}
+
+/// Matches the result of attempt `n`.
+pub fn result_of(n: u64) -> impl Fn(&cli_executor::worker::Out) -> bool {
+    move |out| matches!(out, cli_executor::worker::Out::Result(r) if r.command_id.attempt == engine::ids::AttemptId(n))
+}
+
+/// Matches a state `wanted`.
+pub fn state(wanted: bridge::StateName) -> impl Fn(&cli_executor::worker::Out) -> bool {
+    move |out| matches!(out, cli_executor::worker::Out::State(s) if s.state == wanted)
+}
+
+/// The outcome of a result report.
+pub fn outcome(out: cli_executor::worker::Out) -> bridge::OutcomeWire {
+    match out {
+        cli_executor::worker::Out::Result(r) => r.outcome,
+        other => panic!("not a result: {other:?}"),
+    }
+}
+
+/// The state report.
+pub fn state_of(out: cli_executor::worker::Out) -> bridge::StateWire {
+    match out {
+        cli_executor::worker::Out::State(s) => s,
+        other => panic!("not a state: {other:?}"),
+    }
 }

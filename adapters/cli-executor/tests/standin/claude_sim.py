@@ -264,11 +264,16 @@ def now_ms():
 
 
 def ignore_term():
+    """Ignores SIGTERM, and forks a grandchild that ignores it too (its pid in
+    `standin-grandchild.pid`)."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if os.fork() == 0:
+    pid = os.fork()
+    if pid == 0:
         sys.stdin.close()
         while True:
             time.sleep(1)
+    with open(os.path.join(HOME, "standin-grandchild.pid"), "w", encoding="utf-8") as f:
+        f.write(str(pid))
 
 
 def main():
