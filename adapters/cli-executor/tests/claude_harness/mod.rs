@@ -277,3 +277,24 @@ pub fn state_of(out: cli_executor::worker::Out) -> bridge::StateWire {
         other => panic!("not a state: {other:?}"),
     }
 }
+
+/// The executor's options against the daemon at `daemon_url`, running Claude workers only,
+/// each child configured with the daemon's MCP server (and the probe run before it starts).
+pub fn options(daemon_url: &str, dirs: &Dirs, claude: &Claude) -> cli_executor::connection::Options {
+    let mut settings = settings(dirs, claude);
+    let url = cli_executor::mcp::url_from_daemon(daemon_url).expect("an mcp url");
+    settings.mcp = Some(cli_executor::mcp::McpServer { url, token: crate::harness::MCP_TOKEN.to_string() });
+    cli_executor::connection::Options {
+        url: daemon_url.to_string(),
+        token_file: dirs.token.clone(),
+        executor_id: "claude-test".to_string(),
+        settings,
+        kinds: Some(vec![ExecutorKindWire::Claude]),
+    }
+}
+
+/// How many lines the stand-in's sessions of `worker` read (taken in or not).
+pub fn sim_lines(dirs: &Dirs, worker: WorkerId) -> u64 {
+    let text = std::fs::read_to_string(config_home(dirs, worker).join("standin-state.json")).unwrap_or_default();
+    serde_json::from_str::<Value>(&text).ok().and_then(|v| v["lines"].as_u64()).unwrap_or(0)
+}

@@ -40,7 +40,9 @@ Scripted behaviour, K counting from 1 across processes of this config home:
 - `--foreign-after K`: after the K-th turn ends, a turn nobody sent runs (a wake-up);
 - `--session-in-use`: the first `--session-id` start of a session is refused as in use;
 - `--mcp-status S`: the status `system/init` gives each `--mcp-config` server (connected);
-- `--ignore-term`: ignore SIGTERM, and fork a grandchild that ignores it too.
+- `--ignore-term`: ignore SIGTERM, and fork a grandchild that ignores it too;
+- `--version`, `--help`: what 2.1.332 prints (`help.txt`), `--help-without FLAG` less a
+  flag's name (a CLI update that dropped it).
 """
 
 import argparse
@@ -123,6 +125,9 @@ def parse():
     p.add_argument("--session-in-use", action="store_true")
     p.add_argument("--mcp-status", default="connected")
     p.add_argument("--ignore-term", action="store_true")
+    p.add_argument("--version", action="store_true")
+    p.add_argument("--help", action="store_true")
+    p.add_argument("--help-without")
     p.add_argument("--session-id")
     p.add_argument("--resume")
     p.add_argument("--mcp-config")
@@ -278,6 +283,16 @@ def ignore_term():
 
 def main():
     args = parse()
+    if args.version:
+        print("2.1.332 (Claude Code)")
+        return
+    if args.help:
+        with open(os.path.join(FIXTURES, "help.txt"), encoding="utf-8") as f:
+            text = f.read()
+        if args.help_without:
+            text = text.replace(args.help_without, "--gone")
+        sys.stdout.write(text)
+        return
     os.makedirs(HOME, exist_ok=True)
     with open(os.path.join(HOME, "standin-args.json"), "w", encoding="utf-8") as f:
         json.dump({"argv": sys.argv[1:], "env": sorted(os.environ), "tmpdir": os.environ.get("TMPDIR"),
