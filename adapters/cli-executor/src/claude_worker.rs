@@ -461,3 +461,23 @@ pub fn read_transcript(home: &Path, session: &str) -> Result<String, String> {
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transcript_is_found_by_its_session_under_any_project_and_its_absence_is_empty() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("claude-config");
+        assert!(read_transcript(&home, "s-1").is_err(), "no config home: nothing can be told");
+        std::fs::create_dir_all(&home).expect("home");
+        assert_eq!(read_transcript(&home, "s-1"), Ok(String::new()), "no session ran here yet");
+        let project = home.join("projects").join("-work-app");
+        std::fs::create_dir_all(&project).expect("project");
+        std::fs::write(project.join("s-2.jsonl"), "other\n").expect("another session");
+        assert_eq!(read_transcript(&home, "s-1"), Ok(String::new()));
+        std::fs::write(project.join("s-1.jsonl"), "{\"type\":\"user\"}\n").expect("the session");
+        assert_eq!(read_transcript(&home, "s-1"), Ok("{\"type\":\"user\"}\n".to_string()));
+    }
+}

@@ -525,6 +525,24 @@ mod tests {
     }
 
     #[test]
+    fn a_binding_keeps_its_kind_and_one_written_before_kinds_is_codex() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let (mut j, _) = Journal::open(dir.path()).expect("open");
+            j.bind(WorkerId(1), "b172ea10", "/w", ExecutorKindWire::Claude).expect("bind");
+        }
+        let path = dir.path().join(JOURNAL_FILE_NAME);
+        let mut f = OpenOptions::new().append(true).open(&path).expect("append");
+        f.write_all(b"{\"t\":\"bind\",\"worker\":\"wrk-2\",\"bound\":{\"thread\":\"019a\",\"cwd\":\"/v\"}}\n")
+            .expect("write");
+        let (j, doubts) = Journal::open(dir.path()).expect("reopen");
+        assert!(doubts.is_empty(), "{doubts:?}");
+        let url = |w| j.binding(WorkerId(w)).map(Bound::conversation_url);
+        assert_eq!(url(1).as_deref(), Some("claude:session/b172ea10"));
+        assert_eq!(url(2).as_deref(), Some("codex:thread/019a"));
+    }
+
+    #[test]
     fn failed_commands_stay_out_of_hello_and_creates_carry_their_url() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (mut j, _) = Journal::open(dir.path()).expect("open");

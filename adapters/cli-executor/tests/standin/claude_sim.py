@@ -41,7 +41,7 @@ Scripted behaviour, K counting from 1 across processes of this config home:
 - `--session-in-use`: the first `--session-id` start of a session is refused as in use;
 - `--mcp-status S`: the status `system/init` gives each `--mcp-config` server (connected);
 - `--ignore-term`: ignore SIGTERM, and fork a grandchild that ignores it too;
-- `--version`, `--help`: what 2.1.332 prints (`help.txt`), `--help-without FLAG` less a
+- `--version`, `--help`: what 2.1.332 prints (`help.txt`), `--help-without=FLAG` less a
   flag's name (a CLI update that dropped it).
 """
 
