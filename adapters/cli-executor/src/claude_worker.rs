@@ -25,7 +25,7 @@ use crate::limits::TRANSCRIPT_BYTES_MAX;
 use crate::mcp;
 use crate::pump::{Event, Session};
 use crate::reconcile::{ABSENT, AMBIGUOUS};
-use crate::worker::{In, Restarts, Shared, Shell};
+use crate::worker::{In, Restarts, Shared, Shell, receive};
 use bridge::{CommandWire, ExecutorKindWire, KindWire, OutcomeWire, PhaseWire};
 use engine::ExecutorKind;
 use engine::ids::{CommandId, ExecutorId, WorkerId};
@@ -68,11 +68,7 @@ impl ClaudeTask {
     }
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
-        let submits = matches!(command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
-        if submits {
-            self.restarts.retry();
-        }
-        self.ledger.closing(&command);
+        let submits = receive(&command, &mut self.restarts, &self.ledger);
         if self.restarts.at.is_some() && command.kind != KindWire::Create {
             // A child is due shortly: the command is served when it starts.
             self.deferred.push((command, cwd));

@@ -134,6 +134,18 @@ impl Restarts {
     }
 }
 
+/// What every worker task does first with a command from the daemon: a command that
+/// submits lets a worker whose child was given up on try again, and a close of the bound
+/// conversation forgets the binding. Says whether the command submits a prompt.
+pub(crate) fn receive(command: &CommandWire, restarts: &mut Restarts, ledger: &Ledger) -> bool {
+    let submits = matches!(command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
+    if submits {
+        restarts.retry();
+    }
+    ledger.closing(command);
+    submits
+}
+
 /// A worker's task as [`serve`] drives it.
 pub(crate) trait Shell: Send {
     /// The core of its children.
@@ -257,11 +269,7 @@ impl Task {
     }
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
-        let submits = matches!(command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
-        if submits {
-            self.restarts.retry();
-        }
-        self.ledger.closing(&command);
+        let submits = receive(&command, &mut self.restarts, &self.ledger);
         if self.session.is_none() {
             if self.restarts.at.is_some() {
                 // A child is due shortly: a journaled command is requeued when it starts.

@@ -9,12 +9,11 @@ mod harness;
 
 use bridge::{ErrorKindWire, KindWire, OutcomeWire, StateName};
 use claude_harness::{
-    Claude, MockApi, WORKER, claudes, config_home, frame, landed, nonce, outcome, result_of, settings, state, state_of,
-    taken_in, until,
+    Claude, MockApi, WORKER, claudes, config_home, frame, landed, nonce, settings, state_of, taken_in,
 };
 use cli_executor::executor::{Executor, Reply};
 use cli_executor::worker::Out;
-use harness::dirs;
+use harness::{dirs, outcome, result_of, state, until_report as until};
 use serde_json::Value;
 use std::path::Path;
 

@@ -161,7 +161,8 @@ enum Command {
         /// passes its checks.
         #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_cli_kind)]
         kinds: Option<Vec<bridge::ExecutorKindWire>>,
-        /// The executor's state directory (journal, leases, each session's CODEX_HOME).
+        /// The executor's state directory (journal, leases, each session's CODEX_HOME or
+        /// CLAUDE_CONFIG_DIR and TMPDIR).
         /// Default: DIR/cli-executor.
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,

@@ -342,3 +342,40 @@ pub fn binaries(sim_flags: &[&str]) -> Vec<Binary> {
         }
     }
 }
+
+/// Reads an executor's reports until one matches `pred`; returns it (failing after a
+/// deadline).
+pub async fn until_report(
+    reports: &mut tokio::sync::mpsc::Receiver<cli_executor::worker::Out>,
+    what: &str,
+    pred: impl Fn(&cli_executor::worker::Out) -> bool,
+) -> cli_executor::worker::Out {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(WAIT_MS_MAX * 3);
+    loop {
+        let out = tokio::time::timeout_at(deadline, reports.recv())
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting: {what}"))
+            .expect("the executor runs");
+        if pred(&out) {
+            return out;
+        }
+    }
+}
+
+/// Matches the result of attempt `n`.
+pub fn result_of(n: u64) -> impl Fn(&cli_executor::worker::Out) -> bool {
+    move |out| matches!(out, cli_executor::worker::Out::Result(r) if r.command_id.attempt == engine::ids::AttemptId(n))
+}
+
+/// Matches a state `wanted`.
+pub fn state(wanted: bridge::StateName) -> impl Fn(&cli_executor::worker::Out) -> bool {
+    move |out| matches!(out, cli_executor::worker::Out::State(s) if s.state == wanted)
+}
+
+/// The outcome of a result report.
+pub fn outcome(out: cli_executor::worker::Out) -> bridge::OutcomeWire {
+    match out {
+        cli_executor::worker::Out::Result(r) => r.outcome,
+        other => panic!("not a result: {other:?}"),
+    }
+}
