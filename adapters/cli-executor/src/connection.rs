@@ -187,7 +187,7 @@ fn check_id(id: &str) -> Result<(), Error> {
 /// Which kinds of workers this executor runs. Each kind asked for (`--kinds`) must pass
 /// its checks, else the start fails with that check's error; without `--kinds`, each CLI
 /// that passes (a Claude binary found but refused by its surface check is one error line
-/// in the log, and Claude workers are not run). No kind at all is an error.
+/// in the log, and Claude workers are not run). No kind at all is one error naming why.
 pub async fn choose_kinds(
     asked: Option<&[ExecutorKindWire]>,
     settings: &mut Settings,
@@ -199,6 +199,7 @@ pub async fn choose_kinds(
     }
     let wanted = |kind: ExecutorKindWire| asked.is_none_or(|kinds| kinds.contains(&kind));
     let mut kinds = Vec::new();
+    let mut skipped = Vec::new();
     if wanted(ExecutorKindWire::Codex) {
         match find_program(&settings.program) {
             Ok(program) => {
@@ -206,23 +207,25 @@ pub async fn choose_kinds(
                 kinds.push(ExecutorKindWire::Codex);
             }
             Err(e) if asked.is_some() => return Err(e),
-            Err(e) => tracing::info!("Codex workers are not run: {e}"),
+            Err(e) => skipped.push(e),
         }
     }
     if wanted(ExecutorKindWire::Claude) {
         match check_claude(settings).await {
             Ok(()) => kinds.push(ExecutorKindWire::Claude),
             Err(e) if asked.is_some() => return Err(e),
-            Err(e @ Error::ClaudeSurface { .. }) => tracing::error!("Claude workers are not run: {e}"),
-            Err(e) => tracing::info!("Claude workers are not run: {e}"),
+            Err(e) => skipped.push(e),
         }
     }
     if kinds.is_empty() {
-        return Err(Error::NoKind {
-            detail:
-                "no command-line agent to run: neither codex nor claude was found (pass --codex PATH or --claude PATH)"
-                    .to_string(),
-        });
+        let why: Vec<String> = skipped.iter().map(Error::to_string).collect();
+        return Err(Error::NoKind { detail: format!("no command-line agent to run: {}", why.join("; ")) });
+    }
+    for e in skipped {
+        match e {
+            Error::ClaudeSurface { .. } => tracing::error!("Claude workers are not run: {e}"),
+            e => tracing::info!("not run: {e}"),
+        }
     }
     Ok(kinds)
 }
