@@ -244,11 +244,12 @@ impl ClaudeTask {
                     // The session takes input again, and no turn of ours runs in it.
                     self.ledger.publish(&id, Report::bare(ConversationState::Idle)).await;
                 }
-                let deferred = std::mem::take(&mut self.deferred);
-                for (command, cwd) in deferred {
-                    self.command(command, cwd).await;
-                }
             }
+        }
+        // Commands that came during a restart's backoff: served now (each asks for a child
+        // again if this one was refused, and fails definitely if that one is refused too).
+        for (command, cwd) in std::mem::take(&mut self.deferred) {
+            self.command(command, cwd).await;
         }
     }
 
