@@ -1,5 +1,5 @@
 //! One Claude Code worker's side of the executor, as a task: its session (the
-//! [`claude::Claude`] core and, one at a time, its `claude -p` stream-json child, leased as
+//! [`crate::claude::Claude`] core and, one at a time, its `claude -p` stream-json child, leased as
 //! `wrk-N`, with the session's own `CLAUDE_CONFIG_DIR` and `TMPDIR`), the commands it serves
 //! through the journal, a new child (`--resume`) when one exits (bounded, with backoff),
 //! and reconciliation from the session's transcript of prompts an executor crash left

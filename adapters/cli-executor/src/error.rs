@@ -85,7 +85,7 @@ pub enum Error {
         session: String,
     },
     /// `claude --resume` found no transcript for the session ("No conversation found with
-    /// session ID: <id>", exit 1, after a `result` with `num_turns:0`; 2.1.332, seen
+    /// session ID: ...", exit 1, after a `result` with `num_turns:0`; 2.1.332, seen
     /// 2026-12-02): the session never reached disk, so the conversation is gone.
     #[error("no conversation {session} to resume")]
     SessionNotFound {

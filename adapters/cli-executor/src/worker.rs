@@ -1,5 +1,5 @@
 //! One worker's side of the executor, as a task: what every worker task shares (the
-//! settings, the messages in and out, the loop [`serve`] and the restart backoff
+//! settings, the messages in and out, the loop `serve` and the restart backoff
 //! [`Restarts`]), and the Codex worker's task: its session (one `codex app-server` child
 //! and its core, leased as `wrk-N`), the commands it serves through the journal, a new
 //! child with `thread/resume` when one exits (bounded, with backoff), and reconciliation
