@@ -2,15 +2,18 @@
 //! own config home and an environment cleared down to an allowlist; lines in and out;
 //! stopped by ending its whole group.
 //!
-//! [`Spawn`] says what to run (`codex app-server` by default; tests pass a stand-in).
-//! [`Child::spawn`] takes the session's lease, creates the session's own `CODEX_HOME`
-//! (`<data_dir>/sessions/<session>/codex-home`, mode 0700, kept across children of the
-//! session so a later `thread/resume` finds the rollouts there) and writes its
+//! [`Spawn`] says what to run (`codex app-server` or `claude -p`; tests pass a stand-in).
+//! [`Child::spawn`] takes the session's lease, creates the session's own config home
+//! (`<data_dir>/sessions/<session>/codex-home` as `CODEX_HOME`, or `.../claude-config` as
+//! `CLAUDE_CONFIG_DIR`; mode 0700, kept across children of the session so a later
+//! `thread/resume` or `--resume` finds its record there) and, for Codex, writes its
 //! `config.toml` (0600). The child starts in the worker's directory as the leader of a
 //! new process group, with only the variables named in [`Spawn::env_pass`] copied from the
-//! executor, plus `CODEX_HOME` and [`Spawn::env_set`]: a user's `~/.codex` hooks, plugins,
-//! MCP servers or `/goal` loop cannot reach it. `HOME` is passed on because the agent's
-//! own tools (git, ssh) read it; Codex reads its config from `CODEX_HOME` only.
+//! executor, plus [`Spawn::env_set`], the home variable and, for Claude, a private
+//! `TMPDIR` (`<session>/tmp`, 0700: Claude Code opens its messaging socket under it): a
+//! user's `~/.codex` or `~/.claude` hooks, plugins, MCP servers or loops cannot reach it.
+//! `HOME` is passed on because the agent's own tools (git, ssh) read it; each CLI reads its
+//! config from its home variable only.
 //!
 //! Stdout is read line by line, at most [`LINE_BYTES_MAX`] a line ([`Error::LineTooLong`]
 //! past it, and the rest of that line is skipped); stderr is drained by a task that keeps
@@ -38,6 +41,18 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 pub const ENV_PASS_DEFAULT: [&str; 9] =
     ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
 
+/// Variables a Claude child also gets from the executor when set: the headless logins
+/// Claude Code takes from the environment (code.claude.com/docs/en/env-vars:
+/// `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`; `claude setup-token` prints a
+/// `CLAUDE_CODE_OAUTH_TOKEN`) and an API endpoint. The session's config home has no login
+/// of its own, and a user's credentials file is never copied into it.
+pub const CLAUDE_ENV_PASS: [&str; 4] =
+    ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"];
+
+/// The variables that name a session's config home, one per CLI: the reaper recognizes a
+/// child of ours by one of them.
+pub const HOME_VARS: [&str; 2] = ["CODEX_HOME", "CLAUDE_CONFIG_DIR"];
+
 /// The session's `config.toml` unless the caller gives its own: the unattended defaults
 /// (the core also sends them with every `thread/start`) and nothing else. The MCP server
 /// of the orchestrator is added here by a later slice.
@@ -60,10 +75,17 @@ pub struct Spawn {
     pub data_dir: PathBuf,
     /// Variables copied from the executor's environment when set.
     pub env_pass: Vec<String>,
-    /// Variables set for the child (after `env_pass`; `CODEX_HOME` cannot be overridden).
+    /// Variables set for the child (after `env_pass`; the home variable and a private
+    /// `TMPDIR` cannot be overridden).
     pub env_set: Vec<(String, String)>,
-    /// The text of the session's `config.toml`.
+    /// The text of the session's `config.toml` (Codex); empty: no file is written.
     pub config_toml: String,
+    /// The variable naming the config home (one of [`HOME_VARS`]).
+    pub home_var: &'static str,
+    /// The config home's directory name in the session's directory.
+    pub home_dir: &'static str,
+    /// Gives the child its own `TMPDIR` (`<session>/tmp`).
+    pub private_tmp: bool,
 }
 
 impl Spawn {
@@ -78,12 +100,45 @@ impl Spawn {
             env_pass: ENV_PASS_DEFAULT.iter().map(|s| s.to_string()).collect(),
             env_set: Vec::new(),
             config_toml: CONFIG_TOML_DEFAULT.to_string(),
+            home_var: "CODEX_HOME",
+            home_dir: "codex-home",
+            private_tmp: false,
         }
     }
 
-    /// The session's own `CODEX_HOME`.
+    /// `claude` for `session` in `cwd` (its arguments come with each spawn), with its own
+    /// `CLAUDE_CONFIG_DIR` and `TMPDIR`, the logins of [`CLAUDE_ENV_PASS`], and the
+    /// auto-updater off (`DISABLE_AUTOUPDATER`: the version checked at start must stay the
+    /// one that runs).
+    pub fn claude(session: &str, cwd: &Path, data_dir: &Path) -> Spawn {
+        let pass = ENV_PASS_DEFAULT.iter().chain(CLAUDE_ENV_PASS.iter());
+        Spawn {
+            session: session.to_string(),
+            program: PathBuf::from("claude"),
+            args: Vec::new(),
+            cwd: cwd.to_path_buf(),
+            data_dir: data_dir.to_path_buf(),
+            env_pass: pass.map(|s| s.to_string()).collect(),
+            env_set: vec![("DISABLE_AUTOUPDATER".to_string(), "1".to_string())],
+            config_toml: String::new(),
+            home_var: "CLAUDE_CONFIG_DIR",
+            home_dir: "claude-config",
+            private_tmp: true,
+        }
+    }
+
+    /// The session's own config home (`CODEX_HOME` or `CLAUDE_CONFIG_DIR`).
     pub fn home(&self) -> PathBuf {
-        self.data_dir.join("sessions").join(&self.session).join("codex-home")
+        self.session_dir().join(self.home_dir)
+    }
+
+    /// The child's own `TMPDIR`, when it has one.
+    pub fn tmp(&self) -> Option<PathBuf> {
+        self.private_tmp.then(|| self.session_dir().join("tmp"))
+    }
+
+    fn session_dir(&self) -> PathBuf {
+        self.data_dir.join("sessions").join(&self.session)
     }
 }
 
@@ -145,9 +200,14 @@ impl Child {
         self.pgid
     }
 
-    /// The session's `CODEX_HOME`.
+    /// The session's config home.
     pub fn home(&self) -> &Path {
         &self.home
+    }
+
+    /// Closes the child's stdin: a stream-json `claude` ends after its running turn.
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
     }
 
     /// Writes `line` and a newline to the child's stdin.
@@ -213,16 +273,21 @@ impl Drop for Child {
 
 /// Creates the session home and starts the process (the lease is already held).
 fn start(spec: &Spawn, home: &Path) -> Result<Child, Error> {
-    DirBuilder::new().recursive(true).mode(0o700).create(home).map_err(|e| Error::io("create", home, &e))?;
-    let config = home.join("config.toml");
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&config)
-        .and_then(|mut file| file.write_all(spec.config_toml.as_bytes()))
-        .map_err(|e| Error::io("write", &config, &e))?;
+    let tmp = spec.tmp();
+    for dir in std::iter::once(home).chain(tmp.as_deref()) {
+        DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| Error::io("create", dir, &e))?;
+    }
+    if !spec.config_toml.is_empty() {
+        let config = home.join("config.toml");
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&config)
+            .and_then(|mut file| file.write_all(spec.config_toml.as_bytes()))
+            .map_err(|e| Error::io("write", &config, &e))?;
+    }
     let mut command = Command::new(&spec.program);
     command.args(&spec.args).current_dir(&spec.cwd).env_clear().process_group(0);
     for name in &spec.env_pass {
@@ -230,7 +295,10 @@ fn start(spec: &Spawn, home: &Path) -> Result<Child, Error> {
             command.env(name, value);
         }
     }
-    command.envs(spec.env_set.iter().map(|(k, v)| (k, v))).env("CODEX_HOME", home);
+    command.envs(spec.env_set.iter().map(|(k, v)| (k, v))).env(spec.home_var, home);
+    if let Some(tmp) = &tmp {
+        command.env("TMPDIR", tmp);
+    }
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let spawn_error = |detail: String| Error::Spawn { program: spec.program.display().to_string(), detail };
     let mut process = command.spawn().map_err(|e| spawn_error(e.to_string()))?;

@@ -1,13 +1,17 @@
 //! The executor process's entry point: its options checked (a clear one-line error for
-//! each), then the daemon's `/executor` WebSocket kept up: connect, `hello`, wait for
-//! `welcome`, heartbeat at the interval it announces, serve commands through the
-//! [`Executor`], and on any drop reconnect with a doubling backoff. A refusal that
-//! reconnecting cannot fix (wrong token, replaced, another protocol) ends [`run`].
+//! each), the kinds it runs chosen ([`choose_kinds`]: each CLI whose binary is found and
+//! passes its checks, or exactly the ones `--kinds` asks for), then the daemon's
+//! `/executor` WebSocket kept up: connect, `hello`, wait for `welcome`, heartbeat at the
+//! interval it announces, serve commands through the [`Executor`], and on any drop
+//! reconnect with a doubling backoff. A refusal that reconnecting cannot fix (wrong token,
+//! replaced, another protocol) ends [`run`].
 
 use crate::Error;
+use crate::claude_cli::{self, CLAUDE_VERSION};
 use crate::executor::{Executor, Reply};
 use crate::limits::{RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX, WELCOME_WAIT_MS};
 use crate::worker::{Out, Settings};
+use bridge::ExecutorKindWire;
 use futures_util::{SinkExt, StreamExt};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
@@ -30,6 +34,8 @@ pub struct Options {
     pub executor_id: String,
     /// How workers' children start, and where the state lives.
     pub settings: Settings,
+    /// The kinds to run (`--kinds`): each must pass its checks. `None`: every CLI that does.
+    pub kinds: Option<Vec<ExecutorKindWire>>,
 }
 
 /// Checks the options, then serves until the daemon refuses this executor for good.
@@ -40,7 +46,8 @@ pub async fn run(options: Options) -> Result<(), Error> {
         return Err(Error::BadOption { detail: format!("--daemon {}: expected ws://HOST:PORT/executor", options.url) });
     }
     let mut settings = options.settings.clone();
-    settings.program = find_program(&settings.program)?;
+    settings.kinds = choose_kinds(options.kinds.as_deref(), &mut settings).await?;
+    tracing::info!(kinds = ?settings.kinds, "running these kinds of workers");
     if let Some(dir) = &settings.workspace
         && !Path::new(dir).is_dir()
     {
@@ -177,17 +184,78 @@ fn check_id(id: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// Which kinds of workers this executor runs. Each kind asked for (`--kinds`) must pass
+/// its checks, else the start fails with that check's error; without `--kinds`, each CLI
+/// that passes (a Claude binary found but refused by its surface check is one error line
+/// in the log, and Claude workers are not run). No kind at all is one error naming why.
+pub async fn choose_kinds(
+    asked: Option<&[ExecutorKindWire]>,
+    settings: &mut Settings,
+) -> Result<Vec<ExecutorKindWire>, Error> {
+    if asked.is_some_and(|kinds| kinds.contains(&ExecutorKindWire::Chatgpt)) {
+        return Err(Error::NoKind {
+            detail: "--kinds chatgpt: ChatGPT workers run in the browser extension".to_string(),
+        });
+    }
+    let wanted = |kind: ExecutorKindWire| asked.is_none_or(|kinds| kinds.contains(&kind));
+    let mut kinds = Vec::new();
+    let mut skipped = Vec::new();
+    if wanted(ExecutorKindWire::Codex) {
+        match find_program(&settings.program) {
+            Ok(program) => {
+                settings.program = program;
+                kinds.push(ExecutorKindWire::Codex);
+            }
+            Err(e) if asked.is_some() => return Err(e),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if wanted(ExecutorKindWire::Claude) {
+        match check_claude(settings).await {
+            Ok(()) => kinds.push(ExecutorKindWire::Claude),
+            Err(e) if asked.is_some() => return Err(e),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if kinds.is_empty() {
+        let why: Vec<String> = skipped.iter().map(Error::to_string).collect();
+        return Err(Error::NoKind { detail: format!("no command-line agent to run: {}", why.join("; ")) });
+    }
+    for e in skipped {
+        match e {
+            Error::ClaudeSurface { .. } => tracing::error!("Claude workers are not run: {e}"),
+            e => tracing::info!("not run: {e}"),
+        }
+    }
+    Ok(kinds)
+}
+
+/// The Claude binary found and its surface checked ([`claude_cli::check`]).
+async fn check_claude(settings: &mut Settings) -> Result<(), Error> {
+    let state_dir = settings.state_dir.clone();
+    let Some(claude) = settings.claude.as_mut() else {
+        return Err(Error::NoKind { detail: "--kinds claude: no claude binary is configured".to_string() });
+    };
+    let missing = || Error::ClaudeMissing { program: claude.program.display().to_string(), version: CLAUDE_VERSION };
+    claude.program = locate(&claude.program).ok_or_else(missing)?;
+    claude_cli::check(&claude.program, &state_dir.join("claude-surface")).await
+}
+
 /// `program` as a path to an executable file: as given when it names a path, else looked
 /// up on `PATH` ([`Error::CodexMissing`] when nothing fits).
 pub fn find_program(program: &Path) -> Result<PathBuf, Error> {
+    locate(program).ok_or_else(|| Error::CodexMissing { program: program.display().to_string() })
+}
+
+/// `program` as a path to an executable file, if there is one.
+fn locate(program: &Path) -> Option<PathBuf> {
     let executable =
         |path: &Path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-    let missing = || Error::CodexMissing { program: program.display().to_string() };
     if program.components().count() > 1 || program.is_absolute() {
-        return if executable(program) { Ok(program.to_path_buf()) } else { Err(missing()) };
+        return executable(program).then(|| program.to_path_buf());
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| executable(p)).ok_or_else(missing)
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| executable(p))
 }
 
 #[cfg(test)]

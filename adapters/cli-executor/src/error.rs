@@ -84,6 +84,14 @@ pub enum Error {
         /// The session id.
         session: String,
     },
+    /// `claude --resume` found no transcript for the session ("No conversation found with
+    /// session ID: ...", exit 1, after a `result` with `num_turns:0`; 2.1.332, seen
+    /// 2026-12-02): the session never reached disk, so the conversation is gone.
+    #[error("no conversation {session} to resume")]
+    SessionNotFound {
+        /// The session id.
+        session: String,
+    },
     /// A process group still had live members after `SIGKILL` and
     /// [`crate::limits::STOP_KILL_WAIT_MS`].
     #[error("process group {pgid} did not end")]
@@ -136,6 +144,31 @@ pub enum Error {
         /// The program as given.
         program: String,
     },
+    /// The Claude Code binary is not there or not executable.
+    #[error(
+        "the claude binary {program} was not found or is not executable (install @anthropic-ai/claude-code@{version} or pass --claude PATH)"
+    )]
+    ClaudeMissing {
+        /// The program as given.
+        program: String,
+        /// The version the executor runs.
+        version: &'static str,
+    },
+    /// The Claude Code binary is not the one the executor was built against: another
+    /// version, or a `--help` without a flag the executor passes. Claude workers are not run.
+    #[error("the claude binary {program} cannot run Claude workers: {detail}")]
+    ClaudeSurface {
+        /// The binary.
+        program: String,
+        /// What differs, in one line.
+        detail: String,
+    },
+    /// A CLI kind `--kinds` asked for that this executor cannot run, or no kind at all.
+    #[error("{detail}")]
+    NoKind {
+        /// Which kind, and why.
+        detail: String,
+    },
     /// The orchestrator's MCP server did not answer the handshake a CLI child would make
     /// (connection, status, or no `worker_complete` offered): a worker started without it
     /// could never complete, so nothing is sent (fail closed).
@@ -181,9 +214,13 @@ impl Error {
             Error::BadOption { .. } => "BAD_OPTION",
             Error::Token { .. } => "TOKEN",
             Error::CodexMissing { .. } => "CODEX_MISSING",
+            Error::ClaudeMissing { .. } => "CLAUDE_MISSING",
+            Error::ClaudeSurface { .. } => "CLAUDE_SURFACE",
+            Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
-            Error::McpUnreachable { .. } => "MCP_UNREACHABLE",
+            Error::McpUnreachable { .. } => crate::mcp::UNREACHABLE,
             Error::SessionInUse { .. } => "SESSION_IN_USE",
+            Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
         }
     }
 }

@@ -1,16 +1,18 @@
 //! The executor between the daemon and the worker tasks: the journal opened (and its doubts
-//! logged) and stale leases reaped at start, a task per worker, every command from the
-//! daemon checked against the journal before it is served (a command id already journaled
-//! is never submitted again: its stored result is sent again, or its result follows), and
-//! the `hello` that republishes the bindings and the journal. No socket here: the
-//! connection (`connection.rs`) feeds it text frames and sends what it returns.
+//! logged) and stale leases reaped at start, a task per worker of the kind its commands
+//! name (`executorKind`: a Codex task or a Claude task), every command from the daemon
+//! checked against the journal before it is served (a command id already journaled is
+//! never submitted again: its stored result is sent again, or its result follows), and the
+//! `hello` that announces the kinds this executor runs and republishes the bindings and
+//! the journal. No socket here: the connection (`connection.rs`) feeds it text frames and
+//! sends what it returns.
 
 use crate::Error;
+use crate::claude_worker::ClaudeTask;
 use crate::journal::Journal;
 use crate::lease::Leases;
 use crate::limits::CHANNEL_DEPTH;
-use crate::reconcile;
-use crate::worker::{In, Out, Settings, Shared, Task, lock};
+use crate::worker::{In, Out, Settings, Shared, Task, lock, serve};
 use bridge::{
     BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorKindWire, ExecutorMessage, Hello, KindWire,
     MESSAGE_BYTES_MAX, OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, encode,
@@ -20,10 +22,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
-
-/// The CLI kinds this executor serves, announced in `hello` as `capabilities.kinds`: the
-/// daemon sends it the commands of Codex workers only.
-pub const KINDS: [ExecutorKindWire; 1] = [ExecutorKindWire::Codex];
 
 /// Commands one executor works on at once, announced in `hello` (informational in v1).
 pub const CONCURRENCY_MAX: u32 = 16;
@@ -68,15 +66,13 @@ impl Executor {
         for r in &reaped {
             tracing::info!(?r, "reaped a lease left by a previous executor");
         }
-        let known: Vec<WorkerId> = {
+        let known: BTreeMap<WorkerId, ExecutorKindWire> = {
             let open = journal
                 .entries()
                 .filter(|e| matches!(e.phase, PhaseWire::Received | PhaseWire::SubmissionStarted))
-                .map(|e| e.command.worker_id);
-            let mut known: Vec<WorkerId> = journal.bindings().map(|(w, _)| w).chain(open).collect();
-            known.sort();
-            known.dedup();
-            known
+                .map(|e| (e.command.worker_id, kind_of(&e.command)));
+            // A binding says which CLI holds the worker's conversation; it wins.
+            open.chain(journal.bindings().map(|(w, b)| (w, b.kind))).collect()
         };
         let (out, reports) = mpsc::channel(CHANNEL_DEPTH);
         let shared = Shared {
@@ -86,8 +82,8 @@ impl Executor {
             out,
         };
         let mut executor = Executor { shared, workers: BTreeMap::new(), tasks: JoinSet::new() };
-        for worker in known {
-            executor.hand(worker, In::Recover).await;
+        for (worker, kind) in known {
+            executor.hand(worker, kind, In::Recover).await;
         }
         Ok((executor, reports))
     }
@@ -100,7 +96,7 @@ impl Executor {
             .bindings()
             .map(|(worker, bound)| BindingWire {
                 worker_id: worker,
-                conversation_url: reconcile::conversation_url(&bound.thread),
+                conversation_url: bound.conversation_url(),
                 open: true,
                 observation: journal.observed(worker).cloned(),
             })
@@ -109,7 +105,11 @@ impl Executor {
             token: token.to_string(),
             executor_id: executor_id.to_string(),
             protocol: PROTOCOL_VERSION,
-            capabilities: Capabilities { steering: true, operator: false, kinds: Some(KINDS.to_vec()) },
+            capabilities: Capabilities {
+                steering: true,
+                operator: false,
+                kinds: Some(self.shared.settings.kinds.clone()),
+            },
             concurrency_max: CONCURRENCY_MAX,
             bindings,
             journal: journal.hello_lines(),
@@ -166,6 +166,7 @@ impl Executor {
     /// A command: journaled and handed to its worker, or answered from the journal.
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) -> Vec<String> {
         let worker = command.worker_id;
+        let kind = kind_of(&command);
         let entry = lock(&self.shared.journal).entry(command.command_id).cloned();
         let stored = |outcome: OutcomeWire| {
             vec![encode(&ExecutorMessage::Result(ResultWire { command_id: command.command_id, outcome }))]
@@ -174,11 +175,16 @@ impl Executor {
             KindWire::Create | KindWire::Send | KindWire::Steer => match entry {
                 // Seen before: never submitted twice. Its stored result again, or none yet.
                 Some(entry) => entry.outcome.map(stored).unwrap_or_default(),
+                // Not a kind this executor runs (the daemon routes by `hello`): refused.
+                None if !self.shared.settings.kinds.contains(&kind) => stored(OutcomeWire::Failed {
+                    code: "HOST_UI_CHANGED".to_string(),
+                    detail: format!("this executor does not run {} workers", engine::ExecutorKind::from(kind)),
+                }),
                 None => {
                     let received = lock(&self.shared.journal).receive(&command, cwd.as_deref());
                     match received {
                         Ok(()) => {
-                            self.hand(worker, In::Command(Box::new(command), cwd)).await;
+                            self.hand(worker, kind, In::Command(Box::new(command), cwd)).await;
                             Vec::new()
                         }
                         Err(e) => stored(OutcomeWire::Failed {
@@ -202,24 +208,28 @@ impl Executor {
                 Some(entry) => match (entry.outcome, entry.phase) {
                     (Some(outcome), _) => stored(outcome),
                     (None, PhaseWire::Received) => {
-                        self.hand(worker, In::Command(Box::new(command), None)).await;
+                        self.hand(worker, kind, In::Command(Box::new(command), None)).await;
                         Vec::new()
                     }
                     (None, _) => Vec::new(), // submission began: its real result follows
                 },
             },
             KindWire::Inspect | KindWire::Close => {
-                self.hand(worker, In::Command(Box::new(command), None)).await;
+                self.hand(worker, kind, In::Command(Box::new(command), None)).await;
                 Vec::new()
             }
         }
     }
 
-    /// Hands `input` to the worker's task, starting the task if it has none.
-    async fn hand(&mut self, worker: WorkerId, input: In) {
+    /// Hands `input` to the worker's task, starting one of `kind` if it has none.
+    async fn hand(&mut self, worker: WorkerId, kind: ExecutorKindWire, input: In) {
         if self.workers.get(&worker).is_none_or(|tx| tx.is_closed()) {
             let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
-            self.tasks.spawn(Task::new(worker, self.shared.clone()).run(rx));
+            let shared = self.shared.clone();
+            match kind {
+                ExecutorKindWire::Claude => self.tasks.spawn(serve(ClaudeTask::new(worker, shared), rx)),
+                _ => self.tasks.spawn(serve(Task::new(worker, shared), rx)),
+            };
             self.workers.insert(worker, tx);
         }
         if let Some(tx) = self.workers.get(&worker)
@@ -228,4 +238,10 @@ impl Executor {
             tracing::warn!(%worker, "the worker's task ended");
         }
     }
+}
+
+/// The CLI a command is for: its `executorKind` (a daemon older than kinds names none:
+/// Codex, the only CLI it knew).
+fn kind_of(command: &CommandWire) -> ExecutorKindWire {
+    command.executor_kind.unwrap_or(ExecutorKindWire::Codex)
 }

@@ -27,7 +27,7 @@
 
 use crate::Error;
 use crate::limits::{JOURNAL_BYTES_MAX, JOURNAL_COMMANDS_MAX, JOURNAL_LINES_COMPACT, SEQ_SKIP_ON_DOUBT};
-use bridge::{CommandWire, JournalWire, KindWire, ObservationWire, OutcomeWire, PhaseWire};
+use bridge::{CommandWire, ExecutorKindWire, JournalWire, KindWire, ObservationWire, OutcomeWire, PhaseWire};
 use engine::ids::{CommandId, WorkerId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -60,13 +60,33 @@ pub struct Entry {
     pub outcome: Option<OutcomeWire>,
 }
 
-/// A worker's binding: its thread and the directory its child runs in.
+/// A worker's binding: its thread (or session) and the directory its child runs in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bound {
-    /// The Codex thread (the conversation is `codex:thread/<thread>`).
+    /// The Codex thread or Claude session (the conversation is `codex:thread/<thread>` or
+    /// `claude:session/<thread>`).
     pub thread: String,
     /// The working directory of the worker's child.
     pub cwd: String,
+    /// Which CLI runs it (absent in journals written before Claude workers: Codex).
+    #[serde(default = "codex_kind", skip_serializing_if = "is_codex")]
+    pub kind: ExecutorKindWire,
+}
+
+impl Bound {
+    /// The conversation id on the wire (`codex:thread/<id>`, `claude:session/<id>`).
+    pub fn conversation_url(&self) -> String {
+        let kind = engine::ExecutorKind::from(self.kind);
+        kind.conversation_id(&self.thread).unwrap_or_else(|| self.thread.clone())
+    }
+}
+
+fn codex_kind() -> ExecutorKindWire {
+    ExecutorKindWire::Codex
+}
+
+fn is_codex(kind: &ExecutorKindWire) -> bool {
+    *kind == ExecutorKindWire::Codex
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -238,9 +258,9 @@ impl Journal {
         self.complete(command.command_id, outcome)
     }
 
-    /// Binds `worker` to `thread`, its child running in `cwd`.
-    pub fn bind(&mut self, worker: WorkerId, thread: &str, cwd: &str) -> Result<(), Error> {
-        let bound = Bound { thread: thread.to_string(), cwd: cwd.to_string() };
+    /// Binds `worker` to `thread` of a `kind` CLI, its child running in `cwd`.
+    pub fn bind(&mut self, worker: WorkerId, thread: &str, cwd: &str, kind: ExecutorKindWire) -> Result<(), Error> {
+        let bound = Bound { thread: thread.to_string(), cwd: cwd.to_string(), kind };
         if self.bindings.get(&worker) == Some(&bound) {
             return Ok(());
         }
@@ -486,7 +506,7 @@ mod tests {
             assert_eq!(j.publish(WorkerId(1), &idle()).expect("seq"), Some(1));
             assert_eq!(j.publish(WorkerId(1), &idle()).expect("seq"), None, "unchanged: not again");
             assert_eq!(j.submission_started(id(1), "t1").expect("started"), 1);
-            j.bind(WorkerId(1), "t1", "/w").expect("bind");
+            j.bind(WorkerId(1), "t1", "/w", ExecutorKindWire::Codex).expect("bind");
             j.receive(&command(2, KindWire::Send), None).expect("receive");
         }
         let (j, doubts) = Journal::open(&state).expect("reopen");
@@ -502,6 +522,24 @@ mod tests {
         assert_eq!(j.nonces("t1"), vec!["conversation.send:exe-1".to_string()]);
         let mode = |p: &Path| fs::metadata(p).expect("meta").permissions().mode() & 0o777;
         assert_eq!((mode(&state), mode(&state.join(JOURNAL_FILE_NAME))), (0o700, 0o600));
+    }
+
+    #[test]
+    fn a_binding_keeps_its_kind_and_one_written_before_kinds_is_codex() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let (mut j, _) = Journal::open(dir.path()).expect("open");
+            j.bind(WorkerId(1), "b172ea10", "/w", ExecutorKindWire::Claude).expect("bind");
+        }
+        let path = dir.path().join(JOURNAL_FILE_NAME);
+        let mut f = OpenOptions::new().append(true).open(&path).expect("append");
+        f.write_all(b"{\"t\":\"bind\",\"worker\":\"wrk-2\",\"bound\":{\"thread\":\"019a\",\"cwd\":\"/v\"}}\n")
+            .expect("write");
+        let (j, doubts) = Journal::open(dir.path()).expect("reopen");
+        assert!(doubts.is_empty(), "{doubts:?}");
+        let url = |w| j.binding(WorkerId(w)).map(Bound::conversation_url);
+        assert_eq!(url(1).as_deref(), Some("claude:session/b172ea10"));
+        assert_eq!(url(2).as_deref(), Some("codex:thread/019a"));
     }
 
     #[test]

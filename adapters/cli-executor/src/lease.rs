@@ -8,7 +8,7 @@
 //! pgid=<process group, 0 while the child is being spawned>
 //! start=<the leader's start time, clock ticks since boot>
 //! boot=<boot id>
-//! home=<the session's CODEX_HOME>
+//! home=<the session's config home (CODEX_HOME or CLAUDE_CONFIG_DIR)>
 //! ```
 //!
 //! Every write is atomic: the text goes to a private temporary file, is synced, and then
@@ -24,11 +24,12 @@
 //! checks limit it. The leader `/proc/<pgid>` must have the recorded start time (a reused
 //! pid starts later). If the leader is gone but members live, the id cannot have been
 //! reused (Linux keeps a pid allocated while a group still carries it), and one member
-//! must still carry the session's `CODEX_HOME` in its environment. What is left is a group
-//! id reused after a pid wraparound by a new leader that died leaving members that carry
-//! our `CODEX_HOME`: not a realistic case.
+//! must still carry the session's config home (`CODEX_HOME` or `CLAUDE_CONFIG_DIR`) in its
+//! environment. What is left is a group id reused after a pid wraparound by a new leader
+//! that died leaving members that carry our config home: not a realistic case.
 
 use crate::Error;
+use crate::child::HOME_VARS;
 use crate::group::{self, Stat};
 use crate::limits::{LEASE_BYTES_MAX, LEASES_MAX, SESSION_ID_BYTES_MAX};
 use std::fs::{self, DirBuilder, File, OpenOptions};
@@ -41,7 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// The lease directory of one executor data dir.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Leases {
     dir: PathBuf,
 }
@@ -109,7 +110,7 @@ impl Leases {
         Ok((leases, reaped))
     }
 
-    /// Takes the lease of `session`, whose child will get `home` as its `CODEX_HOME`;
+    /// Takes the lease of `session`, whose child will get `home` as its config home;
     /// [`Error::Leased`] if the session has one.
     pub fn acquire(&self, session: &str, home: &Path) -> Result<Lease, Error> {
         check_session(session)?;
@@ -243,7 +244,7 @@ fn ours(record: &Record) -> Ownership {
     let identified = match group::stat(record.pgid) {
         Some(Stat { pgrp, start_ticks, .. }) if pgrp == record.pgid => start_ticks == record.start,
         Some(_) => false,
-        None => members.iter().any(|&pid| group::environ_has(pid, "CODEX_HOME", &record.home)),
+        None => members.iter().any(|&pid| HOME_VARS.iter().any(|var| group::environ_has(pid, var, &record.home))),
     };
     if identified { Ownership::Ours } else { Ownership::Other }
 }

@@ -114,3 +114,14 @@ pub const MCP_PROBE_TIMEOUT_MS: u64 = 5_000;
 /// The largest MCP answer the probe reads (`tools/list` with the whole catalog's schemas is
 /// the largest, about 60 KB today).
 pub const MCP_PROBE_BYTES_MAX: usize = 1024 * 1024;
+
+/// The largest Claude session transcript read to settle a prompt after a restart; past it
+/// the prompt's fate cannot be told (`AMBIGUOUS_SUBMISSION`), never guessed.
+pub const TRANSCRIPT_BYTES_MAX: u64 = 256 * 1024 * 1024;
+
+/// How long `claude --version` or `claude --help` may take at executor start (measured:
+/// 20 ms and 0.55 s on 2026-12-02) before the binary counts as unusable.
+pub const CLI_SURFACE_TIMEOUT_MS: u64 = 15_000;
+
+/// The most of `--help`'s output read (2.1.332's is 17 KB).
+pub const CLI_HELP_BYTES_MAX: usize = 1024 * 1024;

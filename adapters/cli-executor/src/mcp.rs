@@ -27,6 +27,10 @@ pub const MCP_TOKEN_ENV: &str = "ORCHESTRATOR_MCP_TOKEN";
 /// `mcp__orchestrator__<tool>`, Codex `orchestrator__<tool>` in its tool list.
 pub const MCP_SERVER_NAME: &str = "orchestrator";
 
+/// The stable code of an MCP server a child cannot use ([`Error::McpUnreachable`]): a
+/// command failed for it says `HOST_UI_CHANGED` with a detail starting `MCP_UNREACHABLE:`.
+pub const UNREACHABLE: &str = "MCP_UNREACHABLE";
+
 /// The tool without which a worker can never finish: the probe checks it is offered.
 pub const COMPLETION_TOOL: &str = "worker_complete";
 

@@ -1,24 +1,27 @@
-//! One worker's side of the executor, as a task: its session (one `codex app-server` child
+//! One worker's side of the executor, as a task: what every worker task shares (the
+//! settings, the messages in and out, the loop `serve` and the restart backoff
+//! [`Restarts`]), and the Codex worker's task: its session (one `codex app-server` child
 //! and its core, leased as `wrk-N`), the commands it serves through the journal, a new
 //! child with `thread/resume` when one exits (bounded, with backoff), and reconciliation
-//! of prompts a dead child or executor left `submission-started`.
+//! of prompts a dead child or executor left `submission-started`. The Claude worker's
+//! task is `crate::claude_worker`.
 //!
 //! Order of durability: the connection journals a command `received` before handing it
-//! here; the pump's [`Gate`] journals `submission-started` (and, for a create, the new
-//! binding) before the prompt's line is written; a result is journaled `completed` before
-//! it is sent; a state's sequence is persisted before the state is sent.
+//! here; the pump's [`crate::pump::Gate`] ([`crate::ledger::gate`]) journals
+//! `submission-started` (and, for a create, the new binding) before the prompt's line is
+//! written; a result is journaled `completed` before it is sent; a state's sequence is
+//! persisted before the state is sent ([`Ledger`]).
 
 use crate::Error;
 use crate::child::Spawn;
 use crate::codex::{Codex, Config, Effect, Outcome, Report, Resume};
 use crate::journal::Journal;
 use crate::lease::Leases;
+use crate::ledger::{Ledger, gate};
 use crate::limits::{CHILD_RESTART_BACKOFF_MS_MAX, CHILD_RESTART_BACKOFF_MS_MIN, CHILD_RESTARTS_MAX};
-use crate::pump::{Event, Session};
+use crate::pump::{Core, Event, Session};
 use crate::reconcile::{self, Verdict};
-use bridge::{
-    BindingWire, CommandWire, KindWire, ObservationWire, OutcomeWire, PhaseWire, ResultWire, StateName, StateWire,
-};
+use bridge::{BindingWire, CommandWire, ExecutorKindWire, KindWire, OutcomeWire, PhaseWire, ResultWire, StateWire};
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
 use std::collections::BTreeSet;
@@ -31,11 +34,11 @@ use tokio::time::Instant;
 /// What every worker's child is started with.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// The CLI (`codex`, or a stand-in in tests).
+    /// The Codex CLI (`codex`, or a stand-in in tests).
     pub program: PathBuf,
     /// Its arguments (`app-server`, then any `-c key=value`).
     pub args: Vec<String>,
-    /// Variables set for the child, beyond the allowlist.
+    /// Variables set for a Codex child, beyond the allowlist.
     pub env_set: Vec<(String, String)>,
     /// The executor's state directory: journal, leases, session homes.
     pub state_dir: PathBuf,
@@ -45,6 +48,11 @@ pub struct Settings {
     /// and which must answer before a prompt goes in. `None` only in tests of the shell
     /// that run no turn needing it; `orchestrator executor-cli` always sets it.
     pub mcp: Option<crate::mcp::McpServer>,
+    /// How Claude Code children start; `None`: this executor runs no Claude worker.
+    pub claude: Option<crate::claude_cli::ClaudeSettings>,
+    /// The kinds this executor runs, announced in `hello` (`capabilities.kinds`); a
+    /// command of another kind is refused.
+    pub kinds: Vec<ExecutorKindWire>,
 }
 
 /// What the connection hands a worker's task.
@@ -88,68 +96,133 @@ pub fn lock(journal: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
     journal.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// One worker's task.
+/// Children of a worker that exited in a row, and when the next one is due.
+#[derive(Debug, Default)]
+pub struct Restarts {
+    /// Exits in a row (reset by a submitted prompt or an idle turn end).
+    pub exits: u32,
+    /// When the next child is due after an exit.
+    pub at: Option<Instant>,
+    /// [`CHILD_RESTARTS_MAX`] exits in a row: no child until the next command.
+    pub gave_up: bool,
+}
+
+impl Restarts {
+    /// A child exited (or could not start): `true` when that made [`CHILD_RESTARTS_MAX`]
+    /// in a row (given up); otherwise the next child is due after a backoff of
+    /// [`CHILD_RESTART_BACKOFF_MS_MIN`], doubled for each exit in a row.
+    pub fn exited(&mut self) -> bool {
+        self.exits += 1;
+        if self.exits >= CHILD_RESTARTS_MAX {
+            self.gave_up = true;
+            self.at = None;
+            return true;
+        }
+        let backoff = CHILD_RESTART_BACKOFF_MS_MIN
+            .saturating_mul(1 << (self.exits - 1).min(16))
+            .min(CHILD_RESTART_BACKOFF_MS_MAX);
+        self.at = Some(Instant::now() + Duration::from_millis(backoff));
+        false
+    }
+
+    /// A command that submits: a worker whose child was given up on tries again.
+    pub fn retry(&mut self) {
+        if self.gave_up {
+            self.gave_up = false;
+            self.exits = 0;
+        }
+    }
+}
+
+/// What every worker task does first with a command from the daemon: a command that
+/// submits lets a worker whose child was given up on try again, and a close of the bound
+/// conversation forgets the binding. Says whether the command submits a prompt.
+pub(crate) fn receive(command: &CommandWire, restarts: &mut Restarts, ledger: &Ledger) -> bool {
+    let submits = matches!(command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
+    if submits {
+        restarts.retry();
+    }
+    ledger.closing(command);
+    submits
+}
+
+/// A worker's task as [`serve`] drives it.
+pub(crate) trait Shell: Send {
+    /// The core of its children.
+    type Core: Core;
+    /// The worker.
+    fn worker(&self) -> WorkerId;
+    /// Its session (a core and its child), if one was started.
+    fn session(&mut self) -> &mut Option<Session<Self::Core>>;
+    /// Its restart backoff.
+    fn restarts(&mut self) -> &mut Restarts;
+    /// A message from the connection.
+    async fn input(&mut self, message: In);
+    /// What the session's pump observed.
+    async fn event(&mut self, event: Result<Event<<Self::Core as Core>::Report>, Error>);
+    /// The backoff after an exit passed: start the next child.
+    async fn restart(&mut self);
+}
+
+/// Serves `input` until the connection drops its sender; the child is then stopped.
+pub(crate) async fn serve<S: Shell>(mut shell: S, mut input: mpsc::Receiver<In>) {
+    loop {
+        let restart_at = shell.restarts().at;
+        tokio::select! {
+            message = input.recv() => match message {
+                Some(message) => shell.input(message).await,
+                None => break,
+            },
+            event = next(shell.session()) => shell.event(event).await,
+            () = sleep_until(restart_at) => {
+                shell.restarts().at = None;
+                shell.restart().await;
+            }
+        }
+    }
+    let worker = shell.worker();
+    if let Some(session) = shell.session().take()
+        && let Err(e) = session.stop().await
+        && e != Error::ChildGone
+    {
+        tracing::warn!(%worker, code = e.code(), "stopping the child: {e}");
+    }
+}
+
+/// One Codex worker's task.
 pub struct Task {
     worker: WorkerId,
     shared: Shared,
-    session: Option<Session>,
+    /// Its reports, journaled first.
+    ledger: Ledger,
+    session: Option<Session<Codex>>,
     /// The working directory of the current (or last) child.
     cwd: Option<String>,
-    /// Children that exited in a row (reset by a submitted prompt or an idle turn end).
-    exits: u32,
-    /// When the next child is due after an exit.
-    restart_at: Option<Instant>,
-    /// [`CHILD_RESTARTS_MAX`] exits in a row: no child until the next command.
-    gave_up: bool,
+    restarts: Restarts,
     /// Prompts a dead child or executor left `submission-started`, to settle from the
     /// next `thread/read`.
     orphans: BTreeSet<CommandId>,
-    /// The latest state of a thread being created (published once its create reports).
-    creating: Option<(String, Report)>,
 }
 
-impl Task {
-    /// A task for `worker`.
-    pub fn new(worker: WorkerId, shared: Shared) -> Task {
-        Task {
-            worker,
-            shared,
-            session: None,
-            cwd: None,
-            exits: 0,
-            restart_at: None,
-            gave_up: false,
-            orphans: BTreeSet::new(),
-            creating: None,
-        }
+impl Shell for Task {
+    type Core = Codex;
+
+    fn worker(&self) -> WorkerId {
+        self.worker
     }
 
-    /// Serves `input` until the connection drops its sender; the child is then stopped.
-    pub async fn run(mut self, mut input: mpsc::Receiver<In>) {
-        loop {
-            tokio::select! {
-                message = input.recv() => match message {
-                    Some(message) => self.input(message).await,
-                    None => break,
-                },
-                event = next(&mut self.session) => self.event(event).await,
-                () = sleep_until(self.restart_at) => {
-                    self.restart_at = None;
-                    self.start().await;
-                }
-            }
-        }
-        if let Some(session) = self.session.take()
-            && let Err(e) = session.stop().await
-        {
-            tracing::warn!(worker = %self.worker, code = e.code(), "stopping the child: {e}");
-        }
+    fn session(&mut self) -> &mut Option<Session<Codex>> {
+        &mut self.session
+    }
+
+    fn restarts(&mut self) -> &mut Restarts {
+        &mut self.restarts
     }
 
     async fn input(&mut self, message: In) {
         match message {
             In::Recover => {
-                if self.session.is_none() && self.restart_at.is_none() {
+                if self.session.is_none() && self.restarts.at.is_none() {
                     self.start().await;
                 }
             }
@@ -157,22 +230,48 @@ impl Task {
         }
     }
 
-    async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
-        let submits = matches!(command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
-        if submits && self.gave_up {
-            self.gave_up = false;
-            self.exits = 0;
-        }
-        if command.kind == KindWire::Close
-            && let Some(thread) = reconcile::thread_of(&command.conversation_url)
-        {
-            let bound = lock(&self.shared.journal).binding(self.worker).is_some_and(|b| b.thread == thread);
-            if bound && let Err(e) = lock(&self.shared.journal).unbind(self.worker) {
-                tracing::warn!(worker = %self.worker, code = e.code(), "journaling a close: {e}");
+    async fn event(&mut self, event: Result<Event<Effect>, Error>) {
+        match event {
+            Ok(Event::Effect(effect)) => self.effect(effect).await,
+            Ok(Event::Exited { exit }) => {
+                self.session = None;
+                let last = exit.stderr_tail.lines().last().unwrap_or_default().to_string();
+                let how = match (exit.code, exit.signal) {
+                    (Some(code), _) => format!("exited with status {code}"),
+                    (None, Some(signal)) => format!("was killed by signal {signal}"),
+                    (None, None) => "ended".to_string(),
+                };
+                self.exited(&format!("codex app-server {how}: {last}")).await;
             }
+            Ok(Event::Spawn(_)) => {} // the Codex core never asks: its child starts with the session
+            Err(Error::ChildGone) => {} // the next call reports the exit
+            Err(e) => tracing::warn!(worker = %self.worker, code = e.code(), "from the child: {e}"),
         }
+    }
+
+    async fn restart(&mut self) {
+        self.start().await;
+    }
+}
+
+impl Task {
+    /// A task for `worker`.
+    pub fn new(worker: WorkerId, shared: Shared) -> Task {
+        Task {
+            worker,
+            ledger: Ledger::new(worker, shared.clone()),
+            shared,
+            session: None,
+            cwd: None,
+            restarts: Restarts::default(),
+            orphans: BTreeSet::new(),
+        }
+    }
+
+    async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
+        let submits = receive(&command, &mut self.restarts, &self.ledger);
         if self.session.is_none() {
-            if self.restart_at.is_some() {
+            if self.restarts.at.is_some() {
                 // A child is due shortly: a journaled command is requeued when it starts.
                 if !submits {
                     tracing::info!(worker = %self.worker, "{:?} dropped while the child restarts", command.kind);
@@ -184,7 +283,7 @@ impl Task {
             }
             if self.cwd.is_none() {
                 let detail = "no working directory: the command names no workspace.directory and the executor has no --workspace";
-                return self.fail(command.command_id, "HOST_UI_CHANGED", detail).await;
+                return self.ledger.fail(command.command_id, "HOST_UI_CHANGED", detail).await;
             }
             // The new child requeues every journaled command, this one included.
             return self.start().await;
@@ -198,7 +297,7 @@ impl Task {
         if let Err(e) = result {
             tracing::warn!(worker = %self.worker, code = e.code(), "command {id}: {e}");
             if submits && e != Error::ChildGone {
-                self.fail(id, "HOST_UI_CHANGED", &format!("the Codex core refused the command: {e}")).await;
+                self.ledger.fail(id, "HOST_UI_CHANGED", &format!("the Codex core refused the command: {e}")).await;
             }
         }
     }
@@ -238,16 +337,7 @@ impl Task {
         spec.program.clone_from(&settings.program);
         spec.args.clone_from(&settings.args);
         spec.env_set.clone_from(&settings.env_set);
-        let journal = Arc::clone(&self.shared.journal);
-        let gate_cwd = cwd.clone();
-        let gate = Box::new(move |command: CommandId, worker: WorkerId, thread: &str| {
-            let mut journal = lock(&journal);
-            let create = journal.entry(command).is_some_and(|e| e.command.kind == KindWire::Create);
-            if create {
-                journal.bind(worker, thread, &gate_cwd)?;
-            }
-            journal.submission_started(command, thread).map(|_| ())
-        });
+        let gate = gate(Arc::clone(&self.shared.journal), cwd.clone(), ExecutorKindWire::Codex);
         let mut session = match Session::start(&spec, &self.shared.leases, core, gate).await {
             Ok(session) => session,
             Err(e) => return self.exited(&format!("cannot start {}: {e}", settings.program.display())).await,
@@ -273,31 +363,12 @@ impl Task {
         }
     }
 
-    async fn event(&mut self, event: Result<Event, Error>) {
-        match event {
-            Ok(Event::Effect(effect)) => self.effect(effect).await,
-            Ok(Event::Exited { exit, .. }) => {
-                self.session = None;
-                let last = exit.stderr_tail.lines().last().unwrap_or_default().to_string();
-                let how = match (exit.code, exit.signal) {
-                    (Some(code), _) => format!("exited with status {code}"),
-                    (None, Some(signal)) => format!("was killed by signal {signal}"),
-                    (None, None) => "ended".to_string(),
-                };
-                self.exited(&format!("codex app-server {how}: {last}")).await;
-            }
-            Err(Error::ChildGone) => {} // the next call reports the exit
-            Err(e) => tracing::warn!(worker = %self.worker, code = e.code(), "from the child: {e}"),
-        }
-    }
-
     /// The child is gone (or could not start): restart after a backoff, or give up.
     async fn exited(&mut self, why: &str) {
         self.session = None;
-        self.exits += 1;
-        tracing::warn!(worker = %self.worker, exits = self.exits, "{why}");
-        if self.exits >= CHILD_RESTARTS_MAX {
-            self.gave_up = true;
+        let gave_up = self.restarts.exited();
+        tracing::warn!(worker = %self.worker, exits = self.restarts.exits, "{why}");
+        if gave_up {
             let started: Vec<CommandId> = lock(&self.shared.journal)
                 .entries()
                 .filter(|e| e.command.worker_id == self.worker && e.phase == PhaseWire::SubmissionStarted)
@@ -305,7 +376,8 @@ impl Task {
                 .collect();
             self.orphans.extend(started);
             self.settle_orphans(None).await;
-            let detail = format!("the Codex child exited {} times in a row ({why}); resume to try again", self.exits);
+            let exits = self.restarts.exits;
+            let detail = format!("the Codex child exited {exits} times in a row ({why}); resume to try again");
             let report = Report {
                 state: ConversationState::Error(ErrorKind::HostUiChanged),
                 block: None,
@@ -314,14 +386,9 @@ impl Task {
             };
             let bound = lock(&self.shared.journal).binding(self.worker).map(|b| b.thread.clone());
             if let Some(thread) = bound {
-                self.publish(&thread, report).await;
+                self.ledger.publish(&thread, report).await;
             }
-            return;
         }
-        let backoff = CHILD_RESTART_BACKOFF_MS_MIN
-            .saturating_mul(1 << (self.exits - 1).min(16))
-            .min(CHILD_RESTART_BACKOFF_MS_MAX);
-        self.restart_at = Some(Instant::now() + Duration::from_millis(backoff));
     }
 
     async fn effect(&mut self, effect: Effect) {
@@ -329,9 +396,9 @@ impl Task {
             Effect::Result { command, outcome } => self.result(command, outcome).await,
             Effect::State { thread, report, .. } => {
                 if report.state == ConversationState::Idle {
-                    self.exits = 0;
+                    self.restarts.exits = 0;
                 }
-                self.publish(&thread, report).await;
+                self.ledger.publish(&thread, report).await;
             }
             Effect::Foreign { thread, turn, .. } => {
                 let detail = format!(
@@ -343,7 +410,7 @@ impl Task {
                     until: None,
                     detail: Some(detail),
                 };
-                self.publish(&thread, report).await;
+                self.ledger.publish(&thread, report).await;
             }
             Effect::Thread { record, .. } => self.settle_orphans(Some(&record)).await,
             Effect::Unresponsive { method, error } => {
@@ -372,14 +439,14 @@ impl Task {
             tracing::info!(worker = %self.worker, command = %id, ?verdict, "reconciled");
             let create = entry.command.kind == KindWire::Create;
             let outcome = reconcile::outcome(&verdict, &thread, entry.state_seq, create);
-            self.send_result(id, outcome).await;
+            self.ledger.result(id, outcome).await;
         }
     }
 
     async fn result(&mut self, command: CommandId, outcome: Outcome) {
         let wire = match outcome {
             Outcome::Submitted { thread, .. } => {
-                self.exits = 0;
+                self.restarts.exits = 0;
                 let entry = lock(&self.shared.journal).entry(command).cloned();
                 let create = entry.as_ref().is_some_and(|e| e.command.kind == KindWire::Create);
                 let state_seq = entry.map_or(0, |e| e.state_seq);
@@ -388,79 +455,7 @@ impl Task {
             }
             Outcome::Failed { code, detail } => OutcomeWire::Failed { code: code.to_string(), detail },
         };
-        self.send_result(command, wire).await;
-    }
-
-    async fn fail(&mut self, command: CommandId, code: &str, detail: &str) {
-        self.send_result(command, OutcomeWire::Failed { code: code.to_string(), detail: detail.to_string() }).await;
-    }
-
-    /// Journals `outcome` as the command's completion, then sends it.
-    async fn send_result(&mut self, command: CommandId, outcome: OutcomeWire) {
-        if let Err(e) = lock(&self.shared.journal).complete(command, &outcome) {
-            tracing::warn!(worker = %self.worker, code = e.code(), "journaling the result of {command}: {e}");
-        }
-        let thread = match &outcome {
-            OutcomeWire::Submitted { conversation_url: Some(url), .. } => reconcile::thread_of(url).map(str::to_string),
-            _ => None,
-        };
-        let _ = self.shared.out.send(Out::Result(ResultWire { command_id: command, outcome })).await;
-        // A created thread: its binding settles after the result, then its states.
-        if let Some(thread) = thread {
-            let binding = BindingWire {
-                worker_id: self.worker,
-                conversation_url: reconcile::conversation_url(&thread),
-                open: true,
-                observation: None,
-            };
-            let _ = self.shared.out.send(Out::Binding(binding)).await;
-            if let Some((creating, report)) = self.creating.take()
-                && creating == thread
-            {
-                self.publish(&thread, report).await;
-            }
-        }
-    }
-
-    /// Publishes a state of `thread` with the next persisted sequence, unless it is the
-    /// state last published: only for the bound thread (a thread being created waits for its create's result; older threads of the
-    /// worker are not its conversation any more).
-    async fn publish(&mut self, thread: &str, report: Report) {
-        let (state, error_kind) = StateName::from_engine(report.state);
-        let observation = ObservationWire {
-            state,
-            error_kind,
-            seq: 0,
-            block: report.block.clone(),
-            until_ms: report.until.map(|t| t.0),
-            detail: report.detail.clone(),
-        };
-        let seq = {
-            let mut journal = lock(&self.shared.journal);
-            if journal.binding(self.worker).is_none_or(|b| b.thread != thread) {
-                drop(journal);
-                self.creating = Some((thread.to_string(), report));
-                return;
-            }
-            match journal.publish(self.worker, &observation) {
-                Ok(Some(seq)) => seq,
-                Ok(None) => return, // unchanged: a larger seq would read as a new turn end
-                Err(e) => {
-                    tracing::warn!(worker = %self.worker, code = e.code(), "persisting a sequence: {e}");
-                    return;
-                }
-            }
-        };
-        let wire = StateWire {
-            worker_id: self.worker,
-            state,
-            error_kind,
-            seq,
-            block: observation.block,
-            until_ms: observation.until_ms,
-            detail: observation.detail,
-        };
-        let _ = self.shared.out.send(Out::State(wire)).await;
+        self.ledger.result(command, wire).await;
     }
 
     fn bound_cwd(&self) -> Option<String> {
@@ -496,7 +491,7 @@ fn inspect(worker: WorkerId, thread: &str) -> engine::ExecutorCommand {
     }
 }
 
-async fn next(session: &mut Option<Session>) -> Result<Event, Error> {
+async fn next<C: Core>(session: &mut Option<Session<C>>) -> Result<Event<C::Report>, Error> {
     match session.as_mut() {
         Some(session) => session.next().await,
         None => std::future::pending().await,

@@ -54,7 +54,7 @@ fn states(effects: &[Effect]) -> Vec<ConversationState> {
 }
 
 fn writes(effects: &[Effect]) -> usize {
-    effects.iter().filter(|e| matches!(e, Effect::Write(_))).count()
+    effects.iter().filter(|e| matches!(e, Effect::Prompt { .. })).count()
 }
 
 #[test]
@@ -142,8 +142,10 @@ fn a_crash_mid_turn_is_an_error_and_unacknowledged_lines_are_ambiguous() {
     core.command(Timestamp(30), command(Send, 3, "k3", SESSION, "x", 100_000)).expect("send");
     core.command(Timestamp(30), command(Inspect, 3, "", SESSION, "", 100_000)).expect("inspect");
     let effects = drain(&mut core);
+    // No child to write into (the shell respawns one first), but the session lives on
+    // between children: inspect tells what it showed last, never `closed`.
     assert_eq!(failed(&effects), [(3, "CONVERSATION_CLOSED")]);
-    assert_eq!(states(&effects), [ConversationState::Closed]);
+    assert_eq!(states(&effects), [ConversationState::Ready]);
 }
 
 #[test]
@@ -215,4 +217,106 @@ fn a_steer_acknowledged_after_the_turn_ended_is_the_next_turn() {
     assert!(matches!(landed[..], [Effect::Steered { landed: Landed::NextTurn, .. }]), "{effects:?}");
     assert_eq!(states(&effects), [ConversationState::Idle, ConversationState::Generating]);
     assert!(!effects.iter().any(|e| matches!(e, Effect::Foreign { .. })));
+}
+
+fn init(servers: serde_json::Value) -> String {
+    json!({"type": "system", "subtype": "init", "session_id": SESSION, "mcp_servers": servers}).to_string()
+}
+
+#[test]
+fn an_init_without_the_required_mcp_server_connected_is_mcp_unreachable() {
+    use cli_executor::claude::Config;
+    use cli_executor::claude::tz::NoZones;
+    let config = Config { required_mcp: Some("orchestrator".to_string()), ..Config::unattended() };
+    let mut core = Claude::new(config, Box::new(NoZones));
+    core.command(Timestamp(0), command(Create, 1, CREATE, "", "go", 100_000)).expect("create");
+    core.line(Timestamp(1), &lifecycle(CREATE, "queued")).expect("queued");
+    core.line(Timestamp(2), &lifecycle(CREATE, "started")).expect("started");
+    drain(&mut core);
+    // Recorded 2026-12-02: a server that answered is "connected", one that did not "failed".
+    let connected = json!([{"name": "orchestrator", "status": "connected", "source": "dynamic"}]);
+    core.line(Timestamp(3), &init(connected)).expect("init");
+    assert!(states(&drain(&mut core)).is_empty(), "connected: nothing to say");
+    for (servers, why) in [
+        (json!([{"name": "orchestrator", "status": "failed", "source": "dynamic"}]), "is failed"),
+        (json!([{"name": "other", "status": "connected"}]), "is not listed"),
+    ] {
+        core.line(Timestamp(4), &init(servers)).expect("init");
+        let effects = drain(&mut core);
+        let reports: Vec<_> = effects
+            .iter()
+            .filter_map(|e| if let Effect::State { report, .. } = e { Some(report.clone()) } else { None })
+            .collect();
+        assert_eq!(reports.len(), 1, "{effects:?}");
+        assert_eq!(reports[0].state, ConversationState::Error(ErrorKind::HostUiChanged));
+        let detail = reports[0].detail.clone().unwrap_or_default();
+        assert!(detail.starts_with("MCP_UNREACHABLE:") && detail.contains(why), "{detail}");
+    }
+}
+
+#[test]
+fn a_child_refused_before_it_started_fails_its_lines_definitely_and_a_new_session_is_forgotten() {
+    let mut core = core();
+    core.command(Timestamp(0), command(Create, 1, CREATE, "", "go", 100_000)).expect("create");
+    // The shell takes the spawn and refuses it: the prompt queued behind it is never written.
+    let asked = core.poll_effect();
+    assert!(matches!(asked, Some(Effect::Spawn { .. })), "{asked:?}");
+    core.not_started("HOST_UI_CHANGED", "MCP_UNREACHABLE: no answer");
+    let effects = drain(&mut core);
+    assert_eq!(failed(&effects), [(1, "HOST_UI_CHANGED")]);
+    assert_eq!(writes(&effects), 0);
+    assert_eq!((core.session(), core.has_child(), core.next_deadline()), (None, false, None));
+    // A later create starts a session of its own.
+    core.command(Timestamp(5), command(Create, 2, "conversation.create:exe-2", "", "go", 100_000)).expect("create");
+    assert!(matches!(core.poll_effect(), Some(Effect::Spawn { .. })));
+
+    // A resumed session refused the same way keeps its session for the next try.
+    let mut core = running();
+    core.line(Timestamp(10), &result(&[CREATE], false, "done")).expect("result");
+    core.exited(Timestamp(11), Some(0), "");
+    drain(&mut core);
+    core.respawn(Timestamp(12)).expect("respawn");
+    drain(&mut core);
+    core.not_started("HOST_UI_CHANGED", "MCP_UNREACHABLE: no answer");
+    assert_eq!((core.session(), core.has_child(), core.is_closed()), (Some(SESSION), false, false));
+}
+
+#[test]
+fn a_prompt_that_could_not_be_journaled_fails_definitely() {
+    let mut core = core();
+    core.command(Timestamp(0), command(Create, 1, CREATE, "", "go", 100_000)).expect("create");
+    assert_eq!(writes(&drain(&mut core)), 1, "a prompt, for the shell's gate");
+    core.unsent(engine::ids::CommandId { attempt: engine::ids::AttemptId(1) }, "the journal is full");
+    assert_eq!(failed(&drain(&mut core)), [(1, "HOST_UI_CHANGED")]);
+    assert_eq!(core.next_deadline(), None, "nothing waits for an acknowledgment");
+}
+
+#[test]
+fn a_resume_of_a_session_with_no_transcript_closes_it_and_a_close_is_closed() {
+    // Seen 2026-12-02: `--resume <unknown>` answers a result of no turn, then exits 1 with
+    // "No conversation found with session ID: <id>".
+    let mut core = core();
+    core.adopt(claude_support::WORKER, SESSION, &[]);
+    core.respawn(Timestamp(0)).expect("respawn");
+    core.command(Timestamp(1), command(Send, 2, "k2", SESSION, "next", 100_000)).expect("send");
+    drain(&mut core);
+    let none = json!({"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0,
+                      "result": null, "session_id": SESSION,
+                      "errors": [format!("No conversation found with session ID: {SESSION}")]});
+    core.line(Timestamp(2), &none.to_string()).expect("result");
+    assert!(drain(&mut core).is_empty(), "not a turn, not foreign");
+    core.exited(Timestamp(3), Some(1), &format!("No conversation found with session ID: {SESSION}\n"));
+    let effects = drain(&mut core);
+    assert_eq!(failed(&effects), [(2, "CONVERSATION_CLOSED")]);
+    assert_eq!(states(&effects), [ConversationState::Closed]);
+    assert!(matches!(effects.last(), Some(Effect::Exited { refusal: Some(e), .. }) if e.code() == "SESSION_NOT_FOUND"));
+    assert!(core.is_closed());
+
+    let mut core = running();
+    core.line(Timestamp(10), &result(&[CREATE], false, "done")).expect("result");
+    core.command(Timestamp(11), command(Close, 3, "", SESSION, "", 0)).expect("close");
+    assert!(drain(&mut core).contains(&Effect::CloseStdin));
+    core.exited(Timestamp(12), Some(0), "");
+    assert_eq!(states(&drain(&mut core)), [ConversationState::Closed]);
+    assert!(core.is_closed());
 }

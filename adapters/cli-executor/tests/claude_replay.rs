@@ -163,7 +163,7 @@ fn a_retried_create_is_refused_as_session_in_use_and_resumed() {
             matches!(&asked[0], Effect::Spawn { launch: Launch::Resume, args, .. } if args.ends_with(&["--resume".to_string(), SESSION.to_string()])),
             "{asked:?}"
         );
-        assert!(matches!(&asked[1], Effect::Write(line) if line.contains(&nonce_uuid(CREATE))), "{asked:?}");
+        assert!(matches!(&asked[1], Effect::Prompt { line, .. } if line.contains(&nonce_uuid(CREATE))), "{asked:?}");
     }
 }
 
@@ -269,4 +269,7 @@ fn a_transcript_cut_short_after_a_crash() {
     assert!(matches!(find(&torn, &second, "second prompt"), Found::CannotTell { .. }));
     // The same prompt text sent earlier and finished does not make a new one unprovable.
     assert_eq!(find(&upto(user - 1), &nonce_uuid("conversation.send:exe-9"), "first prompt"), Found::Absent);
+    // A prompt whose text the journal no longer keeps: any prompt still enqueued may be it.
+    assert!(matches!(find(&upto(user - 1), &nonce_uuid("conversation.send:exe-9"), ""), Found::CannotTell { .. }));
+    assert_eq!(find(&two, &nonce_uuid("conversation.send:exe-9"), ""), Found::Absent, "nothing left enqueued");
 }

@@ -7,74 +7,26 @@
 
 mod harness;
 
-use cli_executor::connection::run;
-use engine::Reply;
-use engine::ids::WorkerId;
 use engine::model::{AttemptOutcome, AttemptReason, BindingStatus, ConversationState};
-use engine::op::Operation;
-use engine::policy::{Mode, PolicyPatch};
-use harness::{Binary, Daemon, Dirs, dirs, journal_phase, options, taken_in, until};
+use harness::{
+    Binary, Daemon, Dirs, GRACE_MS, conversation_in, crash, dirs, journal_phase, options, spawn_executor, submitted,
+    taken_in, until,
+};
 use std::path::PathBuf;
-
-/// The idle grace of the test runs: short, but long enough to see the idle first.
-const GRACE_MS: u64 = 300;
 
 /// Starts a run whose root is a Codex worker in `dirs.work` (only a `codex` executor gets
 /// its commands) and opens a new thread, in Auto Resume.
-async fn start_run(d: &Daemon, dirs: &Dirs) -> WorkerId {
-    let patch = PolicyPatch { mode: Some(Mode::Auto), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
-    let op = Operation::RunStart {
-        task_name: "cli test".into(),
-        root_conversation_name: "root".into(),
-        context: "drive a codex worker".into(),
-        default_policy: Some(patch),
-        root_conversation: None,
-        root_executor: Box::new(engine::op::RootExecutor {
-            executor: Some(engine::ExecutorKind::Codex),
-            workspace: Some(engine::Workspace { directory: dirs.work.display().to_string(), branch: None }),
-        }),
-    };
-    match d.call(op).await {
-        Ok(Reply::Run(view)) => view.run.root,
-        other => panic!("run_start: {other:?}"),
-    }
+async fn start_run(d: &Daemon, dirs: &Dirs) -> engine::ids::WorkerId {
+    harness::start_run(d, dirs, engine::ExecutorKind::Codex).await
 }
 
 /// Starts the executor as a task (aborting it is a crash: its children are killed, its
 /// leases and journal stay).
 fn executor(d: &Daemon, dirs: &Dirs, binary: &Binary) -> tokio::task::JoinHandle<()> {
-    let options = options(&d.url, dirs, binary);
-    tokio::spawn(async move {
-        if let Err(e) = run(options).await {
-            panic!("the executor stopped: {e}");
-        }
-    })
+    spawn_executor(options(&d.url, dirs, binary))
 }
 
-async fn crash(task: tokio::task::JoinHandle<()>) {
-    task.abort();
-    let _ = task.await;
-}
-
-/// Waits until attempt `n` of `worker` was submitted (and returns the attempts).
-async fn submitted(d: &Daemon, worker: WorkerId, n: usize) -> Vec<engine::model::Attempt> {
-    until(&format!("attempt {n} submitted"), || async {
-        let attempts = d.attempts(worker).await;
-        (attempts.len() >= n && attempts[n - 1].submitted_at.is_some()).then_some(attempts)
-    })
-    .await
-}
-
-/// Waits until the worker's conversation shows `state`.
-async fn conversation_in(d: &Daemon, worker: WorkerId, state: ConversationState) {
-    until(&format!("conversation {state:?}"), || async {
-        let view = d.worker(worker).await;
-        view.worker.binding.as_ref().is_some_and(|b| b.state == state).then_some(())
-    })
-    .await;
-}
-
-fn nonces(dirs: &Dirs, worker: WorkerId) -> Vec<String> {
+fn nonces(dirs: &Dirs, worker: engine::ids::WorkerId) -> Vec<String> {
     taken_in(dirs, worker).into_iter().map(|(_, nonce)| nonce).collect()
 }
 

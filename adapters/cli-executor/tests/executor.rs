@@ -11,9 +11,9 @@ use bridge::{CommandWire, DaemonMessage, ExecutorKindWire, KindWire, OutcomeWire
 use cli_executor::executor::{Executor, Reply};
 use cli_executor::worker::Out;
 use engine::ids::{AttemptId, CommandId, WorkerId};
-use harness::{Binary, WAIT_MS_MAX, binaries, dirs, mock_model, settings, taken_in};
-use std::time::Duration;
-use tokio::sync::mpsc;
+use harness::{
+    Binary, binaries, dirs, mock_model, outcome, result_of, settings, state, taken_in, until_report as until,
+};
 
 const WORKER: WorkerId = WorkerId(7);
 
@@ -37,35 +37,6 @@ fn frame(n: u64, kind: KindWire, conversation: &str, prompt: &str) -> String {
         workspace: None,
     };
     encode(&DaemonMessage::Command(command))
-}
-
-/// Reads reports until one matches `pred`; returns it.
-async fn until(reports: &mut mpsc::Receiver<Out>, what: &str, pred: impl Fn(&Out) -> bool) -> Out {
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(WAIT_MS_MAX * 3);
-    loop {
-        let out = tokio::time::timeout_at(deadline, reports.recv())
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting: {what}"))
-            .expect("the executor runs");
-        if pred(&out) {
-            return out;
-        }
-    }
-}
-
-fn result_of(n: u64) -> impl Fn(&Out) -> bool {
-    move |out| matches!(out, Out::Result(r) if r.command_id.attempt == AttemptId(n))
-}
-
-fn state(wanted: StateName) -> impl Fn(&Out) -> bool {
-    move |out| matches!(out, Out::State(s) if s.state == wanted)
-}
-
-fn outcome(out: Out) -> OutcomeWire {
-    match out {
-        Out::Result(r) => r.outcome,
-        other => panic!("not a result: {other:?}"),
-    }
 }
 
 async fn no_reply(executor: &mut Executor, text: &str) {

@@ -123,9 +123,10 @@ enum Command {
         #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
         mcp_token: Option<String>,
     },
-    /// Run the command-line agent executor: Codex CLI workers, one `codex app-server` child
-    /// per worker, connected to the daemon's /executor as the browser extension is (the
-    /// same protocol, the same exactly-once journal). See docs/cli-agents.md.
+    /// Run the command-line agent executor: Codex CLI and Claude Code workers (one `codex
+    /// app-server` or `claude -p` child per worker), connected to the daemon's /executor as
+    /// the browser extension is (the same protocol, the same exactly-once journal). See
+    /// docs/cli-agents.md.
     ExecutorCli {
         /// The daemon's executor endpoint.
         #[arg(long, value_name = "URL", default_value = cli_executor::connection::DAEMON_URL_DEFAULT)]
@@ -147,7 +148,21 @@ enum Command {
         /// --codex-arg=model=o4-mini.
         #[arg(long = "codex-arg", value_name = "ARG", allow_hyphen_values = true)]
         codex_args: Vec<String>,
-        /// The executor's state directory (journal, leases, each session's CODEX_HOME).
+        /// The claude binary (a path, or a name looked up on PATH); it must be Claude Code
+        /// 2.1.332.
+        #[arg(long, value_name = "PATH", default_value = "claude")]
+        claude: PathBuf,
+        /// An argument added after the executor's own to every `claude -p` (repeatable),
+        /// e.g. --claude-arg=--model --claude-arg=sonnet.
+        #[arg(long = "claude-arg", value_name = "ARG", allow_hyphen_values = true)]
+        claude_args: Vec<String>,
+        /// The kinds of workers to run, comma-separated (codex, claude): each must be
+        /// usable or the executor does not start. Default: each whose binary is found and
+        /// passes its checks.
+        #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_cli_kind)]
+        kinds: Option<Vec<bridge::ExecutorKindWire>>,
+        /// The executor's state directory (journal, leases, each session's CODEX_HOME or
+        /// CLAUDE_CONFIG_DIR and TMPDIR).
         /// Default: DIR/cli-executor.
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
@@ -284,6 +299,15 @@ enum StoreCommand {
     },
 }
 
+/// One kind of `--kinds`: a command-line agent the executor can run.
+fn parse_cli_kind(text: &str) -> Result<bridge::ExecutorKindWire, String> {
+    match text.trim() {
+        "codex" => Ok(bridge::ExecutorKindWire::Codex),
+        "claude" => Ok(bridge::ExecutorKindWire::Claude),
+        other => Err(format!("{other:?} is not a command-line agent (codex, claude)")),
+    }
+}
+
 fn init_logs(level: &str) -> anyhow::Result<()> {
     orchestrator::logs::init(level).with_context(|| format!("bad --log-level {level}"))
 }
@@ -389,6 +413,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             executor_id,
             codex,
             codex_args,
+            claude,
+            claude_args,
+            kinds,
             state_dir,
             workspace,
             mcp_url,
@@ -419,12 +446,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 state_dir: state_dir.unwrap_or_else(|| data_dir.join("cli-executor")),
                 workspace: workspace.map(|w| w.display().to_string()),
                 mcp: Some(cli_executor::mcp::McpServer { url: mcp_url, token: mcp_token }),
+                claude: Some(cli_executor::claude_cli::ClaudeSettings {
+                    program: claude,
+                    args: claude_args,
+                    env_set: Vec::new(),
+                }),
+                kinds: Vec::new(),
             };
             let options = cli_executor::connection::Options {
                 url: daemon,
                 token_file: token_file.unwrap_or_else(|| data_dir.join(bridge::server::TOKEN_FILE_NAME)),
                 executor_id,
                 settings,
+                kinds,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async {

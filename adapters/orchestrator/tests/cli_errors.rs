@@ -59,13 +59,23 @@ fn the_cli_executor_says_in_one_line_what_is_wrong() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().to_str().expect("utf-8 path");
     let out = orchestrator(&["executor-cli", "--data-dir", dir]);
+    assert!(one_error_line(&out).contains("no MCP token in"), "the children's MCP token comes first");
+    std::fs::write(tmp.path().join("mcp-token"), "mcp-token-0123456789abcdef\n").expect("mcp token");
+    let out = orchestrator(&["executor-cli", "--data-dir", dir]);
     let line = one_error_line(&out);
     assert!(line.contains("cannot read the executor token from") && line.contains("executor-token"), "{line}");
     let token = tmp.path().join("executor-token");
     std::fs::write(&token, "executor-token-0123456789\n").expect("token");
-    let out = orchestrator(&["executor-cli", "--data-dir", dir, "--codex", "/nonexistent/codex"]);
+    let out = orchestrator(&["executor-cli", "--data-dir", dir, "--kinds", "codex", "--codex", "/nonexistent/codex"]);
     let line = one_error_line(&out);
     assert!(line.contains("the codex binary /nonexistent/codex was not found"), "{line}");
+    let out =
+        orchestrator(&["executor-cli", "--data-dir", dir, "--kinds", "claude", "--claude", "/nonexistent/claude"]);
+    let line = one_error_line(&out);
+    assert!(line.contains("the claude binary /nonexistent/claude was not found"), "{line}");
+    let none = ["executor-cli", "--data-dir", dir, "--codex", "/nonexistent/codex", "--claude", "/nonexistent/claude"];
+    let line = one_error_line(&orchestrator(&none));
+    assert!(line.contains("no command-line agent to run"), "{line}");
     let out = orchestrator(&["executor-cli", "--data-dir", dir, "--codex", "sh", "--executor-id", "two words"]);
     assert!(one_error_line(&out).contains("--executor-id"));
 }

@@ -26,8 +26,20 @@ pub enum Effect {
         /// The arguments.
         args: Vec<String>,
     },
-    /// Write this line (and a newline) to the child's stdin.
-    Write(String),
+    /// Write this user line (and a newline) to the child's stdin. It carries a prompt: the
+    /// shell journals the command's submission (`submission-started`) first, and writes
+    /// nothing if it cannot ([`crate::claude::Claude::unsent`] then fails the command,
+    /// definitely not submitted).
+    Prompt {
+        /// The command whose prompt it is.
+        command: CommandId,
+        /// Whose session.
+        worker: WorkerId,
+        /// The session it goes to.
+        session: String,
+        /// The stream-json user line (its `uuid` is the nonce).
+        line: String,
+    },
     /// Close the child's stdin: it ends after the running turn.
     CloseStdin,
     /// The outcome of a create, send or steer (or a withdrawn held send).

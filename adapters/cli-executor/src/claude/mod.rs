@@ -5,9 +5,11 @@
 //! [`Claude`] is sans IO, shaped as [`crate::codex::Codex`]: [`Claude::command`],
 //! [`Claude::line`], [`Claude::exited`] and [`Claude::tick`] take `now` and queue
 //! [`Effect`]s, which [`Claude::poll_effect`] drains in order; [`Claude::next_deadline`]
-//! says when to tick. The shell spawns the child on [`Effect::Spawn`], writes each
-//! [`Effect::Write`] to its stdin, feeds each stdout line to `line`, and the exit (code and
-//! stderr) to `exited`.
+//! says when to tick. The shell spawns the child on [`Effect::Spawn`] (or calls
+//! [`Claude::not_started`]), writes each [`Effect::Prompt`] to its stdin once journaled (or
+//! calls [`Claude::unsent`]), feeds each stdout line to `line`, and the exit (code and
+//! stderr) to `exited`. The session outlives its children: after an exit,
+//! [`Claude::respawn`] resumes it in a new child.
 //!
 //! | command | stream-json |
 //! |---|---|
@@ -41,14 +43,19 @@
 //!   resumes the session (`--resume`) and writes them again.
 //!
 //! A `started` or `result` for a uuid we did not send, or a turn starting with no line of
-//! ours queued (a Stop hook, a scheduled wake-up), is [`Effect::Foreign`].
+//! ours queued (a Stop hook, a scheduled wake-up), is [`Effect::Foreign`]. With
+//! [`Config::required_mcp`], a `system/init` that does not list that server as `connected`
+//! reports the session `error`/`host_ui_changed` with a detail starting `MCP_UNREACHABLE:`.
 
+mod children;
+mod config;
 mod effect;
 pub mod limit;
 pub mod nonce;
 pub mod transcript;
 pub mod tz;
 
+pub use config::{Config, FLAGS, flags_of};
 pub use effect::{Effect, Landed, Launch, Outcome, Report};
 
 use crate::Error;
@@ -63,50 +70,6 @@ use engine::time::Timestamp;
 use serde_json::Value;
 use std::collections::VecDeque;
 use tz::Zones;
-
-/// How sessions are started. The shell fills it from the worker's provenance.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
-    /// `--permission-mode`: `dontAsk` by default (anything not allowed is denied, never asked).
-    pub permission_mode: String,
-    /// More arguments (`--mcp-config …`, `--allowedTools mcp__orch`, `--model …`).
-    pub extra_args: Vec<String>,
-}
-
-impl Config {
-    /// The unattended defaults: nothing asks a person, no MCP server but the ones given.
-    pub fn unattended() -> Config {
-        Config { permission_mode: "dontAsk".to_string(), extra_args: Vec::new() }
-    }
-
-    /// The arguments for `session`, new or resumed.
-    pub fn args(&self, session: &str, launch: Launch) -> Vec<String> {
-        let mut args: Vec<String> = [
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--replay-user-messages",
-            "--permission-mode",
-            &self.permission_mode,
-            "--permission-prompts",
-            "none",
-            "--strict-mcp-config",
-            match launch {
-                Launch::New => "--session-id",
-                Launch::Resume => "--resume",
-            },
-            session,
-        ]
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
-        args.extend(self.extra_args.iter().cloned());
-        args
-    }
-}
 
 /// A user line written and not yet acknowledged.
 #[derive(Debug, Clone)]
@@ -142,8 +105,11 @@ enum Process {
     None,
     /// A child runs; `closing` once stdin was closed.
     Running { closing: bool },
-    /// The child exited.
+    /// The child exited on its own (or never started): the session lives on, and
+    /// [`Claude::respawn`] resumes it.
     Exited,
+    /// The child exited after `conversation.close`: the conversation is closed.
+    Closed,
 }
 
 /// The Claude Code core. One per session (one child at a time).
@@ -164,6 +130,8 @@ pub struct Claude {
     last: Option<Report>,
     assistant_error: Option<String>,
     rate_limit: Option<Value>,
+    /// How the last child was asked for: a new session that never started is forgotten.
+    launch: Option<Launch>,
     effects: VecDeque<Effect>,
 }
 
@@ -185,6 +153,7 @@ impl Claude {
             last: None,
             assistant_error: None,
             rate_limit: None,
+            launch: None,
             effects: VecDeque::new(),
         }
     }
@@ -205,31 +174,18 @@ impl Claude {
         self.session.as_deref()
     }
 
-    /// Registers a session found after an executor restart (worker and nonces from the
-    /// journal); [`Claude::respawn`] then resumes it.
-    pub fn adopt(&mut self, worker: WorkerId, session: &str, nonces: &[String]) {
-        self.worker = worker;
-        self.session = Some(session.to_string());
-        self.process = Process::Exited;
-        nonces.iter().for_each(|n| self.remember(n));
+    /// A prompt's line was not written: the shell could not journal it. The command fails
+    /// definitely (`HOST_UI_CHANGED`: the worker pauses), nothing was sent.
+    pub fn unsent(&mut self, command: CommandId, detail: &str) {
+        if let Some(at) = self.unacked.iter().position(|u| u.command == command) {
+            self.unacked.remove(at);
+        }
+        self.fail(command, "HOST_UI_CHANGED", detail);
     }
 
-    /// A new child for the session (`--resume`), after [`Effect::Exited`] or
-    /// [`Claude::adopt`]: the lines never acknowledged are written again (a line the
-    /// session already holds is not run twice: the CLI deduplicates by uuid).
-    pub fn respawn(&mut self, now: Timestamp) -> Result<(), Error> {
-        let session = self.session.clone().ok_or(Error::ChildGone)?;
-        if matches!(self.process, Process::Running { .. }) {
-            return Ok(());
-        }
-        let args = self.config.args(&session, Launch::Resume);
-        self.effects.push_back(Effect::Spawn { session, launch: Launch::Resume, args });
-        self.process = Process::Running { closing: false };
-        for unacked in self.unacked.iter_mut() {
-            unacked.written = now;
-            self.effects.push_back(Effect::Write(unacked.line.clone()));
-        }
-        Ok(())
+    /// Nothing of ours is in flight: no line unacknowledged or queued, no turn, no held send.
+    pub fn is_quiet(&self) -> bool {
+        !self.busy() && self.held.is_none()
     }
 
     /// A command from the daemon.
@@ -250,6 +206,7 @@ impl Claude {
                 self.worker = command.worker;
                 self.session = Some(session.clone());
                 let args = self.config.args(&session, Launch::New);
+                self.launch = Some(Launch::New);
                 self.effects.push_back(Effect::Spawn { session, launch: Launch::New, args });
                 self.process = Process::Running { closing: false };
                 self.write(now, &command)
@@ -347,6 +304,9 @@ impl Claude {
                     self.state(report);
                 }
                 self.turn_activity();
+                if let Some(report) = self.config.required_mcp.as_deref().and_then(|name| mcp_missing(&msg, name)) {
+                    self.state(report);
+                }
             }
             "rate_limit_event" => self.rate_limit = msg.get("rate_limit_info").cloned(),
             "assistant" => {
@@ -355,38 +315,13 @@ impl Claude {
                 }
                 self.turn_activity();
             }
+            // `--resume` of a session with no transcript answers a `result` of no turn
+            // (`num_turns:0`) before it exits: not a turn, and not foreign.
+            "result" if self.turn.is_none() && msg.get("num_turns").and_then(Value::as_u64) == Some(0) => {}
             "result" => self.result(now, &msg),
             _ => {}
         }
         Ok(())
-    }
-
-    /// The child exited with `code` (`None`: a signal), its stderr tail in hand.
-    pub fn exited(&mut self, _now: Timestamp, code: Option<i32>, stderr: &str) {
-        let session = self.session.clone().unwrap_or_default();
-        let refusal = (stderr.contains("is already in use") && stderr.contains("Session ID"))
-            .then(|| Error::SessionInUse { session: session.clone() });
-        let closing = matches!(self.process, Process::Running { closing: true });
-        self.process = Process::Exited;
-        if refusal.is_none() {
-            for unacked in std::mem::take(&mut self.unacked) {
-                self.fail(unacked.command, "AMBIGUOUS_SUBMISSION", "the CLI exited before acknowledging the prompt");
-            }
-            if let Some(held) = self.held.take() {
-                self.fail(held.id, "CONVERSATION_CLOSED", "the CLI exited");
-            }
-        }
-        if self.turn.take().is_some() {
-            let detail = format!("the CLI exited mid-turn (exit {code:?})");
-            let report = Report { detail: Some(detail), ..Report::bare(ConversationState::Error(ErrorKind::Generic)) };
-            self.state(report);
-        } else if closing {
-            self.state(Report::bare(ConversationState::Closed));
-        }
-        // Queued lines were reported submitted; their fate is in the transcript.
-        self.queued.clear();
-        let worker = self.worker;
-        self.effects.push_back(Effect::Exited { worker, session, code, refusal });
     }
 
     /// Time passed: unacknowledged lines and held sends past their time end.
@@ -418,7 +353,8 @@ impl Claude {
         let uuid = nonce::nonce_uuid(&command.idempotency_key);
         let line = nonce::user_line(&uuid, &command.prompt);
         self.remember(&uuid);
-        self.effects.push_back(Effect::Write(line.clone()));
+        let (worker, session) = (command.worker, session_of(&self.session));
+        self.effects.push_back(Effect::Prompt { command: command.id, worker, session, line: line.clone() });
         self.unacked.push_back(Unacked { command: command.id, kind: command.kind, uuid, line, written: now });
         Ok(())
     }
@@ -516,7 +452,9 @@ impl Claude {
 
     fn inspect(&self) -> Report {
         match (self.process, &self.turn, &self.last) {
-            (Process::None | Process::Exited, _, _) => Report::bare(ConversationState::Closed),
+            (Process::None | Process::Closed, _, _) => Report::bare(ConversationState::Closed),
+            // Between children the session lives on: what it showed last.
+            (Process::Exited, _, last) => last.clone().unwrap_or_else(|| Report::bare(ConversationState::Ready)),
             (_, Some(_), _) => Report::bare(ConversationState::Generating),
             (_, None, Some(last)) => last.clone(),
             (_, None, None) => Report::bare(ConversationState::Ready),
@@ -578,4 +516,33 @@ impl Claude {
 fn tail(text: &str) -> String {
     let skip = text.chars().count().saturating_sub(BLOCK_CHARS_MAX);
     text.chars().skip(skip).collect()
+}
+
+/// The session id for an effect (empty before one is minted or adopted).
+fn session_of(session: &Option<String>) -> String {
+    session.clone().unwrap_or_default()
+}
+
+/// The state to report when `system/init` does not list the MCP server `name` as
+/// `connected` (recorded 2026-12-02: `"mcp_servers":[{"name":"orchestrator","status":
+/// "connected"}]`, and `"failed"` for a server that did not answer, whose turn still ran):
+/// a worker that cannot reach `worker_complete` must not go on unnoticed.
+fn mcp_missing(init: &Value, name: &str) -> Option<Report> {
+    let servers = init.get("mcp_servers").and_then(Value::as_array);
+    let status = servers
+        .and_then(|s| s.iter().find(|server| server.get("name").and_then(Value::as_str) == Some(name)))
+        .map(|server| server.get("status").and_then(Value::as_str).unwrap_or("without a status"));
+    let why = match status {
+        Some("connected") => return None,
+        Some(status) => format!("is {status}"),
+        None => "is not listed".to_string(),
+    };
+    let detail = format!(
+        "{}: the MCP server {name} {why} in this Claude session (system/init): the worker cannot call worker_complete",
+        crate::mcp::UNREACHABLE
+    );
+    Some(Report {
+        detail: Some(cut_detail(&detail)),
+        ..Report::bare(ConversationState::Error(ErrorKind::HostUiChanged))
+    })
 }

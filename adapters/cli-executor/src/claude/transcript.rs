@@ -40,7 +40,9 @@ pub enum Found {
 }
 
 /// Looks for the prompt with nonce `uuid` and text `prompt` in a transcript's text.
-/// Any line that cannot be read (a torn last write) makes a missing nonce unprovable.
+/// Any line that cannot be read (a torn last write) makes a missing nonce unprovable. An
+/// empty `prompt` is a text not known any more (the journal keeps no prompt once its
+/// submission began): then any prompt still enqueued may be this one.
 pub fn find(transcript: &str, uuid: &str, prompt: &str) -> Found {
     let mut hit: Option<bool> = None; // merged?
     let mut finished = false;
@@ -91,7 +93,7 @@ pub fn find(transcript: &str, uuid: &str, prompt: &str) -> Found {
     match hit {
         Some(merged) => Found::Sent { merged, finished },
         None if unreadable => Found::CannotTell { why: "a transcript line cannot be read" },
-        None if pending.iter().any(|c| c == prompt) => {
+        None if pending.iter().any(|c| prompt.is_empty() || c == prompt) => {
             Found::CannotTell { why: "the prompt is still enqueued and may run on resume" }
         }
         None => Found::Absent,

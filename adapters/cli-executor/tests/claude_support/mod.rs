@@ -116,7 +116,7 @@ pub fn replay(name: &str, proc: &str, mut core: Claude, script: Vec<Step>) -> Re
         for effect in drain(core) {
             match effect {
                 Effect::Spawn { args, .. } => asked.push_back(Asked::Spawn(args)),
-                Effect::Write(line) => {
+                Effect::Prompt { line, .. } => {
                     let value: Value = serde_json::from_str(&line).expect("the core writes JSON");
                     out.written.push(value.clone());
                     asked.push_back(Asked::Write(value));

@@ -179,6 +179,8 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
         state_dir: dirs.state.clone(),
         workspace: Some(dirs.work.display().to_string()),
         mcp: None,
+        claude: None,
+        kinds: vec![bridge::ExecutorKindWire::Codex],
     }
 }
 
@@ -189,7 +191,67 @@ pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
         token_file: dirs.token.clone(),
         executor_id: "cli-test".to_string(),
         settings: settings(dirs, binary),
+        kinds: Some(vec![bridge::ExecutorKindWire::Codex]),
     }
+}
+
+/// The idle grace of the daemon test runs: short, but long enough to see the idle first.
+pub const GRACE_MS: u64 = 300;
+
+/// Starts a run whose root is a `kind` worker in `dirs.work` (only an executor of that
+/// kind gets its commands) and opens a new conversation, in Auto Resume.
+pub async fn start_run(d: &Daemon, dirs: &Dirs, kind: engine::ExecutorKind) -> WorkerId {
+    use engine::policy::{Mode, PolicyPatch};
+    let patch = PolicyPatch { mode: Some(Mode::Auto), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
+    let op = Operation::RunStart {
+        task_name: "cli test".into(),
+        root_conversation_name: "root".into(),
+        context: format!("drive a {kind} worker"),
+        default_policy: Some(patch),
+        root_conversation: None,
+        root_executor: Box::new(engine::op::RootExecutor {
+            executor: Some(kind),
+            workspace: Some(engine::Workspace { directory: dirs.work.display().to_string(), branch: None }),
+        }),
+    };
+    match d.call(op).await {
+        Ok(Reply::Run(view)) => view.run.root,
+        other => panic!("run_start: {other:?}"),
+    }
+}
+
+/// Starts the executor as a task (aborting it is a crash: its children are killed, its
+/// leases and journal stay).
+pub fn spawn_executor(options: Options) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if let Err(e) = cli_executor::connection::run(options).await {
+            panic!("the executor stopped: {e}");
+        }
+    })
+}
+
+/// Kills the executor task (its children die with it; leases and journal stay).
+pub async fn crash(task: tokio::task::JoinHandle<()>) {
+    task.abort();
+    let _ = task.await;
+}
+
+/// Waits until attempt `n` of `worker` was submitted (and returns the attempts).
+pub async fn submitted(d: &Daemon, worker: WorkerId, n: usize) -> Vec<engine::model::Attempt> {
+    until(&format!("attempt {n} submitted"), || async {
+        let attempts = d.attempts(worker).await;
+        (attempts.len() >= n && attempts[n - 1].submitted_at.is_some()).then_some(attempts)
+    })
+    .await
+}
+
+/// Waits until the worker's conversation shows `state`.
+pub async fn conversation_in(d: &Daemon, worker: WorkerId, state: engine::model::ConversationState) {
+    until(&format!("conversation {state:?}"), || async {
+        let view = d.worker(worker).await;
+        view.worker.binding.as_ref().is_some_and(|b| b.state == state).then_some(())
+    })
+    .await;
 }
 
 /// The prompts the stand-in took in for `worker`, in order: `(method, nonce)`.
@@ -278,5 +340,42 @@ pub fn binaries(sim_flags: &[&str]) -> Vec<Binary> {
             );
             vec![sim]
         }
+    }
+}
+
+/// Reads an executor's reports until one matches `pred`; returns it (failing after a
+/// deadline).
+pub async fn until_report(
+    reports: &mut tokio::sync::mpsc::Receiver<cli_executor::worker::Out>,
+    what: &str,
+    pred: impl Fn(&cli_executor::worker::Out) -> bool,
+) -> cli_executor::worker::Out {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(WAIT_MS_MAX * 3);
+    loop {
+        let out = tokio::time::timeout_at(deadline, reports.recv())
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting: {what}"))
+            .expect("the executor runs");
+        if pred(&out) {
+            return out;
+        }
+    }
+}
+
+/// Matches the result of attempt `n`.
+pub fn result_of(n: u64) -> impl Fn(&cli_executor::worker::Out) -> bool {
+    move |out| matches!(out, cli_executor::worker::Out::Result(r) if r.command_id.attempt == engine::ids::AttemptId(n))
+}
+
+/// Matches a state `wanted`.
+pub fn state(wanted: bridge::StateName) -> impl Fn(&cli_executor::worker::Out) -> bool {
+    move |out| matches!(out, cli_executor::worker::Out::State(s) if s.state == wanted)
+}
+
+/// The outcome of a result report.
+pub fn outcome(out: cli_executor::worker::Out) -> bridge::OutcomeWire {
+    match out {
+        cli_executor::worker::Out::Result(r) => r.outcome,
+        other => panic!("not a result: {other:?}"),
     }
 }

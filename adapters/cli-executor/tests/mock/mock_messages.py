@@ -22,6 +22,21 @@ request has no `"stream": true`:
 - `TOOL_RESULT` (the last user message is a tool result): `tool done N`;
 - anything else: `mock reply N`.
 `POST /v1/messages/count_tokens` answers `{"input_tokens": 10}`; anything else is a 404.
+
+With `--script FILE` (`python3 mock_messages.py PORT --script FILE [--log FILE]`) the
+answers to prompts come from FILE instead, a JSON object `{"workerId": "wrk-1", "turns":
+[ACTION, ...]}` read at each prompt (so a test may write it late): the N-th prompt (a
+request whose last user message is not a tool result) gets the N-th action, `text` once
+they run out; the request after a tool result gets `tool done N`. Actions:
+- `text`: `mock reply N`;
+- `slow`: the stream holds for `SLOW_S` seconds first;
+- `progress`, `complete`, `await_human`: a `tool_use` of `mcp__orchestrator__worker_progress`,
+  `..._worker_complete` or `..._worker_await_human` with the script's `workerId` (the
+  engine's prompts name the worker, the attempt and the run, but not the worker's id);
+- `limit`: the 429 above; `limit_lisbon`: the same with the message "You've hit your limit
+  · resets 1pm (Europe/Lisbon)" (the CLI shows the API's message in its `result`).
+`--log FILE` appends one line per Messages request: `{"n", "action", "last"}` (the tail of
+the last user text), the tests' view of what the model was asked.
 """
 import json
 import sys
@@ -36,6 +51,33 @@ SLOW_S = 6
 COUNT = [0]
 LOCK = threading.Lock()
 ON_REQUEST = [None]
+SCRIPT = {"path": None, "log": None, "prompts": 0}
+LISBON = "You've hit your limit \u00b7 resets 1pm (Europe/Lisbon)"
+TOOLS = {"progress": ("worker_progress", {"summary": "progress from the mock model"}),
+         "complete": ("worker_complete", {"summary": "done: the mock model's handoff"}),
+         "await_human": ("worker_await_human", {"reason": "a choice only a person can make",
+                                                "question": "Which way?"})}
+
+
+def scripted(text):
+    """The action for this request under `--script`: `None` without a script."""
+    if SCRIPT["path"] is None:
+        return None, {}
+    with open(SCRIPT["path"], encoding="utf-8") as f:
+        script = json.load(f)
+    if text.startswith("TOOL_RESULT"):
+        return "after_tool", script
+    with LOCK:
+        SCRIPT["prompts"] += 1
+        n = SCRIPT["prompts"]
+    turns = script.get("turns", [])
+    return (turns[n - 1] if n <= len(turns) else "text"), script
+
+
+def log_request(action, text):
+    if SCRIPT["log"] is not None:
+        with LOCK, open(SCRIPT["log"], "a", encoding="utf-8") as f:
+            f.write(json.dumps({"n": SCRIPT["prompts"], "action": action, "last": text[-300:]}) + "\n")
 
 
 def last_user_text(body):
@@ -115,6 +157,10 @@ class Handler(BaseHTTPRequestHandler):
         if not path.endswith("/v1/messages"):
             return self.do_GET()
         text = last_user_text(body)
+        action, script = scripted(text)
+        log_request(action, text)
+        if action is not None:
+            return self.act(body, action, script)
         status = 429 if "LIMIT" in text else 500 if "FAIL500" in text else 200
         if ON_REQUEST[0] is not None:
             ON_REQUEST[0](summary(path, body, status))
@@ -141,6 +187,28 @@ class Handler(BaseHTTPRequestHandler):
             return self.plain(200, {"id": "msg_mock_%d" % n, "type": "message", "role": "assistant",
                                     "model": body.get("model"), "content": content, "stop_reason": stop,
                                     "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 3}})
+        self.answer(body, n, blocks, stop, slow="SLOW" in text)
+
+    def act(self, body, action, script):
+        """A scripted answer (`--script`)."""
+        if action in ("limit", "limit_lisbon"):
+            return self.limit(LISBON if action == "limit_lisbon" else None)
+        with LOCK:
+            COUNT[0] += 1
+            n = COUNT[0]
+        if action == "after_tool":
+            return self.answer(body, n, [("text", "tool done %d" % n)], "end_turn", slow=False)
+        if action in TOOLS:
+            name, args = TOOLS[action]
+            tool = next((t.get("name") for t in body.get("tools", []) if t.get("name", "").endswith("__" + name)),
+                        "mcp__orchestrator__" + name)
+            call = dict(args, workerId=script.get("workerId", ""))
+            return self.answer(body, n, [("text", "calling %s" % name), ("tool_use", tool, call)], "tool_use",
+                               slow=False)
+        return self.answer(body, n, [("text", "mock reply %d" % n)], "end_turn", slow=action == "slow")
+
+    def answer(self, body, n, blocks, stop, slow):
+        """Streams an answer made of text and tool_use blocks."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -148,7 +216,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("connection", "close")
         self.end_headers()
         try:
-            self.stream(body, n, blocks, stop, slow="SLOW" in text)
+            self.stream(body, n, blocks, stop, slow=slow)
         except (BrokenPipeError, ConnectionResetError):
             return
         self.close_connection = True
@@ -163,7 +231,8 @@ class Handler(BaseHTTPRequestHandler):
             for _ in range(SLOW_S):
                 time.sleep(1)
                 self.event("ping", {"type": "ping"})
-        for index, (kind, value) in enumerate(blocks):
+        for index, (kind, value, *rest) in enumerate(blocks):
+            call = rest[0] if rest else {}
             if kind == "text":
                 self.event("content_block_start", {"type": "content_block_start", "index": index,
                                                    "content_block": {"type": "text", "text": ""}})
@@ -174,7 +243,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.event("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
                     "type": "tool_use", "id": "toolu_mock_%d" % n, "name": value, "input": {}}})
                 self.event("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                   "delta": {"type": "input_json_delta", "partial_json": "{}"}})
+                                                   "delta": {"type": "input_json_delta",
+                                                             "partial_json": json.dumps(call)}})
             self.event("content_block_stop", {"type": "content_block_stop", "index": index})
         self.event("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": 3}})
@@ -184,9 +254,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
         self.wfile.flush()
 
-    def limit(self):
-        self.plain(429, {"type": "error", "error": {"type": "rate_limit_error",
-                                                    "message": "This request would exceed your account's rate limit. Please try again later."},
+    def limit(self, message=None):
+        message = message or "This request would exceed your account's rate limit. Please try again later."
+        self.plain(429, {"type": "error", "error": {"type": "rate_limit_error", "message": message},
                          "request_id": "req_mock_429"}, {
             "retry-after": "3600",
             "anthropic-ratelimit-unified-status": "rejected",
@@ -211,4 +281,8 @@ def serve(port, on_request=None):
 
 
 if __name__ == "__main__":
+    argv = sys.argv[2:]
+    for flag in ("--script", "--log"):
+        if flag in argv:
+            SCRIPT[flag[2:].replace("script", "path")] = argv[argv.index(flag) + 1]
     ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()

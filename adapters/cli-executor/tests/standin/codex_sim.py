@@ -39,33 +39,23 @@ import threading
 import time
 import uuid
 
+import durable
+
 HOME = os.environ.get("CODEX_HOME", ".")
 STATE = os.path.join(HOME, "standin-state.json")
 LOG = os.path.join(HOME, "standin-log.jsonl")
 
 
 def load():
-    try:
-        with open(STATE, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        return {"threads": {}, "turnStarts": 0}
+    return durable.load(STATE, {"threads": {}, "turnStarts": 0})
 
 
 def save(state):
-    tmp = STATE + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, STATE)
+    durable.save(STATE, state)
 
 
 def log(method, nonce):
-    with open(LOG, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"method": method, "clientUserMessageId": nonce, "pid": os.getpid()}) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    durable.append(LOG, {"method": method, "clientUserMessageId": nonce, "pid": os.getpid()})
 
 
 def send(msg):

@@ -1,0 +1,170 @@
+//! The Claude Code binary as the executor runs it: where it is and what it is given
+//! ([`ClaudeSettings`]: `--claude`, `--claude-arg`), the surface checked before any Claude
+//! worker runs ([`check`]: the pinned version, and every flag of [`claude::FLAGS`] in its
+//! `--help`), and the configuration every Claude child gets ([`config`]): settings read
+//! from its own config home only, the orchestrator's MCP server (its token taken from the
+//! child's environment), and no tool that starts work by itself.
+//!
+//! Each rule was seen with the real 2.1.332 on 2026-12-02 (`docs/cli-agents.md`).
+
+use crate::Error;
+use crate::claude::{self, Config};
+use crate::limits::{CLI_HELP_BYTES_MAX, CLI_SURFACE_TIMEOUT_MS};
+use crate::mcp::{MCP_SERVER_NAME, MCP_TOKEN_ENV, McpServer};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The Claude Code version the core was recorded against and the executor runs
+/// (`claude --version` prints `2.1.332 (Claude Code)`). Exact: stream-json's lifecycle
+/// lines, the uuid deduplication and the session refusals the core relies on are
+/// undocumented and have changed between versions, so another version is refused rather
+/// than trusted.
+pub const CLAUDE_VERSION: &str = "2.1.332";
+
+/// Built-in tools that start work by themselves (a scheduled prompt, a wake-up, a
+/// background watcher: listed by 2.1.332's `system/init`); denied, so only the daemon
+/// starts turns.
+pub const SELF_STARTING_TOOLS: [&str; 3] = ["CronCreate", "ScheduleWakeup", "Monitor"];
+
+/// `--setting-sources`: only `user` settings, which are the session's own
+/// `CLAUDE_CONFIG_DIR/settings.json` (none is written): a repository's
+/// `.claude/settings.json` and `.claude/settings.local.json` (hooks, plugins) are not read.
+pub const SETTING_SOURCES: &str = "user";
+
+/// How Claude Code children start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaudeSettings {
+    /// The `claude` binary (`--claude`).
+    pub program: PathBuf,
+    /// Arguments added after the executor's own (`--claude-arg`: `--model`, `--allowedTools`).
+    pub args: Vec<String>,
+    /// Variables set for every child, beyond the allowlist (tests: the mock API's address).
+    pub env_set: Vec<(String, String)>,
+}
+
+/// The core's configuration for a Claude worker's sessions.
+pub fn config(settings: &ClaudeSettings, mcp: Option<&McpServer>) -> Config {
+    Config {
+        setting_sources: Some(SETTING_SOURCES.to_string()),
+        mcp_config: mcp.map(|server| mcp_config(&server.url)),
+        required_mcp: mcp.map(|_| MCP_SERVER_NAME.to_string()),
+        disallowed_tools: SELF_STARTING_TOOLS.iter().map(|t| t.to_string()).collect(),
+        extra_args: settings.args.clone(),
+        ..Config::unattended()
+    }
+}
+
+/// `--mcp-config`'s JSON: the orchestrator's server over HTTP, with the bearer token as
+/// `${ORCHESTRATOR_MCP_TOKEN}`, which 2.1.332 expands from the child's environment (the
+/// mock server saw `Authorization: Bearer <the variable's value>`): no token in an argument
+/// or a file.
+pub fn mcp_config(url: &str) -> String {
+    let authorization = format!("Bearer ${{{MCP_TOKEN_ENV}}}");
+    json!({"mcpServers": {MCP_SERVER_NAME: {"type": "http", "url": url, "headers": {"Authorization": authorization}}}})
+        .to_string()
+}
+
+/// Checks the binary's surface: `--version` names [`CLAUDE_VERSION`] and `--help` lists
+/// every flag of [`claude::FLAGS`]. Run with an environment cleared down to `PATH` and
+/// `HOME`, and a config home under `scratch` (neither command writes one).
+pub async fn check(program: &Path, scratch: &Path) -> Result<(), Error> {
+    let surface = |detail: String| Error::ClaudeSurface { program: program.display().to_string(), detail };
+    let version = run(program, "--version", scratch).await.map_err(surface)?;
+    let help = run(program, "--help", scratch).await.map_err(surface)?;
+    check_surface(&version, &help).map_err(surface)
+}
+
+/// The pure part of [`check`]: what `--version` and `--help` printed.
+pub fn check_surface(version: &str, help: &str) -> Result<(), String> {
+    let printed = version.split_whitespace().next().unwrap_or_default();
+    if printed != CLAUDE_VERSION {
+        return Err(format!(
+            "it is version {:?}, the executor runs {CLAUDE_VERSION} only (npm install @anthropic-ai/claude-code@{CLAUDE_VERSION})",
+            version.trim()
+        ));
+    }
+    let missing: Vec<&str> = claude::FLAGS.iter().copied().filter(|flag| !lists(help, flag)).collect();
+    if !missing.is_empty() {
+        return Err(format!("its --help does not list {}", missing.join(", ")));
+    }
+    Ok(())
+}
+
+/// Whether `help` lists `flag` as a whole word (`--resume` is not `--resume-x`).
+fn lists(help: &str, flag: &str) -> bool {
+    help.match_indices(flag).any(|(at, _)| {
+        let before = help[..at].chars().next_back();
+        let after = help[at + flag.len()..].chars().next();
+        before.is_none_or(|c| c.is_whitespace() || c == ',')
+            && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+    })
+}
+
+/// `program flag`'s stdout, within [`CLI_SURFACE_TIMEOUT_MS`].
+async fn run(program: &Path, flag: &str, scratch: &Path) -> Result<String, String> {
+    let mut command = tokio::process::Command::new(program);
+    command.arg(flag).env_clear().kill_on_drop(true).stdin(std::process::Stdio::null());
+    for name in ["PATH", "HOME"] {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command.env("CLAUDE_CONFIG_DIR", scratch);
+    let output = tokio::time::timeout(Duration::from_millis(CLI_SURFACE_TIMEOUT_MS), command.output())
+        .await
+        .map_err(|_| format!("{flag} did not answer within {CLI_SURFACE_TIMEOUT_MS} ms"))?
+        .map_err(|e| format!("{flag}: {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("{flag} failed ({}): {}", output.status, stderr.lines().last().unwrap_or_default()));
+    }
+    let stdout = &output.stdout[..output.stdout.len().min(CLI_HELP_BYTES_MAX)];
+    Ok(String::from_utf8_lossy(stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded_help() -> String {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-2.1.332/help.txt");
+        std::fs::read_to_string(path).expect("the recorded --help")
+    }
+
+    #[test]
+    fn the_recorded_surface_passes_and_another_version_or_a_missing_flag_does_not() {
+        let help = recorded_help();
+        assert_eq!(check_surface("2.1.332 (Claude Code)\n", &help), Ok(()));
+        let other = check_surface("2.1.333 (Claude Code)\n", &help).expect_err("another version");
+        assert!(other.contains("2.1.333") && other.contains("2.1.332 only"), "{other}");
+        let without = help.replace("--setting-sources", "--settings-sources-gone");
+        let missing = check_surface("2.1.332 (Claude Code)", &without).expect_err("a flag is gone");
+        assert_eq!(missing, "its --help does not list --setting-sources");
+    }
+
+    #[test]
+    fn a_flag_is_listed_only_as_a_whole_word() {
+        assert!(lists("  -r, --resume [value]  Resume", "--resume"));
+        assert!(lists("  --allowedTools, --allowed-tools <tools...>", "--allowedTools"));
+        assert!(!lists("  --resume-session <id>", "--resume"));
+        assert!(!lists("  --no-verbose", "--verbose"));
+    }
+
+    #[test]
+    fn the_mcp_config_names_the_token_variable_never_the_token() {
+        let text = mcp_config("http://127.0.0.1:7411/mcp");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let server = &value["mcpServers"]["orchestrator"];
+        assert_eq!(server["type"], "http");
+        assert_eq!(server["url"], "http://127.0.0.1:7411/mcp");
+        assert_eq!(server["headers"]["Authorization"], "Bearer ${ORCHESTRATOR_MCP_TOKEN}");
+        let settings =
+            ClaudeSettings { program: PathBuf::from("claude"), args: vec!["--model".into()], env_set: vec![] };
+        let mcp = McpServer { url: "http://127.0.0.1:7411/mcp".into(), token: "s3cret".into() };
+        let args = config(&settings, Some(&mcp)).args("s-1", claude::Launch::New);
+        assert!(!args.iter().any(|a| a.contains("s3cret")), "{args:?}");
+        assert!(args.contains(&"--disallowedTools=CronCreate,ScheduleWakeup,Monitor".to_string()), "{args:?}");
+        assert_eq!(args.last().map(String::as_str), Some("--model"));
+    }
+}

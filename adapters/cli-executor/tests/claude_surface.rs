@@ -1,0 +1,64 @@
+//! The Claude CLI's surface checked at executor start (`connection::choose_kinds`): a
+//! binary whose `--version` is the pinned one and whose `--help` lists every flag the
+//! executor passes runs Claude workers; one whose `--help` lacks a flag (the stand-in with
+//! `--help-without`) is refused with one clear error when `--kinds claude` asks for it,
+//! and left out of the announced kinds otherwise. With `CLAUDE_BIN` set, the real binary
+//! passes the same check.
+
+mod claude_harness;
+mod harness;
+
+use bridge::ExecutorKindWire;
+use claude_harness::{Claude, settings, sim_script};
+use cli_executor::connection::choose_kinds;
+use harness::{dirs, python};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// A `claude` that is the stand-in with `flags` before anything the executor passes.
+fn fake(dir: &Path, flags: &str) -> PathBuf {
+    let path = dir.join("claude");
+    let script = format!("#!/bin/sh\nexec {} {} {flags} \"$@\"\n", python().display(), sim_script().display());
+    std::fs::write(&path, script).expect("the fake");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("executable");
+    path
+}
+
+#[tokio::test]
+async fn a_claude_whose_help_lacks_a_flag_is_refused_when_asked_for_and_left_out_otherwise() {
+    let dirs = dirs();
+    let mut good = settings(&dirs, &Claude::Sim(Vec::new()));
+    good.program = PathBuf::from("/nonexistent/codex");
+    let claude = Some([ExecutorKindWire::Claude].as_slice());
+    assert_eq!(choose_kinds(claude, &mut good.clone()).await.map_err(|e| e.code()), Ok(vec![ExecutorKindWire::Claude]));
+
+    let lacking = dirs.root.path().join("lacking");
+    std::fs::create_dir_all(&lacking).expect("dir");
+    let mut bad = good.clone();
+    bad.claude.as_mut().expect("claude").program = fake(&lacking, "--help-without=--disallowedTools");
+    let err = choose_kinds(claude, &mut bad.clone()).await.expect_err("refused");
+    assert_eq!(err.code(), "CLAUDE_SURFACE");
+    let line = err.to_string();
+    assert!(line.ends_with("its --help does not list --disallowedTools") && !line.contains('\n'), "{line}");
+    // Not asked for: left out; with no other kind usable, no kind at all is the error.
+    assert_eq!(choose_kinds(None, &mut bad.clone()).await.map_err(|e| e.code()), Err("NO_KIND"));
+    let mut with_codex = bad.clone();
+    with_codex.program = python();
+    assert_eq!(choose_kinds(None, &mut with_codex).await.map_err(|e| e.code()), Ok(vec![ExecutorKindWire::Codex]));
+
+    let mut missing = good.clone();
+    missing.claude.as_mut().expect("claude").program = PathBuf::from("/nonexistent/claude");
+    assert_eq!(choose_kinds(claude, &mut missing).await.map_err(|e| e.code()), Err("CLAUDE_MISSING"));
+    let chatgpt = Some([ExecutorKindWire::Chatgpt].as_slice());
+    assert_eq!(choose_kinds(chatgpt, &mut good.clone()).await.map_err(|e| e.code()), Err("NO_KIND"));
+}
+
+#[tokio::test]
+async fn the_real_claude_passes_the_surface_check() {
+    let Some(path) = claude_harness::real_claude("the_real_claude_passes_the_surface_check") else { return };
+    eprintln!("binary: the real claude {}", path.display());
+    let dirs = dirs();
+    let mut real = settings(&dirs, &Claude::Real { path, port: 0 });
+    let claude = Some([ExecutorKindWire::Claude].as_slice());
+    assert_eq!(choose_kinds(claude, &mut real).await.map_err(|e| e.to_string()), Ok(vec![ExecutorKindWire::Claude]));
+}
