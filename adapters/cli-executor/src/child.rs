@@ -6,7 +6,7 @@
 //! [`Child::spawn`] takes the session's lease, creates the session's own `CODEX_HOME`
 //! (`<data_dir>/sessions/<session>/codex-home`, mode 0700, kept across children of the
 //! session so a later `thread/resume` finds the rollouts there) and writes its
-//! `config.toml` (0600). The child starts in the worker's directory as the leader of a
+//! `config.toml` (0600) and login link ([`crate::home`]). The child starts in the worker's directory as the leader of a
 //! new process group, with only the variables named in [`Spawn::env_pass`] copied from the
 //! executor, plus `CODEX_HOME` and [`Spawn::env_set`]: a user's `~/.codex` hooks, plugins,
 //! MCP servers or `/goal` loop cannot reach it. `HOME` is passed on because the agent's
@@ -38,13 +38,6 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 pub const ENV_PASS_DEFAULT: [&str; 9] =
     ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
 
-/// The session's `config.toml` unless the caller gives its own: the unattended defaults
-/// (the core also sends them with every `thread/start`) and nothing else. The MCP server
-/// of the orchestrator is added here by a later slice.
-pub const CONFIG_TOML_DEFAULT: &str = "# Written by the orchestrator's cli-executor: this session's own CODEX_HOME.\n\
-approval_policy = \"never\"\n\
-sandbox_mode = \"workspace-write\"\n";
-
 /// What to run for one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spawn {
@@ -62,8 +55,11 @@ pub struct Spawn {
     pub env_pass: Vec<String>,
     /// Variables set for the child (after `env_pass`; `CODEX_HOME` cannot be overridden).
     pub env_set: Vec<(String, String)>,
-    /// The text of the session's `config.toml`.
+    /// The text of the session's `config.toml` ([`crate::home::config_toml`]).
     pub config_toml: String,
+    /// The person's login file, linked in as the session's `auth.json`
+    /// ([`crate::home::link_auth`]); `None` removes a link an earlier start made.
+    pub auth_link: Option<PathBuf>,
 }
 
 impl Spawn {
@@ -77,7 +73,8 @@ impl Spawn {
             data_dir: data_dir.to_path_buf(),
             env_pass: ENV_PASS_DEFAULT.iter().map(|s| s.to_string()).collect(),
             env_set: Vec::new(),
-            config_toml: CONFIG_TOML_DEFAULT.to_string(),
+            config_toml: crate::home::CONFIG_TOML_BASE.to_string(),
+            auth_link: None,
         }
     }
 
@@ -223,6 +220,7 @@ fn start(spec: &Spawn, home: &Path) -> Result<Child, Error> {
         .open(&config)
         .and_then(|mut file| file.write_all(spec.config_toml.as_bytes()))
         .map_err(|e| Error::io("write", &config, &e))?;
+    crate::home::link_auth(home, spec.auth_link.as_deref())?;
     let mut command = Command::new(&spec.program);
     command.args(&spec.args).current_dir(&spec.cwd).env_clear().process_group(0);
     for name in &spec.env_pass {

@@ -1,5 +1,6 @@
 //! The executor process's entry point: its options checked (a clear one-line error for
-//! each), then the daemon's `/executor` WebSocket kept up: connect, `hello`, wait for
+//! each), the codex on hand checked against the surface the core relies on
+//! ([`crate::surface`]), then the daemon's `/executor` WebSocket kept up: connect, `hello`, wait for
 //! `welcome`, heartbeat at the interval it announces, serve commands through the
 //! [`Executor`], and on any drop reconnect with a doubling backoff. A refusal that
 //! reconnecting cannot fix (wrong token, replaced, another protocol) ends [`run`].
@@ -8,6 +9,7 @@ use crate::Error;
 use crate::executor::{Executor, Reply};
 use crate::limits::{RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX, WELCOME_WAIT_MS};
 use crate::worker::{Out, Settings};
+use crate::{home, surface};
 use futures_util::{SinkExt, StreamExt};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
@@ -15,6 +17,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
+
+/// The directory under the state directory where the surface check writes the schema.
+const SURFACE_SCRATCH: &str = "surface-check";
 
 /// The daemon's loopback executor endpoint (its default `--listen`).
 pub const DAEMON_URL_DEFAULT: &str = "ws://127.0.0.1:7411/executor";
@@ -41,6 +46,13 @@ pub async fn run(options: Options) -> Result<(), Error> {
     }
     let mut settings = options.settings.clone();
     settings.program = find_program(&settings.program)?;
+    // A stand-in's script comes before `app-server` and before the check's own arguments.
+    let prefix: Vec<String> = settings.args.iter().take_while(|a| *a != "app-server").cloned().collect();
+    surface::check(&settings.program, &prefix, &settings.state_dir.join(SURFACE_SCRATCH)).await?;
+    if let Some(file) = &settings.codex_auth {
+        settings.codex_auth = Some(home::check_auth_file(file)?);
+    }
+    home::config_toml(settings.mcp.as_ref())?;
     if let Some(dir) = &settings.workspace
         && !Path::new(dir).is_dir()
     {

@@ -45,6 +45,7 @@ pub mod connection;
 pub mod error;
 pub mod executor;
 pub mod group;
+pub mod home;
 pub mod journal;
 pub mod jsonrpc;
 pub mod lease;
@@ -52,6 +53,7 @@ pub mod limits;
 pub mod mcp;
 pub mod pump;
 pub mod reconcile;
+pub mod surface;
 pub mod worker;
 
 pub use error::Error;

@@ -9,8 +9,8 @@
 //! it is sent; a state's sequence is persisted before the state is sent.
 
 use crate::Error;
-use crate::child::Spawn;
-use crate::codex::{Codex, Config, Effect, Outcome, Report, Resume};
+use crate::codex::{Codex, Effect, Outcome, Report, Resume};
+use crate::home;
 use crate::journal::Journal;
 use crate::lease::Leases;
 use crate::limits::{CHILD_RESTART_BACKOFF_MS_MAX, CHILD_RESTART_BACKOFF_MS_MIN, CHILD_RESTARTS_MAX};
@@ -45,6 +45,9 @@ pub struct Settings {
     /// and which must answer before a prompt goes in. `None` only in tests of the shell
     /// that run no turn needing it; `orchestrator executor-cli` always sets it.
     pub mcp: Option<crate::mcp::McpServer>,
+    /// The person's Codex login (`--codex-auth`, checked by [`crate::home::check_auth_file`]),
+    /// linked into every session's `CODEX_HOME`; `None`: the sessions have no login.
+    pub codex_auth: Option<PathBuf>,
 }
 
 /// What the connection hands a worker's task.
@@ -229,15 +232,15 @@ impl Task {
                 nonces: lock(&self.shared.journal).nonces(thread),
             })
             .collect();
-        let core = match Codex::resuming(Config::unattended(&cwd), &resumes) {
+        let settings = &self.shared.settings;
+        let core = match Codex::resuming(home::codex_config(settings, &cwd), &resumes) {
             Ok(core) => core,
             Err(e) => return self.exited(&format!("cannot resume: {e}")).await,
         };
-        let settings = &self.shared.settings;
-        let mut spec = Spawn::codex(&self.worker.to_string(), std::path::Path::new(&cwd), &settings.state_dir);
-        spec.program.clone_from(&settings.program);
-        spec.args.clone_from(&settings.args);
-        spec.env_set.clone_from(&settings.env_set);
+        let spec = match home::codex_spawn(settings, &self.worker.to_string(), std::path::Path::new(&cwd)) {
+            Ok(spec) => spec,
+            Err(e) => return self.exited(&format!("cannot prepare the session: {e}")).await,
+        };
         let journal = Arc::clone(&self.shared.journal);
         let gate_cwd = cwd.clone();
         let gate = Box::new(move |command: CommandId, worker: WorkerId, thread: &str| {

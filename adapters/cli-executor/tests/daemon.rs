@@ -7,72 +7,13 @@
 
 mod harness;
 
-use cli_executor::connection::run;
-use engine::Reply;
 use engine::ids::WorkerId;
 use engine::model::{AttemptOutcome, AttemptReason, BindingStatus, ConversationState};
-use engine::op::Operation;
-use engine::policy::{Mode, PolicyPatch};
-use harness::{Binary, Daemon, Dirs, dirs, journal_phase, options, taken_in, until};
+use harness::{Binary, Daemon, Dirs, conversation_in, crash, dirs, journal_phase, submitted, taken_in, until};
 use std::path::PathBuf;
 
 /// The idle grace of the test runs: short, but long enough to see the idle first.
 const GRACE_MS: u64 = 300;
-
-/// Starts a run whose root is a Codex worker in `dirs.work` (only a `codex` executor gets
-/// its commands) and opens a new thread, in Auto Resume.
-async fn start_run(d: &Daemon, dirs: &Dirs) -> WorkerId {
-    let patch = PolicyPatch { mode: Some(Mode::Auto), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
-    let op = Operation::RunStart {
-        task_name: "cli test".into(),
-        root_conversation_name: "root".into(),
-        context: "drive a codex worker".into(),
-        default_policy: Some(patch),
-        root_conversation: None,
-        root_executor: Box::new(engine::op::RootExecutor {
-            executor: Some(engine::ExecutorKind::Codex),
-            workspace: Some(engine::Workspace { directory: dirs.work.display().to_string(), branch: None }),
-        }),
-    };
-    match d.call(op).await {
-        Ok(Reply::Run(view)) => view.run.root,
-        other => panic!("run_start: {other:?}"),
-    }
-}
-
-/// Starts the executor as a task (aborting it is a crash: its children are killed, its
-/// leases and journal stay).
-fn executor(d: &Daemon, dirs: &Dirs, binary: &Binary) -> tokio::task::JoinHandle<()> {
-    let options = options(&d.url, dirs, binary);
-    tokio::spawn(async move {
-        if let Err(e) = run(options).await {
-            panic!("the executor stopped: {e}");
-        }
-    })
-}
-
-async fn crash(task: tokio::task::JoinHandle<()>) {
-    task.abort();
-    let _ = task.await;
-}
-
-/// Waits until attempt `n` of `worker` was submitted (and returns the attempts).
-async fn submitted(d: &Daemon, worker: WorkerId, n: usize) -> Vec<engine::model::Attempt> {
-    until(&format!("attempt {n} submitted"), || async {
-        let attempts = d.attempts(worker).await;
-        (attempts.len() >= n && attempts[n - 1].submitted_at.is_some()).then_some(attempts)
-    })
-    .await
-}
-
-/// Waits until the worker's conversation shows `state`.
-async fn conversation_in(d: &Daemon, worker: WorkerId, state: ConversationState) {
-    until(&format!("conversation {state:?}"), || async {
-        let view = d.worker(worker).await;
-        view.worker.binding.as_ref().is_some_and(|b| b.state == state).then_some(())
-    })
-    .await;
-}
 
 fn nonces(dirs: &Dirs, worker: WorkerId) -> Vec<String> {
     taken_in(dirs, worker).into_iter().map(|(_, nonce)| nonce).collect()
@@ -90,8 +31,8 @@ async fn a_codex_worker_resumes_only_when_the_daemon_decides_and_an_executor_cra
     let hold = hold_file(&dirs);
     std::fs::write(&hold, "").expect("hold");
     let binary = Binary::Sim(vec!["--hold-file".into(), hold.display().to_string()]);
-    let task = executor(&d, &dirs, &binary);
-    let root = start_run(&d, &dirs).await;
+    let task = harness::executor(&d, &dirs, &binary);
+    let root = harness::start_run(&d, &dirs, GRACE_MS).await;
 
     // create: a thread is started and bound; its first turn runs (held by the stand-in).
     submitted(&d, root, 1).await;
@@ -118,7 +59,7 @@ async fn a_codex_worker_resumes_only_when_the_daemon_decides_and_an_executor_cra
 
     // The executor dies mid-turn (its child with it) and starts again on the same state.
     crash(task).await;
-    let task = executor(&d, &dirs, &binary);
+    let task = harness::executor(&d, &dirs, &binary);
     // The new child finds the turn interrupted: the turn ended, and the daemon, not the
     // executor, sends the next prompt.
     let attempts = submitted(&d, root, 3).await;
@@ -142,8 +83,8 @@ async fn a_crash_mid_submission_is_settled_from_codexs_record_sent_or_provably_n
         let d = Daemon::start().await;
         let dirs = dirs();
         let binary = Binary::Sim(vec![flag.into(), "2".into()]);
-        let task = executor(&d, &dirs, &binary);
-        let root = start_run(&d, &dirs).await;
+        let task = harness::executor(&d, &dirs, &binary);
+        let root = harness::start_run(&d, &dirs, GRACE_MS).await;
         submitted(&d, root, 1).await;
         // The second prompt's turn/start is never answered: the journal says
         // submission-started. The stand-in took it in (stall) or not (drop).
@@ -156,7 +97,7 @@ async fn a_crash_mid_submission_is_settled_from_codexs_record_sent_or_provably_n
         })
         .await;
         crash(task).await;
-        let task = executor(&d, &dirs, &binary);
+        let task = harness::executor(&d, &dirs, &binary);
         if went_in {
             // thread/read shows the nonce: submitted, never resent; its turn ended with the crash.
             let attempts = submitted(&d, root, 3).await;

@@ -5,6 +5,13 @@
 
 #![allow(dead_code)] // Each test file uses part of the harness.
 
+mod flow;
+mod frames;
+#[allow(unused_imports)] // Each test file uses part of the harness.
+pub use flow::{conversation_in, crash, executor, start_run, submitted};
+#[allow(unused_imports)] // Each test file uses part of the harness.
+pub use frames::{frame, next_report, outcome, result_of, state};
+
 use cli_executor::connection::Options;
 use cli_executor::worker::Settings;
 use engine::ids::WorkerId;
@@ -179,16 +186,20 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
         state_dir: dirs.state.clone(),
         workspace: Some(dirs.work.display().to_string()),
         mcp: None,
+        codex_auth: None,
     }
 }
 
-/// The executor's options against `daemon`.
+/// The executor's options against `daemon`, every child configured with its MCP server.
 pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
+    let mut settings = settings(dirs, binary);
+    let url = cli_executor::mcp::url_from_daemon(daemon_url).expect("an MCP url");
+    settings.mcp = Some(cli_executor::mcp::McpServer { url, token: MCP_TOKEN.to_string() });
     Options {
         url: daemon_url.to_string(),
         token_file: dirs.token.clone(),
         executor_id: "cli-test".to_string(),
-        settings: settings(dirs, binary),
+        settings,
     }
 }
 
@@ -239,44 +250,120 @@ pub fn journal_phase(dirs: &Dirs, key: &str) -> Option<String> {
         .and_then(|v| v["phase"].as_str().map(str::to_string))
 }
 
-/// Starts the loopback mock model (`tests/mock/mock_responses.py`) and returns its port
-/// and process (killed on drop by the caller).
-pub fn mock_model() -> (u16, std::process::Child) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mock/mock_responses.py");
-    let child = std::process::Command::new(python())
-        .arg(script)
-        .arg(port.to_string())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the mock model starts");
-    let deadline = Instant::now() + Duration::from_millis(WAIT_MS_MAX);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the mock model did not listen");
-        std::thread::sleep(Duration::from_millis(20));
+/// The loopback mock model (`tests/mock/mock_responses.py`), killed on drop.
+pub struct MockModel {
+    /// Its port.
+    pub port: u16,
+    child: std::process::Child,
+    /// Every request body it got (JSON Lines).
+    requests: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl MockModel {
+    /// Starts the mock with `plan` (the scripted worker, `None`: the text triggers only).
+    pub fn start(plan: Option<&Value>) -> MockModel {
+        MockModel::spawn(plan, false)
     }
-    (port, child)
+
+    /// Starts the mock as a ChatGPT backend too: it refreshes logins (rotating refresh
+    /// tokens) and answers only the latest access token (`--auth`).
+    pub fn with_login() -> MockModel {
+        MockModel::spawn(None, true)
+    }
+
+    /// Writes a ChatGPT login whose tokens expired (`--write-auth`), mode 0600.
+    pub fn write_login(path: &std::path::Path) {
+        let status = std::process::Command::new(python())
+            .arg(mock_script())
+            .arg("--write-auth")
+            .arg(path)
+            .status()
+            .expect("the mock runs");
+        assert!(status.success(), "--write-auth");
+    }
+
+    /// The refresh requests it got: `(refresh token, HTTP status)`, in order.
+    pub fn refreshes(&self) -> Vec<(String, u64)> {
+        let text = std::fs::read_to_string(self._dir.path().join("refreshes.jsonl")).unwrap_or_default();
+        text.lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a logged refresh is JSON"))
+            .map(|v| (v["refreshToken"].as_str().unwrap_or_default().to_string(), v["status"].as_u64().unwrap_or(0)))
+            .collect()
+    }
+
+    fn spawn(plan: Option<&Value>, login: bool) -> MockModel {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
+        let requests = dir.path().join("requests.jsonl");
+        let mut command = std::process::Command::new(python());
+        command.arg(mock_script()).arg(port.to_string()).arg("--requests").arg(&requests);
+        if login {
+            command.arg("--auth").arg("--refreshes").arg(dir.path().join("refreshes.jsonl"));
+        }
+        if let Some(plan) = plan {
+            let file = dir.path().join("plan.json");
+            std::fs::write(&file, plan.to_string()).expect("plan");
+            command.arg("--plan").arg(file);
+        }
+        let child = command.stderr(std::process::Stdio::null()).spawn().expect("the mock model starts");
+        let deadline = Instant::now() + Duration::from_millis(WAIT_MS_MAX);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the mock model did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        MockModel { port, child, requests, _dir: dir }
+    }
+
+    /// Every request body so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.requests).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).expect("a logged request is JSON")).collect()
+    }
+}
+
+fn mock_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mock/mock_responses.py")
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The real `codex` named by `CODEX_BIN`. Without it: with `ORCH_REAL_CLIS=required` the
+/// test fails; otherwise it prints one line saying it is skipped and why, and gets `None`.
+pub fn real_codex(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("CODEX_BIN") {
+        Some(path) => {
+            eprintln!("{test}: the real codex {}", PathBuf::from(&path).display());
+            Some(PathBuf::from(path))
+        }
+        None if std::env::var("ORCH_REAL_CLIS").as_deref() == Ok("required") => {
+            panic!("{test}: ORCH_REAL_CLIS=required but CODEX_BIN is not set (run tests/cli-agents/setup.sh)")
+        }
+        None => {
+            eprintln!("{test}: skipped: CODEX_BIN is not set (tests/cli-agents/setup.sh installs the real codex)");
+            None
+        }
+    }
 }
 
 /// The binaries to run a test against: always the stand-in (with `sim_flags`); the real
-/// `codex` too when `CODEX_BIN` names it. Prints which, and why the real one is skipped.
-pub fn binaries(sim_flags: &[&str]) -> Vec<Binary> {
+/// `codex` too when `CODEX_BIN` names it ([`real_codex`]).
+pub fn binaries(test: &str, sim_flags: &[&str]) -> Vec<Binary> {
     let sim = Binary::Sim(sim_flags.iter().map(|s| s.to_string()).collect());
-    match std::env::var_os("CODEX_BIN") {
-        Some(path) => {
-            eprintln!(
-                "binaries: the stand-in {} and the real codex {}",
-                sim_script().display(),
-                PathBuf::from(&path).display()
-            );
-            vec![sim, Binary::Real { path: PathBuf::from(path), port: 0 }]
-        }
-        None => {
-            eprintln!(
-                "binaries: the stand-in {} only; the real codex is skipped: CODEX_BIN is not set",
-                sim_script().display()
-            );
-            vec![sim]
-        }
+    eprintln!("{test}: the stand-in {}", sim_script().display());
+    match real_codex(test) {
+        Some(path) => vec![sim, Binary::Real { path, port: 0 }],
+        None => vec![sim],
     }
+}
+
+/// Unix milliseconds now, the engine's clock in these runs.
+pub fn now_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970");
+    u64::try_from(since.as_millis()).expect("in range")
 }

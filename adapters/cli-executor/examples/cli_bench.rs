@@ -1,0 +1,347 @@
+//! The CLI executor's benchmark (`docs/benchmarks.md`), with the real codex (`CODEX_BIN`)
+//! offline against the loopback mock model (`tests/mock/mock_responses.py`):
+//!
+//! ```sh
+//! CODEX_BIN=tests/cli-agents/node_modules/.bin/codex \
+//!   cargo run --release -p cli-executor --example cli_bench -- gap 200
+//! CODEX_BIN=... cargo run --release -p cli-executor --example cli_bench -- idle 8 20
+//! ```
+//!
+//! `gap TURNS`: one Codex worker in Auto Resume whose every turn reports progress and ends;
+//! each codex child runs behind `tests/mock/stdio_tap.py`, which stamps every
+//! `turn/completed` codex writes and every `turn/start` it is sent. The gap of a turn is
+//! from its `turn/completed` to the next `turn/start`, minus the idle grace: the executor
+//! reporting `idle`, the daemon's decision and command, the journal's fsync and the write.
+//!
+//! `idle SESSIONS SECONDS`: SESSIONS workers (Manual mode: one turn each, then idle), and
+//! the executor's own RSS (`/proc/self/status`) and CPU (`/proc/self/stat`) over SECONDS,
+//! per idle session, against the same process with no session; the codex children's RSS
+//! beside it.
+//!
+//! The daemon runs in a child process (this example, `daemon ...`), so the executor's
+//! figures are its own.
+
+#![allow(clippy::print_stdout)] // a benchmark reports on stdout
+
+use cli_executor::connection::{Options, run};
+use cli_executor::mcp::{McpServer, url_from_daemon};
+use cli_executor::worker::Settings;
+use engine::op::Operation;
+use engine::policy::{Mode, PolicyPatch};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EXECUTOR_TOKEN: &str = "executor-token-for-the-cli-benchmark-0123";
+const MCP_TOKEN: &str = "mcp-token-for-the-cli-benchmark-0123456789";
+/// The idle grace of the `gap` runs.
+const GRACE_MS: u64 = 200;
+/// How long any one wait of the benchmark may take.
+const WAIT_S_MAX: u64 = 600;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let number = |i: usize, default: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default);
+    match args.first().map(String::as_str) {
+        Some("daemon") => daemon(&args[1..]),
+        Some("gap") => gap(number(1, 200)),
+        Some("idle") => idle(number(1, 8), number(2, 20)),
+        _ => eprintln!("usage: cli_bench gap [TURNS] | idle [SESSIONS] [SECONDS]"),
+    }
+}
+
+/// `daemon RUNS GRACE_MS auto|manual WORKDIR READY GO`: serves, writes its executor URL to
+/// READY, and once GO exists starts RUNS runs with a Codex root in WORKDIR.
+fn daemon(args: &[String]) {
+    let [runs, grace, mode, work, ready, go] = args else { panic!("daemon: six arguments") };
+    let (runs, grace): (u64, u64) = (runs.parse().expect("RUNS"), grace.parse().expect("GRACE_MS"));
+    let mode = if mode == "auto" { Mode::Auto } else { Mode::Manual };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = orchestrator::serve::ServeOptions {
+            data_dir: dir.path().join("data"),
+            listen: "127.0.0.1:0".parse().expect("addr"),
+            token: Some(MCP_TOKEN.into()),
+            allow_hosts: vec![],
+            limits: Default::default(),
+            oauth: None,
+        };
+        let executors =
+            orchestrator::serve::ExecutorOptions { token: Some(EXECUTOR_TOKEN.into()), ..Default::default() };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let serving = orchestrator::serve::serve_with_executors(options, executors, std::future::pending(), |l, h| {
+            let _ = tx.send((l.executor_url.clone().expect("the bridge"), h.clone()));
+        });
+        let server = tokio::spawn(serving);
+        let (url, handle) = rx.await.expect("listening");
+        std::fs::write(ready, url).expect("ready file");
+        while !Path::new(go).exists() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        for n in 0..runs {
+            let patch = PolicyPatch { mode: Some(mode), idle_grace_ms: Some(grace), ..PolicyPatch::default() };
+            let op = Operation::RunStart {
+                task_name: format!("bench {n}"),
+                root_conversation_name: "root".into(),
+                context: "the cli executor benchmark".into(),
+                default_policy: Some(patch),
+                root_conversation: None,
+                root_executor: Box::new(engine::op::RootExecutor {
+                    executor: Some(engine::ExecutorKind::Codex),
+                    workspace: Some(engine::Workspace { directory: work.clone(), branch: None }),
+                }),
+            };
+            handle.call(op).await.expect("the engine runs").expect("run_start");
+        }
+        let _ = server.await;
+    });
+}
+
+/// The pieces of one benchmark run, stopped on drop.
+struct Bench {
+    dir: tempfile::TempDir,
+    mock: Child,
+    daemon: Child,
+    url: String,
+}
+
+impl Drop for Bench {
+    fn drop(&mut self) {
+        for child in [&mut self.mock, &mut self.daemon] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Bench {
+    /// The mock model with `plan` and the daemon (`runs` runs in `mode` once GO is written).
+    fn start(plan: Value, runs: u64, mode: &str) -> Bench {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (work, state) = (dir.path().join("work"), dir.path().join("state"));
+        std::fs::create_dir_all(&work).expect("work");
+        std::fs::create_dir_all(&state).expect("state");
+        std::fs::write(dir.path().join("executor-token"), EXECUTOR_TOKEN).expect("token");
+        std::fs::write(dir.path().join("plan.json"), plan.to_string()).expect("plan");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+        let mock = Command::new(python())
+            .arg(manifest("tests/mock/mock_responses.py"))
+            .args([port.to_string(), "--plan".into()])
+            .arg(dir.path().join("plan.json"))
+            .arg("--requests")
+            .arg(dir.path().join("requests.jsonl"))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the mock starts");
+        std::fs::write(dir.path().join("port"), port.to_string()).expect("port file");
+        let ready = dir.path().join("ready");
+        let daemon = Command::new(std::env::current_exe().expect("this example"))
+            .args(["daemon", &runs.to_string(), &GRACE_MS.to_string(), mode])
+            .arg(&work)
+            .arg(&ready)
+            .arg(dir.path().join("go"))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the daemon starts");
+        let url = wait("the daemon listens", || std::fs::read_to_string(&ready).ok().filter(|u| !u.is_empty()));
+        Bench { dir, mock, daemon, url }
+    }
+
+    /// The executor's options: the real codex behind the tap (when `tap`), the mock model.
+    fn options(&self, tap: bool) -> Options {
+        let codex = PathBuf::from(std::env::var_os("CODEX_BIN").expect("CODEX_BIN names the real codex"));
+        let port = std::fs::read_to_string(self.dir.path().join("port")).expect("port");
+        let mut args: Vec<String> = vec!["app-server".into()];
+        for c in [
+            "model_provider=mock".to_string(),
+            "model=mock-model".to_string(),
+            "model_providers.mock.name=\"mock\"".to_string(),
+            format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\""),
+            "model_providers.mock.env_key=\"MOCK_API_KEY\"".to_string(),
+            "model_providers.mock.wire_api=\"responses\"".to_string(),
+            "model_providers.mock.request_max_retries=0".to_string(),
+            "model_providers.mock.stream_max_retries=0".to_string(),
+        ] {
+            args.extend(["-c".to_string(), c]);
+        }
+        let program = if tap {
+            let mut tapped =
+                vec![manifest("tests/mock/stdio_tap.py").display().to_string(), self.tap_log().display().to_string()];
+            tapped.push(codex.display().to_string());
+            tapped.append(&mut args);
+            args = tapped;
+            python()
+        } else {
+            codex
+        };
+        let settings = Settings {
+            program,
+            args,
+            env_set: vec![("MOCK_API_KEY".into(), "x".into())],
+            state_dir: self.dir.path().join("state"),
+            workspace: None,
+            mcp: Some(McpServer { url: url_from_daemon(&self.url).expect("mcp url"), token: MCP_TOKEN.into() }),
+            codex_auth: None,
+        };
+        Options {
+            url: self.url.clone(),
+            token_file: self.dir.path().join("executor-token"),
+            executor_id: "cli-bench".into(),
+            settings,
+        }
+    }
+
+    fn tap_log(&self) -> PathBuf {
+        self.dir.path().join("tap.jsonl")
+    }
+
+    /// The tap's stamps: `(nanoseconds, "out" for turn/completed | "in" for turn/start)`.
+    fn stamps(&self) -> Vec<(u64, String)> {
+        let text = std::fs::read_to_string(self.tap_log()).unwrap_or_default();
+        let mut stamps: Vec<(u64, String)> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| Some((v["t_ns"].as_u64()?, v["dir"].as_str()?.to_string())))
+            .collect();
+        stamps.sort();
+        stamps
+    }
+
+    fn go(&self) {
+        std::fs::write(self.dir.path().join("go"), "").expect("go");
+    }
+}
+
+fn gap(turns: u64) {
+    let bench = Bench::start(json!({"otherwise": ["progress"]}), 1, "auto");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let options = bench.options(true);
+    let executor = runtime.spawn(run(options));
+    bench.go();
+    let count = |dir: &str| bench.stamps().iter().filter(|(_, d)| d == dir).count() as u64;
+    wait("the turns", || (count("in") > turns).then_some(()));
+    executor.abort();
+    let stamps = bench.stamps();
+    let mut gaps: Vec<f64> = Vec::new();
+    for (i, (t, dir)) in stamps.iter().enumerate() {
+        if dir != "out" {
+            continue;
+        }
+        if let Some((next, _)) = stamps[i + 1..].iter().find(|(_, d)| d == "in") {
+            gaps.push((next - t) as f64 / 1e6 - GRACE_MS as f64);
+        }
+    }
+    gaps.truncate(turns as usize);
+    gaps.sort_by(f64::total_cmp);
+    let at = |q: f64| gaps[((gaps.len() as f64 * q).ceil() as usize).clamp(1, gaps.len()) - 1];
+    println!(
+        "turn gap (turn/completed read by the tap -> next turn/start written to it, minus the {GRACE_MS} ms idle grace)"
+    );
+    println!(
+        "turns {}  p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms  min {:.1} ms",
+        gaps.len(),
+        at(0.5),
+        at(0.99),
+        at(1.0),
+        at(0.0)
+    );
+    println!("load average at the end: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+}
+
+fn idle(sessions: u64, seconds: u64) {
+    let bench = Bench::start(json!({"otherwise": []}), sessions, "manual");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let executor = runtime.spawn(run(bench.options(true)));
+    std::thread::sleep(Duration::from_secs(3));
+    let (rss_none, _) = own_usage();
+    bench.go();
+    let ended = |n: u64| bench.stamps().iter().filter(|(_, d)| d == "out").count() as u64 >= n;
+    wait("every session's first turn", || ended(sessions).then_some(()));
+    std::thread::sleep(Duration::from_secs(2));
+    let (rss_before, cpu_before) = own_usage();
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(seconds));
+    let (rss_after, cpu_after) = own_usage();
+    let elapsed = started.elapsed().as_secs_f64();
+    let children = children_rss_kib(&bench.dir.path().join("state"));
+    executor.abort();
+    let ticks = clock_ticks();
+    let cpu_pct = (cpu_after - cpu_before) as f64 / ticks / elapsed * 100.0;
+    println!("idle sessions {sessions} over {elapsed:.1} s (one codex app-server child each, behind the tap)");
+    println!(
+        "executor RSS: {rss_none} KiB with none, {rss_after} KiB with {sessions} ({:.0} KiB per session; {rss_before} KiB at the window's start)",
+        (rss_after as f64 - rss_none as f64) / sessions as f64
+    );
+    println!("executor CPU: {cpu_pct:.3} % of a core in all ({:.4} % per idle session)", cpu_pct / sessions as f64);
+    println!("codex children RSS: {children} KiB in all ({} KiB per session)", children / sessions.max(1));
+    println!("load average at the end: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+}
+
+/// This process's RSS (KiB) and CPU time (clock ticks, user + system).
+fn own_usage() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    let rss = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmRSS");
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("stat");
+    let fields: Vec<&str> = stat.rsplit_once(')').expect("comm").1.split_whitespace().collect();
+    let cpu = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    (rss, cpu)
+}
+
+/// The RSS (KiB) of every process in the children's groups (from their lease files).
+fn children_rss_kib(state: &Path) -> u64 {
+    let groups: Vec<i64> = std::fs::read_dir(state.join("leases"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| t.lines().find_map(|l| l.strip_prefix("pgid=")?.trim().parse().ok()))
+        .collect();
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let pgrp: i64 = rest.split_whitespace().nth(2).and_then(|p| p.parse().ok()).unwrap_or(0);
+        if groups.contains(&pgrp)
+            && let Ok(status) = std::fs::read_to_string(entry.path().join("status"))
+        {
+            total += status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    total
+}
+
+fn clock_ticks() -> f64 {
+    let out = Command::new("getconf").arg("CLK_TCK").output().expect("getconf");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(100.0)
+}
+
+fn python() -> PathBuf {
+    let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn manifest(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// Polls `check` every 50 ms until it gives a value, for at most [`WAIT_S_MAX`].
+fn wait<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(WAIT_S_MAX);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
