@@ -13,7 +13,7 @@
 //! from its `turn/completed` to the next `turn/start`, minus the idle grace: the executor
 //! reporting `idle`, the daemon's decision and command, the journal's fsync and the write.
 //!
-//! `idle SESSIONS SECONDS`: SESSIONS workers (Manual mode: one turn each, then idle), and
+//! `idle SESSIONS SECONDS`: SESSIONS workers (Manual mode: one turn each, then idle; no tap), and
 //! the executor's own RSS (`/proc/self/status`) and CPU (`/proc/self/stat`) over SECONDS,
 //! per idle session, against the same process with no session; the codex children's RSS
 //! beside it.
@@ -22,6 +22,10 @@
 //! figures are its own.
 
 #![allow(clippy::print_stdout)] // a benchmark reports on stdout
+
+// The tests' harness: the daemon in process, the mock model, the codex settings.
+#[path = "../tests/harness/mod.rs"]
+mod harness;
 
 use cli_executor::connection::{Options, run};
 use cli_executor::mcp::{McpServer, url_from_daemon};
@@ -33,8 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const EXECUTOR_TOKEN: &str = "executor-token-for-the-cli-benchmark-0123";
-const MCP_TOKEN: &str = "mcp-token-for-the-cli-benchmark-0123456789";
+use harness::{EXECUTOR_TOKEN, MCP_TOKEN, MockModel, mock_provider_args, python};
 /// The idle grace of the `gap` runs.
 const GRACE_MS: u64 = 200;
 /// How long any one wait of the benchmark may take.
@@ -59,24 +62,8 @@ fn daemon(args: &[String]) {
     let mode = if mode == "auto" { Mode::Auto } else { Mode::Manual };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let options = orchestrator::serve::ServeOptions {
-            data_dir: dir.path().join("data"),
-            listen: "127.0.0.1:0".parse().expect("addr"),
-            token: Some(MCP_TOKEN.into()),
-            allow_hosts: vec![],
-            limits: Default::default(),
-            oauth: None,
-        };
-        let executors =
-            orchestrator::serve::ExecutorOptions { token: Some(EXECUTOR_TOKEN.into()), ..Default::default() };
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let serving = orchestrator::serve::serve_with_executors(options, executors, std::future::pending(), |l, h| {
-            let _ = tx.send((l.executor_url.clone().expect("the bridge"), h.clone()));
-        });
-        let server = tokio::spawn(serving);
-        let (url, handle) = rx.await.expect("listening");
-        std::fs::write(ready, url).expect("ready file");
+        let daemon = harness::Daemon::start().await;
+        std::fs::write(ready, &daemon.url).expect("ready file");
         while !Path::new(go).exists() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -93,26 +80,24 @@ fn daemon(args: &[String]) {
                     workspace: Some(engine::Workspace { directory: work.clone(), branch: None }),
                 }),
             };
-            handle.call(op).await.expect("the engine runs").expect("run_start");
+            daemon.call(op).await.expect("run_start");
         }
-        let _ = server.await;
+        std::future::pending::<()>().await;
     });
 }
 
 /// The pieces of one benchmark run, stopped on drop.
 struct Bench {
     dir: tempfile::TempDir,
-    mock: Child,
+    mock: MockModel,
     daemon: Child,
     url: String,
 }
 
 impl Drop for Bench {
     fn drop(&mut self) {
-        for child in [&mut self.mock, &mut self.daemon] {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
     }
 }
 
@@ -124,18 +109,7 @@ impl Bench {
         std::fs::create_dir_all(&work).expect("work");
         std::fs::create_dir_all(&state).expect("state");
         std::fs::write(dir.path().join("executor-token"), EXECUTOR_TOKEN).expect("token");
-        std::fs::write(dir.path().join("plan.json"), plan.to_string()).expect("plan");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
-        let mock = Command::new(python())
-            .arg(manifest("tests/mock/mock_responses.py"))
-            .args([port.to_string(), "--plan".into()])
-            .arg(dir.path().join("plan.json"))
-            .arg("--requests")
-            .arg(dir.path().join("requests.jsonl"))
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the mock starts");
-        std::fs::write(dir.path().join("port"), port.to_string()).expect("port file");
+        let mock = MockModel::start(Some(&plan));
         let ready = dir.path().join("ready");
         let daemon = Command::new(std::env::current_exe().expect("this example"))
             .args(["daemon", &runs.to_string(), &GRACE_MS.to_string(), mode])
@@ -152,20 +126,7 @@ impl Bench {
     /// The executor's options: the real codex behind the tap (when `tap`), the mock model.
     fn options(&self, tap: bool) -> Options {
         let codex = PathBuf::from(std::env::var_os("CODEX_BIN").expect("CODEX_BIN names the real codex"));
-        let port = std::fs::read_to_string(self.dir.path().join("port")).expect("port");
-        let mut args: Vec<String> = vec!["app-server".into()];
-        for c in [
-            "model_provider=mock".to_string(),
-            "model=mock-model".to_string(),
-            "model_providers.mock.name=\"mock\"".to_string(),
-            format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\""),
-            "model_providers.mock.env_key=\"MOCK_API_KEY\"".to_string(),
-            "model_providers.mock.wire_api=\"responses\"".to_string(),
-            "model_providers.mock.request_max_retries=0".to_string(),
-            "model_providers.mock.stream_max_retries=0".to_string(),
-        ] {
-            args.extend(["-c".to_string(), c]);
-        }
+        let mut args = mock_provider_args(self.mock.port);
         let program = if tap {
             let mut tapped =
                 vec![manifest("tests/mock/stdio_tap.py").display().to_string(), self.tap_log().display().to_string()];
@@ -222,43 +183,68 @@ fn gap(turns: u64) {
     bench.go();
     let count = |dir: &str| bench.stamps().iter().filter(|(_, d)| d == dir).count() as u64;
     wait("the turns", || (count("in") > turns).then_some(()));
+    let attempts = runtime.block_on(attempts(&bench.url));
     executor.abort();
     let stamps = bench.stamps();
-    let mut gaps: Vec<f64> = Vec::new();
-    for (i, (t, dir)) in stamps.iter().enumerate() {
-        if dir != "out" {
+    let starts: Vec<f64> = stamps.iter().filter(|(_, d)| d == "in").map(|(t, _)| *t as f64 / 1e6).collect();
+    let ends: Vec<f64> = stamps.iter().filter(|(_, d)| d == "out").map(|(t, _)| *t as f64 / 1e6).collect();
+    // Turn i ends (`ends[i]`), the daemon books attempt i idle (`idleAtMs`), schedules
+    // attempt i+1 after the grace (`scheduledAtMs`), and its `turn/start` is written
+    // (`starts[i + 1]`): each prompt here starts one turn.
+    let (mut gap, mut report, mut decide, mut command) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for i in 0..(turns as usize).min(ends.len()).min(starts.len().saturating_sub(1)) {
+        gap.push(starts[i + 1] - ends[i] - GRACE_MS as f64);
+        let (Some(idle), Some(next)) = (attempts.get(i).and_then(|a| a.0), attempts.get(i + 1).map(|a| a.1)) else {
             continue;
-        }
-        if let Some((next, _)) = stamps[i + 1..].iter().find(|(_, d)| d == "in") {
-            gaps.push((next - t) as f64 / 1e6 - GRACE_MS as f64);
-        }
+        };
+        report.push(idle - ends[i]);
+        decide.push(next - idle - GRACE_MS as f64);
+        command.push(starts[i + 1] - next);
     }
-    gaps.truncate(turns as usize);
-    gaps.sort_by(f64::total_cmp);
-    let at = |q: f64| gaps[((gaps.len() as f64 * q).ceil() as usize).clamp(1, gaps.len()) - 1];
+    println!("turn gap over {} turns, minus the {GRACE_MS} ms idle grace (ms):", gap.len());
+    line("turn/completed read by the tap -> next turn/start written to it", &mut gap);
+    line("  turn/completed -> the daemon books the idle (executor, socket)", &mut report);
+    line("  the idle + grace -> the daemon schedules the next attempt", &mut decide);
+    line("  scheduled -> turn/start written (commit, command, executor journal)", &mut command);
+    println!("load average at the end: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+}
+
+/// One line of percentiles (the daemon's stamps are whole milliseconds).
+fn line(what: &str, values: &mut [f64]) {
+    if values.is_empty() {
+        return;
+    }
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values[((values.len() as f64 * q).ceil() as usize).clamp(1, values.len()) - 1];
     println!(
-        "turn gap (turn/completed read by the tap -> next turn/start written to it, minus the {GRACE_MS} ms idle grace)"
-    );
-    println!(
-        "turns {}  p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms  min {:.1} ms",
-        gaps.len(),
+        "{what}: p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1}  min {:.1}",
         at(0.5),
+        at(0.9),
         at(0.99),
         at(1.0),
         at(0.0)
     );
-    println!("load average at the end: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+}
+
+/// Each attempt of `wrk-1` as the daemon booked it: (idle at, scheduled at), in ms.
+async fn attempts(daemon_url: &str) -> Vec<(Option<f64>, f64)> {
+    let url = url_from_daemon(daemon_url).expect("mcp url");
+    let mut client = orchestrator::client::McpClient::connect(&url, Some(MCP_TOKEN)).await.expect("mcp");
+    let out = client.call_ok("worker_attempts", json!({"workerId": "wrk-1", "limit": 1000})).await.expect("attempts");
+    let list = out["attempts"].as_array().cloned().unwrap_or_default();
+    list.iter().map(|a| (a["idleAtMs"].as_f64(), a["scheduledAtMs"].as_f64().unwrap_or_default())).collect()
 }
 
 fn idle(sessions: u64, seconds: u64) {
     let bench = Bench::start(json!({"otherwise": []}), sessions, "manual");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    let executor = runtime.spawn(run(bench.options(true)));
+    let executor = runtime.spawn(run(bench.options(false)));
     std::thread::sleep(Duration::from_secs(3));
     let (rss_none, _) = own_usage();
     bench.go();
-    let ended = |n: u64| bench.stamps().iter().filter(|(_, d)| d == "out").count() as u64 >= n;
-    wait("every session's first turn", || ended(sessions).then_some(()));
+    // Each session's one turn asks the model twice (`run_list`, then its answer).
+    let asked = || bench.mock.requests().len() as u64 >= 2 * sessions;
+    wait("every session's first turn", || asked().then_some(()));
     std::thread::sleep(Duration::from_secs(2));
     let (rss_before, cpu_before) = own_usage();
     let started = Instant::now();
@@ -269,7 +255,7 @@ fn idle(sessions: u64, seconds: u64) {
     executor.abort();
     let ticks = clock_ticks();
     let cpu_pct = (cpu_after - cpu_before) as f64 / ticks / elapsed * 100.0;
-    println!("idle sessions {sessions} over {elapsed:.1} s (one codex app-server child each, behind the tap)");
+    println!("idle sessions {sessions} over {elapsed:.1} s (one codex app-server child each)");
     println!(
         "executor RSS: {rss_none} KiB with none, {rss_after} KiB with {sessions} ({:.0} KiB per session; {rss_before} KiB at the window's start)",
         (rss_after as f64 - rss_none as f64) / sessions as f64
@@ -323,11 +309,6 @@ fn children_rss_kib(state: &Path) -> u64 {
 fn clock_ticks() -> f64 {
     let out = Command::new("getconf").arg("CLK_TCK").output().expect("getconf");
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(100.0)
-}
-
-fn python() -> PathBuf {
-    let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
 fn manifest(path: &str) -> PathBuf {

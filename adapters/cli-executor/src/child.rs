@@ -6,10 +6,10 @@
 //! [`Child::spawn`] takes the session's lease, creates the session's own `CODEX_HOME`
 //! (`<data_dir>/sessions/<session>/codex-home`, mode 0700, kept across children of the
 //! session so a later `thread/resume` finds the rollouts there) and writes its
-//! `config.toml` (0600) and login link ([`crate::home`]). The child starts in the worker's directory as the leader of a
-//! new process group, with only the variables named in [`Spawn::env_pass`] copied from the
-//! executor, plus `CODEX_HOME` and [`Spawn::env_set`]: a user's `~/.codex` hooks, plugins,
-//! MCP servers or `/goal` loop cannot reach it. `HOME` is passed on because the agent's
+//! `config.toml` (0600) and login link ([`crate::home`]). The child starts in the worker's
+//! directory as the leader of a new process group, with only the variables named in
+//! [`Spawn::env_pass`] copied from the executor, plus `CODEX_HOME` and [`Spawn::env_set`]:
+//! a user's `~/.codex` hooks, plugins, MCP servers or `/goal` loop cannot reach it. `HOME` is passed on because the agent's
 //! own tools (git, ssh) read it; Codex reads its config from `CODEX_HOME` only.
 //!
 //! Stdout is read line by line, at most [`LINE_BYTES_MAX`] a line ([`Error::LineTooLong`]

@@ -1,5 +1,5 @@
 //! The command-line agent executor: a sans-IO core, the shell that keeps its child in
-//! hand, and the executor process connected to the daemon (issue 20, slices 1 to 3).
+//! hand, and the executor process connected to the daemon (issue 20, slices 1 to 5).
 //!
 //! The browser extension is the daemon's hands in ChatGPT tabs; this crate is its hands in
 //! command-line coding agents. Its pure part is a state machine
@@ -16,7 +16,8 @@
 //! - [`jsonrpc`]: JSON-RPC 2.0 framing over JSONL (requests with ids, responses matched to
 //!   the request they answer, notifications, server requests).
 //! - [`codex`]: the Codex app-server core ([`codex::Codex`]), with turn tracking, the nonce
-//!   carried as `clientUserMessageId` and found again by `thread/read`, and usage limits.
+//!   carried as `clientUserMessageId` and found again by `thread/read`, usage limits, and a
+//!   thread's first prompt held until the MCP server is ready and no goal is set.
 //! - [`claude`]: the Claude Code core ([`claude::Claude`]), one `claude -p` stream-json
 //!   process per session: the nonce as the user line's `uuid`, turns from
 //!   `command_lifecycle` to `result`, steers merged or queued as the next turn, usage limits
@@ -32,6 +33,10 @@
 //! - [`executor`]: daemon commands checked against the journal, and the `hello`.
 //! - [`mcp`]: the orchestrator's MCP server as a child reaches it (URL, token variable), and
 //!   the probe that proves it answers before a prompt goes in (fail closed).
+//! - [`home`]: a Codex session's own `CODEX_HOME`: its `config.toml` (the MCP server
+//!   required, its tools approved, goals off) and the person's login linked in.
+//! - [`surface`]: the check at start that the codex on hand is the pinned version and its
+//!   app-server schema has everything the core relies on (`surface.txt`).
 //! - [`connection`]: the entry point [`connection::run`]: options, the daemon WebSocket.
 //! - [`error`]: the crate's one error enum, with stable codes.
 //! - [`limits`]: every bound, named with its unit.

@@ -162,21 +162,7 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
             (python(), args, Vec::new())
         }
         Binary::Real { path, port } => {
-            let mut args = vec!["app-server".to_string()];
-            for c in [
-                "model_provider=mock".to_string(),
-                "model=mock-model".to_string(),
-                "model_providers.mock.name=\"mock\"".to_string(),
-                format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\""),
-                "model_providers.mock.env_key=\"MOCK_API_KEY\"".to_string(),
-                "model_providers.mock.wire_api=\"responses\"".to_string(),
-                "model_providers.mock.request_max_retries=0".to_string(),
-                "model_providers.mock.stream_max_retries=0".to_string(),
-            ] {
-                args.push("-c".to_string());
-                args.push(c);
-            }
-            (path.clone(), args, vec![("MOCK_API_KEY".to_string(), "x".to_string())])
+            (path.clone(), mock_provider_args(*port), vec![("MOCK_API_KEY".to_string(), "x".to_string())])
         }
     };
     Settings {
@@ -188,6 +174,25 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
         mcp: None,
         codex_auth: None,
     }
+}
+
+/// `app-server` and the `-c` settings that send the real codex's model requests to the mock
+/// model on `port` (its key in `MOCK_API_KEY`, no retries).
+pub fn mock_provider_args(port: u16) -> Vec<String> {
+    let mut args = vec!["app-server".to_string()];
+    for c in [
+        "model_provider=mock".to_string(),
+        "model=mock-model".to_string(),
+        "model_providers.mock.name=\"mock\"".to_string(),
+        format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\""),
+        "model_providers.mock.env_key=\"MOCK_API_KEY\"".to_string(),
+        "model_providers.mock.wire_api=\"responses\"".to_string(),
+        "model_providers.mock.request_max_retries=0".to_string(),
+        "model_providers.mock.stream_max_retries=0".to_string(),
+    ] {
+        args.extend(["-c".to_string(), c]);
+    }
+    args
 }
 
 /// The executor's options against `daemon`, every child configured with its MCP server.

@@ -231,16 +231,22 @@ def interrupt():
     s.finish()
 
 
+def checked_turn(s, prompt, nonce):
+    """thread/start, its statuses, thread/goal/get, then one turn: the executor's order."""
+    thread = s.start()
+    s.drain(1.0)
+    s.request("thread/goal/get", {"threadId": thread})
+    s.turn(thread, prompt, nonce)
+    s.turn_end()
+    s.drain(0.5)
+    return thread
+
+
 def mcp_ready():
     """The MCP server required and up: its startup status after thread/start, the goal
     check refused because goals are off, and one real call to its tool `run_list`."""
     s = Session("mcp-ready", MCP_URL)
-    thread = s.start()
-    s.drain(1.0)
-    s.request("thread/goal/get", {"threadId": thread})
-    s.turn(thread, 'CALL run_list {}', "nonce-tool")
-    s.turn_end()
-    s.drain(0.5)
+    checked_turn(s, 'CALL run_list {}', "nonce-tool")
     s.finish()
 
 
@@ -273,12 +279,7 @@ def goal_null():
     """Goals left on: thread/goal/get answers no goal after thread/start and after a
     resume by a new child (which also announces thread/goal/cleared)."""
     first = Session("goal-null-start", MCP_URL, goals=True)
-    thread = first.start()
-    first.drain(1.0)
-    first.request("thread/goal/get", {"threadId": thread})
-    first.turn(thread, "first prompt", "nonce-1")
-    first.turn_end()
-    first.drain(0.5)
+    thread = checked_turn(first, "first prompt", "nonce-1")
     first.finish(keep=True)
     s = Session("goal-null-resume", MCP_URL, goals=True, scratch=first.scratch)
     s.initialize()
