@@ -60,12 +60,20 @@ fn the_cli_executor_says_in_one_line_what_is_wrong() {
     let dir = tmp.path().to_str().expect("utf-8 path");
     let out = orchestrator(&["executor-cli", "--data-dir", dir]);
     let line = one_error_line(&out);
+    assert!(line.contains("no MCP token in") && line.contains("mcp-token"), "{line}");
+    let mcp = ["--mcp-token", "mcp-token-0123456789abcdef0123"];
+    let out = orchestrator(&["executor-cli", "--data-dir", dir, mcp[0], mcp[1]]);
+    let line = one_error_line(&out);
     assert!(line.contains("cannot read the executor token from") && line.contains("executor-token"), "{line}");
     let token = tmp.path().join("executor-token");
     std::fs::write(&token, "executor-token-0123456789\n").expect("token");
-    let out = orchestrator(&["executor-cli", "--data-dir", dir, "--codex", "/nonexistent/codex"]);
+    let out = orchestrator(&["executor-cli", "--data-dir", dir, mcp[0], mcp[1], "--codex", "/nonexistent/codex"]);
     let line = one_error_line(&out);
     assert!(line.contains("the codex binary /nonexistent/codex was not found"), "{line}");
-    let out = orchestrator(&["executor-cli", "--data-dir", dir, "--codex", "sh", "--executor-id", "two words"]);
-    assert!(one_error_line(&out).contains("--executor-id"));
+    let args = ["executor-cli", "--data-dir", dir, mcp[0], mcp[1], "--codex", "sh", "--executor-id", "two words"];
+    assert!(one_error_line(&orchestrator(&args)).contains("--executor-id"));
+    // `sh` is no codex-cli 0.169.0: the surface check refuses it, naming what it ran.
+    let out = orchestrator(&["executor-cli", "--data-dir", dir, mcp[0], mcp[1], "--codex", "sh"]);
+    let line = one_error_line(&out);
+    assert!(line.contains("does not offer what this executor relies on") && line.contains("sh --version"), "{line}");
 }
