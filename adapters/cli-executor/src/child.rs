@@ -7,7 +7,7 @@
 //! (`<data_dir>/sessions/<session>/codex-home` as `CODEX_HOME`, or `.../claude-config` as
 //! `CLAUDE_CONFIG_DIR`; mode 0700, kept across children of the session so a later
 //! `thread/resume` or `--resume` finds its record there) and, for Codex, writes its
-//! `config.toml` (0600). The child starts in the worker's directory as the leader of a
+//! `config.toml` (0600) and login link ([`crate::home`]). The child starts in the worker's directory as the leader of a
 //! new process group, with only the variables named in [`Spawn::env_pass`] copied from the
 //! executor, plus [`Spawn::env_set`], the home variable and, for Claude, a private
 //! `TMPDIR` (`<session>/tmp`, 0700: Claude Code opens its messaging socket under it): a
@@ -53,13 +53,6 @@ pub const CLAUDE_ENV_PASS: [&str; 4] =
 /// child of ours by one of them.
 pub const HOME_VARS: [&str; 2] = ["CODEX_HOME", "CLAUDE_CONFIG_DIR"];
 
-/// The session's `config.toml` unless the caller gives its own: the unattended defaults
-/// (the core also sends them with every `thread/start`) and nothing else. The MCP server
-/// of the orchestrator is added here by a later slice.
-pub const CONFIG_TOML_DEFAULT: &str = "# Written by the orchestrator's cli-executor: this session's own CODEX_HOME.\n\
-approval_policy = \"never\"\n\
-sandbox_mode = \"workspace-write\"\n";
-
 /// What to run for one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spawn {
@@ -86,6 +79,9 @@ pub struct Spawn {
     pub home_dir: &'static str,
     /// Gives the child its own `TMPDIR` (`<session>/tmp`).
     pub private_tmp: bool,
+    /// The person's login file, linked in as the session's `auth.json`
+    /// ([`crate::home::link_auth`]); `None` removes a link an earlier start made.
+    pub auth_link: Option<PathBuf>,
 }
 
 impl Spawn {
@@ -99,10 +95,11 @@ impl Spawn {
             data_dir: data_dir.to_path_buf(),
             env_pass: ENV_PASS_DEFAULT.iter().map(|s| s.to_string()).collect(),
             env_set: Vec::new(),
-            config_toml: CONFIG_TOML_DEFAULT.to_string(),
+            config_toml: crate::home::CONFIG_TOML_BASE.to_string(),
             home_var: "CODEX_HOME",
             home_dir: "codex-home",
             private_tmp: false,
+            auth_link: None,
         }
     }
 
@@ -124,6 +121,7 @@ impl Spawn {
             home_var: "CLAUDE_CONFIG_DIR",
             home_dir: "claude-config",
             private_tmp: true,
+            auth_link: None,
         }
     }
 
@@ -287,6 +285,9 @@ fn start(spec: &Spawn, home: &Path) -> Result<Child, Error> {
             .open(&config)
             .and_then(|mut file| file.write_all(spec.config_toml.as_bytes()))
             .map_err(|e| Error::io("write", &config, &e))?;
+    }
+    if spec.home_var == "CODEX_HOME" {
+        crate::home::link_auth(home, spec.auth_link.as_deref())?;
     }
     let mut command = Command::new(&spec.program);
     command.args(&spec.args).current_dir(&spec.cwd).env_clear().process_group(0);

@@ -1,6 +1,7 @@
 //! The executor process's entry point: its options checked (a clear one-line error for
 //! each), the kinds it runs chosen ([`choose_kinds`]: each CLI whose binary is found and
-//! passes its checks, or exactly the ones `--kinds` asks for), then the daemon's
+//! passes its checks (for Codex the surface the core
+//! relies on, [`crate::surface`]), or exactly the ones `--kinds` asks for), then the daemon's
 //! `/executor` WebSocket kept up: connect, `hello`, wait for `welcome`, heartbeat at the
 //! interval it announces, serve commands through the [`Executor`], and on any drop
 //! reconnect with a doubling backoff. A refusal that reconnecting cannot fix (wrong token,
@@ -11,6 +12,7 @@ use crate::claude_cli::{self, CLAUDE_VERSION};
 use crate::executor::{Executor, Reply};
 use crate::limits::{RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX, WELCOME_WAIT_MS};
 use crate::worker::{Out, Settings};
+use crate::{home, surface};
 use bridge::ExecutorKindWire;
 use futures_util::{SinkExt, StreamExt};
 use std::io::Read;
@@ -19,6 +21,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
+
+/// The directory under the state directory where the surface check writes the schema.
+const SURFACE_SCRATCH: &str = "surface-check";
 
 /// The daemon's loopback executor endpoint (its default `--listen`).
 pub const DAEMON_URL_DEFAULT: &str = "ws://127.0.0.1:7411/executor";
@@ -201,11 +206,8 @@ pub async fn choose_kinds(
     let mut kinds = Vec::new();
     let mut skipped = Vec::new();
     if wanted(ExecutorKindWire::Codex) {
-        match find_program(&settings.program) {
-            Ok(program) => {
-                settings.program = program;
-                kinds.push(ExecutorKindWire::Codex);
-            }
+        match check_codex(settings).await {
+            Ok(()) => kinds.push(ExecutorKindWire::Codex),
             Err(e) if asked.is_some() => return Err(e),
             Err(e) => skipped.push(e),
         }
@@ -224,10 +226,25 @@ pub async fn choose_kinds(
     for e in skipped {
         match e {
             Error::ClaudeSurface { .. } => tracing::error!("Claude workers are not run: {e}"),
+            Error::CodexSurface { .. } => tracing::error!("Codex workers are not run: {e}"),
             e => tracing::info!("not run: {e}"),
         }
     }
     Ok(kinds)
+}
+
+/// The codex binary found, its surface checked ([`surface::check`]), the person's login
+/// file (`--codex-auth`) and the session configuration checked.
+async fn check_codex(settings: &mut Settings) -> Result<(), Error> {
+    settings.program = find_program(&settings.program)?;
+    // A stand-in's script comes before `app-server` and before the check's own arguments.
+    let prefix: Vec<String> = settings.args.iter().take_while(|a| *a != "app-server").cloned().collect();
+    surface::check(&settings.program, &prefix, &settings.state_dir.join(SURFACE_SCRATCH)).await?;
+    if let Some(file) = &settings.codex_auth {
+        settings.codex_auth = Some(home::check_auth_file(file)?);
+    }
+    home::config_toml(settings.mcp.as_ref())?;
+    Ok(())
 }
 
 /// The Claude binary found and its surface checked ([`claude_cli::check`]).

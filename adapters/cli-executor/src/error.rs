@@ -179,6 +179,13 @@ pub enum Error {
         /// What failed (never the token).
         detail: String,
     },
+    /// The codex on hand is not the pinned version, or its app-server schema lacks a method,
+    /// field or value the core relies on (`surface.txt`): Codex workers are not run.
+    #[error("the codex CLI does not offer what this executor relies on: {detail}")]
+    CodexSurface {
+        /// What moved, in one line.
+        detail: String,
+    },
     /// The daemon refused the executor for good (`UNAUTHORIZED`, `REPLACED`, a version it
     /// does not speak): reconnecting would not help.
     #[error("the daemon refused this executor: {code}: {detail}")]
@@ -219,6 +226,7 @@ impl Error {
             Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
             Error::McpUnreachable { .. } => crate::mcp::UNREACHABLE,
+            Error::CodexSurface { .. } => "CODEX_SURFACE",
             Error::SessionInUse { .. } => "SESSION_IN_USE",
             Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",
         }

@@ -17,7 +17,8 @@
 //! - [`jsonrpc`]: JSON-RPC 2.0 framing over JSONL (requests with ids, responses matched to
 //!   the request they answer, notifications, server requests).
 //! - [`codex`]: the Codex app-server core ([`codex::Codex`]), with turn tracking, the nonce
-//!   carried as `clientUserMessageId` and found again by `thread/read`, and usage limits.
+//!   carried as `clientUserMessageId` and found again by `thread/read`, usage limits, and a
+//!   thread's first prompt held until the MCP server is ready and no goal is set.
 //! - [`claude`]: the Claude Code core ([`claude::Claude`]), one `claude -p` stream-json
 //!   process per session: the nonce as the user line's `uuid`, turns from
 //!   `command_lifecycle` to `result`, steers merged or queued as the next turn, usage limits
@@ -42,6 +43,10 @@
 //!   `hello`.
 //! - [`mcp`]: the orchestrator's MCP server as a child reaches it (URL, token variable), and
 //!   the probe that proves it answers before a prompt goes in (fail closed).
+//! - [`home`]: a Codex session's own `CODEX_HOME`: its `config.toml` (the MCP server
+//!   required, its tools approved, goals off) and the person's login linked in.
+//! - [`surface`]: the check at start that the codex on hand is the pinned version and its
+//!   app-server schema has everything the core relies on (`surface.txt`).
 //! - [`connection`]: the entry point [`connection::run`]: options, the daemon WebSocket.
 //! - [`error`]: the crate's one error enum, with stable codes.
 //! - [`limits`]: every bound, named with its unit.
@@ -57,6 +62,7 @@ pub mod connection;
 pub mod error;
 pub mod executor;
 pub mod group;
+pub mod home;
 pub mod journal;
 pub mod jsonrpc;
 pub mod lease;
@@ -65,6 +71,7 @@ pub mod limits;
 pub mod mcp;
 pub mod pump;
 pub mod reconcile;
+pub mod surface;
 pub mod worker;
 
 pub use error::Error;

@@ -125,3 +125,16 @@ pub const CLI_SURFACE_TIMEOUT_MS: u64 = 15_000;
 
 /// The most of `--help`'s output read (2.1.332's is 17 KB).
 pub const CLI_HELP_BYTES_MAX: usize = 1024 * 1024;
+/// How long a thread, once started or resumed, may go without its `ready` status of the
+/// orchestrator's MCP server (`mcpServer/startupStatus/updated`) before its prompt fails
+/// closed (`MCP_UNREACHABLE`). 0.169.0 sent it with the `thread/start` answer (recorded:
+/// the same millisecond); this is above Codex's own MCP startup timeout (10 s by default).
+pub const MCP_READY_WAIT_MS: u64 = 15_000;
+
+/// How long `codex --version` or `codex app-server generate-json-schema` may take at
+/// executor start (the schema took 0.25 s here) before the surface check fails.
+pub const SURFACE_CHECK_MS_MAX: u64 = 30_000;
+
+/// The largest generated schema file read by the surface check (0.169.0's largest is
+/// 775 KB).
+pub const SURFACE_SCHEMA_BYTES_MAX: u64 = 16 * 1024 * 1024;

@@ -13,8 +13,8 @@
 //! persisted before the state is sent ([`Ledger`]).
 
 use crate::Error;
-use crate::child::Spawn;
-use crate::codex::{Codex, Config, Effect, Outcome, Report, Resume};
+use crate::codex::{Codex, Effect, Outcome, Report, Resume};
+use crate::home;
 use crate::journal::Journal;
 use crate::lease::Leases;
 use crate::ledger::{Ledger, gate};
@@ -53,6 +53,9 @@ pub struct Settings {
     /// The kinds this executor runs, announced in `hello` (`capabilities.kinds`); a
     /// command of another kind is refused.
     pub kinds: Vec<ExecutorKindWire>,
+    /// The person's Codex login (`--codex-auth`, checked by [`crate::home::check_auth_file`]),
+    /// linked into every session's `CODEX_HOME`; `None`: the sessions have no login.
+    pub codex_auth: Option<PathBuf>,
 }
 
 /// What the connection hands a worker's task.
@@ -328,15 +331,15 @@ impl Task {
                 nonces: lock(&self.shared.journal).nonces(thread),
             })
             .collect();
-        let core = match Codex::resuming(Config::unattended(&cwd), &resumes) {
+        let settings = &self.shared.settings;
+        let core = match Codex::resuming(home::codex_config(settings, &cwd), &resumes) {
             Ok(core) => core,
             Err(e) => return self.exited(&format!("cannot resume: {e}")).await,
         };
-        let settings = &self.shared.settings;
-        let mut spec = Spawn::codex(&self.worker.to_string(), std::path::Path::new(&cwd), &settings.state_dir);
-        spec.program.clone_from(&settings.program);
-        spec.args.clone_from(&settings.args);
-        spec.env_set.clone_from(&settings.env_set);
+        let spec = match home::codex_spawn(settings, &self.worker.to_string(), std::path::Path::new(&cwd)) {
+            Ok(spec) => spec,
+            Err(e) => return self.exited(&format!("cannot prepare the session: {e}")).await,
+        };
         let gate = gate(Arc::clone(&self.shared.journal), cwd.clone(), ExecutorKindWire::Codex);
         let mut session = match Session::start(&spec, &self.shared.leases, core, gate).await {
             Ok(session) => session,

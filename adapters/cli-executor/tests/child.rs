@@ -5,9 +5,10 @@
 
 mod support;
 
-use cli_executor::child::{CONFIG_TOML_DEFAULT, Child, ENV_PASS_DEFAULT, Spawn};
+use cli_executor::child::{Child, ENV_PASS_DEFAULT, Spawn};
 use cli_executor::codex::{Codex, Config, Effect, Outcome};
 use cli_executor::group;
+use cli_executor::home::CONFIG_TOML_BASE;
 use cli_executor::lease::{Leases, Reaped};
 use cli_executor::limits::{LINE_BYTES_MAX, STOP_GRACE_MS};
 use cli_executor::pump::{Event, Gate, Session};
@@ -199,7 +200,7 @@ async fn the_child_sees_only_the_allowlist_and_its_own_codex_home() {
     let home = spec.home();
     assert_eq!(env["CODEX_HOME"], home.display().to_string());
     assert!(home.starts_with(dirs.data.join("sessions").join("s-env")));
-    assert_eq!(seen["config"], CONFIG_TOML_DEFAULT);
+    assert_eq!(seen["config"], CONFIG_TOML_BASE);
     assert_eq!(seen["configMode"], 0o600);
     assert_eq!(mode(&home), 0o700);
     assert_eq!(seen["cwd"], dirs.work.display().to_string());

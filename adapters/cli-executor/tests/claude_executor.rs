@@ -13,7 +13,7 @@ use claude_harness::{
 };
 use cli_executor::executor::{Executor, Reply};
 use cli_executor::worker::Out;
-use harness::{dirs, outcome, result_of, state, until_report as until};
+use harness::{dirs, next_report as until, outcome, result_of, state};
 use serde_json::Value;
 use std::path::Path;
 

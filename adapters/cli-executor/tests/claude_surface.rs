@@ -42,8 +42,10 @@ async fn a_claude_whose_help_lacks_a_flag_is_refused_when_asked_for_and_left_out
     assert!(line.ends_with("its --help does not list --disallowedTools") && !line.contains('\n'), "{line}");
     // Not asked for: left out; with no other kind usable, no kind at all is the error.
     assert_eq!(choose_kinds(None, &mut bad.clone()).await.map_err(|e| e.code()), Err("NO_KIND"));
+    // The Codex stand-in passes its own surface check (its version and schema).
     let mut with_codex = bad.clone();
     with_codex.program = python();
+    with_codex.args = vec![harness::sim_script().display().to_string()];
     assert_eq!(choose_kinds(None, &mut with_codex).await.map_err(|e| e.code()), Ok(vec![ExecutorKindWire::Codex]));
 
     let mut missing = good.clone();

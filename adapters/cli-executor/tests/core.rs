@@ -158,3 +158,24 @@ fn a_turn_waiting_on_approval_is_reported_and_a_foreign_message_flagged() {
     assert!(matches!(&effects[1], Effect::Foreign { turn, .. } if turn == "u1"));
     assert_eq!(cmd(1).attempt.0, 1);
 }
+
+#[test]
+fn a_limit_with_a_reset_leaves_its_thread_idle_at_the_reset_never_before() {
+    let mut core = running();
+    let limits = json!({"method": "account/rateLimits/updated", "params": {"rateLimits": {
+        "primary": {"usedPercent": 100.0, "windowDurationMins": 300, "resetsAt": 100}}}});
+    core.line(Timestamp(10), &limits.to_string()).expect("limits");
+    let failed = json!({"method": "turn/completed", "params": {"threadId": T, "turn": {"id": "u1", "status": "failed",
+        "items": [], "error": {"message": "You've hit your usage limit.", "codexErrorInfo": "usageLimitExceeded"}}}});
+    core.line(Timestamp(20), &failed.to_string()).expect("failed");
+    let reported = drain(&mut core);
+    assert!(matches!(&reported[..], [Effect::State { report, .. }]
+        if report.state == ConversationState::Error(engine::model::ErrorKind::UsageLimit)
+            && report.until == Some(Timestamp(100_000))));
+    assert_eq!(core.next_deadline(), Some(Timestamp(100_000)));
+    core.tick(Timestamp(99_999));
+    assert!(drain(&mut core).is_empty(), "still limited");
+    core.tick(Timestamp(100_000));
+    assert!(matches!(&drain(&mut core)[..], [Effect::State { report, .. }] if report.state == ConversationState::Idle));
+    assert_eq!(core.next_deadline(), None, "once");
+}

@@ -7,26 +7,14 @@
 
 mod harness;
 
+use engine::ids::WorkerId;
 use engine::model::{AttemptOutcome, AttemptReason, BindingStatus, ConversationState};
 use harness::{
-    Binary, Daemon, Dirs, GRACE_MS, conversation_in, crash, dirs, journal_phase, options, spawn_executor, submitted,
-    taken_in, until,
+    Binary, Daemon, Dirs, GRACE_MS, conversation_in, crash, dirs, journal_phase, submitted, taken_in, until,
 };
 use std::path::PathBuf;
 
-/// Starts a run whose root is a Codex worker in `dirs.work` (only a `codex` executor gets
-/// its commands) and opens a new thread, in Auto Resume.
-async fn start_run(d: &Daemon, dirs: &Dirs) -> engine::ids::WorkerId {
-    harness::start_run(d, dirs, engine::ExecutorKind::Codex).await
-}
-
-/// Starts the executor as a task (aborting it is a crash: its children are killed, its
-/// leases and journal stay).
-fn executor(d: &Daemon, dirs: &Dirs, binary: &Binary) -> tokio::task::JoinHandle<()> {
-    spawn_executor(options(&d.url, dirs, binary))
-}
-
-fn nonces(dirs: &Dirs, worker: engine::ids::WorkerId) -> Vec<String> {
+fn nonces(dirs: &Dirs, worker: WorkerId) -> Vec<String> {
     taken_in(dirs, worker).into_iter().map(|(_, nonce)| nonce).collect()
 }
 
@@ -42,8 +30,8 @@ async fn a_codex_worker_resumes_only_when_the_daemon_decides_and_an_executor_cra
     let hold = hold_file(&dirs);
     std::fs::write(&hold, "").expect("hold");
     let binary = Binary::Sim(vec!["--hold-file".into(), hold.display().to_string()]);
-    let task = executor(&d, &dirs, &binary);
-    let root = start_run(&d, &dirs).await;
+    let task = harness::executor(&d, &dirs, &binary);
+    let root = harness::start_run(&d, &dirs, engine::ExecutorKind::Codex).await;
 
     // create: a thread is started and bound; its first turn runs (held by the stand-in).
     submitted(&d, root, 1).await;
@@ -70,7 +58,7 @@ async fn a_codex_worker_resumes_only_when_the_daemon_decides_and_an_executor_cra
 
     // The executor dies mid-turn (its child with it) and starts again on the same state.
     crash(task).await;
-    let task = executor(&d, &dirs, &binary);
+    let task = harness::executor(&d, &dirs, &binary);
     // The new child finds the turn interrupted: the turn ended, and the daemon, not the
     // executor, sends the next prompt.
     let attempts = submitted(&d, root, 3).await;
@@ -94,8 +82,8 @@ async fn a_crash_mid_submission_is_settled_from_codexs_record_sent_or_provably_n
         let d = Daemon::start().await;
         let dirs = dirs();
         let binary = Binary::Sim(vec![flag.into(), "2".into()]);
-        let task = executor(&d, &dirs, &binary);
-        let root = start_run(&d, &dirs).await;
+        let task = harness::executor(&d, &dirs, &binary);
+        let root = harness::start_run(&d, &dirs, engine::ExecutorKind::Codex).await;
         submitted(&d, root, 1).await;
         // The second prompt's turn/start is never answered: the journal says
         // submission-started. The stand-in took it in (stall) or not (drop).
@@ -108,7 +96,7 @@ async fn a_crash_mid_submission_is_settled_from_codexs_record_sent_or_provably_n
         })
         .await;
         crash(task).await;
-        let task = executor(&d, &dirs, &binary);
+        let task = harness::executor(&d, &dirs, &binary);
         if went_in {
             // thread/read shows the nonce: submitted, never resent; its turn ended with the crash.
             let attempts = submitted(&d, root, 3).await;

@@ -7,36 +7,16 @@
 
 mod harness;
 
-use bridge::{CommandWire, DaemonMessage, ExecutorKindWire, KindWire, OutcomeWire, StateName, encode};
+use bridge::{KindWire, OutcomeWire, StateName};
 use cli_executor::executor::{Executor, Reply};
 use cli_executor::worker::Out;
-use engine::ids::{AttemptId, CommandId, WorkerId};
-use harness::{
-    Binary, binaries, dirs, mock_model, outcome, result_of, settings, state, taken_in, until_report as until,
-};
+use engine::ids::WorkerId;
+use harness::{Binary, MockModel, binaries, dirs, next_report as until, outcome, result_of, settings, state, taken_in};
 
 const WORKER: WorkerId = WorkerId(7);
 
 fn frame(n: u64, kind: KindWire, conversation: &str, prompt: &str) -> String {
-    let key = match kind {
-        KindWire::Create => "conversation.create",
-        KindWire::Steer => "conversation.steer",
-        _ => "conversation.send",
-    };
-    let command = CommandWire {
-        command_id: CommandId { attempt: AttemptId(n) },
-        kind,
-        idempotency_key: format!("{key}:exe-{n}"),
-        worker_id: WORKER,
-        attempt_id: AttemptId(n),
-        conversation_url: conversation.to_string(),
-        prompt: prompt.to_string(),
-        prompt_version: "test/v1".to_string(),
-        deadline: u64::MAX / 2,
-        executor_kind: Some(ExecutorKindWire::Codex),
-        workspace: None,
-    };
-    encode(&DaemonMessage::Command(command))
+    harness::frame(WORKER, n, kind, conversation, prompt)
 }
 
 async fn no_reply(executor: &mut Executor, text: &str) {
@@ -48,13 +28,13 @@ async fn a_repeated_command_id_is_never_submitted_twice_and_a_late_steer_is_not_
     let hold_dir = tempfile::tempdir().expect("tempdir");
     let hold = hold_dir.path().join("hold");
     let hold_flag = hold.display().to_string();
-    for binary in binaries(&["--end-before-steer", "--hold-file", &hold_flag]) {
+    for binary in binaries("repeated command id", &["--end-before-steer", "--hold-file", &hold_flag]) {
         eprintln!("binary: {binary:?}");
         let dirs = dirs();
         let (binary, _mock) = match binary {
             Binary::Real { path, .. } => {
-                let (port, mock) = mock_model();
-                (Binary::Real { path, port }, Some(KillOnDrop(mock)))
+                let mock = MockModel::start(None);
+                (Binary::Real { path, port: mock.port }, Some(mock))
             }
             sim => (sim, None),
         };
@@ -169,14 +149,4 @@ async fn a_child_that_exits_is_replaced_with_its_thread_resumed_and_one_that_kee
     assert_eq!(error.error_kind, Some(bridge::ErrorKindWire::HostUiChanged));
     let detail = error.detail.unwrap_or_default();
     assert!(detail.contains("exited 5 times in a row"), "{detail}");
-}
-
-/// Kills the mock model when the test ends.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

@@ -177,13 +177,24 @@ fn an_interrupted_turn_is_an_idle_observation() {
 
 #[test]
 fn every_method_sent_in_the_recordings_is_in_the_surface_list() {
-    let surface =
-        std::fs::read_to_string(format!("{}/tests/fixtures/codex-0.169.0/surface.txt", env!("CARGO_MANIFEST_DIR")))
-            .expect("surface");
-    let listed: Vec<&str> =
-        surface.lines().filter(|l| !l.starts_with('#')).filter_map(|l| l.split_whitespace().nth(1)).collect();
+    let listed: Vec<&str> = cli_executor::surface::SURFACE
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
     assert!(listed.len() >= 17, "{listed:?}");
-    for name in ["two-turns", "usage-limit", "steer", "interrupt"] {
+    let recordings = [
+        "two-turns",
+        "usage-limit",
+        "steer",
+        "interrupt",
+        "mcp-ready",
+        "mcp-down",
+        "mcp-resume-down",
+        "goal-null-start",
+        "goal-null-resume",
+    ];
+    for name in recordings {
         for line in support::fixture(name).iter().skip(1) {
             let (dir, method) = (line["dir"].as_str(), line["msg"]["method"].as_str());
             let recorder_only = method == Some("account/rateLimits/read");

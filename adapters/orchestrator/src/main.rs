@@ -178,6 +178,11 @@ enum Command {
         /// ORCHESTRATOR_MCP_TOKEN variable). Default: DIR/mcp-token.
         #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
         mcp_token: Option<String>,
+        /// Your Codex login file (e.g. ~/.codex/auth.json after `codex login`, or one holding
+        /// an API key), linked into every session's CODEX_HOME so token refreshes reach all of
+        /// them; it must be yours and mode 0600. Without it the sessions have no login.
+        #[arg(long, value_name = "FILE")]
+        codex_auth: Option<PathBuf>,
         /// Log level or filter. Logs go to stderr.
         #[arg(long, value_name = "LEVEL", default_value = "info")]
         log_level: String,
@@ -420,6 +425,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             workspace,
             mcp_url,
             mcp_token,
+            codex_auth,
             log_level,
         } => {
             init_logs(&log_level)?;
@@ -452,6 +458,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     env_set: Vec::new(),
                 }),
                 kinds: Vec::new(),
+                codex_auth,
             };
             let options = cli_executor::connection::Options {
                 url: daemon,

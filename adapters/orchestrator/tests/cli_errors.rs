@@ -59,7 +59,11 @@ fn the_cli_executor_says_in_one_line_what_is_wrong() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().to_str().expect("utf-8 path");
     let out = orchestrator(&["executor-cli", "--data-dir", dir]);
-    assert!(one_error_line(&out).contains("no MCP token in"), "the children's MCP token comes first");
+    let line = one_error_line(&out);
+    assert!(
+        line.contains("no MCP token in") && line.contains("mcp-token"),
+        "the children's MCP token comes first: {line}"
+    );
     std::fs::write(tmp.path().join("mcp-token"), "mcp-token-0123456789abcdef\n").expect("mcp token");
     let out = orchestrator(&["executor-cli", "--data-dir", dir]);
     let line = one_error_line(&out);
@@ -78,4 +82,8 @@ fn the_cli_executor_says_in_one_line_what_is_wrong() {
     assert!(line.contains("no command-line agent to run"), "{line}");
     let out = orchestrator(&["executor-cli", "--data-dir", dir, "--codex", "sh", "--executor-id", "two words"]);
     assert!(one_error_line(&out).contains("--executor-id"));
+    // `sh` is no codex-cli 0.169.0: the surface check refuses it, naming what it ran.
+    let out = orchestrator(&["executor-cli", "--data-dir", dir, "--kinds", "codex", "--codex", "sh"]);
+    let line = one_error_line(&out);
+    assert!(line.contains("does not offer what this executor relies on") && line.contains("sh --version"), "{line}");
 }

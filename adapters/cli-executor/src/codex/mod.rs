@@ -20,23 +20,28 @@
 //! whether a prompt went in ([`record`]). A turn is ours when it started while our
 //! `turn/start` was in flight and carries only our nonces; any other turn is
 //! [`Effect::Foreign`]. A completed turn is an observation (`idle`), never a completion.
+//! With [`Config::guarded`], a thread takes its first prompt only once the orchestrator's
+//! MCP server is ready in it and it has no goal ([`ready`]).
 
 mod effect;
+mod notify;
+mod ready;
 pub mod record;
 mod resume;
 pub mod usage;
 
 pub use effect::{Effect, Outcome, Report};
+pub use ready::{CODEX_GOAL, MCP_UNREACHABLE};
 pub use resume::Resume;
 
 use crate::Error;
 use crate::jsonrpc::{self, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Pending, RpcError};
-use crate::limits::{BLOCK_CHARS_MAX, COMMANDS_WAITING_MAX, NONCES_PER_THREAD_MAX, THREADS_MAX};
+use crate::limits::{COMMANDS_WAITING_MAX, NONCES_PER_THREAD_MAX, THREADS_MAX};
 use engine::effect::{CommandKind, ExecutorCommand};
 use engine::ids::{CommandId, WorkerId};
 use engine::model::ConversationState;
 use engine::time::Timestamp;
-use record::{ThreadRecord, TurnStatus, agent_text, item_type};
+use record::ThreadRecord;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -49,12 +54,30 @@ pub struct Config {
     pub approval_policy: String,
     /// `sandbox` of new threads: `workspace-write` by default.
     pub sandbox: String,
+    /// The MCP server whose `mcpServer/startupStatus/updated` must say `ready` in a thread
+    /// before it takes a prompt (the orchestrator's); `None`: no wait.
+    pub mcp_server: Option<String>,
+    /// Whether `thread/goal/get` must show no goal before a thread takes a prompt.
+    pub goal_check: bool,
 }
 
 impl Config {
-    /// The unattended defaults in `cwd`: no approval prompts, a workspace-write sandbox.
+    /// The unattended defaults in `cwd`: no approval prompts, a workspace-write sandbox, and
+    /// no wait before a prompt (for tests of the core's other rules).
     pub fn unattended(cwd: &str) -> Config {
-        Config { cwd: cwd.to_string(), approval_policy: "never".to_string(), sandbox: "workspace-write".to_string() }
+        Config {
+            cwd: cwd.to_string(),
+            approval_policy: "never".to_string(),
+            sandbox: "workspace-write".to_string(),
+            mcp_server: None,
+            goal_check: false,
+        }
+    }
+
+    /// What the executor runs: unattended, and a thread takes a prompt only once
+    /// `mcp_server` (if any) is ready in it and it has no goal.
+    pub fn guarded(cwd: &str, mcp_server: Option<&str>) -> Config {
+        Config { mcp_server: mcp_server.map(str::to_string), goal_check: true, ..Config::unattended(cwd) }
     }
 }
 
@@ -67,6 +90,7 @@ enum Purpose {
     Steer { command: CommandId, thread: String },
     Read { worker: WorkerId },
     Resume { thread: String },
+    Goal { thread: String },
     Unsubscribe,
     Interrupt,
 }
@@ -80,6 +104,7 @@ impl Purpose {
             Purpose::Steer { .. } => "turn/steer",
             Purpose::Read { .. } => "thread/read",
             Purpose::Resume { .. } => "thread/resume",
+            Purpose::Goal { .. } => "thread/goal/get",
             Purpose::Unsubscribe => "thread/unsubscribe",
             Purpose::Interrupt => "turn/interrupt",
         }
@@ -103,6 +128,11 @@ struct Thread {
     held: Option<ExecutorCommand>,
     /// The running turn's last agent message.
     agent_text: Option<String>,
+    /// What the thread waits for before it takes a prompt.
+    gate: ready::Gate,
+    /// The reset of the usage or rate limit that failed its last turn: then it is
+    /// reported `idle` again.
+    limit_until: Option<Timestamp>,
 }
 
 /// The Codex app-server core. One per app-server child.
@@ -120,6 +150,9 @@ pub struct Codex {
     /// Threads of an earlier child to `thread/resume` once initialized; commands wait
     /// until every one is answered.
     resuming: std::collections::BTreeSet<String>,
+    /// MCP startup statuses of threads not known yet (sent before the `thread/start`
+    /// answer), at most [`THREADS_MAX`].
+    startups: BTreeMap<String, ready::Startup>,
     effects: VecDeque<Effect>,
 }
 
@@ -134,6 +167,7 @@ impl Codex {
             threads: BTreeMap::new(),
             rate_limits: None,
             resuming: std::collections::BTreeSet::new(),
+            startups: BTreeMap::new(),
             effects: VecDeque::new(),
         }
     }
@@ -147,7 +181,9 @@ impl Codex {
     pub fn next_deadline(&self) -> Option<Timestamp> {
         let held =
             self.threads.values().filter_map(|t| t.held.as_ref()).chain(&self.early).map(|c| c.deadline.plus_ms(1));
-        self.pending.next_deadline().into_iter().chain(held).min()
+        let gates = self.threads.values().filter_map(|t| t.gate.deadline()).map(|at| at.plus_ms(1));
+        let limits = self.threads.values().filter_map(|t| t.limit_until);
+        self.pending.next_deadline().into_iter().chain(held).chain(gates).chain(limits).min()
     }
 
     /// The threads hosted, with their workers: what a new child resumes after a crash.
@@ -211,7 +247,7 @@ impl Codex {
                     t.held = Some(command);
                     Ok(())
                 }
-                Some(_) => self.start_turn(now, &thread, &command),
+                Some(_) => self.send_when_open(now, &thread, command),
             },
             CommandKind::Steer => self.steer(now, &thread, &command),
             CommandKind::Cancel => {
@@ -267,8 +303,12 @@ impl Codex {
         }
     }
 
-    /// Time passed: unanswered requests and held commands past their deadline end.
+    /// Time passed: unanswered requests and held commands past their deadline end, a
+    /// thread still waiting for its MCP server's status fails, and a limit whose reset came
+    /// leaves its thread idle.
     pub fn tick(&mut self, now: Timestamp) {
+        self.expire_gates(now);
+        self.lift_limits(now);
         for (_, purpose) in self.pending.expire(now) {
             match purpose {
                 Purpose::ThreadStart(command) => {
@@ -308,8 +348,9 @@ impl Codex {
                     return Err(Error::Malformed { detail: "thread/start result without thread.id".to_string() });
                 };
                 let thread = thread.to_string();
-                self.insert_thread(command.worker, &thread)?;
-                self.start_turn(now, &thread, &command)
+                let worker = command.worker;
+                self.insert_thread(worker, &thread)?.held = Some(command);
+                self.opened(now, &thread)
             }
             (Purpose::TurnStart { command, thread }, Ok(result)) => {
                 let turn = result.pointer("/turn/id").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -343,11 +384,16 @@ impl Codex {
                     Ok(())
                 }
             }
-            (Purpose::ThreadStart(ExecutorCommand { id: command, .. }), Err(error))
-            | (Purpose::Steer { command, .. }, Err(error)) => {
+            (Purpose::ThreadStart(ExecutorCommand { id: command, .. }), Err(error)) => {
+                let detail = ready::mcp_refusal(&error).unwrap_or(error.message);
+                self.fail(command, "HOST_UI_CHANGED", &detail);
+                Ok(())
+            }
+            (Purpose::Steer { command, .. }, Err(error)) => {
                 self.fail(command, "HOST_UI_CHANGED", &error.message);
                 Ok(())
             }
+            (Purpose::Goal { thread }, outcome) => self.goal_answer(now, &thread, outcome),
             (Purpose::Read { worker }, Ok(result)) => {
                 let record = ThreadRecord::from_read(&result)
                     .ok_or_else(|| Error::Malformed { detail: "thread/read result without a thread".to_string() })?;
@@ -362,123 +408,6 @@ impl Codex {
                 Ok(())
             }
         }
-    }
-
-    fn notification(&mut self, now: Timestamp, method: &str, params: &Value) -> Result<(), Error> {
-        if method == "account/rateLimits/updated" {
-            self.rate_limits = params.get("rateLimits").cloned();
-            return Ok(());
-        }
-        let Some(thread) = params.get("threadId").and_then(Value::as_str).map(str::to_string) else { return Ok(()) };
-        let Some(t) = self.threads.get_mut(&thread) else { return Ok(()) };
-        let worker = t.worker;
-        match method {
-            "turn/started" => {
-                let turn = params.pointer("/turn/id").and_then(Value::as_str).unwrap_or_default().to_string();
-                let ours = t.starting || t.turn.as_ref().is_some_and(|(id, _)| *id == turn);
-                t.starting = false;
-                t.turn = Some((turn.clone(), ours));
-                t.agent_text = None;
-                if !ours {
-                    self.effects.push_back(Effect::Foreign { worker, thread: thread.clone(), turn });
-                }
-                self.state(worker, &thread, Report::bare(ConversationState::Generating));
-            }
-            "item/started" if params.get("item").and_then(item_type) == Some("userMessage") => {
-                let client = params.pointer("/item/clientId").and_then(Value::as_str);
-                let known = client.is_some_and(|c| t.nonces.iter().any(|n| n == c));
-                let turn = params.get("turnId").and_then(Value::as_str).unwrap_or_default().to_string();
-                let flagged = t.turn.as_ref().is_some_and(|(id, ours)| *id == turn && !ours);
-                if !known
-                    && !flagged
-                    && let Some((id, ours)) = t.turn.as_mut().filter(|(id, _)| *id == turn)
-                {
-                    *ours = false;
-                    let turn = id.clone();
-                    self.effects.push_back(Effect::Foreign { worker, thread, turn });
-                }
-            }
-            "item/completed" => {
-                if let Some(text) = params.get("item").and_then(agent_text) {
-                    t.agent_text = Some(text.to_string());
-                }
-            }
-            "thread/status/changed" => {
-                let flags = params
-                    .pointer("/status/activeFlags")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
-                let waiting =
-                    flags.iter().any(|f| matches!(f.as_str(), Some("waitingOnApproval" | "waitingOnUserInput")));
-                if waiting {
-                    self.state(worker, &thread, Report::bare(ConversationState::AwaitingApproval));
-                }
-            }
-            "turn/completed" => {
-                let turn = params.get("turn").cloned().unwrap_or_default();
-                let id = turn.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
-                t.turn = None;
-                t.starting = false;
-                t.ended = Some(id);
-                let text = turn
-                    .get("items")
-                    .and_then(Value::as_array)
-                    .and_then(|items| items.iter().rev().find_map(agent_text));
-                let text = text.map(str::to_string).or_else(|| t.agent_text.take());
-                let status = turn.get("status").and_then(Value::as_str).and_then(TurnStatus::parse);
-                let report = self.turn_report(now, status, text.as_deref(), turn.get("error"));
-                self.state(worker, &thread, report);
-                let held = self.threads.get_mut(&thread).and_then(|t| t.held.take());
-                if let Some(command) = held {
-                    return self.command(now, command);
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// The state a turn's end shows: `idle` (completed or interrupted, an observed end,
-    /// never a completion), `error` when it failed, `generating` while it runs.
-    fn turn_report(
-        &self,
-        now: Timestamp,
-        status: Option<TurnStatus>,
-        text: Option<&str>,
-        error: Option<&Value>,
-    ) -> Report {
-        match status {
-            Some(TurnStatus::Completed | TurnStatus::Interrupted) => {
-                Report { block: text.map(tail), ..Report::bare(ConversationState::Idle) }
-            }
-            Some(TurnStatus::InProgress) => Report::bare(ConversationState::Generating),
-            Some(TurnStatus::Failed) | None => {
-                let failure = usage::classify(error.unwrap_or(&Value::Null), self.rate_limits.as_ref(), now);
-                Report {
-                    state: ConversationState::Error(failure.kind),
-                    block: None,
-                    until: failure.until,
-                    detail: failure.detail,
-                }
-            }
-        }
-    }
-
-    /// `conversation.inspect`: the last turn's state, and foreign turns flagged.
-    fn observe_record(&mut self, now: Timestamp, worker: WorkerId, record: &ThreadRecord) {
-        let report = match record.turns.last() {
-            None => Report::bare(ConversationState::Ready),
-            Some(last) => self.turn_report(now, last.status, last.last_agent_text.as_deref(), last.error.as_ref()),
-        };
-        if let Some(t) = self.threads.get(&record.id) {
-            let ours = t.nonces.iter().cloned().collect();
-            let foreign: Vec<String> = record.foreign_turns(&ours).iter().map(|turn| turn.id.clone()).collect();
-            for turn in foreign {
-                self.effects.push_back(Effect::Foreign { worker, thread: record.id.clone(), turn });
-            }
-        }
-        self.state(worker, &record.id, report);
     }
 
     fn steer(&mut self, now: Timestamp, thread: &str, command: &ExecutorCommand) -> Result<(), Error> {
@@ -537,6 +466,7 @@ impl Codex {
         if !self.threads.contains_key(thread) && self.threads.len() >= THREADS_MAX {
             return Err(Error::ThreadsFull);
         }
+        let gate = ready::Gate::new(&self.config);
         Ok(self.threads.entry(thread.to_string()).or_insert_with(|| Thread {
             worker,
             starting: false,
@@ -545,6 +475,8 @@ impl Codex {
             nonces: VecDeque::new(),
             held: None,
             agent_text: None,
+            gate,
+            limit_until: None,
         }))
     }
 
@@ -571,10 +503,4 @@ fn remember(thread: &mut Thread, nonce: &str) {
 
 fn unknown(thread: &str) -> Error {
     Error::UnknownThread { thread: thread.to_string() }
-}
-
-/// The last [`BLOCK_CHARS_MAX`] characters of an agent message.
-fn tail(text: &str) -> String {
-    let skip = text.chars().count().saturating_sub(BLOCK_CHARS_MAX);
-    text.chars().skip(skip).collect()
 }

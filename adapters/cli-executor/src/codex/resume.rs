@@ -61,8 +61,11 @@ impl Codex {
         Ok(())
     }
 
-    /// A `thread/resume` was answered. A refused one loses the thread: its conversation
-    /// is reported `closed` (the engine then recovers the worker explicitly).
+    /// A `thread/resume` was answered: the thread waits for its MCP server and goal check
+    /// ([`super::ready`]). A refusal for want of the required MCP server keeps the thread
+    /// (reported in error, resumed again by its next prompt); any other refusal loses it:
+    /// its conversation is reported `closed` (the engine then recovers the worker
+    /// explicitly).
     pub(super) fn resumed(
         &mut self,
         now: Timestamp,
@@ -70,10 +73,17 @@ impl Codex {
         outcome: Result<Value, RpcError>,
     ) -> Result<(), Error> {
         self.resuming.remove(&thread);
-        if outcome.is_err()
-            && let Some(t) = self.threads.remove(&thread)
-        {
-            self.state(t.worker, &thread, Report::bare(ConversationState::Closed));
+        match outcome.as_ref().map_err(super::ready::mcp_refusal) {
+            Ok(_) => self.opened(now, &thread)?,
+            Err(Some(detail)) => self.resume_refused(now, &thread, detail)?,
+            Err(None) => {
+                if let Some(t) = self.threads.remove(&thread) {
+                    if let Some(held) = t.held {
+                        self.fail(held.id, "CONVERSATION_CLOSED", "the thread could not be resumed");
+                    }
+                    self.state(t.worker, &thread, Report::bare(ConversationState::Closed));
+                }
+            }
         }
         if self.resuming.is_empty() { self.open(now) } else { Ok(()) }
     }

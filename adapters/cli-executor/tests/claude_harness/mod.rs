@@ -89,6 +89,7 @@ pub fn settings(dirs: &Dirs, claude: &Claude) -> Settings {
         mcp: None,
         claude: Some(ClaudeSettings { program, args, env_set }),
         kinds: vec![ExecutorKindWire::Claude],
+        codex_auth: None,
     }
 }
 

@@ -5,6 +5,13 @@
 
 #![allow(dead_code)] // Each test file uses part of the harness.
 
+mod flow;
+mod frames;
+#[allow(unused_imports)] // Each test file uses part of the harness.
+pub use flow::{conversation_in, crash, executor, spawn_executor, start_run, submitted};
+#[allow(unused_imports)] // Each test file uses part of the harness.
+pub use frames::{frame, next_report, outcome, result_of, state};
+
 use cli_executor::connection::Options;
 use cli_executor::worker::Settings;
 use engine::ids::WorkerId;
@@ -155,21 +162,7 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
             (python(), args, Vec::new())
         }
         Binary::Real { path, port } => {
-            let mut args = vec!["app-server".to_string()];
-            for c in [
-                "model_provider=mock".to_string(),
-                "model=mock-model".to_string(),
-                "model_providers.mock.name=\"mock\"".to_string(),
-                format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\""),
-                "model_providers.mock.env_key=\"MOCK_API_KEY\"".to_string(),
-                "model_providers.mock.wire_api=\"responses\"".to_string(),
-                "model_providers.mock.request_max_retries=0".to_string(),
-                "model_providers.mock.stream_max_retries=0".to_string(),
-            ] {
-                args.push("-c".to_string());
-                args.push(c);
-            }
-            (path.clone(), args, vec![("MOCK_API_KEY".to_string(), "x".to_string())])
+            (path.clone(), mock_provider_args(*port), vec![("MOCK_API_KEY".to_string(), "x".to_string())])
         }
     };
     Settings {
@@ -181,78 +174,45 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
         mcp: None,
         claude: None,
         kinds: vec![bridge::ExecutorKindWire::Codex],
+        codex_auth: None,
     }
 }
 
-/// The executor's options against `daemon`.
+/// `app-server` and the `-c` settings that send the real codex's model requests to the mock
+/// model on `port` (its key in `MOCK_API_KEY`, no retries).
+pub fn mock_provider_args(port: u16) -> Vec<String> {
+    let mut args = vec!["app-server".to_string()];
+    for c in [
+        "model_provider=mock".to_string(),
+        "model=mock-model".to_string(),
+        "model_providers.mock.name=\"mock\"".to_string(),
+        format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\""),
+        "model_providers.mock.env_key=\"MOCK_API_KEY\"".to_string(),
+        "model_providers.mock.wire_api=\"responses\"".to_string(),
+        "model_providers.mock.request_max_retries=0".to_string(),
+        "model_providers.mock.stream_max_retries=0".to_string(),
+    ] {
+        args.extend(["-c".to_string(), c]);
+    }
+    args
+}
+
+/// The executor's options against `daemon`, every child configured with its MCP server.
 pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
+    let mut settings = settings(dirs, binary);
+    let url = cli_executor::mcp::url_from_daemon(daemon_url).expect("an MCP url");
+    settings.mcp = Some(cli_executor::mcp::McpServer { url, token: MCP_TOKEN.to_string() });
     Options {
         url: daemon_url.to_string(),
         token_file: dirs.token.clone(),
         executor_id: "cli-test".to_string(),
-        settings: settings(dirs, binary),
+        settings,
         kinds: Some(vec![bridge::ExecutorKindWire::Codex]),
     }
 }
 
 /// The idle grace of the daemon test runs: short, but long enough to see the idle first.
 pub const GRACE_MS: u64 = 300;
-
-/// Starts a run whose root is a `kind` worker in `dirs.work` (only an executor of that
-/// kind gets its commands) and opens a new conversation, in Auto Resume.
-pub async fn start_run(d: &Daemon, dirs: &Dirs, kind: engine::ExecutorKind) -> WorkerId {
-    use engine::policy::{Mode, PolicyPatch};
-    let patch = PolicyPatch { mode: Some(Mode::Auto), idle_grace_ms: Some(GRACE_MS), ..PolicyPatch::default() };
-    let op = Operation::RunStart {
-        task_name: "cli test".into(),
-        root_conversation_name: "root".into(),
-        context: format!("drive a {kind} worker"),
-        default_policy: Some(patch),
-        root_conversation: None,
-        root_executor: Box::new(engine::op::RootExecutor {
-            executor: Some(kind),
-            workspace: Some(engine::Workspace { directory: dirs.work.display().to_string(), branch: None }),
-        }),
-    };
-    match d.call(op).await {
-        Ok(Reply::Run(view)) => view.run.root,
-        other => panic!("run_start: {other:?}"),
-    }
-}
-
-/// Starts the executor as a task (aborting it is a crash: its children are killed, its
-/// leases and journal stay).
-pub fn spawn_executor(options: Options) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        if let Err(e) = cli_executor::connection::run(options).await {
-            panic!("the executor stopped: {e}");
-        }
-    })
-}
-
-/// Kills the executor task (its children die with it; leases and journal stay).
-pub async fn crash(task: tokio::task::JoinHandle<()>) {
-    task.abort();
-    let _ = task.await;
-}
-
-/// Waits until attempt `n` of `worker` was submitted (and returns the attempts).
-pub async fn submitted(d: &Daemon, worker: WorkerId, n: usize) -> Vec<engine::model::Attempt> {
-    until(&format!("attempt {n} submitted"), || async {
-        let attempts = d.attempts(worker).await;
-        (attempts.len() >= n && attempts[n - 1].submitted_at.is_some()).then_some(attempts)
-    })
-    .await
-}
-
-/// Waits until the worker's conversation shows `state`.
-pub async fn conversation_in(d: &Daemon, worker: WorkerId, state: engine::model::ConversationState) {
-    until(&format!("conversation {state:?}"), || async {
-        let view = d.worker(worker).await;
-        view.worker.binding.as_ref().is_some_and(|b| b.state == state).then_some(())
-    })
-    .await;
-}
 
 /// The prompts the stand-in took in for `worker`, in order: `(method, nonce)`.
 pub fn taken_in(dirs: &Dirs, worker: WorkerId) -> Vec<(String, String)> {
@@ -301,81 +261,120 @@ pub fn journal_phase(dirs: &Dirs, key: &str) -> Option<String> {
         .and_then(|v| v["phase"].as_str().map(str::to_string))
 }
 
-/// Starts the loopback mock model (`tests/mock/mock_responses.py`) and returns its port
-/// and process (killed on drop by the caller).
-pub fn mock_model() -> (u16, std::process::Child) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mock/mock_responses.py");
-    let child = std::process::Command::new(python())
-        .arg(script)
-        .arg(port.to_string())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the mock model starts");
-    let deadline = Instant::now() + Duration::from_millis(WAIT_MS_MAX);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the mock model did not listen");
-        std::thread::sleep(Duration::from_millis(20));
+/// The loopback mock model (`tests/mock/mock_responses.py`), killed on drop.
+pub struct MockModel {
+    /// Its port.
+    pub port: u16,
+    child: std::process::Child,
+    /// Every request body it got (JSON Lines).
+    requests: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl MockModel {
+    /// Starts the mock with `plan` (the scripted worker, `None`: the text triggers only).
+    pub fn start(plan: Option<&Value>) -> MockModel {
+        MockModel::spawn(plan, false)
     }
-    (port, child)
+
+    /// Starts the mock as a ChatGPT backend too: it refreshes logins (rotating refresh
+    /// tokens) and answers only the latest access token (`--auth`).
+    pub fn with_login() -> MockModel {
+        MockModel::spawn(None, true)
+    }
+
+    /// Writes a ChatGPT login whose tokens expired (`--write-auth`), mode 0600.
+    pub fn write_login(path: &std::path::Path) {
+        let status = std::process::Command::new(python())
+            .arg(mock_script())
+            .arg("--write-auth")
+            .arg(path)
+            .status()
+            .expect("the mock runs");
+        assert!(status.success(), "--write-auth");
+    }
+
+    /// The refresh requests it got: `(refresh token, HTTP status)`, in order.
+    pub fn refreshes(&self) -> Vec<(String, u64)> {
+        let text = std::fs::read_to_string(self._dir.path().join("refreshes.jsonl")).unwrap_or_default();
+        text.lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("a logged refresh is JSON"))
+            .map(|v| (v["refreshToken"].as_str().unwrap_or_default().to_string(), v["status"].as_u64().unwrap_or(0)))
+            .collect()
+    }
+
+    fn spawn(plan: Option<&Value>, login: bool) -> MockModel {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
+        let requests = dir.path().join("requests.jsonl");
+        let mut command = std::process::Command::new(python());
+        command.arg(mock_script()).arg(port.to_string()).arg("--requests").arg(&requests);
+        if login {
+            command.arg("--auth").arg("--refreshes").arg(dir.path().join("refreshes.jsonl"));
+        }
+        if let Some(plan) = plan {
+            let file = dir.path().join("plan.json");
+            std::fs::write(&file, plan.to_string()).expect("plan");
+            command.arg("--plan").arg(file);
+        }
+        let child = command.stderr(std::process::Stdio::null()).spawn().expect("the mock model starts");
+        let deadline = Instant::now() + Duration::from_millis(WAIT_MS_MAX);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the mock model did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        MockModel { port, child, requests, _dir: dir }
+    }
+
+    /// Every request body so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.requests).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).expect("a logged request is JSON")).collect()
+    }
+}
+
+fn mock_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mock/mock_responses.py")
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The real `codex` named by `CODEX_BIN`. Without it: with `ORCH_REAL_CLIS=required` the
+/// test fails; otherwise it prints one line saying it is skipped and why, and gets `None`.
+pub fn real_codex(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("CODEX_BIN") {
+        Some(path) => {
+            eprintln!("{test}: the real codex {}", PathBuf::from(&path).display());
+            Some(PathBuf::from(path))
+        }
+        None if std::env::var("ORCH_REAL_CLIS").as_deref() == Ok("required") => {
+            panic!("{test}: ORCH_REAL_CLIS=required but CODEX_BIN is not set (run tests/cli-agents/setup.sh)")
+        }
+        None => {
+            eprintln!("{test}: skipped: CODEX_BIN is not set (tests/cli-agents/setup.sh installs the real codex)");
+            None
+        }
+    }
 }
 
 /// The binaries to run a test against: always the stand-in (with `sim_flags`); the real
-/// `codex` too when `CODEX_BIN` names it. Prints which, and why the real one is skipped.
-pub fn binaries(sim_flags: &[&str]) -> Vec<Binary> {
+/// `codex` too when `CODEX_BIN` names it ([`real_codex`]).
+pub fn binaries(test: &str, sim_flags: &[&str]) -> Vec<Binary> {
     let sim = Binary::Sim(sim_flags.iter().map(|s| s.to_string()).collect());
-    match std::env::var_os("CODEX_BIN") {
-        Some(path) => {
-            eprintln!(
-                "binaries: the stand-in {} and the real codex {}",
-                sim_script().display(),
-                PathBuf::from(&path).display()
-            );
-            vec![sim, Binary::Real { path: PathBuf::from(path), port: 0 }]
-        }
-        None => {
-            eprintln!(
-                "binaries: the stand-in {} only; the real codex is skipped: CODEX_BIN is not set",
-                sim_script().display()
-            );
-            vec![sim]
-        }
+    eprintln!("{test}: the stand-in {}", sim_script().display());
+    match real_codex(test) {
+        Some(path) => vec![sim, Binary::Real { path, port: 0 }],
+        None => vec![sim],
     }
 }
 
-/// Reads an executor's reports until one matches `pred`; returns it (failing after a
-/// deadline).
-pub async fn until_report(
-    reports: &mut tokio::sync::mpsc::Receiver<cli_executor::worker::Out>,
-    what: &str,
-    pred: impl Fn(&cli_executor::worker::Out) -> bool,
-) -> cli_executor::worker::Out {
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(WAIT_MS_MAX * 3);
-    loop {
-        let out = tokio::time::timeout_at(deadline, reports.recv())
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting: {what}"))
-            .expect("the executor runs");
-        if pred(&out) {
-            return out;
-        }
-    }
-}
-
-/// Matches the result of attempt `n`.
-pub fn result_of(n: u64) -> impl Fn(&cli_executor::worker::Out) -> bool {
-    move |out| matches!(out, cli_executor::worker::Out::Result(r) if r.command_id.attempt == engine::ids::AttemptId(n))
-}
-
-/// Matches a state `wanted`.
-pub fn state(wanted: bridge::StateName) -> impl Fn(&cli_executor::worker::Out) -> bool {
-    move |out| matches!(out, cli_executor::worker::Out::State(s) if s.state == wanted)
-}
-
-/// The outcome of a result report.
-pub fn outcome(out: cli_executor::worker::Out) -> bridge::OutcomeWire {
-    match out {
-        cli_executor::worker::Out::Result(r) => r.outcome,
-        other => panic!("not a result: {other:?}"),
-    }
+/// Unix milliseconds now, the engine's clock in these runs.
+pub fn now_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970");
+    u64::try_from(since.as_millis()).expect("in range")
 }

@@ -6,6 +6,12 @@ Stdlib only. Usage: `python3 record.py CODEX_BIN MOCK_PORT OUT_DIR` with
 CODEX_HOME and cwd, and writes OUT_DIR/<scenario>.jsonl: a header line
 `{"header":{...}}`, then one line per message, `{"dir":"send"|"recv","msg":{...}}`, in the
 order they crossed stdio. Paths under the scratch directory are replaced by `$SCRATCH`.
+
+The `mcp-*` and `goal-*` scenarios give the session the `config.toml` the executor writes
+(`SESSION_CONFIG`, the text of `cli_executor::home::config_toml`) with the orchestrator's MCP
+server at `$MCP_URL` (a running `orchestrator serve`; its token in
+`$ORCHESTRATOR_MCP_TOKEN`, passed to the child only in that variable, never recorded), or at
+a closed port for the `-down` ones. The URL's port is recorded as `MCPPORT`.
 """
 import json
 import os
@@ -18,7 +24,7 @@ import threading
 import time
 
 CODEX, PORT, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-DATE = "2026-12-01"
+DATE = time.strftime("%Y-%m-%d", time.gmtime())
 CONFIG = [
     "model_provider=mock",
     "model=mock-model",
@@ -31,18 +37,41 @@ CONFIG = [
 ]
 ARGS = ["app-server"] + [a for c in CONFIG for a in ("-c", c)]
 WAIT_S = 30
+MCP_URL = os.environ.get("MCP_URL", "")
+# A loopback port nothing listens on: the MCP server "down".
+DOWN_URL = "http://127.0.0.1:9/mcp"
+SESSION_CONFIG = """# Written by the orchestrator's cli-executor: this session's own CODEX_HOME.
+approval_policy = "never"
+sandbox_mode = "workspace-write"
+cli_auth_credentials_store = "file"
+
+[features]
+goals = %(goals)s
+
+[mcp_servers.orchestrator]
+url = "%(url)s"
+bearer_token_env_var = "ORCHESTRATOR_MCP_TOKEN"
+required = true
+default_tools_approval_mode = "approve"
+"""
 
 
 class Session:
-    def __init__(self, name):
+    def __init__(self, name, mcp_url=None, goals=False, scratch=None):
         self.name = name
-        self.scratch = tempfile.mkdtemp(prefix="codex-rec-")
+        self.scratch = scratch or tempfile.mkdtemp(prefix="codex-rec-")
         self.home = os.path.join(self.scratch, "home")
         self.cwd = os.path.join(self.scratch, "work")
-        os.makedirs(self.home)
-        os.makedirs(self.cwd)
+        os.makedirs(self.home, exist_ok=True)
+        os.makedirs(self.cwd, exist_ok=True)
+        self.config = None
         env = {"PATH": os.environ["PATH"], "HOME": self.home, "CODEX_HOME": self.home,
                "MOCK_API_KEY": "x", "RUST_LOG": "error"}
+        if mcp_url is not None:
+            self.config = SESSION_CONFIG % {"goals": "true" if goals else "false", "url": mcp_url}
+            with open(os.path.join(self.home, "config.toml"), "w") as f:
+                f.write(self.config)
+            env["ORCHESTRATOR_MCP_TOKEN"] = os.environ["ORCHESTRATOR_MCP_TOKEN"]
         self.proc = subprocess.Popen([CODEX] + ARGS, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      cwd=self.cwd, env=env, text=True, start_new_session=True)
@@ -99,14 +128,17 @@ class Session:
             except queue.Empty:
                 pass
 
-    def start(self):
+    def initialize(self):
         self.request("initialize", {"clientInfo": {"name": "orchestrator-cli-executor",
                                                    "title": None, "version": "0.0.0"},
                                     "capabilities": {"experimentalApi": True}})
         self.notify("initialized")
+
+    def start(self):
+        self.initialize()
         reply = self.request("thread/start", {"cwd": self.cwd, "approvalPolicy": "never",
                                               "sandbox": "workspace-write", "ephemeral": False})
-        return reply["result"]["thread"]["id"]
+        return reply["result"]["thread"]["id"] if "result" in reply else None
 
     def turn(self, thread, text, nonce):
         return self.request("turn/start", {"threadId": thread, "clientUserMessageId": nonce,
@@ -120,7 +152,7 @@ class Session:
             return None
         return self.until(lambda m: m.get("method") == "turn/completed")
 
-    def finish(self):
+    def finish(self, keep=False):
         self.proc.stdin.close()
         try:
             self.proc.wait(timeout=10)
@@ -130,11 +162,16 @@ class Session:
                              "command": "codex " + " ".join(ARGS).replace(PORT, "PORT"),
                              "recorded": DATE, "scenario": self.name,
                              "by": "adapters/cli-executor/tests/mock/record.py"}}
+        if self.config is not None:
+            header["header"]["configToml"] = self.config
+        text = "\n".join([json.dumps(header)] + self.lines) + "\n"
+        if MCP_URL:
+            authority = MCP_URL.split("/")[2]
+            text = text.replace(authority, authority.rsplit(":", 1)[0] + ":MCPPORT")
         with open(os.path.join(OUT, self.name + ".jsonl"), "w") as f:
-            f.write(json.dumps(header) + "\n")
-            for line in self.lines:
-                f.write(line + "\n")
-        shutil.rmtree(self.scratch, ignore_errors=True)
+            f.write(text)
+        if not keep:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def two_turns():
@@ -191,6 +228,64 @@ def interrupt():
     s.turn_end()
     s.drain(0.5)
     s.request("thread/read", {"threadId": thread, "includeTurns": True})
+    s.finish()
+
+
+def checked_turn(s, prompt, nonce):
+    """thread/start, its statuses, thread/goal/get, then one turn: the executor's order."""
+    thread = s.start()
+    s.drain(1.0)
+    s.request("thread/goal/get", {"threadId": thread})
+    s.turn(thread, prompt, nonce)
+    s.turn_end()
+    s.drain(0.5)
+    return thread
+
+
+def mcp_ready():
+    """The MCP server required and up: its startup status after thread/start, the goal
+    check refused because goals are off, and one real call to its tool `run_list`."""
+    s = Session("mcp-ready", MCP_URL)
+    checked_turn(s, 'CALL run_list {}', "nonce-tool")
+    s.finish()
+
+
+def mcp_down():
+    """The MCP server required and down: thread/start is refused; the child stays up."""
+    s = Session("mcp-down", DOWN_URL)
+    s.start()
+    s.drain(1.0)
+    s.request("thread/read", {"threadId": "00000000-0000-0000-0000-000000000000"})
+    s.finish()
+
+
+def mcp_resume_down():
+    """A thread started with the server up, resumed by a new child while it is down."""
+    first = Session("mcp-resume-first", MCP_URL)
+    thread = first.start()
+    first.turn(thread, "first prompt", "nonce-1")
+    first.turn_end()
+    first.drain(0.5)
+    first.proc.stdin.close()
+    first.proc.wait(timeout=10)
+    s = Session("mcp-resume-down", DOWN_URL, scratch=first.scratch)
+    s.initialize()
+    s.request("thread/resume", {"threadId": thread})
+    s.drain(1.0)
+    s.finish()
+
+
+def goal_null():
+    """Goals left on: thread/goal/get answers no goal after thread/start and after a
+    resume by a new child (which also announces thread/goal/cleared)."""
+    first = Session("goal-null-start", MCP_URL, goals=True)
+    thread = checked_turn(first, "first prompt", "nonce-1")
+    first.finish(keep=True)
+    s = Session("goal-null-resume", MCP_URL, goals=True, scratch=first.scratch)
+    s.initialize()
+    s.request("thread/resume", {"threadId": thread})
+    s.request("thread/goal/get", {"threadId": thread})
+    s.drain(0.5)
     s.finish()
 
 

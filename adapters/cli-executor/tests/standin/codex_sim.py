@@ -2,7 +2,9 @@
 """A scripted stand-in for `codex app-server` that keeps its threads on disk (stdlib only).
 
 Usage: codex_sim.py [--turn-ms MS] [--hold-file PATH] [--stall-turn-start K]
-                    [--drop-turn-start K] [--exit-on-turn-start K]
+                    [--drop-turn-start K] [--exit-on-turn-start K] [--mcp-down]
+       codex_sim.py [--sim-version V] --version
+       codex_sim.py [--schema-lacks LINE]... app-server generate-json-schema --out DIR
 
 Unlike codex_standin.py (which replays one recording), this one has state, so a new
 process for the same session sees what the last one did, as the real app-server does
@@ -17,7 +19,18 @@ recordings (tests/fixtures/codex-0.169.0): the `turn/start` answer first, then
 
 Methods: initialize, thread/start, thread/resume (a turn left `inProgress` by an earlier
 process is `interrupted`: that process is gone), turn/start, turn/steer (-32600 "no active
-turn to steer" when no turn runs), thread/read, thread/unsubscribe, turn/interrupt.
+turn to steer" when no turn runs), thread/read, thread/unsubscribe, turn/interrupt,
+thread/goal/get (no goal).
+
+When `$CODEX_HOME/config.toml` configures the `orchestrator` MCP server, thread/start and
+thread/resume send its `mcpServer/startupStatus/updated` `starting` then `ready` before their
+answer (as `mcp-ready.jsonl`), or, with `--mcp-down`, are refused with the 0.169.0 message
+(`mcp-down.jsonl`).
+
+The surface check (`cli_executor::surface`): `--version` prints `codex-cli 0.169.0` (or
+`--sim-version`'s), and `app-server generate-json-schema --out DIR` writes a schema that
+meets every line of the crate's `src/surface.txt` except those starting with a
+`--schema-lacks` value.
 
 Scripted faults, K counting this session's `turn/start`s from 1 (across processes):
 - `--turn-ms MS`: a turn completes MS after it starts (default 30);
@@ -44,6 +57,51 @@ import durable
 HOME = os.environ.get("CODEX_HOME", ".")
 STATE = os.path.join(HOME, "standin-state.json")
 LOG = os.path.join(HOME, "standin-log.jsonl")
+SURFACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "surface.txt")
+MCP_DOWN = ("Fatal error: Failed to initialize session: required MCP servers failed to initialize: "
+            "orchestrator: handshaking with MCP server failed")
+
+
+def mcp_configured():
+    try:
+        with open(os.path.join(HOME, "config.toml"), encoding="utf-8") as f:
+            return "[mcp_servers.orchestrator]" in f.read()
+    except FileNotFoundError:
+        return False
+
+
+def write_schema(out, lacks):
+    """A schema meeting every line of surface.txt except the lacking ones."""
+    files = {name: {"oneOf": [], "definitions": {}} for name in
+             ["ClientRequest", "ClientNotification", "ServerRequest", "ServerNotification"]}
+    types = {"definitions": {}}
+    kinds = {"request": "ClientRequest", "notification": "ServerNotification",
+             "server-request": "ServerRequest", "client-notification": "ClientNotification"}
+    with open(SURFACE, encoding="utf-8") as f:
+        lines = [l.split() for l in f if l.strip() and not l.startswith("#")]
+    for words in lines:
+        if any(" ".join(words).startswith(lack) for lack in lacks):
+            continue
+        kind, name, rest = words[0], words[1], words[2:]
+        if kind in kinds:
+            file = files[kinds[kind]]
+            params = "Params%d" % len(file["definitions"])
+            file["definitions"][params] = {"properties": {p: {} for p in rest}}
+            file["oneOf"].append({"properties": {"method": {"enum": [name]},
+                                                 "params": {"$ref": "#/definitions/" + params}}})
+        elif kind == "type":
+            types["definitions"].setdefault(name, {"properties": {}})["properties"].update({p: {} for p in rest})
+        elif kind == "variant":
+            member = {"properties": {"type": {"enum": [rest[0]]}, **{p: {} for p in rest[1:]}}}
+            types["definitions"].setdefault(name, {"oneOf": []})["oneOf"].append(member)
+        elif kind == "enum":
+            types["definitions"].setdefault(name, {"enum": []})["enum"].extend(rest)
+    os.makedirs(out, exist_ok=True)
+    for name, value in files.items():
+        with open(os.path.join(out, name + ".json"), "w", encoding="utf-8") as f:
+            json.dump(value, f)
+    with open(os.path.join(out, "codex_app_server_protocol.v2.schemas.json"), "w", encoding="utf-8") as f:
+        json.dump(types, f)
 
 
 def load():
@@ -93,7 +151,24 @@ def main():
     parser.add_argument("--drop-turn-start", type=int, default=0)
     parser.add_argument("--exit-on-turn-start", type=int, default=0)
     parser.add_argument("--end-before-steer", action="store_true")
-    args, _ = parser.parse_known_args()
+    parser.add_argument("--mcp-down", action="store_true")
+    parser.add_argument("--version", action="store_true")
+    parser.add_argument("--sim-version", default="0.169.0")
+    parser.add_argument("--schema-lacks", action="append", default=[])
+    parser.add_argument("--out")
+    args, rest = parser.parse_known_args()
+    if args.version:
+        print("codex-cli %s" % args.sim_version)
+        return
+    if rest[:2] == ["app-server", "generate-json-schema"]:
+        write_schema(args.out, args.schema_lacks)
+        return
+    mcp = mcp_configured()
+
+    def mcp_ready(tid):
+        for status in ("starting", "ready"):
+            send({"method": "mcpServer/startupStatus/updated",
+                  "params": {"threadId": tid, "name": "orchestrator", "status": status, "error": None}})
 
     state = load()
     lines = queue.Queue()
@@ -146,8 +221,13 @@ def main():
         tid = params.get("threadId")
         if method == "initialize":
             send({"id": rid, "result": {"userAgent": "codex-sim/0.169.0", "codexHome": HOME}})
+        elif method in ("thread/start", "thread/resume") and mcp and args.mcp_down:
+            verb = "creating" if method == "thread/start" else "resuming"
+            send({"id": rid, "error": {"code": -32603, "message": "error %s thread: %s" % (verb, MCP_DOWN)}})
         elif method == "thread/start":
             tid = str(uuid.uuid4())
+            if mcp:
+                mcp_ready(tid)
             threads[tid] = {"cwd": params.get("cwd"), "turns": []}
             save(state)
             send({"id": rid, "result": {"thread": thread_view(tid, threads[tid], False)}})
@@ -160,6 +240,8 @@ def main():
                 if turn["status"] == "inProgress" and tid not in running:
                     turn["status"] = "interrupted"
             save(state)
+            if mcp:
+                mcp_ready(tid)
             send({"id": rid, "result": {"thread": thread_view(tid, threads[tid], False)}})
         elif method == "turn/start":
             if tid not in threads:
@@ -216,6 +298,8 @@ def main():
                 complete(tid, "interrupted")
         elif method == "thread/unsubscribe":
             send({"id": rid, "result": {}})
+        elif method == "thread/goal/get":
+            send({"id": rid, "result": {"goal": None}})
         else:
             send({"id": rid, "error": {"code": -32601, "message": "not simulated: %s" % method}})
 

@@ -90,9 +90,13 @@ pub fn fixture(name: &str) -> Vec<Value> {
 
 /// Replays fixture `name` through a fresh core following `script`.
 pub fn replay(name: &str, script: Vec<Step>) -> Replayed {
+    replay_core(name, Codex::new(Config::unattended("/work")), script)
+}
+
+/// Replays fixture `name` through `core` (a guarded or resuming one) following `script`.
+pub fn replay_core(name: &str, mut core: Codex, script: Vec<Step>) -> Replayed {
     let lines = fixture(name);
     assert!(lines[0].get("header").is_some(), "{name} starts with its header");
-    let mut core = Codex::new(Config::unattended("/work"));
     let mut script = script.into_iter();
     let mut out = Replayed { effects: Vec::new(), errors: Vec::new(), written: Vec::new() };
     let mut writes = std::collections::VecDeque::new();
