@@ -178,8 +178,11 @@
   function normalizeText(text) {
     const string = String(text);
     if (isNormalized(string)) return string;
-    return string.replace(/[\u2018\u2019\u02bc]/g, "'").replace(/\s+/g, ' ').trim();
+    return string.replace(CURLY_APOSTROPHES, "'").replace(WHITE_SPACE_RUNS, ' ').trim();
   }
+
+  const CURLY_APOSTROPHES = /[\u2018\u2019\u02bc]/g;
+  const WHITE_SPACE_RUNS = /\s+/g;
 
   // Whether normalizeText would leave `string` as it is: no curly apostrophe, no white space
   // at either end, and no white space but single spaces.
