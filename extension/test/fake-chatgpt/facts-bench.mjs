@@ -7,10 +7,9 @@
 // Firefox ESR (whose clock for pages has a 1 ms step). With --gc (Chromium, which then
 // reports its JS heap size exactly) it also counts the facts reads during which the heap
 // shrank: a garbage collection ran inside the read. With --alloc (Chromium) it also measures
-// the bytes of JS heap a read allocates, collected objects included: the same mutations run
-// under V8's sampling heap profiler with no read, with the turn-end signals and with the whole
-// facts, and the difference per read is reported, with the functions allocating most
-// (--js-flags=--max-inlined-bytecode-size=0 names each function apart from its callers).
+// the bytes of JS heap a read allocates, collected objects included (read-allocation.mjs),
+// with the functions allocating most (--js-flags=--max-inlined-bytecode-size=0 names each
+// function apart from its callers).
 //
 //   node test/fake-chatgpt/facts-bench.mjs [--turns 4,400] [--mutations 2000] [--browsers chromium,firefox] [--gc] [--alloc] [--js-flags=FLAGS]
 //
@@ -18,6 +17,7 @@
 import { parseArgs } from 'node:util';
 import { injectReaders, launchBrowser } from './harness.mjs';
 import { LONG_PAGE_LAYOUTS, growPage, serveLongPages } from './long-page.mjs';
+import { allocationPerRead } from './read-allocation.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -63,61 +63,8 @@ function measure({ mutations, gc }) {
   };
 }
 
-// In the page, for --alloc: `mutations` token-sized edits of the latest assistant turn, each
-// followed by `read` ('none', 'signals' or 'facts').
-function mutateAndRead({ mutations, read }) {
-  const readers = globalThis.OrcSelectors;
-  const target = globalThis.OrcLongPageTarget;
-  for (let i = 0; i < mutations; i += 1) {
-    target.append(document.createTextNode(' token'));
-    if (read === 'signals') readers.turnEndSignals(document);
-    else if (read === 'facts') readers.computeFacts(document);
-  }
-}
-
-// A sample every this many bytes on average (V8's Poisson sampling; each sample stands for
-// the bytes it is expected to represent, so the sums estimate every byte allocated).
-const SAMPLING_INTERVAL_BYTES = 128;
-// The functions allocating most, reported per case.
+// The functions allocating most, reported per case with --alloc.
 const ALLOCATION_SITES_SHOWN = 8;
-
-// The JS heap bytes one read allocates (collected objects included), as the difference between
-// the same mutations with and without it: {signals, facts, sites}, `sites` the facts read's
-// largest allocating functions as name:line (inlined callees count as their caller).
-async function allocationPerRead(page, mutations) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('HeapProfiler.enable');
-  const sampled = async (read) => {
-    await cdp.send('HeapProfiler.startSampling', {
-      samplingInterval: SAMPLING_INTERVAL_BYTES, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true,
-    });
-    await page.evaluate(mutateAndRead, { mutations, read });
-    const { profile } = await cdp.send('HeapProfiler.stopSampling');
-    const bySite = new Map();
-    let total = 0;
-    // A builtin's bytes (a string's replace, an array's push) count for the script function
-    // that called it: `owner`, the nearest frame with a script.
-    const visit = (node, owner) => {
-      total += node.selfSize;
-      const { functionName, scriptId, lineNumber } = node.callFrame;
-      const site = scriptId !== '0' && lineNumber >= 0 ? `${functionName || '(anonymous)'}:${lineNumber + 1}` : owner;
-      if (node.selfSize > 0 && site !== null) bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
-      for (const child of node.children) visit(child, site);
-    };
-    visit(profile.head, null);
-    return { total, bySite };
-  };
-  try {
-    const none = await sampled('none');
-    const signals = await sampled('signals');
-    const facts = await sampled('facts');
-    const sites = [...facts.bySite].sort((a, b) => b[1] - a[1]).slice(0, ALLOCATION_SITES_SHOWN)
-      .map(([site, bytes]) => `${site} ${Math.round(bytes / mutations)} B`);
-    return { signals: (signals.total - none.total) / mutations, facts: (facts.total - none.total) / mutations, sites };
-  } finally {
-    await cdp.detach();
-  }
-}
 
 const fmt = (ms) => `${ms.toFixed(3)} ms`;
 try {
@@ -139,7 +86,8 @@ try {
               + (gc ? `; a collection inside ${result.collections} of ${values.mutations} facts reads` : ''));
             if (values.alloc && kind === 'chromium') {
               const bytes = await allocationPerRead(page, Number(values.mutations));
-              console.log(`  allocated per read: signals ${Math.round(bytes.signals)} B, facts ${Math.round(bytes.facts)} B; facts' largest sites: ${bytes.sites.join(', ')}`);
+              const sites = bytes.sites.slice(0, ALLOCATION_SITES_SHOWN).map(([site, perRead]) => `${site} ${Math.round(perRead)} B`);
+              console.log(`  allocated per read: signals ${Math.round(bytes.signals)} B, facts ${Math.round(bytes.facts)} B; facts' largest sites: ${sites.join(', ')}`);
             }
             await page.close();
           }
