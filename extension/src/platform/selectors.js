@@ -312,49 +312,40 @@
   // short notice that is the whole of the turn's text (the page draws some notices inside
   // the same `.markdown` block as a reply, so only a notice that is the entire block counts:
   // a reply that merely quotes one is not an error). `turnNotices`: notices(turnElement), when
-  // the caller read them already. Lists are built only for what the turn holds: this runs
-  // on every read, mostly of a turn with no error.
-  function turnError(turnElement, turnNotices = notices(turnElement)) {
-    const retry = retryControlOf(turnElement);
-    if (retry !== null) return failedTurnError(turnElement, retry, turnNotices);
-    if (turnElement.querySelector(SCAN.errorCard) !== null) {
-      const cards = turnElement.querySelectorAll(SCAN.errorCard);
-      for (let i = 0; i < cards.length; i += 1) {
-        const text = cardText(cards[i]);
-        if (isReportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
-      }
+  // the caller read them already; `marks`: the turn's marks (marksOf). Lists are built only
+  // for what the turn holds: this runs on every read, mostly of a turn with no error.
+  function turnError(turnElement, turnNotices = notices(turnElement), marks = marksOf(turnElement)) {
+    const retry = retryControlOf(turnElement, marks);
+    if (retry !== null) return failedTurnError(turnElement, retry, turnNotices, marks);
+    for (let i = nextMark(marks, SCAN.errorCard, 0); i !== -1; i = nextMark(marks, SCAN.errorCard, i + 1)) {
+      const text = cardText(marks[i]);
+      if (isReportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
     }
-    if (turnElement.querySelector(SCAN.errorRegion) !== null) {
-      const regions = turnElement.querySelectorAll(SCAN.errorRegion);
-      for (let i = 0; i < regions.length; i += 1) {
-        const text = cardText(regions[i]);
-        const kind = errorKindOf(text);
-        if (isReportable(text) && kind !== null) return describeError(kind, text, false);
-      }
+    for (let i = nextMark(marks, SCAN.errorRegion, 0); i !== -1; i = nextMark(marks, SCAN.errorRegion, i + 1)) {
+      const text = cardText(marks[i]);
+      const kind = errorKindOf(text);
+      if (isReportable(text) && kind !== null) return describeError(kind, text, false);
     }
     for (let i = 0; i < turnNotices.length; i += 1) {
       const kind = errorKindOf(turnNotices[i]);
       if (kind !== null) return describeError(kind, turnNotices[i], false);
     }
-    const block = markdownNotice(turnElement);
+    const block = markdownNotice(marks);
     const blockKind = block === null ? null : errorKindOf(block, true);
     if (blockKind !== null) return describeError(blockKind, block, false);
-    if (turnElement.querySelector(STATUS_BUTTONS) !== null) {
-      const buttons = turnElement.querySelectorAll(STATUS_BUTTONS);
-      for (let i = 0; i < buttons.length; i += 1) {
-        const text = normalizeText(buttons[i].textContent);
-        const kind = text !== '' && text.length <= LIMITS.noticeCharsMax ? errorKindOf(text, true) : null;
-        if (kind !== null) return describeError(kind, text, false);
-      }
+    for (let i = nextMark(marks, STATUS_BUTTONS, 0); i !== -1; i = nextMark(marks, STATUS_BUTTONS, i + 1)) {
+      const text = normalizeText(marks[i].textContent);
+      const kind = text !== '' && text.length <= LIMITS.noticeCharsMax ? errorKindOf(text, true) : null;
+      if (kind !== null) return describeError(kind, text, false);
     }
     return null;
   }
 
   // A turn with a Retry control failed: the first text near it, among its notices or as its
   // `.markdown` block, that names a failure says which.
-  function failedTurnError(turnElement, retry, turnNotices) {
+  function failedTurnError(turnElement, retry, turnNotices, marks) {
     const candidates = [noticeNear(retry, turnElement), ...turnNotices];
-    const block = markdownNotice(turnElement);
+    const block = markdownNotice(marks);
     if (block !== null) candidates.push(block);
     const kindOf = (text) => errorKindOf(text) ?? errorKindOf(text, true);
     const named = candidates.find((text) => kindOf(text) !== null);
@@ -374,23 +365,40 @@
 
   // The turn's Retry control: by test id, or by its label in a turn without an action bar (a
   // finished answer's action bar may offer a retry of its own, which does not say the turn failed).
-  function retryControlOf(turnElement) {
-    if (turnElement.querySelector('button') === null) return null;
-    const buttons = turnElement.querySelectorAll('button');
-    const byLabel = !hasActionBar(turnElement);
-    for (let i = 0; i < buttons.length; i += 1) {
-      if (buttons[i].matches(SELECTORS.retry) || (byLabel && TEXTS.matchesAny('retryLabel', label(buttons[i])))) return buttons[i];
+  function retryControlOf(turnElement, marks) {
+    const first = nextMark(marks, 'button', 0);
+    if (first === -1) return null;
+    const byLabel = !hasActionBar(turnElement, marks);
+    for (let i = first; i !== -1; i = nextMark(marks, 'button', i + 1)) {
+      if (marks[i].matches(SELECTORS.retry) || (byLabel && TEXTS.matchesAny('retryLabel', label(marks[i])))) return marks[i];
     }
     return null;
   }
 
-  // The text of a turn's only `.markdown` block, when it is short enough to be a notice (a
-  // notice is a paragraph or two: a longer block is a reply and is not read), or null.
-  function markdownNotice(turnElement) {
-    const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    if (blocks.length !== 1 || blocks[0].getElementsByTagName('*').length > NOTICE_ELEMENTS_MAX) return null;
-    const text = shortText(blocks[0], LIMITS.noticeCharsMax);
+  // The text of a turn's only `.markdown` block (among its `marks`), when it is short enough
+  // to be a notice (a notice is a paragraph or two: a longer block is a reply and is not
+  // read), or null.
+  function markdownNotice(marks) {
+    const block = nextMark(marks, SELECTORS.assistantText, 0);
+    if (block === -1 || nextMark(marks, SELECTORS.assistantText, block + 1) !== -1) return null;
+    if (marks[block].getElementsByTagName('*').length > NOTICE_ELEMENTS_MAX) return null;
+    const text = shortText(marks[block], LIMITS.noticeCharsMax);
     return text !== null && text !== '' ? text : null;
+  }
+
+  // What the readers look for inside a turn, listed in one query (a long answer is walked
+  // once per read, not once per kind): its buttons (Retry, status buttons, the action bar's),
+  // error-styled elements, live regions, dialogs (the tool-approval card among them), its
+  // `.markdown` blocks and the marks of its action bar. In page order; each reader keeps the
+  // kind it wants (nextMark).
+  function marksOf(turnElement) {
+    return turnElement.querySelectorAll(TURN_MARKS);
+  }
+
+  // The index of the first of `marks` from `from` on that matches `selector`, or -1.
+  function nextMark(marks, selector, from) {
+    for (let i = from; i < marks.length; i += 1) if (marks[i].matches(selector)) return i;
+    return -1;
   }
 
   // The text next to a control: that of its nearest ancestor (within the turn) holding any.
@@ -439,14 +447,19 @@
     voice: SELECTORS.voice.join(', '),
   });
 
+  // Every kind of element marksOf lists.
+  const TURN_MARKS = ['button', SCAN.errorCard, SCAN.errorRegion, SCAN.dialog, SELECTORS.assistantText, ...SELECTORS.actionBar].join(', ');
+
   // One pass over the page outside its turn list (whose length grows with the conversation):
   // the page's own notices (`texts`), its dialogs, and the marks of a log-in, a signed-in
   // person and a challenge. The sidebar and other authored text are not read, except whether
   // the sidebar lists the person's own chats. The latest turn is read too (it may hold a
-  // card): `latest` and `latestNotices` say which turn and what it shows. The lists may be
-  // shared with page-watch.js's kept pass: read them, never change them.
+  // card): `latest`, `latestNotices` and `latestMarks` (marksOf) say which turn and what it
+  // shows. The lists may be shared with page-watch.js's kept pass: read them, never change them.
   function scanPage(doc) {
-    const found = { texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, signedIn: false, challenge: false, latest: null, latestNotices: NO_TEXTS };
+    const found = {
+      texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, signedIn: false, challenge: false, latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS,
+    };
     if (doc.body === null) return found;
     const where = locateTurns(doc);
     const outside = WATCH.outsideTurns(doc, where?.container ?? null, walkOutside);
@@ -459,8 +472,11 @@
     if (latest !== null) {
       found.latest = latest;
       found.latestNotices = notices(latest);
+      found.latestMarks = marksOf(latest);
       // The tool-approval card stands inline, inside the latest turn.
-      if (latest.querySelector(SCAN.dialog) !== null) found.dialogs = [...outside.dialogs, ...latest.querySelectorAll(SCAN.dialog)];
+      for (let i = nextMark(found.latestMarks, SCAN.dialog, 0); i !== -1; i = nextMark(found.latestMarks, SCAN.dialog, i + 1)) {
+        found.dialogs = [...found.dialogs, found.latestMarks[i]];
+      }
     }
     return found;
   }
@@ -548,7 +564,7 @@
   // `.markdown` block.
   function isConversationFull(doc, scan = scanPage(doc), latest = recentTurns(doc).latest) {
     if (noticeNaming(scan, 'conversationFull') !== null) return true;
-    const block = latest === null ? null : markdownNotice(latest);
+    const block = latest === null ? null : markdownNotice(scan.latest === latest ? scan.latestMarks : marksOf(latest));
     return block !== null && TEXTS.matchesWhole('conversationFull', block);
   }
 
@@ -609,10 +625,11 @@
     facts.userTurns = counts.user;
     facts.assistantTurns = counts.assistant;
     facts.latestIsAssistant = latestRole === 'assistant';
-    facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant);
-    facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant) : '';
+    const latestMarks = latest === null ? NO_ELEMENTS : scan.latest === latest ? scan.latestMarks : marksOf(latest);
+    facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant, lastAssistant === latest ? latestMarks : null);
+    facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant, latestMarks) : '';
     const pageFailure = noticeNaming(scan, 'subscriptionFailed');
-    facts.error = (latest === null ? null : turnError(latest, scan.latest === latest ? scan.latestNotices : undefined))
+    facts.error = (latest === null ? null : turnError(latest, scan.latest === latest ? scan.latestNotices : notices(latest), latestMarks))
       ?? (pageFailure === null ? null : describeError('subscription_failed', pageFailure, false));
     facts.conversationFull = isConversationFull(doc, scan, latest);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null

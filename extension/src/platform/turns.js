@@ -233,9 +233,14 @@
   }
 
   // A finished answer: its action bar shows (copy, good and bad response), or the turn
-  // says it is complete (the 2026-10 transcript layout).
-  function hasActionBar(turnElement) {
-    return turnElement.hasAttribute('data-message-complete') || turnElement.querySelector(ACTION_BAR) !== null;
+  // says it is complete (the 2026-10 transcript layout). `marks`: the turn's elements a
+  // caller listed already (in page order, every one matching SELECTORS.actionBar among them),
+  // so the turn is not walked again.
+  function hasActionBar(turnElement, marks = null) {
+    if (turnElement.hasAttribute('data-message-complete')) return true;
+    if (marks === null) return turnElement.querySelector(ACTION_BAR) !== null;
+    for (let i = 0; i < marks.length; i += 1) if (marks[i].matches(ACTION_BAR)) return true;
+    return false;
   }
 
   // SELECTORS.actionBar as one selector.
@@ -310,9 +315,12 @@
     return text;
   }
 
-  function assistantTail(turnElement) {
-    const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    const source = blocks.length > 0 ? blocks[blocks.length - 1] : turnElement.querySelector(SELECTORS.authorRole) ?? turnElement;
+  // The tail of a finished answer: of its last `.markdown` block, or of the turn's message.
+  // `marks`: as for hasActionBar, with every `.markdown` block among them.
+  function assistantTail(turnElement, marks = turnElement.querySelectorAll(SELECTORS.assistantText)) {
+    let block = null;
+    for (let i = marks.length - 1; i >= 0 && block === null; i -= 1) if (marks[i].matches(SELECTORS.assistantText)) block = marks[i];
+    const source = block ?? turnElement.querySelector(SELECTORS.authorRole) ?? turnElement;
     return blockTextTail(source, LIMITS.assistantTailCharsMax);
   }
 
