@@ -3,7 +3,8 @@
 // into the latest assistant turn (still being written, or finished) is followed by the reads
 // the content script makes on a mutation (turn-end signals, facts, the readiness to type), and
 // none of them may query or walk a subtree that holds the turn list (the document, its body,
-// or any ancestor of the list). The page readers' caches (page-watch.js) are filled by a first
+// or any ancestor of the list): no query or tree walker rooted there, and no walk by the
+// nodes' own links into the list (its first or last child, or all its children, read). The page readers' caches (page-watch.js) are filled by a first
 // read; reads after that must stay inside the latest turns and the composer. In Chromium, the
 // same pages also hold each read to a byte budget (read-allocation.mjs): garbage is what puts
 // a collection inside a read, so a read that builds lists, closures or walkers again fails here.
@@ -52,6 +53,21 @@ function wideReads({ mutations }) {
     wrap(Element.prototype, method);
   }
   wrap(Document.prototype, 'createTreeWalker');
+  // A walk by the nodes' own links enters the list through its first or last child (reading
+  // the last rows goes through lastElementChild, which stays allowed).
+  const watchGetter = (proto, name) => {
+    const descriptor = Object.getOwnPropertyDescriptor(proto, name);
+    restore.push(() => Object.defineProperty(proto, name, descriptor));
+    Object.defineProperty(proto, name, {
+      ...descriptor,
+      get() {
+        if (this === list) wide[`${name} of the turn list`] = (wide[`${name} of the turn list`] ?? 0) + 1;
+        return descriptor.get.call(this);
+      },
+    });
+  };
+  for (const name of ['firstChild', 'lastChild', 'childNodes']) watchGetter(Node.prototype, name);
+  watchGetter(Element.prototype, 'children');
   let facts = null;
   try {
     for (let i = 0; i < mutations; i += 1) {
