@@ -11,9 +11,11 @@
 // with the functions allocating most (--js-flags=--max-inlined-bytecode-size=0 names each
 // function apart from its callers). With --control it also times, after each read, a fixed
 // loop of arithmetic that allocates nothing (about the work of a read): its p99 is the
-// machine's own noise at that moment.
+// machine's own noise at that moment. With --warmup N, N appends and reads run untimed
+// first: V8 compiles the freshly injected readers while they run, and the first few hundred
+// reads of every page hold the slow ones at the same counts in every row.
 //
-//   node test/fake-chatgpt/facts-bench.mjs [--turns 4,400] [--mutations 2000] [--browsers chromium,firefox] [--gc] [--alloc] [--control] [--js-flags=FLAGS]
+//   node test/fake-chatgpt/facts-bench.mjs [--turns 4,400] [--mutations 2000] [--browsers chromium,firefox] [--gc] [--alloc] [--control] [--warmup N] [--js-flags=FLAGS]
 //
 // Figures go to docs/benchmarks.md by hand, with this command line.
 import { parseArgs } from 'node:util';
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     gc: { type: 'boolean', default: false },
     alloc: { type: 'boolean', default: false },
     control: { type: 'boolean', default: false },
+    warmup: { type: 'string', default: '0' },
     'js-flags': { type: 'string', default: '' },
   },
 });
@@ -37,7 +40,7 @@ const server = await serveLongPages();
 
 // In the page, after growPage: times the readers around `mutations` token-sized edits of the
 // latest assistant turn.
-function measure({ mutations, gc, control }) {
+function measure({ mutations, gc, control, warmup }) {
   const readers = globalThis.OrcSelectors;
   const target = globalThis.OrcLongPageTarget;
   const percentile = (list, p) => list.slice().sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * p))];
@@ -53,6 +56,11 @@ function measure({ mutations, gc, control }) {
   const heapSize = () => (gc ? performance.memory.usedJSHeapSize : 0);
   let collections = 0;
   readers.computeFacts(document);
+  for (let i = 0; i < warmup; i += 1) {
+    target.append(document.createTextNode(` warmup${i}`));
+    readers.turnEndSignals(document);
+    readers.computeFacts(document);
+  }
   for (let i = 0; i < mutations; i += 1) {
     target.append(document.createTextNode(` token${i}`));
     let start = performance.now();
@@ -95,7 +103,7 @@ try {
             await page.goto(server.url(name));
             await injectReaders(page);
             await page.evaluate(growPage, { turns, streaming });
-            const result = await page.evaluate(measure, { mutations: Number(values.mutations), gc, control: values.control });
+            const result = await page.evaluate(measure, { mutations: Number(values.mutations), gc, control: values.control, warmup: Number(values.warmup) });
             console.log(`${kind} ${name} ${result.turns} turns, ${streaming ? 'streaming' : 'finished answer'}: signals p50 ${fmt(result.signals.p50)} `
               + `p99 ${fmt(result.signals.p99)}; facts p50 ${fmt(result.facts.p50)} p99 ${fmt(result.facts.p99)}`
               + (gc ? `; a collection inside ${result.collections} of ${values.mutations} facts reads` : '')
