@@ -68,6 +68,9 @@
     return (latestUser.compareDocumentPosition(card) & 4 /* DOCUMENT_POSITION_FOLLOWING */) !== 0;
   }
 
+  // No inline card: shared, never changed (most reads find none, and build nothing).
+  const NO_CARDS = Object.freeze([]);
+
   // The inline cards that may be current: those in the turn list's rows from the latest back
   // to the one holding the latest user turn (at most LATEST_TURNS_SCANNED_MAX rows), never
   // the whole transcript, whose size grows with the conversation. A page whose turn list
@@ -75,12 +78,12 @@
   function inlineCards(doc, latestUser) {
     const container = globalThis.OrcTurns.locateTurns(doc)?.container ?? null;
     if (container === null) return doc.querySelectorAll(SELECTORS.approvalCard);
-    const cards = [];
+    let cards = NO_CARDS;
     let rows = 0;
     for (let row = container.lastElementChild; row !== null && rows < LATEST_TURNS_SCANNED_MAX; row = row.previousElementSibling) {
       rows += 1;
-      if (row.matches(SELECTORS.approvalCard)) cards.push(row);
-      if (row.querySelector(SELECTORS.approvalCard) !== null) for (const card of row.querySelectorAll(SELECTORS.approvalCard)) cards.push(card);
+      if (row.matches(SELECTORS.approvalCard)) cards = [...cards, row];
+      if (row.querySelector(SELECTORS.approvalCard) !== null) cards = [...cards, ...row.querySelectorAll(SELECTORS.approvalCard)];
       if (latestUser !== null && row.contains(latestUser)) break;
     }
     return cards;

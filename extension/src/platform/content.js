@@ -49,7 +49,8 @@
     phase: 'connecting',
     port: null,
     unansweredConnects: 0,
-    lastFactsJson: null,
+    // The facts last sent (null: send the next ones whatever they say).
+    lastFacts: null,
     observer: null,
     reportTimer: null,
     // When facts were last read, for the report window, and the turn-end signals read then.
@@ -91,7 +92,7 @@
   function readFacts() {
     let facts;
     try {
-      facts = page.computeFacts(document, new Date());
+      facts = page.computeFacts(document);
       adapter.readFailing = false;
     } catch (error) {
       if (!adapter.readFailing) warn('could not read the page', error);
@@ -131,7 +132,7 @@
     port.onMessage.addListener(onMessage);
     port.onDisconnect.addListener(() => onDisconnect(port));
     const facts = readFacts();
-    adapter.lastFactsJson = JSON.stringify(facts);
+    adapter.lastFacts = facts;
     post({ type: 'page.hello', url: facts.url, facts });
   }
 
@@ -189,7 +190,7 @@
           scheduleReport();
           break;
         case 'page.inspect':
-          adapter.lastFactsJson = null;
+          adapter.lastFacts = null;
           report();
           break;
         case 'page.unmanaged':
@@ -257,8 +258,28 @@
     if (adapter.port === null) return scheduleReconnect();
     const facts = readFacts();
     adapter.lastTurnEndSignals = page.turnEndSignals(document);
-    const json = JSON.stringify(facts);
-    if (json !== adapter.lastFactsJson && post({ type: 'page.facts', url: facts.url, facts })) adapter.lastFactsJson = json;
+    if (!sameFacts(facts, adapter.lastFacts) && post({ type: 'page.facts', url: facts.url, facts })) adapter.lastFacts = facts;
+  }
+
+  // Whether two facts (plain data: booleans, numbers, strings, null, arrays and objects of
+  // them) say the same. Compared in place: a JSON text of the facts on every report would be
+  // garbage as large as the facts themselves.
+  function sameFacts(a, b) {
+    if (a === b) return true;
+    if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object' || Array.isArray(a) !== Array.isArray(b)) return false;
+    if (Array.isArray(a)) {
+      if (a.length !== b.length) return false;
+      for (let i = 0; i < a.length; i += 1) if (!sameFacts(a[i], b[i])) return false;
+      return true;
+    }
+    let keys = 0;
+    for (const key in a) {
+      if (!Object.hasOwn(a, key)) continue;
+      keys += 1;
+      if (!Object.hasOwn(b, key) || !sameFacts(a[key], b[key])) return false;
+    }
+    for (const key in b) if (Object.hasOwn(b, key)) keys -= 1;
+    return keys === 0;
   }
 
   // ---- Submission ----

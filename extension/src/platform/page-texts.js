@@ -192,9 +192,28 @@
   const HOUR_MS = 60 * MINUTE_MS;
   const DAY_MS = 24 * HOUR_MS;
 
-  // Curly apostrophes and runs of whitespace differ between page versions.
+  // Curly apostrophes and runs of whitespace differ between page versions. A text already
+  // in that form is returned as it is: the readers normalize every label and notice on every
+  // read, and each copy is garbage.
   function normalizeText(text) {
-    return String(text).replace(/[\u2018\u2019\u02bc]/g, "'").replace(/\s+/g, ' ').trim();
+    const string = String(text);
+    if (isNormalized(string)) return string;
+    return string.replace(CURLY_APOSTROPHES, "'").replace(WHITE_SPACE_RUNS, ' ').trim();
+  }
+
+  const CURLY_APOSTROPHES = /[\u2018\u2019\u02bc]/g;
+  const WHITE_SPACE_RUNS = /\s+/g;
+
+  // Whether normalizeText would leave `string` as it is: no curly apostrophe, no white space
+  // at either end, and no white space but single spaces.
+  function isNormalized(string) {
+    const last = string.length - 1;
+    for (let i = 0; i <= last; i += 1) {
+      const code = string.charCodeAt(i);
+      if (code === 0x2018 || code === 0x2019 || code === 0x02bc) return false;
+      if (isWhitespace(code) && (i === 0 || i === last || code !== 0x20 || isWhitespace(string.charCodeAt(i + 1)))) return false;
+    }
+    return true;
   }
 
   /** Whether a UTF-16 code unit is what `\s` matches (normalizeText collapses it): white space or a line terminator. */

@@ -16,7 +16,7 @@
   const APPS = globalThis.OrcApps;
   const WATCH = globalThis.OrcPageWatch;
   const { normalizeText, isWhitespace } = TEXTS;
-  const { PROFILES, locateTurns, latestTurns, countTurns, countUserTurnsContaining, hasActionBar, areaOf, assistantTail, layoutOf } = TURNS;
+  const { PROFILES, locateTurns, recentTurns, countTurns, countUserTurnsContaining, hasActionBar, areaOf, assistantTail, layoutOf } = TURNS;
 
   const SELECTORS = Object.freeze({
     ...TURNS.SELECTORS,
@@ -93,7 +93,8 @@
   // The first element matching one of `selectorList` (in its order) that is visible and
   // accepted. The first match is usually the one: only past it are all matches listed.
   function firstVisible(root, selectorList, accept = null) {
-    for (const selector of selectorList) {
+    for (let s = 0; s < selectorList.length; s += 1) {
+      const selector = selectorList[s];
       const first = root.querySelector(selector);
       if (first === null) continue;
       if (isVisible(first) && (accept === null || accept(first))) return first;
@@ -118,8 +119,9 @@
   function findComposer(doc) {
     const byId = doc.getElementById('prompt-textarea');
     if (byId !== null && isVisible(byId) && isTextInput(byId)) return byId;
-    for (const form of doc.forms) {
-      const found = firstVisible(form, SELECTORS.composer, isTextInput);
+    const { forms } = doc;
+    for (let i = 0; i < forms.length; i += 1) {
+      const found = firstVisible(forms[i], SELECTORS.composer, isTextInput);
       if (found !== null) return found;
     }
     return firstVisible(doc, SELECTORS.composer, isTextInput);
@@ -161,8 +163,7 @@
   // The voice-mode button that holds the submit slot of an empty composer: by test id where
   // it has one, else by its label (2026 pages: "Start Voice", no test id).
   function isVoiceControl(element) {
-    return SELECTORS.voice.some((selector) => element.matches(selector) || element.closest(selector) !== null)
-      || TEXTS.matchesAny('voiceLabel', normalizeText(element.getAttribute('aria-label') ?? ''));
+    return element.closest(SCAN.voice) !== null || TEXTS.matchesAny('voiceLabel', normalizeText(element.getAttribute('aria-label') ?? ''));
   }
 
   function isRetryControl(element) {
@@ -192,33 +193,85 @@
 
   // ---- Notices: the short texts the page itself shows ----
 
+  // What a read found none of: shared, never changed (a read that finds nothing builds nothing).
+  const NO_TEXTS = Object.freeze([]);
+  const NO_ELEMENTS = Object.freeze([]);
+
   // The text of each element that directly holds visible text under `root`, outside authored
   // text, buttons, scripts and hidden subtrees, when it is at most LIMITS.noticeCharsMax long.
+  // The list may be shared: read it, never change it.
   function notices(root) {
-    if (root === null || root.matches(SELECTORS.authoredText)) return [];
-    const walker = root.ownerDocument.createTreeWalker(root, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, NOTICE_FILTER);
-    const holders = new Set();
-    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
-      if (node.nodeType === 3 && node.data.trim() !== '') holders.add(node.parentElement);
-    }
-    return noticeTexts(holders);
+    if (root === null || root.matches(SELECTORS.authoredText)) return NO_TEXTS;
+    return noticeTexts(noticeHolders(root));
   }
+
+  // Past this many holders under one root, the holders seen are kept in a set (a root holding
+  // that many is rare; below it, a list is searched).
+  const HOLDERS_LISTED_MAX = 16;
+
+  // The elements under `root` that directly hold a text node with more than white space, in
+  // the order of their first such text node, outside the subtrees skipsNotices rejects (the
+  // root itself is always read). A walk by the nodes' own links: no walker, filter or set per read.
+  function noticeHolders(root) {
+    let holders = NO_ELEMENTS;
+    let seen = null;
+    let node = root.firstChild;
+    while (node !== null) {
+      if (node.nodeType === 1 && node.firstChild !== null && !skipsNotices(node)) {
+        node = node.firstChild;
+        continue;
+      }
+      if (node.nodeType === 3 && !isBlank(node.data)) {
+        const holder = node.parentElement;
+        if (holders === NO_ELEMENTS) {
+          holders = [holder];
+        } else if (holders[holders.length - 1] !== holder && !(seen === null ? holders.includes(holder) : seen.has(holder))) {
+          holders.push(holder);
+          if (seen !== null) seen.add(holder);
+          else if (holders.length > HOLDERS_LISTED_MAX) seen = new Set(holders);
+        }
+      }
+      node = nextOutside(node, root);
+    }
+    return holders;
+  }
+
+  // The node after `node` and its subtree in document order, within `root`, or null.
+  function nextOutside(node, root) {
+    let at = node;
+    while (at !== root && at.nextSibling === null) at = at.parentNode;
+    return at === root ? null : at.nextSibling;
+  }
+
+  // Whether a text is only white space (what trim() would empty), read in place.
+  function isBlank(text) {
+    for (let i = 0; i < text.length; i += 1) if (!isWhitespace(text.charCodeAt(i))) return false;
+    return true;
+  }
+
+  // Tags whose text is never a notice. The patterns of the readers are made once, here and
+  // below: a regular expression literal inside a function is a new object on every call.
+  const NOT_NOTICE_TAGS = /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG)$/i;
+
+  // A frame's page is not this page's: the pass outside the turn list skips it too.
+  const FRAME_TAG = /^IFRAME$/i;
 
   function skipsNotices(element) {
-    return element.hidden || /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG)$/i.test(element.tagName)
+    return element.hidden || NOT_NOTICE_TAGS.test(element.tagName)
       || element.getAttribute('aria-hidden') === 'true' || element.matches(SELECTORS.authoredText);
   }
-
-  const NOTICE_FILTER = { acceptNode: (node) => (node.nodeType === 1 && skipsNotices(node) ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */) };
 
   // The texts of notice holders. A holder with many elements inside (an ancestor of the page's
   // content that holds a stray text node) is content, not a notice, and is not read.
   function noticeTexts(holders) {
-    const texts = [];
-    for (const element of holders) {
+    let texts = NO_TEXTS;
+    for (let i = 0; i < holders.length; i += 1) {
+      const element = holders[i];
       if (element.childElementCount > NOTICE_ELEMENTS_MAX) continue;
       const text = shortText(element, LIMITS.noticeCharsMax);
-      if (text !== null && text !== '') texts.push(text);
+      if (text === null || text === '') continue;
+      if (texts === NO_TEXTS) texts = [text];
+      else texts.push(text);
     }
     return texts;
   }
@@ -227,9 +280,9 @@
   // is read only until it has more than `max` characters that are not whitespace (normalizing
   // keeps each of them), so a long reply costs no more than a notice.
   function shortText(element, max) {
-    const walker = element.ownerDocument.createTreeWalker(element, 0x4 /* SHOW_TEXT */);
     let solid = 0;
-    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+    for (let node = element.firstChild; node !== null; node = node.firstChild ?? nextOutside(node, element)) {
+      if (node.nodeType !== 3) continue;
       const { data } = node;
       for (let i = 0; i < data.length; i += 1) {
         if (!isWhitespace(data.charCodeAt(i))) solid += 1;
@@ -279,67 +332,93 @@
   // short notice that is the whole of the turn's text (the page draws some notices inside
   // the same `.markdown` block as a reply, so only a notice that is the entire block counts:
   // a reply that merely quotes one is not an error). `turnNotices`: notices(turnElement), when
-  // the caller read them already.
-  function turnError(turnElement, turnNotices = notices(turnElement)) {
-    const retry = retryControlOf(turnElement);
-    if (retry !== null) {
-      const candidates = [noticeNear(retry, turnElement), ...turnNotices, ...markdownNotices(turnElement)];
-      const kindOf = (text) => errorKindOf(text) ?? errorKindOf(text, true);
-      const named = candidates.find((text) => kindOf(text) !== null);
-      // Retry says the turn failed in every language; a text this reader does not know does
-      // not say how, and reads as a failed turn (a fresh prompt follows; Retry is never clicked).
-      return describeError(named === undefined ? 'turn_failed' : kindOf(named), named ?? candidates[0] ?? '', true);
+  // the caller read them already; `marks`: the turn's marks (marksOf). Lists are built only
+  // for what the turn holds: this runs on every read, mostly of a turn with no error.
+  function turnError(turnElement, turnNotices = notices(turnElement), marks = marksOf(turnElement)) {
+    const retry = retryControlOf(turnElement, marks);
+    if (retry !== null) return failedTurnError(turnElement, retry, turnNotices, marks);
+    for (let i = nextMark(marks, SCAN.errorCard, 0); i !== -1; i = nextMark(marks, SCAN.errorCard, i + 1)) {
+      const text = cardText(marks[i]);
+      if (isReportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
     }
-    const reportable = (text) => text !== '' && !TEXTS.matchesAny('conversationFull', text);
-    for (const card of turnElement.querySelectorAll(SCAN.errorCard)) {
-      const text = cardText(card);
-      if (reportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
-    }
-    for (const region of turnElement.querySelectorAll(SCAN.errorRegion)) {
-      const text = cardText(region);
+    for (let i = nextMark(marks, SCAN.errorRegion, 0); i !== -1; i = nextMark(marks, SCAN.errorRegion, i + 1)) {
+      const text = cardText(marks[i]);
       const kind = errorKindOf(text);
-      if (reportable(text) && kind !== null) return describeError(kind, text, false);
+      if (isReportable(text) && kind !== null) return describeError(kind, text, false);
     }
-    for (const text of turnNotices) {
-      const kind = errorKindOf(text);
-      if (kind !== null) return describeError(kind, text, false);
+    for (let i = 0; i < turnNotices.length; i += 1) {
+      const kind = errorKindOf(turnNotices[i]);
+      if (kind !== null) return describeError(kind, turnNotices[i], false);
     }
-    for (const text of [...markdownNotices(turnElement), ...statusButtonTexts(turnElement)]) {
-      const kind = errorKindOf(text, true);
+    const block = markdownNotice(marks);
+    const blockKind = block === null ? null : errorKindOf(block, true);
+    if (blockKind !== null) return describeError(blockKind, block, false);
+    for (let i = nextMark(marks, STATUS_BUTTONS, 0); i !== -1; i = nextMark(marks, STATUS_BUTTONS, i + 1)) {
+      const text = normalizeText(marks[i].textContent);
+      const kind = text !== '' && text.length <= LIMITS.noticeCharsMax ? errorKindOf(text, true) : null;
       if (kind !== null) return describeError(kind, text, false);
     }
     return null;
   }
+
+  // A turn with a Retry control failed: the first text near it, among its notices or as its
+  // `.markdown` block, that names a failure says which.
+  function failedTurnError(turnElement, retry, turnNotices, marks) {
+    const candidates = [noticeNear(retry, turnElement), ...turnNotices];
+    const block = markdownNotice(marks);
+    if (block !== null) candidates.push(block);
+    const kindOf = (text) => errorKindOf(text) ?? errorKindOf(text, true);
+    const named = candidates.find((text) => kindOf(text) !== null);
+    // Retry says the turn failed in every language; a text this reader does not know does
+    // not say how, and reads as a failed turn (a fresh prompt follows; Retry is never clicked).
+    return describeError(named === undefined ? 'turn_failed' : kindOf(named), named ?? candidates[0] ?? '', true);
+  }
+
+  // An error card's text worth reporting: not empty, and not the maximum-length notice
+  // (read as conversationFull).
+  function isReportable(text) {
+    return text !== '' && !TEXTS.matchesAny('conversationFull', text);
+  }
+
+  // A turn's status buttons (the reasoning header "Thinking failed" is one), outside its action bar.
+  const STATUS_BUTTONS = '[data-streaming-response-status] button, button[aria-expanded]';
 
   // The turn's Retry control: by test id, or by its label in a turn without an action bar (a
   // finished answer's action bar may offer a retry of its own, which does not say the turn failed).
-  function retryControlOf(turnElement) {
-    const buttons = turnElement.querySelectorAll('button');
-    const byLabel = buttons.length > 0 && !hasActionBar(turnElement);
-    for (let i = 0; i < buttons.length; i += 1) {
-      if (buttons[i].matches(SELECTORS.retry) || (byLabel && TEXTS.matchesAny('retryLabel', label(buttons[i])))) return buttons[i];
+  function retryControlOf(turnElement, marks) {
+    const first = nextMark(marks, 'button', 0);
+    if (first === -1) return null;
+    const byLabel = !hasActionBar(turnElement, marks);
+    for (let i = first; i !== -1; i = nextMark(marks, 'button', i + 1)) {
+      if (marks[i].matches(SELECTORS.retry) || (byLabel && TEXTS.matchesAny('retryLabel', label(marks[i])))) return marks[i];
     }
     return null;
   }
 
-  // The labels of a turn's status buttons (the reasoning header "Thinking failed" is one),
-  // outside its action bar.
-  function statusButtonTexts(turnElement) {
-    const texts = [];
-    for (const button of turnElement.querySelectorAll('[data-streaming-response-status] button, button[aria-expanded]')) {
-      const text = normalizeText(button.textContent);
-      if (text !== '' && text.length <= LIMITS.noticeCharsMax) texts.push(text);
-    }
-    return texts;
+  // The text of a turn's only `.markdown` block (among its `marks`), when it is short enough
+  // to be a notice (a notice is a paragraph or two: a longer block is a reply and is not
+  // read), or null.
+  function markdownNotice(marks) {
+    const block = nextMark(marks, SELECTORS.assistantText, 0);
+    if (block === -1 || nextMark(marks, SELECTORS.assistantText, block + 1) !== -1) return null;
+    if (marks[block].getElementsByTagName('*').length > NOTICE_ELEMENTS_MAX) return null;
+    const text = shortText(marks[block], LIMITS.noticeCharsMax);
+    return text !== null && text !== '' ? text : null;
   }
 
-  // The text of a turn's only `.markdown` block, when it is short enough to be a notice (a
-  // notice is a paragraph or two: a longer block is a reply and is not read).
-  function markdownNotices(turnElement) {
-    const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    if (blocks.length !== 1 || blocks[0].getElementsByTagName('*').length > NOTICE_ELEMENTS_MAX) return [];
-    const text = shortText(blocks[0], LIMITS.noticeCharsMax);
-    return text !== null && text !== '' ? [text] : [];
+  // What the readers look for inside a turn, listed in one query (a long answer is walked
+  // once per read, not once per kind): its buttons (Retry, status buttons, the action bar's),
+  // error-styled elements, live regions, dialogs (the tool-approval card among them), its
+  // `.markdown` blocks and the marks of its action bar. In page order; each reader keeps the
+  // kind it wants (nextMark).
+  function marksOf(turnElement) {
+    return turnElement.querySelectorAll(TURN_MARKS);
+  }
+
+  // The index of the first of `marks` from `from` on that matches `selector`, or -1.
+  function nextMark(marks, selector, from) {
+    for (let i = from; i < marks.length; i += 1) if (marks[i].matches(selector)) return i;
+    return -1;
   }
 
   // The text next to a control: that of its nearest ancestor (within the turn) holding any.
@@ -351,11 +430,12 @@
     return '';
   }
 
-  // A visible dialog among `candidates`: {kind: rate_limited | suspicious_activity | login |
-  // unknown, heading}.
+  // A visible dialog among `candidates` other than a tool-approval card (apps.js reads those):
+  // {kind: rate_limited | suspicious_activity | login | unknown, heading}.
   function openDialog(doc, candidates) {
-    for (const dialog of candidates) {
-      if (!isVisible(dialog) || dialog.closest('[data-orc-overlay]') !== null) continue;
+    for (let i = 0; i < candidates.length; i += 1) {
+      const dialog = candidates[i];
+      if (APPS.isApprovalCard(dialog) || !isVisible(dialog) || dialog.closest('[data-orc-overlay]') !== null) continue;
       const heading = normalizeText(doc.getElementById(dialog.getAttribute('aria-labelledby') ?? '')?.textContent
         ?? dialog.querySelector(SELECTORS.dialogHeading)?.textContent ?? notices(dialog)[0] ?? '');
       const text = cardText(dialog);
@@ -384,33 +464,54 @@
     challenge: SELECTORS.challenge.join(', '),
     errorCard: SELECTORS.errorCard.join(', '),
     errorRegion: SELECTORS.errorRegion.join(', '),
+    voice: SELECTORS.voice.join(', '),
   });
 
+  // Every kind of element marksOf lists.
+  const TURN_MARKS = ['button', SCAN.errorCard, SCAN.errorRegion, SCAN.dialog, SELECTORS.assistantText, ...SELECTORS.actionBar].join(', ');
+
   // One pass over the page outside its turn list (whose length grows with the conversation):
-  // the page's own notices, its dialogs, and the marks of a log-in, a signed-in person and a
-  // challenge. The sidebar and other authored text are not read, except whether the sidebar
-  // lists the person's own chats. The notices of the latest turn's area (turns.js areaOf) are
-  // added (it may hold a card): `latest` and `latestNotices` say which turn and what it shows.
+  // the page's own notices (`texts`), its dialogs, and the marks of a log-in, a signed-in
+  // person and a challenge. The sidebar and other authored text are not read, except whether
+  // the sidebar lists the person's own chats. The latest turn's area (turns.js areaOf: an
+  // app-shell exchange, else the turn) is read too (it may hold a card): `latest`,
+  // `latestNotices` and `latestMarks` (marksOf the area) say which turn and what it shows.
+  // The lists may be shared with page-watch.js's kept pass: read them, never change them.
   function scanPage(doc) {
-    const found = { texts: [], dialogs: [], login: false, signedIn: false, challenge: false, latest: null, latestNotices: [] };
+    const found = {
+      texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, signedIn: false, challenge: false, latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS,
+    };
     if (doc.body === null) return found;
     const where = locateTurns(doc);
     const outside = WATCH.outsideTurns(doc, where?.container ?? null, walkOutside);
-    found.texts = outside.aroundTurns ? noticeTexts(outside.holders) : outside.texts.slice();
-    found.dialogs = outside.dialogs.slice();
+    found.texts = outside.aroundTurns ? noticeTexts(outside.holders) : outside.texts;
+    found.dialogs = outside.dialogs;
     found.login = outside.login.some(isVisible);
     found.signedIn = outside.signedIn;
     found.challenge = outside.challenge;
-    const latest = where?.container ? latestTurns(doc, 1)[0]?.element : undefined;
-    if (latest !== undefined) {
+    const latest = where?.container ? recentTurns(doc).latest : null;
+    if (latest !== null) {
       const area = areaOf(latest);
       found.latest = latest;
       found.latestNotices = notices(area);
-      found.texts.push(...found.latestNotices);
+      found.latestMarks = marksOf(area);
       // The tool-approval card stands inline, inside the latest turn.
-      found.dialogs.push(...area.querySelectorAll(SCAN.dialog));
+      for (let i = nextMark(found.latestMarks, SCAN.dialog, 0); i !== -1; i = nextMark(found.latestMarks, SCAN.dialog, i + 1)) {
+        found.dialogs = [...found.dialogs, found.latestMarks[i]];
+      }
     }
     return found;
+  }
+
+  // The first of the page's notices (outside the turn list, then the latest turn's) that
+  // names `concept`, or null.
+  function noticeNaming(scan, concept) {
+    return firstNaming(scan.texts, concept) ?? firstNaming(scan.latestNotices, concept);
+  }
+
+  function firstNaming(texts, concept) {
+    for (let i = 0; i < texts.length; i += 1) if (TEXTS.matchesAny(concept, texts[i])) return texts[i];
+    return null;
   }
 
   // The pass outside the turn list (page-watch.js keeps it until the page changes outside
@@ -432,7 +533,7 @@
         if (element.querySelector('a[href*="/c/"]') !== null) scan.signedIn = true;
         return true;
       }
-      return /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG|IFRAME)$/i.test(element.tagName)
+      return NOT_NOTICE_TAGS.test(element.tagName) || FRAME_TAG.test(element.tagName)
         || element.matches(SELECTORS.authoredText);
     };
     const walker = doc.createTreeWalker(doc.body, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, {
@@ -448,6 +549,9 @@
     scan.texts = noticeTexts(scan.holders);
     return scan;
   }
+
+  // facts.missing when nothing is: shared, never changed.
+  const NOTHING_MISSING = Object.freeze([]);
 
   function emptyFacts(url) {
     return {
@@ -474,22 +578,23 @@
       suspiciousActivity: null,
       dialog: null,
       approval: null,
-      missing: [],
+      missing: NOTHING_MISSING,
     };
   }
 
   // The maximum-length notice: among the page's notices, or, whole, as the latest turn's
   // `.markdown` block.
-  function isConversationFull(doc, scan = scanPage(doc), latest = latestTurns(doc, 1)[0]?.element) {
-    return scan.texts.some((text) => TEXTS.matchesAny('conversationFull', text))
-      || (latest !== undefined && markdownNotices(latest).some((text) => TEXTS.matchesWhole('conversationFull', text)));
+  function isConversationFull(doc, scan = scanPage(doc), latest = recentTurns(doc).latest) {
+    if (noticeNaming(scan, 'conversationFull') !== null) return true;
+    const block = latest === null ? null : markdownNotice(scan.latest === latest ? scan.latestMarks : marksOf(areaOf(latest)));
+    return block !== null && TEXTS.matchesWhole('conversationFull', block);
   }
 
   // Whether a stop control shows and whether the last assistant turn shows its action bar, as
   // one string: what tells a generating page from an idle one, cheap enough to read on every
   // mutation.
   function turnEndSignals(doc) {
-    const lastAssistant = latestTurns(doc, 2).find((turn) => turn.role === 'assistant')?.element ?? null;
+    const { lastAssistant } = recentTurns(doc);
     const stop = findStopControl(doc) !== null;
     const done = lastAssistant !== null && hasActionBar(lastAssistant);
     return SIGNALS[(stop ? 2 : 0) + (done ? 1 : 0)];
@@ -500,36 +605,37 @@
 
   // A conversation's address (src/core/urls.js): its turns must be on the page.
   function onConversationPath(doc) {
-    return /\/u?c\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/.test(doc.location?.pathname ?? '');
+    return CONVERSATION_PATH.test(doc.location?.pathname ?? '');
   }
+
+  const CONVERSATION_PATH = /\/u?c\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/;
 
   // A usage-limit notice: its text (a banner's heading and sentence together) and when it
-  // says the limit lifts (the first of its lines that names a time).
-  function usageLimitOf(texts, now) {
-    const lines = texts.filter((notice) => TEXTS.matchesAny('usageLimit', notice));
-    if (lines.length === 0) return null;
+  // says the limit lifts (the first of its lines that names a time), read at `now` (a Date;
+  // the clock when null).
+  function usageLimitOf(scan, now) {
+    if (noticeNaming(scan, 'usageLimit') === null) return null;
+    const lines = [...scan.texts, ...scan.latestNotices].filter((notice) => TEXTS.matchesAny('usageLimit', notice));
     const reset = lines.map(TEXTS.readResetTime).find((time) => time !== null) ?? null;
-    return { text: lines.join(' ').slice(0, LIMITS.errorTextCharsMax), untilMs: TEXTS.resetAtMs(reset, now) };
+    return { text: lines.join(' ').slice(0, LIMITS.errorTextCharsMax), untilMs: TEXTS.resetAtMs(reset, now ?? new Date()) };
   }
 
-  // The facts of extension/README.md, read at the page's wall-clock time `now` (a Date; it
-  // turns a usage notice's "after 4:04 PM" into a time). The assistant tail is reported only
-  // once the latest assistant turn is done (its action bar shows): a streaming tail is not
-  // state, and reporting it would turn every rendered token into a message.
-  function computeFacts(doc, now = new Date()) {
+  // The facts of extension/README.md, read at the page's wall-clock time `now` (a Date, the
+  // clock when null; it turns a usage notice's "after 4:04 PM" into a time). The assistant
+  // tail is reported only once the latest assistant turn is done (its action bar shows): a
+  // streaming tail is not state, and reporting it would turn every rendered token into a
+  // message. This runs after every burst of mutations: it builds the facts object and what
+  // the page shows, and otherwise no lists or closures (every one is garbage).
+  function computeFacts(doc, now = null) {
     const facts = emptyFacts(String(doc.location?.href ?? ''));
     if (doc.body === null) return facts;
     const composer = findComposer(doc);
     const send = composer === null ? null : findSendButton(doc, composer);
-    const recent = latestTurns(doc, 2);
-    const latest = recent[0] ?? null;
-    const lastAssistant = recent.find((turn) => turn.role === 'assistant') ?? null;
+    const { latest, latestRole, lastAssistant } = recentTurns(doc);
     const counts = countTurns(doc);
     const scan = scanPage(doc);
-    const { texts } = scan;
-    const shown = (concept) => texts.some((text) => TEXTS.matchesAny(concept, text));
     facts.approval = APPS.approvalOf(doc, scan.dialogs);
-    const dialog = openDialog(doc, scan.dialogs.filter((element) => !APPS.isApprovalCard(element)));
+    const dialog = openDialog(doc, scan.dialogs);
     facts.loaded = doc.readyState === 'complete';
     facts.layout = layoutOf(doc);
     facts.composer = composer !== null;
@@ -540,15 +646,19 @@
     facts.stopButton = findStopControl(doc, composer) !== null;
     facts.userTurns = counts.user;
     facts.assistantTurns = counts.assistant;
-    facts.latestIsAssistant = latest !== null && latest.role === 'assistant';
-    facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant.element);
-    facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant.element) : '';
-    const pageFailure = texts.find((text) => TEXTS.matchesAny('subscriptionFailed', text));
-    facts.error = (latest === null ? null : turnError(areaOf(latest.element), scan.latest === latest.element ? scan.latestNotices : undefined))
-      ?? (pageFailure === undefined ? null : describeError('subscription_failed', pageFailure, false));
-    facts.conversationFull = isConversationFull(doc, scan, latest?.element);
+    facts.latestIsAssistant = latestRole === 'assistant';
+    // What the latest turn shows is read in its area (an app-shell answer's exchange, or a
+    // prompt's exchange while its answer has not appeared), the turn itself elsewhere.
+    const latestArea = latest === null ? null : areaOf(latest);
+    const latestMarks = latest === null ? NO_ELEMENTS : scan.latest === latest ? scan.latestMarks : marksOf(latestArea);
+    facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant, lastAssistant === latest ? latestMarks : null);
+    facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant, latestMarks) : '';
+    const pageFailure = noticeNaming(scan, 'subscriptionFailed');
+    facts.error = (latest === null ? null : turnError(latestArea, scan.latest === latest ? scan.latestNotices : notices(latestArea), latestMarks))
+      ?? (pageFailure === null ? null : describeError('subscription_failed', pageFailure, false));
+    facts.conversationFull = isConversationFull(doc, scan, latest);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null
-      || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || shown('challenge');
+      || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || noticeNaming(scan, 'challenge') !== null;
     // Logged out: a log-in sheet, or a log-in control with nothing that only a signed-in
     // person sees (a log-in button can show on a signed-in page too) and no conversation to
     // read (a logged-out chat at /uc/<id> shows its turns and is read as it is).
@@ -556,14 +666,17 @@
     // they show (or fails closed when they never do), not taken for a log-in wall.
     facts.loginRequired = !facts.challenge && (dialog?.kind === 'login'
       || (scan.login && !scan.signedIn && counts.user === 0 && !onConversationPath(doc)));
-    facts.usageLimit = usageLimitOf(texts, now);
+    facts.usageLimit = usageLimitOf(scan, now);
     facts.rateLimited = dialog?.kind === 'rate_limited' ? { text: dialog.heading } : null;
-    const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : texts.find((text) => TEXTS.matchesAny('suspiciousActivity', text));
-    facts.suspiciousActivity = suspicious === undefined ? null : { text: suspicious.slice(0, LIMITS.errorTextCharsMax) };
+    const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : noticeNaming(scan, 'suspiciousActivity');
+    facts.suspiciousActivity = suspicious === null ? null : { text: suspicious.slice(0, LIMITS.errorTextCharsMax) };
     facts.dialog = dialog?.kind === 'unknown' ? { heading: dialog.heading } : null;
-    if (composer === null) facts.missing.push('composer');
-
-    if (locateTurns(doc) === null && onConversationPath(doc)) facts.missing.push('turns');
+    const turnsMissing = locateTurns(doc) === null && onConversationPath(doc);
+    if (composer === null || turnsMissing) {
+      facts.missing = [];
+      if (composer === null) facts.missing.push('composer');
+      if (turnsMissing) facts.missing.push('turns');
+    }
     return facts;
   }
 
@@ -591,7 +704,7 @@
     // A tool-approval card waits for a person: nothing is typed beside it.
     const approval = APPS.approvalOf(doc, scan.dialogs);
     if (approval !== null) return refuse('NOT_IDLE', `a tool-approval card waits for a person: ${approval.title ?? approval.app ?? 'approve or deny it'}`);
-    const dialog = openDialog(doc, scan.dialogs.filter((element) => !APPS.isApprovalCard(element)));
+    const dialog = openDialog(doc, scan.dialogs);
     // The page cannot take a prompt now; nothing was touched (the daemon retries later).
     if (dialog !== null) return refuse('NOT_IDLE', `a dialog is open: ${dialog.heading}`);
     return { ok: true, composer };

@@ -153,52 +153,107 @@
     return null;
   }
 
-  // Calls visit(element, role) for the turns from the latest back, at most `max` user or
-  // assistant turns, until it returns true. Each row of the list holds one turn or is one (a
-  // row's turns are read from its last).
-  function eachLatestTurn(doc, max, visit) {
+  // Offers the turns from the latest back to `visitor.take(element, role)`, at most `max`
+  // user or assistant turns, until it returns true. Each row of the list holds one turn or is
+  // one (a row's turns are read from its last). The visitors on the hot paths are made once
+  // (no closure per read: this runs for every mutation of the page).
+  function eachLatestTurn(doc, max, visitor) {
     const where = locateTurns(doc);
     if (where === null) return;
     const { profile } = where;
     let seen = 0;
-    const offer = (element) => {
-      const role = profile.role(element);
-      if (role !== 'user' && role !== 'assistant') return false;
-      seen += 1;
-      return visit(profile.extent === undefined ? element : profile.extent(element, role), role) === true;
-    };
     if (where.container !== null) {
       for (let row = where.container.lastElementChild; row !== null && seen < max; row = row.previousElementSibling) {
         if (row.matches(profile.turns)) {
-          if (offer(row)) return;
+          const offered = offer(profile, row, visitor);
+          if (offered === TAKEN_LAST) return;
+          seen += offered;
           continue;
         }
+        if (row.querySelector(profile.turns) === null) continue;
         const inRow = row.querySelectorAll(profile.turns);
-        for (let i = inRow.length - 1; i >= 0 && seen < max; i -= 1) if (offer(inRow[i])) return;
+        for (let i = inRow.length - 1; i >= 0 && seen < max; i -= 1) {
+          const offered = offer(profile, inRow[i], visitor);
+          if (offered === TAKEN_LAST) return;
+          seen += offered;
+        }
       }
       return;
     }
     const all = doc.querySelectorAll(profile.turns);
     for (let i = all.length - 1; i >= 0 && seen < max; i -= 1) {
-      if (!all[i].parentElement?.closest(profile.turns) && offer(all[i])) return;
+      if (all[i].parentElement?.closest(profile.turns)) continue;
+      const offered = offer(profile, all[i], visitor);
+      if (offered === TAKEN_LAST) return;
+      seen += offered;
     }
+  }
+
+  // What offer says: not a user or assistant turn (0), a turn taken (1), the visitor's last one (2).
+  const TAKEN = 1;
+  const TAKEN_LAST = 2;
+
+  function offer(profile, element, visitor) {
+    const role = profile.role(element);
+    if (role !== 'user' && role !== 'assistant') return 0;
+    return visitor.take(profile.extent === undefined ? element : profile.extent(element, role), role) ? TAKEN_LAST : TAKEN;
   }
 
   // The turn elements from the latest back, at most `max` of them, with their roles.
   function latestTurns(doc, max) {
     const out = [];
-    eachLatestTurn(doc, max, (element, role) => { out.push({ element, role }); });
+    eachLatestTurn(doc, max, {
+      take(element, role) {
+        out.push({ element, role });
+        return false;
+      },
+    });
     return out;
   }
 
+  // The two latest turns as recentTurns reads them: the latest and its role, and the latest
+  // assistant turn among the two. One object, overwritten by every call.
+  const recent = {
+    latest: null,
+    latestRole: null,
+    lastAssistant: null,
+    take(element, role) {
+      if (this.latest === null) {
+        this.latest = element;
+        this.latestRole = role;
+      }
+      if (role === 'assistant') this.lastAssistant = element;
+      return this.lastAssistant !== null;
+    },
+  };
+
+  /**
+   * The latest turn, its role, and the latest assistant turn among the two latest:
+   * `{latest, latestRole, lastAssistant}` (elements or null). The object is the same on every
+   * call and is overwritten by the next: read it at once.
+   */
+  function recentTurns(doc) {
+    recent.latest = null;
+    recent.latestRole = null;
+    recent.lastAssistant = null;
+    eachLatestTurn(doc, 2, recent);
+    return recent;
+  }
+
+  const latestUser = {
+    found: null,
+    take(element, role) {
+      if (role === 'user') this.found = element;
+      return this.found !== null;
+    },
+  };
+
   // The latest user turn among the `max` latest turns, or null (nothing is built for the turns passed).
   function latestUserTurn(doc, max) {
-    let found = null;
-    eachLatestTurn(doc, max, (element, role) => {
-      if (role !== 'user') return false;
-      found = element;
-      return true;
-    });
+    latestUser.found = null;
+    eachLatestTurn(doc, max, latestUser);
+    const { found } = latestUser;
+    latestUser.found = null;
     return found;
   }
 
@@ -238,15 +293,20 @@
   // A finished answer: its action bar shows (copy, good and bad response), or the turn
   // says it is complete (the 2026-10 transcript layout). An app-shell answer is read as its
   // exchange, whose user message has a bar of its own: a control inside a user message never
-  // says the answer is finished.
-  function hasActionBar(turnElement) {
+  // says the answer is finished. `marks`: the turn's elements a caller listed already (in
+  // page order, every one matching SELECTORS.actionBar among them), so the turn is not
+  // walked again.
+  function hasActionBar(turnElement, marks = null) {
     if (turnElement.hasAttribute('data-message-complete')) return true;
-    for (const selector of SELECTORS.actionBar) {
-      const first = turnElement.querySelector(selector);
-      if (first === null) continue;
+    if (marks === null) {
+      const first = turnElement.querySelector(ACTION_BAR);
+      if (first === null) return false;
       if (!inUserMessage(first, turnElement)) return true;
-      for (const control of turnElement.querySelectorAll(selector)) if (!inUserMessage(control, turnElement)) return true;
+      const all = turnElement.querySelectorAll(ACTION_BAR);
+      for (let i = 0; i < all.length; i += 1) if (!inUserMessage(all[i], turnElement)) return true;
+      return false;
     }
+    for (let i = 0; i < marks.length; i += 1) if (marks[i].matches(ACTION_BAR) && !inUserMessage(marks[i], turnElement)) return true;
     return false;
   }
 
@@ -254,6 +314,9 @@
     const user = element.closest(EXCHANGE.userMessage);
     return user !== null && user !== turnElement && turnElement.contains(user);
   }
+
+  // SELECTORS.actionBar as one selector.
+  const ACTION_BAR = SELECTORS.actionBar.join(', ');
 
   const BLOCK_TAGS = new Set(['P', 'DIV', 'LI', 'UL', 'OL', 'PRE', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'BLOCKQUOTE', 'TABLE', 'TR', 'SECTION', 'ARTICLE', 'HR', 'BR']);
   const SKIPPED_TAGS = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'BUTTON']);
@@ -266,52 +329,71 @@
   function blockTextTail(element, max) {
     const parts = [];
     let length = 0;
-    let last = element;
-    while (last.lastChild !== null) last = last.lastChild;
-    const walker = element.ownerDocument.createTreeWalker(element, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */);
-    walker.currentNode = last;
     // The run of text nodes read since the last boundary: from `runStart` to `runEnd`.
     let runStart = null;
     let runEnd = null;
-    let range = null;
-    const endRun = () => {
-      if (runEnd === null) return;
-      range ??= element.ownerDocument.createRange();
-      range.setStart(runStart, 0);
-      range.setEnd(runEnd, runEnd.length);
-      parts.push(range.toString());
-      runStart = null;
-      runEnd = null;
-    };
-    for (let node = last; node !== null && node !== element && length < max; node = walker.previousNode()) {
+    let node = element;
+    while (node.lastChild !== null) node = node.lastChild;
+    for (; node !== null && node !== element && length < max; node = previousInside(node, element)) {
       if (node.nodeType === 3) {
         if (SKIPPED_TAGS.has(node.parentElement.tagName)) {
-          endRun();
+          if (runEnd !== null) parts.push(textBetween(runStart, runEnd));
+          runStart = runEnd = null;
           continue;
         }
         runEnd ??= node;
         runStart = node;
         length += node.length;
       } else if (BLOCK_TAGS.has(node.tagName)) {
-        endRun();
+        if (runEnd !== null) parts.push(textBetween(runStart, runEnd));
+        runStart = runEnd = null;
         parts.push('\n');
       }
     }
-    endRun();
+    if (runEnd !== null) parts.push(textBetween(runStart, runEnd));
     // Each step runs only when it changes something: a streamed answer re-reads this tail
     // on every token, and every copy of it is garbage a collection must clear.
     let text = parts.length === 1 ? parts[0] : parts.reverse().join('');
-    if (/[ \t]\n|\n[ \t]/.test(text)) text = text.replace(/[ \t]*\n[ \t]*/g, '\n');
-    if (text.includes('\n\n')) text = text.replace(/\n{2,}/g, '\n');
+    if (SPACE_AT_BREAK.test(text)) text = text.replace(SPACES_AROUND_BREAKS, '\n');
+    if (text.includes('\n\n')) text = text.replace(BREAK_RUNS, '\n');
     text = text.trim();
     return text.length > max ? text.slice(-max) : text;
   }
 
-  // The tail of the answer's last prose block (the outer one where blocks nest: a DIL root
-  // may hold paragraphs classed markdown), else of its unit, else of the whole turn.
-  function assistantTail(turnElement) {
-    const blocks = turnElement.querySelectorAll(SELECTORS.assistantText);
-    const source = blocks.length > 0 ? outermost(blocks[blocks.length - 1], SELECTORS.assistantText)
+  // Made once (a regular expression literal in a function is a new object on every call).
+  const SPACE_AT_BREAK = /[ \t]\n|\n[ \t]/;
+  const SPACES_AROUND_BREAKS = /[ \t]*\n[ \t]*/g;
+  const BREAK_RUNS = /\n{2,}/g;
+
+  // The node before `node` in document order, within `root` (root itself excluded): what a
+  // tree walker's previousNode gives, without a walker object per read.
+  function previousInside(node, root) {
+    if (node.previousSibling === null) return node.parentNode === root ? null : node.parentNode;
+    let previous = node.previousSibling;
+    while (previous.lastChild !== null) previous = previous.lastChild;
+    return previous;
+  }
+
+  // The range textBetween reads with, kept: a new one per read would be garbage.
+  let textRange = null;
+
+  // The text from the start of text node `first` to the end of text node `last`, as one string.
+  function textBetween(first, last) {
+    if (textRange === null || textRange.startContainer.ownerDocument !== first.ownerDocument) textRange = first.ownerDocument.createRange();
+    textRange.setStart(first, 0);
+    textRange.setEnd(last, last.length);
+    const text = textRange.toString();
+    textRange.collapse(true);
+    return text;
+  }
+
+  // The tail of a finished answer: of its last prose block (the outer one where blocks nest: a
+  // DIL root may hold paragraphs classed markdown), else of its unit, else of the whole turn.
+  // `marks`: as for hasActionBar, with every prose block among them.
+  function assistantTail(turnElement, marks = turnElement.querySelectorAll(SELECTORS.assistantText)) {
+    let block = null;
+    for (let i = marks.length - 1; i >= 0 && block === null; i -= 1) if (marks[i].matches(SELECTORS.assistantText)) block = marks[i];
+    const source = block !== null ? outermost(block, SELECTORS.assistantText)
       : turnElement.querySelector(SELECTORS.assistantMessage) ?? turnElement;
     return blockTextTail(source, LIMITS.assistantTailCharsMax);
   }
@@ -328,6 +410,7 @@
     LIMITS,
     locateTurns,
     latestTurns,
+    recentTurns,
     latestUserTurn,
     countTurns,
     countUserTurnsContaining,

@@ -57,3 +57,14 @@ test('isWhitespace is exactly what normalizeText collapses (\\s), for every UTF-
   // Normalizing keeps every other character, so a text with more than N of them normalizes to more than N.
   assert.equal(normalizeText('  a\u00a0\u2003b \u2019c\n'), "a b 'c");
 });
+
+test('normalizeText returns a text already normalized as it is, and normalizes every other one', () => {
+  // The slow form normalizeText stands for: curly apostrophes straightened, white space collapsed and trimmed.
+  const slow = (text) => text.replace(/[\u2018\u2019\u02bc]/g, "'").replace(/\s+/g, ' ').trim();
+  const pieces = ['a', 'b', ' ', '  ', '\n', '\u00a0', '\u3000', '\u2019', '\u2018', '\u02bc', "'", '\t', 'x y'];
+  const texts = [''];
+  for (const first of pieces) for (const second of pieces) for (const third of pieces) texts.push(first + second + third);
+  for (const text of texts) assert.equal(normalizeText(text), slow(text), JSON.stringify(text));
+  const clean = 'Something went wrong. Please try again.';
+  assert.equal(normalizeText(clean), clean);
+});
