@@ -65,11 +65,12 @@ async function settledLane(w, name) {
   return { lane, old, fresh: w.fake.conversationUrl(other) };
 }
 
-// The suites with the most tests first (FULL_LAYOUT's, Firefox's slower ones before
-// Chromium's), so that the last two to run are short ones and finish close together.
+// The suites with the most tests first (FULL_LAYOUT's, then the logged-out layout's with its
+// own test), Firefox's slower ones before Chromium's, so that the last two to run are short
+// ones and finish close together.
+const testsWeight = (layout) => (layout === FULL_LAYOUT ? 2 : profileOf(layout).loggedOut ? 1 : 0);
 const SUITES = BROWSERS.flatMap((kind) => REAL_LAYOUTS.map((layout) => ({ kind, layout })))
-  .sort((a, b) => Number(b.layout === FULL_LAYOUT) - Number(a.layout === FULL_LAYOUT)
-    || Number(b.kind === 'firefox') - Number(a.kind === 'firefox'));
+  .sort((a, b) => testsWeight(b.layout) - testsWeight(a.layout) || Number(b.kind === 'firefox') - Number(a.kind === 'firefox'));
 
 describe('extension executor on every layout', { concurrency: WORLDS_AT_ONCE }, () => {
   for (const { kind, layout } of SUITES) describeExecutor(kind, layout);

@@ -220,19 +220,19 @@ function rowContent(view, index, now) {
 function rowsOf(views, now) {
   const contents = views.map((view, index) => rowContent(view, index, now));
   if (!layout.exchanges) return contents.map((content) => ({ id: content.id, content, turnIds: [content.id] }));
-  const rows = [];
+  const exchanges = [];
   for (const content of contents) {
-    const open = rows.at(-1);
+    const open = exchanges.at(-1);
     if (content.role === 'assistant' && open !== undefined && open.content.answer === null) {
       open.content.answer = content;
       open.turnIds.push(content.id);
       continue;
     }
     const user = content.role === 'user' ? content : null;
-    rows.push({ id: content.id, content: { id: content.id, index: rows.length, user, answer: user === null ? content : null, latest: false }, turnIds: [content.id] });
+    exchanges.push({ id: content.id, content: { id: content.id, index: exchanges.length, user, answer: user === null ? content : null, latest: false }, turnIds: [content.id] });
   }
-  if (rows.length > 0) rows.at(-1).content.latest = true;
-  return rows;
+  if (exchanges.length > 0) exchanges.at(-1).content.latest = true;
+  return exchanges;
 }
 
 function renderThread(now) {
