@@ -132,8 +132,9 @@ globalThis.FakeChatGPTLayout = (() => {
   function answerParts(ui, answer, key) {
     const { element } = ui;
     if (answer === null) return [];
-    // A failed turn: no answer unit, the alert only (error-network.html). A failure card over
-    // a finished answer (the fake's stale stop) follows the unit instead.
+    // A failed turn: no answer unit, the alert only (error-network.html; for a prompt into a
+    // full conversation the maximum-length alert: INFERRED). A failure card over a finished
+    // answer (the fake's stale stop) follows the unit instead.
     if (answer.status === 'failed') return [failure(ui, answer.error), ...(answer.full ? [fullAlert(ui, answer.full)] : [])];
     // Before the first words: the busy status line only (streaming-before-answer.html;
     // its "Thinking" text is INFERRED there).
