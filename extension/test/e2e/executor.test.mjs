@@ -7,6 +7,11 @@
 // logged-out layout's new chat reads as login required, so its lanes start in a chat a
 // person began (World.attachLane); a lane spawned into a new chat there is paused for a
 // person at once (the executor reports the login page before the create's deadline).
+// Two browser-and-layout suites run at a time (WORLDS_AT_ONCE), the tests of each one after
+// another: a world shares nothing with another (its own daemon with its data directory and
+// port, browser profile, extension build and fake server on a port of its own), and every
+// assertion waits on what the daemon or the page reports, so running them side by side
+// changes when things happen, not what is asserted.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
@@ -15,7 +20,10 @@ import { readOverlay } from './lib/ui-surfaces.mjs';
 import { until } from './lib/ui-pages.mjs';
 import { REAL_LAYOUTS, profileOf } from '../fake-chatgpt/layouts/profiles.mjs';
 
-const FULL_LAYOUT = 'section-2026-08';
+const FULL_LAYOUT = 'turn-key-2026-09';
+/** Worlds run at once ($E2E_WORLDS_AT_ONCE: 1 runs the suites one by one, as while debugging). */
+const WORLDS_AT_ONCE = Number(process.env.E2E_WORLDS_AT_ONCE ?? 2);
+if (!Number.isInteger(WORLDS_AT_ONCE) || WORLDS_AT_ONCE < 1) throw new Error(`E2E_WORLDS_AT_ONCE must be a positive integer, not ${process.env.E2E_WORLDS_AT_ONCE}`);
 const NONCE = /\[attempt (exe-\d+)\]\s*$/;
 
 /** Every prompt carries its own attempt's nonce, and no attempt was submitted twice. */
@@ -57,9 +65,16 @@ async function settledLane(w, name) {
   return { lane, old, fresh: w.fake.conversationUrl(other) };
 }
 
-for (const kind of BROWSERS) {
-  for (const layout of REAL_LAYOUTS) describeExecutor(kind, layout);
-}
+// The suites with the most tests first (FULL_LAYOUT's, then the logged-out layout's with its
+// own test), Firefox's slower ones before Chromium's, so that the last two to run are short
+// ones and finish close together.
+const testsWeight = (layout) => (layout === FULL_LAYOUT ? 2 : profileOf(layout).loggedOut ? 1 : 0);
+const SUITES = BROWSERS.flatMap((kind) => REAL_LAYOUTS.map((layout) => ({ kind, layout })))
+  .sort((a, b) => testsWeight(b.layout) - testsWeight(a.layout) || Number(b.kind === 'firefox') - Number(a.kind === 'firefox'));
+
+describe('extension executor on every layout', { concurrency: WORLDS_AT_ONCE }, () => {
+  for (const { kind, layout } of SUITES) describeExecutor(kind, layout);
+});
 
 function describeExecutor(kind, layout) {
   const world = (body) => inWorld(kind, body, { layout });
@@ -67,7 +82,7 @@ function describeExecutor(kind, layout) {
   const layoutTest = (name, everyLayout, body) => {
     if (everyLayout || layout === FULL_LAYOUT) test(name, () => world(body));
   };
-  describe(`extension executor in ${kind}, ${layout} page`, () => {
+  describe(`extension executor in ${kind}, ${layout} page`, { concurrency: 1 }, () => {
     layoutTest('attached to another conversation while paused: the old tab is released and left open, nothing is submitted', false,
       async (w) => {
         const { lane, old, fresh } = await settledLane(w, '/root/moves');

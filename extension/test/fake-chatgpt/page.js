@@ -1,7 +1,8 @@
 // The fake ChatGPT page's behaviour (server.mjs serves it with page.html at /, /c/<uuid> and
 // /uc/<id>). The markup is the layout profile's (globalThis.FakeChatGPTLayout, from
 // layouts/<name>.js, loaded just before this script); this file is what every layout shares:
-// turns rendered from the server's record of the conversation, a Send that exists or enables
+// turns rendered from the server's record of the conversation (a row per turn, or per
+// exchange of a prompt and its answer where the layout groups them), a Send that exists or enables
 // only once an input event brought text, one submit slot that turns into Stop while
 // generating, error cards with a Retry control, a URL that becomes the layout's conversation
 // address after the first send, and an action bar (or completion mark) drawn a moment after
@@ -84,7 +85,7 @@ const state = {
   approval: null,
   events: null,
 };
-const rows = new Map(); // turn id -> {element, signature}
+const rows = new Map(); // row id (a turn's, or an exchange's user turn's) -> {element, signature}
 const drawnDone = new Set(); // ids of the assistant turns whose action bar was drawn
 
 function postJson(path, body) {
@@ -213,25 +214,48 @@ function rowContent(view, index, now) {
   return { ...base, role: 'assistant', status, reply: shownReply(turn, status, now), error: view.error, full: view.full ?? null, workedSeconds };
 }
 
+// The rows the layout draws, each {id, content, turnIds}: one per turn, or, for a layout
+// with `exchanges` (the app shell), one per exchange: a user's turn and the answer after it,
+// as {id, index, user, answer, latest} under the user's turn id.
+function rowsOf(views, now) {
+  const contents = views.map((view, index) => rowContent(view, index, now));
+  if (!layout.exchanges) return contents.map((content) => ({ id: content.id, content, turnIds: [content.id] }));
+  const exchanges = [];
+  for (const content of contents) {
+    const open = exchanges.at(-1);
+    if (content.role === 'assistant' && open !== undefined && open.content.answer === null) {
+      open.content.answer = content;
+      open.turnIds.push(content.id);
+      continue;
+    }
+    const user = content.role === 'user' ? content : null;
+    exchanges.push({ id: content.id, content: { id: content.id, index: exchanges.length, user, answer: user === null ? content : null, latest: false }, turnIds: [content.id] });
+  }
+  if (exchanges.length > 0) exchanges.at(-1).content.latest = true;
+  return exchanges;
+}
+
 function renderThread(now) {
   const views = visibleTurns(now);
   const list = views.length === 0 ? shell.list(false) : shell.list(true);
-  views.forEach((view, index) => {
-    const content = rowContent(view, index, now);
+  const drawn = rowsOf(views, now);
+  const rowOfTurn = new Map();
+  drawn.forEach(({ id, content, turnIds }, index) => {
     const signature = JSON.stringify(content);
-    let entry = rows.get(view.turn.id);
+    let entry = rows.get(id);
     if (!entry || entry.signature !== signature) {
       const fresh = layout.row(content, ui);
       entry?.element.replaceWith(fresh);
       entry = { element: fresh, signature };
-      rows.set(view.turn.id, entry);
+      rows.set(id, entry);
     }
     if (list.children[index] !== entry.element) list.insertBefore(entry.element, list.children[index] ?? null);
-    if (content.status === 'done') reportDrawnDone(view.turn);
+    for (const turnId of turnIds) rowOfTurn.set(turnId, entry.element);
   });
+  for (const view of views) if (view.status === 'done') reportDrawnDone(view.turn);
   const latestAssistant = views.findLast((view) => view.turn.role === 'assistant');
-  apps.renderCard(state.approval, latestAssistant ? rows.get(latestAssistant.turn.id)?.element : null);
-  const shown = new Set(views.map((view) => view.turn.id));
+  apps.renderCard(state.approval, latestAssistant ? rowOfTurn.get(latestAssistant.turn.id) : null);
+  const shown = new Set(drawn.map((row) => row.id));
   for (const [id, entry] of rows) {
     if (!shown.has(id)) {
       entry.element.remove();

@@ -36,6 +36,7 @@ const LAYOUTS_DIR = new URL('./layouts/', import.meta.url);
 const LAYOUT_SCRIPTS = {
   'article-2026-01': ['classic.js', 'article-2026-01.js'],
   'section-2026-08': ['classic.js', 'section-2026-08.js'],
+  'turn-key-2026-09': ['turn-key-2026-09.js'],
   'transcript-2026-10': ['transcript-2026-10.js'],
   legacy: ['legacy.js'],
 };
