@@ -346,7 +346,9 @@ impl Browser {
                 command_id: *command,
                 outcome: bridge::OutcomeWire::from(outcome),
             }),
-            ExecutorInput::Hello { .. } | ExecutorInput::Disconnected { .. } => return,
+            ExecutorInput::Hello { .. } | ExecutorInput::Disconnected { .. } | ExecutorInput::SteerLanded { .. } => {
+                return;
+            }
         };
         if let Some(tx) = &self.daemon {
             let _ = tx.send(bridge::encode(&message));
