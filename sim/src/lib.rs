@@ -22,11 +22,15 @@
 
 mod browser;
 mod chat;
+mod cli;
+pub mod cli_oracle;
+pub mod cli_session;
 mod daemon;
 pub mod deadman_oracle;
 pub mod faults;
 pub mod kinds_oracle;
 mod ledger;
+mod link;
 pub mod matrix;
 pub mod oracle;
 pub mod scenario;
