@@ -7,9 +7,16 @@
 //! - `daemon.rs`: the daemon host (runtime shell + engine + simulated store).
 //! - `browser.rs`: the executor host (a Rust model of the extension).
 //! - `chat.rs`: a ChatGPT conversation host and the seeded agent inside it.
+//! - `cli.rs`: the CLI executor host (Codex and Claude Code sessions, their children and
+//!   agents); `cli_session.rs`: what survives its restarts (journal, the CLIs' session
+//!   records, the agents' work, the accounts' limits); `link.rs`: an executor's
+//!   connection to the daemon, shared with the browser.
 //! - `ledger.rs`: what the hosts observed (the checkers' input, never host logic's).
 //! - `oracle.rs`: obligation checkers over the durable event log (what must follow).
 //! - `kinds_oracle.rs`: nothing of a CLI worker reaches the browser (a `chatgpt` executor).
+//! - `cli_oracle.rs`: the CLI executor's checks (exactly once across child and executor
+//!   crashes, nothing typed into a stopped worker's session, next-turn steers booked as
+//!   turns, foreign turns paused, accounts apart).
 //! - `deadman_oracle.rs`: the dead-man checks (no firing while a person is asked, one
 //!   per window, one root recovery per firing that asked for it).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
