@@ -167,6 +167,14 @@ pub async fn run(state: CliState) -> turmoil::Result {
         for record in disk.sessions.values_mut() {
             record.interrupt();
         }
+        // A session whose create never reached it holds nothing: it is not reported (the
+        // create is settled as not submitted, and a new one makes a new session).
+        let empty: Vec<WorkerId> =
+            disk.bound.iter().filter(|(_, s)| disk.sessions[*s].prompts.is_empty()).map(|(w, _)| *w).collect();
+        for worker in empty {
+            disk.bound.remove(&worker);
+            disk.shown.remove(&worker);
+        }
     }
     for event in state.knobs.events.iter().filter(|e| e.at_ms > now) {
         cli.at(event.at_ms, scenario_event(&event.what));
@@ -893,8 +901,20 @@ impl Cli {
                         self.send(bridge::ExecutorMessage::Binding(bridge::BindingWire::from(&report)));
                     }
                 }
-                (false, false) => self
-                    .finish(attempt, failed(ExecErrorCode::DeadlineExceeded, "the session never took the prompt in")),
+                (false, false) => {
+                    if c.kind == CommandKind::Create {
+                        // The new session holds nothing: the next create makes another.
+                        let mut disk = self.state.disk.borrow_mut();
+                        if disk.bound.get(&worker) == session.as_ref() {
+                            disk.bound.remove(&worker);
+                            disk.shown.remove(&worker);
+                        }
+                    }
+                    self.finish(
+                        attempt,
+                        failed(ExecErrorCode::DeadlineExceeded, "the session never took the prompt in"),
+                    )
+                }
             }
         }
     }

@@ -420,3 +420,112 @@ pub fn accounts_apart(src: &Sources<'_>) -> Vec<String> {
     }
     broken
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli_session::{SessionRecord, Taken, Turn};
+    use engine::EngineConfig;
+    use engine::ids::{Cursor, RunId};
+
+    const W: WorkerId = WorkerId(2);
+    const MINUTE: u64 = 60_000;
+
+    fn taken(key: &str, at_ms: u64, steer: bool) -> Taken {
+        Taken { key: key.into(), steer, at_ms, up_ms: at_ms }
+    }
+
+    fn turn(starter: Option<&str>, started_ms: u64) -> Turn {
+        Turn {
+            starter: starter.map(String::from),
+            merged: Vec::new(),
+            dropped: Vec::new(),
+            state: TurnState::Ended,
+            started_ms,
+        }
+    }
+
+    fn disk(prompts: Vec<Taken>, turns: Vec<Turn>) -> CliDisk {
+        let mut record = SessionRecord::new(ExecutorKind::Claude, W);
+        (record.prompts, record.turns) = (prompts, turns);
+        let mut disk = CliDisk::default();
+        disk.sessions.insert("claude-2-1".into(), record);
+        disk
+    }
+
+    fn event(cursor: u64, at_ms: u64, attempt: Option<u64>, kind: EventKind) -> Event {
+        let at = Timestamp(at_ms);
+        Event { cursor: Cursor(cursor), at, run: RunId(1), worker: Some(W), attempt: attempt.map(AttemptId), kind }
+    }
+
+    fn check_with<T>(events: &[Event], f: impl FnOnce(&Sources<'_>) -> T) -> T {
+        let engine = Engine::new(EngineConfig::default());
+        let src = Sources { events, engine: &engine, start: Timestamp(0), daemon_starts: &[0], limits: Vec::new() };
+        f(&src)
+    }
+
+    #[test]
+    fn a_nonce_taken_in_twice_breaks() {
+        let twice = disk(
+            vec![taken("conversation.send:exe-3", MINUTE, false), taken("conversation.send:exe-3", 2 * MINUTE, false)],
+            vec![],
+        );
+        assert_eq!(taken_once(&twice).len(), 1);
+        assert!(taken_once(&disk(vec![taken("conversation.send:exe-3", MINUTE, false)], vec![])).is_empty());
+    }
+
+    #[test]
+    fn typing_into_a_paused_worker_breaks_unless_it_raced_the_pause() {
+        let paused =
+            [event(1, MINUTE, None, EventKind::WorkerPaused { reason: PauseReason::ForeignTurn, after_turn: false })];
+        let late = disk(vec![taken("conversation.send:exe-4", 5 * MINUTE, false)], vec![]);
+        let broken = check_with(&paused, |src| typed_while_stopped(&late, src));
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].contains("while wrk-2 was paused"), "{broken:?}");
+        let raced = disk(vec![taken("conversation.send:exe-4", MINUTE + 5_000, false)], vec![]);
+        assert!(check_with(&paused, |src| typed_while_stopped(&raced, src)).is_empty());
+        // The executor had just restarted: a command it held may beat the daemon's cancel.
+        let mut restarted = disk(vec![taken("conversation.send:exe-4", 5 * MINUTE, false)], vec![]);
+        restarted.sessions.values_mut().for_each(|r| r.prompts[0].up_ms = 2_000);
+        assert!(check_with(&paused, |src| typed_while_stopped(&restarted, src)).is_empty());
+    }
+
+    #[test]
+    fn a_steer_run_as_its_own_turn_must_be_booked_and_keep_the_worker_waiting() {
+        let key = "conversation.steer:exe-5";
+        let ran = disk(vec![taken(key, MINUTE, true)], vec![turn(Some("x"), 0), turn(Some(key), 3 * MINUTE)]);
+        let (broken, _) = check_with(&[], |src| steers_booked(&ran, src));
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        let landed = EventKind::SteerLanded { landed: SteerLanding::NextTurn };
+        let booked = [
+            event(1, 3 * MINUTE, Some(5), landed.clone()),
+            event(2, 4 * MINUTE, Some(5), EventKind::ExecutionGenerating),
+        ];
+        assert!(check_with(&booked, |src| steers_booked(&ran, src)).0.is_empty());
+        let scheduled = EventKind::ExecutionScheduled {
+            reason: engine::model::AttemptReason::AutoResume,
+            wake: engine::wake::WakeSet::EMPTY,
+            sequence: 6,
+        };
+        let jumped = [event(1, 3 * MINUTE, Some(5), landed), event(2, 3 * MINUTE + 5_000, Some(6), scheduled)];
+        let (broken, _) = check_with(&jumped, |src| steers_booked(&ran, src));
+        assert!(broken.iter().any(|b| b.contains("while steer exe-5 waited for its turn")), "{broken:?}");
+    }
+
+    #[test]
+    fn a_foreign_turn_without_its_pause_breaks() {
+        let ran = disk(vec![], vec![turn(None, MINUTE)]);
+        let later = [event(1, 30 * MINUTE, None, EventKind::WorkerResumed)];
+        assert_eq!(check_with(&later, |src| foreign_turns_paused(&ran, src)).0.len(), 1);
+        let paused = [
+            event(
+                1,
+                MINUTE + 1_000,
+                None,
+                EventKind::WorkerPaused { reason: PauseReason::ForeignTurn, after_turn: false },
+            ),
+            event(2, 30 * MINUTE, None, EventKind::WorkerResumed),
+        ];
+        assert!(check_with(&paused, |src| foreign_turns_paused(&ran, src)).0.is_empty());
+    }
+}
