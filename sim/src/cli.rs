@@ -48,6 +48,10 @@ const ACK_MS: u64 = 1_500;
 const RESPAWN_MS: u64 = 1_500;
 /// How long a limited account takes to fail a turn started anyway.
 const LIMITED_TURN_MS: u64 = 2_000;
+/// How long Claude takes to start the turn of a line queued behind the one that ended
+/// (its `init` and first request): longer than the idle grace, so the daemon must know
+/// the steer is that turn rather than wait for it to show.
+const NEXT_TURN_MS: u64 = 5_000;
 /// How long a foreign turn that found the session busy waits before it looks again.
 const FOREIGN_RETRY_MS: u64 = 20_000;
 
@@ -122,6 +126,11 @@ enum Event {
     /// A scenario's limit begins: the kind's running turns fail now.
     LimitBegins {
         kind: ExecutorKind,
+    },
+    /// The CLI starts the turn of the steers the last one did not take.
+    NextTurn {
+        worker: WorkerId,
+        child: u64,
     },
 }
 
@@ -355,8 +364,13 @@ impl Cli {
             Event::ForeignStart { worker } => self.foreign_start(worker),
             Event::ForeignEnd { worker, turn, child } if self.live(worker, child) => self.foreign_end(worker, turn),
             Event::LimitBegins { kind } => self.limit_begins(kind),
+            Event::NextTurn { worker, child } if self.live(worker, child) => self.next_turn(worker, child),
             // Something of a child that died since.
-            Event::Ack { .. } | Event::Absorb { .. } | Event::TurnEnd { .. } | Event::ForeignEnd { .. } => {}
+            Event::Ack { .. }
+            | Event::Absorb { .. }
+            | Event::TurnEnd { .. }
+            | Event::ForeignEnd { .. }
+            | Event::NextTurn { .. } => {}
             Event::ChildCrash { .. } => {}
         }
     }
@@ -737,16 +751,12 @@ impl Cli {
             self.landed(worker, key, bridge::LandedWire::NextTurn, seq + 1);
         }
         self.publish(worker, state, until, detail);
-        let child = self.children.get(&worker).copied().flatten();
-        if let (Some((newest, earlier)), Some(child)) = (next.split_last(), child) {
-            self.start_turn(worker, &session, Some(newest.clone()), child);
-            {
-                let mut disk = self.state.disk.borrow_mut();
-                let record = disk.sessions.get_mut(&session).expect("a session");
-                let running = record.running().expect("the steer's turn");
-                running.merged.extend(earlier.iter().cloned());
+        if !next.is_empty() {
+            // They wait in the session (it stays busy) until the CLI starts that turn.
+            self.state.disk.borrow_mut().sessions.get_mut(&session).expect("a session").queued = next;
+            if let Some(child) = self.children.get(&worker).copied().flatten() {
+                self.after(NEXT_TURN_MS, Event::NextTurn { worker, child });
             }
-            self.publish(worker, ConversationState::Generating, None, None);
             return;
         }
         let draw = roll(seed, worker, turn as u64, ROLL_AFTER_TURN + 2);
@@ -754,6 +764,21 @@ impl Cli {
             self.after(5_000 + (draw / 100) % 55_000, Event::ForeignStart { worker });
         }
         self.pump(worker);
+    }
+
+    /// The CLI starts the turn of the steers the last turn did not take.
+    fn next_turn(&mut self, worker: WorkerId, child: u64) {
+        let Some((session, _)) = self.bound_session(worker) else { return };
+        let next =
+            std::mem::take(&mut self.state.disk.borrow_mut().sessions.get_mut(&session).expect("a session").queued);
+        let Some((newest, earlier)) = next.split_last() else { return };
+        self.start_turn(worker, &session, Some(newest.clone()), child);
+        {
+            let mut disk = self.state.disk.borrow_mut();
+            let running = disk.sessions.get_mut(&session).and_then(|r| r.running()).expect("the steer's turn");
+            running.merged.extend(earlier.iter().cloned());
+        }
+        self.publish(worker, ConversationState::Generating, None, None);
     }
 
     /// `steer.landed` for the steer whose nonce is `key`.

@@ -366,25 +366,34 @@ pub fn foreign_turns_paused(disk: &CliDisk, src: &Sources<'_>) -> (Vec<String>, 
     for (session, record) in &disk.sessions {
         let w = Some(record.worker);
         for t in record.turns.iter().filter(|t| t.starter.is_none()) {
-            let later = src.events.iter().filter(|e| e.worker == w && ms(src, e) >= t.started_ms);
-            let outcome = later
-                .filter_map(|e| match &e.kind {
-                    EventKind::WorkerPaused { reason: PauseReason::ForeignTurn, .. } => Some(true),
+            let within = |e: &&Event, patience_ms: u64| {
+                e.worker == w && (t.started_ms..=t.started_ms + patience_ms).contains(&ms(src, e))
+            };
+            let paused = src
+                .events
+                .iter()
+                .filter(|e| within(e, FOREIGN_PATIENCE_MS))
+                .any(|e| matches!(e.kind, EventKind::WorkerPaused { reason: PauseReason::ForeignTurn, .. }));
+            // The worker ended, or moved to another conversation, as the turn began.
+            let gone = src.events.iter().filter(|e| within(e, NOTICE_MS)).any(|e| {
+                matches!(
+                    e.kind,
                     EventKind::WorkerCompleted { .. }
-                    | EventKind::WorkerFailed { .. }
-                    | EventKind::WorkerCancelled { .. }
-                    | EventKind::WorkerAttached { .. } => Some(false),
-                    _ => None,
-                })
-                .next();
-            match outcome {
-                Some(_) => {}
-                None if end_ms.saturating_sub(t.started_ms) < FOREIGN_PATIENCE_MS => {}
-                None if daemon_restarted(src, t.started_ms, t.started_ms + LOST_REPORT_MS) => excused += 1,
-                None => broken.push(format!(
-                    "a foreign turn ran in CLI session {session} at {} ms, but {} was never paused for it",
+                        | EventKind::WorkerFailed { .. }
+                        | EventKind::WorkerCancelled { .. }
+                        | EventKind::WorkerAttached { .. }
+                )
+            });
+            if paused || gone || end_ms.saturating_sub(t.started_ms) < FOREIGN_PATIENCE_MS {
+                continue;
+            }
+            if daemon_restarted(src, t.started_ms, t.started_ms + LOST_REPORT_MS) {
+                excused += 1;
+            } else {
+                broken.push(format!(
+                    "a foreign turn ran in CLI session {session} at {} ms, but {} was not paused for it",
                     t.started_ms, record.worker
-                )),
+                ));
             }
         }
     }

@@ -242,8 +242,10 @@ impl SessionRecord {
     /// never run.
     pub fn interrupt(&mut self) {
         let queued = std::mem::take(&mut self.queued);
-        if let Some(t) = self.running() {
-            t.state = TurnState::Interrupted;
+        if let Some(t) = self.turns.last_mut() {
+            if t.state == TurnState::Running {
+                t.state = TurnState::Interrupted;
+            }
             t.dropped.extend(queued);
         }
     }
