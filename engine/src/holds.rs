@@ -37,7 +37,9 @@ pub(crate) fn conversation_hold_of(state: ConversationState) -> Option<HoldReaso
 impl Engine {
     /// The account-wide hold on the worker's account at the executor that carries its
     /// commands: the one holding its binding or, when nobody holds it yet, any connected
-    /// one of its kind (held only when every such executor is).
+    /// one of its kind (held only when every such executor is). With none of its kind
+    /// connected (after a daemon restart, before the `hello`s), any held account of its
+    /// kind holds it: its command could only go to one of them.
     pub(crate) fn account_hold(&self, w: &Worker) -> Option<&AccountHold> {
         let holds = &self.state.holds.accounts;
         if holds.is_empty() {
@@ -49,7 +51,11 @@ impl Engine {
         }
         let mut soonest: Option<&AccountHold> = None;
         // Only the executors that may take the worker (those of its kind) matter.
-        for e in self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind)) {
+        let mut connected = self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind)).peekable();
+        if connected.peek().is_none() {
+            return holds.iter().filter(|(a, _)| a.kind == kind).map(|(_, h)| h).min_by_key(|h| h.until);
+        }
+        for e in connected {
             let h = holds.get(&AccountKey { executor: e.clone(), kind })?;
             if soonest.is_none_or(|s| h.until < s.until) {
                 soonest = Some(h);

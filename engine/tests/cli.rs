@@ -294,3 +294,33 @@ fn a_chatgpt_limit_never_holds_a_cli_worker_of_another_executor() {
          w: awaiting_execution #1 initial failed held:rate_limited@1197",
     );
 }
+
+#[test]
+fn an_unbound_worker_stays_held_while_no_executor_of_its_kind_is_connected() {
+    // Found by the simulator (seed 570): after a daemon restart, before the browser's
+    // hello, the operator's continue-now for an unbound `/root` was scheduled while the
+    // ChatGPT account was held. With no executor of its kind connected, a held account
+    // of its kind holds it (its command could only go there).
+    check(
+        "run auto
+         executor e1
+         spawn a
+         submit a
+         gen a
+         error a rate until=20m
+         crash
+         root.continue_now
+         show root
+         executor e1
+         show root
+         advance 21m
+         show root",
+        "e1 create a#1 initial bootstrap/v1
+         crash
+         continue_now recovering
+         root: awaiting_execution intent[operator:continue_now] held:rate_limited@1200
+         root: awaiting_execution intent[operator:continue_now] held:rate_limited@1200
+         e1 create root#1 recovery recovery/v1
+         root: running #1 recovery scheduled",
+    );
+}

@@ -373,7 +373,8 @@ pub fn foreign_turns_paused(disk: &CliDisk, src: &Sources<'_>) -> (Vec<String>, 
                 .events
                 .iter()
                 .filter(|e| within(e, FOREIGN_PATIENCE_MS))
-                .any(|e| matches!(e.kind, EventKind::WorkerPaused { reason: PauseReason::ForeignTurn, .. }));
+                .any(|e| matches!(e.kind, EventKind::WorkerPaused { reason: PauseReason::ForeignTurn, .. }))
+                || paused_for_foreign_turn(src, record.worker, t.started_ms);
             // The worker ended, or moved to another conversation, as the turn began.
             let gone = src.events.iter().filter(|e| within(e, NOTICE_MS)).any(|e| {
                 matches!(
@@ -398,6 +399,20 @@ pub fn foreign_turns_paused(disk: &CliDisk, src: &Sources<'_>) -> (Vec<String>, 
         }
     }
     (broken, excused)
+}
+
+/// Whether the worker was paused for a foreign turn (an earlier one) at `at_ms`: another
+/// foreign turn then keeps that pause, with no new event.
+fn paused_for_foreign_turn(src: &Sources<'_>, worker: WorkerId, at_ms: u64) -> bool {
+    let mut paused = false;
+    for e in src.events.iter().filter(|e| e.worker == Some(worker) && ms(src, e) <= at_ms) {
+        match &e.kind {
+            EventKind::WorkerPaused { reason, after_turn: false } => paused = *reason == PauseReason::ForeignTurn,
+            EventKind::WorkerResumed | EventKind::ContinuationStallAcknowledged => paused = false,
+            _ => {}
+        }
+    }
+    paused
 }
 
 /// One limit holds or pauses workers of one kind, and a CLI worker only while its own
