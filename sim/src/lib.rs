@@ -7,9 +7,11 @@
 //! - `daemon.rs`: the daemon host (runtime shell + engine + simulated store).
 //! - `browser.rs`: the executor host (a Rust model of the extension).
 //! - `chat.rs`: a ChatGPT conversation host and the seeded agent inside it.
-//! - `cli.rs`: the CLI executor host (Codex and Claude Code sessions, their children and
-//!   agents); `cli_session.rs`: what survives its restarts (journal, the CLIs' session
-//!   records, the agents' work, the accounts' limits); `link.rs`: an executor's
+//! - `cli.rs`: the CLI executor host (journal, commands, reports), with `cli/turns.rs`
+//!   (what runs in its sessions: turns and their agents, Claude steers, child crashes,
+//!   foreign turns, limits) and `cli/reconcile.rs` (prompts a crash left, settled from the
+//!   session records); `cli_session.rs`: what survives its restarts (journal, the CLIs'
+//!   session records, the agents' work, the accounts' limits); `link.rs`: an executor's
 //!   connection to the daemon, shared with the browser.
 //! - `ledger.rs`: what the hosts observed (the checkers' input, never host logic's).
 //! - `oracle.rs`: obligation checkers over the durable event log (what must follow).
