@@ -261,7 +261,7 @@ impl Engine {
             // Not one whose account is held, when another is connected.
             None => {
                 let mut connected = self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind));
-                connected.clone().find(|e| !self.executor_held(e)).or_else(|| connected.next()).cloned()
+                connected.clone().find(|e| !self.account_held(e, kind)).or_else(|| connected.next()).cloned()
             }
         }
     }

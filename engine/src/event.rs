@@ -248,6 +248,13 @@ pub enum EventKind {
         /// Why, in words.
         why: Arc<str>,
     },
+    /// The executor said where a submitted steer landed: merged into the running turn, or
+    /// run as the next turn (then its attempt is that turn's, booked as a send). Appended
+    /// last: the stored encoding of older events is unchanged.
+    SteerLanded {
+        /// Merged, or the next turn.
+        landed: crate::input::SteerLanding,
+    },
 }
 
 impl EventKind {
@@ -286,6 +293,7 @@ impl EventKind {
             EventKind::BindingVerified { .. } => "binding.verified",
             EventKind::BindingLost { .. } => "binding.lost",
             EventKind::BindingRefused { .. } => "binding.refused",
+            EventKind::SteerLanded { .. } => "execution.steer_landed",
             EventKind::ConversationError { .. } => "conversation.error",
             EventKind::WorkerHeld { .. } => "worker.held",
             EventKind::WorkerHoldLifted { .. } => "worker.hold_lifted",

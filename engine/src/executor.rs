@@ -1,4 +1,5 @@
-//! Executor reports: hello and reconciliation, bindings, conversation states, command results.
+//! Executor reports: hello and reconciliation, bindings, conversation states and the page
+//! errors they show (command results are in `results.rs`, steer landings in `landing.rs`).
 
 use crate::block::{self, BlockStatus};
 use crate::engine::{Engine, ExecutorSession};
@@ -6,10 +7,9 @@ use crate::event::EventKind;
 use crate::holds::conversation_hold_of;
 use crate::ids::*;
 use crate::input::*;
-use crate::limits::{APP_NAME_BYTES_MAX, ERROR_DETAIL_BYTES_MAX};
+use crate::kind::ExecutorKind;
 use crate::model::*;
 use crate::time::Timestamp;
-use crate::validate::truncate_detail;
 use crate::wake::WakeReason;
 use std::sync::Arc;
 
@@ -31,6 +31,11 @@ impl Engine {
             }
             ExecutorInput::Result { executor, command, outcome } => {
                 self.command_result(&executor, command.attempt, outcome)
+            }
+            ExecutorInput::SteerLanded { executor, worker, command, landed, seq } => {
+                if self.holds_binding(&executor, worker) {
+                    self.steer_landed(worker, command.attempt, landed, seq);
+                }
             }
         }
     }
@@ -104,7 +109,7 @@ impl Engine {
 
     /// Whether the executor is the one holding the worker's binding (state reports
     /// from anyone else are ignored).
-    fn holds_binding(&self, executor: &ExecutorId, worker: WorkerId) -> bool {
+    pub(crate) fn holds_binding(&self, executor: &ExecutorId, worker: WorkerId) -> bool {
         let b = self.state.workers.get(&worker).and_then(|w| w.binding.as_ref());
         b.is_some_and(|b| b.executor.as_ref() == Some(executor))
     }
@@ -260,7 +265,7 @@ impl Engine {
 
     /// The conversation is generating; `steered` marks a mid-turn delivery, whose turn is
     /// the generation already running.
-    fn observed_generating(&mut self, id: WorkerId, seq: u64, steered: bool) {
+    pub(crate) fn observed_generating(&mut self, id: WorkerId, seq: u64, steered: bool) {
         let now = self.now;
         if let Some(a) = self.open_turn(id)
             && a.state == AttemptState::Submitted
@@ -287,7 +292,7 @@ impl Engine {
 
     /// The conversation is idle. Only a report newer than the submission ends the turn:
     /// a republished pre-submission state (same or older sequence) is not a turn end.
-    fn observed_idle(&mut self, id: WorkerId, seq: u64, was_idle: bool, block_text: Option<&str>) {
+    pub(crate) fn observed_idle(&mut self, id: WorkerId, seq: u64, was_idle: bool, block_text: Option<&str>) {
         let now = self.now;
         let turn_ended = self.open_turn(id).filter(|a| {
             matches!(a.state, AttemptState::Submitted | AttemptState::Generating) && seq > a.submitted_state_seq
@@ -311,6 +316,9 @@ impl Engine {
             return;
         }
         self.apply_pause_after_turn(id);
+        if ended.is_none() && self.steer_awaits_its_turn(&self.state.workers[&id]) {
+            return; // the turn a queued steer missed ended: the steer's own turn follows
+        }
         let block = match (ended, block_text) {
             (Some(_), Some(text)) => self.read_block(id, text),
             _ => None,
@@ -402,6 +410,12 @@ impl Engine {
                 let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
                 self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
             }
+            ErrorKind::ForeignTurn => {
+                // Never resumed by itself: whatever started that turn may start more, and
+                // the session is no longer what the worker's attempts say it is.
+                let detail = foreign_turn_detail(self.state.workers[&id].spec.executor, detail.as_deref());
+                self.set_pause(id, PauseReason::ForeignTurn, Some(&detail));
+            }
             // A dialog never ends the turn: it may go on underneath.
             ErrorKind::BlockedByDialog => {
                 self.conversation_hold_shown(id, HoldReason::BlockedByDialog, previous, detail)
@@ -438,18 +452,28 @@ impl Engine {
                     }
                 }
                 let Some(executor) = executor else { return };
+                let worker_kind = self.state.workers[&id].spec.executor;
+                let account = AccountKey { executor, kind: worker_kind };
                 match kind {
                     ErrorKind::UsageLimit if until.is_none() => {
-                        let detail = "ChatGPT's usage limit was reached and the page names no reset time. Resume once it is over.";
-                        self.pause_account(&executor, PauseReason::UsageLimit, detail);
+                        let detail = usage_limit_detail(worker_kind);
+                        self.pause_account(&account, PauseReason::UsageLimit, &detail);
                     }
-                    ErrorKind::UsageLimit => self.hold_account(&executor, HoldReason::UsageLimit, until, detail),
-                    ErrorKind::RateLimited => self.hold_account(&executor, HoldReason::RateLimited, until, detail),
+                    ErrorKind::UsageLimit => self.hold_account(&account, HoldReason::UsageLimit, until, detail),
+                    ErrorKind::RateLimited => self.hold_account(&account, HoldReason::RateLimited, until, detail),
                     kind if kind.needs_account_check() => {
-                        let detail = account_check_detail(kind);
-                        self.pause_account(&executor, PauseReason::AccountCheck, detail);
+                        let detail = account_check_detail(kind, worker_kind);
+                        self.pause_account(&account, PauseReason::AccountCheck, &detail);
                     }
                     _ => {}
+                }
+                // A CLI session shows no standing limit notice: the limit ended the turn
+                // that hit it, and the session waits idle behind the account's hold (or
+                // pause). The next turn is due when that lifts; if the account is still
+                // limited, that one turn fails the same way (one try per reset time or
+                // per person's resume, never a loop).
+                if worker_kind.is_cli() && kind.is_account_limit() {
+                    self.wake(id, WakeReason::Idle, Origin::Scheduler, IntentPayload::Continue);
                 }
             }
         }
@@ -488,284 +512,55 @@ impl Engine {
             );
         }
     }
-
-    /// A command result from an executor.
-    fn command_result(&mut self, executor: &ExecutorId, attempt: AttemptId, outcome: CommandOutcome) {
-        let Some(a) = self.state.attempts.get(&attempt) else {
-            return;
-        };
-        if a.state != AttemptState::Scheduled {
-            return; // a duplicate or late result: the first one won
-        }
-        match outcome {
-            CommandOutcome::Accepted => {
-                self.volatile.sent.insert(attempt, executor.clone());
-            }
-            CommandOutcome::Submitted { state_seq, conversation } => {
-                self.command_submitted(attempt, executor, state_seq, conversation)
-            }
-            CommandOutcome::Failed { code, detail } => self.command_failed(attempt, code, &detail),
-        }
-    }
-
-    /// The prompt reached the conversation: the attempt is the worker's current turn.
-    pub(crate) fn command_submitted(
-        &mut self,
-        attempt: AttemptId,
-        executor: &ExecutorId,
-        state_seq: u64,
-        conversation: Option<Arc<str>>,
-    ) {
-        let now = self.now;
-        self.volatile.sent.remove(&attempt);
-        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
-        debug_assert_eq!(a.state, AttemptState::Scheduled);
-        a.state = AttemptState::Submitted;
-        a.submitted_at = Some(now);
-        a.submitted_state_seq = state_seq;
-        let (id, run, delivery, reason) = (a.worker, a.run, a.delivery, a.reason);
-        let digest = a.steering.as_ref().map(|s| s.digest);
-        if delivery == Delivery::Create
-            && let Some(url) = &conversation
-        {
-            a.conversation = url.clone();
-        }
-        self.touch_attempt(attempt);
-        self.emit(run, Some(id), Some(attempt), EventKind::ExecutionSubmitted);
-        let previous = self.state.workers[&id].turn.filter(|p| *p != attempt);
-        if let Some(prev) = previous.filter(|p| !self.state.attempts[p].state.is_closed()) {
-            let outcome = if delivery == Delivery::Steer { AttemptOutcome::Steered } else { AttemptOutcome::TurnEnded };
-            self.close_attempt(prev, AttemptState::Completed, outcome, None);
-        }
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        w.in_flight = None;
-        w.turn = Some(attempt);
-        w.last_delivery_at = Some(now);
-        w.keepalive_seq += 1;
-        w.keepalive_draw = crate::scheduler::keepalive_draw(self.state.meta.seed, id, w.keepalive_seq);
-        w.keepalive_fired = false;
-        w.delivery_failures = 0;
-        if w.bootstrapped && !w.progress.since_submission {
-            w.progress.attempts_without += 1;
-        }
-        if !w.bootstrapped {
-            w.bootstrapped = true;
-        }
-        w.progress.since_submission = false;
-        if matches!(reason, AttemptReason::AutoResume | AttemptReason::Checkpoint) {
-            w.auto_resumes += 1;
-        }
-        if digest.is_some() {
-            w.last_steering_digest = digest;
-        }
-        if delivery == Delivery::Create
-            && let Some(b) = w.binding.as_mut()
-        {
-            if let Some(url) = conversation {
-                b.conversation = url;
-            }
-            b.executor = Some(executor.clone());
-            b.state_seq = state_seq;
-        }
-        let terminal = w.lifecycle;
-        let binding_state = w.binding.as_ref().map(|b| (b.state, b.state_seq));
-        self.touch_worker(id);
-        self.settle_intent_after_submission(id);
-        if terminal.is_terminal() {
-            let outcome = terminal_outcome(terminal);
-            self.close_attempt(attempt, AttemptState::Completed, outcome, None);
-            return;
-        }
-        match binding_state {
-            Some((ConversationState::Generating | ConversationState::AwaitingApproval, seq))
-                if delivery == Delivery::Steer || seq > state_seq =>
-            {
-                self.observed_generating(id, seq, delivery == Delivery::Steer);
-            }
-            Some((ConversationState::Idle | ConversationState::Ready, seq)) if seq > state_seq => {
-                // The whole turn already ran before the result arrived.
-                self.observed_generating(id, seq, false);
-                self.observed_idle(id, seq, false, None);
-            }
-            _ => {}
-        }
-        self.evaluate(id);
-    }
-
-    /// The command failed. Definite non-deliveries put the wake back; anything that may
-    /// have been delivered fails closed (spec 000 §22).
-    pub(crate) fn command_failed(&mut self, attempt: AttemptId, code: ExecErrorCode, detail: &str) {
-        self.volatile.sent.remove(&attempt);
-        let a = &self.state.attempts[&attempt];
-        let (id, origin, sequence) = (a.worker, a.origin, a.sequence);
-        if a.delivery == Delivery::Create {
-            // No conversation came out of it (or none we can trust): no half binding.
-            self.forget_pending_binding(id);
-        }
-        let code_text: Arc<str> = Arc::from(code.as_str());
-        let detail = truncate_detail(detail, ERROR_DETAIL_BYTES_MAX);
-        {
-            let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
-            a.error_detail = (!detail.is_empty()).then(|| Arc::from(detail.as_str()));
-        }
-        match code {
-            ExecErrorCode::HostUiChanged => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::HostUiChanged, Some(&code_text));
-                let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
-                self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
-            }
-            ExecErrorCode::AppNotSelected => {
-                // Definitely not sent: the wake comes back, held by the pause (never a
-                // blind retry loop: the same page would fail the same way).
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.restore_intent(attempt, None, false);
-                let detail = app_not_selected_detail(&detail);
-                self.set_pause(id, PauseReason::AppNotSelected, Some(&detail));
-            }
-            ExecErrorCode::MessageDeliveryTimeout => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::DeliveryTimeout, Some(&code_text));
-                self.wake(id, WakeReason::DeliveryTimeout, origin, IntentPayload::Continue);
-            }
-            ExecErrorCode::DeadlineExceeded | ExecErrorCode::ComposerBusy => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.retry_after_non_delivery(id, attempt);
-            }
-            ExecErrorCode::Cancelled => {
-                self.volatile.cancel_requested.remove(&attempt);
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, Some(&code_text));
-                self.restore_intent(attempt, None, false);
-            }
-            ExecErrorCode::SteeringUnavailable => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.restore_intent(attempt, None, true);
-            }
-            ExecErrorCode::ConversationClosed | ExecErrorCode::ConversationFull => {
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Cancelled,
-                    AttemptOutcome::ConversationLost,
-                    Some(&code_text),
-                );
-                self.forget_pending_binding(id);
-                self.lose_binding(id, ConversationState::Closed);
-                // Even an explicit recovery backs off: an executor that cannot open a
-                // conversation must not be asked again in a tight loop.
-                self.retry_after_non_delivery(id, attempt);
-            }
-            ExecErrorCode::AmbiguousSubmission | ExecErrorCode::Other(_) => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::Ambiguous, Some(&code_text));
-                let detail = format!(
-                    "Attempt {sequence} may or may not have reached the conversation. Open it and check, then continue now or resume."
-                );
-                self.set_pause(id, PauseReason::AmbiguousSubmission, Some(&detail));
-            }
-        }
-        self.evaluate(id);
-    }
-
-    /// A definite non-delivery: the wake comes back after a backoff, and after several
-    /// in a row the worker is paused for a person to look.
-    fn retry_after_non_delivery(&mut self, id: WorkerId, attempt: AttemptId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        w.delivery_failures += 1;
-        if w.delivery_failures >= self.config.delivery_failures_max {
-            let detail = "Several deliveries in a row did not reach the conversation. Check the tab, then resume.";
-            self.restore_intent(attempt, None, false);
-            self.set_pause(id, PauseReason::DeliveryFailing, Some(detail));
-        } else {
-            let retry_at = self.now.plus_ms(self.config.delivery_retry_backoff_ms);
-            self.restore_intent(attempt, Some(retry_at), false);
-        }
-    }
-
-    /// A connected executor never answered by the deadline: fail closed.
-    pub(crate) fn command_unanswered(&mut self, attempt: AttemptId) {
-        self.command_failed(
-            attempt,
-            ExecErrorCode::AmbiguousSubmission,
-            "no result from the executor by the command deadline",
-        );
-    }
-
-    /// A `conversation.create` that never produced a conversation leaves no binding.
-    fn forget_pending_binding(&mut self, id: WorkerId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.binding.as_ref().is_some_and(|b| b.conversation.is_empty()) {
-            w.binding = None;
-            self.touch_worker(id);
-        }
-    }
-
-    /// Closes an attempt with a final state and outcome.
-    pub(crate) fn close_attempt(
-        &mut self,
-        attempt: AttemptId,
-        state: AttemptState,
-        outcome: AttemptOutcome,
-        code: Option<&str>,
-    ) {
-        debug_assert!(state.is_closed());
-        let now = self.now;
-        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
-        if a.state.is_closed() {
-            return;
-        }
-        if a.state == AttemptState::Scheduled {
-            self.volatile.sent.remove(&attempt);
-            self.volatile.never_sent.remove(&attempt);
-            self.volatile.cancel_requested.remove(&attempt);
-        }
-        a.state = state;
-        a.outcome = Some(outcome);
-        a.terminal_at = Some(now);
-        if let Some(code) = code {
-            a.error_code = Some(Arc::from(code));
-        }
-        let (id, run) = (a.worker, a.run);
-        self.touch_attempt(attempt);
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.turn == Some(attempt) {
-            w.turn = None;
-        }
-        if w.in_flight == Some(attempt) {
-            w.in_flight = None;
-        }
-        self.touch_worker(id);
-        self.emit(run, Some(id), Some(attempt), EventKind::ExecutionEnded { state, outcome });
-    }
-}
-
-/// The actionable sentence of an `APP_NOT_SELECTED` pause. The result's `detail` names
-/// the app the executor looked for (its setting); a longer text is not a name and is
-/// left out.
-fn app_not_selected_detail(detail: &str) -> String {
-    let name = detail.trim();
-    if name.is_empty() || name.len() > APP_NAME_BYTES_MAX || name.contains(['\'', '\n']) {
-        return "ChatGPT did not show the orchestrator's app in this conversation: check it is installed and its name in the extension settings, then resume".into();
-    }
-    format!(
-        "ChatGPT did not show the app '{name}' in this conversation: check it is installed and its name in the extension settings, then resume"
-    )
 }
 
 /// The actionable sentence of an account-check pause.
-fn account_check_detail(kind: ErrorKind) -> &'static str {
+fn account_check_detail(kind: ErrorKind, worker_kind: ExecutorKind) -> String {
+    if worker_kind.is_cli() {
+        let cli = cli_name(worker_kind);
+        return format!(
+            "{cli} is not logged in (or its account needs a check). Log it in on the executor's machine, then resume."
+        );
+    }
     match kind {
         ErrorKind::SuspiciousActivity => {
-            "ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume."
+            "ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume.".into()
         }
         ErrorKind::Challenge => {
-            "ChatGPT showed a human check ('Verify you are human'). Complete it in the browser, then resume."
+            "ChatGPT showed a human check ('Verify you are human'). Complete it in the browser, then resume.".into()
         }
-        _ => "ChatGPT is logged out. Log in in the browser, then resume.",
+        _ => "ChatGPT is logged out. Log in in the browser, then resume.".into(),
     }
 }
 
-/// The attempt outcome matching a terminal worker lifecycle.
-pub(crate) fn terminal_outcome(lifecycle: Lifecycle) -> AttemptOutcome {
-    match lifecycle {
-        Lifecycle::Completed => AttemptOutcome::WorkerCompleted,
-        Lifecycle::Failed => AttemptOutcome::WorkerFailed,
-        _ => AttemptOutcome::WorkerCancelled,
+/// The actionable sentence of a usage-limit pause (a limit that names no reset time).
+fn usage_limit_detail(worker_kind: ExecutorKind) -> String {
+    if worker_kind.is_cli() {
+        let cli = cli_name(worker_kind);
+        return format!("{cli}'s usage limit was reached and it named no reset time. Resume once it is over.");
+    }
+    "ChatGPT's usage limit was reached and the page names no reset time. Resume once it is over.".into()
+}
+
+/// The actionable sentence of a foreign-turn pause, with the executor's words (untrusted,
+/// capped by the adapter) when it gave some.
+fn foreign_turn_detail(worker_kind: ExecutorKind, words: Option<&str>) -> String {
+    let session = if worker_kind.is_cli() {
+        format!("this {} session", cli_name(worker_kind))
+    } else {
+        "this conversation".into()
+    };
+    let words = words.map(|w| format!(" ('{w}')")).unwrap_or_default();
+    format!(
+        "A turn the orchestrator did not start ran in {session}{words}. Look at the session (a hook, a scheduled task or a person may have started it), then resume."
+    )
+}
+
+/// How people call a CLI kind.
+fn cli_name(kind: ExecutorKind) -> &'static str {
+    match kind {
+        ExecutorKind::Codex => "Codex CLI",
+        ExecutorKind::Claude => "Claude Code",
+        ExecutorKind::Chatgpt => "ChatGPT",
     }
 }

@@ -1,7 +1,12 @@
-//! Holds from what pages show: an account's usage or rate limit (every worker on that
-//! executor waits until the page's reset time), a hard stop a person clears (suspicious
+//! Holds from what pages show: an account's usage or rate limit (every worker of that
+//! account waits until the page's reset time), a hard stop a person clears (suspicious
 //! activity, a human check, a logged-out page), and a dialog or a tool-approval card over
 //! one conversation.
+//!
+//! An account is an executor and a worker kind ([`AccountKey`]): a browser profile is one
+//! ChatGPT login, a CLI executor has a Codex login and a Claude login. A limit holds or
+//! pauses the workers of its account only: a Codex usage limit never holds a Claude
+//! worker of the same CLI executor, nor a ChatGPT one.
 //!
 //! A hold is not a pause: nobody clears it, it lifts by itself (the limit's time comes,
 //! the dialog goes away). While a worker is held nothing that types goes to it, its wakes
@@ -30,21 +35,28 @@ pub(crate) fn conversation_hold_of(state: ConversationState) -> Option<HoldReaso
 }
 
 impl Engine {
-    /// The account-wide hold on the executor that carries the worker's commands: the one
-    /// holding its binding or, when nobody holds it yet, any connected one (held only when
-    /// every connected executor is).
+    /// The account-wide hold on the worker's account at the executor that carries its
+    /// commands: the one holding its binding or, when nobody holds it yet, any connected
+    /// one of its kind (held only when every such executor is). With none of its kind
+    /// connected (after a daemon restart, before the `hello`s), any held account of its
+    /// kind holds it: its command could only go to one of them.
     pub(crate) fn account_hold(&self, w: &Worker) -> Option<&AccountHold> {
         let holds = &self.state.holds.accounts;
         if holds.is_empty() {
             return None;
         }
+        let kind = w.spec.executor;
         if let Some(e) = w.binding.as_ref().and_then(|b| b.executor.as_ref()) {
-            return holds.get(e);
+            return holds.get(&AccountKey { executor: e.clone(), kind });
         }
         let mut soonest: Option<&AccountHold> = None;
         // Only the executors that may take the worker (those of its kind) matter.
-        for e in self.volatile.executors.keys().filter(|e| self.runs_kind(e, w.spec.executor)) {
-            let h = holds.get(e)?;
+        let mut connected = self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind)).peekable();
+        if connected.peek().is_none() {
+            return holds.iter().filter(|(a, _)| a.kind == kind).map(|(_, h)| h).min_by_key(|h| h.until);
+        }
+        for e in connected {
+            let h = holds.get(&AccountKey { executor: e.clone(), kind })?;
             if soonest.is_none_or(|s| h.until < s.until) {
                 soonest = Some(h);
             }
@@ -69,9 +81,9 @@ impl Engine {
         self.conversation_held(w) || self.account_hold(w).is_some()
     }
 
-    /// Whether an executor has an account-wide hold.
-    pub(crate) fn executor_held(&self, e: &ExecutorId) -> bool {
-        self.state.holds.accounts.contains_key(e)
+    /// Whether the executor's account for workers of `kind` has an account-wide hold.
+    pub(crate) fn account_held(&self, executor: &ExecutorId, kind: crate::kind::ExecutorKind) -> bool {
+        self.state.holds.accounts.contains_key(&AccountKey { executor: executor.clone(), kind })
     }
 
     /// What holds the worker, for people: a dialog or an approval card first (they need
@@ -94,24 +106,24 @@ impl Engine {
         })
     }
 
-    /// Active workers whose binding names the executor.
-    fn workers_on(&self, executor: &ExecutorId) -> Vec<WorkerId> {
+    /// Active workers of the account: of its kind, with a binding naming its executor.
+    fn workers_on(&self, account: &AccountKey) -> Vec<WorkerId> {
         self.state
             .workers
             .values()
-            .filter(|w| !w.lifecycle.is_terminal())
-            .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(executor)))
+            .filter(|w| !w.lifecycle.is_terminal() && w.spec.executor == account.kind)
+            .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(&account.executor)))
             .map(|w| w.id)
             .collect()
     }
 
-    /// An account-wide limit reported by the executor: hold every worker on it until
+    /// An account-wide limit reported for the account: hold every worker of it until
     /// `until` (a rate limit without one: [`RATE_LIMIT_DEFAULT_HOLD_MS`]), clamped between
     /// now and [`ACCOUNT_HOLD_MS_MAX`] from now. A hold already lasting at least as long
     /// stays as it is.
     pub(crate) fn hold_account(
         &mut self,
-        executor: &ExecutorId,
+        account: &AccountKey,
         reason: HoldReason,
         until: Option<Timestamp>,
         detail: Option<Arc<str>>,
@@ -120,11 +132,11 @@ impl Engine {
         let now = self.now;
         let asked = until.unwrap_or(now.plus_ms(RATE_LIMIT_DEFAULT_HOLD_MS));
         let until = asked.clamp(now, now.plus_ms(ACCOUNT_HOLD_MS_MAX));
-        let existing = self.state.holds.accounts.get(executor).cloned();
+        let existing = self.state.holds.accounts.get(account).cloned();
         if existing.as_ref().is_some_and(|h| h.until >= until) {
             return;
         }
-        let affected = self.workers_on(executor);
+        let affected = self.workers_on(account);
         if existing.is_none() {
             // The stall clock stops now: close the running segments while they still count.
             for id in &affected {
@@ -139,7 +151,7 @@ impl Engine {
         }
         let since = existing.map_or(now, |h| h.since);
         let hold = AccountHold { reason, since, until, detail: detail.clone() };
-        self.state.holds.accounts.insert(executor.clone(), hold);
+        self.state.holds.accounts.insert(account.clone(), hold);
         self.pending.holds = true;
         debug_assert!(self.state.holds.accounts.len() <= ACCOUNT_HOLDS_COUNT_MAX);
         for id in affected {
@@ -152,12 +164,12 @@ impl Engine {
     }
 
     /// An account-wide hard stop (or a usage limit that names no reset): pause every
-    /// active worker on the executor for a person. An operator pause gives way to it (and
+    /// active worker of the account for a person. An operator pause gives way to it (and
     /// a usage-limit pause to an account check); the other pauses already wait for a
     /// person and keep their own reason.
-    pub(crate) fn pause_account(&mut self, executor: &ExecutorId, reason: PauseReason, detail: &str) {
+    pub(crate) fn pause_account(&mut self, account: &AccountKey, reason: PauseReason, detail: &str) {
         debug_assert!(matches!(reason, PauseReason::UsageLimit | PauseReason::AccountCheck));
-        for id in self.workers_on(executor) {
+        for id in self.workers_on(account) {
             let current = self.state.workers[&id].pause.as_ref().map(|p| p.reason);
             let replace = match current {
                 None | Some(PauseReason::Operator) => true,
@@ -173,20 +185,20 @@ impl Engine {
     /// Lifts every account hold whose time has come (from the tick).
     pub(crate) fn lift_due_holds(&mut self) {
         let now = self.now;
-        let due: Vec<ExecutorId> =
-            self.state.holds.accounts.iter().filter(|(_, h)| h.until <= now).map(|(e, _)| e.clone()).collect();
-        for e in due {
-            self.lift_hold(&e);
+        let due: Vec<AccountKey> =
+            self.state.holds.accounts.iter().filter(|(_, h)| h.until <= now).map(|(a, _)| a.clone()).collect();
+        for account in due {
+            self.lift_hold(&account);
         }
     }
 
     /// Ends an account hold: its workers' stall clocks start again from now, and
     /// everything that waited is evaluated (and any command kept back is handed over).
-    fn lift_hold(&mut self, executor: &ExecutorId) {
-        let Some(hold) = self.state.holds.accounts.remove(executor) else { return };
+    fn lift_hold(&mut self, account: &AccountKey) {
+        let Some(hold) = self.state.holds.accounts.remove(account) else { return };
         self.pending.holds = true;
         let now = self.now;
-        for id in self.workers_on(executor) {
+        for id in self.workers_on(account) {
             let w = self.state.workers.get_mut(&id).expect("worker exists");
             w.progress.baseline_at = w.progress.baseline_at.max(now);
             let run = w.run;

@@ -69,6 +69,41 @@ pub enum ExecutorInput {
         /// What happened.
         outcome: CommandOutcome,
     },
+    /// Where a submitted steer landed: a CLI session may take a mid-turn message into the
+    /// running turn, or run it as the next turn once that one ends (Claude Code).
+    SteerLanded {
+        /// Which executor.
+        executor: ExecutorId,
+        /// Whose conversation.
+        worker: WorkerId,
+        /// The steer's command.
+        command: CommandId,
+        /// Merged, or the next turn.
+        landed: SteerLanding,
+        /// For the next turn: the sequence of the state that ends the turn the steer
+        /// missed (sent right after this report); only a later state counts for the
+        /// steer's own turn. For a merged steer, the binding's sequence when it was seen.
+        seq: u64,
+    },
+}
+
+/// Where a submitted steer landed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SteerLanding {
+    /// Taken into the running turn (at a tool boundary): it stays a steer.
+    Merged,
+    /// Not taken by the running turn: it runs as the next turn, booked as a send.
+    NextTurn,
+}
+
+impl SteerLanding {
+    /// The stable wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SteerLanding::Merged => "merged",
+            SteerLanding::NextTurn => "next_turn",
+        }
+    }
 }
 
 /// A binding as an executor sees it.

@@ -35,6 +35,7 @@ mod index;
 pub mod input;
 mod invariants;
 pub mod kind;
+mod landing;
 pub mod limits;
 pub mod model;
 pub mod op;
@@ -43,6 +44,7 @@ pub mod policy;
 pub mod prompt;
 pub mod record;
 pub mod reject;
+mod results;
 mod scheduler;
 pub mod time;
 mod validate;
@@ -53,6 +55,7 @@ pub use effect::{Batch, CommandKind, Effect, ExecutorCommand};
 pub use engine::{Engine, EngineConfig};
 pub use input::{
     BindingReport, CommandOutcome, ExecErrorCode, ExecutorInput, Input, JournalEntry, JournalPhase, Observation,
+    SteerLanding,
 };
 pub use invariants::InvariantViolation;
 pub use kind::{ExecutorKind, Workspace};

@@ -96,9 +96,10 @@ pub const RATE_LIMIT_DEFAULT_HOLD_MS: u64 = 15 * MINUTE_MS;
 /// The furthest a page's reset time may hold an account: a later one is clamped to this
 /// (a misparsed date must not hold workers for months).
 pub const ACCOUNT_HOLD_MS_MAX: u64 = 8 * 24 * HOUR_MS;
-/// Executors with an account-wide hold at once; a hold beyond it replaces the one that
-/// lifts soonest (executors are a person's browsers: a handful).
-pub const ACCOUNT_HOLDS_COUNT_MAX: usize = 64;
+/// Accounts (an executor and a worker kind) with an account-wide hold at once; a hold
+/// beyond it replaces the one that lifts soonest. Executors are a person's browsers and
+/// CLI executors, a handful; each has at most one account per kind (three kinds).
+pub const ACCOUNT_HOLDS_COUNT_MAX: usize = 64 * 3;
 /// Longest page text (a dialog's heading, a limit notice) kept with a page state, in
 /// characters.
 pub const PAGE_DETAIL_CHARS_MAX: usize = 200;

@@ -196,6 +196,10 @@ pub enum PauseReason {
     /// before a send (`APP_NOT_SELECTED`, nothing was sent): a person checks the app's
     /// installation and name, then resumes.
     AppNotSelected,
+    /// A turn the orchestrator did not start ran in the worker's CLI session
+    /// (`foreign_turn`): a person looks at the session first. Appended last: stored
+    /// pauses keep their encoding.
+    ForeignTurn,
 }
 
 impl PauseReason {
@@ -211,6 +215,7 @@ impl PauseReason {
             PauseReason::AccountCheck => "account_check",
             PauseReason::AppUnavailable => "app_unavailable",
             PauseReason::AppNotSelected => "app_not_selected",
+            PauseReason::ForeignTurn => "foreign_turn",
         }
     }
 }
@@ -300,6 +305,10 @@ pub enum ErrorKind {
     /// restricted to developer MCPs", "<App> tool has been disabled"): the binding is
     /// lost and the worker paused; recovery is a new conversation, never a retry here.
     AppUnavailable,
+    /// A turn the orchestrator did not start ran in a CLI session (a user's own hook, a
+    /// scheduled wake-up, a prompt typed by hand): the worker is paused for a person, who
+    /// looks at the session and resumes. Appended last: stored states keep their encoding.
+    ForeignTurn,
 }
 
 impl ErrorKind {
@@ -317,6 +326,7 @@ impl ErrorKind {
             ErrorKind::Challenge => "challenge",
             ErrorKind::BlockedByDialog => "blocked_by_dialog",
             ErrorKind::AppUnavailable => "app_unavailable",
+            ErrorKind::ForeignTurn => "foreign_turn",
         }
     }
     /// Whether a page showing this error takes nothing typed into it, not even an
@@ -337,6 +347,10 @@ impl ErrorKind {
     /// a person resumes.
     pub fn needs_account_check(self) -> bool {
         matches!(self, ErrorKind::SuspiciousActivity | ErrorKind::Challenge | ErrorKind::LoginRequired)
+    }
+    /// Whether the error is an account's usage or rate limit (held until its time).
+    pub fn is_account_limit(self) -> bool {
+        matches!(self, ErrorKind::UsageLimit | ErrorKind::RateLimited)
     }
 }
 
@@ -367,8 +381,25 @@ impl HoldReason {
     }
 }
 
-/// An account-wide hold on one executor (its browser profile is one ChatGPT account):
-/// nothing is typed into any of its conversations until `until`.
+/// One account: an executor and the kind of worker it runs there. A browser profile is
+/// one ChatGPT login; a CLI executor has a Codex login and a Claude login, whose limits
+/// are apart (a Codex usage limit never holds a Claude worker).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct AccountKey {
+    /// The executor that reported the limit (its profile or its CLI logins).
+    pub executor: ExecutorId,
+    /// The kind of worker whose account it is.
+    pub kind: crate::kind::ExecutorKind,
+}
+
+impl std::fmt::Display for AccountKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.executor, self.kind)
+    }
+}
+
+/// An account-wide hold on one account (an executor and a worker kind): nothing is typed
+/// into any of that account's conversations until `until`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountHold {
     /// Usage limit or rate limit.
@@ -386,8 +417,10 @@ pub struct AccountHold {
 /// when a hold begins, changes or lifts).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageHolds {
-    /// Account-wide holds by executor, at most [`crate::limits::ACCOUNT_HOLDS_COUNT_MAX`].
-    pub accounts: std::collections::BTreeMap<ExecutorId, AccountHold>,
+    /// Account-wide holds by account (executor and worker kind), at most
+    /// [`crate::limits::ACCOUNT_HOLDS_COUNT_MAX`]. Keyed by executor only before store
+    /// format version 3 (such a hold loads as a hold of each kind of that executor).
+    pub accounts: std::collections::BTreeMap<AccountKey, AccountHold>,
     /// The page's words for a hold over one worker's conversation: the heading of the
     /// dialog covering it, or the name of the app whose approval card waits (the hold
     /// itself is the binding's state, `Error(BlockedByDialog)` or `AwaitingApproval`;

@@ -71,6 +71,15 @@ fn attached_and_unreported(w: &Worker, binding: &Binding, intent: &Intent) -> bo
         && (intent.reasons.contains(WakeReason::Initial) || intent.reasons.contains(WakeReason::Recovery))
 }
 
+/// Whether a new turn may be submitted into the worker's conversation now (idle
+/// delivery). A CLI session's usage or rate limit ended the turn that hit it and shows no
+/// standing notice: the session is idle, and the account's hold (or pause) decides when
+/// the next turn goes in.
+fn accepts_send(w: &Worker, state: ConversationState) -> bool {
+    let cli_limit = matches!(state, ConversationState::Error(kind) if kind.is_account_limit());
+    state.accepts_send() || (w.spec.executor.is_cli() && cli_limit)
+}
+
 /// The latest of several optional waits.
 fn latest(waits: [Option<(Timestamp, Wait)>; 3]) -> Option<(Timestamp, Wait)> {
     waits.into_iter().flatten().max_by_key(|(at, _)| *at)
@@ -264,8 +273,9 @@ impl Engine {
         {
             return Decision::StallPause;
         }
-        // 8: one continuation in flight per worker.
-        if w.in_flight.is_some() {
+        // 8: one continuation in flight per worker (a steer queued as the next turn is
+        // on its way too, until that turn is seen starting).
+        if w.in_flight.is_some() || self.steer_awaits_its_turn(w) {
             return Decision::Hold(Hold::InFlight);
         }
         let binding = match &w.binding {
@@ -283,7 +293,7 @@ impl Engine {
         };
         let backoff = intent.not_before.filter(|t| *t > self.now).map(|t| (t, Wait::Backoff));
         match binding.state {
-            state if state.accepts_send() => {
+            state if accepts_send(w, state) => {
                 let grace = Some((binding.state_since.plus_ms(policy.idle_grace_ms), Wait::Grace));
                 let floor = if policy.idle_may_bypass_min_spacing { None } else { self.floor_at(w, &policy) };
                 match latest([grace, floor, backoff]) {

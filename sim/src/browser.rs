@@ -15,8 +15,7 @@ use crate::daemon::EPOCH_MS;
 use crate::faults::{Boundary, Target};
 use crate::ledger::SharedLedger;
 use crate::wire::{
-    CHAT_PORT, EXECUTOR_PORT, EXECUTOR_TOKEN, FromChat, ToChat, conversation_host, conversation_url, read_frame,
-    read_text, write_frame, write_text,
+    CHAT_PORT, EXECUTOR_TOKEN, FromChat, ToChat, conversation_host, conversation_url, read_frame, write_frame,
 };
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::input::*;
@@ -205,19 +204,6 @@ pub async fn run(state: BrowserState) -> turmoil::Result {
     Ok(())
 }
 
-/// Sends a `heartbeat` every `every_ms` (the interval `welcome` announces) while the
-/// connection's sender lives: the protocol's liveness signal (the daemon closes a
-/// connection silent for 60 s), and what finds a socket that broke under a partition.
-async fn heartbeat(tx: mpsc::WeakUnboundedSender<String>, every_ms: u64) {
-    loop {
-        tokio::time::sleep(Duration::from_millis(every_ms.max(1_000))).await;
-        let Some(tx) = tx.upgrade() else { return };
-        if tx.send(bridge::encode(&bridge::ExecutorMessage::Heartbeat {})).is_err() {
-            return;
-        }
-    }
-}
-
 impl Browser {
     fn now_ms(&self) -> u64 {
         EPOCH_MS + self.state.ledger.borrow().now_ms
@@ -229,49 +215,14 @@ impl Browser {
     }
 
     fn boundary(&self, b: Boundary, worker: WorkerId) {
-        self.state.ledger.borrow_mut().boundary(b, worker);
+        self.state.ledger.borrow_mut().boundary(b, worker, Some(Target::Executor));
     }
 
     /// Connects to the daemon's executor port (retrying) and says hello, in the bridge's
     /// protocol.
     async fn connect(&mut self) {
-        let stream = loop {
-            match TcpStream::connect(("daemon", EXECUTOR_PORT)).await {
-                Ok(s) => break s,
-                Err(_) => tokio::time::sleep(Duration::from_secs(2)).await,
-            }
-        };
-        let (mut reader, mut writer) = stream.into_split();
-        let (tx, mut out) = mpsc::unbounded_channel::<String>();
-        tokio::task::spawn_local(async move {
-            while let Some(text) = out.recv().await {
-                if write_text(&mut writer, &text).await.is_err() {
-                    break;
-                }
-            }
-        });
         let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
-        // Heartbeats start with the connection, not with `welcome`: a welcome lost with a
-        // broken link must not leave the executor silent on a dead socket forever.
-        let every_ms = bridge::SessionConfig::new(EXECUTOR_TOKEN).heartbeat_ms;
-        tokio::task::spawn_local(heartbeat(tx.downgrade(), every_ms));
-        tokio::task::spawn_local(async move {
-            while let Ok(Some(text)) = read_text(&mut reader).await {
-                match bridge::decode_daemon(&text, bridge::MESSAGE_BYTES_MAX) {
-                    Ok(bridge::DaemonMessage::Command(command)) => {
-                        if events.send(Event::Command(command.into_engine(id.clone()))).is_err() {
-                            return;
-                        }
-                    }
-                    Ok(bridge::DaemonMessage::ProtocolError(e)) => {
-                        ledger.borrow_mut().violation(format!("the daemon refused a protocol message: {e:?}"));
-                    }
-                    Ok(_) => {}
-                    Err(e) => ledger.borrow_mut().violation(format!("undecodable daemon message: {e}")),
-                }
-            }
-            let _ = events.send(Event::DaemonClosed);
-        });
+        let tx = crate::link::connect(events, ledger, id, Event::Command, || Event::DaemonClosed).await;
         let hello = self.hello();
         let _ = tx.send(bridge::encode(&hello));
         self.daemon = Some(tx);
@@ -346,7 +297,9 @@ impl Browser {
                 command_id: *command,
                 outcome: bridge::OutcomeWire::from(outcome),
             }),
-            ExecutorInput::Hello { .. } | ExecutorInput::Disconnected { .. } => return,
+            ExecutorInput::Hello { .. } | ExecutorInput::Disconnected { .. } | ExecutorInput::SteerLanded { .. } => {
+                return;
+            }
         };
         if let Some(tx) = &self.daemon {
             let _ = tx.send(bridge::encode(&message));
@@ -809,6 +762,7 @@ mod tests {
     use crate::chat;
     use crate::ledger::Ledger;
     use crate::oracle::Closed;
+    use crate::wire::{EXECUTOR_PORT, read_text, write_text};
     use crate::world::Knobs;
 
     const W: WorkerId = WorkerId(2);

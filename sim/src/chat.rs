@@ -710,7 +710,7 @@ async fn approval(
 }
 
 /// One agent call with retries: the daemon may be down or restarting.
-async fn agent_call(name: &str, op: SimOp, ledger: &SharedLedger) -> Result<(), String> {
+pub(crate) async fn agent_call(name: &str, op: SimOp, ledger: &SharedLedger) -> Result<(), String> {
     for attempt in 0..20u64 {
         if attempt > 0 {
             tokio::time::sleep(Duration::from_secs(5 * attempt.min(6))).await;

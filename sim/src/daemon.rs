@@ -61,6 +61,7 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
         Shell::open(store, clock, RegistrySink(registry.clone()), config).map_err(|e| e.to_string())?;
     let ledger = state.ledger.clone();
     ledger.borrow_mut().trace("daemon", "start");
+    ledger.borrow_mut().daemon_starts.push(started_ms);
     shell.observe(Box::new(move |engine, batches| observe(&ledger, engine, batches)));
     tokio::task::spawn_local(async move {
         if let Err(e) = shell.run(std::future::pending()).await {
@@ -206,9 +207,9 @@ async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String>
             root_executor: Default::default(),
         },
         SimOp::Spawn { name } => lane(&name, format!("Lane {name}"), None),
-        SimOp::SpawnCli { name } => {
+        SimOp::SpawnCli { name, kind } => {
             let workspace = engine::Workspace { directory: format!("/sim/{name}"), branch: None };
-            lane(&name, format!("CLI lane {name}"), Some((engine::ExecutorKind::Codex, workspace)))
+            lane(&name, format!("CLI lane {name}"), Some((kind, workspace)))
         }
         SimOp::Progress { worker, summary } => Operation::WorkerProgress { worker, summary, commit: None },
         SimOp::Complete { worker, summary } => Operation::WorkerComplete { worker, summary },
@@ -286,6 +287,8 @@ async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
                     // conversation (its binding is lost: the recovery below).
                     | PauseReason::AppNotSelected
                     | PauseReason::AppUnavailable
+                    // The stand-in person looked at the session a foreign turn ran in.
+                    | PauseReason::ForeignTurn
             )
         });
         let binding = v.worker.binding.as_ref();
@@ -377,18 +380,18 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
         let worker = e.worker.map(|w| w.to_string()).unwrap_or_default();
         match &e.kind {
             EventKind::ExecutionIdle => {
-                l.boundary(Boundary::IdleBeforeScheduling, id);
-                l.boundary(Boundary::IdleDuringGrace, id);
+                l.boundary(Boundary::IdleBeforeScheduling, id, None);
+                l.boundary(Boundary::IdleDuringGrace, id, None);
             }
             EventKind::ExecutionScheduled { reason: AttemptReason::AutoResume, .. } => {
-                l.boundary(Boundary::ScheduledBeforeEnqueue, id)
+                l.boundary(Boundary::ScheduledBeforeEnqueue, id, None)
             }
-            EventKind::ExecutionSubmitted => l.boundary(Boundary::ResultBeforeGenerating, id),
-            EventKind::ExecutionGenerating => l.boundary(Boundary::GeneratingBeforeIdle, id),
+            EventKind::ExecutionSubmitted => l.boundary(Boundary::ResultBeforeGenerating, id, None),
+            EventKind::ExecutionGenerating => l.boundary(Boundary::GeneratingBeforeIdle, id, None),
             EventKind::ContinuationWarning { .. } | EventKind::ContinuationPausedForStall { .. } => {
-                l.boundary(Boundary::StallMutation, id)
+                l.boundary(Boundary::StallMutation, id, None)
             }
-            EventKind::DeadManFired { .. } => l.boundary(Boundary::DeadmanFired, id),
+            EventKind::DeadManFired { .. } => l.boundary(Boundary::DeadmanFired, id, None),
             _ => {}
         }
         let attempt = e.attempt.map(|a| a.to_string()).unwrap_or_default();

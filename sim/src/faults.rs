@@ -49,7 +49,9 @@ impl Boundary {
         Boundary::DeadmanFired,
     ];
 
-    /// The host that dies at this boundary.
+    /// The host that dies at this boundary: the daemon, or the executor of the worker
+    /// that passed it (`Target::Executor`, the browser; the ledger reads it as the CLI
+    /// executor for a CLI worker, `Ledger::executor_of`).
     pub fn host(self) -> Target {
         match self {
             Boundary::EnqueuedBeforeAck
@@ -96,6 +98,8 @@ pub enum Target {
     Daemon,
     /// The browser extension.
     Executor,
+    /// The CLI executor (`orchestrator executor-cli`'s model, `cli.rs`) with its children.
+    Cli,
 }
 
 impl Target {
@@ -104,6 +108,7 @@ impl Target {
         match self {
             Target::Daemon => "daemon",
             Target::Executor => "browser",
+            Target::Cli => "cli",
         }
     }
 }
@@ -138,7 +143,8 @@ pub enum Call {
 pub enum Reaction {
     /// A call for the trigger's worker arrives.
     Call(Call),
-    /// The browser closes for this many ms (its storage survives).
+    /// The worker's executor (the browser, or the CLI executor for a CLI worker) is down
+    /// for this many ms (its storage survives).
     ExecutorDown(u64),
     /// The bridge link holds every message for this many ms.
     Hold(u64),

@@ -66,15 +66,19 @@ pub struct Ledger {
     pub root_recoveries: usize,
     /// Times the executor said `hello` (its first connection included).
     pub hellos: usize,
+    /// When the daemon (re)started, simulated ms: a report sent while it was down is lost.
+    pub daemon_starts: Vec<u64>,
     /// Triggers of the run's scenario not yet fired.
     pub triggers: Vec<Trigger>,
     /// Calls a fired trigger delivers to the daemon (it drains them at once).
     pub calls: VecDeque<SimOp>,
     /// Wakes the daemon's trigger task when `calls` gains one.
     pub calls_ready: Rc<tokio::sync::Notify>,
-    /// Link faults and outages a fired trigger asks the world to apply after this step.
-    pub reactions: Vec<Reaction>,
-    /// CLI (`codex`) workers the operator spawned: no executor of their kind ever connects.
+    /// Link faults and outages a fired trigger asks the world to apply after this step,
+    /// with the executor host an outage takes down.
+    pub reactions: Vec<(Reaction, Target)>,
+    /// CLI (`codex`, `claude`) workers the operator spawned: served by the CLI executor
+    /// when the run has one, else waiting for an executor of their kind that never comes.
     pub cli_workers: BTreeSet<WorkerId>,
     /// Workers whose commands the browser received (it is a `chatgpt` executor).
     pub browser_commands: BTreeSet<WorkerId>,
@@ -97,8 +101,10 @@ impl Ledger {
 
     /// A boundary was passed for a worker: count it, fire the triggers pinned to this
     /// occurrence for this worker and, if the plan says so, ask for a crash (the crash
-    /// plan counts occurrences across workers).
-    pub fn boundary(&mut self, boundary: Boundary, worker: WorkerId) {
+    /// plan counts occurrences across workers). `by` is the executor host that passed it
+    /// (`None`: the daemon saw it; an executor's fault then hits the worker's executor).
+    pub fn boundary(&mut self, boundary: Boundary, worker: WorkerId, by: Option<Target>) {
+        let executor = by.unwrap_or_else(|| self.executor_of(worker));
         let mine = self.worker_boundaries.entry((boundary, worker)).or_insert(0);
         *mine += 1;
         let mine = *mine;
@@ -111,7 +117,7 @@ impl Ledger {
                     self.calls.push_back(SimOp::from_call(worker, call));
                     self.calls_ready.notify_one();
                 }
-                other => self.reactions.push(other),
+                other => self.reactions.push((other, executor)),
             }
         }
         let n = self.boundaries.entry(boundary).or_insert(0);
@@ -123,9 +129,19 @@ impl Ledger {
         if let Some(i) = self.crash_plan.iter().position(|c| c.boundary == boundary && c.occurrence == n) {
             let plan = self.crash_plan.remove(i);
             let delay_ms = if boundary == Boundary::IdleDuringGrace { 1_000 } else { 0 };
-            self.crash_now = Some((boundary.host(), self.now_ms + delay_ms));
-            self.crashes.push(format!("{} at {} #{}", boundary.host().host(), plan.boundary, plan.occurrence));
+            let host = match boundary.host() {
+                Target::Daemon => Target::Daemon,
+                _ => executor,
+            };
+            self.crash_now = Some((host, self.now_ms + delay_ms));
+            self.crashes.push(format!("{} at {} #{}", host.host(), plan.boundary, plan.occurrence));
         }
+    }
+
+    /// The executor host that runs the worker: the CLI executor for a CLI worker, else the
+    /// browser.
+    pub fn executor_of(&self, worker: WorkerId) -> Target {
+        if self.cli_workers.contains(&worker) { Target::Cli } else { Target::Executor }
     }
 
     /// Records an accepted user message; a second acceptance of one key is the bug

@@ -39,24 +39,32 @@ fn main() -> ExitCode {
             swarm(from, seeds, jobs)
         }
         Some("replay") => {
-            if let Some(file) = flag(&args, "--scenario") {
-                return run_scenarios(std::slice::from_ref(&file));
-            }
-            let Some(seed) = flag(&args, "--seed").and_then(|s| s.parse::<u64>().ok()) else { return usage() };
-            let plan: Vec<CrashAt> = match flag(&args, "--crash") {
-                Some(spec) => match parse_crash(&spec) {
-                    Some(c) => vec![c],
-                    None => return usage(),
-                },
-                None => Vec::new(),
-            };
-            let knobs = match plan.first() {
-                Some(crash) => matrix::knobs_for(matrix::Cell { crash: *crash, seed }),
-                None => Knobs::swarm(seed),
+            let full = args.iter().any(|a| a == "--full");
+            let (knobs, plan) = if let Some(file) = flag(&args, "--scenario") {
+                // With `--full`, the scenario's whole trace; without, its verdict.
+                let scenario = std::fs::read_to_string(&file).ok().and_then(|t| scenario::parse(&file, &t).ok());
+                match scenario {
+                    Some(s) if full => (s.knobs, s.plan),
+                    _ => return run_scenarios(std::slice::from_ref(&file)),
+                }
+            } else {
+                let Some(seed) = flag(&args, "--seed").and_then(|s| s.parse::<u64>().ok()) else { return usage() };
+                let plan: Vec<CrashAt> = match flag(&args, "--crash") {
+                    Some(spec) => match parse_crash(&spec) {
+                        Some(c) => vec![c],
+                        None => return usage(),
+                    },
+                    None => Vec::new(),
+                };
+                let knobs = match plan.first() {
+                    Some(crash) => matrix::knobs_for(matrix::Cell { crash: *crash, seed }),
+                    None => Knobs::swarm(seed),
+                };
+                (knobs, plan)
             };
             println!("{}", world::describe(&knobs));
             let outcome = world::run(&knobs, &plan);
-            let lines = if args.iter().any(|a| a == "--full") { &outcome.trace } else { &outcome.trace_tail };
+            let lines = if full { &outcome.trace } else { &outcome.trace_tail };
             for line in lines {
                 println!("{line}");
             }

@@ -33,12 +33,18 @@ pub fn cells() -> Vec<Cell> {
     cells
 }
 
-/// The knobs of a cell: calm, except that the stall boundary needs agents that
-/// make no progress for long enough to cross the warning threshold, and the dead-man
-/// boundary a run whose every conversation closes while its person is away (as
-/// `scenarios/deadman-recover.scn`).
+/// The knobs of a cell: calm, with a Codex and a Claude Code lane on a CLI executor
+/// beside the two ChatGPT lanes (so its boundaries crash it too), except that the stall
+/// boundary needs one agent that makes no progress for long enough to cross the warning
+/// threshold, and the dead-man boundary a run whose every conversation closes while its
+/// person is away (as `scenarios/deadman-recover.scn`).
 pub fn knobs_for(cell: Cell) -> Knobs {
     let mut knobs = Knobs::calm(cell.seed);
+    if !matches!(cell.crash.boundary, Boundary::StallMutation | Boundary::DeadmanFired) {
+        knobs.cli_workers = 1;
+        knobs.cli.claude_workers = 1;
+        knobs.cli.executor = true;
+    }
     if cell.crash.boundary == Boundary::StallMutation {
         knobs.workers = 1;
         knobs.agents.progress_pct = 0;

@@ -25,9 +25,9 @@
 //!   executor saw).
 //!
 //! - For an account-wide limit (a usage or rate limit: `worker.held` with a time), no
-//!   attempt for any worker of that executor is scheduled after the hold began and before
-//!   its time (`account_holds_honoured`; the simulator has one executor, so every worker
-//!   counts). The conversation hosts check the rest of the page states themselves:
+//!   attempt for any worker of that account is scheduled after the hold began and before
+//!   its time (`account_holds_honoured`; the simulator has one executor per kind, so an
+//!   account is a kind: a Codex limit does not stop Claude or ChatGPT workers). The conversation hosts check the rest of the page states themselves:
 //!   nothing is typed into a page that shows a limit, a check or a dialog, and nobody
 //!   clicks a dialog (both recorded as violations as they happen).
 //!
@@ -45,6 +45,7 @@
 //! breaks only once it has been open longer than its rule's patience.
 
 use crate::wire::conversation_host;
+use engine::ExecutorKind;
 use engine::event::{Event, EventKind};
 use engine::ids::{AttemptId, RunId, WorkerId};
 use engine::model::{AttemptOutcome, AttemptReason, HoldReason};
@@ -354,15 +355,18 @@ pub fn approvals_honoured(log: Log<'_>) -> Vec<String> {
 }
 
 /// No attempt is scheduled while an account-wide hold (a `worker.held` for a usage or
-/// rate limit, with its time) is in force: from that event to its time, for any worker.
-/// A later, longer hold extends the window; holds lift only at their time.
-pub fn account_holds_honoured(log: Log<'_>) -> Vec<String> {
-    let mut hold: Option<(Timestamp, u64)> = None;
+/// rate limit, with its time) is in force: from that event to its time, for any worker of
+/// the held worker's kind (`kinds`; absent: `chatgpt`). The simulator has one executor per
+/// kind, so an account is a kind. A later, longer hold extends the window; holds lift
+/// only at their time.
+pub fn account_holds_honoured(log: Log<'_>, kinds: &BTreeMap<WorkerId, ExecutorKind>) -> Vec<String> {
+    let kind_of = |w: Option<WorkerId>| w.and_then(|w| kinds.get(&w).copied()).unwrap_or_default();
+    let mut holds: BTreeMap<ExecutorKind, (Timestamp, u64)> = BTreeMap::new();
     let mut broken = Vec::new();
     for e in log.events {
-        if hold.is_some_and(|(until, _)| e.at >= until) {
-            hold = None;
-        }
+        holds.retain(|_, (until, _)| e.at < *until);
+        let kind = kind_of(e.worker);
+        let hold = holds.get(&kind).copied();
         match (&e.kind, hold) {
             (
                 EventKind::WorkerHeld {
@@ -371,7 +375,9 @@ pub fn account_holds_honoured(log: Log<'_>) -> Vec<String> {
                     ..
                 },
                 _,
-            ) if hold.is_none_or(|(t, _)| *until > t) => hold = Some((*until, e.cursor.0)),
+            ) if hold.is_none_or(|(t, _)| *until > t) => {
+                holds.insert(kind, (*until, e.cursor.0));
+            }
             (EventKind::ExecutionScheduled { .. }, Some((until, cursor))) => broken.push(format!(
                 "scheduled while the account was held: {} for {} at {} ms (event #{}), held since event #{cursor} \
                  until {} ms",
@@ -669,18 +675,18 @@ mod tests {
     fn nothing_is_scheduled_while_an_account_is_held() {
         // Held at 3 s until 10 s: an attempt at 4 s breaks, one at or after 10 s passes.
         let log = held(running(), HoldReason::UsageLimit, 10).scheduled(2, &[WakeReason::Idle]);
-        let broken = account_holds_honoured(log.ended(true, 1));
+        let broken = account_holds_honoured(log.ended(true, 1), &BTreeMap::new());
         assert_eq!(broken.len(), 1, "{broken:?}");
         assert!(
             broken[0].starts_with("scheduled while the account was held: exe-2 for wrk-2 at 4000 ms"),
             "{broken:?}"
         );
         let log = held(running(), HoldReason::RateLimited, 4).scheduled(2, &[WakeReason::Idle]);
-        assert!(account_holds_honoured(log.ended(true, 1)).is_empty());
+        assert!(account_holds_honoured(log.ended(true, 1), &BTreeMap::new()).is_empty());
         // A dialog holds only its own conversation, with no time: not an account hold.
         let dialog = EventKind::WorkerHeld { reason: HoldReason::BlockedByDialog, until: None, detail: None };
         let log = running().push(None, dialog).scheduled(2, &[WakeReason::Idle]);
-        assert!(account_holds_honoured(log.ended(true, 1)).is_empty());
+        assert!(account_holds_honoured(log.ended(true, 1), &BTreeMap::new()).is_empty());
     }
 
     #[test]

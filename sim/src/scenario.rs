@@ -17,8 +17,11 @@
 //! the lane names it, and the browser opens it for that command.
 
 use crate::chat::{Death, PageEvent, PageStop};
+use crate::cli_oracle::CliCounts;
+use crate::cli_session::{CliEvent, CliEventKind};
 use crate::faults::{Boundary, Call, CrashAt, Reaction, Trigger};
 use crate::world::{Action, ActionKind, Knobs, Outcome, PARTITION_MS_MIN};
+use engine::ExecutorKind;
 use engine::ids::WorkerId;
 use engine::model::{ConversationState, ErrorKind};
 
@@ -53,12 +56,14 @@ pub enum Expectation {
     DeferralsAtLeast(usize),
     /// Exactly this many lanes left paused by the stall guard.
     Stalled(usize),
-    /// Exactly this many prompts delivered to a lane in a time window.
+    /// Exactly this many (or, `at_least`, at least this many) prompts delivered to a lane
+    /// in a time window.
     DeliveredBetween {
         lane: usize,
         from_ms: u64,
         to_ms: u64,
         count: usize,
+        at_least: bool,
     },
     /// At least this many lanes failed (their agents called `worker_fail`).
     FailedAtLeast(usize),
@@ -86,6 +91,11 @@ pub enum Expectation {
     ApprovalsAtLeast(u32),
     /// Workers paused because of the app at least this often.
     AppPausesAtLeast(usize),
+    /// A CLI count (`cli-turns`, `cli-next-turn-steers`, ...) at least this high.
+    Cli {
+        name: String,
+        at_least: usize,
+    },
 }
 
 /// A scenario file error, with its line number.
@@ -161,6 +171,39 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "seed" => knobs.seed = num(1)?,
             "workers" => knobs.workers = num(1)? as usize,
             "cli-workers" => knobs.cli_workers = num(1)? as usize,
+            "claude-workers" => knobs.cli.claude_workers = num(1)? as usize,
+            "cli-executor" => knobs.cli.executor = flag(1)?,
+            "cli-child-crashes" => knobs.cli.child_crash_pct = num(1)?.min(100),
+            "cli-merge" => knobs.cli.merge_pct = num(1)?.min(100),
+            "cli-foreign" => knobs.cli.foreign_pct = num(1)?.min(100),
+            "cli-limits" => knobs.cli.limit_pct = num(1)?.min(100),
+            "cli-torn" => knobs.cli.torn_pct = num(1)?.min(100),
+            "at" if w.get(2) == Some(&"cli") => {
+                // at TIME cli limit codex|claude DURATION [no-time] | cli foreign laneN | cli child-crash laneN
+                let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let worker = || {
+                    let lane = w.get(4).and_then(|v| lane(v)).filter(|l| *l != usize::MAX);
+                    lane.map(|l| WorkerId(l as u64 + 2)).ok_or_else(|| err("expected laneN"))
+                };
+                let what = match w.get(3).copied() {
+                    Some("limit") => {
+                        let kind = w.get(4).and_then(|k| ExecutorKind::parse(k)).filter(|k| k.is_cli());
+                        let kind = kind.ok_or_else(|| err("expected codex or claude"))?;
+                        let length_ms =
+                            w.get(5).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a duration"))?;
+                        let names_time = match w.get(6).copied() {
+                            None => true,
+                            Some("no-time") => false,
+                            Some(_) => return Err(err("expected no-time or nothing")),
+                        };
+                        CliEventKind::Limit { kind, length_ms, names_time }
+                    }
+                    Some("foreign") => CliEventKind::Foreign { worker: worker()? },
+                    Some("child-crash") => CliEventKind::ChildCrash { worker: worker()? },
+                    _ => return Err(err("expected limit, foreign or child-crash")),
+                };
+                knobs.cli.events.push(CliEvent { at_ms, what });
+            }
             "turns" => {
                 knobs.agents.turns_min = num(1)? as u32;
                 knobs.agents.turns_max = num(2)? as u32;
@@ -339,7 +382,15 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                     let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
                     let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                     let to_ms = w.get(5).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
-                    Expectation::DeliveredBetween { lane, from_ms, to_ms, count: num(7)? as usize }
+                    let at_least = match w.get(6).copied() {
+                        Some("=") => false,
+                        Some(">=") => true,
+                        _ => return Err(err("expected = or >=")),
+                    };
+                    Expectation::DeliveredBetween { lane, from_ms, to_ms, count: num(7)? as usize, at_least }
+                }
+                Some(name) if CliCounts::default().named(name).is_some() => {
+                    Expectation::Cli { name: name.to_string(), at_least: num(3)? as usize }
                 }
                 _ => return Err(err("unknown expectation")),
             }),
@@ -347,7 +398,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
         }
     }
     let trigger_lanes = knobs.triggers.iter().map(|t| t.lane);
-    if knobs.script.iter().map(|a| a.lane).chain(trigger_lanes).any(|l| l >= knobs.workers && l != usize::MAX) {
+    let lanes = knobs.workers + knobs.cli_workers + knobs.cli.claude_workers;
+    if knobs.script.iter().map(|a| a.lane).chain(trigger_lanes).any(|l| l >= lanes && l != usize::MAX) {
         return Err(ParseError { line: 0, message: "an action names a lane beyond `workers`".into() });
     }
     Ok(Scenario { title: title.unwrap_or_else(|| name.to_string()), knobs, plan, expectations })
@@ -379,16 +431,17 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::AppPausesAtLeast(n) => outcome.app_pauses >= *n,
             Expectation::DeadManFired(n) => outcome.dead_man_fired == *n,
             Expectation::DeadManRecoveries(n) => outcome.dead_man_recoveries == *n,
-            Expectation::DeliveredBetween { lane, from_ms, to_ms, count } => {
-                // Lanes are spawned in order right after the root (wrk-1).
+            Expectation::DeliveredBetween { lane, from_ms, to_ms, count, at_least } => {
+                // Lanes are spawned in order right after the root (wrk-1), CLI lanes last.
                 let worker = WorkerId(*lane as u64 + 2);
                 let n = outcome
                     .delivered
                     .iter()
                     .filter(|d| d.worker == worker && (*from_ms..*to_ms).contains(&d.at_ms))
                     .count();
-                n == *count
+                if *at_least { n >= *count } else { n == *count }
             }
+            Expectation::Cli { name, at_least } => outcome.cli.named(name).is_some_and(|n| n >= *at_least),
         };
         if !ok {
             failed.push(format!("expectation {e:?} does not hold"));

@@ -10,7 +10,7 @@ type Step = fn(&Knobs, &[CrashAt]) -> Option<(Knobs, Vec<CrashAt>)>;
 
 /// The simplifications, tried in order until none applies (each makes the run strictly
 /// smaller: fewer workers or turns, fewer fault classes, shorter fault phase).
-const STEPS: [Step; 16] = [
+const STEPS: [Step; 21] = [
     |k, p| (p.len() > 1).then(|| (k.clone(), p[1..].to_vec())),
     |k, p| (p.len() > 1).then(|| (k.clone(), p[..p.len() - 1].to_vec())),
     |k, p| (k.workers > 1).then(|| (Knobs { workers: k.workers - 1, ..k.clone() }, p.to_vec())),
@@ -70,6 +70,35 @@ const STEPS: [Step; 16] = [
         })
     },
     |k, p| (k.safety_ms > 10 * 60_000).then(|| (Knobs { safety_ms: k.safety_ms / 2, ..k.clone() }, p.to_vec())),
+    |k, p| (k.cli_workers > 0).then(|| (Knobs { cli_workers: k.cli_workers - 1, ..k.clone() }, p.to_vec())),
+    |k, p| {
+        (k.cli.claude_workers > 0).then(|| {
+            let mut k = k.clone();
+            k.cli.claude_workers -= 1;
+            (k, p.to_vec())
+        })
+    },
+    |k, p| {
+        (k.cli.child_crash_pct > 0).then(|| {
+            let mut k = k.clone();
+            k.cli.child_crash_pct = 0;
+            (k, p.to_vec())
+        })
+    },
+    |k, p| {
+        (k.cli.foreign_pct + k.cli.limit_pct > 0).then(|| {
+            let mut k = k.clone();
+            (k.cli.foreign_pct, k.cli.limit_pct) = (0, 0);
+            (k, p.to_vec())
+        })
+    },
+    |k, p| {
+        (k.cli.torn_pct > 0).then(|| {
+            let mut k = k.clone();
+            k.cli.torn_pct = 0;
+            (k, p.to_vec())
+        })
+    },
 ];
 
 /// Greedily applies simplifications while `fails` still holds; returns the smallest
@@ -129,6 +158,15 @@ pub fn to_scenario(title: &str, k: &Knobs, plan: &[CrashAt]) -> String {
     let _ = writeln!(s, "partition {}", k.partition_pct);
     let _ = writeln!(s, "submit-delay {}s", k.submit_delay_ms / 1_000);
     let _ = writeln!(s, "safety {}m", k.safety_ms / 60_000);
+    let c = &k.cli;
+    let _ = writeln!(s, "cli-workers {}", k.cli_workers);
+    let _ = writeln!(s, "claude-workers {}", c.claude_workers);
+    let _ = writeln!(s, "cli-executor {}", on(c.executor));
+    let _ = writeln!(s, "cli-child-crashes {}", c.child_crash_pct);
+    let _ = writeln!(s, "cli-merge {}", c.merge_pct);
+    let _ = writeln!(s, "cli-foreign {}", c.foreign_pct);
+    let _ = writeln!(s, "cli-limits {}", c.limit_pct);
+    let _ = writeln!(s, "cli-torn {}", c.torn_pct);
     for c in plan {
         let _ = writeln!(s, "crash {} {}", c.boundary, c.occurrence);
     }

@@ -44,8 +44,8 @@ pub enum SimOp {
     CreateRun { auto: bool },
     /// Spawn `/root/<name>` and start it.
     Spawn { name: String },
-    /// Spawn `/root/<name>` as a Codex CLI worker (workspace `/sim/<name>`) and start it.
-    SpawnCli { name: String },
+    /// Spawn `/root/<name>` as a CLI worker of `kind` (workspace `/sim/<name>`) and start it.
+    SpawnCli { name: String, kind: engine::ExecutorKind },
     /// Start the run's `/root` in a fresh conversation (`worker_continue_now` on it).
     StartRoot,
     /// `worker_progress`.

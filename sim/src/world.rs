@@ -3,6 +3,9 @@
 
 use crate::browser::{self, BrowserState, Storage};
 use crate::chat::{self, AgentKnobs};
+use crate::cli::{self, CliState};
+use crate::cli_oracle;
+use crate::cli_session::{CliDisk, CliKnobs};
 use crate::daemon::{self, DaemonState, EPOCH_MS};
 use crate::deadman_oracle;
 use crate::faults::{CrashAt, Reaction, Target, Trigger};
@@ -28,9 +31,12 @@ pub struct Knobs {
     pub seed: u64,
     /// Lanes spawned under `/root`.
     pub workers: usize,
-    /// Codex CLI lanes spawned besides them (scenario files; the swarm spawns none): no
-    /// CLI executor connects, so they wait, and nothing of theirs may reach the browser.
+    /// Codex CLI lanes spawned besides them (`cli.claude_workers` Claude Code ones after
+    /// them). Without a CLI executor (`cli.executor`) they wait, and nothing of theirs may
+    /// reach the browser; with one it runs them (`cli.rs`).
     pub cli_workers: usize,
+    /// The CLI executor and its sessions' behaviour.
+    pub cli: CliKnobs,
     /// Whether the executor can steer mid-turn.
     pub steering: bool,
     /// The executor's concurrency limit (submissions in progress at once).
@@ -115,6 +121,7 @@ impl Knobs {
             seed,
             workers: pick(1, 4) as usize,
             cli_workers: 0,
+            cli: CliKnobs::default(),
             steering: pick(0, 1) == 1,
             concurrency: pick(1, 3) as usize,
             agents: AgentKnobs {
@@ -163,6 +170,14 @@ impl Knobs {
         knobs.submit_delay_ms = if pick(0, 1) == 1 { pick(1, 8) * 1_000 } else { 0 };
         knobs.agents.submit_timeout_pct = if pick(0, 3) == 0 { pick(2, 10) } else { 0 };
         knobs.agents.page_stop_pct = if pick(0, 3) == 0 { pick(1, 3) } else { 0 };
+        // Some seeds run Codex and Claude lanes on a CLI executor besides the browser's.
+        if pick(0, 2) == 0 {
+            knobs.cli = CliKnobs::swarm(&mut pick);
+            knobs.cli_workers = pick(0, 2) as usize;
+            if knobs.cli_workers + knobs.cli.claude_workers == 0 {
+                knobs.cli.claude_workers = 1;
+            }
+        }
         knobs
     }
 
@@ -172,6 +187,7 @@ impl Knobs {
             seed,
             workers: 2,
             cli_workers: 0,
+            cli: CliKnobs::default(),
             steering: true,
             concurrency: 8,
             agents: AgentKnobs {
@@ -281,6 +297,8 @@ pub struct Outcome {
     pub approvals: u32,
     /// Workers paused because of the app (`app_unavailable`, `app_not_selected`).
     pub app_pauses: usize,
+    /// What the CLI executor's sessions did (`cli_oracle.rs`).
+    pub cli: cli_oracle::CliCounts,
     /// Planned crashes and triggers that never happened.
     pub unreached: Vec<String>,
     /// Crashes performed.
@@ -345,13 +363,25 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         ledger: ledger.clone(),
     };
     sim.host("browser", move || browser::run(b.clone()));
-    let (workers, cli_workers, auto, root) = (knobs.workers, knobs.cli_workers, knobs.auto, knobs.root);
+    // The CLI executor's machine: its journal and the CLIs' records survive its restarts.
+    let cli_disk = Rc::new(RefCell::new(CliDisk::default()));
+    if knobs.cli.executor {
+        let c = CliState {
+            disk: cli_disk.clone(),
+            knobs: knobs.cli.clone(),
+            agents: knobs.agents.clone(),
+            seed: knobs.seed,
+            ledger: ledger.clone(),
+        };
+        sim.host("cli", move || cli::run(c.clone()));
+    }
+    let cli_lanes = cli_oracle::lane_kinds(knobs);
+    let (workers, auto, root) = (knobs.workers, knobs.auto, knobs.root);
     let (dead_man, away) = (knobs.dead_man, knobs.away);
     let operator_ledger = ledger.clone();
     let operator_script = Script { actions: knobs.script.clone(), fresh };
-    sim.client("operator", async move {
-        operator(Setup { workers, cli_workers, auto, root, dead_man, away }, operator_script, operator_ledger).await
-    });
+    let setup = Setup { workers, cli_lanes: cli_lanes.clone(), auto, root, dead_man, away };
+    sim.client("operator", async move { operator(setup, operator_script, operator_ledger).await });
 
     let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
     let mut restart: Vec<(Target, u64)> = Vec::new();
@@ -381,22 +411,24 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         let mut reactions = std::mem::take(&mut ledger.borrow_mut().reactions);
         for &(at, length) in &knobs.outages {
             if at <= now && now < at + tick {
-                reactions.push(Reaction::ExecutorDown(length));
+                reactions.push((Reaction::ExecutorDown(length), Target::Executor));
             }
         }
         for &(at, length) in &knobs.partitions {
             if at <= now && now < at + tick {
-                reactions.push(Reaction::Partition(length));
+                reactions.push((Reaction::Partition(length), Target::Executor));
             }
         }
-        for reaction in reactions {
+        for (reaction, executor) in reactions {
             match reaction {
                 Reaction::ExecutorDown(length) => {
-                    let running = !restart.iter().any(|(t, _)| *t == Target::Executor);
+                    let exists = executor != Target::Cli || knobs.cli.executor;
+                    let running = exists && !restart.iter().any(|(t, _)| *t == executor);
                     if running {
-                        ledger.borrow_mut().crashes.push(format!("browser outage at t={now} for {length} ms"));
-                        crash(&mut sim, Target::Executor, &disk, &ledger);
-                        restart.push((Target::Executor, now + length));
+                        let host = executor.host();
+                        ledger.borrow_mut().crashes.push(format!("{host} outage at t={now} for {length} ms"));
+                        crash(&mut sim, executor, &disk, &ledger);
+                        restart.push((executor, now + length));
                     }
                 }
                 Reaction::Hold(length) => link.set(&sim, Link::Held { until: now + length }, &ledger),
@@ -406,9 +438,12 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         }
         // Random faults (swarm), once per simulated minute of the safety phase.
         if faults_on && now % 60_000 < tick {
-            for (target, pct) in
-                [(Target::Daemon, knobs.daemon_crash_pct), (Target::Executor, knobs.executor_crash_pct)]
-            {
+            // The CLI executor crashes as often as the browser (drawn only when it runs, so
+            // that other seeds' draws stay what they were).
+            let cli_crash_pct = if knobs.cli.executor { knobs.executor_crash_pct } else { 0 };
+            let targets = [(Target::Daemon, knobs.daemon_crash_pct), (Target::Executor, knobs.executor_crash_pct)];
+            let cli_target = knobs.cli.executor.then_some((Target::Cli, cli_crash_pct));
+            for (target, pct) in targets.into_iter().chain(cli_target) {
                 let running = !restart.iter().any(|(t, _)| *t == target);
                 if running && rng.next_u64() % 100 < pct {
                     ledger.borrow_mut().crashes.push(format!("{} at random t={now}", target.host()));
@@ -439,7 +474,8 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         });
         let done = {
             let l = ledger.borrow();
-            let agents = workers + usize::from(knobs.root);
+            let cli_agents = if knobs.cli.executor { cli_lanes.len() } else { 0 };
+            let agents = workers + usize::from(knobs.root) + cli_agents;
             !faults_on
                 && restart.is_empty()
                 && link == Link::Up
@@ -453,7 +489,27 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     }
     outcome.steps = steps;
     check(&mut outcome, &ledger, &disk, &engine_config, knobs);
+    if let Some((engine, events)) = recovered(&disk, &engine_config) {
+        let cli_disk = cli_disk.borrow();
+        let daemon_starts = ledger.borrow().daemon_starts.clone();
+        let limits = cli_oracle::limits_of(knobs, &cli_disk);
+        let start = engine::time::Timestamp(EPOCH_MS);
+        let src =
+            cli_oracle::Sources { events: &events, engine: &engine, start, daemon_starts: &daemon_starts, limits };
+        let facts = cli_oracle::check(knobs, &cli_disk, &src);
+        outcome.cli = facts.counts;
+        outcome.violations.extend(facts.violations);
+    }
     outcome
+}
+
+/// The engine as the store recovers it after the run, and every durable event by cursor.
+fn recovered(disk: &Rc<RefCell<Disk>>, config: &EngineConfig) -> Option<(Engine, Vec<engine::event::Event>)> {
+    let records = MemStore::open(disk.clone()).load().ok()?;
+    let mut events: Vec<engine::event::Event> =
+        records.iter().filter_map(|r| if let Record::Event(e) = r { Some(e.clone()) } else { None }).collect();
+    events.sort_by_key(|e| e.cursor);
+    Some((Engine::recover(config.clone(), records).ok()?, events))
 }
 
 /// Shortest partition of the bridge link: longer than the executor's heartbeat interval
@@ -533,7 +589,8 @@ const ATTACH_TRIES_MAX: u32 = 120;
 /// What the operator sets up before it only watches.
 struct Setup {
     workers: usize,
-    cli_workers: usize,
+    /// The CLI lanes' kinds, in spawn order (after the browser's lanes).
+    cli_lanes: Vec<engine::ExecutorKind>,
     auto: bool,
     root: bool,
     dead_man: Option<(engine::deadman::DeadManMode, u64)>,
@@ -541,7 +598,7 @@ struct Setup {
 }
 
 async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil::Result {
-    let Setup { workers, cli_workers, auto, root, dead_man, away } = setup;
+    let Setup { workers, cli_lanes, auto, root, dead_man, away } = setup;
     let _ = call(SimOp::CreateRun { auto }, &ledger).await; // answers are in the trace
     if let Some((mode, after_ms)) = dead_man {
         let _ = call(SimOp::SetDeadMan { mode, after_ms }, &ledger).await;
@@ -557,9 +614,11 @@ async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil
             lanes.push(id);
         }
     }
-    for i in 0..cli_workers {
-        if let Ok(Some(id)) = call(SimOp::SpawnCli { name: format!("cli{i}") }, &ledger).await {
+    // CLI lanes come after the browser's: `laneN` past `workers` names them too.
+    for (i, kind) in cli_lanes.into_iter().enumerate() {
+        if let Ok(Some(id)) = call(SimOp::SpawnCli { name: format!("cli{i}"), kind }, &ledger).await {
             ledger.borrow_mut().cli_workers.insert(id);
+            lanes.push(id);
         }
     }
     let Script { actions: mut script, fresh } = script;
@@ -703,7 +762,9 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
             for broken in oracle::attachments_honoured(log, seen) {
                 l.violation(broken);
             }
-            for broken in oracle::account_holds_honoured(log).into_iter().chain(oracle::approvals_honoured(log)) {
+            let kinds = engine.workers().map(|w| (w.id, w.spec.executor)).collect();
+            let holds = oracle::account_holds_honoured(log, &kinds);
+            for broken in holds.into_iter().chain(oracle::approvals_honoured(log)) {
                 l.violation(broken);
             }
             let after_ms = knobs.dead_man.map_or(engine::limits::DEADMAN_AFTER_MS_DEFAULT, |(_, ms)| ms);
@@ -769,14 +830,15 @@ fn check(outcome: &mut Outcome, ledger: &SharedLedger, disk: &Rc<RefCell<Disk>>,
                     && w.pause.as_ref().is_some_and(|p| p.reason == engine::model::PauseReason::Stall)
             });
             let with_root = knobs.root && !lane_stalled;
-            // CLI lanes wait for an executor of their kind: checked apart, never live here.
-            let facts = kinds_oracle::cli_workers_untouched(&engine, &l.cli_workers, &l.browser_commands);
+            // Without a CLI executor, CLI lanes wait for one: checked apart, never live here.
+            let served = knobs.cli.executor;
+            let facts = kinds_oracle::cli_workers_untouched(&engine, &l.cli_workers, &l.browser_commands, served);
             outcome.cli_waiting = facts.waiting;
             l.violations.extend(facts.violations);
-            let with_root = with_root && l.cli_workers.is_empty();
+            let with_root = with_root && (l.cli_workers.is_empty() || served);
             let lanes: Vec<_> = engine
                 .workers()
-                .filter(|w| (with_root || w.spec.name != "/root") && !l.cli_workers.contains(&w.id))
+                .filter(|w| (with_root || w.spec.name != "/root") && (served || !l.cli_workers.contains(&w.id)))
                 .collect();
             outcome.workers = lanes.len();
             outcome.completed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Completed).count();
@@ -938,5 +1000,21 @@ pub fn describe(k: &Knobs) -> String {
         k.safety_ms / 60_000,
         k.tick_ms
     );
+    let c = &k.cli;
+    if c.executor || k.cli_workers > 0 || c.claude_workers > 0 {
+        let _ = write!(
+            s,
+            " cli_executor={} codex_workers={} claude_workers={} cli_child_crash={}% cli_merge={}% cli_foreign={}% \
+             cli_limits={}% cli_torn={}%",
+            c.executor,
+            k.cli_workers,
+            c.claude_workers,
+            c.child_crash_pct,
+            c.merge_pct,
+            c.foreign_pct,
+            c.limit_pct,
+            c.torn_pct
+        );
+    }
     s
 }

@@ -28,6 +28,8 @@ fn triggers_partitions_failures_and_attaches_replay_byte_for_byte() {
         ("reattach-lane.scn", include_str!("../../scenarios/reattach-lane.scn")),
         ("approvals-per-tool.scn", include_str!("../../scenarios/approvals-per-tool.scn")),
         ("app-unavailable.scn", include_str!("../../scenarios/app-unavailable.scn")),
+        ("cli-steer-next-turn.scn", include_str!("../../scenarios/cli-steer-next-turn.scn")),
+        ("cli-child-crash.scn", include_str!("../../scenarios/cli-child-crash.scn")),
     ];
     for (name, text) in files {
         let s = sim::scenario::parse(name, text).expect("the scenario parses");

@@ -3,6 +3,7 @@
 //! buffer of the newest ones per worker that the summary push keeps. No IO.
 
 use crate::protocol::RecentEventWire;
+use engine::SteerLanding;
 use engine::event::{Event, EventKind};
 use engine::ids::{Cursor, WorkerId};
 use engine::model::{
@@ -50,11 +51,18 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::WorkerHeld { .. }
         | EventKind::WorkerHoldLifted { .. }
         | EventKind::DeadManFired { .. } => true,
-        // A limit or a dialog says more in its `worker.held`, a lost app in its `worker.paused`.
+        // A limit or a dialog says more in its `worker.held`, a lost app or a foreign turn
+        // in its `worker.paused`.
         EventKind::ConversationError { kind } => !matches!(
             kind,
-            ErrorKind::UsageLimit | ErrorKind::RateLimited | ErrorKind::BlockedByDialog | ErrorKind::AppUnavailable
+            ErrorKind::UsageLimit
+                | ErrorKind::RateLimited
+                | ErrorKind::BlockedByDialog
+                | ErrorKind::AppUnavailable
+                | ErrorKind::ForeignTurn
         ),
+        // A merged steer is the steer it was; a next turn is news.
+        EventKind::SteerLanded { landed } => *landed == SteerLanding::NextTurn,
         EventKind::WorkerPaused { reason, .. } => *reason != PauseReason::Stall,
         EventKind::ExecutionEnded { outcome, .. } => !matches!(
             outcome,
@@ -91,6 +99,7 @@ pub fn sentence(e: &Event) -> String {
     const HOST_UI_CHANGED: &str = "Paused: the ChatGPT page changed; check the extension";
     const AMBIGUOUS: &str = "Paused: unsure whether the last prompt was sent";
     const APP_UNAVAILABLE: &str = "Paused: the app is unavailable in this conversation; recover into a new one";
+    const FOREIGN_TURN: &str = "A turn the orchestrator did not start ran in this session";
     match &e.kind {
         EventKind::WorkerProgress { summary, .. } => format!("Progress: {}", excerpt(summary)),
         EventKind::WorkerCompleted { .. } => "Completed".into(),
@@ -112,6 +121,7 @@ pub fn sentence(e: &Event) -> String {
             PauseReason::AccountCheck => "Paused: ChatGPT asks a person to check the account".into(),
             PauseReason::AppUnavailable => APP_UNAVAILABLE.into(),
             PauseReason::AppNotSelected => "Paused: ChatGPT did not show the app in this conversation".into(),
+            PauseReason::ForeignTurn => format!("Paused: {}", FOREIGN_TURN.to_lowercase()),
         },
         EventKind::WorkerHeld { reason, until, detail } => match (reason, until) {
             (HoldReason::UsageLimit, Some(t)) => format!("Usage limit: resumes at {}", clock(*t)),
@@ -199,7 +209,12 @@ pub fn sentence(e: &Event) -> String {
             ErrorKind::Challenge => "ChatGPT shows a human check: a person must resume".into(),
             ErrorKind::BlockedByDialog => "A dialog blocks the conversation".into(),
             ErrorKind::AppUnavailable => APP_UNAVAILABLE.into(),
+            ErrorKind::ForeignTurn => FOREIGN_TURN.into(),
         },
+        EventKind::SteerLanded { landed: SteerLanding::NextTurn } => {
+            "The steer became the next turn (counted as a turn)".into()
+        }
+        EventKind::SteerLanded { landed: SteerLanding::Merged } => "The steer joined the running turn".into(),
         EventKind::SteeringRecorded { outcome, .. } => match outcome {
             SteeringOutcome::ContinueAsPlanned => "Root: continue as planned".into(),
             SteeringOutcome::CorrectDirection => "Root asked for a correction".into(),

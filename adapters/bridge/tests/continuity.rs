@@ -212,3 +212,18 @@ fn page_states_decode_with_their_time_and_capped_clean_words() {
     // Only control characters or spaces: no text.
     assert_eq!(observation(&text("blocked_by_dialog", "\\u0000 \\t")).detail, None);
 }
+
+#[test]
+fn a_foreign_turn_and_a_steer_that_became_the_next_turn_are_told_once() {
+    use engine::SteerLanding;
+    let say = |kind| sentence(&event(1, 1, kind));
+    let paused = EventKind::WorkerPaused { reason: PauseReason::ForeignTurn, after_turn: false };
+    assert!(is_continuity(&paused));
+    assert_eq!(say(paused), "Paused: a turn the orchestrator did not start ran in this session");
+    // The pause tells it; the page error it came from is not told twice.
+    assert!(!is_continuity(&EventKind::ConversationError { kind: ErrorKind::ForeignTurn }));
+    let next = EventKind::SteerLanded { landed: SteerLanding::NextTurn };
+    assert!(is_continuity(&next));
+    assert_eq!(say(next), "The steer became the next turn (counted as a turn)");
+    assert!(!is_continuity(&EventKind::SteerLanded { landed: SteerLanding::Merged }));
+}

@@ -62,6 +62,9 @@ pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
             if let Some(where_) = executor_line(&w) {
                 writeln!(out, "          {where_}")?;
             }
+            if let Some(why) = pause_line(&w) {
+                writeln!(out, "          {why}")?;
+            }
             if let Some(a) = w.get("currentAttempt").filter(|a| !a.is_null()) {
                 let a_s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
                 writeln!(
@@ -105,9 +108,28 @@ pub fn executor_line(worker: &Value) -> Option<String> {
     ))
 }
 
+/// What a paused worker's person should do, from its `worker_get` view's pause detail
+/// (`why: A turn the orchestrator did not start ran in this Codex CLI session ...`).
+pub fn pause_line(worker: &Value) -> Option<String> {
+    worker.pointer("/pause/detail").and_then(Value::as_str).filter(|d| !d.is_empty()).map(|d| format!("why: {d}"))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::executor_line;
+    use super::{executor_line, pause_line};
+
+    #[test]
+    fn a_pause_says_why_when_the_daemon_said_it() {
+        let foreign = json!({ "pause": { "reason": "foreign_turn", "detail": "A turn the orchestrator did not start ran in this Codex CLI session. Look at the session, then resume." } });
+        assert_eq!(
+            pause_line(&foreign).as_deref(),
+            Some(
+                "why: A turn the orchestrator did not start ran in this Codex CLI session. Look at the session, then resume."
+            )
+        );
+        assert_eq!(pause_line(&json!({ "pause": { "reason": "operator", "detail": null } })), None);
+        assert_eq!(pause_line(&json!({})), None);
+    }
     use serde_json::json;
 
     #[test]

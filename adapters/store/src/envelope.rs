@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! offset 0  magic    4 bytes  "ORCR"
-//! offset 4  version  u16 big-endian (2 today)
+//! offset 4  version  u16 big-endian (4 today)
 //! offset 6  crc32    u32 big-endian, CRC-32 (IEEE) of the payload
 //! offset 10 payload  postcard encoding of the record in that version's types
 //! ```
@@ -17,6 +17,16 @@
 //! - Version 2: `WorkerSpec` gained `executor` (the executor kind) and `workspace` (a CLI
 //!   worker's directory and branch); a version-1 spec loads as a `chatgpt` worker without
 //!   a workspace. Every other record encodes as in version 1.
+//! - Version 4: the page-holds record keys account holds by account (executor and worker
+//!   kind) instead of by executor, so a Codex limit holds only the Codex workers of a CLI
+//!   executor. A version-1 or version-2 hold of an executor loads as a hold of each of its
+//!   kinds (the old record does not say whose account it was: holding more, until the same
+//!   time, is the safe reading). Every other record encodes as in version 2.
+//!
+//! The checksum covers the payload only, so a version number is chosen at least two bits
+//! away from every older one: a flipped bit of the version field then names an unknown
+//! version (refused), never an older one that would read the payload differently. That is
+//! why 3 is never written (one bit from 1 and from 2).
 
 use crate::error::{Corruption, Error, StoredKey};
 use engine::{Record, RecordKey};
@@ -27,8 +37,11 @@ pub const MAGIC: [u8; 4] = *b"ORCR";
 pub const FORMAT_VERSION_V1: u16 = 1;
 /// The second format version: worker specs carry their executor kind and workspace.
 pub const FORMAT_VERSION_V2: u16 = 2;
+/// The third format, numbered 4 (see the module's note on version numbers): account
+/// holds keyed by executor and worker kind.
+pub const FORMAT_VERSION_V4: u16 = 4;
 /// The version this build writes.
-pub const FORMAT_VERSION_CURRENT: u16 = FORMAT_VERSION_V2;
+pub const FORMAT_VERSION_CURRENT: u16 = FORMAT_VERSION_V4;
 /// Bytes before the payload: magic, version, checksum.
 pub const HEADER_BYTES: usize = 4 + 2 + 4;
 /// Largest value the store writes or accepts. Engine records are bounded far below
@@ -94,7 +107,8 @@ pub fn decode_value(value: &[u8]) -> Result<Record, Corruption> {
 fn decode_payload(version: u16, payload: &[u8]) -> Result<Record, Corruption> {
     match version {
         FORMAT_VERSION_V1 => v1::decode(payload),
-        FORMAT_VERSION_V2 => whole::<Record>(payload),
+        FORMAT_VERSION_V2 => v2::decode(payload),
+        FORMAT_VERSION_V4 => whole::<Record>(payload),
         version => Err(Corruption::UnknownVersion { version }),
     }
 }
@@ -116,16 +130,93 @@ fn whole<T: serde::de::DeserializeOwned>(payload: &[u8]) -> Result<T, Corruption
     Ok(value)
 }
 
-mod v1 {
-    //! Version 1: postcard of `engine::Record` as it was when the store shipped. Only the
-    //! worker spec changed since (version 2), so the version-1 record is the current one
-    //! with a frozen copy of the version-1 spec; the others are today's types, whose
-    //! encoding is unchanged (enums only gained variants at their end).
+mod holds_v2 {
+    //! The page-holds record of versions 1 and 2: account holds keyed by executor only.
 
+    use engine::ExecutorKind;
+    use engine::ids::{ExecutorId, WorkerId};
+    use engine::model::{AccountHold, AccountKey, PageHolds};
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    /// `engine::model::PageHolds` as versions 1 and 2 wrote it.
+    #[derive(Deserialize)]
+    pub(super) struct PageHoldsV2 {
+        accounts: BTreeMap<ExecutorId, AccountHold>,
+        dialogs: BTreeMap<WorkerId, Arc<str>>,
+    }
+
+    impl PageHoldsV2 {
+        /// Today's record: each executor's hold becomes a hold of each of its kinds' accounts.
+        pub(super) fn upgrade(self) -> PageHolds {
+            let mut accounts = BTreeMap::new();
+            for (executor, hold) in self.accounts {
+                for kind in ExecutorKind::ALL {
+                    accounts.insert(AccountKey { executor: executor.clone(), kind }, hold.clone());
+                }
+            }
+            PageHolds { accounts, dialogs: self.dialogs }
+        }
+    }
+}
+
+mod v2 {
+    //! Version 2: postcard of `engine::Record` with the version-2 page-holds record (keyed
+    //! by executor); every other record is today's type, unchanged since.
+
+    use super::holds_v2::PageHoldsV2;
     use crate::error::Corruption;
     use engine::deadman::DeadMan;
     use engine::event::Event;
-    use engine::model::{Assignment, Attempt, Message, PageHolds, Run, Worker, WorkerSpec};
+    use engine::model::{Attempt, Message, Run, Worker, WorkerSpec};
+    use engine::{Meta, Record};
+    use serde::Deserialize;
+    use std::sync::Arc;
+
+    /// `engine::Record` as version 2 wrote it: same variants in the same order.
+    #[allow(clippy::large_enum_variant)]
+    #[derive(Deserialize)]
+    enum RecordV2 {
+        Meta(Meta),
+        Run(Run),
+        WorkerSpec(Arc<WorkerSpec>),
+        Worker(Worker),
+        Attempt(Attempt),
+        Message(Message),
+        Event(Event),
+        Holds(PageHoldsV2),
+        DeadMan(DeadMan),
+    }
+
+    /// Decodes a version-2 payload into today's record.
+    pub(super) fn decode(payload: &[u8]) -> Result<Record, Corruption> {
+        Ok(match super::whole::<RecordV2>(payload)? {
+            RecordV2::Meta(m) => Record::Meta(m),
+            RecordV2::Run(r) => Record::Run(r),
+            RecordV2::WorkerSpec(s) => Record::WorkerSpec(s),
+            RecordV2::Worker(w) => Record::Worker(w),
+            RecordV2::Attempt(a) => Record::Attempt(a),
+            RecordV2::Message(m) => Record::Message(m),
+            RecordV2::Event(e) => Record::Event(e),
+            RecordV2::Holds(h) => Record::Holds(h.upgrade()),
+            RecordV2::DeadMan(d) => Record::DeadMan(d),
+        })
+    }
+}
+
+mod v1 {
+    //! Version 1: postcard of `engine::Record` as it was when the store shipped. The
+    //! worker spec changed since (version 2) and the page-holds record (version 4), so the
+    //! version-1 record is the current one with frozen copies of those two; the others
+    //! are today's types, whose encoding is unchanged (enums only gained variants at their
+    //! end).
+
+    use super::holds_v2::PageHoldsV2;
+    use crate::error::Corruption;
+    use engine::deadman::DeadMan;
+    use engine::event::Event;
+    use engine::model::{Assignment, Attempt, Message, Run, Worker, WorkerSpec};
     use engine::{ExecutorKind, Meta, Record};
     use serde::Deserialize;
     use std::sync::Arc;
@@ -142,7 +233,7 @@ mod v1 {
         Attempt(Attempt),
         Message(Message),
         Event(Event),
-        Holds(PageHolds),
+        Holds(PageHoldsV2),
         DeadMan(DeadMan),
     }
 
@@ -181,7 +272,7 @@ mod v1 {
             RecordV1::Attempt(a) => Record::Attempt(a),
             RecordV1::Message(m) => Record::Message(m),
             RecordV1::Event(e) => Record::Event(e),
-            RecordV1::Holds(h) => Record::Holds(h),
+            RecordV1::Holds(h) => Record::Holds(h.upgrade()),
             RecordV1::DeadMan(d) => Record::DeadMan(d),
         })
     }
@@ -202,6 +293,38 @@ mod tests {
         assert_eq!(&bytes[..4], &MAGIC);
         assert_eq!(u16::from_be_bytes([bytes[4], bytes[5]]), FORMAT_VERSION_CURRENT);
         assert_eq!(decode(crate::key::encode(RecordKey::Meta).as_bytes(), &bytes).expect("decode"), meta());
+    }
+
+    /// A version-2 page-holds record, byte by byte as version 2 wrote it (postcard: the
+    /// variant index, then a map keyed by executor id), loads as a hold of each kind of that
+    /// executor; the same payload read as version 4 is refused, not misread.
+    #[test]
+    fn a_version_two_hold_of_an_executor_loads_as_a_hold_of_each_of_its_kinds() {
+        let mut payload = vec![7, 1, 9]; // Record::Holds, one account, a 9-byte executor id
+        payload.extend_from_slice(b"browser-1");
+        payload.extend_from_slice(&[0, 0xE8, 0x07, 0x88, 0x27]); // usage limit, since 1000, until 5000
+        payload.extend_from_slice(&[1, 5]); // detail: Some, 5 bytes
+        payload.extend_from_slice(b"limit");
+        payload.push(0); // no dialogs
+        let value = |version: u16| {
+            let mut v = MAGIC.to_vec();
+            v.extend_from_slice(&version.to_be_bytes());
+            v.extend_from_slice(&crc32fast::hash(&payload).to_be_bytes());
+            v.extend_from_slice(&payload);
+            v
+        };
+        let Ok(Record::Holds(holds)) = decode_value(&value(FORMAT_VERSION_V2)) else { panic!("a holds record") };
+        let hold = engine::model::AccountHold {
+            reason: engine::model::HoldReason::UsageLimit,
+            since: engine::Timestamp(1_000),
+            until: engine::Timestamp(5_000),
+            detail: Some("limit".into()),
+        };
+        let kinds: Vec<_> = holds.accounts.iter().map(|(k, h)| (k.executor.to_string(), k.kind, h == &hold)).collect();
+        let want: Vec<_> = engine::ExecutorKind::ALL.into_iter().map(|k| ("browser-1".to_string(), k, true)).collect();
+        assert_eq!(kinds, want);
+        assert!(holds.dialogs.is_empty());
+        assert!(decode_value(&value(FORMAT_VERSION_V4)).is_err(), "version 4 reads the key differently");
     }
 
     #[test]

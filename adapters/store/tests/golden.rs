@@ -222,10 +222,10 @@ fn version_one_data_loads_through_the_store_and_recovers_the_engine() {
     }
 }
 
-/// A record written today (version 2) with a CLI worker's kind and workspace comes back
+/// A record written today (version 4) with a CLI worker's kind and workspace comes back
 /// as written, and the same spec in version-1 bytes (no kind) loads as a chatgpt worker.
 #[test]
-fn a_cli_spec_round_trips_in_version_two_and_a_version_one_spec_is_chatgpt() {
+fn a_cli_spec_round_trips_in_the_current_version_and_a_version_one_spec_is_chatgpt() {
     let (entries, _) = fixture();
     let (_, k, v) = entries
         .iter()
@@ -238,6 +238,6 @@ fn a_cli_spec_round_trips_in_version_two_and_a_version_one_spec_is_chatgpt() {
     spec.workspace = Some(engine::Workspace { directory: "/src/app".into(), branch: Some("lane-a".into()) });
     let record = Record::WorkerSpec(std::sync::Arc::new(spec));
     let bytes = envelope::encode(&record).expect("encode");
-    assert_eq!(u16::from_be_bytes([bytes[4], bytes[5]]), envelope::FORMAT_VERSION_V2);
+    assert_eq!(u16::from_be_bytes([bytes[4], bytes[5]]), envelope::FORMAT_VERSION_CURRENT);
     assert_eq!(envelope::decode(k, &bytes).expect("decode"), record);
 }

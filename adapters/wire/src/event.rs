@@ -81,6 +81,7 @@ fn data(kind: &EventKind) -> Value {
             json!({ "executorId": executor.to_string(), "conversationUrl": &**conversation, "why": &**why })
         }
         EventKind::ConversationError { kind } => json!({ "kind": kind.as_str() }),
+        EventKind::SteerLanded { landed } => json!({ "landed": landed.as_str() }),
         EventKind::MessageSent { message, from } => {
             json!({ "messageId": message.to_string(), "from": from.map(|f| f.to_string()) })
         }

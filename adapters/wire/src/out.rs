@@ -129,8 +129,9 @@ pub struct PauseOut {
     /// `usage_limit` (the page named no reset time), `account_check` (suspicious
     /// activity, a human check or a logged-out page: a person must look first),
     /// `app_unavailable` (the conversation lost the orchestrator's app: recover the worker
-    /// into a new conversation) or `app_not_selected` (the executor could not choose the
-    /// app before a send: check its installation and name, then resume).
+    /// into a new conversation), `app_not_selected` (the executor could not choose the
+    /// app before a send: check its installation and name, then resume) or `foreign_turn`
+    /// (a turn the orchestrator did not start ran in the CLI session: look, then resume).
     pub reason: String,
     /// Since when, ms since the Unix epoch.
     pub since_ms: u64,
@@ -213,7 +214,7 @@ pub struct BindingOut {
     /// Last reported state: `unknown`, `ready`, `generating`, `idle`, `error`, `closed` or
     /// `awaiting_approval` (a tool-approval card waits for a person).
     pub state: String,
-    /// With `state = error`: `delivery_timeout`, `conversation_full`, `host_ui_changed`, `usage_limit`, `login_required`, `rate_limited`, `suspicious_activity`, `challenge`, `blocked_by_dialog`, `app_unavailable` or `generic`.
+    /// With `state = error`: `delivery_timeout`, `conversation_full`, `host_ui_changed`, `usage_limit`, `login_required`, `rate_limited`, `suspicious_activity`, `challenge`, `blocked_by_dialog`, `app_unavailable`, `foreign_turn` or `generic`.
     pub error_kind: Option<String>,
     /// When the state was first reported.
     pub state_since_ms: u64,

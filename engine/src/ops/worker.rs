@@ -3,13 +3,13 @@
 
 use crate::engine::Engine;
 use crate::event::EventKind;
-use crate::executor::terminal_outcome;
 use crate::ids::*;
 use crate::limits::*;
 use crate::model::*;
 use crate::op::{Reply, SpawnArgs, shared};
 use crate::prompt::ROOT_WORKER_NAME;
 use crate::reject::{Rejection, RejectionCode};
+use crate::results::terminal_outcome;
 use crate::validate;
 use crate::wake::WakeReason;
 use std::sync::Arc;

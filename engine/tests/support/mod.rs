@@ -179,6 +179,12 @@ impl World {
         self.now = end;
     }
 
+    /// The command of the worker's newest steer.
+    fn last_steer(&self, id: WorkerId) -> CommandId {
+        let steer = self.commands.iter().rev().find(|c| c.worker == id && c.kind == CommandKind::Steer);
+        steer.map(|c| c.id).expect("the worker had a steer")
+    }
+
     fn executor_of(&self, id: WorkerId) -> ExecutorId {
         let w = self.engine.worker(id).expect("worker exists");
         w.binding.as_ref().and_then(|b| b.executor.clone()).unwrap_or_else(|| ExecutorId::new("e1"))
@@ -440,6 +446,7 @@ impl World {
                     "login" => ErrorKind::LoginRequired,
                     "dialog" => ErrorKind::BlockedByDialog,
                     "app_unavailable" => ErrorKind::AppUnavailable,
+                    "foreign" => ErrorKind::ForeignTurn,
                     _ => ErrorKind::Generic,
                 };
                 // `until=DURATION` (from now; `until=-5m` is in the past), `detail=TEXT...`.
@@ -460,6 +467,33 @@ impl World {
                 let report =
                     BindingReport { worker: id, conversation: Arc::from(arg(2)), open: true, observation: None };
                 self.input(Input::Executor(ExecutorInput::Binding { executor, report }));
+            }
+            // `landed NAME merged|next_turn [seq=N]`: where the worker's last steer landed;
+            // a next turn names the sequence the state ending the running turn will carry
+            // (the next one) unless `seq=` says otherwise.
+            "landed" => {
+                let id = self.id(arg(1));
+                let steer = self.last_steer(id);
+                let current = self.seqs.get(&id).copied().unwrap_or(0);
+                let landed = match arg(2) {
+                    "merged" => SteerLanding::Merged,
+                    "next_turn" => SteerLanding::NextTurn,
+                    other => panic!("bad landing {other}"),
+                };
+                let seq = words
+                    .iter()
+                    .find_map(|w| w.strip_prefix("seq="))
+                    .map_or(if landed == SteerLanding::NextTurn { current + 1 } else { current }, |n| {
+                        n.parse().expect("seq=N")
+                    });
+                let executor = self.executor_of(id);
+                self.input(Input::Executor(ExecutorInput::SteerLanded {
+                    executor,
+                    worker: id,
+                    command: steer,
+                    landed,
+                    seq,
+                }));
             }
             "advance" => self.advance(ms(arg(1))),
             "crash" => self.crash(),

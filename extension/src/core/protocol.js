@@ -17,8 +17,10 @@ export const EXECUTOR_ID_CHARS_MAX = 128;
 export const STATE_NAMES = ['unknown', 'ready', 'generating', 'idle', 'awaiting_approval', 'error', 'closed'];
 export const ERROR_KINDS = [
   'delivery_timeout', 'conversation_full', 'host_ui_changed', 'usage_limit', 'login_required', 'generic',
-  'rate_limited', 'suspicious_activity', 'challenge', 'blocked_by_dialog', 'app_unavailable',
+  'rate_limited', 'suspicious_activity', 'challenge', 'blocked_by_dialog', 'app_unavailable', 'foreign_turn',
 ];
+/** Where a CLI executor's submitted steer landed (`steer.landed`; this extension never sends it). */
+export const STEER_LANDINGS = ['merged', 'next_turn'];
 /** Executor kinds: a hello's `capabilities.kinds`, a CLI command's `executorKind`. */
 export const EXECUTOR_KINDS = ['chatgpt', 'codex', 'claude'];
 export const JOURNAL_PHASES = ['received', 'submission-started', 'submitted', 'completed'];
@@ -285,6 +287,13 @@ const EXECUTOR_MESSAGES = {
     optional('workerId', printedId('wrk')),
     optional('afterSequence', u32),
     optional('limit', u32),
+  ],
+  // A CLI executor's message (docs/protocol/executor.md): kept here so both sides read the fixtures alike.
+  'steer.landed': [
+    required('workerId', printedId('wrk')),
+    required('commandId', printedId('cmd')),
+    required('landed', oneOf(STEER_LANDINGS)),
+    required('seq', u64),
   ],
 };
 

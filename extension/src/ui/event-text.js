@@ -39,6 +39,7 @@ const EVENT_TEXT = {
   'deadman.fired': 'Run stopped moving',
   'binding.lost': 'Conversation lost',
   'conversation.error': 'ChatGPT showed an error',
+  'execution.steer_landed': 'The steer became the next turn',
   'block.reported': 'Status block reported',
   'block.invalid': 'Status block unreadable',
 };

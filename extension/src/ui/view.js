@@ -41,7 +41,7 @@ const TERMINAL = new Set(['complete', 'failed', 'stopped']);
  * | awaiting_human       |                                           | Needs you |
  * | awaiting_dependency  |                                           | Waiting   |
  * | paused               | stall = paused                            | Stalled   |
- * | paused               | pauseReason = account_check               | Needs you |
+ * | paused               | pauseReason = account_check, foreign_turn | Needs you |
  * | paused               | otherwise                                 | Paused    |
  * | running              | conversationState = generating            | Working   |
  * | running              | otherwise (a continuation is in flight)   | Resuming  |
@@ -70,7 +70,7 @@ function statusOf(w) {
     case 'awaiting_dependency': return STATUSES.waiting;
     case 'paused':
       if (w.stall === 'paused') return STATUSES.stalled;
-      return w.pauseReason === 'account_check' ? STATUSES.needs_you : STATUSES.paused;
+      return LOOK_FIRST.has(w.pauseReason) ? STATUSES.needs_you : STATUSES.paused;
     case 'running': return w.conversationState === 'generating' ? STATUSES.working : STATUSES.resuming;
     case 'awaiting_execution':
       if (orphaned(w)) return STATUSES.needs_you;
@@ -88,7 +88,7 @@ function noteOf(w, key) {
   if (key === 'stalled') return 'No durable progress';
   if (w.stall === 'warned') return 'Appears stuck';
   if (key === 'paused' && w.conversationState === 'generating') return 'Finishing its current turn';
-  if (w.hold?.reason in HOLDS) return HOLDS[w.hold.reason];
+  if (w.hold?.reason in HOLDS) return holdView(w, null).label;
   if (w.pauseReason in PAUSES) return PAUSES[w.pauseReason];
   if (pageFailedClosed(w)) return PAGE_SHAPE.note;
   if (w.conversationState === 'error') return cliView(w) ? `${cliView(w).kindLabel} session stopped on an error` : 'ChatGPT shows an error';
@@ -110,6 +110,9 @@ const HOLDS = {
   awaiting_approval: 'ChatGPT asks you to approve a tool call',
 };
 const TIMED_HOLDS = new Set(['usage_limit', 'rate_limited']);
+/** Pauses a person must look into before Resume: a check ChatGPT wants, a CLI turn nobody here started. */
+const LOOK_FIRST = new Set(['account_check', 'foreign_turn']);
+const CLI_HOLDS = { usage_limit: 'usage limit', rate_limited: 'rate limit' };
 
 /** Pauses a page state caused (the summary's `pauseReason`), as people read them. */
 const PAUSES = {
@@ -120,6 +123,8 @@ const PAUSES = {
   delivery_failing: 'Deliveries keep failing',
   app_unavailable: 'The conversation lost the app: recover into a new conversation',
   app_not_selected: 'The app could not be chosen: check its name in Settings, then resume',
+  // A CLI session ran a turn nobody here started (a hook, a scheduled task, a person).
+  foreign_turn: 'A turn the orchestrator did not start ran in this session',
 };
 
 /**
@@ -129,7 +134,9 @@ const PAUSES = {
 export function holdView(worker, nowMs) {
   const hold = worker?.hold;
   if (!hold || !(hold.reason in HOLDS)) return null;
-  const label = HOLDS[hold.reason];
+  // A CLI worker's limit is its CLI's account (Codex's, Claude's), not ChatGPT's.
+  const cli = cliView(worker);
+  const label = cli && TIMED_HOLDS.has(hold.reason) ? `${cli.kindLabel} ${CLI_HOLDS[hold.reason]}` : HOLDS[hold.reason];
   const untilMs = typeof hold.untilMs === 'number' ? hold.untilMs : null;
   let text;
   if (hold.reason === 'blocked_by_dialog') {
@@ -159,6 +166,7 @@ function needsYouText(w) {
   if (orphaned(w)) return 'Its conversation was closed. Recover it into a new conversation (the run and its other workers are untouched), or attach another conversation to it.';
   if (w.hold?.reason === 'blocked_by_dialog' || w.hold?.reason === 'awaiting_approval') return holdView(w, null).text;
   if (w.pauseReason === 'account_check') return w.pauseDetail ?? PAUSES.account_check;
+  if (w.pauseReason === 'foreign_turn') return w.pauseDetail ?? `${PAUSES.foreign_turn}: look at it, then resume.`;
   return null;
 }
 

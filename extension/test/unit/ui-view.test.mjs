@@ -526,3 +526,27 @@ test('a CLI session stopped on an error is no ChatGPT page: no page shape to cop
   // A ChatGPT worker's unreadable page still offers it.
   assert.notEqual(pageShapeOffer({ ...stopped, executorKind: 'chatgpt' }), null);
 });
+
+// CLI accounts and foreign turns (issue 20): docs/protocol/fixtures/daemon.operator.summary.foreign_turn.json.
+const foreign = JSON.parse(readFileSync(new URL('../../../docs/protocol/fixtures/daemon.operator.summary.foreign_turn.json', import.meta.url), 'utf8'));
+const [codexHeld, claudeForeign] = foreign.runs[0].workers;
+
+test('a Codex limit is the Codex CLI account\'s, not ChatGPT\'s', () => {
+  const now = codexHeld.hold.untilMs - 30 * 60_000;
+  const row = workerRow(codexHeld, foreign.runs[0], now);
+  assert.equal(row.status.key, 'waiting');
+  assert.equal(row.status.note, 'Codex CLI usage limit: resumes in 30m');
+  assert.equal(workerStatus(codexHeld).note, 'Codex CLI usage limit');
+});
+
+test('a foreign turn is Needs you with the daemon\'s sentence, and Resume is the way out', () => {
+  const row = workerRow(claudeForeign, foreign.runs[0], NOW);
+  assert.equal(row.status.key, 'needs_you');
+  assert.equal(row.status.note, 'A turn the orchestrator did not start ran in this session');
+  assert.equal(row.needsYou, claudeForeign.pauseDetail);
+  assert.equal(row.answerable, false);
+  assert.deepEqual(row.actions.map((a) => a.key), ['resume', 'stop_worker']);
+  assert.equal(row.pageShape, null, 'a CLI session has no page to copy');
+  const bare = { ...claudeForeign, pauseDetail: undefined };
+  assert.equal(workerRow(bare, foreign.runs[0], NOW).needsYou, 'A turn the orchestrator did not start ran in this session: look at it, then resume.');
+});

@@ -2,13 +2,16 @@
 //! engine's executor types. Field names are camelCase; ids travel in their printed form
 //! (`wrk-7`, `exe-12`, `cmd-12`); times are milliseconds since the Unix epoch. The
 //! operator channel's messages are in `operator.rs`, its OAuth approval in `oauth.rs`,
-//! the executor kinds and a CLI worker's workspace in `kind.rs`.
+//! the executor kinds and a CLI worker's workspace in `kind.rs`, a CLI steer's landing in
+//! `landing.rs`.
 
 mod kind;
+mod landing;
 mod oauth;
 mod operator;
 
 pub use kind::*;
+pub use landing::*;
 pub use oauth::*;
 pub use operator::*;
 
@@ -50,6 +53,9 @@ pub enum ExecutorMessage {
     /// A read-only question from the extension's UI (operator channel).
     #[serde(rename = "operator.query")]
     OperatorQuery(OperatorQueryWire),
+    /// Where a submitted steer landed in a CLI session (merged, or the next turn).
+    #[serde(rename = "steer.landed")]
+    SteerLanded(SteerLandedWire),
 }
 
 impl ExecutorMessage {
@@ -63,6 +69,7 @@ impl ExecutorMessage {
             ExecutorMessage::Heartbeat {} => "heartbeat",
             ExecutorMessage::OperatorAction(_) => "operator.action",
             ExecutorMessage::OperatorQuery(_) => "operator.query",
+            ExecutorMessage::SteerLanded(_) => "steer.landed",
         }
     }
 
@@ -86,6 +93,7 @@ impl ExecutorMessage {
                 command: r.command_id,
                 outcome: CommandOutcome::from(r.outcome),
             }),
+            ExecutorMessage::SteerLanded(l) => Some(l.into_input(executor)),
             ExecutorMessage::Heartbeat {} | ExecutorMessage::OperatorAction(_) | ExecutorMessage::OperatorQuery(_) => {
                 None
             }
@@ -413,6 +421,8 @@ pub enum ErrorKindWire {
     Challenge,
     /// An unknown modal dialog the executor must never dismiss.
     BlockedByDialog,
+    /// A turn the orchestrator did not start ran in a CLI session.
+    ForeignTurn,
     /// The conversation lost the orchestrator's app ("FORBIDDEN: This conversation does
     /// not support developer MCPs", "<App> tool has been disabled").
     AppUnavailable,
@@ -434,6 +444,7 @@ impl From<ErrorKindWire> for ErrorKind {
             ErrorKindWire::Challenge => ErrorKind::Challenge,
             ErrorKindWire::BlockedByDialog => ErrorKind::BlockedByDialog,
             ErrorKindWire::AppUnavailable => ErrorKind::AppUnavailable,
+            ErrorKindWire::ForeignTurn => ErrorKind::ForeignTurn,
             ErrorKindWire::Generic => ErrorKind::Generic,
         }
     }
@@ -452,6 +463,7 @@ impl From<ErrorKind> for ErrorKindWire {
             ErrorKind::Challenge => ErrorKindWire::Challenge,
             ErrorKind::BlockedByDialog => ErrorKindWire::BlockedByDialog,
             ErrorKind::AppUnavailable => ErrorKindWire::AppUnavailable,
+            ErrorKind::ForeignTurn => ErrorKindWire::ForeignTurn,
             ErrorKind::Generic => ErrorKindWire::Generic,
         }
     }
