@@ -149,9 +149,12 @@ async fn a_usage_limit_without_a_reset_pauses_the_worker() {
     let root = start_run(&d, &dirs, engine::ExecutorKind::Codex).await;
     let pause = until("paused", || async { d.worker(root).await.worker.pause }).await;
     eprintln!("paused: {pause:?}");
-    let view = d.worker(root).await;
-    assert!(view.worker.intent.is_none(), "nothing scheduled while paused");
-    assert_eq!(d.attempts(root).await.len(), 1);
+    // The limit ended the turn: its wake is kept for the person's resume, and nothing goes
+    // in meanwhile (several idle graces later, still the one attempt).
+    conversation_in(&d, root, ConversationState::Error(engine::model::ErrorKind::UsageLimit)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(GRACE_MS * 4)).await;
+    assert!(d.worker(root).await.worker.pause.is_some(), "still paused");
+    assert_eq!(d.attempts(root).await.len(), 1, "nothing sent while paused");
     crash(task).await;
     d.stop().await;
 }
