@@ -6,6 +6,7 @@ use crate::protocol::RecentEventWire;
 use engine::SteerLanding;
 use engine::event::{Event, EventKind};
 use engine::ids::{Cursor, WorkerId};
+use engine::kind::ExecutorKind;
 use engine::model::{
     AttemptOutcome, AttemptReason, ConversationState, ErrorKind, HoldReason, PauseReason, SteeringOutcome,
 };
@@ -91,15 +92,33 @@ pub fn is_continuity(kind: &EventKind) -> bool {
     }
 }
 
-/// A short sentence for people. Events that say the same thing in one step (a delivery
-/// timeout seen on the page and the attempt it ends) get the same sentence, so that the
-/// summary can drop the repetition.
-pub fn sentence(e: &Event) -> String {
+/// What a sentence calls the worker's host: the product a person knows it by.
+fn host(kind: ExecutorKind) -> &'static str {
+    match kind {
+        ExecutorKind::Chatgpt => "ChatGPT",
+        ExecutorKind::Codex => "Codex",
+        ExecutorKind::Claude => "Claude Code",
+    }
+}
+
+/// A short sentence for people about an event of a worker of `kind` (a ChatGPT tab or a
+/// CLI session: what the host is called, a page or a session). Events that say the same
+/// thing in one step (a delivery timeout seen on the page and the attempt it ends) get
+/// the same sentence, so that the summary can drop the repetition.
+pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
     const DELIVERY_TIMEOUT: &str = "Delivery timed out; a fresh continue follows";
-    const HOST_UI_CHANGED: &str = "Paused: the ChatGPT page changed; check the extension";
     const AMBIGUOUS: &str = "Paused: unsure whether the last prompt was sent";
     const APP_UNAVAILABLE: &str = "Paused: the app is unavailable in this conversation; recover into a new one";
     const FOREIGN_TURN: &str = "A turn the orchestrator did not start ran in this session";
+    let name = host(kind);
+    let host_ui_changed = || match kind {
+        ExecutorKind::Chatgpt => "Paused: the ChatGPT page changed; check the extension".to_string(),
+        _ => format!("Paused: {name} did not answer as expected; check the CLI executor's log"),
+    };
+    let host_error = || match kind {
+        ExecutorKind::Chatgpt => "The page shows an error".to_string(),
+        _ => format!("{name} reported an error"),
+    };
     match &e.kind {
         EventKind::WorkerProgress { summary, .. } => format!("Progress: {}", excerpt(summary)),
         EventKind::WorkerCompleted { .. } => "Completed".into(),
@@ -114,21 +133,25 @@ pub fn sentence(e: &Event) -> String {
         EventKind::WorkerPaused { reason, .. } => match reason {
             PauseReason::Operator => "Paused".into(),
             PauseReason::Stall => "Paused: no durable progress".into(),
-            PauseReason::HostUiChanged => HOST_UI_CHANGED.into(),
+            PauseReason::HostUiChanged => host_ui_changed(),
             PauseReason::AmbiguousSubmission => AMBIGUOUS.into(),
             PauseReason::DeliveryFailing => "Paused: deliveries keep failing".into(),
             PauseReason::UsageLimit => "Usage limit with no reset time: a person must resume".into(),
-            PauseReason::AccountCheck => "Paused: ChatGPT asks a person to check the account".into(),
+            PauseReason::AccountCheck => format!("Paused: {name} asks a person to check the account"),
             PauseReason::AppUnavailable => APP_UNAVAILABLE.into(),
             PauseReason::AppNotSelected => "Paused: ChatGPT did not show the app in this conversation".into(),
             PauseReason::ForeignTurn => format!("Paused: {}", FOREIGN_TURN.to_lowercase()),
         },
         EventKind::WorkerHeld { reason, until, detail } => match (reason, until) {
             (HoldReason::UsageLimit, Some(t)) => format!("Usage limit: resumes at {}", clock(*t)),
-            (HoldReason::RateLimited, Some(t)) => format!("ChatGPT asked to slow down: resumes at {}", clock(*t)),
-            (HoldReason::AwaitingApproval, _) => match detail {
-                Some(app) => format!("Needs you: approve {} in this conversation", excerpt(app)),
-                None => "Needs you: approve the app in this conversation".into(),
+            (HoldReason::RateLimited, Some(t)) => format!("{name} asked to slow down: resumes at {}", clock(*t)),
+            (HoldReason::AwaitingApproval, _) => match (kind, detail) {
+                (ExecutorKind::Chatgpt, Some(app)) => {
+                    format!("Needs you: approve {} in this conversation", excerpt(app))
+                }
+                (ExecutorKind::Chatgpt, None) => "Needs you: approve the app in this conversation".into(),
+                (_, Some(asked)) => format!("Needs you: {name} asks to {}", excerpt(asked)),
+                (_, None) => format!("Needs you: {name} asks for an approval"),
             },
             (HoldReason::BlockedByDialog, _) | (_, None) => match detail {
                 Some(heading) => format!("A dialog blocks the conversation: {}", excerpt(heading)),
@@ -167,9 +190,10 @@ pub fn sentence(e: &Event) -> String {
         EventKind::ExecutionEnded { outcome, .. } => match outcome {
             AttemptOutcome::DeliveryTimeout => DELIVERY_TIMEOUT.into(),
             AttemptOutcome::Ambiguous => AMBIGUOUS.into(),
-            AttemptOutcome::HostUiChanged => HOST_UI_CHANGED.into(),
+            AttemptOutcome::HostUiChanged => host_ui_changed(),
             AttemptOutcome::NotDelivered => "Not delivered; it will be tried again".into(),
             AttemptOutcome::ConversationLost => "Conversation lost".into(),
+            AttemptOutcome::PageError if kind.is_cli() => format!("The turn ended with an error from {name}"),
             AttemptOutcome::PageError => "The turn ended with an error on the page".into(),
             AttemptOutcome::Withdrawn => "Withdrawn before it was sent".into(),
             AttemptOutcome::TurnEnded
@@ -200,13 +224,13 @@ pub fn sentence(e: &Event) -> String {
         EventKind::ConversationError { kind } => match kind {
             ErrorKind::DeliveryTimeout => DELIVERY_TIMEOUT.into(),
             ErrorKind::ConversationFull => "Conversation full; a fresh one follows".into(),
-            ErrorKind::HostUiChanged => HOST_UI_CHANGED.into(),
-            ErrorKind::UsageLimit => "ChatGPT usage limit reached".into(),
-            ErrorKind::LoginRequired => "ChatGPT is logged out: a person must log in and resume".into(),
-            ErrorKind::Generic => "The page shows an error".into(),
-            ErrorKind::RateLimited => "ChatGPT asked to slow down".into(),
+            ErrorKind::HostUiChanged => host_ui_changed(),
+            ErrorKind::UsageLimit => format!("{name} usage limit reached"),
+            ErrorKind::LoginRequired => format!("{name} is logged out: a person must log in and resume"),
+            ErrorKind::Generic => host_error(),
+            ErrorKind::RateLimited => format!("{name} asked to slow down"),
             ErrorKind::SuspiciousActivity => "Suspicious activity detected: a person must resume".into(),
-            ErrorKind::Challenge => "ChatGPT shows a human check: a person must resume".into(),
+            ErrorKind::Challenge => format!("{name} shows a human check: a person must resume"),
             ErrorKind::BlockedByDialog => "A dialog blocks the conversation".into(),
             ErrorKind::AppUnavailable => APP_UNAVAILABLE.into(),
             ErrorKind::ForeignTurn => FOREIGN_TURN.into(),
@@ -278,8 +302,9 @@ impl RecentSentences {
         self.cursor
     }
 
-    /// Takes in the next event (events at or before the cursor are ignored).
-    pub fn absorb(&mut self, e: &Event) {
+    /// Takes in the next event (events at or before the cursor are ignored); `kind_of`
+    /// names the kind of the event's worker, which words its sentence.
+    pub fn absorb(&mut self, e: &Event, kind_of: impl Fn(WorkerId) -> ExecutorKind) {
         if e.cursor <= self.cursor {
             return;
         }
@@ -288,7 +313,7 @@ impl RecentSentences {
         if !is_continuity(&e.kind) {
             return;
         }
-        let text = sentence(e);
+        let text = sentence(e, kind_of(worker));
         let recent = self.workers.entry(worker).or_default();
         if recent.back().is_some_and(|last| last.text == text) {
             return;

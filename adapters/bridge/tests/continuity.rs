@@ -7,6 +7,7 @@ use bridge::continuity::{
 use engine::Timestamp;
 use engine::event::{Event, EventKind};
 use engine::ids::{Cursor, RunId, WorkerId};
+use engine::kind::ExecutorKind;
 use engine::model::{AttemptOutcome, AttemptReason, AttemptState, ErrorKind, PauseReason};
 use engine::wake::{WakeReason, WakeSet};
 use std::sync::Arc;
@@ -52,7 +53,7 @@ fn continuity_events_leave_out_the_per_turn_lifecycle_and_mirrors() {
 
 #[test]
 fn sentences_are_short_and_say_what_happened() {
-    let say = |kind| sentence(&event(1, 1, kind));
+    let say = |kind| sentence(&event(1, 1, kind), ExecutorKind::Chatgpt);
     assert_eq!(say(scheduled(4)), "Auto resume sent (attempt 4)");
     assert_eq!(
         say(EventKind::ExecutionScheduled { reason: AttemptReason::Checkpoint, wake: WakeSet::EMPTY, sequence: 9 }),
@@ -85,25 +86,28 @@ fn sentences_are_short_and_say_what_happened() {
     assert_eq!(say(progress(&long)), format!("Progress: {}…", "é".repeat(80)));
 }
 
+/// Every worker in these tests is a ChatGPT one.
+const CHATGPT: fn(WorkerId) -> ExecutorKind = |_| ExecutorKind::Chatgpt;
+
 #[test]
 fn summaries_keep_the_newest_five_per_worker_without_repeats() {
     let mut recent = RecentSentences::after(Cursor(0));
-    recent.absorb(&event(1, 1, EventKind::ConversationError { kind: ErrorKind::DeliveryTimeout }));
-    recent.absorb(&event(2, 1, ended(AttemptOutcome::DeliveryTimeout)));
-    recent.absorb(&event(3, 1, EventKind::ExecutionGenerating));
-    recent.absorb(&event(4, 2, progress("the other worker")));
+    recent.absorb(&event(1, 1, EventKind::ConversationError { kind: ErrorKind::DeliveryTimeout }), CHATGPT);
+    recent.absorb(&event(2, 1, ended(AttemptOutcome::DeliveryTimeout)), CHATGPT);
+    recent.absorb(&event(3, 1, EventKind::ExecutionGenerating), CHATGPT);
+    recent.absorb(&event(4, 2, progress("the other worker")), CHATGPT);
     let texts = |r: &RecentSentences, w| r.of(WorkerId(w)).into_iter().map(|e| e.text).collect::<Vec<_>>();
     assert_eq!(texts(&recent, 1), ["Delivery timed out; a fresh continue follows"], "the mirror is left out");
     assert_eq!(recent.of(WorkerId(1))[0].kind, "conversation.error");
     assert_eq!(recent.of(WorkerId(1))[0].at_ms, T0 + 1_000);
     for cursor in 5..15 {
-        recent.absorb(&event(cursor, 1, scheduled(cursor as u32)));
+        recent.absorb(&event(cursor, 1, scheduled(cursor as u32)), CHATGPT);
     }
     let expected: Vec<String> = (10..15).map(|n| format!("Auto resume sent (attempt {n})")).collect();
     assert_eq!(texts(&recent, 1), expected);
     assert_eq!(recent.of(WorkerId(1)).len(), SUMMARY_EVENTS_MAX);
     // Already seen: ignored.
-    recent.absorb(&event(3, 1, progress("late")));
+    recent.absorb(&event(3, 1, progress("late")), CHATGPT);
     assert_eq!(texts(&recent, 1), expected);
     assert_eq!(recent.cursor(), Cursor(14));
     recent.retain(|w| w == WorkerId(2));
@@ -131,7 +135,10 @@ fn holds_and_account_pauses_read_as_sentences_for_people() {
     // 2026-01-01 16:04 UTC.
     let at = Timestamp(1_767_283_440_000);
     let held = |reason, until, detail: Option<&str>| {
-        sentence(&event(1, 2, EventKind::WorkerHeld { reason, until, detail: detail.map(Arc::from) }))
+        sentence(
+            &event(1, 2, EventKind::WorkerHeld { reason, until, detail: detail.map(Arc::from) }),
+            ExecutorKind::Chatgpt,
+        )
     };
     assert_eq!(held(HoldReason::UsageLimit, Some(at), Some("limit")), "Usage limit: resumes at 16:04 UTC");
     assert_eq!(held(HoldReason::RateLimited, Some(at), None), "ChatGPT asked to slow down: resumes at 16:04 UTC");
@@ -139,9 +146,10 @@ fn holds_and_account_pauses_read_as_sentences_for_people() {
         held(HoldReason::BlockedByDialog, None, Some("Temporary Chat")),
         "A dialog blocks the conversation: Temporary Chat"
     );
-    let lifted = sentence(&event(2, 2, EventKind::WorkerHoldLifted { reason: HoldReason::UsageLimit }));
+    let lifted =
+        sentence(&event(2, 2, EventKind::WorkerHoldLifted { reason: HoldReason::UsageLimit }), ExecutorKind::Chatgpt);
     assert_eq!(lifted, "Usage limit over; resuming");
-    let error = |kind| sentence(&event(3, 2, EventKind::ConversationError { kind }));
+    let error = |kind| sentence(&event(3, 2, EventKind::ConversationError { kind }), ExecutorKind::Chatgpt);
     assert_eq!(error(ErrorKind::SuspiciousActivity), "Suspicious activity detected: a person must resume");
     let paused = EventKind::WorkerPaused { reason: PauseReason::AccountCheck, after_turn: false };
     assert!(is_continuity(&paused) && is_continuity(&EventKind::WorkerHoldLifted { reason: HoldReason::RateLimited }));
@@ -156,13 +164,17 @@ fn the_app_states_read_as_sentences_for_people() {
     let held = |detail: Option<&str>| {
         let kind =
             EventKind::WorkerHeld { reason: HoldReason::AwaitingApproval, until: None, detail: detail.map(Arc::from) };
-        sentence(&event(1, 2, kind))
+        sentence(&event(1, 2, kind), ExecutorKind::Chatgpt)
     };
     assert_eq!(held(Some("Orchestrator")), "Needs you: approve Orchestrator in this conversation");
     assert_eq!(held(None), "Needs you: approve the app in this conversation");
-    let lifted = sentence(&event(2, 2, EventKind::WorkerHoldLifted { reason: HoldReason::AwaitingApproval }));
+    let lifted = sentence(
+        &event(2, 2, EventKind::WorkerHoldLifted { reason: HoldReason::AwaitingApproval }),
+        ExecutorKind::Chatgpt,
+    );
     assert_eq!(lifted, "Approval answered; the turn goes on");
-    let paused = |reason| sentence(&event(3, 2, EventKind::WorkerPaused { reason, after_turn: false }));
+    let paused =
+        |reason| sentence(&event(3, 2, EventKind::WorkerPaused { reason, after_turn: false }), ExecutorKind::Chatgpt);
     assert!(paused(PauseReason::AppUnavailable).contains("recover into a new one"));
     assert!(paused(PauseReason::AppNotSelected).contains("did not show the app"));
     // The pause says more than the page error that caused it.
@@ -216,7 +228,7 @@ fn page_states_decode_with_their_time_and_capped_clean_words() {
 #[test]
 fn a_foreign_turn_and_a_steer_that_became_the_next_turn_are_told_once() {
     use engine::SteerLanding;
-    let say = |kind| sentence(&event(1, 1, kind));
+    let say = |kind| sentence(&event(1, 1, kind), ExecutorKind::Chatgpt);
     let paused = EventKind::WorkerPaused { reason: PauseReason::ForeignTurn, after_turn: false };
     assert!(is_continuity(&paused));
     assert_eq!(say(paused), "Paused: a turn the orchestrator did not start ran in this session");
@@ -226,4 +238,38 @@ fn a_foreign_turn_and_a_steer_that_became_the_next_turn_are_told_once() {
     assert!(is_continuity(&next));
     assert_eq!(say(next), "The steer became the next turn (counted as a turn)");
     assert!(!is_continuity(&EventKind::SteerLanded { landed: SteerLanding::Merged }));
+}
+
+#[test]
+fn a_cli_worker_s_sentences_name_its_cli_not_chatgpt() {
+    use engine::model::HoldReason;
+    let at = Timestamp(1_767_283_440_000);
+    let say = |kind, host| sentence(&event(1, 1, kind), host);
+    let limit = || EventKind::ConversationError { kind: ErrorKind::UsageLimit };
+    assert_eq!(say(limit(), ExecutorKind::Codex), "Codex usage limit reached");
+    assert_eq!(say(limit(), ExecutorKind::Claude), "Claude Code usage limit reached");
+    assert_eq!(say(limit(), ExecutorKind::Chatgpt), "ChatGPT usage limit reached");
+    let slow = || EventKind::WorkerHeld { reason: HoldReason::RateLimited, until: Some(at), detail: None };
+    assert_eq!(say(slow(), ExecutorKind::Codex), "Codex asked to slow down: resumes at 16:04 UTC");
+    let changed = || EventKind::WorkerPaused { reason: PauseReason::HostUiChanged, after_turn: false };
+    assert_eq!(say(changed(), ExecutorKind::Chatgpt), "Paused: the ChatGPT page changed; check the extension");
+    let cli = say(changed(), ExecutorKind::Claude);
+    assert_eq!(cli, "Paused: Claude Code did not answer as expected; check the CLI executor's log");
+    let generic = || EventKind::ConversationError { kind: ErrorKind::Generic };
+    assert_eq!(say(generic(), ExecutorKind::Codex), "Codex reported an error");
+    assert_eq!(say(ended(AttemptOutcome::PageError), ExecutorKind::Codex), "The turn ended with an error from Codex");
+    let asks = |detail: Option<&str>| EventKind::WorkerHeld {
+        reason: HoldReason::AwaitingApproval,
+        until: None,
+        detail: detail.map(Arc::from),
+    };
+    assert_eq!(say(asks(Some("run `cargo test`")), ExecutorKind::Codex), "Needs you: Codex asks to run `cargo test`");
+    assert_eq!(say(asks(None), ExecutorKind::Codex), "Needs you: Codex asks for an approval");
+    // The summary words each worker's sentence by its own kind.
+    let mut recent = RecentSentences::after(Cursor(0));
+    let kinds = |w: WorkerId| if w == WorkerId(1) { ExecutorKind::Codex } else { ExecutorKind::Chatgpt };
+    recent.absorb(&event(1, 1, limit()), kinds);
+    recent.absorb(&event(2, 2, limit()), kinds);
+    assert_eq!(recent.of(WorkerId(1))[0].text, "Codex usage limit reached");
+    assert_eq!(recent.of(WorkerId(2))[0].text, "ChatGPT usage limit reached");
 }

@@ -29,6 +29,8 @@
 //! - `client.rs`: [`client::McpClient`], a small MCP-over-HTTP client (JSON-RPC, session
 //!   header, SSE or JSON answers) used by `orchestrator status`, the tests and the benchmark.
 //! - `status.rs`: `orchestrator status`, a read-only report for a person at a terminal.
+//! - `start.rs`: `orchestrator start`, a run whose `/root` is a Codex CLI or Claude Code
+//!   worker in a directory, created and started through the MCP tools.
 //! - `paths.rs`: the default data directory.
 //!
 //! Architecture Invariant: the daemon performs engine mutations only through the
@@ -44,6 +46,7 @@ pub mod logs;
 pub mod oauth;
 pub mod paths;
 pub mod serve;
+pub mod start;
 pub mod status;
 pub mod token;
 

@@ -87,3 +87,14 @@ fn the_cli_executor_says_in_one_line_what_is_wrong() {
     let line = one_error_line(&out);
     assert!(line.contains("does not offer what this executor relies on") && line.contains("sh --version"), "{line}");
 }
+
+#[test]
+fn a_start_with_a_missing_workspace_or_a_wrong_kind_is_one_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().to_str().expect("utf-8 path");
+    let missing = tmp.path().join("nope");
+    let args = ["start", "--data-dir", dir, "--executor", "codex", "--workspace", missing.to_str().unwrap(), "x"];
+    assert!(one_error_line(&orchestrator(&args)).contains("cannot be opened"));
+    let args = ["start", "--data-dir", dir, "--executor", "chatgpt", "--workspace", dir, "x"];
+    assert!(one_error_line(&orchestrator(&args)).contains("codex or claude"));
+}

@@ -266,6 +266,48 @@ async fn status_prints_runs_workers_and_attempts() {
     assert!(d.terminate().success());
 }
 
+/// `orchestrator start` creates a run whose root is a CLI worker in the directory given,
+/// with Auto Resume on, and asks for its first turn (an intent waits for a CLI executor).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_creates_a_cli_run_and_asks_for_its_first_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let work = dir.path().join("repo");
+    std::fs::create_dir(&work).expect("workspace");
+    let mut d = Daemon::serve(&data, &[]);
+    let (data_arg, work_arg) = (data.to_str().unwrap().to_string(), work.to_str().unwrap().to_string());
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(support::orchestrator_bin())
+            .args(["start", "--data-dir", &data_arg, "--executor", "claude", "--workspace", &work_arg])
+            .args(["--branch", "night", "Make the tests pass", "then stop"])
+            .env_remove("ORCHESTRATOR_MCP_TOKEN")
+            .output()
+            .expect("start")
+    })
+    .await
+    .expect("join");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Started run-1") && text.contains("Claude Code worker"), "{text}");
+    let token = std::fs::read_to_string(data.join("mcp-token")).expect("token").trim().to_string();
+    let mut c = McpClient::connect(&d.url, Some(&token)).await.expect("connect");
+    let run = c.call_ok("run_get", json!({ "runId": "run-1" })).await.expect("run");
+    assert_eq!(
+        run.pointer("/taskName").or(run.pointer("/run/taskName")),
+        Some(&json!("Make the tests pass then stop"))
+    );
+    let root = c.call_ok("worker_get", json!({ "workerId": "wrk-1" })).await.expect("root");
+    let w = root.get("worker").unwrap_or(&root);
+    assert_eq!(w["executor"], "claude", "{w}");
+    assert_eq!(w["workspace"]["directory"], work.canonicalize().unwrap().to_str().unwrap(), "{w}");
+    assert_eq!(w["workspace"]["branch"], "night", "{w}");
+    assert_eq!(w.pointer("/policy/mode"), Some(&json!("auto")), "{w}");
+    let attempts = c.call_ok("worker_attempts", json!({ "workerId": "wrk-1" })).await.expect("attempts");
+    let first = &attempts["attempts"][0];
+    assert_eq!(first["reason"], "initial", "the first turn was asked for: {attempts}");
+    assert!(d.terminate().success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_data_directory_fails_with_a_clear_message() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -38,7 +38,7 @@ const EVENT_TEXT = {
   'worker.attached': 'Attached to a conversation',
   'deadman.fired': 'Run stopped moving',
   'binding.lost': 'Conversation lost',
-  'conversation.error': 'ChatGPT showed an error',
+  'conversation.error': 'The conversation showed an error',
   'execution.steer_landed': 'The steer became the next turn',
   'block.reported': 'Status block reported',
   'block.invalid': 'Status block unreadable',

@@ -13,6 +13,7 @@ use crate::protocol::{
 use engine::Reply;
 use engine::event::Event;
 use engine::ids::{Cursor, WorkerId};
+use engine::kind::ExecutorKind;
 use engine::limits::EVENTS_PAGE_COUNT_MAX;
 use engine::op::{EventsPage, Operation};
 use std::sync::Arc;
@@ -170,12 +171,20 @@ async fn summary(handle: &runtime::Handle, recent: &mut RecentSentences) -> Opti
     let reply = call(handle, Operation::RunList { include_terminal: false }).await.ok()?;
     let runs = wire::RunListOut::from_reply(reply).ok()?.runs;
     let mut out = Vec::with_capacity(runs.len());
+    let mut kinds = std::collections::BTreeMap::new();
     for run in &runs {
         let op = Operation::WorkerList { run: run.run_id.parse().ok()?, include_terminal: true };
         let workers = wire::WorkerListOut::from_reply(call(handle, op).await.ok()?).ok()?.workers;
+        for w in &workers {
+            if let (Ok(id), Some(kind)) = (w.worker_id.parse::<WorkerId>(), ExecutorKind::parse(&w.executor)) {
+                kinds.insert(id, kind);
+            }
+        }
         out.push(RunSummary::new(run, &workers));
     }
-    scan(handle, recent.cursor(), None, |e| recent.absorb(e)).await.ok()?;
+    // A worker not listed (its run ended) is dropped from the buffer below.
+    let kind_of = |w: WorkerId| kinds.get(&w).copied().unwrap_or_default();
+    scan(handle, recent.cursor(), None, |e| recent.absorb(e, kind_of)).await.ok()?;
     let mut shown = std::collections::BTreeSet::new();
     for worker in out.iter_mut().flat_map(|run| run.workers.iter_mut()) {
         let id: WorkerId = worker.worker_id.parse().ok()?;

@@ -1,0 +1,346 @@
+//! The `orchestrator` binary's command line: every subcommand and flag, parsed by clap
+//! (`main.rs` hands each to the library).
+
+use clap::{Parser, Subcommand};
+use orchestrator::edge;
+use orchestrator::serve::LISTEN_DEFAULT;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The orchestrator: keeps AI workers going across turn boundaries until their job is
+/// done, and serves its tools to agents over MCP.
+#[derive(Parser, Debug)]
+#[command(name = "orchestrator", version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The edge's limits, for every route on the listener (/mcp, /executor); docs/limits.md.
+#[derive(clap::Args, Debug)]
+pub(crate) struct LimitFlags {
+    /// A connection waiting for a request (a fresh one, or an idle keep-alive one) is closed unless
+    /// that request's headers arrive within this many milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = edge::HEADER_READ_TIMEOUT_MS_DEFAULT)]
+    pub(crate) header_read_timeout_ms: u64,
+    /// A connection on which no byte moves in either direction for this many milliseconds is
+    /// closed, except while a request is being answered (an events_wait long poll). Applies to the
+    /// executor WebSocket too: keep it above twice the 20 s heartbeat.
+    #[arg(long, value_name = "MS", default_value_t = edge::IDLE_TIMEOUT_MS_DEFAULT)]
+    pub(crate) idle_timeout_ms: u64,
+    /// A request body must arrive whole within this many milliseconds of its headers (408 otherwise).
+    #[arg(long, value_name = "MS", default_value_t = edge::BODY_READ_TIMEOUT_MS_DEFAULT)]
+    pub(crate) body_read_timeout_ms: u64,
+    /// Connections open at once (MCP and executors together); past it a new connection gets a 503
+    /// and is closed.
+    #[arg(long, value_name = "N", default_value_t = edge::CONNECTIONS_MAX_DEFAULT)]
+    pub(crate) connections_max: usize,
+    /// Connections open at once from one IP address (all local clients share 127.0.0.1); past it, 503.
+    #[arg(long, value_name = "N", default_value_t = edge::CONNECTIONS_PER_IP_MAX_DEFAULT)]
+    pub(crate) connections_per_ip_max: usize,
+}
+
+impl LimitFlags {
+    pub(crate) fn limits(&self) -> edge::EdgeLimits {
+        edge::EdgeLimits {
+            header_read_timeout_ms: self.header_read_timeout_ms,
+            idle_timeout_ms: self.idle_timeout_ms,
+            body_read_timeout_ms: self.body_read_timeout_ms,
+            connections_max: self.connections_max,
+            connections_per_ip_max: self.connections_per_ip_max,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant, reason = "parsed once at start; boxing the flags buys nothing")]
+pub(crate) enum Command {
+    /// Run the daemon: the engine on its store, MCP over streamable HTTP at http://ADDR:PORT/mcp.
+    Serve {
+        /// Data directory (store, MCP token). Default: $XDG_DATA_HOME/orchestrator or ~/.local/share/orchestrator.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Address and port to listen on. Keep it on loopback unless a tunnel or proxy fronts it.
+        #[arg(long, value_name = "ADDR:PORT", default_value = LISTEN_DEFAULT)]
+        listen: SocketAddr,
+        /// Bearer token MCP clients must send (Authorization: Bearer TOKEN). Default: DIR/mcp-token,
+        /// generated on first start and printed once.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
+        /// Log level or filter (error, warn, info, debug, trace, or e.g. "info,mcp=debug"). Logs go to stderr.
+        #[arg(long, value_name = "LEVEL", default_value = "info,rmcp=warn")]
+        log_level: String,
+        /// Accept this host name in Host and Origin headers besides loopback (repeatable), e.g. for a tunnel.
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_hosts: Vec<String>,
+        /// Token browser executors must send in their hello at ws://ADDR:PORT/executor (separate from
+        /// the MCP token). Default: DIR/executor-token, generated on first start and printed once.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_EXECUTOR_TOKEN", hide_env_values = true)]
+        executor_token: Option<String>,
+        /// Accept executor connections from peers that are not on loopback.
+        #[arg(long)]
+        executor_allow_remote: bool,
+        /// Accept this Origin prefix at /executor besides chrome-extension:// and moz-extension:// (repeatable).
+        #[arg(long = "executor-allow-origin", value_name = "PREFIX")]
+        executor_allow_origins: Vec<String>,
+        #[command(flatten)]
+        limits: LimitFlags,
+        #[command(flatten)]
+        oauth: OAuthFlags,
+    },
+    /// Serve the same MCP tools over stdin/stdout, for clients that start the server themselves.
+    /// Uses the data directory exclusively: do not run it next to `serve` on the same directory.
+    McpStdio {
+        /// Data directory. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Log level or filter. Logs go to stderr (stdout carries the protocol).
+        #[arg(long, value_name = "LEVEL", default_value = "warn")]
+        log_level: String,
+    },
+    /// Print runs, workers, dispositions and attempts of a running daemon (read-only).
+    Status {
+        /// Data directory of the daemon: its MCP URL and token are read from it. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR", conflicts_with = "url")]
+        data_dir: Option<PathBuf>,
+        /// MCP endpoint of the daemon, e.g. http://127.0.0.1:7411/mcp (the token then comes from
+        /// --mcp-token, ORCHESTRATOR_MCP_TOKEN or the default data directory).
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// Bearer token. Default: the data directory's mcp-token.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
+    },
+    /// Start a run whose /root is a Codex CLI or Claude Code worker in DIR, working on
+    /// OBJECTIVE with Auto Resume on, through the running daemon (a CLI executor carries
+    /// it: `orchestrator executor-cli`). See docs/cli-agents.md.
+    Start {
+        /// Which command-line agent runs the worker: codex or claude.
+        #[arg(long, value_name = "KIND")]
+        executor: String,
+        /// The directory the worker works in (it must exist).
+        #[arg(long, value_name = "DIR")]
+        workspace: PathBuf,
+        /// The branch the worker works on, for provenance.
+        #[arg(long, value_name = "NAME")]
+        branch: Option<String>,
+        /// The run's name. Default: the objective's first line.
+        #[arg(long, value_name = "TEXT")]
+        name: Option<String>,
+        /// Leave Auto Resume off: each next turn waits for Continue now.
+        #[arg(long)]
+        manual: bool,
+        /// Data directory of the daemon: its MCP URL and token are read from it. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR", conflicts_with = "url")]
+        data_dir: Option<PathBuf>,
+        /// MCP endpoint of the daemon (the token then comes from --mcp-token,
+        /// ORCHESTRATOR_MCP_TOKEN or the default data directory).
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// Bearer token. Default: the data directory's mcp-token.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
+        /// What the worker is to do, in plain words (its first prompt carries it).
+        #[arg(value_name = "OBJECTIVE", required = true, num_args = 1..)]
+        objective: Vec<String>,
+    },
+    /// Check the installation in order (the daemon answers, its data directory and store
+    /// lock, the tokens' permissions, a connected browser extension speaking this daemon's
+    /// protocol) and say what to do for each failing check. Exits 0 only when all pass.
+    Doctor {
+        /// Data directory of the daemon. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// The MCP token, when the daemon was started with --mcp-token. Default: DIR/mcp-token.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
+    },
+    /// Run the command-line agent executor: Codex CLI and Claude Code workers (one `codex
+    /// app-server` or `claude -p` child per worker), connected to the daemon's /executor as
+    /// the browser extension is (the same protocol, the same exactly-once journal). See
+    /// docs/cli-agents.md.
+    ExecutorCli {
+        /// The daemon's executor endpoint.
+        #[arg(long, value_name = "URL", default_value = cli_executor::connection::DAEMON_URL_DEFAULT)]
+        daemon: String,
+        /// Data directory of the daemon: its executor-token, and the executor's state under
+        /// DIR/cli-executor. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// The executor token file. Default: DIR/executor-token.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        /// This executor's stable name (1 to 128 printable ASCII characters).
+        #[arg(long, value_name = "ID", default_value = "codex-cli")]
+        executor_id: String,
+        /// The codex binary (a path, or a name looked up on PATH).
+        #[arg(long, value_name = "PATH", default_value = "codex")]
+        codex: PathBuf,
+        /// An argument added after `codex app-server` (repeatable), e.g. --codex-arg=-c
+        /// --codex-arg=model=o4-mini.
+        #[arg(long = "codex-arg", value_name = "ARG", allow_hyphen_values = true)]
+        codex_args: Vec<String>,
+        /// The claude binary (a path, or a name looked up on PATH); it must be Claude Code
+        /// 2.1.332.
+        #[arg(long, value_name = "PATH", default_value = "claude")]
+        claude: PathBuf,
+        /// An argument added after the executor's own to every `claude -p` (repeatable),
+        /// e.g. --claude-arg=--model --claude-arg=sonnet.
+        #[arg(long = "claude-arg", value_name = "ARG", allow_hyphen_values = true)]
+        claude_args: Vec<String>,
+        /// The kinds of workers to run, comma-separated (codex, claude): each must be
+        /// usable or the executor does not start. Default: each whose binary is found and
+        /// passes its checks.
+        #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_cli_kind)]
+        kinds: Option<Vec<bridge::ExecutorKindWire>>,
+        /// The executor's state directory (journal, leases, each session's CODEX_HOME or
+        /// CLAUDE_CONFIG_DIR and TMPDIR).
+        /// Default: DIR/cli-executor.
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+        /// The working directory of a worker whose conversation.create names none.
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// The daemon's MCP endpoint, which every CLI child is configured with (required:
+        /// a worker finishes only through worker_complete). Default: --daemon's host and
+        /// port with /mcp.
+        #[arg(long, value_name = "URL")]
+        mcp_url: Option<String>,
+        /// The MCP token the children authenticate with (passed to them only in the
+        /// ORCHESTRATOR_MCP_TOKEN variable). Default: DIR/mcp-token.
+        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
+        /// Your Codex login file (e.g. ~/.codex/auth.json after `codex login`, or one holding
+        /// an API key), linked into every session's CODEX_HOME so token refreshes reach all of
+        /// them; it must be yours and mode 0600. Without it the sessions have no login.
+        #[arg(long, value_name = "FILE")]
+        codex_auth: Option<PathBuf>,
+        /// Log level or filter. Logs go to stderr.
+        #[arg(long, value_name = "LEVEL", default_value = "info")]
+        log_level: String,
+    },
+    /// Check or rescue a data directory's store (the daemon must be stopped). See docs/store.md.
+    #[command(subcommand)]
+    Store(StoreCommand),
+    /// Approve, deny, list and revoke OAuth connections of a daemon started with --public-url
+    /// (through its loopback admin API, with the static MCP token). See docs/connect.md.
+    #[command(subcommand)]
+    Oauth(OauthCommand),
+}
+
+/// OAuth for clients that cannot send the static token (ChatGPT); docs/connect.md.
+#[derive(clap::Args, Debug)]
+pub(crate) struct OAuthFlags {
+    /// Turn the OAuth 2.1 authorization server on, for this public address:
+    /// https://HOST[:PORT][/PREFIX] (what a tunnel or proxy serves this daemon as), or
+    /// http://127.0.0.1:PORT / http://localhost:PORT for local clients. Never derived from
+    /// request headers. Off without it.
+    #[arg(long, value_name = "URL")]
+    pub(crate) public_url: Option<String>,
+    /// Accept this exact redirect URI at client registration besides ChatGPT's, Claude's and
+    /// loopback ones (repeatable).
+    #[arg(long = "oauth-redirect-allow", value_name = "URL", requires = "public_url")]
+    pub(crate) oauth_redirect_allow: Vec<String>,
+    /// Test only: access token lifetime in milliseconds.
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) oauth_access_ttl_ms: Option<u64>,
+    /// Test only: authorization code lifetime in milliseconds.
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) oauth_code_ttl_ms: Option<u64>,
+    /// Test only: how long an authorization request waits for the operator, in milliseconds.
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) oauth_pending_ttl_ms: Option<u64>,
+}
+
+impl OAuthFlags {
+    pub(crate) fn options(&self) -> Option<orchestrator::oauth::OAuthOptions> {
+        let public_url = self.public_url.clone()?;
+        let mut ttls = orchestrator::oauth::Ttls::default();
+        ttls.access_ms = self.oauth_access_ttl_ms.unwrap_or(ttls.access_ms);
+        ttls.code_ms = self.oauth_code_ttl_ms.unwrap_or(ttls.code_ms);
+        ttls.pending_ms = self.oauth_pending_ttl_ms.unwrap_or(ttls.pending_ms);
+        Some(orchestrator::oauth::OAuthOptions { public_url, redirect_allow: self.oauth_redirect_allow.clone(), ttls })
+    }
+}
+
+/// Where the running daemon is, for the `oauth` commands.
+#[derive(clap::Args, Debug)]
+pub(crate) struct DaemonFlags {
+    /// Data directory of the daemon: its address and token are read from it. Default: as for `serve`.
+    #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+    pub(crate) data_dir: Option<PathBuf>,
+    /// Bearer token. Default: the data directory's mcp-token.
+    #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+    pub(crate) mcp_token: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum OauthCommand {
+    /// List the authorization requests waiting for approval (code, client, redirect host).
+    Pending {
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Approve the waiting request whose consent page shows CODE (e.g. K7QH-2MPD).
+    Approve {
+        /// The code on the consent page.
+        code: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Deny the waiting request whose consent page shows CODE.
+    Deny {
+        /// The code on the consent page.
+        code: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// List grants and registered clients (from the daemon, or from the file when it is stopped).
+    List {
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Revoke one grant, or all: at once in the running daemon (or in the file when it is stopped).
+    Revoke {
+        /// The grant id (from `oauth list`).
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        grant_id: Option<String>,
+        /// Revoke every grant.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum StoreCommand {
+    /// Read-only check of DIR/store: the acknowledged-commit mark, the journals and every
+    /// record (read from a private copy; nothing in DIR changes). Prints what it found;
+    /// exits 0 only if the store is intact.
+    Verify {
+        /// Data directory. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// Copy what is intact in DIR into the new data directory NEWDIR (never modifying DIR):
+    /// the journals up to their first damage and every readable record, plus the token
+    /// files. Then start with `orchestrator serve --data-dir NEWDIR`.
+    Salvage {
+        /// The damaged data directory.
+        #[arg(long, value_name = "DIR")]
+        from: PathBuf,
+        /// A new data directory (must not exist or be empty).
+        #[arg(long, value_name = "NEWDIR")]
+        to: PathBuf,
+    },
+}
+
+/// One kind of `--kinds`: a command-line agent the executor can run.
+pub(crate) fn parse_cli_kind(text: &str) -> Result<bridge::ExecutorKindWire, String> {
+    match text.trim() {
+        "codex" => Ok(bridge::ExecutorKindWire::Codex),
+        "claude" => Ok(bridge::ExecutorKindWire::Claude),
+        other => Err(format!("{other:?} is not a command-line agent (codex, claude)")),
+    }
+}

@@ -1,0 +1,175 @@
+//! `orchestrator start`: a run whose `/root` is a Codex CLI or Claude Code worker in a
+//! directory, started from a terminal through the running daemon's MCP tools
+//! (`run_create` with the root's executor and workspace, then `worker_continue_now` for
+//! its first turn), so a person needs no MCP client to leave a coding agent working.
+
+use crate::client::McpClient;
+use anyhow::Context;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// Longest objective accepted, in bytes: `run_create`'s context limit (32 KiB).
+pub const OBJECTIVE_BYTES_MAX: usize = 32 * 1024;
+/// Longest task name taken from the objective's first line, in characters.
+pub const TASK_NAME_CHARS_MAX: usize = 80;
+
+/// What `orchestrator start` was asked for.
+#[derive(Clone, Debug)]
+pub struct StartRequest {
+    /// `codex` or `claude`.
+    pub executor: String,
+    /// The directory the worker works in (made absolute here; it must exist).
+    pub directory: PathBuf,
+    /// The branch, for provenance.
+    pub branch: Option<String>,
+    /// The job, free text: the run's context, which the root's first prompt carries.
+    pub objective: String,
+    /// The run's name; default: the objective's first line, cut.
+    pub task_name: Option<String>,
+    /// Auto Resume for the run's workers (on unless the person asked for manual).
+    pub auto_resume: bool,
+}
+
+/// Checks the request before anything reaches the daemon: a known CLI kind, an existing
+/// directory (made absolute), an objective that is neither empty nor too long.
+pub fn validate(mut request: StartRequest) -> anyhow::Result<StartRequest> {
+    if !matches!(request.executor.as_str(), "codex" | "claude") {
+        anyhow::bail!("--executor must be codex or claude, not {:?}", request.executor);
+    }
+    let directory = std::fs::canonicalize(&request.directory)
+        .with_context(|| format!("the workspace {} cannot be opened", request.directory.display()))?;
+    if !directory.is_dir() {
+        anyhow::bail!("the workspace {} is not a directory", directory.display());
+    }
+    request.directory = directory;
+    if request.objective.trim().is_empty() {
+        anyhow::bail!("the objective is empty: say what the worker is to do");
+    }
+    if request.objective.len() > OBJECTIVE_BYTES_MAX {
+        anyhow::bail!("the objective is {} bytes; at most {OBJECTIVE_BYTES_MAX} are accepted", request.objective.len());
+    }
+    Ok(request)
+}
+
+/// The run's name: the one given, or the objective's first non-empty line, cut.
+pub fn task_name(request: &StartRequest) -> String {
+    if let Some(name) = &request.task_name {
+        return name.clone();
+    }
+    let line = request.objective.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("CLI run");
+    let mut name: String = line.chars().take(TASK_NAME_CHARS_MAX).collect();
+    if line.chars().count() > TASK_NAME_CHARS_MAX {
+        name.push('…');
+    }
+    name
+}
+
+/// The CLI's name for people.
+fn product(executor: &str) -> &'static str {
+    if executor == "codex" { "Codex CLI" } else { "Claude Code" }
+}
+
+/// Creates the run and asks for the root's first turn; returns what to tell the person.
+pub async fn start(url: &str, token: Option<&str>, request: StartRequest) -> anyhow::Result<String> {
+    let request = validate(request)?;
+    let directory = request.directory.display().to_string();
+    let mut client = McpClient::connect(url, token).await?;
+    let mut workspace = json!({ "directory": directory });
+    if let Some(branch) = &request.branch {
+        workspace["branch"] = json!(branch);
+    }
+    let mode = if request.auto_resume { "auto" } else { "manual" };
+    let name = task_name(&request);
+    let created = client
+        .call_ok(
+            "run_create",
+            json!({
+                "taskName": name,
+                "rootConversationName": format!("{} in {}", product(&request.executor), leaf(&request.directory)),
+                "context": request.objective,
+                "defaultPolicy": { "mode": mode },
+                "executor": request.executor,
+                "workspace": workspace,
+            }),
+        )
+        .await
+        .context("the daemon refused the run")?;
+    let run = text(&created, &["/runId", "/run/runId"]).context("run_create answered without a run id")?;
+    let root = text(&created, &["/rootWorkerId", "/run/rootWorkerId"]).context("run_create answered without a root")?;
+    client.call_ok("worker_continue_now", json!({ "workerId": root })).await.with_context(|| {
+        format!(
+            "the run {run} exists but its first turn was not asked for: use Continue now on {root} in the \
+             dashboard, or the MCP tool worker_continue_now"
+        )
+    })?;
+    let branch = request.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
+    let resume = if request.auto_resume { "Auto Resume on" } else { "Auto Resume off (manual)" };
+    Ok(format!(
+        "Started {run} \"{name}\": /root ({root}) is a {} worker in {directory}{branch}, {resume}.\n\
+         Its first turn goes in once a CLI executor running {} is connected (`orchestrator executor-cli`).\n\
+         Follow it with `orchestrator status` or the dashboard; it ends only when the worker calls worker_complete.\n",
+        product(&request.executor),
+        request.executor,
+    ))
+}
+
+/// The directory's last component, for the root's readable name.
+fn leaf(directory: &Path) -> String {
+    directory.file_name().map_or_else(|| directory.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The first string among `pointers` in `value`.
+fn text(value: &Value, pointers: &[&str]) -> Option<String> {
+    pointers.iter().find_map(|p| value.pointer(p).and_then(Value::as_str)).map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(dir: &Path, objective: &str) -> StartRequest {
+        StartRequest {
+            executor: "codex".into(),
+            directory: dir.to_path_buf(),
+            branch: None,
+            objective: objective.into(),
+            task_name: None,
+            auto_resume: true,
+        }
+    }
+
+    #[test]
+    fn a_bad_request_is_refused_before_the_daemon_sees_it() {
+        let dir = std::env::temp_dir();
+        let wrong_kind = StartRequest { executor: "chatgpt".into(), ..request(&dir, "x") };
+        assert!(validate(wrong_kind).unwrap_err().to_string().contains("codex or claude"));
+        let missing = request(Path::new("/nonexistent/orchestrator-start"), "x");
+        assert!(validate(missing).unwrap_err().to_string().contains("cannot be opened"));
+        assert!(validate(request(&dir, "  \n ")).unwrap_err().to_string().contains("empty"));
+        let long = "x".repeat(OBJECTIVE_BYTES_MAX + 1);
+        assert!(validate(request(&dir, &long)).unwrap_err().to_string().contains("at most"));
+        let file = dir.join(format!("orchestrator-start-{}", std::process::id()));
+        std::fs::write(&file, "").expect("a file");
+        let not_dir = validate(request(&file, "x")).unwrap_err().to_string();
+        std::fs::remove_file(&file).expect("removed");
+        assert!(not_dir.contains("not a directory"), "{not_dir}");
+    }
+
+    #[test]
+    fn a_relative_workspace_becomes_absolute() {
+        let ok = validate(request(Path::new("."), "fix the build")).expect("valid");
+        assert!(ok.directory.is_absolute(), "{}", ok.directory.display());
+    }
+
+    #[test]
+    fn the_task_name_is_the_objective_s_first_line_cut() {
+        let dir = std::env::temp_dir();
+        assert_eq!(task_name(&request(&dir, "\n  Fix the flaky test\nthen more")), "Fix the flaky test");
+        let long = "y".repeat(TASK_NAME_CHARS_MAX + 5);
+        let cut = task_name(&request(&dir, &long));
+        assert_eq!(cut.chars().count(), TASK_NAME_CHARS_MAX + 1);
+        assert!(cut.ends_with('…'));
+        let named = StartRequest { task_name: Some("mine".into()), ..request(&dir, "objective") };
+        assert_eq!(task_name(&named), "mine");
+    }
+}
