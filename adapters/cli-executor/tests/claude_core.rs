@@ -153,8 +153,9 @@ fn a_crash_mid_turn_is_an_error_and_unacknowledged_lines_wait_for_the_transcript
 }
 
 #[test]
-fn a_crashed_childs_lines_are_settled_by_the_transcript_and_an_absent_one_resent_once() {
+fn a_crashed_childs_lines_are_settled_by_the_transcript_and_an_absent_send_resent_once() {
     use cli_executor::claude::transcript::Found;
+    let id = |n| CommandId { attempt: AttemptId(n) };
     let mut core = running();
     for (n, key) in [(2, "k2"), (3, "k3"), (4, "k4")] {
         core.command(Timestamp(10), command(Steer, n, key, SESSION, "go", 100_000)).expect("steer");
@@ -162,24 +163,30 @@ fn a_crashed_childs_lines_are_settled_by_the_transcript_and_an_absent_one_resent
     drain(&mut core);
     core.exited(Timestamp(20), None, "");
     drain(&mut core);
-    let id = |n| CommandId { attempt: AttemptId(n) };
-    let (k2, k3, k4) = (id(2), id(3), id(4));
-    core.settle(k2, &Found::Sent { merged: false, finished: false });
-    core.settle(k3, &Found::CannotTell { why: "a line is torn" });
-    core.settle(k4, &Found::Absent);
+    core.settle(id(2), &Found::Sent { merged: false, finished: false });
+    core.settle(id(3), &Found::CannotTell { why: "a line is torn" });
+    core.settle(id(4), &Found::Absent);
     let effects = drain(&mut core);
-    assert_eq!(failed(&effects), [(3, "AMBIGUOUS_SUBMISSION")]);
-    let submitted = effects
-        .iter()
-        .filter(|e| matches!(e, Effect::Result { command, outcome: Outcome::Submitted { .. } } if *command == k2));
-    assert_eq!(submitted.count(), 1, "{effects:?}");
-    // The absent one is written again by the next child, and only that one.
+    // A steer's turn ended with the crash: an absent steer is not sent into another one.
+    assert_eq!(failed(&effects), [(3, "AMBIGUOUS_SUBMISSION"), (4, "DEADLINE_EXCEEDED")]);
+    let submitted =
+        |e: &Effect| matches!(e, Effect::Result { command, outcome: Outcome::Submitted { .. } } if *command == id(2));
+    assert_eq!(effects.iter().filter(|e| submitted(e)).count(), 1, "{effects:?}");
+    assert!(core.unacknowledged().is_empty());
+    // A send the next child never read: written once more by the child after, never twice.
     core.respawn(Timestamp(30)).expect("respawn");
+    core.command(Timestamp(31), command(Send, 5, "k5", SESSION, "go", 100_000)).expect("send");
     assert_eq!(writes(&drain(&mut core)), 1);
     core.exited(Timestamp(40), None, "");
     drain(&mut core);
-    core.settle(k4, &Found::Absent);
-    assert_eq!(failed(&drain(&mut core)), [(4, "DEADLINE_EXCEEDED")], "never written a third time");
+    core.settle(id(5), &Found::Absent);
+    assert!(drain(&mut core).is_empty(), "kept for the next child");
+    core.respawn(Timestamp(50)).expect("respawn");
+    assert_eq!(writes(&drain(&mut core)), 1, "written again");
+    core.exited(Timestamp(60), None, "");
+    drain(&mut core);
+    core.settle(id(5), &Found::Absent);
+    assert_eq!(failed(&drain(&mut core)), [(5, "DEADLINE_EXCEEDED")], "never written a third time");
     assert!(core.unacknowledged().is_empty());
 }
 

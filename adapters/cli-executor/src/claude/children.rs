@@ -139,14 +139,15 @@ impl Claude {
     }
 
     /// Settles a line a crashed child never acknowledged by what the transcript says: found
-    /// is `submitted`; proven absent is written again by the next child, once (a create's
-    /// line, or a line absent again after its resend, fails `DEADLINE_EXCEEDED`: definitely
-    /// not submitted); anything else is `AMBIGUOUS_SUBMISSION`, as no proof either way.
+    /// is `submitted`; a send proven absent is written again by the next child, once (absent
+    /// again after its resend, it fails `DEADLINE_EXCEEDED`: definitely not submitted); a
+    /// steer or a create proven absent fails so at once (the turn a steer was for ended
+    /// with the crash, and a create's session never started: the daemon decides what
+    /// follows); anything else is `AMBIGUOUS_SUBMISSION`, as no proof either way.
     pub fn settle(&mut self, command: CommandId, found: &Found) {
         let Some(at) = self.unacked.iter().position(|u| u.command == command) else { return };
-        let resend = matches!(found, Found::Absent)
-            && !self.unacked[at].resent
-            && matches!(self.unacked[at].kind, CommandKind::Send | CommandKind::Steer);
+        let resend =
+            matches!(found, Found::Absent) && !self.unacked[at].resent && self.unacked[at].kind == CommandKind::Send;
         if resend {
             self.unacked[at].resent = true;
             return;
