@@ -356,6 +356,13 @@ impl ClaudeTask {
                 tracing::warn!(worker = %self.worker, code = e.code(), "settling after a crash: {e}");
             }
         }
+        let forgotten = self.session.as_ref().is_some_and(|s| s.core().session().is_none());
+        if forgotten
+            && self.ledger.bound().is_some_and(|b| b.thread == session)
+            && let Err(e) = self.ledger.journal().unbind(self.worker)
+        {
+            tracing::warn!(worker = %self.worker, code = e.code(), "unbinding a session never started: {e}");
+        }
     }
 
     /// A child ended on its own: restart after a backoff, or give up.

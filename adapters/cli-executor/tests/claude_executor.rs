@@ -34,8 +34,18 @@ fn with_mock(claude: Claude, dir: &Path) -> (Claude, Option<MockApi>) {
 
 /// Creates the session with `prompt` and returns its conversation id.
 async fn create(executor: &mut Executor, reports: &mut tokio::sync::mpsc::Receiver<Out>, prompt: &str) -> String {
-    no_reply(executor, &frame(1, KindWire::Create, "", prompt)).await;
-    match outcome(until(reports, "the create's result", result_of(1)).await) {
+    create_as(executor, reports, 1, prompt).await
+}
+
+/// Creates the session with command `n` and returns its conversation id.
+async fn create_as(
+    executor: &mut Executor,
+    reports: &mut tokio::sync::mpsc::Receiver<Out>,
+    n: u64,
+    prompt: &str,
+) -> String {
+    no_reply(executor, &frame(n, KindWire::Create, "", prompt)).await;
+    match outcome(until(reports, "the create's result", result_of(n)).await) {
         OutcomeWire::Submitted { conversation_url: Some(url), .. } => url,
         other => panic!("create: {other:?}"),
     }
@@ -454,4 +464,24 @@ async fn a_worker_edits_and_runs_commands_in_its_workspace_and_cannot_write_outs
     // What Claude Code told the model of the outside write (the mock's log of tool results).
     let log = std::fs::read_to_string(&mock.log).expect("the mock's log");
     assert!(log.contains("outside allowed working directories"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_whose_child_crashed_before_reading_it_fails_definitely_and_binds_nothing() {
+    eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
+    let dirs = dirs();
+    let claude = Claude::Sim(vec!["--exit-before-read".into(), "1".into()]);
+    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
+    match outcome(until(&mut reports, "the create's settlement", result_of(1)).await) {
+        OutcomeWire::Failed { code, .. } => assert_eq!(code, "DEADLINE_EXCEEDED"),
+        other => panic!("{other:?}"),
+    }
+    let hello: Value = serde_json::from_str(&executor.hello("t", "cli")).expect("json");
+    assert_eq!(hello["bindings"], serde_json::json!([]), "no session was started: {hello}");
+    // The daemon's next create starts a session of its own.
+    let url = create_as(&mut executor, &mut reports, 2, "again").await;
+    until(&mut reports, "its turn's end", state(StateName::Idle)).await;
+    assert!(url.starts_with("claude:session/"), "{url}");
+    assert_eq!(taken_in(&dirs, WORKER), [nonce("conversation.create:exe-2")]);
 }

@@ -158,6 +158,11 @@ impl Claude {
             Found::Absent => {
                 let detail = "the CLI exited before taking the prompt in (the session's transcript holds no message with its nonce): not submitted";
                 self.fail(unacked.command, ABSENT, detail);
+                if unacked.kind == CommandKind::Create && self.launch == Some(Launch::New) {
+                    // The session never started: a later create mints its own.
+                    self.session = None;
+                    self.process = Process::None;
+                }
             }
             Found::CannotTell { why } => {
                 let detail = format!("the CLI exited before acknowledging the prompt and {why}");
