@@ -324,9 +324,10 @@ impl ClaudeTask {
     }
 
     /// The lines a crashed child never acknowledged, settled from the session's transcript
-    /// (the child is gone, so nothing more can land): found, `submitted`; proven absent,
-    /// written again by the next child (once); a transcript that cannot be read or tell,
-    /// `AMBIGUOUS_SUBMISSION` ([`Claude::settle`]).
+    /// (the child is gone, so nothing more can land): found, `submitted`; a send proven
+    /// absent, written again by the next child (once), a steer or create proven absent,
+    /// `DEADLINE_EXCEEDED` (a create's binding dropped); a transcript that cannot be read or
+    /// tell, `AMBIGUOUS_SUBMISSION` ([`Claude::settle`]).
     async fn settle_unacknowledged(&mut self, session: &str) {
         let lines = self.session.as_ref().map(|s| s.core().unacknowledged()).unwrap_or_default();
         if lines.is_empty() {

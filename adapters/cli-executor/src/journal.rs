@@ -10,7 +10,8 @@
 //!   "cwd"?, "outcome"?}`: `received` (the prompt is kept so a restart can still submit
 //!   it), `submission-started` (journaled just before the prompt's line is written to the
 //!   child; the prompt is dropped from then on), `submitted` or `completed` (with the
-//!   `command.result` outcome that was sent).
+//!   `command.result` outcome that was sent); a steer's `landed` (`{landed, seq}`) once its
+//!   `steer.landed` is journaled, before it is sent.
 //! - `{"t":"bind", "worker", "thread"?, "cwd"?}`: the worker's thread (`None`: closed).
 //! - `{"t":"seq", "worker", "seq", "observation"}`: persisted before the state with that
 //!   `seq` is published, so sequences keep growing across restarts, an unchanged state is
