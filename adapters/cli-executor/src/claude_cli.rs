@@ -3,7 +3,8 @@
 //! worker runs ([`check`]: the pinned version, and every flag of [`claude::FLAGS`] in its
 //! `--help`), and the configuration every Claude child gets ([`config`]): settings read
 //! from its own config home only, the orchestrator's MCP server (its token taken from the
-//! child's environment), and no tool that starts work by itself.
+//! child's environment), no tool that starts work by itself, and the permissions a worker
+//! works with (edits inside its working directory, commands through `Bash`).
 //!
 //! Each rule was seen with the real 2.1.332 on 2026-12-02 (`docs/cli-agents.md`).
 
@@ -26,6 +27,20 @@ pub const CLAUDE_VERSION: &str = "2.1.332";
 /// background watcher: listed by 2.1.332's `system/init`); denied, so only the daemon
 /// starts turns.
 pub const SELF_STARTING_TOOLS: [&str; 3] = ["CronCreate", "ScheduleWakeup", "Monitor"];
+
+/// `--permission-mode` of a worker's session: `acceptEdits`. With `--permission-prompts
+/// none` (nothing asks a person: what would prompt is denied), the model writes and edits
+/// files inside the session's working directory, and a write or edit outside it is denied
+/// ("Path is outside allowed working directories"), as are Bash commands naming a path
+/// outside it that Claude Code checks (redirections, `ls`); seen with 2.1.332 on
+/// 2026-12-02 (`docs/cli-agents.md`, "Sandbox and approval choices").
+pub const PERMISSION_MODE: &str = "acceptEdits";
+
+/// Built-in tools a worker may use without a prompt beyond `acceptEdits`: `Bash`, so the
+/// model can run the workspace's commands (builds, tests). Claude Code does not confine a
+/// command it allows to the working directory: only its sandbox would (bubblewrap on
+/// Linux), which is not turned on here (`docs/cli-agents.md`).
+pub const WORKSPACE_TOOLS: [&str; 1] = ["Bash"];
 
 /// `--setting-sources`: only `user` settings, which are the session's own
 /// `CLAUDE_CONFIG_DIR/settings.json` (none is written): a repository's
@@ -50,8 +65,9 @@ pub fn config(settings: &ClaudeSettings, mcp: Option<&McpServer>) -> Config {
         mcp_config: mcp.map(|server| mcp_config(&server.url)),
         required_mcp: mcp.map(|_| MCP_SERVER_NAME.to_string()),
         disallowed_tools: SELF_STARTING_TOOLS.iter().map(|t| t.to_string()).collect(),
+        allowed_tools: WORKSPACE_TOOLS.iter().map(|t| t.to_string()).collect(),
+        permission_mode: PERMISSION_MODE.to_string(),
         extra_args: settings.args.clone(),
-        ..Config::unattended()
     }
 }
 
@@ -165,6 +181,9 @@ mod tests {
         let args = config(&settings, Some(&mcp)).args("s-1", claude::Launch::New);
         assert!(!args.iter().any(|a| a.contains("s3cret")), "{args:?}");
         assert!(args.contains(&"--disallowedTools=CronCreate,ScheduleWakeup,Monitor".to_string()), "{args:?}");
+        assert!(args.contains(&"--allowedTools=mcp__orchestrator,Bash".to_string()), "{args:?}");
+        let mode = args.iter().position(|a| a == "--permission-mode").map(|at| args[at + 1].as_str());
+        assert_eq!(mode, Some("acceptEdits"), "{args:?}");
         assert_eq!(args.last().map(String::as_str), Some("--model"));
     }
 }

@@ -3,7 +3,7 @@
 //! `wrk-N`, with the session's own `CLAUDE_CONFIG_DIR` and `TMPDIR`), the commands it serves
 //! through the journal, a new child (`--resume`) when one exits (bounded, with backoff),
 //! and reconciliation from the session's transcript of prompts an executor crash left
-//! `submission-started`.
+//! `submission-started` and of the lines a crashed child never acknowledged.
 //!
 //! A child is started only when the core asks ([`Event::Spawn`]: a create, or a respawn
 //! for a command, a restart or a recovery), and only after the orchestrator's MCP server
@@ -26,7 +26,7 @@ use crate::mcp;
 use crate::pump::{Event, Session};
 use crate::reconcile::{ABSENT, AMBIGUOUS};
 use crate::worker::{In, Restarts, Shared, Shell, receive};
-use bridge::{CommandWire, ExecutorKindWire, KindWire, OutcomeWire, PhaseWire};
+use bridge::{CommandWire, ExecutorKindWire, KindWire, LandedWire, OutcomeWire, PhaseWire};
 use engine::ExecutorKind;
 use engine::ids::{CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
@@ -265,7 +265,7 @@ impl ClaudeTask {
             Effect::Foreign { session, uuid, .. } => {
                 self.ledger.publish(&session, foreign_report(uuid.as_deref())).await
             }
-            Effect::Steered { command, landed } => self.steer_landed(command, landed),
+            Effect::Steered { command, landed } => self.steer_landed(command, landed).await,
             Effect::Exited { session, refusal, code, .. } => self.child_exited(&session, refusal, code).await,
             Effect::Spawn { .. } | Effect::Prompt { .. } | Effect::CloseStdin => {} // done by the pump
         }
@@ -285,12 +285,15 @@ impl ClaudeTask {
         self.ledger.result(command, wire).await;
     }
 
-    /// Where a steer landed. Today's protocol has no report for it: the steer's result
-    /// said `submitted`, and the states that follow show what ran (a steer queued as the
-    /// next turn shows as `idle`, then a new `generating`, and the engine books the turn
-    /// that ends after it). A report of the landing goes here when the protocol has one.
-    fn steer_landed(&self, command: CommandId, landed: Landed) {
+    /// Where a steer landed: `steer.landed`, journaled first (the core says a next-turn
+    /// landing just before the state that ends the turn the steer missed).
+    async fn steer_landed(&mut self, command: CommandId, landed: Landed) {
         tracing::info!(worker = %self.worker, %command, ?landed, "a steer landed");
+        let wire = match landed {
+            Landed::Merged => LandedWire::Merged,
+            Landed::NextTurn => LandedWire::NextTurn,
+        };
+        self.ledger.landed(command, wire).await;
     }
 
     /// The child exited (its effects came first): start the next one, or not.
@@ -313,9 +316,53 @@ impl ClaudeTask {
             }
             _ if self.session.as_ref().is_some_and(|s| s.core().is_closed()) => {}
             _ => {
+                self.settle_unacknowledged(session).await;
                 let why = format!("claude exited ({code:?}): {}", self.last_exit);
                 self.crashed(session, &why).await;
             }
+        }
+    }
+
+    /// The lines a crashed child never acknowledged, settled from the session's transcript
+    /// (the child is gone, so nothing more can land): found, `submitted`; a send proven
+    /// absent, written again by the next child (once), a steer or create proven absent,
+    /// `DEADLINE_EXCEEDED` (a create's binding dropped); a transcript that cannot be read or
+    /// tell, `AMBIGUOUS_SUBMISSION` ([`Claude::settle`]).
+    async fn settle_unacknowledged(&mut self, session: &str) {
+        let lines = self.session.as_ref().map(|s| s.core().unacknowledged()).unwrap_or_default();
+        if lines.is_empty() {
+            return;
+        }
+        let text = read_transcript(&self.config_home(), session);
+        let verdicts: Vec<(CommandId, Found)> = lines
+            .into_iter()
+            .map(|(command, uuid, prompt)| {
+                let found = match &text {
+                    Ok(text) => transcript::find(text, &uuid, &prompt),
+                    Err(why) => {
+                        tracing::warn!(worker = %self.worker, "the transcript of {session}: {why}");
+                        Found::CannotTell { why: "the session's transcript cannot be read" }
+                    }
+                };
+                tracing::info!(worker = %self.worker, %command, ?found, "settled after a crash");
+                (command, found)
+            })
+            .collect();
+        if let Some(s) = self.session.as_mut() {
+            let settled = s.drive(|core, _| {
+                verdicts.iter().for_each(|(command, found)| core.settle(*command, found));
+                Ok(())
+            });
+            if let Err(e) = settled.await {
+                tracing::warn!(worker = %self.worker, code = e.code(), "settling after a crash: {e}");
+            }
+        }
+        let forgotten = self.session.as_ref().is_some_and(|s| s.core().session().is_none());
+        if forgotten
+            && self.ledger.bound().is_some_and(|b| b.thread == session)
+            && let Err(e) = self.ledger.journal().unbind(self.worker)
+        {
+            tracing::warn!(worker = %self.worker, code = e.code(), "unbinding a session never started: {e}");
         }
     }
 
@@ -324,6 +371,16 @@ impl ClaudeTask {
         let gave_up = self.restarts.exited();
         tracing::warn!(worker = %self.worker, exits = self.restarts.exits, "{why}");
         if gave_up {
+            if let Some(s) = self.session.as_mut() {
+                let detail = "the Claude child kept exiting before it took the prompt in: not submitted";
+                let abandoned = s.drive(|core, _| {
+                    core.abandon(ABSENT, detail);
+                    Ok(())
+                });
+                if let Err(e) = abandoned.await {
+                    tracing::warn!(worker = %self.worker, code = e.code(), "after giving up: {e}");
+                }
+            }
             let exits = self.restarts.exits;
             let detail = format!("the Claude child exited {exits} times in a row ({why}); resume to try again");
             let report =
@@ -400,17 +457,16 @@ impl Shell for ClaudeTask {
     }
 }
 
-/// How foreign input in a Claude session is reported today: the conversation in error,
-/// `host_ui_changed`, with a detail naming it, the state the engine pauses a worker on
-/// (as the Codex task reports a foreign turn). A dedicated error kind of the protocol,
-/// when it has one, goes here.
+/// How foreign input in a Claude session is reported: the conversation in error,
+/// `foreign_turn`, with a detail naming it; the engine pauses the worker for a person to
+/// look at the session (as the Codex task reports a foreign turn).
 fn foreign_report(uuid: Option<&str>) -> Report {
     let what = match uuid {
         Some(uuid) => format!("input the orchestrator did not send (uuid {uuid})"),
         None => "a turn the orchestrator did not start".to_string(),
     };
     let detail = format!("{what} ran in this Claude session: check the session, then resume");
-    Report { detail: Some(detail), ..Report::bare(ConversationState::Error(ErrorKind::HostUiChanged)) }
+    Report { detail: Some(detail), ..Report::bare(ConversationState::Error(ErrorKind::ForeignTurn)) }
 }
 
 fn reconcile_ambiguous(detail: &str) -> OutcomeWire {

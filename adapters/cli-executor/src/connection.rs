@@ -122,6 +122,9 @@ async fn connect(
         detail: "no welcome in time".to_string(),
     })??;
     tracing::info!(url = options.url, heartbeat_ms = welcome, "connected to the daemon");
+    for frame in executor.landings() {
+        ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
+    }
     let mut heartbeat = tokio::time::interval(Duration::from_millis(welcome.max(1)));
     heartbeat.tick().await;
     let heartbeat_frame = bridge::encode(&bridge::ExecutorMessage::Heartbeat {});

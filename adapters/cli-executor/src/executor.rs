@@ -15,7 +15,8 @@ use crate::limits::CHANNEL_DEPTH;
 use crate::worker::{In, Out, Settings, Shared, Task, lock, serve};
 use bridge::{
     BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorKindWire, ExecutorMessage, Hello, KindWire,
-    MESSAGE_BYTES_MAX, OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, encode,
+    MESSAGE_BYTES_MAX, OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, SteerLandedWire,
+    encode,
 };
 use engine::ids::WorkerId;
 use std::collections::BTreeMap;
@@ -124,7 +125,32 @@ impl Executor {
             Out::State(state) => encode(&ExecutorMessage::State(state)),
             Out::Result(result) => encode(&ExecutorMessage::Result(result)),
             Out::Binding(binding) => encode(&ExecutorMessage::Binding(binding)),
+            Out::Landed(landed) => encode(&ExecutorMessage::SteerLanded(landed)),
         }
+    }
+
+    /// What to send right after `welcome`: the journaled `steer.landed` reports whose
+    /// state is still the binding's newest (or yet to come), so a landing the daemon may
+    /// have missed (sent while disconnected, or the executor restarted) is heard again;
+    /// the engine takes a repeated one as a no-op, and a stale one is never said.
+    pub fn landings(&self) -> Vec<String> {
+        let journal = lock(&self.shared.journal);
+        journal
+            .entries()
+            .filter_map(|e| e.landed.map(|l| (e, l)))
+            .filter(|(e, l)| {
+                let worker = e.command.worker_id;
+                journal.binding(worker).is_some() && l.seq >= journal.seq(worker)
+            })
+            .map(|(e, l)| {
+                encode(&ExecutorMessage::SteerLanded(SteerLandedWire {
+                    worker_id: e.command.worker_id,
+                    command_id: e.command.command_id,
+                    landed: l.landed,
+                    seq: l.seq,
+                }))
+            })
+            .collect()
     }
 
     /// A text frame from the daemon.

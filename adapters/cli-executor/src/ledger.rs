@@ -2,16 +2,17 @@
 //! the daemon goes through the journal first. A command result is journaled `completed`,
 //! then sent; a created conversation's `binding` follows its create's result; a state's
 //! sequence is persisted before the state is sent, and an unchanged state is never sent
-//! again (a larger `seq` would read as a new turn end). The [`gate`] journals a prompt's
+//! again (a larger `seq` would read as a new turn end); where a steer landed is journaled
+//! with the command, then sent (`steer.landed`). The [`gate`] journals a prompt's
 //! submission (and a create's binding) before its line is written to the child.
 
 use crate::codex::Report;
-use crate::journal::{Bound, Entry, Journal};
+use crate::journal::{Bound, Entry, Journal, Landing};
 use crate::pump::Gate;
 use crate::worker::{Out, Shared, lock};
 use bridge::{
-    BindingWire, CommandWire, ExecutorKindWire, KindWire, ObservationWire, OutcomeWire, PhaseWire, ResultWire,
-    StateName, StateWire,
+    BindingWire, CommandWire, ExecutorKindWire, KindWire, LandedWire, ObservationWire, OutcomeWire, PhaseWire,
+    ResultWire, StateName, StateWire, SteerLandedWire,
 };
 use engine::ExecutorKind;
 use engine::ids::{CommandId, WorkerId};
@@ -83,6 +84,26 @@ impl Ledger {
         {
             self.publish(id, report).await;
         }
+    }
+
+    /// Where the submitted steer `command` landed: journaled, then sent as `steer.landed`.
+    /// A `next_turn` landing names the state that ends the turn the steer missed: the next
+    /// one published when that turn still shows `generating` (the core says the landing
+    /// just before that state, so the daemon hears it first), else the last one published
+    /// (a steer acknowledged after its turn had ended). `merged` names the current one.
+    pub async fn landed(&mut self, command: CommandId, landed: LandedWire) {
+        let seq = {
+            let mut journal = self.journal();
+            let seq = journal.seq(self.worker);
+            let running = journal.observed(self.worker).is_some_and(|o| o.state == StateName::Generating);
+            let seq = if landed == LandedWire::NextTurn && running { seq + 1 } else { seq };
+            if let Err(e) = journal.landed(command, Landing { landed, seq }) {
+                tracing::warn!(worker = %self.worker, code = e.code(), "journaling where {command} landed: {e}");
+            }
+            seq
+        };
+        let wire = SteerLandedWire { worker_id: self.worker, command_id: command, landed, seq };
+        let _ = self.shared.out.send(Out::Landed(wire)).await;
     }
 
     /// Publishes a state of `conversation` (a thread or session id) with the next persisted

@@ -21,7 +21,10 @@ use crate::ledger::{Ledger, gate};
 use crate::limits::{CHILD_RESTART_BACKOFF_MS_MAX, CHILD_RESTART_BACKOFF_MS_MIN, CHILD_RESTARTS_MAX};
 use crate::pump::{Core, Event, Session};
 use crate::reconcile::{self, Verdict};
-use bridge::{BindingWire, CommandWire, ExecutorKindWire, KindWire, OutcomeWire, PhaseWire, ResultWire, StateWire};
+use bridge::{
+    BindingWire, CommandWire, ExecutorKindWire, KindWire, OutcomeWire, PhaseWire, ResultWire, StateWire,
+    SteerLandedWire,
+};
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
 use std::collections::BTreeSet;
@@ -78,6 +81,8 @@ pub enum Out {
     Result(ResultWire),
     /// A `binding`: a created thread settled (sent after its create's result).
     Binding(BindingWire),
+    /// A `steer.landed` (already journaled; a `next_turn` one before the state it names).
+    Landed(SteerLandedWire),
 }
 
 /// What the worker tasks share.
@@ -325,10 +330,14 @@ impl Task {
         };
         let resumes: Vec<Resume> = bound
             .iter()
-            .map(|thread| Resume {
-                worker: self.worker,
-                thread: thread.clone(),
-                nonces: lock(&self.shared.journal).nonces(thread),
+            .map(|thread| {
+                let journal = lock(&self.shared.journal);
+                Resume {
+                    worker: self.worker,
+                    thread: thread.clone(),
+                    nonces: journal.nonces(thread),
+                    limit_until: journal.limit_until(self.worker).map(engine::Timestamp),
+                }
             })
             .collect();
         let settings = &self.shared.settings;
@@ -408,7 +417,7 @@ impl Task {
                     "a turn the orchestrator did not start ran in this Codex thread (turn {turn}): check the session, then resume"
                 );
                 let report = Report {
-                    state: ConversationState::Error(ErrorKind::HostUiChanged),
+                    state: ConversationState::Error(ErrorKind::ForeignTurn),
                     block: None,
                     until: None,
                     detail: Some(detail),

@@ -8,6 +8,7 @@ use cli_executor::claude::nonce::nonce_uuid;
 use cli_executor::claude::{Claude, Effect, Outcome};
 use cli_executor::limits::{CLAUDE_ACK_TIMEOUT_MS, LINE_BYTES_MAX};
 use engine::effect::CommandKind::{Cancel, Close, Create, Inspect, Send, Steer};
+use engine::ids::{AttemptId, CommandId};
 use engine::model::{ConversationState, ErrorKind};
 use engine::time::Timestamp;
 use serde_json::json;
@@ -130,13 +131,16 @@ fn an_unacknowledged_line_is_ambiguous_never_resent() {
 }
 
 #[test]
-fn a_crash_mid_turn_is_an_error_and_unacknowledged_lines_are_ambiguous() {
+fn a_crash_mid_turn_is_an_error_and_unacknowledged_lines_wait_for_the_transcript() {
     let mut core = running();
     core.command(Timestamp(10), command(Steer, 2, "k2", SESSION, "steer", 100_000)).expect("steer");
     drain(&mut core);
     core.exited(Timestamp(20), None, "");
     let effects = drain(&mut core);
-    assert_eq!(failed(&effects), [(2, "AMBIGUOUS_SUBMISSION")]);
+    assert_eq!(failed(&effects), [], "settled by the shell from the transcript, not at once");
+    let unacked: Vec<(u64, String)> =
+        core.unacknowledged().into_iter().map(|(c, _, prompt)| (c.attempt.0, prompt)).collect();
+    assert_eq!(unacked, [(2, "steer".to_string())]);
     assert_eq!(states(&effects), [ConversationState::Error(ErrorKind::Generic)]);
     assert!(matches!(effects.last(), Some(Effect::Exited { code: None, refusal: None, .. })));
     core.command(Timestamp(30), command(Send, 3, "k3", SESSION, "x", 100_000)).expect("send");
@@ -146,6 +150,44 @@ fn a_crash_mid_turn_is_an_error_and_unacknowledged_lines_are_ambiguous() {
     // between children: inspect tells what it showed last, never `closed`.
     assert_eq!(failed(&effects), [(3, "CONVERSATION_CLOSED")]);
     assert_eq!(states(&effects), [ConversationState::Ready]);
+}
+
+#[test]
+fn a_crashed_childs_lines_are_settled_by_the_transcript_and_an_absent_send_resent_once() {
+    use cli_executor::claude::transcript::Found;
+    let id = |n| CommandId { attempt: AttemptId(n) };
+    let mut core = running();
+    for (n, key) in [(2, "k2"), (3, "k3"), (4, "k4")] {
+        core.command(Timestamp(10), command(Steer, n, key, SESSION, "go", 100_000)).expect("steer");
+    }
+    drain(&mut core);
+    core.exited(Timestamp(20), None, "");
+    drain(&mut core);
+    core.settle(id(2), &Found::Sent { merged: false, finished: false });
+    core.settle(id(3), &Found::CannotTell { why: "a line is torn" });
+    core.settle(id(4), &Found::Absent);
+    let effects = drain(&mut core);
+    // A steer's turn ended with the crash: an absent steer is not sent into another one.
+    assert_eq!(failed(&effects), [(3, "AMBIGUOUS_SUBMISSION"), (4, "DEADLINE_EXCEEDED")]);
+    let submitted =
+        |e: &Effect| matches!(e, Effect::Result { command, outcome: Outcome::Submitted { .. } } if *command == id(2));
+    assert_eq!(effects.iter().filter(|e| submitted(e)).count(), 1, "{effects:?}");
+    assert!(core.unacknowledged().is_empty());
+    // A send the next child never read: written once more by the child after, never twice.
+    core.respawn(Timestamp(30)).expect("respawn");
+    core.command(Timestamp(31), command(Send, 5, "k5", SESSION, "go", 100_000)).expect("send");
+    assert_eq!(writes(&drain(&mut core)), 1);
+    core.exited(Timestamp(40), None, "");
+    drain(&mut core);
+    core.settle(id(5), &Found::Absent);
+    assert!(drain(&mut core).is_empty(), "kept for the next child");
+    core.respawn(Timestamp(50)).expect("respawn");
+    assert_eq!(writes(&drain(&mut core)), 1, "written again");
+    core.exited(Timestamp(60), None, "");
+    drain(&mut core);
+    core.settle(id(5), &Found::Absent);
+    assert_eq!(failed(&drain(&mut core)), [(5, "DEADLINE_EXCEEDED")], "never written a third time");
+    assert!(core.unacknowledged().is_empty());
 }
 
 #[test]

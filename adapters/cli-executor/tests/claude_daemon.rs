@@ -4,7 +4,8 @@
 //! against the scripted mock Messages API: a run whose root is a Claude worker gets a
 //! session; turns end idle; the next prompt goes in only when the daemon decides (Auto
 //! Resume); the executor killed mid-turn, or mid-submission, and restarted sends no prompt
-//! twice, and the daemon books each attempt as what really happened.
+//! twice, and the daemon books each attempt as what really happened; a turn nobody sent
+//! pauses the worker as `foreign_turn`.
 
 mod claude_harness;
 mod harness;
@@ -155,6 +156,20 @@ async fn an_mcp_server_the_session_lists_as_failed_pauses_the_worker() {
     let root = start_run(&d, &dirs, ExecutorKind::Claude).await;
     let pause = until("the pause", || async { d.worker(root).await.worker.pause }).await;
     assert_eq!(pause.reason, engine::model::PauseReason::HostUiChanged);
+    crash(task).await;
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_nobody_sent_pauses_the_worker_as_a_foreign_turn() {
+    eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
+    let d = Daemon::start().await;
+    let dirs = dirs();
+    let claude = Claude::Sim(vec!["--foreign-after".into(), "1".into()]);
+    let task = spawn_executor(options(&d.url, &dirs, &claude));
+    let root = start_run(&d, &dirs, ExecutorKind::Claude).await;
+    let pause = until("the pause", || async { d.worker(root).await.worker.pause }).await;
+    assert_eq!(pause.reason, engine::model::PauseReason::ForeignTurn);
     crash(task).await;
     d.stop().await;
 }

@@ -7,7 +7,7 @@
 mod claude_harness;
 mod harness;
 
-use bridge::{ErrorKindWire, KindWire, OutcomeWire, StateName};
+use bridge::{ErrorKindWire, KindWire, LandedWire, OutcomeWire, StateName};
 use claude_harness::{
     Claude, MockApi, WORKER, claudes, config_home, frame, landed, nonce, settings, state_of, taken_in,
 };
@@ -34,8 +34,18 @@ fn with_mock(claude: Claude, dir: &Path) -> (Claude, Option<MockApi>) {
 
 /// Creates the session with `prompt` and returns its conversation id.
 async fn create(executor: &mut Executor, reports: &mut tokio::sync::mpsc::Receiver<Out>, prompt: &str) -> String {
-    no_reply(executor, &frame(1, KindWire::Create, "", prompt)).await;
-    match outcome(until(reports, "the create's result", result_of(1)).await) {
+    create_as(executor, reports, 1, prompt).await
+}
+
+/// Creates the session with command `n` and returns its conversation id.
+async fn create_as(
+    executor: &mut Executor,
+    reports: &mut tokio::sync::mpsc::Receiver<Out>,
+    n: u64,
+    prompt: &str,
+) -> String {
+    no_reply(executor, &frame(n, KindWire::Create, "", prompt)).await;
+    match outcome(until(reports, "the create's result", result_of(n)).await) {
         OutcomeWire::Submitted { conversation_url: Some(url), .. } => url,
         other => panic!("create: {other:?}"),
     }
@@ -162,7 +172,22 @@ async fn a_steer_during_a_turn_is_submitted_and_runs_as_the_next_turn_or_merged_
         .await;
         let want = if merge { "merged into the running turn" } else { "run as the next turn" };
         assert_eq!(seen, [(create_nonce, false), (steer, merge)], "the steer was {want}");
-        until(&mut reports, "idle after it", state(StateName::Idle)).await;
+        // `steer.landed`, before the idle that ends the turn it reports on.
+        let landed_or_idle = |o: &Out| matches!(o, Out::Landed(_)) || state(StateName::Idle)(o);
+        let Out::Landed(landing) = until(&mut reports, "where the steer landed", landed_or_idle).await else {
+            panic!("the idle came before the steer's landing");
+        };
+        assert_eq!((landing.worker_id, landing.command_id.attempt), (WORKER, engine::ids::AttemptId(2)));
+        let idle = state_of(until(&mut reports, "idle after it", state(StateName::Idle)).await);
+        if merge {
+            assert_eq!(landing.landed, LandedWire::Merged);
+            assert!(landing.seq < idle.seq, "merged names the turn's own state: {landing:?} {idle:?}");
+        } else {
+            assert_eq!(landing.landed, LandedWire::NextTurn);
+            assert_eq!(landing.seq, idle.seq, "names the idle that ends the missed turn");
+        }
+        let journaled = harness::journal_entry(&dirs, "conversation.steer:exe-2");
+        assert_eq!(journaled["landed"]["seq"], landing.seq, "journaled: {journaled}");
         drop(executor);
     }
 }
@@ -252,7 +277,7 @@ async fn a_turn_nobody_sent_is_foreign_and_reported_as_an_error_the_worker_pause
     let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
     create(&mut executor, &mut reports, "first").await;
     let error = state_of(until(&mut reports, "the foreign turn", state(StateName::Error)).await);
-    assert_eq!(error.error_kind, Some(ErrorKindWire::HostUiChanged));
+    assert_eq!(error.error_kind, Some(ErrorKindWire::ForeignTurn));
     let detail = error.detail.unwrap_or_default();
     assert!(detail.contains("a turn the orchestrator did not start"), "{detail}");
 }
@@ -344,4 +369,119 @@ async fn a_repositorys_own_stop_hook_does_not_run_in_a_worker_session() {
     until(&mut reports, "the turn's end", state(StateName::Idle)).await;
     assert_eq!(taken_in(&dirs, WORKER), [nonce("conversation.create:exe-1")], "the turn ran");
     assert!(!marker.exists(), "the repository's hooks ran: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_landing_journaled_before_the_state_it_names_is_said_again_after_a_restart() {
+    use cli_executor::journal::{Journal, Landing};
+    let dirs = dirs();
+    let steer = match bridge::decode_daemon(&frame(2, KindWire::Steer, "claude:session/s-1", "a steer"), 1 << 20) {
+        Ok(bridge::DaemonMessage::Command(command)) => command,
+        other => panic!("{other:?}"),
+    };
+    {
+        // The executor journaled where the steer landed, then died before the idle.
+        let (mut journal, _) = Journal::open(&dirs.state).expect("journal");
+        let work = dirs.work.display().to_string();
+        journal.bind(WORKER, "s-1", &work, bridge::ExecutorKindWire::Claude).expect("bind");
+        let generating = bridge::ObservationWire {
+            state: StateName::Generating,
+            error_kind: None,
+            seq: 0,
+            block: None,
+            until_ms: None,
+            detail: None,
+        };
+        assert_eq!(journal.publish(WORKER, &generating).expect("publish"), Some(1));
+        journal.receive(&steer, None).expect("receive");
+        journal.submission_started(steer.command_id, "s-1").expect("started");
+        let submitted = OutcomeWire::Submitted { state_seq: 1, conversation_url: None };
+        journal.complete(steer.command_id, &submitted).expect("complete");
+        let landing = Landing { landed: LandedWire::NextTurn, seq: 2 };
+        journal.landed(steer.command_id, landing).expect("landed");
+    }
+    // No Claude here: the task resumes nothing and publishes nothing.
+    let mut settings = settings(&dirs, &Claude::Sim(Vec::new()));
+    settings.claude = None;
+    let (executor, _reports) = Executor::open(settings).await.expect("opens");
+    let frames = executor.landings();
+    assert_eq!(frames.len(), 1, "{frames:?}");
+    let sent: Value = serde_json::from_str(&frames[0]).expect("json");
+    assert_eq!(sent["type"], "steer.landed", "{sent}");
+    assert_eq!((sent["landed"].as_str(), sent["seq"].as_u64()), (Some("next_turn"), Some(2)), "{sent}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_childs_unacknowledged_line_is_settled_from_the_transcript_or_resent_once() {
+    eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
+    // Taken in (its turn started in the transcript) before the crash: submitted, not resent.
+    // Never read before the crash: proven absent, written once more into the resumed child.
+    for (flag, lines) in [("--exit-before-ack", 2), ("--exit-before-read", 3)] {
+        let dirs = dirs();
+        let claude = Claude::Sim(vec![flag.into(), "2".into()]);
+        let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+        let url = create(&mut executor, &mut reports, "first").await;
+        until(&mut reports, "idle", state(StateName::Idle)).await;
+        no_reply(&mut executor, &frame(2, KindWire::Send, &url, "second")).await;
+        match outcome(until(&mut reports, "the send's settlement", result_of(2)).await) {
+            OutcomeWire::Submitted { conversation_url: None, .. } => {}
+            other => panic!("{flag}: {other:?}"),
+        }
+        until(&mut reports, "idle in the resumed child", state(StateName::Idle)).await;
+        let keys = ["conversation.create:exe-1", "conversation.send:exe-2"];
+        assert_eq!(taken_in(&dirs, WORKER), keys.map(nonce), "{flag}: each taken in once");
+        assert_eq!(claude_harness::sim_lines(&dirs, WORKER), lines, "{flag}: lines the CLI read");
+        drop(executor);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_edits_and_runs_commands_in_its_workspace_and_cannot_write_outside_it() {
+    let test = "a_worker_edits_and_runs_commands_in_its_workspace_and_cannot_write_outside_it";
+    let Some(path) = claude_harness::real_claude(test) else { return };
+    eprintln!("binary: the real claude {}", path.display());
+    let dirs = dirs();
+    let mock = MockApi::start(dirs.root.path(), true);
+    let inside = dirs.work.join("written-by-the-model.txt");
+    let outside = dirs.root.path().join("outside-the-workspace.txt");
+    let command = "python3 -c \"open('ran-by-the-model.txt', 'w').write('ran')\"";
+    let write = |path: &Path| serde_json::json!({"tool": "Write", "input": {"file_path": path, "content": "hi\n"}});
+    let bash = serde_json::json!({"tool": "Bash", "input": {"command": command, "description": "run a command"}});
+    mock.script_actions(WORKER, &[write(&inside), write(&outside), bash]);
+    let claude = Claude::Real { path, port: mock.port };
+    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    let url = create(&mut executor, &mut reports, "write a file in the workspace").await;
+    until(&mut reports, "the first turn's end", state(StateName::Idle)).await;
+    assert_eq!(std::fs::read_to_string(&inside).ok().as_deref(), Some("hi\n"), "an edit in the workspace lands");
+    for (n, prompt) in [(2, "write a file outside the workspace"), (3, "run a command")] {
+        no_reply(&mut executor, &frame(n, KindWire::Send, &url, prompt)).await;
+        assert!(matches!(outcome(until(&mut reports, prompt, result_of(n)).await), OutcomeWire::Submitted { .. }));
+        until(&mut reports, "the turn's end", state(StateName::Idle)).await;
+    }
+    assert!(!outside.exists(), "a write outside the workspace was refused");
+    let ran = std::fs::read_to_string(dirs.work.join("ran-by-the-model.txt")).ok();
+    assert_eq!(ran.as_deref(), Some("ran"), "a command ran in the workspace");
+    // What Claude Code told the model of the outside write (the mock's log of tool results).
+    let log = std::fs::read_to_string(&mock.log).expect("the mock's log");
+    assert!(log.contains("outside allowed working directories"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_whose_child_crashed_before_reading_it_fails_definitely_and_binds_nothing() {
+    eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
+    let dirs = dirs();
+    let claude = Claude::Sim(vec!["--exit-before-read".into(), "1".into()]);
+    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
+    match outcome(until(&mut reports, "the create's settlement", result_of(1)).await) {
+        OutcomeWire::Failed { code, .. } => assert_eq!(code, "DEADLINE_EXCEEDED"),
+        other => panic!("{other:?}"),
+    }
+    let hello: Value = serde_json::from_str(&executor.hello("t", "cli")).expect("json");
+    assert_eq!(hello["bindings"], serde_json::json!([]), "no session was started: {hello}");
+    // The daemon's next create starts a session of its own.
+    let url = create_as(&mut executor, &mut reports, 2, "again").await;
+    until(&mut reports, "its turn's end", state(StateName::Idle)).await;
+    assert!(url.starts_with("claude:session/"), "{url}");
+    assert_eq!(taken_in(&dirs, WORKER), [nonce("conversation.create:exe-2")]);
 }

@@ -81,10 +81,12 @@ fn a_steer_without_a_tool_boundary_is_queued_as_the_next_turn() {
     );
     let landed: Vec<&Effect> = seen.effects.iter().filter(|e| matches!(e, Effect::Steered { .. })).collect();
     assert!(matches!(landed[..], [Effect::Steered { landed: Landed::NextTurn, .. }]), "{landed:?}");
-    // Reported at the first turn's end, before the second turn starts.
+    // Reported at the first turn's end, just before the idle that ends it (the engine must
+    // see the landing first), and before the second turn starts.
     let at = seen.effects.iter().position(|e| matches!(e, Effect::Steered { .. })).expect("steered");
-    assert!(matches!(&seen.effects[at - 1], Effect::State { report, .. } if report.state == Idle));
-    assert!(matches!(&seen.effects[at + 1], Effect::State { report, .. } if report.state == Generating));
+    let (before, after) = (kinds(&seen.effects[..at]), kinds(&seen.effects[at..]));
+    assert_eq!(before, [Generating], "{:?}", seen.effects);
+    assert_eq!(after.first(), Some(&Idle), "{:?}", seen.effects);
     assert_eq!(kinds(&seen.effects), [Generating, Idle, Generating, Idle, Closed]);
     no_foreign(&seen.effects);
 }

@@ -148,7 +148,7 @@ fn a_goal_that_appears_later_closes_the_thread_to_prompts() {
 
 #[test]
 fn a_resume_refused_for_the_server_is_tried_again_by_the_next_prompt() {
-    let resume = Resume { worker: WORKER, thread: T.to_string(), nonces: vec!["k1".to_string()] };
+    let resume = Resume { worker: WORKER, thread: T.to_string(), nonces: vec!["k1".to_string()], limit_until: None };
     let mut core = Codex::resuming(Config::guarded("/w", Some("orchestrator")), &[resume]).expect("core");
     core.start(Timestamp(0)).expect("start");
     line(&mut core, 1, json!({"id": 1, "result": {}}));

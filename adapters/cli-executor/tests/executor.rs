@@ -150,3 +150,53 @@ async fn a_child_that_exits_is_replaced_with_its_thread_resumed_and_one_that_kee
     let detail = error.detail.unwrap_or_default();
     assert!(detail.contains("exited 5 times in a row"), "{detail}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_nobody_started_is_reported_as_foreign_turn_with_its_detail() {
+    eprintln!("binary: the stand-in {}", harness::sim_script().display());
+    let dirs = dirs();
+    let binary = Binary::Sim(vec!["--foreign-after".into(), "1".into()]);
+    let (mut executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("opens");
+    no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
+    assert!(matches!(
+        outcome(until(&mut reports, "the create's result", result_of(1)).await),
+        OutcomeWire::Submitted { .. }
+    ));
+    let error = until(&mut reports, "the foreign turn", state(StateName::Error)).await;
+    let Out::State(error) = error else { unreachable!("a state") };
+    assert_eq!(error.error_kind, Some(bridge::ErrorKindWire::ForeignTurn));
+    let detail = error.detail.unwrap_or_default();
+    assert!(detail.contains("a turn the orchestrator did not start"), "{detail}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usage_limits_reset_is_kept_across_an_executor_restart() {
+    eprintln!("binary: the stand-in {}", harness::sim_script().display());
+    let dirs = dirs();
+    let binary = Binary::Sim(vec!["--limit-on".into(), "1".into(), "--limit-reset-s".into(), "3".into()]);
+    let (mut executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("opens");
+    no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
+    assert!(matches!(
+        outcome(until(&mut reports, "the create's result", result_of(1)).await),
+        OutcomeWire::Submitted { .. }
+    ));
+    let Out::State(limit) = until(&mut reports, "the limit", state(StateName::Error)).await else {
+        unreachable!("a state")
+    };
+    assert_eq!(limit.error_kind, Some(bridge::ErrorKindWire::UsageLimit));
+    let reset = limit.until_ms.expect("the reset of account/rateLimits/updated");
+    drop(executor);
+
+    // A new executor: the rate-limit notification is gone, and `thread/read` shows the limit
+    // without a reset. The journaled reset holds: the hello says it, no state without it is
+    // sent, and the thread is `idle` at the reset.
+    let (executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("reopens");
+    let hello: serde_json::Value = serde_json::from_str(&executor.hello("t", "cli")).expect("json");
+    assert_eq!(hello["bindings"][0]["observation"]["untilMs"], reset, "{hello}");
+    let Out::State(next) = until(&mut reports, "the next state", |o| matches!(o, Out::State(_))).await else {
+        unreachable!("a state")
+    };
+    assert_eq!(next.state, StateName::Idle, "the limit held to its reset: {next:?}");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis();
+    assert!(now >= u128::from(reset), "idle at the reset, not before: {now} < {reset}");
+}

@@ -23,7 +23,7 @@ fn resuming(name: &str) -> Codex {
         .find(|l| l["msg"]["method"] == "thread/resume")
         .and_then(|l| l["msg"]["params"]["threadId"].as_str().map(str::to_string))
         .expect("the recording resumes a thread");
-    let resume = Resume { worker: WORKER, thread, nonces: vec!["nonce-1".to_string()] };
+    let resume = Resume { worker: WORKER, thread, nonces: vec!["nonce-1".to_string()], limit_until: None };
     Codex::resuming(Config::guarded("/work", Some(SERVER)), &[resume]).expect("a resuming core")
 }
 

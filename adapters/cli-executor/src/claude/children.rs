@@ -1,11 +1,16 @@
 //! The Claude core's side of its children: a session outlives them. A session found after
 //! an executor restart is adopted; a new child is asked for (`--resume`) and the lines it
 //! never acknowledged are written again; a child the shell refused to start takes the lines
-//! meant for it with it; and a child's exit is read (a crash, a close, the refusals of a
-//! session id in use or of a session with no transcript).
+//! meant for it with it; a child's exit is read (a crash, a close, the refusals of a
+//! session id in use or of a session with no transcript); and the lines a crashed child
+//! never acknowledged are settled from the session's transcript, as the shell read it.
 
+use super::transcript::Found;
 use super::{Claude, Effect, Launch, Process, Report, session_of};
 use crate::Error;
+use crate::reconcile::{ABSENT, AMBIGUOUS};
+use engine::effect::CommandKind;
+use engine::ids::CommandId;
 use engine::ids::WorkerId;
 use engine::model::{ConversationState, ErrorKind};
 use engine::time::Timestamp;
@@ -87,12 +92,13 @@ impl Claude {
         self.process = if closing { Process::Closed } else { Process::Exited };
         match &refusal {
             None => {
-                for unacked in std::mem::take(&mut self.unacked) {
-                    self.fail(
-                        unacked.command,
-                        "AMBIGUOUS_SUBMISSION",
-                        "the CLI exited before acknowledging the prompt",
-                    );
+                // A crash: the lines it never acknowledged wait for the shell to read the
+                // transcript ([`Claude::unacknowledged`], [`Claude::settle`]); after a
+                // close nothing will read them again.
+                if closing {
+                    for unacked in std::mem::take(&mut self.unacked) {
+                        self.fail(unacked.command, AMBIGUOUS, "the CLI exited before acknowledging the prompt");
+                    }
                 }
                 if let Some(held) = self.held.take() {
                     self.fail(held.id, "CONVERSATION_CLOSED", "the CLI exited");
@@ -124,5 +130,52 @@ impl Claude {
         self.queued.clear();
         let worker = self.worker;
         self.effects.push_back(Effect::Exited { worker, session, code, refusal });
+    }
+
+    /// The lines a crashed child never acknowledged: `(command, nonce, prompt)`, for the
+    /// shell to look up in the session's transcript (the child is gone: nothing more lands).
+    pub fn unacknowledged(&self) -> Vec<(CommandId, String, String)> {
+        self.unacked.iter().map(|u| (u.command, u.uuid.clone(), u.prompt.clone())).collect()
+    }
+
+    /// Settles a line a crashed child never acknowledged by what the transcript says: found
+    /// is `submitted`; a send proven absent is written again by the next child, once (absent
+    /// again after its resend, it fails `DEADLINE_EXCEEDED`: definitely not submitted); a
+    /// steer or a create proven absent fails so at once (the turn a steer was for ended
+    /// with the crash, and a create's session never started: the daemon decides what
+    /// follows); anything else is `AMBIGUOUS_SUBMISSION`, as no proof either way.
+    pub fn settle(&mut self, command: CommandId, found: &Found) {
+        let Some(at) = self.unacked.iter().position(|u| u.command == command) else { return };
+        let resend =
+            matches!(found, Found::Absent) && !self.unacked[at].resent && self.unacked[at].kind == CommandKind::Send;
+        if resend {
+            self.unacked[at].resent = true;
+            return;
+        }
+        let Some(unacked) = self.unacked.remove(at) else { return };
+        match found {
+            Found::Sent { .. } => self.submitted(unacked.command, &unacked.uuid, false),
+            Found::Absent => {
+                let detail = "the CLI exited before taking the prompt in (the session's transcript holds no message with its nonce): not submitted";
+                self.fail(unacked.command, ABSENT, detail);
+                if unacked.kind == CommandKind::Create && self.launch == Some(Launch::New) {
+                    // The session never started: a later create mints its own.
+                    self.session = None;
+                    self.process = Process::None;
+                }
+            }
+            Found::CannotTell { why } => {
+                let detail = format!("the CLI exited before acknowledging the prompt and {why}");
+                self.fail(unacked.command, AMBIGUOUS, &detail);
+            }
+        }
+    }
+
+    /// No next child (the shell gave up after repeated exits): the lines kept for it fail
+    /// with `code` (they were proven absent: never written into a child that took them).
+    pub fn abandon(&mut self, code: &'static str, detail: &str) {
+        for unacked in std::mem::take(&mut self.unacked) {
+            self.fail(unacked.command, code, detail);
+        }
     }
 }

@@ -36,7 +36,8 @@ pub const FLAGS: [&str; 14] = [
 /// alone is what the recordings ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// `--permission-mode`: `dontAsk` by default (anything not allowed is denied, never asked).
+    /// `--permission-mode`: `dontAsk` in the recordings (anything not allowed is denied, never
+    /// asked); the shell runs workers in `acceptEdits` (`crate::claude_cli::PERMISSION_MODE`).
     pub permission_mode: String,
     /// `--setting-sources`: which settings files the CLI reads. `None` keeps the CLI's
     /// default (user, project and local: a repository's own hooks run); the shell passes
@@ -50,6 +51,9 @@ pub struct Config {
     /// `--disallowedTools`: built-in tools denied to the model (those that start work by
     /// themselves, so that only the daemon starts turns).
     pub disallowed_tools: Vec<String>,
+    /// Built-in tools allowed without a prompt beyond what the permission mode lets through
+    /// (`--allowedTools`, with the MCP server's): `Bash` for a worker that runs commands.
+    pub allowed_tools: Vec<String>,
     /// More arguments, last (the operator's `--claude-arg`s: `--model`, `--allowedTools`).
     pub extra_args: Vec<String>,
 }
@@ -64,6 +68,7 @@ impl Config {
             mcp_config: None,
             required_mcp: None,
             disallowed_tools: Vec::new(),
+            allowed_tools: Vec::new(),
             extra_args: Vec::new(),
         }
     }
@@ -93,8 +98,10 @@ impl Config {
         if let Some(json) = &self.mcp_config {
             args.push(format!("--mcp-config={json}"));
         }
-        if let Some(server) = &self.required_mcp {
-            args.push(format!("--allowedTools=mcp__{server}"));
+        let allowed: Vec<String> =
+            self.required_mcp.iter().map(|server| format!("mcp__{server}")).chain(self.allowed_tools.clone()).collect();
+        if !allowed.is_empty() {
+            args.push(format!("--allowedTools={}", allowed.join(",")));
         }
         if !self.disallowed_tools.is_empty() {
             args.push(format!("--disallowedTools={}", self.disallowed_tools.join(",")));
@@ -128,6 +135,7 @@ mod tests {
             mcp_config: Some("{\"mcpServers\":{}}".to_string()),
             required_mcp: Some("orchestrator".to_string()),
             disallowed_tools: vec!["CronCreate".to_string(), "Monitor".to_string()],
+            allowed_tools: Vec::new(),
             extra_args: Vec::new(),
         }
     }

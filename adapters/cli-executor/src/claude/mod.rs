@@ -78,7 +78,11 @@ struct Unacked {
     kind: CommandKind,
     uuid: String,
     line: String,
+    /// The prompt's text, to look it up in the transcript after a crash.
+    prompt: String,
     written: Timestamp,
+    /// Written again after a crash whose transcript proved it absent (never twice).
+    resent: bool,
 }
 
 /// A line the CLI queued that has not started.
@@ -355,7 +359,10 @@ impl Claude {
         self.remember(&uuid);
         let (worker, session) = (command.worker, session_of(&self.session));
         self.effects.push_back(Effect::Prompt { command: command.id, worker, session, line: line.clone() });
-        self.unacked.push_back(Unacked { command: command.id, kind: command.kind, uuid, line, written: now });
+        let prompt = command.prompt.clone();
+        let unacked =
+            Unacked { command: command.id, kind: command.kind, uuid, line, prompt, written: now, resent: false };
+        self.unacked.push_back(unacked);
         Ok(())
     }
 
@@ -431,14 +438,15 @@ impl Claude {
         self.turn = None;
         self.assistant_error = None;
         self.last = Some(report.clone());
-        self.state(report);
-        // Steers the turn did not take run as the next turn.
+        // Steers the turn did not take run as the next turn: said before the state that
+        // ends the turn they missed (the engine books them as that next turn).
         let next: Vec<CommandId> =
             self.queued.iter().filter(|q| q.kind == CommandKind::Steer).map(|q| q.command).collect();
         for command in next {
             self.effects.push_back(Effect::Steered { command, landed: Landed::NextTurn });
         }
         self.queued.iter_mut().for_each(|q| q.kind = CommandKind::Send);
+        self.state(report);
         if self.queued.is_empty()
             && self.unacked.is_empty()
             && let Some(held) = self.held.take()

@@ -8,7 +8,7 @@ use super::{Codex, Effect, Report, usage};
 use crate::Error;
 use crate::limits::BLOCK_CHARS_MAX;
 use engine::ids::WorkerId;
-use engine::model::ConversationState;
+use engine::model::{ConversationState, ErrorKind};
 use engine::time::Timestamp;
 use serde_json::Value;
 
@@ -139,11 +139,28 @@ impl Codex {
     }
 
     /// `conversation.inspect`: the last turn's state, and foreign turns flagged.
+    /// A limit the record shows without a reset (the notification that named it went with
+    /// an earlier child) keeps the reset the thread was resumed with ([`super::Resume`]):
+    /// held until then, or `idle` if it already passed.
     pub(super) fn observe_record(&mut self, now: Timestamp, worker: WorkerId, record: &ThreadRecord) {
-        let report = match record.turns.last() {
+        let mut report = match record.turns.last() {
             None => Report::bare(ConversationState::Ready),
             Some(last) => self.turn_report(now, last.status, last.last_agent_text.as_deref(), last.error.as_ref()),
         };
+        if let Some(t) = self.threads.get_mut(&record.id) {
+            let limited =
+                matches!(report.state, ConversationState::Error(ErrorKind::UsageLimit | ErrorKind::RateLimited));
+            match (limited, report.until, t.limit_until) {
+                (true, None, Some(until)) if until > now => report.until = Some(until),
+                (true, None, Some(_)) => {
+                    t.limit_until = None;
+                    report = Report::bare(ConversationState::Idle);
+                }
+                (true, Some(until), _) => t.limit_until = Some(until),
+                (false, _, _) => t.limit_until = None,
+                (true, None, None) => {}
+            }
+        }
         if let Some(t) = self.threads.get(&record.id) {
             let ours = t.nonces.iter().cloned().collect();
             let foreign: Vec<String> = record.foreign_turns(&ours).iter().map(|turn| turn.id.clone()).collect();

@@ -21,6 +21,11 @@ pub struct Resume {
     pub thread: String,
     /// The idempotency keys sent on it, oldest first (to tell our turns from foreign ones).
     pub nonces: Vec<String>,
+    /// The reset of the usage or rate limit its conversation was last reported under (the
+    /// journaled `untilMs`): the rate-limit notification that named it is gone with the
+    /// old child, so a `thread/read` showing that limit keeps this reset, and the thread is
+    /// reported `idle` at it.
+    pub limit_until: Option<Timestamp>,
 }
 
 impl Codex {
@@ -29,6 +34,9 @@ impl Codex {
         let mut core = Codex::new(config);
         for resume in threads {
             core.adopt(resume.worker, &resume.thread, &resume.nonces)?;
+            if let Some(t) = core.threads.get_mut(&resume.thread) {
+                t.limit_until = resume.limit_until;
+            }
             core.resuming.insert(resume.thread.clone());
         }
         Ok(core)

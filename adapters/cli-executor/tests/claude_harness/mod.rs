@@ -146,6 +146,13 @@ impl MockApi {
         std::fs::write(path, text).expect("the script");
     }
 
+    /// Writes the script with actions of any form (`{"tool": NAME, "input": {...}}` too).
+    pub fn script_actions(&self, worker: WorkerId, turns: &[Value]) {
+        let path = self.script.as_ref().expect("a scripted mock");
+        let text = serde_json::json!({"workerId": worker.to_string(), "turns": turns}).to_string();
+        std::fs::write(path, text).expect("the script");
+    }
+
     /// The actions the mock answered, in order (`after_tool` for a tool result's answer).
     pub fn actions(&self) -> Vec<String> {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();

@@ -254,11 +254,16 @@ pub fn turn_starts(dirs: &Dirs, worker: WorkerId) -> u64 {
 
 /// The phase of the newest journal record of the command with idempotency key `key`.
 pub fn journal_phase(dirs: &Dirs, key: &str) -> Option<String> {
+    journal_entry(dirs, key)["phase"].as_str().map(str::to_string)
+}
+
+/// The last journal record of the command with idempotency key `key` (`null`: none).
+pub fn journal_entry(dirs: &Dirs, key: &str) -> Value {
     let text = std::fs::read_to_string(dirs.state.join("journal.jsonl")).unwrap_or_default();
     text.lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .rfind(|v| v["t"] == "cmd" && v["command"]["idempotencyKey"] == key)
-        .and_then(|v| v["phase"].as_str().map(str::to_string))
+        .unwrap_or(Value::Null)
 }
 
 /// The loopback mock model (`tests/mock/mock_responses.py`), killed on drop.

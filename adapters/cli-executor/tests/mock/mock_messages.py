@@ -6,7 +6,7 @@ imports it and runs it in a thread (`serve(port, on_request)`), so every request
 made can be logged beside its stdio.
 
 `POST /v1/messages` is answered by the last user message's text (a `tool_result` block
-counts as text `TOOL_RESULT`), streamed as the real API streams (SSE events
+counts as text `TOOL_RESULT` followed by the result's own text), streamed as the real API streams (SSE events
 `message_start`, `content_block_start`, `ping`, `content_block_delta`,
 `content_block_stop`, `message_delta`, `message_stop`), or as one JSON message when the
 request has no `"stream": true`:
@@ -33,6 +33,8 @@ they run out; the request after a tool result gets `tool done N`. Actions:
 - `progress`, `complete`, `await_human`: a `tool_use` of `mcp__orchestrator__worker_progress`,
   `..._worker_complete` or `..._worker_await_human` with the script's `workerId` (the
   engine's prompts name the worker, the attempt and the run, but not the worker's id);
+- `{"tool": NAME, "input": {...}}`: a `tool_use` of the built-in tool NAME (`Write`,
+  `Edit`, `Bash`, ...) with that input: what the CLI's permissions let through;
 - `limit`: the 429 above; `limit_lisbon`: the same with the message "You've hit your limit
   · resets 1pm (Europe/Lisbon)" (the CLI shows the API's message in its `result`).
 `--log FILE` appends one line per Messages request: `{"n", "action", "last"}` (the tail of
@@ -91,7 +93,10 @@ def last_user_text(body):
         texts = []
         for block in content or []:
             if block.get("type") == "tool_result":
-                return "TOOL_RESULT " + " ".join(texts)
+                result = block.get("content")
+                if isinstance(result, list):
+                    result = " ".join(b.get("text", "") for b in result if isinstance(b, dict))
+                return "TOOL_RESULT " + " ".join(texts + [str(result or "")])
             if block.get("type") == "text":
                 texts.append(block.get("text", ""))
         return " ".join(texts)
@@ -198,6 +203,11 @@ class Handler(BaseHTTPRequestHandler):
             n = COUNT[0]
         if action == "after_tool":
             return self.answer(body, n, [("text", "tool done %d" % n)], "end_turn", slow=False)
+        if isinstance(action, dict) and "tool" in action:
+            name = action["tool"]
+            call = action.get("input", {})
+            return self.answer(body, n, [("text", "calling %s" % name), ("tool_use", name, call)], "tool_use",
+                               slow=False)
         if action in TOOLS:
             name, args = TOOLS[action]
             tool = next((t.get("name") for t in body.get("tools", []) if t.get("name", "").endswith("__" + name)),

@@ -37,6 +37,9 @@ Scripted behaviour, K counting from 1 across processes of this config home:
   dies now has not read its acknowledgment);
 - `--drop-line K`: the K-th line is read and ignored (never taken in);
 - `--exit-on-line K`: exit 3 on the K-th line, after it was taken in and its turn started;
+- `--exit-before-ack K`: exit 3 on the K-th line after it was taken in and its turn started
+  in the transcript, before anything of it is written to stdout (no acknowledgment);
+- `--exit-before-read K`: exit 3 on the K-th line before taking it in (no trace of it);
 - `--foreign-after K`: after the K-th turn ends, a turn nobody sent runs (a wake-up);
 - `--session-in-use`: the first `--session-id` start of a session is refused as in use;
 - `--mcp-status S`: the status `system/init` gives each `--mcp-config` server (connected);
@@ -121,6 +124,8 @@ def parse():
     p.add_argument("--stall-line", type=int, default=0)
     p.add_argument("--drop-line", type=int, default=0)
     p.add_argument("--exit-on-line", type=int, default=0)
+    p.add_argument("--exit-before-ack", type=int, default=0)
+    p.add_argument("--exit-before-read", type=int, default=0)
     p.add_argument("--foreign-after", type=int, default=0)
     p.add_argument("--session-in-use", action="store_true")
     p.add_argument("--mcp-status", default="connected")
@@ -239,7 +244,18 @@ class Sim:
         save(self.state)
         if k == self.args.drop_line:
             return
+        if k == self.args.exit_before_read:
+            sys.stderr.write("claude_sim: exiting before reading line %d\n" % k)
+            sys.stderr.flush()
+            os._exit(3)
         self.take_in(uuid, text)
+        if k == self.args.exit_before_ack:
+            self.record({"type": "queue-operation", "operation": "dequeue"})
+            self.record({"type": "user", "uuid": uuid, "message": {"role": "user", "content": text},
+                         "promptSource": "sdk"})
+            sys.stderr.write("claude_sim: exiting before acknowledging line %d\n" % k)
+            sys.stderr.flush()
+            os._exit(3)
         if k == self.args.stall_line:
             self.record({"type": "queue-operation", "operation": "dequeue"})
             self.record({"type": "user", "uuid": uuid, "message": {"role": "user", "content": text},

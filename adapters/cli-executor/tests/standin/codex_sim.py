@@ -39,6 +39,13 @@ Scripted faults, K counting this session's `turn/start`s from 1 (across processe
   never completes;
 - `--drop-turn-start K`: the K-th is neither recorded nor answered;
 - `--exit-on-turn-start K`: exit with status 3 on the K-th, before recording it;
+- `--limit-on K` / `--limit-reset-s S`: the K-th fails as the 0.169.0 usage limit does
+  (`usage-limit.jsonl`): `account/rateLimits/updated` with the primary window exhausted and
+  `resetsAt` S seconds from now (default 3), then `turn/completed` `failed` with
+  `codexErrorInfo` `usageLimitExceeded` (kept in the thread for `thread/read`);
+- `--foreign-after K`: when the K-th turn completes, a turn nobody started runs in its
+  thread (`turn/started` with a user message that has no `clientId`, as a person typing
+  into the session would);
 - `--end-before-steer`: a `turn/steer` finds its turn just ended (it completes first, then
   the steer is refused -32600, the race the 0.169.0 recording shows).
 """
@@ -57,6 +64,9 @@ import durable
 HOME = os.environ.get("CODEX_HOME", ".")
 STATE = os.path.join(HOME, "standin-state.json")
 LOG = os.path.join(HOME, "standin-log.jsonl")
+# The 0.169.0 usage-limit text (usage-limit.jsonl), whose time has no date or zone.
+LIMIT_MESSAGE = "You\u2019ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit " \
+    "https://chatgpt.com/settings/usage to purchase more credits or try again at 12:00 PM."
 SURFACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "surface.txt")
 MCP_DOWN = ("Fatal error: Failed to initialize session: required MCP servers failed to initialize: "
             "orchestrator: handshaking with MCP server failed")
@@ -127,7 +137,7 @@ def now_ms():
 
 def turn_view(turn, items=True):
     return {"id": turn["id"], "rootTurnId": turn["id"], "items": turn["items"] if items else [],
-            "itemsView": "full" if items else "notLoaded", "status": turn["status"], "error": None,
+            "itemsView": "full" if items else "notLoaded", "status": turn["status"], "error": turn.get("error"),
             "startedAt": None, "completedAt": None, "durationMs": None}
 
 
@@ -151,6 +161,9 @@ def main():
     parser.add_argument("--drop-turn-start", type=int, default=0)
     parser.add_argument("--exit-on-turn-start", type=int, default=0)
     parser.add_argument("--end-before-steer", action="store_true")
+    parser.add_argument("--foreign-after", type=int, default=0)
+    parser.add_argument("--limit-on", type=int, default=0)
+    parser.add_argument("--limit-reset-s", type=int, default=3)
     parser.add_argument("--mcp-down", action="store_true")
     parser.add_argument("--version", action="store_true")
     parser.add_argument("--sim-version", default="0.169.0")
@@ -184,6 +197,14 @@ def main():
 
     def complete(tid, status):
         turn, _, _ = running.pop(tid)
+        if status == "completed" and turn.get("limit"):
+            resets_at = int(time.time()) + args.limit_reset_s
+            send({"method": "account/rateLimits/updated", "params": {"rateLimits": {
+                "limitId": "codex", "primary": {"usedPercent": 100, "windowDurationMins": 300, "resetsAt": resets_at},
+                "secondary": {"usedPercent": 40, "windowDurationMins": 10080, "resetsAt": resets_at + 86400}}}})
+            status = "failed"
+            turn["error"] = {"message": LIMIT_MESSAGE, "codexErrorInfo": "usageLimitExceeded",
+                             "additionalDetails": None}
         replies[0] += 1
         agent = {"type": "agentMessage", "id": "msg_sim_%d" % replies[0], "text": "sim reply %d" % replies[0]}
         if status == "completed":
@@ -193,6 +214,16 @@ def main():
         save(state)
         send({"method": "thread/status/changed", "params": {"threadId": tid, "status": {"type": "idle"}}})
         send({"method": "turn/completed", "params": {"threadId": tid, "turn": turn_view(turn)}})
+        if status == "completed" and args.foreign_after and state["turnStarts"] == args.foreign_after \
+                and not state.get("foreignDone"):
+            state["foreignDone"] = True
+            theirs = {"id": str(uuid.uuid4()), "status": "inProgress", "items": [user_item("typed by a person", None)]}
+            state["threads"][tid]["turns"].append(theirs)
+            save(state)
+            running[tid] = (theirs, now_ms() + args.turn_ms, False)
+            send({"method": "thread/status/changed",
+                  "params": {"threadId": tid, "status": {"type": "active", "activeFlags": []}}})
+            send({"method": "turn/started", "params": {"threadId": tid, "turn": turn_view(theirs, False)}})
 
     while True:
         due = [d for (_, d, stalled) in running.values() if not stalled]
@@ -258,6 +289,8 @@ def main():
             nonce = params.get("clientUserMessageId")
             text = "".join(part.get("text", "") for part in params.get("input", []))
             turn = {"id": str(uuid.uuid4()), "status": "inProgress", "items": [user_item(text, nonce)]}
+            if k == args.limit_on:
+                turn["limit"] = True
             threads[tid]["turns"].append(turn)
             save(state)
             log(method, nonce)
