@@ -268,8 +268,8 @@ fn a_cli_worker_s_sentences_name_its_cli_not_chatgpt() {
     // The summary words each worker's sentence by its own kind.
     let mut recent = RecentSentences::after(Cursor(0));
     let kinds = |w: WorkerId| if w == WorkerId(1) { ExecutorKind::Codex } else { ExecutorKind::Chatgpt };
-    recent.absorb(&event(1, 1, limit()), kinds);
-    recent.absorb(&event(2, 2, limit()), kinds);
-    assert_eq!(recent.of(WorkerId(1))[0].text, "Codex usage limit reached");
-    assert_eq!(recent.of(WorkerId(2))[0].text, "ChatGPT usage limit reached");
+    recent.absorb(&event(1, 1, slow()), kinds);
+    recent.absorb(&event(2, 2, slow()), kinds);
+    assert_eq!(recent.of(WorkerId(1))[0].text, "Codex asked to slow down: resumes at 16:04 UTC");
+    assert_eq!(recent.of(WorkerId(2))[0].text, "ChatGPT asked to slow down: resumes at 16:04 UTC");
 }
