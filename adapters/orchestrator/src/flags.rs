@@ -226,6 +226,10 @@ pub(crate) enum Command {
     /// (through its loopback admin API, with the static MCP token). See docs/connect.md.
     #[command(subcommand)]
     Oauth(OauthCommand),
+    /// Pause, resume, continue, stop or answer one worker of a running daemon (each one MCP
+    /// tool call), e.g. `orchestrator worker pause wrk-2`.
+    #[command(subcommand)]
+    Worker(WorkerCommand),
 }
 
 /// OAuth for clients that cannot send the static token (ChatGPT); docs/connect.md.
@@ -263,7 +267,57 @@ impl OAuthFlags {
     }
 }
 
-/// Where the running daemon is, for the `oauth` commands.
+/// `orchestrator worker ACTION`: one worker's controls.
+#[derive(Subcommand, Debug)]
+pub(crate) enum WorkerCommand {
+    /// Pause the worker now: nothing more is sent until `resume` (or, with
+    /// --after-current-turn, once its running turn ends).
+    Pause {
+        /// The worker, e.g. wrk-2 (`orchestrator status` lists them).
+        worker: String,
+        /// Let the running turn finish first.
+        #[arg(long)]
+        after_current_turn: bool,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Lift the worker's pause: Auto Resume goes on where it was.
+    Resume {
+        /// The worker, e.g. wrk-2.
+        worker: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Exactly one turn now (lifting a pause), as the dashboard's Continue now.
+    Continue {
+        /// The worker, e.g. wrk-2.
+        worker: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Stop the worker for good (its session is closed; nothing more is sent).
+    Stop {
+        /// The worker, e.g. wrk-2.
+        worker: String,
+        /// Why, in plain words (kept in its record).
+        #[arg(required = true, num_args = 1..)]
+        reason: Vec<String>,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Answer the worker's question (a human wait, shown as "needs you" by `status`).
+    Answer {
+        /// The worker, e.g. wrk-2.
+        worker: String,
+        /// The answer; its next turn carries it.
+        #[arg(required = true, num_args = 1..)]
+        answer: Vec<String>,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+}
+
+/// Where the running daemon is, for the `oauth` and `worker` commands.
 #[derive(clap::Args, Debug)]
 pub(crate) struct DaemonFlags {
     /// Data directory of the daemon: its address and token are read from it. Default: as for `serve`.

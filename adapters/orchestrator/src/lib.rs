@@ -31,12 +31,15 @@
 //! - `status.rs`: `orchestrator status`, a read-only report for a person at a terminal.
 //! - `start.rs`: `orchestrator start`, a run whose `/root` is a Codex CLI or Claude Code
 //!   worker in a directory, created and started through the MCP tools.
+//! - `control.rs`: `orchestrator worker pause|resume|continue|stop|answer`, one worker's
+//!   controls from a terminal, each one MCP tool call.
 //! - `paths.rs`: the default data directory.
 //!
 //! Architecture Invariant: the daemon performs engine mutations only through the
 //! runtime shell; a reply reaches a caller only after the store acknowledged the batch.
 
 pub mod client;
+pub mod control;
 pub mod doctor;
 pub mod edge;
 mod engine_thread;

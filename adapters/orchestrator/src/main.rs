@@ -4,7 +4,7 @@ mod flags;
 
 use anyhow::Context;
 use clap::Parser;
-use flags::{Cli, Command, OauthCommand, StoreCommand};
+use flags::{Cli, Command, DaemonFlags, OauthCommand, StoreCommand, WorkerCommand};
 use orchestrator::paths::{URL_FILE_NAME, default_data_dir};
 use orchestrator::serve::{ExecutorOptions, LISTEN_DEFAULT, ServeOptions};
 use orchestrator::{NoExecutors, token};
@@ -134,6 +134,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Oauth(command) => oauth_command(command),
+        Command::Worker(command) => worker_command(command),
         Command::ExecutorCli {
             daemon,
             data_dir,
@@ -235,6 +236,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// Runs an `oauth` command against the running daemon's admin API; `list` and `revoke`
 /// fall back to the grants file (under its lock) when no daemon answers.
+fn worker_command(command: WorkerCommand) -> anyhow::Result<()> {
+    use orchestrator::control::Action;
+    let (worker, action, daemon) = match command {
+        WorkerCommand::Pause { worker, after_current_turn: false, daemon } => (worker, Action::Pause, daemon),
+        WorkerCommand::Pause { worker, after_current_turn: true, daemon } => (worker, Action::PauseAfterTurn, daemon),
+        WorkerCommand::Resume { worker, daemon } => (worker, Action::Resume, daemon),
+        WorkerCommand::Continue { worker, daemon } => (worker, Action::Continue, daemon),
+        WorkerCommand::Stop { worker, reason, daemon } => (worker, Action::Stop(reason.join(" ")), daemon),
+        WorkerCommand::Answer { worker, answer, daemon } => (worker, Action::Answer(answer.join(" ")), daemon),
+    };
+    let DaemonFlags { data_dir, mcp_token } = daemon;
+    let (url, token) = daemon_address(data_dir, None, mcp_token)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    print_out(&runtime.block_on(orchestrator::control::perform(&url, token.as_deref(), &worker, action))?);
+    Ok(())
+}
+
 fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
     use axum::http::Method;
     use orchestrator::oauth;

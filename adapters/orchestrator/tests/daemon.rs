@@ -308,6 +308,61 @@ async fn start_creates_a_cli_run_and_asks_for_its_first_turn() {
     assert!(d.terminate().success());
 }
 
+/// `orchestrator worker ...` controls one worker through the daemon: pause, resume, stop;
+/// a refused action (an unknown worker) is an error, not a success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_commands_pause_resume_and_stop_a_worker() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let mut d = Daemon::serve(&data, &[]);
+    let token = std::fs::read_to_string(data.join("mcp-token")).expect("token").trim().to_string();
+    let mut c = McpClient::connect(&d.url, Some(&token)).await.expect("connect");
+    let (run, _) = create_run(&mut c).await;
+    let spawned = c
+        .call_ok(
+            "worker_spawn",
+            json!({ "runId": run, "name": "/root/api", "taskSummary": "API", "assignment": { "objective": "o" } }),
+        )
+        .await
+        .expect("spawn");
+    let worker = spawned.pointer("/worker/workerId").or(spawned.pointer("/workerId")).and_then(|v| v.as_str());
+    let worker = worker.expect("worker id").to_string();
+    let data_arg = data.to_str().unwrap().to_string();
+    let cli = move |args: Vec<String>| {
+        let data_arg = data_arg.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                std::process::Command::new(support::orchestrator_bin())
+                    .arg("worker")
+                    .args(&args)
+                    .args(["--data-dir", &data_arg])
+                    .env_remove("ORCHESTRATOR_MCP_TOKEN")
+                    .output()
+                    .expect("worker command")
+            })
+            .await
+            .expect("join")
+        }
+    };
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let out = cli(args(&["pause", &worker])).await;
+    assert!(out.status.success(), "{out:?}");
+    let view = c.call_ok("worker_get", json!({ "workerId": worker })).await.expect("get");
+    assert_eq!(view.pointer("/pause/reason"), Some(&json!("operator")), "{view}");
+    let out = cli(args(&["resume", &worker])).await;
+    assert!(out.status.success(), "{out:?}");
+    let view = c.call_ok("worker_get", json!({ "workerId": worker })).await.expect("get");
+    assert_eq!(view.pointer("/pause"), Some(&json!(null)), "{view}");
+    let out = cli(args(&["stop", &worker, "not", "needed"])).await;
+    assert!(out.status.success(), "{out:?}");
+    let view = c.call_ok("worker_get", json!({ "workerId": worker })).await.expect("get");
+    assert_eq!(view.pointer("/lifecycle"), Some(&json!("cancelled")), "{view}");
+    let out = cli(args(&["pause", "wrk-999"])).await;
+    assert_eq!(out.status.code(), Some(1), "an unknown worker is refused: {out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrk-999"), "{out:?}");
+    assert!(d.terminate().success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_data_directory_fails_with_a_clear_message() {
     let dir = tempfile::tempdir().expect("tempdir");
