@@ -145,6 +145,15 @@ impl Engine {
             return;
         };
         if w.lifecycle.is_terminal() {
+            // A finished CLI worker's session still open (an executor that was away when
+            // the worker ended, or that restarted): end it now.
+            let running = report.observation.as_ref().is_some_and(|o| {
+                matches!(o.state, ConversationState::Generating | ConversationState::AwaitingApproval)
+            });
+            let stopped = w.lifecycle == Lifecycle::Cancelled;
+            if report.open && w.spec.executor.is_cli() && (stopped || !running) {
+                self.release_conversation(executor.clone(), id, report.conversation);
+            }
             return;
         }
         if let Err(why) = self.may_hold(executor, w, &report.conversation) {
@@ -254,7 +263,30 @@ impl Engine {
             ConversationState::Closed => self.lose_binding(id, ConversationState::Closed),
             ConversationState::Unknown => {}
         }
+        self.close_finished_cli(id, false);
         self.evaluate(id);
+    }
+
+    /// A finished (completed, failed or stopped) CLI worker's session is closed, so its
+    /// executor ends the child: a CLI keeps working in the person's repository while it
+    /// runs. `now_even_mid_turn` (a stop) closes it whatever it is doing; otherwise it is
+    /// closed once its last turn has ended (the agent's closing words after
+    /// `worker_complete` are not cut). A ChatGPT tab is left alone (nothing more is typed
+    /// into it either way). Repeats are harmless: the executor answers a close of a
+    /// closed conversation with nothing.
+    pub(crate) fn close_finished_cli(&mut self, id: WorkerId, now_even_mid_turn: bool) {
+        let Some(w) = self.state.workers.get(&id) else { return };
+        if !w.lifecycle.is_terminal() || !w.spec.executor.is_cli() {
+            return;
+        }
+        let Some(b) = &w.binding else { return };
+        let running = matches!(b.state, ConversationState::Generating | ConversationState::AwaitingApproval);
+        if b.status == BindingStatus::Lost || b.conversation.is_empty() || (running && !now_even_mid_turn) {
+            return;
+        }
+        let Some(executor) = b.executor.clone() else { return };
+        let conversation = b.conversation.clone();
+        self.release_conversation(executor, id, conversation);
     }
 
     /// The attempt whose turn is open (submitted, generating or idle), if any.

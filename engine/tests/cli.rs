@@ -324,3 +324,56 @@ fn an_unbound_worker_stays_held_while_no_executor_of_its_kind_is_connected() {
          root: running #1 recovery scheduled",
     );
 }
+
+/// The `conversation.close` commands sent for worker `a`.
+fn closes(world: &World) -> usize {
+    let a = world.id("a");
+    world.commands.iter().filter(|c| c.worker == a && c.kind == engine::effect::CommandKind::Close).count()
+}
+
+#[test]
+fn a_stopped_cli_worker_s_session_is_closed_at_once_even_mid_turn() {
+    let world =
+        check(&format!("{CLAUDE}\na.interrupt not needed"), "cli-1 create a#1 initial bootstrap/v1\ncli-1 close a#1");
+    assert_eq!(closes(&world), 1);
+}
+
+#[test]
+fn a_completed_cli_worker_s_session_is_closed_once_its_last_turn_ended() {
+    // worker_complete comes inside the turn: the agent's closing words are not cut off.
+    let world = check(&format!("{CLAUDE}\na.complete done"), "cli-1 create a#1 initial bootstrap/v1");
+    assert_eq!(closes(&world), 0, "not while the turn runs");
+    let world =
+        check(&format!("{CLAUDE}\na.complete done\nidle a"), "cli-1 create a#1 initial bootstrap/v1\ncli-1 close a#1");
+    assert_eq!(closes(&world), 1);
+}
+
+#[test]
+fn a_chatgpt_worker_s_tab_is_left_alone_when_it_ends() {
+    let world = check(
+        "run auto
+         executor e1 steering
+         spawn a
+         submit a
+         gen a
+         a.interrupt not needed",
+        "e1 create a#1 initial bootstrap/v1",
+    );
+    assert_eq!(closes(&world), 0);
+}
+
+#[test]
+fn a_finished_worker_s_session_reported_by_a_returning_executor_is_closed() {
+    // The executor was away when the worker was stopped: its hello still lists the
+    // session, which is closed then.
+    let world = check(
+        &format!(
+            "{CLAUDE}
+             disconnect cli-1
+             a.interrupt not needed
+             hello cli-1 steering kinds=codex,claude bind=a:idle"
+        ),
+        "cli-1 create a#1 initial bootstrap/v1\ncli-1 close a#1",
+    );
+    assert_eq!(closes(&world), 1);
+}

@@ -15,6 +15,10 @@
 //!   (`steers_booked`);
 //! - **a foreign turn pauses the worker** (`worker.paused` `foreign_turn`) and nothing
 //!   goes in until a person resumes (`foreign_turns_paused`, and the windows above);
+//! - **a finished worker's session is closed**: when a run settles, no CLI worker that
+//!   completed, failed or was stopped at least `CLOSE_PATIENCE_MS` earlier still has a
+//!   session bound at its executor (`finished_sessions_closed`: the daemon sends
+//!   `conversation.close`, the executor ends the child);
 //! - **accounts stay apart**: the workers one limit holds or pauses are of one kind, and a
 //!   CLI worker is held or paused for a limit only while its own kind's account has one
 //!   (`accounts_apart`): a Codex limit never holds a Claude worker, nor the reverse.
@@ -40,6 +44,10 @@ pub const LOST_REPORT_MS: u64 = 90_000;
 pub const LIMIT_SLACK_MS: u64 = 5 * 60_000;
 /// How long a foreign turn may go without the worker's pause.
 pub const FOREIGN_PATIENCE_MS: u64 = 10 * 60_000;
+
+/// How long after a CLI worker ended its session may still be bound (the close's round
+/// trip, a last turn running to its end).
+pub const CLOSE_PATIENCE_MS: u64 = 60_000;
 
 /// What the CLI executor's sessions did, for scenario expectations.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -108,6 +116,9 @@ pub struct Sources<'a> {
     pub daemon_starts: &'a [u64],
     /// Every limit an account reached (scenario and seeded).
     pub limits: Vec<Limit>,
+    /// When the run settled (every agent finished, no fault pending), simulated ms;
+    /// `None` when it ran to its horizon instead.
+    pub settled_ms: Option<u64>,
 }
 
 /// Runs every CLI check of a run.
@@ -126,7 +137,26 @@ pub fn check(knobs: &Knobs, disk: &CliDisk, src: &Sources<'_>) -> CliFacts {
     v.extend(broken);
     facts.counts.excused += excused;
     v.extend(accounts_apart(src));
+    v.extend(finished_sessions_closed(disk, src));
     facts
+}
+
+/// When the run settled, every CLI worker that ended at least [`CLOSE_PATIENCE_MS`]
+/// before has no session bound at the executor: its child was ended.
+pub fn finished_sessions_closed(disk: &CliDisk, src: &Sources<'_>) -> Vec<String> {
+    let Some(settled) = src.settled_ms else { return Vec::new() };
+    let mut broken = Vec::new();
+    for (worker, session) in &disk.bound {
+        let Some(w) = src.engine.worker(*worker) else { continue };
+        let Some(ended) = w.ended_at.map(|t| t.0.saturating_sub(src.start.0)) else { continue };
+        if w.spec.executor.is_cli() && ended + CLOSE_PATIENCE_MS <= settled {
+            broken.push(format!(
+                "{worker} ended at {ended} ms ({:?}) but its session {session} was still open when the run settled at {settled} ms",
+                w.lifecycle
+            ));
+        }
+    }
+    broken
 }
 
 /// Every limit the run's accounts reached: the scenario's and the seeded ones.
@@ -484,7 +514,14 @@ mod tests {
 
     fn check_with<T>(events: &[Event], f: impl FnOnce(&Sources<'_>) -> T) -> T {
         let engine = Engine::new(EngineConfig::default());
-        let src = Sources { events, engine: &engine, start: Timestamp(0), daemon_starts: &[0], limits: Vec::new() };
+        let src = Sources {
+            events,
+            engine: &engine,
+            start: Timestamp(0),
+            daemon_starts: &[0],
+            limits: Vec::new(),
+            settled_ms: None,
+        };
         f(&src)
     }
 

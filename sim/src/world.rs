@@ -388,6 +388,8 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     let mut link = Link::Up;
     let tick = knobs.tick_ms;
     let mut steps = 0u64;
+    // When every agent finished and no fault was pending (the CLI oracle's settled checks).
+    let mut settled_ms = None;
     let mut outcome = Outcome { workers, ..Outcome::default() };
     loop {
         if let Err(e) = sim.step() {
@@ -484,6 +486,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         };
         if done || now >= knobs.horizon_ms {
             outcome.sim_ms = now;
+            settled_ms = done.then_some(now);
             break;
         }
     }
@@ -494,8 +497,14 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         let daemon_starts = ledger.borrow().daemon_starts.clone();
         let limits = cli_oracle::limits_of(knobs, &cli_disk);
         let start = engine::time::Timestamp(EPOCH_MS);
-        let src =
-            cli_oracle::Sources { events: &events, engine: &engine, start, daemon_starts: &daemon_starts, limits };
+        let src = cli_oracle::Sources {
+            events: &events,
+            engine: &engine,
+            start,
+            daemon_starts: &daemon_starts,
+            limits,
+            settled_ms,
+        };
         let facts = cli_oracle::check(knobs, &cli_disk, &src);
         outcome.cli = facts.counts;
         outcome.violations.extend(facts.violations);

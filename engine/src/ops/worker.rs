@@ -310,6 +310,9 @@ impl Engine {
             self.close_attempt(turn, AttemptState::Completed, terminal_outcome(lifecycle), None);
         }
         self.withdraw_if_unwanted(id);
+        // A stopped CLI worker's session ends at once, its running turn with it; a
+        // completed or failed one's once its last turn ended (see `close_finished_cli`).
+        self.close_finished_cli(id, lifecycle == Lifecycle::Cancelled);
         if lifecycle == Lifecycle::Completed {
             for waiter in self.index.waiters_of(id) {
                 self.release_dependency(waiter, true);
