@@ -163,6 +163,15 @@ pub enum Error {
         /// What differs, in one line.
         detail: String,
     },
+    /// Claude Code's sandbox is required (`--claude-sandbox required`, the default) but a
+    /// program it needs is not on the children's `PATH`: Claude workers are not run.
+    #[error(
+        "Claude Code's sandbox needs bubblewrap and socat (missing: {missing}): install them (Debian: apt install bubblewrap socat) or run with --claude-sandbox off to let Claude workers' commands run unconfined"
+    )]
+    ClaudeSandboxUnavailable {
+        /// The programs not found (`bwrap`, `socat`).
+        missing: String,
+    },
     /// A CLI kind `--kinds` asked for that this executor cannot run, or no kind at all.
     #[error("{detail}")]
     NoKind {
@@ -223,6 +232,7 @@ impl Error {
             Error::CodexMissing { .. } => "CODEX_MISSING",
             Error::ClaudeMissing { .. } => "CLAUDE_MISSING",
             Error::ClaudeSurface { .. } => "CLAUDE_SURFACE",
+            Error::ClaudeSandboxUnavailable { .. } => "CLAUDE_SANDBOX_UNAVAILABLE",
             Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
             Error::McpUnreachable { .. } => crate::mcp::UNREACHABLE,
