@@ -103,10 +103,16 @@ pub struct ClaudeSettings {
 /// Under [`ClaudeSandbox::Required`], every program of [`SANDBOX_PROGRAMS`] must be found
 /// on the `PATH` the children get (`env_set`'s, else the executor's), or
 /// [`Error::ClaudeSandboxUnavailable`]: without them 2.1.332 exits at start ("sandbox
-/// required but unavailable"), so every Claude worker would fail.
+/// required but unavailable"), so every Claude worker would fail. And no `--claude-arg`
+/// may be a `--settings` ([`Error::ClaudeSettingsReplaced`]): 2.1.332 reads only the last
+/// one (seen 2026-12-02: a second `--settings={"env":{...}}` after the sandbox's let a
+/// command write outside the workspace), so it would turn the sandbox off unseen.
 pub fn check_sandbox(settings: &ClaudeSettings) -> Result<(), Error> {
     if settings.sandbox == ClaudeSandbox::Off {
         return Ok(());
+    }
+    if let Some(arg) = settings.args.iter().find(|a| *a == "--settings" || a.starts_with("--settings=")) {
+        return Err(Error::ClaudeSettingsReplaced { arg: arg.split('=').next().unwrap_or(arg).to_string() });
     }
     let path = match settings.env_set.iter().rev().find(|(k, _)| k == "PATH") {
         Some((_, value)) => Some(std::ffi::OsString::from(value)),
@@ -305,6 +311,13 @@ mod tests {
         std::fs::set_permissions(dir.join("bwrap"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
         let err = check_sandbox(&settings).expect_err("socat is not there");
         assert!(err.to_string().contains("missing: socat"), "{err}");
+        std::fs::write(dir.join("socat"), "#!/bin/sh\n").expect("socat");
+        std::fs::set_permissions(dir.join("socat"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(check_sandbox(&settings).map_err(|e| e.code()), Ok(()));
+        settings.args = vec!["--model".into(), "--settings={\"env\":{}}".into()];
+        let err = check_sandbox(&settings).expect_err("a --settings would replace the sandbox's");
+        assert_eq!(err.code(), "CLAUDE_SETTINGS_REPLACED");
+        assert!(err.to_string().starts_with("--claude-arg --settings: "), "{err}");
         settings.sandbox = ClaudeSandbox::Off;
         assert_eq!(check_sandbox(&settings).map_err(|e| e.code()), Ok(()));
     }

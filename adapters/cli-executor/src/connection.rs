@@ -228,7 +228,9 @@ pub async fn choose_kinds(
     }
     for e in skipped {
         match e {
-            Error::ClaudeSurface { .. } | Error::ClaudeSandboxUnavailable { .. } => {
+            Error::ClaudeSurface { .. }
+            | Error::ClaudeSandboxUnavailable { .. }
+            | Error::ClaudeSettingsReplaced { .. } => {
                 tracing::error!("Claude workers are not run: {e}")
             }
             Error::CodexSurface { .. } => tracing::error!("Codex workers are not run: {e}"),

@@ -172,6 +172,16 @@ pub enum Error {
         /// The programs not found (`bwrap`, `socat`).
         missing: String,
     },
+    /// A `--claude-arg=--settings...` under `--claude-sandbox required`: 2.1.332 honours only
+    /// the last `--settings`, so it would silently drop the sandbox's. Claude workers are
+    /// not run.
+    #[error(
+        "--claude-arg {arg}: Claude Code 2.1.332 reads only the last --settings, so this one would replace the sandbox settings the executor passes; run with --claude-sandbox off to pass your own (with the sandbox keys in it to keep the sandbox)"
+    )]
+    ClaudeSettingsReplaced {
+        /// The operator's argument, cut to its flag.
+        arg: String,
+    },
     /// A CLI kind `--kinds` asked for that this executor cannot run, or no kind at all.
     #[error("{detail}")]
     NoKind {
@@ -233,6 +243,7 @@ impl Error {
             Error::ClaudeMissing { .. } => "CLAUDE_MISSING",
             Error::ClaudeSurface { .. } => "CLAUDE_SURFACE",
             Error::ClaudeSandboxUnavailable { .. } => "CLAUDE_SANDBOX_UNAVAILABLE",
+            Error::ClaudeSettingsReplaced { .. } => "CLAUDE_SETTINGS_REPLACED",
             Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
             Error::McpUnreachable { .. } => crate::mcp::UNREACHABLE,
