@@ -3,8 +3,10 @@
 //! worker runs ([`check`]: the pinned version, and every flag of [`claude::FLAGS`] in its
 //! `--help`), and the configuration every Claude child gets ([`config`]): settings read
 //! from its own config home only, the orchestrator's MCP server (its token taken from the
-//! child's environment), no tool that starts work by itself, and the permissions a worker
-//! works with (edits inside its working directory, commands through `Bash`).
+//! child's environment), no tool that starts work by itself, the permissions a worker
+//! works with (edits inside its working directory, commands through `Bash`), and Claude
+//! Code's sandbox around those commands ([`ClaudeSandbox`], `--claude-sandbox`: on unless
+//! turned off, and then bubblewrap and socat must be found, [`check_sandbox`]).
 //!
 //! Each rule was seen with the real 2.1.332 on 2026-12-02 (`docs/cli-agents.md`).
 
@@ -38,9 +40,46 @@ pub const PERMISSION_MODE: &str = "acceptEdits";
 
 /// Built-in tools a worker may use without a prompt beyond `acceptEdits`: `Bash`, so the
 /// model can run the workspace's commands (builds, tests). Claude Code does not confine a
-/// command it allows to the working directory: only its sandbox would (bubblewrap on
-/// Linux), which is not turned on here (`docs/cli-agents.md`).
+/// command it allows to the working directory: its sandbox does ([`SANDBOX_SETTINGS`]).
 pub const WORKSPACE_TOOLS: [&str; 1] = ["Bash"];
+
+/// `--settings` of every child under [`ClaudeSandbox::Required`]: Claude Code's sandbox
+/// (bubblewrap and socat on Linux) around every Bash command, the CLI exiting at start
+/// when it cannot set it up (`failIfUnavailable`, rather than running commands
+/// unsandboxed), sandboxed commands allowed without a prompt (`autoAllowBashIfSandboxed`)
+/// and none let out of it (`allowUnsandboxedCommands: false`: the model's
+/// `dangerouslyDisableSandbox` is ignored). The keys are 2.1.332's settings schema (its
+/// descriptions in the binary). Seen with 2.1.332 on 2026-12-02 (`docs/cli-agents.md`,
+/// "Sandbox and approval choices"): a command writes in the working directory, a write
+/// elsewhere (`/tmp`, `$HOME`, the parent directory) fails "Read-only file system", the
+/// command has no network, and the MCP server (Claude Code's own connection) still works.
+pub const SANDBOX_SETTINGS: &str = r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":false}}"#;
+
+/// The programs Claude Code's sandbox needs on Linux, looked for on the children's `PATH`.
+pub const SANDBOX_PROGRAMS: [&str; 2] = ["bwrap", "socat"];
+
+/// Whether Claude workers' commands run in Claude Code's sandbox (`--claude-sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClaudeSandbox {
+    /// [`SANDBOX_SETTINGS`] on every child; the executor does not run Claude workers where
+    /// bubblewrap or socat is missing ([`check_sandbox`]).
+    #[default]
+    Required,
+    /// No sandbox: an allowed command runs with the executor user's rights (logged once as
+    /// a warning at start).
+    Off,
+}
+
+impl std::str::FromStr for ClaudeSandbox {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "required" => Ok(ClaudeSandbox::Required),
+            "off" => Ok(ClaudeSandbox::Off),
+            other => Err(format!("{other:?}: expected required or off")),
+        }
+    }
+}
 
 /// `--setting-sources`: only `user` settings, which are the session's own
 /// `CLAUDE_CONFIG_DIR/settings.json` (none is written): a repository's
@@ -55,13 +94,50 @@ pub struct ClaudeSettings {
     /// Arguments added after the executor's own (`--claude-arg`: `--model`, `--allowedTools`).
     pub args: Vec<String>,
     /// Variables set for every child, beyond the allowlist (tests: the mock API's address).
+    /// A `PATH` here is also where [`check_sandbox`] looks, since the children's CLI does.
     pub env_set: Vec<(String, String)>,
+    /// Claude Code's sandbox on or off (`--claude-sandbox`).
+    pub sandbox: ClaudeSandbox,
+}
+
+/// Under [`ClaudeSandbox::Required`], every program of [`SANDBOX_PROGRAMS`] must be found
+/// on the `PATH` the children get (`env_set`'s, else the executor's), or
+/// [`Error::ClaudeSandboxUnavailable`]: without them 2.1.332 exits at start ("sandbox
+/// required but unavailable"), so every Claude worker would fail. And no `--claude-arg`
+/// may be a `--settings` ([`Error::ClaudeSettingsReplaced`]): 2.1.332 reads only the last
+/// one (seen 2026-12-02: a second `--settings={"env":{...}}` after the sandbox's let a
+/// command write outside the workspace), so it would turn the sandbox off unseen.
+pub fn check_sandbox(settings: &ClaudeSettings) -> Result<(), Error> {
+    if settings.sandbox == ClaudeSandbox::Off {
+        return Ok(());
+    }
+    if let Some(arg) = settings.args.iter().find(|a| *a == "--settings" || a.starts_with("--settings=")) {
+        return Err(Error::ClaudeSettingsReplaced { arg: arg.split('=').next().unwrap_or(arg).to_string() });
+    }
+    let path = match settings.env_set.iter().rev().find(|(k, _)| k == "PATH") {
+        Some((_, value)) => Some(std::ffi::OsString::from(value)),
+        None => std::env::var_os("PATH"),
+    };
+    let dirs: Vec<PathBuf> = path.as_deref().map(|p| std::env::split_paths(p).collect()).unwrap_or_default();
+    let missing: Vec<&str> =
+        SANDBOX_PROGRAMS.iter().copied().filter(|program| !dirs.iter().any(|d| executable(&d.join(program)))).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::ClaudeSandboxUnavailable { missing: missing.join(", ") })
+}
+
+/// Whether `path` is an executable file.
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// The core's configuration for a Claude worker's sessions.
 pub fn config(settings: &ClaudeSettings, mcp: Option<&McpServer>) -> Config {
     Config {
         setting_sources: Some(SETTING_SOURCES.to_string()),
+        settings: (settings.sandbox == ClaudeSandbox::Required).then(|| SANDBOX_SETTINGS.to_string()),
         mcp_config: mcp.map(|server| mcp_config(&server.url)),
         required_mcp: mcp.map(|_| MCP_SERVER_NAME.to_string()),
         disallowed_tools: SELF_STARTING_TOOLS.iter().map(|t| t.to_string()).collect(),
@@ -175,8 +251,12 @@ mod tests {
         assert_eq!(server["type"], "http");
         assert_eq!(server["url"], "http://127.0.0.1:7411/mcp");
         assert_eq!(server["headers"]["Authorization"], "Bearer ${ORCHESTRATOR_MCP_TOKEN}");
-        let settings =
-            ClaudeSettings { program: PathBuf::from("claude"), args: vec!["--model".into()], env_set: vec![] };
+        let settings = ClaudeSettings {
+            program: PathBuf::from("claude"),
+            args: vec!["--model".into()],
+            env_set: vec![],
+            sandbox: ClaudeSandbox::default(),
+        };
         let mcp = McpServer { url: "http://127.0.0.1:7411/mcp".into(), token: "s3cret".into() };
         let args = config(&settings, Some(&mcp)).args("s-1", claude::Launch::New);
         assert!(!args.iter().any(|a| a.contains("s3cret")), "{args:?}");
@@ -185,5 +265,60 @@ mod tests {
         let mode = args.iter().position(|a| a == "--permission-mode").map(|at| args[at + 1].as_str());
         assert_eq!(mode, Some("acceptEdits"), "{args:?}");
         assert_eq!(args.last().map(String::as_str), Some("--model"));
+    }
+
+    #[test]
+    fn the_sandbox_settings_are_passed_by_default_and_not_when_off() {
+        let mut settings = ClaudeSettings {
+            program: PathBuf::from("claude"),
+            args: vec![],
+            env_set: vec![],
+            sandbox: Default::default(),
+        };
+        let args = config(&settings, None).args("s-1", claude::Launch::New);
+        let passed: Vec<&String> = args.iter().filter(|a| a.starts_with("--settings=")).collect();
+        assert_eq!(passed, [&format!("--settings={SANDBOX_SETTINGS}")]);
+        let value: serde_json::Value = serde_json::from_str(SANDBOX_SETTINGS).expect("json");
+        let sandbox = &value["sandbox"];
+        assert_eq!(
+            [&sandbox["enabled"], &sandbox["failIfUnavailable"], &sandbox["autoAllowBashIfSandboxed"]],
+            [&json!(true), &json!(true), &json!(true)]
+        );
+        assert_eq!(sandbox["allowUnsandboxedCommands"], json!(false));
+        settings.sandbox = ClaudeSandbox::Off;
+        let args = config(&settings, None).args("s-1", claude::Launch::Resume);
+        assert!(!args.iter().any(|a| a.starts_with("--settings")), "{args:?}");
+        assert_eq!("off".parse(), Ok(ClaudeSandbox::Off));
+        assert_eq!("required".parse(), Ok(ClaudeSandbox::Required));
+        assert!("on".parse::<ClaudeSandbox>().is_err());
+    }
+
+    #[test]
+    fn the_sandbox_check_looks_for_bwrap_and_socat_on_the_childrens_path() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        let path = dir.display().to_string();
+        let mut settings = ClaudeSettings {
+            program: PathBuf::from("claude"),
+            args: vec![],
+            env_set: vec![("PATH".to_string(), path)],
+            sandbox: ClaudeSandbox::Required,
+        };
+        let err = check_sandbox(&settings).expect_err("neither is there");
+        assert_eq!((err.code(), err.to_string().contains("bwrap, socat")), ("CLAUDE_SANDBOX_UNAVAILABLE", true));
+        std::fs::write(dir.join("bwrap"), "#!/bin/sh\n").expect("bwrap");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join("bwrap"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let err = check_sandbox(&settings).expect_err("socat is not there");
+        assert!(err.to_string().contains("missing: socat"), "{err}");
+        std::fs::write(dir.join("socat"), "#!/bin/sh\n").expect("socat");
+        std::fs::set_permissions(dir.join("socat"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(check_sandbox(&settings).map_err(|e| e.code()), Ok(()));
+        settings.args = vec!["--model".into(), "--settings={\"env\":{}}".into()];
+        let err = check_sandbox(&settings).expect_err("a --settings would replace the sandbox's");
+        assert_eq!(err.code(), "CLAUDE_SETTINGS_REPLACED");
+        assert!(err.to_string().starts_with("--claude-arg --settings: "), "{err}");
+        settings.sandbox = ClaudeSandbox::Off;
+        assert_eq!(check_sandbox(&settings).map_err(|e| e.code()), Ok(()));
     }
 }

@@ -228,7 +228,11 @@ pub async fn choose_kinds(
     }
     for e in skipped {
         match e {
-            Error::ClaudeSurface { .. } => tracing::error!("Claude workers are not run: {e}"),
+            Error::ClaudeSurface { .. }
+            | Error::ClaudeSandboxUnavailable { .. }
+            | Error::ClaudeSettingsReplaced { .. } => {
+                tracing::error!("Claude workers are not run: {e}")
+            }
             Error::CodexSurface { .. } => tracing::error!("Codex workers are not run: {e}"),
             e => tracing::info!("not run: {e}"),
         }
@@ -250,7 +254,9 @@ async fn check_codex(settings: &mut Settings) -> Result<(), Error> {
     Ok(())
 }
 
-/// The Claude binary found and its surface checked ([`claude_cli::check`]).
+/// The Claude binary found, its sandbox's programs found unless it is off
+/// ([`claude_cli::check_sandbox`]; off: one warning), and its surface checked
+/// ([`claude_cli::check`]).
 async fn check_claude(settings: &mut Settings) -> Result<(), Error> {
     let state_dir = settings.state_dir.clone();
     let Some(claude) = settings.claude.as_mut() else {
@@ -258,6 +264,12 @@ async fn check_claude(settings: &mut Settings) -> Result<(), Error> {
     };
     let missing = || Error::ClaudeMissing { program: claude.program.display().to_string(), version: CLAUDE_VERSION };
     claude.program = locate(&claude.program).ok_or_else(missing)?;
+    claude_cli::check_sandbox(claude)?;
+    if claude.sandbox == claude_cli::ClaudeSandbox::Off {
+        tracing::warn!(
+            "--claude-sandbox off: Claude workers' allowed commands (Bash) run unconfined, with this user's rights"
+        );
+    }
     claude_cli::check(&claude.program, &state_dir.join("claude-surface")).await
 }
 

@@ -163,6 +163,25 @@ pub enum Error {
         /// What differs, in one line.
         detail: String,
     },
+    /// Claude Code's sandbox is required (`--claude-sandbox required`, the default) but a
+    /// program it needs is not on the children's `PATH`: Claude workers are not run.
+    #[error(
+        "Claude Code's sandbox needs bubblewrap and socat (missing: {missing}): install them (Debian: apt install bubblewrap socat) or run with --claude-sandbox off to let Claude workers' commands run unconfined"
+    )]
+    ClaudeSandboxUnavailable {
+        /// The programs not found (`bwrap`, `socat`).
+        missing: String,
+    },
+    /// A `--claude-arg=--settings...` under `--claude-sandbox required`: 2.1.332 honours only
+    /// the last `--settings`, so it would silently drop the sandbox's. Claude workers are
+    /// not run.
+    #[error(
+        "--claude-arg {arg}: Claude Code 2.1.332 reads only the last --settings, so this one would replace the sandbox settings the executor passes; run with --claude-sandbox off to pass your own (with the sandbox keys in it to keep the sandbox)"
+    )]
+    ClaudeSettingsReplaced {
+        /// The operator's argument, cut to its flag.
+        arg: String,
+    },
     /// A CLI kind `--kinds` asked for that this executor cannot run, or no kind at all.
     #[error("{detail}")]
     NoKind {
@@ -223,6 +242,8 @@ impl Error {
             Error::CodexMissing { .. } => "CODEX_MISSING",
             Error::ClaudeMissing { .. } => "CLAUDE_MISSING",
             Error::ClaudeSurface { .. } => "CLAUDE_SURFACE",
+            Error::ClaudeSandboxUnavailable { .. } => "CLAUDE_SANDBOX_UNAVAILABLE",
+            Error::ClaudeSettingsReplaced { .. } => "CLAUDE_SETTINGS_REPLACED",
             Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
             Error::McpUnreachable { .. } => crate::mcp::UNREACHABLE,

@@ -445,15 +445,20 @@ async fn a_worker_edits_and_runs_commands_in_its_workspace_and_cannot_write_outs
     let inside = dirs.work.join("written-by-the-model.txt");
     let outside = dirs.root.path().join("outside-the-workspace.txt");
     let command = "python3 -c \"open('ran-by-the-model.txt', 'w').write('ran')\"";
+    // An allowed command writing outside: Claude Code's sandbox (on by default) refuses it.
+    let escaped = dirs.root.path().join("written-by-a-command.txt");
+    let escape = format!("python3 -c \"open('{}', 'w').write('out')\"", escaped.display());
     let write = |path: &Path| serde_json::json!({"tool": "Write", "input": {"file_path": path, "content": "hi\n"}});
-    let bash = serde_json::json!({"tool": "Bash", "input": {"command": command, "description": "run a command"}});
-    mock.script_actions(WORKER, &[write(&inside), write(&outside), bash]);
+    let bash = |command: &str| serde_json::json!({"tool": "Bash", "input": {"command": command, "description": "run a command"}});
+    mock.script_actions(WORKER, &[write(&inside), write(&outside), bash(command), bash(&escape)]);
     let claude = Claude::Real { path, port: mock.port };
     let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
     let url = create(&mut executor, &mut reports, "write a file in the workspace").await;
     until(&mut reports, "the first turn's end", state(StateName::Idle)).await;
     assert_eq!(std::fs::read_to_string(&inside).ok().as_deref(), Some("hi\n"), "an edit in the workspace lands");
-    for (n, prompt) in [(2, "write a file outside the workspace"), (3, "run a command")] {
+    for (n, prompt) in
+        [(2, "write a file outside the workspace"), (3, "run a command"), (4, "run a command writing outside")]
+    {
         no_reply(&mut executor, &frame(n, KindWire::Send, &url, prompt)).await;
         assert!(matches!(outcome(until(&mut reports, prompt, result_of(n)).await), OutcomeWire::Submitted { .. }));
         until(&mut reports, "the turn's end", state(StateName::Idle)).await;
@@ -464,6 +469,8 @@ async fn a_worker_edits_and_runs_commands_in_its_workspace_and_cannot_write_outs
     // What Claude Code told the model of the outside write (the mock's log of tool results).
     let log = std::fs::read_to_string(&mock.log).expect("the mock's log");
     assert!(log.contains("outside allowed working directories"), "{log}");
+    assert!(!escaped.exists(), "a command's write outside the workspace was refused");
+    assert!(log.contains("Read-only file system"), "the sandbox refused it: {log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,13 +3,16 @@
 //! executor passes runs Claude workers; one whose `--help` lacks a flag (the stand-in with
 //! `--help-without`) is refused with one clear error when `--kinds claude` asks for it,
 //! and left out of the announced kinds otherwise. With `CLAUDE_BIN` set, the real binary
-//! passes the same check.
+//! passes the same check. Claude Code's sandbox (on by default) needs `bwrap` and `socat`
+//! on the children's `PATH`: without them Claude workers are refused the same way, unless
+//! `--claude-sandbox off`.
 
 mod claude_harness;
 mod harness;
 
 use bridge::ExecutorKindWire;
 use claude_harness::{Claude, settings, sim_script};
+use cli_executor::claude_cli::ClaudeSandbox;
 use cli_executor::connection::choose_kinds;
 use harness::{dirs, python};
 use std::os::unix::fs::PermissionsExt;
@@ -29,6 +32,8 @@ async fn a_claude_whose_help_lacks_a_flag_is_refused_when_asked_for_and_left_out
     let dirs = dirs();
     let mut good = settings(&dirs, &Claude::Sim(Vec::new()));
     good.program = PathBuf::from("/nonexistent/codex");
+    // The surface alone: the sandbox's programs are the next test's.
+    good.claude.as_mut().expect("claude").sandbox = ClaudeSandbox::Off;
     let claude = Some([ExecutorKindWire::Claude].as_slice());
     assert_eq!(choose_kinds(claude, &mut good.clone()).await.map_err(|e| e.code()), Ok(vec![ExecutorKindWire::Claude]));
 
@@ -63,4 +68,30 @@ async fn the_real_claude_passes_the_surface_check() {
     let mut real = settings(&dirs, &Claude::Real { path, port: 0 });
     let claude = Some([ExecutorKindWire::Claude].as_slice());
     assert_eq!(choose_kinds(claude, &mut real).await.map_err(|e| e.to_string()), Ok(vec![ExecutorKindWire::Claude]));
+}
+
+#[tokio::test]
+async fn claude_workers_are_refused_without_bwrap_or_socat_unless_the_sandbox_is_off() {
+    let dirs = dirs();
+    let mut good = settings(&dirs, &Claude::Sim(Vec::new()));
+    good.program = PathBuf::from("/nonexistent/codex");
+    // The children's PATH (and so the sandbox's lookup) is a directory with socat only.
+    let bin = dirs.root.path().join("bin-without-bwrap");
+    std::fs::create_dir_all(&bin).expect("dir");
+    std::fs::write(bin.join("socat"), "#!/bin/sh\n").expect("socat");
+    std::fs::set_permissions(bin.join("socat"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let claude = good.claude.as_mut().expect("claude");
+    assert_eq!(claude.sandbox, ClaudeSandbox::Required, "the sandbox is on by default");
+    claude.env_set.push(("PATH".to_string(), bin.display().to_string()));
+    let asked = Some([ExecutorKindWire::Claude].as_slice());
+    let err = choose_kinds(asked, &mut good.clone()).await.expect_err("refused");
+    assert_eq!(err.code(), "CLAUDE_SANDBOX_UNAVAILABLE");
+    let line = err.to_string();
+    assert!(line.contains("(missing: bwrap)") && line.contains("apt install bubblewrap socat"), "{line}");
+    assert!(line.contains("--claude-sandbox off") && !line.contains('\n'), "{line}");
+    // Not asked for: left out (and with no other kind, no kind at all).
+    assert_eq!(choose_kinds(None, &mut good.clone()).await.map_err(|e| e.code()), Err("NO_KIND"));
+    let mut off = good.clone();
+    off.claude.as_mut().expect("claude").sandbox = ClaudeSandbox::Off;
+    assert_eq!(choose_kinds(asked, &mut off).await.map_err(|e| e.code()), Ok(vec![ExecutorKindWire::Claude]));
 }

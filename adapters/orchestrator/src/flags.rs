@@ -188,6 +188,12 @@ pub(crate) enum Command {
         /// e.g. --claude-arg=--model --claude-arg=sonnet.
         #[arg(long = "claude-arg", value_name = "ARG", allow_hyphen_values = true)]
         claude_args: Vec<String>,
+        /// Claude Code's sandbox around Claude workers' commands: required (every `claude
+        /// -p` runs Bash commands in it: writes only in the workspace, no network; Claude
+        /// workers are not run where bubblewrap or socat is missing) or off (commands run
+        /// unconfined, with this user's rights).
+        #[arg(long, value_name = "MODE", default_value = "required", value_parser = parse_claude_sandbox)]
+        claude_sandbox: cli_executor::claude_cli::ClaudeSandbox,
         /// The kinds of workers to run, comma-separated (codex, claude): each must be
         /// usable or the executor does not start. Default: each whose binary is found and
         /// passes its checks.
@@ -397,4 +403,9 @@ pub(crate) fn parse_cli_kind(text: &str) -> Result<bridge::ExecutorKindWire, Str
         "claude" => Ok(bridge::ExecutorKindWire::Claude),
         other => Err(format!("{other:?} is not a command-line agent (codex, claude)")),
     }
+}
+
+/// `--claude-sandbox`'s value: `required` or `off`.
+pub(crate) fn parse_claude_sandbox(text: &str) -> Result<cli_executor::claude_cli::ClaudeSandbox, String> {
+    text.trim().parse()
 }

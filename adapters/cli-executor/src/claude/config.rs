@@ -15,7 +15,7 @@ use super::effect::Launch;
 
 /// The long name of every flag [`Config::args`] can pass (`-p` is `--print`): a binary
 /// whose `--help` lacks one is not run.
-pub const FLAGS: [&str; 14] = [
+pub const FLAGS: [&str; 15] = [
     "--print",
     "--input-format",
     "--output-format",
@@ -25,6 +25,7 @@ pub const FLAGS: [&str; 14] = [
     "--permission-prompts",
     "--strict-mcp-config",
     "--setting-sources",
+    "--settings",
     "--mcp-config",
     "--allowedTools",
     "--disallowedTools",
@@ -43,6 +44,10 @@ pub struct Config {
     /// default (user, project and local: a repository's own hooks run); the shell passes
     /// `user`, which is the session's own config home.
     pub setting_sources: Option<String>,
+    /// `--settings`: settings as JSON, beyond the files read. The shell passes Claude
+    /// Code's sandbox settings here (`crate::claude_cli::SANDBOX_SETTINGS`) unless the
+    /// operator turned the sandbox off.
+    pub settings: Option<String>,
     /// `--mcp-config`: the MCP servers as JSON (with `--strict-mcp-config`, the only ones).
     pub mcp_config: Option<String>,
     /// The MCP server a worker completes through: its tools are allowed without a prompt
@@ -65,6 +70,7 @@ impl Config {
         Config {
             permission_mode: "dontAsk".to_string(),
             setting_sources: None,
+            settings: None,
             mcp_config: None,
             required_mcp: None,
             disallowed_tools: Vec::new(),
@@ -94,6 +100,9 @@ impl Config {
         .collect();
         if let Some(sources) = &self.setting_sources {
             args.push(format!("--setting-sources={sources}"));
+        }
+        if let Some(json) = &self.settings {
+            args.push(format!("--settings={json}"));
         }
         if let Some(json) = &self.mcp_config {
             args.push(format!("--mcp-config={json}"));
@@ -132,6 +141,7 @@ mod tests {
         Config {
             permission_mode: "dontAsk".to_string(),
             setting_sources: Some("user".to_string()),
+            settings: Some("{\"sandbox\":{}}".to_string()),
             mcp_config: Some("{\"mcpServers\":{}}".to_string()),
             required_mcp: Some("orchestrator".to_string()),
             disallowed_tools: vec!["CronCreate".to_string(), "Monitor".to_string()],
@@ -170,5 +180,6 @@ mod tests {
         assert!(args.contains(&"--allowedTools=mcp__orchestrator".to_string()), "{args:?}");
         assert!(args.contains(&"--disallowedTools=CronCreate,Monitor".to_string()), "{args:?}");
         assert!(args.contains(&"--setting-sources=user".to_string()), "{args:?}");
+        assert!(args.contains(&"--settings={\"sandbox\":{}}".to_string()), "{args:?}");
     }
 }

@@ -12,7 +12,7 @@
 
 use crate::harness::{Dirs, WAIT_MS_MAX, python};
 use bridge::ExecutorKindWire;
-use cli_executor::claude_cli::ClaudeSettings;
+use cli_executor::claude_cli::{ClaudeSandbox, ClaudeSettings};
 use cli_executor::worker::Settings;
 use engine::ids::WorkerId;
 use serde_json::Value;
@@ -87,7 +87,7 @@ pub fn settings(dirs: &Dirs, claude: &Claude) -> Settings {
         state_dir: dirs.state.clone(),
         workspace: Some(dirs.work.display().to_string()),
         mcp: None,
-        claude: Some(ClaudeSettings { program, args, env_set }),
+        claude: Some(ClaudeSettings { program, args, env_set, sandbox: ClaudeSandbox::Required }),
         kinds: vec![ExecutorKindWire::Claude],
         codex_auth: None,
     }
