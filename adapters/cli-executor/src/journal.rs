@@ -484,11 +484,20 @@ mod tests {
             deadline: 9_999_999_999_999,
             executor_kind: Some(bridge::ExecutorKindWire::Codex),
             workspace: None,
+            approval: None,
         }
     }
 
     fn idle() -> ObservationWire {
-        ObservationWire { state: StateName::Idle, error_kind: None, seq: 0, block: None, until_ms: None, detail: None }
+        ObservationWire {
+            state: StateName::Idle,
+            error_kind: None,
+            seq: 0,
+            block: None,
+            until_ms: None,
+            detail: None,
+            approval: None,
+        }
     }
 
     fn id(n: u64) -> CommandId {

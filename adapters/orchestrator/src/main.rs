@@ -161,6 +161,11 @@ enum Command {
         /// passes its checks.
         #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_cli_kind)]
         kinds: Option<Vec<bridge::ExecutorKindWire>>,
+        /// Approval prompts: `never` (none; the CLI's sandbox guards the work) or `ask`
+        /// (a Codex approval request waits in "Needs you" for Approve or Decline from the
+        /// dashboard; refused for Claude Code workers).
+        #[arg(long, value_name = "MODE", default_value = "never", value_parser = parse_approvals)]
+        approvals: cli_executor::codex::Approvals,
         /// The executor's state directory (journal, leases, each session's CODEX_HOME or
         /// CLAUDE_CONFIG_DIR and TMPDIR).
         /// Default: DIR/cli-executor.
@@ -313,6 +318,15 @@ fn parse_cli_kind(text: &str) -> Result<bridge::ExecutorKindWire, String> {
     }
 }
 
+/// `--approvals`: `never` or `ask`.
+fn parse_approvals(text: &str) -> Result<cli_executor::codex::Approvals, String> {
+    match text {
+        "never" => Ok(cli_executor::codex::Approvals::Never),
+        "ask" => Ok(cli_executor::codex::Approvals::Ask),
+        other => Err(format!("{other:?} is not an approval mode (never, ask)")),
+    }
+}
+
 fn init_logs(level: &str) -> anyhow::Result<()> {
     orchestrator::logs::init(level).with_context(|| format!("bad --log-level {level}"))
 }
@@ -421,6 +435,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             claude,
             claude_args,
             kinds,
+            approvals,
             state_dir,
             workspace,
             mcp_url,
@@ -459,6 +474,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }),
                 kinds: Vec::new(),
                 codex_auth,
+                approvals,
             };
             let options = cli_executor::connection::Options {
                 url: daemon,
