@@ -100,6 +100,12 @@ impl Codex {
         self.answered(command.id, Outcome::Submitted { thread: asked.thread, turn });
     }
 
+    /// Whether a request of `thread` waits: its `waitingOnApproval` status is then already
+    /// reported, with the request (a bare report would drop it from the published state).
+    pub(super) fn asking(&self, thread: &str) -> bool {
+        self.approvals.values().any(|a| a.thread == thread)
+    }
+
     /// Requests of `thread` are gone (its turn ended, or it closed).
     pub(super) fn approvals_gone(&mut self, thread: &str) {
         self.approvals.retain(|_, a| a.thread != thread);

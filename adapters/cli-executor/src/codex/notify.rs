@@ -69,7 +69,7 @@ impl Codex {
                     .unwrap_or_default();
                 let waiting =
                     flags.iter().any(|f| matches!(f.as_str(), Some("waitingOnApproval" | "waitingOnUserInput")));
-                if waiting {
+                if waiting && !self.asking(&thread) {
                     self.state(worker, &thread, Report::bare(ConversationState::AwaitingApproval));
                 }
             }
