@@ -489,15 +489,7 @@ mod tests {
     }
 
     fn idle() -> ObservationWire {
-        ObservationWire {
-            state: StateName::Idle,
-            error_kind: None,
-            seq: 0,
-            block: None,
-            until_ms: None,
-            detail: None,
-            approval: None,
-        }
+        serde_json::from_str(r#"{"state":"idle","seq":0}"#).expect("an idle observation")
     }
 
     fn id(n: u64) -> CommandId {
