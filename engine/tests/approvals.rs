@@ -99,3 +99,38 @@ fn a_card_without_a_request_cannot_be_answered_from_the_dashboard() {
     assert_eq!(answer(&mut world, "apr-1"), Err("NOT_AWAITING_APPROVAL".into()));
     assert!(answers(&world).is_empty());
 }
+
+#[test]
+fn an_answer_lost_with_the_connection_can_be_given_again_once_the_executor_says_hello() {
+    let mut world = generating();
+    asks(&mut world, "apr-1");
+    assert_eq!(answer(&mut world, "apr-1"), Ok(()));
+    // The executor reconnects still holding the request: the answer never reached it.
+    let worker = world.id("c");
+    let conversation = world.engine.worker(worker).and_then(|w| w.binding.as_ref()).map(|b| b.conversation.clone());
+    let seq = world.next_seq(worker);
+    let approval = PendingApproval { id: "apr-1".into(), kind: "command".into(), summary: "run make".into() };
+    let observation = Observation {
+        state: ConversationState::AwaitingApproval,
+        seq,
+        block: None,
+        until: None,
+        detail: None,
+        approval: Some(approval),
+    };
+    let binding = engine::BindingReport {
+        worker,
+        conversation: conversation.expect("bound"),
+        open: true,
+        observation: Some(observation),
+    };
+    world.input(Input::Executor(ExecutorInput::Hello {
+        executor: engine::ids::ExecutorId::new("cli-1"),
+        steering: true,
+        kinds: vec![engine::ExecutorKind::Codex],
+        bindings: vec![binding],
+        journal: Vec::new(),
+    }));
+    assert_eq!(answer(&mut world, "apr-1"), Ok(()), "answerable again after hello");
+    assert_eq!(answers(&world).len(), 2);
+}

@@ -91,10 +91,14 @@ impl Engine {
 
     /// A CLI approval request was reported with `awaiting_approval`: it becomes
     /// answerable, unless it is the one answered last (a report from before the answer
-    /// landed).
-    pub(crate) fn approval_shown(&mut self, id: WorkerId, approval: Option<PendingApproval>) {
+    /// landed). A reconnecting executor's `hello` (`republished`) shows what it still
+    /// holds: an answer lost with the old connection never reached it, so the request is
+    /// answerable again (the executor writes at most one answer: `APPROVAL_GONE` after).
+    pub(crate) fn approval_shown(&mut self, id: WorkerId, approval: Option<PendingApproval>, republished: bool) {
         let Some(approval) = approval else { return };
-        if self.volatile.answered.get(&id) == Some(&approval.id) {
+        if republished {
+            self.volatile.answered.remove(&id);
+        } else if self.volatile.answered.get(&id) == Some(&approval.id) {
             return;
         }
         self.volatile.approvals.insert(id, approval);
