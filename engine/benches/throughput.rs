@@ -69,7 +69,14 @@ impl Bench {
         Input::Executor(ExecutorInput::State {
             executor: self.executor.clone(),
             worker: self.workers[i],
-            observation: Observation { state, seq: self.seq[i], block: None, until: None, detail: None },
+            observation: Observation {
+                state,
+                seq: self.seq[i],
+                block: None,
+                until: None,
+                detail: None,
+                approval: None,
+            },
         })
     }
 }

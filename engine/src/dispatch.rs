@@ -243,6 +243,7 @@ impl Engine {
             deadline: a.deadline,
             executor_kind: w.spec.executor,
             workspace: w.spec.workspace.clone(),
+            approval: None,
         };
         self.volatile.sent.insert(attempt_id, executor);
         self.volatile.never_sent.remove(&attempt_id);
@@ -413,7 +414,7 @@ fn choose(w: &Worker, intent: &Intent, delivery: Delivery, has_lanes: bool) -> (
 
 /// A command about an attempt that carries no prompt (cancel, inspect, close): it shares
 /// the attempt's command id, and its key is derived from the attempt and the kind.
-fn control_command(
+pub(crate) fn control_command(
     executor: ExecutorId,
     (a, spec): (&Attempt, &WorkerSpec),
     kind: CommandKind,
@@ -433,5 +434,6 @@ fn control_command(
         prompt: String::new(),
         prompt_version: "".into(),
         deadline,
+        approval: None,
     }
 }

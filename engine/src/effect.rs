@@ -50,6 +50,9 @@ pub enum CommandKind {
     /// Stop managing a conversation the worker no longer uses (it was re-attached
     /// elsewhere, or lost): the executor forgets the binding and leaves the tab alone.
     Close,
+    /// Answer a CLI's approval request ([`ExecutorCommand::approval`]) that holds the
+    /// worker `awaiting_approval`: sent once, per the operator's `approval_answer`.
+    ApprovalAnswer,
 }
 
 impl CommandKind {
@@ -62,6 +65,7 @@ impl CommandKind {
             CommandKind::Cancel => "command.cancel",
             CommandKind::Inspect => "conversation.inspect",
             CommandKind::Close => "conversation.close",
+            CommandKind::ApprovalAnswer => "approval.answer",
         }
     }
 }
@@ -93,4 +97,15 @@ pub struct ExecutorCommand {
     pub executor_kind: crate::kind::ExecutorKind,
     /// A CLI worker's workspace, where its session runs; `None` for ChatGPT.
     pub workspace: Option<crate::kind::Workspace>,
+    /// With `approval.answer`: which request and the person's decision; `None` otherwise.
+    pub approval: Option<ApprovalAnswer>,
+}
+
+/// The answer an `approval.answer` command carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalAnswer {
+    /// The request's id, as the executor reported it.
+    pub id: Arc<str>,
+    /// What the person decided.
+    pub decision: crate::model::ApprovalDecision,
 }

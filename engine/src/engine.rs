@@ -101,6 +101,13 @@ pub(crate) struct Volatile {
     /// to inspect it): the inspect timer counts from here. Empty after a restart, so a
     /// long-silent turn is inspected soon after the executor says hello again.
     pub reported_at: BTreeMap<WorkerId, Timestamp>,
+    /// CLI approval requests waiting for a person, by worker (at most one per worker: a
+    /// turn waits on one request at a time). Not persisted: after a restart the executor
+    /// republishes the state, request included.
+    pub approvals: BTreeMap<WorkerId, crate::model::PendingApproval>,
+    /// The last request answered per worker: a republished report of it (the executor's
+    /// state before the answer landed) does not make it answerable again.
+    pub answered: BTreeMap<WorkerId, Arc<str>>,
 }
 
 /// Records and effects of the input being handled. The id lists may repeat ids (they

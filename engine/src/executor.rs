@@ -251,6 +251,7 @@ impl Engine {
                 // The card shows inside a running turn: that turn has started (a submitted
                 // turn counts as generating), and it is suspended until a person answers.
                 self.observed_generating(id, observation.seq, false);
+                self.approval_shown(id, observation.approval, force);
                 self.conversation_hold_shown(id, HoldReason::AwaitingApproval, previous, observation.detail);
             }
             ConversationState::Idle | ConversationState::Ready => {

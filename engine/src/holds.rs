@@ -96,6 +96,7 @@ impl Engine {
                 since: b.state_since,
                 until: None,
                 detail: self.state.holds.dialogs.get(&w.id).cloned(),
+                approval: self.volatile.approvals.get(&w.id).cloned(),
             });
         }
         self.account_hold(w).map(|h| HoldView {
@@ -103,6 +104,7 @@ impl Engine {
             since: h.since,
             until: Some(h.until),
             detail: h.detail.clone(),
+            approval: None,
         })
     }
 
@@ -282,6 +284,7 @@ impl Engine {
 
     /// Drops a dialog heading or app name no longer shown (the worker's conversation changed).
     pub(crate) fn forget_dialog(&mut self, id: WorkerId) {
+        self.volatile.approvals.remove(&id);
         if self.state.holds.dialogs.remove(&id).is_some() {
             self.pending.holds = true;
         }

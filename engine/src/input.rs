@@ -133,6 +133,11 @@ pub struct Observation {
     /// Page text for people (a dialog's heading, a limit notice): untrusted, capped at
     /// [`crate::limits::PAGE_DETAIL_CHARS_MAX`] characters by the adapter that decoded it.
     pub detail: Option<Arc<str>>,
+    /// With `awaiting_approval` from a CLI executor in its `ask` approval mode: the request
+    /// waiting for a person, whose id the operator's answer must name. `None` for
+    /// ChatGPT's card (answered in the page) and every other state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<crate::model::PendingApproval>,
 }
 
 /// How far an executor got with a command (spec 000 §12.4).

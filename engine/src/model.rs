@@ -413,6 +413,38 @@ pub struct AccountHold {
     pub detail: Option<Arc<str>>,
 }
 
+/// A CLI's approval request waiting for a person (the executor's `ask` mode): what the
+/// dashboard shows in "Needs you" and what an `approval_answer` must name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    /// The executor's handle for the request, stable while it waits (e.g. `apr-3`).
+    pub id: Arc<str>,
+    /// What is asked: `command` (run a command line) or `file_change` (apply edits).
+    pub kind: Arc<str>,
+    /// The command line and its directory, or the files changed (untrusted, capped at
+    /// [`crate::limits::PAGE_DETAIL_CHARS_MAX`] characters, control characters removed).
+    pub summary: Arc<str>,
+}
+
+/// A person's answer to a [`PendingApproval`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ApprovalDecision {
+    /// Let the CLI go on with what it asked.
+    Approve,
+    /// Refuse it; the CLI's turn goes on without it.
+    Decline,
+}
+
+impl ApprovalDecision {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalDecision::Approve => "approve",
+            ApprovalDecision::Decline => "decline",
+        }
+    }
+}
+
 /// Holds that come from what pages show, persisted as one record (rarely written: only
 /// when a hold begins, changes or lifts).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -203,6 +203,16 @@ pub enum Operation {
         /// Let the current generation finish first.
         after_current_turn: bool,
     },
+    /// `approval_answer` (operator only): a person's answer to the CLI approval request
+    /// that holds the worker `awaiting_approval`, sent to its executor once.
+    WorkerApprovalAnswer {
+        /// Which worker.
+        worker: WorkerId,
+        /// The request's id, as the dashboard showed it.
+        approval: String,
+        /// Approve or decline.
+        decision: ApprovalDecision,
+    },
     /// `worker_resume`: clear any pause (including a stall pause) and let policy decide.
     WorkerResume {
         /// Which worker.
@@ -340,6 +350,7 @@ impl Operation {
             Operation::WorkerReleaseDependency { .. } => "worker_release_dependency",
             Operation::WorkerPause { .. } => "worker_pause",
             Operation::WorkerResume { .. } => "worker_resume",
+            Operation::WorkerApprovalAnswer { .. } => "approval_answer",
             Operation::WorkerContinueNow { .. } => "worker_continue_now",
             Operation::WorkerContinuationGet { .. } => "worker_continuation_get",
             Operation::WorkerContinuationSet { .. } => "worker_continuation_set",
@@ -398,6 +409,9 @@ pub struct HoldView {
     pub until: Option<Timestamp>,
     /// The page's words (a dialog's heading, a limit notice): untrusted, capped.
     pub detail: Option<Arc<str>>,
+    /// With `awaiting_approval` from a CLI executor in `ask` mode: the request a person
+    /// answers with `approval_answer`.
+    pub approval: Option<PendingApproval>,
 }
 
 /// A worker with everything a caller needs to act on it.

@@ -28,6 +28,9 @@ pub enum RejectionCode {
     WorkerAwaitingDependency,
     /// The operation needs a human wait that does not exist.
     NotAwaitingHuman,
+    /// `approval_answer` names no approval request waiting on that worker (none waits, it
+    /// was answered already, or another one waits), or no executor is connected to take it.
+    NotAwaitingApproval,
     /// The operation needs a dependency wait that does not exist.
     NotAwaitingDependency,
     /// `/root` cannot complete while other workers of the run are unfinished.
@@ -58,6 +61,7 @@ impl RejectionCode {
             RejectionCode::WorkerAwaitingHuman => "WORKER_AWAITING_HUMAN",
             RejectionCode::WorkerAwaitingDependency => "WORKER_AWAITING_DEPENDENCY",
             RejectionCode::NotAwaitingHuman => "NOT_AWAITING_HUMAN",
+            RejectionCode::NotAwaitingApproval => "NOT_AWAITING_APPROVAL",
             RejectionCode::NotAwaitingDependency => "NOT_AWAITING_DEPENDENCY",
             RejectionCode::RunHasUnfinishedWorkers => "RUN_HAS_UNFINISHED_WORKERS",
             RejectionCode::ConversationInUse => "CONVERSATION_IN_USE",
@@ -68,7 +72,7 @@ impl RejectionCode {
     }
 
     /// Every code, for documentation and exhaustiveness tests.
-    pub const ALL: [RejectionCode; 17] = [
+    pub const ALL: [RejectionCode; 18] = [
         RejectionCode::InvalidArgument,
         RejectionCode::InvalidPolicy,
         RejectionCode::UnknownRun,
@@ -80,6 +84,7 @@ impl RejectionCode {
         RejectionCode::WorkerAwaitingHuman,
         RejectionCode::WorkerAwaitingDependency,
         RejectionCode::NotAwaitingHuman,
+        RejectionCode::NotAwaitingApproval,
         RejectionCode::NotAwaitingDependency,
         RejectionCode::RunHasUnfinishedWorkers,
         RejectionCode::ConversationInUse,

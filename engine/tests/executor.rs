@@ -255,6 +255,7 @@ fn state_reports_from_another_executor_are_ignored() {
             block: None,
             until: None,
             detail: None,
+            approval: None,
         },
     }));
     world.script("advance 1m");

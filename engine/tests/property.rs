@@ -60,7 +60,7 @@ impl Executor {
         self.outbox.push_back(ExecutorInput::State {
             executor: self.id.clone(),
             worker: w,
-            observation: Observation { state, seq, block, until: None, detail: None },
+            observation: Observation { state, seq, block, until: None, detail: None, approval: None },
         });
     }
 
@@ -88,7 +88,7 @@ impl Executor {
                     self.outbox.push_back(ExecutorInput::State {
                         executor: self.id.clone(),
                         worker: c.worker,
-                        observation: Observation { state, seq, block: None, until: None, detail: None },
+                        observation: Observation { state, seq, block: None, until: None, detail: None, approval: None },
                     });
                 }
                 return;
@@ -137,7 +137,14 @@ impl Executor {
                     worker: w,
                     conversation: url,
                     open: true,
-                    observation: Some(Observation { state, seq, block: None, until: None, detail: None }),
+                    observation: Some(Observation {
+                        state,
+                        seq,
+                        block: None,
+                        until: None,
+                        detail: None,
+                        approval: None,
+                    }),
                 }
             })
             .collect();
@@ -301,6 +308,7 @@ impl Sim {
                             block: None,
                             until: None,
                             detail: None,
+                            approval: None,
                         },
                     });
                 } else {
@@ -509,6 +517,7 @@ impl Sim {
                         block: None,
                         until: None,
                         detail: None,
+                        approval: None,
                     }),
                 },
             });

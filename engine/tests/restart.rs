@@ -286,6 +286,7 @@ fn a_republished_pre_submission_state_is_not_a_turn_end() {
                 block: None,
                 until: None,
                 detail: None,
+                approval: None,
             }),
         }],
         journal: vec![JournalEntry {

@@ -609,5 +609,12 @@ fn failed(code: ExecErrorCode, detail: &str) -> CommandOutcome {
 
 /// A published state as an observation.
 fn observation(shown: &Shown) -> Observation {
-    Observation { state: shown.state, seq: shown.seq, block: None, until: shown.until, detail: shown.detail.clone() }
+    Observation {
+        state: shown.state,
+        seq: shown.seq,
+        block: None,
+        until: shown.until,
+        detail: shown.detail.clone(),
+        approval: None,
+    }
 }

@@ -101,8 +101,16 @@ impl TestExecutor {
 
     /// Reports a state.
     pub async fn state(&mut self, worker: WorkerId, state: StateName, seq: u64) -> Result<(), ClientError> {
-        let message =
-            StateWire { worker_id: worker, state, error_kind: None, seq, block: None, until_ms: None, detail: None };
+        let message = StateWire {
+            worker_id: worker,
+            state,
+            error_kind: None,
+            seq,
+            block: None,
+            until_ms: None,
+            detail: None,
+            approval: None,
+        };
         self.send(&ExecutorMessage::State(message)).await
     }
 

@@ -48,6 +48,7 @@ fn command(kind: ExecutorKind, workspace: Option<Workspace>) -> ExecutorCommand 
         deadline: Timestamp(1_764_466_260_000),
         executor_kind: kind,
         workspace,
+        approval: None,
     }
 }
 

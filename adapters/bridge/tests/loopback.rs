@@ -333,6 +333,7 @@ async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
         block: None,
         until_ms: None,
         detail: None,
+        approval: None,
     };
     x.send(&ExecutorMessage::State(timeout)).await.expect("delivery timeout");
     let again = x.command_within(Duration::from_secs(10)).await.expect("a fresh continuation");

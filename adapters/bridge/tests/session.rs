@@ -135,6 +135,7 @@ fn states_results_and_bindings_become_engine_inputs() {
                 block: None,
                 until: None,
                 detail: None,
+                approval: None,
             },
         }]
     );
@@ -184,6 +185,7 @@ fn engine_types_round_trip_through_the_wire_types() {
         deadline: Timestamp(1_700_000_000_000),
         executor_kind: engine::ExecutorKind::Chatgpt,
         workspace: None,
+        approval: None,
     };
     let text = encode(&DaemonMessage::Command(CommandWire::from(&command)));
     let DaemonMessage::Command(wire) = decode_daemon(&text, MESSAGE_BYTES_MAX).unwrap() else { panic!("{text}") };
@@ -203,7 +205,7 @@ fn engine_types_round_trip_through_the_wire_types() {
         ConversationState::Error(ErrorKind::Generic),
     ];
     for state in states {
-        let o = Observation { state, seq: 3, block: Some("b".into()), until: None, detail: None };
+        let o = Observation { state, seq: 3, block: Some("b".into()), until: None, detail: None, approval: None };
         assert_eq!(Observation::from(ObservationWire::from(&o)), o);
         assert_eq!(StateWire::new(WorkerId(1), &o).observation(), o);
     }
@@ -232,6 +234,7 @@ fn engine_types_round_trip_through_the_wire_types() {
             block: None,
             until: None,
             detail: None,
+            approval: None,
         }),
     };
     assert_eq!(BindingReport::from(BindingWire::from(&b)), b);

@@ -145,6 +145,7 @@ impl Bench {
             workspace: None,
             mcp: Some(McpServer { url: url_from_daemon(&self.url).expect("mcp url"), token: MCP_TOKEN.into() }),
             codex_auth: None,
+            approvals: Default::default(),
             claude: None,
             kinds: vec![bridge::ExecutorKindWire::Codex],
         };

@@ -240,6 +240,16 @@ impl Executor {
                     (None, _) => Vec::new(), // submission began: its real result follows
                 },
             },
+            // Not journaled: its id is its turn's (whose result the journal keeps), and
+            // the Codex core answers a request at most once (then `APPROVAL_GONE`).
+            KindWire::ApprovalAnswer if kind == ExecutorKindWire::Codex && self.workers.contains_key(&worker) => {
+                self.hand(worker, kind, In::Command(Box::new(command), None)).await;
+                Vec::new()
+            }
+            KindWire::ApprovalAnswer => stored(OutcomeWire::Failed {
+                code: "APPROVAL_GONE".to_string(),
+                detail: "no approval request of this worker waits in this executor".to_string(),
+            }),
             KindWire::Inspect | KindWire::Close => {
                 self.hand(worker, kind, In::Command(Box::new(command), None)).await;
                 Vec::new()

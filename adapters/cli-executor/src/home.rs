@@ -83,7 +83,8 @@ pub fn codex_spawn(settings: &Settings, session: &str, cwd: &Path) -> Result<Spa
 /// The core's configuration for a worker in `cwd`: unattended, no prompt before the
 /// orchestrator's MCP server is ready (when there is one) and `thread/goal/get` shows no goal.
 pub fn codex_config(settings: &Settings, cwd: &str) -> Config {
-    Config::guarded(cwd, settings.mcp.as_ref().map(|_| MCP_SERVER_NAME))
+    let guarded = Config::guarded(cwd, settings.mcp.as_ref().map(|_| MCP_SERVER_NAME));
+    Config { approval_policy: settings.approvals.policy().to_string(), ..guarded }
 }
 
 /// `text` as a TOML basic string; `None` if it holds a control character.

@@ -11,8 +11,8 @@ use crate::journal::{Bound, Entry, Journal, Landing};
 use crate::pump::Gate;
 use crate::worker::{Out, Shared, lock};
 use bridge::{
-    BindingWire, CommandWire, ExecutorKindWire, KindWire, LandedWire, ObservationWire, OutcomeWire, PhaseWire,
-    ResultWire, StateName, StateWire, SteerLandedWire,
+    ApprovalWire, BindingWire, CommandWire, ExecutorKindWire, KindWire, LandedWire, ObservationWire, OutcomeWire,
+    PhaseWire, ResultWire, StateName, StateWire, SteerLandedWire,
 };
 use engine::ExecutorKind;
 use engine::ids::{CommandId, WorkerId};
@@ -111,6 +111,11 @@ impl Ledger {
     /// conversation being created waits for its create's result; older ones of the worker
     /// are not its conversation any more).
     pub async fn publish(&mut self, conversation: &str, report: Report) {
+        self.publish_asking(conversation, report, None).await;
+    }
+
+    /// [`Ledger::publish`], with the approval request an `awaiting_approval` waits on.
+    pub async fn publish_asking(&mut self, conversation: &str, report: Report, approval: Option<ApprovalWire>) {
         let (state, error_kind) = StateName::from_engine(report.state);
         let observation = ObservationWire {
             state,
@@ -119,6 +124,7 @@ impl Ledger {
             block: report.block.clone(),
             until_ms: report.until.map(|t| t.0),
             detail: report.detail.clone(),
+            approval,
         };
         let seq = {
             let mut journal = self.journal();
@@ -144,6 +150,7 @@ impl Ledger {
             block: observation.block,
             until_ms: observation.until_ms,
             detail: observation.detail,
+            approval: observation.approval,
         };
         let _ = self.shared.out.send(Out::State(wire)).await;
     }

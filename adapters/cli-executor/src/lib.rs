@@ -18,7 +18,8 @@
 //!   the request they answer, notifications, server requests).
 //! - [`codex`]: the Codex app-server core ([`codex::Codex`]), with turn tracking, the nonce
 //!   carried as `clientUserMessageId` and found again by `thread/read`, usage limits, and a
-//!   thread's first prompt held until the MCP server is ready and no goal is set.
+//!   thread's first prompt held until the MCP server is ready and no goal is set, and the
+//!   opt-in approval mode (`--approvals ask`: a request waits for a person's answer).
 //! - [`claude`]: the Claude Code core ([`claude::Claude`]), one `claude -p` stream-json
 //!   process per session: the nonce as the user line's `uuid`, turns from
 //!   `command_lifecycle` to `result`, steers merged or queued as the next turn, usage limits

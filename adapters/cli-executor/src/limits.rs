@@ -18,6 +18,11 @@ pub const COMMANDS_WAITING_MAX: usize = 64;
 /// Threads (conversations) one app-server hosts for this core.
 pub const THREADS_MAX: usize = 256;
 
+/// Approval requests one child may hold waiting for a person (`--approvals ask`); one
+/// more is declined at once. A turn waits on one at a time, so this bounds a misbehaving
+/// child only.
+pub const APPROVALS_MAX: usize = 64;
+
 /// Nonces remembered per thread to tell our turns from foreign ones. Older nonces are
 /// forgotten first; `thread/read` reconciliation does not depend on this memory.
 pub const NONCES_PER_THREAD_MAX: usize = 1_024;

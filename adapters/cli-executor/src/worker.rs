@@ -59,6 +59,9 @@ pub struct Settings {
     /// The person's Codex login (`--codex-auth`, checked by [`crate::home::check_auth_file`]),
     /// linked into every session's `CODEX_HOME`; `None`: the sessions have no login.
     pub codex_auth: Option<PathBuf>,
+    /// `--approvals`: `never` (no prompts, the sandbox guards the work) or `ask` (a Codex
+    /// approval request waits for a person's answer from the dashboard).
+    pub approvals: crate::codex::Approvals,
 }
 
 /// What the connection hands a worker's task.
@@ -278,6 +281,15 @@ impl Task {
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
         let submits = receive(&command, &mut self.restarts, &self.ledger);
+        if self.session.is_none() && command.kind == KindWire::ApprovalAnswer {
+            // No child, no request: the one answered died with it.
+            let outcome = OutcomeWire::Failed {
+                code: "APPROVAL_GONE".to_string(),
+                detail: "the Codex session that asked has ended".to_string(),
+            };
+            let _ = self.shared.out.send(Out::Result(ResultWire { command_id: command.command_id, outcome })).await;
+            return;
+        }
         if self.session.is_none() {
             if self.restarts.at.is_some() {
                 // A child is due shortly: a journaled command is requeued when it starts.
@@ -412,6 +424,20 @@ impl Task {
                 }
                 self.ledger.publish(&thread, report).await;
             }
+            Effect::Approval { thread, report, approval, .. } => {
+                self.ledger.publish_asking(&thread, report, Some(approval)).await;
+            }
+            Effect::Answered { command, outcome } => {
+                let outcome = match outcome {
+                    // The turn's conversation already has its binding: no URL again.
+                    Outcome::Submitted { .. } => {
+                        let state_seq = lock(&self.shared.journal).entry(command).map_or(0, |e| e.state_seq);
+                        OutcomeWire::Submitted { state_seq, conversation_url: None }
+                    }
+                    Outcome::Failed { code, detail } => OutcomeWire::Failed { code: code.to_string(), detail },
+                };
+                let _ = self.shared.out.send(Out::Result(ResultWire { command_id: command, outcome })).await;
+            }
             Effect::Foreign { thread, turn, .. } => {
                 let detail = format!(
                     "a turn the orchestrator did not start ran in this Codex thread (turn {turn}): check the session, then resume"
@@ -500,6 +526,7 @@ fn inspect(worker: WorkerId, thread: &str) -> engine::ExecutorCommand {
         deadline: engine::Timestamp(u64::MAX),
         executor_kind: engine::ExecutorKind::Codex,
         workspace: None,
+        approval: None,
     }
 }
 

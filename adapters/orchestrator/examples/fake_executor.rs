@@ -37,7 +37,8 @@ fn current_seq(seqs: &Seqs, worker: WorkerId) -> u64 {
 }
 
 async fn state(handle: &Handle, executor: &ExecutorId, seqs: &Seqs, worker: WorkerId, state: ConversationState) {
-    let observation = Observation { state, seq: next_seq(seqs, worker), block: None, until: None, detail: None };
+    let observation =
+        Observation { state, seq: next_seq(seqs, worker), block: None, until: None, detail: None, approval: None };
     let _ = handle.executor(ExecutorInput::State { executor: executor.clone(), worker, observation }).await;
 }
 
@@ -57,6 +58,7 @@ async fn watch_attachments(handle: Handle, executor: ExecutorId, seqs: Seqs) {
                     block: None,
                     until: None,
                     detail: None,
+                    approval: None,
                 });
                 let report = BindingReport { worker, conversation: conversation.clone(), open: true, observation };
                 let _ = handle.executor(ExecutorInput::Binding { executor: executor.clone(), report }).await;
@@ -85,7 +87,7 @@ async fn perform(
                 let _ = handle.executor(result(outcome)).await;
             }
             // Its states are never lost and it holds no other conversation.
-            CommandKind::Inspect | CommandKind::Close => {}
+            CommandKind::Inspect | CommandKind::Close | CommandKind::ApprovalAnswer => {}
             CommandKind::Steer => {
                 let outcome = CommandOutcome::Submitted { state_seq: current_seq(&seqs, c.worker), conversation: None };
                 let _ = handle.executor(result(outcome)).await;

@@ -199,6 +199,11 @@ pub(crate) enum Command {
         /// passes its checks.
         #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_cli_kind)]
         kinds: Option<Vec<bridge::ExecutorKindWire>>,
+        /// Approval prompts: `never` (none; the CLI's sandbox guards the work) or `ask`
+        /// (a Codex approval request waits in "Needs you" for Approve or Decline from the
+        /// dashboard; refused for Claude Code workers).
+        #[arg(long, value_name = "MODE", default_value = "never", value_parser = parse_approvals)]
+        approvals: cli_executor::codex::Approvals,
         /// The executor's state directory (journal, leases, each session's CODEX_HOME or
         /// CLAUDE_CONFIG_DIR and TMPDIR).
         /// Default: DIR/cli-executor.
@@ -402,6 +407,15 @@ pub(crate) fn parse_cli_kind(text: &str) -> Result<bridge::ExecutorKindWire, Str
         "codex" => Ok(bridge::ExecutorKindWire::Codex),
         "claude" => Ok(bridge::ExecutorKindWire::Claude),
         other => Err(format!("{other:?} is not a command-line agent (codex, claude)")),
+    }
+}
+
+/// `--approvals`: `never` or `ask`.
+pub(crate) fn parse_approvals(text: &str) -> Result<cli_executor::codex::Approvals, String> {
+    match text {
+        "never" => Ok(cli_executor::codex::Approvals::Never),
+        "ask" => Ok(cli_executor::codex::Approvals::Ask),
+        other => Err(format!("{other:?} is not an approval mode (never, ask)")),
     }
 }
 

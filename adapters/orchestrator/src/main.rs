@@ -146,6 +146,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             claude_args,
             claude_sandbox,
             kinds,
+            approvals,
             state_dir,
             workspace,
             mcp_url,
@@ -185,6 +186,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }),
                 kinds: Vec::new(),
                 codex_auth,
+                approvals,
             };
             let options = cli_executor::connection::Options {
                 url: daemon,

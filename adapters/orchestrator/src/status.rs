@@ -65,6 +65,9 @@ pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
             if let Some(why) = pause_line(&w) {
                 writeln!(out, "          {why}")?;
             }
+            if let Some(asked) = approval_line(&w) {
+                writeln!(out, "          {asked}")?;
+            }
             if let Some(a) = w.get("currentAttempt").filter(|a| !a.is_null()) {
                 let a_s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
                 writeln!(
@@ -114,9 +117,36 @@ pub fn pause_line(worker: &Value) -> Option<String> {
     worker.pointer("/pause/detail").and_then(Value::as_str).filter(|d| !d.is_empty()).map(|d| format!("why: {d}"))
 }
 
+/// A CLI approval request holding the worker (`executor-cli --approvals ask`), from its
+/// `worker_get` view's `hold.approval`: what is asked, answered on the dashboard.
+pub fn approval_line(worker: &Value) -> Option<String> {
+    let approval = worker.pointer("/hold/approval").filter(|a| a.is_object())?;
+    let text = |k: &str| approval.get(k).and_then(Value::as_str).unwrap_or("?");
+    Some(format!(
+        "approval {} ({}): {}; approve or decline it under Needs you on the dashboard",
+        text("id"),
+        text("kind"),
+        text("summary")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{executor_line, pause_line};
+    use super::{approval_line, executor_line, pause_line};
+
+    #[test]
+    fn a_pending_cli_approval_is_shown_with_what_is_asked() {
+        let held = json!({ "hold": { "reason": "awaiting_approval", "detail": "run make (in /src)",
+            "approval": { "id": "apr-3", "kind": "command", "summary": "run make (in /src)" } } });
+        assert_eq!(
+            approval_line(&held).as_deref(),
+            Some(
+                "approval apr-3 (command): run make (in /src); approve or decline it under Needs you on the dashboard"
+            )
+        );
+        let card = json!({ "hold": { "reason": "awaiting_approval", "detail": "Orchestrator" } });
+        assert_eq!(approval_line(&card), None, "a ChatGPT card is answered in its page");
+    }
 
     #[test]
     fn a_pause_says_why_when_the_daemon_said_it() {

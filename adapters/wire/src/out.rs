@@ -158,6 +158,22 @@ pub struct HoldOut {
     /// untrusted text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// With `awaiting_approval` from a CLI worker (`executor-cli --approvals ask`): the
+    /// request waiting, answered by the operator's `approval_answer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalOut>,
+}
+
+/// A CLI approval request waiting for a person.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalOut {
+    /// Its id, which the answer names.
+    pub id: String,
+    /// `command` (run a command line) or `file_change` (apply edits).
+    pub kind: String,
+    /// What is asked (untrusted text).
+    pub summary: String,
 }
 
 impl From<&engine::view::HoldView> for HoldOut {
@@ -167,6 +183,11 @@ impl From<&engine::view::HoldView> for HoldOut {
             since_ms: ms(h.since),
             until_ms: h.until.map(ms),
             detail: h.detail.as_deref().map(String::from),
+            approval: h.approval.as_ref().map(|a| ApprovalOut {
+                id: a.id.to_string(),
+                kind: a.kind.to_string(),
+                summary: a.summary.to_string(),
+            }),
         }
     }
 }

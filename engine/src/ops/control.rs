@@ -89,6 +89,70 @@ impl Engine {
         self.worker_reply(id)
     }
 
+    /// A CLI approval request was reported with `awaiting_approval`: it becomes
+    /// answerable, unless it is the one answered last (a report from before the answer
+    /// landed). A reconnecting executor's `hello` (`republished`) shows what it still
+    /// holds: an answer lost with the old connection never reached it, so the request is
+    /// answerable again (the executor writes at most one answer: `APPROVAL_GONE` after).
+    pub(crate) fn approval_shown(&mut self, id: WorkerId, approval: Option<PendingApproval>, republished: bool) {
+        let Some(approval) = approval else { return };
+        if republished {
+            self.volatile.answered.remove(&id);
+        } else if self.volatile.answered.get(&id) == Some(&approval.id) {
+            return;
+        }
+        self.volatile.approvals.insert(id, approval);
+    }
+
+    /// A person's answer to the approval request holding the worker: valid only while the
+    /// worker's conversation is `awaiting_approval` on that very request and its executor
+    /// is connected. The request stops being answerable at once (at most one answer per
+    /// request); the executor's `command.result` and its next state say what came of it.
+    pub(crate) fn worker_approval_answer(
+        &mut self,
+        id: WorkerId,
+        approval: &str,
+        decision: ApprovalDecision,
+    ) -> Result<Reply, Rejection> {
+        let w = self.active_worker(id)?;
+        let refuse = |why: String| Err(Rejection::new(RejectionCode::NotAwaitingApproval, &why));
+        let held = w
+            .binding
+            .as_ref()
+            .filter(|b| b.status != BindingStatus::Lost && b.state == ConversationState::AwaitingApproval);
+        let Some(b) = held else {
+            return refuse(format!("worker {id} is not waiting for an approval"));
+        };
+        let Some(pending) = self.volatile.approvals.get(&id) else {
+            return refuse(format!(
+                "worker {id} waits for an approval nobody can answer here (a ChatGPT card is answered in its page)"
+            ));
+        };
+        if &*pending.id != approval {
+            return refuse(format!("approval {approval} is not the one worker {id} waits for ({})", pending.id));
+        }
+        let executor = b.executor.clone().filter(|e| self.volatile.executors.contains_key(e));
+        let (Some(executor), Some(turn)) = (executor, w.turn) else {
+            return refuse(format!("no executor holds worker {id}'s session now: answer when it is back"));
+        };
+        let a = &self.state.attempts[&turn];
+        let deadline = self.now.plus_ms(self.config.command_deadline_ms);
+        let conversation = b.conversation.clone();
+        let mut command = crate::dispatch::control_command(
+            executor,
+            (a, &w.spec),
+            crate::effect::CommandKind::ApprovalAnswer,
+            conversation,
+            deadline,
+        );
+        command.idempotency_key = format!("{}:{}", command.idempotency_key, pending.id);
+        command.approval = Some(crate::effect::ApprovalAnswer { id: pending.id.clone(), decision });
+        self.volatile.approvals.remove(&id);
+        self.volatile.answered.insert(id, Arc::from(approval));
+        self.push_effect(crate::effect::Effect::Command(command));
+        self.worker_reply(id)
+    }
+
     /// Exactly one manual attempt (spec 000 §8.3, 001 C2.4). While generating, one
     /// post-turn resume is queued (the deterministic, visible choice of §15.2).
     pub(crate) fn worker_continue_now(

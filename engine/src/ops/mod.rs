@@ -78,6 +78,9 @@ impl Engine {
             Operation::WorkerReleaseDependency { worker, note } => self.worker_release_dependency(worker, &note),
             Operation::WorkerPause { worker, after_current_turn } => self.worker_pause(worker, after_current_turn),
             Operation::WorkerResume { worker } => self.worker_resume(worker),
+            Operation::WorkerApprovalAnswer { worker, approval, decision } => {
+                self.worker_approval_answer(worker, &approval, decision)
+            }
             Operation::WorkerContinueNow { worker, override_wait, clear_pause } => {
                 self.worker_continue_now(worker, override_wait, clear_pause)
             }

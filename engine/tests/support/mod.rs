@@ -216,7 +216,7 @@ impl World {
         self.input(Input::Executor(ExecutorInput::State {
             executor,
             worker: id,
-            observation: Observation { state, seq, block, until, detail },
+            observation: Observation { state, seq, block, until, detail, approval: None },
         }));
     }
 
@@ -570,7 +570,14 @@ impl World {
                         worker: id,
                         conversation,
                         open: true,
-                        observation: Some(Observation { state, seq, block: None, until: None, detail: None }),
+                        observation: Some(Observation {
+                            state,
+                            seq,
+                            block: None,
+                            until: None,
+                            detail: None,
+                            approval: None,
+                        }),
                     });
                 }
             } else {

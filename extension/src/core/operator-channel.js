@@ -17,7 +17,7 @@ import { CLAIM_ACTIONS, claimRequest, TabClaims } from './tab-claims.js';
 /** An operator action or query unanswered by then gets TIMEOUT, in milliseconds. */
 export const OPERATOR_REPLY_TIMEOUT_MS = 10_000;
 
-const ACTION_FIELDS = ['workerId', 'runId', 'text', 'code', 'grantId'];
+const ACTION_FIELDS = ['workerId', 'runId', 'text', 'code', 'grantId', 'approvalId', 'decision'];
 const QUERY_FIELDS = ['workerId', 'afterSequence', 'limit'];
 
 export class OperatorChannel {

@@ -26,12 +26,16 @@ export const EXECUTOR_KINDS = ['chatgpt', 'codex', 'claude'];
 export const JOURNAL_PHASES = ['received', 'submission-started', 'submitted', 'completed'];
 export const COMMAND_KINDS = [
   'conversation.create', 'conversation.send', 'conversation.steer', 'command.cancel', 'conversation.inspect', 'conversation.close',
+  // A CLI executor's (`--approvals ask`): never sent to this extension.
+  'approval.answer',
 ];
 export const OPERATOR_ACTIONS = [
   'auto_resume_on', 'auto_resume_off', 'pause_now', 'pause_after_turn', 'resume', 'continue_now',
   'continue_anyway', 'resolve_human', 'stop_worker', 'stop_run', 'oauth_approve', 'oauth_deny', 'oauth_revoke',
-  'run_start', 'worker_attach',
+  'run_start', 'worker_attach', 'approval_answer',
 ];
+/** A person's decision on a CLI approval request (`approval_answer`). */
+export const APPROVAL_DECISIONS = ['approve', 'decline'];
 export const OPERATOR_QUERIES = ['worker_attempts', 'worker_events', 'oauth_pending'];
 /** What a run's dead-man layer does when the run stops moving (`run_start`'s `deadMan`). */
 export const DEAD_MAN_MODES = ['off', 'notify', 'recover'];
@@ -154,6 +158,8 @@ const record = (fields) => (value, path) => {
 
 const errorOut = record([required('code', string), required('message', string)]);
 
+/** A CLI approval request waiting for a person: a `conversation.state`'s and a hold's `approval`. */
+const approvalRequest = record([required('id', string), required('kind', string), required('summary', string)]);
 /** A CLI worker's workspace on a command: the directory, and the branch or null. */
 const workspace = record([required('directory', string), withDefault('branch', string, null)]);
 
@@ -206,7 +212,7 @@ const workerSummary = record([
   required('pauseAfterTurn', bool),
   optional('pauseReason', string),
   optional('pauseDetail', string),
-  optional('hold', record([required('reason', string), optional('untilMs', u64), optional('detail', string)])),
+  optional('hold', record([required('reason', string), optional('untilMs', u64), optional('detail', string), optional('approval', approvalRequest)])),
   optional('needsYou', string),
   required('stall', string),
   optional('conversationUrl', string),
@@ -261,6 +267,8 @@ const EXECUTOR_MESSAGES = {
     optional('block', string),
     optional('untilMs', u64),
     optional('detail', string),
+    // A CLI executor in `ask` mode, with awaiting_approval: the request a person answers.
+    optional('approval', approvalRequest),
   ],
   'command.result': [required('commandId', printedId('cmd')), required('outcome', outcome)],
   heartbeat: [],
@@ -280,6 +288,9 @@ const EXECUTOR_MESSAGES = {
     optional('autoResume', bool),
     optional('deadMan', oneOf(DEAD_MAN_MODES)),
     optional('conversationUrl', string),
+    // approval_answer: the CLI approval request and the person's decision.
+    optional('approvalId', boundedString(CORRELATION_ID_BYTES_MAX)),
+    optional('decision', oneOf(APPROVAL_DECISIONS)),
   ],
   'operator.query': [
     required('queryId', boundedString(CORRELATION_ID_BYTES_MAX)),
@@ -319,6 +330,7 @@ const DAEMON_MESSAGES = {
     // Present for CLI workers only (never sent to this extension, which runs chatgpt ones).
     optional('executorKind', oneOf(EXECUTOR_KINDS)),
     optional('workspace', workspace),
+    optional('approval', record([required('approvalId', string), required('decision', oneOf(APPROVAL_DECISIONS))])),
   ],
   'protocol.error': [required('code', oneOf(Object.keys(PROTOCOL_ERROR_CLOSES))), required('detail', string)],
   'operator.result': [

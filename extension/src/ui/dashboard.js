@@ -99,7 +99,22 @@ function needsYouSection(rows, stoppedRuns) {
       return h('article', { class: 'card', 'data-testid': 'needs-you-item', 'data-worker-id': row.workerId },
         workerHeading(row),
         h('p', { class: 'question', 'data-testid': 'needs-you-question', text: row.needsYou ?? 'The worker is waiting for you.' }),
-        ...(row.answerable ? answerBox(row, id) : [tabActions(row)]));
+        ...(row.answerable ? answerBox(row, id) : row.approval ? [approvalActions(row)] : [tabActions(row)]));
+    }));
+}
+
+// A CLI's approval request (`executor-cli --approvals ask`): nobody can answer it in a page,
+// so the card answers it, once; the daemon refuses an answer to a request that is gone.
+function approvalActions(row) {
+  const a = row.approval;
+  return h('div', { class: 'actions' },
+    actionButton({
+      key: `approve:${row.workerId}:${a.id}`, label: 'Approve', primary: true, testid: 'needs-you-approve',
+      hint: `Let it ${a.summary || 'go on'}`, message: a.approve,
+    }),
+    actionButton({
+      key: `decline:${row.workerId}:${a.id}`, label: 'Decline', testid: 'needs-you-decline',
+      hint: 'Refuse it; the session goes on without it', message: a.decline,
     }));
 }
 

@@ -29,6 +29,27 @@ export function cliView(worker) {
   return { kind: worker.executorKind, kindLabel: kind.label, session, directory, branch, text };
 }
 
+/**
+ * A CLI approval request waiting for a person (the summary's `hold.approval`, from
+ * `executor-cli --approvals ask`), or null: `{id, kind, summary, text, approve, decline}`,
+ * where `approve` and `decline` are the `approval_answer` actions its buttons send.
+ */
+export function approvalRequestView(worker) {
+  const approval = worker?.hold?.reason === 'awaiting_approval' ? worker.hold.approval : null;
+  if (!approval || typeof approval.id !== 'string' || typeof worker.workerId !== 'string') return null;
+  const who = cliView(worker)?.kindLabel ?? 'The CLI';
+  const what = approval.summary || (approval.kind === 'file_change' ? 'apply file changes' : 'run a command');
+  const answer = (decision) => ({ action: 'approval_answer', workerId: worker.workerId, approvalId: approval.id, decision });
+  return {
+    id: approval.id,
+    kind: approval.kind,
+    summary: approval.summary,
+    text: `${who} asks to ${what}. Approve or decline it here; the session waits meanwhile.`,
+    approve: answer('approve'),
+    decline: answer('decline'),
+  };
+}
+
 /** The conversation URL a surface may open as a link: a ChatGPT worker's only. */
 export function linkableConversation(worker) {
   return cliView(worker) ? null : worker?.conversationUrl ?? null;

@@ -19,11 +19,16 @@ export function approvalNotifications(summary, shown) {
     for (const worker of run.workers ?? []) {
       if (worker.hold?.reason !== 'awaiting_approval' || typeof worker.workerId !== 'string') continue;
       const app = worker.hold.detail || 'the app';
+      const name = worker.displayName || worker.name || 'A worker';
+      // A CLI's request (`--approvals ask`) is answered on the dashboard, not in a page.
+      const asked = worker.hold.approval?.summary;
       wanted.set(`orc-approval:${worker.workerId}`, {
         id: `orc-approval:${worker.workerId}`,
         workerId: worker.workerId,
-        title: `Needs you: approve ${app}`,
-        message: `${worker.displayName || worker.name || 'A worker'}: ${approvalText(app)}. Click to open it.`,
+        title: asked ? 'Needs you: approve or decline a request' : `Needs you: approve ${app}`,
+        message: asked
+          ? `${name} asks to ${asked}. Answer it under Needs you on the dashboard.`
+          : `${name}: ${approvalText(app)}. Click to open it.`,
       });
     }
   }

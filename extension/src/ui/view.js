@@ -6,9 +6,9 @@
 export { timelineView, clockLabel, REASONS, OUTCOMES } from './timeline-model.js';
 export { recentEvents, eventText } from './event-text.js';
 export { approvalNotifications, stoppedNotifications } from './notices.js';
-export { cliView, CLI_KINDS } from './executor-view.js';
+export { cliView, CLI_KINDS, approvalRequestView } from './executor-view.js';
 import { approvalText } from './notices.js';
-import { cliView, linkableConversation } from './executor-view.js';
+import { approvalRequestView, cliView, linkableConversation } from './executor-view.js';
 import { recentEvents } from './event-text.js';
 
 /**
@@ -141,6 +141,9 @@ export function holdView(worker, nowMs) {
   let text;
   if (hold.reason === 'blocked_by_dialog') {
     text = `${label}${hold.detail ? `: ${hold.detail}` : ''}. Close it in the tab; nothing is typed meanwhile.`;
+  } else if (hold.reason === 'awaiting_approval' && approvalRequestView(worker)) {
+    // A CLI's request: answered from the dashboard (Approve / Decline).
+    text = approvalRequestView(worker).text;
   } else if (hold.reason === 'awaiting_approval') {
     // The person's decision: the extension never answers the card.
     text = approvalText(hold.detail);
@@ -373,6 +376,8 @@ export function workerRow(worker, run, nowMs) {
     // dealt with in the tab (and a check's pause then ended with Resume).
     answerable: status.key === 'needs_you' && worker.disposition === 'awaiting_human' && !worker.hold,
     hold,
+    // A CLI's approval request: the Needs you card offers Approve and Decline.
+    approval: status.key === 'needs_you' ? approvalRequestView(worker) : null,
     blockReason: blockReason(worker, nowMs),
     // A worker waiting for a person or a dependency is not executing: its card is `Needs you`, not a stall.
     stallWarning: (worker.stall === 'warned' || worker.stall === 'paused') && !status.terminal

@@ -248,6 +248,76 @@ pub struct ObservationWire {
     /// cleaned on decode ([`page_detail`]).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "page_detail::deserialize")]
     pub detail: Option<String>,
+    /// With `awaiting_approval` from a CLI executor in its `ask` mode: the request waiting
+    /// for a person (absent for ChatGPT's card, answered in its page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalWire>,
+}
+
+/// A CLI approval request waiting for a person (`approval` of `conversation.state`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalWire {
+    /// The executor's handle for it (1 to 64 printable ASCII characters), which the
+    /// answer names.
+    #[serde(deserialize_with = "approval_id::deserialize")]
+    pub id: String,
+    /// `command` or `file_change`.
+    pub kind: ApprovalKindWire,
+    /// What is asked (untrusted; cleaned and capped on decode like `detail`).
+    #[serde(deserialize_with = "page_detail::deserialize_text")]
+    pub summary: String,
+}
+
+/// What an approval request asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKindWire {
+    /// Run a command line.
+    Command,
+    /// Apply file changes.
+    FileChange,
+}
+
+impl ApprovalKindWire {
+    fn as_str(self) -> &'static str {
+        match self {
+            ApprovalKindWire::Command => "command",
+            ApprovalKindWire::FileChange => "file_change",
+        }
+    }
+}
+
+impl From<ApprovalWire> for engine::model::PendingApproval {
+    fn from(a: ApprovalWire) -> engine::model::PendingApproval {
+        engine::model::PendingApproval {
+            id: Arc::from(a.id),
+            kind: Arc::from(a.kind.as_str()),
+            summary: Arc::from(a.summary),
+        }
+    }
+}
+
+impl From<&engine::model::PendingApproval> for ApprovalWire {
+    fn from(a: &engine::model::PendingApproval) -> ApprovalWire {
+        let kind = if &*a.kind == "file_change" { ApprovalKindWire::FileChange } else { ApprovalKindWire::Command };
+        ApprovalWire { id: a.id.to_string(), kind, summary: a.summary.to_string() }
+    }
+}
+
+mod approval_id {
+    //! An approval id on decode: 1 to 64 printable ASCII characters, or the message is
+    //! malformed (it is echoed back in `approval.answer`, so it must be safe to show).
+    use serde::{Deserialize, Deserializer, de::Error};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        let id = String::deserialize(d)?;
+        let printable = id.bytes().all(|b| b.is_ascii_graphic());
+        if id.is_empty() || id.len() > 64 || !printable {
+            return Err(D::Error::custom("approval id: 1 to 64 printable ASCII characters"));
+        }
+        Ok(id)
+    }
 }
 
 impl From<ObservationWire> for Observation {
@@ -258,6 +328,7 @@ impl From<ObservationWire> for Observation {
             block: o.block,
             until: o.until_ms.map(Timestamp),
             detail: o.detail.map(Arc::from),
+            approval: o.approval.map(Into::into),
         }
     }
 }
@@ -272,6 +343,7 @@ impl From<&Observation> for ObservationWire {
             block: o.block.clone(),
             until_ms: o.until.map(|t| t.0),
             detail: o.detail.as_deref().map(String::from),
+            approval: o.approval.as_ref().map(ApprovalWire::from),
         }
     }
 }
@@ -301,19 +373,23 @@ pub struct StateWire {
     /// cleaned on decode ([`page_detail`]).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "page_detail::deserialize")]
     pub detail: Option<String>,
+    /// With `awaiting_approval` from a CLI executor in its `ask` mode: the request waiting
+    /// for a person, which `approval.answer` names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalWire>,
 }
 
 impl StateWire {
     /// The engine's observation.
     pub fn observation(self) -> Observation {
-        let StateWire { state, error_kind, seq, block, until_ms, detail, .. } = self;
-        ObservationWire { state, error_kind, seq, block, until_ms, detail }.into()
+        let StateWire { state, error_kind, seq, block, until_ms, detail, approval, .. } = self;
+        ObservationWire { state, error_kind, seq, block, until_ms, detail, approval }.into()
     }
 
     /// The message for `worker`'s observation.
     pub fn new(worker: WorkerId, o: &Observation) -> StateWire {
-        let ObservationWire { state, error_kind, seq, block, until_ms, detail } = ObservationWire::from(o);
-        StateWire { worker_id: worker, state, error_kind, seq, block, until_ms, detail }
+        let ObservationWire { state, error_kind, seq, block, until_ms, detail, approval } = ObservationWire::from(o);
+        StateWire { worker_id: worker, state, error_kind, seq, block, until_ms, detail, approval }
     }
 }
 
@@ -345,6 +421,11 @@ pub mod page_detail {
     /// Serde: an optional string, cleaned.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
         Ok(Option::<String>::deserialize(d)?.as_deref().and_then(clean))
+    }
+
+    /// Serde: a required string, cleaned (empty when nothing is left).
+    pub fn deserialize_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        Ok(clean(&String::deserialize(d)?).unwrap_or_default())
     }
 }
 
@@ -657,6 +738,48 @@ pub struct CommandWire {
     /// A CLI worker's workspace: where its session runs (absent for ChatGPT workers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<WorkspaceWire>,
+    /// With `approval.answer`: the request answered and the person's decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalAnswerWire>,
+}
+
+/// `approval` of an `approval.answer` command.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalAnswerWire {
+    /// The request's id, as `conversation.state` reported it.
+    #[serde(deserialize_with = "approval_id::deserialize")]
+    pub approval_id: String,
+    /// `approve` or `decline`.
+    pub decision: ApprovalDecisionWire,
+}
+
+/// A person's decision on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecisionWire {
+    /// Go on with it.
+    Approve,
+    /// Refuse it.
+    Decline,
+}
+
+impl From<ApprovalDecisionWire> for engine::model::ApprovalDecision {
+    fn from(d: ApprovalDecisionWire) -> engine::model::ApprovalDecision {
+        match d {
+            ApprovalDecisionWire::Approve => engine::model::ApprovalDecision::Approve,
+            ApprovalDecisionWire::Decline => engine::model::ApprovalDecision::Decline,
+        }
+    }
+}
+
+impl From<engine::model::ApprovalDecision> for ApprovalDecisionWire {
+    fn from(d: engine::model::ApprovalDecision) -> ApprovalDecisionWire {
+        match d {
+            engine::model::ApprovalDecision::Approve => ApprovalDecisionWire::Approve,
+            engine::model::ApprovalDecision::Decline => ApprovalDecisionWire::Decline,
+        }
+    }
 }
 
 impl From<&ExecutorCommand> for CommandWire {
@@ -673,6 +796,10 @@ impl From<&ExecutorCommand> for CommandWire {
             deadline: c.deadline.0,
             executor_kind: c.executor_kind.is_cli().then(|| c.executor_kind.into()),
             workspace: c.workspace.as_ref().map(WorkspaceWire::from),
+            approval: c
+                .approval
+                .as_ref()
+                .map(|a| ApprovalAnswerWire { approval_id: a.id.to_string(), decision: a.decision.into() }),
         }
     }
 }
@@ -693,6 +820,9 @@ impl CommandWire {
             deadline: Timestamp(self.deadline),
             executor_kind: self.executor_kind.map(engine::ExecutorKind::from).unwrap_or_default(),
             workspace: self.workspace.map(engine::Workspace::from),
+            approval: self
+                .approval
+                .map(|a| engine::effect::ApprovalAnswer { id: Arc::from(a.approval_id), decision: a.decision.into() }),
         }
     }
 }
@@ -718,6 +848,9 @@ pub enum KindWire {
     /// Stop managing the conversation; leave its tab alone.
     #[serde(rename = "conversation.close")]
     Close,
+    /// Answer the CLI approval request named in `approval` (a CLI executor in `ask` mode).
+    #[serde(rename = "approval.answer")]
+    ApprovalAnswer,
 }
 
 impl From<CommandKind> for KindWire {
@@ -729,6 +862,7 @@ impl From<CommandKind> for KindWire {
             CommandKind::Cancel => KindWire::Cancel,
             CommandKind::Inspect => KindWire::Inspect,
             CommandKind::Close => KindWire::Close,
+            CommandKind::ApprovalAnswer => KindWire::ApprovalAnswer,
         }
     }
 }
@@ -742,6 +876,7 @@ impl From<KindWire> for CommandKind {
             KindWire::Cancel => CommandKind::Cancel,
             KindWire::Inspect => CommandKind::Inspect,
             KindWire::Close => CommandKind::Close,
+            KindWire::ApprovalAnswer => CommandKind::ApprovalAnswer,
         }
     }
 }

@@ -56,6 +56,12 @@ pub struct OperatorActionWire {
     /// without it starts `/root` in a new chat).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_url: Option<String>,
+    /// The CLI approval request answered (`approval_answer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
+    /// `approve` or `decline` (`approval_answer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<super::ApprovalDecisionWire>,
 }
 
 /// The operator actions.
@@ -86,6 +92,8 @@ pub enum OperatorAction {
     RunStart,
     /// "Attach this conversation to…": bind the person's tab to an existing worker.
     WorkerAttach,
+    /// Answer the CLI approval request `approvalId` holding the worker with `decision`.
+    ApprovalAnswer,
     /// Approve the waiting OAuth authorization request showing `code`.
     OauthApprove,
     /// Deny it.
@@ -120,6 +128,8 @@ impl OperatorActionWire {
             auto_resume: None,
             dead_man: None,
             conversation_url: None,
+            approval_id: None,
+            decision: None,
         }
     }
 
@@ -218,6 +228,11 @@ impl OperatorActionWire {
             A::WorkerAttach => Operation::WorkerAttach {
                 worker: worker()?,
                 conversation: self.conversation_url.clone().ok_or("conversationUrl is required for WorkerAttach")?,
+            },
+            A::ApprovalAnswer => Operation::WorkerApprovalAnswer {
+                worker: worker()?,
+                approval: self.approval_id.clone().ok_or("approvalId is required for ApprovalAnswer")?,
+                decision: self.decision.ok_or("decision is required for ApprovalAnswer")?.into(),
             },
             A::OauthApprove | A::OauthDeny | A::OauthRevoke => {
                 return Err(format!("{:?} is not an engine operation", self.action));
@@ -517,6 +532,10 @@ pub struct HoldWire {
     /// The page's words (a dialog's heading, a limit notice): untrusted text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// With `awaiting_approval` from a CLI worker: the request the dashboard's Approve and
+    /// Decline answer (`approval_answer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<wire::ApprovalOut>,
 }
 
 /// One recent continuity event of a worker, as a sentence for people.
@@ -550,6 +569,7 @@ impl From<&wire::WorkerOut> for WorkerSummary {
                 reason: h.reason.clone(),
                 until_ms: h.until_ms,
                 detail: h.detail.clone(),
+                approval: h.approval.clone(),
             }),
             needs_you: w.human_wait.as_ref().map(|h| h.question.clone()),
             stall: w.progress.stall.clone(),

@@ -94,6 +94,14 @@ pub fn binding_at(worker: WorkerId, conversation: &str, state: StateName, seq: u
         worker_id: worker,
         conversation_url: conversation.into(),
         open: true,
-        observation: Some(ObservationWire { state, error_kind: None, seq, block: None, until_ms: None, detail: None }),
+        observation: Some(ObservationWire {
+            state,
+            error_kind: None,
+            seq,
+            block: None,
+            until_ms: None,
+            detail: None,
+            approval: None,
+        }),
     }
 }

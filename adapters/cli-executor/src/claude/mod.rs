@@ -250,6 +250,9 @@ impl Claude {
                 self.state(report);
                 Ok(())
             }
+            // Claude workers raise no approval request (`--approvals ask` is refused for
+            // them at start); the executor answers such a command before it comes here.
+            CommandKind::ApprovalAnswer => Ok(()),
             CommandKind::Close => {
                 if let Some(held) = self.held.take() {
                     self.fail(held.id, "CONVERSATION_CLOSED", "the conversation was closed");

@@ -40,6 +40,26 @@ pub enum Effect {
         /// What it shows.
         report: Report,
     },
+    /// An approval request waits for a person (`--approvals ask`): `report` is
+    /// `awaiting_approval`, published with `approval`.
+    Approval {
+        /// Whose conversation.
+        worker: WorkerId,
+        /// The thread.
+        thread: String,
+        /// The state, with what is asked as its detail.
+        report: Report,
+        /// The request's handle, kind and summary.
+        approval: bridge::ApprovalWire,
+    },
+    /// The outcome of an `approval.answer`: sent as its `command.result` but not
+    /// journaled (the command id is its turn's, whose own result the journal keeps).
+    Answered {
+        /// The command.
+        command: CommandId,
+        /// `Submitted` (the decision was written) or `Failed` `APPROVAL_GONE`.
+        outcome: Outcome,
+    },
     /// A turn the core did not start: the engine pauses the worker.
     Foreign {
         /// Whose conversation.
@@ -80,7 +100,8 @@ pub enum Outcome {
     Failed {
         /// `DEADLINE_EXCEEDED`, `STEERING_UNAVAILABLE`, `CONVERSATION_CLOSED`, `CANCELLED`,
         /// `COMPOSER_BUSY`, `HOST_UI_CHANGED` (the CLI refused: fail closed) or
-        /// `AMBIGUOUS_SUBMISSION` (no answer to a prompt that may have gone in).
+        /// `AMBIGUOUS_SUBMISSION` (no answer to a prompt that may have gone in), or for
+        /// an `approval.answer`, `APPROVAL_GONE` (no such request waits).
         code: &'static str,
         /// For people.
         detail: String,

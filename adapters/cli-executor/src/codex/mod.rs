@@ -23,6 +23,7 @@
 //! With [`Config::guarded`], a thread takes its first prompt only once the orchestrator's
 //! MCP server is ready in it and it has no goal ([`ready`]).
 
+mod approval;
 mod effect;
 mod notify;
 mod ready;
@@ -30,6 +31,7 @@ pub mod record;
 mod resume;
 pub mod usage;
 
+pub use approval::Approvals;
 pub use effect::{Effect, Outcome, Report};
 pub use ready::{CODEX_GOAL, MCP_UNREACHABLE};
 pub use resume::Resume;
@@ -153,6 +155,11 @@ pub struct Codex {
     /// MCP startup statuses of threads not known yet (sent before the `thread/start`
     /// answer), at most [`THREADS_MAX`].
     startups: BTreeMap<String, ready::Startup>,
+    /// Approval requests waiting for a person, by handle (`apr-N`), at most
+    /// [`crate::limits::APPROVALS_MAX`].
+    approvals: BTreeMap<String, approval::Asked>,
+    /// The last handle given (handles are never reused within a child).
+    approval_seq: u64,
     effects: VecDeque<Effect>,
 }
 
@@ -168,6 +175,8 @@ impl Codex {
             rate_limits: None,
             resuming: std::collections::BTreeSet::new(),
             startups: BTreeMap::new(),
+            approvals: BTreeMap::new(),
+            approval_seq: 0,
             effects: VecDeque::new(),
         }
     }
@@ -267,9 +276,14 @@ impl Codex {
                     self.request(now, Purpose::Read { worker }, json!({"threadId": thread, "includeTurns": true}))
                 }
             },
+            CommandKind::ApprovalAnswer => {
+                self.approval_answer(&command);
+                Ok(())
+            }
             CommandKind::Close => match self.threads.remove(&thread) {
                 None => Ok(()),
                 Some(t) => {
+                    self.approvals_gone(&thread);
                     if let Some(held) = t.held {
                         self.fail(held.id, "CONVERSATION_CLOSED", "the conversation was closed");
                     }
@@ -287,19 +301,19 @@ impl Codex {
                 self.response(now, purpose, outcome)
             }
             Incoming::Notification { method, params } => self.notification(now, &method, &params),
-            Incoming::ServerRequest { id, method, .. } => {
-                // Unattended threads ask nothing (`approvalPolicy: never`); should a request
-                // come anyway, it is declined, never left hanging (the opt-in human mode is a
-                // later slice).
-                let line = match method.as_str() {
-                    "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => {
-                        jsonrpc::result_line(&id, json!({"decision": "decline"}))
-                    }
-                    _ => jsonrpc::error_line(&id, METHOD_NOT_FOUND, "not supported by this executor"),
-                };
-                self.effects.push_back(Effect::Write(line));
-                Ok(())
-            }
+            Incoming::ServerRequest { id, method, params } => match method.as_str() {
+                // Unattended threads ask nothing (`approvalPolicy: never`): a request that
+                // comes anyway is declined, never left hanging; with `ask` it waits for a
+                // person ([`approval`]).
+                approval::COMMAND_APPROVAL | approval::FILE_CHANGE_APPROVAL => {
+                    self.approval_request(id, &method, &params)
+                }
+                _ => {
+                    let line = jsonrpc::error_line(&id, METHOD_NOT_FOUND, "not supported by this executor");
+                    self.effects.push_back(Effect::Write(line));
+                    Ok(())
+                }
+            },
         }
     }
 

@@ -21,6 +21,10 @@ impl Codex {
         if method == "mcpServer/startupStatus/updated" {
             return self.startup_status(now, params);
         }
+        if method == "serverRequest/resolved" {
+            self.approval_resolved(params);
+            return Ok(());
+        }
         let Some(thread) = params.get("threadId").and_then(Value::as_str).map(str::to_string) else { return Ok(()) };
         let Some(t) = self.threads.get_mut(&thread) else { return Ok(()) };
         let worker = t.worker;
@@ -65,7 +69,7 @@ impl Codex {
                     .unwrap_or_default();
                 let waiting =
                     flags.iter().any(|f| matches!(f.as_str(), Some("waitingOnApproval" | "waitingOnUserInput")));
-                if waiting {
+                if waiting && !self.asking(&thread) {
                     self.state(worker, &thread, Report::bare(ConversationState::AwaitingApproval));
                 }
             }
@@ -87,6 +91,7 @@ impl Codex {
                 if let Some(t) = self.threads.get_mut(&thread) {
                     t.limit_until = until;
                 }
+                self.approvals_gone(&thread);
                 let held = self.threads.get_mut(&thread).and_then(|t| t.held.take());
                 if let Some(command) = held {
                     return self.command(now, command);

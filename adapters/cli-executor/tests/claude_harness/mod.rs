@@ -90,6 +90,7 @@ pub fn settings(dirs: &Dirs, claude: &Claude) -> Settings {
         claude: Some(ClaudeSettings { program, args, env_set, sandbox: ClaudeSandbox::Required }),
         kinds: vec![ExecutorKindWire::Claude],
         codex_auth: None,
+        approvals: Default::default(),
     }
 }
 
@@ -238,6 +239,7 @@ pub fn frame(n: u64, kind: bridge::KindWire, conversation: &str, prompt: &str) -
         deadline: u64::MAX / 2,
         executor_kind: Some(ExecutorKindWire::Claude),
         workspace: None,
+        approval: None,
     };
     bridge::encode(&bridge::DaemonMessage::Command(command))
 }

@@ -52,6 +52,7 @@ pub fn command(
         deadline: Timestamp(deadline),
         executor_kind: engine::ExecutorKind::Claude,
         workspace: Some(engine::Workspace { directory: "/work/app".into(), branch: None }),
+        approval: None,
     }
 }
 

@@ -27,6 +27,7 @@ pub fn frame(worker: WorkerId, n: u64, kind: KindWire, conversation: &str, promp
         deadline: u64::MAX / 2,
         executor_kind: Some(ExecutorKindWire::Codex),
         workspace: None,
+        approval: None,
     };
     encode(&DaemonMessage::Command(command))
 }

@@ -175,6 +175,7 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
         claude: None,
         kinds: vec![bridge::ExecutorKindWire::Codex],
         codex_auth: None,
+        approvals: Default::default(),
     }
 }
 

@@ -48,6 +48,12 @@ Scripted faults, K counting this session's `turn/start`s from 1 (across processe
   into the session would);
 - `--end-before-steer`: a `turn/steer` finds its turn just ended (it completes first, then
   the steer is refused -32600, the race the 0.169.0 recording shows).
+
+Approvals: a thread started with an `approvalPolicy` other than `never` asks, in each turn,
+an `item/commandExecution/requestApproval` (command `make deploy`) right after
+`turn/started`, with `thread/status/changed` `waitingOnApproval`; the turn waits until the
+answer comes, then sends `serverRequest/resolved` and completes. Each answer is logged to
+`standin-log.jsonl` as `{"method": "approval", "decision": ...}`.
 """
 
 import argparse
@@ -193,6 +199,7 @@ def main():
 
     threading.Thread(target=reader, daemon=True).start()
     running = {}  # thread id -> (turn, due ms, stalled): turns this process runs
+    asking = {}  # our pending approval request id -> its thread
     replies = [0]
 
     def complete(tid, status):
@@ -247,6 +254,21 @@ def main():
         msg = json.loads(line)
         if "id" not in msg:
             continue
+        if "method" not in msg:
+            # The answer to our approval request: the waiting turn goes on.
+            ask = asking.pop(msg["id"], None)
+            if ask is None:
+                continue
+            decision = (msg.get("result") or {}).get("decision")
+            durable.append(LOG, {"method": "approval", "decision": decision, "pid": os.getpid()})
+            tid = ask
+            send({"method": "serverRequest/resolved", "params": {"threadId": tid, "requestId": msg["id"]}})
+            send({"method": "thread/status/changed",
+                  "params": {"threadId": tid, "status": {"type": "active", "activeFlags": []}}})
+            if tid in running:
+                turn, _, _ = running[tid]
+                running[tid] = (turn, now_ms() + args.turn_ms, False)
+            continue
         rid, method, params = msg["id"], msg.get("method"), msg.get("params") or {}
         threads = state["threads"]
         tid = params.get("threadId")
@@ -259,7 +281,7 @@ def main():
             tid = str(uuid.uuid4())
             if mcp:
                 mcp_ready(tid)
-            threads[tid] = {"cwd": params.get("cwd"), "turns": []}
+            threads[tid] = {"cwd": params.get("cwd"), "turns": [], "asks": params.get("approvalPolicy") not in (None, "never")}
             save(state)
             send({"id": rid, "result": {"thread": thread_view(tid, threads[tid], False)}})
             send({"method": "thread/started", "params": {"thread": thread_view(tid, threads[tid], False)}})
@@ -305,6 +327,15 @@ def main():
             item = turn["items"][0]
             send({"method": "item/started", "params": {"item": item, "threadId": tid, "turnId": turn["id"]}})
             send({"method": "item/completed", "params": {"item": item, "threadId": tid, "turnId": turn["id"]}})
+            if threads[tid].get("asks"):
+                request = "sim-approval-%d" % k
+                asking[request] = tid
+                running[tid] = (turn, now_ms(), True)
+                send({"id": request, "method": "item/commandExecution/requestApproval",
+                      "params": {"threadId": tid, "turnId": turn["id"], "itemId": "call_%d" % k,
+                                 "startedAtMs": now_ms(), "command": "make deploy", "cwd": threads[tid]["cwd"]}})
+                send({"method": "thread/status/changed",
+                      "params": {"threadId": tid, "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}})
         elif method == "turn/steer":
             if args.end_before_steer and tid in running:
                 complete(tid, "completed")

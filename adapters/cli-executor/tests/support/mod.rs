@@ -46,6 +46,7 @@ pub fn command(
         deadline: Timestamp(deadline),
         executor_kind: engine::ExecutorKind::Codex,
         workspace: Some(engine::Workspace { directory: "/work/app".into(), branch: None }),
+        approval: None,
     }
 }
 

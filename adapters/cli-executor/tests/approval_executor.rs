@@ -1,0 +1,80 @@
+//! The approval mode (`--approvals ask`) through the executor's task, against the stand-in
+//! (`standin/codex_sim.py`, whose threads ask once per turn when their policy is not
+//! `never`): the request is published `awaiting_approval` with its handle, the answer is
+//! written to the child exactly once (a repeat fails `APPROVAL_GONE`), and the turn goes on.
+
+mod harness;
+
+use bridge::{ApprovalAnswerWire, ApprovalDecisionWire, DaemonMessage, KindWire, OutcomeWire, StateName};
+use cli_executor::codex::Approvals;
+use cli_executor::executor::{Executor, Reply};
+use cli_executor::worker::Out;
+use engine::ids::WorkerId;
+use harness::{Binary, dirs, next_report as until, outcome, result_of, settings, state};
+
+const WORKER: WorkerId = WorkerId(7);
+
+/// The `approval.answer` frame of attempt `n` for request `id`.
+fn answer(n: u64, conversation: &str, id: &str, decision: ApprovalDecisionWire) -> String {
+    let text = harness::frame(WORKER, n, KindWire::Send, conversation, "");
+    let Ok(DaemonMessage::Command(mut command)) = bridge::decode_daemon(&text, bridge::MESSAGE_BYTES_MAX) else {
+        panic!("a command frame")
+    };
+    command.kind = KindWire::ApprovalAnswer;
+    command.idempotency_key = format!("approval.answer:exe-{n}:{id}");
+    command.approval = Some(ApprovalAnswerWire { approval_id: id.to_string(), decision });
+    bridge::encode(&DaemonMessage::Command(command))
+}
+
+/// The approval decisions the stand-in took in for the worker.
+fn decisions(dirs: &harness::Dirs) -> Vec<String> {
+    let log = dirs.state.join("sessions").join(WORKER.to_string()).join("codex-home").join("standin-log.jsonl");
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["method"] == "approval")
+        .map(|v| v["decision"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
+    let dirs = dirs();
+    let mut settings = settings(&dirs, &Binary::Sim(Vec::new()));
+    settings.approvals = Approvals::Ask;
+    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+
+    assert_eq!(executor.daemon(&harness::frame(WORKER, 1, KindWire::Create, "", "go")).await, Reply::Send(Vec::new()));
+    let url = match outcome(until(&mut reports, "the create's result", result_of(1)).await) {
+        OutcomeWire::Submitted { conversation_url: Some(url), .. } => url,
+        other => panic!("create: {other:?}"),
+    };
+    let asked = until(&mut reports, "the request", |o| matches!(o, Out::State(s) if s.approval.is_some())).await;
+    let Out::State(asked) = asked else { unreachable!() };
+    assert_eq!(asked.state, StateName::AwaitingApproval);
+    let approval = asked.approval.expect("the request");
+    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", bridge::ApprovalKindWire::Command));
+    assert!(approval.summary.starts_with("run make deploy (in "), "{}", approval.summary);
+    assert!(decisions(&dirs).is_empty(), "nothing answered before a person does");
+    // The status that follows the request (`waitingOnApproval`) does not republish the
+    // state without it: the state `hello` would republish keeps the request.
+    let hello = executor.hello("t", "cli-test");
+    assert!(hello.contains("\"approval\":{\"id\":\"apr-1\""), "{hello}");
+
+    let approve = answer(1, &url, "apr-1", ApprovalDecisionWire::Approve);
+    assert_eq!(executor.daemon(&approve).await, Reply::Send(Vec::new()));
+    assert!(matches!(
+        outcome(until(&mut reports, "the answer's result", result_of(1)).await),
+        OutcomeWire::Submitted { conversation_url: None, .. }
+    ));
+    until(&mut reports, "the turn's end", state(StateName::Idle)).await;
+    assert_eq!(decisions(&dirs), ["accept"]);
+
+    // The same answer again: gone, and nothing more reaches the child.
+    assert_eq!(executor.daemon(&approve).await, Reply::Send(Vec::new()));
+    match outcome(until(&mut reports, "the repeat's result", result_of(1)).await) {
+        OutcomeWire::Failed { code, .. } => assert_eq!(code, "APPROVAL_GONE"),
+        other => panic!("repeat: {other:?}"),
+    }
+    assert_eq!(decisions(&dirs), ["accept"], "written once");
+}
