@@ -267,7 +267,7 @@ impl ClaudeTask {
             }
             Effect::Steered { command, landed } => self.steer_landed(command, landed).await,
             Effect::Exited { session, refusal, code, .. } => self.child_exited(&session, refusal, code).await,
-            Effect::Spawn { .. } | Effect::Prompt { .. } | Effect::CloseStdin => {} // done by the pump
+            Effect::Spawn { .. } | Effect::Prompt { .. } | Effect::CloseStdin | Effect::Stop => {} // done by the pump
         }
     }
 

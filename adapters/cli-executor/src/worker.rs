@@ -242,7 +242,14 @@ impl Shell for Task {
         match event {
             Ok(Event::Effect(effect)) => self.effect(effect).await,
             Ok(Event::Exited { exit }) => {
-                self.session = None;
+                let stopped = self.session.take().is_some_and(|s| s.core().stopped());
+                if stopped {
+                    // Stopped as asked: its last thread was closed. No restart; a later
+                    // create starts a fresh child, in the directory it names.
+                    tracing::info!(worker = %self.worker, "child stopped: its last thread was closed");
+                    self.cwd = None;
+                    return;
+                }
                 let last = exit.stderr_tail.lines().last().unwrap_or_default().to_string();
                 let how = match (exit.code, exit.signal) {
                     (Some(code), _) => format!("exited with status {code}"),
@@ -328,6 +335,10 @@ impl Task {
             };
             (bound, mine(PhaseWire::Received), mine(PhaseWire::SubmissionStarted))
         };
+        if bound.is_none() && received.is_empty() && started.is_empty() {
+            // Nothing to host (a close, an inspect of nothing): a child would only idle.
+            return;
+        }
         let resumes: Vec<Resume> = bound
             .iter()
             .map(|thread| {
@@ -431,7 +442,7 @@ impl Task {
                     self.settle_orphans(None).await;
                 }
             }
-            Effect::Write(_) | Effect::Prompt { .. } => {} // written by the pump
+            Effect::Write(_) | Effect::Prompt { .. } | Effect::Stop => {} // done by the pump
         }
     }
 
