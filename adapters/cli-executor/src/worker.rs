@@ -285,6 +285,17 @@ impl Task {
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
         let submits = receive(&command, &mut self.restarts, &self.ledger);
+        if self.session.is_none() && !matches!(command.kind, KindWire::Create | KindWire::Cancel) {
+            let thread = reconcile::thread_of(&command.conversation_url);
+            let bound = self.ledger.bound().map(|b| b.thread);
+            if thread.is_none() || thread != bound.as_deref() {
+                // Not the bound thread (a closed one): no child would host it, none starts.
+                if submits {
+                    self.ledger.fail(command.command_id, "CONVERSATION_CLOSED", "no such thread here").await;
+                }
+                return;
+            }
+        }
         if self.session.is_none() {
             if self.restarts.at.is_some() {
                 // A child is due shortly: a journaled command is requeued when it starts.

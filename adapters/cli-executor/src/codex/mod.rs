@@ -154,7 +154,8 @@ pub struct Codex {
     /// answer), at most [`THREADS_MAX`].
     startups: BTreeMap<String, ready::Startup>,
     /// A close left no thread: [`Effect::Stop`] is asked once the effects before it are
-    /// drained, if nothing came to need the child meanwhile.
+    /// drained and no request a command waits on is in flight (a `turn/start` answered or
+    /// timed out first), unless a new thread came meanwhile.
     stop_wanted: bool,
     /// [`Effect::Stop`] was asked: the child is ending for good, and so is this core.
     stopped: bool,
@@ -185,7 +186,10 @@ impl Codex {
         if let Some(effect) = self.effects.pop_front() {
             return Some(effect);
         }
-        if std::mem::take(&mut self.stop_wanted) && self.vacant() {
+        if self.stop_wanted && !self.threads.is_empty() {
+            self.stop_wanted = false; // a new thread came: the child hosts it
+        } else if self.stop_wanted && self.vacant() {
+            self.stop_wanted = false;
             self.stopped = true;
             return Some(Effect::Stop);
         }
