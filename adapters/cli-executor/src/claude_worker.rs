@@ -69,8 +69,9 @@ impl ClaudeTask {
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
         let submits = receive(&command, &mut self.restarts, &self.ledger);
-        if self.restarts.at.is_some() && command.kind != KindWire::Create {
-            // A child is due shortly: the command is served when it starts.
+        if self.restarts.at.is_some() && !matches!(command.kind, KindWire::Create | KindWire::Close) {
+            // A child is due shortly: the command is served when it starts (not a close:
+            // it closes the session between children, and no child starts for it).
             self.deferred.push((command, cwd));
             return;
         }

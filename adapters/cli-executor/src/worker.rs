@@ -346,9 +346,11 @@ impl Task {
             };
             (bound, mine(PhaseWire::Received), mine(PhaseWire::SubmissionStarted))
         };
-        if bound.is_none() && received.is_empty() && started.is_empty() {
+        if bound.is_none() && received.is_empty() {
             // Nothing to host (a close, an inspect of nothing): a child would only idle.
-            return;
+            // A prompt left `submission-started` has no thread to read: ambiguous.
+            self.orphans = started.iter().map(|e| e.command.command_id).collect();
+            return self.settle_orphans(None).await;
         }
         let resumes: Vec<Resume> = bound
             .iter()

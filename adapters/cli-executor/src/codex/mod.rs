@@ -154,8 +154,8 @@ pub struct Codex {
     /// answer), at most [`THREADS_MAX`].
     startups: BTreeMap<String, ready::Startup>,
     /// A close left no thread: [`Effect::Stop`] is asked once the effects before it are
-    /// drained and no request a command waits on is in flight (a `turn/start` answered or
-    /// timed out first), unless a new thread came meanwhile.
+    /// drained and no request a command waits on is in flight (a `turn/start` or
+    /// `thread/read` answered or timed out first), unless a new thread came meanwhile.
     stop_wanted: bool,
     /// [`Effect::Stop`] was asked: the child is ending for good, and so is this core.
     stopped: bool,
@@ -202,14 +202,18 @@ impl Codex {
         self.stopped
     }
 
-    /// The child hosts nothing: no thread, no command waiting, none being started or resumed.
+    /// The child hosts nothing: no thread, no command waiting, none being started or
+    /// resumed, no `thread/read` out (reconciliation waits on it).
     fn vacant(&self) -> bool {
         self.threads.is_empty()
             && self.early.is_empty()
             && self.resuming.is_empty()
-            && !self
-                .pending
-                .any(|p| matches!(p, Purpose::ThreadStart(_) | Purpose::TurnStart { .. } | Purpose::Steer { .. }))
+            && !self.pending.any(|p| {
+                matches!(
+                    p,
+                    Purpose::ThreadStart(_) | Purpose::TurnStart { .. } | Purpose::Steer { .. } | Purpose::Read { .. }
+                )
+            })
     }
 
     /// When to call [`Codex::tick`]: the next request timeout or held command's deadline.
