@@ -69,8 +69,9 @@ impl ClaudeTask {
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
         let submits = receive(&command, &mut self.restarts, &self.ledger);
-        if self.restarts.at.is_some() && command.kind != KindWire::Create {
-            // A child is due shortly: the command is served when it starts.
+        if self.restarts.at.is_some() && !matches!(command.kind, KindWire::Create | KindWire::Close) {
+            // A child is due shortly: the command is served when it starts (not a close:
+            // it closes the session between children, and no child starts for it).
             self.deferred.push((command, cwd));
             return;
         }
@@ -267,7 +268,7 @@ impl ClaudeTask {
             }
             Effect::Steered { command, landed } => self.steer_landed(command, landed).await,
             Effect::Exited { session, refusal, code, .. } => self.child_exited(&session, refusal, code).await,
-            Effect::Spawn { .. } | Effect::Prompt { .. } | Effect::CloseStdin => {} // done by the pump
+            Effect::Spawn { .. } | Effect::Prompt { .. } | Effect::CloseStdin | Effect::Stop => {} // done by the pump
         }
     }
 

@@ -16,6 +16,7 @@ use bridge::{
 };
 use engine::ExecutorKind;
 use engine::ids::{CommandId, WorkerId};
+use engine::model::ConversationState;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One worker's reports, journaled first.
@@ -130,7 +131,11 @@ impl Ledger {
             let mut journal = self.journal();
             if journal.binding(self.worker).is_none_or(|b| b.thread != conversation) {
                 drop(journal);
-                self.creating = Some((conversation.to_string(), report));
+                // A conversation closed (its binding dropped first) is not one being
+                // created: its `closed` must not take the place of a create's first state.
+                if report.state != ConversationState::Closed {
+                    self.creating = Some((conversation.to_string(), report));
+                }
                 return;
             }
             match journal.publish(self.worker, &observation) {

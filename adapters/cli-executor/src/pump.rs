@@ -14,7 +14,9 @@
 //! and then [`Session::spawn`] it, or tell the core it was not started. The child's end of
 //! stdout is the observation [`Event::Exited`] (its group ended and reaped, the core told
 //! through [`Core::exited`]): the session outlives its child, and its core knows what to
-//! resume in the next one.
+//! resume in the next one. A core that wants its child ended ([`Step::Stop`]: a close) has
+//! it stopped in order, after every effect before it: the group ends, the lease is
+//! released, and the same [`Event::Exited`] follows.
 //!
 //! The clock is read here, in the shell, and nowhere in the core.
 
@@ -69,6 +71,9 @@ pub enum Step<R> {
     Spawn(Vec<String>),
     /// Close the child's stdin.
     CloseStdin,
+    /// Stop the child now (`SIGTERM` to its group, `SIGKILL` after the grace, the lease
+    /// released); [`Event::Exited`] follows, after the effects the core made before.
+    Stop,
     /// Something for the owner.
     Report(R),
 }
@@ -81,8 +86,9 @@ pub enum Event<R> {
     /// The core asks for a child with these arguments. Nothing more is pumped until the
     /// owner calls [`Session::spawn`] or tells the core it was not started.
     Spawn(Vec<String>),
-    /// The child ended on its own (a crash, or it closed stdout): its group is gone and
-    /// reaped, its lease released, the core told. The session survives.
+    /// The child ended on its own (a crash, or it closed stdout), or was stopped as the
+    /// core asked ([`Step::Stop`]): its group is gone and reaped, its lease released, the
+    /// core told. The session survives.
     Exited {
         /// How it ended.
         exit: Exit,
@@ -201,10 +207,11 @@ impl<C: Core> Session<C> {
     /// the pump goes on at the next call. Between children it waits for the core's
     /// deadlines only. Cancel-safe.
     pub async fn next(&mut self) -> Result<Event<C::Report>, Error> {
-        if let Some(event) = self.reports.pop_front() {
-            return Ok(event);
-        }
         loop {
+            // First what the core made while lines were written or a child was stopped.
+            if let Some(event) = self.reports.pop_front() {
+                return Ok(event);
+            }
             if self.spawning {
                 return std::future::pending().await;
             }
@@ -288,6 +295,7 @@ impl<C: Core> Session<C> {
                 }
                 Ok(())
             }
+            Step::Stop => self.halt().await,
             Step::Spawn(_) | Step::Report(_) => Ok(()), // handed out by the callers
         }
     }
@@ -306,6 +314,18 @@ impl<C: Core> Session<C> {
             let n = child.write_some(&self.outbox).await?;
             self.outbox.drain(..n);
         }
+        Ok(())
+    }
+
+    /// The core asked for its child's end: the group is stopped and reaped, the lease
+    /// released, bytes meant for the child dropped, the core told; [`Event::Exited`] is
+    /// queued behind what the core said before. No child: nothing to do.
+    async fn halt(&mut self) -> Result<(), Error> {
+        let Some(child) = self.child.take() else { return Ok(()) };
+        self.outbox.clear();
+        let exit = child.stop().await?;
+        self.core.exited(now(), &exit);
+        self.reports.push_back(Event::Exited { exit });
         Ok(())
     }
 
@@ -345,6 +365,7 @@ impl Core for Codex {
             codex::Effect::Prompt { command, worker, thread, line } => {
                 Step::Prompt { command, worker, conversation: thread, line }
             }
+            codex::Effect::Stop => Step::Stop,
             other => Step::Report(other),
         })
     }
@@ -384,6 +405,7 @@ impl Core for Claude {
             }
             claude::Effect::Spawn { args, .. } => Step::Spawn(args),
             claude::Effect::CloseStdin => Step::CloseStdin,
+            claude::Effect::Stop => Step::Stop,
             other => Step::Report(other),
         })
     }

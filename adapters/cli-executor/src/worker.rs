@@ -245,7 +245,14 @@ impl Shell for Task {
         match event {
             Ok(Event::Effect(effect)) => self.effect(effect).await,
             Ok(Event::Exited { exit }) => {
-                self.session = None;
+                let stopped = self.session.take().is_some_and(|s| s.core().stopped());
+                if stopped {
+                    // Stopped as asked: its last thread was closed. No restart; a later
+                    // create starts a fresh child, in the directory it names.
+                    tracing::info!(worker = %self.worker, "child stopped: its last thread was closed");
+                    self.cwd = None;
+                    return;
+                }
                 let last = exit.stderr_tail.lines().last().unwrap_or_default().to_string();
                 let how = match (exit.code, exit.signal) {
                     (Some(code), _) => format!("exited with status {code}"),
@@ -289,6 +296,17 @@ impl Task {
             };
             let _ = self.shared.out.send(Out::Result(ResultWire { command_id: command.command_id, outcome })).await;
             return;
+        }
+        if self.session.is_none() && !matches!(command.kind, KindWire::Create | KindWire::Cancel) {
+            let thread = reconcile::thread_of(&command.conversation_url);
+            let bound = self.ledger.bound().map(|b| b.thread);
+            if thread.is_none() || thread != bound.as_deref() {
+                // Not the bound thread (a closed one): no child would host it, none starts.
+                if submits {
+                    self.ledger.fail(command.command_id, "CONVERSATION_CLOSED", "no such thread here").await;
+                }
+                return;
+            }
         }
         if self.session.is_none() {
             if self.restarts.at.is_some() {
@@ -340,6 +358,12 @@ impl Task {
             };
             (bound, mine(PhaseWire::Received), mine(PhaseWire::SubmissionStarted))
         };
+        if bound.is_none() && received.is_empty() {
+            // Nothing to host (a close, an inspect of nothing): a child would only idle.
+            // A prompt left `submission-started` has no thread to read: ambiguous.
+            self.orphans = started.iter().map(|e| e.command.command_id).collect();
+            return self.settle_orphans(None).await;
+        }
         let resumes: Vec<Resume> = bound
             .iter()
             .map(|thread| {
@@ -457,7 +481,7 @@ impl Task {
                     self.settle_orphans(None).await;
                 }
             }
-            Effect::Write(_) | Effect::Prompt { .. } => {} // written by the pump
+            Effect::Write(_) | Effect::Prompt { .. } | Effect::Stop => {} // done by the pump
         }
     }
 

@@ -362,3 +362,36 @@ fn a_resume_of_a_session_with_no_transcript_closes_it_and_a_close_is_closed() {
     assert_eq!(states(&drain(&mut core)), [ConversationState::Closed]);
     assert!(core.is_closed());
 }
+
+#[test]
+fn a_close_mid_turn_stops_the_child_and_its_exit_is_closed_not_an_error() {
+    let mut core = running();
+    core.command(Timestamp(10), command(Close, 2, "", SESSION, "", 100_000)).expect("close");
+    let effects = drain(&mut core);
+    assert_eq!(effects, [Effect::CloseStdin, Effect::Stop], "the turn is not waited for");
+    core.exited(Timestamp(11), None, "");
+    let effects = drain(&mut core);
+    assert_eq!(states(&effects), [ConversationState::Closed]);
+    assert!(core.is_closed() && !core.has_child());
+    core.command(Timestamp(12), command(Close, 3, "", SESSION, "", 100_000)).expect("close again");
+    assert!(drain(&mut core).is_empty(), "a repeated close changes nothing");
+    core.command(Timestamp(13), command(Send, 4, "k4", SESSION, "more", 100_000)).expect("send");
+    assert_eq!(failed(&drain(&mut core)), [(4, "CONVERSATION_CLOSED")]);
+}
+
+#[test]
+fn an_idle_close_lets_the_child_end_and_a_close_between_children_closes_at_once() {
+    let mut core = running();
+    core.line(Timestamp(4), &result(&[CREATE], false, "done")).expect("result");
+    drain(&mut core);
+    core.command(Timestamp(10), command(Close, 2, "", SESSION, "", 100_000)).expect("close");
+    assert_eq!(drain(&mut core), [Effect::CloseStdin], "idle: it ends at end of input");
+
+    let mut core = running();
+    core.exited(Timestamp(10), Some(1), "crash");
+    drain(&mut core);
+    assert!(!core.is_closed(), "a crash leaves the session to resume");
+    core.command(Timestamp(11), command(Close, 2, "", SESSION, "", 100_000)).expect("close");
+    assert_eq!(states(&drain(&mut core)), [ConversationState::Closed]);
+    assert!(core.is_closed(), "never resumed");
+}

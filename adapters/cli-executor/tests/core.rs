@@ -179,3 +179,48 @@ fn a_limit_with_a_reset_leaves_its_thread_idle_at_the_reset_never_before() {
     assert!(matches!(&drain(&mut core)[..], [Effect::State { report, .. }] if report.state == ConversationState::Idle));
     assert_eq!(core.next_deadline(), None, "once");
 }
+
+#[test]
+fn a_close_interrupts_its_running_turn_and_the_last_threads_close_asks_the_child_to_stop() {
+    let mut core = running();
+    // A second thread of the worker (its create answered by `thread/start` id 4).
+    core.command(Timestamp(10), command(Create, 2, "k2", "", "more", 100_000)).expect("create");
+    core.line(Timestamp(11), &json!({"id": 4, "result": {"thread": {"id": "thr-2"}}}).to_string()).expect("thread");
+    drain(&mut core);
+
+    // The older thread, mid-turn: interrupted, unsubscribed, closed; the child hosts thr-2.
+    core.command(Timestamp(12), command(Close, 3, "", T, "", 100_000)).expect("close");
+    let effects = drain(&mut core);
+    let methods: Vec<Value> = written(&effects).iter().map(|w| w["method"].clone()).collect();
+    assert_eq!(methods, [json!("turn/interrupt"), json!("thread/unsubscribe")]);
+    assert!(effects.iter().any(|e| matches!(e, Effect::State { thread, report, .. }
+        if thread == T && report.state == ConversationState::Closed)));
+    assert!(!effects.contains(&Effect::Stop) && !core.stopped(), "{effects:?}");
+    // Its turn's end is not reported: the thread is gone.
+    core.line(Timestamp(13), &completed("u1")).expect("completed");
+    assert!(drain(&mut core).is_empty());
+
+    // The last thread, its first `turn/start` (id 5) still unanswered: the child stops
+    // once the answer is in (the create's result must not be lost), after all else.
+    core.command(Timestamp(14), command(Close, 4, "", "thr-2", "", 100_000)).expect("close");
+    let effects = drain(&mut core);
+    assert!(!effects.contains(&Effect::Stop) && !core.stopped(), "{effects:?}");
+    core.line(Timestamp(15), &json!({"id": 5, "result": {"turn": {"id": "u2"}}}).to_string()).expect("turn");
+    let effects = drain(&mut core);
+    assert!(matches!(effects.first(), Some(Effect::Result { command, .. }) if command.attempt.0 == 2), "{effects:?}");
+    assert_eq!(effects.last(), Some(&Effect::Stop), "{effects:?}");
+    assert!(core.stopped());
+    // A repeated close (or one of a thread never here) changes nothing.
+    core.command(Timestamp(15), command(Close, 5, "", "thr-2", "", 100_000)).expect("close again");
+    assert!(drain(&mut core).is_empty());
+}
+
+#[test]
+fn a_create_that_comes_with_the_last_close_keeps_the_child() {
+    let mut core = running();
+    core.command(Timestamp(10), command(Close, 2, "", T, "", 100_000)).expect("close");
+    core.command(Timestamp(11), command(Create, 3, "k3", "", "next", 100_000)).expect("create");
+    let effects = drain(&mut core);
+    assert!(!effects.contains(&Effect::Stop) && !core.stopped(), "{effects:?}");
+    assert_eq!(written(&effects).last().map(|w| w["method"].clone()), Some(json!("thread/start")));
+}

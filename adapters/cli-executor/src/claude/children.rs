@@ -52,7 +52,8 @@ impl Claude {
     /// lines queued for it were never written, so each command fails definitely with
     /// `code`, and the next child is a [`Claude::respawn`].
     pub fn not_started(&mut self, code: &'static str, detail: &str) {
-        self.effects.retain(|e| !matches!(e, Effect::Prompt { .. } | Effect::CloseStdin));
+        self.effects.retain(|e| !matches!(e, Effect::Prompt { .. } | Effect::CloseStdin | Effect::Stop));
+        let closing = matches!(self.process, Process::Running { closing: true });
         for unacked in std::mem::take(&mut self.unacked) {
             self.fail(unacked.command, code, detail);
         }
@@ -63,6 +64,10 @@ impl Claude {
             // The session was never started: a later create mints its own.
             self.session = None;
             self.process = Process::None;
+        } else if closing {
+            // Closed while its child was being started: it stays closed, never resumed.
+            self.process = Process::Closed;
+            self.state(Report::bare(ConversationState::Closed));
         } else if self.session.is_some() {
             self.process = Process::Exited;
         }
@@ -119,12 +124,17 @@ impl Claude {
             // "Already in use": nothing was read; `respawn` resumes and writes the lines again.
             Some(_) => {}
         }
-        if self.turn.take().is_some() {
+        if closing {
+            // Stopped mid-turn by a close, or ended after one: closed, not an error (said
+            // once: a session not found was reported closed above).
+            self.turn = None;
+            if !matches!(refusal, Some(Error::SessionNotFound { .. })) {
+                self.state(Report::bare(ConversationState::Closed));
+            }
+        } else if self.turn.take().is_some() {
             let detail = format!("the CLI exited mid-turn (exit {code:?})");
             let report = Report { detail: Some(detail), ..Report::bare(ConversationState::Error(ErrorKind::Generic)) };
             self.state(report);
-        } else if closing {
-            self.state(Report::bare(ConversationState::Closed));
         }
         // Queued lines were reported submitted; their fate is in the transcript.
         self.queued.clear();

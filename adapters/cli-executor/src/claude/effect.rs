@@ -42,6 +42,10 @@ pub enum Effect {
     },
     /// Close the child's stdin: it ends after the running turn.
     CloseStdin,
+    /// Stop the child now, its process group and all (after [`Effect::CloseStdin`], when a
+    /// close finds a turn running or a line of ours in flight: the turn must not go on).
+    /// The shell then tells the core the exit ([`crate::claude::Claude::exited`]).
+    Stop,
     /// The outcome of a create, send or steer (or a withdrawn held send).
     Result {
         /// The command.

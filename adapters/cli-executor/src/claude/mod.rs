@@ -17,7 +17,7 @@
 //! | `conversation.send` | a user line (held while a turn runs or a prompt waits: idle delivery) |
 //! | `conversation.steer` | a user line while our turn runs; [`Effect::Steered`] says where it landed |
 //! | `conversation.inspect` | the last `result` and the process state (no IO) |
-//! | `conversation.close` | [`Effect::CloseStdin`] |
+//! | `conversation.close` | [`Effect::CloseStdin`]; with a turn running or a line in flight, [`Effect::Stop`] too; between children, closed at once |
 //! | `command.cancel` | withdraws a held send |
 //!
 //! What the real CLI does (recorded, and the basis of each rule here):
@@ -254,15 +254,40 @@ impl Claude {
             // them at start); the executor answers such a command before it comes here.
             CommandKind::ApprovalAnswer => Ok(()),
             CommandKind::Close => {
-                if let Some(held) = self.held.take() {
-                    self.fail(held.id, "CONVERSATION_CLOSED", "the conversation was closed");
-                }
-                if running {
-                    self.process = Process::Running { closing: true };
-                    self.effects.push_back(Effect::CloseStdin);
-                }
+                self.close();
                 Ok(())
             }
+        }
+    }
+
+    /// `conversation.close`: a held send fails; a running child's stdin is closed, and the
+    /// child is stopped at once if a turn runs or a line of ours is in flight (a person who
+    /// stops a worker must see it stop), else it ends on its own at end of input; between
+    /// children the session is closed now (never resumed: a respawn due is not made). A
+    /// close of a closed session, or with none, changes nothing.
+    fn close(&mut self) {
+        if let Some(held) = self.held.take() {
+            self.fail(held.id, "CONVERSATION_CLOSED", "the conversation was closed");
+        }
+        match self.process {
+            Process::Running { closing: false } => {
+                self.process = Process::Running { closing: true };
+                self.effects.push_back(Effect::CloseStdin);
+                if self.busy() {
+                    self.effects.push_back(Effect::Stop);
+                }
+            }
+            Process::Exited => {
+                self.process = Process::Closed;
+                for unacked in std::mem::take(&mut self.unacked) {
+                    let detail = "the conversation was closed before the prompt was written again: not submitted";
+                    self.fail(unacked.command, crate::reconcile::ABSENT, detail);
+                }
+                self.queued.clear();
+                self.turn = None;
+                self.state(Report::bare(ConversationState::Closed));
+            }
+            Process::Running { closing: true } | Process::None | Process::Closed => {}
         }
     }
 

@@ -76,6 +76,11 @@ pub enum Effect {
         /// What the app-server holds.
         record: ThreadRecord,
     },
+    /// Stop the child (its process group, then its lease), and do not start another for
+    /// it: its last thread was closed (`conversation.close`) and nothing else waits on it.
+    /// Asked only once every effect before it was drained; the core is spent after it
+    /// ([`crate::codex::Codex::stopped`]).
+    Stop,
     /// A request without a command behind it went unanswered or was refused: the child is
     /// not serving us (the shell restarts it).
     Unresponsive {

@@ -12,7 +12,7 @@
 //! | `conversation.send` | `turn/start` (held until a running turn ends: idle delivery) |
 //! | `conversation.steer` | `turn/steer{expectedTurnId}` |
 //! | `conversation.inspect` | `thread/read{includeTurns}` |
-//! | `conversation.close` | `thread/unsubscribe` |
+//! | `conversation.close` | `turn/interrupt` of a running turn, `thread/unsubscribe`; the last thread's close stops the child ([`Effect::Stop`]) |
 //! | `command.cancel` | withdraws a held send |
 //!
 //! Every prompt carries the command's idempotency key as `clientUserMessageId`: the
@@ -160,6 +160,12 @@ pub struct Codex {
     approvals: BTreeMap<String, approval::Asked>,
     /// The last handle given (handles are never reused within a child).
     approval_seq: u64,
+    /// A close left no thread: [`Effect::Stop`] is asked once the effects before it are
+    /// drained and no request a command waits on is in flight (a `turn/start` or
+    /// `thread/read` answered or timed out first), unless a new thread came meanwhile.
+    stop_wanted: bool,
+    /// [`Effect::Stop`] was asked: the child is ending for good, and so is this core.
+    stopped: bool,
     effects: VecDeque<Effect>,
 }
 
@@ -177,13 +183,46 @@ impl Codex {
             startups: BTreeMap::new(),
             approvals: BTreeMap::new(),
             approval_seq: 0,
+            stop_wanted: false,
+            stopped: false,
             effects: VecDeque::new(),
         }
     }
 
-    /// The next effect, in order.
+    /// The next effect, in order; after the last one, [`Effect::Stop`] if a close left the
+    /// child with nothing to host.
     pub fn poll_effect(&mut self) -> Option<Effect> {
-        self.effects.pop_front()
+        if let Some(effect) = self.effects.pop_front() {
+            return Some(effect);
+        }
+        if self.stop_wanted && !self.threads.is_empty() {
+            self.stop_wanted = false; // a new thread came: the child hosts it
+        } else if self.stop_wanted && self.vacant() {
+            self.stop_wanted = false;
+            self.stopped = true;
+            return Some(Effect::Stop);
+        }
+        None
+    }
+
+    /// [`Effect::Stop`] was asked: the child ends for good (the shell starts no other for
+    /// this core; a later create gets a fresh child and core).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The child hosts nothing: no thread, no command waiting, none being started or
+    /// resumed, no `thread/read` out (reconciliation waits on it).
+    fn vacant(&self) -> bool {
+        self.threads.is_empty()
+            && self.early.is_empty()
+            && self.resuming.is_empty()
+            && !self.pending.any(|p| {
+                matches!(
+                    p,
+                    Purpose::ThreadStart(_) | Purpose::TurnStart { .. } | Purpose::Steer { .. } | Purpose::Read { .. }
+                )
+            })
     }
 
     /// When to call [`Codex::tick`]: the next request timeout or held command's deadline.
@@ -280,17 +319,34 @@ impl Codex {
                 self.approval_answer(&command);
                 Ok(())
             }
+            // A close of a thread not here (unknown, or closed already) changes nothing.
             CommandKind::Close => match self.threads.remove(&thread) {
                 None => Ok(()),
                 Some(t) => {
                     self.approvals_gone(&thread);
-                    if let Some(held) = t.held {
-                        self.fail(held.id, "CONVERSATION_CLOSED", "the conversation was closed");
-                    }
-                    self.request(now, Purpose::Unsubscribe, json!({"threadId": thread}))
+                    self.close_thread(now, &thread, t)
                 }
             },
         }
+    }
+
+    /// Closes `thread` (already removed): a held send fails, a running turn is interrupted
+    /// (its end is not reported: the thread is gone), the thread unsubscribed and reported
+    /// `closed`; with no thread left the child is to stop ([`Effect::Stop`]).
+    fn close_thread(&mut self, now: Timestamp, thread: &str, t: Thread) -> Result<(), Error> {
+        if let Some(held) = t.held {
+            self.fail(held.id, "CONVERSATION_CLOSED", "the conversation was closed");
+        }
+        // The close holds even if a request cannot go out (too many in flight): the
+        // thread is gone either way, and a child with no thread left stops.
+        let interrupted = match &t.turn {
+            Some((turn, _)) => self.request(now, Purpose::Interrupt, json!({"threadId": thread, "turnId": turn})),
+            None => Ok(()),
+        };
+        let unsubscribed = self.request(now, Purpose::Unsubscribe, json!({"threadId": thread}));
+        self.state(t.worker, thread, Report::bare(ConversationState::Closed));
+        self.stop_wanted = self.threads.is_empty();
+        interrupted.and(unsubscribed)
     }
 
     /// A line from the app-server's stdout.
