@@ -42,6 +42,29 @@ pub enum Effect {
     },
     /// Close the child's stdin: it ends after the running turn.
     CloseStdin,
+    /// Write this line (and a newline) to the child's stdin at once: a `control_response`
+    /// to a tool permission request (no prompt, nothing to journal).
+    Write(String),
+    /// A tool permission request waits for a person (`--approvals ask`): `report` is
+    /// `awaiting_approval`, published with `approval`.
+    Approval {
+        /// Whose conversation.
+        worker: WorkerId,
+        /// The session.
+        session: String,
+        /// The `awaiting_approval` state, its detail the summary.
+        report: Report,
+        /// The handle and what is asked.
+        approval: bridge::ApprovalWire,
+    },
+    /// The outcome of an `approval.answer`: sent as its `command.result`, not journaled
+    /// (its id is its turn's).
+    Answered {
+        /// The `approval.answer` command.
+        command: CommandId,
+        /// `Submitted` (the decision was written) or `Failed` `APPROVAL_GONE`.
+        outcome: Outcome,
+    },
     /// The outcome of a create, send or steer (or a withdrawn held send).
     Result {
         /// The command.
@@ -113,7 +136,7 @@ pub enum Outcome {
     Failed {
         /// `DEADLINE_EXCEEDED`, `STEERING_UNAVAILABLE`, `CONVERSATION_CLOSED`, `CANCELLED`,
         /// `COMPOSER_BUSY` or `AMBIGUOUS_SUBMISSION` (no acknowledgment of a line that may
-        /// have been read).
+        /// have been read); for an `approval.answer`, `APPROVAL_GONE`.
         code: &'static str,
         /// For people.
         detail: String,
