@@ -18,11 +18,20 @@ fn command(n: u64, kind: KindWire) -> CommandWire {
         deadline: 9_999_999_999_999,
         executor_kind: Some(bridge::ExecutorKindWire::Codex),
         workspace: None,
+        approval: None,
     }
 }
 
 fn idle() -> ObservationWire {
-    ObservationWire { state: StateName::Idle, error_kind: None, seq: 0, block: None, until_ms: None, detail: None }
+    ObservationWire {
+        state: StateName::Idle,
+        error_kind: None,
+        seq: 0,
+        block: None,
+        until_ms: None,
+        detail: None,
+        approval: None,
+    }
 }
 
 fn id(n: u64) -> CommandId {
