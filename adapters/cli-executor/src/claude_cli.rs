@@ -12,6 +12,7 @@
 
 use crate::Error;
 use crate::claude::{self, Config};
+use crate::codex::Approvals;
 use crate::limits::{CLI_HELP_BYTES_MAX, CLI_SURFACE_TIMEOUT_MS};
 use crate::mcp::{MCP_SERVER_NAME, MCP_TOKEN_ENV, McpServer};
 use serde_json::json;
@@ -54,6 +55,14 @@ pub const WORKSPACE_TOOLS: [&str; 1] = ["Bash"];
 /// elsewhere (`/tmp`, `$HOME`, the parent directory) fails "Read-only file system", the
 /// command has no network, and the MCP server (Claude Code's own connection) still works.
 pub const SANDBOX_SETTINGS: &str = r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":false}}"#;
+
+/// [`SANDBOX_SETTINGS`] for `--approvals ask`: the same sandbox, but a command may ask to
+/// run outside it (`allowUnsandboxedCommands: true`): the model's `Bash` call with
+/// `dangerouslyDisableSandbox` then comes to a person as a `can_use_tool` request
+/// (`decision_reason_type: "sandboxOverride"`), as a Codex command asks to leave its
+/// sandbox; sandboxed commands still run without asking. Seen with 2.1.332 on 2026-12-02
+/// (`docs/cli-agents.md`, "Approvals").
+pub const SANDBOX_SETTINGS_ASK: &str = r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":true}}"#;
 
 /// The programs Claude Code's sandbox needs on Linux, looked for on the children's `PATH`.
 pub const SANDBOX_PROGRAMS: [&str; 2] = ["bwrap", "socat"];
@@ -133,16 +142,23 @@ fn executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The core's configuration for a Claude worker's sessions.
-pub fn config(settings: &ClaudeSettings, mcp: Option<&McpServer>) -> Config {
+/// The core's configuration for a Claude worker's sessions. With `approvals` `ask`,
+/// permission prompts come to the executor ([`Config::asks`]), the sandbox lets a command
+/// ask to leave it ([`SANDBOX_SETTINGS_ASK`]), and `Bash` is not allowed beforehand: a
+/// sandboxed command runs without asking (`autoAllowBashIfSandboxed`), any other asks.
+pub fn config(settings: &ClaudeSettings, mcp: Option<&McpServer>, approvals: Approvals) -> Config {
+    let asks = approvals == Approvals::Ask;
+    let sandbox = if asks { SANDBOX_SETTINGS_ASK } else { SANDBOX_SETTINGS };
+    let allowed = if asks { &[][..] } else { &WORKSPACE_TOOLS[..] };
     Config {
         setting_sources: Some(SETTING_SOURCES.to_string()),
-        settings: (settings.sandbox == ClaudeSandbox::Required).then(|| SANDBOX_SETTINGS.to_string()),
+        settings: (settings.sandbox == ClaudeSandbox::Required).then(|| sandbox.to_string()),
         mcp_config: mcp.map(|server| mcp_config(&server.url)),
         required_mcp: mcp.map(|_| MCP_SERVER_NAME.to_string()),
         disallowed_tools: SELF_STARTING_TOOLS.iter().map(|t| t.to_string()).collect(),
-        allowed_tools: WORKSPACE_TOOLS.iter().map(|t| t.to_string()).collect(),
+        allowed_tools: allowed.iter().map(|t| t.to_string()).collect(),
         permission_mode: PERMISSION_MODE.to_string(),
+        asks,
         extra_args: settings.args.clone(),
     }
 }
@@ -258,7 +274,7 @@ mod tests {
             sandbox: ClaudeSandbox::default(),
         };
         let mcp = McpServer { url: "http://127.0.0.1:7411/mcp".into(), token: "s3cret".into() };
-        let args = config(&settings, Some(&mcp)).args("s-1", claude::Launch::New);
+        let args = config(&settings, Some(&mcp), Approvals::Never).args("s-1", claude::Launch::New);
         assert!(!args.iter().any(|a| a.contains("s3cret")), "{args:?}");
         assert!(args.contains(&"--disallowedTools=CronCreate,ScheduleWakeup,Monitor".to_string()), "{args:?}");
         assert!(args.contains(&"--allowedTools=mcp__orchestrator,Bash".to_string()), "{args:?}");
@@ -275,7 +291,7 @@ mod tests {
             env_set: vec![],
             sandbox: Default::default(),
         };
-        let args = config(&settings, None).args("s-1", claude::Launch::New);
+        let args = config(&settings, None, Approvals::Never).args("s-1", claude::Launch::New);
         let passed: Vec<&String> = args.iter().filter(|a| a.starts_with("--settings=")).collect();
         assert_eq!(passed, [&format!("--settings={SANDBOX_SETTINGS}")]);
         let value: serde_json::Value = serde_json::from_str(SANDBOX_SETTINGS).expect("json");
@@ -286,7 +302,7 @@ mod tests {
         );
         assert_eq!(sandbox["allowUnsandboxedCommands"], json!(false));
         settings.sandbox = ClaudeSandbox::Off;
-        let args = config(&settings, None).args("s-1", claude::Launch::Resume);
+        let args = config(&settings, None, Approvals::Never).args("s-1", claude::Launch::Resume);
         assert!(!args.iter().any(|a| a.starts_with("--settings")), "{args:?}");
         assert_eq!("off".parse(), Ok(ClaudeSandbox::Off));
         assert_eq!("required".parse(), Ok(ClaudeSandbox::Required));

@@ -25,8 +25,8 @@ use crate::limits::TRANSCRIPT_BYTES_MAX;
 use crate::mcp;
 use crate::pump::{Event, Session};
 use crate::reconcile::{ABSENT, AMBIGUOUS};
-use crate::worker::{In, Restarts, Shared, Shell, receive};
-use bridge::{CommandWire, ExecutorKindWire, KindWire, LandedWire, OutcomeWire, PhaseWire};
+use crate::worker::{In, Out, Restarts, Shared, Shell, receive};
+use bridge::{CommandWire, ExecutorKindWire, KindWire, LandedWire, OutcomeWire, PhaseWire, ResultWire};
 use engine::ExecutorKind;
 use engine::ids::{CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
@@ -69,6 +69,13 @@ impl ClaudeTask {
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
         let submits = receive(&command, &mut self.restarts, &self.ledger);
+        if command.kind == KindWire::ApprovalAnswer && !self.session.as_ref().is_some_and(|s| s.core().has_child()) {
+            // No child, no request: the one answered died with it.
+            let detail = "the Claude Code process that asked has ended".to_string();
+            let outcome = OutcomeWire::Failed { code: "APPROVAL_GONE".to_string(), detail };
+            let _ = self.shared.out.send(Out::Result(ResultWire { command_id: command.command_id, outcome })).await;
+            return;
+        }
         if self.restarts.at.is_some() && !matches!(command.kind, KindWire::Create | KindWire::Close) {
             // A child is due shortly: the command is served when it starts (not a close:
             // it closes the session between children, and no child starts for it).
@@ -135,7 +142,10 @@ impl ClaudeTask {
     fn open(&mut self, dir: &str, adopt: bool) -> bool {
         let settings = &self.shared.settings;
         let Some(claude) = &settings.claude else { return false };
-        let mut core = Claude::new(claude_cli::config(claude, settings.mcp.as_ref()), Box::new(TzDir::default()));
+        let mut core = Claude::new(
+            claude_cli::config(claude, settings.mcp.as_ref(), settings.approvals),
+            Box::new(TzDir::default()),
+        );
         if adopt && let Some(bound) = self.ledger.bound().filter(|b| b.kind == ExecutorKindWire::Claude) {
             let nonces: Vec<String> =
                 self.ledger.journal().nonces(&bound.thread).iter().map(|key| nonce::nonce_uuid(key)).collect();
@@ -267,8 +277,12 @@ impl ClaudeTask {
                 self.ledger.publish(&session, foreign_report(uuid.as_deref())).await
             }
             Effect::Steered { command, landed } => self.steer_landed(command, landed).await,
+            Effect::Approval { session, report, approval, .. } => {
+                self.ledger.publish_asking(&session, report, Some(approval)).await;
+            }
+            Effect::Answered { command, outcome } => self.answered(command, outcome).await,
             Effect::Exited { session, refusal, code, .. } => self.child_exited(&session, refusal, code).await,
-            Effect::Spawn { .. } | Effect::Prompt { .. } | Effect::CloseStdin | Effect::Stop => {} // done by the pump
+            Effect::Spawn { .. } | Effect::Prompt { .. } | Effect::CloseStdin | Effect::Stop | Effect::Write(_) => {} // done by the pump
         }
     }
 
@@ -284,6 +298,19 @@ impl ClaudeTask {
             Outcome::Failed { code, detail } => OutcomeWire::Failed { code: code.to_string(), detail },
         };
         self.ledger.result(command, wire).await;
+    }
+
+    /// An `approval.answer`'s outcome, straight to the daemon: the command is not
+    /// journaled (its id is its turn's, whose result the journal keeps).
+    async fn answered(&mut self, command: CommandId, outcome: Outcome) {
+        let outcome = match outcome {
+            Outcome::Submitted { .. } => {
+                let state_seq = self.ledger.journal().entry(command).map_or(0, |e| e.state_seq);
+                OutcomeWire::Submitted { state_seq, conversation_url: None }
+            }
+            Outcome::Failed { code, detail } => OutcomeWire::Failed { code: code.to_string(), detail },
+        };
+        let _ = self.shared.out.send(Out::Result(ResultWire { command_id: command, outcome })).await;
     }
 
     /// Where a steer landed: `steer.landed`, journaled first (the core says a next-turn

@@ -205,17 +205,9 @@ pub async fn choose_kinds(
             detail: "--kinds chatgpt: ChatGPT workers run in the browser extension".to_string(),
         });
     }
-    let ask = settings.approvals == crate::codex::Approvals::Ask;
-    if ask && asked.is_some_and(|kinds| kinds.contains(&ExecutorKindWire::Claude)) {
-        return Err(Error::ApprovalsUnsupported);
-    }
     let wanted = |kind: ExecutorKindWire| asked.is_none_or(|kinds| kinds.contains(&kind));
     let mut kinds = Vec::new();
     let mut skipped = Vec::new();
-    if ask && asked.is_none() {
-        // Without --kinds, `ask` runs Codex workers only (see ApprovalsUnsupported).
-        skipped.push(Error::ApprovalsUnsupported);
-    }
     if wanted(ExecutorKindWire::Codex) {
         match check_codex(settings).await {
             Ok(()) => kinds.push(ExecutorKindWire::Codex),
@@ -223,7 +215,7 @@ pub async fn choose_kinds(
             Err(e) => skipped.push(e),
         }
     }
-    if wanted(ExecutorKindWire::Claude) && !ask {
+    if wanted(ExecutorKindWire::Claude) {
         match check_claude(settings).await {
             Ok(()) => kinds.push(ExecutorKindWire::Claude),
             Err(e) if asked.is_some() => return Err(e),
@@ -238,8 +230,7 @@ pub async fn choose_kinds(
         match e {
             Error::ClaudeSurface { .. }
             | Error::ClaudeSandboxUnavailable { .. }
-            | Error::ClaudeSettingsReplaced { .. }
-            | Error::ApprovalsUnsupported => {
+            | Error::ClaudeSettingsReplaced { .. } => {
                 tracing::error!("Claude workers are not run: {e}")
             }
             Error::CodexSurface { .. } => tracing::error!("Codex workers are not run: {e}"),

@@ -205,12 +205,6 @@ pub enum Error {
         /// What moved, in one line.
         detail: String,
     },
-    /// `--approvals ask` with Claude Code workers: their approval requests cannot reach a
-    /// person yet, so the executor does not start rather than run them unasked.
-    #[error(
-        "the approval mode `ask` is not supported for Claude Code workers yet: run them with --approvals never (their sandbox and allowlist guard the work), or leave claude out of --kinds"
-    )]
-    ApprovalsUnsupported,
     /// The daemon refused the executor for good (`UNAUTHORIZED`, `REPLACED`, a version it
     /// does not speak): reconnecting would not help.
     #[error("the daemon refused this executor: {code}: {detail}")]
@@ -251,7 +245,6 @@ impl Error {
             Error::ClaudeSandboxUnavailable { .. } => "CLAUDE_SANDBOX_UNAVAILABLE",
             Error::ClaudeSettingsReplaced { .. } => "CLAUDE_SETTINGS_REPLACED",
             Error::NoKind { .. } => "NO_KIND",
-            Error::ApprovalsUnsupported => "APPROVALS_UNSUPPORTED",
             Error::Refused { .. } => "REFUSED",
             Error::McpUnreachable { .. } => crate::mcp::UNREACHABLE,
             Error::CodexSurface { .. } => "CODEX_SURFACE",

@@ -241,8 +241,8 @@ impl Executor {
                 },
             },
             // Not journaled: its id is its turn's (whose result the journal keeps), and
-            // the Codex core answers a request at most once (then `APPROVAL_GONE`).
-            KindWire::ApprovalAnswer if kind == ExecutorKindWire::Codex && self.workers.contains_key(&worker) => {
+            // the core answers a request at most once (then `APPROVAL_GONE`).
+            KindWire::ApprovalAnswer if self.workers.contains_key(&worker) => {
                 self.hand(worker, kind, In::Command(Box::new(command), None)).await;
                 Vec::new()
             }

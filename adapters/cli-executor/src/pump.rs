@@ -406,6 +406,7 @@ impl Core for Claude {
             claude::Effect::Spawn { args, .. } => Step::Spawn(args),
             claude::Effect::CloseStdin => Step::CloseStdin,
             claude::Effect::Stop => Step::Stop,
+            claude::Effect::Write(line) => Step::Write(line),
             other => Step::Report(other),
         })
     }

@@ -60,7 +60,8 @@ pub struct Settings {
     /// linked into every session's `CODEX_HOME`; `None`: the sessions have no login.
     pub codex_auth: Option<PathBuf>,
     /// `--approvals`: `never` (no prompts, the sandbox guards the work) or `ask` (a Codex
-    /// approval request waits for a person's answer from the dashboard).
+    /// approval request, or a Claude Code tool permission request, waits for a person's
+    /// answer from the dashboard).
     pub approvals: crate::codex::Approvals,
 }
 

@@ -94,6 +94,7 @@ impl Claude {
             None
         };
         let closing = matches!(self.process, Process::Running { closing: true });
+        self.approvals_gone();
         self.process = if closing { Process::Closed } else { Process::Exited };
         match &refusal {
             None => {

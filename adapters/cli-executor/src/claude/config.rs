@@ -15,7 +15,7 @@ use super::effect::Launch;
 
 /// The long name of every flag [`Config::args`] can pass (`-p` is `--print`): a binary
 /// whose `--help` lacks one is not run.
-pub const FLAGS: [&str; 15] = [
+pub const FLAGS: [&str; 16] = [
     "--print",
     "--input-format",
     "--output-format",
@@ -23,6 +23,7 @@ pub const FLAGS: [&str; 15] = [
     "--replay-user-messages",
     "--permission-mode",
     "--permission-prompts",
+    "--permission-prompt-tool",
     "--strict-mcp-config",
     "--setting-sources",
     "--settings",
@@ -59,6 +60,11 @@ pub struct Config {
     /// Built-in tools allowed without a prompt beyond what the permission mode lets through
     /// (`--allowedTools`, with the MCP server's): `Bash` for a worker that runs commands.
     pub allowed_tools: Vec<String>,
+    /// `--approvals ask`: permission prompts go to the executor (`--permission-prompts
+    /// host --permission-prompt-tool stdio`: a `control_request` line, answered on stdin)
+    /// instead of being denied (`--permission-prompts none`). The flag is hidden from
+    /// 2.1.332's `--help`, but its `--permission-prompts` text names it.
+    pub asks: bool,
     /// More arguments, last (the operator's `--claude-arg`s: `--model`, `--allowedTools`).
     pub extra_args: Vec<String>,
 }
@@ -75,6 +81,7 @@ impl Config {
             required_mcp: None,
             disallowed_tools: Vec::new(),
             allowed_tools: Vec::new(),
+            asks: false,
             extra_args: Vec::new(),
         }
     }
@@ -92,12 +99,15 @@ impl Config {
             "--permission-mode",
             &self.permission_mode,
             "--permission-prompts",
-            "none",
+            if self.asks { "host" } else { "none" },
             "--strict-mcp-config",
         ]
         .iter()
         .map(|a| a.to_string())
         .collect();
+        if self.asks {
+            args.extend(["--permission-prompt-tool".to_string(), "stdio".to_string()]);
+        }
         if let Some(sources) = &self.setting_sources {
             args.push(format!("--setting-sources={sources}"));
         }
@@ -146,20 +156,22 @@ mod tests {
             required_mcp: Some("orchestrator".to_string()),
             disallowed_tools: vec!["CronCreate".to_string(), "Monitor".to_string()],
             allowed_tools: Vec::new(),
+            asks: false,
             extra_args: Vec::new(),
         }
     }
 
     #[test]
     fn every_flag_the_arguments_carry_is_in_the_checked_list() {
-        for launch in [Launch::New, Launch::Resume] {
-            let args = full().args("s-1", launch);
+        for (launch, asks) in [(Launch::New, false), (Launch::Resume, false), (Launch::New, true)] {
+            let args = Config { asks, ..full() }.args("s-1", launch);
             for flag in flags_of(&args) {
                 assert!(FLAGS.contains(&flag), "{flag} is passed but not checked against --help");
             }
         }
+        let asking = Config { asks: true, ..full() };
         let both: Vec<String> =
-            [full().args("s", Launch::New), full().args("s", Launch::Resume)].concat().into_iter().collect();
+            [full().args("s", Launch::New), full().args("s", Launch::Resume), asking.args("s", Launch::New)].concat();
         let used = flags_of(&both);
         for flag in FLAGS {
             assert!(used.contains(&flag), "{flag} is checked but never passed");
@@ -181,5 +193,17 @@ mod tests {
         assert!(args.contains(&"--disallowedTools=CronCreate,Monitor".to_string()), "{args:?}");
         assert!(args.contains(&"--setting-sources=user".to_string()), "{args:?}");
         assert!(args.contains(&"--settings={\"sandbox\":{}}".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn asking_sends_permission_prompts_to_the_executor_over_stdio() {
+        let args = Config { asks: true, ..full() }.args("s-1", Launch::New).join(" ");
+        assert!(args.contains("--permission-prompts host --strict-mcp-config"), "{args}");
+        assert!(args.contains("--strict-mcp-config --permission-prompt-tool stdio"), "{args}");
+        let unattended = full().args("s-1", Launch::New).join(" ");
+        assert!(
+            unattended.contains("--permission-prompts none") && !unattended.contains("prompt-tool"),
+            "{unattended}"
+        );
     }
 }

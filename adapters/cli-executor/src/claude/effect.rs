@@ -46,6 +46,29 @@ pub enum Effect {
     /// close finds a turn running or a line of ours in flight: the turn must not go on).
     /// The shell then tells the core the exit ([`crate::claude::Claude::exited`]).
     Stop,
+    /// Write this line (and a newline) to the child's stdin at once: a `control_response`
+    /// to a tool permission request (no prompt, nothing to journal).
+    Write(String),
+    /// A tool permission request waits for a person (`--approvals ask`): `report` is
+    /// `awaiting_approval`, published with `approval`.
+    Approval {
+        /// Whose conversation.
+        worker: WorkerId,
+        /// The session.
+        session: String,
+        /// The `awaiting_approval` state, its detail the summary.
+        report: Report,
+        /// The handle and what is asked.
+        approval: bridge::ApprovalWire,
+    },
+    /// The outcome of an `approval.answer`: sent as its `command.result`, not journaled
+    /// (its id is its turn's).
+    Answered {
+        /// The `approval.answer` command.
+        command: CommandId,
+        /// `Submitted` (the decision was written) or `Failed` `APPROVAL_GONE`.
+        outcome: Outcome,
+    },
     /// The outcome of a create, send or steer (or a withdrawn held send).
     Result {
         /// The command.
@@ -117,7 +140,7 @@ pub enum Outcome {
     Failed {
         /// `DEADLINE_EXCEEDED`, `STEERING_UNAVAILABLE`, `CONVERSATION_CLOSED`, `CANCELLED`,
         /// `COMPOSER_BUSY` or `AMBIGUOUS_SUBMISSION` (no acknowledgment of a line that may
-        /// have been read).
+        /// have been read); for an `approval.answer`, `APPROVAL_GONE`.
         code: &'static str,
         /// For people.
         detail: String,

@@ -47,6 +47,7 @@
 //! [`Config::required_mcp`], a `system/init` that does not list that server as `connected`
 //! reports the session `error`/`host_ui_changed` with a detail starting `MCP_UNREACHABLE:`.
 
+mod approval;
 mod children;
 mod config;
 mod effect;
@@ -55,6 +56,7 @@ pub mod nonce;
 pub mod transcript;
 pub mod tz;
 
+pub use approval::{DECLINED, decision_line};
 pub use config::{Config, FLAGS, flags_of};
 pub use effect::{Effect, Landed, Launch, Outcome, Report};
 
@@ -68,7 +70,7 @@ use engine::ids::{CommandId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
 use engine::time::Timestamp;
 use serde_json::Value;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use tz::Zones;
 
 /// A user line written and not yet acknowledged.
@@ -136,6 +138,11 @@ pub struct Claude {
     rate_limit: Option<Value>,
     /// How the last child was asked for: a new session that never started is forgotten.
     launch: Option<Launch>,
+    /// Tool permission requests waiting for a person (`--approvals ask`), by handle
+    /// (`apr-N`), at most [`crate::limits::APPROVALS_MAX`] ([`approval`]).
+    approvals: BTreeMap<String, approval::Asked>,
+    /// The last handle's number: handles are never reused in a core.
+    approval_seq: u64,
     effects: VecDeque<Effect>,
 }
 
@@ -158,6 +165,8 @@ impl Claude {
             assistant_error: None,
             rate_limit: None,
             launch: None,
+            approvals: BTreeMap::new(),
+            approval_seq: 0,
             effects: VecDeque::new(),
         }
     }
@@ -250,9 +259,10 @@ impl Claude {
                 self.state(report);
                 Ok(())
             }
-            // Claude workers raise no approval request (`--approvals ask` is refused for
-            // them at start); the executor answers such a command before it comes here.
-            CommandKind::ApprovalAnswer => Ok(()),
+            CommandKind::ApprovalAnswer => {
+                self.approval_answer(&command);
+                Ok(())
+            }
             CommandKind::Close => {
                 self.close();
                 Ok(())
@@ -340,6 +350,7 @@ impl Claude {
                     self.state(report);
                 }
             }
+            "control_request" => self.control_request(&msg),
             "rate_limit_event" => self.rate_limit = msg.get("rate_limit_info").cloned(),
             "assistant" => {
                 if let Some(error) = text("error") {
@@ -465,6 +476,7 @@ impl Claude {
         };
         self.turn = None;
         self.assistant_error = None;
+        self.approvals_gone();
         self.last = Some(report.clone());
         // Steers the turn did not take run as the next turn: said before the state that
         // ends the turn they missed (the engine books them as that next turn).

@@ -24,6 +24,13 @@ the `assistant` entry with its `stop_reason`).
   `pid`): the tests' proof that no nonce went in twice.
 - `$CLAUDE_CONFIG_DIR/standin-args.json`: this process's arguments, environment names and
   TMPDIR (for the isolation test).
+- `$CLAUDE_CONFIG_DIR/standin-approvals.jsonl`: one line per `control_response` read
+  (`request_id`, `behavior`, `known`: it answered the waiting request, `ran`: the tool ran).
+
+Under `--permission-prompt-tool stdio` (as 2.1.332 on 2026-12-02), a turn whose prompt
+contains `ASK` writes a `control_request` `can_use_tool` for a `Bash` call outside the
+sandbox (`touch outside.txt`) and does not end until a `control_response` answers it: an
+`allow` "runs" the tool (`ran`), a `deny` does not; the turn then ends as any other.
 
 Scripted behaviour, K counting from 1 across processes of this config home:
 - `--turn-ms MS`: a turn ends MS after it starts (default 30);
@@ -137,6 +144,7 @@ def parse():
     p.add_argument("--resume")
     p.add_argument("--mcp-config")
     p.add_argument("--disallowedTools")
+    p.add_argument("--permission-prompt-tool")
     args, _ = p.parse_known_args()
     return args
 
@@ -196,7 +204,29 @@ class Sim:
                   timestamp=stamp()))
         n = self.state["turns"] + 1
         self.turn = {"uuids": [uuid], "due": now + self.args.turn_ms, "limit": n == self.args.limit_on,
-                     "foreign": False}
+                     "foreign": False, "asking": None}
+        if self.args.permission_prompt_tool == "stdio" and "ASK" in text:
+            # The model calls Bash outside the sandbox: the CLI asks and the turn waits.
+            self.turn["asking"] = str(uuidlib.uuid4())
+            tool_input = {"command": "touch outside.txt", "description": "touch a file",
+                          "dangerouslyDisableSandbox": True}
+            send({"type": "control_request", "request_id": self.turn["asking"],
+                  "request": {"subtype": "can_use_tool", "tool_name": "Bash", "display_name": "Bash",
+                              "input": tool_input, "description": "touch a file",
+                              "decision_reason_type": "sandboxOverride", "tool_use_id": "toolu_sim_%d" % n}})
+
+    def control_response(self, msg, now):
+        """An answer to a permission request: logged (`standin-approvals.jsonl`); an allow
+        for the waiting request "runs" the tool; the turn then goes on to its end."""
+        response = msg.get("response", {})
+        rid = response.get("request_id")
+        known = self.turn is not None and self.turn.get("asking") == rid
+        behavior = response.get("response", {}).get("behavior")
+        append(os.path.join(HOME, "standin-approvals.jsonl"),
+               {"request_id": rid, "behavior": behavior, "known": known, "ran": known and behavior == "allow"})
+        if known:
+            self.turn["asking"] = None
+            self.turn["due"] = now + self.args.turn_ms
 
     def end_turn(self):
         turn, self.turn = self.turn, None
@@ -230,6 +260,9 @@ class Sim:
 
     def line(self, raw, now):
         msg = json.loads(raw)
+        if msg.get("type") == "control_response":
+            self.control_response(msg, now)
+            return
         if msg.get("type") != "user":
             return
         uuid, text = msg.get("uuid"), msg["message"]["content"]
@@ -347,7 +380,8 @@ def main():
     closed = False
     while True:
         held = args.hold_file and os.path.exists(args.hold_file)
-        if sim.turn is not None and now_ms() >= sim.turn["due"] and not held:
+        asking = sim.turn is not None and sim.turn.get("asking")
+        if sim.turn is not None and now_ms() >= sim.turn["due"] and not held and not asking:
             sim.end_turn()
             if sim.turn is None and sim.queued:
                 uuid, text = sim.queued.pop(0)
