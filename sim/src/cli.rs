@@ -20,8 +20,12 @@
 //! - usage limits per kind, with or without a reset time: the running turns of that kind
 //!   end `error` / `usage_limit`, and any turn started before the reset fails the same way.
 //!
+//! - approvals (`--approvals ask`, `cli/approval.rs`): a Codex turn stops on a request
+//!   until the operator's answer comes as `approval.answer`.
+//!
 //! An executor restart kills every child; the records, the journal and the sequences stay.
 
+mod approval;
 mod reconcile;
 mod turns;
 use crate::cli_session::*;
@@ -118,6 +122,17 @@ enum Event {
         worker: WorkerId,
         child: u64,
     },
+    /// A scenario's crash of the worker's child while a request waits.
+    CrashWhileAsking {
+        worker: WorkerId,
+    },
+    /// The agent's turn asks before it leaves its sandbox; `go` lets it on once answered.
+    Ask {
+        worker: WorkerId,
+        turn: usize,
+        child: u64,
+        go: tokio::sync::oneshot::Sender<()>,
+    },
 }
 
 /// Runtime state: lost when the executor restarts (its children die with it).
@@ -136,6 +151,11 @@ struct Cli {
     started_ms: u64,
     /// Reconciled with the daemon (hello sent): only then are submissions started.
     ready: bool,
+    /// The turn waiting on each worker's approval request: dropped (the turn stops) when
+    /// the request is gone, sent when it is answered.
+    asking: BTreeMap<WorkerId, tokio::sync::oneshot::Sender<()>>,
+    /// Workers whose child a scenario crashes half a minute into their next request.
+    crash_on_ask: std::collections::BTreeSet<WorkerId>,
 }
 
 /// The CLI host's software.
@@ -153,6 +173,8 @@ pub async fn run(state: CliState) -> turmoil::Result {
         next_child: 0,
         started_ms: now,
         ready: false,
+        asking: BTreeMap::new(),
+        crash_on_ask: Default::default(),
     };
     cli.state.ledger.borrow_mut().trace("cli", "start");
     {
@@ -161,6 +183,7 @@ pub async fn run(state: CliState) -> turmoil::Result {
         // Every child died with the last executor: their running turns are interrupted.
         for record in disk.sessions.values_mut() {
             record.interrupt();
+            record.asks_gone(now);
         }
         // A session whose create never reached it holds nothing: it is not reported (the
         // create is settled as not submitted, and a new one makes a new session).
@@ -215,6 +238,7 @@ fn scenario_event(what: &CliEventKind) -> Event {
         CliEventKind::Limit { kind, .. } => Event::LimitBegins { kind },
         CliEventKind::Foreign { worker } => Event::ForeignStart { worker },
         CliEventKind::ChildCrash { worker } => Event::ChildCrash { worker, child: u64::MAX },
+        CliEventKind::CrashWhileAsking { worker } => Event::CrashWhileAsking { worker },
     }
 }
 
@@ -316,12 +340,24 @@ impl Cli {
 
     /// Publishes the worker's session state (a new sequence, journaled first).
     fn publish(&self, worker: WorkerId, state: ConversationState, until: Option<u64>, detail: Option<&str>) {
+        self.publish_with(worker, state, until, detail, None);
+    }
+
+    /// [`Cli::publish`], with the approval request an `awaiting_approval` shows.
+    fn publish_with(
+        &self,
+        worker: WorkerId,
+        state: ConversationState,
+        until: Option<u64>,
+        detail: Option<&str>,
+        approval: Option<engine::model::PendingApproval>,
+    ) {
         let shown = {
             let mut disk = self.state.disk.borrow_mut();
             let seq = disk.seq.entry(worker).or_insert(0);
             *seq += 1;
             let until = until.map(|ms| Timestamp(EPOCH_MS + ms));
-            let shown = Shown { state, seq: *seq, until, detail: detail.map(Arc::from) };
+            let shown = Shown { state, seq: *seq, until, detail: detail.map(Arc::from), approval };
             disk.shown.insert(worker, shown.clone());
             shown
         };
@@ -351,12 +387,15 @@ impl Cli {
             Event::ForeignEnd { worker, turn, child } if self.live(worker, child) => self.foreign_end(worker, turn),
             Event::LimitBegins { kind } => self.limit_begins(kind),
             Event::NextTurn { worker, child } if self.live(worker, child) => self.next_turn(worker, child),
+            Event::Ask { worker, turn, child, go } if self.live(worker, child) => self.ask(worker, turn, go),
+            Event::CrashWhileAsking { worker } => self.crash_while_asking(worker),
             // Something of a child that died since.
             Event::Ack { .. }
             | Event::Absorb { .. }
             | Event::TurnEnd { .. }
             | Event::ForeignEnd { .. }
-            | Event::NextTurn { .. } => {}
+            | Event::NextTurn { .. }
+            | Event::Ask { .. } => {}
             Event::ChildCrash { .. } => {}
         }
     }
@@ -381,6 +420,7 @@ impl Cli {
             }
             CommandKind::Inspect => return self.inspect(c.worker),
             CommandKind::Close => return self.close(c.worker, &c.conversation),
+            CommandKind::ApprovalAnswer => return self.approval_answer(&c),
             _ => {}
         }
         let known = self.state.disk.borrow().journal.get(&attempt).cloned();
@@ -589,12 +629,15 @@ impl Cli {
 
     /// `conversation.close`: stop managing the session (its record stays on disk).
     fn close(&mut self, worker: WorkerId, conversation: &str) {
-        let ours = self.bound_session(worker).is_some_and(|(s, k)| conversation_of(k, &s) == conversation);
-        if ours {
+        let bound = self.bound_session(worker);
+        if let Some((s, _)) = bound.filter(|(s, k)| conversation_of(*k, s) == conversation) {
             let mut disk = self.state.disk.borrow_mut();
             disk.bound.remove(&worker);
             disk.shown.remove(&worker);
+            let now = self.now_ms();
+            disk.sessions.get_mut(&s).expect("a session").asks_gone(now);
             drop(disk);
+            self.asking.remove(&worker);
             self.children.remove(&worker);
             self.alive.borrow_mut().remove(&worker);
             self.trace(format!("{worker} close: session released"));
@@ -615,6 +658,6 @@ fn observation(shown: &Shown) -> Observation {
         block: None,
         until: shown.until,
         detail: shown.detail.clone(),
-        approval: None,
+        approval: shown.approval.clone(),
     }
 }

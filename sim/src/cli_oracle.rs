@@ -23,6 +23,9 @@
 //!   CLI worker is held or paused for a limit only while its own kind's account has one
 //!   (`accounts_apart`): a Codex limit never holds a Claude worker, nor the reverse.
 //!
+//! - **approvals** (`cli_approval_oracle.rs`): nothing typed while a request waits, one
+//!   decision per waiting request, a handle never waits twice, no answer invented.
+//!
 //! A report sent while the daemon was down is lost with its connection; the checks that
 //! need one excuse a window in which the daemon restarted (and say how many they excused).
 
@@ -69,6 +72,8 @@ pub struct CliCounts {
     /// `submission-started` prompts a crash left, settled from the record: found
     /// (`submitted`), provably absent (`DEADLINE_EXCEEDED`), torn (`AMBIGUOUS_SUBMISSION`).
     pub reconciled: [usize; 3],
+    /// Approval requests and the operator's refused answers (`cli-approvals-*`).
+    pub approvals: crate::cli_approval_oracle::ApprovalCounts,
 }
 
 impl CliCounts {
@@ -84,6 +89,11 @@ impl CliCounts {
             "cli-reconciled-found" => self.reconciled[0],
             "cli-reconciled-absent" => self.reconciled[1],
             "cli-reconciled-torn" => self.reconciled[2],
+            "cli-approvals-asked" => self.approvals.asked,
+            "cli-approvals-approved" => self.approvals.approved,
+            "cli-approvals-declined" => self.approvals.declined,
+            "cli-approvals-gone" => self.approvals.gone,
+            "cli-approvals-refused" => self.approvals.refused,
             _ => return None,
         })
     }
@@ -119,6 +129,8 @@ pub struct Sources<'a> {
     /// When the run settled (every agent finished, no fault pending), simulated ms;
     /// `None` when it ran to its horizon instead.
     pub settled_ms: Option<u64>,
+    /// The operator's `approval_answer` calls and the engine's verdicts.
+    pub approval_calls: &'a [crate::cli_session::ApprovalCall],
 }
 
 /// Runs every CLI check of a run.
@@ -138,6 +150,10 @@ pub fn check(knobs: &Knobs, disk: &CliDisk, src: &Sources<'_>) -> CliFacts {
     facts.counts.excused += excused;
     v.extend(accounts_apart(src));
     v.extend(finished_sessions_closed(disk, src));
+    let (broken, excused) = crate::cli_approval_oracle::check(disk, src.approval_calls, src.daemon_starts);
+    v.extend(broken);
+    facts.counts.excused += excused;
+    facts.counts.approvals = crate::cli_approval_oracle::counts(disk, src.approval_calls);
     facts
 }
 
@@ -521,6 +537,7 @@ mod tests {
             daemon_starts: &[0],
             limits: Vec::new(),
             settled_ms: None,
+            approval_calls: &[],
         };
         f(&src)
     }

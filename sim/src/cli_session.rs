@@ -12,7 +12,7 @@ use engine::ExecutorCommand;
 use engine::ExecutorKind;
 use engine::ids::{AttemptId, WorkerId};
 use engine::input::JournalPhase;
-use engine::model::ConversationState;
+use engine::model::{ApprovalDecision, ConversationState, PendingApproval};
 use engine::time::Timestamp;
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
@@ -38,6 +38,11 @@ pub struct CliKnobs {
     pub limit_pct: u64,
     /// Percent of reconciliations after a crash that find the record's last line torn.
     pub torn_pct: u64,
+    /// The executor runs with `--approvals ask`: a Codex turn may stop to ask a person
+    /// before it leaves its sandbox (`cli_approval.rs`).
+    pub approvals_ask: bool,
+    /// Percent of Codex turns that raise an approval request (with `approvals_ask`).
+    pub ask_pct: u64,
     /// Events a scenario plays at given times.
     pub events: Vec<CliEvent>,
 }
@@ -54,6 +59,8 @@ impl CliKnobs {
             foreign_pct: if pick(0, 3) == 0 { pick(1, 5) } else { 0 },
             limit_pct: if pick(0, 3) == 0 { pick(1, 4) } else { 0 },
             torn_pct: if pick(0, 3) == 0 { pick(5, 30) } else { 0 },
+            approvals_ask: pick(0, 2) == 0,
+            ask_pct: pick(10, 60),
             events: Vec::new(),
         }
     }
@@ -78,6 +85,9 @@ pub enum CliEventKind {
     Foreign { worker: WorkerId },
     /// The worker's session's child crashes (mid-turn if one runs).
     ChildCrash { worker: WorkerId },
+    /// The worker's session's child crashes while an approval request waits: now if one
+    /// does, else half a minute into the next one.
+    CrashWhileAsking { worker: WorkerId },
 }
 
 /// The machine's disk: the executor's journal and what the CLIs keep.
@@ -106,6 +116,9 @@ pub struct CliDisk {
     /// How the executor settled its `submission-started` prompts after crashes, by verdict
     /// (`found`, `absent`, `torn`).
     pub reconciled: BTreeMap<&'static str, usize>,
+    /// The last approval handle given (`apr-N`): never reused, across children and
+    /// restarts, so a handle names one request for good.
+    pub approval_seq: u64,
 }
 
 /// One journal line of the CLI executor.
@@ -134,6 +147,8 @@ pub struct Shown {
     pub until: Option<Timestamp>,
     /// The CLI's words.
     pub detail: Option<Arc<str>>,
+    /// With `awaiting_approval`: the request waiting (republished in `hello` as shown).
+    pub approval: Option<PendingApproval>,
 }
 
 /// A CLI's own record of one session.
@@ -149,6 +164,69 @@ pub struct SessionRecord {
     pub turns: Vec<Turn>,
     /// Steers taken in mid-turn and not yet absorbed (Claude): keys, oldest first.
     pub queued: Vec<String>,
+    /// Every approval request the session raised, in order (`cli_approval.rs`).
+    pub asks: Vec<Ask>,
+    /// Every `approval.answer` the executor received for this session, in order, written
+    /// or refused: the oracle matches them against the operator's accepted answers.
+    pub answers: Vec<AnswerSeen>,
+}
+
+/// One approval request a session raised.
+#[derive(Clone, Debug)]
+pub struct Ask {
+    /// Its handle (`apr-N`).
+    pub id: String,
+    /// The turn it stopped (index into `turns`).
+    pub turn: usize,
+    /// When it was raised, simulated ms.
+    pub asked_ms: u64,
+    /// How it ended, and when; `None` while it waits.
+    pub end: Option<(AskEnd, u64)>,
+}
+
+/// How an approval request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskEnd {
+    /// A person's decision was written to it.
+    Answered(ApprovalDecision),
+    /// It went unanswered: its child died, its turn ended, its session closed.
+    Gone,
+}
+
+/// One `approval_answer` the operator made, with the engine's verdict (logged by the
+/// daemon host as the engine replied).
+#[derive(Clone, Debug)]
+pub struct ApprovalCall {
+    /// The worker held.
+    pub worker: WorkerId,
+    /// The request named.
+    pub id: String,
+    /// The decision.
+    pub decision: ApprovalDecision,
+    /// When, simulated ms.
+    pub at_ms: u64,
+    /// What the operator meant: `answer` (the waiting request), `again` (a second answer
+    /// right after it), `stale` (an older request's id): the last two must be refused.
+    pub meant: &'static str,
+    /// Accepted by the engine (else the rejection's code).
+    pub verdict: Result<(), String>,
+    /// The executor's `hello`s so far (a reconnect makes a request answerable again).
+    pub hellos: usize,
+}
+
+/// One `approval.answer` the executor received.
+#[derive(Clone, Debug)]
+pub struct AnswerSeen {
+    /// The command's id (the engine reuses the turn's; `key` tells answers apart).
+    pub key: String,
+    /// The request it names.
+    pub id: String,
+    /// The decision it carries.
+    pub decision: ApprovalDecision,
+    /// When, simulated ms.
+    pub at_ms: u64,
+    /// Whether it was written to a waiting request (else: `APPROVAL_GONE`).
+    pub written: bool,
 }
 
 /// One prompt the session took in.
@@ -220,7 +298,27 @@ pub struct Limit {
 impl SessionRecord {
     /// A new, empty session.
     pub fn new(kind: ExecutorKind, worker: WorkerId) -> SessionRecord {
-        SessionRecord { kind, worker, prompts: Vec::new(), turns: Vec::new(), queued: Vec::new() }
+        SessionRecord {
+            kind,
+            worker,
+            prompts: Vec::new(),
+            turns: Vec::new(),
+            queued: Vec::new(),
+            asks: Vec::new(),
+            answers: Vec::new(),
+        }
+    }
+
+    /// The request waiting for a person, if any.
+    pub fn asking(&mut self) -> Option<&mut Ask> {
+        self.asks.last_mut().filter(|a| a.end.is_none())
+    }
+
+    /// The waiting request (if any) is gone unanswered at `now_ms`.
+    pub fn asks_gone(&mut self, now_ms: u64) {
+        if let Some(a) = self.asking() {
+            a.end = Some((AskEnd::Gone, now_ms));
+        }
     }
 
     /// The running turn, if any.

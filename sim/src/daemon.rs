@@ -81,7 +81,7 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
     let listener = TcpListener::bind(("0.0.0.0", DAEMON_PORT)).await?;
     loop {
         let (stream, _) = listener.accept().await?;
-        tokio::task::spawn_local(serve_caller(stream, handle.clone()));
+        tokio::task::spawn_local(serve_caller(stream, handle.clone(), state.ledger.clone()));
     }
 }
 
@@ -96,7 +96,7 @@ async fn triggered_calls(handle: Handle, ledger: SharedLedger) {
             ready.notified().await;
             continue;
         };
-        let result = call_op(&handle, op.clone()).await;
+        let result = call_op(&handle, op.clone(), &ledger).await;
         let mut l = ledger.borrow_mut();
         l.trace("trigger", format!("{op:?} -> {result:?}"));
         let terminal = matches!(&result, Err(code) if code == "WORKER_TERMINAL");
@@ -161,7 +161,7 @@ async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle
 }
 
 /// One caller connection (an agent or the operator).
-async fn serve_caller(stream: turmoil::net::TcpStream, handle: Handle) {
+async fn serve_caller(stream: turmoil::net::TcpStream, handle: Handle, ledger: SharedLedger) {
     let (mut reader, mut writer) = stream.into_split();
     let (tx, mut rx) = mpsc::unbounded_channel::<FromDaemon>();
     tokio::task::spawn_local(async move {
@@ -172,25 +172,28 @@ async fn serve_caller(stream: turmoil::net::TcpStream, handle: Handle) {
         }
     });
     while let Ok(Some(ToDaemon::Call { call, op })) = read_frame::<_, ToDaemon>(&mut reader).await {
-        let handle = handle.clone();
+        let (handle, ledger) = (handle.clone(), ledger.clone());
         let tx = tx.clone();
         tokio::task::spawn_local(async move {
-            let result = call_op(&handle, op).await;
+            let result = call_op(&handle, op, &ledger).await;
             let _ = tx.send(FromDaemon::Reply { call, result });
         });
     }
 }
 
 /// Maps a simulated caller operation onto the engine's and runs it.
-async fn call_op(handle: &Handle, op: SimOp) -> Result<Option<WorkerId>, String> {
+async fn call_op(handle: &Handle, op: SimOp, ledger: &SharedLedger) -> Result<Option<WorkerId>, String> {
     if let SimOp::OperatorSweep = op {
         return sweep(handle).await;
+    }
+    if let SimOp::ApprovalSweep { seed } = op {
+        return crate::cli_operator::approval_sweep(handle, seed, ledger).await;
     }
     if let SimOp::RecoverLanes = op {
         return recover_lanes(handle).await;
     }
     let operation = match op {
-        SimOp::OperatorSweep | SimOp::RecoverLanes => unreachable!("handled above"),
+        SimOp::OperatorSweep | SimOp::RecoverLanes | SimOp::ApprovalSweep { .. } => unreachable!("handled above"),
         SimOp::SetDeadMan { mode, after_ms } => Operation::RunSetDefaultContinuation {
             run: RunId(1),
             patch: PolicyPatch {

@@ -84,6 +84,8 @@ pub struct Ledger {
     pub browser_commands: BTreeSet<WorkerId>,
     /// The scenario's attaches not yet committed (a scenario fails on one left over).
     pub unattached: BTreeSet<String>,
+    /// Every CLI `approval_answer` the operator made, with the engine's verdict.
+    pub approval_calls: Vec<crate::cli_session::ApprovalCall>,
 }
 
 impl Ledger {

@@ -19,6 +19,10 @@
 //! - `cli_oracle.rs`: the CLI executor's checks (exactly once across child and executor
 //!   crashes, nothing typed into a stopped worker's session, next-turn steers booked as
 //!   turns, foreign turns paused, accounts apart).
+//! - `cli/approval.rs`: the CLI executor's approval mode (`--approvals ask`);
+//!   `cli_operator.rs`: the stand-in person answering its requests;
+//!   `cli_approval_oracle.rs`: their checks (nothing typed while a request waits, one
+//!   decision per waiting request, no handle twice, no answer invented).
 //! - `deadman_oracle.rs`: the dead-man checks (no firing while a person is asked, one
 //!   per window, one root recovery per firing that asked for it).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
@@ -32,6 +36,8 @@
 mod browser;
 mod chat;
 mod cli;
+pub mod cli_approval_oracle;
+mod cli_operator;
 pub mod cli_oracle;
 pub mod cli_session;
 mod daemon;

@@ -178,8 +178,19 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "cli-foreign" => knobs.cli.foreign_pct = num(1)?.min(100),
             "cli-limits" => knobs.cli.limit_pct = num(1)?.min(100),
             "cli-torn" => knobs.cli.torn_pct = num(1)?.min(100),
+            "cli-approvals" => {
+                // cli-approvals ask|never [PCT]: the executor's approval mode, and the
+                // percent of Codex turns that ask (default 40)
+                knobs.cli.approvals_ask = match w.get(1).copied() {
+                    Some("ask") => true,
+                    Some("never") => false,
+                    _ => return Err(err("expected ask or never")),
+                };
+                knobs.cli.ask_pct = if w.len() > 2 { num(2)?.min(100) } else { 40 };
+            }
             "at" if w.get(2) == Some(&"cli") => {
-                // at TIME cli limit codex|claude DURATION [no-time] | cli foreign laneN | cli child-crash laneN
+                // at TIME cli limit codex|claude DURATION [no-time] | cli foreign laneN
+                //   | cli child-crash laneN [asking]
                 let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                 let worker = || {
                     let lane = w.get(4).and_then(|v| lane(v)).filter(|l| *l != usize::MAX);
@@ -199,6 +210,9 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                         CliEventKind::Limit { kind, length_ms, names_time }
                     }
                     Some("foreign") => CliEventKind::Foreign { worker: worker()? },
+                    Some("child-crash") if w.get(5) == Some(&"asking") => {
+                        CliEventKind::CrashWhileAsking { worker: worker()? }
+                    }
                     Some("child-crash") => CliEventKind::ChildCrash { worker: worker()? },
                     _ => return Err(err("expected limit, foreign or child-crash")),
                 };

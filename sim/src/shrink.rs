@@ -10,7 +10,7 @@ type Step = fn(&Knobs, &[CrashAt]) -> Option<(Knobs, Vec<CrashAt>)>;
 
 /// The simplifications, tried in order until none applies (each makes the run strictly
 /// smaller: fewer workers or turns, fewer fault classes, shorter fault phase).
-const STEPS: [Step; 21] = [
+const STEPS: [Step; 22] = [
     |k, p| (p.len() > 1).then(|| (k.clone(), p[1..].to_vec())),
     |k, p| (p.len() > 1).then(|| (k.clone(), p[..p.len() - 1].to_vec())),
     |k, p| (k.workers > 1).then(|| (Knobs { workers: k.workers - 1, ..k.clone() }, p.to_vec())),
@@ -93,6 +93,13 @@ const STEPS: [Step; 21] = [
         })
     },
     |k, p| {
+        k.cli.approvals_ask.then(|| {
+            let mut k = k.clone();
+            k.cli.approvals_ask = false;
+            (k, p.to_vec())
+        })
+    },
+    |k, p| {
         (k.cli.torn_pct > 0).then(|| {
             let mut k = k.clone();
             k.cli.torn_pct = 0;
@@ -167,6 +174,8 @@ pub fn to_scenario(title: &str, k: &Knobs, plan: &[CrashAt]) -> String {
     let _ = writeln!(s, "cli-foreign {}", c.foreign_pct);
     let _ = writeln!(s, "cli-limits {}", c.limit_pct);
     let _ = writeln!(s, "cli-torn {}", c.torn_pct);
+    let approvals = if c.approvals_ask { "ask" } else { "never" };
+    let _ = writeln!(s, "cli-approvals {approvals} {}", c.ask_pct);
     for c in plan {
         let _ = writeln!(s, "crash {} {}", c.boundary, c.occurrence);
     }

@@ -72,6 +72,10 @@ pub enum SimOp {
     Steer { worker: WorkerId, outcome: String, message: String },
     /// `worker_attach` (the operator binds a worker to another conversation).
     Attach { worker: WorkerId, conversation: String },
+    /// The operator looks at the CLI approval requests waiting in "Needs you" and answers
+    /// those whose seeded delay has passed (`approval_answer`), sometimes twice or first
+    /// with a stale id; the answer is the number of answers the engine accepted.
+    ApprovalSweep { seed: u64 },
     /// The simulated operator's sweep: answer human waits, resume workers paused as
     /// ambiguous or failing after looking at them. Never a manual continue.
     OperatorSweep,

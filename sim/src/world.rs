@@ -380,7 +380,8 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     let (dead_man, away) = (knobs.dead_man, knobs.away);
     let operator_ledger = ledger.clone();
     let operator_script = Script { actions: knobs.script.clone(), fresh };
-    let setup = Setup { workers, cli_lanes: cli_lanes.clone(), auto, root, dead_man, away };
+    let approvals = (knobs.cli.executor && knobs.cli.approvals_ask).then_some(knobs.seed);
+    let setup = Setup { workers, cli_lanes: cli_lanes.clone(), auto, root, dead_man, away, approvals };
     sim.client("operator", async move { operator(setup, operator_script, operator_ledger).await });
 
     let mut rng = ChaCha8Rng::seed_from_u64(knobs.seed ^ 0xFA_0175);
@@ -495,6 +496,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     if let Some((engine, events)) = recovered(&disk, &engine_config) {
         let cli_disk = cli_disk.borrow();
         let daemon_starts = ledger.borrow().daemon_starts.clone();
+        let approval_calls = ledger.borrow().approval_calls.clone();
         let limits = cli_oracle::limits_of(knobs, &cli_disk);
         let start = engine::time::Timestamp(EPOCH_MS);
         let src = cli_oracle::Sources {
@@ -504,6 +506,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
             daemon_starts: &daemon_starts,
             limits,
             settled_ms,
+            approval_calls: &approval_calls,
         };
         let facts = cli_oracle::check(knobs, &cli_disk, &src);
         outcome.cli = facts.counts;
@@ -604,10 +607,13 @@ struct Setup {
     root: bool,
     dead_man: Option<(engine::deadman::DeadManMode, u64)>,
     away: Option<(u64, u64)>,
+    /// With an `ask` CLI executor: the run's seed, from which the operator draws how it
+    /// answers approval requests (`cli_operator.rs`).
+    approvals: Option<u64>,
 }
 
 async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil::Result {
-    let Setup { workers, cli_lanes, auto, root, dead_man, away } = setup;
+    let Setup { workers, cli_lanes, auto, root, dead_man, away, approvals } = setup;
     let _ = call(SimOp::CreateRun { auto }, &ledger).await; // answers are in the trace
     if let Some((mode, after_ms)) = dead_man {
         let _ = call(SimOp::SetDeadMan { mode, after_ms }, &ledger).await;
@@ -629,6 +635,9 @@ async fn operator(setup: Setup, script: Script, ledger: SharedLedger) -> turmoil
             ledger.borrow_mut().cli_workers.insert(id);
             lanes.push(id);
         }
+    }
+    if let Some(seed) = approvals {
+        tokio::task::spawn_local(approver(seed, away, ledger.clone()));
     }
     let Script { actions: mut script, fresh } = script;
     script.sort_by_key(|a| a.at_ms);
@@ -699,6 +708,17 @@ async fn attach(planned: String, worker: engine::ids::WorkerId, chat: String, le
     }
 }
 
+/// The operator's eye on "Needs you" for CLI approval requests (unless away).
+async fn approver(seed: u64, away: Option<(u64, u64)>, ledger: SharedLedger) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(crate::cli_operator::APPROVAL_LOOK_MS)).await;
+        let now = ledger.borrow().now_ms;
+        if !away.is_some_and(|(from, until)| (from..until).contains(&now)) {
+            let _ = call(SimOp::ApprovalSweep { seed }, &ledger).await;
+        }
+    }
+}
+
 /// One operator call, retried until the daemon answers.
 async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::WorkerId>, String> {
     loop {
@@ -710,7 +730,10 @@ async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::Wo
             if let (SimOp::OperatorSweep, Ok(Some(recoveries))) = (&op, &result) {
                 ledger.borrow_mut().operator_recoveries += recoveries.0 as usize;
             }
-            let idle_sweep = matches!((&op, &result), (SimOp::OperatorSweep, Ok(Some(n))) if n.0 == 0);
+            let idle_sweep = matches!(
+                (&op, &result),
+                (SimOp::OperatorSweep | SimOp::ApprovalSweep { .. }, Ok(Some(n))) if n.0 == 0
+            );
             if !idle_sweep {
                 ledger.borrow_mut().trace("operator", format!("{op:?} -> {result:?}"));
             }
@@ -1024,6 +1047,9 @@ pub fn describe(k: &Knobs) -> String {
             c.limit_pct,
             c.torn_pct
         );
+        if c.approvals_ask {
+            let _ = write!(s, " cli_approvals=ask cli_ask={}%", c.ask_pct);
+        }
     }
     s
 }

@@ -107,9 +107,10 @@ impl Cli {
             let at = roll(seed, worker, n, ROLL_TURN_CRASH + 1) % length_ms;
             self.after(at, Event::ChildCrash { worker, child });
         }
+        let ask = self.ask_at(worker, kind, turn, length_ms);
         let task =
             TurnTask { events: self.events.clone(), alive: self.alive.clone(), ledger: self.state.ledger.clone() };
-        tokio::task::spawn_local(task.run(worker, turn, child, length_ms, report, finish));
+        tokio::task::spawn_local(task.run(worker, (turn, child), length_ms, report, finish, ask));
     }
 
     /// The account's limit in force for `kind`, if any: a scenario's or one reached at a
@@ -166,6 +167,11 @@ impl Cli {
         let next = {
             let mut disk = self.state.disk.borrow_mut();
             let record = disk.sessions.get_mut(&session).expect("a session");
+            if record.turns.get(turn).is_some_and(|t| t.state == TurnState::Running) {
+                // A request still waiting goes with its turn (a limit ended it).
+                record.asks_gone(self.state.ledger.borrow().now_ms);
+                self.asking.remove(&worker);
+            }
             let Some(t) = record.turns.get_mut(turn).filter(|t| t.state == TurnState::Running) else { return };
             let limited = state != ConversationState::Idle;
             t.state = if limited { TurnState::Limited } else { TurnState::Ended };
@@ -266,11 +272,13 @@ impl Cli {
         }
         self.children.insert(worker, None);
         self.alive.borrow_mut().remove(&worker);
+        self.asking.remove(&worker);
         let was_running = {
             let mut disk = self.state.disk.borrow_mut();
             let record = disk.sessions.get_mut(&session).expect("a session");
             let running = record.running().is_some();
             record.interrupt();
+            record.asks_gone(self.state.ledger.borrow().now_ms);
             running
         };
         self.trace(format!("{worker} child crashed"));
@@ -387,10 +395,29 @@ struct TurnTask {
 }
 
 impl TurnTask {
-    async fn run(self, worker: WorkerId, turn: usize, child: u64, length_ms: u64, report: bool, finish: bool) {
+    /// `ask`: ms into the turn at which it stops on an approval request (and waits for
+    /// its answer: it stops for good if the request goes unanswered).
+    async fn run(
+        self,
+        worker: WorkerId,
+        (turn, child): (usize, u64),
+        length_ms: u64,
+        report: bool,
+        finish: bool,
+        ask: Option<u64>,
+    ) {
         let live = || self.alive.borrow().get(&worker) == Some(&child);
-        let half = Duration::from_millis(length_ms / 2);
-        tokio::time::sleep(half).await;
+        let half_ms = length_ms / 2;
+        let half = Duration::from_millis(half_ms);
+        let mut waited = 0;
+        if let Some(at) = ask.filter(|at| *at < half_ms) {
+            tokio::time::sleep(Duration::from_millis(at)).await;
+            if !self.ask(worker, turn, child).await {
+                return;
+            }
+            waited = at;
+        }
+        tokio::time::sleep(half - Duration::from_millis(waited)).await;
         if !live() {
             return;
         }
@@ -403,7 +430,15 @@ impl TurnTask {
                 self.ledger.borrow_mut().acked.push((worker, summary));
             }
         }
-        tokio::time::sleep(half).await;
+        waited = half_ms;
+        if let Some(at) = ask.filter(|at| *at >= half_ms) {
+            tokio::time::sleep(Duration::from_millis(at - half_ms)).await;
+            if !live() || !self.ask(worker, turn, child).await {
+                return;
+            }
+            waited = at;
+        }
+        tokio::time::sleep(Duration::from_millis(half_ms - (waited - half_ms))).await;
         if !live() {
             return;
         }
@@ -427,5 +462,16 @@ impl TurnTask {
             }
         }
         let _ = self.events.send(Event::TurnEnd { worker, turn, child, finished });
+    }
+
+    /// Raises the approval request and waits for its answer: `false` if it went
+    /// unanswered (the child died, the turn ended): the turn is over then.
+    async fn ask(&self, worker: WorkerId, turn: usize, child: u64) -> bool {
+        if self.alive.borrow().get(&worker) != Some(&child) {
+            return false;
+        }
+        let (go, answered) = tokio::sync::oneshot::channel();
+        let _ = self.events.send(Event::Ask { worker, turn, child, go });
+        answered.await.is_ok() && self.alive.borrow().get(&worker) == Some(&child)
     }
 }
