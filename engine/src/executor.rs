@@ -224,7 +224,7 @@ impl Engine {
         }
         let previous = b.state;
         let idle_again = matches!(observation.state, ConversationState::Idle | ConversationState::Ready);
-        if previous == observation.state && !force && !idle_again {
+        if previous == observation.state && !force && !idle_again && !self.new_request(id, &observation) {
             return; // coalesced duplicate: one report per real transition
         }
         let (held_before, held_now) = (conversation_hold_of(previous), conversation_hold_of(observation.state));
@@ -244,6 +244,12 @@ impl Engine {
             (Some(before), now) if now != Some(before) => self.conversation_hold_gone(id, before),
             (_, None) => self.forget_dialog(id),
             _ => {}
+        }
+        if observation.state != ConversationState::AwaitingApproval {
+            // The executor has moved past the request answered last: a later request with
+            // the same handle (a new child numbers its requests from `apr-1` again) is a
+            // new one, not a late report of the answered one.
+            self.volatile.answered.remove(&id);
         }
         match observation.state {
             ConversationState::Generating => self.observed_generating(id, observation.seq, false),
@@ -266,6 +272,15 @@ impl Engine {
         }
         self.close_finished_cli(id, false);
         self.evaluate(id);
+    }
+
+    /// Whether `observation` shows an approval request other than the one held and the one
+    /// answered last: a new request, not a duplicate report, even though the state is
+    /// `awaiting_approval` again (a request gone with its child, and the next child's).
+    fn new_request(&self, id: WorkerId, observation: &Observation) -> bool {
+        let Some(shown) = observation.approval.as_ref() else { return false };
+        let known = |known: Option<&Arc<str>>| known.is_some_and(|k| *k == shown.id);
+        !known(self.volatile.approvals.get(&id).map(|a| &a.id)) && !known(self.volatile.answered.get(&id))
     }
 
     /// A finished (completed, failed or stopped) CLI worker's session is closed, so its

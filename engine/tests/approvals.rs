@@ -134,3 +134,29 @@ fn an_answer_lost_with_the_connection_can_be_given_again_once_the_executor_says_
     assert_eq!(answer(&mut world, "apr-1"), Ok(()), "answerable again after hello");
     assert_eq!(answers(&world).len(), 2);
 }
+
+#[test]
+fn a_new_child_numbering_its_requests_again_is_answerable_under_a_reused_handle() {
+    let mut world = generating();
+    asks(&mut world, "apr-1");
+    assert_eq!(answer(&mut world, "apr-1"), Ok(()));
+    // The answer landed (the executor reports the turn going on), then the child crashed
+    // and its successor's first request is `apr-1` again: a new request, not a late one.
+    world.observe("c", ConversationState::Generating, None);
+    asks(&mut world, "apr-1");
+    assert_eq!(answer(&mut world, "apr-1"), Ok(()), "the new request is answerable");
+    assert_eq!(answers(&world).len(), 2);
+    assert_eq!(answer(&mut world, "apr-1"), Err("NOT_AWAITING_APPROVAL".into()), "and answered once");
+}
+
+#[test]
+fn a_new_request_reported_while_another_was_held_replaces_it() {
+    let mut world = generating();
+    asks(&mut world, "apr-1");
+    // The request went with its child, and the next child asks at once: no other state
+    // came between, but the handle differs, so it is not a duplicate report.
+    asks(&mut world, "apr-2");
+    assert_eq!(answer(&mut world, "apr-1"), Err("NOT_AWAITING_APPROVAL".into()), "the gone request");
+    assert_eq!(answer(&mut world, "apr-2"), Ok(()));
+    assert_eq!(answers(&world).iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["apr-2"]);
+}

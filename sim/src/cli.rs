@@ -154,8 +154,11 @@ struct Cli {
     /// The turn waiting on each worker's approval request: dropped (the turn stops) when
     /// the request is gone, sent when it is answered.
     asking: BTreeMap<WorkerId, tokio::sync::oneshot::Sender<()>>,
-    /// Workers whose child a scenario crashes half a minute into their next request.
+    /// Workers whose child a scenario crashes 5 s into their next request.
     crash_on_ask: std::collections::BTreeSet<WorkerId>,
+    /// The last approval handle (`apr-N`) each worker's live child gave: as the real
+    /// executor's, handles are numbered per child, so a new child says `apr-1` again.
+    approval_seq: BTreeMap<WorkerId, u64>,
 }
 
 /// The CLI host's software.
@@ -175,6 +178,7 @@ pub async fn run(state: CliState) -> turmoil::Result {
         ready: false,
         asking: BTreeMap::new(),
         crash_on_ask: Default::default(),
+        approval_seq: BTreeMap::new(),
     };
     cli.state.ledger.borrow_mut().trace("cli", "start");
     {
@@ -554,6 +558,7 @@ impl Cli {
         let child = self.next_child;
         self.children.insert(worker, Some(child));
         self.alive.borrow_mut().insert(worker, child);
+        self.approval_seq.remove(&worker);
     }
 
     /// Submission: journal `submission-started`, then write the line to the child.

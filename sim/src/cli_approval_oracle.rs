@@ -8,17 +8,17 @@
 //! - **one decision per request, to a waiting one**: each request got at most one written
 //!   decision, written while it waited, and an answered request has exactly that decision
 //!   (`one_decision`);
-//! - **a handle names one request**: no id was raised twice, so an answered or gone request
-//!   never waits again under its id (`one_decision` too);
+//! - **a handle names one waiting request**: no id was raised while a request under it
+//!   still waited (handles are numbered per child, so one comes back once its request has
+//!   ended, and the engine must take the new one for new) (`one_decision` too);
 //! - **no answer invented**: every `approval.answer` the executor received matches an
 //!   operator `approval_answer` the engine accepted, each accepted one at most once; a stale
 //!   id or a second answer the engine accepted is broken unless the executor reconnected
 //!   in between (its `hello` makes the request answerable again) (`answers_asked_for`).
 
 use crate::cli_oracle::{LOST_REPORT_MS, NOTICE_MS};
-use crate::cli_session::{ApprovalCall, AskEnd, CliDisk};
+use crate::cli_session::{ApprovalCall, Ask, AskEnd, CliDisk};
 use engine::model::ApprovalDecision;
-use std::collections::BTreeSet;
 
 /// Request counts, for scenario expectations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,11 +33,18 @@ pub struct ApprovalCounts {
     pub gone: usize,
     /// Operator answers the engine refused (a stale id, a second answer, a gone request).
     pub refused: usize,
+    /// Requests under a handle an earlier request of their session had (a new child
+    /// numbering from `apr-1` again).
+    pub reused: usize,
 }
 
 /// Counts the requests and the refusals.
 pub fn counts(disk: &CliDisk, calls: &[ApprovalCall]) -> ApprovalCounts {
     let mut c = ApprovalCounts { refused: calls.iter().filter(|c| c.verdict.is_err()).count(), ..Default::default() };
+    for record in disk.sessions.values() {
+        c.reused +=
+            record.asks.iter().enumerate().filter(|(i, a)| record.asks[..*i].iter().any(|k| k.id == a.id)).count();
+    }
     for ask in disk.sessions.values().flat_map(|r| &r.asks) {
         c.asked += 1;
         match ask.end {
@@ -89,26 +96,33 @@ pub fn typed_while_asking(disk: &CliDisk, daemon_starts: &[u64]) -> (Vec<String>
     (broken, excused)
 }
 
+/// Whether `ask` waited at `at_ms` (raised, and not yet ended before it).
+fn waited(ask: &Ask, at_ms: u64) -> bool {
+    ask.asked_ms <= at_ms && ask.end.is_none_or(|(_, at)| at_ms <= at)
+}
+
 /// At most one decision per request, written while it waited; an answered request has
-/// exactly it; no id raised twice.
+/// exactly it; a handle names one waiting request at a time (a new child numbers its
+/// requests from `apr-1` again, so a handle may come back once its request has ended).
 pub fn one_decision(disk: &CliDisk) -> Vec<String> {
     let mut broken = Vec::new();
-    let mut ids = BTreeSet::new();
     for (session, record) in &disk.sessions {
-        for ask in &record.asks {
-            if !ids.insert(ask.id.as_str()) {
-                broken.push(format!("CLI session {session} raised {} again (at {} ms)", ask.id, ask.asked_ms));
+        for (i, ask) in record.asks.iter().enumerate() {
+            if record.asks[..i].iter().any(|k| k.id == ask.id && waited(k, ask.asked_ms)) {
+                broken.push(format!(
+                    "CLI session {session} raised {} at {} ms while its earlier request {} still waited",
+                    ask.id, ask.asked_ms, ask.id
+                ));
             }
-            let written: Vec<_> = record.answers.iter().filter(|a| a.written && a.id == ask.id).collect();
+            let written: Vec<_> =
+                record.answers.iter().filter(|a| a.written && a.id == ask.id && waited(ask, a.at_ms)).collect();
             if written.len() > 1 {
                 broken.push(format!("CLI session {session} wrote {} decisions to {}", written.len(), ask.id));
             }
             for a in &written {
-                let waiting = ask.asked_ms <= a.at_ms && ask.end.is_none_or(|(_, at)| a.at_ms <= at);
-                let this = ask.end == Some((AskEnd::Answered(a.decision), a.at_ms));
-                if !waiting || !this {
+                if ask.end != Some((AskEnd::Answered(a.decision), a.at_ms)) {
                     broken.push(format!(
-                        "CLI session {session} wrote {} to {} at {} ms, which did not wait for it (ended {:?})",
+                        "CLI session {session} wrote {} to {} at {} ms, but the request ended {:?}",
                         a.decision.as_str(),
                         ask.id,
                         a.at_ms,
@@ -123,10 +137,16 @@ pub fn one_decision(disk: &CliDisk) -> Vec<String> {
                     .push(format!("CLI session {session}'s request {} ended answered with no answer written", ask.id));
             }
         }
-        for a in record.answers.iter().filter(|a| a.written && !record.asks.iter().any(|k| k.id == a.id)) {
+        for a in record
+            .answers
+            .iter()
+            .filter(|a| a.written && !record.asks.iter().any(|k| k.id == a.id && waited(k, a.at_ms)))
+        {
             broken.push(format!(
-                "CLI session {session} wrote {} to {}, a request it never raised",
+                "CLI session {session} wrote {} to {} at {} ms, when no request {} waited",
                 a.decision.as_str(),
+                a.id,
+                a.at_ms,
                 a.id
             ));
         }
@@ -245,12 +265,30 @@ mod tests {
         let once = disk(vec![ask("apr-1", MINUTE, answered)], vec![seen("apr-1", 2 * MINUTE, true)], vec![]);
         assert!(one_decision(&once).is_empty());
         let twice = disk(
-            vec![ask("apr-1", MINUTE, answered), ask("apr-1", 3 * MINUTE, None)],
+            vec![ask("apr-1", MINUTE, answered), ask("apr-1", 90_000, None)],
             vec![seen("apr-1", 2 * MINUTE, true), seen("apr-1", 2 * MINUTE, true)],
             vec![],
         );
-        assert!(one_decision(&twice).iter().any(|b| b.contains("raised apr-1 again")));
+        assert!(one_decision(&twice).iter().any(|b| b.contains("while its earlier request apr-1 still waited")));
         assert!(one_decision(&twice).iter().any(|b| b.contains("wrote 2 decisions")));
+    }
+
+    #[test]
+    fn a_handle_back_after_its_request_ended_names_a_new_request() {
+        let answered = Some((AskEnd::Answered(ApprovalDecision::Approve), 2 * MINUTE));
+        let later = Some((AskEnd::Answered(ApprovalDecision::Approve), 5 * MINUTE));
+        let reused = disk(
+            vec![ask("apr-1", MINUTE, answered), ask("apr-1", 4 * MINUTE, later)],
+            vec![seen("apr-1", 2 * MINUTE, true), seen("apr-1", 5 * MINUTE, true)],
+            vec![],
+        );
+        assert!(one_decision(&reused).is_empty(), "{:?}", one_decision(&reused));
+        let unanswered = disk(
+            vec![ask("apr-1", MINUTE, answered), ask("apr-1", 4 * MINUTE, later)],
+            vec![seen("apr-1", 2 * MINUTE, true)],
+            vec![],
+        );
+        assert!(one_decision(&unanswered).iter().any(|b| b.contains("ended answered with no answer written")));
     }
 
     #[test]

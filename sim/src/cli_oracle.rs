@@ -94,6 +94,7 @@ impl CliCounts {
             "cli-approvals-declined" => self.approvals.declined,
             "cli-approvals-gone" => self.approvals.gone,
             "cli-approvals-refused" => self.approvals.refused,
+            "cli-approvals-reused" => self.approvals.reused,
             _ => return None,
         })
     }

@@ -86,7 +86,7 @@ pub enum CliEventKind {
     /// The worker's session's child crashes (mid-turn if one runs).
     ChildCrash { worker: WorkerId },
     /// The worker's session's child crashes while an approval request waits: now if one
-    /// does, else half a minute into the next one.
+    /// does, else 5 s into the next one.
     CrashWhileAsking { worker: WorkerId },
 }
 
@@ -116,9 +116,6 @@ pub struct CliDisk {
     /// How the executor settled its `submission-started` prompts after crashes, by verdict
     /// (`found`, `absent`, `torn`).
     pub reconciled: BTreeMap<&'static str, usize>,
-    /// The last approval handle given (`apr-N`): never reused, across children and
-    /// restarts, so a handle names one request for good.
-    pub approval_seq: u64,
 }
 
 /// One journal line of the CLI executor.

@@ -90,8 +90,8 @@ impl Engine {
     }
 
     /// A CLI approval request was reported with `awaiting_approval`: it becomes
-    /// answerable, unless it is the one answered last (a report from before the answer
-    /// landed). A reconnecting executor's `hello` (`republished`) shows what it still
+    /// answerable, unless it is the one answered last and no other state came since (a
+    /// report from before the answer landed). A reconnecting executor's `hello` (`republished`) shows what it still
     /// holds: an answer lost with the old connection never reached it, so the request is
     /// answerable again (the executor writes at most one answer: `APPROVAL_GONE` after).
     pub(crate) fn approval_shown(&mut self, id: WorkerId, approval: Option<PendingApproval>, republished: bool) {

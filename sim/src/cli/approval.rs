@@ -6,9 +6,10 @@
 //! request writes its decision once (approve: the turn goes on; decline: it goes on
 //! without what it asked) and reports `generating`; any other answer is `APPROVAL_GONE`
 //! and writes nothing. A child crash, an executor restart, a turn ended by a limit or a
-//! closed session drop the waiting request: it is gone, never answerable again. Unlike the
-//! real executor (whose handles restart at `apr-1` with each child), handles here are
-//! never reused: see the report of issue 20's simulator work.
+//! closed session drop the waiting request: it is gone, never answerable again. As in the
+//! real executor, handles are numbered per child: a new child's first request is `apr-1`
+//! again, a new request under a handle answered or gone before (the oracle checks that a
+//! handle names one waiting request at a time, and the engine that it is answerable).
 
 use super::Cli;
 use crate::cli_session::*;
@@ -21,6 +22,9 @@ use tokio::sync::oneshot;
 
 /// Purposes of the seeded draws (`roll`) of requests: whether a turn asks, and when.
 const ROLL_ASK: u64 = 11;
+/// How long into a request a scenario's `child-crash ... asking` crashes the child: after
+/// the report reached the daemon, before the stand-in operator's earliest answer (10 s).
+const CRASH_INTO_ASK_MS: u64 = 5_000;
 
 impl Cli {
     /// When (ms into the turn) the worker's turn `turn` stops on an approval request, if
@@ -47,8 +51,9 @@ impl Cli {
             if !running {
                 return; // the turn ended meanwhile: `go` dropped, it stops
             }
-            disk.approval_seq += 1;
-            let id = format!("apr-{}", disk.approval_seq);
+            let seq = self.approval_seq.entry(worker).or_default();
+            *seq += 1;
+            let id = format!("apr-{seq}");
             let record = disk.sessions.get_mut(&session).expect("a session");
             record.asks.push(Ask { id: id.clone(), turn, asked_ms: now, end: None });
             id
@@ -57,7 +62,7 @@ impl Cli {
         if self.crash_on_ask.remove(&worker)
             && let Some(child) = self.children.get(&worker).copied().flatten()
         {
-            self.after(30_000, super::Event::ChildCrash { worker, child });
+            self.after(CRASH_INTO_ASK_MS, super::Event::ChildCrash { worker, child });
         }
         let summary = format!("cargo test --offline (cwd /sim/{worker}; network access asked)");
         self.trace(format!("{worker} asks {id}"));

@@ -273,6 +273,7 @@ impl Cli {
         self.children.insert(worker, None);
         self.alive.borrow_mut().remove(&worker);
         self.asking.remove(&worker);
+        self.approval_seq.remove(&worker);
         let was_running = {
             let mut disk = self.state.disk.borrow_mut();
             let record = disk.sessions.get_mut(&session).expect("a session");
