@@ -32,18 +32,19 @@ pub async fn approval_sweep(handle: &Handle, seed: u64, ledger: &SharedLedger) -
         let n: u64 = pending.id.trim_start_matches("apr-").parse().unwrap_or(0);
         let r = roll(seed, worker, n, ROLL_ANSWER);
         // Most within minutes; one in six left for a long while.
-        let delay = if r % 6 == 0 { 20 * 60_000 + (r >> 8) % (25 * 60_000) } else { 10_000 + (r >> 8) % 240_000 };
+        let delay =
+            if r.is_multiple_of(6) { 20 * 60_000 + (r >> 8) % (25 * 60_000) } else { 10_000 + (r >> 8) % 240_000 };
         if now < hold.since.0.saturating_sub(EPOCH_MS) + delay {
             continue;
         }
-        let decision = if (r >> 40) % 3 == 0 { ApprovalDecision::Decline } else { ApprovalDecision::Approve };
-        if (r >> 44) % 5 == 0 && n > 1 {
+        let decision = if (r >> 40).is_multiple_of(3) { ApprovalDecision::Decline } else { ApprovalDecision::Approve };
+        if (r >> 44).is_multiple_of(5) && n > 1 {
             answer(handle, ledger, worker, format!("apr-{}", n - 1), decision, "stale").await;
         }
         if answer(handle, ledger, worker, pending.id.to_string(), decision, "answer").await {
             taken += 1;
         }
-        if (r >> 48) % 4 == 0 {
+        if (r >> 48).is_multiple_of(4) {
             let other = match decision {
                 ApprovalDecision::Approve => ApprovalDecision::Decline,
                 ApprovalDecision::Decline => ApprovalDecision::Approve,
