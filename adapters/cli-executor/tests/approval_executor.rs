@@ -5,7 +5,7 @@
 
 mod harness;
 
-use bridge::{ApprovalAnswerWire, ApprovalDecisionWire, DaemonMessage, KindWire, OutcomeWire, StateName};
+use bridge::{ApprovalDecisionWire, KindWire, OutcomeWire, StateName};
 use cli_executor::codex::Approvals;
 use cli_executor::executor::{Executor, Reply};
 use cli_executor::worker::Out;
@@ -16,14 +16,7 @@ const WORKER: WorkerId = WorkerId(7);
 
 /// The `approval.answer` frame of attempt `n` for request `id`.
 fn answer(n: u64, conversation: &str, id: &str, decision: ApprovalDecisionWire) -> String {
-    let text = harness::frame(WORKER, n, KindWire::Send, conversation, "");
-    let Ok(DaemonMessage::Command(mut command)) = bridge::decode_daemon(&text, bridge::MESSAGE_BYTES_MAX) else {
-        panic!("a command frame")
-    };
-    command.kind = KindWire::ApprovalAnswer;
-    command.idempotency_key = format!("approval.answer:exe-{n}:{id}");
-    command.approval = Some(ApprovalAnswerWire { approval_id: id.to_string(), decision });
-    bridge::encode(&DaemonMessage::Command(command))
+    harness::answer_frame(&harness::frame(WORKER, n, KindWire::Send, conversation, ""), n, id, decision)
 }
 
 /// The approval decisions the stand-in took in for the worker.

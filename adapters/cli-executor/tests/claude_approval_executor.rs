@@ -9,7 +9,7 @@
 mod claude_harness;
 mod harness;
 
-use bridge::{ApprovalAnswerWire, ApprovalDecisionWire, ApprovalWire, DaemonMessage, KindWire, OutcomeWire, StateName};
+use bridge::{ApprovalDecisionWire, ApprovalWire, KindWire, OutcomeWire, StateName};
 use claude_harness::{Claude, MockApi, WORKER, config_home, frame, settings};
 use cli_executor::codex::Approvals;
 use cli_executor::executor::{Executor, Reply};
@@ -20,14 +20,7 @@ use tokio::sync::mpsc::Receiver;
 
 /// The `approval.answer` frame of attempt `n` for request `id`.
 fn answer(n: u64, conversation: &str, id: &str, decision: ApprovalDecisionWire) -> String {
-    let text = frame(n, KindWire::Send, conversation, "");
-    let Ok(DaemonMessage::Command(mut command)) = bridge::decode_daemon(&text, bridge::MESSAGE_BYTES_MAX) else {
-        panic!("a command frame")
-    };
-    command.kind = KindWire::ApprovalAnswer;
-    command.idempotency_key = format!("approval.answer:exe-{n}:{id}");
-    command.approval = Some(ApprovalAnswerWire { approval_id: id.to_string(), decision });
-    bridge::encode(&DaemonMessage::Command(command))
+    harness::answer_frame(&frame(n, KindWire::Send, conversation, ""), n, id, decision)
 }
 
 async fn no_reply(executor: &mut Executor, text: &str) {

@@ -32,6 +32,18 @@ pub fn frame(worker: WorkerId, n: u64, kind: KindWire, conversation: &str, promp
     encode(&DaemonMessage::Command(command))
 }
 
+/// The command frame `text` of attempt `n` turned into the `approval.answer` of request
+/// `id` (the idempotency key the engine gives one).
+pub fn answer_frame(text: &str, n: u64, id: &str, decision: bridge::ApprovalDecisionWire) -> String {
+    let Ok(DaemonMessage::Command(mut command)) = bridge::decode_daemon(text, bridge::MESSAGE_BYTES_MAX) else {
+        panic!("a command frame")
+    };
+    command.kind = KindWire::ApprovalAnswer;
+    command.idempotency_key = format!("approval.answer:exe-{n}:{id}");
+    command.approval = Some(bridge::ApprovalAnswerWire { approval_id: id.to_string(), decision });
+    encode(&DaemonMessage::Command(command))
+}
+
 /// Reads reports until one matches `pred`; returns it.
 pub async fn next_report(reports: &mut mpsc::Receiver<Out>, what: &str, pred: impl Fn(&Out) -> bool) -> Out {
     let deadline = tokio::time::Instant::now() + Duration::from_millis(WAIT_MS_MAX * 3);

@@ -10,7 +10,7 @@ mod frames;
 #[allow(unused_imports)] // Each test file uses part of the harness.
 pub use flow::{conversation_in, crash, executor, spawn_executor, start_run, submitted};
 #[allow(unused_imports)] // Each test file uses part of the harness.
-pub use frames::{frame, next_report, outcome, result_of, state};
+pub use frames::{answer_frame, frame, next_report, outcome, result_of, state};
 
 use cli_executor::connection::Options;
 use cli_executor::worker::Settings;
