@@ -156,8 +156,9 @@ struct Cli {
     asking: BTreeMap<WorkerId, tokio::sync::oneshot::Sender<()>>,
     /// Workers whose child a scenario crashes 5 s into their next request.
     crash_on_ask: std::collections::BTreeSet<WorkerId>,
-    /// The last approval handle (`apr-N`) each worker's live child gave: as the real
-    /// executor's, handles are numbered per child, so a new child says `apr-1` again.
+    /// The last approval handle (`apr-N`) each worker's live child gave: handles are
+    /// numbered per child (the real executor only restarts them with itself), so a new
+    /// child says `apr-1` again and the engine must take it for a new request.
     approval_seq: BTreeMap<WorkerId, u64>,
 }
 

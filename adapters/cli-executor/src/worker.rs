@@ -214,6 +214,9 @@ pub struct Task {
     /// Prompts a dead child or executor left `submission-started`, to settle from the
     /// next `thread/read`.
     orphans: BTreeSet<CommandId>,
+    /// The approval handles the worker's earlier children gave: the next child numbers on
+    /// from here (`Codex::approvals_from`).
+    approvals_given: u64,
 }
 
 impl Shell for Task {
@@ -246,7 +249,9 @@ impl Shell for Task {
         match event {
             Ok(Event::Effect(effect)) => self.effect(effect).await,
             Ok(Event::Exited { exit }) => {
-                let stopped = self.session.take().is_some_and(|s| s.core().stopped());
+                let gone = self.session.take();
+                self.approvals_given = gone.as_ref().map_or(self.approvals_given, |s| s.core().approvals_given());
+                let stopped = gone.is_some_and(|s| s.core().stopped());
                 if stopped {
                     // Stopped as asked: its last thread was closed. No restart; a later
                     // create starts a fresh child, in the directory it names.
@@ -284,6 +289,7 @@ impl Task {
             cwd: None,
             restarts: Restarts::default(),
             orphans: BTreeSet::new(),
+            approvals_given: 0,
         }
     }
 
@@ -379,7 +385,10 @@ impl Task {
             .collect();
         let settings = &self.shared.settings;
         let core = match Codex::resuming(home::codex_config(settings, &cwd), &resumes) {
-            Ok(core) => core,
+            Ok(mut core) => {
+                core.approvals_from(self.approvals_given);
+                core
+            }
             Err(e) => return self.exited(&format!("cannot resume: {e}")).await,
         };
         let spec = match home::codex_spawn(settings, &self.worker.to_string(), std::path::Path::new(&cwd)) {

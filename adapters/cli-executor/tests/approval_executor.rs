@@ -71,3 +71,46 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
     }
     assert_eq!(decisions(&dirs), ["accept"], "written once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_child_numbers_its_requests_on_so_no_handle_names_two_requests() {
+    let dirs = dirs();
+    let mut settings = settings(&dirs, &Binary::Sim(vec!["--exit-on-turn-start".into(), "2".into()]));
+    settings.approvals = Approvals::Ask;
+    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let asked = |o: &Out| matches!(o, Out::State(s) if s.approval.is_some());
+    let handle = |o: Out| match o {
+        Out::State(s) => s.approval.expect("the request").id,
+        other => panic!("{other:?}"),
+    };
+
+    assert_eq!(executor.daemon(&harness::frame(WORKER, 1, KindWire::Create, "", "go")).await, Reply::Send(Vec::new()));
+    let url = match outcome(until(&mut reports, "the create's result", result_of(1)).await) {
+        OutcomeWire::Submitted { conversation_url: Some(url), .. } => url,
+        other => panic!("create: {other:?}"),
+    };
+    assert_eq!(handle(until(&mut reports, "the first request", asked).await), "apr-1");
+    assert_eq!(
+        executor.daemon(&answer(1, &url, "apr-1", ApprovalDecisionWire::Approve)).await,
+        Reply::Send(Vec::new())
+    );
+    until(&mut reports, "the first turn's end", state(StateName::Idle)).await;
+
+    // The child dies on the next turn/start before taking it in: the prompt is "not
+    // submitted", and the daemon's next attempt goes to a new child, whose turn asks under
+    // a new handle.
+    assert_eq!(
+        executor.daemon(&harness::frame(WORKER, 2, KindWire::Send, &url, "more")).await,
+        Reply::Send(Vec::new())
+    );
+    match outcome(until(&mut reports, "the lost prompt's result", result_of(2)).await) {
+        OutcomeWire::Failed { code, .. } => assert_eq!(code, "DEADLINE_EXCEEDED"),
+        other => panic!("the lost prompt: {other:?}"),
+    }
+    assert_eq!(
+        executor.daemon(&harness::frame(WORKER, 3, KindWire::Send, &url, "more")).await,
+        Reply::Send(Vec::new())
+    );
+    assert_eq!(handle(until(&mut reports, "the new child's request", asked).await), "apr-2");
+    assert_eq!(decisions(&dirs), ["accept"]);
+}

@@ -145,3 +145,18 @@ fn in_never_mode_a_request_is_declined_at_once() {
     assert_eq!(written(&effects), [json!({"jsonrpc": "2.0", "id": "s3", "result": {"decision": "decline"}})]);
     assert!(asked(&effects).is_none());
 }
+
+#[test]
+fn a_new_child_numbers_its_handles_on_from_the_earlier_childrens() {
+    // The worker's earlier children gave `apr-1` to `apr-3`: the new one's first request
+    // is `apr-4`, never a handle answered before.
+    let mut earlier = running(Approvals::Ask);
+    earlier.line(Timestamp(10), &request("s1", "make")).expect("request");
+    assert_eq!(asked(&drain(&mut earlier)).expect("asked").id, "apr-1");
+    assert_eq!(earlier.approvals_given(), 1);
+    let mut core = running(Approvals::Ask);
+    core.approvals_from(3);
+    core.line(Timestamp(10), &request("s1", "make")).expect("request");
+    assert_eq!(asked(&drain(&mut core)).expect("asked").id, "apr-4");
+    assert_eq!(core.approvals_given(), 4);
+}

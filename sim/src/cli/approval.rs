@@ -6,9 +6,10 @@
 //! request writes its decision once (approve: the turn goes on; decline: it goes on
 //! without what it asked) and reports `generating`; any other answer is `APPROVAL_GONE`
 //! and writes nothing. A child crash, an executor restart, a turn ended by a limit or a
-//! closed session drop the waiting request: it is gone, never answerable again. As in the
-//! real executor, handles are numbered per child: a new child's first request is `apr-1`
-//! again, a new request under a handle answered or gone before (the oracle checks that a
+//! closed session drop the waiting request: it is gone, never answerable again. Handles are
+//! numbered per child (harsher than the real executor, which numbers on across a worker's
+//! children and starts again only when it restarts): a new child's first request is
+//! `apr-1` again, a new request under a handle answered or gone before (the oracle checks that a
 //! handle names one waiting request at a time, and the engine that it is answerable).
 
 use super::Cli;

@@ -50,6 +50,18 @@ impl Approvals {
 }
 
 impl Codex {
+    /// How many approval handles this core has given (`apr-1` to `apr-N`).
+    pub fn approvals_given(&self) -> u64 {
+        self.approval_seq
+    }
+
+    /// Numbers this core's handles on from `given`, the handles the worker's earlier
+    /// children gave: a handle then names one request for the executor's life, so a new
+    /// child's first request is never taken for one answered before.
+    pub fn approvals_from(&mut self, given: u64) {
+        self.approval_seq = self.approval_seq.max(given);
+    }
+
     /// An approval server request: declined at once unless threads ask
     /// (`approvalPolicy` not `never`); then pending, reported `awaiting_approval`.
     pub(super) fn approval_request(&mut self, id: Value, method: &str, params: &Value) -> Result<(), Error> {
