@@ -10,18 +10,7 @@ use cli_executor::codex::Approvals;
 use engine::model::{ApprovalDecision, ConversationState, HoldReason};
 use engine::op::Operation;
 use engine::reject::RejectionCode;
-use harness::{Binary, Daemon, Dirs, conversation_in, crash, dirs, until};
-
-/// The approval decisions the stand-in took in for `worker`.
-fn decisions(dirs: &Dirs, worker: engine::ids::WorkerId) -> Vec<String> {
-    let log = dirs.state.join("sessions").join(worker.to_string()).join("codex-home").join("standin-log.jsonl");
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["method"] == "approval")
-        .map(|v| v["decision"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
+use harness::{Binary, Daemon, conversation_in, crash, decisions, dirs, until};
 
 fn answer(worker: engine::ids::WorkerId, approval: &str, decision: ApprovalDecision) -> Operation {
     Operation::WorkerApprovalAnswer { worker, approval: approval.to_string(), decision }

@@ -19,17 +19,6 @@ fn answer(n: u64, conversation: &str, id: &str, decision: ApprovalDecisionWire) 
     harness::answer_frame(&harness::frame(WORKER, n, KindWire::Send, conversation, ""), n, id, decision)
 }
 
-/// The approval decisions the stand-in took in for the worker.
-fn decisions(dirs: &harness::Dirs) -> Vec<String> {
-    let log = dirs.state.join("sessions").join(WORKER.to_string()).join("codex-home").join("standin-log.jsonl");
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["method"] == "approval")
-        .map(|v| v["decision"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
     let dirs = dirs();
@@ -48,7 +37,7 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
     let approval = asked.approval.expect("the request");
     assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", bridge::ApprovalKindWire::Command));
     assert!(approval.summary.starts_with("run make deploy (in "), "{}", approval.summary);
-    assert!(decisions(&dirs).is_empty(), "nothing answered before a person does");
+    assert!(harness::decisions(&dirs, WORKER).is_empty(), "nothing answered before a person does");
     // The status that follows the request (`waitingOnApproval`) does not republish the
     // state without it: the state `hello` would republish keeps the request.
     let hello = executor.hello("t", "cli-test");
@@ -61,7 +50,7 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
         OutcomeWire::Submitted { conversation_url: None, .. }
     ));
     until(&mut reports, "the turn's end", state(StateName::Idle)).await;
-    assert_eq!(decisions(&dirs), ["accept"]);
+    assert_eq!(harness::decisions(&dirs, WORKER), ["accept"]);
 
     // The same answer again: gone, and nothing more reaches the child.
     assert_eq!(executor.daemon(&approve).await, Reply::Send(Vec::new()));
@@ -69,7 +58,7 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
         OutcomeWire::Failed { code, .. } => assert_eq!(code, "APPROVAL_GONE"),
         other => panic!("repeat: {other:?}"),
     }
-    assert_eq!(decisions(&dirs), ["accept"], "written once");
+    assert_eq!(harness::decisions(&dirs, WORKER), ["accept"], "written once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,5 +101,5 @@ async fn a_restarted_child_numbers_its_requests_on_so_no_handle_names_two_reques
         Reply::Send(Vec::new())
     );
     assert_eq!(handle(until(&mut reports, "the new child's request", asked).await), "apr-2");
-    assert_eq!(decisions(&dirs), ["accept"]);
+    assert_eq!(harness::decisions(&dirs, WORKER), ["accept"]);
 }

@@ -215,18 +215,30 @@ pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
 /// The idle grace of the daemon test runs: short, but long enough to see the idle first.
 pub const GRACE_MS: u64 = 300;
 
+/// The stand-in's log for `worker`: a JSON object per line.
+fn standin_log(dirs: &Dirs, worker: WorkerId) -> String {
+    let log = dirs.state.join("sessions").join(worker.to_string()).join("codex-home").join("standin-log.jsonl");
+    std::fs::read_to_string(&log).unwrap_or_default()
+}
+
 /// The prompts the stand-in took in for `worker`, in order: `(method, nonce)`.
 pub fn taken_in(dirs: &Dirs, worker: WorkerId) -> Vec<(String, String)> {
-    let log = dirs.state.join("sessions").join(worker.to_string()).join("codex-home").join("standin-log.jsonl");
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    text.lines()
-        .map(|line| {
-            let v: Value = serde_json::from_str(line).expect("a log line is JSON");
-            (
-                v["method"].as_str().unwrap_or_default().to_string(),
-                v["clientUserMessageId"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+    let text = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_string();
+    standin_log(dirs, worker)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a log line is JSON"))
+        .map(|v| (text(&v, "method"), text(&v, "clientUserMessageId")))
+        .collect()
+}
+
+/// The approval decisions the stand-in took in for `worker`, in order (a line still being
+/// written is skipped: callers poll).
+pub fn decisions(dirs: &Dirs, worker: WorkerId) -> Vec<String> {
+    standin_log(dirs, worker)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|v| v["method"] == "approval")
+        .map(|v| v["decision"].as_str().unwrap_or_default().to_string())
         .collect()
 }
 
