@@ -100,16 +100,8 @@ pub(crate) enum Command {
     },
     /// Print runs, workers, dispositions and attempts of a running daemon (read-only).
     Status {
-        /// Data directory of the daemon: its MCP URL and token are read from it. Default: as for `serve`.
-        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR", conflicts_with = "url")]
-        data_dir: Option<PathBuf>,
-        /// MCP endpoint of the daemon, e.g. http://127.0.0.1:7411/mcp (the token then comes from
-        /// --mcp-token, ORCHESTRATOR_MCP_TOKEN or the default data directory).
-        #[arg(long, value_name = "URL")]
-        url: Option<String>,
-        /// Bearer token. Default: the data directory's mcp-token.
-        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
-        mcp_token: Option<String>,
+        #[command(flatten)]
+        address: AddressFlags,
     },
     /// Start a run whose /root is a Codex CLI or Claude Code worker in DIR, working on
     /// OBJECTIVE with Auto Resume on, through the running daemon (a CLI executor carries
@@ -130,16 +122,8 @@ pub(crate) enum Command {
         /// Leave Auto Resume off: each next turn waits for Continue now.
         #[arg(long)]
         manual: bool,
-        /// Data directory of the daemon: its MCP URL and token are read from it. Default: as for `serve`.
-        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR", conflicts_with = "url")]
-        data_dir: Option<PathBuf>,
-        /// MCP endpoint of the daemon (the token then comes from --mcp-token,
-        /// ORCHESTRATOR_MCP_TOKEN or the default data directory).
-        #[arg(long, value_name = "URL")]
-        url: Option<String>,
-        /// Bearer token. Default: the data directory's mcp-token.
-        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
-        mcp_token: Option<String>,
+        #[command(flatten)]
+        address: AddressFlags,
         /// What the worker is to do, in plain words (its first prompt carries it).
         #[arg(value_name = "OBJECTIVE", required = true, num_args = 1..)]
         objective: Vec<String>,
@@ -326,6 +310,22 @@ pub(crate) enum WorkerCommand {
         #[command(flatten)]
         daemon: DaemonFlags,
     },
+}
+
+/// Where the running daemon's MCP endpoint is, for `status` and `start`: its data directory
+/// or its URL.
+#[derive(clap::Args, Debug)]
+pub(crate) struct AddressFlags {
+    /// Data directory of the daemon: its MCP URL and token are read from it. Default: as for `serve`.
+    #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR", conflicts_with = "url")]
+    pub(crate) data_dir: Option<PathBuf>,
+    /// MCP endpoint of the daemon, e.g. http://127.0.0.1:7411/mcp (the token then comes from
+    /// --mcp-token, ORCHESTRATOR_MCP_TOKEN or the default data directory).
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// Bearer token. Default: the data directory's mcp-token.
+    #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
+    pub(crate) mcp_token: Option<String>,
 }
 
 /// Where the running daemon is, for the `oauth` and `worker` commands.

@@ -4,7 +4,7 @@ mod flags;
 
 use anyhow::Context;
 use clap::Parser;
-use flags::{Cli, Command, DaemonFlags, OauthCommand, StoreCommand, WorkerCommand};
+use flags::{AddressFlags, Cli, Command, DaemonFlags, OauthCommand, StoreCommand, WorkerCommand};
 use orchestrator::paths::{URL_FILE_NAME, default_data_dir};
 use orchestrator::serve::{ExecutorOptions, LISTEN_DEFAULT, ServeOptions};
 use orchestrator::{NoExecutors, token};
@@ -98,7 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 orchestrator::serve::signals(),
             ))
         }
-        Command::Status { data_dir, url, mcp_token } => {
+        Command::Status { address: AddressFlags { data_dir, url, mcp_token } } => {
             let (url, token) = daemon_address(data_dir, url, mcp_token)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let text = runtime.block_on(orchestrator::status::report(&url, token.as_deref())).with_context(|| {
@@ -107,7 +107,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print_out(&text);
             Ok(())
         }
-        Command::Start { executor, workspace, branch, name, manual, data_dir, url, mcp_token, objective } => {
+        Command::Start { executor, workspace, branch, name, manual, address, objective } => {
+            let AddressFlags { data_dir, url, mcp_token } = address;
             let (url, token) = daemon_address(data_dir, url, mcp_token)?;
             let request = orchestrator::start::StartRequest {
                 executor,
