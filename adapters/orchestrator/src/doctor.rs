@@ -5,11 +5,8 @@
 //! changes nothing, and takes the store lock only for an instant when no daemon answers.
 
 use crate::client::McpClient;
-use crate::health::{HEALTH_PATH, Health};
-use crate::oauth::public_url::PublicUrl;
-use crate::paths::URL_FILE_NAME;
-use crate::serve::LISTEN_DEFAULT;
-use crate::token;
+use address::token;
+use address::{HEALTH_PATH, Health, LISTEN_DEFAULT, PublicUrl, URL_FILE_NAME};
 use axum::body::Bytes;
 use http_body_util::{BodyExt, Full};
 use serde_json::Value;

@@ -1,9 +1,9 @@
 //! The `orchestrator` binary's command line: every subcommand and flag, parsed by clap
 //! (`main.rs` hands each to the library).
 
+use address::LISTEN_DEFAULT;
 use clap::{Parser, Subcommand};
 use orchestrator::edge;
-use orchestrator::serve::LISTEN_DEFAULT;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 

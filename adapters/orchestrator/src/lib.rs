@@ -1,4 +1,6 @@
-//! The orchestrator daemon as a library: the binary (`main.rs`) only parses flags.
+//! The orchestrator daemon as a library: the binary (`main.rs`) only parses flags. Where
+//! the daemon keeps its files and how it is reached (data directory, MCP token, public URL,
+//! `/health`'s answer) is the `address` crate.
 //!
 //! # Layout
 //! - `engine_thread.rs`: [`EngineThread`] runs the runtime shell on the fjall store on a
@@ -24,8 +26,6 @@
 //! - `oauth/`: the OAuth 2.1 authorization server beside `/mcp`, on only with
 //!   `--public-url` (metadata, registration, authorize with the operator's approval on
 //!   the loopback admin API, tokens stored hashed in `DIR/oauth-grants.json`).
-//! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token`
-//!   (generated from the OS CSPRNG on first start, printed once).
 //! - `client.rs`: [`client::McpClient`], a small MCP-over-HTTP client (JSON-RPC, session
 //!   header, SSE or JSON answers) used by `orchestrator status`, the tests and the benchmark.
 //! - `status.rs`: `orchestrator status`, a read-only report for a person at a terminal.
@@ -33,7 +33,6 @@
 //!   worker in a directory, created and started through the MCP tools.
 //! - `control.rs`: `orchestrator worker pause|resume|continue|stop|answer`, one worker's
 //!   controls from a terminal, each one MCP tool call.
-//! - `paths.rs`: the default data directory.
 //!
 //! Architecture Invariant: the daemon performs engine mutations only through the
 //! runtime shell; a reply reaches a caller only after the store acknowledged the batch.
@@ -47,10 +46,8 @@ pub mod guard;
 pub mod health;
 pub mod logs;
 pub mod oauth;
-pub mod paths;
 pub mod serve;
 pub mod start;
 pub mod status;
-pub mod token;
 
 pub use engine_thread::{ChannelExecutors, EngineThread, NoExecutors};

@@ -2,13 +2,13 @@
 
 mod flags;
 
+use address::token;
+use address::{URL_FILE_NAME, daemon_address, default_data_dir};
 use anyhow::Context;
 use clap::Parser;
 use flags::{AddressFlags, Cli, Command, DaemonFlags, OauthCommand, StoreCommand, WorkerCommand};
-use orchestrator::paths::{URL_FILE_NAME, default_data_dir};
-use orchestrator::serve::{ExecutorOptions, LISTEN_DEFAULT, ServeOptions};
-use orchestrator::{NoExecutors, token};
-use std::path::PathBuf;
+use orchestrator::NoExecutors;
+use orchestrator::serve::{ExecutorOptions, ServeOptions};
 
 fn init_logs(level: &str) -> anyhow::Result<()> {
     orchestrator::logs::init(level).with_context(|| format!("bad --log-level {level}"))
@@ -24,27 +24,6 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
-}
-
-/// The running daemon's MCP URL (given, or the data directory's record of it, or the
-/// default address) and token (given, or the data directory's).
-fn daemon_address(
-    data_dir: Option<PathBuf>,
-    url: Option<String>,
-    mcp_token: Option<String>,
-) -> anyhow::Result<(String, Option<String>)> {
-    let dir = data_dir.unwrap_or_else(default_data_dir);
-    let url = match url {
-        Some(url) => url,
-        None => std::fs::read_to_string(dir.join(URL_FILE_NAME))
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| format!("http://{LISTEN_DEFAULT}/mcp")),
-    };
-    let token = match mcp_token {
-        Some(t) => Some(t),
-        None => token::read(&dir.join(token::TOKEN_FILE_NAME))?,
-    };
-    Ok((url, token))
 }
 
 /// The error and its causes on one line ("cannot listen on ...: address in use").

@@ -5,8 +5,8 @@ use crate::engine_thread::EngineThread;
 use crate::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
 use crate::health;
 use crate::oauth::{OAuth, OAuthOptions};
-use crate::paths::URL_FILE_NAME;
-use crate::token::{self, TokenSource};
+use address::URL_FILE_NAME;
+use address::token::{self, TokenSource};
 use anyhow::Context;
 use mcp::{McpConfig, OrchestratorMcp};
 use rmcp::ServiceExt;
@@ -20,8 +20,6 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-/// The default listen address: loopback only.
-pub const LISTEN_DEFAULT: &str = "127.0.0.1:7411";
 /// How long in-flight HTTP requests may take to finish after a shutdown signal.
 const DRAIN_MS_MAX: u64 = 10_000;
 /// How long open event streams are left before they are closed at shutdown, so that

@@ -3,9 +3,9 @@
 //! Token issue, refresh, revocation and checks are in `tokens.rs`. No HTTP here.
 
 use super::grants::{self, Client, GrantsFile};
-use super::public_url::PublicUrl;
 use super::redirect;
 use super::secrets;
+use address::PublicUrl;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

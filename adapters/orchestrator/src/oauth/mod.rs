@@ -1,7 +1,6 @@
 //! A small OAuth 2.1 authorization server beside `/mcp`, on only with `--public-url`:
 //! for ChatGPT and other clients that cannot send the static bearer token.
 //!
-//! - `public_url.rs`: the explicit public address (issuer, resource `<public>/mcp`).
 //! - `redirect.rs`: redirect URIs, exact-parsed, against the allowlist.
 //! - `secrets.rs`: random tokens and codes, SHA-256, PKCE S256, the human code.
 //! - `grants.rs`: `DIR/oauth-grants.json` (clients, grants, token hashes), atomic, 0600.
@@ -23,13 +22,12 @@ mod desk;
 pub mod grants;
 pub mod http;
 pub mod page;
-pub mod public_url;
 pub mod redirect;
 pub mod secrets;
 mod tokens;
 
+pub use address::PublicUrl;
 pub use authority::{Authority, Ttls};
-pub use public_url::PublicUrl;
 
 use axum::Router;
 use axum::routing::{any, get, post};
@@ -94,6 +92,12 @@ impl OAuthError {
             OAuthError::GrantsIo { .. } => "OAUTH_GRANTS_IO",
             OAuthError::Locked { .. } => "OAUTH_LOCKED",
         }
+    }
+}
+
+impl From<address::PublicUrlError> for OAuthError {
+    fn from(e: address::PublicUrlError) -> OAuthError {
+        OAuthError::PublicUrl(e.0)
     }
 }
 

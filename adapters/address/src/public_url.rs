@@ -2,7 +2,17 @@
 //! base of every endpoint and of the protected resource `<public>/mcp`; it is never
 //! derived from a request's `Host` or `X-Forwarded-*`.
 
-use super::OAuthError;
+/// Why `--public-url` is refused: the value and what is accepted instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("bad --public-url {0}")]
+pub struct PublicUrlError(pub String);
+
+impl PublicUrlError {
+    /// A stable code for the error (the OAuth server's, which it stops).
+    pub fn code(&self) -> &'static str {
+        "OAUTH_PUBLIC_URL"
+    }
+}
 
 /// A parsed public URL: `https://HOST[:PORT][/PREFIX]`, or loopback over plain HTTP.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,8 +28,8 @@ pub struct PublicUrl {
 impl PublicUrl {
     /// Parses `text`; anything but an https URL, or http on 127.0.0.1/localhost with a
     /// port, is refused with a sentence saying what is accepted.
-    pub fn parse(text: &str) -> Result<PublicUrl, OAuthError> {
-        let bad = |why: &str| OAuthError::PublicUrl(format!("{text:?}: {why}"));
+    pub fn parse(text: &str) -> Result<PublicUrl, PublicUrlError> {
+        let bad = |why: &str| PublicUrlError(format!("{text:?}: {why}"));
         let (scheme, rest) = if let Some(rest) = text.strip_prefix("https://") {
             ("https", rest)
         } else if let Some(rest) = text.strip_prefix("http://") {
