@@ -3,7 +3,6 @@
 
 use address::LISTEN_DEFAULT;
 use clap::{Parser, Subcommand};
-use orchestrator::edge;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 

@@ -4,11 +4,11 @@
 //! read from the parts `serve` mounted. For the operator only: a loopback `Host`, no
 //! `Origin` (no web page may read it) and the static MCP bearer token.
 
-use crate::guard::{LOOPBACK_HOSTS, constant_time_eq, host_name};
 use address::{HEALTH_PATH, Health, RefusedHelloView};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use edge::headers::{LOOPBACK_HOSTS, bearer, constant_time_eq, host_name};
 use std::sync::Arc;
 
 /// What the route reads.
@@ -63,7 +63,7 @@ fn refusal(headers: &HeaderMap, token: &str) -> Option<(StatusCode, &'static str
     if headers.contains_key(header::ORIGIN) {
         return Some((StatusCode::FORBIDDEN, "/health is not for web pages"));
     }
-    match crate::oauth::admin::bearer(headers) {
+    match bearer(headers) {
         Some(t) if constant_time_eq(t.as_bytes(), token.as_bytes()) => None,
         _ => Some((StatusCode::UNAUTHORIZED, "missing or wrong bearer token (the MCP token)")),
     }

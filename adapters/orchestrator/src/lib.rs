@@ -40,9 +40,7 @@
 pub mod client;
 pub mod control;
 pub mod doctor;
-pub mod edge;
 mod engine_thread;
-pub mod guard;
 pub mod health;
 pub mod logs;
 pub mod oauth;

@@ -10,12 +10,11 @@
 use super::OAuth;
 use super::authority::Refusal;
 use super::page;
-use crate::edge;
-use crate::guard::{LOOPBACK_HOSTS, constant_time_eq, host_name};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use edge::headers::{LOOPBACK_HOSTS, bearer, constant_time_eq, host_name};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
@@ -53,16 +52,6 @@ fn refused(oauth: &OAuth, request: &Request) -> Option<Response> {
         return Some(answer(StatusCode::UNAUTHORIZED, body));
     }
     None
-}
-
-/// The bearer token of `Authorization`, if any.
-pub fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim())
 }
 
 fn outcome<T>(result: Result<T, Refusal>, ok: impl FnOnce(T) -> Value) -> Response {

@@ -5,12 +5,11 @@
 use super::OAuth;
 use super::authority::{AuthorizeError, Poll, Refusal, SCOPE_MCP, SCOPES_SUPPORTED};
 use super::page;
-use crate::edge;
-use crate::guard::host_name;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
+use edge::headers::host_name;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

@@ -196,6 +196,38 @@ pub fn is_open_path(path: &str) -> bool {
     path.starts_with("/.well-known/") || path.starts_with("/oauth/")
 }
 
+/// Origins of the browser-side MCP clients accepted when OAuth is on.
+pub const CLIENT_ORIGINS: [&str; 3] = ["https://chatgpt.com", "https://claude.ai", "https://claude.com"];
+
+/// What the `/mcp` guard asks of the authorization server: its public host and clients'
+/// origins, its own routes (open), its access tokens and the 401 challenge.
+impl edge::guard::AccessTokens for OAuth {
+    fn public_host(&self) -> &str {
+        &self.public.host
+    }
+
+    fn client_origins(&self) -> Vec<String> {
+        CLIENT_ORIGINS.iter().map(|o| o.to_string()).collect()
+    }
+
+    fn is_own_route(&self, path: &str) -> bool {
+        let prefix = self.public.prefix.as_str();
+        let path = match path.strip_prefix(prefix) {
+            Some(rest) if !prefix.is_empty() && rest.starts_with('/') => rest,
+            _ => path,
+        };
+        is_open_path(path)
+    }
+
+    fn accepts(&self, token: &str) -> bool {
+        self.access_ok(token)
+    }
+
+    fn challenge(&self, token_sent: bool) -> String {
+        OAuth::challenge(self, token_sent)
+    }
+}
+
 /// Wall-clock time, Unix milliseconds (token lifetimes outlive restarts).
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)

@@ -44,7 +44,7 @@ pub fn sha256_hex(value: &str) -> String {
 /// PKCE S256: `BASE64URL(SHA256(verifier)) == challenge`, compared in constant time.
 pub fn s256_matches(verifier: &str, challenge: &str) -> bool {
     let computed = base64url(&Sha256::digest(verifier.as_bytes()));
-    crate::guard::constant_time_eq(computed.as_bytes(), challenge.as_bytes())
+    edge::headers::constant_time_eq(computed.as_bytes(), challenge.as_bytes())
 }
 
 /// The S256 challenge of `verifier` (for clients and tests).

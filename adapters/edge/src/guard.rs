@@ -5,9 +5,14 @@
 //! Checks run in that order, so a browser page on a rebound name learns nothing (403)
 //! before the token is even looked at (401). rmcp validates Host and Origin again and
 //! enforces the body cap while streaming; this layer answers earlier and uniformly.
+//!
+//! Access tokens of an authorization server are accepted beside the static token through
+//! [`AccessTokens`], which the `oauth` crate implements: the guard knows no OAuth type.
 
-use crate::edge;
-use crate::oauth::{self, OAuth};
+use crate::body::read_body;
+use crate::headers::{LOOPBACK_HOSTS, bearer, constant_time_eq, host_name, origin_host};
+use crate::idle::answering;
+use crate::limits::BODY_READ_TIMEOUT_MS_DEFAULT;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -15,8 +20,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
-/// Hosts always allowed: loopback names and addresses.
-pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 /// Largest accepted request body. The largest legitimate call (`worker_spawn` with 64
 /// acceptance criteria of 32 KiB each, JSON-escaped) stays well below it.
 pub const REQUEST_BODY_BYTES_MAX: usize = 4 * 1024 * 1024;
@@ -36,11 +39,28 @@ pub struct Guard {
     origins: Vec<String>,
     /// The authorization server, with `--public-url`: its routes pass without a token,
     /// and its access tokens are accepted on `/mcp` beside the static one.
-    oauth: Option<Arc<OAuth>>,
+    oauth: Option<Arc<dyn AccessTokens>>,
 }
 
-/// Origins of the browser-side MCP clients accepted when OAuth is on.
-pub const OAUTH_CLIENT_ORIGINS: [&str; 3] = ["https://chatgpt.com", "https://claude.ai", "https://claude.com"];
+/// What the guard asks of an authorization server whose access tokens it accepts beside
+/// the static token (the `oauth` crate's `OAuth` implements it). The seam that keeps the
+/// edge below the OAuth server: the server uses the edge's helpers, never the other way.
+pub trait AccessTokens: Send + Sync + std::fmt::Debug {
+    /// The public host name, lowercase: accepted in `Host` and `Origin`; a 401 on it
+    /// carries [`AccessTokens::challenge`].
+    fn public_host(&self) -> &str;
+    /// Origins accepted exactly besides the allowed hosts' (the server's browser-side
+    /// clients).
+    fn client_origins(&self) -> Vec<String>;
+    /// Whether the request path goes to one of the server's own routes: no bearer token
+    /// is needed there (they read their own bodies and check their own callers); Host and
+    /// Origin are checked as for every route.
+    fn is_own_route(&self, path: &str) -> bool;
+    /// Whether `token` is a live access token of the server.
+    fn accepts(&self, token: &str) -> bool;
+    /// The `WWW-Authenticate` value of a 401 on the public host.
+    fn challenge(&self, token_sent: bool) -> String;
+}
 
 impl Guard {
     /// A guard for `token`, accepting loopback plus `extra_hosts`.
@@ -56,19 +76,19 @@ impl Guard {
             token: token.to_string(),
             hosts,
             body_bytes_max,
-            body_read_timeout_ms: edge::BODY_READ_TIMEOUT_MS_DEFAULT,
+            body_read_timeout_ms: BODY_READ_TIMEOUT_MS_DEFAULT,
             origins: Vec::new(),
             oauth: None,
         }
     }
 
     /// With the authorization server: its public host accepted in `Host` and `Origin`,
-    /// ChatGPT's and Claude's origins accepted, its tokens accepted on `/mcp`.
-    pub fn with_oauth(mut self, oauth: Arc<OAuth>) -> Guard {
-        if !self.hosts.contains(&oauth.public.host) {
-            self.hosts.push(oauth.public.host.clone());
+    /// its clients' origins accepted, its tokens accepted on `/mcp`.
+    pub fn with_access_tokens(mut self, oauth: Arc<dyn AccessTokens>) -> Guard {
+        if !self.hosts.iter().any(|h| h == oauth.public_host()) {
+            self.hosts.push(oauth.public_host().to_string());
         }
-        self.origins = OAUTH_CLIENT_ORIGINS.iter().map(|o| o.to_string()).collect();
+        self.origins = oauth.client_origins();
         self.oauth = Some(oauth);
         self
     }
@@ -110,9 +130,9 @@ impl Guard {
         if let Some(refused) = self.check_origin(headers) {
             return Some(refused);
         }
-        let presented = oauth::admin::bearer(headers);
+        let presented = bearer(headers);
         let static_ok = presented.is_some_and(|t| constant_time_eq(t.as_bytes(), self.token.as_bytes()));
-        let oauth_ok = || presented.zip(self.oauth.as_ref()).is_some_and(|(t, o)| o.access_ok(t));
+        let oauth_ok = || presented.zip(self.oauth.as_ref()).is_some_and(|(t, o)| o.accepts(t));
         if !static_ok && !oauth_ok() {
             return Some((StatusCode::UNAUTHORIZED, "missing or wrong bearer token"));
         }
@@ -129,7 +149,7 @@ impl Guard {
     fn challenge(&self, headers: &HeaderMap) -> HeaderValue {
         let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).and_then(host_name);
         match &self.oauth {
-            Some(o) if host.is_some_and(|h| h == o.public.host) => {
+            Some(o) if host.is_some_and(|h| h == o.public_host()) => {
                 let sent = headers.get(header::AUTHORIZATION).is_some();
                 HeaderValue::from_str(&o.challenge(sent)).unwrap_or(HeaderValue::from_static("Bearer"))
             }
@@ -139,13 +159,7 @@ impl Guard {
 
     /// Whether the request goes to an OAuth route (no bearer needed there).
     fn is_oauth_route(&self, path: &str) -> bool {
-        let Some(o) = &self.oauth else { return false };
-        let prefix = o.public.prefix.as_str();
-        let path = match path.strip_prefix(prefix) {
-            Some(rest) if !prefix.is_empty() && rest.starts_with('/') => rest,
-            _ => path,
-        };
-        oauth::is_open_path(path)
+        self.oauth.as_ref().is_some_and(|o| o.is_own_route(path))
     }
 }
 
@@ -155,7 +169,7 @@ impl Guard {
 /// is not JSON, or JSON that is no JSON-RPC message, is a 400 with a JSON-RPC error.
 pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     if guard.is_oauth_route(request.uri().path()) {
-        // The OAuth endpoints read their own bodies with their own caps (oauth/http.rs);
+        // The OAuth endpoints read their own bodies with their own caps (the oauth crate);
         // Host and Origin are checked here as for every route.
         if let Some((status, why)) = guard.check_origin(request.headers()) {
             tracing::debug!(%status, why, "OAuth request refused");
@@ -174,7 +188,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
     // The credential has done its work: nothing behind the guard (rmcp, its logs) sees it.
     request.headers_mut().remove(header::AUTHORIZATION);
     let (parts, body) = request.into_parts();
-    let bytes = match edge::read_body(body, guard.body_bytes_max, guard.body_read_timeout_ms).await {
+    let bytes = match read_body(body, guard.body_bytes_max, guard.body_read_timeout_ms).await {
         Ok(bytes) => bytes,
         Err(e) => {
             tracing::debug!(code = e.code(), error = %e, "request body refused");
@@ -187,7 +201,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.split(';').next().is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json")));
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
-    let answering = edge::answering(&request);
+    let answering = answering(&request);
     let response = next.run(request).await;
     drop(answering);
     // rmcp answers a JSON body it cannot decode with 415; the media type was right, the
@@ -213,47 +227,6 @@ fn json_rpc_error(body: &[u8]) -> Response {
     (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], error.to_string()).into_response()
 }
 
-/// The host name of a `Host` header value, lowercase, without port or brackets.
-pub fn host_name(value: &str) -> Option<String> {
-    let value = value.trim();
-    let host = if let Some(rest) = value.strip_prefix('[') {
-        let (inside, after) = rest.split_once(']')?;
-        if !(after.is_empty() || after.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))) {
-            return None;
-        }
-        inside
-    } else {
-        match value.rsplit_once(':') {
-            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !h.contains(':') => h,
-            Some(_) => return None,
-            None => value,
-        }
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
-
-/// The host name of an `Origin` header value (`http(s)://host[:port]`); `null` and
-/// other schemes have none.
-pub fn origin_host(value: &str) -> Option<String> {
-    let rest = value.strip_prefix("http://").or_else(|| value.strip_prefix("https://"))?;
-    let authority = rest.split('/').next()?;
-    if authority.contains('@') {
-        return None;
-    }
-    host_name(authority)
-}
-
-/// Compares without an early exit, so the time taken does not tell how much matched.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for i in 0..a.len().max(b.len()) {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= usize::from(x ^ y);
-    }
-    diff == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,19 +237,6 @@ mod tests {
             h.insert(*k, HeaderValue::from_str(v).expect("header"));
         }
         h
-    }
-
-    #[test]
-    fn hosts_and_origins() {
-        assert_eq!(host_name("127.0.0.1:7411").as_deref(), Some("127.0.0.1"));
-        assert_eq!(host_name("[::1]:7411").as_deref(), Some("::1"));
-        assert_eq!(host_name("LocalHost").as_deref(), Some("localhost"));
-        assert_eq!(host_name("evil.example:80").as_deref(), Some("evil.example"));
-        assert_eq!(host_name("a:b:c"), None);
-        assert_eq!(origin_host("http://localhost:3000").as_deref(), Some("localhost"));
-        assert_eq!(origin_host("null"), None);
-        assert_eq!(origin_host("file://x"), None);
-        assert_eq!(origin_host("http://user@localhost"), None);
     }
 
     #[test]
