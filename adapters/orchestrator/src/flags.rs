@@ -251,13 +251,13 @@ pub(crate) struct OAuthFlags {
 }
 
 impl OAuthFlags {
-    pub(crate) fn options(&self) -> Option<orchestrator::oauth::OAuthOptions> {
+    pub(crate) fn options(&self) -> Option<oauth::OAuthOptions> {
         let public_url = self.public_url.clone()?;
-        let mut ttls = orchestrator::oauth::Ttls::default();
+        let mut ttls = oauth::Ttls::default();
         ttls.access_ms = self.oauth_access_ttl_ms.unwrap_or(ttls.access_ms);
         ttls.code_ms = self.oauth_code_ttl_ms.unwrap_or(ttls.code_ms);
         ttls.pending_ms = self.oauth_pending_ttl_ms.unwrap_or(ttls.pending_ms);
-        Some(orchestrator::oauth::OAuthOptions { public_url, redirect_allow: self.oauth_redirect_allow.clone(), ttls })
+        Some(oauth::OAuthOptions { public_url, redirect_allow: self.oauth_redirect_allow.clone(), ttls })
     }
 }
 

@@ -43,7 +43,6 @@ pub mod doctor;
 mod engine_thread;
 pub mod health;
 pub mod logs;
-pub mod oauth;
 pub mod serve;
 pub mod start;
 pub mod status;

@@ -239,7 +239,6 @@ fn worker_command(command: WorkerCommand) -> anyhow::Result<()> {
 
 fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
     use axum::http::Method;
-    use orchestrator::oauth;
     use serde_json::json;
     let (daemon, method, verb, body) = match command {
         OauthCommand::Pending { daemon } => (daemon, Method::GET, "pending", None),

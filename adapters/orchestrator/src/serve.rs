@@ -2,13 +2,13 @@
 
 use crate::engine_thread::EngineThread;
 use crate::health;
-use crate::oauth::{OAuth, OAuthOptions};
 use address::URL_FILE_NAME;
 use address::token::{self, TokenSource};
 use anyhow::Context;
 use edge::EdgeLimits;
 use edge::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
 use mcp::{McpConfig, OrchestratorMcp};
+use oauth::{OAuth, OAuthOptions};
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};

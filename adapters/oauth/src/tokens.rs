@@ -2,9 +2,9 @@
 //! rotation (a reused refresh token revokes its whole grant), revocation (RFC 7009),
 //! the resource server's check of an access token, and the operator's grant list.
 
-use super::authority::{Authority, Refusal, normalize_scope, random_failed};
-use super::grants::Grant;
-use super::secrets;
+use crate::authority::{Authority, Refusal, normalize_scope, random_failed};
+use crate::grants::Grant;
+use crate::secrets;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 

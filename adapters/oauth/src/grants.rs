@@ -4,7 +4,7 @@
 //! silent empty start. `DIR/oauth.lock` is held by the daemon while OAuth is on, so the
 //! CLI edits the file only when no daemon serves it.
 
-use super::OAuthError;
+use crate::error::OAuthError;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;

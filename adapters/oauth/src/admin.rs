@@ -7,9 +7,9 @@
 //! from loopback to the token-guarded `/executor` (`desk.rs`; the bridge refuses a remote
 //! one with `LOOPBACK_REQUIRED`); nothing an OAuth client sends approves.
 
-use super::OAuth;
-use super::authority::Refusal;
-use super::page;
+use crate::authority::Refusal;
+use crate::page;
+use crate::server::{OAuth, now_ms};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{Method, StatusCode, header};
@@ -82,7 +82,7 @@ pub async fn admin(State(oauth): State<Arc<OAuth>>, request: Request) -> Respons
         json!({})
     };
     let text = |k: &str| body.get(k).and_then(Value::as_str).map(String::from);
-    let now = super::now_ms();
+    let now = now_ms();
     let mut authority = oauth.authority();
     match (method, verb.as_str()) {
         (Method::GET, "pending") => answer(StatusCode::OK, authority.pending_list(now)),

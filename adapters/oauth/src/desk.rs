@@ -4,8 +4,9 @@
 //! hands out codes shown on consent pages, names, hosts, scopes and times; never a
 //! token, hash or browser handle.
 
-use super::authority::{Decision, Refusal};
-use super::{OAuth, now_ms, redirect};
+use crate::authority::{Decision, Refusal};
+use crate::redirect;
+use crate::server::{OAuth, now_ms};
 use bridge::{GrantAction, GrantDesk, OAuthGrantOut, OAuthPendingOut, OAuthRequestOut, oauth_codes};
 use wire::ErrorOut;
 

@@ -2,15 +2,15 @@
 //! host), registration, authorize and the consent poll, token and revocation. Bodies are
 //! read through `edge::read_body` with the caps below; answers are never cached.
 
-use super::OAuth;
-use super::authority::{AuthorizeError, Poll, Refusal, SCOPE_MCP, SCOPES_SUPPORTED};
-use super::page;
+use crate::authority::{AuthorizeError, Poll, Refusal, SCOPE_MCP, SCOPES_SUPPORTED};
+use crate::form::{encode, parse_form};
+use crate::page;
+use crate::server::{OAuth, now_ms};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use edge::headers::host_name;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,32 +21,6 @@ pub const REGISTER_BODY_BYTES_MAX: usize = 16 * 1024;
 pub const TOKEN_BODY_BYTES_MAX: usize = 8 * 1024;
 /// Longest query string of `/oauth/authorize` and `/oauth/consent`, in bytes.
 pub const QUERY_BYTES_MAX: usize = 8 * 1024;
-/// Parameters in one form or query.
-const PARAMS_MAX: usize = 32;
-
-/// What stays unescaped in a query value: RFC 3986 unreserved characters.
-const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
-
-/// Percent-encodes a query value.
-pub fn encode(value: &str) -> String {
-    utf8_percent_encode(value, QUERY_VALUE).to_string()
-}
-
-/// Decodes `application/x-www-form-urlencoded` (forms and queries). A repeated
-/// parameter, bad UTF-8 or too many parameters is `None` (RFC 6749 §3.1).
-pub fn parse_form(text: &str) -> Option<BTreeMap<String, String>> {
-    let mut out = BTreeMap::new();
-    for pair in text.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let decode = |s: &str| percent_decode_str(&s.replace('+', " ")).decode_utf8().ok().map(|c| c.into_owned());
-        let (k, v) = (decode(k)?, decode(v)?);
-        if out.insert(k, v).is_some() || out.len() > PARAMS_MAX {
-            return None;
-        }
-    }
-    Some(out)
-}
-
 fn json_answer(status: StatusCode, body: Value) -> Response {
     let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
     page::harden(&mut response);
@@ -132,7 +106,7 @@ pub async fn register(State(oauth): State<Arc<OAuth>>, request: Request) -> Resp
         let r = Refusal::new("invalid_client_metadata", "the body must be JSON client metadata");
         return refusal(StatusCode::BAD_REQUEST, &r);
     };
-    match oauth.authority().register(&metadata, super::now_ms()) {
+    match oauth.authority().register(&metadata, now_ms()) {
         Ok(client) => json_answer(StatusCode::CREATED, client),
         Err(r) if r.error == "temporarily_unavailable" => refusal(StatusCode::TOO_MANY_REQUESTS, &r),
         Err(r) if r.error == "server_error" => refusal(StatusCode::INTERNAL_SERVER_ERROR, &r),
@@ -154,7 +128,7 @@ pub async fn authorize(State(oauth): State<Arc<OAuth>>, request: Request) -> Res
     let Some(q) = query(&request) else {
         return page::error(StatusCode::BAD_REQUEST, "malformed authorization request");
     };
-    let result = oauth.authority().authorize(&q, super::now_ms());
+    let result = oauth.authority().authorize(&q, now_ms());
     match result {
         Ok(handle) => consent_poll(&oauth, &handle),
         Err(AuthorizeError::Page(message)) => page::error(StatusCode::BAD_REQUEST, &message),
@@ -168,7 +142,7 @@ fn no_store(mut response: Response) -> Response {
 }
 
 fn consent_poll(oauth: &OAuth, handle: &str) -> Response {
-    let poll = oauth.authority().poll(handle, super::now_ms());
+    let poll = oauth.authority().poll(handle, now_ms());
     match poll {
         Poll::Waiting { human_code, client_name, redirect_host, scope } => {
             let url = oauth.public.endpoint(&format!("/oauth/consent?request={}", encode(handle)));
@@ -195,7 +169,7 @@ pub async fn token(State(oauth): State<Arc<OAuth>>, request: Request) -> Respons
         Ok(form) => form,
         Err(response) => return response,
     };
-    let result = oauth.authority().token(&form, super::now_ms());
+    let result = oauth.authority().token(&form, now_ms());
     match result {
         Ok(tokens) => json_answer(StatusCode::OK, tokens),
         Err(r) if r.error == "server_error" => refusal(StatusCode::INTERNAL_SERVER_ERROR, &r),
@@ -222,19 +196,4 @@ pub async fn revoke(State(oauth): State<Arc<OAuth>>, request: Request) -> Respon
 /// A 404 for any other `/oauth/…` path, uncached.
 pub async fn not_found(_body: Body) -> Response {
     no_store(StatusCode::NOT_FOUND.into_response())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn forms_decode_once_each() {
-        let f = parse_form("a=1&b=x+y%2Fz&c=").expect("form");
-        assert_eq!(f.get("b").map(String::as_str), Some("x y/z"));
-        assert_eq!(f.get("c").map(String::as_str), Some(""));
-        assert_eq!(parse_form("a=1&a=2"), None);
-        assert_eq!(parse_form("a=%FF"), None);
-        assert_eq!(encode("a b/c~"), "a%20b%2Fc~");
-    }
 }

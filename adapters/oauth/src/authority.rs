@@ -2,9 +2,10 @@
 //! authorization requests waiting for the operator, approval, and the one-time codes.
 //! Token issue, refresh, revocation and checks are in `tokens.rs`. No HTTP here.
 
-use super::grants::{self, Client, GrantsFile};
-use super::redirect;
-use super::secrets;
+use crate::form::encode;
+use crate::grants::{self, Client, GrantsFile};
+use crate::redirect;
+use crate::secrets;
 use address::PublicUrl;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -135,18 +136,18 @@ pub enum Poll {
 /// The authorization server.
 #[derive(Debug)]
 pub struct Authority {
-    pub(super) public: PublicUrl,
-    pub(super) redirect_allow: Vec<String>,
-    pub(super) ttls: Ttls,
-    pub(super) dir: PathBuf,
+    pub(crate) public: PublicUrl,
+    pub(crate) redirect_allow: Vec<String>,
+    pub(crate) ttls: Ttls,
+    pub(crate) dir: PathBuf,
     /// Durable: clients and grants.
-    pub(super) file: GrantsFile,
+    pub(crate) file: GrantsFile,
     /// By the hash of the browser handle.
-    pub(super) pending: BTreeMap<String, Pending>,
+    pub(crate) pending: BTreeMap<String, Pending>,
     /// By the hash of the code.
-    pub(super) codes: BTreeMap<String, Code>,
+    pub(crate) codes: BTreeMap<String, Code>,
     /// Times of recent registrations (the rate window).
-    pub(super) registrations: Vec<u64>,
+    pub(crate) registrations: Vec<u64>,
 }
 
 impl Authority {
@@ -171,7 +172,7 @@ impl Authority {
 
     /// Applies `change` to the durable state and writes it; on a failed write the
     /// state is put back and the caller gets `server_error`.
-    pub(super) fn persist<T>(&mut self, change: impl FnOnce(&mut GrantsFile) -> T) -> Result<T, Refusal> {
+    pub(crate) fn persist<T>(&mut self, change: impl FnOnce(&mut GrantsFile) -> T) -> Result<T, Refusal> {
         let before = self.file.clone();
         let out = change(&mut self.file);
         if let Err(e) = grants::save(&self.dir, &self.file) {
@@ -402,13 +403,13 @@ impl Authority {
     }
 
     /// Drops requests past their lifetime.
-    pub(super) fn expire(&mut self, now_ms: u64) {
+    pub(crate) fn expire(&mut self, now_ms: u64) {
         let ttl = self.ttls.pending_ms;
         self.pending.retain(|_, p| now_ms.saturating_sub(p.created_ms) < ttl);
     }
 
     /// `redirect_uri` with `params`, `state` and `iss` (RFC 9207: on every redirect).
-    pub(super) fn redirect_url(&self, redirect_uri: &str, state: Option<&str>, params: &[(&str, &str)]) -> String {
+    pub(crate) fn redirect_url(&self, redirect_uri: &str, state: Option<&str>, params: &[(&str, &str)]) -> String {
         let mut url = redirect_uri.to_string();
         let mut sep = if url.contains('?') { '&' } else { '?' };
         let issuer = self.public.issuer();
@@ -417,7 +418,7 @@ impl Authority {
             url.push(sep);
             url.push_str(k);
             url.push('=');
-            url.push_str(&super::http::encode(v));
+            url.push_str(&encode(v));
             sep = '&';
         }
         url
@@ -442,6 +443,6 @@ pub fn normalize_scope(scope: Option<&str>) -> Option<String> {
     Some(out.join(" "))
 }
 
-pub(super) fn random_failed() -> Refusal {
+pub(crate) fn random_failed() -> Refusal {
     Refusal::new("server_error", "the OS random source failed")
 }
