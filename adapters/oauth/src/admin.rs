@@ -1,6 +1,6 @@
 //! The operator's side: a loopback-only admin API (`/oauth/admin/…`: list waiting
-//! requests, approve, deny, list grants, revoke) behind the static MCP token, and the
-//! client the `orchestrator oauth` commands use to reach it.
+//! requests, approve, deny, list grants, revoke) behind the static MCP token (the
+//! `orchestrator oauth` commands reach it with the `console` crate's client).
 //!
 //! Architecture Invariant: a grant exists only after the operator approved its request
 //! here, from loopback, with the static token, or from an operator executor connected
@@ -10,21 +10,16 @@
 use crate::authority::Refusal;
 use crate::page;
 use crate::server::{OAuth, now_ms};
-use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use edge::headers::{LOOPBACK_HOSTS, bearer, constant_time_eq, host_name};
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Largest admin request body, in bytes.
 pub const ADMIN_BODY_BYTES_MAX: usize = 4 * 1024;
-/// How long the CLI waits for the daemon's answer, in milliseconds.
-pub const ADMIN_CALL_TIMEOUT_MS: u64 = 10_000;
 
 fn answer(status: StatusCode, body: Value) -> Response {
     let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
@@ -106,71 +101,5 @@ pub async fn admin(State(oauth): State<Arc<OAuth>>, request: Request) -> Respons
             outcome(authority.revoke_grants(id.as_deref()), |n| json!({"revoked": n}))
         }
         _ => answer(StatusCode::NOT_FOUND, json!({"error": "not_found"})),
-    }
-}
-
-/// Why the CLI could not get an answer from the daemon.
-#[derive(Debug, thiserror::Error)]
-pub enum AdminCallError {
-    /// Nothing listens there (the daemon is not running).
-    #[error("cannot reach the daemon at {addr}: {source}")]
-    Unreachable {
-        /// `host:port`.
-        addr: String,
-        /// The connection error.
-        source: std::io::Error,
-    },
-    /// The exchange failed or timed out.
-    #[error("the daemon's admin API failed: {0}")]
-    Http(String),
-}
-
-impl AdminCallError {
-    /// A stable code for the error.
-    pub fn code(&self) -> &'static str {
-        match self {
-            AdminCallError::Unreachable { .. } => "ADMIN_UNREACHABLE",
-            AdminCallError::Http(_) => "ADMIN_HTTP",
-        }
-    }
-}
-
-/// One admin call: `method` on `http://{addr}/oauth/admin/{verb}` with the static token.
-/// Returns the status and the JSON answer.
-pub async fn call(
-    addr: &str,
-    token: &str,
-    method: Method,
-    verb: &str,
-    body: Option<Value>,
-) -> Result<(u16, Value), AdminCallError> {
-    let exchange = async {
-        let stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .map_err(|source| AdminCallError::Unreachable { addr: addr.to_string(), source })?;
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| AdminCallError::Http(e.to_string()))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        let bytes = body.map(|b| b.to_string()).unwrap_or_default();
-        let request = hyper::Request::builder()
-            .method(method)
-            .uri(format!("/oauth/admin/{verb}"))
-            .header(header::HOST, addr)
-            .header(header::AUTHORIZATION, format!("Bearer {token}"))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(bytes)))
-            .map_err(|e| AdminCallError::Http(e.to_string()))?;
-        let response = sender.send_request(request).await.map_err(|e| AdminCallError::Http(e.to_string()))?;
-        let status = response.status().as_u16();
-        let bytes = response.into_body().collect().await.map_err(|e| AdminCallError::Http(e.to_string()))?.to_bytes();
-        let value = serde_json::from_slice(&bytes).unwrap_or_else(|_| json!({"text": String::from_utf8_lossy(&bytes)}));
-        Ok((status, value))
-    };
-    match tokio::time::timeout(std::time::Duration::from_millis(ADMIN_CALL_TIMEOUT_MS), exchange).await {
-        Ok(result) => result,
-        Err(_) => Err(AdminCallError::Http(format!("no answer within {ADMIN_CALL_TIMEOUT_MS} ms"))),
     }
 }

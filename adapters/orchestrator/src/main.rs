@@ -80,7 +80,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status { address: AddressFlags { data_dir, url, mcp_token } } => {
             let (url, token) = daemon_address(data_dir, url, mcp_token)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let text = runtime.block_on(orchestrator::status::report(&url, token.as_deref())).with_context(|| {
+            let text = runtime.block_on(console::status::report(&url, token.as_deref())).with_context(|| {
                 format!("cannot read the daemon's state at {url} (is `orchestrator serve` running?)")
             })?;
             print_out(&text);
@@ -89,7 +89,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Start { executor, workspace, branch, name, manual, address, objective } => {
             let AddressFlags { data_dir, url, mcp_token } = address;
             let (url, token) = daemon_address(data_dir, url, mcp_token)?;
-            let request = orchestrator::start::StartRequest {
+            let request = console::start::StartRequest {
                 executor,
                 directory: workspace,
                 branch,
@@ -98,15 +98,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 auto_resume: !manual,
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let text = runtime.block_on(orchestrator::start::start(&url, token.as_deref(), request))?;
+            let text = runtime.block_on(console::start::start(&url, token.as_deref(), request))?;
             print_out(&text);
             Ok(())
         }
         Command::Doctor { data_dir, mcp_token } => {
-            let options =
-                orchestrator::doctor::DoctorOptions { data_dir: data_dir.unwrap_or_else(default_data_dir), mcp_token };
+            let options = console::doctor::DoctorOptions {
+                data_dir: data_dir.unwrap_or_else(default_data_dir),
+                mcp_token,
+                executor_token_file_name: bridge::server::TOKEN_FILE_NAME,
+            };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let report = runtime.block_on(orchestrator::doctor::run(&options));
+            let report = runtime.block_on(console::doctor::run(&options));
             print_out(&report.text(&options.data_dir));
             if !report.healthy() {
                 std::process::exit(1);
@@ -221,7 +224,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 /// Runs an `oauth` command against the running daemon's admin API; `list` and `revoke`
 /// fall back to the grants file (under its lock) when no daemon answers.
 fn worker_command(command: WorkerCommand) -> anyhow::Result<()> {
-    use orchestrator::control::Action;
+    use console::control::Action;
     let (worker, action, daemon) = match command {
         WorkerCommand::Pause { worker, after_current_turn: false, daemon } => (worker, Action::Pause, daemon),
         WorkerCommand::Pause { worker, after_current_turn: true, daemon } => (worker, Action::PauseAfterTurn, daemon),
@@ -233,7 +236,7 @@ fn worker_command(command: WorkerCommand) -> anyhow::Result<()> {
     let DaemonFlags { data_dir, mcp_token } = daemon;
     let (url, token) = daemon_address(data_dir, None, mcp_token)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    print_out(&runtime.block_on(orchestrator::control::perform(&url, token.as_deref(), &worker, action))?);
+    print_out(&runtime.block_on(console::control::perform(&url, token.as_deref(), &worker, action))?);
     Ok(())
 }
 
@@ -257,11 +260,12 @@ fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
             .with_context(|| format!("no MCP token in {} (give --mcp-token)", dir.display()))?,
     };
     let url = std::fs::read_to_string(dir.join(URL_FILE_NAME)).map(|s| s.trim().to_string()).ok();
-    let addr = url.as_deref().and_then(|u| orchestrator::client::parse_url(u).ok()).map(|(a, _)| a);
+    let addr = url.as_deref().and_then(|u| console::client::parse_url(u).ok()).map(|(a, _)| a);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let answer =
-        addr.as_ref().map(|addr| runtime.block_on(oauth::admin::call(addr, &token, method, verb, body.clone())));
-    let offline = matches!(answer, None | Some(Err(oauth::admin::AdminCallError::Unreachable { .. })));
+    let answer = addr
+        .as_ref()
+        .map(|addr| runtime.block_on(console::oauth_admin::call(addr, &token, method, verb, body.clone())));
+    let offline = matches!(answer, None | Some(Err(console::oauth_admin::AdminCallError::Unreachable { .. })));
     if offline {
         // No daemon: only the durable commands make sense, on the file, under its lock.
         let value = match (verb, &body) {

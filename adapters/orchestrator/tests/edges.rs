@@ -5,8 +5,8 @@
 
 mod support;
 
+use console::client::McpClient;
 use futures_util::{SinkExt, StreamExt};
-use orchestrator::client::McpClient;
 use serde_json::json;
 use std::time::{Duration, Instant};
 use support::{Daemon, TOKEN};

@@ -7,11 +7,11 @@
 mod support;
 
 use axum::body::Bytes;
+use console::client::McpClient;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use oauth::form::{encode, parse_form};
 use oauth::secrets::s256_challenge;
-use orchestrator::client::McpClient;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -7,8 +7,8 @@
 use crate::client::McpClient;
 use address::token;
 use address::{HEALTH_PATH, Health, LISTEN_DEFAULT, PublicUrl, URL_FILE_NAME};
-use axum::body::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
 use serde_json::Value;
 use std::fmt::Write;
 use std::fs::{File, TryLockError};
@@ -29,6 +29,9 @@ pub struct DoctorOptions {
     pub data_dir: PathBuf,
     /// The MCP token given by flag or environment (a daemon started with `--mcp-token`).
     pub mcp_token: Option<String>,
+    /// The executor token's file name in the data directory (the bridge's
+    /// `TOKEN_FILE_NAME`, given by the composition root: this crate does not link the bridge).
+    pub executor_token_file_name: &'static str,
 }
 
 /// One check's verdict.
@@ -112,7 +115,7 @@ pub async fn run(options: &DoctorOptions) -> Report {
     checks.push(daemon);
     checks.push(check_data_dir(dir));
     checks.push(check_store_lock(dir, &reached));
-    checks.push(check_tokens(dir, options.mcp_token.is_some()));
+    checks.push(check_tokens(dir, options.mcp_token.is_some(), options.executor_token_file_name));
     checks.push(check_executors(&reached, &mcp_url));
     checks.push(check_public(&reached, &mcp_url).await);
     checks.push(Check {
@@ -255,10 +258,10 @@ fn check_store_lock(dir: &Path, reached: &Reached) -> Check {
     }
 }
 
-fn check_tokens(dir: &Path, mcp_given: bool) -> Check {
+fn check_tokens(dir: &Path, mcp_given: bool, executor_token_file_name: &str) -> Check {
     let name = "tokens";
     let mut seen = Vec::new();
-    for (file, what) in [(token::TOKEN_FILE_NAME, "MCP"), (bridge::server::TOKEN_FILE_NAME, "executor")] {
+    for (file, what) in [(token::TOKEN_FILE_NAME, "MCP"), (executor_token_file_name, "executor")] {
         let path = dir.join(file);
         let meta = match std::fs::metadata(&path) {
             Ok(meta) => meta,

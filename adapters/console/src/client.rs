@@ -3,8 +3,8 @@
 //! Used by `orchestrator status`, the integration tests and the benchmark.
 
 use anyhow::{Context, bail};
-use axum::body::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
