@@ -19,8 +19,10 @@
 //!    is for.
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
 //! 10. [`crate::tidy_extension::check_no_skipped_tests`]: no extension test is skipped.
+//! 11. [`crate::tidy_imports::check_import_circles`]: no import circle between the
+//!     top-level modules of one crate (for the crates that have none left).
 
-use crate::tidy_extension;
+use crate::{tidy_extension, tidy_imports};
 use std::fmt;
 use std::fs;
 use std::io;
@@ -104,6 +106,8 @@ pub enum Rule {
     ExtensionPurity,
     /// Rule 10: no extension test is skipped.
     NoSkippedScriptTests,
+    /// Rule 11: no import circle between the top-level modules of one crate.
+    ImportCircle,
 }
 
 impl Rule {
@@ -120,6 +124,7 @@ impl Rule {
             Rule::ExtensionHeader => "extension-header",
             Rule::ExtensionPurity => "extension-purity",
             Rule::NoSkippedScriptTests => "no-skipped-script-tests",
+            Rule::ImportCircle => "import-circle",
         }
     }
 }
@@ -266,6 +271,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(tidy_extension::check_core_purity(script));
         out.extend(tidy_extension::check_no_skipped_tests(script));
     }
+    out.extend(tidy_imports::check_import_circles(&workspace.rust_files));
     out.extend(check_architecture(&workspace.root_manifest, workspace.architecture.as_deref()));
     out.sort();
     out
