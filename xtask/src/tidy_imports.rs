@@ -8,9 +8,9 @@
 //! every `super::…::x` path that climbs to the crate root, is an edge `m -> x` when `x` is
 //! a top-level module of the crate (`use crate::{x, y::Z}` groups too, across lines). A
 //! name the crate root re-exports (`pub use x::Item;` in `lib.rs`) counts as its module's,
-//! so `crate::Item` is an edge to `x`. Only production code counts: comments, literals and the test
-//! code after the `#[cfg(test)]` marker are left out. The crate root itself is no module:
-//! `lib.rs` and `main.rs` wire the modules together.
+//! so `crate::Item` is an edge to `x`. Only production code counts: comments, string and
+//! character literals and the test code after the `#[cfg(test)]` marker are left out. The
+//! crate root itself is no module: `lib.rs` and `main.rs` wire the modules together.
 //!
 //! The rule holds for the crates in [`CIRCLE_FREE_CRATES`]; a crate joins the list once it
 //! has no circle left.
