@@ -27,9 +27,9 @@
 #[path = "../tests/harness/mod.rs"]
 mod harness;
 
+use cli_executor::base::mcp::{McpServer, url_from_daemon};
+use cli_executor::base::settings::Settings;
 use cli_executor::connection::{Options, run};
-use cli_executor::mcp::{McpServer, url_from_daemon};
-use cli_executor::worker::Settings;
 use engine::op::Operation;
 use engine::policy::{Mode, PolicyPatch};
 use serde_json::{Value, json};

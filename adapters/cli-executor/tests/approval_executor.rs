@@ -6,9 +6,9 @@
 mod harness;
 
 use bridge::{ApprovalDecisionWire, KindWire, OutcomeWire, StateName};
+use cli_executor::base::worker::Out;
 use cli_executor::codex::Approvals;
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::run::router::{Executor, Reply};
 use engine::ids::WorkerId;
 use harness::{Binary, dirs, next_report as until, outcome, result_of, settings, state};
 

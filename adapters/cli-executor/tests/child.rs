@@ -5,13 +5,13 @@
 
 mod support;
 
-use cli_executor::child::{Child, ENV_PASS_DEFAULT, Spawn};
+use cli_executor::base::child::{Child, ENV_PASS_DEFAULT, Spawn};
+use cli_executor::base::group;
+use cli_executor::base::lease::{Leases, Reaped};
+use cli_executor::base::limits::{LINE_BYTES_MAX, STOP_GRACE_MS};
+use cli_executor::base::pump::{Event, Gate, Session};
+use cli_executor::codex::home::CONFIG_TOML_BASE;
 use cli_executor::codex::{Codex, Config, Effect, Outcome};
-use cli_executor::group;
-use cli_executor::home::CONFIG_TOML_BASE;
-use cli_executor::lease::{Leases, Reaped};
-use cli_executor::limits::{LINE_BYTES_MAX, STOP_GRACE_MS};
-use cli_executor::pump::{Event, Gate, Session};
 use engine::effect::CommandKind::{Create, Inspect, Send};
 use engine::ids::WorkerId;
 use engine::model::ConversationState::{Generating, Idle};

@@ -11,9 +11,9 @@ mod harness;
 
 use bridge::{ApprovalDecisionWire, ApprovalWire, KindWire, OutcomeWire, StateName};
 use claude_harness::{Claude, MockApi, WORKER, config_home, frame, settings};
+use cli_executor::base::worker::Out;
 use cli_executor::codex::Approvals;
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::run::router::{Executor, Reply};
 use harness::{dirs, next_report as until, outcome, result_of, state};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::Receiver;

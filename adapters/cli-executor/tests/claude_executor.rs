@@ -11,8 +11,8 @@ use bridge::{ErrorKindWire, KindWire, LandedWire, OutcomeWire, StateName};
 use claude_harness::{
     Claude, MockApi, WORKER, claudes, config_home, frame, landed, nonce, settings, state_of, taken_in,
 };
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Executor, Reply};
 use harness::{dirs, next_report as until, outcome, result_of, state};
 use serde_json::Value;
 use std::path::Path;
@@ -248,7 +248,7 @@ async fn a_child_that_ignores_sigterm_and_forks_is_ended_as_a_group() {
     no_reply(&mut executor, &frame(4, KindWire::Create, "", "a new session")).await;
     until(&mut reports, "the new create", result_of(4)).await;
     for pid in [leader, grandchild] {
-        let gone = cli_executor::group::members(leader).is_empty();
+        let gone = cli_executor::base::group::members(leader).is_empty();
         assert!(gone, "group {leader} still has members");
         let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
         assert!(!alive, "{pid} outlived the stop");
@@ -328,7 +328,7 @@ async fn without_the_mcp_server_no_child_starts_and_the_create_fails_definitely(
     let dirs = dirs();
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let mut settings = settings(&dirs, &Claude::Sim(Vec::new()));
-    settings.mcp = Some(cli_executor::mcp::McpServer {
+    settings.mcp = Some(cli_executor::base::mcp::McpServer {
         url: format!("http://127.0.0.1:{closed}/mcp"),
         token: "a-token-0123456789abcdef".into(),
     });
@@ -373,7 +373,7 @@ async fn a_repositorys_own_stop_hook_does_not_run_in_a_worker_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_landing_journaled_before_the_state_it_names_is_said_again_after_a_restart() {
-    use cli_executor::journal::{Journal, Landing};
+    use cli_executor::base::journal::{Journal, Landing};
     let dirs = dirs();
     let steer = match bridge::decode_daemon(&frame(2, KindWire::Steer, "claude:session/s-1", "a steer"), 1 << 20) {
         Ok(bridge::DaemonMessage::Command(command)) => command,

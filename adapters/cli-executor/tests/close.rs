@@ -11,8 +11,8 @@ mod claude_harness;
 mod harness;
 
 use bridge::{KindWire, OutcomeWire, StateName};
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Executor, Reply};
 use engine::ids::WorkerId;
 use harness::{Binary, Dirs, dirs, next_report as until, outcome, result_of, settings, state};
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ fn leased_group(dirs: &Dirs, worker: WorkerId) -> Option<i32> {
 
 /// Whether any process of group `pgid` still runs something.
 fn group_lives(pgid: i32) -> bool {
-    !cli_executor::group::members(pgid).is_empty()
+    !cli_executor::base::group::members(pgid).is_empty()
 }
 
 /// Waits until `worker` holds no lease and its group `pgid` has no live member.

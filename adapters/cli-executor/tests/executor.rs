@@ -8,8 +8,8 @@
 mod harness;
 
 use bridge::{KindWire, OutcomeWire, StateName};
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Executor, Reply};
 use engine::ids::WorkerId;
 use harness::{Binary, MockModel, binaries, dirs, next_report as until, outcome, result_of, settings, state, taken_in};
 

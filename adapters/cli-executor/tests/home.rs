@@ -9,10 +9,11 @@
 mod harness;
 
 use bridge::{KindWire, OutcomeWire, StateName};
-use cli_executor::executor::Executor;
-use cli_executor::home::{AUTH_FILE_NAME, check_auth_file, config_toml};
-use cli_executor::mcp::McpServer;
-use cli_executor::worker::Out;
+use cli_executor::base::child::AUTH_FILE_NAME;
+use cli_executor::base::mcp::McpServer;
+use cli_executor::base::worker::Out;
+use cli_executor::codex::home::{check_auth_file, config_toml};
+use cli_executor::run::router::Executor;
 use engine::ids::WorkerId;
 use harness::{Binary, MockModel, dirs, frame, next_report, real_codex, settings};
 
