@@ -5,6 +5,9 @@
 //! again (a larger `seq` would read as a new turn end); where a steer landed is journaled
 //! with the command, then sent (`steer.landed`). The [`gate`] journals a prompt's
 //! submission (and a create's binding) before its line is written to the child.
+//!
+//! Called books, not a ledger: the simulator's `ledger.rs` is what hosts observed, for its
+//! checkers; these are what one worker of this executor told the daemon.
 
 use crate::base::journal::{Bound, Entry, Journal, Landing};
 use crate::base::pump::Gate;
@@ -20,7 +23,7 @@ use engine::model::ConversationState;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One worker's reports, journaled first.
-pub struct Ledger {
+pub struct Books {
     worker: WorkerId,
     shared: Shared,
     /// The latest state of a conversation being created (published once its create
@@ -28,10 +31,10 @@ pub struct Ledger {
     creating: Option<(String, Report)>,
 }
 
-impl Ledger {
+impl Books {
     /// The books of `worker`.
-    pub fn new(worker: WorkerId, shared: Shared) -> Ledger {
-        Ledger { worker, shared, creating: None }
+    pub fn new(worker: WorkerId, shared: Shared) -> Books {
+        Books { worker, shared, creating: None }
     }
 
     /// The journal, locked.
@@ -115,7 +118,7 @@ impl Ledger {
         self.publish_asking(conversation, report, None).await;
     }
 
-    /// [`Ledger::publish`], with the approval request an `awaiting_approval` waits on.
+    /// [`Books::publish`], with the approval request an `awaiting_approval` waits on.
     pub async fn publish_asking(&mut self, conversation: &str, report: Report, approval: Option<ApprovalWire>) {
         let (state, error_kind) = StateName::from_engine(report.state);
         let observation = ObservationWire {
@@ -192,12 +195,12 @@ pub fn session_of(conversation: &str) -> Option<&str> {
 /// What every worker task does first with a command from the daemon: a command that
 /// submits lets a worker whose child was given up on try again, and a close of the bound
 /// conversation forgets the binding. Says whether the command submits a prompt.
-pub(crate) fn receive(command: &CommandWire, restarts: &mut Restarts, ledger: &Ledger) -> bool {
+pub(crate) fn receive(command: &CommandWire, restarts: &mut Restarts, books: &Books) -> bool {
     let submits = matches!(command.kind, KindWire::Create | KindWire::Send | KindWire::Steer);
     if submits {
         restarts.retry();
     }
-    ledger.closing(command);
+    books.closing(command);
     submits
 }
 

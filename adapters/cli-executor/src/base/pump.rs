@@ -1,22 +1,26 @@
-//! The pump: one session's child connected to its sans-IO core, Codex or Claude.
+//! The pump: one session's child connected to its sans-IO core (either CLI's: anything
+//! that is a [`Core`]). Named for what it does, not `Session`: a session is a CLI's (a
+//! Codex thread's or a Claude Code session's), the bridge's protocol has its own, and the
+//! simulator models one in `cli_session.rs`; a [`Pump`] is the executor's half of it.
 //!
-//! A [`Session`] holds a core (anything that is a [`Core`]: [`Codex`], [`Claude`]) and,
-//! while one runs, its child. Every stdout line goes to [`Core::line`] with the time, every
-//! [`Step::Write`] to stdin, every [`Step::Prompt`] too once its [`Gate`] journaled it (a
-//! gate that fails writes nothing and the core fails the command, definitely not
-//! submitted: [`Core::unsent`]), [`Core::tick`] runs at [`Core::next_deadline`], and
-//! everything else the core says comes out of [`Session::next`] as [`Event::Effect`], in
-//! order (str0m's rule: all effects are drained after each input).
+//! A [`Pump`] holds a core and, while one runs, its child. Every stdout line goes to
+//! [`Core::line`] with the time, every [`Step::Write`] to stdin, every [`Step::Prompt`]
+//! too once its [`Gate`] journaled it (a gate that fails writes nothing and the core fails
+//! the command, definitely not submitted: [`Core::unsent`]), [`Core::tick`] runs at
+//! [`Core::next_deadline`], and everything else the core says comes out of [`Pump::next`]
+//! as [`Event::Effect`], in order (str0m's rule: all effects are drained after each
+//! input).
 //!
-//! Codex's child starts with the session ([`Session::start`]); Claude's core asks for each
-//! of its children ([`Step::Spawn`]): the pump stops there and hands the request out as
-//! [`Event::Spawn`], so the owner can check what must hold first (the MCP server answers)
-//! and then [`Session::spawn`] it, or tell the core it was not started. The child's end of
-//! stdout is the observation [`Event::Exited`] (its group ended and reaped, the core told
-//! through [`Core::exited`]): the session outlives its child, and its core knows what to
-//! resume in the next one. A core that wants its child ended ([`Step::Stop`]: a close) has
-//! it stopped in order, after every effect before it: the group ends, the lease is
-//! released, and the same [`Event::Exited`] follows.
+//! A Codex pump starts its child at once (`Pump::start`, in `codex/task.rs`); Claude's core
+//! asks for each of its children ([`Step::Spawn`]): the pump stops there and hands the
+//! request out as [`Event::Spawn`], so the owner can check what must hold first (the MCP
+//! server answers) and then [`Pump::spawn`] it, or tell the core it was not started. The
+//! child's end of stdout is the observation [`Event::Exited`] (its group ended and reaped,
+//! the core told through [`Core::exited`]): the pump outlives its child, and its core
+//! knows what to resume in the next one. A core that wants its child ended ([`Step::Stop`]:
+//! a close) has it stopped in order, after every effect before it: the group ends, the
+//! lease is released, and the same [`Event::Exited`] follows. Each room implements
+//! [`Core`] for its core beside its task.
 //!
 //! The clock is read here, in the shell, and nowhere in the core.
 
@@ -76,17 +80,17 @@ pub enum Step<R> {
     Report(R),
 }
 
-/// What [`Session::next`] observed.
+/// What [`Pump::next`] observed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event<R> {
     /// The core reported something (never a line: those went to the child).
     Effect(R),
     /// The core asks for a child with these arguments. Nothing more is pumped until the
-    /// owner calls [`Session::spawn`] or tells the core it was not started.
+    /// owner calls [`Pump::spawn`] or tells the core it was not started.
     Spawn(Vec<String>),
     /// The child ended on its own (a crash, or it closed stdout), or was stopped as the
     /// core asked ([`Step::Stop`]): its group is gone and reaped, its lease released, the
-    /// core told. The session survives.
+    /// core told. The pump survives.
     Exited {
         /// How it ended.
         exit: Exit,
@@ -107,8 +111,8 @@ impl<F: FnMut(CommandId, WorkerId, &str) -> Result<(), Error> + Send> Gate for F
     }
 }
 
-/// One session: a core and, while it runs, its child.
-pub struct Session<C: Core> {
+/// One session's pump: a core and, while it runs, its child.
+pub struct Pump<C: Core> {
     core: C,
     /// Journals each prompt before its line is written.
     gate: Box<dyn Gate>,
@@ -123,15 +127,15 @@ pub struct Session<C: Core> {
     reports: VecDeque<Event<C::Report>>,
     /// A [`Event::Spawn`] was handed out and not answered: nothing is pumped meanwhile.
     spawning: bool,
-    /// Bytes queued for stdin and not written yet: kept here, so a [`Session::next`]
+    /// Bytes queued for stdin and not written yet: kept here, so a [`Pump::next`]
     /// dropped mid-write (it runs in a `select!`) loses no part of a line.
     outbox: Vec<u8>,
 }
 
-impl<C: Core> Session<C> {
-    /// A session with no child yet: the core asks for one ([`Event::Spawn`]).
-    pub fn new(spec: &Spawn, leases: &Leases, core: C, gate: Box<dyn Gate>) -> Session<C> {
-        Session {
+impl<C: Core> Pump<C> {
+    /// A pump with no child yet: the core asks for one ([`Event::Spawn`]).
+    pub fn new(spec: &Spawn, leases: &Leases, core: C, gate: Box<dyn Gate>) -> Pump<C> {
+        Pump {
             core,
             gate,
             spec: spec.clone(),
@@ -237,7 +241,7 @@ impl<C: Core> Session<C> {
         }
     }
 
-    /// Stops the child (the group, then the lease) and ends the session.
+    /// Stops the child (the group, then the lease) and ends the pump.
     pub async fn stop(mut self) -> Result<Exit, Error> {
         self.child.take().ok_or(Error::ChildGone)?.stop().await
     }

@@ -1,6 +1,6 @@
 //! What every worker task shares, below both rooms: the messages in ([`In`]) and out
 //! ([`Out`]), what the tasks hold in common ([`Shared`]: the journal, the leases, the
-//! settings, the reports' channel), the restart backoff ([`Restarts`]) and the [`Shell`]
+//! settings, the reports' channel), the restart backoff ([`Restarts`]) and the `Shell`
 //! a room's task implements for the executor loop (`run::supervise::serve`) to drive.
 //! The tasks themselves are their rooms': `codex::task`, `claude::task`.
 
@@ -8,7 +8,7 @@ use crate::Error;
 use crate::base::journal::Journal;
 use crate::base::lease::Leases;
 use crate::base::limits::{CHILD_RESTART_BACKOFF_MS_MAX, CHILD_RESTART_BACKOFF_MS_MIN, CHILD_RESTARTS_MAX};
-use crate::base::pump::{Core, Event, Session};
+use crate::base::pump::{Core, Event, Pump};
 use crate::base::settings::Settings;
 use bridge::{BindingWire, CommandWire, ResultWire, StateWire, SteerLandedWire};
 use engine::ids::WorkerId;
@@ -104,13 +104,13 @@ pub(crate) trait Shell: Send {
     type Core: Core;
     /// The worker.
     fn worker(&self) -> WorkerId;
-    /// Its session (a core and its child), if one was started.
-    fn session(&mut self) -> &mut Option<Session<Self::Core>>;
+    /// Its pump (a core and its child), if one was started.
+    fn pump(&mut self) -> &mut Option<Pump<Self::Core>>;
     /// Its restart backoff.
     fn restarts(&mut self) -> &mut Restarts;
     /// A message from the connection.
     async fn input(&mut self, message: In);
-    /// What the session's pump observed.
+    /// What its pump observed.
     async fn event(&mut self, event: Result<Event<<Self::Core as Core>::Report>, Error>);
     /// The backoff after an exit passed: start the next child.
     async fn restart(&mut self);

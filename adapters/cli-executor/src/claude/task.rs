@@ -1,24 +1,25 @@
-//! One Claude Code worker's side of the executor, as a task: its session (the
-//! [`Claude`] core and, one at a time, its `claude -p` stream-json child, leased as
-//! `wrk-N`, with the session's own `CLAUDE_CONFIG_DIR` and `TMPDIR`), the commands it serves
-//! through the journal, a new child (`--resume`) when one exits (bounded, with backoff),
-//! and reconciliation from the session's transcript of prompts an executor crash left
-//! `submission-started` and of the lines a crashed child never acknowledged.
+//! One Claude Code worker's task, the shell around the Claude core: its pump (the
+//! [`Claude`] core, which lives across children, and, one at a time, its `claude -p`
+//! stream-json child, leased as `wrk-N`, with the session's own `CLAUDE_CONFIG_DIR` and
+//! `TMPDIR`), the commands it serves through the journal, a new child (`--resume`) when one
+//! exits (bounded, with backoff), and reconciliation from the session's transcript of
+//! prompts an executor crash left `submission-started` and of the lines a crashed child
+//! never acknowledged. The core meets the base's pump here too ([`Core`] for [`Claude`]).
 //!
 //! A child is started only when the core asks ([`Event::Spawn`]: a create, or a respawn
 //! for a command, a restart or a recovery), and only after the orchestrator's MCP server
 //! answered the handshake the child will make ([`mcp::probe`]): otherwise the commands
 //! meant for that child fail definitely before anything is written (`HOST_UI_CHANGED`,
 //! detail `MCP_UNREACHABLE: ...`), and the worker pauses. Durability is the Codex task's
-//! ([`Ledger`], [`gate`]): `received`, then `submission-started` (a create's binding with
+//! ([`Books`], [`gate`]): `received`, then `submission-started` (a create's binding with
 //! it) before the line is written, `completed` before the result is sent.
 
 use crate::Error;
-use crate::base::books::{Ledger, gate, receive, session_of};
+use crate::base::books::{Books, gate, receive, session_of};
 use crate::base::child::{Exit, Spawn};
 use crate::base::journal::Entry;
 use crate::base::mcp;
-use crate::base::pump::{Core, Event, Session, Step};
+use crate::base::pump::{Core, Event, Pump, Step};
 use crate::base::report::{ABSENT, AMBIGUOUS};
 use crate::base::worker::{In, Out, Restarts, Shared, Shell};
 use crate::claude::cli::{self, read_transcript};
@@ -39,10 +40,10 @@ pub struct ClaudeTask {
     worker: WorkerId,
     shared: Shared,
     /// Its reports, journaled first.
-    ledger: Ledger,
-    /// The session: its core lives across children (the lines not yet acknowledged, the
+    books: Books,
+    /// The pump: its core lives across children (the lines not yet acknowledged, the
     /// nonces); `None` before the first command or recovery.
-    session: Option<Session<Claude>>,
+    pump: Option<Pump<Claude>>,
     /// The working directory of the session's children.
     cwd: Option<String>,
     restarts: Restarts,
@@ -57,9 +58,9 @@ impl ClaudeTask {
     pub fn new(worker: WorkerId, shared: Shared) -> ClaudeTask {
         ClaudeTask {
             worker,
-            ledger: Ledger::new(worker, shared.clone()),
+            books: Books::new(worker, shared.clone()),
             shared,
-            session: None,
+            pump: None,
             cwd: None,
             restarts: Restarts::default(),
             deferred: Vec::new(),
@@ -68,8 +69,8 @@ impl ClaudeTask {
     }
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
-        let submits = receive(&command, &mut self.restarts, &self.ledger);
-        if command.kind == KindWire::ApprovalAnswer && !self.session.as_ref().is_some_and(|s| s.core().has_child()) {
+        let submits = receive(&command, &mut self.restarts, &self.books);
+        if command.kind == KindWire::ApprovalAnswer && !self.pump.as_ref().is_some_and(|s| s.core().has_child()) {
             // No child, no request: the one answered died with it.
             let detail = "the Claude Code process that asked has ended".to_string();
             let outcome = OutcomeWire::Failed { code: "APPROVAL_GONE".to_string(), detail };
@@ -82,8 +83,8 @@ impl ClaudeTask {
             self.deferred.push((command, cwd));
             return;
         }
-        if command.kind == KindWire::Create || self.session.is_none() {
-            let bound = self.ledger.bound().map(|b| b.cwd);
+        if command.kind == KindWire::Create || self.pump.is_none() {
+            let bound = self.books.bound().map(|b| b.cwd);
             let dir = cwd
                 .or_else(|| if command.kind == KindWire::Create { None } else { bound })
                 .or_else(|| self.cwd.clone())
@@ -91,18 +92,18 @@ impl ClaudeTask {
             let Some(dir) = dir else {
                 let detail = "no working directory: the command names no workspace.directory and the executor has no --workspace";
                 if submits {
-                    self.ledger.fail(command.command_id, "HOST_UI_CHANGED", detail).await;
+                    self.books.fail(command.command_id, "HOST_UI_CHANGED", detail).await;
                 }
                 return;
             };
             if command.kind == KindWire::Create {
                 // A new conversation is a new session: the old child (if any) ends.
                 self.stop_child().await;
-                self.session = None;
+                self.pump = None;
             }
-            if self.session.is_none() && !self.open(&dir, command.kind != KindWire::Create) {
+            if self.pump.is_none() && !self.open(&dir, command.kind != KindWire::Create) {
                 return self
-                    .ledger
+                    .books
                     .fail(command.command_id, "HOST_UI_CHANGED", "the executor runs no Claude worker")
                     .await;
             }
@@ -115,25 +116,25 @@ impl ClaudeTask {
     async fn serve(&mut self, command: CommandWire) {
         let id = command.command_id;
         let needs_child = matches!(command.kind, KindWire::Send | KindWire::Steer);
-        let Some(session) = self.session.as_mut() else { return };
-        let core = session.core();
+        let Some(pump) = self.pump.as_mut() else { return };
+        let core = pump.core();
         if needs_child
             && !core.has_child()
             && !core.is_closed()
             && core.session().is_some()
-            && let Err(e) = session.drive(|core, now| core.respawn(now)).await
+            && let Err(e) = pump.drive(|core, now| core.respawn(now)).await
         {
             tracing::warn!(worker = %self.worker, code = e.code(), "respawn: {e}");
         }
-        let result = match self.session.as_mut() {
-            Some(session) => session.command(to_engine(command)).await,
+        let result = match self.pump.as_mut() {
+            Some(pump) => pump.command(to_engine(command)).await,
             None => Ok(()),
         };
         if let Err(e) = result
             && e != Error::ChildGone
         {
             tracing::warn!(worker = %self.worker, code = e.code(), "command {id}: {e}");
-            self.ledger.fail(id, "HOST_UI_CHANGED", &format!("the Claude core refused the command: {e}")).await;
+            self.books.fail(id, "HOST_UI_CHANGED", &format!("the Claude core refused the command: {e}")).await;
         }
     }
 
@@ -144,9 +145,9 @@ impl ClaudeTask {
         let Some(claude) = &settings.claude else { return false };
         let mut core =
             Claude::new(cli::config(claude, settings.mcp.as_ref(), settings.approvals), Box::new(TzDir::default()));
-        if adopt && let Some(bound) = self.ledger.bound().filter(|b| b.kind == ExecutorKindWire::Claude) {
+        if adopt && let Some(bound) = self.books.bound().filter(|b| b.kind == ExecutorKindWire::Claude) {
             let nonces: Vec<String> =
-                self.ledger.journal().nonces(&bound.thread).iter().map(|key| nonce::nonce_uuid(key)).collect();
+                self.books.journal().nonces(&bound.thread).iter().map(|key| nonce::nonce_uuid(key)).collect();
             core.adopt(self.worker, &bound.thread, &nonces);
         }
         let mut spec = Spawn::claude(&self.worker.to_string(), Path::new(dir), &settings.state_dir);
@@ -154,7 +155,7 @@ impl ClaudeTask {
         spec.env_set.extend(claude.env_set.iter().cloned());
         spec.env_set.extend(settings.mcp.iter().flat_map(mcp::McpServer::env));
         let gate = gate(Arc::clone(&self.shared.journal), dir.to_string(), ExecutorKindWire::Claude);
-        self.session = Some(Session::new(&spec, &self.shared.leases, core, gate));
+        self.pump = Some(Pump::new(&spec, &self.shared.leases, core, gate));
         self.cwd = Some(dir.to_string());
         true
     }
@@ -163,12 +164,12 @@ impl ClaudeTask {
     /// the bound session's transcript (the old child is gone, reaped at start), resume the
     /// session in a new child, and serve the commands the journal still holds `received`.
     async fn recover(&mut self) {
-        if self.session.is_some() {
+        if self.pump.is_some() {
             return;
         }
-        let bound = self.ledger.bound().filter(|b| b.kind == ExecutorKindWire::Claude);
-        let started = self.ledger.entries(PhaseWire::SubmissionStarted);
-        let received = self.ledger.entries(PhaseWire::Received);
+        let bound = self.books.bound().filter(|b| b.kind == ExecutorKindWire::Claude);
+        let started = self.books.entries(PhaseWire::SubmissionStarted);
+        let received = self.books.entries(PhaseWire::Received);
         if let Some(bound) = &bound {
             let text = read_transcript(&self.config_home(), &bound.thread);
             for entry in started {
@@ -177,13 +178,13 @@ impl ClaudeTask {
         } else {
             for entry in started {
                 let detail = "the executor restarted mid-submission and the worker has no Claude session to read";
-                self.ledger.result(entry.command.command_id, reconcile_ambiguous(detail)).await;
+                self.books.result(entry.command.command_id, reconcile_ambiguous(detail)).await;
             }
         }
-        if let Some(bound) = self.ledger.bound().filter(|b| b.kind == ExecutorKindWire::Claude)
+        if let Some(bound) = self.books.bound().filter(|b| b.kind == ExecutorKindWire::Claude)
             && self.open(&bound.cwd, true)
-            && let Some(session) = self.session.as_mut()
-            && let Err(e) = session.drive(|core, now| core.respawn(now)).await
+            && let Some(pump) = self.pump.as_mut()
+            && let Err(e) = pump.drive(|core, now| core.respawn(now)).await
         {
             tracing::warn!(worker = %self.worker, code = e.code(), "resume after a restart: {e}");
         }
@@ -211,7 +212,7 @@ impl ClaudeTask {
                 conversation_url: create.then(|| claude_url(session)),
             },
             Found::Absent => {
-                if create && let Err(e) = self.ledger.journal().unbind(self.worker) {
+                if create && let Err(e) = self.books.journal().unbind(self.worker) {
                     tracing::warn!(worker = %self.worker, code = e.code(), "unbinding a session never started: {e}");
                 }
                 OutcomeWire::Failed {
@@ -223,7 +224,7 @@ impl ClaudeTask {
                 reconcile_ambiguous(&format!("the executor restarted mid-submission and {why}"))
             }
         };
-        self.ledger.result(entry.command.command_id, outcome).await;
+        self.books.result(entry.command.command_id, outcome).await;
     }
 
     /// The core asks for a child: only once the MCP server answers, under the lease.
@@ -232,26 +233,26 @@ impl ClaudeTask {
             Some(server) => mcp::probe(server).await.err().map(|e| format!("{}: {e}", mcp::UNREACHABLE)),
             None => None,
         };
-        let Some(session) = self.session.as_mut() else { return };
+        let Some(pump) = self.pump.as_mut() else { return };
         let refusal = match refusal {
             Some(refusal) => Some(refusal),
-            None => session.spawn(Some(args)).err().map(|e| format!("cannot start claude: {e}")),
+            None => pump.spawn(Some(args)).err().map(|e| format!("cannot start claude: {e}")),
         };
         match refusal {
             Some(detail) => {
                 tracing::warn!(worker = %self.worker, "no child: {detail}");
-                let refused = session.refuse_spawn(|core| core.not_started("HOST_UI_CHANGED", &detail)).await;
+                let refused = pump.refuse_spawn(|core| core.not_started("HOST_UI_CHANGED", &detail)).await;
                 if let Err(e) = refused {
                     tracing::warn!(worker = %self.worker, code = e.code(), "after a refused start: {e}");
                 }
             }
             None => {
                 tracing::info!(worker = %self.worker, cwd = self.cwd.as_deref().unwrap_or_default(), "child started");
-                if session.core().is_quiet()
-                    && let Some(id) = session.core().session().map(str::to_string)
+                if pump.core().is_quiet()
+                    && let Some(id) = pump.core().session().map(str::to_string)
                 {
                     // The session takes input again, and no turn of ours runs in it.
-                    self.ledger.publish(&id, Report::bare(ConversationState::Idle)).await;
+                    self.books.publish(&id, Report::bare(ConversationState::Idle)).await;
                 }
             }
         }
@@ -269,14 +270,14 @@ impl ClaudeTask {
                 if report.state == ConversationState::Idle {
                     self.restarts.exits = 0;
                 }
-                self.ledger.publish(&session, report).await;
+                self.books.publish(&session, report).await;
             }
             Effect::Foreign { session, uuid, .. } => {
-                self.ledger.publish(&session, foreign_report(uuid.as_deref())).await
+                self.books.publish(&session, foreign_report(uuid.as_deref())).await
             }
             Effect::Steered { command, landed } => self.steer_landed(command, landed).await,
             Effect::Approval { session, report, approval, .. } => {
-                self.ledger.publish_asking(&session, report, Some(approval)).await;
+                self.books.publish_asking(&session, report, Some(approval)).await;
             }
             Effect::Answered { command, outcome } => self.answered(command, outcome).await,
             Effect::Exited { session, refusal, code, .. } => self.child_exited(&session, refusal, code).await,
@@ -288,14 +289,14 @@ impl ClaudeTask {
         let wire = match outcome {
             Outcome::Submitted { session, .. } => {
                 self.restarts.exits = 0;
-                let entry = self.ledger.journal().entry(command).cloned();
+                let entry = self.books.journal().entry(command).cloned();
                 let create = entry.as_ref().is_some_and(|e| e.command.kind == KindWire::Create);
                 let state_seq = entry.map_or(0, |e| e.state_seq);
                 OutcomeWire::Submitted { state_seq, conversation_url: create.then(|| claude_url(&session)) }
             }
             Outcome::Failed { code, detail } => OutcomeWire::Failed { code: code.to_string(), detail },
         };
-        self.ledger.result(command, wire).await;
+        self.books.result(command, wire).await;
     }
 
     /// An `approval.answer`'s outcome, straight to the daemon: the command is not
@@ -303,7 +304,7 @@ impl ClaudeTask {
     async fn answered(&mut self, command: CommandId, outcome: Outcome) {
         let outcome = match outcome {
             Outcome::Submitted { .. } => {
-                let state_seq = self.ledger.journal().entry(command).map_or(0, |e| e.state_seq);
+                let state_seq = self.books.journal().entry(command).map_or(0, |e| e.state_seq);
                 OutcomeWire::Submitted { state_seq, conversation_url: None }
             }
             Outcome::Failed { code, detail } => OutcomeWire::Failed { code: code.to_string(), detail },
@@ -319,7 +320,7 @@ impl ClaudeTask {
             Landed::Merged => LandedWire::Merged,
             Landed::NextTurn => LandedWire::NextTurn,
         };
-        self.ledger.landed(command, wire).await;
+        self.books.landed(command, wire).await;
     }
 
     /// The child exited (its effects came first): start the next one, or not.
@@ -327,20 +328,20 @@ impl ClaudeTask {
         match refusal {
             Some(Error::SessionInUse { .. }) => {
                 // The new child read nothing: resume the session and write the lines again.
-                if let Some(s) = self.session.as_mut()
+                if let Some(s) = self.pump.as_mut()
                     && let Err(e) = s.drive(|core, now| core.respawn(now)).await
                 {
                     tracing::warn!(worker = %self.worker, code = e.code(), "respawn: {e}");
                 }
             }
             Some(Error::SessionNotFound { .. }) => {
-                if self.ledger.bound().is_some_and(|b| b.thread == session)
-                    && let Err(e) = self.ledger.journal().unbind(self.worker)
+                if self.books.bound().is_some_and(|b| b.thread == session)
+                    && let Err(e) = self.books.journal().unbind(self.worker)
                 {
                     tracing::warn!(worker = %self.worker, code = e.code(), "unbinding a lost session: {e}");
                 }
             }
-            _ if self.session.as_ref().is_some_and(|s| s.core().is_closed()) => {}
+            _ if self.pump.as_ref().is_some_and(|s| s.core().is_closed()) => {}
             _ => {
                 self.settle_unacknowledged(session).await;
                 let why = format!("claude exited ({code:?}): {}", self.last_exit);
@@ -355,7 +356,7 @@ impl ClaudeTask {
     /// `DEADLINE_EXCEEDED` (a create's binding dropped); a transcript that cannot be read or
     /// tell, `AMBIGUOUS_SUBMISSION` ([`Claude::settle`]).
     async fn settle_unacknowledged(&mut self, session: &str) {
-        let lines = self.session.as_ref().map(|s| s.core().unacknowledged()).unwrap_or_default();
+        let lines = self.pump.as_ref().map(|s| s.core().unacknowledged()).unwrap_or_default();
         if lines.is_empty() {
             return;
         }
@@ -374,7 +375,7 @@ impl ClaudeTask {
                 (command, found)
             })
             .collect();
-        if let Some(s) = self.session.as_mut() {
+        if let Some(s) = self.pump.as_mut() {
             let settled = s.drive(|core, _| {
                 verdicts.iter().for_each(|(command, found)| core.settle(*command, found));
                 Ok(())
@@ -383,10 +384,10 @@ impl ClaudeTask {
                 tracing::warn!(worker = %self.worker, code = e.code(), "settling after a crash: {e}");
             }
         }
-        let forgotten = self.session.as_ref().is_some_and(|s| s.core().session().is_none());
+        let forgotten = self.pump.as_ref().is_some_and(|s| s.core().session().is_none());
         if forgotten
-            && self.ledger.bound().is_some_and(|b| b.thread == session)
-            && let Err(e) = self.ledger.journal().unbind(self.worker)
+            && self.books.bound().is_some_and(|b| b.thread == session)
+            && let Err(e) = self.books.journal().unbind(self.worker)
         {
             tracing::warn!(worker = %self.worker, code = e.code(), "unbinding a session never started: {e}");
         }
@@ -397,7 +398,7 @@ impl ClaudeTask {
         let gave_up = self.restarts.exited();
         tracing::warn!(worker = %self.worker, exits = self.restarts.exits, "{why}");
         if gave_up {
-            if let Some(s) = self.session.as_mut() {
+            if let Some(s) = self.pump.as_mut() {
                 let detail = "the Claude child kept exiting before it took the prompt in: not submitted";
                 let abandoned = s.drive(|core, _| {
                     core.abandon(ABSENT, detail);
@@ -411,15 +412,15 @@ impl ClaudeTask {
             let detail = format!("the Claude child exited {exits} times in a row ({why}); resume to try again");
             let report =
                 Report { detail: Some(detail), ..Report::bare(ConversationState::Error(ErrorKind::HostUiChanged)) };
-            self.ledger.publish(session, report).await;
+            self.books.publish(session, report).await;
         }
     }
 
     /// Stops the running child, if any (the session is replaced).
     async fn stop_child(&mut self) {
-        if let Some(session) = self.session.take()
-            && session.child().is_some()
-            && let Err(e) = session.stop().await
+        if let Some(pump) = self.pump.take()
+            && pump.child().is_some()
+            && let Err(e) = pump.stop().await
         {
             tracing::warn!(worker = %self.worker, code = e.code(), "stopping the child: {e}");
         }
@@ -438,8 +439,8 @@ impl Shell for ClaudeTask {
         self.worker
     }
 
-    fn session(&mut self) -> &mut Option<Session<Claude>> {
-        &mut self.session
+    fn pump(&mut self) -> &mut Option<Pump<Claude>> {
+        &mut self.pump
     }
 
     fn restarts(&mut self) -> &mut Restarts {
@@ -466,12 +467,12 @@ impl Shell for ClaudeTask {
     }
 
     async fn restart(&mut self) {
-        let resumable = self.session.as_ref().is_some_and(|s| {
+        let resumable = self.pump.as_ref().is_some_and(|s| {
             let core = s.core();
             !core.has_child() && !core.is_closed() && core.session().is_some()
         });
-        if resumable && let Some(session) = self.session.as_mut() {
-            if let Err(e) = session.drive(|core, now| core.respawn(now)).await {
+        if resumable && let Some(pump) = self.pump.as_mut() {
+            if let Err(e) = pump.drive(|core, now| core.respawn(now)).await {
                 tracing::warn!(worker = %self.worker, code = e.code(), "respawn: {e}");
             }
         } else {

@@ -1,20 +1,21 @@
-//! One Codex worker's task: its session (one `codex app-server` child and its core,
-//! leased as `wrk-N`), the commands it serves through the journal, a new child with
+//! One Codex worker's task, the shell around the Codex core: its pump (one `codex
+//! app-server` child and its core, leased as `wrk-N`), the commands it serves through the journal, a new child with
 //! `thread/resume` when one exits (bounded, with backoff), and reconciliation of prompts a
 //! dead child or executor left `submission-started`. What every worker task shares is
-//! `base::worker`; the executor loop drives this task as a [`Shell`].
+//! `base::worker`; the executor loop drives this task as a `Shell`. The core meets the
+//! base's pump here too: [`Core`] for [`Codex`], and [`Pump::start`] (its child at once).
 //!
 //! Order of durability: the connection journals a command `received` before handing it
-//! here; the pump's [`crate::base::pump::Gate`] ([`crate::base::books::gate`]) journals
+//! here; the pump's [`Gate`] ([`gate`]) journals
 //! `submission-started` (and, for a create, the new binding) before the prompt's line is
 //! written; a result is journaled `completed` before it is sent; a state's sequence is
-//! persisted before the state is sent ([`Ledger`]).
+//! persisted before the state is sent ([`Books`]).
 
 use crate::Error;
-use crate::base::books::{Ledger, gate, receive};
+use crate::base::books::{Books, gate, receive};
 use crate::base::child::{Exit, Spawn};
 use crate::base::lease::Leases;
-use crate::base::pump::{Core, Event, Gate, Session, Step};
+use crate::base::pump::{Core, Event, Gate, Pump, Step};
 use crate::base::report::Report;
 use crate::base::worker::{In, Out, Restarts, Shared, Shell, lock};
 use crate::codex::home;
@@ -29,12 +30,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// One Codex worker's task.
-pub struct Task {
+pub struct CodexTask {
     worker: WorkerId,
     shared: Shared,
     /// Its reports, journaled first.
-    ledger: Ledger,
-    session: Option<Session<Codex>>,
+    books: Books,
+    pump: Option<Pump<Codex>>,
     /// The working directory of the current (or last) child.
     cwd: Option<String>,
     restarts: Restarts,
@@ -46,15 +47,15 @@ pub struct Task {
     approvals_given: u64,
 }
 
-impl Shell for Task {
+impl Shell for CodexTask {
     type Core = Codex;
 
     fn worker(&self) -> WorkerId {
         self.worker
     }
 
-    fn session(&mut self) -> &mut Option<Session<Codex>> {
-        &mut self.session
+    fn pump(&mut self) -> &mut Option<Pump<Codex>> {
+        &mut self.pump
     }
 
     fn restarts(&mut self) -> &mut Restarts {
@@ -64,7 +65,7 @@ impl Shell for Task {
     async fn input(&mut self, message: In) {
         match message {
             In::Recover => {
-                if self.session.is_none() && self.restarts.at.is_none() {
+                if self.pump.is_none() && self.restarts.at.is_none() {
                     self.start().await;
                 }
             }
@@ -76,7 +77,7 @@ impl Shell for Task {
         match event {
             Ok(Event::Effect(effect)) => self.effect(effect).await,
             Ok(Event::Exited { exit }) => {
-                let gone = self.session.take();
+                let gone = self.pump.take();
                 self.approvals_given = gone.as_ref().map_or(self.approvals_given, |s| s.core().approvals_given());
                 let stopped = gone.is_some_and(|s| s.core().stopped());
                 if stopped {
@@ -105,14 +106,14 @@ impl Shell for Task {
     }
 }
 
-impl Task {
+impl CodexTask {
     /// A task for `worker`.
-    pub fn new(worker: WorkerId, shared: Shared) -> Task {
-        Task {
+    pub fn new(worker: WorkerId, shared: Shared) -> CodexTask {
+        CodexTask {
             worker,
-            ledger: Ledger::new(worker, shared.clone()),
+            books: Books::new(worker, shared.clone()),
             shared,
-            session: None,
+            pump: None,
             cwd: None,
             restarts: Restarts::default(),
             orphans: BTreeSet::new(),
@@ -121,8 +122,8 @@ impl Task {
     }
 
     async fn command(&mut self, command: CommandWire, cwd: Option<String>) {
-        let submits = receive(&command, &mut self.restarts, &self.ledger);
-        if self.session.is_none() && command.kind == KindWire::ApprovalAnswer {
+        let submits = receive(&command, &mut self.restarts, &self.books);
+        if self.pump.is_none() && command.kind == KindWire::ApprovalAnswer {
             // No child, no request: the one answered died with it.
             let outcome = OutcomeWire::Failed {
                 code: "APPROVAL_GONE".to_string(),
@@ -131,18 +132,18 @@ impl Task {
             let _ = self.shared.out.send(Out::Result(ResultWire { command_id: command.command_id, outcome })).await;
             return;
         }
-        if self.session.is_none() && !matches!(command.kind, KindWire::Create | KindWire::Cancel) {
+        if self.pump.is_none() && !matches!(command.kind, KindWire::Create | KindWire::Cancel) {
             let thread = reconcile::thread_of(&command.conversation_url);
-            let bound = self.ledger.bound().map(|b| b.thread);
+            let bound = self.books.bound().map(|b| b.thread);
             if thread.is_none() || thread != bound.as_deref() {
                 // Not the bound thread (a closed one): no child would host it, none starts.
                 if submits {
-                    self.ledger.fail(command.command_id, "CONVERSATION_CLOSED", "no such thread here").await;
+                    self.books.fail(command.command_id, "CONVERSATION_CLOSED", "no such thread here").await;
                 }
                 return;
             }
         }
-        if self.session.is_none() {
+        if self.pump.is_none() {
             if self.restarts.at.is_some() {
                 // A child is due shortly: a journaled command is requeued when it starts.
                 if !submits {
@@ -155,21 +156,21 @@ impl Task {
             }
             if self.cwd.is_none() {
                 let detail = "no working directory: the command names no workspace.directory and the executor has no --workspace";
-                return self.ledger.fail(command.command_id, "HOST_UI_CHANGED", detail).await;
+                return self.books.fail(command.command_id, "HOST_UI_CHANGED", detail).await;
             }
             // The new child requeues every journaled command, this one included.
             return self.start().await;
         }
         let id = command.command_id;
         let engine_command = to_engine(command);
-        let result = match self.session.as_mut() {
-            Some(session) => session.command(engine_command).await,
+        let result = match self.pump.as_mut() {
+            Some(pump) => pump.command(engine_command).await,
             None => Ok(()),
         };
         if let Err(e) = result {
             tracing::warn!(worker = %self.worker, code = e.code(), "command {id}: {e}");
             if submits && e != Error::ChildGone {
-                self.ledger.fail(id, "HOST_UI_CHANGED", &format!("the Codex core refused the command: {e}")).await;
+                self.books.fail(id, "HOST_UI_CHANGED", &format!("the Codex core refused the command: {e}")).await;
             }
         }
     }
@@ -223,23 +224,23 @@ impl Task {
             Err(e) => return self.exited(&format!("cannot prepare the session: {e}")).await,
         };
         let gate = gate(Arc::clone(&self.shared.journal), cwd.clone(), ExecutorKindWire::Codex);
-        let mut session = match Session::start(&spec, &self.shared.leases, core, gate).await {
-            Ok(session) => session,
+        let mut pump = match Pump::start(&spec, &self.shared.leases, core, gate).await {
+            Ok(pump) => pump,
             Err(e) => return self.exited(&format!("cannot start {}: {e}", settings.program.display())).await,
         };
         tracing::info!(worker = %self.worker, cwd, resumed = resumes.len(), "child started");
         self.orphans = started.iter().map(|e| e.command.command_id).collect();
         for entry in received {
-            if let Err(e) = session.command(to_engine(entry.command)).await {
+            if let Err(e) = pump.command(to_engine(entry.command)).await {
                 tracing::warn!(worker = %self.worker, code = e.code(), "requeue: {e}");
             }
         }
-        self.session = Some(session);
+        self.pump = Some(pump);
         match bound {
             Some(thread) => {
                 let inspect = inspect(self.worker, &thread);
-                if let Some(session) = self.session.as_mut()
-                    && let Err(e) = session.command(inspect).await
+                if let Some(pump) = self.pump.as_mut()
+                    && let Err(e) = pump.command(inspect).await
                 {
                     tracing::warn!(worker = %self.worker, code = e.code(), "inspect after start: {e}");
                 }
@@ -250,7 +251,7 @@ impl Task {
 
     /// The child is gone (or could not start): restart after a backoff, or give up.
     async fn exited(&mut self, why: &str) {
-        self.session = None;
+        self.pump = None;
         let gave_up = self.restarts.exited();
         tracing::warn!(worker = %self.worker, exits = self.restarts.exits, "{why}");
         if gave_up {
@@ -271,7 +272,7 @@ impl Task {
             };
             let bound = lock(&self.shared.journal).binding(self.worker).map(|b| b.thread.clone());
             if let Some(thread) = bound {
-                self.ledger.publish(&thread, report).await;
+                self.books.publish(&thread, report).await;
             }
         }
     }
@@ -283,10 +284,10 @@ impl Task {
                 if report.state == ConversationState::Idle {
                     self.restarts.exits = 0;
                 }
-                self.ledger.publish(&thread, report).await;
+                self.books.publish(&thread, report).await;
             }
             Effect::Approval { thread, report, approval, .. } => {
-                self.ledger.publish_asking(&thread, report, Some(approval)).await;
+                self.books.publish_asking(&thread, report, Some(approval)).await;
             }
             Effect::Answered { command, outcome } => {
                 let outcome = match outcome {
@@ -309,7 +310,7 @@ impl Task {
                     until: None,
                     detail: Some(detail),
                 };
-                self.ledger.publish(&thread, report).await;
+                self.books.publish(&thread, report).await;
             }
             Effect::Thread { record, .. } => self.settle_orphans(Some(&record)).await,
             Effect::Unresponsive { method, error } => {
@@ -338,7 +339,7 @@ impl Task {
             tracing::info!(worker = %self.worker, command = %id, ?verdict, "reconciled");
             let create = entry.command.kind == KindWire::Create;
             let outcome = reconcile::outcome(&verdict, &thread, entry.state_seq, create);
-            self.ledger.result(id, outcome).await;
+            self.books.result(id, outcome).await;
         }
     }
 
@@ -354,7 +355,7 @@ impl Task {
             }
             Outcome::Failed { code, detail } => OutcomeWire::Failed { code: code.to_string(), detail },
         };
-        self.ledger.result(command, wire).await;
+        self.books.result(command, wire).await;
     }
 
     fn bound_cwd(&self) -> Option<String> {
@@ -362,18 +363,14 @@ impl Task {
     }
 }
 
-impl Session<Codex> {
+/// A Codex pump: its child starts with it.
+impl Pump<Codex> {
     /// Spawns `spec` under its lease and starts `core` (fresh, or [`Codex::resuming`]).
-    pub async fn start(
-        spec: &Spawn,
-        leases: &Leases,
-        core: Codex,
-        gate: Box<dyn Gate>,
-    ) -> Result<Session<Codex>, Error> {
-        let mut session = Session::new(spec, leases, core, gate);
-        session.spawn(None)?;
-        session.drive(|core, now| core.start(now)).await?;
-        Ok(session)
+    pub async fn start(spec: &Spawn, leases: &Leases, core: Codex, gate: Box<dyn Gate>) -> Result<Pump<Codex>, Error> {
+        let mut pump = Pump::new(spec, leases, core, gate);
+        pump.spawn(None)?;
+        pump.drive(|core, now| core.start(now)).await?;
+        Ok(pump)
     }
 }
 

@@ -3,7 +3,7 @@
 //! passes its checks (for Codex the surface the core
 //! relies on, [`crate::codex::surface`]), or exactly the ones `--kinds` asks for), then the daemon's
 //! `/executor` WebSocket kept up: connect, `hello`, wait for `welcome`, heartbeat at the
-//! interval it announces, serve commands through the [`Executor`], and on any drop
+//! interval it announces, serve commands through the [`Router`], and on any drop
 //! reconnect with a doubling backoff. A refusal that reconnecting cannot fix (wrong token,
 //! replaced, another protocol) ends [`run`].
 
@@ -13,7 +13,7 @@ use crate::base::settings::{ClaudeSandbox, Settings};
 use crate::base::worker::Out;
 use crate::claude::cli::{self, CLAUDE_VERSION};
 use crate::codex::{home, surface};
-use crate::run::router::{Executor, Reply};
+use crate::run::router::{Reply, Router};
 use bridge::ExecutorKindWire;
 use futures_util::{SinkExt, StreamExt};
 use std::io::Read;
@@ -59,10 +59,10 @@ pub async fn run(options: Options) -> Result<(), Error> {
     {
         return Err(Error::BadOption { detail: format!("--workspace {dir}: not a directory") });
     }
-    let (mut executor, mut reports) = Executor::open(settings).await?;
+    let (mut router, mut reports) = Router::open(settings).await?;
     let mut backoff = RECONNECT_BACKOFF_MS_MIN;
     loop {
-        match connect(&options, &token, &mut executor, &mut reports).await {
+        match connect(&options, &token, &mut router, &mut reports).await {
             Ok(welcomed) => {
                 if welcomed {
                     backoff = RECONNECT_BACKOFF_MS_MIN;
@@ -90,7 +90,7 @@ pub async fn run(options: Options) -> Result<(), Error> {
 async fn connect(
     options: &Options,
     token: &str,
-    executor: &mut Executor,
+    router: &mut Router,
     reports: &mut mpsc::Receiver<Out>,
 ) -> Result<bool, Error> {
     let ws_error = |e: tokio_tungstenite::tungstenite::Error| Error::Io {
@@ -100,11 +100,11 @@ async fn connect(
     };
     let (mut ws, _) =
         tokio_tungstenite::connect_async_with_config(options.url.as_str(), None, true).await.map_err(ws_error)?;
-    ws.send(Message::Text(executor.hello(token, &options.executor_id).into())).await.map_err(ws_error)?;
+    ws.send(Message::Text(router.hello(token, &options.executor_id).into())).await.map_err(ws_error)?;
     let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
         loop {
             match ws.next().await {
-                Some(Ok(Message::Text(text))) => match executor.daemon(text.as_str()).await {
+                Some(Ok(Message::Text(text))) => match router.daemon(text.as_str()).await {
                     Reply::Welcome { heartbeat_ms } => return Ok(heartbeat_ms),
                     Reply::Refused(e) => return Err(e),
                     Reply::Closing => return Err(closed(&options.url)),
@@ -123,7 +123,7 @@ async fn connect(
         detail: "no welcome in time".to_string(),
     })??;
     tracing::info!(url = options.url, heartbeat_ms = welcome, "connected to the daemon");
-    for frame in executor.landings() {
+    for frame in router.landings() {
         ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
     }
     let mut heartbeat = tokio::time::interval(Duration::from_millis(welcome.max(1)));
@@ -132,7 +132,7 @@ async fn connect(
     loop {
         tokio::select! {
             frame = ws.next() => match frame {
-                Some(Ok(Message::Text(text))) => match executor.daemon(text.as_str()).await {
+                Some(Ok(Message::Text(text))) => match router.daemon(text.as_str()).await {
                     Reply::Send(frames) => {
                         for frame in frames {
                             ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
@@ -149,7 +149,7 @@ async fn connect(
                 }
             },
             Some(out) = reports.recv() => {
-                let frame = Executor::report(out);
+                let frame = Router::report(out);
                 if let Err(e) = ws.send(Message::Text(frame.into())).await {
                     tracing::warn!("websocket: {e}");
                     return Ok(true);

@@ -1,11 +1,15 @@
-//! The executor between the daemon and the worker tasks: the journal opened (and its doubts
+//! The router between the daemon and the worker tasks: the journal opened (and its doubts
 //! logged) and stale leases reaped at start, a task per worker of the kind its commands
-//! name (`executorKind`: a Codex task or a Claude task), every command from the daemon
-//! checked against the journal before it is served (a command id already journaled is
-//! never submitted again: its stored result is sent again, or its result follows), and the
-//! `hello` that announces the kinds this executor runs and republishes the bindings and
-//! the journal. No socket here: the connection (`connection.rs`) feeds it text frames and
-//! sends what it returns.
+//! name (`executorKind`: a [`CodexTask`] or a [`ClaudeTask`]), every command from the
+//! daemon checked against the journal before it is served (a command id already journaled
+//! is never submitted again: its stored result is sent again, or its result follows), and
+//! the `hello` that announces the kinds this executor runs and republishes the bindings
+//! and the journal. No socket here: the connection ([`crate::run::connection`]) feeds it
+//! text frames and sends what it returns.
+//!
+//! Called the router, not the executor: the whole crate is an executor, the engine has its
+//! own `executor.rs` (how executor reports are taken in), and the bridge is "the executor
+//! bridge"; this file routes commands.
 
 use crate::Error;
 use crate::base::journal::Journal;
@@ -14,7 +18,7 @@ use crate::base::limits::CHANNEL_DEPTH;
 use crate::base::settings::Settings;
 use crate::base::worker::{In, Out, Shared, lock};
 use crate::claude::task::ClaudeTask;
-use crate::codex::task::Task;
+use crate::codex::task::CodexTask;
 use crate::run::supervise::serve;
 use bridge::{
     BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorKindWire, ExecutorMessage, Hello, KindWire,
@@ -47,7 +51,7 @@ pub enum Reply {
 }
 
 /// The executor's state beside its worker tasks.
-pub struct Executor {
+pub struct Router {
     shared: Shared,
     /// Each worker's task input; dropping one ends that task.
     workers: BTreeMap<WorkerId, mpsc::Sender<In>>,
@@ -56,12 +60,12 @@ pub struct Executor {
     tasks: JoinSet<()>,
 }
 
-impl Executor {
+impl Router {
     /// Opens the journal in `settings.state_dir`, reaps what a previous executor left, and
     /// starts a task for every worker the journal knows (bound, or with open commands),
     /// which resumes its thread and settles what was left open. The receiver yields
     /// every worker's reports.
-    pub async fn open(settings: Settings) -> Result<(Executor, mpsc::Receiver<Out>), Error> {
+    pub async fn open(settings: Settings) -> Result<(Router, mpsc::Receiver<Out>), Error> {
         let (journal, doubts) = Journal::open(&settings.state_dir)?;
         for doubt in &doubts {
             tracing::warn!(code = doubt.code(), "journal: {doubt}");
@@ -85,11 +89,11 @@ impl Executor {
             settings: Arc::new(settings),
             out,
         };
-        let mut executor = Executor { shared, workers: BTreeMap::new(), tasks: JoinSet::new() };
+        let mut router = Router { shared, workers: BTreeMap::new(), tasks: JoinSet::new() };
         for (worker, kind) in known {
-            executor.hand(worker, kind, In::Recover).await;
+            router.hand(worker, kind, In::Recover).await;
         }
-        Ok((executor, reports))
+        Ok((router, reports))
     }
 
     /// The `hello` frame: `token`, `executor_id`, steering, the kinds served, the bindings
@@ -267,7 +271,7 @@ impl Executor {
             let shared = self.shared.clone();
             match kind {
                 ExecutorKindWire::Claude => self.tasks.spawn(serve(ClaudeTask::new(worker, shared), rx)),
-                _ => self.tasks.spawn(serve(Task::new(worker, shared), rx)),
+                _ => self.tasks.spawn(serve(CodexTask::new(worker, shared), rx)),
             };
             self.workers.insert(worker, tx);
         }

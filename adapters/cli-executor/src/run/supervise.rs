@@ -1,9 +1,9 @@
-//! The supervision of one worker's task: [`serve`] feeds it the connection's messages,
-//! what its session's pump observed and the end of its restart backoff, one at a time,
+//! The supervision of one worker's task: `serve` feeds it the connection's messages,
+//! what its pump observed and the end of its restart backoff, one at a time,
 //! until the connection drops its sender; the child is then stopped.
 
 use crate::Error;
-use crate::base::pump::{Core, Event, Session};
+use crate::base::pump::{Core, Event, Pump};
 use crate::base::worker::{In, Shell};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -17,7 +17,7 @@ pub(crate) async fn serve<S: Shell>(mut shell: S, mut input: mpsc::Receiver<In>)
                 Some(message) => shell.input(message).await,
                 None => break,
             },
-            event = next(shell.session()) => shell.event(event).await,
+            event = next(shell.pump()) => shell.event(event).await,
             () = sleep_until(restart_at) => {
                 shell.restarts().at = None;
                 shell.restart().await;
@@ -25,17 +25,17 @@ pub(crate) async fn serve<S: Shell>(mut shell: S, mut input: mpsc::Receiver<In>)
         }
     }
     let worker = shell.worker();
-    if let Some(session) = shell.session().take()
-        && let Err(e) = session.stop().await
+    if let Some(pump) = shell.pump().take()
+        && let Err(e) = pump.stop().await
         && e != Error::ChildGone
     {
         tracing::warn!(%worker, code = e.code(), "stopping the child: {e}");
     }
 }
 
-async fn next<C: Core>(session: &mut Option<Session<C>>) -> Result<Event<C::Report>, Error> {
-    match session.as_mut() {
-        Some(session) => session.next().await,
+async fn next<C: Core>(pump: &mut Option<Pump<C>>) -> Result<Event<C::Report>, Error> {
+    match pump.as_mut() {
+        Some(pump) => pump.next().await,
         None => std::future::pending().await,
     }
 }

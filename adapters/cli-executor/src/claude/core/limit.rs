@@ -174,8 +174,8 @@ pub fn resolve(reset: &ResetText, now: Timestamp, zones: &dyn Zones) -> Option<T
 
 #[cfg(test)]
 mod tests {
-    use crate::claude::tz::NoZones;
     use super::*;
+    use crate::claude::tz::NoZones;
     use serde_json::json;
 
     /// Fixed offsets: Lisbon UTC+0 (winter), Los Angeles UTC-8 (winter).
