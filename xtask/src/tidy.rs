@@ -19,8 +19,11 @@
 //!    is for.
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
 //! 10. [`crate::tidy_extension::check_no_skipped_tests`]: no extension test is skipped.
+//! 11. [`crate::tidy_layers::check_cli_executor_layers`]: the CLI executor's layers import
+//!     only downwards (base <- each CLI's room <- the executor loop).
 
 use crate::tidy_extension;
+use crate::tidy_layers;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -104,6 +107,8 @@ pub enum Rule {
     ExtensionPurity,
     /// Rule 10: no extension test is skipped.
     NoSkippedScriptTests,
+    /// Rule 11: within the CLI executor, no file imports from a layer beside or above its own.
+    CliExecutorLayers,
 }
 
 impl Rule {
@@ -120,6 +125,7 @@ impl Rule {
             Rule::ExtensionHeader => "extension-header",
             Rule::ExtensionPurity => "extension-purity",
             Rule::NoSkippedScriptTests => "no-skipped-script-tests",
+            Rule::CliExecutorLayers => "cli-executor-layers",
         }
     }
 }
@@ -256,6 +262,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(check_debug_macros(file));
         out.extend(check_engine_purity(file));
         out.extend(check_no_unwrap(file));
+        out.extend(tidy_layers::check_cli_executor_layers(file));
     }
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));
