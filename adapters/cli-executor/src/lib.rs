@@ -29,10 +29,13 @@
 //!   point), the router of daemon commands by kind, and the supervision of each worker's
 //!   task.
 //!
-//! Names said once here, as they are used in this crate: the `journal` is the executor's
-//! command journal (the protocol's `hello.journal`, as `extension/src/core/journal.js` is
-//! the browser executor's), not the store's; a worker's `books` are what it reported; the
-//! `router` routes daemon commands.
+//! Names that other rooms of the project also use, as this crate means them (each
+//! module's header says why): `base::journal` is the executor's command journal (the
+//! protocol's `hello.journal`, as `extension/src/core/journal.js` is the browser
+//! executor's), not the store's; `base::books` are what one worker reported (the
+//! simulator's `ledger.rs` is another thing); `base::pump::Pump` is a core and its child
+//! (a session is the CLI's); `run::router` routes daemon commands (the engine's
+//! `executor.rs` takes executor reports in).
 //!
 //! `docs/cli-agents.md` describes the mapping and what is left.
 

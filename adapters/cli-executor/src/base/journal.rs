@@ -1,6 +1,9 @@
 //! The executor's durable journal: what it received, how far each command got, which
 //! thread each worker is bound to, and the state sequence high-water of each worker.
 //! Written and fsynced before anything is written to a child or published to the daemon.
+//! It is the executor protocol's journal (what `hello.journal` reports), the counterpart
+//! of the browser executor's `extension/src/core/journal.js`; the store's
+//! `journal_scan.rs` reads fjall's write-ahead journal, which shares nothing with it.
 //!
 //! One append-only JSON Lines file, `<state_dir>/journal.jsonl` (0600, in a 0700
 //! directory). Every line is a whole record; the last record of a command (or worker)
