@@ -246,7 +246,7 @@ impl Error {
             Error::ClaudeSettingsReplaced { .. } => "CLAUDE_SETTINGS_REPLACED",
             Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
-            Error::McpUnreachable { .. } => crate::base::mcp::UNREACHABLE,
+            Error::McpUnreachable { .. } => "MCP_UNREACHABLE",
             Error::CodexSurface { .. } => "CODEX_SURFACE",
             Error::SessionInUse { .. } => "SESSION_IN_USE",
             Error::SessionNotFound { .. } => "SESSION_NOT_FOUND",

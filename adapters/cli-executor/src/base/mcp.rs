@@ -27,8 +27,10 @@ pub const MCP_TOKEN_ENV: &str = "ORCHESTRATOR_MCP_TOKEN";
 /// `mcp__orchestrator__<tool>`, Codex `orchestrator__<tool>` in its tool list.
 pub const MCP_SERVER_NAME: &str = "orchestrator";
 
-/// The stable code of an MCP server a child cannot use ([`Error::McpUnreachable`]): a
-/// command failed for it says `HOST_UI_CHANGED` with a detail starting `MCP_UNREACHABLE:`.
+/// The stable code of an MCP server a child cannot use (what [`Error::McpUnreachable`]'s
+/// `code()` says: the error does not import this module, and a test here checks they
+/// agree): a command failed for it says `HOST_UI_CHANGED` with a detail starting
+/// `MCP_UNREACHABLE:`.
 pub const UNREACHABLE: &str = "MCP_UNREACHABLE";
 
 /// The tool without which a worker can never finish: the probe checks it is offered.
@@ -232,6 +234,7 @@ mod tests {
         let server = McpServer { url: format!("http://127.0.0.1:{port}/mcp"), token: "s3cret-token-value".to_string() };
         let err = probe(&server).await.expect_err("nothing listens");
         assert_eq!(err.code(), "MCP_UNREACHABLE");
+        assert_eq!(err.code(), UNREACHABLE, "the constant is the error's code");
         assert!(!err.to_string().contains("s3cret"), "{err}");
         let https = McpServer { url: "https://example.org/mcp".to_string(), token: "t".to_string() };
         assert_eq!(probe(&https).await.map_err(|e| e.code()), Err("MCP_UNREACHABLE"));
