@@ -6,16 +6,9 @@
 //! else (the thread could not be resumed or read) cannot tell, and is ambiguous: the
 //! worker pauses for a person rather than risk a second copy of the prompt.
 
+use crate::base::report::{ABSENT, AMBIGUOUS};
 use crate::codex::record::ThreadRecord;
 use bridge::OutcomeWire;
-
-/// The protocol's failure code for "submission began and its result is unknown".
-pub const AMBIGUOUS: &str = "AMBIGUOUS_SUBMISSION";
-
-/// The definite failure reported for a prompt proven absent: the daemon may send again
-/// (after its usual 30 s, with a new attempt). `DEADLINE_EXCEEDED` is the protocol's
-/// "definitely not submitted" code that the engine retries; the detail says why.
-pub const ABSENT: &str = "DEADLINE_EXCEEDED";
 
 /// The conversation id of a Codex thread on the wire: `codex:thread/<threadId>`.
 pub const CONVERSATION_PREFIX: &str = "codex:thread/";
