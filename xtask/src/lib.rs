@@ -4,7 +4,8 @@
 //! - [`tidy`]: house rules checked over the source tree as pure functions of file
 //!   contents, plus one loader that reads the tree from disk; [`tidy_extension`] holds
 //!   the rules for the browser extension's scripts, [`tidy_imports`] the rule against
-//!   import circles between a crate's modules.
+//!   import circles between a crate's modules, [`tidy_layers`] the CLI executor's import
+//!   layers.
 //! - [`skill`]: the agent skill under `skills/`: frontmatter and content checks, and the
 //!   reproducible, uploadable archive.
 //! - [`archive`]: a deterministic ZIP writer and strict reader for stored entries.
@@ -18,3 +19,4 @@ pub mod skill;
 pub mod tidy;
 pub mod tidy_extension;
 pub mod tidy_imports;
+pub mod tidy_layers;

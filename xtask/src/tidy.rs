@@ -21,8 +21,10 @@
 //! 10. [`crate::tidy_extension::check_no_skipped_tests`]: no extension test is skipped.
 //! 11. [`crate::tidy_imports::check_import_circles`]: no import circle between the
 //!     top-level modules of one crate (for the crates that have none left).
+//! 12. [`crate::tidy_layers::check_cli_executor_layers`]: the CLI executor's layers import
+//!     only downwards (base <- each CLI's room <- the executor loop).
 
-use crate::{tidy_extension, tidy_imports};
+use crate::{tidy_extension, tidy_imports, tidy_layers};
 use std::fmt;
 use std::fs;
 use std::io;
@@ -108,6 +110,8 @@ pub enum Rule {
     NoSkippedScriptTests,
     /// Rule 11: no import circle between the top-level modules of one crate.
     ImportCircle,
+    /// Rule 12: within the CLI executor, no file imports from a layer beside or above its own.
+    CliExecutorLayers,
 }
 
 impl Rule {
@@ -125,6 +129,7 @@ impl Rule {
             Rule::ExtensionPurity => "extension-purity",
             Rule::NoSkippedScriptTests => "no-skipped-script-tests",
             Rule::ImportCircle => "import-circle",
+            Rule::CliExecutorLayers => "cli-executor-layers",
         }
     }
 }
@@ -261,6 +266,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(check_debug_macros(file));
         out.extend(check_engine_purity(file));
         out.extend(check_no_unwrap(file));
+        out.extend(tidy_layers::check_cli_executor_layers(file));
     }
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));

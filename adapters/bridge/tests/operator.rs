@@ -8,11 +8,11 @@ use bridge::{
     DaemonMessage, ExecutorMessage, OperatorData, OperatorDataWire, OperatorQueryName, OperatorQueryWire,
     OperatorSummaryWire, StateName, WorkerSummary,
 };
+use console::client::McpClient;
 use engine::ids::WorkerId;
 use engine::op::Operation;
 use engine::policy::{Mode, PolicyPatch};
 use engine::{Rejection, Reply};
-use orchestrator::client::McpClient;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use testkit::{Daemon, EXECUTOR_TOKEN, MCP_TOKEN, attached_root, binding_at};

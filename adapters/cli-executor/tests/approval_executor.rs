@@ -6,9 +6,9 @@
 mod harness;
 
 use bridge::{ApprovalDecisionWire, KindWire, OutcomeWire, StateName};
-use cli_executor::codex::Approvals;
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::settings::Approvals;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Reply, Router};
 use engine::ids::WorkerId;
 use harness::{Binary, dirs, next_report as until, outcome, result_of, settings, state};
 
@@ -24,7 +24,7 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
     let dirs = dirs();
     let mut settings = settings(&dirs, &Binary::Sim(Vec::new()));
     settings.approvals = Approvals::Ask;
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
 
     assert_eq!(executor.daemon(&harness::frame(WORKER, 1, KindWire::Create, "", "go")).await, Reply::Send(Vec::new()));
     let url = match outcome(until(&mut reports, "the create's result", result_of(1)).await) {
@@ -66,7 +66,7 @@ async fn a_restarted_child_numbers_its_requests_on_so_no_handle_names_two_reques
     let dirs = dirs();
     let mut settings = settings(&dirs, &Binary::Sim(vec!["--exit-on-turn-start".into(), "2".into()]));
     settings.approvals = Approvals::Ask;
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
     let asked = |o: &Out| matches!(o, Out::State(s) if s.approval.is_some());
     let handle = |o: Out| match o {
         Out::State(s) => s.approval.expect("the request").id,

@@ -11,9 +11,9 @@ mod harness;
 
 use bridge::{ApprovalDecisionWire, ApprovalWire, KindWire, OutcomeWire, StateName};
 use claude_harness::{Claude, MockApi, WORKER, config_home, frame, settings};
-use cli_executor::codex::Approvals;
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::settings::Approvals;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Reply, Router};
 use harness::{dirs, next_report as until, outcome, result_of, state};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::Receiver;
@@ -23,7 +23,7 @@ fn answer(n: u64, conversation: &str, id: &str, decision: ApprovalDecisionWire) 
     harness::answer_frame(&frame(n, KindWire::Send, conversation, ""), n, id, decision)
 }
 
-async fn no_reply(executor: &mut Executor, text: &str) {
+async fn no_reply(executor: &mut Router, text: &str) {
     assert_eq!(executor.daemon(text).await, Reply::Send(Vec::new()));
 }
 
@@ -38,7 +38,7 @@ async fn asked(reports: &mut Receiver<Out>) -> ApprovalWire {
 }
 
 /// Sends `text` (attempt `n`; a create when `url` is empty) and returns the conversation.
-async fn prompt(executor: &mut Executor, reports: &mut Receiver<Out>, n: u64, url: &str, text: &str) -> String {
+async fn prompt(executor: &mut Router, reports: &mut Receiver<Out>, n: u64, url: &str, text: &str) -> String {
     let kind = if url.is_empty() { KindWire::Create } else { KindWire::Send };
     no_reply(executor, &frame(n, kind, url, text)).await;
     match outcome(until(reports, "the prompt's result", result_of(n)).await) {
@@ -50,7 +50,7 @@ async fn prompt(executor: &mut Executor, reports: &mut Receiver<Out>, n: u64, ur
 
 /// Answers `id` with attempt `n` and returns the outcome's failure code, if any.
 async fn decide(
-    executor: &mut Executor,
+    executor: &mut Router,
     reports: &mut Receiver<Out>,
     n: u64,
     url: &str,
@@ -77,7 +77,7 @@ async fn a_request_waits_for_its_answer_which_reaches_the_stand_in_once_and_a_de
     let dirs = dirs();
     let mut settings = settings(&dirs, &Claude::Sim(Vec::new()));
     settings.approvals = Approvals::Ask;
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
 
     let url = prompt(&mut executor, &mut reports, 1, "", "ASK first").await;
     let approval = asked(&mut reports).await;
@@ -132,7 +132,7 @@ async fn with_the_real_claude_an_approved_command_outside_the_sandbox_runs_and_a
     mock.script_actions(WORKER, &[outside(&approved), outside(&declined), write]);
     let mut settings = settings(&dirs, &Claude::Real { path, port: mock.port });
     settings.approvals = Approvals::Ask;
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
 
     let url = prompt(&mut executor, &mut reports, 1, "", "touch a file outside").await;
     let approval = asked(&mut reports).await;

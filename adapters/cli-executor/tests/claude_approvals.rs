@@ -202,7 +202,7 @@ fn unattended_a_request_is_denied_at_once_and_another_subtype_is_answered_with_a
 #[test]
 fn at_most_the_bound_waits_and_the_next_is_denied() {
     let mut core = running(true);
-    let max = cli_executor::limits::APPROVALS_MAX;
+    let max = cli_executor::base::limits::APPROVALS_MAX;
     for n in 0..=max {
         core.line(Timestamp(3), &bash_request(&format!("req-{n}"), "ls /")).expect("a request");
     }

@@ -12,7 +12,7 @@ mod harness;
 
 use bridge::ExecutorKindWire;
 use claude_harness::{Claude, settings, sim_script};
-use cli_executor::claude_cli::ClaudeSandbox;
+use cli_executor::base::settings::ClaudeSandbox;
 use cli_executor::connection::choose_kinds;
 use harness::{dirs, python};
 use std::os::unix::fs::PermissionsExt;

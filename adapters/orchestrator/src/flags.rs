@@ -176,7 +176,7 @@ pub(crate) enum Command {
         /// workers are not run where bubblewrap or socat is missing) or off (commands run
         /// unconfined, with this user's rights).
         #[arg(long, value_name = "MODE", default_value = "required", value_parser = parse_claude_sandbox)]
-        claude_sandbox: cli_executor::claude_cli::ClaudeSandbox,
+        claude_sandbox: cli_executor::base::settings::ClaudeSandbox,
         /// The kinds of workers to run, comma-separated (codex, claude): each must be
         /// usable or the executor does not start. Default: each whose binary is found and
         /// passes its checks.
@@ -186,7 +186,7 @@ pub(crate) enum Command {
         /// (a Codex approval request waits in "Needs you" for Approve or Decline from the
         /// dashboard; refused for Claude Code workers).
         #[arg(long, value_name = "MODE", default_value = "never", value_parser = parse_approvals)]
-        approvals: cli_executor::codex::Approvals,
+        approvals: cli_executor::base::settings::Approvals,
         /// The executor's state directory (journal, leases, each session's CODEX_HOME or
         /// CLAUDE_CONFIG_DIR and TMPDIR).
         /// Default: DIR/cli-executor.
@@ -410,15 +410,15 @@ pub(crate) fn parse_cli_kind(text: &str) -> Result<bridge::ExecutorKindWire, Str
 }
 
 /// `--approvals`: `never` or `ask`.
-pub(crate) fn parse_approvals(text: &str) -> Result<cli_executor::codex::Approvals, String> {
+pub(crate) fn parse_approvals(text: &str) -> Result<cli_executor::base::settings::Approvals, String> {
     match text {
-        "never" => Ok(cli_executor::codex::Approvals::Never),
-        "ask" => Ok(cli_executor::codex::Approvals::Ask),
+        "never" => Ok(cli_executor::base::settings::Approvals::Never),
+        "ask" => Ok(cli_executor::base::settings::Approvals::Ask),
         other => Err(format!("{other:?} is not an approval mode (never, ask)")),
     }
 }
 
 /// `--claude-sandbox`'s value: `required` or `off`.
-pub(crate) fn parse_claude_sandbox(text: &str) -> Result<cli_executor::claude_cli::ClaudeSandbox, String> {
+pub(crate) fn parse_claude_sandbox(text: &str) -> Result<cli_executor::base::settings::ClaudeSandbox, String> {
     text.trim().parse()
 }

@@ -31,7 +31,3 @@ pub mod logs;
 pub mod serve;
 
 pub use engine_thread::{ChannelExecutors, EngineThread, NoExecutors};
-
-/// The MCP client, where other crates' tests and examples (`bridge`, `cli-executor`) still
-/// look for it; it lives in `console`.
-pub use console::client;

@@ -141,7 +141,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let data_dir = data_dir.unwrap_or_else(default_data_dir);
             let mcp_url = match mcp_url {
                 Some(url) => url,
-                None => cli_executor::mcp::url_from_daemon(&daemon)
+                None => cli_executor::base::mcp::url_from_daemon(&daemon)
                     .with_context(|| format!("--daemon {daemon}: expected ws://HOST:PORT/executor"))?,
             };
             let token_path = data_dir.join(token::TOKEN_FILE_NAME);
@@ -154,14 +154,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     format!("no MCP token in {} (start the daemon once, or pass --mcp-token)", token_path.display())
                 })?,
             };
-            let settings = cli_executor::worker::Settings {
+            let settings = cli_executor::base::settings::Settings {
                 program: codex,
                 args: std::iter::once("app-server".to_string()).chain(codex_args).collect(),
                 env_set: Vec::new(),
                 state_dir: state_dir.unwrap_or_else(|| data_dir.join("cli-executor")),
                 workspace: workspace.map(|w| w.display().to_string()),
-                mcp: Some(cli_executor::mcp::McpServer { url: mcp_url, token: mcp_token }),
-                claude: Some(cli_executor::claude_cli::ClaudeSettings {
+                mcp: Some(cli_executor::base::mcp::McpServer { url: mcp_url, token: mcp_token }),
+                claude: Some(cli_executor::base::settings::ClaudeSettings {
                     program: claude,
                     args: claude_args,
                     env_set: Vec::new(),

@@ -12,8 +12,8 @@
 
 use crate::harness::{Dirs, WAIT_MS_MAX, python};
 use bridge::ExecutorKindWire;
-use cli_executor::claude_cli::{ClaudeSandbox, ClaudeSettings};
-use cli_executor::worker::Settings;
+use cli_executor::base::settings::Settings;
+use cli_executor::base::settings::{ClaudeSandbox, ClaudeSettings};
 use engine::ids::WorkerId;
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
@@ -245,9 +245,9 @@ pub fn frame(n: u64, kind: bridge::KindWire, conversation: &str, prompt: &str) -
 }
 
 /// The state report.
-pub fn state_of(out: cli_executor::worker::Out) -> bridge::StateWire {
+pub fn state_of(out: cli_executor::base::worker::Out) -> bridge::StateWire {
     match out {
-        cli_executor::worker::Out::State(s) => s,
+        cli_executor::base::worker::Out::State(s) => s,
         other => panic!("not a state: {other:?}"),
     }
 }
@@ -256,8 +256,8 @@ pub fn state_of(out: cli_executor::worker::Out) -> bridge::StateWire {
 /// each child configured with the daemon's MCP server (and the probe run before it starts).
 pub fn options(daemon_url: &str, dirs: &Dirs, claude: &Claude) -> cli_executor::connection::Options {
     let mut settings = settings(dirs, claude);
-    let url = cli_executor::mcp::url_from_daemon(daemon_url).expect("an mcp url");
-    settings.mcp = Some(cli_executor::mcp::McpServer { url, token: crate::harness::MCP_TOKEN.to_string() });
+    let url = cli_executor::base::mcp::url_from_daemon(daemon_url).expect("an mcp url");
+    settings.mcp = Some(cli_executor::base::mcp::McpServer { url, token: crate::harness::MCP_TOKEN.to_string() });
     cli_executor::connection::Options {
         url: daemon_url.to_string(),
         token_file: dirs.token.clone(),

@@ -3,7 +3,7 @@
 
 use super::WAIT_MS_MAX;
 use bridge::{CommandWire, DaemonMessage, ExecutorKindWire, KindWire, OutcomeWire, StateName, encode};
-use cli_executor::worker::Out;
+use cli_executor::base::worker::Out;
 use engine::ids::{AttemptId, CommandId, WorkerId};
 use std::time::Duration;
 use tokio::sync::mpsc;
