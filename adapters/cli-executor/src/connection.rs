@@ -13,7 +13,7 @@ use crate::executor::{Executor, Reply};
 use crate::limits::{RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX, WELCOME_WAIT_MS};
 use crate::worker::{Out, Settings};
 use crate::{home, surface};
-use bridge::ExecutorKindWire;
+use executor_protocol::ExecutorKindWire;
 use futures_util::{SinkExt, StreamExt};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
@@ -127,7 +127,7 @@ async fn connect(
     }
     let mut heartbeat = tokio::time::interval(Duration::from_millis(welcome.max(1)));
     heartbeat.tick().await;
-    let heartbeat_frame = bridge::encode(&bridge::ExecutorMessage::Heartbeat {});
+    let heartbeat_frame = executor_protocol::encode(&executor_protocol::ExecutorMessage::Heartbeat {});
     loop {
         tokio::select! {
             frame = ws.next() => match frame {

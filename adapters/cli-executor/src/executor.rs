@@ -13,12 +13,12 @@ use crate::journal::Journal;
 use crate::lease::Leases;
 use crate::limits::CHANNEL_DEPTH;
 use crate::worker::{In, Out, Settings, Shared, Task, lock, serve};
-use bridge::{
+use engine::ids::WorkerId;
+use executor_protocol::{
     BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorKindWire, ExecutorMessage, Hello, KindWire,
     MESSAGE_BYTES_MAX, OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, SteerLandedWire,
     encode,
 };
-use engine::ids::WorkerId;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -155,7 +155,7 @@ impl Executor {
 
     /// A text frame from the daemon.
     pub async fn daemon(&mut self, text: &str) -> Reply {
-        let message = match bridge::decode_daemon(text, MESSAGE_BYTES_MAX) {
+        let message = match executor_protocol::decode_daemon(text, MESSAGE_BYTES_MAX) {
             Ok(message) => message,
             Err(e) => {
                 tracing::warn!("undecodable daemon message: {e}");

@@ -10,13 +10,13 @@ use crate::codex::Report;
 use crate::journal::{Bound, Entry, Journal, Landing};
 use crate::pump::Gate;
 use crate::worker::{Out, Shared, lock};
-use bridge::{
-    ApprovalWire, BindingWire, CommandWire, ExecutorKindWire, KindWire, LandedWire, ObservationWire, OutcomeWire,
-    PhaseWire, ResultWire, StateName, StateWire, SteerLandedWire,
-};
 use engine::ExecutorKind;
 use engine::ids::{CommandId, WorkerId};
 use engine::model::ConversationState;
+use executor_protocol::{
+    ApprovalWire, BindingWire, CommandWire, ExecutorKindWire, KindWire, LandedWire, ObservationWire, OutcomeWire,
+    PhaseWire, ResultWire, StateName, StateWire, SteerLandedWire,
+};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One worker's reports, journaled first.

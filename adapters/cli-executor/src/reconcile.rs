@@ -7,7 +7,7 @@
 //! worker pauses for a person rather than risk a second copy of the prompt.
 
 use crate::codex::record::ThreadRecord;
-use bridge::OutcomeWire;
+use executor_protocol::OutcomeWire;
 
 /// The protocol's failure code for "submission began and its result is unknown".
 pub const AMBIGUOUS: &str = "AMBIGUOUS_SUBMISSION";

@@ -21,12 +21,12 @@ use crate::ledger::{Ledger, gate};
 use crate::limits::{CHILD_RESTART_BACKOFF_MS_MAX, CHILD_RESTART_BACKOFF_MS_MIN, CHILD_RESTARTS_MAX};
 use crate::pump::{Core, Event, Session};
 use crate::reconcile::{self, Verdict};
-use bridge::{
+use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
+use engine::model::{ConversationState, ErrorKind};
+use executor_protocol::{
     BindingWire, CommandWire, ExecutorKindWire, KindWire, OutcomeWire, PhaseWire, ResultWire, StateWire,
     SteerLandedWire,
 };
-use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
-use engine::model::{ConversationState, ErrorKind};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};

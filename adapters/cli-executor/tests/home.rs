@@ -8,12 +8,12 @@
 
 mod harness;
 
-use bridge::{KindWire, OutcomeWire, StateName};
 use cli_executor::executor::Executor;
 use cli_executor::home::{AUTH_FILE_NAME, check_auth_file, config_toml};
 use cli_executor::mcp::McpServer;
 use cli_executor::worker::Out;
 use engine::ids::WorkerId;
+use executor_protocol::{KindWire, OutcomeWire, StateName};
 use harness::{Binary, MockModel, dirs, frame, next_report, real_codex, settings};
 
 /// Runs `codex app-server --strict-config --print-startup-config` on `home`.

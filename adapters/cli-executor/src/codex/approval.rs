@@ -8,10 +8,10 @@ use super::{Codex, Effect, Outcome, Report};
 use crate::Error;
 use crate::jsonrpc;
 use crate::limits::APPROVALS_MAX;
-use bridge::{ApprovalKindWire, ApprovalWire, page_detail};
 use engine::effect::ExecutorCommand;
 use engine::ids::CommandId;
 use engine::model::{ApprovalDecision, ConversationState};
+use executor_protocol::{ApprovalKindWire, ApprovalWire, page_detail};
 use serde_json::{Value, json};
 
 /// The app-server's approval requests (0.169.0, `generate-json-schema`).

@@ -6,8 +6,8 @@
 
 use super::authority::{Decision, Refusal};
 use super::{OAuth, now_ms, redirect};
-use bridge::{GrantAction, GrantDesk, OAuthGrantOut, OAuthPendingOut, OAuthRequestOut, oauth_codes};
-use wire::ErrorOut;
+use caller_protocol::ErrorOut;
+use executor_protocol::{GrantAction, GrantDesk, OAuthGrantOut, OAuthPendingOut, OAuthRequestOut, oauth_codes};
 
 fn scopes(scope: &str) -> Vec<String> {
     scope.split(' ').filter(|s| !s.is_empty()).map(String::from).collect()

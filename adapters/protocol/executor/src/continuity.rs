@@ -2,7 +2,7 @@
 //! next turn, a short sentence for each (the popup's "recent events"), and the bounded
 //! buffer of the newest ones per worker that the summary push keeps. No IO.
 
-use crate::protocol::RecentEventWire;
+use crate::message::RecentEventWire;
 use engine::SteerLanding;
 use engine::event::{Event, EventKind};
 use engine::ids::{Cursor, WorkerId};
@@ -204,7 +204,7 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             | AttemptOutcome::WorkerBlocked => format!("Attempt ended ({})", outcome.as_str()),
         },
         EventKind::DeadManFired { condition, action, quiet_ms, .. } => {
-            format!("Run stopped moving: {}", wire::dead_man_why(*condition, *action, *quiet_ms))
+            format!("Run stopped moving: {}", caller_protocol::dead_man_why(*condition, *action, *quiet_ms))
         }
         EventKind::ContinuationWarning { attempts, .. } => {
             format!("No durable progress in {attempts} attempts")
