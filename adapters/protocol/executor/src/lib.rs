@@ -20,8 +20,8 @@
 //!   clocks (time is an argument): `hello` with the right token first, then every
 //!   message becomes an [`engine::ExecutorInput`]; a rate cap; `Disconnected` on close.
 //! - `continuity.rs`: which events tell a worker's continuity story, a sentence for
-//!   each (the one source of these words: `docs/protocol/fixtures/sentences.json` pins
-//!   them for the extension's copy), and bounded buffers of the newest (for
+//!   each (the one source of these words: `docs/protocol/fixtures/rules/sentences.json`
+//!   pins them for the extension's copy), and bounded buffers of the newest (for
 //!   `operator.summary` and the `worker_events` query).
 //!
 //! Architecture Invariant: nothing here does IO or reads a clock, so the daemon and the
