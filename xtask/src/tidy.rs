@@ -19,8 +19,10 @@
 //!    is for.
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
 //! 10. [`crate::tidy_extension::check_no_skipped_tests`]: no extension test is skipped.
+//! 11. [`crate::tidy_protocol::check_protocol_dependencies`]: the protocol crates depend
+//!     on the engine and serde only, never on a runtime or a server.
 
-use crate::tidy_extension;
+use crate::{tidy_extension, tidy_protocol};
 use std::fmt;
 use std::fs;
 use std::io;
@@ -104,6 +106,8 @@ pub enum Rule {
     ExtensionPurity,
     /// Rule 10: no extension test is skipped.
     NoSkippedScriptTests,
+    /// Rule 11: the protocol crates depend only on the engine and serde.
+    ProtocolPurity,
 }
 
 impl Rule {
@@ -120,6 +124,7 @@ impl Rule {
             Rule::ExtensionHeader => "extension-header",
             Rule::ExtensionPurity => "extension-purity",
             Rule::NoSkippedScriptTests => "no-skipped-script-tests",
+            Rule::ProtocolPurity => "protocol-purity",
         }
     }
 }
@@ -208,7 +213,12 @@ pub struct Report {
 /// Load the workspace at `root` and run every rule.
 pub fn run(root: &Path) -> io::Result<Report> {
     let workspace = load(root)?;
-    Ok(Report { files_checked: workspace.files_checked(), violations: check(&workspace) })
+    let mut violations = check(&workspace);
+    // The real tree only: the protocol crates the dependency rule fences are where it
+    // looks for them.
+    violations.extend(tidy_protocol::check_protocol_crates_exist(&workspace.manifests));
+    violations.sort();
+    Ok(Report { files_checked: workspace.files_checked(), violations })
 }
 
 /// Read every file the rules need from the workspace at `root`.
@@ -260,6 +270,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));
         out.extend(check_manifest_inherits(manifest));
+        out.extend(tidy_protocol::check_protocol_dependencies(manifest));
     }
     for script in &workspace.script_files {
         out.extend(tidy_extension::check_script_header(script));
@@ -564,7 +575,7 @@ fn inherits(lines: &[TomlLine], table: &str, field: &str) -> bool {
 }
 
 /// Names of the non-dev, non-build dependencies, with the line declaring each.
-fn runtime_dependencies(manifest: &str) -> Vec<(usize, String)> {
+pub(crate) fn runtime_dependencies(manifest: &str) -> Vec<(usize, String)> {
     let is_dependency_list =
         |table: &str| table == "dependencies" || (table.starts_with("target.") && table.ends_with(".dependencies"));
     let dependency_table_name = |table: &str| -> Option<String> {
