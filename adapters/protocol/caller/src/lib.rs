@@ -5,7 +5,7 @@
 //! Named `caller-protocol` (it was `wire`) for what it describes, the caller's side of the
 //! daemon, beside `executor-protocol`; `wire` also named the simulator's own frames
 //! (`sim/src/wire.rs`). It depends on the engine and serde only (no runtime, no IO), which
-//! `cargo xtask tidy` checks.
+//! `tidy` checks (`xtask/src/tidy_protocol.rs`).
 //!
 //! # Layout
 //! - `args.rs`: one argument struct per tool (camelCase, unknown fields refused), each

@@ -6,7 +6,8 @@
 //! MCP callers' shapes, which the operator channel reuses); the `bridge` crate is the
 //! daemon's axum/tokio endpoint that carries it, the simulator carries it over turmoil's
 //! TCP and the CLI executor over its own WebSocket. It depends on the engine, the caller
-//! protocol and serde only (no axum, tokio or socket), which `cargo xtask tidy` checks.
+//! protocol and serde only (no axum, tokio or socket), which `tidy` checks
+//! (`xtask/src/tidy_protocol.rs`).
 //!
 //! # Layout
 //! - `message/`: the versioned JSON messages ([`ExecutorMessage`] from executors,
