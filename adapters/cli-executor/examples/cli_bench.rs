@@ -147,14 +147,14 @@ impl Bench {
             codex_auth: None,
             approvals: Default::default(),
             claude: None,
-            kinds: vec![bridge::ExecutorKindWire::Codex],
+            kinds: vec![executor_protocol::ExecutorKindWire::Codex],
         };
         Options {
             url: self.url.clone(),
             token_file: self.dir.path().join("executor-token"),
             executor_id: "cli-bench".into(),
             settings,
-            kinds: Some(vec![bridge::ExecutorKindWire::Codex]),
+            kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
         }
     }
 

@@ -5,11 +5,11 @@
 
 mod harness;
 
-use bridge::{ApprovalDecisionWire, KindWire, OutcomeWire, StateName};
 use cli_executor::base::settings::Approvals;
 use cli_executor::base::worker::Out;
 use cli_executor::run::router::{Reply, Router};
 use engine::ids::WorkerId;
+use executor_protocol::{ApprovalDecisionWire, KindWire, OutcomeWire, StateName};
 use harness::{Binary, dirs, next_report as until, outcome, result_of, settings, state};
 
 const WORKER: WorkerId = WorkerId(7);
@@ -35,7 +35,7 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
     let Out::State(asked) = asked else { unreachable!() };
     assert_eq!(asked.state, StateName::AwaitingApproval);
     let approval = asked.approval.expect("the request");
-    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", bridge::ApprovalKindWire::Command));
+    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", executor_protocol::ApprovalKindWire::Command));
     assert!(approval.summary.starts_with("run make deploy (in "), "{}", approval.summary);
     assert!(harness::decisions(&dirs, WORKER).is_empty(), "nothing answered before a person does");
     // The status that follows the request (`waitingOnApproval`) does not republish the

@@ -9,11 +9,11 @@
 mod claude_harness;
 mod harness;
 
-use bridge::{ApprovalDecisionWire, ApprovalWire, KindWire, OutcomeWire, StateName};
 use claude_harness::{Claude, MockApi, WORKER, config_home, frame, settings};
 use cli_executor::base::settings::Approvals;
 use cli_executor::base::worker::Out;
 use cli_executor::run::router::{Reply, Router};
+use executor_protocol::{ApprovalDecisionWire, ApprovalWire, KindWire, OutcomeWire, StateName};
 use harness::{dirs, next_report as until, outcome, result_of, state};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::Receiver;
@@ -81,7 +81,7 @@ async fn a_request_waits_for_its_answer_which_reaches_the_stand_in_once_and_a_de
 
     let url = prompt(&mut executor, &mut reports, 1, "", "ASK first").await;
     let approval = asked(&mut reports).await;
-    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", bridge::ApprovalKindWire::Command));
+    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", executor_protocol::ApprovalKindWire::Command));
     assert_eq!(approval.summary, "run touch outside.txt (outside the sandbox)");
     assert!(responses(&dirs).is_empty(), "nothing answered before a person does");
     let hello = executor.hello("t", "cli-test");
@@ -136,7 +136,7 @@ async fn with_the_real_claude_an_approved_command_outside_the_sandbox_runs_and_a
 
     let url = prompt(&mut executor, &mut reports, 1, "", "touch a file outside").await;
     let approval = asked(&mut reports).await;
-    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", bridge::ApprovalKindWire::Command));
+    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", executor_protocol::ApprovalKindWire::Command));
     assert_eq!(approval.summary, format!("run touch {} (outside the sandbox)", approved.display()));
     assert!(!approved.exists(), "nothing ran before the answer");
     assert_eq!(decide(&mut executor, &mut reports, 1, &url, "apr-1", ApprovalDecisionWire::Approve).await, None);

@@ -7,12 +7,12 @@
 mod claude_harness;
 mod harness;
 
-use bridge::{ErrorKindWire, KindWire, LandedWire, OutcomeWire, StateName};
 use claude_harness::{
     Claude, MockApi, WORKER, claudes, config_home, frame, landed, nonce, settings, state_of, taken_in,
 };
 use cli_executor::base::worker::Out;
 use cli_executor::run::router::{Reply, Router};
+use executor_protocol::{ErrorKindWire, KindWire, LandedWire, OutcomeWire, StateName};
 use harness::{dirs, next_report as until, outcome, result_of, state};
 use serde_json::Value;
 use std::path::Path;
@@ -375,16 +375,17 @@ async fn a_repositorys_own_stop_hook_does_not_run_in_a_worker_session() {
 async fn a_landing_journaled_before_the_state_it_names_is_said_again_after_a_restart() {
     use cli_executor::base::journal::{Journal, Landing};
     let dirs = dirs();
-    let steer = match bridge::decode_daemon(&frame(2, KindWire::Steer, "claude:session/s-1", "a steer"), 1 << 20) {
-        Ok(bridge::DaemonMessage::Command(command)) => command,
-        other => panic!("{other:?}"),
-    };
+    let steer =
+        match executor_protocol::decode_daemon(&frame(2, KindWire::Steer, "claude:session/s-1", "a steer"), 1 << 20) {
+            Ok(executor_protocol::DaemonMessage::Command(command)) => command,
+            other => panic!("{other:?}"),
+        };
     {
         // The executor journaled where the steer landed, then died before the idle.
         let (mut journal, _) = Journal::open(&dirs.state).expect("journal");
         let work = dirs.work.display().to_string();
-        journal.bind(WORKER, "s-1", &work, bridge::ExecutorKindWire::Claude).expect("bind");
-        let generating = bridge::ObservationWire {
+        journal.bind(WORKER, "s-1", &work, executor_protocol::ExecutorKindWire::Claude).expect("bind");
+        let generating = executor_protocol::ObservationWire {
             state: StateName::Generating,
             error_kind: None,
             seq: 0,

@@ -10,10 +10,10 @@
 mod claude_harness;
 mod harness;
 
-use bridge::{KindWire, OutcomeWire, StateName};
 use cli_executor::base::worker::Out;
 use cli_executor::run::router::{Reply, Router};
 use engine::ids::WorkerId;
+use executor_protocol::{KindWire, OutcomeWire, StateName};
 use harness::{Binary, Dirs, dirs, next_report as until, outcome, result_of, settings, state};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -7,10 +7,10 @@
 
 mod harness;
 
-use bridge::{KindWire, OutcomeWire, StateName};
 use cli_executor::base::worker::Out;
 use cli_executor::run::router::{Reply, Router};
 use engine::ids::WorkerId;
+use executor_protocol::{KindWire, OutcomeWire, StateName};
 use harness::{Binary, MockModel, binaries, dirs, next_report as until, outcome, result_of, settings, state, taken_in};
 
 const WORKER: WorkerId = WorkerId(7);
@@ -146,7 +146,7 @@ async fn a_child_that_exits_is_replaced_with_its_thread_resumed_and_one_that_kee
     let (_executor, mut reports) = Router::open(crashing).await.expect("opens");
     let error = until(&mut reports, "the error state", state(StateName::Error)).await;
     let Out::State(error) = error else { unreachable!("a state") };
-    assert_eq!(error.error_kind, Some(bridge::ErrorKindWire::HostUiChanged));
+    assert_eq!(error.error_kind, Some(executor_protocol::ErrorKindWire::HostUiChanged));
     let detail = error.detail.unwrap_or_default();
     assert!(detail.contains("exited 5 times in a row"), "{detail}");
 }
@@ -164,7 +164,7 @@ async fn a_turn_nobody_started_is_reported_as_foreign_turn_with_its_detail() {
     ));
     let error = until(&mut reports, "the foreign turn", state(StateName::Error)).await;
     let Out::State(error) = error else { unreachable!("a state") };
-    assert_eq!(error.error_kind, Some(bridge::ErrorKindWire::ForeignTurn));
+    assert_eq!(error.error_kind, Some(executor_protocol::ErrorKindWire::ForeignTurn));
     let detail = error.detail.unwrap_or_default();
     assert!(detail.contains("a turn the orchestrator did not start"), "{detail}");
 }
@@ -183,7 +183,7 @@ async fn a_usage_limits_reset_is_kept_across_an_executor_restart() {
     let Out::State(limit) = until(&mut reports, "the limit", state(StateName::Error)).await else {
         unreachable!("a state")
     };
-    assert_eq!(limit.error_kind, Some(bridge::ErrorKindWire::UsageLimit));
+    assert_eq!(limit.error_kind, Some(executor_protocol::ErrorKindWire::UsageLimit));
     let reset = limit.until_ms.expect("the reset of account/rateLimits/updated");
     drop(executor);
 

@@ -8,13 +8,13 @@
 
 mod harness;
 
-use bridge::{KindWire, OutcomeWire, StateName};
 use cli_executor::base::child::AUTH_FILE_NAME;
 use cli_executor::base::mcp::McpServer;
 use cli_executor::base::worker::Out;
 use cli_executor::codex::home::{check_auth_file, config_toml};
 use cli_executor::run::router::Router;
 use engine::ids::WorkerId;
+use executor_protocol::{KindWire, OutcomeWire, StateName};
 use harness::{Binary, MockModel, dirs, frame, next_report, real_codex, settings};
 
 /// Runs `codex app-server --strict-config --print-startup-config` on `home`.

@@ -7,8 +7,8 @@
 use crate::authority::{Decision, Refusal};
 use crate::redirect;
 use crate::server::{OAuth, now_ms};
-use bridge::{GrantAction, GrantDesk, OAuthGrantOut, OAuthPendingOut, OAuthRequestOut, oauth_codes};
-use wire::ErrorOut;
+use caller_protocol::ErrorOut;
+use executor_protocol::{GrantAction, GrantDesk, OAuthGrantOut, OAuthPendingOut, OAuthRequestOut, oauth_codes};
 
 fn scopes(scope: &str) -> Vec<String> {
     scope.split(' ').filter(|s| !s.is_empty()).map(String::from).collect()

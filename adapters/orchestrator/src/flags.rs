@@ -181,7 +181,7 @@ pub(crate) enum Command {
         /// usable or the executor does not start. Default: each whose binary is found and
         /// passes its checks.
         #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_cli_kind)]
-        kinds: Option<Vec<bridge::ExecutorKindWire>>,
+        kinds: Option<Vec<executor_protocol::ExecutorKindWire>>,
         /// Approval prompts: `never` (none; the CLI's sandbox guards the work) or `ask`
         /// (a Codex approval request waits in "Needs you" for Approve or Decline from the
         /// dashboard; refused for Claude Code workers).
@@ -401,10 +401,10 @@ pub(crate) enum StoreCommand {
 }
 
 /// One kind of `--kinds`: a command-line agent the executor can run.
-pub(crate) fn parse_cli_kind(text: &str) -> Result<bridge::ExecutorKindWire, String> {
+pub(crate) fn parse_cli_kind(text: &str) -> Result<executor_protocol::ExecutorKindWire, String> {
     match text.trim() {
-        "codex" => Ok(bridge::ExecutorKindWire::Codex),
-        "claude" => Ok(bridge::ExecutorKindWire::Claude),
+        "codex" => Ok(executor_protocol::ExecutorKindWire::Codex),
+        "claude" => Ok(executor_protocol::ExecutorKindWire::Claude),
         other => Err(format!("{other:?} is not a command-line agent (codex, claude)")),
     }
 }

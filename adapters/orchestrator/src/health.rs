@@ -34,7 +34,7 @@ async fn health(State(state): State<Arc<HealthState>>, headers: HeaderMap) -> Re
     let registry = state.registry.as_ref();
     let body = Health {
         version: env!("CARGO_PKG_VERSION").to_string(),
-        executor_protocol: registry.map(|_| bridge::PROTOCOL_VERSION),
+        executor_protocol: registry.map(|_| executor_protocol::PROTOCOL_VERSION),
         executors: registry.map(|r| r.connected().iter().map(ToString::to_string).collect()).unwrap_or_default(),
         refused_hellos: registry
             .map(|r| {

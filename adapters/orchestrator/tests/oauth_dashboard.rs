@@ -10,8 +10,7 @@
 mod support;
 
 use axum::body::Bytes;
-use bridge::client::{TestExecutor, hello};
-use bridge::{
+use executor_protocol::{
     DaemonMessage, ExecutorMessage, OAuthPendingOut, OperatorAction, OperatorActionWire, OperatorData,
     OperatorQueryName, OperatorQueryWire, OperatorResultWire, oauth_codes,
 };
@@ -23,6 +22,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use support::{Daemon, TOKEN, free_port};
+use test_executor::{TestExecutor, hello};
 
 const EXECUTOR_TOKEN: &str = "executor-token-0123456789abcdef";
 const VERIFIER: &str = "verifier-0123456789-0123456789-0123456789-abcdef";

@@ -13,13 +13,13 @@ use crate::base::journal::{Bound, Entry, Journal, Landing};
 use crate::base::pump::Gate;
 use crate::base::report::Report;
 use crate::base::worker::{Out, Restarts, Shared, lock};
-use bridge::{
-    ApprovalWire, BindingWire, CommandWire, ExecutorKindWire, KindWire, LandedWire, ObservationWire, OutcomeWire,
-    PhaseWire, ResultWire, StateName, StateWire, SteerLandedWire,
-};
 use engine::ExecutorKind;
 use engine::ids::{CommandId, WorkerId};
 use engine::model::ConversationState;
+use executor_protocol::{
+    ApprovalWire, BindingWire, CommandWire, ExecutorKindWire, KindWire, LandedWire, ObservationWire, OutcomeWire,
+    PhaseWire, ResultWire, StateName, StateWire, SteerLandedWire,
+};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One worker's reports, journaled first.

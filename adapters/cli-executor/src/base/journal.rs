@@ -31,11 +31,11 @@
 
 use crate::Error;
 use crate::base::limits::{JOURNAL_BYTES_MAX, JOURNAL_COMMANDS_MAX, JOURNAL_LINES_COMPACT, SEQ_SKIP_ON_DOUBT};
-use bridge::{
+use engine::ids::{CommandId, WorkerId};
+use executor_protocol::{
     CommandWire, ErrorKindWire, ExecutorKindWire, JournalWire, KindWire, LandedWire, ObservationWire, OutcomeWire,
     PhaseWire,
 };
-use engine::ids::{CommandId, WorkerId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{self, DirBuilder, File, OpenOptions};

@@ -4,7 +4,7 @@
 //! loop; what each CLI makes of them is its room's (`codex::home`, `claude::cli`).
 
 use crate::base::mcp::McpServer;
-use bridge::ExecutorKindWire;
+use executor_protocol::ExecutorKindWire;
 use std::path::PathBuf;
 
 /// What every worker's child is started with.

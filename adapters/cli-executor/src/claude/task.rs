@@ -26,12 +26,12 @@ use crate::claude::cli::{self, read_transcript};
 use crate::claude::transcript::{self, Found};
 use crate::claude::tz::TzDir;
 use crate::claude::{Claude, Effect, Landed, Outcome, Report, nonce};
-use bridge::{CommandWire, ExecutorKindWire, KindWire, LandedWire, OutcomeWire, PhaseWire, ResultWire};
 use engine::ExecutorKind;
 use engine::effect::ExecutorCommand;
 use engine::ids::{CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
 use engine::time::Timestamp;
+use executor_protocol::{CommandWire, ExecutorKindWire, KindWire, LandedWire, OutcomeWire, PhaseWire, ResultWire};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

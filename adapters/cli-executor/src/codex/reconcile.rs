@@ -8,7 +8,7 @@
 
 use crate::base::report::{ABSENT, AMBIGUOUS};
 use crate::codex::record::ThreadRecord;
-use bridge::OutcomeWire;
+use executor_protocol::OutcomeWire;
 
 /// The conversation id of a Codex thread on the wire: `codex:thread/<threadId>`.
 pub const CONVERSATION_PREFIX: &str = "codex:thread/";

@@ -21,11 +21,11 @@ use crate::base::worker::{In, Out, Restarts, Shared, Shell, lock};
 use crate::codex::home;
 use crate::codex::reconcile::{self, Verdict};
 use crate::codex::{Codex, Effect, Outcome, Resume};
-use bridge::{CommandWire, ExecutorKindWire, KindWire, OutcomeWire, PhaseWire, ResultWire};
 use engine::effect::ExecutorCommand;
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
 use engine::time::Timestamp;
+use executor_protocol::{CommandWire, ExecutorKindWire, KindWire, OutcomeWire, PhaseWire, ResultWire};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 

@@ -14,7 +14,7 @@ use crate::base::worker::Out;
 use crate::claude::cli::{self, CLAUDE_VERSION};
 use crate::codex::{home, surface};
 use crate::run::router::{Reply, Router};
-use bridge::ExecutorKindWire;
+use executor_protocol::ExecutorKindWire;
 use futures_util::{SinkExt, StreamExt};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
@@ -128,7 +128,7 @@ async fn connect(
     }
     let mut heartbeat = tokio::time::interval(Duration::from_millis(welcome.max(1)));
     heartbeat.tick().await;
-    let heartbeat_frame = bridge::encode(&bridge::ExecutorMessage::Heartbeat {});
+    let heartbeat_frame = executor_protocol::encode(&executor_protocol::ExecutorMessage::Heartbeat {});
     loop {
         tokio::select! {
             frame = ws.next() => match frame {

@@ -20,12 +20,12 @@ use crate::base::worker::{In, Out, Shared, lock};
 use crate::claude::task::ClaudeTask;
 use crate::codex::task::CodexTask;
 use crate::run::supervise::serve;
-use bridge::{
+use engine::ids::WorkerId;
+use executor_protocol::{
     BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorKindWire, ExecutorMessage, Hello, KindWire,
     MESSAGE_BYTES_MAX, OutcomeWire, PROTOCOL_VERSION, PhaseWire, ProtocolErrorCode, ResultWire, SteerLandedWire,
     encode,
 };
-use engine::ids::WorkerId;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -162,7 +162,7 @@ impl Router {
 
     /// A text frame from the daemon.
     pub async fn daemon(&mut self, text: &str) -> Reply {
-        let message = match bridge::decode_daemon(text, MESSAGE_BYTES_MAX) {
+        let message = match executor_protocol::decode_daemon(text, MESSAGE_BYTES_MAX) {
             Ok(message) => message,
             Err(e) => {
                 tracing::warn!("undecodable daemon message: {e}");

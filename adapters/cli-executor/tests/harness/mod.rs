@@ -173,7 +173,7 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
         workspace: Some(dirs.work.display().to_string()),
         mcp: None,
         claude: None,
-        kinds: vec![bridge::ExecutorKindWire::Codex],
+        kinds: vec![executor_protocol::ExecutorKindWire::Codex],
         codex_auth: None,
         approvals: Default::default(),
     }
@@ -208,7 +208,7 @@ pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
         token_file: dirs.token.clone(),
         executor_id: "cli-test".to_string(),
         settings,
-        kinds: Some(vec![bridge::ExecutorKindWire::Codex]),
+        kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
     }
 }
 

@@ -1,8 +1,8 @@
 //! The journal's tests: records survive a reopen, compaction and bounds, doubtful lines.
 
 use super::*;
-use bridge::StateName;
 use engine::ids::AttemptId;
+use executor_protocol::StateName;
 use std::os::unix::fs::PermissionsExt;
 
 fn command(n: u64, kind: KindWire) -> CommandWire {
@@ -16,7 +16,7 @@ fn command(n: u64, kind: KindWire) -> CommandWire {
         prompt: "go on".to_string(),
         prompt_version: "v1".to_string(),
         deadline: 9_999_999_999_999,
-        executor_kind: Some(bridge::ExecutorKindWire::Codex),
+        executor_kind: Some(executor_protocol::ExecutorKindWire::Codex),
         workspace: None,
         approval: None,
     }

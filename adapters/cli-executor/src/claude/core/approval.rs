@@ -12,9 +12,9 @@
 
 use super::{Claude, Effect, Outcome, Report};
 use crate::base::limits::APPROVALS_MAX;
-use bridge::{ApprovalKindWire, ApprovalWire, page_detail};
 use engine::effect::ExecutorCommand;
 use engine::model::{ApprovalDecision, ConversationState};
+use executor_protocol::{ApprovalKindWire, ApprovalWire, page_detail};
 use serde_json::{Value, json};
 
 /// What the model is told when a person declines (the CLI hands it over as the tool's

@@ -59,7 +59,7 @@ pub enum Effect {
         /// The `awaiting_approval` state, its detail the summary.
         report: Report,
         /// The handle and what is asked.
-        approval: bridge::ApprovalWire,
+        approval: executor_protocol::ApprovalWire,
     },
     /// The outcome of an `approval.answer`: sent as its `command.result`, not journaled
     /// (its id is its turn's).

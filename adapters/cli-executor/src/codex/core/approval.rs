@@ -9,10 +9,10 @@ use crate::Error;
 use crate::base::limits::APPROVALS_MAX;
 pub use crate::base::settings::Approvals;
 use crate::codex::jsonrpc;
-use bridge::{ApprovalKindWire, ApprovalWire, page_detail};
 use engine::effect::ExecutorCommand;
 use engine::ids::CommandId;
 use engine::model::{ApprovalDecision, ConversationState};
+use executor_protocol::{ApprovalKindWire, ApprovalWire, page_detail};
 use serde_json::{Value, json};
 
 /// The app-server's approval requests (0.169.0, `generate-json-schema`).

@@ -49,7 +49,7 @@ pub enum Effect {
         /// The state, with what is asked as its detail.
         report: Report,
         /// The request's handle, kind and summary.
-        approval: bridge::ApprovalWire,
+        approval: executor_protocol::ApprovalWire,
     },
     /// The outcome of an `approval.answer`: sent as its `command.result` but not
     /// journaled (the command id is its turn's, whose own result the journal keeps).

@@ -5,7 +5,7 @@
 //! `MALFORMED` (which keeps the connection), not `UNSUPPORTED_VERSION` (which ends it:
 //! the peer speaks another protocol). `docs/protocol/fixtures/rules/version.json` pins it.
 
-use crate::protocol::{DaemonMessage, ExecutorMessage, PROTOCOL_VERSION, ProtocolErrorCode};
+use crate::message::{DaemonMessage, ExecutorMessage, PROTOCOL_VERSION, ProtocolErrorCode};
 use serde::{Deserialize, Serialize};
 
 /// The largest text frame either side accepts, in bytes (a `hello` with a long journal

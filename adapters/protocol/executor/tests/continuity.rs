@@ -1,15 +1,15 @@
 //! Which events are continuity events, their sentences, and the bounded buffers of the
 //! newest per worker, without IO.
 
-use bridge::continuity::{
-    RecentEvents, RecentSentences, SUMMARY_EVENTS_MAX, WORKER_EVENTS_MAX, is_continuity, sentence,
-};
 use engine::Timestamp;
 use engine::event::{Event, EventKind};
 use engine::ids::{Cursor, RunId, WorkerId};
 use engine::kind::ExecutorKind;
 use engine::model::{AttemptOutcome, AttemptReason, AttemptState, ErrorKind, PauseReason};
 use engine::wake::{WakeReason, WakeSet};
+use executor_protocol::continuity::{
+    RecentEvents, RecentSentences, SUMMARY_EVENTS_MAX, WORKER_EVENTS_MAX, is_continuity, sentence,
+};
 use std::sync::Arc;
 
 const T0: u64 = 1_764_466_000_000;
@@ -183,8 +183,10 @@ fn the_app_states_read_as_sentences_for_people() {
 
 #[test]
 fn the_app_states_decode() {
-    let decode = |text: &str| match bridge::decode_executor(text, bridge::MESSAGE_BYTES_MAX).expect("decodes") {
-        bridge::ExecutorMessage::State(s) => s,
+    let decode = |text: &str| match executor_protocol::decode_executor(text, executor_protocol::MESSAGE_BYTES_MAX)
+        .expect("decodes")
+    {
+        executor_protocol::ExecutorMessage::State(s) => s,
         other => panic!("{other:?}"),
     };
     let s = decode(
@@ -206,8 +208,10 @@ fn page_states_decode_with_their_time_and_capped_clean_words() {
             r#"{{"v":1,"type":"conversation.state","workerId":"wrk-7","state":"error","errorKind":"{kind}","seq":4,"untilMs":1767283440000,"detail":"{detail}"}}"#
         )
     };
-    let observation = |text: &str| match bridge::decode_executor(text, bridge::MESSAGE_BYTES_MAX).expect("decodes") {
-        bridge::ExecutorMessage::State(s) => s.observation(),
+    let observation = |text: &str| match executor_protocol::decode_executor(text, executor_protocol::MESSAGE_BYTES_MAX)
+        .expect("decodes")
+    {
+        executor_protocol::ExecutorMessage::State(s) => s.observation(),
         other => panic!("{other:?}"),
     };
     let o = observation(&text("rate_limited", "Too\\u0007 many\\n\\nrequests"));

@@ -3,7 +3,7 @@
 //! [`Step`] it returns.
 
 use crate::codec::{self, Error};
-use crate::protocol::{
+use crate::message::{
     ActionRequest, DaemonMessage, ExecutorMessage, GrantAction, OperatorDataWire, OperatorResultWire, PROTOCOL_VERSION,
     ProtocolError, ProtocolErrorCode, Query, Welcome, oauth_codes,
 };
@@ -38,6 +38,13 @@ impl SessionConfig {
         }
     }
 }
+
+/// A connection that sends nothing for this long is closed (a silent power loss): the
+/// transport's timer, the same in the daemon and in the simulator.
+pub const IDLE_MS_MAX: u64 = 60_000;
+/// A connection that has not said `hello` this long after it opened is closed (the
+/// extension says it at once; the slot is for executors that hold the token).
+pub const HELLO_MS_MAX: u64 = 10_000;
 
 /// The longest operator action id accepted, in bytes.
 pub const ACTION_ID_BYTES_MAX: usize = 64;
@@ -179,7 +186,7 @@ impl Session {
                         format!("actionId is longer than {ACTION_ID_BYTES_MAX} bytes"),
                     );
                 }
-                let refused = |action_id: String, error: wire::ErrorOut| Step {
+                let refused = |action_id: String, error: caller_protocol::ErrorOut| Step {
                     replies: vec![DaemonMessage::OperatorResult(OperatorResultWire::refused(action_id, error))],
                     ..Step::default()
                 };
@@ -266,8 +273,8 @@ impl Session {
 }
 
 /// The refusal of an OAuth action or query from an executor without the operator UI.
-fn operator_required() -> wire::ErrorOut {
-    wire::ErrorOut::new(
+fn operator_required() -> caller_protocol::ErrorOut {
+    caller_protocol::ErrorOut::new(
         oauth_codes::OPERATOR_REQUIRED,
         "OAuth approval is for executors whose hello set capabilities.operator",
     )

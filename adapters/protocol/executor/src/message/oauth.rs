@@ -4,8 +4,8 @@
 //! (the bridge does not know the orchestrator crate; `serve.rs` injects the desk, none
 //! when OAuth is off). Nothing secret has a field here: no token, hash or handle.
 
+use caller_protocol::ErrorOut;
 use serde::{Deserialize, Serialize};
-use wire::ErrorOut;
 
 /// Stable error codes of the OAuth operator actions and query.
 pub mod oauth_codes {

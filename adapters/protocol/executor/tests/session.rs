@@ -1,6 +1,5 @@
 //! The session rules and the engine conversions, without IO.
 
-use bridge::*;
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::model::{ConversationState, ErrorKind};
 use engine::op::Operation;
@@ -8,6 +7,7 @@ use engine::{
     BindingReport, CommandKind, CommandOutcome, ExecErrorCode, ExecutorCommand, ExecutorInput, JournalEntry,
     JournalPhase, Observation, Timestamp,
 };
+use executor_protocol::*;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -238,30 +238,6 @@ fn engine_types_round_trip_through_the_wire_types() {
         }),
     };
     assert_eq!(BindingReport::from(BindingWire::from(&b)), b);
-}
-
-#[test]
-fn only_loopback_peers_and_extension_origins_are_accepted_by_default() {
-    use bridge::server::BridgeConfig;
-    let mut config = BridgeConfig::new("secret");
-    let peer = |s: &str| Some(s.parse::<std::net::SocketAddr>().unwrap());
-    assert!(config.peer_allowed(peer("127.0.0.1:5000")));
-    assert!(config.peer_allowed(peer("[::1]:5000")));
-    assert!(config.peer_allowed(peer("[::ffff:127.0.0.1]:5000")));
-    assert!(!config.peer_allowed(peer("192.168.1.20:5000")));
-    assert!(!config.peer_allowed(peer("[::ffff:10.0.0.1]:5000")));
-    assert!(!config.peer_allowed(None), "an unknown peer is refused");
-    config.allow_remote = true;
-    assert!(config.peer_allowed(peer("192.168.1.20:5000")));
-
-    assert!(config.origin_allowed(None), "native clients send no Origin");
-    assert!(config.origin_allowed(Some("chrome-extension://abcdef")));
-    assert!(config.origin_allowed(Some("moz-extension://0b1c-22")));
-    for page in ["https://evil.example", "http://127.0.0.1:7411", "null", "", "chrome-extension:/x"] {
-        assert!(!config.origin_allowed(Some(page)), "{page}");
-    }
-    config.origin_prefixes.push("https://dashboard.local".into());
-    assert!(config.origin_allowed(Some("https://dashboard.local")));
 }
 
 #[test]
@@ -510,7 +486,7 @@ fn the_oauth_pending_query_takes_no_arguments_and_needs_an_operator_executor() {
 fn the_oauth_answer_decodes_as_its_own_shape_and_holds_no_secret_field() {
     let text = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../docs/protocol/fixtures/daemon.operator.data.oauth.json"),
+            .join("../../../docs/protocol/fixtures/daemon.operator.data.oauth.json"),
     )
     .expect("the fixture");
     let DaemonMessage::OperatorData(data) = decode_daemon(text.trim_end(), MESSAGE_BYTES_MAX).expect("decodes") else {

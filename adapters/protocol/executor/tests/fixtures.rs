@@ -2,12 +2,12 @@
 //! each decodes and re-encodes byte for byte, every message type has one, and the
 //! document names every type and error code.
 
-use bridge::*;
+use executor_protocol::*;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 fn protocol_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/protocol")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../docs/protocol")
 }
 
 /// `(file name, text without the trailing newline)` of every fixture.
@@ -156,7 +156,7 @@ fn the_version_rule_cases_hold_in_the_codec_and_the_session() {
         assert_eq!(wire.as_ref().and_then(|w| w.as_str()), code, "{frame}");
 
         let mut session = Session::new(SessionConfig::new("secret"));
-        let hello = encode(&ExecutorMessage::Hello(bridge::client::hello("secret", "chrome-1")));
+        let hello = encode(&ExecutorMessage::Hello(hello("secret", "chrome-1")));
         assert!(session.on_text(&hello, 0).registered.is_some());
         let step = session.on_text(frame, 1);
         let replied = step.replies.iter().find_map(|r| match r {
@@ -165,5 +165,19 @@ fn the_version_rule_cases_hold_in_the_codec_and_the_session() {
         });
         assert_eq!(replied.as_ref().and_then(|w| w.as_str()), code, "{frame}");
         assert_eq!(step.close, closes, "{frame}");
+    }
+}
+
+/// A `hello` with no bindings, no journal, steering on and a concurrency of 4 (the test
+/// executor's, `test_executor::hello`, which this crate's tests cannot depend on).
+fn hello(token: &str, executor_id: &str) -> Hello {
+    Hello {
+        token: token.to_string(),
+        executor_id: executor_id.to_string(),
+        protocol: PROTOCOL_VERSION,
+        capabilities: Capabilities { steering: true, operator: false, kinds: None },
+        concurrency_max: 4,
+        bindings: Vec::new(),
+        journal: Vec::new(),
     }
 }

@@ -1,11 +1,11 @@
 //! Tool arguments decode strictly and name the offending field; replies keep stable names.
 
+use caller_protocol::*;
 use engine::Operation;
 use engine::ids::{RunId, WorkerId};
 use engine::model::DependencyCondition;
 use engine::policy::Mode;
 use serde_json::json;
-use wire::*;
 
 fn err<T: serde::de::DeserializeOwned + std::fmt::Debug>(v: serde_json::Value) -> ErrorOut {
     decode::<T>(v).expect_err("must not decode")

@@ -1,13 +1,16 @@
-//! A scriptable executor over tokio-tungstenite, for integration tests (here and in
-//! later crates): connect, say hello, read commands, report states and results, or send
-//! whatever bytes a test needs.
+//! A scriptable executor over tokio-tungstenite, for integration tests and benchmarks of
+//! the daemon's `/executor` endpoint (the bridge's and the orchestrator's): connect, say
+//! hello, read commands, report states and results, or send whatever bytes a test needs.
+//!
+//! A crate of its own, used only as a dev-dependency, so that no library carries a test
+//! client in its public API and the protocol crate links no WebSocket.
 
-use crate::protocol::{
+use engine::ids::{CommandId, WorkerId};
+use executor_protocol::{
     BindingWire, Capabilities, CommandWire, DaemonMessage, ExecutorMessage, Hello, JournalWire, OperatorDataWire,
     OperatorQueryWire, OutcomeWire, PROTOCOL_VERSION, ResultWire, StateName, StateWire, Welcome,
 };
-use crate::{Error, MESSAGE_BYTES_MAX, decode_daemon, encode};
-use engine::ids::{CommandId, WorkerId};
+use executor_protocol::{Error, MESSAGE_BYTES_MAX, decode_daemon, encode};
 use futures_util::{SinkExt, StreamExt};
 use std::time::Duration;
 use tokio::net::TcpStream;

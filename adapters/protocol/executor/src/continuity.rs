@@ -1,8 +1,14 @@
 //! Continuity events: which of a worker's events say whether, why and when it gets its
 //! next turn, a short sentence for each (the popup's "recent events"), and the bounded
 //! buffer of the newest ones per worker that the summary push keeps. No IO.
+//!
+//! [`sentence`] is the one source of these words. `tests/sentences.rs` pins them for
+//! every event kind in `docs/protocol/fixtures/rules/sentences.json`, and the extension's
+//! copy (`extension/src/ui/event-text.js`, for event-log items that carry no text) is
+//! checked against that file; change the words here, regenerate the file and follow in
+//! the copy.
 
-use crate::protocol::RecentEventWire;
+use crate::message::RecentEventWire;
 use engine::SteerLanding;
 use engine::event::{Event, EventKind};
 use engine::ids::{Cursor, WorkerId};
@@ -204,7 +210,7 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             | AttemptOutcome::WorkerBlocked => format!("Attempt ended ({})", outcome.as_str()),
         },
         EventKind::DeadManFired { condition, action, quiet_ms, .. } => {
-            format!("Run stopped moving: {}", wire::dead_man_why(*condition, *action, *quiet_ms))
+            format!("Run stopped moving: {}", caller_protocol::dead_man_why(*condition, *action, *quiet_ms))
         }
         EventKind::ContinuationWarning { attempts, .. } => {
             format!("No durable progress in {attempts} attempts")

@@ -1,5 +1,11 @@
-//! The JSON shapes of the orchestrator's caller surface: tool arguments, replies and
-//! errors, shared by the MCP server and (later) the executor bridge's operator channel.
+//! The caller protocol: the JSON shapes of the orchestrator's caller surface (tool
+//! arguments, replies and errors), shared by the MCP server and the executor protocol's
+//! operator channel.
+//!
+//! Named `caller-protocol` (it was `wire`) for what it describes, the caller's side of the
+//! daemon, beside `executor-protocol`; `wire` also named the simulator's own frames
+//! (`sim/src/wire.rs`). It depends on the engine and serde only (no runtime, no IO), which
+//! `tidy` checks (`xtask/src/tidy_protocol.rs`).
 //!
 //! # Layout
 //! - `args.rs`: one argument struct per tool (camelCase, unknown fields refused), each

@@ -1,9 +1,9 @@
 //! Executor kinds on the wire: `capabilities.kinds` (absent = `["chatgpt"]`), and a
 //! command's `executorKind` and `workspace`, present for CLI workers only.
 
-use bridge::*;
 use engine::ids::{AttemptId, CommandId, ExecutorId, WorkerId};
 use engine::{CommandKind, ExecutorCommand, ExecutorInput, ExecutorKind, Timestamp, Workspace};
+use executor_protocol::*;
 use std::borrow::Cow;
 use std::sync::Arc;
 
