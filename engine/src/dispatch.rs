@@ -83,8 +83,6 @@ impl Engine {
         let (run, sequence) = (w.run, w.attempts);
         self.state.attempts.insert(attempt_id, attempt);
         self.index.add_attempt(id, attempt_id);
-        self.touch_worker(id);
-        self.touch_attempt(attempt_id);
         self.emit(
             run,
             Some(id),
@@ -214,14 +212,12 @@ impl Engine {
         if a.deadline <= now {
             let deadline = now.plus_ms(self.config.command_deadline_ms);
             self.state.attempts.get_mut(&attempt_id).expect("attempt exists").deadline = deadline;
-            self.touch_attempt(attempt_id);
         }
         let worker_id = self.state.attempts[&attempt_id].worker;
-        if let Some(b) = self.state.workers.get_mut(&worker_id).and_then(|w| w.binding.as_mut())
-            && b.executor.is_none()
-        {
-            b.executor = Some(executor.clone());
-            self.touch_worker(worker_id);
+        let binding = self.state.workers.get(&worker_id).and_then(|w| w.binding.as_ref());
+        if binding.is_some_and(|b| b.executor.is_none()) {
+            let w = self.state.workers.get_mut(&worker_id).expect("worker exists");
+            w.binding.as_mut().expect("binding exists").executor = Some(executor.clone());
         }
         let a = &self.state.attempts[&attempt_id];
         let w = &self.state.workers[&a.worker];
@@ -275,12 +271,10 @@ impl Engine {
     /// Puts an undelivered attempt's wake back as a pending continuation.
     pub(crate) fn restore_intent(&mut self, attempt_id: AttemptId, not_before: Option<Timestamp>, idle_only: bool) {
         let a = self.state.attempts[&attempt_id].clone();
-        let Some(w) = self.state.workers.get_mut(&a.worker) else {
-            return;
-        };
-        if w.lifecycle.is_terminal() {
+        if self.state.workers.get(&a.worker).is_none_or(|w| w.lifecycle.is_terminal()) {
             return;
         }
+        let w = self.state.workers.get_mut(&a.worker).expect("worker exists");
         let payload = match (&a.steering, &a.followup) {
             (Some(s), _) => IntentPayload::Steering(s.clone()),
             (_, Some(text)) => IntentPayload::Followup(text.clone()),
@@ -307,11 +301,11 @@ impl Engine {
         intent.not_before = not_before.max(intent.not_before);
         intent.idle_only |= idle_only;
         let (run, reasons, not_before) = (w.run, intent.reasons, intent.not_before);
-        self.touch_worker(a.worker);
         self.emit(run, Some(a.worker), Some(attempt_id), EventKind::ResumeScheduled { reasons, not_before });
     }
 
-    /// Removes the wake reasons a just-submitted continuation satisfied.
+    /// Removes the wake reasons a just-submitted continuation satisfied (the submission
+    /// rewrote the worker already).
     pub(crate) fn settle_intent_after_submission(&mut self, worker: WorkerId) {
         let w = self.state.workers.get_mut(&worker).expect("worker exists");
         if let Some(intent) = &mut w.intent {

@@ -1,7 +1,6 @@
 //! The engine: durable state, derived indexes, and the handle/poll loop around them.
 
 use crate::deadman::{DeadMan, DeadManMode, DeadManPolicy};
-use crate::dense::DenseMap;
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
 use crate::ids::*;
@@ -11,6 +10,7 @@ use crate::limits::*;
 use crate::model::*;
 use crate::policy::ContinuationPolicy;
 use crate::record::{Meta, Record, RecordKey, RecoveryError};
+use crate::table::{Table, Workers, settle};
 use crate::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -63,10 +63,10 @@ impl Default for EngineConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct State {
     pub meta: Meta,
-    pub runs: DenseMap<RunId, Run>,
-    pub workers: DenseMap<WorkerId, Worker>,
-    pub attempts: DenseMap<AttemptId, Attempt>,
-    pub messages: DenseMap<MessageId, Message>,
+    pub runs: Table<RunId, Run>,
+    pub workers: Workers,
+    pub attempts: Table<AttemptId, Attempt>,
+    pub messages: Table<MessageId, Message>,
     /// The most recent events (older ones live only in the store).
     pub events: VecDeque<Event>,
     /// Account-wide holds and dialog headings (one record).
@@ -110,32 +110,22 @@ pub(crate) struct Volatile {
     pub answered: BTreeMap<WorkerId, Arc<str>>,
 }
 
-/// Records and effects of the input being handled. The id lists may repeat ids (they
-/// are sorted and deduplicated when the input finishes) and keep their capacity
-/// between inputs, so the hot path does not allocate for bookkeeping.
+/// Records and effects of the input being handled (the tables remember their own
+/// changed rows). The id lists may repeat ids (they are sorted and deduplicated when the
+/// input finishes) and keep their capacity between inputs, so the hot path does not
+/// allocate for bookkeeping.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     pub meta: bool,
     /// The page-holds record changed.
     pub holds: bool,
-    pub runs: Vec<RunId>,
     /// Runs whose dead-man record changed.
     pub dead_men: Vec<RunId>,
-    pub specs: Vec<WorkerId>,
-    pub workers: Vec<WorkerId>,
-    pub attempts: Vec<AttemptId>,
-    pub messages: Vec<MessageId>,
     pub events: Vec<Event>,
     /// Commands and replies, released after the batch.
     pub effects: Vec<Effect>,
-    /// Workers whose timer must be recomputed.
+    /// Workers whose timer must be recomputed though their row did not change.
     pub touched: Vec<WorkerId>,
-}
-
-/// Sorts and deduplicates an id list in place.
-fn settle<T: Ord>(ids: &mut Vec<T>) {
-    ids.sort_unstable();
-    ids.dedup();
 }
 
 /// The deterministic orchestration state machine.
@@ -162,10 +152,10 @@ impl Engine {
         Engine {
             state: State {
                 meta,
-                runs: DenseMap::default(),
-                workers: DenseMap::default(),
-                attempts: DenseMap::default(),
-                messages: DenseMap::default(),
+                runs: Table::default(),
+                workers: Workers::default(),
+                attempts: Table::default(),
+                messages: Table::default(),
                 events: VecDeque::new(),
                 holds: PageHolds::default(),
                 dead_men: BTreeMap::new(),
@@ -306,7 +296,7 @@ impl Engine {
         s.meta = meta;
         for r in runs {
             behind("next_run", r.id.0, meta.next_run)?;
-            s.runs.insert(r.id, r);
+            s.runs.load(r.id, r);
         }
         for mut w in workers {
             behind("next_worker", w.id.0, meta.next_worker)?;
@@ -314,15 +304,15 @@ impl Engine {
                 key: RecordKey::Worker(w.id),
                 missing: format!("worker spec {}", w.id),
             })?;
-            s.workers.insert(w.id, w);
+            s.workers.load(w);
         }
         for a in attempts {
             behind("next_attempt", a.id.0, meta.next_attempt)?;
-            s.attempts.insert(a.id, a);
+            s.attempts.load(a.id, a);
         }
         for m in messages {
             behind("next_message", m.id.0, meta.next_message)?;
-            s.messages.insert(m.id, m);
+            s.messages.load(m.id, m);
         }
         s.events = events.into_values().collect();
         s.holds = holds.unwrap_or_default();
@@ -434,25 +424,9 @@ impl Engine {
         cursor
     }
 
-    /// Marks a worker's live record as changed (and its timer as stale).
-    pub(crate) fn touch_worker(&mut self, id: WorkerId) {
-        self.pending.workers.push(id);
-        self.pending.touched.push(id);
-    }
-
     /// Marks a worker's timer as stale without rewriting its record.
     pub(crate) fn touch_timer(&mut self, id: WorkerId) {
         self.pending.touched.push(id);
-    }
-
-    /// Marks an attempt record as changed.
-    pub(crate) fn touch_attempt(&mut self, id: AttemptId) {
-        self.pending.attempts.push(id);
-    }
-
-    /// Marks a run record as changed.
-    pub(crate) fn touch_run(&mut self, id: RunId) {
-        self.pending.runs.push(id);
     }
 
     /// Queues a command or reply behind the current batch.
@@ -463,6 +437,7 @@ impl Engine {
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
         let mut touched = std::mem::take(&mut self.pending.touched);
+        touched.extend_from_slice(self.state.workers.changed());
         self.touch_watched_roots(&mut touched);
         settle(&mut touched);
         for id in touched.drain(..) {
@@ -471,39 +446,23 @@ impl Engine {
         self.pending.touched = touched;
         self.index.prune_timers();
         let p = &mut self.pending;
-        settle(&mut p.runs);
         settle(&mut p.dead_men);
-        settle(&mut p.specs);
-        settle(&mut p.workers);
-        settle(&mut p.attempts);
-        settle(&mut p.messages);
-        let s = &self.state;
-        let count = usize::from(p.meta)
-            + usize::from(p.holds)
-            + p.runs.len()
-            + p.dead_men.len()
-            + p.specs.len()
-            + p.workers.len()
-            + p.attempts.len()
-            + p.messages.len()
-            + p.events.len();
-        if count > 0 {
-            let mut records = Vec::with_capacity(count);
-            if p.meta {
-                records.push(Record::Meta(s.meta));
-            }
-            records.extend(p.runs.drain(..).filter_map(|id| s.runs.get(&id)).cloned().map(Record::Run));
-            records.extend(
-                p.specs.drain(..).filter_map(|id| s.workers.get(&id)).map(|w| Record::WorkerSpec(w.spec.clone())),
-            );
-            records.extend(p.workers.drain(..).filter_map(|id| s.workers.get(&id)).cloned().map(Record::Worker));
-            records.extend(p.attempts.drain(..).filter_map(|id| s.attempts.get(&id)).cloned().map(Record::Attempt));
-            records.extend(p.messages.drain(..).filter_map(|id| s.messages.get(&id)).cloned().map(Record::Message));
-            if p.holds {
-                records.push(Record::Holds(s.holds.clone()));
-            }
-            records.extend(p.dead_men.drain(..).filter_map(|id| s.dead_men.get(&id)).cloned().map(Record::DeadMan));
-            records.extend(p.events.drain(..).map(Record::Event));
+        let s = &mut self.state;
+        let mut records = Vec::new();
+        if p.meta {
+            records.push(Record::Meta(s.meta));
+        }
+        records.extend(s.runs.drain_changed().cloned().map(Record::Run));
+        records.extend(s.workers.drain_changed_specs().cloned().map(Record::WorkerSpec));
+        records.extend(s.workers.drain_changed().cloned().map(Record::Worker));
+        records.extend(s.attempts.drain_changed().cloned().map(Record::Attempt));
+        records.extend(s.messages.drain_changed().cloned().map(Record::Message));
+        if p.holds {
+            records.push(Record::Holds(s.holds.clone()));
+        }
+        records.extend(p.dead_men.drain(..).filter_map(|id| s.dead_men.get(&id)).cloned().map(Record::DeadMan));
+        records.extend(p.events.drain(..).map(Record::Event));
+        if !records.is_empty() {
             self.out.push_back(Effect::Persist(Batch { records }));
         }
         p.meta = false;

@@ -187,7 +187,6 @@ impl Engine {
         b.status = BindingStatus::Verified;
         self.volatile.reported_at.insert(id, self.now);
         let run = w.run;
-        self.touch_worker(id);
         if newly_verified {
             self.emit(run, Some(id), None, EventKind::BindingVerified { conversation: report.conversation });
         }
@@ -215,10 +214,10 @@ impl Engine {
     /// reconnecting executor republishes the current state with a fresh sequence).
     pub(crate) fn observe(&mut self, id: WorkerId, observation: Observation, force: bool) {
         let now = self.now;
-        let Some(w) = self.state.workers.get_mut(&id) else {
+        let Some(w) = self.state.workers.get(&id) else {
             return;
         };
-        let Some(b) = w.binding.as_mut() else { return };
+        let Some(b) = w.binding.as_ref() else { return };
         if b.status == BindingStatus::Lost || (!force && observation.seq <= b.state_seq) {
             return;
         }
@@ -239,7 +238,6 @@ impl Engine {
             b.state = observation.state;
             b.state_since = now;
         }
-        self.touch_worker(id);
         match (held_before, held_now) {
             (Some(before), now) if now != Some(before) => self.conversation_hold_gone(id, before),
             (_, None) => self.forget_dialog(id),
@@ -323,12 +321,12 @@ impl Engine {
             let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
             a.state = AttemptState::Generating;
             a.generating_at = Some(now);
-            self.touch_attempt(aid);
             self.emit(run, Some(id), Some(aid), EventKind::ExecutionGenerating);
         }
-        // A wake about the previous turn's end is moot once a new turn runs.
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if let Some(intent) = &mut w.intent {
+        // A wake about the previous turn's end is moot once a new turn runs. (Not
+        // recorded by itself: see `Workers::intent_unrecorded`.)
+        let intent = self.state.workers.intent_unrecorded(&id).expect("worker exists");
+        if let Some(intent) = intent {
             for r in [WakeReason::Idle, WakeReason::DeliveryTimeout, WakeReason::BlockComplete] {
                 intent.reasons.remove(r);
             }
@@ -357,7 +355,6 @@ impl Engine {
             let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
             a.state = AttemptState::Idle;
             a.idle_at = Some(now);
-            self.touch_attempt(aid);
             self.emit(run, Some(id), Some(aid), EventKind::ExecutionIdle);
         }
         if ended.is_none() && was_idle {
@@ -386,15 +383,14 @@ impl Engine {
 
     /// "Pause after current turn" takes effect when the turn ends.
     fn apply_pause_after_turn(&mut self, id: WorkerId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if !w.pause_after_turn {
+        if !self.state.workers[&id].pause_after_turn {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.pause_after_turn = false;
         if w.pause.is_none() {
             self.set_pause(id, PauseReason::Operator, None);
         }
-        self.touch_worker(id);
     }
 
     /// Parses the agent's end-of-response block (untrusted) and records it as one signal.
@@ -403,7 +399,6 @@ impl Engine {
         match block::parse(block::response_tail(text)) {
             Ok(parsed) => {
                 self.state.workers.get_mut(&id).expect("worker exists").last_block = Some(parsed.status);
-                self.touch_worker(id);
                 self.emit(run, Some(id), None, EventKind::BlockReported { status: parsed.status });
                 if parsed.status == BlockStatus::Blocked && self.state.workers[&id].human.is_none() {
                     let reason =
@@ -539,16 +534,16 @@ impl Engine {
     /// history and waits for an explicit recovery into a fresh conversation.
     pub(crate) fn lose_binding(&mut self, id: WorkerId, why: ConversationState) {
         let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let Some(b) = w.binding.as_mut() else { return };
-        if b.status == BindingStatus::Lost {
+        let bound = self.state.workers[&id].binding.as_ref();
+        if bound.is_none_or(|b| b.status == BindingStatus::Lost) {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let b = w.binding.as_mut().expect("binding exists");
         b.status = BindingStatus::Lost;
         b.state = why;
         b.state_since = now;
         let run = w.run;
-        self.touch_worker(id);
         self.forget_dialog(id);
         self.emit(run, Some(id), None, EventKind::BindingLost { why });
         if let Some(aid) = self.open_turn(id).map(|a| a.id) {

@@ -204,7 +204,6 @@ impl Engine {
             let w = self.state.workers.get_mut(&id).expect("worker exists");
             w.progress.baseline_at = w.progress.baseline_at.max(now);
             let run = w.run;
-            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::WorkerHoldLifted { reason: hold.reason });
         }
         let waiting: Vec<(WorkerId, Option<AttemptId>)> = self
@@ -278,7 +277,6 @@ impl Engine {
             intent.idle_only = true;
         }
         let run = w.run;
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::WorkerHoldLifted { reason });
     }
 

@@ -54,7 +54,6 @@ impl Engine {
         {
             a.conversation = url.clone();
         }
-        self.touch_attempt(attempt);
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionSubmitted);
         let previous = self.state.workers[&id].turn.filter(|p| *p != attempt);
         if let Some(prev) = previous.filter(|p| !self.state.attempts[p].state.is_closed()) {
@@ -92,7 +91,6 @@ impl Engine {
             b.state_seq = state_seq;
         }
         let terminal = w.lifecycle;
-        self.touch_worker(id);
         self.settle_intent_after_submission(id);
         if terminal.is_terminal() {
             let outcome = terminal_outcome(terminal);
@@ -197,6 +195,7 @@ impl Engine {
     /// A definite non-delivery: the wake comes back after a backoff, and after several
     /// in a row the worker is paused for a person to look.
     fn retry_after_non_delivery(&mut self, id: WorkerId, attempt: AttemptId) {
+        // (The closed attempt rewrote the worker already.)
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.delivery_failures += 1;
         if w.delivery_failures >= self.config.delivery_failures_max {
@@ -220,10 +219,9 @@ impl Engine {
 
     /// A `conversation.create` that never produced a conversation leaves no binding.
     fn forget_pending_binding(&mut self, id: WorkerId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let w = &self.state.workers[&id];
         if w.binding.as_ref().is_some_and(|b| b.conversation.is_empty()) {
-            w.binding = None;
-            self.touch_worker(id);
+            self.state.workers.get_mut(&id).expect("worker exists").binding = None;
         }
     }
 
@@ -237,10 +235,10 @@ impl Engine {
     ) {
         debug_assert!(state.is_closed());
         let now = self.now;
-        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
-        if a.state.is_closed() {
+        if self.state.attempts[&attempt].state.is_closed() {
             return;
         }
+        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
         if a.state == AttemptState::Scheduled {
             self.volatile.sent.remove(&attempt);
             self.volatile.never_sent.remove(&attempt);
@@ -253,7 +251,6 @@ impl Engine {
             a.error_code = Some(Arc::from(code));
         }
         let (id, run) = (a.worker, a.run);
-        self.touch_attempt(attempt);
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         if w.turn == Some(attempt) {
             w.turn = None;
@@ -261,7 +258,6 @@ impl Engine {
         if w.in_flight == Some(attempt) {
             w.in_flight = None;
         }
-        self.touch_worker(id);
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionEnded { state, outcome });
     }
 }

@@ -158,9 +158,7 @@ impl Engine {
             return;
         }
         let run = w.run;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let before = w.intent.clone();
-        let intent = w.intent.get_or_insert(Intent {
+        let mut intent = w.intent.clone().unwrap_or(Intent {
             reasons: WakeSet::EMPTY,
             origin: Origin::Scheduler,
             created_at: now,
@@ -173,8 +171,8 @@ impl Engine {
         intent.origin = intent.origin.max(origin);
         intent.payload = merge_payload(&intent.payload, payload);
         let (reasons, not_before) = (intent.reasons, intent.not_before);
-        if before.as_ref() != Some(&*intent) {
-            self.touch_worker(id);
+        if w.intent.as_ref() != Some(&intent) {
+            self.state.workers.get_mut(&id).expect("worker exists").intent = Some(intent);
             self.emit(run, Some(id), None, EventKind::ResumeScheduled { reasons, not_before });
         }
         self.evaluate(id);
@@ -182,12 +180,12 @@ impl Engine {
 
     /// Withdraws the pending continuation, if any, recording why.
     pub(crate) fn cancel_intent(&mut self, id: WorkerId) {
-        let Some(w) = self.state.workers.get_mut(&id) else {
+        if self.state.workers.get(&id).is_none_or(|w| w.intent.is_none()) {
             return;
-        };
+        }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         if let Some(intent) = w.intent.take() {
             let run = w.run;
-            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::ResumeCancelled { reasons: intent.reasons });
         }
     }
@@ -214,9 +212,10 @@ impl Engine {
     /// Announces a floor deferral once (durably, as provenance); grace and backoff
     /// waits are already implied by durable state.
     fn defer(&mut self, id: WorkerId, at: Timestamp, wait: Wait) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let run = w.run;
-        let intent = w.intent.as_mut().expect("deferred intent exists");
+        let run = self.state.workers[&id].run;
+        // Not recorded by itself: see `Workers::intent_unrecorded`.
+        let intent = self.state.workers.intent_unrecorded(&id).expect("worker exists");
+        let intent = intent.as_mut().expect("deferred intent exists");
         if wait != Wait::Floor || intent.deferred_until == Some(at) {
             return;
         }
@@ -402,7 +401,6 @@ impl Engine {
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.progress.quiet_ms += elapsed;
         w.progress.baseline_at = w.progress.baseline_at.max(self.now);
-        self.touch_worker(id);
     }
 
     /// When the time-based stall guard next fires: only while a turn runs, since only
@@ -516,7 +514,6 @@ impl Engine {
         let w = self.state.workers.get(&id).expect("worker exists");
         if self.keepalive_at(w, &policy).is_some_and(|t| t <= now) {
             self.state.workers.get_mut(&id).expect("worker exists").keepalive_fired = true;
-            self.touch_worker(id);
             self.wake(id, WakeReason::ActiveKeepalive, Origin::Scheduler, IntentPayload::Continue);
         }
         let w = self.state.workers.get(&id).expect("worker exists");
@@ -534,10 +531,11 @@ impl Engine {
     /// Step 7 / time threshold: pause for stall, keeping the pending intent held.
     pub(crate) fn pause_for_stall(&mut self, id: WorkerId) {
         let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let w = &self.state.workers[&id];
         if w.progress.stall == StallState::Paused && w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall) {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.progress.stall = StallState::Paused;
         w.pause = Some(Pause {
             reason: PauseReason::Stall,
@@ -548,7 +546,6 @@ impl Engine {
         });
         let (run, attempts) = (w.run, w.progress.attempts_without);
         let quiet_ms = self.quiet_ms(&self.state.workers[&id]);
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::ContinuationPausedForStall { attempts, quiet_ms });
         self.emit(run, Some(id), None, EventKind::WorkerPaused { reason: PauseReason::Stall, after_turn: false });
         self.block_idle_turn(id);
@@ -556,14 +553,13 @@ impl Engine {
 
     /// Warns once per no-progress period when a threshold is crossed.
     fn warn_stall(&mut self, id: WorkerId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.progress.stall != StallState::Clear {
+        if self.state.workers[&id].progress.stall != StallState::Clear {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.progress.stall = StallState::Warned;
         let (run, attempts) = (w.run, w.progress.attempts_without);
         let quiet_ms = self.quiet_ms(&self.state.workers[&id]);
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::ContinuationWarning { attempts, quiet_ms });
     }
 
@@ -595,24 +591,22 @@ impl Engine {
             w.progress.stall = StallState::Clear;
         }
         w.last_steering_digest = None;
-        self.touch_worker(id);
     }
 
     /// "Continue anyway": acknowledges a stall pause, keeps history, resets the counters.
     pub(crate) fn acknowledge_stall(&mut self, id: WorkerId) -> bool {
         let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let stalled = w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall);
+        let stalled = self.state.workers[&id].pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall);
         if !stalled {
             return false;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.pause = None;
         w.progress.stall = StallState::Clear;
         w.progress.attempts_without = 0;
         w.progress.baseline_at = now;
         w.progress.quiet_ms = 0;
         let run = w.run;
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::ContinuationStallAcknowledged);
         true
     }

@@ -20,16 +20,15 @@ impl Engine {
     /// Sets a pause (idempotent for the same reason).
     pub(crate) fn set_pause(&mut self, id: WorkerId, reason: PauseReason, detail: Option<&str>) {
         let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.pause.as_ref().is_some_and(|p| p.reason == reason) {
+        if self.state.workers[&id].pause.as_ref().is_some_and(|p| p.reason == reason) {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.pause = Some(Pause { reason, at: now, detail: detail.map(shared) });
         if reason == PauseReason::Stall {
             w.progress.stall = StallState::Paused;
         }
         let run = w.run;
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::WorkerPaused { reason, after_turn: false });
         self.block_idle_turn(id);
         self.evaluate(id);
@@ -49,7 +48,6 @@ impl Engine {
             let w = self.state.workers.get_mut(&id).expect("worker exists");
             w.pause_after_turn = true;
             let run = w.run;
-            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::WorkerPaused { reason: PauseReason::Operator, after_turn: true });
             self.evaluate(id);
         } else {
@@ -61,11 +59,12 @@ impl Engine {
     /// Clears every pause (a stall pause is acknowledged, keeping its history).
     pub(crate) fn resume_worker(&mut self, id: WorkerId) {
         self.acknowledge_stall(id);
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let had_pause = w.pause.take().is_some() | std::mem::take(&mut w.pause_after_turn);
-        let run = w.run;
+        let w = &self.state.workers[&id];
+        let (run, had_pause) = (w.run, w.pause.is_some() || w.pause_after_turn);
         if had_pause {
-            self.touch_worker(id);
+            let w = self.state.workers.get_mut(&id).expect("worker exists");
+            w.pause = None;
+            w.pause_after_turn = false;
             let cursor = self.emit(run, Some(id), None, EventKind::WorkerResumed);
             self.record_progress(id, Some(cursor));
         }
@@ -183,12 +182,12 @@ impl Engine {
             self.clear_waits(id);
         }
         self.acknowledge_stall(id);
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let w = &self.state.workers[&id];
         if clear_pause && (w.pause.is_some() || w.pause_after_turn) {
+            let w = self.state.workers.get_mut(&id).expect("worker exists");
             w.pause = None;
             w.pause_after_turn = false;
             let run = w.run;
-            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::WorkerResumed);
         }
         if already {
@@ -242,7 +241,6 @@ impl Engine {
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.policy = policy;
         let run = w.run;
-        self.touch_worker(id);
         let w = &self.state.workers[&id];
         let mode = self.effective_policy(w).0.mode;
         self.emit(run, Some(id), None, EventKind::PolicyChanged { mode, inherited: inherit });

@@ -62,9 +62,7 @@ impl Engine {
             ended_at: None,
         };
         self.index.add_worker(&worker);
-        self.state.workers.insert(id, worker);
-        self.pending.specs.push(id);
-        self.touch_worker(id);
+        self.state.workers.insert(worker);
         self.emit(run, Some(id), None, EventKind::WorkerSpawned);
         id
     }
@@ -120,7 +118,6 @@ impl Engine {
         let lane_label = format!("{} Lane {}", run.task_name, validate::lane_letters(run.lanes_spawned));
         let run_id = args.run;
         self.state.runs.get_mut(&run_id).expect("run exists").lanes_spawned += 1;
-        self.touch_run(run_id);
         let id = WorkerId(self.next_id(|m| &mut m.next_worker));
         let spec = WorkerSpec {
             id,
@@ -187,7 +184,6 @@ impl Engine {
             self.close_attempt(turn, AttemptState::Completed, AttemptOutcome::ConversationLost, None);
         }
         let run = self.state.workers[&id].run;
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::WorkerAttached { conversation: shared(conversation) });
         let reason = if bootstrapped { WakeReason::Recovery } else { WakeReason::Initial };
         self.wake(id, reason, Origin::Operator, IntentPayload::Continue);
@@ -257,7 +253,6 @@ impl Engine {
             let r = self.state.runs.get_mut(&run).expect("run exists");
             r.status = RunStatus::Completed;
             r.ended_at = Some(now);
-            self.touch_run(run);
             self.emit(run, None, None, EventKind::RunEnded { status: RunStatus::Completed });
         }
         self.worker_reply(id)
@@ -298,7 +293,6 @@ impl Engine {
         w.ended_at = Some(now);
         w.pause_after_turn = false;
         let (run, turn) = (w.run, w.turn);
-        self.touch_worker(id);
         let kind = match lifecycle {
             Lifecycle::Completed => EventKind::WorkerCompleted { summary: shared(reason) },
             Lifecycle::Failed => EventKind::WorkerFailed { reason: shared(reason) },
@@ -332,12 +326,10 @@ impl Engine {
         if let Some(a) = &assignment {
             validate_assignment(a)?;
         }
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
         if let Some(a) = assignment {
-            let mut spec = (*w.spec).clone();
+            let mut spec = (*self.state.workers[&id].spec).clone();
             spec.assignment = a;
-            w.spec = Arc::new(spec);
-            self.pending.specs.push(id);
+            self.state.workers.replace_spec(id, spec);
         }
         let run = self.state.workers[&id].run;
         self.emit(run, Some(id), None, EventKind::WorkerFollowup);
@@ -368,7 +360,6 @@ impl Engine {
         let message = Message { id, run, from, to, body: shared(body), at: now };
         self.state.messages.insert(id, message.clone());
         self.index.add_message(to, id);
-        self.pending.messages.push(id);
         let cursor = self.emit(run, Some(to), None, EventKind::MessageSent { message: id, from });
         if let Some(sender) = from
             && !self.state.workers[&sender].lifecycle.is_terminal()
