@@ -28,7 +28,7 @@ impl Engine {
     /// Step 10: creates the attempt for the pending continuation and issues its command.
     pub(crate) fn dispatch(&mut self, id: WorkerId, delivery: Delivery) {
         let now = self.now;
-        let attempt_id = AttemptId(self.next_id(|m| &mut m.next_attempt));
+        let attempt_id = self.state.ids.next_attempt();
         let deadline = now.plus_ms(self.config.command_deadline_ms);
         let run = self.state.workers[&id].run;
         let has_lanes = self.state.runs[&run].lanes_spawned > 0;

@@ -1,6 +1,6 @@
 //! The engine: durable state, derived indexes, and the handle/poll loop around them.
 
-use crate::deadman::{DeadMan, DeadManMode, DeadManPolicy};
+use crate::deadman::{DeadManMode, DeadManPolicy};
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
 use crate::ids::*;
@@ -9,8 +9,9 @@ use crate::input::Input;
 use crate::limits::*;
 use crate::model::*;
 use crate::policy::ContinuationPolicy;
-use crate::record::{Meta, Record, RecordKey, RecoveryError};
-use crate::table::{Table, Workers, settle};
+use crate::record::{Record, RecordKey, RecoveryError};
+use crate::state::{Counters, State};
+use crate::table::settle;
 use crate::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -59,22 +60,6 @@ impl Default for EngineConfig {
     }
 }
 
-/// Everything that is persisted, and nothing else.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct State {
-    pub meta: Meta,
-    pub runs: Table<RunId, Run>,
-    pub workers: Workers,
-    pub attempts: Table<AttemptId, Attempt>,
-    pub messages: Table<MessageId, Message>,
-    /// The most recent events (older ones live only in the store).
-    pub events: VecDeque<Event>,
-    /// Account-wide holds and dialog headings (one record).
-    pub holds: PageHolds,
-    /// Dead-man state of the runs that set a dead-man policy (one record each).
-    pub dead_men: BTreeMap<RunId, DeadMan>,
-}
-
 /// A connected executor, as far as this process knows. Lost on restart by design:
 /// executors reconnect and say `hello` again.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,16 +101,22 @@ pub(crate) struct Volatile {
 /// allocate for bookkeeping.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    pub meta: bool,
     /// The page-holds record changed.
     pub holds: bool,
     /// Runs whose dead-man record changed.
     pub dead_men: Vec<RunId>,
-    pub events: Vec<Event>,
-    /// Commands and replies, released after the batch.
-    pub effects: Vec<Effect>,
     /// Workers whose timer must be recomputed though their row did not change.
     pub touched: Vec<WorkerId>,
+}
+
+/// Effects on their way out: the commands and replies of the input being handled wait
+/// behind its `Persist` batch, then everything waits, in order, to be drained.
+#[derive(Debug, Default)]
+struct Outbox {
+    /// Commands and replies of the input being handled.
+    held: Vec<Effect>,
+    /// Effects of handled inputs, not yet drained.
+    ready: VecDeque<Effect>,
 }
 
 /// The deterministic orchestration state machine.
@@ -139,8 +130,8 @@ pub struct Engine {
     pub(crate) index: Index,
     pub(crate) volatile: Volatile,
     pub(crate) pending: Pending,
-    /// Effects of handled inputs, not yet drained.
-    out: VecDeque<Effect>,
+    /// Commands, replies and batches on their way out.
+    outbox: Outbox,
     /// Time of the input being handled.
     pub(crate) now: Timestamp,
 }
@@ -148,23 +139,13 @@ pub struct Engine {
 impl Engine {
     /// A fresh engine for an empty data directory.
     pub fn new(config: EngineConfig) -> Engine {
-        let meta = Meta::new(config.seed);
         Engine {
-            state: State {
-                meta,
-                runs: Table::default(),
-                workers: Workers::default(),
-                attempts: Table::default(),
-                messages: Table::default(),
-                events: VecDeque::new(),
-                holds: PageHolds::default(),
-                dead_men: BTreeMap::new(),
-            },
+            state: State::new(config.seed, config.events_retained_max),
             config,
             index: Index::default(),
             volatile: Volatile::default(),
             pending: Pending::default(),
-            out: VecDeque::new(),
+            outbox: Outbox::default(),
             now: Timestamp(0),
         }
     }
@@ -185,7 +166,7 @@ impl Engine {
 
     /// The next queued effect, in order.
     pub fn poll_effect(&mut self) -> Option<Effect> {
-        self.out.pop_front()
+        self.outbox.ready.pop_front()
     }
 
     /// When the engine next needs a `Tick`, if ever: a worker's timer, or the moment an
@@ -207,12 +188,12 @@ impl Engine {
 
     /// The seed of this data directory.
     pub fn seed(&self) -> u64 {
-        self.state.meta.seed
+        self.state.ids.seed()
     }
 
     /// The last event cursor handed out (0 before any event).
     pub fn last_cursor(&self) -> Cursor {
-        Cursor(self.state.meta.next_cursor - 1)
+        self.state.ids.last_cursor()
     }
 
     /// Read access to a worker.
@@ -242,7 +223,7 @@ impl Engine {
 
     /// The retained recent events, oldest first.
     pub fn recent_events(&self) -> impl Iterator<Item = &Event> {
-        self.state.events.iter()
+        self.state.log.retained().iter()
     }
 
     /// Rebuilds an engine from stored records (latest version per key, any order).
@@ -293,7 +274,7 @@ impl Engine {
             if id == 0 || id >= next { Err(RecoveryError::CounterBehind { counter }) } else { Ok(()) }
         };
         let s = &mut engine.state;
-        s.meta = meta;
+        s.ids = Counters::new(meta);
         for r in runs {
             behind("next_run", r.id.0, meta.next_run)?;
             s.runs.load(r.id, r);
@@ -314,7 +295,7 @@ impl Engine {
             behind("next_message", m.id.0, meta.next_message)?;
             s.messages.load(m.id, m);
         }
-        s.events = events.into_values().collect();
+        s.log.load(events.into_values());
         s.holds = holds.unwrap_or_default();
         s.dead_men = dead_men.into_iter().map(|d| (d.run, d)).collect();
         engine.check_references()?;
@@ -332,12 +313,13 @@ impl Engine {
     /// Verifies cross-record references and counters after a load.
     fn check_references(&self) -> Result<(), RecoveryError> {
         let s = &self.state;
+        let meta = s.ids.meta();
         let dangling = |key, missing: String| Err(RecoveryError::Dangling { key, missing });
         for r in s.runs.values() {
             if !s.workers.contains_key(&r.root) {
                 return dangling(RecordKey::Run(r.id), format!("root worker {}", r.root));
             }
-            if r.id.0 >= s.meta.next_run {
+            if r.id.0 >= meta.next_run {
                 return Err(RecoveryError::CounterBehind { counter: "next_run" });
             }
         }
@@ -355,7 +337,7 @@ impl Engine {
                     return dangling(RecordKey::Worker(w.id), format!("attempt {a}"));
                 }
             }
-            if w.id.0 >= s.meta.next_worker {
+            if w.id.0 >= meta.next_worker {
                 return Err(RecoveryError::CounterBehind { counter: "next_worker" });
             }
         }
@@ -363,7 +345,7 @@ impl Engine {
             if !s.workers.contains_key(&a.worker) {
                 return dangling(RecordKey::Attempt(a.id), format!("worker {}", a.worker));
             }
-            if a.id.0 >= s.meta.next_attempt {
+            if a.id.0 >= meta.next_attempt {
                 return Err(RecoveryError::CounterBehind { counter: "next_attempt" });
             }
         }
@@ -371,12 +353,12 @@ impl Engine {
             if !s.workers.contains_key(&m.to) {
                 return dangling(RecordKey::Message(m.id), format!("worker {}", m.to));
             }
-            if m.id.0 >= s.meta.next_message {
+            if m.id.0 >= meta.next_message {
                 return Err(RecoveryError::CounterBehind { counter: "next_message" });
             }
         }
-        if let Some(last) = s.events.back()
-            && last.cursor.0 >= s.meta.next_cursor
+        if let Some(last) = s.log.retained().back()
+            && last.cursor.0 >= meta.next_cursor
         {
             return Err(RecoveryError::CounterBehind { counter: "next_cursor" });
         }
@@ -412,16 +394,7 @@ impl Engine {
         attempt: Option<AttemptId>,
         kind: EventKind,
     ) -> Cursor {
-        let cursor = Cursor(self.state.meta.next_cursor);
-        self.state.meta.next_cursor += 1;
-        self.pending.meta = true;
-        let event = Event { cursor, at: self.now, run, worker, attempt, kind };
-        self.state.events.push_back(event.clone());
-        while self.state.events.len() > self.config.events_retained_max {
-            self.state.events.pop_front();
-        }
-        self.pending.events.push(event);
-        cursor
+        self.state.append_event(self.now, run, worker, attempt, kind)
     }
 
     /// Marks a worker's timer as stale without rewriting its record.
@@ -431,7 +404,7 @@ impl Engine {
 
     /// Queues a command or reply behind the current batch.
     pub(crate) fn push_effect(&mut self, effect: Effect) {
-        self.pending.effects.push(effect);
+        self.outbox.held.push(effect);
     }
 
     /// Closes the current input: timers, then the batch, then the other effects.
@@ -446,28 +419,12 @@ impl Engine {
         self.pending.touched = touched;
         self.index.prune_timers();
         let p = &mut self.pending;
-        settle(&mut p.dead_men);
-        let s = &mut self.state;
-        let mut records = Vec::new();
-        if p.meta {
-            records.push(Record::Meta(s.meta));
-        }
-        records.extend(s.runs.drain_changed().cloned().map(Record::Run));
-        records.extend(s.workers.drain_changed_specs().cloned().map(Record::WorkerSpec));
-        records.extend(s.workers.drain_changed().cloned().map(Record::Worker));
-        records.extend(s.attempts.drain_changed().cloned().map(Record::Attempt));
-        records.extend(s.messages.drain_changed().cloned().map(Record::Message));
-        if p.holds {
-            records.push(Record::Holds(s.holds.clone()));
-        }
-        records.extend(p.dead_men.drain(..).filter_map(|id| s.dead_men.get(&id)).cloned().map(Record::DeadMan));
-        records.extend(p.events.drain(..).map(Record::Event));
+        let records = crate::state::drain_batch(&mut self.state, p.holds, &mut p.dead_men);
         if !records.is_empty() {
-            self.out.push_back(Effect::Persist(Batch { records }));
+            self.outbox.ready.push_back(Effect::Persist(Batch { records }));
         }
-        p.meta = false;
         p.holds = false;
-        self.out.extend(p.effects.drain(..));
+        self.outbox.ready.extend(self.outbox.held.drain(..));
     }
 
     /// Adds the root of every watched run with a touched worker: the run's dead-man check
@@ -483,14 +440,5 @@ impl Engine {
                 touched.push(r.root);
             }
         }
-    }
-
-    /// Allocates the next id of a counter.
-    pub(crate) fn next_id(&mut self, counter: fn(&mut Meta) -> &mut u64) -> u64 {
-        let slot = counter(&mut self.state.meta);
-        let id = *slot;
-        *slot += 1;
-        self.pending.meta = true;
-        id
     }
 }

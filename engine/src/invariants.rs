@@ -177,20 +177,19 @@ impl Engine {
     }
 
     fn check_events(&self) -> Result<(), InvariantViolation> {
-        let mut expected = self.state.events.front().map(|e| e.cursor.0);
-        for e in &self.state.events {
+        let events = self.state.log.retained();
+        let next_cursor = self.state.ids.meta().next_cursor;
+        let mut expected = events.front().map(|e| e.cursor.0);
+        for e in events {
             if Some(e.cursor.0) != expected {
                 return violated("event_cursor_dense", format!("cursor {} where {expected:?} was expected", e.cursor));
             }
             expected = Some(e.cursor.0 + 1);
         }
         if let Some(next) = expected
-            && next != self.state.meta.next_cursor
+            && next != next_cursor
         {
-            return violated(
-                "event_cursor_dense",
-                format!("last cursor {} but next is {}", next - 1, self.state.meta.next_cursor),
-            );
+            return violated("event_cursor_dense", format!("last cursor {} but next is {next_cursor}", next - 1));
         }
         Ok(())
     }

@@ -46,6 +46,7 @@ pub mod record;
 pub mod reject;
 mod results;
 mod scheduler;
+mod state;
 mod table;
 pub mod time;
 mod validate;

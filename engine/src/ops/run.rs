@@ -40,8 +40,8 @@ impl Engine {
             }
             None => None,
         };
-        let run_id = RunId(self.next_id(|m| &mut m.next_run));
-        let root_id = WorkerId(self.next_id(|m| &mut m.next_worker));
+        let run_id = self.state.ids.next_run();
+        let root_id = self.state.ids.next_worker();
         let now = self.now;
         self.state.runs.insert(
             run_id,

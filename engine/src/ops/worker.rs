@@ -118,7 +118,7 @@ impl Engine {
         let lane_label = format!("{} Lane {}", run.task_name, validate::lane_letters(run.lanes_spawned));
         let run_id = args.run;
         self.state.runs.get_mut(&run_id).expect("run exists").lanes_spawned += 1;
-        let id = WorkerId(self.next_id(|m| &mut m.next_worker));
+        let id = self.state.ids.next_worker();
         let spec = WorkerSpec {
             id,
             run: run_id,
@@ -356,7 +356,7 @@ impl Engine {
         }
         validate::text("body", body, MESSAGE_BYTES_MAX)?;
         let now = self.now;
-        let id = MessageId(self.next_id(|m| &mut m.next_message));
+        let id = self.state.ids.next_message();
         let message = Message { id, run, from, to, body: shared(body), at: now };
         self.state.messages.insert(id, message.clone());
         self.index.add_message(to, id);
