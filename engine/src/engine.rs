@@ -3,6 +3,7 @@
 use crate::deadman::{DeadManMode, DeadManPolicy};
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
+use crate::holds::state::Holds;
 use crate::ids::*;
 use crate::index::Index;
 use crate::input::Input;
@@ -101,8 +102,6 @@ pub(crate) struct Volatile {
 /// allocate for bookkeeping.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    /// The page-holds record changed.
-    pub holds: bool,
     /// Runs whose dead-man record changed.
     pub dead_men: Vec<RunId>,
     /// Workers whose timer must be recomputed though their row did not change.
@@ -172,7 +171,7 @@ impl Engine {
     /// When the engine next needs a `Tick`, if ever: a worker's timer, or the moment an
     /// account-wide hold lifts.
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        let lift = self.state.holds.accounts.values().map(|h| h.until).min();
+        let lift = self.state.holds.next_lift();
         [self.index.next_timer(), lift].into_iter().flatten().min()
     }
 
@@ -296,7 +295,7 @@ impl Engine {
             s.messages.load(m.id, m);
         }
         s.log.load(events.into_values());
-        s.holds = holds.unwrap_or_default();
+        s.holds = Holds::load(holds.unwrap_or_default());
         s.dead_men = dead_men.into_iter().map(|d| (d.run, d)).collect();
         engine.check_references()?;
         engine.rebuild_index();
@@ -419,11 +418,10 @@ impl Engine {
         self.pending.touched = touched;
         self.index.prune_timers();
         let p = &mut self.pending;
-        let records = crate::state::drain_batch(&mut self.state, p.holds, &mut p.dead_men);
+        let records = crate::state::drain_batch(&mut self.state, &mut p.dead_men);
         if !records.is_empty() {
             self.outbox.ready.push_back(Effect::Persist(Batch { records }));
         }
-        p.holds = false;
         self.outbox.ready.extend(self.outbox.held.drain(..));
     }
 

@@ -41,7 +41,7 @@ impl Engine {
     /// approval card), and
     /// a held worker has no command in flight that nobody holds (it was withdrawn).
     fn check_holds(&self) -> Result<(), InvariantViolation> {
-        let holds = &self.state.holds;
+        let holds = self.state.holds.record();
         if holds.accounts.len() > crate::limits::ACCOUNT_HOLDS_COUNT_MAX {
             return violated("holds_bounded", format!("{} account holds", holds.accounts.len()));
         }

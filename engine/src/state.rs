@@ -5,6 +5,7 @@
 
 use crate::deadman::DeadMan;
 use crate::event::{Event, EventKind};
+use crate::holds::state::Holds;
 use crate::ids::*;
 use crate::model::*;
 use crate::record::{Meta, Record};
@@ -24,7 +25,7 @@ pub(crate) struct State {
     /// The most recent events (older ones live only in the store).
     pub log: EventLog,
     /// Account-wide holds and dialog headings (one record).
-    pub holds: PageHolds,
+    pub holds: Holds,
     /// Dead-man state of the runs that set a dead-man policy (one record each).
     pub dead_men: BTreeMap<RunId, DeadMan>,
 }
@@ -39,7 +40,7 @@ impl State {
             attempts: Table::default(),
             messages: Table::default(),
             log: EventLog::new(events_retained_max),
-            holds: PageHolds::default(),
+            holds: Holds::default(),
             dead_men: BTreeMap::new(),
         }
     }
@@ -183,8 +184,8 @@ impl EventLog {
 
 /// The records of everything that changed in this input, in batch order (counters, runs,
 /// specs, workers, attempts, messages, page holds, dead-man records, events), forgetting
-/// that they changed. `holds` and `dead_men` say which of those two changed.
-pub(crate) fn drain_batch(s: &mut State, holds: bool, dead_men: &mut Vec<RunId>) -> Vec<Record> {
+/// that they changed. `dead_men` says which dead-man records changed.
+pub(crate) fn drain_batch(s: &mut State, dead_men: &mut Vec<RunId>) -> Vec<Record> {
     let mut records = Vec::new();
     records.extend(s.ids.drain_changed().map(Record::Meta));
     records.extend(s.runs.drain_changed().cloned().map(Record::Run));
@@ -192,9 +193,7 @@ pub(crate) fn drain_batch(s: &mut State, holds: bool, dead_men: &mut Vec<RunId>)
     records.extend(s.workers.drain_changed().cloned().map(Record::Worker));
     records.extend(s.attempts.drain_changed().cloned().map(Record::Attempt));
     records.extend(s.messages.drain_changed().cloned().map(Record::Message));
-    if holds {
-        records.push(Record::Holds(s.holds.clone()));
-    }
+    records.extend(s.holds.drain_changed().map(Record::Holds));
     crate::table::settle(dead_men);
     records.extend(dead_men.drain(..).filter_map(|id| s.dead_men.get(&id)).cloned().map(Record::DeadMan));
     records.extend(s.log.appended.drain(..).map(Record::Event));
