@@ -1,5 +1,6 @@
 //! The engine: durable state, derived indexes, and the handle/poll loop around them.
 
+use crate::deadman::state::DeadMen;
 use crate::deadman::{DeadManMode, DeadManPolicy};
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
@@ -102,8 +103,6 @@ pub(crate) struct Volatile {
 /// allocate for bookkeeping.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    /// Runs whose dead-man record changed.
-    pub dead_men: Vec<RunId>,
     /// Workers whose timer must be recomputed though their row did not change.
     pub touched: Vec<WorkerId>,
 }
@@ -296,7 +295,7 @@ impl Engine {
         }
         s.log.load(events.into_values());
         s.holds = Holds::load(holds.unwrap_or_default());
-        s.dead_men = dead_men.into_iter().map(|d| (d.run, d)).collect();
+        s.dead_men = DeadMen::load(dead_men);
         engine.check_references()?;
         engine.rebuild_index();
         Ok(engine)
@@ -410,6 +409,10 @@ impl Engine {
     fn finish_input(&mut self) {
         let mut touched = std::mem::take(&mut self.pending.touched);
         touched.extend_from_slice(self.state.workers.changed());
+        // A run's dead-man check rides on its root's timer.
+        for run in self.state.dead_men.changed() {
+            touched.extend(self.state.runs.get(run).map(|r| r.root));
+        }
         self.touch_watched_roots(&mut touched);
         settle(&mut touched);
         for id in touched.drain(..) {
@@ -417,8 +420,7 @@ impl Engine {
         }
         self.pending.touched = touched;
         self.index.prune_timers();
-        let p = &mut self.pending;
-        let records = crate::state::drain_batch(&mut self.state, &mut p.dead_men);
+        let records = crate::state::drain_batch(&mut self.state);
         if !records.is_empty() {
             self.outbox.ready.push_back(Effect::Persist(Batch { records }));
         }

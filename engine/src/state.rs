@@ -3,7 +3,7 @@
 //! page holds, the dead-man records), and [`State::drain_batch`] gathers them, in a fixed
 //! order, into the records of the input's `Persist` batch.
 
-use crate::deadman::DeadMan;
+use crate::deadman::state::DeadMen;
 use crate::event::{Event, EventKind};
 use crate::holds::state::Holds;
 use crate::ids::*;
@@ -11,7 +11,7 @@ use crate::model::*;
 use crate::record::{Meta, Record};
 use crate::table::{Table, Workers};
 use crate::time::Timestamp;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Everything that is persisted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub(crate) struct State {
     /// Account-wide holds and dialog headings (one record).
     pub holds: Holds,
     /// Dead-man state of the runs that set a dead-man policy (one record each).
-    pub dead_men: BTreeMap<RunId, DeadMan>,
+    pub dead_men: DeadMen,
 }
 
 impl State {
@@ -41,7 +41,7 @@ impl State {
             messages: Table::default(),
             log: EventLog::new(events_retained_max),
             holds: Holds::default(),
-            dead_men: BTreeMap::new(),
+            dead_men: DeadMen::default(),
         }
     }
 
@@ -184,8 +184,8 @@ impl EventLog {
 
 /// The records of everything that changed in this input, in batch order (counters, runs,
 /// specs, workers, attempts, messages, page holds, dead-man records, events), forgetting
-/// that they changed. `dead_men` says which dead-man records changed.
-pub(crate) fn drain_batch(s: &mut State, dead_men: &mut Vec<RunId>) -> Vec<Record> {
+/// that they changed.
+pub(crate) fn drain_batch(s: &mut State) -> Vec<Record> {
     let mut records = Vec::new();
     records.extend(s.ids.drain_changed().map(Record::Meta));
     records.extend(s.runs.drain_changed().cloned().map(Record::Run));
@@ -194,8 +194,7 @@ pub(crate) fn drain_batch(s: &mut State, dead_men: &mut Vec<RunId>) -> Vec<Recor
     records.extend(s.attempts.drain_changed().cloned().map(Record::Attempt));
     records.extend(s.messages.drain_changed().cloned().map(Record::Message));
     records.extend(s.holds.drain_changed().map(Record::Holds));
-    crate::table::settle(dead_men);
-    records.extend(dead_men.drain(..).filter_map(|id| s.dead_men.get(&id)).cloned().map(Record::DeadMan));
+    records.extend(s.dead_men.drain_changed().cloned().map(Record::DeadMan));
     records.extend(s.log.appended.drain(..).map(Record::Event));
     records
 }
