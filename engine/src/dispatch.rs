@@ -89,7 +89,7 @@ impl Engine {
             Some(attempt_id),
             EventKind::ExecutionScheduled { reason, wake: intent.reasons, sequence },
         );
-        self.volatile.never_sent.insert(attempt_id);
+        self.conn.never_sent(attempt_id);
         self.send_command(attempt_id);
     }
 
@@ -132,15 +132,15 @@ impl Engine {
     /// `command.cancel` to the executor that has it (the attempt stays in flight until
     /// the executor answers `CANCELLED`, or reports it submitted after all).
     fn withdraw(&mut self, attempt: AttemptId) {
-        if self.volatile.never_sent.remove(&attempt) {
+        if self.conn.take_never_sent(attempt) {
             self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, None);
             self.restore_intent(attempt, None, false);
             return;
         }
-        let Some(executor) = self.volatile.sent.get(&attempt).cloned() else {
+        let Some(executor) = self.conn.sent_to(attempt).cloned() else {
             return;
         };
-        if !self.volatile.cancel_requested.insert(attempt) {
+        if !self.conn.request_cancel(attempt) {
             return;
         }
         let a = &self.state.attempts[&attempt];
@@ -162,7 +162,7 @@ impl Engine {
         let a = &self.state.attempts[&aid];
         let deadline = now.plus_ms(self.config.command_deadline_ms);
         let command = control_command(executor, (a, &w.spec), CommandKind::Inspect, b.conversation.clone(), deadline);
-        self.volatile.reported_at.insert(id, now);
+        self.conn.reported(id, now);
         self.push_effect(Effect::Command(command));
     }
 
@@ -173,7 +173,7 @@ impl Engine {
     /// was bound from the executor's own report. A worker with neither never had a
     /// conversation handed to an executor by this daemon.
     pub(crate) fn release_conversation(&mut self, executor: ExecutorId, id: WorkerId, conversation: Arc<str>) {
-        if !self.volatile.executors.contains_key(&executor) || conversation.is_empty() {
+        if !self.conn.is_connected(&executor) || conversation.is_empty() {
             return;
         }
         let attempts = &self.state.attempts;
@@ -202,7 +202,7 @@ impl Engine {
             self.withdraw(attempt_id);
             return;
         }
-        if self.volatile.sent.contains_key(&attempt_id) {
+        if self.conn.sent_to(attempt_id).is_some() {
             return;
         }
         let Some(executor) = self.target_executor(a.worker) else {
@@ -241,9 +241,7 @@ impl Engine {
             workspace: w.spec.workspace.clone(),
             approval: None,
         };
-        self.volatile.sent.insert(attempt_id, executor);
-        self.volatile.never_sent.remove(&attempt_id);
-        self.pending.touched.push(worker_id);
+        self.conn.sent(attempt_id, executor, worker_id);
         self.push_effect(Effect::Command(command));
     }
 
@@ -257,7 +255,7 @@ impl Engine {
             Some(e) => self.runs_kind(&e, kind).then_some(e),
             // Not one whose account is held, when another is connected.
             None => {
-                let mut connected = self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind));
+                let mut connected = self.conn.connected().filter(|e| self.runs_kind(e, kind));
                 connected.clone().find(|e| !self.account_held(e, kind)).or_else(|| connected.next()).cloned()
             }
         }
@@ -265,7 +263,7 @@ impl Engine {
 
     /// Whether the executor is connected and runs workers of this kind.
     pub(crate) fn runs_kind(&self, executor: &ExecutorId, kind: crate::kind::ExecutorKind) -> bool {
-        self.volatile.executors.get(executor).is_some_and(|s| s.kinds.contains(&kind))
+        self.conn.runs_kind(executor, kind)
     }
 
     /// Puts an undelivered attempt's wake back as a pending continuation.

@@ -1,5 +1,6 @@
 //! The engine: durable state, derived indexes, and the handle/poll loop around them.
 
+use crate::connections::Connections;
 use crate::deadman::state::DeadMen;
 use crate::deadman::{DeadManMode, DeadManPolicy};
 use crate::effect::{Batch, Effect};
@@ -15,7 +16,7 @@ use crate::record::{Record, RecordKey, RecoveryError};
 use crate::state::{Counters, State};
 use crate::table::settle;
 use crate::time::Timestamp;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 /// Knobs fixed when the engine is built. None of them is persisted except the seed,
@@ -62,32 +63,9 @@ impl Default for EngineConfig {
     }
 }
 
-/// A connected executor, as far as this process knows. Lost on restart by design:
-/// executors reconnect and say `hello` again.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ExecutorSession {
-    /// It can steer mid-turn.
-    pub steering: bool,
-    /// The executor kinds it runs (its `hello`'s `capabilities.kinds`): only workers of
-    /// these kinds get commands through it.
-    pub kinds: Vec<crate::kind::ExecutorKind>,
-}
-
-/// Connection state that is deliberately not persisted.
+/// Approval state that is deliberately not persisted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Volatile {
-    pub executors: BTreeMap<ExecutorId, ExecutorSession>,
-    /// In-flight commands already handed to an executor over its current connection.
-    pub sent: BTreeMap<AttemptId, ExecutorId>,
-    /// In-flight commands known to be held by no executor (dispatched by this process
-    /// and never handed over, or absent from the target executor's journal).
-    pub never_sent: BTreeSet<AttemptId>,
-    /// In-flight commands whose withdrawal was already requested.
-    pub cancel_requested: BTreeSet<AttemptId>,
-    /// When the executor holding each worker's binding last reported on it (or was asked
-    /// to inspect it): the inspect timer counts from here. Empty after a restart, so a
-    /// long-silent turn is inspected soon after the executor says hello again.
-    pub reported_at: BTreeMap<WorkerId, Timestamp>,
     /// CLI approval requests waiting for a person, by worker (at most one per worker: a
     /// turn waits on one request at a time). Not persisted: after a restart the executor
     /// republishes the state, request included.
@@ -126,6 +104,7 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) state: State,
     pub(crate) index: Index,
+    pub(crate) conn: Connections,
     pub(crate) volatile: Volatile,
     pub(crate) pending: Pending,
     /// Commands, replies and batches on their way out.
@@ -141,6 +120,7 @@ impl Engine {
             state: State::new(config.seed, config.events_retained_max),
             config,
             index: Index::default(),
+            conn: Connections::default(),
             volatile: Volatile::default(),
             pending: Pending::default(),
             outbox: Outbox::default(),
@@ -409,6 +389,16 @@ impl Engine {
     fn finish_input(&mut self) {
         let mut touched = std::mem::take(&mut self.pending.touched);
         touched.extend_from_slice(self.state.workers.changed());
+        for executor in self.conn.drain_stale(&mut touched) {
+            // Timers depend on which executors are connected (mid-turn steering, overdue
+            // commands): those of every worker bound to this one.
+            let bound = self
+                .state
+                .workers
+                .values()
+                .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(&executor)));
+            touched.extend(bound.map(|w| w.id));
+        }
         // A run's dead-man check rides on its root's timer.
         for run in self.state.dead_men.changed() {
             touched.extend(self.state.runs.get(run).map(|r| r.root));

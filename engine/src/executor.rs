@@ -2,7 +2,8 @@
 //! errors they show (command results are in `results.rs`, steer landings in `landing.rs`).
 
 use crate::block::{self, BlockStatus};
-use crate::engine::{Engine, ExecutorSession};
+use crate::connections::ExecutorSession;
+use crate::engine::Engine;
 use crate::event::EventKind;
 use crate::holds::conversation_hold_of;
 use crate::ids::*;
@@ -24,8 +25,7 @@ impl Engine {
             ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),
             ExecutorInput::State { executor, worker, observation } => {
                 if self.holds_binding(&executor, worker) {
-                    self.volatile.reported_at.insert(worker, self.now);
-                    self.touch_timer(worker);
+                    self.conn.reported(worker, self.now);
                     self.observe(worker, observation, false);
                 }
             }
@@ -49,9 +49,7 @@ impl Engine {
         bindings: Vec<BindingReport>,
         journal: Vec<JournalEntry>,
     ) {
-        self.volatile.executors.insert(executor.clone(), session);
-        self.volatile.sent.retain(|_, e| *e != executor);
-        self.touch_timers_of(&executor);
+        self.conn.connect(executor.clone(), session);
         for entry in journal {
             self.reconcile_journal(&executor, entry);
         }
@@ -68,8 +66,8 @@ impl Engine {
         for (id, in_flight) in waiting {
             if let Some(attempt) = in_flight {
                 let ours = self.target_executor(id).as_ref() == Some(&executor);
-                if ours && !self.volatile.sent.contains_key(&attempt) {
-                    self.volatile.never_sent.insert(attempt);
+                if ours && self.conn.sent_to(attempt).is_none() {
+                    self.conn.never_sent(attempt);
                 }
                 self.send_command(attempt);
             }
@@ -79,32 +77,7 @@ impl Engine {
 
     /// The executor's connection ended: its commands must be reconciled on its next hello.
     fn disconnected(&mut self, executor: &ExecutorId) {
-        self.volatile.executors.remove(executor);
-        self.touch_timers_of(executor);
-        let orphaned: Vec<AttemptId> =
-            self.volatile.sent.iter().filter(|(_, e)| *e == executor).map(|(a, _)| *a).collect();
-        for attempt in orphaned {
-            self.volatile.sent.remove(&attempt);
-            self.volatile.cancel_requested.remove(&attempt);
-            if let Some(a) = self.state.attempts.get(&attempt) {
-                self.touch_timer(a.worker);
-            }
-        }
-    }
-
-    /// Timers depend on which executors are connected (mid-turn steering, overdue
-    /// commands): refresh those of every worker bound to this executor.
-    fn touch_timers_of(&mut self, executor: &ExecutorId) {
-        let bound: Vec<WorkerId> = self
-            .state
-            .workers
-            .values()
-            .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(executor)))
-            .map(|w| w.id)
-            .collect();
-        for id in bound {
-            self.touch_timer(id);
-        }
+        self.conn.disconnect(executor);
     }
 
     /// Whether the executor is the one holding the worker's binding (state reports
@@ -129,8 +102,7 @@ impl Engine {
             // itself (proof of delivery, or AMBIGUOUS_SUBMISSION); if no result ever
             // comes, the command deadline fails it closed.
             JournalPhase::Received | JournalPhase::SubmissionStarted => {
-                self.volatile.sent.insert(attempt, executor.clone());
-                self.touch_timer(a.worker);
+                self.conn.held_by(attempt, executor.clone(), a.worker);
             }
             JournalPhase::Submitted | JournalPhase::Completed => {
                 self.command_submitted(attempt, executor, entry.state_seq, entry.conversation)
@@ -185,7 +157,7 @@ impl Engine {
         b.conversation = report.conversation.clone();
         b.executor = Some(executor.clone());
         b.status = BindingStatus::Verified;
-        self.volatile.reported_at.insert(id, self.now);
+        self.conn.reported(id, self.now);
         let run = w.run;
         if newly_verified {
             self.emit(run, Some(id), None, EventKind::BindingVerified { conversation: report.conversation });

@@ -61,7 +61,7 @@ impl Engine {
             }
         }
         for w in self.state.workers.values().filter(|w| self.held(w)) {
-            if let Some(a) = w.in_flight.filter(|a| self.volatile.never_sent.contains(a)) {
+            if let Some(a) = w.in_flight.filter(|a| self.conn.is_never_sent(*a)) {
                 return violated("held_in_flight", format!("{}: {a} is in flight while held", w.id));
             }
         }

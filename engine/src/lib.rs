@@ -22,6 +22,7 @@
 //! no hash map: the same inputs at the same times give the same effects, byte for byte.
 
 pub mod block;
+mod connections;
 pub mod deadman;
 mod dense;
 mod dispatch;

@@ -22,9 +22,7 @@ impl Engine {
             return; // a duplicate or late result: the first one won
         }
         match outcome {
-            CommandOutcome::Accepted => {
-                self.volatile.sent.insert(attempt, executor.clone());
-            }
+            CommandOutcome::Accepted => self.conn.accepted(attempt, executor.clone(), a.worker),
             CommandOutcome::Submitted { state_seq, conversation } => {
                 self.command_submitted(attempt, executor, state_seq, conversation)
             }
@@ -41,7 +39,7 @@ impl Engine {
         conversation: Option<Arc<str>>,
     ) {
         let now = self.now;
-        self.volatile.sent.remove(&attempt);
+        self.conn.answered(attempt);
         let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
         debug_assert_eq!(a.state, AttemptState::Scheduled);
         a.state = AttemptState::Submitted;
@@ -124,7 +122,7 @@ impl Engine {
     /// The command failed. Definite non-deliveries put the wake back; anything that may
     /// have been delivered fails closed (spec 000 §22).
     pub(crate) fn command_failed(&mut self, attempt: AttemptId, code: ExecErrorCode, detail: &str) {
-        self.volatile.sent.remove(&attempt);
+        self.conn.answered(attempt);
         let a = &self.state.attempts[&attempt];
         let (id, origin, sequence) = (a.worker, a.origin, a.sequence);
         if a.delivery == Delivery::Create {
@@ -160,7 +158,6 @@ impl Engine {
                 self.retry_after_non_delivery(id, attempt);
             }
             ExecErrorCode::Cancelled => {
-                self.volatile.cancel_requested.remove(&attempt);
                 self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, Some(&code_text));
                 self.restore_intent(attempt, None, false);
             }
@@ -240,9 +237,7 @@ impl Engine {
         }
         let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
         if a.state == AttemptState::Scheduled {
-            self.volatile.sent.remove(&attempt);
-            self.volatile.never_sent.remove(&attempt);
-            self.volatile.cancel_requested.remove(&attempt);
+            self.conn.closed(attempt);
         }
         a.state = state;
         a.outcome = Some(outcome);

@@ -335,7 +335,7 @@ impl Engine {
 
     /// Whether the executor holding the binding is connected and can steer mid-turn.
     fn can_steer(&self, b: &Binding) -> bool {
-        b.executor.as_ref().and_then(|e| self.volatile.executors.get(e)).is_some_and(|s| s.steering)
+        b.executor.as_ref().is_some_and(|e| self.conn.can_steer(e))
     }
 
     /// The keepalive deadline of the current submission sequence: uniform in
@@ -422,8 +422,8 @@ impl Engine {
     /// When an in-flight command handed to a connected executor is overdue.
     fn command_overdue_at(&self, w: &Worker) -> Option<Timestamp> {
         let id = w.in_flight?;
-        let executor = self.volatile.sent.get(&id)?;
-        if !self.volatile.executors.contains_key(executor) {
+        let executor = self.conn.sent_to(id)?;
+        if !self.conn.is_connected(executor) {
             return None;
         }
         let a = self.state.attempts.get(&id)?;
@@ -438,14 +438,14 @@ impl Engine {
             return None; // nothing goes to a held worker
         }
         let b = w.binding.as_ref().filter(|b| b.status != BindingStatus::Lost)?;
-        if !self.volatile.executors.contains_key(b.executor.as_ref()?) {
+        if !self.conn.is_connected(b.executor.as_ref()?) {
             return None;
         }
         let a = self.state.attempts.get(&w.turn?)?;
         if !matches!(a.state, AttemptState::Submitted | AttemptState::Generating) {
             return None;
         }
-        let since = [a.submitted_at, self.volatile.reported_at.get(&w.id).copied()].into_iter().flatten().max()?;
+        let since = [a.submitted_at, self.conn.reported_at(w.id)].into_iter().flatten().max()?;
         Some(since.plus_ms(self.config.inspect_after_ms))
     }
 

@@ -56,7 +56,7 @@ impl Engine {
         }
         let mut soonest: Option<&AccountHold> = None;
         // Only the executors that may take the worker (those of its kind) matter.
-        let mut connected = self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind)).peekable();
+        let mut connected = self.conn.connected().filter(|e| self.runs_kind(e, kind)).peekable();
         if connected.peek().is_none() {
             return holds.iter().filter(|(a, _)| a.kind == kind).map(|(_, h)| h).min_by_key(|h| h.until);
         }
@@ -165,7 +165,6 @@ impl Engine {
             let run = self.state.workers[&id].run;
             let kind = EventKind::WorkerHeld { reason, until: Some(until), detail: detail.clone() };
             self.emit(run, Some(id), None, kind);
-            self.touch_timer(id);
             self.evaluate(id);
         }
     }

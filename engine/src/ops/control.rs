@@ -130,7 +130,7 @@ impl Engine {
         if &*pending.id != approval {
             return refuse(format!("approval {approval} is not the one worker {id} waits for ({})", pending.id));
         }
-        let executor = b.executor.clone().filter(|e| self.volatile.executors.contains_key(e));
+        let executor = b.executor.clone().filter(|e| self.conn.is_connected(e));
         let (Some(executor), Some(turn)) = (executor, w.turn) else {
             return refuse(format!("no executor holds worker {id}'s session now: answer when it is back"));
         };
