@@ -1,5 +1,6 @@
 //! The engine: durable state, derived indexes, and the handle/poll loop around them.
 
+use crate::approvals::Approvals;
 use crate::connections::Connections;
 use crate::deadman::state::DeadMen;
 use crate::deadman::{DeadManMode, DeadManPolicy};
@@ -63,18 +64,6 @@ impl Default for EngineConfig {
     }
 }
 
-/// Approval state that is deliberately not persisted.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Volatile {
-    /// CLI approval requests waiting for a person, by worker (at most one per worker: a
-    /// turn waits on one request at a time). Not persisted: after a restart the executor
-    /// republishes the state, request included.
-    pub approvals: BTreeMap<WorkerId, crate::model::PendingApproval>,
-    /// The last request answered per worker: a republished report of it (the executor's
-    /// state before the answer landed) does not make it answerable again.
-    pub answered: BTreeMap<WorkerId, Arc<str>>,
-}
-
 /// Records and effects of the input being handled (the tables remember their own
 /// changed rows). The id lists may repeat ids (they are sorted and deduplicated when the
 /// input finishes) and keep their capacity between inputs, so the hot path does not
@@ -105,7 +94,7 @@ pub struct Engine {
     pub(crate) state: State,
     pub(crate) index: Index,
     pub(crate) conn: Connections,
-    pub(crate) volatile: Volatile,
+    pub(crate) approvals: Approvals,
     pub(crate) pending: Pending,
     /// Commands, replies and batches on their way out.
     outbox: Outbox,
@@ -121,7 +110,7 @@ impl Engine {
             config,
             index: Index::default(),
             conn: Connections::default(),
-            volatile: Volatile::default(),
+            approvals: Approvals::default(),
             pending: Pending::default(),
             outbox: Outbox::default(),
             now: Timestamp(0),

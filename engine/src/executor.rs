@@ -195,7 +195,11 @@ impl Engine {
         }
         let previous = b.state;
         let idle_again = matches!(observation.state, ConversationState::Idle | ConversationState::Ready);
-        if previous == observation.state && !force && !idle_again && !self.new_request(id, &observation) {
+        if previous == observation.state
+            && !force
+            && !idle_again
+            && !observation.approval.as_ref().is_some_and(|a| self.approvals.is_new(id, a))
+        {
             return; // coalesced duplicate: one report per real transition
         }
         let (held_before, held_now) = (conversation_hold_of(previous), conversation_hold_of(observation.state));
@@ -219,7 +223,7 @@ impl Engine {
             // The executor has moved past the request answered last: a later request with
             // the same handle (a new child numbers its requests from `apr-1` again) is a
             // new one, not a late report of the answered one.
-            self.volatile.answered.remove(&id);
+            self.approvals.moved_past(id);
         }
         match observation.state {
             ConversationState::Generating => self.observed_generating(id, observation.seq, false),
@@ -227,7 +231,7 @@ impl Engine {
                 // The card shows inside a running turn: that turn has started (a submitted
                 // turn counts as generating), and it is suspended until a person answers.
                 self.observed_generating(id, observation.seq, false);
-                self.approval_shown(id, observation.approval, force);
+                self.approvals.shown(id, observation.approval, force);
                 self.conversation_hold_shown(id, HoldReason::AwaitingApproval, previous, observation.detail);
             }
             ConversationState::Idle | ConversationState::Ready => {
@@ -242,15 +246,6 @@ impl Engine {
         }
         self.close_finished_cli(id, false);
         self.evaluate(id);
-    }
-
-    /// Whether `observation` shows an approval request other than the one held and the one
-    /// answered last: a new request, not a duplicate report, even though the state is
-    /// `awaiting_approval` again (a request gone with its child, and the next child's).
-    fn new_request(&self, id: WorkerId, observation: &Observation) -> bool {
-        let Some(shown) = observation.approval.as_ref() else { return false };
-        let known = |known: Option<&Arc<str>>| known.is_some_and(|k| *k == shown.id);
-        !known(self.volatile.approvals.get(&id).map(|a| &a.id)) && !known(self.volatile.answered.get(&id))
     }
 
     /// A finished (completed, failed or stopped) CLI worker's session is closed, so its

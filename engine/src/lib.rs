@@ -21,6 +21,7 @@
 //! The engine performs no IO, reads no clock, draws no unseeded randomness and iterates
 //! no hash map: the same inputs at the same times give the same effects, byte for byte.
 
+mod approvals;
 pub mod block;
 mod connections;
 pub mod deadman;

@@ -101,7 +101,7 @@ impl Engine {
                 since: b.state_since,
                 until: None,
                 detail: self.state.holds.record().dialogs.get(&w.id).cloned(),
-                approval: self.volatile.approvals.get(&w.id).cloned(),
+                approval: self.approvals.waiting(w.id).cloned(),
             });
         }
         self.account_hold(w).map(|h| HoldView {
@@ -282,7 +282,7 @@ impl Engine {
 
     /// Drops a dialog heading or app name no longer shown (the worker's conversation changed).
     pub(crate) fn forget_dialog(&mut self, id: WorkerId) {
-        self.volatile.approvals.remove(&id);
+        self.approvals.forget(id);
         self.state.holds.forget_words(id);
     }
 }

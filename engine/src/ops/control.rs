@@ -88,21 +88,6 @@ impl Engine {
         self.worker_reply(id)
     }
 
-    /// A CLI approval request was reported with `awaiting_approval`: it becomes
-    /// answerable, unless it is the one answered last and no other state came since (a
-    /// report from before the answer landed). A reconnecting executor's `hello` (`republished`) shows what it still
-    /// holds: an answer lost with the old connection never reached it, so the request is
-    /// answerable again (the executor writes at most one answer: `APPROVAL_GONE` after).
-    pub(crate) fn approval_shown(&mut self, id: WorkerId, approval: Option<PendingApproval>, republished: bool) {
-        let Some(approval) = approval else { return };
-        if republished {
-            self.volatile.answered.remove(&id);
-        } else if self.volatile.answered.get(&id) == Some(&approval.id) {
-            return;
-        }
-        self.volatile.approvals.insert(id, approval);
-    }
-
     /// A person's answer to the approval request holding the worker: valid only while the
     /// worker's conversation is `awaiting_approval` on that very request and its executor
     /// is connected. The request stops being answerable at once (at most one answer per
@@ -122,7 +107,7 @@ impl Engine {
         let Some(b) = held else {
             return refuse(format!("worker {id} is not waiting for an approval"));
         };
-        let Some(pending) = self.volatile.approvals.get(&id) else {
+        let Some(pending) = self.approvals.waiting(id) else {
             return refuse(format!(
                 "worker {id} waits for an approval nobody can answer here (a ChatGPT card is answered in its page)"
             ));
@@ -146,8 +131,7 @@ impl Engine {
         );
         command.idempotency_key = format!("{}:{}", command.idempotency_key, pending.id);
         command.approval = Some(crate::effect::ApprovalAnswer { id: pending.id.clone(), decision });
-        self.volatile.approvals.remove(&id);
-        self.volatile.answered.insert(id, Arc::from(approval));
+        self.approvals.answer(id, approval);
         self.push_effect(crate::effect::Effect::Command(command));
         self.worker_reply(id)
     }
