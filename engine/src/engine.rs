@@ -64,16 +64,6 @@ impl Default for EngineConfig {
     }
 }
 
-/// Records and effects of the input being handled (the tables remember their own
-/// changed rows). The id lists may repeat ids (they are sorted and deduplicated when the
-/// input finishes) and keep their capacity between inputs, so the hot path does not
-/// allocate for bookkeeping.
-#[derive(Debug, Default)]
-pub(crate) struct Pending {
-    /// Workers whose timer must be recomputed though their row did not change.
-    pub touched: Vec<WorkerId>,
-}
-
 /// Effects on their way out: the commands and replies of the input being handled wait
 /// behind its `Persist` batch, then everything waits, in order, to be drained.
 #[derive(Debug, Default)]
@@ -95,7 +85,6 @@ pub struct Engine {
     pub(crate) index: Index,
     pub(crate) conn: Connections,
     pub(crate) approvals: Approvals,
-    pub(crate) pending: Pending,
     /// Commands, replies and batches on their way out.
     outbox: Outbox,
     /// Time of the input being handled.
@@ -111,7 +100,6 @@ impl Engine {
             index: Index::default(),
             conn: Connections::default(),
             approvals: Approvals::default(),
-            pending: Pending::default(),
             outbox: Outbox::default(),
             now: Timestamp(0),
         }
@@ -364,11 +352,6 @@ impl Engine {
         self.state.append_event(self.now, run, worker, attempt, kind)
     }
 
-    /// Marks a worker's timer as stale without rewriting its record.
-    pub(crate) fn touch_timer(&mut self, id: WorkerId) {
-        self.pending.touched.push(id);
-    }
-
     /// Queues a command or reply behind the current batch.
     pub(crate) fn push_effect(&mut self, effect: Effect) {
         self.outbox.held.push(effect);
@@ -376,7 +359,7 @@ impl Engine {
 
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
-        let mut touched = std::mem::take(&mut self.pending.touched);
+        let mut touched = self.index.take_stale();
         touched.extend_from_slice(self.state.workers.changed());
         for executor in self.conn.drain_stale(&mut touched) {
             // Timers depend on which executors are connected (mid-turn steering, overdue
@@ -397,7 +380,7 @@ impl Engine {
         for id in touched.drain(..) {
             self.refresh_timer(id);
         }
-        self.pending.touched = touched;
+        self.index.recycle_stale(touched);
         self.index.prune_timers();
         let records = crate::state::drain_batch(&mut self.state);
         if !records.is_empty() {

@@ -144,7 +144,7 @@ impl Engine {
             }
             return;
         }
-        if creating && self.index.conversations.get(&report.conversation).is_some_and(|other| *other != id) {
+        if creating && self.index.leasing(&report.conversation).is_some_and(|other| other != id) {
             return; // never adopt a conversation another worker leases
         }
         if !report.open {

@@ -210,7 +210,7 @@ impl Engine {
                     );
                 }
             }
-            let indexed = self.index.keys.get(&w.id).and_then(|k| k.timer);
+            let indexed = self.index.timer_of(w.id);
             let computed = self.compute_timer(w);
             // A due timer may be stale until the next tick handles it.
             let due = indexed.is_some_and(|t| t <= self.now);
@@ -221,10 +221,10 @@ impl Engine {
                 );
             }
         }
-        if conversations.len() != self.index.conversations.len() {
+        if conversations.len() != self.index.leases() {
             return violated(
                 "conversation_index",
-                format!("{} live leases, {} indexed", conversations.len(), self.index.conversations.len()),
+                format!("{} live leases, {} indexed", conversations.len(), self.index.leases()),
             );
         }
         Ok(())

@@ -206,7 +206,8 @@ impl Engine {
                 self.dispatch(id, delivery);
             }
         }
-        self.touch_timer(id);
+        // Evaluation may change what the timer depends on without changing the row.
+        self.index.mark_stale(id);
     }
 
     /// Announces a floor deferral once (durably, as provenance); grace and backoff
@@ -486,10 +487,7 @@ impl Engine {
         for id in due {
             self.on_timer(id);
             self.refresh_timer(id);
-            debug_assert!(
-                self.index.keys.get(&id).and_then(|k| k.timer).is_none_or(|t| t > now),
-                "timer of {id} did not advance past {now}"
-            );
+            debug_assert!(self.index.timer_of(id).is_none_or(|t| t > now), "timer of {id} did not advance past {now}");
         }
     }
 

@@ -96,7 +96,7 @@ impl Engine {
         if let Some(conversation) = root_conversation {
             validate::conversation(conversation)?;
             crate::kind::conversation_for(root_executor.executor.unwrap_or(ExecutorKind::Chatgpt), conversation)?;
-            if let Some(other) = self.index.conversations.get(conversation) {
+            if let Some(other) = self.index.leasing(conversation) {
                 return Err(Rejection::new(
                     RejectionCode::ConversationInUse,
                     &format!("conversation is already bound to worker {other}"),

@@ -78,26 +78,26 @@ impl Engine {
         if let Some(w) = &args.worktree {
             validate::name("worktree", w)?;
         }
-        if self.index.names.contains_key(&(args.run, args.name.clone())) {
+        if self.index.worker_named(args.run, &args.name).is_some() {
             return Err(Rejection::new(
                 RejectionCode::DuplicateWorkerName,
                 &format!("run {} already has a worker named {}", args.run, args.name),
             ));
         }
         let parent = validate::parent_name(&args.name);
-        if !self.index.names.contains_key(&(args.run, parent.to_string())) {
+        let Some(parent_id) = self.index.worker_named(args.run, parent) else {
             return Err(Rejection::new(
                 RejectionCode::ParentWorkerMissing,
                 &format!("spawn {parent} before {}", args.name),
             ));
-        }
+        };
         if self.index.workers_of(args.run).len() >= RUN_WORKERS_COUNT_MAX {
             return Err(Rejection::new(
                 RejectionCode::LimitExceeded,
                 &format!("at most {RUN_WORKERS_COUNT_MAX} workers per run"),
             ));
         }
-        let parent_spec = &self.state.workers[&self.index.names[&(args.run, parent.to_string())]].spec;
+        let parent_spec = &self.state.workers[&parent_id].spec;
         let (executor, workspace) = crate::kind::for_spawn(
             args.executor,
             args.workspace,
@@ -142,7 +142,7 @@ impl Engine {
         let w = self.active_worker(id)?;
         validate::conversation(conversation)?;
         crate::kind::conversation_for(w.spec.executor, conversation)?;
-        if let Some(other) = self.index.conversations.get(conversation).filter(|other| **other != id) {
+        if let Some(other) = self.index.leasing(conversation).filter(|other| *other != id) {
             return Err(Rejection::new(
                 RejectionCode::ConversationInUse,
                 &format!("conversation is already bound to worker {other}"),
