@@ -5,10 +5,10 @@ use crate::block::{self, BlockStatus};
 use crate::connections::ExecutorSession;
 use crate::engine::Engine;
 use crate::event::EventKind;
+use crate::failure::{Failure, Trouble};
 use crate::holds::conversation_hold_of;
 use crate::ids::*;
 use crate::input::*;
-use crate::kind::ExecutorKind;
 use crate::model::*;
 use crate::time::Timestamp;
 use crate::wake::WakeReason;
@@ -382,7 +382,8 @@ impl Engine {
     }
 
     /// The page shows an error card (or a limit, a check, a dialog): `until` and
-    /// `detail` are the page's reset time and words, when it gave them.
+    /// `detail` are the page's reset time and words, when it gave them. What follows is
+    /// the failure table's (`failure.rs`).
     fn observed_error(
         &mut self,
         id: WorkerId,
@@ -396,97 +397,12 @@ impl Engine {
         if previous != ConversationState::Error(kind) {
             self.emit(run, Some(id), None, EventKind::ConversationError { kind });
         }
-        let open = self.open_turn(id).map(|a| a.id);
-        match kind {
-            ErrorKind::DeliveryTimeout => {
-                // Only the turn that was running timed out; an earlier turn that already
-                // ended keeps its own outcome.
-                if let Some(aid) = open.filter(|a| {
-                    matches!(self.state.attempts[a].state, AttemptState::Submitted | AttemptState::Generating)
-                }) {
-                    self.close_attempt(
-                        aid,
-                        AttemptState::Failed,
-                        AttemptOutcome::DeliveryTimeout,
-                        Some("MESSAGE_DELIVERY_TIMEOUT"),
-                    );
-                }
-                // Always: with a command in flight the wake merges into its intent and is
-                // cleared if that command lands; otherwise the fresh `continue` follows.
-                self.wake(id, WakeReason::DeliveryTimeout, Origin::Scheduler, IntentPayload::Continue);
-            }
-            ErrorKind::ConversationFull => self.lose_binding(id, ConversationState::Error(kind)),
-            ErrorKind::HostUiChanged => {
-                let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
-                self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
-            }
-            ErrorKind::ForeignTurn => {
-                // Never resumed by itself: whatever started that turn may start more, and
-                // the session is no longer what the worker's attempts say it is.
-                let detail = foreign_turn_detail(self.state.workers[&id].spec.executor, detail.as_deref());
-                self.set_pause(id, PauseReason::ForeignTurn, Some(&detail));
-            }
-            // A dialog never ends the turn: it may go on underneath.
-            ErrorKind::BlockedByDialog => {
-                self.conversation_hold_shown(id, HoldReason::BlockedByDialog, previous, detail)
-            }
-            ErrorKind::AppUnavailable => {
-                // The app is gone from this conversation: the turn ends as a page error,
-                // the lease is lost (never a retry here) and a person recovers the worker
-                // into a new conversation.
-                if let Some(aid) = open {
-                    let running =
-                        matches!(self.state.attempts[&aid].state, AttemptState::Submitted | AttemptState::Generating);
-                    if running {
-                        self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::PageError, Some(kind.as_str()));
-                    }
-                }
-                self.lose_binding(id, ConversationState::Error(kind));
-                let words = detail.map(|d| format!(" ('{d}')")).unwrap_or_default();
-                let detail = format!(
-                    "ChatGPT no longer lets this conversation use the orchestrator's app{words}. Recover the worker into a new conversation: Continue anyway opens a fresh one with the recovery prompt, or attach it to a conversation you opened and resume."
-                );
-                self.set_pause(id, PauseReason::AppUnavailable, Some(&detail));
-            }
-            ErrorKind::UsageLimit
-            | ErrorKind::RateLimited
-            | ErrorKind::SuspiciousActivity
-            | ErrorKind::Challenge
-            | ErrorKind::LoginRequired
-            | ErrorKind::Generic => {
-                if let Some(aid) = open {
-                    let running =
-                        matches!(self.state.attempts[&aid].state, AttemptState::Submitted | AttemptState::Generating);
-                    if running {
-                        self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::PageError, Some(kind.as_str()));
-                    }
-                }
-                let Some(executor) = executor else { return };
-                let worker_kind = self.state.workers[&id].spec.executor;
-                let account = AccountKey { executor, kind: worker_kind };
-                match kind {
-                    ErrorKind::UsageLimit if until.is_none() => {
-                        let detail = usage_limit_detail(worker_kind);
-                        self.pause_account(&account, PauseReason::UsageLimit, &detail);
-                    }
-                    ErrorKind::UsageLimit => self.hold_account(&account, HoldReason::UsageLimit, until, detail),
-                    ErrorKind::RateLimited => self.hold_account(&account, HoldReason::RateLimited, until, detail),
-                    kind if kind.needs_account_check() => {
-                        let detail = account_check_detail(kind, worker_kind);
-                        self.pause_account(&account, PauseReason::AccountCheck, &detail);
-                    }
-                    _ => {}
-                }
-                // A CLI session shows no standing limit notice: the limit ended the turn
-                // that hit it, and the session waits idle behind the account's hold (or
-                // pause). The next turn is due when that lifts; if the account is still
-                // limited, that one turn fails the same way (one try per reset time or
-                // per person's resume, never a loop).
-                if worker_kind.is_cli() && kind.is_account_limit() {
-                    self.wake(id, WakeReason::Idle, Origin::Scheduler, IntentPayload::Continue);
-                }
-            }
-        }
+        // The turn that was running when the page showed it, if one was.
+        let running =
+            self.open_turn(id).filter(|a| matches!(a.state, AttemptState::Submitted | AttemptState::Generating));
+        let attempt = running.map(|a| a.id);
+        let (failure, origin, words) = (Failure::Page(kind), Origin::Scheduler, detail);
+        self.react(Trouble { worker: id, failure, attempt, origin, words, until, executor, previous });
     }
 
     /// A worker that starts waiting (or is paused) while its turn sits idle closes that
@@ -521,56 +437,5 @@ impl Engine {
                 Some("CONVERSATION_CLOSED"),
             );
         }
-    }
-}
-
-/// The actionable sentence of an account-check pause.
-fn account_check_detail(kind: ErrorKind, worker_kind: ExecutorKind) -> String {
-    if worker_kind.is_cli() {
-        let cli = cli_name(worker_kind);
-        return format!(
-            "{cli} is not logged in (or its account needs a check). Log it in on the executor's machine, then resume."
-        );
-    }
-    match kind {
-        ErrorKind::SuspiciousActivity => {
-            "ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume.".into()
-        }
-        ErrorKind::Challenge => {
-            "ChatGPT showed a human check ('Verify you are human'). Complete it in the browser, then resume.".into()
-        }
-        _ => "ChatGPT is logged out. Log in in the browser, then resume.".into(),
-    }
-}
-
-/// The actionable sentence of a usage-limit pause (a limit that names no reset time).
-fn usage_limit_detail(worker_kind: ExecutorKind) -> String {
-    if worker_kind.is_cli() {
-        let cli = cli_name(worker_kind);
-        return format!("{cli}'s usage limit was reached and it named no reset time. Resume once it is over.");
-    }
-    "ChatGPT's usage limit was reached and the page names no reset time. Resume once it is over.".into()
-}
-
-/// The actionable sentence of a foreign-turn pause, with the executor's words (untrusted,
-/// capped by the adapter) when it gave some.
-fn foreign_turn_detail(worker_kind: ExecutorKind, words: Option<&str>) -> String {
-    let session = if worker_kind.is_cli() {
-        format!("this {} session", cli_name(worker_kind))
-    } else {
-        "this conversation".into()
-    };
-    let words = words.map(|w| format!(" ('{w}')")).unwrap_or_default();
-    format!(
-        "A turn the orchestrator did not start ran in {session}{words}. Look at the session (a hook, a scheduled task or a person may have started it), then resume."
-    )
-}
-
-/// How people call a CLI kind.
-fn cli_name(kind: ExecutorKind) -> &'static str {
-    match kind {
-        ExecutorKind::Codex => "Codex CLI",
-        ExecutorKind::Claude => "Claude Code",
-        ExecutorKind::Chatgpt => "ChatGPT",
     }
 }

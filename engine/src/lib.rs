@@ -31,6 +31,7 @@ pub mod effect;
 mod engine;
 pub mod event;
 mod executor;
+mod failure;
 mod holds;
 pub mod ids;
 mod index;

@@ -4,12 +4,12 @@
 
 use crate::engine::Engine;
 use crate::event::EventKind;
+use crate::failure::{Failure, Trouble};
 use crate::ids::*;
 use crate::input::*;
-use crate::limits::{APP_NAME_BYTES_MAX, ERROR_DETAIL_BYTES_MAX};
+use crate::limits::ERROR_DETAIL_BYTES_MAX;
 use crate::model::*;
 use crate::validate::truncate_detail;
-use crate::wake::WakeReason;
 use std::sync::Arc;
 
 impl Engine {
@@ -119,79 +119,42 @@ impl Engine {
         }
     }
 
-    /// The command failed. Definite non-deliveries put the wake back; anything that may
-    /// have been delivered fails closed (spec 000 §22).
+    /// The command failed: what follows is the failure table's (`failure.rs`). Definite
+    /// non-deliveries put the wake back; anything that may have been delivered fails
+    /// closed (spec 000 §22).
     pub(crate) fn command_failed(&mut self, attempt: AttemptId, code: ExecErrorCode, detail: &str) {
         self.conn.answered(attempt);
         let a = &self.state.attempts[&attempt];
-        let (id, origin, sequence) = (a.worker, a.origin, a.sequence);
+        let (id, origin) = (a.worker, a.origin);
         if a.delivery == Delivery::Create {
             // No conversation came out of it (or none we can trust): no half binding.
             self.forget_pending_binding(id);
         }
-        let code_text: Arc<str> = Arc::from(code.as_str());
         let detail = truncate_detail(detail, ERROR_DETAIL_BYTES_MAX);
         {
             let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
             a.error_detail = (!detail.is_empty()).then(|| Arc::from(detail.as_str()));
         }
-        match code {
-            ExecErrorCode::HostUiChanged => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::HostUiChanged, Some(&code_text));
-                let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
-                self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
-            }
-            ExecErrorCode::AppNotSelected => {
-                // Definitely not sent: the wake comes back, held by the pause (never a
-                // blind retry loop: the same page would fail the same way).
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.restore_intent(attempt, None, false);
-                let detail = app_not_selected_detail(&detail);
-                self.set_pause(id, PauseReason::AppNotSelected, Some(&detail));
-            }
-            ExecErrorCode::MessageDeliveryTimeout => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::DeliveryTimeout, Some(&code_text));
-                self.wake(id, WakeReason::DeliveryTimeout, origin, IntentPayload::Continue);
-            }
-            ExecErrorCode::DeadlineExceeded | ExecErrorCode::ComposerBusy => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.retry_after_non_delivery(id, attempt);
-            }
-            ExecErrorCode::Cancelled => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, Some(&code_text));
-                self.restore_intent(attempt, None, false);
-            }
-            ExecErrorCode::SteeringUnavailable => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.restore_intent(attempt, None, true);
-            }
-            ExecErrorCode::ConversationClosed | ExecErrorCode::ConversationFull => {
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Cancelled,
-                    AttemptOutcome::ConversationLost,
-                    Some(&code_text),
-                );
-                self.forget_pending_binding(id);
-                self.lose_binding(id, ConversationState::Closed);
-                // Even an explicit recovery backs off: an executor that cannot open a
-                // conversation must not be asked again in a tight loop.
-                self.retry_after_non_delivery(id, attempt);
-            }
-            ExecErrorCode::AmbiguousSubmission | ExecErrorCode::Other(_) => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::Ambiguous, Some(&code_text));
-                let detail = format!(
-                    "Attempt {sequence} may or may not have reached the conversation. Open it and check, then continue now or resume."
-                );
-                self.set_pause(id, PauseReason::AmbiguousSubmission, Some(&detail));
-            }
-        }
+        let failure = Failure::Command(&code);
+        let words = Some(Arc::from(detail.as_str()));
+        let previous = ConversationState::Unknown; // (only a dialog reads it)
+        let trouble = Trouble {
+            worker: id,
+            failure,
+            attempt: Some(attempt),
+            origin,
+            words,
+            until: None,
+            executor: None,
+            previous,
+        };
+        self.react(trouble);
         self.evaluate(id);
     }
 
     /// A definite non-delivery: the wake comes back after a backoff, and after several
     /// in a row the worker is paused for a person to look.
-    fn retry_after_non_delivery(&mut self, id: WorkerId, attempt: AttemptId) {
+    pub(crate) fn retry_after_non_delivery(&mut self, id: WorkerId, attempt: AttemptId) {
         // (The closed attempt rewrote the worker already.)
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.delivery_failures += 1;
@@ -215,7 +178,7 @@ impl Engine {
     }
 
     /// A `conversation.create` that never produced a conversation leaves no binding.
-    fn forget_pending_binding(&mut self, id: WorkerId) {
+    pub(crate) fn forget_pending_binding(&mut self, id: WorkerId) {
         let w = &self.state.workers[&id];
         if w.binding.as_ref().is_some_and(|b| b.conversation.is_empty()) {
             self.state.workers.get_mut(&id).expect("worker exists").binding = None;
@@ -255,19 +218,6 @@ impl Engine {
         }
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionEnded { state, outcome });
     }
-}
-
-/// The actionable sentence of an `APP_NOT_SELECTED` pause. The result's `detail` names
-/// the app the executor looked for (its setting); a longer text is not a name and is
-/// left out.
-fn app_not_selected_detail(detail: &str) -> String {
-    let name = detail.trim();
-    if name.is_empty() || name.len() > APP_NAME_BYTES_MAX || name.contains(['\'', '\n']) {
-        return "ChatGPT did not show the orchestrator's app in this conversation: check it is installed and its name in the extension settings, then resume".into();
-    }
-    format!(
-        "ChatGPT did not show the app '{name}' in this conversation: check it is installed and its name in the extension settings, then resume"
-    )
 }
 
 /// The attempt outcome matching a terminal worker lifecycle.
