@@ -2,8 +2,8 @@
 
 use crate::approvals::Approvals;
 use crate::connections::Connections;
+use crate::deadman::DeadManPolicy;
 use crate::deadman::state::DeadMen;
-use crate::deadman::{DeadManMode, DeadManPolicy};
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
 use crate::holds::state::Holds;
@@ -15,7 +15,6 @@ use crate::model::*;
 use crate::policy::ContinuationPolicy;
 use crate::record::{Record, RecordKey, RecoveryError};
 use crate::state::{Counters, State};
-use crate::table::settle;
 use crate::time::Timestamp;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -359,48 +358,11 @@ impl Engine {
 
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
-        let mut touched = self.index.take_stale();
-        touched.extend_from_slice(self.state.workers.changed());
-        for executor in self.conn.drain_stale(&mut touched) {
-            // Timers depend on which executors are connected (mid-turn steering, overdue
-            // commands): those of every worker bound to this one.
-            let bound = self
-                .state
-                .workers
-                .values()
-                .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(&executor)));
-            touched.extend(bound.map(|w| w.id));
-        }
-        // A run's dead-man check rides on its root's timer.
-        for run in self.state.dead_men.changed() {
-            touched.extend(self.state.runs.get(run).map(|r| r.root));
-        }
-        self.touch_watched_roots(&mut touched);
-        settle(&mut touched);
-        for id in touched.drain(..) {
-            self.refresh_timer(id);
-        }
-        self.index.recycle_stale(touched);
-        self.index.prune_timers();
-        let records = crate::state::drain_batch(&mut self.state);
+        self.refresh_stale_timers();
+        let records = self.state.drain_batch();
         if !records.is_empty() {
             self.outbox.ready.push_back(Effect::Persist(Batch { records }));
         }
         self.outbox.ready.extend(self.outbox.held.drain(..));
-    }
-
-    /// Adds the root of every watched run with a touched worker: the run's dead-man check
-    /// rides on its root's timer and depends on every worker of the run. Runs the layer
-    /// does not watch add nothing, so their timers stay exactly as before it.
-    fn touch_watched_roots(&self, touched: &mut Vec<WorkerId>) {
-        let n = touched.len();
-        for i in 0..n {
-            let Some(w) = self.state.workers.get(&touched[i]) else { continue };
-            if self.dead_man_policy(w.run).mode != DeadManMode::Off
-                && let Some(r) = self.state.runs.get(&w.run)
-            {
-                touched.push(r.root);
-            }
-        }
     }
 }

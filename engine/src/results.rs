@@ -63,7 +63,7 @@ impl Engine {
         w.turn = Some(attempt);
         w.last_delivery_at = Some(now);
         w.keepalive_seq += 1;
-        w.keepalive_draw = crate::scheduler::keepalive_draw(self.state.ids.seed(), id, w.keepalive_seq);
+        w.keepalive_draw = crate::scheduler::timers::keepalive_draw(self.state.ids.seed(), id, w.keepalive_seq);
         w.keepalive_fired = false;
         w.delivery_failures = 0;
         if w.bootstrapped && !w.progress.since_submission {

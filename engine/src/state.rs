@@ -58,6 +58,23 @@ impl State {
         self.log.append(Event { cursor, at, run, worker, attempt, kind });
         cursor
     }
+
+    /// The records of everything that changed in this input, in batch order (counters,
+    /// runs, specs, workers, attempts, messages, page holds, dead-man records, events),
+    /// forgetting that they changed.
+    pub fn drain_batch(&mut self) -> Vec<Record> {
+        let mut records = Vec::new();
+        records.extend(self.ids.drain_changed().map(Record::Meta));
+        records.extend(self.runs.drain_changed().cloned().map(Record::Run));
+        records.extend(self.workers.drain_changed_specs().cloned().map(Record::WorkerSpec));
+        records.extend(self.workers.drain_changed().cloned().map(Record::Worker));
+        records.extend(self.attempts.drain_changed().cloned().map(Record::Attempt));
+        records.extend(self.messages.drain_changed().cloned().map(Record::Message));
+        records.extend(self.holds.drain_changed().map(Record::Holds));
+        records.extend(self.dead_men.drain_changed().cloned().map(Record::DeadMan));
+        records.extend(self.log.appended.drain(..).map(Record::Event));
+        records
+    }
 }
 
 /// The id counters (the `Meta` record): every id and event cursor is taken from here,
@@ -180,21 +197,4 @@ impl EventLog {
     pub fn nothing_appended(&self) -> bool {
         self.appended.is_empty()
     }
-}
-
-/// The records of everything that changed in this input, in batch order (counters, runs,
-/// specs, workers, attempts, messages, page holds, dead-man records, events), forgetting
-/// that they changed.
-pub(crate) fn drain_batch(s: &mut State) -> Vec<Record> {
-    let mut records = Vec::new();
-    records.extend(s.ids.drain_changed().map(Record::Meta));
-    records.extend(s.runs.drain_changed().cloned().map(Record::Run));
-    records.extend(s.workers.drain_changed_specs().cloned().map(Record::WorkerSpec));
-    records.extend(s.workers.drain_changed().cloned().map(Record::Worker));
-    records.extend(s.attempts.drain_changed().cloned().map(Record::Attempt));
-    records.extend(s.messages.drain_changed().cloned().map(Record::Message));
-    records.extend(s.holds.drain_changed().map(Record::Holds));
-    records.extend(s.dead_men.drain_changed().cloned().map(Record::DeadMan));
-    records.extend(s.log.appended.drain(..).map(Record::Event));
-    records
 }
