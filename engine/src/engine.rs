@@ -1,4 +1,13 @@
-//! The engine: durable state, derived indexes, and the handle/poll loop around them.
+//! The engine: the owners of its state, the handle/poll loop around them, and recovery
+//! from stored records.
+//!
+//! The rules are `impl Engine` blocks in their own files (`ops/`, `scheduler/`,
+//! `dispatch.rs`, `executor.rs`, `results.rs`, `failure.rs`, `holds/`, `deadman/`, ...),
+//! but none of them reaches into another's state: each part has an owner with private
+//! fields (see the fields of [`Engine`]) and changes only through its methods, which
+//! record what changed. When an input finishes, the timers of what changed are
+//! recomputed (`scheduler/timers.rs`), the durable changes are gathered into one
+//! `Persist` batch (`State::drain_batch`), and the commands and replies follow it.
 
 use crate::approvals::Approvals;
 use crate::connections::Connections;
@@ -79,10 +88,16 @@ struct Outbox {
 /// and call `handle(now, Input::Tick)` when [`Engine::next_deadline`] is reached.
 #[derive(Debug)]
 pub struct Engine {
+    /// Fixed knobs.
     pub(crate) config: EngineConfig,
+    /// Everything persisted: tables, counters, event log, page holds, dead-man records,
+    /// each remembering its changes for the input's batch.
     pub(crate) state: State,
+    /// Derived lookups and the timer heap, rebuilt on recovery.
     pub(crate) index: Index,
+    /// Connected executors and the commands handed to them: not persisted.
     pub(crate) conn: Connections,
+    /// CLI approval requests waiting for a person: not persisted.
     pub(crate) approvals: Approvals,
     /// Commands, replies and batches on their way out.
     outbox: Outbox,

@@ -1,5 +1,7 @@
 //! Executor reports: hello and reconciliation, bindings, conversation states and the page
-//! errors they show (command results are in `results.rs`, steer landings in `landing.rs`).
+//! errors they show (what a page error makes the engine do is the table in `failure.rs`;
+//! command results are in `results.rs`, steer landings in `landing.rs`). Connection state
+//! changes through `Connections`, approval requests through `Approvals`.
 
 use crate::block::{self, BlockStatus};
 use crate::connections::ExecutorSession;

@@ -1,6 +1,7 @@
 //! Command results from executors: a submission makes the attempt the worker's turn,
-//! a definite non-delivery gives its wake back (with a backoff), anything that may have
-//! been delivered fails closed (spec 000 §22), and attempts close with their outcome.
+//! a failure does what the table in `failure.rs` says (a definite non-delivery gives its
+//! wake back, with a backoff; anything that may have been delivered fails closed, spec
+//! 000 §22), and attempts close with their outcome.
 
 use crate::engine::Engine;
 use crate::event::EventKind;
