@@ -58,7 +58,6 @@ pub mod reject;
 mod results;
 mod scheduler;
 mod state;
-mod table;
 pub mod time;
 mod validate;
 pub mod view;

@@ -9,7 +9,7 @@ use crate::engine::Engine;
 use crate::ids::*;
 use crate::model::*;
 use crate::policy::{ContinuationPolicy, Mode};
-use crate::table::settle;
+use crate::state::table::settle;
 use crate::time::Timestamp;
 use crate::wake::WakeReason;
 use rand_chacha::ChaCha8Rng;

@@ -1,7 +1,8 @@
 //! The durable state: everything that is persisted, and nothing else. Each part is owned
-//! by a type that keeps its own changes (the tables, the counters, the event log, the
-//! page holds, the dead-man records), and [`State::drain_batch`] gathers them, in a fixed
-//! order, into the records of the input's `Persist` batch.
+//! by a type that keeps its own changes (the tables of `table.rs`, the counters, the
+//! event log, the page holds, the dead-man records), and [`State::drain_batch`] gathers
+//! them, in a fixed order, into the records of the input's `Persist` batch. Only
+//! `recover.rs` puts rows in without writing them (what the store already holds).
 
 use crate::deadman::state::DeadMen;
 use crate::event::{Event, EventKind};
@@ -9,9 +10,12 @@ use crate::holds::state::Holds;
 use crate::ids::*;
 use crate::model::*;
 use crate::record::{Meta, Record};
-use crate::table::{Table, Workers};
+use crate::state::table::{Table, Workers};
 use crate::time::Timestamp;
 use std::collections::VecDeque;
+
+mod recover;
+pub(crate) mod table;
 
 /// Everything that is persisted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,7 +101,7 @@ impl Eq for Counters {}
 
 impl Counters {
     /// Counters as stored (or fresh ones): nothing to write.
-    pub fn new(meta: Meta) -> Counters {
+    fn new(meta: Meta) -> Counters {
         Counters { meta, changed: false }
     }
 
@@ -176,7 +180,7 @@ impl EventLog {
     }
 
     /// The window read back from the store (recovery), oldest first: nothing to write.
-    pub fn load(&mut self, events: impl IntoIterator<Item = Event>) {
+    fn load(&mut self, events: impl IntoIterator<Item = Event>) {
         self.retained = events.into_iter().collect();
     }
 

@@ -78,7 +78,7 @@ impl<K: DenseKey + Ord, V> Table<K, V> {
     }
 
     /// Adds a row read back from the store (recovery): nothing to write.
-    pub fn load(&mut self, key: K, value: V) {
+    pub(super) fn load(&mut self, key: K, value: V) {
         self.rows.insert(key, value);
     }
 
@@ -171,7 +171,7 @@ impl Workers {
     }
 
     /// Adds a worker read back from the store (recovery): nothing to write.
-    pub fn load(&mut self, worker: Worker) {
+    pub(super) fn load(&mut self, worker: Worker) {
         self.rows.load(worker.id, worker);
     }
 
