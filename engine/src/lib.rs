@@ -5,8 +5,8 @@
 //! - [`Engine`] (`engine.rs`): the state machine. `handle(now, Input)` queues effects,
 //!   `poll_effect()` drains them, `next_deadline()` says when to `Tick` next.
 //! - The owners of its state, each with private fields, recording what changes:
-//!   `state.rs` (the durable state, its counters and event log, and the `Persist`
-//!   batch), `table.rs` (rows that remember their changes), `index.rs` (lookups and the
+//!   `state/` (the durable state, its counters and event log, the `Persist` batch, its
+//!   tables of rows that remember their changes, recovery), `index.rs` (lookups and the
 //!   timer heap), `connections.rs` (executors and in-flight commands), `approvals.rs`
 //!   (CLI approval requests), `holds/state.rs` and `deadman/state.rs`.
 //! - `model/`, `event.rs`, `record.rs`: the durable domain, its event log and the

@@ -16,7 +16,7 @@
 //!
 //! This file holds the layer's public types; `rules.rs` its rules (the check on the root
 //! worker's timer, the firing and the recovery), and `state.rs` the owner of the
-//! durable dead-man records ([`state::DeadMen`]), which only those rules change.
+//! durable dead-man records (`state::DeadMen`), which only those rules change.
 
 use crate::ids::*;
 use crate::limits::DEADMAN_AFTER_MS_DEFAULT;

@@ -12,8 +12,8 @@
 //! the dialog goes away). While a worker is held nothing that types goes to it, its wakes
 //! are kept, and its stall clock stands still: waiting on a limit is not a stall.
 //!
-//! The page-holds record is owned here: `state.rs` keeps it ([`state::Holds`]), and only the
-//! rules of this module change it; everyone else reads it.
+//! The page-holds record is owned here: `holds/state.rs` keeps it ([`state::Holds`]), and
+//! only the rules of this module change it; everyone else reads it.
 
 use crate::engine::Engine;
 use crate::event::EventKind;
