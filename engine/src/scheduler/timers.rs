@@ -1,7 +1,7 @@
 //! Timers: each worker's next deadline (a deferred continuation, its keepalive, its stall
 //! thresholds, an overdue command, an inspection and, for a run's root, the run's
 //! dead-man check), filed in the index's heap, recomputed for every worker an input
-//! touched when it finishes, and handled by the tick.
+//! stale when it finishes, and handled by the tick.
 
 use super::Decision;
 use crate::deadman::DeadManMode;
@@ -22,9 +22,9 @@ impl Engine {
     /// went away), the roots of runs whose dead-man record changed and of watched runs
     /// with any of those workers.
     pub(crate) fn refresh_stale_timers(&mut self) {
-        let mut touched = self.index.take_stale();
-        touched.extend_from_slice(self.state.workers.changed());
-        for executor in self.conn.drain_stale(&mut touched) {
+        let mut stale = self.index.take_stale();
+        stale.extend_from_slice(self.state.workers.changed());
+        for executor in self.conn.drain_stale(&mut stale) {
             // Timers depend on which executors are connected (mid-turn steering, overdue
             // commands): those of every worker bound to this one.
             let bound = self
@@ -32,32 +32,32 @@ impl Engine {
                 .workers
                 .values()
                 .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(&executor)));
-            touched.extend(bound.map(|w| w.id));
+            stale.extend(bound.map(|w| w.id));
         }
         // A run's dead-man check rides on its root's timer.
         for run in self.state.dead_men.changed() {
-            touched.extend(self.state.runs.get(run).map(|r| r.root));
+            stale.extend(self.state.runs.get(run).map(|r| r.root));
         }
-        self.touch_watched_roots(&mut touched);
-        settle(&mut touched);
-        for id in touched.drain(..) {
+        self.add_watched_roots(&mut stale);
+        settle(&mut stale);
+        for id in stale.drain(..) {
             self.refresh_timer(id);
         }
-        self.index.recycle_stale(touched);
+        self.index.recycle_stale(stale);
         self.index.prune_timers();
     }
 
-    /// Adds the root of every watched run with a touched worker: the run's dead-man check
+    /// Adds the root of every watched run with a stale worker: the run's dead-man check
     /// rides on its root's timer and depends on every worker of the run. Runs the layer
     /// does not watch add nothing, so their timers stay exactly as before it.
-    fn touch_watched_roots(&self, touched: &mut Vec<WorkerId>) {
-        let n = touched.len();
+    fn add_watched_roots(&self, stale: &mut Vec<WorkerId>) {
+        let n = stale.len();
         for i in 0..n {
-            let Some(w) = self.state.workers.get(&touched[i]) else { continue };
+            let Some(w) = self.state.workers.get(&stale[i]) else { continue };
             if self.dead_man_policy(w.run).mode != DeadManMode::Off
                 && let Some(r) = self.state.runs.get(&w.run)
             {
-                touched.push(r.root);
+                stale.push(r.root);
             }
         }
     }
