@@ -69,6 +69,11 @@ impl Holds {
         }
     }
 
+    /// Whether the record changed in this input.
+    pub(crate) fn is_changed(&self) -> bool {
+        self.changed
+    }
+
     /// The record, if it changed in this input (then forgotten).
     pub(crate) fn drain_changed(&mut self) -> Option<PageHolds> {
         std::mem::take(&mut self.changed).then(|| self.record.clone())

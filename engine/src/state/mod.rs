@@ -67,14 +67,28 @@ impl State {
     /// runs, specs, workers, attempts, messages, page holds, dead-man records, events),
     /// forgetting that they changed.
     pub fn drain_batch(&mut self) -> Vec<Record> {
-        let mut records = Vec::new();
-        records.extend(self.ids.drain_changed().map(Record::Meta));
+        // Sized up front: records are large, and growing the vector would copy them.
+        let count = usize::from(self.ids.changed)
+            + self.runs.changed().len()
+            + self.workers.changed_specs().len()
+            + self.workers.changed().len()
+            + self.attempts.changed().len()
+            + self.messages.changed().len()
+            + usize::from(self.holds.is_changed())
+            + self.dead_men.changed().len()
+            + self.log.appended.len();
+        let mut records = Vec::with_capacity(count);
+        if let Some(meta) = self.ids.drain_changed() {
+            records.push(Record::Meta(meta));
+        }
         records.extend(self.runs.drain_changed().cloned().map(Record::Run));
         records.extend(self.workers.drain_changed_specs().cloned().map(Record::WorkerSpec));
         records.extend(self.workers.drain_changed().cloned().map(Record::Worker));
         records.extend(self.attempts.drain_changed().cloned().map(Record::Attempt));
         records.extend(self.messages.drain_changed().cloned().map(Record::Message));
-        records.extend(self.holds.drain_changed().map(Record::Holds));
+        if let Some(holds) = self.holds.drain_changed() {
+            records.push(Record::Holds(holds));
+        }
         records.extend(self.dead_men.drain_changed().cloned().map(Record::DeadMan));
         records.extend(self.log.appended.drain(..).map(Record::Event));
         records

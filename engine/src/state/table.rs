@@ -185,6 +185,12 @@ impl Workers {
         self.rows.unchanged() && self.specs.is_empty()
     }
 
+    /// Workers whose spec changed in this input, sorted, each once.
+    pub fn changed_specs(&mut self) -> &[WorkerId] {
+        settle(&mut self.specs);
+        &self.specs
+    }
+
     /// The specs changed in this input, in worker order, forgetting that they changed.
     pub fn drain_changed_specs(&mut self) -> impl Iterator<Item = &Arc<WorkerSpec>> {
         settle(&mut self.specs);
