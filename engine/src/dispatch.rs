@@ -28,7 +28,7 @@ impl Engine {
     /// Step 10: creates the attempt for the pending continuation and issues its command.
     pub(crate) fn dispatch(&mut self, id: WorkerId, delivery: Delivery) {
         let now = self.now;
-        let attempt_id = AttemptId(self.next_id(|m| &mut m.next_attempt));
+        let attempt_id = self.state.ids.next_attempt();
         let deadline = now.plus_ms(self.config.command_deadline_ms);
         let run = self.state.workers[&id].run;
         let has_lanes = self.state.runs[&run].lanes_spawned > 0;
@@ -83,15 +83,13 @@ impl Engine {
         let (run, sequence) = (w.run, w.attempts);
         self.state.attempts.insert(attempt_id, attempt);
         self.index.add_attempt(id, attempt_id);
-        self.touch_worker(id);
-        self.touch_attempt(attempt_id);
         self.emit(
             run,
             Some(id),
             Some(attempt_id),
             EventKind::ExecutionScheduled { reason, wake: intent.reasons, sequence },
         );
-        self.volatile.never_sent.insert(attempt_id);
+        self.conn.never_sent(attempt_id);
         self.send_command(attempt_id);
     }
 
@@ -134,15 +132,15 @@ impl Engine {
     /// `command.cancel` to the executor that has it (the attempt stays in flight until
     /// the executor answers `CANCELLED`, or reports it submitted after all).
     fn withdraw(&mut self, attempt: AttemptId) {
-        if self.volatile.never_sent.remove(&attempt) {
+        if self.conn.take_never_sent(attempt) {
             self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, None);
             self.restore_intent(attempt, None, false);
             return;
         }
-        let Some(executor) = self.volatile.sent.get(&attempt).cloned() else {
+        let Some(executor) = self.conn.sent_to(attempt).cloned() else {
             return;
         };
-        if !self.volatile.cancel_requested.insert(attempt) {
+        if !self.conn.request_cancel(attempt) {
             return;
         }
         let a = &self.state.attempts[&attempt];
@@ -164,7 +162,7 @@ impl Engine {
         let a = &self.state.attempts[&aid];
         let deadline = now.plus_ms(self.config.command_deadline_ms);
         let command = control_command(executor, (a, &w.spec), CommandKind::Inspect, b.conversation.clone(), deadline);
-        self.volatile.reported_at.insert(id, now);
+        self.conn.reported(id, now);
         self.push_effect(Effect::Command(command));
     }
 
@@ -175,7 +173,7 @@ impl Engine {
     /// was bound from the executor's own report. A worker with neither never had a
     /// conversation handed to an executor by this daemon.
     pub(crate) fn release_conversation(&mut self, executor: ExecutorId, id: WorkerId, conversation: Arc<str>) {
-        if !self.volatile.executors.contains_key(&executor) || conversation.is_empty() {
+        if !self.conn.is_connected(&executor) || conversation.is_empty() {
             return;
         }
         let attempts = &self.state.attempts;
@@ -204,7 +202,7 @@ impl Engine {
             self.withdraw(attempt_id);
             return;
         }
-        if self.volatile.sent.contains_key(&attempt_id) {
+        if self.conn.sent_to(attempt_id).is_some() {
             return;
         }
         let Some(executor) = self.target_executor(a.worker) else {
@@ -214,14 +212,12 @@ impl Engine {
         if a.deadline <= now {
             let deadline = now.plus_ms(self.config.command_deadline_ms);
             self.state.attempts.get_mut(&attempt_id).expect("attempt exists").deadline = deadline;
-            self.touch_attempt(attempt_id);
         }
         let worker_id = self.state.attempts[&attempt_id].worker;
-        if let Some(b) = self.state.workers.get_mut(&worker_id).and_then(|w| w.binding.as_mut())
-            && b.executor.is_none()
-        {
-            b.executor = Some(executor.clone());
-            self.touch_worker(worker_id);
+        let binding = self.state.workers.get(&worker_id).and_then(|w| w.binding.as_ref());
+        if binding.is_some_and(|b| b.executor.is_none()) {
+            let w = self.state.workers.get_mut(&worker_id).expect("worker exists");
+            w.binding.as_mut().expect("binding exists").executor = Some(executor.clone());
         }
         let a = &self.state.attempts[&attempt_id];
         let w = &self.state.workers[&a.worker];
@@ -245,9 +241,7 @@ impl Engine {
             workspace: w.spec.workspace.clone(),
             approval: None,
         };
-        self.volatile.sent.insert(attempt_id, executor);
-        self.volatile.never_sent.remove(&attempt_id);
-        self.pending.touched.push(worker_id);
+        self.conn.sent(attempt_id, executor, worker_id);
         self.push_effect(Effect::Command(command));
     }
 
@@ -261,7 +255,7 @@ impl Engine {
             Some(e) => self.runs_kind(&e, kind).then_some(e),
             // Not one whose account is held, when another is connected.
             None => {
-                let mut connected = self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind));
+                let mut connected = self.conn.connected().filter(|e| self.runs_kind(e, kind));
                 connected.clone().find(|e| !self.account_held(e, kind)).or_else(|| connected.next()).cloned()
             }
         }
@@ -269,18 +263,16 @@ impl Engine {
 
     /// Whether the executor is connected and runs workers of this kind.
     pub(crate) fn runs_kind(&self, executor: &ExecutorId, kind: crate::kind::ExecutorKind) -> bool {
-        self.volatile.executors.get(executor).is_some_and(|s| s.kinds.contains(&kind))
+        self.conn.runs_kind(executor, kind)
     }
 
     /// Puts an undelivered attempt's wake back as a pending continuation.
     pub(crate) fn restore_intent(&mut self, attempt_id: AttemptId, not_before: Option<Timestamp>, idle_only: bool) {
         let a = self.state.attempts[&attempt_id].clone();
-        let Some(w) = self.state.workers.get_mut(&a.worker) else {
-            return;
-        };
-        if w.lifecycle.is_terminal() {
+        if self.state.workers.get(&a.worker).is_none_or(|w| w.lifecycle.is_terminal()) {
             return;
         }
+        let w = self.state.workers.get_mut(&a.worker).expect("worker exists");
         let payload = match (&a.steering, &a.followup) {
             (Some(s), _) => IntentPayload::Steering(s.clone()),
             (_, Some(text)) => IntentPayload::Followup(text.clone()),
@@ -307,11 +299,11 @@ impl Engine {
         intent.not_before = not_before.max(intent.not_before);
         intent.idle_only |= idle_only;
         let (run, reasons, not_before) = (w.run, intent.reasons, intent.not_before);
-        self.touch_worker(a.worker);
         self.emit(run, Some(a.worker), Some(attempt_id), EventKind::ResumeScheduled { reasons, not_before });
     }
 
-    /// Removes the wake reasons a just-submitted continuation satisfied.
+    /// Removes the wake reasons a just-submitted continuation satisfied (the submission
+    /// rewrote the worker already).
     pub(crate) fn settle_intent_after_submission(&mut self, worker: WorkerId) {
         let w = self.state.workers.get_mut(&worker).expect("worker exists");
         if let Some(intent) = &mut w.intent {

@@ -1,7 +1,17 @@
-//! The engine: durable state, derived indexes, and the handle/poll loop around them.
+//! The engine: the owners of its state, the handle/poll loop around them, and recovery
+//! from stored records.
+//!
+//! The rules are `impl Engine` blocks in their own files (`ops/`, `scheduler/`,
+//! `dispatch.rs`, `executor.rs`, `results.rs`, `failure.rs`, `holds/`, `deadman/`, ...),
+//! but none of them reaches into another's state: each part has an owner with private
+//! fields (see the fields of [`Engine`]) and changes only through its methods, which
+//! record what changed. When an input finishes, the timers of what changed are
+//! recomputed (`scheduler/timers.rs`), the durable changes are gathered into one
+//! `Persist` batch (`State::drain_batch`), and the commands and replies follow it.
 
-use crate::deadman::{DeadMan, DeadManMode, DeadManPolicy};
-use crate::dense::DenseMap;
+use crate::approvals::Approvals;
+use crate::connections::Connections;
+use crate::deadman::DeadManPolicy;
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
 use crate::ids::*;
@@ -10,10 +20,10 @@ use crate::input::Input;
 use crate::limits::*;
 use crate::model::*;
 use crate::policy::ContinuationPolicy;
-use crate::record::{Meta, Record, RecordKey, RecoveryError};
+use crate::record::{Record, RecoveryError};
+use crate::state::State;
 use crate::time::Timestamp;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::collections::VecDeque;
 
 /// Knobs fixed when the engine is built. None of them is persisted except the seed,
 /// which a fresh data directory takes from here and a recovered one keeps.
@@ -59,83 +69,14 @@ impl Default for EngineConfig {
     }
 }
 
-/// Everything that is persisted, and nothing else.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct State {
-    pub meta: Meta,
-    pub runs: DenseMap<RunId, Run>,
-    pub workers: DenseMap<WorkerId, Worker>,
-    pub attempts: DenseMap<AttemptId, Attempt>,
-    pub messages: DenseMap<MessageId, Message>,
-    /// The most recent events (older ones live only in the store).
-    pub events: VecDeque<Event>,
-    /// Account-wide holds and dialog headings (one record).
-    pub holds: PageHolds,
-    /// Dead-man state of the runs that set a dead-man policy (one record each).
-    pub dead_men: BTreeMap<RunId, DeadMan>,
-}
-
-/// A connected executor, as far as this process knows. Lost on restart by design:
-/// executors reconnect and say `hello` again.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ExecutorSession {
-    /// It can steer mid-turn.
-    pub steering: bool,
-    /// The executor kinds it runs (its `hello`'s `capabilities.kinds`): only workers of
-    /// these kinds get commands through it.
-    pub kinds: Vec<crate::kind::ExecutorKind>,
-}
-
-/// Connection state that is deliberately not persisted.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Volatile {
-    pub executors: BTreeMap<ExecutorId, ExecutorSession>,
-    /// In-flight commands already handed to an executor over its current connection.
-    pub sent: BTreeMap<AttemptId, ExecutorId>,
-    /// In-flight commands known to be held by no executor (dispatched by this process
-    /// and never handed over, or absent from the target executor's journal).
-    pub never_sent: BTreeSet<AttemptId>,
-    /// In-flight commands whose withdrawal was already requested.
-    pub cancel_requested: BTreeSet<AttemptId>,
-    /// When the executor holding each worker's binding last reported on it (or was asked
-    /// to inspect it): the inspect timer counts from here. Empty after a restart, so a
-    /// long-silent turn is inspected soon after the executor says hello again.
-    pub reported_at: BTreeMap<WorkerId, Timestamp>,
-    /// CLI approval requests waiting for a person, by worker (at most one per worker: a
-    /// turn waits on one request at a time). Not persisted: after a restart the executor
-    /// republishes the state, request included.
-    pub approvals: BTreeMap<WorkerId, crate::model::PendingApproval>,
-    /// The last request answered per worker: a republished report of it (the executor's
-    /// state before the answer landed) does not make it answerable again.
-    pub answered: BTreeMap<WorkerId, Arc<str>>,
-}
-
-/// Records and effects of the input being handled. The id lists may repeat ids (they
-/// are sorted and deduplicated when the input finishes) and keep their capacity
-/// between inputs, so the hot path does not allocate for bookkeeping.
+/// Effects on their way out: the commands and replies of the input being handled wait
+/// behind its `Persist` batch, then everything waits, in order, to be drained.
 #[derive(Debug, Default)]
-pub(crate) struct Pending {
-    pub meta: bool,
-    /// The page-holds record changed.
-    pub holds: bool,
-    pub runs: Vec<RunId>,
-    /// Runs whose dead-man record changed.
-    pub dead_men: Vec<RunId>,
-    pub specs: Vec<WorkerId>,
-    pub workers: Vec<WorkerId>,
-    pub attempts: Vec<AttemptId>,
-    pub messages: Vec<MessageId>,
-    pub events: Vec<Event>,
-    /// Commands and replies, released after the batch.
-    pub effects: Vec<Effect>,
-    /// Workers whose timer must be recomputed.
-    pub touched: Vec<WorkerId>,
-}
-
-/// Sorts and deduplicates an id list in place.
-fn settle<T: Ord>(ids: &mut Vec<T>) {
-    ids.sort_unstable();
-    ids.dedup();
+struct Outbox {
+    /// Commands and replies of the input being handled.
+    held: Vec<Effect>,
+    /// Effects of handled inputs, not yet drained.
+    ready: VecDeque<Effect>,
 }
 
 /// The deterministic orchestration state machine.
@@ -144,13 +85,19 @@ fn settle<T: Ord>(ids: &mut Vec<T>) {
 /// and call `handle(now, Input::Tick)` when [`Engine::next_deadline`] is reached.
 #[derive(Debug)]
 pub struct Engine {
+    /// Fixed knobs.
     pub(crate) config: EngineConfig,
+    /// Everything persisted: tables, counters, event log, page holds, dead-man records,
+    /// each remembering its changes for the input's batch.
     pub(crate) state: State,
+    /// Derived lookups and the timer heap, rebuilt on recovery.
     pub(crate) index: Index,
-    pub(crate) volatile: Volatile,
-    pub(crate) pending: Pending,
-    /// Effects of handled inputs, not yet drained.
-    out: VecDeque<Effect>,
+    /// Connected executors and the commands handed to them: not persisted.
+    pub(crate) conn: Connections,
+    /// CLI approval requests waiting for a person: not persisted.
+    pub(crate) approvals: Approvals,
+    /// Commands, replies and batches on their way out.
+    outbox: Outbox,
     /// Time of the input being handled.
     pub(crate) now: Timestamp,
 }
@@ -158,23 +105,13 @@ pub struct Engine {
 impl Engine {
     /// A fresh engine for an empty data directory.
     pub fn new(config: EngineConfig) -> Engine {
-        let meta = Meta::new(config.seed);
         Engine {
-            state: State {
-                meta,
-                runs: DenseMap::default(),
-                workers: DenseMap::default(),
-                attempts: DenseMap::default(),
-                messages: DenseMap::default(),
-                events: VecDeque::new(),
-                holds: PageHolds::default(),
-                dead_men: BTreeMap::new(),
-            },
+            state: State::new(config.seed, config.events_retained_max),
             config,
             index: Index::default(),
-            volatile: Volatile::default(),
-            pending: Pending::default(),
-            out: VecDeque::new(),
+            conn: Connections::default(),
+            approvals: Approvals::default(),
+            outbox: Outbox::default(),
             now: Timestamp(0),
         }
     }
@@ -195,13 +132,13 @@ impl Engine {
 
     /// The next queued effect, in order.
     pub fn poll_effect(&mut self) -> Option<Effect> {
-        self.out.pop_front()
+        self.outbox.ready.pop_front()
     }
 
     /// When the engine next needs a `Tick`, if ever: a worker's timer, or the moment an
     /// account-wide hold lifts.
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        let lift = self.state.holds.accounts.values().map(|h| h.until).min();
+        let lift = self.state.holds.next_lift();
         [self.index.next_timer(), lift].into_iter().flatten().min()
     }
 
@@ -217,12 +154,12 @@ impl Engine {
 
     /// The seed of this data directory.
     pub fn seed(&self) -> u64 {
-        self.state.meta.seed
+        self.state.ids.seed()
     }
 
     /// The last event cursor handed out (0 before any event).
     pub fn last_cursor(&self) -> Cursor {
-        Cursor(self.state.meta.next_cursor - 1)
+        self.state.ids.last_cursor()
     }
 
     /// Read access to a worker.
@@ -252,83 +189,18 @@ impl Engine {
 
     /// The retained recent events, oldest first.
     pub fn recent_events(&self) -> impl Iterator<Item = &Event> {
-        self.state.events.iter()
+        self.state.log.retained().iter()
     }
 
     /// Rebuilds an engine from stored records (latest version per key, any order).
     /// Events older than the retained window are skipped; connection state starts empty.
     pub fn recover(config: EngineConfig, records: impl IntoIterator<Item = Record>) -> Result<Engine, RecoveryError> {
         let mut engine = Engine::new(config);
-        let mut meta = None;
-        let mut holds = None;
-        let mut dead_men = Vec::new();
-        let (mut runs, mut workers, mut attempts, mut messages) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
-        let mut events: BTreeMap<Cursor, Event> = BTreeMap::new();
-        let retained = engine.config.events_retained_max;
-        for record in records {
-            match record {
-                Record::Meta(m) => meta = Some(m),
-                Record::Run(r) => runs.push(r),
-                Record::WorkerSpec(spec) => {
-                    specs.insert(spec.id, spec);
-                }
-                Record::Worker(w) => workers.push(w),
-                Record::Attempt(a) => attempts.push(a),
-                Record::Message(m) => messages.push(m),
-                Record::Holds(h) => holds = Some(h),
-                Record::DeadMan(d) => dead_men.push(d),
-                Record::Event(e) => {
-                    events.insert(e.cursor, e);
-                    if events.len() > retained {
-                        events.pop_first();
-                    }
-                }
-            }
+        let events_retained_max = engine.config.events_retained_max;
+        if let Some(state) = State::recover(events_retained_max, records)? {
+            engine.state = state;
+            engine.rebuild_index();
         }
-        let empty = runs.is_empty()
-            && workers.is_empty()
-            && attempts.is_empty()
-            && messages.is_empty()
-            && events.is_empty()
-            && holds.is_none()
-            && dead_men.is_empty();
-        let meta = match meta {
-            Some(m) => m,
-            None if empty => return Ok(engine),
-            None => return Err(RecoveryError::MissingMeta),
-        };
-        // Ids are checked against the counters before they size the dense maps.
-        let behind = |counter: &'static str, id: u64, next: u64| {
-            if id == 0 || id >= next { Err(RecoveryError::CounterBehind { counter }) } else { Ok(()) }
-        };
-        let s = &mut engine.state;
-        s.meta = meta;
-        for r in runs {
-            behind("next_run", r.id.0, meta.next_run)?;
-            s.runs.insert(r.id, r);
-        }
-        for mut w in workers {
-            behind("next_worker", w.id.0, meta.next_worker)?;
-            w.spec = specs.remove(&w.id).ok_or_else(|| RecoveryError::Dangling {
-                key: RecordKey::Worker(w.id),
-                missing: format!("worker spec {}", w.id),
-            })?;
-            s.workers.insert(w.id, w);
-        }
-        for a in attempts {
-            behind("next_attempt", a.id.0, meta.next_attempt)?;
-            s.attempts.insert(a.id, a);
-        }
-        for m in messages {
-            behind("next_message", m.id.0, meta.next_message)?;
-            s.messages.insert(m.id, m);
-        }
-        s.events = events.into_values().collect();
-        s.holds = holds.unwrap_or_default();
-        s.dead_men = dead_men.into_iter().map(|d| (d.run, d)).collect();
-        engine.check_references()?;
-        engine.rebuild_index();
         Ok(engine)
     }
 
@@ -337,60 +209,6 @@ impl Engine {
     /// connected): what recovery must reproduce.
     pub fn durable_eq(&self, other: &Engine) -> bool {
         self.state == other.state && self.index.eq_ignoring_timers(&other.index)
-    }
-
-    /// Verifies cross-record references and counters after a load.
-    fn check_references(&self) -> Result<(), RecoveryError> {
-        let s = &self.state;
-        let dangling = |key, missing: String| Err(RecoveryError::Dangling { key, missing });
-        for r in s.runs.values() {
-            if !s.workers.contains_key(&r.root) {
-                return dangling(RecordKey::Run(r.id), format!("root worker {}", r.root));
-            }
-            if r.id.0 >= s.meta.next_run {
-                return Err(RecoveryError::CounterBehind { counter: "next_run" });
-            }
-        }
-        for d in s.dead_men.values() {
-            if !s.runs.contains_key(&d.run) {
-                return dangling(RecordKey::DeadMan(d.run), format!("run {}", d.run));
-            }
-        }
-        for w in s.workers.values() {
-            if !s.runs.contains_key(&w.run) {
-                return dangling(RecordKey::Worker(w.id), format!("run {}", w.run));
-            }
-            for a in [w.in_flight, w.turn].into_iter().flatten() {
-                if !s.attempts.contains_key(&a) {
-                    return dangling(RecordKey::Worker(w.id), format!("attempt {a}"));
-                }
-            }
-            if w.id.0 >= s.meta.next_worker {
-                return Err(RecoveryError::CounterBehind { counter: "next_worker" });
-            }
-        }
-        for a in s.attempts.values() {
-            if !s.workers.contains_key(&a.worker) {
-                return dangling(RecordKey::Attempt(a.id), format!("worker {}", a.worker));
-            }
-            if a.id.0 >= s.meta.next_attempt {
-                return Err(RecoveryError::CounterBehind { counter: "next_attempt" });
-            }
-        }
-        for m in s.messages.values() {
-            if !s.workers.contains_key(&m.to) {
-                return dangling(RecordKey::Message(m.id), format!("worker {}", m.to));
-            }
-            if m.id.0 >= s.meta.next_message {
-                return Err(RecoveryError::CounterBehind { counter: "next_message" });
-            }
-        }
-        if let Some(last) = s.events.back()
-            && last.cursor.0 >= s.meta.next_cursor
-        {
-            return Err(RecoveryError::CounterBehind { counter: "next_cursor" });
-        }
-        Ok(())
     }
 
     /// Rebuilds every derived index from the durable state.
@@ -422,116 +240,21 @@ impl Engine {
         attempt: Option<AttemptId>,
         kind: EventKind,
     ) -> Cursor {
-        let cursor = Cursor(self.state.meta.next_cursor);
-        self.state.meta.next_cursor += 1;
-        self.pending.meta = true;
-        let event = Event { cursor, at: self.now, run, worker, attempt, kind };
-        self.state.events.push_back(event.clone());
-        while self.state.events.len() > self.config.events_retained_max {
-            self.state.events.pop_front();
-        }
-        self.pending.events.push(event);
-        cursor
-    }
-
-    /// Marks a worker's live record as changed (and its timer as stale).
-    pub(crate) fn touch_worker(&mut self, id: WorkerId) {
-        self.pending.workers.push(id);
-        self.pending.touched.push(id);
-    }
-
-    /// Marks a worker's timer as stale without rewriting its record.
-    pub(crate) fn touch_timer(&mut self, id: WorkerId) {
-        self.pending.touched.push(id);
-    }
-
-    /// Marks an attempt record as changed.
-    pub(crate) fn touch_attempt(&mut self, id: AttemptId) {
-        self.pending.attempts.push(id);
-    }
-
-    /// Marks a run record as changed.
-    pub(crate) fn touch_run(&mut self, id: RunId) {
-        self.pending.runs.push(id);
+        self.state.append_event(self.now, run, worker, attempt, kind)
     }
 
     /// Queues a command or reply behind the current batch.
     pub(crate) fn push_effect(&mut self, effect: Effect) {
-        self.pending.effects.push(effect);
+        self.outbox.held.push(effect);
     }
 
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
-        let mut touched = std::mem::take(&mut self.pending.touched);
-        self.touch_watched_roots(&mut touched);
-        settle(&mut touched);
-        for id in touched.drain(..) {
-            self.refresh_timer(id);
+        self.refresh_stale_timers();
+        let records = self.state.drain_batch();
+        if !records.is_empty() {
+            self.outbox.ready.push_back(Effect::Persist(Batch { records }));
         }
-        self.pending.touched = touched;
-        self.index.prune_timers();
-        let p = &mut self.pending;
-        settle(&mut p.runs);
-        settle(&mut p.dead_men);
-        settle(&mut p.specs);
-        settle(&mut p.workers);
-        settle(&mut p.attempts);
-        settle(&mut p.messages);
-        let s = &self.state;
-        let count = usize::from(p.meta)
-            + usize::from(p.holds)
-            + p.runs.len()
-            + p.dead_men.len()
-            + p.specs.len()
-            + p.workers.len()
-            + p.attempts.len()
-            + p.messages.len()
-            + p.events.len();
-        if count > 0 {
-            let mut records = Vec::with_capacity(count);
-            if p.meta {
-                records.push(Record::Meta(s.meta));
-            }
-            records.extend(p.runs.drain(..).filter_map(|id| s.runs.get(&id)).cloned().map(Record::Run));
-            records.extend(
-                p.specs.drain(..).filter_map(|id| s.workers.get(&id)).map(|w| Record::WorkerSpec(w.spec.clone())),
-            );
-            records.extend(p.workers.drain(..).filter_map(|id| s.workers.get(&id)).cloned().map(Record::Worker));
-            records.extend(p.attempts.drain(..).filter_map(|id| s.attempts.get(&id)).cloned().map(Record::Attempt));
-            records.extend(p.messages.drain(..).filter_map(|id| s.messages.get(&id)).cloned().map(Record::Message));
-            if p.holds {
-                records.push(Record::Holds(s.holds.clone()));
-            }
-            records.extend(p.dead_men.drain(..).filter_map(|id| s.dead_men.get(&id)).cloned().map(Record::DeadMan));
-            records.extend(p.events.drain(..).map(Record::Event));
-            self.out.push_back(Effect::Persist(Batch { records }));
-        }
-        p.meta = false;
-        p.holds = false;
-        self.out.extend(p.effects.drain(..));
-    }
-
-    /// Adds the root of every watched run with a touched worker: the run's dead-man check
-    /// rides on its root's timer and depends on every worker of the run. Runs the layer
-    /// does not watch add nothing, so their timers stay exactly as before it.
-    fn touch_watched_roots(&self, touched: &mut Vec<WorkerId>) {
-        let n = touched.len();
-        for i in 0..n {
-            let Some(w) = self.state.workers.get(&touched[i]) else { continue };
-            if self.dead_man_policy(w.run).mode != DeadManMode::Off
-                && let Some(r) = self.state.runs.get(&w.run)
-            {
-                touched.push(r.root);
-            }
-        }
-    }
-
-    /// Allocates the next id of a counter.
-    pub(crate) fn next_id(&mut self, counter: fn(&mut Meta) -> &mut u64) -> u64 {
-        let slot = counter(&mut self.state.meta);
-        let id = *slot;
-        *slot += 1;
-        self.pending.meta = true;
-        id
+        self.outbox.ready.extend(self.outbox.held.drain(..));
     }
 }

@@ -253,7 +253,7 @@ pub enum EventKind {
     /// last: the stored encoding of older events is unchanged.
     SteerLanded {
         /// Merged, or the next turn.
-        landed: crate::input::SteerLanding,
+        landed: crate::model::SteerLanding,
     },
 }
 

@@ -1,13 +1,16 @@
 //! Executor reports: hello and reconciliation, bindings, conversation states and the page
-//! errors they show (command results are in `results.rs`, steer landings in `landing.rs`).
+//! errors they show (what a page error makes the engine do is the table in `failure.rs`;
+//! command results are in `results.rs`, steer landings in `landing.rs`). Connection state
+//! changes through `Connections`, approval requests through `Approvals`.
 
 use crate::block::{self, BlockStatus};
-use crate::engine::{Engine, ExecutorSession};
+use crate::connections::ExecutorSession;
+use crate::engine::Engine;
 use crate::event::EventKind;
+use crate::failure::{Failure, Trouble};
 use crate::holds::conversation_hold_of;
 use crate::ids::*;
 use crate::input::*;
-use crate::kind::ExecutorKind;
 use crate::model::*;
 use crate::time::Timestamp;
 use crate::wake::WakeReason;
@@ -24,8 +27,7 @@ impl Engine {
             ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),
             ExecutorInput::State { executor, worker, observation } => {
                 if self.holds_binding(&executor, worker) {
-                    self.volatile.reported_at.insert(worker, self.now);
-                    self.touch_timer(worker);
+                    self.conn.reported(worker, self.now);
                     self.observe(worker, observation, false);
                 }
             }
@@ -49,9 +51,7 @@ impl Engine {
         bindings: Vec<BindingReport>,
         journal: Vec<JournalEntry>,
     ) {
-        self.volatile.executors.insert(executor.clone(), session);
-        self.volatile.sent.retain(|_, e| *e != executor);
-        self.touch_timers_of(&executor);
+        self.conn.connect(executor.clone(), session);
         for entry in journal {
             self.reconcile_journal(&executor, entry);
         }
@@ -68,8 +68,8 @@ impl Engine {
         for (id, in_flight) in waiting {
             if let Some(attempt) = in_flight {
                 let ours = self.target_executor(id).as_ref() == Some(&executor);
-                if ours && !self.volatile.sent.contains_key(&attempt) {
-                    self.volatile.never_sent.insert(attempt);
+                if ours && self.conn.sent_to(attempt).is_none() {
+                    self.conn.never_sent(attempt);
                 }
                 self.send_command(attempt);
             }
@@ -79,32 +79,7 @@ impl Engine {
 
     /// The executor's connection ended: its commands must be reconciled on its next hello.
     fn disconnected(&mut self, executor: &ExecutorId) {
-        self.volatile.executors.remove(executor);
-        self.touch_timers_of(executor);
-        let orphaned: Vec<AttemptId> =
-            self.volatile.sent.iter().filter(|(_, e)| *e == executor).map(|(a, _)| *a).collect();
-        for attempt in orphaned {
-            self.volatile.sent.remove(&attempt);
-            self.volatile.cancel_requested.remove(&attempt);
-            if let Some(a) = self.state.attempts.get(&attempt) {
-                self.touch_timer(a.worker);
-            }
-        }
-    }
-
-    /// Timers depend on which executors are connected (mid-turn steering, overdue
-    /// commands): refresh those of every worker bound to this executor.
-    fn touch_timers_of(&mut self, executor: &ExecutorId) {
-        let bound: Vec<WorkerId> = self
-            .state
-            .workers
-            .values()
-            .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(executor)))
-            .map(|w| w.id)
-            .collect();
-        for id in bound {
-            self.touch_timer(id);
-        }
+        self.conn.disconnect(executor);
     }
 
     /// Whether the executor is the one holding the worker's binding (state reports
@@ -129,8 +104,7 @@ impl Engine {
             // itself (proof of delivery, or AMBIGUOUS_SUBMISSION); if no result ever
             // comes, the command deadline fails it closed.
             JournalPhase::Received | JournalPhase::SubmissionStarted => {
-                self.volatile.sent.insert(attempt, executor.clone());
-                self.touch_timer(a.worker);
+                self.conn.held_by(attempt, executor.clone(), a.worker);
             }
             JournalPhase::Submitted | JournalPhase::Completed => {
                 self.command_submitted(attempt, executor, entry.state_seq, entry.conversation)
@@ -172,7 +146,7 @@ impl Engine {
             }
             return;
         }
-        if creating && self.index.conversations.get(&report.conversation).is_some_and(|other| *other != id) {
+        if creating && self.index.leasing(&report.conversation).is_some_and(|other| other != id) {
             return; // never adopt a conversation another worker leases
         }
         if !report.open {
@@ -185,9 +159,8 @@ impl Engine {
         b.conversation = report.conversation.clone();
         b.executor = Some(executor.clone());
         b.status = BindingStatus::Verified;
-        self.volatile.reported_at.insert(id, self.now);
+        self.conn.reported(id, self.now);
         let run = w.run;
-        self.touch_worker(id);
         if newly_verified {
             self.emit(run, Some(id), None, EventKind::BindingVerified { conversation: report.conversation });
         }
@@ -215,16 +188,20 @@ impl Engine {
     /// reconnecting executor republishes the current state with a fresh sequence).
     pub(crate) fn observe(&mut self, id: WorkerId, observation: Observation, force: bool) {
         let now = self.now;
-        let Some(w) = self.state.workers.get_mut(&id) else {
+        let Some(w) = self.state.workers.get(&id) else {
             return;
         };
-        let Some(b) = w.binding.as_mut() else { return };
+        let Some(b) = w.binding.as_ref() else { return };
         if b.status == BindingStatus::Lost || (!force && observation.seq <= b.state_seq) {
             return;
         }
         let previous = b.state;
         let idle_again = matches!(observation.state, ConversationState::Idle | ConversationState::Ready);
-        if previous == observation.state && !force && !idle_again && !self.new_request(id, &observation) {
+        if previous == observation.state
+            && !force
+            && !idle_again
+            && !observation.approval.as_ref().is_some_and(|a| self.approvals.is_new(id, a))
+        {
             return; // coalesced duplicate: one report per real transition
         }
         let (held_before, held_now) = (conversation_hold_of(previous), conversation_hold_of(observation.state));
@@ -239,7 +216,6 @@ impl Engine {
             b.state = observation.state;
             b.state_since = now;
         }
-        self.touch_worker(id);
         match (held_before, held_now) {
             (Some(before), now) if now != Some(before) => self.conversation_hold_gone(id, before),
             (_, None) => self.forget_dialog(id),
@@ -249,7 +225,7 @@ impl Engine {
             // The executor has moved past the request answered last: a later request with
             // the same handle (a new child numbers its requests from `apr-1` again) is a
             // new one, not a late report of the answered one.
-            self.volatile.answered.remove(&id);
+            self.approvals.moved_past(id);
         }
         match observation.state {
             ConversationState::Generating => self.observed_generating(id, observation.seq, false),
@@ -257,7 +233,7 @@ impl Engine {
                 // The card shows inside a running turn: that turn has started (a submitted
                 // turn counts as generating), and it is suspended until a person answers.
                 self.observed_generating(id, observation.seq, false);
-                self.approval_shown(id, observation.approval, force);
+                self.approvals.shown(id, observation.approval, force);
                 self.conversation_hold_shown(id, HoldReason::AwaitingApproval, previous, observation.detail);
             }
             ConversationState::Idle | ConversationState::Ready => {
@@ -272,15 +248,6 @@ impl Engine {
         }
         self.close_finished_cli(id, false);
         self.evaluate(id);
-    }
-
-    /// Whether `observation` shows an approval request other than the one held and the one
-    /// answered last: a new request, not a duplicate report, even though the state is
-    /// `awaiting_approval` again (a request gone with its child, and the next child's).
-    fn new_request(&self, id: WorkerId, observation: &Observation) -> bool {
-        let Some(shown) = observation.approval.as_ref() else { return false };
-        let known = |known: Option<&Arc<str>>| known.is_some_and(|k| *k == shown.id);
-        !known(self.volatile.approvals.get(&id).map(|a| &a.id)) && !known(self.volatile.answered.get(&id))
     }
 
     /// A finished (completed, failed or stopped) CLI worker's session is closed, so its
@@ -323,12 +290,12 @@ impl Engine {
             let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
             a.state = AttemptState::Generating;
             a.generating_at = Some(now);
-            self.touch_attempt(aid);
             self.emit(run, Some(id), Some(aid), EventKind::ExecutionGenerating);
         }
-        // A wake about the previous turn's end is moot once a new turn runs.
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if let Some(intent) = &mut w.intent {
+        // A wake about the previous turn's end is moot once a new turn runs. (Not
+        // recorded by itself: see `Workers::intent_unrecorded`.)
+        let intent = self.state.workers.intent_unrecorded(&id).expect("worker exists");
+        if let Some(intent) = intent {
             for r in [WakeReason::Idle, WakeReason::DeliveryTimeout, WakeReason::BlockComplete] {
                 intent.reasons.remove(r);
             }
@@ -357,7 +324,6 @@ impl Engine {
             let a = self.state.attempts.get_mut(&aid).expect("attempt exists");
             a.state = AttemptState::Idle;
             a.idle_at = Some(now);
-            self.touch_attempt(aid);
             self.emit(run, Some(id), Some(aid), EventKind::ExecutionIdle);
         }
         if ended.is_none() && was_idle {
@@ -386,15 +352,14 @@ impl Engine {
 
     /// "Pause after current turn" takes effect when the turn ends.
     fn apply_pause_after_turn(&mut self, id: WorkerId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if !w.pause_after_turn {
+        if !self.state.workers[&id].pause_after_turn {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.pause_after_turn = false;
         if w.pause.is_none() {
             self.set_pause(id, PauseReason::Operator, None);
         }
-        self.touch_worker(id);
     }
 
     /// Parses the agent's end-of-response block (untrusted) and records it as one signal.
@@ -403,7 +368,6 @@ impl Engine {
         match block::parse(block::response_tail(text)) {
             Ok(parsed) => {
                 self.state.workers.get_mut(&id).expect("worker exists").last_block = Some(parsed.status);
-                self.touch_worker(id);
                 self.emit(run, Some(id), None, EventKind::BlockReported { status: parsed.status });
                 if parsed.status == BlockStatus::Blocked && self.state.workers[&id].human.is_none() {
                     let reason =
@@ -420,7 +384,8 @@ impl Engine {
     }
 
     /// The page shows an error card (or a limit, a check, a dialog): `until` and
-    /// `detail` are the page's reset time and words, when it gave them.
+    /// `detail` are the page's reset time and words, when it gave them. What follows is
+    /// the failure table's (`failure.rs`).
     fn observed_error(
         &mut self,
         id: WorkerId,
@@ -434,97 +399,12 @@ impl Engine {
         if previous != ConversationState::Error(kind) {
             self.emit(run, Some(id), None, EventKind::ConversationError { kind });
         }
-        let open = self.open_turn(id).map(|a| a.id);
-        match kind {
-            ErrorKind::DeliveryTimeout => {
-                // Only the turn that was running timed out; an earlier turn that already
-                // ended keeps its own outcome.
-                if let Some(aid) = open.filter(|a| {
-                    matches!(self.state.attempts[a].state, AttemptState::Submitted | AttemptState::Generating)
-                }) {
-                    self.close_attempt(
-                        aid,
-                        AttemptState::Failed,
-                        AttemptOutcome::DeliveryTimeout,
-                        Some("MESSAGE_DELIVERY_TIMEOUT"),
-                    );
-                }
-                // Always: with a command in flight the wake merges into its intent and is
-                // cleared if that command lands; otherwise the fresh `continue` follows.
-                self.wake(id, WakeReason::DeliveryTimeout, Origin::Scheduler, IntentPayload::Continue);
-            }
-            ErrorKind::ConversationFull => self.lose_binding(id, ConversationState::Error(kind)),
-            ErrorKind::HostUiChanged => {
-                let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
-                self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
-            }
-            ErrorKind::ForeignTurn => {
-                // Never resumed by itself: whatever started that turn may start more, and
-                // the session is no longer what the worker's attempts say it is.
-                let detail = foreign_turn_detail(self.state.workers[&id].spec.executor, detail.as_deref());
-                self.set_pause(id, PauseReason::ForeignTurn, Some(&detail));
-            }
-            // A dialog never ends the turn: it may go on underneath.
-            ErrorKind::BlockedByDialog => {
-                self.conversation_hold_shown(id, HoldReason::BlockedByDialog, previous, detail)
-            }
-            ErrorKind::AppUnavailable => {
-                // The app is gone from this conversation: the turn ends as a page error,
-                // the lease is lost (never a retry here) and a person recovers the worker
-                // into a new conversation.
-                if let Some(aid) = open {
-                    let running =
-                        matches!(self.state.attempts[&aid].state, AttemptState::Submitted | AttemptState::Generating);
-                    if running {
-                        self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::PageError, Some(kind.as_str()));
-                    }
-                }
-                self.lose_binding(id, ConversationState::Error(kind));
-                let words = detail.map(|d| format!(" ('{d}')")).unwrap_or_default();
-                let detail = format!(
-                    "ChatGPT no longer lets this conversation use the orchestrator's app{words}. Recover the worker into a new conversation: Continue anyway opens a fresh one with the recovery prompt, or attach it to a conversation you opened and resume."
-                );
-                self.set_pause(id, PauseReason::AppUnavailable, Some(&detail));
-            }
-            ErrorKind::UsageLimit
-            | ErrorKind::RateLimited
-            | ErrorKind::SuspiciousActivity
-            | ErrorKind::Challenge
-            | ErrorKind::LoginRequired
-            | ErrorKind::Generic => {
-                if let Some(aid) = open {
-                    let running =
-                        matches!(self.state.attempts[&aid].state, AttemptState::Submitted | AttemptState::Generating);
-                    if running {
-                        self.close_attempt(aid, AttemptState::Failed, AttemptOutcome::PageError, Some(kind.as_str()));
-                    }
-                }
-                let Some(executor) = executor else { return };
-                let worker_kind = self.state.workers[&id].spec.executor;
-                let account = AccountKey { executor, kind: worker_kind };
-                match kind {
-                    ErrorKind::UsageLimit if until.is_none() => {
-                        let detail = usage_limit_detail(worker_kind);
-                        self.pause_account(&account, PauseReason::UsageLimit, &detail);
-                    }
-                    ErrorKind::UsageLimit => self.hold_account(&account, HoldReason::UsageLimit, until, detail),
-                    ErrorKind::RateLimited => self.hold_account(&account, HoldReason::RateLimited, until, detail),
-                    kind if kind.needs_account_check() => {
-                        let detail = account_check_detail(kind, worker_kind);
-                        self.pause_account(&account, PauseReason::AccountCheck, &detail);
-                    }
-                    _ => {}
-                }
-                // A CLI session shows no standing limit notice: the limit ended the turn
-                // that hit it, and the session waits idle behind the account's hold (or
-                // pause). The next turn is due when that lifts; if the account is still
-                // limited, that one turn fails the same way (one try per reset time or
-                // per person's resume, never a loop).
-                if worker_kind.is_cli() && kind.is_account_limit() {
-                    self.wake(id, WakeReason::Idle, Origin::Scheduler, IntentPayload::Continue);
-                }
-            }
-        }
+        // The turn that was running when the page showed it, if one was.
+        let running =
+            self.open_turn(id).filter(|a| matches!(a.state, AttemptState::Submitted | AttemptState::Generating));
+        let attempt = running.map(|a| a.id);
+        let (failure, origin, words) = (Failure::Page(kind), Origin::Scheduler, detail);
+        self.react(Trouble { worker: id, failure, attempt, origin, words, until, executor, previous });
     }
 
     /// A worker that starts waiting (or is paused) while its turn sits idle closes that
@@ -539,16 +419,16 @@ impl Engine {
     /// history and waits for an explicit recovery into a fresh conversation.
     pub(crate) fn lose_binding(&mut self, id: WorkerId, why: ConversationState) {
         let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let Some(b) = w.binding.as_mut() else { return };
-        if b.status == BindingStatus::Lost {
+        let bound = self.state.workers[&id].binding.as_ref();
+        if bound.is_none_or(|b| b.status == BindingStatus::Lost) {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let b = w.binding.as_mut().expect("binding exists");
         b.status = BindingStatus::Lost;
         b.state = why;
         b.state_since = now;
         let run = w.run;
-        self.touch_worker(id);
         self.forget_dialog(id);
         self.emit(run, Some(id), None, EventKind::BindingLost { why });
         if let Some(aid) = self.open_turn(id).map(|a| a.id) {
@@ -559,56 +439,5 @@ impl Engine {
                 Some("CONVERSATION_CLOSED"),
             );
         }
-    }
-}
-
-/// The actionable sentence of an account-check pause.
-fn account_check_detail(kind: ErrorKind, worker_kind: ExecutorKind) -> String {
-    if worker_kind.is_cli() {
-        let cli = cli_name(worker_kind);
-        return format!(
-            "{cli} is not logged in (or its account needs a check). Log it in on the executor's machine, then resume."
-        );
-    }
-    match kind {
-        ErrorKind::SuspiciousActivity => {
-            "ChatGPT showed 'Suspicious activity detected'. Check the browser, then resume.".into()
-        }
-        ErrorKind::Challenge => {
-            "ChatGPT showed a human check ('Verify you are human'). Complete it in the browser, then resume.".into()
-        }
-        _ => "ChatGPT is logged out. Log in in the browser, then resume.".into(),
-    }
-}
-
-/// The actionable sentence of a usage-limit pause (a limit that names no reset time).
-fn usage_limit_detail(worker_kind: ExecutorKind) -> String {
-    if worker_kind.is_cli() {
-        let cli = cli_name(worker_kind);
-        return format!("{cli}'s usage limit was reached and it named no reset time. Resume once it is over.");
-    }
-    "ChatGPT's usage limit was reached and the page names no reset time. Resume once it is over.".into()
-}
-
-/// The actionable sentence of a foreign-turn pause, with the executor's words (untrusted,
-/// capped by the adapter) when it gave some.
-fn foreign_turn_detail(worker_kind: ExecutorKind, words: Option<&str>) -> String {
-    let session = if worker_kind.is_cli() {
-        format!("this {} session", cli_name(worker_kind))
-    } else {
-        "this conversation".into()
-    };
-    let words = words.map(|w| format!(" ('{w}')")).unwrap_or_default();
-    format!(
-        "A turn the orchestrator did not start ran in {session}{words}. Look at the session (a hook, a scheduled task or a person may have started it), then resume."
-    )
-}
-
-/// How people call a CLI kind.
-fn cli_name(kind: ExecutorKind) -> &'static str {
-    match kind {
-        ExecutorKind::Codex => "Codex CLI",
-        ExecutorKind::Claude => "Claude Code",
-        ExecutorKind::Chatgpt => "ChatGPT",
     }
 }

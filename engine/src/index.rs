@@ -1,7 +1,10 @@
-//! Derived lookup structures, rebuilt from the durable state on recovery.
+//! Derived lookup structures and the timer heap, rebuilt from the durable state on
+//! recovery; [`Index`] owns them behind lookups and the few calls that change them.
 //!
 //! Indexes of a worker are refreshed when an input that touched it finishes, so lookups
-//! during an input see the index as it was when the input began.
+//! during an input see the index as it was when the input began. Which workers' timers
+//! must be recomputed then is gathered from the tables and owners that changed; the
+//! scheduler adds the workers it evaluated (`mark_stale`).
 
 use crate::dense::DenseMap;
 use crate::ids::*;
@@ -13,15 +16,15 @@ use std::sync::Arc;
 
 /// The keys under which one worker is indexed, remembered so they can be removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct WorkerKeys {
-    pub worker: WorkerId,
+struct WorkerKeys {
+    worker: WorkerId,
     /// The worker's attempts, in id (and sequence) order.
-    pub attempts: Vec<AttemptId>,
+    attempts: Vec<AttemptId>,
     /// Messages to the worker, in id order.
-    pub inbox: Vec<MessageId>,
-    pub conversation: Option<Arc<str>>,
-    pub dependency: Option<WorkerId>,
-    pub timer: Option<Timestamp>,
+    inbox: Vec<MessageId>,
+    conversation: Option<Arc<str>>,
+    dependency: Option<WorkerId>,
+    timer: Option<Timestamp>,
 }
 
 impl WorkerKeys {
@@ -40,18 +43,22 @@ impl WorkerKeys {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Index {
     /// (run, hierarchical name) to worker.
-    pub names: BTreeMap<(RunId, String), WorkerId>,
+    names: BTreeMap<(RunId, String), WorkerId>,
     /// Workers of each run.
-    pub run_workers: BTreeSet<(RunId, WorkerId)>,
+    run_workers: BTreeSet<(RunId, WorkerId)>,
     /// Live conversations to the unfinished worker leasing them.
-    pub conversations: BTreeMap<Arc<str>, WorkerId>,
+    conversations: BTreeMap<Arc<str>, WorkerId>,
     /// (dependency, waiter): workers waiting for another worker to complete.
-    pub dependents: BTreeSet<(WorkerId, WorkerId)>,
+    dependents: BTreeSet<(WorkerId, WorkerId)>,
     /// (deadline, worker) min-heap with lazy deletion: an entry is live only while it
     /// matches the worker's `keys.timer`; stale entries are skipped when they surface.
-    pub timers: BinaryHeap<Reverse<(Timestamp, WorkerId)>>,
+    timers: BinaryHeap<Reverse<(Timestamp, WorkerId)>>,
     /// What each worker is currently indexed under.
-    pub keys: DenseMap<WorkerId, WorkerKeys>,
+    keys: DenseMap<WorkerId, WorkerKeys>,
+    /// Workers whose timer must be recomputed when the input finishes (besides those
+    /// whose row or connection changed), in no order, maybe repeated; the list keeps
+    /// its capacity between inputs.
+    stale: Vec<WorkerId>,
 }
 
 impl Index {
@@ -152,6 +159,42 @@ impl Index {
             && self.dependents == other.dependents
             && self.keys.len() == other.keys.len()
             && self.keys.values().zip(other.keys.values()).all(|(a, b)| a.eq_ignoring_timer(b))
+    }
+
+    /// The worker of a run with this hierarchical name.
+    pub fn worker_named(&self, run: RunId, name: &str) -> Option<WorkerId> {
+        self.names.get(&(run, name.to_string())).copied()
+    }
+
+    /// The unfinished worker leasing a live conversation.
+    pub fn leasing(&self, conversation: &str) -> Option<WorkerId> {
+        self.conversations.get(conversation).copied()
+    }
+
+    /// How many live conversations are leased.
+    pub fn leases(&self) -> usize {
+        self.conversations.len()
+    }
+
+    /// The worker's filed deadline.
+    pub fn timer_of(&self, worker: WorkerId) -> Option<Timestamp> {
+        self.keys.get(&worker).and_then(|k| k.timer)
+    }
+
+    /// The worker's timer must be recomputed when the input finishes.
+    pub fn mark_stale(&mut self, worker: WorkerId) {
+        self.stale.push(worker);
+    }
+
+    /// Takes the workers marked stale (give the list back with `recycle_stale`).
+    pub fn take_stale(&mut self) -> Vec<WorkerId> {
+        std::mem::take(&mut self.stale)
+    }
+
+    /// Gives back an emptied list, keeping its capacity for the next input.
+    pub fn recycle_stale(&mut self, mut list: Vec<WorkerId>) {
+        list.clear();
+        self.stale = list;
     }
 
     /// Workers waiting for `dependency` to complete.

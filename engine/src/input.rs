@@ -2,6 +2,7 @@
 
 use crate::ids::*;
 use crate::model::ConversationState;
+pub use crate::model::SteerLanding;
 use crate::op::Operation;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -85,25 +86,6 @@ pub enum ExecutorInput {
         /// steer's own turn. For a merged steer, the binding's sequence when it was seen.
         seq: u64,
     },
-}
-
-/// Where a submitted steer landed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SteerLanding {
-    /// Taken into the running turn (at a tool boundary): it stays a steer.
-    Merged,
-    /// Not taken by the running turn: it runs as the next turn, booked as a send.
-    NextTurn,
-}
-
-impl SteerLanding {
-    /// The stable wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SteerLanding::Merged => "merged",
-            SteerLanding::NextTurn => "next_turn",
-        }
-    }
 }
 
 /// A binding as an executor sees it.

@@ -41,7 +41,7 @@ impl Engine {
     /// approval card), and
     /// a held worker has no command in flight that nobody holds (it was withdrawn).
     fn check_holds(&self) -> Result<(), InvariantViolation> {
-        let holds = &self.state.holds;
+        let holds = self.state.holds.record();
         if holds.accounts.len() > crate::limits::ACCOUNT_HOLDS_COUNT_MAX {
             return violated("holds_bounded", format!("{} account holds", holds.accounts.len()));
         }
@@ -61,7 +61,7 @@ impl Engine {
             }
         }
         for w in self.state.workers.values().filter(|w| self.held(w)) {
-            if let Some(a) = w.in_flight.filter(|a| self.volatile.never_sent.contains(a)) {
+            if let Some(a) = w.in_flight.filter(|a| self.conn.is_never_sent(*a)) {
                 return violated("held_in_flight", format!("{}: {a} is in flight while held", w.id));
             }
         }
@@ -177,20 +177,19 @@ impl Engine {
     }
 
     fn check_events(&self) -> Result<(), InvariantViolation> {
-        let mut expected = self.state.events.front().map(|e| e.cursor.0);
-        for e in &self.state.events {
+        let events = self.state.log.retained();
+        let next_cursor = self.state.ids.meta().next_cursor;
+        let mut expected = events.front().map(|e| e.cursor.0);
+        for e in events {
             if Some(e.cursor.0) != expected {
                 return violated("event_cursor_dense", format!("cursor {} where {expected:?} was expected", e.cursor));
             }
             expected = Some(e.cursor.0 + 1);
         }
         if let Some(next) = expected
-            && next != self.state.meta.next_cursor
+            && next != next_cursor
         {
-            return violated(
-                "event_cursor_dense",
-                format!("last cursor {} but next is {}", next - 1, self.state.meta.next_cursor),
-            );
+            return violated("event_cursor_dense", format!("last cursor {} but next is {next_cursor}", next - 1));
         }
         Ok(())
     }
@@ -211,7 +210,7 @@ impl Engine {
                     );
                 }
             }
-            let indexed = self.index.keys.get(&w.id).and_then(|k| k.timer);
+            let indexed = self.index.timer_of(w.id);
             let computed = self.compute_timer(w);
             // A due timer may be stale until the next tick handles it.
             let due = indexed.is_some_and(|t| t <= self.now);
@@ -222,10 +221,10 @@ impl Engine {
                 );
             }
         }
-        if conversations.len() != self.index.conversations.len() {
+        if conversations.len() != self.index.leases() {
             return violated(
                 "conversation_index",
-                format!("{} live leases, {} indexed", conversations.len(), self.index.conversations.len()),
+                format!("{} live leases, {} indexed", conversations.len(), self.index.leases()),
             );
         }
         Ok(())

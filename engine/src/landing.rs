@@ -44,7 +44,6 @@ impl Engine {
         a.idle_at = None;
         a.submitted_state_seq = a.submitted_state_seq.max(seq);
         let state_seq = a.submitted_state_seq;
-        self.touch_attempt(attempt);
         self.emit(run, Some(id), Some(attempt), EventKind::SteerLanded { landed });
         // A state newer than the missed turn's end already came: it is this turn's.
         self.catch_up_turn(id, state_seq, false);

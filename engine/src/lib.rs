@@ -4,16 +4,24 @@
 //! # Layout
 //! - [`Engine`] (`engine.rs`): the state machine. `handle(now, Input)` queues effects,
 //!   `poll_effect()` drains them, `next_deadline()` says when to `Tick` next.
-//! - `model.rs`, `event.rs`, `record.rs`: the durable domain, its event log and the
+//! - The owners of its state, each with private fields, recording what changes:
+//!   `state/` (the durable state, its counters and event log, the `Persist` batch, its
+//!   tables of rows that remember their changes, recovery), `index.rs` (lookups and the
+//!   timer heap), `connections.rs` (executors and in-flight commands), `approvals.rs`
+//!   (CLI approval requests), `holds/state.rs` and `deadman/state.rs`.
+//! - `model/`, `event.rs`, `record.rs`: the durable domain, its event log and the
 //!   records a store persists. `wake.rs`: wake reasons; `policy.rs`: continuation policy.
 //! - `ops/`: one file per family of caller operations (runs, workers, waits, control).
-//! - `scheduler.rs`: the ten-step evaluation of spec 000 §10.2, the anti-spam floor,
-//!   keepalive jitter and the stall guard. `dispatch.rs`: attempts and executor commands.
-//! - `executor.rs`: executor reports (hello, bindings, states, command results).
+//! - `scheduler/`: the ten-step evaluation of spec 000 §10.2 and the anti-spam floor;
+//!   timers and keepalive jitter (`timers.rs`); the stall guard (`stall.rs`).
+//!   `dispatch.rs`: attempts and executor commands.
+//! - `executor.rs`: executor reports (hello, bindings, states); `results.rs`: command
+//!   results; `failure.rs`: the one table from a failure code or page error to what the
+//!   engine does.
 //! - `kind.rs`: executor kinds (`chatgpt`, `codex`, `claude`), a CLI worker's workspace
 //!   and each kind's conversation id form.
-//! - `holds.rs`: holds from what pages show (usage and rate limits, account checks, dialogs).
-//! - `deadman.rs`: the dead-man fallback: a watched run that stopped moving is reported
+//! - `holds/`: holds from what pages show (usage and rate limits, account checks, dialogs).
+//! - `deadman/`: the dead-man fallback: a watched run that stopped moving is reported
 //!   (`deadman.fired`) and, by its policy, `/root` recovered once.
 //! - `prompt/`: versioned prompts. `block.rs`: the end-of-response block parser.
 //! - `invariants.rs`: `Engine::check_invariants`, called after every input in tests.
@@ -21,7 +29,9 @@
 //! The engine performs no IO, reads no clock, draws no unseeded randomness and iterates
 //! no hash map: the same inputs at the same times give the same effects, byte for byte.
 
+mod approvals;
 pub mod block;
+mod connections;
 pub mod deadman;
 mod dense;
 mod dispatch;
@@ -29,6 +39,7 @@ pub mod effect;
 mod engine;
 pub mod event;
 mod executor;
+mod failure;
 mod holds;
 pub mod ids;
 mod index;
@@ -46,6 +57,7 @@ pub mod record;
 pub mod reject;
 mod results;
 mod scheduler;
+mod state;
 pub mod time;
 mod validate;
 pub mod view;

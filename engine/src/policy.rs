@@ -1,5 +1,6 @@
 //! Continuation policy (spec 000 §7.1): when a worker may be resumed, and how often.
 
+use crate::deadman::DeadManPolicy;
 use crate::limits::*;
 use crate::reject::{Rejection, RejectionCode};
 use crate::time::MINUTE_MS;
@@ -208,6 +209,25 @@ fn check_range(field: &'static str, value: u64, min: u64, max: u64) -> Result<()
 
 fn invalid(message: &str) -> Rejection {
     Rejection::new(RejectionCode::InvalidPolicy, message)
+}
+
+/// A run's policy patch applied to its dead-man policy (the patch's run fields).
+impl DeadManPolicy {
+    /// This policy with the dead-man fields of a patch applied, validated.
+    pub fn patched(&self, patch: &PolicyPatch) -> Result<DeadManPolicy, Rejection> {
+        let p = DeadManPolicy {
+            mode: patch.dead_man.unwrap_or(self.mode),
+            after_ms: patch.dead_man_after_ms.unwrap_or(self.after_ms),
+        };
+        if let Some(ms) = p.after_ms
+            && !(DEADMAN_AFTER_MS_MIN..=DEADMAN_AFTER_MS_MAX).contains(&ms)
+        {
+            let message =
+                format!("deadManAfterMs must be between {DEADMAN_AFTER_MS_MIN} and {DEADMAN_AFTER_MS_MAX}, got {ms}");
+            return Err(Rejection::new(RejectionCode::InvalidPolicy, &message));
+        }
+        Ok(p)
+    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,16 @@
 //! Command results from executors: a submission makes the attempt the worker's turn,
-//! a definite non-delivery gives its wake back (with a backoff), anything that may have
-//! been delivered fails closed (spec 000 §22), and attempts close with their outcome.
+//! a failure does what the table in `failure.rs` says (a definite non-delivery gives its
+//! wake back, with a backoff; anything that may have been delivered fails closed, spec
+//! 000 §22), and attempts close with their outcome.
 
 use crate::engine::Engine;
 use crate::event::EventKind;
+use crate::failure::{Failure, Trouble};
 use crate::ids::*;
 use crate::input::*;
-use crate::limits::{APP_NAME_BYTES_MAX, ERROR_DETAIL_BYTES_MAX};
+use crate::limits::ERROR_DETAIL_BYTES_MAX;
 use crate::model::*;
 use crate::validate::truncate_detail;
-use crate::wake::WakeReason;
 use std::sync::Arc;
 
 impl Engine {
@@ -22,9 +23,7 @@ impl Engine {
             return; // a duplicate or late result: the first one won
         }
         match outcome {
-            CommandOutcome::Accepted => {
-                self.volatile.sent.insert(attempt, executor.clone());
-            }
+            CommandOutcome::Accepted => self.conn.accepted(attempt, executor.clone(), a.worker),
             CommandOutcome::Submitted { state_seq, conversation } => {
                 self.command_submitted(attempt, executor, state_seq, conversation)
             }
@@ -41,7 +40,7 @@ impl Engine {
         conversation: Option<Arc<str>>,
     ) {
         let now = self.now;
-        self.volatile.sent.remove(&attempt);
+        self.conn.answered(attempt);
         let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
         debug_assert_eq!(a.state, AttemptState::Scheduled);
         a.state = AttemptState::Submitted;
@@ -54,7 +53,6 @@ impl Engine {
         {
             a.conversation = url.clone();
         }
-        self.touch_attempt(attempt);
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionSubmitted);
         let previous = self.state.workers[&id].turn.filter(|p| *p != attempt);
         if let Some(prev) = previous.filter(|p| !self.state.attempts[p].state.is_closed()) {
@@ -66,7 +64,7 @@ impl Engine {
         w.turn = Some(attempt);
         w.last_delivery_at = Some(now);
         w.keepalive_seq += 1;
-        w.keepalive_draw = crate::scheduler::keepalive_draw(self.state.meta.seed, id, w.keepalive_seq);
+        w.keepalive_draw = crate::scheduler::timers::keepalive_draw(self.state.ids.seed(), id, w.keepalive_seq);
         w.keepalive_fired = false;
         w.delivery_failures = 0;
         if w.bootstrapped && !w.progress.since_submission {
@@ -92,7 +90,6 @@ impl Engine {
             b.state_seq = state_seq;
         }
         let terminal = w.lifecycle;
-        self.touch_worker(id);
         self.settle_intent_after_submission(id);
         if terminal.is_terminal() {
             let outcome = terminal_outcome(terminal);
@@ -123,80 +120,43 @@ impl Engine {
         }
     }
 
-    /// The command failed. Definite non-deliveries put the wake back; anything that may
-    /// have been delivered fails closed (spec 000 §22).
+    /// The command failed: what follows is the failure table's (`failure.rs`). Definite
+    /// non-deliveries put the wake back; anything that may have been delivered fails
+    /// closed (spec 000 §22).
     pub(crate) fn command_failed(&mut self, attempt: AttemptId, code: ExecErrorCode, detail: &str) {
-        self.volatile.sent.remove(&attempt);
+        self.conn.answered(attempt);
         let a = &self.state.attempts[&attempt];
-        let (id, origin, sequence) = (a.worker, a.origin, a.sequence);
+        let (id, origin) = (a.worker, a.origin);
         if a.delivery == Delivery::Create {
             // No conversation came out of it (or none we can trust): no half binding.
             self.forget_pending_binding(id);
         }
-        let code_text: Arc<str> = Arc::from(code.as_str());
         let detail = truncate_detail(detail, ERROR_DETAIL_BYTES_MAX);
         {
             let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
             a.error_detail = (!detail.is_empty()).then(|| Arc::from(detail.as_str()));
         }
-        match code {
-            ExecErrorCode::HostUiChanged => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::HostUiChanged, Some(&code_text));
-                let detail = "The ChatGPT page's controls changed; the executor failed closed. Check the extension, then resume.";
-                self.set_pause(id, PauseReason::HostUiChanged, Some(detail));
-            }
-            ExecErrorCode::AppNotSelected => {
-                // Definitely not sent: the wake comes back, held by the pause (never a
-                // blind retry loop: the same page would fail the same way).
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.restore_intent(attempt, None, false);
-                let detail = app_not_selected_detail(&detail);
-                self.set_pause(id, PauseReason::AppNotSelected, Some(&detail));
-            }
-            ExecErrorCode::MessageDeliveryTimeout => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::DeliveryTimeout, Some(&code_text));
-                self.wake(id, WakeReason::DeliveryTimeout, origin, IntentPayload::Continue);
-            }
-            ExecErrorCode::DeadlineExceeded | ExecErrorCode::ComposerBusy => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.retry_after_non_delivery(id, attempt);
-            }
-            ExecErrorCode::Cancelled => {
-                self.volatile.cancel_requested.remove(&attempt);
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::Withdrawn, Some(&code_text));
-                self.restore_intent(attempt, None, false);
-            }
-            ExecErrorCode::SteeringUnavailable => {
-                self.close_attempt(attempt, AttemptState::Cancelled, AttemptOutcome::NotDelivered, Some(&code_text));
-                self.restore_intent(attempt, None, true);
-            }
-            ExecErrorCode::ConversationClosed | ExecErrorCode::ConversationFull => {
-                self.close_attempt(
-                    attempt,
-                    AttemptState::Cancelled,
-                    AttemptOutcome::ConversationLost,
-                    Some(&code_text),
-                );
-                self.forget_pending_binding(id);
-                self.lose_binding(id, ConversationState::Closed);
-                // Even an explicit recovery backs off: an executor that cannot open a
-                // conversation must not be asked again in a tight loop.
-                self.retry_after_non_delivery(id, attempt);
-            }
-            ExecErrorCode::AmbiguousSubmission | ExecErrorCode::Other(_) => {
-                self.close_attempt(attempt, AttemptState::Failed, AttemptOutcome::Ambiguous, Some(&code_text));
-                let detail = format!(
-                    "Attempt {sequence} may or may not have reached the conversation. Open it and check, then continue now or resume."
-                );
-                self.set_pause(id, PauseReason::AmbiguousSubmission, Some(&detail));
-            }
-        }
+        let failure = Failure::Command(&code);
+        let words = Some(Arc::from(detail.as_str()));
+        let previous = ConversationState::Unknown; // (only a dialog reads it)
+        let trouble = Trouble {
+            worker: id,
+            failure,
+            attempt: Some(attempt),
+            origin,
+            words,
+            until: None,
+            executor: None,
+            previous,
+        };
+        self.react(trouble);
         self.evaluate(id);
     }
 
     /// A definite non-delivery: the wake comes back after a backoff, and after several
     /// in a row the worker is paused for a person to look.
-    fn retry_after_non_delivery(&mut self, id: WorkerId, attempt: AttemptId) {
+    pub(crate) fn retry_after_non_delivery(&mut self, id: WorkerId, attempt: AttemptId) {
+        // (The closed attempt rewrote the worker already.)
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.delivery_failures += 1;
         if w.delivery_failures >= self.config.delivery_failures_max {
@@ -219,11 +179,10 @@ impl Engine {
     }
 
     /// A `conversation.create` that never produced a conversation leaves no binding.
-    fn forget_pending_binding(&mut self, id: WorkerId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
+    pub(crate) fn forget_pending_binding(&mut self, id: WorkerId) {
+        let w = &self.state.workers[&id];
         if w.binding.as_ref().is_some_and(|b| b.conversation.is_empty()) {
-            w.binding = None;
-            self.touch_worker(id);
+            self.state.workers.get_mut(&id).expect("worker exists").binding = None;
         }
     }
 
@@ -237,14 +196,12 @@ impl Engine {
     ) {
         debug_assert!(state.is_closed());
         let now = self.now;
-        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
-        if a.state.is_closed() {
+        if self.state.attempts[&attempt].state.is_closed() {
             return;
         }
+        let a = self.state.attempts.get_mut(&attempt).expect("attempt exists");
         if a.state == AttemptState::Scheduled {
-            self.volatile.sent.remove(&attempt);
-            self.volatile.never_sent.remove(&attempt);
-            self.volatile.cancel_requested.remove(&attempt);
+            self.conn.closed(attempt);
         }
         a.state = state;
         a.outcome = Some(outcome);
@@ -253,7 +210,6 @@ impl Engine {
             a.error_code = Some(Arc::from(code));
         }
         let (id, run) = (a.worker, a.run);
-        self.touch_attempt(attempt);
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         if w.turn == Some(attempt) {
             w.turn = None;
@@ -261,22 +217,8 @@ impl Engine {
         if w.in_flight == Some(attempt) {
             w.in_flight = None;
         }
-        self.touch_worker(id);
         self.emit(run, Some(id), Some(attempt), EventKind::ExecutionEnded { state, outcome });
     }
-}
-
-/// The actionable sentence of an `APP_NOT_SELECTED` pause. The result's `detail` names
-/// the app the executor looked for (its setting); a longer text is not a name and is
-/// left out.
-fn app_not_selected_detail(detail: &str) -> String {
-    let name = detail.trim();
-    if name.is_empty() || name.len() > APP_NAME_BYTES_MAX || name.contains(['\'', '\n']) {
-        return "ChatGPT did not show the orchestrator's app in this conversation: check it is installed and its name in the extension settings, then resume".into();
-    }
-    format!(
-        "ChatGPT did not show the app '{name}' in this conversation: check it is installed and its name in the extension settings, then resume"
-    )
 }
 
 /// The attempt outcome matching a terminal worker lifecycle.

@@ -20,16 +20,15 @@ impl Engine {
     /// Sets a pause (idempotent for the same reason).
     pub(crate) fn set_pause(&mut self, id: WorkerId, reason: PauseReason, detail: Option<&str>) {
         let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.pause.as_ref().is_some_and(|p| p.reason == reason) {
+        if self.state.workers[&id].pause.as_ref().is_some_and(|p| p.reason == reason) {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.pause = Some(Pause { reason, at: now, detail: detail.map(shared) });
         if reason == PauseReason::Stall {
             w.progress.stall = StallState::Paused;
         }
         let run = w.run;
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::WorkerPaused { reason, after_turn: false });
         self.block_idle_turn(id);
         self.evaluate(id);
@@ -49,7 +48,6 @@ impl Engine {
             let w = self.state.workers.get_mut(&id).expect("worker exists");
             w.pause_after_turn = true;
             let run = w.run;
-            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::WorkerPaused { reason: PauseReason::Operator, after_turn: true });
             self.evaluate(id);
         } else {
@@ -61,11 +59,12 @@ impl Engine {
     /// Clears every pause (a stall pause is acknowledged, keeping its history).
     pub(crate) fn resume_worker(&mut self, id: WorkerId) {
         self.acknowledge_stall(id);
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let had_pause = w.pause.take().is_some() | std::mem::take(&mut w.pause_after_turn);
-        let run = w.run;
+        let w = &self.state.workers[&id];
+        let (run, had_pause) = (w.run, w.pause.is_some() || w.pause_after_turn);
         if had_pause {
-            self.touch_worker(id);
+            let w = self.state.workers.get_mut(&id).expect("worker exists");
+            w.pause = None;
+            w.pause_after_turn = false;
             let cursor = self.emit(run, Some(id), None, EventKind::WorkerResumed);
             self.record_progress(id, Some(cursor));
         }
@@ -89,21 +88,6 @@ impl Engine {
         self.worker_reply(id)
     }
 
-    /// A CLI approval request was reported with `awaiting_approval`: it becomes
-    /// answerable, unless it is the one answered last and no other state came since (a
-    /// report from before the answer landed). A reconnecting executor's `hello` (`republished`) shows what it still
-    /// holds: an answer lost with the old connection never reached it, so the request is
-    /// answerable again (the executor writes at most one answer: `APPROVAL_GONE` after).
-    pub(crate) fn approval_shown(&mut self, id: WorkerId, approval: Option<PendingApproval>, republished: bool) {
-        let Some(approval) = approval else { return };
-        if republished {
-            self.volatile.answered.remove(&id);
-        } else if self.volatile.answered.get(&id) == Some(&approval.id) {
-            return;
-        }
-        self.volatile.approvals.insert(id, approval);
-    }
-
     /// A person's answer to the approval request holding the worker: valid only while the
     /// worker's conversation is `awaiting_approval` on that very request and its executor
     /// is connected. The request stops being answerable at once (at most one answer per
@@ -123,7 +107,7 @@ impl Engine {
         let Some(b) = held else {
             return refuse(format!("worker {id} is not waiting for an approval"));
         };
-        let Some(pending) = self.volatile.approvals.get(&id) else {
+        let Some(pending) = self.approvals.waiting(id) else {
             return refuse(format!(
                 "worker {id} waits for an approval nobody can answer here (a ChatGPT card is answered in its page)"
             ));
@@ -131,7 +115,7 @@ impl Engine {
         if &*pending.id != approval {
             return refuse(format!("approval {approval} is not the one worker {id} waits for ({})", pending.id));
         }
-        let executor = b.executor.clone().filter(|e| self.volatile.executors.contains_key(e));
+        let executor = b.executor.clone().filter(|e| self.conn.is_connected(e));
         let (Some(executor), Some(turn)) = (executor, w.turn) else {
             return refuse(format!("no executor holds worker {id}'s session now: answer when it is back"));
         };
@@ -147,8 +131,7 @@ impl Engine {
         );
         command.idempotency_key = format!("{}:{}", command.idempotency_key, pending.id);
         command.approval = Some(crate::effect::ApprovalAnswer { id: pending.id.clone(), decision });
-        self.volatile.approvals.remove(&id);
-        self.volatile.answered.insert(id, Arc::from(approval));
+        self.approvals.answer(id, approval);
         self.push_effect(crate::effect::Effect::Command(command));
         self.worker_reply(id)
     }
@@ -183,12 +166,12 @@ impl Engine {
             self.clear_waits(id);
         }
         self.acknowledge_stall(id);
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        let w = &self.state.workers[&id];
         if clear_pause && (w.pause.is_some() || w.pause_after_turn) {
+            let w = self.state.workers.get_mut(&id).expect("worker exists");
             w.pause = None;
             w.pause_after_turn = false;
             let run = w.run;
-            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::WorkerResumed);
         }
         if already {
@@ -242,7 +225,6 @@ impl Engine {
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.policy = policy;
         let run = w.run;
-        self.touch_worker(id);
         let w = &self.state.workers[&id];
         let mode = self.effective_policy(w).0.mode;
         self.emit(run, Some(id), None, EventKind::PolicyChanged { mode, inherited: inherit });

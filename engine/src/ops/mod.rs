@@ -20,7 +20,7 @@ impl Engine {
     pub(crate) fn handle_call(&mut self, call: CallId, op: Operation) {
         let result = self.run_operation(op);
         debug_assert!(
-            result.is_ok() || (self.pending.events.is_empty() && self.pending.workers.is_empty()),
+            result.is_ok() || (self.state.log.nothing_appended() && self.state.workers.unchanged()),
             "a rejected operation must not change state"
         );
         self.push_effect(Effect::Reply { call, result });

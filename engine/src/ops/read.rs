@@ -38,7 +38,7 @@ impl Engine {
         if let Some(w) = worker {
             self.find_worker(w)?;
         }
-        let events = &self.state.events;
+        let events = self.state.log.retained();
         let retained_after = events.front().map_or(self.last_cursor(), |e| Cursor(e.cursor.0 - 1));
         let start = events.partition_point(|e| e.cursor <= cursor);
         let mut scanned_to = cursor.max(retained_after);

@@ -12,7 +12,6 @@ use crate::prompt::ROOT_WORKER_NAME;
 use crate::reject::{Rejection, RejectionCode};
 use crate::validate;
 use crate::wake::WakeReason;
-use std::sync::Arc;
 
 impl Engine {
     pub(crate) fn run_create(
@@ -41,8 +40,8 @@ impl Engine {
             }
             None => None,
         };
-        let run_id = RunId(self.next_id(|m| &mut m.next_run));
-        let root_id = WorkerId(self.next_id(|m| &mut m.next_worker));
+        let run_id = self.state.ids.next_run();
+        let root_id = self.state.ids.next_worker();
         let now = self.now;
         self.state.runs.insert(
             run_id,
@@ -59,7 +58,6 @@ impl Engine {
                 ended_at: None,
             },
         );
-        self.touch_run(run_id);
         self.emit(run_id, None, None, EventKind::RunCreated);
         let objective = if context.trim().is_empty() { task_name } else { context };
         let spec = WorkerSpec {
@@ -98,7 +96,7 @@ impl Engine {
         if let Some(conversation) = root_conversation {
             validate::conversation(conversation)?;
             crate::kind::conversation_for(root_executor.executor.unwrap_or(ExecutorKind::Chatgpt), conversation)?;
-            if let Some(other) = self.index.conversations.get(conversation) {
+            if let Some(other) = self.index.leasing(conversation) {
                 return Err(Rejection::new(
                     RejectionCode::ConversationInUse,
                     &format!("conversation is already bound to worker {other}"),
@@ -166,10 +164,9 @@ impl Engine {
             run.context = shared(c);
         }
         let (root, new_task) = (run.root, run.task_name.clone());
-        self.touch_run(id);
         // Lane labels follow the task name; display names that were the lane label follow too.
         for wid in self.index.workers_of(id) {
-            let w = self.state.workers.get_mut(&wid).expect("worker exists");
+            let w = &self.state.workers[&wid];
             let mut spec = (*w.spec).clone();
             if wid == root {
                 if let Some(r) = &root_conversation_name {
@@ -184,8 +181,7 @@ impl Engine {
                 spec.lane_label = label;
             }
             if spec != *w.spec {
-                w.spec = Arc::new(spec);
-                self.pending.specs.push(wid);
+                self.state.workers.replace_spec(wid, spec);
             }
         }
         self.emit(id, None, None, EventKind::RunContextUpdated);
@@ -205,7 +201,6 @@ impl Engine {
         let run = self.state.runs.get_mut(&id).expect("run exists");
         run.status = status;
         run.ended_at = Some(now);
-        self.touch_run(id);
         for wid in self.index.workers_of(id) {
             if !self.state.workers[&wid].lifecycle.is_terminal() {
                 self.end_worker(wid, Lifecycle::Cancelled, reason);
@@ -221,10 +216,11 @@ impl Engine {
         let dead_man = self.dead_man_patched(Some(id), patch)?;
         self.set_dead_man(id, patch, dead_man);
         self.state.runs.get_mut(&id).expect("run exists").default_policy = Some(policy);
-        self.touch_run(id);
         self.emit(id, None, None, EventKind::RunPolicyChanged { mode: policy.mode });
         for wid in self.index.workers_of(id) {
-            self.touch_worker(wid);
+            // Rewritten unchanged (their effective policy changed with the run's): kept
+            // so that batches stay as they were; only their timers need recomputing.
+            self.state.workers.mark(wid);
             self.evaluate(wid);
         }
         self.run_get(id)

@@ -52,7 +52,6 @@ impl Engine {
             source,
         }));
         let run = w.run;
-        self.touch_worker(id);
         let cursor = self.emit(run, Some(id), None, EventKind::WorkerAwaitingHuman { reason: shared(reason) });
         self.record_progress(id, Some(cursor));
         self.block_idle_turn(id);
@@ -73,7 +72,6 @@ impl Engine {
         w.human = None;
         w.human_answer = Some(shared(answer));
         let run = w.run;
-        self.touch_worker(id);
         let cursor = self.emit(run, Some(id), None, EventKind::WorkerHumanResolved);
         self.record_progress(id, Some(cursor));
         self.wake(id, WakeReason::HumanResolved, Origin::Root, IntentPayload::Continue);
@@ -119,7 +117,6 @@ impl Engine {
         let w = self.state.workers.get_mut(&id).expect("worker exists");
         w.dependency = Some(Arc::new(DependencyWait { condition, reason: shared(reason), requested_at: now }));
         let run = w.run;
-        self.touch_worker(id);
         let cursor = self.emit(run, Some(id), None, EventKind::WorkerAwaitingDependency { reason: shared(reason) });
         self.record_progress(id, Some(cursor));
         self.block_idle_turn(id);
@@ -144,12 +141,12 @@ impl Engine {
     /// Clears a dependency wait; an automatic release (the awaited worker completed) is a
     /// scheduler wake, an explicit one a root action.
     pub(crate) fn release_dependency(&mut self, id: WorkerId, automatic: bool) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.dependency.take().is_none() {
+        if self.state.workers[&id].dependency.is_none() {
             return;
         }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
+        w.dependency = None;
         let run = w.run;
-        self.touch_worker(id);
         let cursor = self.emit(run, Some(id), None, EventKind::WorkerDependencyReleased { automatic });
         self.record_progress(id, Some(cursor));
         let origin = if automatic { Origin::Scheduler } else { Origin::Root };
@@ -158,12 +155,12 @@ impl Engine {
 
     /// Clears both waits as part of an explicit transition (follow-up, continue-now override).
     pub(crate) fn clear_waits(&mut self, id: WorkerId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let run = w.run;
-        let had_human = w.human.take().is_some();
-        let had_dependency = w.dependency.take().is_some();
+        let w = &self.state.workers[&id];
+        let (run, had_human, had_dependency) = (w.run, w.human.is_some(), w.dependency.is_some());
         if had_human || had_dependency {
-            self.touch_worker(id);
+            let w = self.state.workers.get_mut(&id).expect("worker exists");
+            w.human = None;
+            w.dependency = None;
         }
         if had_human {
             self.emit(run, Some(id), None, EventKind::WorkerHumanResolved);

@@ -62,9 +62,7 @@ impl Engine {
             ended_at: None,
         };
         self.index.add_worker(&worker);
-        self.state.workers.insert(id, worker);
-        self.pending.specs.push(id);
-        self.touch_worker(id);
+        self.state.workers.insert(worker);
         self.emit(run, Some(id), None, EventKind::WorkerSpawned);
         id
     }
@@ -80,26 +78,26 @@ impl Engine {
         if let Some(w) = &args.worktree {
             validate::name("worktree", w)?;
         }
-        if self.index.names.contains_key(&(args.run, args.name.clone())) {
+        if self.index.worker_named(args.run, &args.name).is_some() {
             return Err(Rejection::new(
                 RejectionCode::DuplicateWorkerName,
                 &format!("run {} already has a worker named {}", args.run, args.name),
             ));
         }
         let parent = validate::parent_name(&args.name);
-        if !self.index.names.contains_key(&(args.run, parent.to_string())) {
+        let Some(parent_id) = self.index.worker_named(args.run, parent) else {
             return Err(Rejection::new(
                 RejectionCode::ParentWorkerMissing,
                 &format!("spawn {parent} before {}", args.name),
             ));
-        }
+        };
         if self.index.workers_of(args.run).len() >= RUN_WORKERS_COUNT_MAX {
             return Err(Rejection::new(
                 RejectionCode::LimitExceeded,
                 &format!("at most {RUN_WORKERS_COUNT_MAX} workers per run"),
             ));
         }
-        let parent_spec = &self.state.workers[&self.index.names[&(args.run, parent.to_string())]].spec;
+        let parent_spec = &self.state.workers[&parent_id].spec;
         let (executor, workspace) = crate::kind::for_spawn(
             args.executor,
             args.workspace,
@@ -120,8 +118,7 @@ impl Engine {
         let lane_label = format!("{} Lane {}", run.task_name, validate::lane_letters(run.lanes_spawned));
         let run_id = args.run;
         self.state.runs.get_mut(&run_id).expect("run exists").lanes_spawned += 1;
-        self.touch_run(run_id);
-        let id = WorkerId(self.next_id(|m| &mut m.next_worker));
+        let id = self.state.ids.next_worker();
         let spec = WorkerSpec {
             id,
             run: run_id,
@@ -145,7 +142,7 @@ impl Engine {
         let w = self.active_worker(id)?;
         validate::conversation(conversation)?;
         crate::kind::conversation_for(w.spec.executor, conversation)?;
-        if let Some(other) = self.index.conversations.get(conversation).filter(|other| **other != id) {
+        if let Some(other) = self.index.leasing(conversation).filter(|other| *other != id) {
             return Err(Rejection::new(
                 RejectionCode::ConversationInUse,
                 &format!("conversation is already bound to worker {other}"),
@@ -187,7 +184,6 @@ impl Engine {
             self.close_attempt(turn, AttemptState::Completed, AttemptOutcome::ConversationLost, None);
         }
         let run = self.state.workers[&id].run;
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::WorkerAttached { conversation: shared(conversation) });
         let reason = if bootstrapped { WakeReason::Recovery } else { WakeReason::Initial };
         self.wake(id, reason, Origin::Operator, IntentPayload::Continue);
@@ -257,7 +253,6 @@ impl Engine {
             let r = self.state.runs.get_mut(&run).expect("run exists");
             r.status = RunStatus::Completed;
             r.ended_at = Some(now);
-            self.touch_run(run);
             self.emit(run, None, None, EventKind::RunEnded { status: RunStatus::Completed });
         }
         self.worker_reply(id)
@@ -298,7 +293,6 @@ impl Engine {
         w.ended_at = Some(now);
         w.pause_after_turn = false;
         let (run, turn) = (w.run, w.turn);
-        self.touch_worker(id);
         let kind = match lifecycle {
             Lifecycle::Completed => EventKind::WorkerCompleted { summary: shared(reason) },
             Lifecycle::Failed => EventKind::WorkerFailed { reason: shared(reason) },
@@ -332,12 +326,10 @@ impl Engine {
         if let Some(a) = &assignment {
             validate_assignment(a)?;
         }
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
         if let Some(a) = assignment {
-            let mut spec = (*w.spec).clone();
+            let mut spec = (*self.state.workers[&id].spec).clone();
             spec.assignment = a;
-            w.spec = Arc::new(spec);
-            self.pending.specs.push(id);
+            self.state.workers.replace_spec(id, spec);
         }
         let run = self.state.workers[&id].run;
         self.emit(run, Some(id), None, EventKind::WorkerFollowup);
@@ -364,11 +356,10 @@ impl Engine {
         }
         validate::text("body", body, MESSAGE_BYTES_MAX)?;
         let now = self.now;
-        let id = MessageId(self.next_id(|m| &mut m.next_message));
+        let id = self.state.ids.next_message();
         let message = Message { id, run, from, to, body: shared(body), at: now };
         self.state.messages.insert(id, message.clone());
         self.index.add_message(to, id);
-        self.pending.messages.push(id);
         let cursor = self.emit(run, Some(to), None, EventKind::MessageSent { message: id, from });
         if let Some(sender) = from
             && !self.state.workers[&sender].lifecycle.is_terminal()

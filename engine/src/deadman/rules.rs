@@ -1,176 +1,16 @@
-//! The dead-man fallback (spec 000 §12.0, 001 phase 16.5, 003 decision 11): the last line
-//! of defence when every wake path of a run is gone while its person is away.
-//!
-//! The engine is the only authority. A run is watched while its dead-man mode is not
-//! `off`, its threshold is set and one of its unfinished workers resumes automatically. It
-//! is *quiet* once nothing moved it (no submission, no durable progress, no earlier firing,
-//! no policy change) for `deadManAfterMs`; the check runs on the root worker's timer at
-//! that moment. A quiet run fires unless something already asks a person or waits for a
-//! clock (a human wait, any pause, a dialog or approval card, an account limit, an
-//! external dependency) or a normal wake is on its way (a deliverable pending
-//! continuation). A firing appends `deadman.fired` and raises the run's "stopped moving"
-//! alert; with `recover` it also asks for exactly one recovery of `/root` into a fresh
-//! conversation, coalesced into any pending continuation of root and never while root has
-//! a command in flight or a live conversation. A quiet run that does not fire re-arms the
-//! window, so the check runs at most once per `deadManAfterMs`.
+//! The dead-man rules: when a watched run's check falls due, whether it stopped, and what
+//! a firing does (the alert, and with `recover` one recovery of `/root`).
 
+use super::{DeadMan, DeadManAction, DeadManCondition, DeadManFiring, DeadManMode, DeadManPolicy, DeadManView};
 use crate::engine::Engine;
 use crate::event::EventKind;
 use crate::ids::*;
-use crate::limits::{DEADMAN_AFTER_MS_DEFAULT, DEADMAN_AFTER_MS_MAX, DEADMAN_AFTER_MS_MIN};
 use crate::model::*;
 use crate::policy::{Mode, PolicyPatch};
-use crate::reject::{Rejection, RejectionCode};
+use crate::reject::Rejection;
 use crate::scheduler::Decision;
 use crate::time::Timestamp;
 use crate::wake::WakeReason;
-use serde::{Deserialize, Serialize};
-use std::sync::Arc;
-
-/// What the dead-man layer does for a run that stopped moving.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum DeadManMode {
-    /// Nothing: the layer is disabled.
-    Off,
-    /// Raise the run's "stopped moving" alert (Needs you) and record the firing.
-    Notify,
-    /// Notify, and recover `/root` once into a fresh conversation.
-    Recover,
-}
-
-impl DeadManMode {
-    /// The stable wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeadManMode::Off => "off",
-            DeadManMode::Notify => "notify",
-            DeadManMode::Recover => "recover",
-        }
-    }
-}
-
-/// A run's dead-man policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeadManPolicy {
-    /// Off, notify or recover.
-    pub mode: DeadManMode,
-    /// How long a run may go without moving before the layer acts (`None` disables it).
-    pub after_ms: Option<u64>,
-}
-
-impl DeadManPolicy {
-    /// Off, with the conservative threshold ready for when a run turns it on. Off by
-    /// default so that runs which never asked for the layer behave exactly as before it.
-    pub const DEFAULT: DeadManPolicy =
-        DeadManPolicy { mode: DeadManMode::Off, after_ms: Some(DEADMAN_AFTER_MS_DEFAULT) };
-
-    /// This policy with the dead-man fields of a patch applied, validated.
-    pub fn patched(&self, patch: &PolicyPatch) -> Result<DeadManPolicy, Rejection> {
-        let p = DeadManPolicy {
-            mode: patch.dead_man.unwrap_or(self.mode),
-            after_ms: patch.dead_man_after_ms.unwrap_or(self.after_ms),
-        };
-        if let Some(ms) = p.after_ms
-            && !(DEADMAN_AFTER_MS_MIN..=DEADMAN_AFTER_MS_MAX).contains(&ms)
-        {
-            let message =
-                format!("deadManAfterMs must be between {DEADMAN_AFTER_MS_MIN} and {DEADMAN_AFTER_MS_MAX}, got {ms}");
-            return Err(Rejection::new(RejectionCode::InvalidPolicy, &message));
-        }
-        Ok(p)
-    }
-
-    /// The threshold, when the layer is on.
-    fn armed_ms(&self) -> Option<u64> {
-        if self.mode == DeadManMode::Off { None } else { self.after_ms }
-    }
-}
-
-impl Default for DeadManPolicy {
-    fn default() -> Self {
-        DeadManPolicy::DEFAULT
-    }
-}
-
-/// Why a run was found stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum DeadManCondition {
-    /// No unfinished worker has a live conversation or a command in flight (tabs closed,
-    /// error cards, full conversations).
-    ConversationsLost,
-    /// Conversations exist, but nothing was delivered and no progress came for the threshold.
-    NoProgress,
-}
-
-impl DeadManCondition {
-    /// The stable wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeadManCondition::ConversationsLost => "conversations_lost",
-            DeadManCondition::NoProgress => "no_progress",
-        }
-    }
-}
-
-/// What a firing did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum DeadManAction {
-    /// Raised the alert only (mode `notify`, or `recover` while root still has a live
-    /// conversation or a command in flight, so a fresh one would be a second root).
-    Notified,
-    /// Raised the alert and asked for one recovery of `/root` into a fresh conversation.
-    RecoveryRequested,
-}
-
-impl DeadManAction {
-    /// The stable wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeadManAction::Notified => "notified",
-            DeadManAction::RecoveryRequested => "recovery_requested",
-        }
-    }
-}
-
-/// One firing, as evidence and as the alert people see.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeadManFiring {
-    /// When it fired.
-    pub at: Timestamp,
-    /// Why the run was found stopped.
-    pub condition: DeadManCondition,
-    /// What was done.
-    pub action: DeadManAction,
-    /// How long nothing had moved the run, ms.
-    pub quiet_ms: u64,
-    /// The unfinished workers, in id order.
-    pub workers: Vec<WorkerId>,
-    /// Their last conversations (lost ones included), in worker order.
-    pub conversations: Vec<Arc<str>>,
-}
-
-/// A run's durable dead-man state (its own record: rarely written, only when the policy
-/// is set, a window re-arms or the layer fires).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeadMan {
-    /// The run.
-    pub run: RunId,
-    /// The run's policy.
-    pub policy: DeadManPolicy,
-    /// Start of the current watch window (policy set, or a quiet run found fine).
-    pub since: Timestamp,
-    /// The latest firing.
-    pub last: Option<DeadManFiring>,
-}
-
-/// The dead-man state of a run as reads show it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeadManView {
-    /// The run's effective policy.
-    pub policy: DeadManPolicy,
-    /// The latest firing while nothing moved the run since: "Run X has stopped moving".
-    pub alert: Option<DeadManFiring>,
-}
 
 impl Engine {
     /// The run's effective dead-man policy (its own, or the engine's default).
@@ -190,10 +30,8 @@ impl Engine {
         }
         let now = self.now;
         let last = self.state.dead_men.get(&run).and_then(|d| d.last.clone());
-        self.state.dead_men.insert(run, DeadMan { run, policy, since: now, last });
-        self.pending.dead_men.push(run);
-        let root = self.state.runs[&run].root;
-        self.touch_timer(root);
+        // (The root's timer, which carries the check, is recomputed with the record.)
+        self.state.dead_men.set(DeadMan { run, policy, since: now, last });
     }
 
     /// When nothing last moved the run: a submission, durable progress, the window's start.
@@ -240,8 +78,7 @@ impl Engine {
             // Quiet but fine: someone was asked, a clock runs, or a wake is on its way.
             let policy = self.dead_man_policy(run);
             let last = self.state.dead_men.get(&run).and_then(|d| d.last.clone());
-            self.state.dead_men.insert(run, DeadMan { run, policy, since: now, last });
-            self.pending.dead_men.push(run);
+            self.state.dead_men.set(DeadMan { run, policy, since: now, last });
             return;
         };
         let recover = self.dead_man_policy(run).mode == DeadManMode::Recover && self.root_recoverable(root);
@@ -262,8 +99,7 @@ impl Engine {
         };
         let policy = self.dead_man_policy(run);
         let since = self.state.dead_men.get(&run).map_or(now, |d| d.since);
-        self.state.dead_men.insert(run, DeadMan { run, policy, since, last: Some(firing) });
-        self.pending.dead_men.push(run);
+        self.state.dead_men.set(DeadMan { run, policy, since, last: Some(firing) });
         self.emit(run, Some(root), None, kind);
         if recover {
             self.recover_root(root);

@@ -11,6 +11,9 @@
 //! A hold is not a pause: nobody clears it, it lifts by itself (the limit's time comes,
 //! the dialog goes away). While a worker is held nothing that types goes to it, its wakes
 //! are kept, and its stall clock stands still: waiting on a limit is not a stall.
+//!
+//! The page-holds record is owned here: `holds/state.rs` keeps it ([`state::Holds`]), and
+//! only the rules of this module change it; everyone else reads it.
 
 use crate::engine::Engine;
 use crate::event::EventKind;
@@ -20,6 +23,8 @@ use crate::model::*;
 use crate::op::HoldView;
 use crate::time::Timestamp;
 use std::sync::Arc;
+
+pub(crate) mod state;
 
 /// The state of a conversation covered by an unknown dialog.
 pub(crate) const DIALOG: ConversationState = ConversationState::Error(ErrorKind::BlockedByDialog);
@@ -41,7 +46,7 @@ impl Engine {
     /// connected (after a daemon restart, before the `hello`s), any held account of its
     /// kind holds it: its command could only go to one of them.
     pub(crate) fn account_hold(&self, w: &Worker) -> Option<&AccountHold> {
-        let holds = &self.state.holds.accounts;
+        let holds = &self.state.holds.record().accounts;
         if holds.is_empty() {
             return None;
         }
@@ -51,7 +56,7 @@ impl Engine {
         }
         let mut soonest: Option<&AccountHold> = None;
         // Only the executors that may take the worker (those of its kind) matter.
-        let mut connected = self.volatile.executors.keys().filter(|e| self.runs_kind(e, kind)).peekable();
+        let mut connected = self.conn.connected().filter(|e| self.runs_kind(e, kind)).peekable();
         if connected.peek().is_none() {
             return holds.iter().filter(|(a, _)| a.kind == kind).map(|(_, h)| h).min_by_key(|h| h.until);
         }
@@ -83,7 +88,7 @@ impl Engine {
 
     /// Whether the executor's account for workers of `kind` has an account-wide hold.
     pub(crate) fn account_held(&self, executor: &ExecutorId, kind: crate::kind::ExecutorKind) -> bool {
-        self.state.holds.accounts.contains_key(&AccountKey { executor: executor.clone(), kind })
+        self.state.holds.record().accounts.contains_key(&AccountKey { executor: executor.clone(), kind })
     }
 
     /// What holds the worker, for people: a dialog or an approval card first (they need
@@ -95,8 +100,8 @@ impl Engine {
                 reason,
                 since: b.state_since,
                 until: None,
-                detail: self.state.holds.dialogs.get(&w.id).cloned(),
-                approval: self.volatile.approvals.get(&w.id).cloned(),
+                detail: self.state.holds.record().dialogs.get(&w.id).cloned(),
+                approval: self.approvals.waiting(w.id).cloned(),
             });
         }
         self.account_hold(w).map(|h| HoldView {
@@ -134,7 +139,7 @@ impl Engine {
         let now = self.now;
         let asked = until.unwrap_or(now.plus_ms(RATE_LIMIT_DEFAULT_HOLD_MS));
         let until = asked.clamp(now, now.plus_ms(ACCOUNT_HOLD_MS_MAX));
-        let existing = self.state.holds.accounts.get(account).cloned();
+        let existing = self.state.holds.record().accounts.get(account).cloned();
         if existing.as_ref().is_some_and(|h| h.until >= until) {
             return;
         }
@@ -144,8 +149,9 @@ impl Engine {
             for id in &affected {
                 self.end_running_segment(*id);
             }
-            if self.state.holds.accounts.len() >= ACCOUNT_HOLDS_COUNT_MAX {
-                let soonest = self.state.holds.accounts.iter().min_by_key(|(_, h)| h.until).map(|(e, _)| e.clone());
+            let accounts = &self.state.holds.record().accounts;
+            if accounts.len() >= ACCOUNT_HOLDS_COUNT_MAX {
+                let soonest = accounts.iter().min_by_key(|(_, h)| h.until).map(|(e, _)| e.clone());
                 if let Some(e) = soonest {
                     self.lift_hold(&e);
                 }
@@ -153,14 +159,12 @@ impl Engine {
         }
         let since = existing.map_or(now, |h| h.since);
         let hold = AccountHold { reason, since, until, detail: detail.clone() };
-        self.state.holds.accounts.insert(account.clone(), hold);
-        self.pending.holds = true;
-        debug_assert!(self.state.holds.accounts.len() <= ACCOUNT_HOLDS_COUNT_MAX);
+        self.state.holds.set_account(account.clone(), hold);
+        debug_assert!(self.state.holds.record().accounts.len() <= ACCOUNT_HOLDS_COUNT_MAX);
         for id in affected {
             let run = self.state.workers[&id].run;
             let kind = EventKind::WorkerHeld { reason, until: Some(until), detail: detail.clone() };
             self.emit(run, Some(id), None, kind);
-            self.touch_timer(id);
             self.evaluate(id);
         }
     }
@@ -188,7 +192,7 @@ impl Engine {
     pub(crate) fn lift_due_holds(&mut self) {
         let now = self.now;
         let due: Vec<AccountKey> =
-            self.state.holds.accounts.iter().filter(|(_, h)| h.until <= now).map(|(a, _)| a.clone()).collect();
+            self.state.holds.record().accounts.iter().filter(|(_, h)| h.until <= now).map(|(a, _)| a.clone()).collect();
         for account in due {
             self.lift_hold(&account);
         }
@@ -197,14 +201,12 @@ impl Engine {
     /// Ends an account hold: its workers' stall clocks start again from now, and
     /// everything that waited is evaluated (and any command kept back is handed over).
     fn lift_hold(&mut self, account: &AccountKey) {
-        let Some(hold) = self.state.holds.accounts.remove(account) else { return };
-        self.pending.holds = true;
+        let Some(hold) = self.state.holds.remove_account(account) else { return };
         let now = self.now;
         for id in self.workers_on(account) {
             let w = self.state.workers.get_mut(&id).expect("worker exists");
             w.progress.baseline_at = w.progress.baseline_at.max(now);
             let run = w.run;
-            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::WorkerHoldLifted { reason: hold.reason });
         }
         let waiting: Vec<(WorkerId, Option<AttemptId>)> = self
@@ -235,13 +237,10 @@ impl Engine {
         // A report of the same dialog or card without words keeps the words known (a
         // republished state may carry none).
         let same = conversation_hold_of(previous) == Some(reason);
-        let changed = self.state.holds.dialogs.get(&id) != detail.as_ref() && !(same && detail.is_none());
+        let known = self.state.holds.record().dialogs.get(&id);
+        let changed = known != detail.as_ref() && !(same && detail.is_none());
         if changed {
-            match &detail {
-                Some(d) => self.state.holds.dialogs.insert(id, d.clone()),
-                None => self.state.holds.dialogs.remove(&id),
-            };
-            self.pending.holds = true;
+            self.state.holds.set_words(id, detail.clone());
         }
         if conversation_hold_of(previous) != Some(reason) {
             let run = self.state.workers[&id].run;
@@ -278,15 +277,12 @@ impl Engine {
             intent.idle_only = true;
         }
         let run = w.run;
-        self.touch_worker(id);
         self.emit(run, Some(id), None, EventKind::WorkerHoldLifted { reason });
     }
 
     /// Drops a dialog heading or app name no longer shown (the worker's conversation changed).
     pub(crate) fn forget_dialog(&mut self, id: WorkerId) {
-        self.volatile.approvals.remove(&id);
-        if self.state.holds.dialogs.remove(&id).is_some() {
-            self.pending.holds = true;
-        }
+        self.approvals.forget(id);
+        self.state.holds.forget_words(id);
     }
 }

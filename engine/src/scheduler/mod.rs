@@ -1,5 +1,10 @@
-//! The continuation scheduler: wakes, the ten-step evaluation of spec 000 §10.2, the
-//! anti-spam floor, keepalive jitter, the stall guard and the timer wheel.
+//! The continuation scheduler: wakes, the ten-step evaluation of spec 000 §10.2 and the
+//! anti-spam floor. `timers.rs` holds each worker's next deadline (keepalive jitter,
+//! overdue commands, inspections, the dead-man check) and the tick; `stall.rs` the stall
+//! guard (no-progress time and attempts).
+
+mod stall;
+pub(crate) mod timers;
 
 use crate::engine::Engine;
 use crate::event::EventKind;
@@ -10,8 +15,6 @@ use crate::op::PolicySource;
 use crate::policy::{ContinuationPolicy, Mode};
 use crate::time::Timestamp;
 use crate::wake::{WakeReason, WakeSet};
-use rand_chacha::ChaCha8Rng;
-use rand_chacha::rand_core::{Rng, SeedableRng};
 
 /// Why a pending continuation is not delivered now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,9 +161,7 @@ impl Engine {
             return;
         }
         let run = w.run;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let before = w.intent.clone();
-        let intent = w.intent.get_or_insert(Intent {
+        let mut intent = w.intent.clone().unwrap_or(Intent {
             reasons: WakeSet::EMPTY,
             origin: Origin::Scheduler,
             created_at: now,
@@ -173,8 +174,8 @@ impl Engine {
         intent.origin = intent.origin.max(origin);
         intent.payload = merge_payload(&intent.payload, payload);
         let (reasons, not_before) = (intent.reasons, intent.not_before);
-        if before.as_ref() != Some(&*intent) {
-            self.touch_worker(id);
+        if w.intent.as_ref() != Some(&intent) {
+            self.state.workers.get_mut(&id).expect("worker exists").intent = Some(intent);
             self.emit(run, Some(id), None, EventKind::ResumeScheduled { reasons, not_before });
         }
         self.evaluate(id);
@@ -182,12 +183,12 @@ impl Engine {
 
     /// Withdraws the pending continuation, if any, recording why.
     pub(crate) fn cancel_intent(&mut self, id: WorkerId) {
-        let Some(w) = self.state.workers.get_mut(&id) else {
+        if self.state.workers.get(&id).is_none_or(|w| w.intent.is_none()) {
             return;
-        };
+        }
+        let w = self.state.workers.get_mut(&id).expect("worker exists");
         if let Some(intent) = w.intent.take() {
             let run = w.run;
-            self.touch_worker(id);
             self.emit(run, Some(id), None, EventKind::ResumeCancelled { reasons: intent.reasons });
         }
     }
@@ -208,15 +209,17 @@ impl Engine {
                 self.dispatch(id, delivery);
             }
         }
-        self.touch_timer(id);
+        // Evaluation may change what the timer depends on without changing the row.
+        self.index.mark_stale(id);
     }
 
     /// Announces a floor deferral once (durably, as provenance); grace and backoff
     /// waits are already implied by durable state.
     fn defer(&mut self, id: WorkerId, at: Timestamp, wait: Wait) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let run = w.run;
-        let intent = w.intent.as_mut().expect("deferred intent exists");
+        let run = self.state.workers[&id].run;
+        // Not recorded by itself: see `Workers::intent_unrecorded`.
+        let intent = self.state.workers.intent_unrecorded(&id).expect("worker exists");
+        let intent = intent.as_mut().expect("deferred intent exists");
         if wait != Wait::Floor || intent.deferred_until == Some(at) {
             return;
         }
@@ -336,297 +339,8 @@ impl Engine {
 
     /// Whether the executor holding the binding is connected and can steer mid-turn.
     fn can_steer(&self, b: &Binding) -> bool {
-        b.executor.as_ref().and_then(|e| self.volatile.executors.get(e)).is_some_and(|s| s.steering)
+        b.executor.as_ref().is_some_and(|e| self.conn.can_steer(e))
     }
-
-    /// The keepalive deadline of the current submission sequence: uniform in
-    /// [min, max] after the last delivery, from the draw taken at that submission.
-    pub(crate) fn keepalive_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
-        if !self.keepalive_armed(w, policy) {
-            return None;
-        }
-        self.keepalive_time(w, policy)
-    }
-
-    /// When the current submission's keepalive falls due, armed or not.
-    pub(crate) fn keepalive_time(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
-        let base = w.last_delivery_at?;
-        let span = policy.active_keepalive_max_ms - policy.active_keepalive_min_ms;
-        let jitter = w.keepalive_draw % (span + 1);
-        Some(base.plus_ms(policy.active_keepalive_min_ms + jitter))
-    }
-
-    /// Keepalives run for active, runnable, auto workers with a live conversation, and
-    /// never while an approval card waits for a person (its clock stands still).
-    fn keepalive_armed(&self, w: &Worker, policy: &ContinuationPolicy) -> bool {
-        policy.mode == Mode::Auto
-            && !w.keepalive_fired
-            && self.runnable(w)
-            && w.binding.as_ref().is_some_and(|b| b.status != BindingStatus::Lost)
-            && self.conversation_hold(w) != Some(HoldReason::AwaitingApproval)
-    }
-
-    /// Active, in an active run, not waiting and not paused.
-    pub(crate) fn runnable(&self, w: &Worker) -> bool {
-        w.lifecycle == Lifecycle::Active
-            && self.state.runs.get(&w.run).is_some_and(|r| !r.status.is_terminal())
-            && w.human.is_none()
-            && w.dependency.is_none()
-            && w.pause.is_none()
-            && !w.pause_after_turn
-    }
-
-    /// Start of the running turn's part of the current no-progress window, if a turn runs
-    /// and nothing holds the worker (a held worker's stall clock stands still).
-    fn running_segment_start(&self, w: &Worker) -> Option<Timestamp> {
-        if self.held(w) {
-            return None;
-        }
-        let a = w.turn.and_then(|id| self.state.attempts.get(&id))?;
-        if !matches!(a.state, AttemptState::Submitted | AttemptState::Generating) {
-            return None;
-        }
-        Some(a.submitted_at?.max(w.progress.baseline_at))
-    }
-
-    /// Execution time without durable progress, as of now.
-    pub(crate) fn quiet_ms(&self, w: &Worker) -> u64 {
-        w.progress.quiet_ms + self.running_segment_start(w).map_or(0, |start| self.now.ms_since(start))
-    }
-
-    /// Adds the running turn's segment to the quiet time when that turn stops running.
-    pub(crate) fn end_running_segment(&mut self, id: WorkerId) {
-        let Some(w) = self.state.workers.get(&id) else { return };
-        let Some(start) = self.running_segment_start(w) else { return };
-        let elapsed = self.now.ms_since(start);
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        w.progress.quiet_ms += elapsed;
-        w.progress.baseline_at = w.progress.baseline_at.max(self.now);
-        self.touch_worker(id);
-    }
-
-    /// When the time-based stall guard next fires: only while a turn runs, since only
-    /// execution time counts.
-    fn stall_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<Timestamp> {
-        if policy.mode != Mode::Auto || !self.runnable(w) {
-            return None;
-        }
-        let start = self.running_segment_start(w)?;
-        let warn = match w.progress.stall {
-            StallState::Clear => policy.stall_warning_after_no_progress_ms,
-            _ => None,
-        };
-        let pause = policy.stall_pause_after_no_progress_ms;
-        let threshold = [warn, pause].into_iter().flatten().min()?;
-        Some(start.plus_ms(threshold.saturating_sub(w.progress.quiet_ms)))
-    }
-
-    /// When an in-flight command handed to a connected executor is overdue.
-    fn command_overdue_at(&self, w: &Worker) -> Option<Timestamp> {
-        let id = w.in_flight?;
-        let executor = self.volatile.sent.get(&id)?;
-        if !self.volatile.executors.contains_key(executor) {
-            return None;
-        }
-        let a = self.state.attempts.get(&id)?;
-        Some(a.deadline.plus_ms(self.config.command_result_grace_ms))
-    }
-
-    /// When the worker's submitted turn has gone unreported long enough that its
-    /// conversation should be inspected: only while the turn is open (submitted or
-    /// generating) on a binding that is not lost and whose executor is connected.
-    pub(crate) fn inspect_at(&self, w: &Worker) -> Option<Timestamp> {
-        if self.held(w) {
-            return None; // nothing goes to a held worker
-        }
-        let b = w.binding.as_ref().filter(|b| b.status != BindingStatus::Lost)?;
-        if !self.volatile.executors.contains_key(b.executor.as_ref()?) {
-            return None;
-        }
-        let a = self.state.attempts.get(&w.turn?)?;
-        if !matches!(a.state, AttemptState::Submitted | AttemptState::Generating) {
-            return None;
-        }
-        let since = [a.submitted_at, self.volatile.reported_at.get(&w.id).copied()].into_iter().flatten().max()?;
-        Some(since.plus_ms(self.config.inspect_after_ms))
-    }
-
-    /// Recomputes the worker's next deadline and files it in the timer wheel.
-    pub(crate) fn refresh_timer(&mut self, id: WorkerId) {
-        let Some(w) = self.state.workers.get(&id) else {
-            return;
-        };
-        let timer = self.compute_timer(w);
-        self.index.refresh_keys(w, Some(timer));
-    }
-
-    /// The worker's next deadline: the earliest of a deferred continuation, its
-    /// keepalive, its stall thresholds, an overdue command, an inspection and, for a
-    /// run's root, the run's dead-man check.
-    pub(crate) fn compute_timer(&self, w: &Worker) -> Option<Timestamp> {
-        let (policy, _) = self.effective_policy(w);
-        let intent_at = match self.decide(w) {
-            Decision::WaitUntil(at, _) => Some(at),
-            _ => None,
-        };
-        let timers = [
-            intent_at,
-            self.keepalive_at(w, &policy),
-            self.stall_at(w, &policy),
-            self.command_overdue_at(w),
-            self.inspect_at(w),
-            self.dead_man_at(w),
-        ];
-        timers.into_iter().flatten().min()
-    }
-
-    /// Handles every timer due at `now`.
-    pub(crate) fn handle_tick(&mut self) {
-        let now = self.now;
-        self.lift_due_holds();
-        let due = self.index.take_due(now);
-        for id in due {
-            self.on_timer(id);
-            self.refresh_timer(id);
-            debug_assert!(
-                self.index.keys.get(&id).and_then(|k| k.timer).is_none_or(|t| t > now),
-                "timer of {id} did not advance past {now}"
-            );
-        }
-    }
-
-    /// One worker's due timers: overdue command, inspection, keepalive, stall thresholds, intent.
-    fn on_timer(&mut self, id: WorkerId) {
-        // First, so that a root recovered now has its other due timers (a keepalive that
-        // fell due while its conversation was lost) handled in this same tick.
-        self.check_dead_man(id);
-        let now = self.now;
-        let Some(w) = self.state.workers.get(&id) else {
-            return;
-        };
-        if self.inspect_at(w).is_some_and(|t| t <= now) {
-            self.inspect(id);
-        }
-        let w = self.state.workers.get(&id).expect("worker exists");
-        let (policy, _) = self.effective_policy(w);
-        if self.command_overdue_at(w).is_some_and(|t| t <= now) {
-            let attempt = w.in_flight.expect("overdue command has an attempt");
-            self.command_unanswered(attempt);
-        }
-        let w = self.state.workers.get(&id).expect("worker exists");
-        if self.keepalive_at(w, &policy).is_some_and(|t| t <= now) {
-            self.state.workers.get_mut(&id).expect("worker exists").keepalive_fired = true;
-            self.touch_worker(id);
-            self.wake(id, WakeReason::ActiveKeepalive, Origin::Scheduler, IntentPayload::Continue);
-        }
-        let w = self.state.workers.get(&id).expect("worker exists");
-        if self.stall_at(w, &policy).is_some_and(|t| t <= now) {
-            let quiet_ms = self.quiet_ms(w);
-            if policy.stall_pause_after_no_progress_ms.is_some_and(|ms| quiet_ms >= ms) {
-                self.pause_for_stall(id);
-            } else {
-                self.warn_stall(id);
-            }
-        }
-        self.evaluate(id);
-    }
-
-    /// Step 7 / time threshold: pause for stall, keeping the pending intent held.
-    pub(crate) fn pause_for_stall(&mut self, id: WorkerId) {
-        let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.progress.stall == StallState::Paused && w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall) {
-            return;
-        }
-        w.progress.stall = StallState::Paused;
-        w.pause = Some(Pause {
-            reason: PauseReason::Stall,
-            at: now,
-            detail: Some(
-                "No durable progress: continue anyway, pause, open the conversation or stop the worker.".into(),
-            ),
-        });
-        let (run, attempts) = (w.run, w.progress.attempts_without);
-        let quiet_ms = self.quiet_ms(&self.state.workers[&id]);
-        self.touch_worker(id);
-        self.emit(run, Some(id), None, EventKind::ContinuationPausedForStall { attempts, quiet_ms });
-        self.emit(run, Some(id), None, EventKind::WorkerPaused { reason: PauseReason::Stall, after_turn: false });
-        self.block_idle_turn(id);
-    }
-
-    /// Warns once per no-progress period when a threshold is crossed.
-    fn warn_stall(&mut self, id: WorkerId) {
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        if w.progress.stall != StallState::Clear {
-            return;
-        }
-        w.progress.stall = StallState::Warned;
-        let (run, attempts) = (w.run, w.progress.attempts_without);
-        let quiet_ms = self.quiet_ms(&self.state.workers[&id]);
-        self.touch_worker(id);
-        self.emit(run, Some(id), None, EventKind::ContinuationWarning { attempts, quiet_ms });
-    }
-
-    /// Before an automatic dispatch: warn if the attempt threshold is crossed.
-    fn warn_if_stalling(&mut self, id: WorkerId) {
-        let w = self.state.workers.get(&id).expect("worker exists");
-        let (policy, _) = self.effective_policy(w);
-        let scheduler = w.intent.as_ref().is_some_and(|i| i.origin == Origin::Scheduler);
-        if scheduler
-            && policy.stall_warning_after_no_progress_attempts.is_some_and(|n| w.progress.attempts_without >= n)
-        {
-            self.warn_stall(id);
-        }
-    }
-
-    /// A durable progress signal (spec 000 §16.1): resets the no-progress counters.
-    pub(crate) fn record_progress(&mut self, id: WorkerId, cursor: Option<Cursor>) {
-        let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        w.progress.last_at = Some(now);
-        if cursor.is_some() {
-            w.progress.last_cursor = cursor;
-        }
-        w.progress.baseline_at = now;
-        w.progress.quiet_ms = 0;
-        w.progress.attempts_without = 0;
-        w.progress.since_submission = true;
-        if w.progress.stall == StallState::Warned {
-            w.progress.stall = StallState::Clear;
-        }
-        w.last_steering_digest = None;
-        self.touch_worker(id);
-    }
-
-    /// "Continue anyway": acknowledges a stall pause, keeps history, resets the counters.
-    pub(crate) fn acknowledge_stall(&mut self, id: WorkerId) -> bool {
-        let now = self.now;
-        let w = self.state.workers.get_mut(&id).expect("worker exists");
-        let stalled = w.pause.as_ref().is_some_and(|p| p.reason == PauseReason::Stall);
-        if !stalled {
-            return false;
-        }
-        w.pause = None;
-        w.progress.stall = StallState::Clear;
-        w.progress.attempts_without = 0;
-        w.progress.baseline_at = now;
-        w.progress.quiet_ms = 0;
-        let run = w.run;
-        self.touch_worker(id);
-        self.emit(run, Some(id), None, EventKind::ContinuationStallAcknowledged);
-        true
-    }
-}
-
-/// The keepalive jitter draw for one submission: a ChaCha stream seeded from the data
-/// directory's seed, the worker and the submission sequence, so a restart (or a replay)
-/// draws the same value.
-pub(crate) fn keepalive_draw(seed: u64, worker: WorkerId, sequence: u32) -> u64 {
-    let mut key = [0u8; 32];
-    key[..8].copy_from_slice(&seed.to_le_bytes());
-    key[8..16].copy_from_slice(&worker.0.to_le_bytes());
-    key[16..20].copy_from_slice(&sequence.to_le_bytes());
-    ChaCha8Rng::from_seed(key).next_u64()
 }
 
 /// Whether a pending continuation is material corrective steering (bypasses the floor).

@@ -1,0 +1,184 @@
+//! What this process knows of its executors, and deliberately does not persist: which are
+//! connected (and what they run), which in-flight commands went out over their current
+//! connections, which are held by none, which were asked to withdraw, and when each
+//! worker's conversation was last reported on. Lost on restart by design: executors
+//! reconnect, say `hello` again, and their journals say what they hold.
+//!
+//! [`Connections`] owns all of it behind methods that keep it consistent (a command is
+//! sent, or known to be held by nobody, never both; a disconnect orphans what went out
+//! over it) and that remember whose timers the change made stale: the engine recomputes
+//! them when the input finishes.
+
+use crate::ids::*;
+use crate::kind::ExecutorKind;
+use crate::time::Timestamp;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A connected executor, as far as this process knows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ExecutorSession {
+    /// It can steer mid-turn.
+    pub steering: bool,
+    /// The executor kinds it runs (its `hello`'s `capabilities.kinds`): only workers of
+    /// these kinds get commands through it.
+    pub kinds: Vec<ExecutorKind>,
+}
+
+/// An in-flight command handed to an executor over its current connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Sent {
+    executor: ExecutorId,
+    /// The command's worker, whose timer (overdue command) depends on this.
+    worker: WorkerId,
+}
+
+/// Connection state, and the timers its changes made stale.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Connections {
+    executors: BTreeMap<ExecutorId, ExecutorSession>,
+    /// In-flight commands already handed to an executor over its current connection.
+    sent: BTreeMap<AttemptId, Sent>,
+    /// In-flight commands known to be held by no executor (dispatched by this process
+    /// and never handed over, or absent from the target executor's journal).
+    never_sent: BTreeSet<AttemptId>,
+    /// In-flight commands whose withdrawal was already requested.
+    cancel_requested: BTreeSet<AttemptId>,
+    /// When the executor holding each worker's binding last reported on it (or was asked
+    /// to inspect it): the inspect timer counts from here. Empty after a restart, so a
+    /// long-silent turn is inspected soon after the executor says hello again.
+    reported_at: BTreeMap<WorkerId, Timestamp>,
+    /// Workers whose timer a change made stale, in no order, maybe repeated.
+    stale: Vec<WorkerId>,
+    /// Executors that connected or went away in this input: the timers of the workers
+    /// bound to them are stale (mid-turn steering, overdue commands, inspections).
+    changed: Vec<ExecutorId>,
+}
+
+impl Connections {
+    // ----- executors -----
+
+    /// An executor said hello: what went out over its previous connection is unknown
+    /// until its journal says.
+    pub fn connect(&mut self, executor: ExecutorId, session: ExecutorSession) {
+        self.executors.insert(executor.clone(), session);
+        self.sent.retain(|_, s| s.executor != executor);
+        self.changed.push(executor);
+    }
+
+    /// An executor's connection ended: the commands handed to it are orphaned (to be
+    /// reconciled on its next hello).
+    pub fn disconnect(&mut self, executor: &ExecutorId) {
+        self.executors.remove(executor);
+        self.changed.push(executor.clone());
+        let orphaned: Vec<AttemptId> =
+            self.sent.iter().filter(|(_, s)| s.executor == *executor).map(|(a, _)| *a).collect();
+        for attempt in orphaned {
+            if let Some(s) = self.sent.remove(&attempt) {
+                self.stale.push(s.worker);
+            }
+            self.cancel_requested.remove(&attempt);
+        }
+    }
+
+    /// Whether the executor is connected.
+    pub fn is_connected(&self, executor: &ExecutorId) -> bool {
+        self.executors.contains_key(executor)
+    }
+
+    /// The connected executors, in id order.
+    pub fn connected(&self) -> impl Iterator<Item = &ExecutorId> + Clone {
+        self.executors.keys()
+    }
+
+    /// Whether the executor is connected and runs workers of this kind.
+    pub fn runs_kind(&self, executor: &ExecutorId, kind: ExecutorKind) -> bool {
+        self.executors.get(executor).is_some_and(|s| s.kinds.contains(&kind))
+    }
+
+    /// Whether the executor is connected and can steer mid-turn.
+    pub fn can_steer(&self, executor: &ExecutorId) -> bool {
+        self.executors.get(executor).is_some_and(|s| s.steering)
+    }
+
+    // ----- in-flight commands -----
+
+    /// A command was just handed to `executor` (its timer counts from now).
+    pub fn sent(&mut self, attempt: AttemptId, executor: ExecutorId, worker: WorkerId) {
+        self.sent.insert(attempt, Sent { executor, worker });
+        self.never_sent.remove(&attempt);
+        self.stale.push(worker);
+    }
+
+    /// A reconnecting executor's journal shows it holds the command (queued, or being
+    /// submitted): its result will follow.
+    pub fn held_by(&mut self, attempt: AttemptId, executor: ExecutorId, worker: WorkerId) {
+        self.sent.insert(attempt, Sent { executor, worker });
+        self.stale.push(worker);
+    }
+
+    /// The executor accepted the command. (Its timer is left as it is, as before this
+    /// owner existed: the command was handed over, and its timer filed, when it was sent.)
+    pub fn accepted(&mut self, attempt: AttemptId, executor: ExecutorId, worker: WorkerId) {
+        self.sent.insert(attempt, Sent { executor, worker });
+    }
+
+    /// The executor answered for the command (submitted, or failed).
+    pub fn answered(&mut self, attempt: AttemptId) {
+        self.sent.remove(&attempt);
+    }
+
+    /// The executor that holds the command over its current connection, if any.
+    pub fn sent_to(&self, attempt: AttemptId) -> Option<&ExecutorId> {
+        self.sent.get(&attempt).map(|s| &s.executor)
+    }
+
+    /// The command is held by no executor (just dispatched, or absent from the journal
+    /// of the executor it is meant for).
+    pub fn never_sent(&mut self, attempt: AttemptId) {
+        self.never_sent.insert(attempt);
+    }
+
+    /// Whether the command is known to be held by no executor.
+    pub fn is_never_sent(&self, attempt: AttemptId) -> bool {
+        self.never_sent.contains(&attempt)
+    }
+
+    /// Forgets that the command is held by nobody; whether it was.
+    pub fn take_never_sent(&mut self, attempt: AttemptId) -> bool {
+        self.never_sent.remove(&attempt)
+    }
+
+    /// Records a withdrawal request; `false` if one was already requested.
+    pub fn request_cancel(&mut self, attempt: AttemptId) -> bool {
+        self.cancel_requested.insert(attempt)
+    }
+
+    /// The command's attempt closed: nothing about it is in flight any more.
+    pub fn closed(&mut self, attempt: AttemptId) {
+        self.sent.remove(&attempt);
+        self.never_sent.remove(&attempt);
+        self.cancel_requested.remove(&attempt);
+    }
+
+    // ----- reports -----
+
+    /// The executor holding the worker's binding reported on it (or was asked to look).
+    pub fn reported(&mut self, worker: WorkerId, at: Timestamp) {
+        self.reported_at.insert(worker, at);
+        self.stale.push(worker);
+    }
+
+    /// When the worker's conversation was last reported on, since this process started.
+    pub fn reported_at(&self, worker: WorkerId) -> Option<Timestamp> {
+        self.reported_at.get(&worker).copied()
+    }
+
+    // ----- timers -----
+
+    /// Moves the workers whose timers went stale into `into`, and returns the executors
+    /// that connected or went away (the timers of the workers bound to them are stale too).
+    pub fn drain_stale(&mut self, into: &mut Vec<WorkerId>) -> std::vec::Drain<'_, ExecutorId> {
+        into.append(&mut self.stale);
+        self.changed.drain(..)
+    }
+}
