@@ -3,10 +3,16 @@
 // `{state: unknown|ready|generating|idle|awaiting_approval|error|closed, errorKind?, untilMs?, detail?, block?}`.
 // The first matching rule wins: what stops the whole account (a challenge, a lock) beats
 // what stops one conversation, and an error in the latest turn beats a stale stop control.
+// Submitting is allowed only on a state recognized as safe (idle, ready, an error card the
+// engine answers with a fresh prompt): a page holding something the adapter cannot name
+// (facts.unrecognized) is `unknown` with that reason, whatever else it shows.
 
 import { isConversationUrl } from './urls.js';
 
-/** The facts of a page with nothing known yet (before the content script's first report). */
+/**
+ * The facts of a page with nothing known yet (before the content script's first report), or
+ * a page between two known states: `unknown` without a reason, never published.
+ */
 export const UNKNOWN = Object.freeze({ state: 'unknown' });
 
 /** The page's failure notices (facts.error.kind) by the protocol error kind they report. */
@@ -44,6 +50,8 @@ export const DETAIL_CHARS_MAX = 200;
  * | conversationFull                                             | error conversation_full             |
  * | usageLimit                                                   | error usage_limit, untilMs?, detail |
  * | "Connection interrupted" while a stop control shows          | generating (the page polls for the answer) |
+ * | something in the latest turn or around the composer the adapter cannot name, settled | unknown, detail = what and where |
+ * | ... still settling (content.js: it may be gone at the next mutation) | unknown                  |
  * | an error card in the latest turn                             | error delivery_timeout/app_unavailable/generic, detail |
  * | no composer, or the page lacks what the adapter reads        | error host_ui_changed, detail = what is missing |
  * | a stop control                                               | generating                          |
@@ -71,6 +79,7 @@ export function classify(facts) {
   // The connection dropped mid-answer and the page waits for the rest, Stop still offered: a
   // turn still running, not a failed one (live capture of 2026-10-07, SOURCES.md).
   if (facts.error?.kind === 'connection_interrupted' && facts.stopButton) return { state: 'generating' };
+  if (facts.unrecognized) return facts.unrecognized.settling ? UNKNOWN : unrecognizedState(facts.unrecognized);
   if (facts.error) return errorState(PAGE_ERROR_KINDS[facts.error.kind] ?? 'generic', { detail: facts.error.text });
   const missing = facts.missing ?? [];
   if (!facts.composer || missing.length > 0) {
@@ -82,6 +91,15 @@ export function classify(facts) {
   }
   if (facts.userTurns === 0 && facts.assistantTurns === 0 && !isConversationUrl(facts.url ?? '')) return { state: 'ready' };
   return UNKNOWN;
+}
+
+/** The words of a page the adapter does not recognize: what it found, and where. */
+export function unrecognizedDetail(unrecognized) {
+  return `Page not recognized: ${unrecognized.what} in the ${unrecognized.where}`.slice(0, DETAIL_CHARS_MAX);
+}
+
+function unrecognizedState(unrecognized) {
+  return { state: 'unknown', detail: unrecognizedDetail(unrecognized) };
 }
 
 /** The approval card's state: the app's name (or, in an unknown language, the card's title) as `detail`. */

@@ -1,13 +1,15 @@
-// ChatGPT's page as the content adapter sees it: every selector the extension relies on and
-// the read-only functions that turn a document into the `facts` object of extension/README.md
-// (the composer and its controls, error cards, notices, dialogs, log-in and challenge marks,
-// and whether a submission may proceed). Structure first (test ids, roles, the Retry control,
-// a turn's position), text second (page-texts.js, every UI language it knows). The turn list
-// is read by turns.js; page-wide notices are read outside it, so reading costs the same on a
-// 400-turn page as on a 4-turn one. Classic content script, loaded after page-texts.js and
-// turns.js, apps.js and page-watch.js (which keeps its page-wide reads between mutations)
-// and before content.js into the same isolated world: it defines globalThis.OrcSelectors
-// and touches nothing on the page.
+// ChatGPT's page as the content adapter sees it: the selectors not kept by the other readers
+// and the read-only functions that turn a document into the `facts` object of
+// extension/README.md (error cards, notices, dialogs, log-in and challenge marks, what the
+// adapter cannot name, and whether a submission may proceed). Structure first (test ids,
+// roles, the Retry control, a turn's position), text second (page-texts.js, every UI language
+// it knows). The turn list is read by turns.js, the composer by composer.js, the approval card
+// and the pill by apps.js, the allow-list by vocabulary.js; page-wide notices are read outside
+// the turn list, so reading costs the same on a 400-turn page as on a 4-turn one. Classic
+// content script, loaded after page-texts.js, page-watch.js (which keeps its page-wide reads
+// between mutations), turns.js, apps.js, composer.js and vocabulary.js and before content.js
+// into the same isolated world: it defines globalThis.OrcSelectors and touches nothing on the
+// page.
 (() => {
   'use strict';
 
@@ -15,55 +17,30 @@
   const TURNS = globalThis.OrcTurns;
   const APPS = globalThis.OrcApps;
   const WATCH = globalThis.OrcPageWatch;
+  const COMPOSER = globalThis.OrcComposer;
+  const VOCABULARY = globalThis.OrcVocabulary;
   const { normalizeText, isWhitespace } = TEXTS;
   const { PROFILES, locateTurns, recentTurns, countTurns, countUserTurnsContaining, hasActionBar, areaOf, assistantTail, layoutOf } = TURNS;
+  const {
+    isVisible, label, isEnabled, findComposer, composerText, isComposerEditable, findSendButton, findStopControl, dockOf, draftOf,
+  } = COMPOSER;
 
   const SELECTORS = Object.freeze({
     ...TURNS.SELECTORS,
-    // What must be present on any page the adapter types into.
-    composer: [
-      '#prompt-textarea',
-      '[data-testid="prompt-textarea"]',
-      'form[data-chatgpt-composer] [data-composer-markdown][contenteditable="true"]',
-      '[contenteditable="true"][data-lexical-editor="true"]',
-      '.ProseMirror[contenteditable="true"]',
-      'form [contenteditable][role="textbox"]',
-      // The app shell's editor, in a form or in a bare [data-composer-body] (October 2026).
-      '[data-composer-markdown][contenteditable="true"]',
-      'form textarea',
-    ],
-    // Looked for after typing: an empty composer's submit slot holds a voice button instead.
-    // The app shell's Send has no test id: the form's submit button, or a button labelled Send.
-    send: [
-      'button[data-testid="send-button"]',
-      'button[data-composer-submit]',
-      'button#composer-submit-button',
-      'button[data-testid="composer-submit-button"]',
-      'form button[type="submit"]',
-      'button[aria-label]',
-    ],
-    stop: [
-      'button[data-testid="stop-button"]',
-      'button[data-testid="composer-stop-button"]',
-      'button[data-stop-generating]',
-      'button#composer-submit-button',
-      'button[data-composer-submit]',
-      'button[aria-label]',
-      'button:has(svg path[d^="M4.5 5.75C4.5 5.05964 5.05964 4.5 5.75 4.5H14.25"])',
-    ],
-    // The app shell's Stop glyph, a rounded square (its label is localized, it has no test id).
-    stopGlyph: 'svg path[d^="M4.5 5.75C4.5 5.05964 5.05964 4.5 5.75 4.5H14.25"]',
-    voice: ['[data-testid^="composer-speech-button"]', '[data-testid*="voice"]'],
+    ...COMPOSER.SELECTORS,
     // Structural error markers inside a turn: any non-empty text there is an error card.
     errorCard: ['[class*="text-token-text-error"]', '[data-testid*="error-message"]'],
     errorRegion: ['[role="alert"]', '[aria-live="assertive"]'],
-    // Listed only so the adapter can recognise, and never click, ChatGPT's Retry control.
-    retry: 'button[data-testid="regenerate-thread-error-button"]',
+    // Listed only so the adapter can recognise, and never click, ChatGPT's Retry control (the
+    // signed-in layouts' test id, the transcript layout's mark).
+    retry: 'button[data-testid="regenerate-thread-error-button"], button[data-conversation-recovery-retry]',
     // Modal dialogs, and the tool-approval card (inline, no role; apps.js tells it apart): the
     // adapter reads them and never dismisses or answers one.
     dialog: '[role="dialog"], [role="alertdialog"], dialog[open], [data-testid="tool-approval-card"]',
     dialogHeading: 'h1, h2, h3, h4, [data-testid*="title"], [id*="title"]',
     login: ['[data-testid="login-button"]', 'button[data-login-button]', '#modal-no-auth-login', 'a[href*="/auth/login"]'],
+    // The logged-out page marks itself (transcript-2026-10, the "wm-app" shell; SOURCES.md).
+    loggedOut: '[data-logged-out]',
     // Shown only to a signed-in person: with one, a log-in button proves nothing. The chat
     // history in the sidebar lists the person's own conversations.
     signedIn: ['[data-testid="accounts-profile-button"]', '[data-testid="profile-button"]', 'nav a[href*="/c/"]'],
@@ -85,111 +62,6 @@
   const LIMITS = Object.freeze({ ...TURNS.LIMITS, errorTextCharsMax: 200, noticeCharsMax: 300 });
   // A notice drawn as a `.markdown` block holds at most this many elements.
   const NOTICE_ELEMENTS_MAX = 8;
-
-  function isVisible(element) {
-    return element.isConnected && (typeof element.checkVisibility !== 'function' || element.checkVisibility());
-  }
-
-  // The first element matching one of `selectorList` (in its order) that is visible and
-  // accepted. The first match is usually the one: only past it are all matches listed.
-  function firstVisible(root, selectorList, accept = null) {
-    for (let s = 0; s < selectorList.length; s += 1) {
-      const selector = selectorList[s];
-      const first = root.querySelector(selector);
-      if (first === null) continue;
-      if (isVisible(first) && (accept === null || accept(first))) return first;
-      const all = root.querySelectorAll(selector);
-      for (let i = 1; i < all.length; i += 1) {
-        if (isVisible(all[i]) && (accept === null || accept(all[i]))) return all[i];
-      }
-    }
-    return null;
-  }
-
-  function label(element) {
-    return normalizeText(element.getAttribute('aria-label') || element.getAttribute('title') || element.textContent || '');
-  }
-
-  function isEnabled(button) {
-    return !button.disabled && button.getAttribute('aria-disabled') !== 'true';
-  }
-
-  // ---- The composer and its controls (inside the composer's form: a small subtree) ----
-
-  function findComposer(doc) {
-    const byId = doc.getElementById('prompt-textarea');
-    if (byId !== null && isVisible(byId) && isTextInput(byId)) return byId;
-    const { forms } = doc;
-    for (let i = 0; i < forms.length; i += 1) {
-      const found = firstVisible(forms[i], SELECTORS.composer, isTextInput);
-      if (found !== null) return found;
-    }
-    return firstVisible(doc, SELECTORS.composer, isTextInput);
-  }
-
-  // A text field, editable now or not (a page may lock it for a moment; readinessToType
-  // checks that it is editable before typing).
-  function isTextInput(element) {
-    return element.tagName === 'TEXTAREA' || element.hasAttribute('contenteditable');
-  }
-
-  // The controls next to the composer: its form, or the document when it has none.
-  function controlsRoot(doc, composer) {
-    return composer?.closest('form') ?? doc;
-  }
-
-  function composerText(composer) {
-    const text = APPS.draftText(composer);
-    return (text || '').trim();
-  }
-
-  function isComposerEditable(composer) {
-    if (composer.tagName === 'TEXTAREA') return !composer.disabled && !composer.readOnly;
-    return composer.isContentEditable ?? composer.getAttribute('contenteditable') === 'true';
-  }
-
-  // Stop: by its test id, its mark, its label in a language the adapter reads (not a dictation
-  // or voice control's "Stop ..."), or the app shell's glyph. The submit slot keeps a send test
-  // id while it shows Stop (Bloom++ notes), so such a test id does not rule a label out.
-  function isStopControl(element) {
-    const testId = element.getAttribute('data-testid') ?? '';
-    if (/(?:^|-)stop(?:-|$)/.test(testId) || element.hasAttribute('data-stop-generating')) return true;
-    if (testId !== '' && !/send|submit/.test(testId)) return false;
-    const ariaLabel = element.getAttribute('aria-label') || '';
-    return (TEXTS.matchesAny('stopLabel', ariaLabel) && !TEXTS.matchesAny('notStopLabel', ariaLabel))
-      || element.querySelector(SELECTORS.stopGlyph) !== null;
-  }
-
-  // The voice-mode button that holds the submit slot of an empty composer: by test id where
-  // it has one, else by its label (2026 pages: "Start Voice", no test id).
-  function isVoiceControl(element) {
-    return element.closest(SCAN.voice) !== null || TEXTS.matchesAny('voiceLabel', normalizeText(element.getAttribute('aria-label') ?? ''));
-  }
-
-  function isRetryControl(element) {
-    return element.matches(SELECTORS.retry) || TEXTS.matchesAny('retryLabel', label(element));
-  }
-
-  // A send button is never the Stop, Retry or voice control. It is the submit slot (a send or
-  // submit test id, its id or mark, a form's submit button) or a button labelled Send.
-  function isSendControl(element) {
-    if (isStopControl(element) || isRetryControl(element) || isVoiceControl(element)) return false;
-    const testId = element.getAttribute('data-testid');
-    if (testId !== null) return /send|submit/.test(testId);
-    return element.id === 'composer-submit-button' || element.hasAttribute('data-composer-submit')
-      || (element.getAttribute('type') === 'submit' && element.closest('form') !== null)
-      || TEXTS.matchesAny('sendLabel', label(element));
-  }
-
-  function findSendButton(doc, composer = findComposer(doc)) {
-    return firstVisible(controlsRoot(doc, composer), SELECTORS.send, isSendControl);
-  }
-
-  function findStopControl(doc, composer = findComposer(doc)) {
-    const root = controlsRoot(doc, composer);
-    return firstVisible(root, SELECTORS.stop, isStopControl)
-      ?? (root === doc ? null : WATCH.queryDocument(doc, SELECTORS.stop[0]).find(isVisible) ?? null);
-  }
 
   // ---- Notices: the short texts the page itself shows ----
 
@@ -328,14 +200,17 @@
 
   // The error card of the latest turn, if any. In order: a Retry control (the structure
   // says "this turn failed" in every language; the text only says which failure), an
-  // element the page styles as an error, a live region whose text names an error, and a
-  // short notice that is the whole of the turn's text (the page draws some notices inside
-  // the same `.markdown` block as a reply, so only a notice that is the entire block counts:
-  // a reply that merely quotes one is not an error). `turnNotices`: notices(turnElement), when
-  // the caller read them already; `marks`: the turn's marks (marksOf). Lists are built only
-  // for what the turn holds: this runs on every read, mostly of a turn with no error.
-  function turnError(turnElement, turnNotices = notices(turnElement), marks = marksOf(turnElement)) {
-    const retry = retryControlOf(turnElement, marks);
+  // element the page styles as an error, an alert (whatever its words: an alert in the latest
+  // turn that is not an approval card's is an error card, generic when its words are not
+  // known), a live region whose text names an error, and a short notice that is the whole of
+  // the turn's text (the page draws some notices inside the same `.markdown` block as a
+  // reply, so only a notice that is the entire block counts: a reply that merely quotes one
+  // is not an error). `turnNotices`: notices(turnElement), when the caller read them already;
+  // `marks`: the turn's marks (marksOf); `approvalCard`: the approval card found (its alert is
+  // its title, no error). Lists are built only for what the turn holds: this runs on every
+  // read, mostly of a turn with no error.
+  function turnError(turnElement, turnNotices = notices(turnElement), marks = marksOf(turnElement), approvalCard = null) {
+    const retry = retryControlOf(turnElement, marks, approvalCard);
     if (retry !== null) return failedTurnError(turnElement, retry, turnNotices, marks);
     for (let i = nextMark(marks, SCAN.errorCard, 0); i !== -1; i = nextMark(marks, SCAN.errorCard, i + 1)) {
       const text = cardText(marks[i]);
@@ -344,7 +219,9 @@
     for (let i = nextMark(marks, SCAN.errorRegion, 0); i !== -1; i = nextMark(marks, SCAN.errorRegion, i + 1)) {
       const text = cardText(marks[i]);
       const kind = errorKindOf(text);
-      if (isReportable(text) && kind !== null) return describeError(kind, text, false);
+      if (!isReportable(text)) continue;
+      if (kind !== null) return describeError(kind, text, false);
+      if (isAlertCard(marks[i], approvalCard)) return describeError('generic', text, false);
     }
     for (let i = 0; i < turnNotices.length; i += 1) {
       const kind = errorKindOf(turnNotices[i]);
@@ -360,6 +237,19 @@
     }
     return null;
   }
+
+  // An alert of the page's own in the latest turn: `role="alert"`, not inside text people or
+  // the model wrote, not part of the approval card, with no form or field and at most
+  // ERROR_CARD_BUTTONS_MAX buttons (Retry and one more).
+  function isAlertCard(element, approvalCard) {
+    return element.matches(ALERT) && (approvalCard === null || !approvalCard.contains(element))
+      && element.closest(SELECTORS.authoredText) === null && element.querySelector(FIELDS) === null
+      && element.getElementsByTagName('button').length <= ERROR_CARD_BUTTONS_MAX;
+  }
+
+  const ALERT = '[role="alert"]';
+  const FIELDS = 'form, input:not([type="hidden"]), select, textarea, iframe';
+  const ERROR_CARD_BUTTONS_MAX = 2;
 
   // A turn with a Retry control failed: the first text near it, among its notices or as its
   // `.markdown` block, that names a failure says which.
@@ -383,16 +273,38 @@
   // A turn's status buttons (the reasoning header "Thinking failed" is one), outside its action bar.
   const STATUS_BUTTONS = '[data-streaming-response-status] button, button[aria-expanded]';
 
-  // The turn's Retry control: by test id, or by its label in a turn without an action bar (a
-  // finished answer's action bar may offer a retry of its own, which does not say the turn failed).
-  function retryControlOf(turnElement, marks) {
+  // The turn's Retry control, in a turn without an action bar (a finished answer's action bar
+  // may offer a retry of its own, which does not say the turn failed) unless it carries a
+  // Retry mark: by its test id or mark; by its place, the one button of an error card (an
+  // error-styled block, an alert, a recovery block) or the button right after one; by its
+  // label in a language the adapter reads.
+  function retryControlOf(turnElement, marks, approvalCard) {
     const first = nextMark(marks, 'button', 0);
     if (first === -1) return null;
-    const byLabel = !hasActionBar(turnElement, marks);
-    for (let i = first; i !== -1; i = nextMark(marks, 'button', i + 1)) {
-      if (marks[i].matches(SELECTORS.retry) || (byLabel && TEXTS.matchesAny('retryLabel', label(marks[i])))) return marks[i];
+    for (let i = first; i !== -1; i = nextMark(marks, 'button', i + 1)) if (marks[i].matches(SELECTORS.retry)) return marks[i];
+    if (hasActionBar(turnElement, marks)) return null;
+    for (let i = nextMark(marks, RETRY_CARDS, 0); i !== -1; i = nextMark(marks, RETRY_CARDS, i + 1)) {
+      const retry = retryOfCard(marks[i], approvalCard);
+      if (retry !== null) return retry;
     }
+    for (let i = first; i !== -1; i = nextMark(marks, 'button', i + 1)) if (TEXTS.matchesAny('retryLabel', label(marks[i]))) return marks[i];
     return null;
+  }
+
+  // The Retry of an error card: its only button, or the one button right after it; null for
+  // a card with fields, with more buttons, inside the approval card or in authored text, or
+  // saying what is no failure of the turn (the maximum length).
+  function retryOfCard(card, approvalCard) {
+    if ((approvalCard !== null && approvalCard.contains(card)) || card.closest(SELECTORS.authoredText) !== null) return null;
+    if (card.querySelector(FIELDS) !== null || !isReportable(cardText(card))) return null;
+    const inside = card.getElementsByTagName('button');
+    if (inside.length === 1) return inside[0];
+    if (inside.length > 1) return null;
+    const next = card.nextElementSibling;
+    if (next === null) return null;
+    if (next.tagName === 'BUTTON') return next;
+    const held = next.getElementsByTagName('button');
+    return held.length === 1 && next.childElementCount === 1 ? held[0] : null;
   }
 
   // The text of a turn's only `.markdown` block (among its `marks`), when it is short enough
@@ -464,22 +376,27 @@
     challenge: SELECTORS.challenge.join(', '),
     errorCard: SELECTORS.errorCard.join(', '),
     errorRegion: SELECTORS.errorRegion.join(', '),
-    voice: SELECTORS.voice.join(', '),
+    loggedOut: SELECTORS.loggedOut,
   });
 
-  // Every kind of element marksOf lists.
-  const TURN_MARKS = ['button', SCAN.errorCard, SCAN.errorRegion, SCAN.dialog, SELECTORS.assistantText, ...SELECTORS.actionBar].join(', ');
+  // Every kind of element marksOf lists (the allow-list's marks among them: vocabulary.js).
+  const TURN_MARKS = [SCAN.errorCard, SCAN.errorRegion, SCAN.dialog, SELECTORS.assistantText, ...SELECTORS.actionBar, VOCABULARY.SELECTORS.marks].join(', ');
+
+  // The blocks a failed turn's card is drawn as.
+  const RETRY_CARDS = `${SCAN.errorCard}, ${ALERT}, [data-conversation-recovery]`;
 
   // One pass over the page outside its turn list (whose length grows with the conversation):
-  // the page's own notices (`texts`), its dialogs, and the marks of a log-in, a signed-in
-  // person and a challenge. The sidebar and other authored text are not read, except whether
-  // the sidebar lists the person's own chats. The latest turn's area (turns.js areaOf: an
-  // app-shell exchange, else the turn) is read too (it may hold a card): `latest`,
-  // `latestNotices` and `latestMarks` (marksOf the area) say which turn and what it shows.
-  // The lists may be shared with page-watch.js's kept pass: read them, never change them.
+  // the page's own notices (`texts`), its dialogs, and the marks of a log-in, of a logged-out
+  // page, of a signed-in person and of a challenge. The sidebar and other authored text are
+  // not read, except whether the sidebar lists the person's own chats. The latest turn's area
+  // (turns.js areaOf: an app-shell exchange, else the turn) is read too (it may hold a card):
+  // `latest`, `latestNotices` and `latestMarks` (marksOf the area) say which turn and what it
+  // shows, `trailing` the rows after its row (a card drawn as a row of its own). The lists may
+  // be shared with page-watch.js's kept pass: read them, never change them.
   function scanPage(doc) {
     const found = {
-      texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, signedIn: false, challenge: false, latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS,
+      texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, loggedOut: false, signedIn: false, challenge: false,
+      latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS, trailing: NO_ELEMENTS,
     };
     if (doc.body === null) return found;
     const where = locateTurns(doc);
@@ -487,6 +404,7 @@
     found.texts = outside.aroundTurns ? noticeTexts(outside.holders) : outside.texts;
     found.dialogs = outside.dialogs;
     found.login = outside.login.some(isVisible);
+    found.loggedOut = outside.loggedOut;
     found.signedIn = outside.signedIn;
     found.challenge = outside.challenge;
     const latest = where?.container ? recentTurns(doc).latest : null;
@@ -495,12 +413,20 @@
       found.latest = latest;
       found.latestNotices = notices(area);
       found.latestMarks = marksOf(area);
-      // The tool-approval card stands inline, inside the latest turn.
-      for (let i = nextMark(found.latestMarks, SCAN.dialog, 0); i !== -1; i = nextMark(found.latestMarks, SCAN.dialog, i + 1)) {
-        found.dialogs = [...found.dialogs, found.latestMarks[i]];
-      }
+      found.trailing = rowsAfter(area, where.container);
     }
     return found;
+  }
+
+  // The rows of the turn list after the one holding `area` (at most
+  // VOCABULARY.LIMITS.trailingRowsMax), usually none: shared when empty.
+  function rowsAfter(area, container) {
+    let row = area;
+    while (row.parentElement !== null && row.parentElement !== container) row = row.parentElement;
+    if (row.parentElement !== container || row.nextElementSibling === null) return NO_ELEMENTS;
+    const rows = [];
+    for (let next = row.nextElementSibling; next !== null && rows.length < VOCABULARY.LIMITS.trailingRowsMax; next = next.nextElementSibling) rows.push(next);
+    return rows;
   }
 
   // The first of the page's notices (outside the turn list, then the latest turn's) that
@@ -515,12 +441,12 @@
   }
 
   // The pass outside the turn list (page-watch.js keeps it until the page changes outside
-  // the list): {holders, texts, aroundTurns, dialogs, login, signedIn, challenge}. It reads
+  // the list): {holders, texts, aroundTurns, dialogs, login, loggedOut, signedIn, challenge}. It reads
   // only the DOM; scanPage reads what a mutation cannot say on every call: whether a log-in
   // control is visible (styles), and, when a notice holder contains the turn list, every
   // holder's text.
   function walkOutside(doc, container) {
-    const scan = { holders: [], texts: [], aroundTurns: false, dialogs: [], login: [], signedIn: false, challenge: false };
+    const scan = { holders: [], texts: [], aroundTurns: false, dialogs: [], login: [], loggedOut: false, signedIn: false, challenge: false };
     const holders = new Set();
     const reject = (element) => {
       if (element === container) return true;
@@ -528,6 +454,7 @@
       if (element.matches(SCAN.challenge)) scan.challenge = true;
       if (element.matches(SCAN.dialog)) scan.dialogs.push(element);
       if (element.matches(SCAN.login)) scan.login.push(element);
+      if (!scan.loggedOut && element.matches(SCAN.loggedOut)) scan.loggedOut = true;
       if (!scan.signedIn && element.matches(SCAN.signedIn)) scan.signedIn = true;
       if (element.tagName === 'NAV' || element.tagName === 'ASIDE') {
         if (element.querySelector('a[href*="/c/"]') !== null) scan.signedIn = true;
@@ -578,6 +505,8 @@
       suspiciousActivity: null,
       dialog: null,
       approval: null,
+      composerDraft: null,
+      unrecognized: null,
       missing: NOTHING_MISSING,
     };
   }
@@ -609,6 +538,33 @@
   }
 
   const CONVERSATION_PATH = /\/u?c\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/;
+  // Where ChatGPT keeps the conversations of a visitor who is not logged in.
+  const LOGGED_OUT_PATH = /\/uc\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/;
+
+  /**
+   * Logged out: a log-in sheet; the logged-out page's own mark or address (`[data-logged-out]`,
+   * `/uc/<id>`); or a log-in control with nothing only a signed-in person sees (a log-in
+   * button can show on a signed-in page too), except on a conversation's address whose turns
+   * are still loading (that page is read once they show, or fails closed when they never do).
+   * A logged-out page is never typed into for managed work: ChatGPT offers it no apps, so a
+   * worker there could never call the orchestrator's tools, and the conversation is not the
+   * person's.
+   */
+  function isLoggedOut(doc, scan, dialog, userTurns) {
+    if (dialog?.kind === 'login' || scan.loggedOut || LOGGED_OUT_PATH.test(doc.location?.pathname ?? '')) return true;
+    return scan.login && !scan.signedIn && !(userTurns === 0 && onConversationPath(doc));
+  }
+
+  /**
+   * What in the latest turn (its area, `marks`, the rows after it) or around the composer the
+   * adapter cannot name (vocabulary.js): `{where, element, what}`, or null. `turnList`: the
+   * turn list's element, where the composer's dock stops.
+   */
+  function unrecognizedOf(composer, latestArea, marks, trailing, approvalCard, turnList) {
+    const inTurn = latestArea === null ? null : VOCABULARY.unrecognizedInTurn(latestArea, marks, trailing, approvalCard);
+    if (inTurn !== null || composer === null) return inTurn;
+    return VOCABULARY.unrecognizedAroundComposer(composer, dockOf(composer, turnList), approvalCard);
+  }
 
   // A usage-limit notice: its text (a banner's heading and sentence together) and when it
   // says the limit lifts (the first of its lines that names a time), read at `now` (a Date;
@@ -621,12 +577,14 @@
   }
 
   // The facts of extension/README.md, read at the page's wall-clock time `now` (a Date, the
-  // clock when null; it turns a usage notice's "after 4:04 PM" into a time). The assistant
-  // tail is reported only once the latest assistant turn is done (its action bar shows): a
-  // streaming tail is not state, and reporting it would turn every rendered token into a
-  // message. This runs after every burst of mutations: it builds the facts object and what
-  // the page shows, and otherwise no lists or closures (every one is garbage).
-  function computeFacts(doc, now = null) {
+  // clock when null; it turns a usage notice's "after 4:04 PM" into a time). `ownApp`: the
+  // name of the app this extension chooses in the composer (its pill is no draft), null when
+  // not known. The assistant tail is reported only once the latest assistant turn is done
+  // (its action bar shows): a streaming tail is not state, and reporting it would turn every
+  // rendered token into a message. This runs after every burst of mutations: it builds the
+  // facts object and what the page shows, and otherwise no lists or closures (every one is
+  // garbage).
+  function computeFacts(doc, now = null, { ownApp = null } = {}) {
     const facts = emptyFacts(String(doc.location?.href ?? ''));
     if (doc.body === null) return facts;
     const composer = findComposer(doc);
@@ -634,13 +592,15 @@
     const { latest, latestRole, lastAssistant } = recentTurns(doc);
     const counts = countTurns(doc);
     const scan = scanPage(doc);
-    facts.approval = APPS.approvalOf(doc, scan.dialogs);
+    const approvalCard = APPS.findApprovalCard(doc, scan.dialogs);
+    facts.approval = approvalCard === null ? null : APPS.describeApproval(approvalCard);
     const dialog = openDialog(doc, scan.dialogs);
     facts.loaded = doc.readyState === 'complete';
     facts.layout = layoutOf(doc);
     facts.composer = composer !== null;
     facts.composerEditable = composer !== null && isComposerEditable(composer);
     facts.composerText = composer !== null && composerText(composer) !== '';
+    facts.composerDraft = composer === null ? null : draftOf(composer, { ownApp });
     facts.sendButton = send !== null;
     facts.sendEnabled = send !== null && isEnabled(send);
     facts.stopButton = findStopControl(doc, composer) !== null;
@@ -650,27 +610,25 @@
     // What the latest turn shows is read in its area (an app-shell answer's exchange, or a
     // prompt's exchange while its answer has not appeared), the turn itself elsewhere.
     const latestArea = latest === null ? null : areaOf(latest);
-    const latestMarks = latest === null ? NO_ELEMENTS : scan.latest === latest ? scan.latestMarks : marksOf(latestArea);
+    const scanned = scan.latest === latest;
+    const latestMarks = latest === null ? NO_ELEMENTS : scanned ? scan.latestMarks : marksOf(latestArea);
     facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant, lastAssistant === latest ? latestMarks : null);
     facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant, latestMarks) : '';
     const pageFailure = noticeNaming(scan, 'subscriptionFailed');
-    facts.error = (latest === null ? null : turnError(latestArea, scan.latest === latest ? scan.latestNotices : notices(latestArea), latestMarks))
+    facts.error = (latest === null ? null : turnError(latestArea, scanned ? scan.latestNotices : notices(latestArea), latestMarks, approvalCard))
       ?? (pageFailure === null ? null : describeError('subscription_failed', pageFailure, false));
     facts.conversationFull = isConversationFull(doc, scan, latest);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null
       || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || noticeNaming(scan, 'challenge') !== null;
-    // Logged out: a log-in sheet, or a log-in control with nothing that only a signed-in
-    // person sees (a log-in button can show on a signed-in page too) and no conversation to
-    // read (a logged-out chat at /uc/<id> shows its turns and is read as it is).
-    // On a conversation's address the turns may still be loading: that page is read once
-    // they show (or fails closed when they never do), not taken for a log-in wall.
-    facts.loginRequired = !facts.challenge && (dialog?.kind === 'login'
-      || (scan.login && !scan.signedIn && counts.user === 0 && !onConversationPath(doc)));
+    facts.loginRequired = !facts.challenge && isLoggedOut(doc, scan, dialog, counts.user);
     facts.usageLimit = usageLimitOf(scan, now);
     facts.rateLimited = dialog?.kind === 'rate_limited' ? { text: dialog.heading } : null;
     const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : noticeNaming(scan, 'suspiciousActivity');
     facts.suspiciousActivity = suspicious === null ? null : { text: suspicious.slice(0, LIMITS.errorTextCharsMax) };
     facts.dialog = dialog?.kind === 'unknown' ? { heading: dialog.heading } : null;
+    const unrecognized = unrecognizedOf(composer, latestArea, latestMarks, scanned ? scan.trailing : NO_ELEMENTS, approvalCard,
+      locateTurns(doc)?.container ?? null);
+    facts.unrecognized = unrecognized === null ? null : { where: unrecognized.where, what: unrecognized.what };
     const turnsMissing = locateTurns(doc) === null && onConversationPath(doc);
     if (composer === null || turnsMissing) {
       facts.missing = [];
@@ -681,18 +639,19 @@
   }
 
   /**
-   * Every check a submission needs before anything is touched, as `{ok: true}` or
-   * `{ok: false, code, detail}`: the composer must be there, editable and empty (or hold only
-   * the text this extension typed, `ownText`); an idle submission needs no stop control, a
-   * steering one needs one. No send button is needed yet: the page draws it once text is in.
+   * Every check a submission needs before anything is touched, as `{ok: true, composer}` or
+   * `{ok: false, code, detail}`: the composer must be there, editable and hold nothing a
+   * person put there (only the text this extension typed, `ownText`, and the pill of the app
+   * it chooses, `ownApp`, may be in it); an idle submission needs no stop control, a steering
+   * one needs one; no approval card, dialog, or anything the adapter cannot name in the latest
+   * turn or around the composer (vocabulary.js). No send button is needed yet: the page draws
+   * it once text is in.
    */
-  function readinessToType(doc, mode, ownText = null) {
+  function readinessToType(doc, mode, ownText = null, ownApp = null) {
     const composer = findComposer(doc);
     if (composer === null) return refuse('HOST_UI_CHANGED', 'the composer is missing');
-    const draft = composerText(composer);
-    if (draft !== '' && draft.replace(/\s+/g, '') !== (ownText ?? '').replace(/\s+/g, '')) {
-      return refuse('COMPOSER_BUSY', 'the composer holds a draft the extension did not write');
-    }
+    const draft = draftOf(composer, { ownText, ownApp });
+    if (draft !== null) return refuse('COMPOSER_BUSY', `the composer holds a draft the extension did not write (${DRAFT_WORDS[draft]})`);
     const stopControl = findStopControl(doc, composer);
     if (mode === 'steer' && (stopControl === null || findSendButton(doc, composer) === null)) {
       return refuse('STEERING_UNAVAILABLE', 'the page offers no send button while generating');
@@ -700,15 +659,29 @@
     if (mode === 'idle' && stopControl !== null) return refuse('NOT_IDLE', 'a stop control is present: the conversation is not idle');
     if (!isComposerEditable(composer)) return refuse('HOST_UI_CHANGED', 'the composer is not editable');
     const scan = scanPage(doc);
-    if (isConversationFull(doc, scan)) return refuse('CONVERSATION_FULL', 'the conversation has reached its maximum length');
+    const { latest } = recentTurns(doc);
+    if (isConversationFull(doc, scan, latest)) return refuse('CONVERSATION_FULL', 'the conversation has reached its maximum length');
     // A tool-approval card waits for a person: nothing is typed beside it.
-    const approval = APPS.approvalOf(doc, scan.dialogs);
-    if (approval !== null) return refuse('NOT_IDLE', `a tool-approval card waits for a person: ${approval.title ?? approval.app ?? 'approve or deny it'}`);
+    const approvalCard = APPS.findApprovalCard(doc, scan.dialogs);
+    if (approvalCard !== null) {
+      const approval = APPS.describeApproval(approvalCard);
+      return refuse('NOT_IDLE', `a tool-approval card waits for a person: ${approval.title ?? approval.app ?? 'approve or deny it'}`);
+    }
     const dialog = openDialog(doc, scan.dialogs);
     // The page cannot take a prompt now; nothing was touched (the daemon retries later).
     if (dialog !== null) return refuse('NOT_IDLE', `a dialog is open: ${dialog.heading}`);
+    const latestArea = latest === null ? null : areaOf(latest);
+    const scanned = scan.latest === latest;
+    const unrecognized = unrecognizedOf(composer, latestArea, latest === null ? NO_ELEMENTS : scanned ? scan.latestMarks : marksOf(latestArea),
+      scanned ? scan.trailing : NO_ELEMENTS, null, locateTurns(doc)?.container ?? null);
+    if (unrecognized !== null) return refuse('NOT_IDLE', `page not recognized: ${unrecognized.what} in the ${unrecognized.where}`);
     return { ok: true, composer };
   }
+
+  // A draft's kind (composer.js draftOf) in the words of a refusal.
+  const DRAFT_WORDS = Object.freeze({
+    text: 'text', mention: 'an app mention', upload: 'a file being uploaded', image: 'an image or a file', quote: 'a quoted reply', attachment: 'an attachment',
+  });
 
   /** Whether the facts show a state of the page's own (a stop, a notice, a dialog). */
   function showsOwnState(facts) {

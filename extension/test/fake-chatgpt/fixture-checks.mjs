@@ -6,6 +6,11 @@
 // decision (src/core/delivery.js) and whether a submission may start (readinessToType) are
 // checked against what a person looking at that page would say (the fixture's `truth`),
 // with the app readers (apps.js): the approval card's app, the `@` popover's app row, the pill.
+// A logged-out page (`truth.loggedOut`) is login required whatever it shows underneath (only
+// a challenge, a safety check or the conversation lock come first): managed work never types
+// there. How often the allow-list (vocabulary.js) names something it does not know is counted
+// per layout and printed: on these pages, every one a person would call recognizable, it must
+// be never.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +50,7 @@ async function serveFixtures(fixtures) {
 // What the page readers report, read inside the page.
 function readPage({ nowIso, appRow, pill }) {
   const now = new Date(nowIso);
-  const facts = globalThis.OrcSelectors.computeFacts(document, now);
+  const facts = globalThis.OrcSelectors.computeFacts(document, now, { ownApp: pill });
   const noticeTexts = [facts.usageLimit?.text].filter(Boolean);
   const composer = globalThis.OrcSelectors.findComposer(document);
   const row = appRow ? globalThis.OrcApps.appRow(document, appRow) : null;
@@ -56,14 +61,24 @@ function readPage({ nowIso, appRow, pill }) {
     appRowByNameOnly: appRow ? globalThis.OrcApps.appRow(document, { name: appRow.name, description: '' })?.textContent.replace(/\s+/g, '') ?? null : null,
     pillFound: pill ? globalThis.OrcApps.findPill(composer, pill) !== null : null,
     resets: noticeTexts.map((text) => globalThis.OrcPageTexts.readResetTime(text)),
-    idle: globalThis.OrcSelectors.readinessToType(document, 'idle', null),
+    idle: globalThis.OrcSelectors.readinessToType(document, 'idle', null, pill),
   };
 }
 
-// The classification a person's `truth` stands for.
-function expectedClassification(truth) {
+// What the page shows underneath a log-in wall, as a person's `truth` says.
+function shownState(truth) {
   if (truth.state !== 'error') return { state: truth.state, errorKind: undefined };
   return { state: 'error', errorKind: truth.errorKind };
+}
+
+// The page states that come before a log-in wall (src/core/classify.js).
+const BEFORE_LOGIN = ['challenge', 'suspicious_activity', 'rate_limited'];
+
+// The classification a person's `truth` stands for: a logged-out page needs a log-in first.
+function expectedClassification(truth) {
+  const shown = shownState(truth);
+  if (truth.loggedOut !== true || (shown.state === 'error' && BEFORE_LOGIN.includes(shown.errorKind))) return shown;
+  return { state: 'error', errorKind: 'login_required' };
 }
 
 // The decision for a `conversation.send` a person would agree with: type a fresh prompt into
@@ -107,6 +122,8 @@ export async function runFixtureChecks({ browser, tally }) {
   const page = await browser.newPage();
   const layouts = new Set();
   const locales = new Set();
+  // Per layout (or locale directory): fixtures read, and those on which the allow-list named something unknown.
+  const unknownRate = new Map();
   try {
     for (const [n, fixture] of fixtures.entries()) {
       const name = `${fixture.file}`;
@@ -142,8 +159,8 @@ export async function runFixtureChecks({ browser, tally }) {
           check(`${name}: approval card ${truth.approvalApp === null ? 'absent' : `for ${truth.approvalApp}`}`,
             (facts.approval?.app ?? null) === truth.approvalApp, shown);
         }
-        if (expected.state === 'awaiting_approval') {
-          check(`${name}: the app travels as detail`, classification.detail === truth.detail, shown);
+        if (expected.state === 'awaiting_approval') check(`${name}: the app travels as detail`, classification.detail === truth.detail, shown);
+        if (truth.state === 'awaiting_approval') {
           check(`${name}: the card is no unknown dialog`, facts.dialog === null, shown);
           check(`${name}: nothing is typed beside the card`, idle.ok === false && idle.code === 'NOT_IDLE', JSON.stringify(idle));
         }
@@ -167,7 +184,16 @@ export async function runFixtureChecks({ browser, tally }) {
           check(`${name}: an idle submission may start`, idle.ok === true, JSON.stringify(idle));
         }
         if (truth.composerHasText === true) check(`${name}: a person's draft refuses the submission`, idle.code === 'COMPOSER_BUSY', JSON.stringify(idle));
-        if (expected.state === 'generating') check(`${name}: an idle submission is refused as not idle`, idle.code === 'NOT_IDLE', JSON.stringify(idle));
+        if (truth.state === 'generating') check(`${name}: an idle submission is refused as not idle`, idle.code === 'NOT_IDLE', JSON.stringify(idle));
+        if (truth.loggedOut === true) check(`${name}: logged out: login required, a send waits`, facts.loginRequired && decision.action === 'wait', JSON.stringify(decision));
+        const unknownExpected = truth.state === 'unknown';
+        check(`${name}: ${unknownExpected ? 'the allow-list names what it does not know' : 'everything in the latest turn and around the composer is recognized'}`,
+          (facts.unrecognized !== null) === unknownExpected, JSON.stringify(facts.unrecognized));
+        const rateKey = fixture.layout ?? `locales/${fixture.locale}`;
+        const rate = unknownRate.get(rateKey) ?? { read: 0, unknown: 0 };
+        rate.read += 1;
+        if (facts.unrecognized !== null) rate.unknown += 1;
+        unknownRate.set(rateKey, rate);
         layouts.add(fixture.layout);
         locales.add(fixture.locale);
       });
@@ -178,4 +204,5 @@ export async function runFixtureChecks({ browser, tally }) {
     await server.close();
   }
   tally.note(`(${fixtures.length} fixtures, layouts: ${[...layouts].join(', ')}; locales: ${[...locales].join(', ')})`);
+  tally.note(`unknown fired on real-page fixtures: ${[...unknownRate].map(([key, rate]) => `${key} ${rate.unknown}/${rate.read}`).join(', ')}`);
 }

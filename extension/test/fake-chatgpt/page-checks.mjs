@@ -145,7 +145,8 @@ async function checkLayout({ browser, server, tally, layout }) {
     check(`send: URL becomes ${profile.conversationPrefix}<uuid>`, /^[0-9a-f-]{36}$/.test(conversationId) && generating.url === server.conversationUrl(conversationId), generating.url);
     check('send: generating facts', generating.stopButton && !generating.sendButton && generating.userTurns === 1 && answersWhileGenerating(generating), JSON.stringify(generating));
     check('send: the layout is named', generating.layout === layout, generating.layout);
-    check('send: signed in or not, the conversation is readable', !generating.loginRequired && generating.missing.length === 0, JSON.stringify(generating));
+    check(profile.loggedOut ? 'send: a logged-out conversation reads as login required, and is read' : 'send: signed in, the conversation is readable',
+      generating.loginRequired === profile.loggedOut && generating.missing.length === 0, JSON.stringify(generating));
     check('send: not done while generating', !generating.lastAssistantDone && generating.lastAssistantTail === '');
     await server.waitFor(() => server.prompts.length === 1, 2_000, 'the prompt');
     check('send: the server got the exact multi-line prompt', server.prompts[0].text === prompt && !server.prompts[0].steer, JSON.stringify(server.prompts[0]));

@@ -11,7 +11,7 @@
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { APPS_JS, PAGE_TEXTS_JS, PAGE_WATCH_JS, SELECTORS_JS, TURNS_JS, pollPage } from './harness.mjs';
+import { READER_SCRIPTS, pollPage } from './harness.mjs';
 import { shapeToHtml } from '../../scripts/shape-to-fixture.mjs';
 import { overlayView } from '../../src/ui/view.js';
 
@@ -26,7 +26,7 @@ const BIG_SHAPE_BYTES_MAX = 128 * 1024; // "well under 1 MiB": the measured size
 const FIXTURE_DATE = '2026-12-01';
 
 // The scripts are evaluated, not added as <script> tags: a tag would be part of the shape.
-const sources = () => [PAGE_TEXTS_JS, PAGE_WATCH_JS, TURNS_JS, APPS_JS, SELECTORS_JS, PAGE_SHAPE_JS].map((file) => readFileSync(file, 'utf8'));
+const sources = () => [...READER_SCRIPTS, PAGE_SHAPE_JS].map((file) => readFileSync(file, 'utf8'));
 
 async function injectShape(page) {
   for (const source of sources()) await page.evaluate(source);

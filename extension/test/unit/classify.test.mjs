@@ -8,6 +8,8 @@ import { facts, idleFacts, generatingFacts } from './executor-harness.mjs';
 const NEW_CHAT = 'https://chatgpt.com/';
 const TIMEOUT_TEXT = 'Message delivery timed out. Please try again.';
 const deliveryTimeout = { kind: 'delivery_timeout', text: TIMEOUT_TEXT, retry: true };
+const FORM = { where: 'latest turn', what: 'form (3 buttons)' };
+const BANNER = { where: 'composer', what: 'div.upgrade-banner "Try Pro"' };
 
 const TABLE = [
   ['a page still loading', facts({ loaded: false }), { state: 'unknown' }],
@@ -43,6 +45,17 @@ const TABLE = [
   ['an assistant turn still without its action bar and no stop', facts({ userTurns: 1, assistantTurns: 1 }), { state: 'unknown' }],
   ['a newer user turn after a finished answer, no stop yet', idleFacts({ userTurns: 2, assistantTurns: 1, latestIsAssistant: false }), { state: 'unknown' }],
   ['an answered turn after a user turn a failed send left unanswered', idleFacts({ userTurns: 3, assistantTurns: 2 }), { state: 'idle', block: 'STATUS: working' }],
+  ['an idle page with a form the adapter cannot name in the latest turn', idleFacts({ unrecognized: FORM }),
+    { state: 'unknown', detail: 'Page not recognized: form (3 buttons) in the latest turn' }],
+  ['... still settling: unknown without a reason (not published)', idleFacts({ unrecognized: { ...FORM, settling: true } }), { state: 'unknown' }],
+  ['an error card beside a card the adapter cannot name: no fresh prompt', idleFacts({ error: deliveryTimeout, unrecognized: FORM }),
+    { state: 'unknown', detail: 'Page not recognized: form (3 buttons) in the latest turn' }],
+  ['a stop control beside a card the adapter cannot name', generatingFacts({ unrecognized: BANNER }),
+    { state: 'unknown', detail: 'Page not recognized: div.upgrade-banner "Try Pro" in the composer' }],
+  ['a new chat with a control the adapter cannot name around the composer', facts({ url: NEW_CHAT, unrecognized: BANNER }),
+    { state: 'unknown', detail: 'Page not recognized: div.upgrade-banner "Try Pro" in the composer' }],
+  ['a known state that stops typing comes first: an approval card, a limit, a log-in', idleFacts({ unrecognized: FORM, loginRequired: true }),
+    { state: 'error', errorKind: 'login_required' }],
 ];
 
 for (const [name, input, expected] of TABLE) {
@@ -58,6 +71,15 @@ test('classify: a draft in the composer changes no state', () => {
 test('classify: page text travels as detail at most 200 characters long', () => {
   const long = 'x'.repeat(500);
   assert.equal(classify(idleFacts({ dialog: { heading: long } })).detail.length, 200);
+  assert.equal(classify(idleFacts({ unrecognized: { where: 'composer', what: long } })).detail.length, 200);
+});
+
+test('classify: an approval card, a dialog, a full conversation or a limit is named before anything unrecognized', () => {
+  const card = { app: 'Orchestrator', title: 'Allow ChatGPT to use Orchestrator?', buttons: [] };
+  assert.equal(classify(generatingFacts({ unrecognized: FORM, approval: card })).state, 'awaiting_approval');
+  assert.equal(classify(idleFacts({ unrecognized: FORM, dialog: { heading: 'x' } })).errorKind, 'blocked_by_dialog');
+  assert.equal(classify(idleFacts({ unrecognized: FORM, conversationFull: true })).errorKind, 'conversation_full');
+  assert.equal(classify(idleFacts({ unrecognized: FORM, usageLimit: { text: 'limit', untilMs: null } })).errorKind, 'usage_limit');
 });
 
 test('composerUsable: a composer and nothing generating; no send button needed before typing', () => {
