@@ -253,19 +253,19 @@
     return null;
   }
 
-  // Parts of the shell never read as a draft: hidden parts (for the eye or for everyone),
-  // icons, the hidden file input and other text fields.
+  // Parts of the shell never read as a draft here: hidden parts (for the eye or for everyone),
+  // icons, the hidden file input and other text fields, and app pills (draftOf reads those).
   function isSkipped(element) {
     return element.hidden || element.getAttribute('aria-hidden') === 'true' || element.classList.contains('sr-only')
       || element.tagName === 'svg' || element.tagName === 'SCRIPT' || element.tagName === 'STYLE'
       || (element.tagName === 'INPUT' && (element.type === 'hidden' || element.type === 'file'))
-      || element.tagName === 'TEXTAREA';
+      || element.tagName === 'TEXTAREA' || element.matches(APPS.SELECTORS.pill);
   }
 
-  // A control's own words (a model picker's "5.2", a label) are no draft; a picture or an
-  // upload inside one still is (a file tile is often a button).
+  // A control's own words (a model picker's "5.2", a field's label) are no draft; a picture
+  // or an upload inside one still is (a file tile is often a button).
   function isControl(element) {
-    return (element.tagName === 'BUTTON' || element.getAttribute('role') === 'button')
+    return (element.tagName === 'BUTTON' || element.tagName === 'LABEL' || element.getAttribute('role') === 'button')
       && element.querySelector(`${SELECTORS.picture}, ${SELECTORS.upload}`) === null;
   }
 

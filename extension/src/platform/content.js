@@ -32,6 +32,11 @@
   // A page that loads its conversation after the document shows no composer or turns for a
   // moment: it is reported as still loading until it stays unreadable this long.
   const UNREADABLE_GRACE_MS = 4_000;
+  // Something in the latest turn or around the composer the adapter cannot name is reported
+  // as settling (unknown without a reason: not published, not notified, still never typed
+  // beside) until it has stayed this long: a control drawn for a moment while an answer
+  // streams does not alarm anyone.
+  const UNRECOGNIZED_SETTLE_MS = 1_500;
   const OBSERVED_ATTRIBUTES = ['disabled', 'aria-disabled', 'aria-label', 'data-testid', 'contenteditable', 'class', 'hidden'];
 
   const extension = globalThis.browser ?? globalThis.chrome;
@@ -66,6 +71,13 @@
     // timer that reports it once the grace is over.
     unreadableSinceMs: null,
     graceTimer: null,
+    // Since when the page has shown something the adapter cannot name (UNRECOGNIZED_SETTLE_MS),
+    // and the timer that reports it once settled.
+    unrecognizedSinceMs: null,
+    settleTimer: null,
+    // The app this script chooses in the composer (the last submit's `app`): its pill is no
+    // person's draft. Null until a submit names one.
+    appName: null,
     // The text this script last typed into the composer: the only non-empty composer it may replace.
     ownComposerText: null,
     // The app's pill was verified in this document: the choice is not made again until the
@@ -88,17 +100,19 @@
   // On a page the selectors cannot read, the facts say so (loaded: false) instead of throwing.
   // A page missing what the adapter needs (facts.missing) and showing no state of its own
   // reads as still loading until UNREADABLE_GRACE_MS passed: then it is reported as it is,
-  // and the daemon fails closed.
+  // and the daemon fails closed. Something the adapter cannot name is reported as settling
+  // until UNRECOGNIZED_SETTLE_MS passed.
   function readFacts() {
     let facts;
     try {
-      facts = page.computeFacts(document);
+      facts = page.computeFacts(document, null, { ownApp: adapter.appName });
       adapter.readFailing = false;
     } catch (error) {
       if (!adapter.readFailing) warn('could not read the page', error);
       adapter.readFailing = true;
       return page.emptyFacts(location.href);
     }
+    facts = settled(facts);
     const unreadable = facts.loaded && facts.missing.length > 0 && !page.showsOwnState(facts);
     if (!unreadable) {
       adapter.unreadableSinceMs = null;
@@ -110,6 +124,21 @@
     clearTimeout(adapter.graceTimer);
     adapter.graceTimer = setTimeout(report, UNREADABLE_GRACE_MS - waitedMs);
     return { ...facts, loaded: false };
+  }
+
+  // The facts with their unrecognized part marked settling until it has stayed
+  // UNRECOGNIZED_SETTLE_MS (a report is due when it settles).
+  function settled(facts) {
+    if (facts.unrecognized === null) {
+      adapter.unrecognizedSinceMs = null;
+      return facts;
+    }
+    adapter.unrecognizedSinceMs ??= Date.now();
+    const waitedMs = Date.now() - adapter.unrecognizedSinceMs;
+    if (waitedMs >= UNRECOGNIZED_SETTLE_MS) return facts;
+    clearTimeout(adapter.settleTimer);
+    adapter.settleTimer = setTimeout(report, UNRECOGNIZED_SETTLE_MS - waitedMs);
+    return { ...facts, unrecognized: { ...facts.unrecognized, settling: true } };
   }
 
   // ---- The port ----
@@ -233,7 +262,8 @@
     clearInterval(adapter.pingTimer);
     clearTimeout(adapter.reportTimer);
     clearTimeout(adapter.graceTimer);
-    adapter.reconcilePollTimer = adapter.pingTimer = adapter.reportTimer = adapter.graceTimer = null;
+    clearTimeout(adapter.settleTimer);
+    adapter.reconcilePollTimer = adapter.pingTimer = adapter.reportTimer = adapter.graceTimer = adapter.settleTimer = null;
     removeEventListener('popstate', scheduleReport);
     removeEventListener('load', scheduleReport);
   }
@@ -320,6 +350,7 @@
     }
     if (adapter.submitting) throw new SubmitRefusal('COMPOSER_BUSY', 'another submission is in progress in this tab');
     adapter.submitting = true;
+    adapter.appName = app?.name ?? null;
     try {
       return await submitOnce(text, nonce, mode, app, progress);
     } finally {
@@ -331,12 +362,12 @@
     if (page.countUserTurnsContaining(document, nonce) > 0) {
       return { status: 'submitted', detail: 'a user turn with this nonce is already on the page' };
     }
-    let ready = page.readinessToType(document, mode, adapter.ownComposerText);
+    let ready = page.readinessToType(document, mode, adapter.ownComposerText, adapter.appName);
     if (!ready.ok) throw new SubmitRefusal(ready.code, ready.detail);
     if (app !== null && !adapter.appChosen) {
       await chooseApp(ready.composer, app);
       // Choosing replaced the editor's subtree: read the composer again.
-      ready = page.readinessToType(document, mode, adapter.ownComposerText);
+      ready = page.readinessToType(document, mode, adapter.ownComposerText, adapter.appName);
       if (!ready.ok) throw new SubmitRefusal(ready.code, ready.detail);
     }
     const { composer } = ready;

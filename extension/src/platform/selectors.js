@@ -213,6 +213,8 @@
     const retry = retryControlOf(turnElement, marks, approvalCard);
     if (retry !== null) return failedTurnError(turnElement, retry, turnNotices, marks);
     for (let i = nextMark(marks, SCAN.errorCard, 0); i !== -1; i = nextMark(marks, SCAN.errorCard, i + 1)) {
+      // The approval card's safety warning is styled as an error: it is the card's, no failure.
+      if (approvalCard !== null && approvalCard.contains(marks[i])) continue;
       const text = cardText(marks[i]);
       if (isReportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
     }
@@ -391,12 +393,12 @@
   // not read, except whether the sidebar lists the person's own chats. The latest turn's area
   // (turns.js areaOf: an app-shell exchange, else the turn) is read too (it may hold a card):
   // `latest`, `latestNotices` and `latestMarks` (marksOf the area) say which turn and what it
-  // shows, `trailing` the rows after its row (a card drawn as a row of its own). The lists may
-  // be shared with page-watch.js's kept pass: read them, never change them.
+  // shows, `beside` what stands next to it in the turn list (besideLatest). The lists may be
+  // shared with page-watch.js's kept pass: read them, never change them.
   function scanPage(doc) {
     const found = {
       texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, loggedOut: false, signedIn: false, challenge: false,
-      latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS, trailing: NO_ELEMENTS,
+      latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS, beside: NO_ELEMENTS,
     };
     if (doc.body === null) return found;
     const where = locateTurns(doc);
@@ -413,20 +415,32 @@
       found.latest = latest;
       found.latestNotices = notices(area);
       found.latestMarks = marksOf(area);
-      found.trailing = rowsAfter(area, where.container);
+      found.beside = besideLatest(area, where.container);
     }
     return found;
   }
 
-  // The rows of the turn list after the one holding `area` (at most
-  // VOCABULARY.LIMITS.trailingRowsMax), usually none: shared when empty.
-  function rowsAfter(area, container) {
-    let row = area;
-    while (row.parentElement !== null && row.parentElement !== container) row = row.parentElement;
-    if (row.parentElement !== container || row.nextElementSibling === null) return NO_ELEMENTS;
-    const rows = [];
-    for (let next = row.nextElementSibling; next !== null && rows.length < VOCABULARY.LIMITS.trailingRowsMax; next = next.nextElementSibling) rows.push(next);
-    return rows;
+  // What stands beside the latest turn's area in the turn list: the siblings of the area and
+  // of its ancestors up to its row (a card drawn next to the turn inside the row), then the rows
+  // after its row (at most VOCABULARY.LIMITS.trailingRowsMax: a card drawn as a row of its own).
+  // Usually nothing: shared when empty.
+  function besideLatest(area, container) {
+    let beside = NO_ELEMENTS;
+    let at = area;
+    for (; at.parentElement !== null && at.parentElement !== container; at = at.parentElement) {
+      for (let sibling = at.parentElement.firstElementChild; sibling !== null; sibling = sibling.nextElementSibling) {
+        if (sibling === at) continue;
+        if (beside === NO_ELEMENTS) beside = [];
+        beside.push(sibling);
+      }
+    }
+    if (at.parentElement !== container) return beside;
+    let rows = 0;
+    for (let next = at.nextElementSibling; next !== null && rows < VOCABULARY.LIMITS.trailingRowsMax; next = next.nextElementSibling, rows += 1) {
+      if (beside === NO_ELEMENTS) beside = [];
+      beside.push(next);
+    }
+    return beside;
   }
 
   // The first of the page's notices (outside the turn list, then the latest turn's) that
@@ -556,12 +570,12 @@
   }
 
   /**
-   * What in the latest turn (its area, `marks`, the rows after it) or around the composer the
-   * adapter cannot name (vocabulary.js): `{where, element, what}`, or null. `turnList`: the
-   * turn list's element, where the composer's dock stops.
+   * What in the latest turn (its area, `marks`, what stands `beside` it) or around the composer
+   * the adapter cannot name (vocabulary.js): `{where, element, what}`, or null. `turnList`:
+   * the turn list's element, where the composer's dock stops.
    */
-  function unrecognizedOf(composer, latestArea, marks, trailing, approvalCard, turnList) {
-    const inTurn = latestArea === null ? null : VOCABULARY.unrecognizedInTurn(latestArea, marks, trailing, approvalCard);
+  function unrecognizedOf(composer, latestArea, marks, beside, approvalCard, turnList) {
+    const inTurn = latestArea === null ? null : VOCABULARY.unrecognizedInTurn(latestArea, marks, beside, approvalCard);
     if (inTurn !== null || composer === null) return inTurn;
     return VOCABULARY.unrecognizedAroundComposer(composer, dockOf(composer, turnList), approvalCard);
   }
@@ -626,7 +640,7 @@
     const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : noticeNaming(scan, 'suspiciousActivity');
     facts.suspiciousActivity = suspicious === null ? null : { text: suspicious.slice(0, LIMITS.errorTextCharsMax) };
     facts.dialog = dialog?.kind === 'unknown' ? { heading: dialog.heading } : null;
-    const unrecognized = unrecognizedOf(composer, latestArea, latestMarks, scanned ? scan.trailing : NO_ELEMENTS, approvalCard,
+    const unrecognized = unrecognizedOf(composer, latestArea, latestMarks, scanned ? scan.beside : NO_ELEMENTS, approvalCard,
       locateTurns(doc)?.container ?? null);
     facts.unrecognized = unrecognized === null ? null : { where: unrecognized.where, what: unrecognized.what };
     const turnsMissing = locateTurns(doc) === null && onConversationPath(doc);
@@ -673,7 +687,7 @@
     const latestArea = latest === null ? null : areaOf(latest);
     const scanned = scan.latest === latest;
     const unrecognized = unrecognizedOf(composer, latestArea, latest === null ? NO_ELEMENTS : scanned ? scan.latestMarks : marksOf(latestArea),
-      scanned ? scan.trailing : NO_ELEMENTS, null, locateTurns(doc)?.container ?? null);
+      scanned ? scan.beside : NO_ELEMENTS, null, locateTurns(doc)?.container ?? null);
     if (unrecognized !== null) return refuse('NOT_IDLE', `page not recognized: ${unrecognized.what} in the ${unrecognized.where}`);
     return { ok: true, composer };
   }

@@ -209,14 +209,15 @@
    * `{where: 'latest turn', element, what}` (`what`: describe's words for it).
    * `area`: the latest turn's area (turns.js areaOf); `marks`: every element of it matching
    * SELECTORS.marks, in page order (selectors.js lists them once per read with the turn's
-   * other marks); `trailing`: the rows after the latest turn's row; `approvalCard`: the
-   * tool-approval card found (apps.js), known with everything inside it.
+   * other marks); `beside`: the elements next to it in the turn list (beside it in its row,
+   * the rows after it); `approvalCard`: the tool-approval card found (apps.js), known with
+   * everything inside it.
    */
-  function unrecognizedInTurn(area, marks, trailing, approvalCard) {
+  function unrecognizedInTurn(area, marks, beside, approvalCard) {
     const found = firstUnknown(area, marks, approvalCard);
     if (found !== null) return found;
-    for (let i = 0; i < trailing.length; i += 1) {
-      const row = trailing[i];
+    for (let i = 0; i < beside.length; i += 1) {
+      const row = beside[i];
       const own = row.matches(SELECTORS.marks) ? [row, ...row.querySelectorAll(SELECTORS.marks)] : row.querySelectorAll(SELECTORS.marks);
       const inRow = firstUnknown(row, own, approvalCard);
       if (inRow !== null) return inRow;

@@ -8,7 +8,7 @@ import { REAL_LAYOUTS, profileOf } from './layouts/profiles.mjs';
 
 const FACTS = () => globalThis.OrcSelectors.computeFacts(document);
 
-async function openWithSelectors(page, url) {
+export async function openWithSelectors(page, url) {
   await page.goto(url);
   await injectReaders(page);
 }
@@ -53,7 +53,7 @@ const clickSend = (page, profile) => page.evaluate((selector) => {
   button.click();
 }, profile.send);
 
-async function send(page, profile, text) {
+export async function send(page, profile, text) {
   await typeAsTheAdapterDoes(page, profile, text);
   await pollPage(page, () => globalThis.OrcSelectors.computeFacts(document).sendEnabled, null, 2_000, 'Send to enable');
   // One step inside the page: the page redraws every 100 ms, and a driver's click on a
@@ -61,7 +61,7 @@ async function send(page, profile, text) {
   await clickSend(page, profile);
 }
 
-const factsUntil = (page, predicateSource, what, timeoutMs = 5_000) => pollPage(page, (source) => {
+export const factsUntil = (page, predicateSource, what, timeoutMs = 5_000) => pollPage(page, (source) => {
   const facts = globalThis.OrcSelectors.computeFacts(document);
   return new Function('facts', `return (${source});`)(facts) ? facts : null;
 }, predicateSource, timeoutMs, what);
