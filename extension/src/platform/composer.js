@@ -53,9 +53,10 @@
     retry: 'button[data-testid="regenerate-thread-error-button"]',
     // The shell around a formless editor (October 2026: a bare [data-composer-body]).
     body: '[data-composer-body]',
-    // Where the composer's dock stops: it never holds the page's header, its sidebar, a
-    // heading of the page (a new chat's greeting) or the main area.
-    notDock: 'header, nav, aside, main, h1, h2',
+    // Where the composer's dock stops: it is never the page's header, sidebar or main area,
+    // nor an element holding the header, the sidebar or the main area.
+    notDock: 'header, nav, aside, main',
+    holdsPage: 'header, nav, main',
     // What a person adds to a draft besides text, outside the editor: a file being uploaded,
     // a picture (an image or a file's preview), a quoted passage of an earlier answer.
     upload: 'progress, [role="progressbar"]',
@@ -187,10 +188,10 @@
 
   /**
    * The composer's dock: its shell (form) and up to LIMITS.dockLevelsMax ancestors around it,
-   * as long as an ancestor holds neither the turn list (`turnList`, null when the page has
-   * none) nor the page's header, sidebar, main area or a heading of the page. This is where a
-   * banner over the composer or a card beside it stands; what lies further out (the header,
-   * the sidebar, the thread) is not the composer's.
+   * as long as an ancestor is not and holds neither the turn list (`turnList`, null when the
+   * page has none) nor the page's header, sidebar or main area. This is where a banner over
+   * the composer or a card beside it stands; what lies further out (the header, the sidebar,
+   * the thread) is not the composer's.
    */
   function dockOf(composer, turnList) {
     let dock = shellOf(composer);
@@ -198,7 +199,7 @@
       const parent = dock.parentElement;
       if (parent === null || parent === composer.ownerDocument.body || parent.matches(SELECTORS.notDock)) break;
       if (turnList !== null && parent.contains(turnList)) break;
-      if (parent.querySelector(SELECTORS.notDock) !== null) break;
+      if (parent.querySelector(SELECTORS.holdsPage) !== null) break;
       dock = parent;
     }
     return dock;

@@ -344,12 +344,14 @@
     return '';
   }
 
-  // A visible dialog among `candidates` other than a tool-approval card (apps.js reads those):
+  // A visible dialog among `candidates` other than a tool-approval card (apps.js reads those)
+  // and outside the composer's `dock` (a dialog there is the allow-list's: vocabulary.js):
   // {kind: rate_limited | suspicious_activity | login | unknown, heading}.
-  function openDialog(doc, candidates) {
+  function openDialog(doc, candidates, dock = null) {
     for (let i = 0; i < candidates.length; i += 1) {
       const dialog = candidates[i];
       if (APPS.isApprovalCard(dialog) || !isVisible(dialog) || dialog.closest('[data-orc-overlay]') !== null) continue;
+      if (dock !== null && dock.contains(dialog)) continue;
       const heading = normalizeText(doc.getElementById(dialog.getAttribute('aria-labelledby') ?? '')?.textContent
         ?? dialog.querySelector(SELECTORS.dialogHeading)?.textContent ?? notices(dialog)[0] ?? '');
       const text = cardText(dialog);
@@ -571,13 +573,13 @@
 
   /**
    * What in the latest turn (its area, `marks`, what stands `beside` it) or around the composer
-   * the adapter cannot name (vocabulary.js): `{where, element, what}`, or null. `turnList`:
-   * the turn list's element, where the composer's dock stops.
+   * the adapter cannot name (vocabulary.js): `{where, element, what}`, or null. `dock`: the
+   * composer's dock (composer.js dockOf), null without a composer.
    */
-  function unrecognizedOf(composer, latestArea, marks, beside, approvalCard, turnList) {
+  function unrecognizedOf(composer, dock, latestArea, marks, beside, approvalCard) {
     const inTurn = latestArea === null ? null : VOCABULARY.unrecognizedInTurn(latestArea, marks, beside, approvalCard);
     if (inTurn !== null || composer === null) return inTurn;
-    return VOCABULARY.unrecognizedAroundComposer(composer, dockOf(composer, turnList), approvalCard);
+    return VOCABULARY.unrecognizedAroundComposer(composer, dock, approvalCard);
   }
 
   // A usage-limit notice: its text (a banner's heading and sentence together) and when it
@@ -608,7 +610,9 @@
     const scan = scanPage(doc);
     const approvalCard = APPS.findApprovalCard(doc, scan.dialogs);
     facts.approval = approvalCard === null ? null : APPS.describeApproval(approvalCard);
-    const dialog = openDialog(doc, scan.dialogs);
+    const turnList = locateTurns(doc)?.container ?? null;
+    const dock = composer === null ? null : dockOf(composer, turnList);
+    const dialog = openDialog(doc, scan.dialogs, dock);
     facts.loaded = doc.readyState === 'complete';
     facts.layout = layoutOf(doc);
     facts.composer = composer !== null;
@@ -640,8 +644,7 @@
     const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : noticeNaming(scan, 'suspiciousActivity');
     facts.suspiciousActivity = suspicious === null ? null : { text: suspicious.slice(0, LIMITS.errorTextCharsMax) };
     facts.dialog = dialog?.kind === 'unknown' ? { heading: dialog.heading } : null;
-    const unrecognized = unrecognizedOf(composer, latestArea, latestMarks, scanned ? scan.beside : NO_ELEMENTS, approvalCard,
-      locateTurns(doc)?.container ?? null);
+    const unrecognized = unrecognizedOf(composer, dock, latestArea, latestMarks, scanned ? scan.beside : NO_ELEMENTS, approvalCard);
     facts.unrecognized = unrecognized === null ? null : { where: unrecognized.where, what: unrecognized.what };
     const turnsMissing = locateTurns(doc) === null && onConversationPath(doc);
     if (composer === null || turnsMissing) {
@@ -681,13 +684,14 @@
       const approval = APPS.describeApproval(approvalCard);
       return refuse('NOT_IDLE', `a tool-approval card waits for a person: ${approval.title ?? approval.app ?? 'approve or deny it'}`);
     }
-    const dialog = openDialog(doc, scan.dialogs);
+    const dock = dockOf(composer, locateTurns(doc)?.container ?? null);
+    const dialog = openDialog(doc, scan.dialogs, dock);
     // The page cannot take a prompt now; nothing was touched (the daemon retries later).
     if (dialog !== null) return refuse('NOT_IDLE', `a dialog is open: ${dialog.heading}`);
     const latestArea = latest === null ? null : areaOf(latest);
     const scanned = scan.latest === latest;
-    const unrecognized = unrecognizedOf(composer, latestArea, latest === null ? NO_ELEMENTS : scanned ? scan.latestMarks : marksOf(latestArea),
-      scanned ? scan.beside : NO_ELEMENTS, null, locateTurns(doc)?.container ?? null);
+    const unrecognized = unrecognizedOf(composer, dock, latestArea, latest === null ? NO_ELEMENTS : scanned ? scan.latestMarks : marksOf(latestArea),
+      scanned ? scan.beside : NO_ELEMENTS, null);
     if (unrecognized !== null) return refuse('NOT_IDLE', `page not recognized: ${unrecognized.what} in the ${unrecognized.where}`);
     return { ok: true, composer };
   }
