@@ -21,7 +21,8 @@
 //   {kind:'send', connectionId, message, text}   text is the canonical encoding of message
 //   {kind:'toPage', tabId, message}      over the tab's `page` port
 //   {kind:'openTab', requestId, workerId, url}   answer with tabOpened / tabOpenFailed
-//   {kind:'overlay', tabId, workerSummary, connection}   workerSummary null hides it
+//   {kind:'overlay', tabId, workerSummary, connection, pageUnknown}   workerSummary null hides it;
+//                                        pageUnknown: why the page is not recognized, or null
 //   {kind:'uiChanged'}                   broadcast `ui.changed`
 //   {kind:'uiReply', replyId, response}  the answer to uiAction / uiQuery
 //   {kind:'log', level, message}
@@ -57,9 +58,10 @@ export class Executor {
   #bindings;
   #commands;
   /**
-   * tabId -> {url, facts, connected, workerId, reports, staleThrough} for every tab whose
-   * content script reported; `reports` counts its reports, and facts from report number
-   * `staleThrough` or earlier predate the tab's last submission (not a basis for the next).
+   * tabId -> {url, facts, connected, workerId, reports, staleThrough, unknownDetail} for every
+   * tab whose content script reported; `reports` counts its reports, and facts from report
+   * number `staleThrough` or earlier predate the tab's last submission (not a basis for the
+   * next); `unknownDetail`: why the adapter does not recognize the page now, or null.
    */
   #pages = new Map();
   /** workers whose binding waits for its page to confirm it (then a `binding` is sent) */
@@ -119,12 +121,18 @@ export class Executor {
 
   /**
    * What `ui.state` answers; `chatTabs` (`{tabId: {conversation}}`) are the ChatGPT tabs
-   * whose page reports, for the popup's "Start a run here".
+   * whose page reports, for the popup's "Start a run here"; `unknownPages` (`{workerId:
+   * detail}`) the managed pages the adapter does not recognize now, with the reason (the
+   * extension's own knowledge: the daemon's summary does not carry it).
    */
   uiState() {
     const chatTabs = {};
-    for (const [tabId, page] of this.#pages) if (page.connected) chatTabs[tabId] = { conversation: isConversationUrl(page.url) };
-    return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs(), chatTabs };
+    const unknownPages = {};
+    for (const [tabId, page] of this.#pages) {
+      if (page.connected) chatTabs[tabId] = { conversation: isConversationUrl(page.url) };
+      if (page.connected && page.workerId !== null && page.unknownDetail) unknownPages[page.workerId] = page.unknownDetail;
+    }
+    return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs(), chatTabs, unknownPages };
   }
 
   /** What the watchdog looks at (core/watchdog.js): the connection and the managed pages' states. */
@@ -443,7 +451,8 @@ export class Executor {
 
   #overlay(tabId, workerId) {
     const workerSummary = workerId === null ? null : this.#workerSummary(workerId);
-    this.#emit({ kind: 'overlay', tabId, workerSummary, connection: { ...this.#status } });
+    const unknownDetail = workerId === null ? null : this.#pages.get(tabId)?.unknownDetail ?? null;
+    this.#emit({ kind: 'overlay', tabId, workerSummary, connection: { ...this.#status }, pageUnknown: unknownDetail });
   }
 
   #overlays() {
@@ -528,12 +537,27 @@ export class Executor {
     }
     const hello = report.type === 'page.hello';
     if (hello || page.workerId !== binding.workerId) this.#showManaged(tabId, page, binding.workerId);
+    this.#noteUnknown(tabId, page, binding);
     this.#observe(binding, page);
     if (this.#unverified.has(binding.workerId) && sameConversation(page.url, binding.conversationUrl)) {
       this.#unverified.delete(binding.workerId);
       this.#send({ v: PROTOCOL_VERSION, type: 'binding', ...wireBinding(binding) });
     }
     this.#commands.pageReported(binding, page, tabId, hello);
+  }
+
+  /**
+   * Keeps whether the page is one the adapter does not recognize (and why): when that
+   * changes, the surfaces are told (the overlay, the popup and dashboard, the notification),
+   * whether or not the state is published (a new chat's states wait for its conversation).
+   */
+  #noteUnknown(tabId, page, binding) {
+    const classification = this.#classificationOf(binding, page);
+    const detail = classification.state === 'unknown' ? classification.detail ?? null : null;
+    if (detail === (page.unknownDetail ?? null)) return;
+    page.unknownDetail = detail;
+    this.#overlay(tabId, binding.workerId);
+    this.#emit({ kind: 'uiChanged' });
   }
 
   /** The tab is the worker's: its page is told so (it watches for turn ends) and shows the overlay. */

@@ -71,6 +71,8 @@
     // A notice's button: the nearest ancestor with words of its own, this close.
     noticeLevelsMax: 3,
     noticeCharsMax: 300,
+    // Read before normalizing: a notice's words with their white space.
+    noticeWordsReadMax: 1_200,
     // The rows after the latest turn's row read with it (a card drawn as a row of its own).
     trailingRowsMax: 4,
     // A descriptor of what was not recognized: its label, at most this long.
@@ -129,7 +131,8 @@
     return false;
   }
 
-  // An element's words outside its buttons, normalized.
+  // An element's words outside its buttons, normalized; null past LIMITS.noticeCharsMax
+  // characters (a notice is short: longer text is content, and is not read further).
   function ownWords(element) {
     let text = '';
     let node = element.firstChild;
@@ -138,7 +141,10 @@
         node = node.firstChild;
         continue;
       }
-      if (node.nodeType === 3) text += node.data;
+      if (node.nodeType === 3) {
+        text += node.data;
+        if (text.length > LIMITS.noticeWordsReadMax) return null;
+      }
       while (node !== element && node.nextSibling === null) node = node.parentNode;
       node = node === element ? null : node.nextSibling;
     }
@@ -147,7 +153,7 @@
 
   // Whether `text` is a notice of a page state the adapter knows.
   function namesKnownState(text) {
-    if (text === '' || text.length > LIMITS.noticeCharsMax) return false;
+    if (text === null || text === '' || text.length > LIMITS.noticeCharsMax) return false;
     for (let i = 0; i < NOTICE_CONCEPTS.length; i += 1) {
       if (TEXTS.matchesAny(NOTICE_CONCEPTS[i], text) || TEXTS.matchesWhole(NOTICE_CONCEPTS[i], text)) return true;
     }
@@ -275,7 +281,10 @@
       // A person's file or image is often a button (a tile): the draft says so.
       return shell.contains(mark) && mark.querySelector(`${SELECTORS.picture}, progress, [role="progressbar"]`) !== null ? 'known' : 'unknown';
     }
-    if (mark.matches('[role="status"]')) return ownWords(mark) === '' || namesKnownState(ownWords(mark)) ? 'known' : 'unknown';
+    if (mark.matches('[role="status"]')) {
+      const words = ownWords(mark);
+      return words === '' || namesKnownState(words) ? 'known' : 'unknown';
+    }
     if ((mark.matches('[role="alert"]') || isCardLike(mark)) && namesKnownState(ownWords(mark))) return 'known-subtree';
     return 'unknown';
   }

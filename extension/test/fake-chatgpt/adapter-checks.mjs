@@ -3,11 +3,15 @@
 // stands in for `browser.runtime` (one `page` port whose messages the checks read and
 // write), then selectors.js and content.js are injected as the manifest would load them.
 // Covers the port protocol of extension/README.md: hello, managed/unmanaged, facts on
-// change, submit (every refusal code, steering, exactly-once, ambiguity) and reconcile.
+// change, submit (every refusal code, steering, exactly-once, ambiguity; the app chosen
+// first, its pill verified in the layout's shape), reconcile, and what issue 27 added: a
+// person's upload in the composer, the October 2026 approval card and a control no real page
+// shows are never typed beside, and the unrecognized part is reported settling, then settled.
 import { CONTENT_JS, injectReaders, pollPage, sleep } from './harness.mjs';
 import { startFakeChatGPT } from './server.mjs';
 import { REAL_LAYOUTS, profileOf } from './layouts/profiles.mjs';
 import { prefixed } from './page-checks.mjs';
+import { DEFAULT_APPS } from './server.mjs';
 
 const BACKGROUND_SHIM = `(() => {
   const event = () => { const listeners = []; return { listeners, addListener: (listener) => listeners.push(listener) }; };
@@ -56,10 +60,10 @@ async function serverGot(server, nonce) {
     .catch(() => {}); // the check that follows says what is missing
 }
 
-async function submit(page, { text, nonce, mode = 'idle' }) {
+async function submit(page, { text, nonce, mode = 'idle', app = undefined }) {
   requestCounter += 1;
   const requestId = `req-${requestCounter}`;
-  await deliver(page, { type: 'submit', requestId, text, nonce, mode });
+  await deliver(page, { type: 'submit', requestId, text, nonce, mode, ...(app ? { app } : {}) });
   return pollPage(page, (id) => globalThis.__background.log.sent.find((message) => message.type === 'submit.result' && message.requestId === id),
     requestId, SUBMIT_RESULT_WAIT_MS, `submit.result ${requestId}`);
 }
@@ -134,11 +138,13 @@ async function checkLayout({ browser, server, tally, profile }) {
   await group('submit in a new chat', async () => {
     server.setPlan(() => ({ generateMs: 3_000, reply: 'Working on it.' }));
     const first = prompt(1, 'Start the work.\nTwo lines.');
-    const result = await submit(page, first);
+    const { name, description } = DEFAULT_APPS.apps[0];
+    const result = await submit(page, { ...first, app: { name, description } });
     await serverGot(server, first.nonce);
     await server.waitFor(() => server.clicks.length > 0, SERVER_PROMPT_WAIT_MS, 'the click log').catch(() => {});
     check('submit idle: submitted after touching', result.status === 'submitted' && result.touched === true, JSON.stringify(result));
     check('submit idle: the server got the exact prompt', server.prompts.length === 1 && server.prompts[0].text === first.text, JSON.stringify(server.prompts));
+    check(`submit idle: the app was chosen first, its pill (${profile.pillShape ?? 'plugin'}) verified`, server.prompts[0].app === name, JSON.stringify(server.prompts[0]));
     check('submit idle: one click, on Send', server.clicks.length === 1 && server.clicks[0].control === 'send', JSON.stringify(server.clicks));
     const moved = await pollPage(page, (prefix) => globalThis.__background.log.sent.find((message) => message.type === 'page.facts' && message.url.includes(prefix)),
       profile.conversationPrefix, 3_000, `facts at ${profile.conversationPrefix}<uuid>`);
@@ -161,6 +167,12 @@ async function checkLayout({ browser, server, tally, profile }) {
     check('draft: COMPOSER_BUSY, untouched', failedWith(result, 'COMPOSER_BUSY', false), JSON.stringify(result));
     check('draft: the person\'s text is intact', (await composerContent(page, profile)) === 'my own words');
     await server.control(conversationId, 'clear-draft');
+    // A person's file still uploading (Send disabled): nothing is typed beside it.
+    await server.control(conversationId, 'attach:uploading:report.pdf');
+    const uploading = await submit(page, prompt(5));
+    check('a file uploading: COMPOSER_BUSY, untouched', failedWith(uploading, 'COMPOSER_BUSY', false), JSON.stringify(uploading));
+    check('a file uploading: nothing was typed', (await composerContent(page, profile)).trim() === '');
+    await server.control(conversationId, 'clear-attachments');
   });
 
   await group('exactly once and reconcile', async () => {
@@ -200,6 +212,39 @@ async function checkLayout({ browser, server, tally, profile }) {
     check('delivery timeout: Retry recognised', reported.facts.error.retry === true, JSON.stringify(reported.facts.error));
     check('delivery timeout: Retry never clicked', !server.clicks.some((click) => click.control === 'retry'));
     await untilIdle(page);
+  });
+
+  await group('the October 2026 approval card', async () => {
+    server.setPlan(async ({ approve }) => {
+      await approve('worker_progress', { variant: 'container', stop: false, warning: true });
+      return { generateMs: 100, reply: 'Reported.' };
+    });
+    check('a turn that asks for approval starts', (await submit(page, prompt(20))).status === 'submitted');
+    await server.waitFor(() => server.approvalIn(conversationId) !== null, 5_000, 'the card');
+    const reported = await pollPage(page, () => globalThis.__background.log.sent.find((message) => message.type === 'page.facts' && message.facts.approval !== null),
+      null, 3_000, 'facts with the card');
+    check('the card is reported, its warning too', reported.facts.approval.app === 'Orchestrator' && /Suspicious/.test(reported.facts.approval.warning), JSON.stringify(reported.facts.approval));
+    const beside = await submit(page, prompt(21));
+    check('beside the card: NOT_IDLE, untouched', failedWith(beside, 'NOT_IDLE', false), JSON.stringify(beside));
+    check('nothing clicked the card', server.approvalClicks.length === 0, JSON.stringify(server.approvalClicks));
+    await page.click('[data-fake-approval] button[data-fake-choice="allow"]');
+    await untilIdle(page);
+    check('the person\'s click answered it', server.approvalClicks.length === 1 && server.approvalClicks[0].trusted, JSON.stringify(server.approvalClicks));
+  });
+
+  await group('a control no real page shows', async () => {
+    await server.control(conversationId, 'inject:turn:<div class="promo-card"><p>New</p><button type="button">Try it</button></div>');
+    const settled = await pollPage(page, () => globalThis.__background.log.sent.find((message) => message.type === 'page.facts'
+      && message.facts.unrecognized !== null && !message.facts.unrecognized.settling), null, 4_000, 'the unrecognized part, settled');
+    const sentFacts = (await factsMessages(page)).map((message) => message.facts.unrecognized);
+    const firstSeen = sentFacts.findIndex((unrecognized) => unrecognized !== null);
+    check('unrecognized: reported settling first, then settled', firstSeen !== -1 && sentFacts[firstSeen].settling === true, JSON.stringify(sentFacts.slice(firstSeen)));
+    check('unrecognized: what and where', settled.facts.unrecognized.where === 'latest turn' && settled.facts.unrecognized.what.startsWith('div.promo-card'), JSON.stringify(settled.facts.unrecognized));
+    const refused = await submit(page, prompt(22, 'continue'));
+    check('unrecognized: NOT_IDLE, untouched', failedWith(refused, 'NOT_IDLE', false) && /page not recognized/.test(refused.detail), JSON.stringify(refused));
+    await server.control(conversationId, 'uninject');
+    await pollPage(page, () => globalThis.__background.log.sent.at(-1)?.facts?.unrecognized === null, null, 2_000, 'facts without it');
+    check('recognized again: reported', true);
   });
 
   await group('send never enables', async () => {
@@ -262,6 +307,8 @@ async function checkLayout({ browser, server, tally, profile }) {
   });
 
   check('the adapter clicked only Send, once per accepted prompt',
-    server.clicks.every((click) => SENDING_CONTROLS.includes(click.control)) && server.clicks.length === server.prompts.length, JSON.stringify(server.clicks));
+    server.clicks.filter((click) => SENDING_CONTROLS.includes(click.control)).length === server.prompts.length
+      // Besides Send, only the person's trusted clicks on the approval card (the test's).
+      && server.clicks.length === server.prompts.length + server.approvalClicks.filter((click) => click.trusted).length, JSON.stringify(server.clicks));
   await page.close();
 }
