@@ -284,15 +284,16 @@
 
   /**
    * Whether `element`, a control in the composer's dock, is one of the composer's own: its
-   * send, stop, voice or dictation control, a menu it opens (attach, tools, model), a control
-   * with a composer test id, or a control that shows no words of its own (an icon: it asks
-   * nothing of a person and types nothing).
+   * send, stop, voice or dictation control, a menu it opens (attach, tools, model), a tool it
+   * toggles (`aria-pressed`: Search, Study), a control with a composer test id, or a control
+   * that shows no words of its own (an icon: it asks nothing of a person and types nothing).
    */
   function isComposerControl(element) {
     const testId = element.getAttribute('data-testid') ?? '';
     if (/^composer-|model-switcher|speech|dictat|voice|send|stop|submit/.test(testId)) return true;
     if (element.hasAttribute('aria-haspopup') && element.getAttribute('aria-haspopup') !== 'false'
       && element.getAttribute('aria-haspopup') !== 'dialog') return true;
+    if (element.hasAttribute('aria-pressed')) return true;
     if (isSendControl(element) || isStopControl(element) || isVoiceControl(element) || isDictationControl(element)) return true;
     return isWordless(element);
   }

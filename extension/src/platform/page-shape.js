@@ -307,12 +307,24 @@
     return out;
   }
 
+  // What the allow-list did not recognize, as the shape keeps it: where, and the structural
+  // part of the descriptor (vocabulary.js describe: tag, role, test id, class tokens), never
+  // the label that follows it in quotes; null otherwise.
+  const UNRECOGNIZED_PLACES = new Set(['latest turn', 'composer']);
+  const UNRECOGNIZED_WHAT = /^[a-z0-9[\]=._@/:() -]{1,160}$/i;
+  function unrecognizedPart(unrecognized) {
+    if (!unrecognized || !UNRECOGNIZED_PLACES.has(unrecognized.where)) return null;
+    const what = String(unrecognized.what ?? '').split(' "')[0].trim();
+    return { where: unrecognized.where, what: UNRECOGNIZED_WHAT.test(what) ? what : REDACTED };
+  }
+
   /**
-   * The page shape of `doc`: `{version, layout, missing, title, path, lang, nodes, truncated,
-   * tree}`, plain JSON. `layout` and `missing` come from the facts (selectors.js: the layout
-   * profile that matched, what was not found).
+   * The page shape of `doc`: `{version, layout, missing, unrecognized, title, path, lang,
+   * nodes, truncated, tree}`, plain JSON. `layout`, `missing` and `unrecognized` come from the
+   * facts (selectors.js: the layout profile that matched, what was not found, what the
+   * allow-list could not name, without its label).
    */
-  function pageShape(doc, { layout = null, missing = [] } = {}) {
+  function pageShape(doc, { layout = null, missing = [], unrecognized = null } = {}) {
     const root = doc?.documentElement ?? null;
     const { tree, nodes, truncated } = shapeTree(root);
     const lang = String(root.getAttribute?.('lang') ?? '');
@@ -320,6 +332,7 @@
       version: VERSION,
       layout: typeof layout === 'string' && /^[a-z0-9-]{1,40}$/.test(layout) ? layout : null,
       missing: (Array.isArray(missing) ? missing : []).filter((m) => typeof m === 'string' && /^[a-z ]{1,40}$/.test(m)).slice(0, 10),
+      unrecognized: unrecognizedPart(unrecognized),
       title: String(doc.title ?? '') === '' ? '' : TITLE_TOKEN,
       path: redactPath(doc.location?.pathname ?? '/'),
       lang: LANG.test(lang) ? lang : '',

@@ -7,7 +7,8 @@
 // disclosure buttons (thinking, tool rows), an error card (an alert or error-styled block
 // with at most a Retry and one more button, no form or field), the Retry control, images and
 // their previews, citations, code blocks, the tool-approval card (apps.js), and the
-// composer's own controls (composer.js). Words are the last signal, and only to recognize a
+// composer's own controls (composer.js), a link-like control in a sentence of the fine print
+// below the composer. Words are the last signal, and only to recognize a
 // notice that stops typing anyway (a limit, the maximum length, an error). The rest of the
 // page (sidebar, header) is never a reason to refuse. Reads only the latest turn's area, the
 // rows after it and the composer's dock: it costs the same on a 400-turn page as on a short
@@ -172,6 +173,18 @@
     return false;
   }
 
+  // A control inside a sentence of the page's fine print below the composer ("ChatGPT can make
+  // mistakes. Check important info. See Cookie Preferences."): its parent holds words of its
+  // own right beside it, and is no card, alert or status line.
+  function inFinePrint(element) {
+    const sentence = element.parentElement;
+    if (sentence === null || sentence.matches(`${SELECTORS.controls}, ${SELECTORS.errorCard}`) || isCardLike(sentence)) return false;
+    for (let node = sentence.firstChild; node !== null; node = node.nextSibling) {
+      if (node.nodeType === 3 && normalizeText(node.data) !== '') return true;
+    }
+    return false;
+  }
+
   // An error card: an alert or error-styled block with no field or form inside and at most
   // LIMITS.errorCardButtonsMax buttons (Retry and one more).
   function isErrorCard(element) {
@@ -278,6 +291,7 @@
     const isButton = mark.tagName === 'BUTTON' || mark.getAttribute('role') === 'button';
     if (isButton) {
       if (COMPOSER.isComposerControl(mark) || ofKnownNotice(mark, dock)) return 'known';
+      if (!shell.contains(mark) && inFinePrint(mark)) return 'known';
       // A person's file or image is often a button (a tile): the draft says so.
       return shell.contains(mark) && mark.querySelector(`${SELECTORS.picture}, progress, [role="progressbar"]`) !== null ? 'known' : 'unknown';
     }

@@ -15,7 +15,7 @@
 // "The allow-list"): a button in the answer's prose or the user's message, a button of the
 // action bar, a status line and a disclosure button in a turn, an alert with at most two
 // buttons and no field (an error card), a control with no words around the composer (an
-// icon), a menu opener there.
+// icon), a menu opener or a tool toggle there, a control inside a sentence of the fine print.
 import { createServer } from 'node:http';
 import { classify } from '../../src/core/classify.js';
 import { injectReaders } from './harness.mjs';

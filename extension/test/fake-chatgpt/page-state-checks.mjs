@@ -8,7 +8,9 @@
 // disabled, a file, an image, a quoted reply, another app's pill) are drafts and the app's own
 // pill is not; a control, form, card or dialog no real page shows, injected into the latest
 // turn, beside it, around the composer or into its form, makes the page `unknown` with the
-// reason, nothing is typed, and the page is idle again once it is gone. How often the
+// reason, nothing is typed, and the page is idle again once it is gone; a failed turn whose
+// notice and Retry label are in words the adapter does not know (a locale outside its lists)
+// is still a failed turn, by structure: a fresh prompt follows. How often the
 // allow-list named something unknown on the states a person would call recognizable is
 // counted and printed: it must be never. On the logged-out layout every such page is login
 // required first (classify.js): there the facts and the readiness to type are checked.
@@ -150,6 +152,29 @@ async function checkLayout({ browser, server, tally, profile, rate }) {
     const mine = await page.evaluate(READ, { ownApp: 'Another App' });
     check('the app this extension chooses: its pill is no draft', mine.facts.composerDraft === null && mine.idle.ok, JSON.stringify(mine));
     await page.evaluate(() => document.querySelector('[app-mention-path="app://another"]').remove());
+  });
+
+  await group('a failed turn in words the adapter does not know', async () => {
+    server.setPlan(() => ({ generateMs: 100, error: 'delivery_timeout' }));
+    await send(page, profile, `continue [attempt exe-3]`);
+    await factsUntil(page, 'facts.error !== null', 'the failed turn');
+    // Another locale: the notice and the Retry label in words no list holds (structure stays).
+    await page.evaluate((retrySelector) => {
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+        if (node.data.includes('Message delivery timed out')) node.data = 'Dostarczenie wiadomości nie powiodło się w wyznaczonym czasie.';
+      }
+      const retry = document.querySelector(retrySelector);
+      retry.textContent = 'Spróbuj ponownie';
+      retry.removeAttribute('aria-description');
+    }, profile.retry);
+    const { facts, classification, shown } = await read();
+    check('a failed turn in unknown words: a failed turn with its Retry recognized', facts.error?.kind === 'turn_failed' && facts.error.retry === true, shown);
+    check(`a failed turn in unknown words: ${seen('error:delivery_timeout')} (a fresh prompt follows, Retry is never clicked)`,
+      stateOf(classification) === seen('error:delivery_timeout'), JSON.stringify(classification));
+    server.setPlan(() => ({ generateMs: 100, reply: 'Back.' }));
+    await send(page, profile, `continue [attempt exe-4]`);
+    await factsUntil(page, "facts.lastAssistantDone && facts.lastAssistantTail === 'Back.'", 'the next answer');
   });
 
   await group('what no real page shows, injected', async () => {
