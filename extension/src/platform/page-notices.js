@@ -35,6 +35,11 @@
   // A notice drawn as a `.markdown` block holds at most this many elements.
   const NOTICE_ELEMENTS_MAX = 8;
 
+  // What people or the model wrote inside a turn (the answer's prose, the user's message): a
+  // card there is theirs, not the page's. (SELECTORS.authoredText also names the sidebar's
+  // `aside`, and an alert may be an `aside` itself.)
+  const AUTHORED_IN_TURN = `${TURNS.SELECTORS.assistantText}, ${VOCABULARY.SELECTORS.userMessage}`;
+
   // Selector lists as one selector each, joined once.
   const SCAN = Object.freeze({
     errorCard: SELECTORS.errorCard.join(', '),
@@ -221,7 +226,7 @@
   // ERROR_CARD_BUTTONS_MAX buttons (Retry and one more).
   function isAlertCard(element, approvalCard) {
     return element.matches(ALERT) && (approvalCard === null || !approvalCard.contains(element))
-      && element.closest(SELECTORS.authoredText) === null && element.querySelector(FIELDS) === null
+      && element.closest(AUTHORED_IN_TURN) === null && element.querySelector(FIELDS) === null
       && element.getElementsByTagName('button').length <= ERROR_CARD_BUTTONS_MAX;
   }
 
@@ -273,7 +278,7 @@
   // a card with fields, with more buttons, inside the approval card or in authored text, or
   // saying what is no failure of the turn (the maximum length).
   function retryOfCard(card, approvalCard) {
-    if ((approvalCard !== null && approvalCard.contains(card)) || card.closest(SELECTORS.authoredText) !== null) return null;
+    if ((approvalCard !== null && approvalCard.contains(card)) || card.closest(AUTHORED_IN_TURN) !== null) return null;
     if (card.querySelector(FIELDS) !== null || !isReportable(cardText(card))) return null;
     const inside = card.getElementsByTagName('button');
     if (inside.length === 1) return inside[0];
