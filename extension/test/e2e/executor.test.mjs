@@ -159,7 +159,7 @@ function describeExecutor(kind, layout) {
     layoutTest('a page that turns unrecognized mid-run: held and notified, nothing typed; one continuation once it is known again', false,
       async (w) => {
         await w.createRun();
-        const lane = await w.startLane('/root/unknown', async ({ turn, world, workerId }) => {
+        const lane = await w.spawnLane('/root/unknown', async ({ turn, world, workerId }) => {
           await world.mcp.call('worker_progress', { workerId, summary: `step ${turn}` });
           if (turn >= 2) {
             await world.mcp.call('worker_complete', { workerId, summary: 'done after the page came back' });
@@ -189,7 +189,7 @@ function describeExecutor(kind, layout) {
     layoutTest('attempts 1, 2 and 3 follow automatically; after worker_complete nothing more is submitted', true,
       async (w) => {
         await w.createRun();
-        const lane = await w.startLane('/root/alpha', progressing(3));
+        const lane = await w.spawnLane('/root/alpha', progressing(3));
         await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed');
         const prompts = await w.settled(lane);
         assert.equal(prompts.length, 3, 'bootstrap plus two automatic resumes');
@@ -248,7 +248,7 @@ function describeExecutor(kind, layout) {
     layoutTest('a delivery timeout gets exactly one fresh continue and Retry is never clicked', true,
       async (w) => {
         await w.createRun();
-        const lane = await w.startLane('/root/flaky', async ({ turn, world, workerId }) => {
+        const lane = await w.spawnLane('/root/flaky', async ({ turn, world, workerId }) => {
           if (turn === 2) return { generateMs: 300, error: 'delivery_timeout' };
           return progressing(3)({ turn, world, workerId });
         });
@@ -266,7 +266,7 @@ function describeExecutor(kind, layout) {
     layoutTest('killing the daemon and reloading the extension mid-run submit nothing twice', true,
       async (w) => {
         await w.createRun();
-        const lane = await w.startLane('/root/sturdy', progressing(5, 1_500));
+        const lane = await w.spawnLane('/root/sturdy', progressing(5, 1_500));
         await w.waitForPrompts(lane, 2);
         await w.daemon.kill9();
         await pause(500);
