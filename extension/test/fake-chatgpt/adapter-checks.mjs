@@ -232,7 +232,11 @@ async function checkLayout({ browser, server, tally, profile }) {
     check('the person\'s click answered it', server.approvalClicks.length === 1 && server.approvalClicks[0].trusted, JSON.stringify(server.approvalClicks));
   });
 
+  // Facts reports naming something unrecognized: none but those of the injected control.
+  const unrecognizedReports = async () => (await factsMessages(page)).filter((message) => message.facts.unrecognized !== null).length;
+  let injectedReports = 0;
   await group('a control no real page shows', async () => {
+    check('before it: no report named anything unrecognized', (await unrecognizedReports()) === 0);
     await server.control(conversationId, 'inject:turn:<div class="promo-card"><p>New</p><button type="button">Try it</button></div>');
     const settled = await pollPage(page, () => globalThis.__background.log.sent.find((message) => message.type === 'page.facts'
       && message.facts.unrecognized !== null && !message.facts.unrecognized.settling), null, 4_000, 'the unrecognized part, settled');
@@ -245,6 +249,7 @@ async function checkLayout({ browser, server, tally, profile }) {
     await server.control(conversationId, 'uninject');
     await pollPage(page, () => globalThis.__background.log.sent.at(-1)?.facts?.unrecognized === null, null, 2_000, 'facts without it');
     check('recognized again: reported', true);
+    injectedReports = await unrecognizedReports();
   });
 
   await group('send never enables', async () => {
@@ -285,6 +290,10 @@ async function checkLayout({ browser, server, tally, profile }) {
     await pollPage(page, () => globalThis.__background.log.sent.some((message) => message.type === 'page.facts' && !message.facts.composer), null, 2_000, 'facts without a composer');
     check('broken UI: reported as facts', true);
   });
+
+  const reports = (await factsMessages(page)).length;
+  check(`of ${reports} facts reports on this page, only the injected control's named something unrecognized`, (await unrecognizedReports()) === injectedReports,
+    `${await unrecognizedReports()} vs ${injectedReports}`);
 
   await group('keepalive', async () => {
     const pings = (await sent(page)).filter((message) => message.type === 'page.ping').length;

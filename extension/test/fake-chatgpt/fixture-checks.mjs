@@ -189,7 +189,7 @@ export async function runFixtureChecks({ browser, tally }) {
         const unknownExpected = truth.state === 'unknown';
         check(`${name}: ${unknownExpected ? 'the allow-list names what it does not know' : 'everything in the latest turn and around the composer is recognized'}`,
           (facts.unrecognized !== null) === unknownExpected, JSON.stringify(facts.unrecognized));
-        const rateKey = fixture.layout ?? `locales/${fixture.locale}`;
+        const rateKey = fixture.file.startsWith('locales/') ? `locales/${fixture.locale}` : fixture.file.split('/')[0];
         const rate = unknownRate.get(rateKey) ?? { read: 0, unknown: 0 };
         rate.read += 1;
         if (facts.unrecognized !== null) rate.unknown += 1;
