@@ -4,7 +4,7 @@
 // the adapter can name, or the page is not recognized and nothing is typed into it. Named by
 // structure: the answer's prose and the user's message (their own buttons: copy code, show
 // more), the action bar (by its marks, and the buttons beside them), status lines and
-// disclosure buttons (thinking, tool rows), an error card (an alert or error-styled block
+// disclosure buttons (thinking, tool rows) with the buttons beside them ("Skip"), an error card (an alert or error-styled block
 // with at most a Retry and one more button, no form or field), the Retry control, images and
 // their previews, citations, code blocks, the tool-approval card (apps.js), and the
 // composer's own controls (composer.js), a link-like control in a sentence of the fine print
@@ -43,6 +43,7 @@
     userMessage: '[data-message-author-role="user"], [data-message-role="user"], [data-user-message-bubble], [data-chatgpt-search-unit-key$=":user"], [data-content-search-unit-key$=":user"], [data-markdown-text-tone="user-message"]',
     actionBar: TURNS.SELECTORS.actionBar.join(', '),
     status: '[role="status"], [aria-busy="true"], [data-streaming-response-status]',
+    statusHeader: 'button[aria-expanded]:not([aria-haspopup]), [data-streaming-response-status]',
     errorCard: '[role="alert"], [aria-live="assertive"], [class*="text-token-text-error"], [data-testid*="error-message"], [data-conversation-recovery]',
     retry: 'button[data-testid="regenerate-thread-error-button"], button[data-conversation-recovery-retry]',
     toolRow: '[class*="tool-message"]',
@@ -118,6 +119,17 @@
     for (let level = 0; level <= LIMITS.actionBarLevelsMax && at !== area && at !== null; level += 1) {
       if (at.matches(SELECTORS.actionBar)) return true;
       if (level > 0 && at.querySelector(SELECTORS.actionBar) !== null && at.querySelector(SELECTORS.prose) === null) return true;
+      at = at.parentElement;
+    }
+    return false;
+  }
+
+  // A button of a status header (the reasoning header "Thinking" with its "Skip" or "Answer
+  // now"): an ancestor this close holds a disclosure button or the streaming status, and no prose.
+  function inStatusHeader(element, area) {
+    let at = element.parentElement;
+    for (let level = 0; level < LIMITS.actionBarLevelsMax && at !== null && at !== area && area.contains(at); level += 1) {
+      if (at.querySelector(SELECTORS.statusHeader) !== null && at.querySelector(SELECTORS.prose) === null) return true;
       at = at.parentElement;
     }
     return false;
@@ -214,6 +226,7 @@
     const isButton = mark.tagName === 'BUTTON' || mark.getAttribute('role') === 'button';
     if (isButton) {
       if (mark.matches(SELECTORS.retry) || inActionBar(mark, area) || within(mark, SELECTORS.status, area) !== null) return 'known';
+      if (inStatusHeader(mark, area)) return 'known';
       if (isMessageButton(mark, area) || ofKnownNotice(mark, area)) return 'known';
       return 'unknown';
     }

@@ -13,7 +13,7 @@
 //
 // What the generator leaves out is what the vocabulary names by design (extension/README.md,
 // "The allow-list"): a button in the answer's prose or the user's message, a button of the
-// action bar, a status line and a disclosure button in a turn, an alert with at most two
+// action bar, a status line, a disclosure button and a button beside it in a turn, an alert with at most two
 // buttons and no field (an error card), a control with no words around the composer (an
 // icon), a menu opener or a tool toggle there, a control inside a sentence of the fine print.
 import { createServer } from 'node:http';
@@ -101,9 +101,10 @@ function insertUnknowns({ seed, iterations, ownApp, loggedOut }) {
   const USER = '[data-message-author-role="user"], [data-message-role="user"], [data-user-message-bubble], [data-chatgpt-search-unit-key$=":user"], [data-content-search-unit-key$=":user"], [data-markdown-text-tone="user-message"]';
   const BAR = turnsReader.SELECTORS.actionBar.join(', ');
   const KNOWN_PARTS = `${BAR}, [data-message-actions], .turn-action-controls, [role="status"], [aria-busy="true"], [data-streaming-response-status], [role="alert"], [aria-live="assertive"], [class*="text-token-text-error"], [data-conversation-recovery], [class*="tool-message"], button, [role="button"], svg, [hidden], [aria-hidden="true"], .sr-only`;
-  // An element a button in which is the action bar's (vocabulary.js inActionBar): it holds a
-  // mark of the bar and no prose.
-  const barLike = (element) => element !== null && element.querySelector(BAR) !== null && element.querySelector(PROSE) === null;
+  // An element a button in which is the action bar's or a status header's (vocabulary.js
+  // inActionBar, inStatusHeader): it holds a mark of the bar or a disclosure, and no prose.
+  const barLike = (element) => element !== null && element.querySelector(`${BAR}, button[aria-expanded]:not([aria-haspopup]), [data-streaming-response-status]`) !== null
+    && element.querySelector(PROSE) === null;
   const nearCode = (element) => {
     for (let at = element, level = 0; at !== null && level < 5; at = at.parentElement, level += 1) if (at.querySelector('pre') !== null) return true;
     return false;

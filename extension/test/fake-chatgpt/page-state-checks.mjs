@@ -177,6 +177,13 @@ async function checkLayout({ browser, server, tally, profile, rate }) {
     await factsUntil(page, "facts.lastAssistantDone && facts.lastAssistantTail === 'Back.'", 'the next answer');
   });
 
+  await group('a reasoning header with the button beside it', async () => {
+    await server.control(id, 'inject:turn:<div class="flex"><button type="button" aria-expanded="false">Thinking</button><button type="button">Skip</button></div>');
+    const { facts, shown } = await read();
+    check('a disclosure and the button beside it ("Skip"): recognized', facts.unrecognized === null, shown);
+    await server.control(id, 'uninject');
+  });
+
   await group('what no real page shows, injected', async () => {
     for (const [where, html, what] of INJECTED) {
       await server.control(id, `inject:${where}:${html}`);
