@@ -112,11 +112,18 @@
     return found !== null && area.contains(found) ? found : null;
   }
 
+  // Whether climbing from `element` to its ancestor `at` stays inside `area`: below it, or
+  // `area` itself when it is `open` (an element standing beside the latest turn is a part of
+  // the row, like a wrapper; the latest turn's own area is the whole turn, never a part).
+  function inside(at, area, open) {
+    return at !== null && (at === area ? open : area.contains(at));
+  }
+
   // A button of the answer's (or the user message's) action bar: an ancestor this close holds
   // a mark of the bar and no prose.
-  function inActionBar(element, area) {
+  function inActionBar(element, area, open) {
     let at = element;
-    for (let level = 0; level <= LIMITS.actionBarLevelsMax && at !== area && at !== null; level += 1) {
+    for (let level = 0; level <= LIMITS.actionBarLevelsMax && inside(at, area, open); level += 1) {
       if (at.matches(SELECTORS.actionBar)) return true;
       if (level > 0 && at.querySelector(SELECTORS.actionBar) !== null && at.querySelector(SELECTORS.prose) === null) return true;
       at = at.parentElement;
@@ -126,9 +133,9 @@
 
   // A button of a status header (the reasoning header "Thinking" with its "Skip" or "Answer
   // now"): an ancestor this close holds a disclosure button or the streaming status, and no prose.
-  function inStatusHeader(element, area) {
+  function inStatusHeader(element, area, open) {
     let at = element.parentElement;
-    for (let level = 0; level < LIMITS.actionBarLevelsMax && at !== null && at !== area && area.contains(at); level += 1) {
+    for (let level = 0; level < LIMITS.actionBarLevelsMax && inside(at, area, open); level += 1) {
       if (at.querySelector(SELECTORS.statusHeader) !== null && at.querySelector(SELECTORS.prose) === null) return true;
       at = at.parentElement;
     }
@@ -216,17 +223,17 @@
   }
 
   /**
-   * The verdict on one mark of the latest turn's area: 'known', 'known-subtree' (known with
-   * everything inside it), or 'unknown'.
+   * The verdict on one mark of the latest turn's area (or of an element beside it: `open`):
+   * 'known', 'known-subtree' (known with everything inside it), or 'unknown'.
    */
-  function latestTurnVerdict(mark, area) {
+  function latestTurnVerdict(mark, area, open) {
     if (within(mark, `${SELECTORS.prose}, ${SELECTORS.userMessage}`, area) !== null) return isStrict(mark) ? 'unknown' : 'known';
     if (mark.matches(SELECTORS.errorCard)) return isErrorCard(mark) || ofKnownNotice(mark, area) ? 'known-subtree' : 'unknown';
     if (mark.matches(SELECTORS.status)) return 'known';
     const isButton = mark.tagName === 'BUTTON' || mark.getAttribute('role') === 'button';
     if (isButton) {
-      if (mark.matches(SELECTORS.retry) || inActionBar(mark, area) || within(mark, SELECTORS.status, area) !== null) return 'known';
-      if (inStatusHeader(mark, area)) return 'known';
+      if (mark.matches(SELECTORS.retry) || inActionBar(mark, area, open) || within(mark, SELECTORS.status, area) !== null) return 'known';
+      if (inStatusHeader(mark, area, open)) return 'known';
       if (isMessageButton(mark, area) || ofKnownNotice(mark, area)) return 'known';
       return 'unknown';
     }
@@ -246,18 +253,19 @@
    * everything inside it.
    */
   function unrecognizedInTurn(area, marks, beside, approvalCard) {
-    const found = firstUnknown(area, marks, approvalCard);
+    const found = firstUnknown(area, false, marks, approvalCard);
     if (found !== null) return found;
     for (let i = 0; i < beside.length; i += 1) {
       const row = beside[i];
       const own = row.matches(SELECTORS.marks) ? [row, ...row.querySelectorAll(SELECTORS.marks)] : row.querySelectorAll(SELECTORS.marks);
-      const inRow = firstUnknown(row, own, approvalCard);
+      const inRow = firstUnknown(row, true, own, approvalCard);
       if (inRow !== null) return inRow;
     }
     return null;
   }
 
-  function firstUnknown(area, marks, approvalCard) {
+  // The first unknown mark among `marks` of `area` (`open`: see inside).
+  function firstUnknown(area, open, marks, approvalCard) {
     let skipped = null;
     for (let i = 0; i < marks.length; i += 1) {
       const mark = marks[i];
@@ -267,7 +275,7 @@
         continue;
       }
       if (!mark.matches(SELECTORS.marks)) continue;
-      const verdict = latestTurnVerdict(mark, area);
+      const verdict = latestTurnVerdict(mark, area, open);
       if (verdict === 'known-subtree') skipped = mark;
       if (verdict !== 'unknown' || !isVisible(mark)) continue;
       return { where: 'latest turn', element: mark, what: describe(mark, within(mark, `${SELECTORS.prose}, ${SELECTORS.userMessage}`, area) === null) };

@@ -35,6 +35,22 @@ const INJECTED = [
   ['form', '<label><input type="checkbox" role="switch"> Auto mode</label>', 'input[role=switch][type=checkbox]'],
 ];
 
+// Clicks the card's allow button as the person would (a trusted click by the test's driver)
+// until the server has the answer: a click that lands while the page redraws the card is lost.
+const CLICKS_MAX = 3;
+const ANSWER_WAIT_MS = 2_000;
+async function allowAsThePerson(page, server, id) {
+  for (let click = 1; ; click += 1) {
+    await page.click('[data-fake-approval] button[data-fake-choice="allow"]');
+    try {
+      await server.waitFor(() => server.approvalIn(id) === null, ANSWER_WAIT_MS, 'the card answered');
+      return;
+    } catch (error) {
+      if (click >= CLICKS_MAX) throw error;
+    }
+  }
+}
+
 export async function runPageStateChecks({ browser, server, tally }) {
   const rate = { read: 0, unknown: 0 };
   await Promise.all(REAL_LAYOUTS.map(async (layout) => {
@@ -87,7 +103,7 @@ async function checkLayout({ browser, server, tally, profile, rate }) {
       check(`container card ${what}: it is no unknown dialog nor an unrecognized card`, facts.dialog === null && facts.unrecognized === null && facts.error === null, shown);
       // The person answers (a trusted click by the test's driver); the turn goes on and ends.
       const card = await page.evaluate(() => document.querySelector('[data-fake-approval]').outerHTML);
-      await page.click('[data-fake-approval] button[data-fake-choice="allow"]');
+      await allowAsThePerson(page, server, id);
       await factsUntil(page, "facts.approval === null && facts.lastAssistantDone && facts.lastAssistantTail === 'Reported.'", 'the answered turn to end');
       check(`container card ${what}: answered by the person, the turn ends`, allowed === true);
       // An answered card left in an older turn (a newer finished turn follows) is history.
