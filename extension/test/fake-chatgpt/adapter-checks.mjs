@@ -11,6 +11,7 @@ import { CONTENT_JS, injectReaders, pollPage, sleep } from './harness.mjs';
 import { startFakeChatGPT } from './server.mjs';
 import { REAL_LAYOUTS, profileOf } from './layouts/profiles.mjs';
 import { prefixed } from './page-checks.mjs';
+import { allowAsThePerson } from './page-state-checks.mjs';
 import { DEFAULT_APPS } from './server.mjs';
 
 const BACKGROUND_SHIM = `(() => {
@@ -227,9 +228,11 @@ async function checkLayout({ browser, server, tally, profile }) {
     const beside = await submit(page, prompt(21));
     check('beside the card: NOT_IDLE, untouched', failedWith(beside, 'NOT_IDLE', false), JSON.stringify(beside));
     check('nothing clicked the card', server.approvalClicks.length === 0, JSON.stringify(server.approvalClicks));
-    await page.click('[data-fake-approval] button[data-fake-choice="allow"]');
+    // The person answers (a trusted click by the test's driver; one landing while the page
+    // redraws the card is lost, and the person clicks again).
+    await allowAsThePerson(page, server, conversationId);
     await untilIdle(page);
-    check('the person\'s click answered it', server.approvalClicks.length === 1 && server.approvalClicks[0].trusted, JSON.stringify(server.approvalClicks));
+    check('the person\'s click answered it', server.approvalClicks.length >= 1 && server.approvalClicks.every((click) => click.trusted), JSON.stringify(server.approvalClicks));
   });
 
   // Facts reports naming something unrecognized: none but those of the injected control.
@@ -315,9 +318,9 @@ async function checkLayout({ browser, server, tally, profile }) {
     check('reconnect: facts flow on the new port', true);
   });
 
+  // The adapter's clicks are a script's (untrusted); the test's own, as the person, are trusted.
+  const adapterClicks = server.clicks.filter((click) => !click.trusted);
   check('the adapter clicked only Send, once per accepted prompt',
-    server.clicks.filter((click) => SENDING_CONTROLS.includes(click.control)).length === server.prompts.length
-      // Besides Send, only the person's trusted clicks on the approval card (the test's).
-      && server.clicks.length === server.prompts.length + server.approvalClicks.filter((click) => click.trusted).length, JSON.stringify(server.clicks));
+    adapterClicks.every((click) => SENDING_CONTROLS.includes(click.control)) && adapterClicks.length === server.prompts.length, JSON.stringify(server.clicks));
   await page.close();
 }

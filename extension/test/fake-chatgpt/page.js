@@ -480,6 +480,8 @@ document.addEventListener('click', (event) => {
     control: name,
     testid: button.getAttribute('data-testid'),
     label: button.getAttribute('aria-label') || button.textContent.trim(),
+    // A script's click (the adapter's `.click()`) is untrusted; a person's (the test driver's) is trusted.
+    trusted: event.isTrusted,
   });
   const enabled = !button.disabled && button.getAttribute('aria-disabled') !== 'true';
   if ((name === 'send' || name === 'steer') && enabled && canSend()) void sendPrompt();

@@ -313,8 +313,8 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
       return json({ conversationId: convo.id, conversation: snapshot(convo) });
     }
     if (request.method === 'POST' && url.pathname === '/__fake/click') {
-      const { conversationId = null, control: name = null, testid = null, label = '' } = await readJson(request);
-      clicks.push({ conversationId, control: name, testid, label, atMs: Date.now() });
+      const { conversationId = null, control: name = null, testid = null, label = '', trusted = false } = await readJson(request);
+      clicks.push({ conversationId, control: name, testid, label, trusted: trusted === true, atMs: Date.now() });
       notify();
       return json({ ok: true });
     }
