@@ -5,7 +5,9 @@
 // (`@` and the app's name, the arrow keys to its row, Enter) and verifies its pill.
 // An unmanaged tab stays inert: no observer, nothing touched. It clicks only a send button,
 // once per submission, and never ChatGPT's Retry or Stop, nor a tool-approval card (no click,
-// no key event). Classic content script; reads the page through globalThis.OrcSelectors
+// no key event), and it types nothing where the page holds something it cannot name
+// (vocabulary.js: reported settling for a moment, then with its reason) or anything a person
+// put in the composer. Classic content script; reads the page through globalThis.OrcSelectors
 // (selectors.js) and globalThis.OrcApps (apps.js).
 (() => {
   'use strict';

@@ -1,15 +1,15 @@
-// ChatGPT's page as the content adapter sees it: the selectors not kept by the other readers
-// and the read-only functions that turn a document into the `facts` object of
-// extension/README.md (error cards, notices, dialogs, log-in and challenge marks, what the
-// adapter cannot name, and whether a submission may proceed). Structure first (test ids,
-// roles, the Retry control, a turn's position), text second (page-texts.js, every UI language
-// it knows). The turn list is read by turns.js, the composer by composer.js, the approval card
-// and the pill by apps.js, the allow-list by vocabulary.js; page-wide notices are read outside
-// the turn list, so reading costs the same on a 400-turn page as on a 4-turn one. Classic
-// content script, loaded after page-texts.js, page-watch.js (which keeps its page-wide reads
-// between mutations), turns.js, apps.js, composer.js and vocabulary.js and before content.js
-// into the same isolated world: it defines globalThis.OrcSelectors and touches nothing on the
-// page.
+// ChatGPT's page as the content adapter sees it: the read-only functions that turn a
+// document into the `facts` object of extension/README.md (the page scan: dialogs, log-in and
+// challenge marks, limits; what the adapter cannot name; and whether a submission may
+// proceed). Structure first (test ids, roles, the Retry control, a turn's position), text
+// second (page-texts.js, every UI language it knows). The turn list is read by turns.js, the
+// composer by composer.js, the approval card and the pill by apps.js, the allow-list by
+// vocabulary.js, the notices and the latest turn's error card by page-notices.js; page-wide
+// notices are read outside the turn list, so reading costs the same on a 400-turn page as on
+// a 4-turn one. Classic content script, loaded after page-texts.js, page-watch.js (which
+// keeps its page-wide reads between mutations), turns.js, apps.js, composer.js,
+// vocabulary.js and page-notices.js and before content.js into the same isolated world: it
+// defines globalThis.OrcSelectors and touches nothing on the page.
 (() => {
   'use strict';
 

@@ -13,8 +13,8 @@
 // page (sidebar, header) is never a reason to refuse. Reads only the latest turn's area, the
 // rows after it and the composer's dock: it costs the same on a 400-turn page as on a short
 // one. Classic content script, loaded after page-texts.js, turns.js, apps.js and composer.js
-// and before selectors.js into the same isolated world: it defines globalThis.OrcVocabulary
-// and touches nothing on the page.
+// and before page-notices.js and selectors.js into the same isolated world: it defines
+// globalThis.OrcVocabulary and touches nothing on the page.
 (() => {
   'use strict';
 
