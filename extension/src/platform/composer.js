@@ -64,6 +64,9 @@
     quote: 'blockquote, [data-testid*="quote"]',
   });
 
+  // Joined once (a selector built on every read is garbage, and parsed again).
+  const PICTURE_OR_UPLOAD = `${SELECTORS.picture}, ${SELECTORS.upload}`;
+
   const LIMITS = Object.freeze({
     // The dock is the form and at most this many of its ancestors (parent, grandparent).
     dockLevelsMax: 2,
@@ -221,11 +224,23 @@
   }
 
   // What stands in the composer's shell outside its editor and besides its controls: an
-  // upload, a picture, a quote, or text (a file's name, a chip's words), else null. A walk
-  // by the nodes' own links (no walker per read); controls and hidden parts are skipped.
+  // upload, a picture, a quote, or text (a file's name, a chip's words), else null. Kept until
+  // anything in the shell changes (page-watch.js).
   function addedBeside(composer) {
     const shell = shellOf(composer);
     if (shell === composer) return null;
+    const version = WATCH.subtreeVersion(shell);
+    if (keptBeside.shell === shell && keptBeside.composer === composer && keptBeside.version === version) return keptBeside.added;
+    const added = walkBeside(composer, shell);
+    keptBeside = { shell, composer, version, added };
+    return added;
+  }
+
+  // The last walk beside the editor, and what it was made on.
+  let keptBeside = { shell: null, composer: null, version: -1, added: null };
+
+  // A walk by the nodes' own links (no walker per read); controls and hidden parts are skipped.
+  function walkBeside(composer, shell) {
     let walked = 0;
     let node = shell.firstChild;
     while (node !== null) {
@@ -267,7 +282,7 @@
   // or an upload inside one still is (a file tile is often a button).
   function isControl(element) {
     return (element.tagName === 'BUTTON' || element.tagName === 'LABEL' || element.getAttribute('role') === 'button')
-      && element.querySelector(`${SELECTORS.picture}, ${SELECTORS.upload}`) === null;
+      && element.querySelector(PICTURE_OR_UPLOAD) === null;
   }
 
   function isBlank(text) {

@@ -11,8 +11,8 @@
 // below the composer. Words are the last signal, and only to recognize a
 // notice that stops typing anyway (a limit, the maximum length, an error). The rest of the
 // page (sidebar, header) is never a reason to refuse. Reads only the latest turn's area, the
-// rows after it and the composer's dock: it costs the same on a 400-turn page as on a short
-// one. Classic content script, loaded after page-texts.js, turns.js, apps.js and composer.js
+// rows after it and the composer's dock (read again only once the dock changed: page-watch.js):
+// it costs the same on a 400-turn page as on a short one. Classic content script, loaded after page-texts.js, turns.js, apps.js and composer.js
 // and before page-notices.js and selectors.js into the same isolated world: it defines
 // globalThis.OrcVocabulary and touches nothing on the page.
 (() => {
@@ -21,6 +21,7 @@
   const TEXTS = globalThis.OrcPageTexts;
   const TURNS = globalThis.OrcTurns;
   const COMPOSER = globalThis.OrcComposer;
+  const WATCH = globalThis.OrcPageWatch;
   const { normalizeText } = TEXTS;
 
   // What is looked at: controls, fields, frames, dialogs and other roles a person acts on
@@ -55,6 +56,11 @@
       + '[role="menu"], [role="radiogroup"], [role="switch"], [role="slider"], [role="spinbutton"]',
     fields: 'form, input:not([type="hidden"]), select, textarea, iframe, dialog, [role="dialog"], [role="alertdialog"], [contenteditable]:not([contenteditable="false"])',
   });
+
+  // Selectors joined once (a selector built on every read is garbage, and parsed again).
+  const AUTHORED = `${SELECTORS.prose}, ${SELECTORS.userMessage}`;
+  const NOT_A_SENTENCE = `${SELECTORS.controls}, ${SELECTORS.errorCard}`;
+  const PERSONS_FILE = `${SELECTORS.picture}, progress, [role="progressbar"]`;
 
   // A card-like class or test id token: card, banner, toast, modal or callout as a word of it.
   const CARD_TOKEN = /(?:^|[-_/:])(?:card|banner|toast|modal|callout)(?:$|[-_])/i;
@@ -197,7 +203,7 @@
   // own right beside it, and is no card, alert or status line.
   function inFinePrint(element) {
     const sentence = element.parentElement;
-    if (sentence === null || sentence.matches(`${SELECTORS.controls}, ${SELECTORS.errorCard}`) || isCardLike(sentence)) return false;
+    if (sentence === null || sentence.matches(NOT_A_SENTENCE) || isCardLike(sentence)) return false;
     for (let node = sentence.firstChild; node !== null; node = node.nextSibling) {
       if (node.nodeType === 3 && normalizeText(node.data) !== '') return true;
     }
@@ -227,7 +233,9 @@
    * 'known', 'known-subtree' (known with everything inside it), or 'unknown'.
    */
   function latestTurnVerdict(mark, area, open) {
-    if (within(mark, `${SELECTORS.prose}, ${SELECTORS.userMessage}`, area) !== null) return isStrict(mark) ? 'unknown' : 'known';
+    // The most common marks first: the action bar's own buttons.
+    if (mark.matches(SELECTORS.actionBar)) return 'known';
+    if (within(mark, AUTHORED, area) !== null) return isStrict(mark) ? 'unknown' : 'known';
     if (mark.matches(SELECTORS.errorCard)) return isErrorCard(mark) || ofKnownNotice(mark, area) ? 'known-subtree' : 'unknown';
     if (mark.matches(SELECTORS.status)) return 'known';
     const isButton = mark.tagName === 'BUTTON' || mark.getAttribute('role') === 'button';
@@ -278,7 +286,7 @@
       const verdict = latestTurnVerdict(mark, area, open);
       if (verdict === 'known-subtree') skipped = mark;
       if (verdict !== 'unknown' || !isVisible(mark)) continue;
-      return { where: 'latest turn', element: mark, what: describe(mark, within(mark, `${SELECTORS.prose}, ${SELECTORS.userMessage}`, area) === null) };
+      return { where: 'latest turn', element: mark, what: describe(mark, within(mark, AUTHORED, area) === null) };
     }
     return null;
   }
@@ -290,6 +298,19 @@
    * an upload) are a draft, not an unknown; a notice with words the adapter knows is known.
    */
   function unrecognizedAroundComposer(composer, dock, approvalCard) {
+    // Kept until anything in the dock changes: while an answer streams it stays quiet.
+    const version = WATCH.subtreeVersion(dock);
+    const kept = keptAroundComposer;
+    if (kept.dock === dock && kept.composer === composer && kept.approvalCard === approvalCard && kept.version === version) return kept.result;
+    const result = readAroundComposer(composer, dock, approvalCard);
+    keptAroundComposer = { dock, composer, approvalCard, version, result };
+    return result;
+  }
+
+  // The last read around the composer, and what it was read on.
+  let keptAroundComposer = { dock: null, composer: null, approvalCard: null, version: -1, result: null };
+
+  function readAroundComposer(composer, dock, approvalCard) {
     const marks = dock.querySelectorAll(SELECTORS.marks);
     const shell = COMPOSER.shellOf(composer);
     let skipped = null;
@@ -314,7 +335,7 @@
       if (COMPOSER.isComposerControl(mark) || ofKnownNotice(mark, dock)) return 'known';
       if (!shell.contains(mark) && inFinePrint(mark)) return 'known';
       // A person's file or image is often a button (a tile): the draft says so.
-      return shell.contains(mark) && mark.querySelector(`${SELECTORS.picture}, progress, [role="progressbar"]`) !== null ? 'known' : 'unknown';
+      return shell.contains(mark) && mark.querySelector(PERSONS_FILE) !== null ? 'known' : 'unknown';
     }
     if (mark.matches('[role="status"]')) {
       const words = ownWords(mark);
