@@ -224,7 +224,7 @@ impl Browser {
         let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
         let tx = crate::link::connect(events, ledger, id, Event::Command, || Event::DaemonClosed).await;
         let hello = self.hello();
-        let _ = tx.send(bridge::encode(&hello));
+        let _ = tx.send(executor_protocol::encode(&hello));
         self.daemon = Some(tx);
         let mut l = self.state.ledger.borrow_mut();
         l.hellos += 1;
@@ -232,7 +232,7 @@ impl Browser {
     }
 
     /// `hello`: the journal and every managed tab with its current state.
-    fn hello(&mut self) -> bridge::ExecutorMessage {
+    fn hello(&mut self) -> executor_protocol::ExecutorMessage {
         let mut storage = self.state.storage.borrow_mut();
         let journal: Vec<JournalEntry> = storage
             .journal
@@ -267,42 +267,48 @@ impl Browser {
                 }),
             });
         }
-        bridge::ExecutorMessage::Hello(bridge::Hello {
+        executor_protocol::ExecutorMessage::Hello(executor_protocol::Hello {
             token: EXECUTOR_TOKEN.to_string(),
             executor_id: self.id.to_string(),
-            protocol: bridge::PROTOCOL_VERSION,
-            capabilities: bridge::Capabilities { steering: self.state.steering, operator: false, kinds: None },
+            protocol: executor_protocol::PROTOCOL_VERSION,
+            capabilities: executor_protocol::Capabilities {
+                steering: self.state.steering,
+                operator: false,
+                kinds: None,
+            },
             concurrency_max: self.state.concurrency as u32,
-            bindings: bindings.iter().map(bridge::BindingWire::from).collect(),
-            journal: journal.iter().map(bridge::JournalWire::from).collect::<Vec<_>>(),
+            bindings: bindings.iter().map(executor_protocol::BindingWire::from).collect(),
+            journal: journal.iter().map(executor_protocol::JournalWire::from).collect::<Vec<_>>(),
         })
     }
 
-    /// Sends an engine-shaped report as its bridge protocol message (bindings and states
+    /// Sends an engine-shaped report as its executor protocol message (bindings and states
     /// are noted in the ledger with the conversation they are about).
     fn send(&self, input: ExecutorInput) {
         let message = match &input {
             ExecutorInput::Binding { report, .. } => {
                 let chat = conversation_host(&report.conversation).unwrap_or(&report.conversation);
                 self.state.ledger.borrow_mut().published(report.worker, chat);
-                bridge::ExecutorMessage::Binding(bridge::BindingWire::from(report))
+                executor_protocol::ExecutorMessage::Binding(executor_protocol::BindingWire::from(report))
             }
             ExecutorInput::State { worker, observation, .. } => {
                 if let Some(tab) = self.state.storage.borrow().tabs.get(worker) {
                     self.state.ledger.borrow_mut().published(*worker, &tab.chat);
                 }
-                bridge::ExecutorMessage::State(bridge::StateWire::new(*worker, observation))
+                executor_protocol::ExecutorMessage::State(executor_protocol::StateWire::new(*worker, observation))
             }
-            ExecutorInput::Result { command, outcome, .. } => bridge::ExecutorMessage::Result(bridge::ResultWire {
-                command_id: *command,
-                outcome: bridge::OutcomeWire::from(outcome),
-            }),
+            ExecutorInput::Result { command, outcome, .. } => {
+                executor_protocol::ExecutorMessage::Result(executor_protocol::ResultWire {
+                    command_id: *command,
+                    outcome: executor_protocol::OutcomeWire::from(outcome),
+                })
+            }
             ExecutorInput::Hello { .. } | ExecutorInput::Disconnected { .. } | ExecutorInput::SteerLanded { .. } => {
                 return;
             }
         };
         if let Some(tx) = &self.daemon {
-            let _ = tx.send(bridge::encode(&message));
+            let _ = tx.send(executor_protocol::encode(&message));
         }
     }
 
@@ -831,7 +837,9 @@ mod tests {
             });
             for (after_s, c) in script {
                 tokio::time::sleep(Duration::from_secs(after_s)).await;
-                let text = bridge::encode(&bridge::DaemonMessage::Command(bridge::CommandWire::from(&c)));
+                let text = executor_protocol::encode(&executor_protocol::DaemonMessage::Command(
+                    executor_protocol::CommandWire::from(&c),
+                ));
                 write_text(&mut writer, &text).await?;
             }
             // Let the pages and the browser play out what the commands started.

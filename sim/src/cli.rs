@@ -1,5 +1,5 @@
 //! The simulated CLI executor (`orchestrator executor-cli`): a Rust model of what it does
-//! for Codex CLI and Claude Code workers, speaking the bridge's protocol over turmoil as
+//! for Codex CLI and Claude Code workers, speaking the executor protocol over turmoil as
 //! the browser does, with `kinds: ["codex", "claude"]`.
 //!
 //! It follows the real executor's rules (docs/cli-agents.md, docs/protocol/executor.md):
@@ -282,7 +282,7 @@ impl Cli {
         let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
         let tx = crate::link::connect(events, ledger, id, Event::Command, || Event::DaemonClosed).await;
         let hello = self.hello();
-        let _ = tx.send(bridge::encode(&hello));
+        let _ = tx.send(executor_protocol::encode(&hello));
         self.daemon = Some(tx);
         let mut l = self.state.ledger.borrow_mut();
         l.hellos += 1;
@@ -290,9 +290,9 @@ impl Cli {
     }
 
     /// `hello`: the journal, and every bound session with the state it last showed.
-    fn hello(&mut self) -> bridge::ExecutorMessage {
+    fn hello(&mut self) -> executor_protocol::ExecutorMessage {
         let mut disk = self.state.disk.borrow_mut();
-        let journal: Vec<bridge::JournalWire> = disk
+        let journal: Vec<executor_protocol::JournalWire> = disk
             .journal
             .iter()
             .map(|(a, e)| {
@@ -302,7 +302,7 @@ impl Cli {
                     state_seq: e.state_seq,
                     conversation: e.conversation.clone(),
                 };
-                bridge::JournalWire::from(&entry)
+                executor_protocol::JournalWire::from(&entry)
             })
             .collect();
         let mut bindings = Vec::new();
@@ -318,29 +318,32 @@ impl Cli {
             });
             let conversation = Arc::from(conversation_of(kind, &session));
             let report = BindingReport { worker, conversation, open: true, observation };
-            bindings.push(bridge::BindingWire::from(&report));
+            bindings.push(executor_protocol::BindingWire::from(&report));
         }
-        let kinds = Some(vec![bridge::ExecutorKindWire::Codex, bridge::ExecutorKindWire::Claude]);
-        bridge::ExecutorMessage::Hello(bridge::Hello {
+        let kinds = Some(vec![executor_protocol::ExecutorKindWire::Codex, executor_protocol::ExecutorKindWire::Claude]);
+        executor_protocol::ExecutorMessage::Hello(executor_protocol::Hello {
             token: EXECUTOR_TOKEN.to_string(),
             executor_id: self.id.to_string(),
-            protocol: bridge::PROTOCOL_VERSION,
-            capabilities: bridge::Capabilities { steering: true, operator: false, kinds },
+            protocol: executor_protocol::PROTOCOL_VERSION,
+            capabilities: executor_protocol::Capabilities { steering: true, operator: false, kinds },
             concurrency_max: 16,
             bindings,
             journal,
         })
     }
 
-    fn send(&self, message: bridge::ExecutorMessage) {
+    fn send(&self, message: executor_protocol::ExecutorMessage) {
         if let Some(tx) = &self.daemon {
-            let _ = tx.send(bridge::encode(&message));
+            let _ = tx.send(executor_protocol::encode(&message));
         }
     }
 
     fn result(&self, command: CommandId, outcome: CommandOutcome) {
-        let outcome = bridge::OutcomeWire::from(&outcome);
-        self.send(bridge::ExecutorMessage::Result(bridge::ResultWire { command_id: command, outcome }));
+        let outcome = executor_protocol::OutcomeWire::from(&outcome);
+        self.send(executor_protocol::ExecutorMessage::Result(executor_protocol::ResultWire {
+            command_id: command,
+            outcome,
+        }));
     }
 
     /// Publishes the worker's session state (a new sequence, journaled first).
@@ -367,7 +370,10 @@ impl Cli {
             shown
         };
         self.trace(format!("{worker} {} #{}", state.as_str(), shown.seq));
-        self.send(bridge::ExecutorMessage::State(bridge::StateWire::new(worker, &observation(&shown))));
+        self.send(executor_protocol::ExecutorMessage::State(executor_protocol::StateWire::new(
+            worker,
+            &observation(&shown),
+        )));
     }
 
     fn seq(&self, worker: WorkerId) -> u64 {
@@ -608,7 +614,7 @@ impl Cli {
         self.result(id, CommandOutcome::Submitted { state_seq, conversation: created.clone() });
         if let Some(url) = created {
             let report = BindingReport { worker, conversation: url, open: true, observation: None };
-            self.send(bridge::ExecutorMessage::Binding(bridge::BindingWire::from(&report)));
+            self.send(executor_protocol::ExecutorMessage::Binding(executor_protocol::BindingWire::from(&report)));
         }
         if let Some(e) = self.state.disk.borrow_mut().journal.get_mut(&attempt) {
             e.phase = JournalPhase::Completed;
@@ -629,7 +635,10 @@ impl Cli {
     fn inspect(&self, worker: WorkerId) {
         let shown = self.state.disk.borrow().shown.get(&worker).cloned();
         if let Some(shown) = shown {
-            self.send(bridge::ExecutorMessage::State(bridge::StateWire::new(worker, &observation(&shown))));
+            self.send(executor_protocol::ExecutorMessage::State(executor_protocol::StateWire::new(
+                worker,
+                &observation(&shown),
+            )));
         }
     }
 

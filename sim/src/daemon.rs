@@ -26,14 +26,16 @@ pub const EPOCH_MS: u64 = 1_767_225_600_000;
 /// Executor connections by executor id: (connection number, outgoing text frames).
 type Registry = Rc<RefCell<BTreeMap<ExecutorId, (u64, mpsc::UnboundedSender<String>)>>>;
 
-/// Routes engine commands, encoded in the bridge protocol, to the connection of the
+/// Routes engine commands, encoded in the executor protocol, to the connection of the
 /// executor they name (dropped when it is not connected: `hello` reconciles).
 struct RegistrySink(Registry);
 
 impl ExecutorSink for RegistrySink {
     fn send(&mut self, command: ExecutorCommand) {
         if let Some((_, tx)) = self.0.borrow().get(&command.executor) {
-            let _ = tx.send(bridge::encode(&bridge::DaemonMessage::Command(bridge::CommandWire::from(&command))));
+            let _ = tx.send(executor_protocol::encode(&executor_protocol::DaemonMessage::Command(
+                executor_protocol::CommandWire::from(&command),
+            )));
         }
     }
 }
@@ -116,7 +118,7 @@ async fn triggered_calls(handle: Handle, ledger: SharedLedger) {
     }
 }
 
-/// One executor connection, through the bridge's own session logic/// One executor connection, through the bridge's own session logic (token, versions,
+/// One executor connection, through the executor protocol's own session logic (token, versions,
 /// caps, typed protocol errors): the same rules as the daemon's `/executor`.
 async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle: Handle, registry: Registry) {
     let (mut reader, mut writer) = stream.into_split();
@@ -128,10 +130,10 @@ async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle
             }
         }
     });
-    let mut session = bridge::Session::new(bridge::SessionConfig::new(EXECUTOR_TOKEN));
+    let mut session = executor_protocol::Session::new(executor_protocol::SessionConfig::new(EXECUTOR_TOKEN));
     // Like the bridge's server, close a connection that sent nothing (not even a
     // heartbeat) for `IDLE_MS_MAX`: the executor is gone, or the link broke under it.
-    let idle = std::time::Duration::from_millis(bridge::server::IDLE_MS_MAX);
+    let idle = std::time::Duration::from_millis(executor_protocol::IDLE_MS_MAX);
     while let Ok(Ok(Some(text))) = tokio::time::timeout(idle, read_text(&mut reader)).await {
         let now_ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64);
         let step = session.on_text(&text, now_ms);
@@ -139,7 +141,7 @@ async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle
             registry.borrow_mut().insert(id.clone(), (connection, tx.clone()));
         }
         for reply in &step.replies {
-            let _ = tx.send(bridge::encode(reply));
+            let _ = tx.send(executor_protocol::encode(reply));
         }
         for input in step.inputs {
             if handle.executor(input).await.is_err() {

@@ -1,4 +1,4 @@
-//! An executor host's connection to the daemon's executor port, in the bridge's protocol:
+//! An executor host's connection to the daemon's executor port, in the executor protocol:
 //! connect (retrying), a writer task, heartbeats from the first moment, and a reader that
 //! turns the daemon's commands into the host's own events. Shared by the browser and the
 //! CLI executor.
@@ -38,17 +38,17 @@ pub async fn connect<E: 'static>(
     });
     // Heartbeats start with the connection, not with `welcome`: a welcome lost with a
     // broken link must not leave the executor silent on a dead socket forever.
-    let every_ms = bridge::SessionConfig::new(crate::wire::EXECUTOR_TOKEN).heartbeat_ms;
+    let every_ms = executor_protocol::SessionConfig::new(crate::wire::EXECUTOR_TOKEN).heartbeat_ms;
     tokio::task::spawn_local(heartbeat(tx.downgrade(), every_ms));
     tokio::task::spawn_local(async move {
         while let Ok(Some(text)) = read_text(&mut reader).await {
-            match bridge::decode_daemon(&text, bridge::MESSAGE_BYTES_MAX) {
-                Ok(bridge::DaemonMessage::Command(c)) => {
+            match executor_protocol::decode_daemon(&text, executor_protocol::MESSAGE_BYTES_MAX) {
+                Ok(executor_protocol::DaemonMessage::Command(c)) => {
                     if events.send(command(c.into_engine(id.clone()))).is_err() {
                         return;
                     }
                 }
-                Ok(bridge::DaemonMessage::ProtocolError(e)) => {
+                Ok(executor_protocol::DaemonMessage::ProtocolError(e)) => {
                     ledger.borrow_mut().violation(format!("the daemon refused a protocol message from {id}: {e:?}"));
                 }
                 Ok(_) => {}
@@ -67,7 +67,7 @@ async fn heartbeat(tx: mpsc::WeakUnboundedSender<String>, every_ms: u64) {
     loop {
         tokio::time::sleep(Duration::from_millis(every_ms.max(1_000))).await;
         let Some(tx) = tx.upgrade() else { return };
-        if tx.send(bridge::encode(&bridge::ExecutorMessage::Heartbeat {})).is_err() {
+        if tx.send(executor_protocol::encode(&executor_protocol::ExecutorMessage::Heartbeat {})).is_err() {
             return;
         }
     }

@@ -16,6 +16,7 @@ fn usage() -> ExitCode {
          sim replay --scenario FILE        one scenario run\n  \
          sim scenario FILE...               named cases (scenarios/*.scn)\n  \
          sim matrix                        every boundary x occurrence, on every scenario\n  \
+         sim hashes --seeds N              the trace hash of seeds 0..N, every matrix run and every scenario\n  \
          sim bench                         a 10-worker, 8-simulated-hour run, timed\n\nboundaries: {}",
         Boundary::ALL.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
     );
@@ -75,6 +76,10 @@ fn main() -> ExitCode {
             if outcome.violations.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
         }
         Some("matrix") => run_matrix(),
+        Some("hashes") => match flag(&args, "--seeds").and_then(|s| s.parse::<u64>().ok()) {
+            Some(seeds) => hashes(seeds),
+            None => usage(),
+        },
         Some("scenario") => run_scenarios(&args[1..]),
         Some("bench") => bench(),
         _ => usage(),
@@ -209,11 +214,13 @@ fn swarm(from: u64, seeds: u64, jobs: u64) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The crash matrix: every boundary × occurrence (1..=3), on the built-in calm run and on
-/// every scenario in `scenarios/`, on all cores. Expectations are the scenarios' own
-/// business; here every run must keep the invariants and converge.
-fn run_matrix() -> ExitCode {
-    let start = Instant::now();
+/// One run of the crash matrix: the base it varies (`calm/<boundary>` or a scenario file),
+/// the base's knobs and the crash it plans.
+type MatrixJob = (String, Knobs, CrashAt);
+
+/// The crash matrix's runs: every boundary × occurrence (1..=3), on the built-in calm run
+/// and on every scenario in `scenarios/`, in a fixed order; the base count beside them.
+fn matrix_jobs() -> Result<(Vec<MatrixJob>, usize), String> {
     let mut bases: Vec<(String, Knobs)> = Vec::new();
     for cell in matrix::cells().iter().filter(|c| c.crash.occurrence == 1) {
         bases.push((format!("calm/{}", cell.crash.boundary), matrix::knobs_for(*cell)));
@@ -226,13 +233,9 @@ fn run_matrix() -> ExitCode {
     files.sort();
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        match scenario::parse(&path.display().to_string(), &text) {
-            Ok(s) => bases.push((path.display().to_string(), s.knobs)),
-            Err(e) => {
-                println!("{}: {e}", path.display());
-                return ExitCode::FAILURE;
-            }
-        }
+        let scenario =
+            scenario::parse(&path.display().to_string(), &text).map_err(|e| format!("{}: {e}", path.display()))?;
+        bases.push((path.display().to_string(), scenario.knobs));
     }
     let mut jobs = Vec::new();
     for (name, knobs) in &bases {
@@ -246,6 +249,11 @@ fn run_matrix() -> ExitCode {
             }
         }
     }
+    Ok((jobs, bases.len()))
+}
+
+/// Runs `count` jobs on every core, `run(i)` each; the results in job order.
+fn on_all_cores<T: Send>(count: usize, run: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -254,11 +262,12 @@ fn run_matrix() -> ExitCode {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((name, knobs, crash)) = jobs.get(i) else { return };
-                    let outcome = world::run(knobs, &[*crash]);
-                    let crashed = outcome.crashes.iter().any(|c| c.contains(crash.boundary.name()));
+                    if i >= count {
+                        return;
+                    }
+                    let result = run(i);
                     if let Ok(mut r) = results.lock() {
-                        r.push((i, name.clone(), knobs.clone(), *crash, outcome, crashed));
+                        r.push((i, result));
                     }
                 }
             });
@@ -266,9 +275,69 @@ fn run_matrix() -> ExitCode {
     });
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by_key(|r| r.0);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The trace hash of every swarm seed `0..seeds`, every crash-matrix run and every
+/// scenario, one line each, in a fixed order: two commits that should behave the same
+/// print the same lines (`diff` them; ARCHITECTURE.md, "Behaviour-preserving moves").
+fn hashes(seeds: u64) -> ExitCode {
+    let (jobs, _) = match matrix_jobs() {
+        Ok(j) => j,
+        Err(e) => {
+            println!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let swarm = on_all_cores(seeds as usize, |i| world::run(&Knobs::swarm(i as u64), &[]).trace_hash);
+    for (seed, hash) in swarm.iter().enumerate() {
+        println!("seed {seed} {hash:016x}");
+    }
+    let matrix = on_all_cores(jobs.len(), |i| world::run(&jobs[i].1, &[jobs[i].2]).trace_hash);
+    for ((name, _, crash), hash) in jobs.iter().zip(matrix) {
+        println!("matrix {name} {}#{} {hash:016x}", crash.boundary, crash.occurrence);
+    }
+    let mut files: Vec<_> = std::fs::read_dir("scenarios")
+        .map(|d| {
+            d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "scn")).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    for path in files {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        match scenario::parse(&name, &text) {
+            Ok(s) => println!("scenario {name} {:016x}", world::run(&s.knobs, &s.plan).trace_hash),
+            Err(e) => {
+                println!("{name}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The crash matrix: every boundary × occurrence (1..=3), on the built-in calm run and on
+/// every scenario in `scenarios/`, on all cores. Expectations are the scenarios' own
+/// business; here every run must keep the invariants and converge.
+fn run_matrix() -> ExitCode {
+    let start = Instant::now();
+    let (jobs, bases) = match matrix_jobs() {
+        Ok(j) => j,
+        Err(e) => {
+            println!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let results = on_all_cores(jobs.len(), |i| {
+        let (name, knobs, crash) = &jobs[i];
+        let outcome = world::run(knobs, &[*crash]);
+        let crashed = outcome.crashes.iter().any(|c| c.contains(crash.boundary.name()));
+        (name.clone(), knobs.clone(), *crash, outcome, crashed)
+    });
     let mut failed = 0;
     let mut reached = 0;
-    for (_, name, knobs, crash, outcome, crashed) in &results {
+    for (name, knobs, crash, outcome, crashed) in &results {
         reached += usize::from(*crashed);
         if !outcome.violations.is_empty() {
             failed += 1;
@@ -281,9 +350,8 @@ fn run_matrix() -> ExitCode {
         }
     }
     println!(
-        "matrix: {} runs over {} bases, {failed} failed, {reached} reached their crash boundary, {:.1} s",
+        "matrix: {} runs over {bases} bases, {failed} failed, {reached} reached their crash boundary, {:.1} s",
         results.len(),
-        bases.len(),
         start.elapsed().as_secs_f64()
     );
     if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }

@@ -1,6 +1,6 @@
 //! The simulated network's messages and their framing.
 //!
-//! Executors speak the bridge's real protocol (its JSON messages, through its `Session`)
+//! Executors speak the executor protocol for real (its JSON messages, through its `Session`)
 //! on `EXECUTOR_PORT`, each message in a length-prefixed text frame instead of a
 //! WebSocket frame; callers (agents, the operator) use compact postcard frames on
 //! `DAEMON_PORT`, standing in for MCP.
@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub const FRAME_BYTES_MAX: usize = 1 << 20;
 /// The daemon's caller port on the simulated network (MCP's stand-in).
 pub const DAEMON_PORT: u16 = 7411;
-/// The daemon's executor port (the bridge's protocol).
+/// The daemon's executor port (the executor protocol).
 pub const EXECUTOR_PORT: u16 = 7412;
 /// The executor token of every simulated run.
 pub const EXECUTOR_TOKEN: &str = "simulated-executor-token";
@@ -155,7 +155,7 @@ pub async fn write_frame<W: AsyncWrite + Unpin, T: Serialize>(w: &mut W, message
     w.flush().await
 }
 
-/// Writes one text frame (a bridge protocol message).
+/// Writes one text frame (an executor protocol message).
 pub async fn write_text<W: AsyncWrite + Unpin>(w: &mut W, text: &str) -> std::io::Result<()> {
     w.write_u32(text.len() as u32).await?;
     w.write_all(text.as_bytes()).await?;

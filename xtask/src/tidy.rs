@@ -19,8 +19,14 @@
 //!    is for.
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
 //! 10. [`crate::tidy_extension::check_no_skipped_tests`]: no extension test is skipped.
+//! 11. [`crate::tidy_imports::check_import_circles`]: no import circle between the
+//!     top-level modules of one crate (for the crates that have none left).
+//! 12. [`crate::tidy_layers::check_cli_executor_layers`]: the CLI executor's layers import
+//!     only downwards (base <- each CLI's room <- the executor loop).
+//! 13. [`crate::tidy_protocol::check_protocol_dependencies`]: the protocol crates depend
+//!     on the engine and serde only, never on a runtime or a server.
 
-use crate::tidy_extension;
+use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol};
 use std::fmt;
 use std::fs;
 use std::io;
@@ -104,6 +110,12 @@ pub enum Rule {
     ExtensionPurity,
     /// Rule 10: no extension test is skipped.
     NoSkippedScriptTests,
+    /// Rule 11: no import circle between the top-level modules of one crate.
+    ImportCircle,
+    /// Rule 12: within the CLI executor, no file imports from a layer beside or above its own.
+    CliExecutorLayers,
+    /// Rule 13: the protocol crates depend only on the engine and serde.
+    ProtocolPurity,
 }
 
 impl Rule {
@@ -120,6 +132,9 @@ impl Rule {
             Rule::ExtensionHeader => "extension-header",
             Rule::ExtensionPurity => "extension-purity",
             Rule::NoSkippedScriptTests => "no-skipped-script-tests",
+            Rule::ImportCircle => "import-circle",
+            Rule::CliExecutorLayers => "cli-executor-layers",
+            Rule::ProtocolPurity => "protocol-purity",
         }
     }
 }
@@ -208,7 +223,12 @@ pub struct Report {
 /// Load the workspace at `root` and run every rule.
 pub fn run(root: &Path) -> io::Result<Report> {
     let workspace = load(root)?;
-    Ok(Report { files_checked: workspace.files_checked(), violations: check(&workspace) })
+    let mut violations = check(&workspace);
+    // The real tree only: the protocol crates the dependency rule fences are where it
+    // looks for them.
+    violations.extend(tidy_protocol::check_protocol_crates_exist(&workspace.manifests));
+    violations.sort();
+    Ok(Report { files_checked: workspace.files_checked(), violations })
 }
 
 /// Read every file the rules need from the workspace at `root`.
@@ -256,16 +276,19 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(check_debug_macros(file));
         out.extend(check_engine_purity(file));
         out.extend(check_no_unwrap(file));
+        out.extend(tidy_layers::check_cli_executor_layers(file));
     }
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));
         out.extend(check_manifest_inherits(manifest));
+        out.extend(tidy_protocol::check_protocol_dependencies(manifest));
     }
     for script in &workspace.script_files {
         out.extend(tidy_extension::check_script_header(script));
         out.extend(tidy_extension::check_core_purity(script));
         out.extend(tidy_extension::check_no_skipped_tests(script));
     }
+    out.extend(tidy_imports::check_import_circles(&workspace.rust_files));
     out.extend(check_architecture(&workspace.root_manifest, workspace.architecture.as_deref()));
     out.sort();
     out
@@ -564,7 +587,7 @@ fn inherits(lines: &[TomlLine], table: &str, field: &str) -> bool {
 }
 
 /// Names of the non-dev, non-build dependencies, with the line declaring each.
-fn runtime_dependencies(manifest: &str) -> Vec<(usize, String)> {
+pub(crate) fn runtime_dependencies(manifest: &str) -> Vec<(usize, String)> {
     let is_dependency_list =
         |table: &str| table == "dependencies" || (table.starts_with("target.") && table.ends_with(".dependencies"));
     let dependency_table_name = |table: &str| -> Option<String> {

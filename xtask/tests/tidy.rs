@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use xtask::tidy::{self, Rule, SourceFile, Violation, Workspace};
-use xtask::tidy_extension;
+use xtask::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol};
 
 /// The workspace root: the xtask crate sits directly under it.
 fn root() -> PathBuf {
@@ -458,4 +458,242 @@ fn rule_10_no_extension_test_is_skipped() {
         assert_eq!(found.len(), 1, "{token} not caught");
         assert_eq!(found[0].rule, Rule::NoSkippedScriptTests);
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 11: no import circle between the modules of one crate.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn workspace_rule_11_no_import_circle_between_modules() {
+    let ws = workspace();
+    for crate_dir in tidy_imports::CIRCLE_FREE_CRATES {
+        let edges = tidy_imports::module_edges(&ws.rust_files, crate_dir);
+        assert!(!edges.is_empty(), "{crate_dir}: no module edges read");
+    }
+    assert_clean("import-circle", tidy_imports::check_import_circles(&ws.rust_files));
+}
+
+fn circle_report(files: &[(&str, &str)]) -> Vec<Violation> {
+    let files: Vec<SourceFile> = files.iter().map(|(p, t)| SourceFile::new(p, t)).collect();
+    tidy_imports::check_import_circles_in(&files, &["k"])
+}
+
+#[test]
+fn rule_11_a_circle_is_reported_with_its_path_and_where_each_step_is_written() {
+    let found = circle_report(&[
+        ("k/src/lib.rs", "//! K.\nmod a;\nmod b;\nmod c;\n"),
+        ("k/src/a.rs", "//! A.\n\nuse crate::b::B;\n"),
+        ("k/src/b.rs", "//! B.\nuse std::fmt;\nfn f() { crate::c::g() }\n"),
+        ("k/src/c.rs", "//! C.\nuse crate::a;\n"),
+    ]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!((found[0].file.as_str(), found[0].line, found[0].rule), ("k/src/a.rs", 3, Rule::ImportCircle));
+    let message = &found[0].message;
+    assert!(message.contains("a -> b -> c -> a"), "{message}");
+    assert!(message.contains("k/src/b.rs:3 (b uses c)") && message.contains("k/src/c.rs:2 (c uses a)"), "{message}");
+}
+
+#[test]
+fn rule_11_reads_groups_across_lines_super_paths_and_root_reexports() {
+    // A group over several lines.
+    let grouped = circle_report(&[
+        ("k/src/a.rs", "//! A.\nuse crate::{\n    x::X,\n    b::{self, B},\n};\n"),
+        ("k/src/b.rs", "//! B.\nuse crate::a::A;\n"),
+        ("k/src/x.rs", "//! X.\n"),
+    ]);
+    assert_eq!(grouped.len(), 1, "{grouped:#?}");
+    assert!(grouped[0].message.contains("a -> b -> a"), "{}", grouped[0].message);
+    // `super::` from a top-level module is the crate root; from `a/inner.rs` it is `a`.
+    let supers = circle_report(&[
+        ("k/src/a/mod.rs", "//! A.\nmod inner;\nuse super::b::B;\n"),
+        ("k/src/a/inner.rs", "//! Inner.\nuse super::A;\n"),
+        ("k/src/b.rs", "//! B.\nfn f() { super::a::f() }\n"),
+    ]);
+    assert_eq!(supers.len(), 1, "{supers:#?}");
+    let nested = circle_report(&[
+        ("k/src/a/inner.rs", "//! Inner.\nuse super::super::b;\n"),
+        ("k/src/b.rs", "//! B.\nuse crate::a;\n"),
+    ]);
+    assert_eq!(nested.len(), 1, "{nested:#?}");
+    // A name the root re-exports counts as its module's.
+    let reexported = circle_report(&[
+        ("k/src/lib.rs", "//! K.\nmod a;\nmod b;\npub use b::{Thing, other::Inner as Renamed};\n"),
+        ("k/src/a.rs", "//! A.\nuse crate::Renamed;\n"),
+        ("k/src/b.rs", "//! B.\nuse crate::a;\n"),
+    ]);
+    assert_eq!(reexported.len(), 1, "{reexported:#?}");
+}
+
+#[test]
+fn rule_11_leaves_out_comments_tests_the_root_other_crates_and_lookalikes() {
+    let clean = circle_report(&[
+        // The root uses every module: it wires them, it is no module itself.
+        ("k/src/lib.rs", "//! K.\nmod a;\nmod b;\nuse crate::a::A;\nuse crate::b::B;\n"),
+        ("k/src/a.rs", "//! A, see [`crate::b`].\nuse crate::b::B; // b is below a\nuse other_crate::a;\n"),
+        (
+            "k/src/b.rs",
+            &format!(
+                "//! B.\nfn f() {{ let q = b'\"'; let s = \"crate::a\"; /* crate::a */ }}\n{}\nmod tests {{ use crate::a; }}\n",
+                tidy::TEST_CODE_MARKER
+            ),
+        ),
+        // Another crate with a circle: not in the list.
+        ("j/src/a.rs", "//! A.\nuse crate::b;\n"),
+        ("j/src/b.rs", "//! B.\nuse crate::a;\n"),
+    ]);
+    // `a -> b` is real; nothing in b goes back: not the string (even after a quote in a
+    // character literal), the comment, the test module, nor `other_crate::a` in a.
+    assert!(clean.is_empty(), "{clean:#?}");
+    let files: Vec<SourceFile> =
+        [("k/src/b.rs", "//! B.\n// crate::a\nuse crate::x;\n")].iter().map(|(p, t)| SourceFile::new(p, t)).collect();
+    assert!(tidy_imports::module_edges(&files, "k").is_empty(), "a comment and a non-module name are no edges");
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 12: the CLI executor's layers.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn workspace_rule_12_the_cli_executor_imports_only_downwards() {
+    let ws = workspace();
+    let files: Vec<&SourceFile> =
+        ws.rust_files.iter().filter(|f| f.path.starts_with(tidy_layers::CLI_EXECUTOR_SRC)).collect();
+    for (folder, _) in tidy_layers::CLI_EXECUTOR_LAYERS {
+        let prefix = format!("{}{folder}/", tidy_layers::CLI_EXECUTOR_SRC);
+        assert!(files.iter().any(|f| f.path.starts_with(&prefix)), "no file read under {prefix}");
+    }
+    assert_clean("cli-executor-layers", files.into_iter().flat_map(tidy_layers::check_cli_executor_layers).collect());
+}
+
+/// The rule's findings for `text` at `path` under the CLI executor's `src/`, as lines.
+fn layers(path: &str, text: &str) -> Vec<usize> {
+    let file = SourceFile::new(&format!("{}{path}", tidy_layers::CLI_EXECUTOR_SRC), text);
+    let found = tidy_layers::check_cli_executor_layers(&file);
+    assert!(found.iter().all(|v| v.rule == Rule::CliExecutorLayers), "{found:?}");
+    found.iter().map(|v| v.line).collect()
+}
+
+#[test]
+fn rule_12_the_base_imports_neither_a_room_nor_the_loop() {
+    let text = "//! B.\nuse crate::Error;\nuse crate::base::limits::X;\nuse crate::codex::home;\nfn f() { crate::claude::g(); crate::run::h(); }\n";
+    assert_eq!(layers("base/child.rs", text), [4, 5, 5]);
+    assert_eq!(layers("base/journal/tests.rs", "//! T.\nuse crate::run::router::Router;\n"), [2]);
+}
+
+#[test]
+fn rule_12_a_room_imports_the_base_and_itself_only() {
+    let text = "//! C.\nuse crate::base::pump::Pump;\nuse crate::codex::jsonrpc;\nuse super::record::ThreadRecord;\n\
+                use crate::claude::Claude;\nuse crate::run::supervise::serve;\n";
+    assert_eq!(layers("codex/core/effect.rs", text), [5, 6]);
+    let other = "//! C.\nuse crate::codex::Report;\nuse crate::claude::tz::Zones;\n";
+    assert_eq!(layers("claude/core/limit.rs", other), [2]);
+    let found = tidy_layers::check_cli_executor_layers(&SourceFile::new(
+        &format!("{}claude/task.rs", tidy_layers::CLI_EXECUTOR_SRC),
+        "//! C.\nuse crate::codex::reconcile::ABSENT;\n",
+    ));
+    assert!(found[0].message.contains("never the other room"), "{found:?}");
+}
+
+#[test]
+fn rule_12_the_loop_may_import_every_layer() {
+    let text = "//! R.\nuse crate::base::worker::In;\nuse crate::codex::task::CodexTask;\nuse crate::claude::task::ClaudeTask;\nuse crate::run::supervise::serve;\n";
+    assert_eq!(layers("run/router.rs", text), Vec::<usize>::new());
+}
+
+#[test]
+fn rule_12_groups_lines_and_super_paths_are_read() {
+    let grouped = "//! G.\nuse crate::{\n    Error,\n    base::report::Report,\n    run::connection,\n};\n";
+    assert_eq!(layers("claude/cli.rs", grouped), [2]);
+    // `super` climbs from the file's module: out of `codex/` from `codex/core/x.rs` takes three.
+    let climbing = "//! S.\nuse super::super::jsonrpc;\nuse super::super::super::run::router;\nuse super::super::super::base::x;\n";
+    assert_eq!(layers("codex/core/x.rs", climbing), [3]);
+    // Inside an inline module, `super` is the file's own module (`base`); two climb to the root.
+    let inline = "//! I.\nfn f() {}\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use super::limits::X;\n    \
+                  use super::super::run::router;\n}\nuse super::codex::Codex;\n";
+    assert_eq!(layers("base/mod.rs", inline), [7, 9]);
+}
+
+#[test]
+fn rule_12_comments_strings_and_characters_are_not_imports() {
+    let text = "//! See `crate::run::router`.\n/// A [`crate::codex::Codex`] link.\nfn f() {\n    /* crate::run::x /* nested */ crate::claude::y */\n    \
+                let s = \"crate::run::z\";\n    let r = r#\"crate::codex::\"q\"# ;\n    let c = '\"';\n    let d = '\\'';\n    \
+                let l: &'static str = \"\";\n    crate::run::after_all();\n}\n";
+    assert_eq!(layers("base/x.rs", text), [10]);
+}
+
+#[test]
+fn rule_12_every_file_sits_in_a_layer_folder_and_names_layers() {
+    assert_eq!(layers("helpers.rs", "//! H.\nuse crate::base::x;\n"), [0]);
+    assert_eq!(layers("util/x.rs", "//! U.\n"), [0]);
+    assert_eq!(layers("lib.rs", "//! L.\npub mod run;\npub use run::connection;\n"), Vec::<usize>::new());
+    // A root alias hides a layer: inside the crate, paths go through the folders.
+    assert_eq!(layers("codex/task.rs", "//! T.\nuse crate::connection::run;\nuse crate::Error;\n"), [2]);
+    // Other crates are not this rule's business.
+    let elsewhere = SourceFile::new("adapters/bridge/src/x.rs", "//! X.\nuse crate::server::y;\n");
+    assert!(tidy_layers::check_cli_executor_layers(&elsewhere).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 13: the protocol crates depend only on the engine and serde.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn workspace_rule_13_the_protocol_crates_depend_on_the_engine_and_serde_only() {
+    let ws = workspace();
+    let mut violations = tidy_protocol::check_protocol_crates_exist(&ws.manifests);
+    violations.extend(over_manifests(tidy_protocol::check_protocol_dependencies));
+    assert_clean("protocol-purity", violations);
+}
+
+#[test]
+fn rule_13_fires_on_a_runtime_in_a_protocol_crate() {
+    let manifest = r#"[package]
+name = "executor-protocol"
+
+[dependencies]
+engine.workspace = true
+caller-protocol.workspace = true
+serde.workspace = true
+tokio = { workspace = true, features = ["rt"] }
+
+[dependencies.axum]
+workspace = true
+
+[target.'cfg(unix)'.dependencies]
+rustix = "1"
+
+[dev-dependencies]
+test-executor.workspace = true
+"#;
+    let violations =
+        tidy_protocol::check_protocol_dependencies(&SourceFile::new("adapters/protocol/executor/Cargo.toml", manifest));
+    assert_eq!(rules(&violations), [(8, Rule::ProtocolPurity), (10, Rule::ProtocolPurity), (14, Rule::ProtocolPurity)]);
+    assert!(violations[0].message.contains("`tokio`"), "{}", violations[0].message);
+    assert!(violations[1].message.contains("`axum`"));
+    assert!(violations[2].message.contains("`rustix`"));
+    // The caller protocol has its own list: the executor protocol is not on it.
+    let caller = "[dependencies]
+engine.workspace = true
+executor-protocol.workspace = true
+";
+    let v = tidy_protocol::check_protocol_dependencies(&SourceFile::new("adapters/protocol/caller/Cargo.toml", caller));
+    assert_eq!(rules(&v), [(3, Rule::ProtocolPurity)]);
+    // Other crates may depend on what they like.
+    assert_eq!(
+        tidy_protocol::check_protocol_dependencies(&SourceFile::new("adapters/bridge/Cargo.toml", manifest)),
+        []
+    );
+}
+
+#[test]
+fn rule_13_fires_when_a_protocol_crate_moved_away() {
+    let only_caller = [SourceFile::new(
+        "adapters/protocol/caller/Cargo.toml",
+        "[package]
+",
+    )];
+    let v = tidy_protocol::check_protocol_crates_exist(&only_caller);
+    assert_eq!(rules(&v), [(0, Rule::ProtocolPurity)]);
+    assert_eq!(v[0].file, "adapters/protocol/executor/Cargo.toml");
 }

@@ -4,11 +4,11 @@
 //!
 //! `cargo bench -p bridge --bench idle_resume -- [--workers 100] [--rounds 3]`
 
-use bridge::client::{TestExecutor, hello};
-use bridge::{ExecutorMessage, StateName};
 use engine::ids::WorkerId;
 use engine::policy::{Mode, PolicyPatch};
+use executor_protocol::{ExecutorMessage, StateName};
 use std::time::{Duration, Instant};
+use test_executor::{TestExecutor, hello};
 use testkit::{Daemon, EXECUTOR_TOKEN, attached_root, binding_at};
 
 #[path = "../tests/testkit/mod.rs"]

@@ -9,12 +9,12 @@
 //!
 //! `cargo bench -p bridge --bench throughput -- [--connections 8] [--workers 50] [--seconds 10]`
 
-use bridge::client::{ClientError, TestExecutor, hello};
-use bridge::{DaemonMessage, ExecutorMessage, StateName};
 use engine::ids::WorkerId;
 use engine::policy::{Mode, PolicyPatch};
+use executor_protocol::{DaemonMessage, ExecutorMessage, StateName};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use test_executor::{ClientError, TestExecutor, hello};
 use testkit::{Daemon, EXECUTOR_TOKEN, attached_root, binding_at};
 
 #[path = "../tests/testkit/mod.rs"]

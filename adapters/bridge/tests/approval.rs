@@ -4,14 +4,14 @@
 
 mod testkit;
 
-use bridge::client::{TestExecutor, hello};
-use bridge::{
+use engine::ids::WorkerId;
+use engine::policy::PolicyPatch;
+use executor_protocol::{
     ApprovalDecisionWire, ApprovalKindWire, ApprovalWire, DaemonMessage, ExecutorMessage, KindWire, OperatorAction,
     OperatorActionWire, StateName, StateWire,
 };
-use engine::ids::WorkerId;
-use engine::policy::PolicyPatch;
 use std::time::Duration;
+use test_executor::{TestExecutor, hello};
 use testkit::{Daemon, EXECUTOR_TOKEN, attached_root, binding_at};
 
 const CONVERSATION: &str = "https://chatgpt.com/c/approval-test";

@@ -2,15 +2,15 @@
 //! executor: the guards, the protocol errors, auto resume, pauses, continue now, delivery
 //! timeouts, keepalive steering and reconnection. (The operator channel: `operator.rs`.)
 
-use bridge::client::{ClientError, TestExecutor, hello};
-use bridge::{BindingWire, ExecutorMessage, OperatorQueryName, OperatorQueryWire};
-use bridge::{DaemonMessage, JournalWire, OutcomeWire, PhaseWire, ProtocolErrorCode, StateName};
 use engine::ids::WorkerId;
 use engine::op::Operation;
 use engine::policy::{Mode, PolicyPatch};
 use engine::{Rejection, Reply};
+use executor_protocol::{BindingWire, ExecutorMessage, OperatorQueryName, OperatorQueryWire};
+use executor_protocol::{DaemonMessage, JournalWire, OutcomeWire, PhaseWire, ProtocolErrorCode, StateName};
 use orchestrator::serve::{ExecutorOptions, ServeOptions, serve_with_executors};
 use std::time::{Duration, Instant};
+use test_executor::{ClientError, TestExecutor, hello};
 use testkit::{Daemon, EXECUTOR_TOKEN, MCP_TOKEN, attached_root, binding_at};
 use tokio::sync::oneshot;
 
@@ -37,7 +37,7 @@ impl Daemon {
     /// Connects executor `chrome-1`, creates a run in `mode` whose root is bound (idle) to
     /// [`CONVERSATION`] and delivers the root's first command (the page's state is then at
     /// seq 2, generating): the executor, the root and that command.
-    async fn delivered_root(&self, mode: Mode) -> (TestExecutor, WorkerId, bridge::CommandWire) {
+    async fn delivered_root(&self, mode: Mode) -> (TestExecutor, WorkerId, executor_protocol::CommandWire) {
         let (mut x, _) = TestExecutor::hello(&self.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
         let root = self.root(CONVERSATION, mode).await;
         x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
@@ -141,7 +141,10 @@ async fn idle_then_exactly_one_auto_resume_after_the_grace() {
     let c = x.command_within(Duration::from_secs(10)).await.expect("a resume");
     let waited = idle_at.elapsed();
     assert!(waited >= Duration::from_millis(GRACE_MS), "resumed after {waited:?}, before the grace");
-    assert_eq!((c.worker_id, c.kind, c.conversation_url.as_str()), (root, bridge::KindWire::Send, CONVERSATION));
+    assert_eq!(
+        (c.worker_id, c.kind, c.conversation_url.as_str()),
+        (root, executor_protocol::KindWire::Send, CONVERSATION)
+    );
     assert_ne!(c.command_id, first.command_id);
     assert!(c.prompt.contains("Wake reasons: idle"), "{}", c.prompt);
     // Exactly one: nothing more while it is unanswered, nor once the turn runs.
@@ -153,7 +156,10 @@ async fn idle_then_exactly_one_auto_resume_after_the_grace() {
 
 /// Gets the root's first command (its assignment), drops the connection, reconnects with `journal` and
 /// returns the executor and the original command.
-async fn reconnect_with(d: &Daemon, phase: Option<PhaseWire>) -> (TestExecutor, bridge::CommandWire, WorkerId) {
+async fn reconnect_with(
+    d: &Daemon,
+    phase: Option<PhaseWire>,
+) -> (TestExecutor, executor_protocol::CommandWire, WorkerId) {
     let (mut x, _) = TestExecutor::hello(&d.url, hello(EXECUTOR_TOKEN, "chrome-1")).await.expect("hello");
     let root = d.auto_root(CONVERSATION).await;
     x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 1))).await.expect("binding");
@@ -288,14 +294,14 @@ async fn re_attaching_a_worker_closes_its_old_conversation_on_the_executor() {
     let close = x.command_within(Duration::from_secs(10)).await.expect("a close");
     assert_eq!(
         (close.kind, close.worker_id, close.conversation_url.as_str(), close.prompt.as_str()),
-        (bridge::KindWire::Close, root, CONVERSATION, "")
+        (executor_protocol::KindWire::Close, root, CONVERSATION, "")
     );
     assert_eq!(close.idempotency_key, format!("conversation.close:{}", first.attempt_id));
     // Reporting the old binding again (as after a reconnect) is released again, never adopted.
     x.send(&ExecutorMessage::Binding(binding(root, StateName::Idle, 4))).await.expect("stale binding");
     let again = loop {
         let c = x.command_within(Duration::from_secs(10)).await.expect("released again");
-        if c.kind == bridge::KindWire::Close {
+        if c.kind == executor_protocol::KindWire::Close {
             break c;
         }
         assert_eq!(c.conversation_url, FRESH, "only the fresh conversation gets prompts: {c:?}");
@@ -325,10 +331,10 @@ async fn pause_after_the_current_turn_sends_nothing_when_it_ends() {
 async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
     let d = Daemon::start().await;
     let (mut x, root, c) = d.delivered_root(Mode::Auto).await;
-    let timeout = bridge::StateWire {
+    let timeout = executor_protocol::StateWire {
         worker_id: root,
         state: StateName::Error,
-        error_kind: Some(bridge::ErrorKindWire::DeliveryTimeout),
+        error_kind: Some(executor_protocol::ErrorKindWire::DeliveryTimeout),
         seq: 3,
         block: None,
         until_ms: None,
@@ -357,7 +363,7 @@ async fn a_delivery_timeout_reported_as_a_result_is_followed_by_a_fresh_continue
     x.result(resume.command_id, timeout).await.expect("failed");
     let again = x.command_within(Duration::from_secs(10)).await.expect("a fresh continuation");
     assert_ne!(again.command_id, resume.command_id, "a new attempt, never a retry of the old one");
-    assert_eq!((again.kind, again.prompt.as_str()), (bridge::KindWire::Send, "continue"));
+    assert_eq!((again.kind, again.prompt.as_str()), (executor_protocol::KindWire::Send, "continue"));
     quiet(&mut x, GRACE_MS * 3).await;
     d.stop().await;
 }
@@ -398,12 +404,14 @@ async fn a_turn_generating_past_its_keepalive_gets_exactly_one_steer() {
     assert!(waited >= keepalive, "steered after {waited:?}, before the keepalive");
     assert_eq!(
         (steer.kind, steer.worker_id, steer.conversation_url.as_str()),
-        (bridge::KindWire::Steer, root, CONVERSATION)
+        (executor_protocol::KindWire::Steer, root, CONVERSATION)
     );
     x.deliver(&steer, 3).await.expect("steer submitted while generating");
     quiet(&mut x, GRACE_MS * 10).await;
     let attempts = x.query(OperatorQueryWire::about("q", OperatorQueryName::WorkerAttempts, root)).await.expect("data");
-    let Some(bridge::OperatorData::Attempts(attempts)) = attempts.data else { panic!("attempts: {attempts:?}") };
+    let Some(executor_protocol::OperatorData::Attempts(attempts)) = attempts.data else {
+        panic!("attempts: {attempts:?}")
+    };
     let steers: Vec<_> = attempts.attempts.iter().filter(|a| a.delivery == "conversation.steer").collect();
     assert_eq!(steers.len(), 1, "{attempts:?}");
     // A root's keepalive is a mid-turn resume (a lane's would be a checkpoint prompt).

@@ -3,18 +3,18 @@
 //! (checked against the daemon's own MCP endpoint), and summaries with each worker's
 //! recent continuity events.
 
-use bridge::client::{TestExecutor, hello};
-use bridge::{
-    DaemonMessage, ExecutorMessage, OperatorData, OperatorDataWire, OperatorQueryName, OperatorQueryWire,
-    OperatorSummaryWire, StateName, WorkerSummary,
-};
+use console::client::McpClient;
 use engine::ids::WorkerId;
 use engine::op::Operation;
 use engine::policy::{Mode, PolicyPatch};
 use engine::{Rejection, Reply};
-use orchestrator::client::McpClient;
+use executor_protocol::{
+    DaemonMessage, ExecutorMessage, OperatorData, OperatorDataWire, OperatorQueryName, OperatorQueryWire,
+    OperatorSummaryWire, StateName, WorkerSummary,
+};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use test_executor::{TestExecutor, hello};
 use testkit::{Daemon, EXECUTOR_TOKEN, MCP_TOKEN, attached_root, binding_at};
 
 mod testkit;
@@ -184,12 +184,12 @@ async fn operator_actions_are_engine_operations_with_typed_rejections() {
     let first = x.command_within(Duration::from_secs(10)).await.expect("the assignment");
     x.deliver(&first, 2).await.expect("delivered");
     let action = |id: &str, action, worker| {
-        ExecutorMessage::OperatorAction(bridge::OperatorActionWire {
+        ExecutorMessage::OperatorAction(executor_protocol::OperatorActionWire {
             worker_id: worker,
-            ..bridge::OperatorActionWire::new(id, action)
+            ..executor_protocol::OperatorActionWire::new(id, action)
         })
     };
-    x.send(&action("a-1", bridge::OperatorAction::PauseAfterTurn, Some(root))).await.expect("pause");
+    x.send(&action("a-1", executor_protocol::OperatorAction::PauseAfterTurn, Some(root))).await.expect("pause");
     match x.recv().await.expect("a result") {
         DaemonMessage::OperatorResult(r) => assert_eq!((r.action_id.as_str(), r.ok, r.error), ("a-1", true, None)),
         other => panic!("{other:?}"),
@@ -199,7 +199,7 @@ async fn operator_actions_are_engine_operations_with_typed_rejections() {
     let Ok(Reply::Worker(view)) = call(&d, Operation::WorkerGet { worker: root }).await else { panic!("get") };
     assert_eq!(view.disposition, engine::model::Disposition::Paused, "the action paused the worker");
 
-    x.send(&action("a-2", bridge::OperatorAction::Resume, Some(WorkerId(999)))).await.expect("resume");
+    x.send(&action("a-2", executor_protocol::OperatorAction::Resume, Some(WorkerId(999)))).await.expect("resume");
     match x.recv().await.expect("a result") {
         DaemonMessage::OperatorResult(r) => {
             assert_eq!((r.action_id.as_str(), r.ok), ("a-2", false));
@@ -207,12 +207,14 @@ async fn operator_actions_are_engine_operations_with_typed_rejections() {
         }
         other => panic!("{other:?}"),
     }
-    x.send(&action("a-3", bridge::OperatorAction::ContinueNow, None)).await.expect("continue");
+    x.send(&action("a-3", executor_protocol::OperatorAction::ContinueNow, None)).await.expect("continue");
     match x.recv().await.expect("a result") {
         DaemonMessage::OperatorResult(r) => assert_eq!(r.error.expect("an error").code, "INVALID_ARGUMENT"),
         other => panic!("{other:?}"),
     }
-    x.send(&action("a-4", bridge::OperatorAction::ContinueAnyway, Some(root))).await.expect("continue anyway");
+    x.send(&action("a-4", executor_protocol::OperatorAction::ContinueAnyway, Some(root)))
+        .await
+        .expect("continue anyway");
     let mut got_result = false;
     let mut got_command = false;
     for _ in 0..2 {
@@ -236,7 +238,7 @@ async fn summary_until(x: &mut TestExecutor, wanted: impl Fn(&WorkerSummary) -> 
         match x.recv_within(left).await {
             Ok(DaemonMessage::OperatorSummary(s)) => {
                 let w = &s.runs[0].workers[0];
-                assert!(w.recent_events.len() <= bridge::continuity::SUMMARY_EVENTS_MAX, "{w:?}");
+                assert!(w.recent_events.len() <= executor_protocol::continuity::SUMMARY_EVENTS_MAX, "{w:?}");
                 assert!(w.recent_events.windows(2).all(|p| p[0].at_ms <= p[1].at_ms), "oldest first: {w:?}");
                 if wanted(w) {
                     return s;
@@ -310,14 +312,18 @@ async fn next_reply(x: &mut TestExecutor) -> DaemonMessage {
 }
 
 /// "Start a run here" from an operator executor: the result names the new run and root.
-async fn start_here(x: &mut TestExecutor, id: &str, conversation: Option<&str>) -> bridge::OperatorResultWire {
-    let action = bridge::OperatorActionWire {
+async fn start_here(
+    x: &mut TestExecutor,
+    id: &str,
+    conversation: Option<&str>,
+) -> executor_protocol::OperatorResultWire {
+    let action = executor_protocol::OperatorActionWire {
         task_name: Some("Billing export".into()),
         root_conversation_name: Some("Billing root".into()),
         context: Some("Add a CSV export.".into()),
         auto_resume: Some(true),
         conversation_url: conversation.map(Into::into),
-        ..bridge::OperatorActionWire::new(id, bridge::OperatorAction::RunStart)
+        ..executor_protocol::OperatorActionWire::new(id, executor_protocol::OperatorAction::RunStart)
     };
     x.send(&ExecutorMessage::OperatorAction(action)).await.expect("run_start");
     match next_reply(x).await {
@@ -355,6 +361,6 @@ async fn run_start_binds_root_to_the_tab_and_its_bootstrap_goes_there_once() {
     let fresh = start_here(&mut x, "s-3", None).await;
     let root = fresh.worker_id.expect("the second root");
     let DaemonMessage::Command(create) = next_reply(&mut x).await else { panic!("the create") };
-    assert_eq!((create.worker_id, create.kind), (root, bridge::KindWire::Create));
+    assert_eq!((create.worker_id, create.kind), (root, executor_protocol::KindWire::Create));
     assert_eq!(create.prompt_version, "root-bootstrap/v1");
 }

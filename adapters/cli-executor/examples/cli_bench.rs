@@ -27,9 +27,9 @@
 #[path = "../tests/harness/mod.rs"]
 mod harness;
 
+use cli_executor::base::mcp::{McpServer, url_from_daemon};
+use cli_executor::base::settings::Settings;
 use cli_executor::connection::{Options, run};
-use cli_executor::mcp::{McpServer, url_from_daemon};
-use cli_executor::worker::Settings;
 use engine::op::Operation;
 use engine::policy::{Mode, PolicyPatch};
 use serde_json::{Value, json};
@@ -147,14 +147,14 @@ impl Bench {
             codex_auth: None,
             approvals: Default::default(),
             claude: None,
-            kinds: vec![bridge::ExecutorKindWire::Codex],
+            kinds: vec![executor_protocol::ExecutorKindWire::Codex],
         };
         Options {
             url: self.url.clone(),
             token_file: self.dir.path().join("executor-token"),
             executor_id: "cli-bench".into(),
             settings,
-            kinds: Some(vec![bridge::ExecutorKindWire::Codex]),
+            kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
         }
     }
 
@@ -233,7 +233,7 @@ fn line(what: &str, values: &mut [f64]) {
 /// Each attempt of `wrk-1` as the daemon booked it: (idle at, scheduled at), in ms.
 async fn attempts(daemon_url: &str) -> Vec<(Option<f64>, f64)> {
     let url = url_from_daemon(daemon_url).expect("mcp url");
-    let mut client = orchestrator::client::McpClient::connect(&url, Some(MCP_TOKEN)).await.expect("mcp");
+    let mut client = console::client::McpClient::connect(&url, Some(MCP_TOKEN)).await.expect("mcp");
     let out = client.call_ok("worker_attempts", json!({"workerId": "wrk-1", "limit": 1000})).await.expect("attempts");
     let list = out["attempts"].as_array().cloned().unwrap_or_default();
     list.iter().map(|a| (a["idleAtMs"].as_f64(), a["scheduledAtMs"].as_f64().unwrap_or_default())).collect()

@@ -6,7 +6,7 @@
 
 mod harness;
 
-use cli_executor::codex::Approvals;
+use cli_executor::base::settings::Approvals;
 use engine::model::{ApprovalDecision, ConversationState, HoldReason};
 use engine::op::Operation;
 use engine::reject::RejectionCode;

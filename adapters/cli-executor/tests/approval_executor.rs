@@ -5,11 +5,11 @@
 
 mod harness;
 
-use bridge::{ApprovalDecisionWire, KindWire, OutcomeWire, StateName};
-use cli_executor::codex::Approvals;
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::settings::Approvals;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Reply, Router};
 use engine::ids::WorkerId;
+use executor_protocol::{ApprovalDecisionWire, KindWire, OutcomeWire, StateName};
 use harness::{Binary, dirs, next_report as until, outcome, result_of, settings, state};
 
 const WORKER: WorkerId = WorkerId(7);
@@ -24,7 +24,7 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
     let dirs = dirs();
     let mut settings = settings(&dirs, &Binary::Sim(Vec::new()));
     settings.approvals = Approvals::Ask;
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
 
     assert_eq!(executor.daemon(&harness::frame(WORKER, 1, KindWire::Create, "", "go")).await, Reply::Send(Vec::new()));
     let url = match outcome(until(&mut reports, "the create's result", result_of(1)).await) {
@@ -35,7 +35,7 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
     let Out::State(asked) = asked else { unreachable!() };
     assert_eq!(asked.state, StateName::AwaitingApproval);
     let approval = asked.approval.expect("the request");
-    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", bridge::ApprovalKindWire::Command));
+    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", executor_protocol::ApprovalKindWire::Command));
     assert!(approval.summary.starts_with("run make deploy (in "), "{}", approval.summary);
     assert!(harness::decisions(&dirs, WORKER).is_empty(), "nothing answered before a person does");
     // The status that follows the request (`waitingOnApproval`) does not republish the
@@ -66,7 +66,7 @@ async fn a_restarted_child_numbers_its_requests_on_so_no_handle_names_two_reques
     let dirs = dirs();
     let mut settings = settings(&dirs, &Binary::Sim(vec!["--exit-on-turn-start".into(), "2".into()]));
     settings.approvals = Approvals::Ask;
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
     let asked = |o: &Out| matches!(o, Out::State(s) if s.approval.is_some());
     let handle = |o: Out| match o {
         Out::State(s) => s.approval.expect("the request").id,

@@ -57,7 +57,7 @@ fn written(effects: &[Effect]) -> Vec<Value> {
         .collect()
 }
 
-fn asked(effects: &[Effect]) -> Option<bridge::ApprovalWire> {
+fn asked(effects: &[Effect]) -> Option<executor_protocol::ApprovalWire> {
     effects.iter().find_map(|e| match e {
         Effect::Approval { report, approval, .. } if report.state == ConversationState::AwaitingApproval => {
             Some(approval.clone())
@@ -84,7 +84,7 @@ fn in_ask_mode_a_request_waits_and_its_answer_is_written_exactly_once() {
     assert!(written(&effects).is_empty(), "nothing answered before a person does: {effects:?}");
     let approval = asked(&effects).expect("reported awaiting_approval");
     assert_eq!(approval.id, "apr-1");
-    assert_eq!(approval.kind, bridge::ApprovalKindWire::Command);
+    assert_eq!(approval.kind, executor_protocol::ApprovalKindWire::Command);
     assert_eq!(approval.summary, "run rm -rf build (in /work)", "control characters removed");
 
     core.command(Timestamp(11), answer(1, "apr-1", ApprovalDecision::Approve)).expect("answer");

@@ -5,13 +5,13 @@
 
 mod support;
 
-use cli_executor::child::{Child, ENV_PASS_DEFAULT, Spawn};
+use cli_executor::base::child::{Child, ENV_PASS_DEFAULT, Spawn};
+use cli_executor::base::group;
+use cli_executor::base::lease::{Leases, Reaped};
+use cli_executor::base::limits::{LINE_BYTES_MAX, STOP_GRACE_MS};
+use cli_executor::base::pump::{Event, Gate, Pump};
+use cli_executor::codex::home::CONFIG_TOML_BASE;
 use cli_executor::codex::{Codex, Config, Effect, Outcome};
-use cli_executor::group;
-use cli_executor::home::CONFIG_TOML_BASE;
-use cli_executor::lease::{Leases, Reaped};
-use cli_executor::limits::{LINE_BYTES_MAX, STOP_GRACE_MS};
-use cli_executor::pump::{Event, Gate, Session};
 use engine::effect::CommandKind::{Create, Inspect, Send};
 use engine::ids::WorkerId;
 use engine::model::ConversationState::{Generating, Idle};
@@ -78,7 +78,7 @@ fn deadline() -> u64 {
     u64::try_from(now).expect("ms") + 600_000
 }
 
-async fn next(session: &mut Session<Codex>) -> Event<Effect> {
+async fn next(session: &mut Pump<Codex>) -> Event<Effect> {
     tokio::time::timeout(Duration::from_millis(WAIT_MS_MAX), session.next())
         .await
         .expect("an event in time")
@@ -86,7 +86,7 @@ async fn next(session: &mut Session<Codex>) -> Event<Effect> {
 }
 
 /// Pumps until an idle report, returning every event on the way.
-async fn until_idle(session: &mut Session<Codex>) -> Vec<Event<Effect>> {
+async fn until_idle(session: &mut Pump<Codex>) -> Vec<Event<Effect>> {
     let mut seen = Vec::new();
     loop {
         let event = next(session).await;
@@ -140,7 +140,7 @@ async fn a_two_turn_session_runs_through_the_real_pump_and_core() {
     assert_eq!(reaped, []);
     let spec = spec(&dirs, "s-two", &[]);
     let mut session =
-        Session::start(&spec, &leases, Codex::new(Config::unattended(&dirs.work.display().to_string())), open_gate())
+        Pump::start(&spec, &leases, Codex::new(Config::unattended(&dirs.work.display().to_string())), open_gate())
             .await
             .expect("started");
     session.command(command(Create, 1, "nonce-a", "", "first prompt", deadline())).await.expect("create");
@@ -338,7 +338,7 @@ async fn a_child_crash_is_an_event_and_the_session_keeps_its_thread() {
     let (leases, _) = Leases::open(&dirs.data).await.expect("leases");
     let spec = spec(&dirs, "s-crash", &["--exit-after", "turn/start"]);
     let mut session =
-        Session::start(&spec, &leases, Codex::new(Config::unattended(&dirs.work.display().to_string())), open_gate())
+        Pump::start(&spec, &leases, Codex::new(Config::unattended(&dirs.work.display().to_string())), open_gate())
             .await
             .expect("started");
     session.command(command(Create, 1, "nonce-a", "", "first prompt", deadline())).await.expect("create");

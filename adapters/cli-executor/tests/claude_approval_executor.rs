@@ -9,11 +9,11 @@
 mod claude_harness;
 mod harness;
 
-use bridge::{ApprovalDecisionWire, ApprovalWire, KindWire, OutcomeWire, StateName};
 use claude_harness::{Claude, MockApi, WORKER, config_home, frame, settings};
-use cli_executor::codex::Approvals;
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::settings::Approvals;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Reply, Router};
+use executor_protocol::{ApprovalDecisionWire, ApprovalWire, KindWire, OutcomeWire, StateName};
 use harness::{dirs, next_report as until, outcome, result_of, state};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::Receiver;
@@ -23,7 +23,7 @@ fn answer(n: u64, conversation: &str, id: &str, decision: ApprovalDecisionWire) 
     harness::answer_frame(&frame(n, KindWire::Send, conversation, ""), n, id, decision)
 }
 
-async fn no_reply(executor: &mut Executor, text: &str) {
+async fn no_reply(executor: &mut Router, text: &str) {
     assert_eq!(executor.daemon(text).await, Reply::Send(Vec::new()));
 }
 
@@ -38,7 +38,7 @@ async fn asked(reports: &mut Receiver<Out>) -> ApprovalWire {
 }
 
 /// Sends `text` (attempt `n`; a create when `url` is empty) and returns the conversation.
-async fn prompt(executor: &mut Executor, reports: &mut Receiver<Out>, n: u64, url: &str, text: &str) -> String {
+async fn prompt(executor: &mut Router, reports: &mut Receiver<Out>, n: u64, url: &str, text: &str) -> String {
     let kind = if url.is_empty() { KindWire::Create } else { KindWire::Send };
     no_reply(executor, &frame(n, kind, url, text)).await;
     match outcome(until(reports, "the prompt's result", result_of(n)).await) {
@@ -50,7 +50,7 @@ async fn prompt(executor: &mut Executor, reports: &mut Receiver<Out>, n: u64, ur
 
 /// Answers `id` with attempt `n` and returns the outcome's failure code, if any.
 async fn decide(
-    executor: &mut Executor,
+    executor: &mut Router,
     reports: &mut Receiver<Out>,
     n: u64,
     url: &str,
@@ -77,11 +77,11 @@ async fn a_request_waits_for_its_answer_which_reaches_the_stand_in_once_and_a_de
     let dirs = dirs();
     let mut settings = settings(&dirs, &Claude::Sim(Vec::new()));
     settings.approvals = Approvals::Ask;
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
 
     let url = prompt(&mut executor, &mut reports, 1, "", "ASK first").await;
     let approval = asked(&mut reports).await;
-    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", bridge::ApprovalKindWire::Command));
+    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", executor_protocol::ApprovalKindWire::Command));
     assert_eq!(approval.summary, "run touch outside.txt (outside the sandbox)");
     assert!(responses(&dirs).is_empty(), "nothing answered before a person does");
     let hello = executor.hello("t", "cli-test");
@@ -132,11 +132,11 @@ async fn with_the_real_claude_an_approved_command_outside_the_sandbox_runs_and_a
     mock.script_actions(WORKER, &[outside(&approved), outside(&declined), write]);
     let mut settings = settings(&dirs, &Claude::Real { path, port: mock.port });
     settings.approvals = Approvals::Ask;
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
 
     let url = prompt(&mut executor, &mut reports, 1, "", "touch a file outside").await;
     let approval = asked(&mut reports).await;
-    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", bridge::ApprovalKindWire::Command));
+    assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", executor_protocol::ApprovalKindWire::Command));
     assert_eq!(approval.summary, format!("run touch {} (outside the sandbox)", approved.display()));
     assert!(!approved.exists(), "nothing ran before the answer");
     assert_eq!(decide(&mut executor, &mut reports, 1, &url, "apr-1", ApprovalDecisionWire::Approve).await, None);

@@ -65,7 +65,7 @@ fn written(effects: &[Effect]) -> Vec<Value> {
         .collect()
 }
 
-fn asked(effects: &[Effect]) -> Option<bridge::ApprovalWire> {
+fn asked(effects: &[Effect]) -> Option<executor_protocol::ApprovalWire> {
     effects.iter().find_map(|e| match e {
         Effect::Approval { report, approval, session, .. } if report.state == ConversationState::AwaitingApproval => {
             assert_eq!(session, SESSION);
@@ -97,7 +97,7 @@ fn a_request_waits_with_its_handle_and_an_approval_is_written_once_with_the_inpu
     assert!(written(&effects).is_empty(), "nothing answered before the person: {effects:?}");
     let approval = asked(&effects).expect("reported awaiting_approval");
     assert_eq!(approval.id, "apr-1");
-    assert_eq!(approval.kind, bridge::ApprovalKindWire::Command);
+    assert_eq!(approval.kind, executor_protocol::ApprovalKindWire::Command);
     assert_eq!(approval.summary, "run touch /tmp/x (outside the sandbox)", "control characters removed");
     assert_eq!(core.approvals_waiting(), 1);
 
@@ -129,7 +129,7 @@ fn a_decline_denies_with_a_message_and_a_file_change_is_named_by_its_path() {
     let mut core = running(true);
     core.line(Timestamp(3), &write_request("req-w")).expect("a request");
     let approval = asked(&drain(&mut core)).expect("reported");
-    assert_eq!(approval.kind, bridge::ApprovalKindWire::FileChange);
+    assert_eq!(approval.kind, executor_protocol::ApprovalKindWire::FileChange);
     assert_eq!(approval.summary, "write /tmp/probe/outside.txt");
     core.command(Timestamp(4), answer(2, "apr-1", ApprovalDecision::Decline)).expect("the answer");
     let effects = drain(&mut core);
@@ -202,7 +202,7 @@ fn unattended_a_request_is_denied_at_once_and_another_subtype_is_answered_with_a
 #[test]
 fn at_most_the_bound_waits_and_the_next_is_denied() {
     let mut core = running(true);
-    let max = cli_executor::limits::APPROVALS_MAX;
+    let max = cli_executor::base::limits::APPROVALS_MAX;
     for n in 0..=max {
         core.line(Timestamp(3), &bash_request(&format!("req-{n}"), "ls /")).expect("a request");
     }

@@ -4,9 +4,9 @@
 mod claude_support;
 
 use claude_support::{CREATE, SESSION, command, core, drain};
+use cli_executor::base::limits::{CLAUDE_ACK_TIMEOUT_MS, LINE_BYTES_MAX};
 use cli_executor::claude::nonce::nonce_uuid;
 use cli_executor::claude::{Claude, Effect, Outcome};
-use cli_executor::limits::{CLAUDE_ACK_TIMEOUT_MS, LINE_BYTES_MAX};
 use engine::effect::CommandKind::{Cancel, Close, Create, Inspect, Send, Steer};
 use engine::ids::{AttemptId, CommandId};
 use engine::model::{ConversationState, ErrorKind};

@@ -7,17 +7,17 @@
 mod claude_harness;
 mod harness;
 
-use bridge::{ErrorKindWire, KindWire, LandedWire, OutcomeWire, StateName};
 use claude_harness::{
     Claude, MockApi, WORKER, claudes, config_home, frame, landed, nonce, settings, state_of, taken_in,
 };
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Reply, Router};
+use executor_protocol::{ErrorKindWire, KindWire, LandedWire, OutcomeWire, StateName};
 use harness::{dirs, next_report as until, outcome, result_of, state};
 use serde_json::Value;
 use std::path::Path;
 
-async fn no_reply(executor: &mut Executor, text: &str) {
+async fn no_reply(executor: &mut Router, text: &str) {
     assert_eq!(executor.daemon(text).await, Reply::Send(Vec::new()));
 }
 
@@ -33,13 +33,13 @@ fn with_mock(claude: Claude, dir: &Path) -> (Claude, Option<MockApi>) {
 }
 
 /// Creates the session with `prompt` and returns its conversation id.
-async fn create(executor: &mut Executor, reports: &mut tokio::sync::mpsc::Receiver<Out>, prompt: &str) -> String {
+async fn create(executor: &mut Router, reports: &mut tokio::sync::mpsc::Receiver<Out>, prompt: &str) -> String {
     create_as(executor, reports, 1, prompt).await
 }
 
 /// Creates the session with command `n` and returns its conversation id.
 async fn create_as(
-    executor: &mut Executor,
+    executor: &mut Router,
     reports: &mut tokio::sync::mpsc::Receiver<Out>,
     n: u64,
     prompt: &str,
@@ -63,7 +63,7 @@ async fn a_session_is_created_isolated_served_once_per_command_and_a_late_steer_
         let dirs = dirs();
         let (claude, _mock) = with_mock(claude, dirs.root.path());
         let real = matches!(claude, Claude::Real { .. });
-        let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+        let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
 
         let url = create(&mut executor, &mut reports, "first prompt").await;
         assert!(url.starts_with("claude:session/"), "{url}");
@@ -152,7 +152,7 @@ async fn a_steer_during_a_turn_is_submitted_and_runs_as_the_next_turn_or_merged_
         eprintln!("binary: {claude:?}, merge: {merge}");
         let dirs = dirs();
         let (claude, _mock) = with_mock(claude, dirs.root.path());
-        let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+        let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
         std::fs::write(hold.path().join("hold"), "").expect("hold");
         // The mock holds a prompt with SLOW for seconds; the stand-in holds while the file exists.
         let url = create(&mut executor, &mut reports, "SLOW work").await;
@@ -197,7 +197,7 @@ async fn a_child_that_crashes_mid_turn_is_resumed_and_one_that_keeps_exiting_end
     eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
     let dirs = dirs();
     let claude = Claude::Sim(vec!["--exit-on-line".into(), "2".into()]);
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
     let url = create(&mut executor, &mut reports, "first").await;
     until(&mut reports, "idle", state(StateName::Idle)).await;
     // The second prompt is taken in and its turn starts, then the child dies: the turn is
@@ -224,7 +224,7 @@ async fn a_child_that_crashes_mid_turn_is_resumed_and_one_that_keeps_exiting_end
     std::fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("mode");
     let mut broken = settings(&dirs, &claude);
     broken.claude.as_mut().expect("claude").program = program;
-    let (_executor, mut reports) = Executor::open(broken).await.expect("opens");
+    let (_executor, mut reports) = Router::open(broken).await.expect("opens");
     let error = state_of(until(&mut reports, "the error state", state(StateName::Error)).await);
     assert_eq!(error.error_kind, Some(ErrorKindWire::HostUiChanged));
     let detail = error.detail.unwrap_or_default();
@@ -236,7 +236,7 @@ async fn a_child_that_ignores_sigterm_and_forks_is_ended_as_a_group() {
     eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
     let dirs = dirs();
     let claude = Claude::Sim(vec!["--ignore-term".into()]);
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
     create(&mut executor, &mut reports, "first").await;
     until(&mut reports, "idle", state(StateName::Idle)).await;
     let leader = standin_args(&dirs)["pid"].as_i64().expect("pid") as i32;
@@ -248,7 +248,7 @@ async fn a_child_that_ignores_sigterm_and_forks_is_ended_as_a_group() {
     no_reply(&mut executor, &frame(4, KindWire::Create, "", "a new session")).await;
     until(&mut reports, "the new create", result_of(4)).await;
     for pid in [leader, grandchild] {
-        let gone = cli_executor::group::members(leader).is_empty();
+        let gone = cli_executor::base::group::members(leader).is_empty();
         assert!(gone, "group {leader} still has members");
         let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
         assert!(!alive, "{pid} outlived the stop");
@@ -261,7 +261,7 @@ async fn a_session_id_already_in_use_is_resumed_and_the_prompt_taken_in_once() {
     eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
     let dirs = dirs();
     let claude = Claude::Sim(vec!["--session-in-use".into()]);
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
     create(&mut executor, &mut reports, "first").await;
     until(&mut reports, "idle", state(StateName::Idle)).await;
     assert_eq!(taken_in(&dirs, WORKER), [nonce("conversation.create:exe-1")]);
@@ -274,7 +274,7 @@ async fn a_turn_nobody_sent_is_foreign_and_reported_as_an_error_the_worker_pause
     eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
     let dirs = dirs();
     let claude = Claude::Sim(vec!["--foreign-after".into(), "1".into()]);
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
     create(&mut executor, &mut reports, "first").await;
     let error = state_of(until(&mut reports, "the foreign turn", state(StateName::Error)).await);
     assert_eq!(error.error_kind, Some(ErrorKindWire::ForeignTurn));
@@ -292,7 +292,7 @@ async fn usage_limits_with_the_recorded_texts_pause_or_hold_until_the_named_rese
         if let Some(text) = text {
             flags.extend(["--limit-text".to_string(), text.to_string()]);
         }
-        let (mut executor, mut reports) = Executor::open(settings(&dirs, &Claude::Sim(flags))).await.expect("opens");
+        let (mut executor, mut reports) = Router::open(settings(&dirs, &Claude::Sim(flags))).await.expect("opens");
         create(&mut executor, &mut reports, "first").await;
         let error = state_of(until(&mut reports, "the limit", state(StateName::Error)).await);
         assert_eq!(error.error_kind, Some(ErrorKindWire::UsageLimit));
@@ -328,11 +328,11 @@ async fn without_the_mcp_server_no_child_starts_and_the_create_fails_definitely(
     let dirs = dirs();
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let mut settings = settings(&dirs, &Claude::Sim(Vec::new()));
-    settings.mcp = Some(cli_executor::mcp::McpServer {
+    settings.mcp = Some(cli_executor::base::mcp::McpServer {
         url: format!("http://127.0.0.1:{closed}/mcp"),
         token: "a-token-0123456789abcdef".into(),
     });
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
     no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
     match outcome(until(&mut reports, "the create's result", result_of(1)).await) {
         OutcomeWire::Failed { code, detail } => {
@@ -364,7 +364,7 @@ async fn a_repositorys_own_stop_hook_does_not_run_in_a_worker_session() {
     std::fs::write(hooks.join("settings.json"), settings_json.to_string()).expect("settings");
     let mock = MockApi::start(dirs.root.path(), false);
     let claude = Claude::Real { path, port: mock.port };
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
     create(&mut executor, &mut reports, "first prompt").await;
     until(&mut reports, "the turn's end", state(StateName::Idle)).await;
     assert_eq!(taken_in(&dirs, WORKER), [nonce("conversation.create:exe-1")], "the turn ran");
@@ -373,18 +373,19 @@ async fn a_repositorys_own_stop_hook_does_not_run_in_a_worker_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_landing_journaled_before_the_state_it_names_is_said_again_after_a_restart() {
-    use cli_executor::journal::{Journal, Landing};
+    use cli_executor::base::journal::{Journal, Landing};
     let dirs = dirs();
-    let steer = match bridge::decode_daemon(&frame(2, KindWire::Steer, "claude:session/s-1", "a steer"), 1 << 20) {
-        Ok(bridge::DaemonMessage::Command(command)) => command,
-        other => panic!("{other:?}"),
-    };
+    let steer =
+        match executor_protocol::decode_daemon(&frame(2, KindWire::Steer, "claude:session/s-1", "a steer"), 1 << 20) {
+            Ok(executor_protocol::DaemonMessage::Command(command)) => command,
+            other => panic!("{other:?}"),
+        };
     {
         // The executor journaled where the steer landed, then died before the idle.
         let (mut journal, _) = Journal::open(&dirs.state).expect("journal");
         let work = dirs.work.display().to_string();
-        journal.bind(WORKER, "s-1", &work, bridge::ExecutorKindWire::Claude).expect("bind");
-        let generating = bridge::ObservationWire {
+        journal.bind(WORKER, "s-1", &work, executor_protocol::ExecutorKindWire::Claude).expect("bind");
+        let generating = executor_protocol::ObservationWire {
             state: StateName::Generating,
             error_kind: None,
             seq: 0,
@@ -404,7 +405,7 @@ async fn a_landing_journaled_before_the_state_it_names_is_said_again_after_a_res
     // No Claude here: the task resumes nothing and publishes nothing.
     let mut settings = settings(&dirs, &Claude::Sim(Vec::new()));
     settings.claude = None;
-    let (executor, _reports) = Executor::open(settings).await.expect("opens");
+    let (executor, _reports) = Router::open(settings).await.expect("opens");
     let frames = executor.landings();
     assert_eq!(frames.len(), 1, "{frames:?}");
     let sent: Value = serde_json::from_str(&frames[0]).expect("json");
@@ -420,7 +421,7 @@ async fn a_crashed_childs_unacknowledged_line_is_settled_from_the_transcript_or_
     for (flag, lines) in [("--exit-before-ack", 2), ("--exit-before-read", 3)] {
         let dirs = dirs();
         let claude = Claude::Sim(vec![flag.into(), "2".into()]);
-        let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+        let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
         let url = create(&mut executor, &mut reports, "first").await;
         until(&mut reports, "idle", state(StateName::Idle)).await;
         no_reply(&mut executor, &frame(2, KindWire::Send, &url, "second")).await;
@@ -453,7 +454,7 @@ async fn a_worker_edits_and_runs_commands_in_its_workspace_and_cannot_write_outs
     let bash = |command: &str| serde_json::json!({"tool": "Bash", "input": {"command": command, "description": "run a command"}});
     mock.script_actions(WORKER, &[write(&inside), write(&outside), bash(command), bash(&escape)]);
     let claude = Claude::Real { path, port: mock.port };
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
     let url = create(&mut executor, &mut reports, "write a file in the workspace").await;
     until(&mut reports, "the first turn's end", state(StateName::Idle)).await;
     assert_eq!(std::fs::read_to_string(&inside).ok().as_deref(), Some("hi\n"), "an edit in the workspace lands");
@@ -479,7 +480,7 @@ async fn a_create_whose_child_crashed_before_reading_it_fails_definitely_and_bin
     eprintln!("binary: the stand-in {}", claude_harness::sim_script().display());
     let dirs = dirs();
     let claude = Claude::Sim(vec!["--exit-before-read".into(), "1".into()]);
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &claude)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &claude)).await.expect("opens");
     no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
     match outcome(until(&mut reports, "the create's settlement", result_of(1)).await) {
         OutcomeWire::Failed { code, .. } => assert_eq!(code, "DEADLINE_EXCEEDED"),

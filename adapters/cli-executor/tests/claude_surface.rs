@@ -10,10 +10,10 @@
 mod claude_harness;
 mod harness;
 
-use bridge::ExecutorKindWire;
 use claude_harness::{Claude, settings, sim_script};
-use cli_executor::claude_cli::ClaudeSandbox;
+use cli_executor::base::settings::ClaudeSandbox;
 use cli_executor::connection::choose_kinds;
+use executor_protocol::ExecutorKindWire;
 use harness::{dirs, python};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

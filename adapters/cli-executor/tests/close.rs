@@ -10,10 +10,10 @@
 mod claude_harness;
 mod harness;
 
-use bridge::{KindWire, OutcomeWire, StateName};
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Reply, Router};
 use engine::ids::WorkerId;
+use executor_protocol::{KindWire, OutcomeWire, StateName};
 use harness::{Binary, Dirs, dirs, next_report as until, outcome, result_of, settings, state};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,7 +26,7 @@ const WORKER: WorkerId = WorkerId(9);
 /// child restarted after the close would hold its lease again by then.
 const RESTART_WINDOW_MS: u64 = 1_000;
 
-async fn no_reply(executor: &mut Executor, text: &str) {
+async fn no_reply(executor: &mut Router, text: &str) {
     assert_eq!(executor.daemon(text).await, Reply::Send(Vec::new()));
 }
 
@@ -42,7 +42,7 @@ fn leased_group(dirs: &Dirs, worker: WorkerId) -> Option<i32> {
 
 /// Whether any process of group `pgid` still runs something.
 fn group_lives(pgid: i32) -> bool {
-    !cli_executor::group::members(pgid).is_empty()
+    !cli_executor::base::group::members(pgid).is_empty()
 }
 
 /// Waits until `worker` holds no lease and its group `pgid` has no live member.
@@ -64,11 +64,11 @@ fn codex_frame(n: u64, kind: KindWire, conversation: &str, prompt: &str) -> Stri
     harness::frame(WORKER, n, kind, conversation, prompt)
 }
 
-async fn codex_create(executor: &mut Executor, reports: &mut Receiver<Out>, n: u64) -> String {
+async fn codex_create(executor: &mut Router, reports: &mut Receiver<Out>, n: u64) -> String {
     codex_create_with(executor, reports, n, "work").await
 }
 
-async fn codex_create_with(executor: &mut Executor, reports: &mut Receiver<Out>, n: u64, prompt: &str) -> String {
+async fn codex_create_with(executor: &mut Router, reports: &mut Receiver<Out>, n: u64, prompt: &str) -> String {
     no_reply(executor, &codex_frame(n, KindWire::Create, "", prompt)).await;
     match outcome(until(reports, "the create's result", result_of(n)).await) {
         OutcomeWire::Submitted { conversation_url: Some(url), .. } => url,
@@ -102,7 +102,7 @@ async fn a_codex_close_mid_turn_stops_the_child_for_good_and_a_repeated_close_is
 async fn codex_close_mid_turn(binary: &Binary, hold: &Path) {
     let dirs = dirs();
     std::fs::write(hold, "").expect("hold");
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, binary)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, binary)).await.expect("opens");
     // The stand-in holds the turn while the file exists, the mock model a `SLOW` prompt.
     let url = codex_create_with(&mut executor, &mut reports, 1, "SLOW work").await;
     until(&mut reports, "the turn runs", state(StateName::Generating)).await;
@@ -141,7 +141,7 @@ async fn codex_close_mid_turn(binary: &Binary, hold: &Path) {
 async fn a_codex_close_of_an_older_thread_leaves_the_child_of_the_current_one_alone() {
     eprintln!("binary: the stand-in {}", harness::sim_script().display());
     let dirs = dirs();
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &Binary::Sim(Vec::new()))).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &Binary::Sim(Vec::new()))).await.expect("opens");
     let old = codex_create(&mut executor, &mut reports, 1).await;
     until(&mut reports, "the first thread idle", state(StateName::Idle)).await;
     let current = codex_create(&mut executor, &mut reports, 2).await;
@@ -190,7 +190,7 @@ async fn a_claude_close_mid_turn_stops_the_child_and_the_session_is_never_resume
 async fn claude_close_mid_turn(claude: &claude_harness::Claude) {
     use claude_harness::{WORKER, frame, nonce, taken_in};
     let dirs = dirs();
-    let (mut executor, mut reports) = Executor::open(claude_harness::settings(&dirs, claude)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(claude_harness::settings(&dirs, claude)).await.expect("opens");
     // The stand-in holds the turn while the file exists, the mock API a `SLOW` prompt.
     no_reply(&mut executor, &frame(1, KindWire::Create, "", "SLOW work")).await;
     let url = match outcome(until(&mut reports, "the create's result", result_of(1)).await) {

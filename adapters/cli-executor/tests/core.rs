@@ -63,7 +63,7 @@ fn commands_before_initialize_wait_for_it() {
     core.line(Timestamp(2), r#"{"id":1,"result":{}}"#).expect("answered");
     let methods: Vec<Value> = written(&drain(&mut core)).iter().map(|w| w["method"].clone()).collect();
     assert_eq!(methods, [json!("initialized"), json!("thread/start")]);
-    assert_eq!(core.next_deadline(), Some(Timestamp(2 + cli_executor::limits::REQUEST_TIMEOUT_MS)));
+    assert_eq!(core.next_deadline(), Some(Timestamp(2 + cli_executor::base::limits::REQUEST_TIMEOUT_MS)));
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn an_unanswered_prompt_is_ambiguous_never_resent() {
     core.line(Timestamp(10), &completed("u1")).expect("completed");
     core.command(Timestamp(11), command(Send, 2, "k2", T, "next", 100_000)).expect("send");
     drain(&mut core);
-    core.tick(Timestamp(11 + cli_executor::limits::REQUEST_TIMEOUT_MS));
+    core.tick(Timestamp(11 + cli_executor::base::limits::REQUEST_TIMEOUT_MS));
     let effects = drain(&mut core);
     assert_eq!(failed(&effects), [(2, "AMBIGUOUS_SUBMISSION")]);
     assert!(written(&effects).is_empty());

@@ -5,8 +5,8 @@
 
 mod support;
 
+use cli_executor::base::limits::MCP_READY_WAIT_MS;
 use cli_executor::codex::{CODEX_GOAL, Codex, Config, Effect, MCP_UNREACHABLE, Outcome, Resume};
-use cli_executor::limits::MCP_READY_WAIT_MS;
 use engine::effect::CommandKind::{Create, Send};
 use engine::model::{ConversationState, ErrorKind};
 use engine::time::Timestamp;

@@ -7,10 +7,10 @@
 
 mod harness;
 
-use bridge::{KindWire, OutcomeWire, StateName};
-use cli_executor::executor::{Executor, Reply};
-use cli_executor::worker::Out;
+use cli_executor::base::worker::Out;
+use cli_executor::run::router::{Reply, Router};
 use engine::ids::WorkerId;
+use executor_protocol::{KindWire, OutcomeWire, StateName};
 use harness::{Binary, MockModel, binaries, dirs, next_report as until, outcome, result_of, settings, state, taken_in};
 
 const WORKER: WorkerId = WorkerId(7);
@@ -19,7 +19,7 @@ fn frame(n: u64, kind: KindWire, conversation: &str, prompt: &str) -> String {
     harness::frame(WORKER, n, kind, conversation, prompt)
 }
 
-async fn no_reply(executor: &mut Executor, text: &str) {
+async fn no_reply(executor: &mut Router, text: &str) {
     assert_eq!(executor.daemon(text).await, Reply::Send(Vec::new()));
 }
 
@@ -39,7 +39,7 @@ async fn a_repeated_command_id_is_never_submitted_twice_and_a_late_steer_is_not_
             sim => (sim, None),
         };
         let real = matches!(binary, Binary::Real { .. });
-        let (mut executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("opens");
+        let (mut executor, mut reports) = Router::open(settings(&dirs, &binary)).await.expect("opens");
 
         let create = frame(1, KindWire::Create, "", "first prompt");
         no_reply(&mut executor, &create).await;
@@ -114,7 +114,7 @@ async fn a_child_that_exits_is_replaced_with_its_thread_resumed_and_one_that_kee
     eprintln!("binary: the stand-in {}", harness::sim_script().display());
     let dirs = dirs();
     let binary = Binary::Sim(vec!["--exit-on-turn-start".into(), "2".into()]);
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &binary)).await.expect("opens");
     no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
     let url = match outcome(until(&mut reports, "the create's result", result_of(1)).await) {
         OutcomeWire::Submitted { conversation_url: Some(url), .. } => url,
@@ -143,10 +143,10 @@ async fn a_child_that_exits_is_replaced_with_its_thread_resumed_and_one_that_kee
     // The same state with a child that exits at once: restarted with backoff, then given up.
     let mut crashing = settings(&dirs, &binary);
     crashing.args = vec!["-c".into(), "import sys; sys.exit(4)".into()];
-    let (_executor, mut reports) = Executor::open(crashing).await.expect("opens");
+    let (_executor, mut reports) = Router::open(crashing).await.expect("opens");
     let error = until(&mut reports, "the error state", state(StateName::Error)).await;
     let Out::State(error) = error else { unreachable!("a state") };
-    assert_eq!(error.error_kind, Some(bridge::ErrorKindWire::HostUiChanged));
+    assert_eq!(error.error_kind, Some(executor_protocol::ErrorKindWire::HostUiChanged));
     let detail = error.detail.unwrap_or_default();
     assert!(detail.contains("exited 5 times in a row"), "{detail}");
 }
@@ -156,7 +156,7 @@ async fn a_turn_nobody_started_is_reported_as_foreign_turn_with_its_detail() {
     eprintln!("binary: the stand-in {}", harness::sim_script().display());
     let dirs = dirs();
     let binary = Binary::Sim(vec!["--foreign-after".into(), "1".into()]);
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &binary)).await.expect("opens");
     no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
     assert!(matches!(
         outcome(until(&mut reports, "the create's result", result_of(1)).await),
@@ -164,7 +164,7 @@ async fn a_turn_nobody_started_is_reported_as_foreign_turn_with_its_detail() {
     ));
     let error = until(&mut reports, "the foreign turn", state(StateName::Error)).await;
     let Out::State(error) = error else { unreachable!("a state") };
-    assert_eq!(error.error_kind, Some(bridge::ErrorKindWire::ForeignTurn));
+    assert_eq!(error.error_kind, Some(executor_protocol::ErrorKindWire::ForeignTurn));
     let detail = error.detail.unwrap_or_default();
     assert!(detail.contains("a turn the orchestrator did not start"), "{detail}");
 }
@@ -174,7 +174,7 @@ async fn a_usage_limits_reset_is_kept_across_an_executor_restart() {
     eprintln!("binary: the stand-in {}", harness::sim_script().display());
     let dirs = dirs();
     let binary = Binary::Sim(vec!["--limit-on".into(), "1".into(), "--limit-reset-s".into(), "3".into()]);
-    let (mut executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings(&dirs, &binary)).await.expect("opens");
     no_reply(&mut executor, &frame(1, KindWire::Create, "", "first")).await;
     assert!(matches!(
         outcome(until(&mut reports, "the create's result", result_of(1)).await),
@@ -183,14 +183,14 @@ async fn a_usage_limits_reset_is_kept_across_an_executor_restart() {
     let Out::State(limit) = until(&mut reports, "the limit", state(StateName::Error)).await else {
         unreachable!("a state")
     };
-    assert_eq!(limit.error_kind, Some(bridge::ErrorKindWire::UsageLimit));
+    assert_eq!(limit.error_kind, Some(executor_protocol::ErrorKindWire::UsageLimit));
     let reset = limit.until_ms.expect("the reset of account/rateLimits/updated");
     drop(executor);
 
     // A new executor: the rate-limit notification is gone, and `thread/read` shows the limit
     // without a reset. The journaled reset holds: the hello says it, no state without it is
     // sent, and the thread is `idle` at the reset.
-    let (executor, mut reports) = Executor::open(settings(&dirs, &binary)).await.expect("reopens");
+    let (executor, mut reports) = Router::open(settings(&dirs, &binary)).await.expect("reopens");
     let hello: serde_json::Value = serde_json::from_str(&executor.hello("t", "cli")).expect("json");
     assert_eq!(hello["bindings"][0]["observation"]["untilMs"], reset, "{hello}");
     let Out::State(next) = until(&mut reports, "the next state", |o| matches!(o, Out::State(_))).await else {

@@ -8,12 +8,13 @@
 
 mod harness;
 
-use bridge::{KindWire, OutcomeWire, StateName};
-use cli_executor::executor::Executor;
-use cli_executor::home::{AUTH_FILE_NAME, check_auth_file, config_toml};
-use cli_executor::mcp::McpServer;
-use cli_executor::worker::Out;
+use cli_executor::base::child::AUTH_FILE_NAME;
+use cli_executor::base::mcp::McpServer;
+use cli_executor::base::worker::Out;
+use cli_executor::codex::home::{check_auth_file, config_toml};
+use cli_executor::run::router::Router;
 use engine::ids::WorkerId;
+use executor_protocol::{KindWire, OutcomeWire, StateName};
 use harness::{Binary, MockModel, dirs, frame, next_report, real_codex, settings};
 
 /// Runs `codex app-server --strict-config --print-startup-config` on `home`.
@@ -61,7 +62,7 @@ async fn two_sessions_linked_to_one_login_both_go_on_after_a_refresh() {
     settings.args.extend(["-c".to_string(), format!("chatgpt_base_url=\"{base}/backend-api/\"")]);
     settings.env_set = vec![("CODEX_REFRESH_TOKEN_URL_OVERRIDE".to_string(), format!("{base}/oauth/token"))];
     settings.codex_auth = Some(check_auth_file(&login).expect("a private login file"));
-    let (mut executor, mut reports) = Executor::open(settings).await.expect("opens");
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
 
     let workers = [(WorkerId(11), 1), (WorkerId(12), 2)];
     for (worker, n) in workers {

@@ -5,7 +5,7 @@
 
 mod harness;
 
-use cli_executor::mcp::{McpServer, probe, url_from_daemon};
+use cli_executor::base::mcp::{McpServer, probe, url_from_daemon};
 use harness::{Daemon, MCP_TOKEN};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -177,7 +177,7 @@ fn an_interrupted_turn_is_an_idle_observation() {
 
 #[test]
 fn every_method_sent_in_the_recordings_is_in_the_surface_list() {
-    let listed: Vec<&str> = cli_executor::surface::SURFACE
+    let listed: Vec<&str> = cli_executor::codex::surface::SURFACE
         .lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.split_whitespace().nth(1))

@@ -1,12 +1,12 @@
-//! The surface check at executor start (`cli_executor::surface`, `src/surface.txt`): the
+//! The surface check at executor start (`cli_executor::codex::surface`, `src/codex/surface.txt`): the
 //! real codex-cli 0.169.0 (`CODEX_BIN`) meets every line; a stand-in whose schema lacks a
 //! method, or that names another version, is refused with one line naming what moved, and
 //! the executor then refuses to start at all.
 
 mod harness;
 
+use cli_executor::codex::surface::{CODEX_VERSION, check};
 use cli_executor::connection::run;
-use cli_executor::surface::{CODEX_VERSION, check};
 use harness::{Binary, Daemon, dirs, options, python, real_codex, sim_script};
 
 #[tokio::test]

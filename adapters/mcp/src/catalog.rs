@@ -1,12 +1,12 @@
 //! The tool catalog: every tool's name, description (written for the agent that calls
 //! it), input and output JSON schemas and annotations.
 
+use caller_protocol::*;
 use rmcp::handler::server::common::{schema_for_input, schema_for_output};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde_json::Value;
 use std::sync::{Arc, LazyLock};
-use wire::*;
 
 /// Every tool name, in catalog order: one per engine operation.
 pub const TOOL_NAMES: [&str; 30] = [

@@ -9,7 +9,7 @@
 //!   input and output JSON schemas, annotations.
 //!
 //! Every failure the caller can act on is a tool result with `isError: true` whose text
-//! content is the JSON `{code, message}` ([`wire::ErrorOut`]), and no `structuredContent`
+//! content is the JSON `{code, message}` ([`caller_protocol::ErrorOut`]), and no `structuredContent`
 //! (clients validate that against the tool's output schema even on errors): engine rejections keep
 //! their stable code, arguments that do not decode are `INVALID_ARGUMENT` naming the
 //! field, and a panic in a handler becomes `INTERNAL` without taking the daemon down.

@@ -1,6 +1,7 @@
 //! The rmcp `ServerHandler`: decode, call the engine through the shell, shape the reply.
 
 use crate::catalog;
+use caller_protocol::*;
 use engine::Operation;
 use engine::ids::Cursor;
 use futures_util::FutureExt;
@@ -16,7 +17,6 @@ use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 use tokio::sync::watch;
-use wire::*;
 
 /// Knobs of the MCP server.
 #[derive(Clone, Debug)]

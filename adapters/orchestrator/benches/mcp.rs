@@ -5,7 +5,7 @@
 //!
 //! `cargo bench -p orchestrator --bench mcp` (figures in docs/benchmarks.md).
 
-use orchestrator::client::McpClient;
+use console::client::McpClient;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

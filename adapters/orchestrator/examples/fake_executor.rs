@@ -126,11 +126,11 @@ fn main() -> anyhow::Result<()> {
     orchestrator::logs::init(&arg(&args, "--log-level").unwrap_or("warn".into()))?;
     // `--public-url URL` turns OAuth on, as for `orchestrator serve`; `--oauth-access-ttl-ms`
     // shortens the access token's life (to see a client refresh).
-    let mut ttls = orchestrator::oauth::Ttls::default();
+    let mut ttls = oauth::Ttls::default();
     if let Some(ms) = arg(&args, "--oauth-access-ttl-ms") {
         ttls.access_ms = ms.parse()?;
     }
-    let oauth = arg(&args, "--public-url").map(|public_url| orchestrator::oauth::OAuthOptions {
+    let oauth = arg(&args, "--public-url").map(|public_url| oauth::OAuthOptions {
         public_url,
         redirect_allow: Vec::new(),
         ttls,

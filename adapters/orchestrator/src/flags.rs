@@ -1,9 +1,8 @@
 //! The `orchestrator` binary's command line: every subcommand and flag, parsed by clap
 //! (`main.rs` hands each to the library).
 
+use address::LISTEN_DEFAULT;
 use clap::{Parser, Subcommand};
-use orchestrator::edge;
-use orchestrator::serve::LISTEN_DEFAULT;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -177,17 +176,17 @@ pub(crate) enum Command {
         /// workers are not run where bubblewrap or socat is missing) or off (commands run
         /// unconfined, with this user's rights).
         #[arg(long, value_name = "MODE", default_value = "required", value_parser = parse_claude_sandbox)]
-        claude_sandbox: cli_executor::claude_cli::ClaudeSandbox,
+        claude_sandbox: cli_executor::base::settings::ClaudeSandbox,
         /// The kinds of workers to run, comma-separated (codex, claude): each must be
         /// usable or the executor does not start. Default: each whose binary is found and
         /// passes its checks.
         #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_cli_kind)]
-        kinds: Option<Vec<bridge::ExecutorKindWire>>,
+        kinds: Option<Vec<executor_protocol::ExecutorKindWire>>,
         /// Approval prompts: `never` (none; the CLI's sandbox guards the work) or `ask`
         /// (a Codex approval request waits in "Needs you" for Approve or Decline from the
         /// dashboard; refused for Claude Code workers).
         #[arg(long, value_name = "MODE", default_value = "never", value_parser = parse_approvals)]
-        approvals: cli_executor::codex::Approvals,
+        approvals: cli_executor::base::settings::Approvals,
         /// The executor's state directory (journal, leases, each session's CODEX_HOME or
         /// CLAUDE_CONFIG_DIR and TMPDIR).
         /// Default: DIR/cli-executor.
@@ -252,13 +251,13 @@ pub(crate) struct OAuthFlags {
 }
 
 impl OAuthFlags {
-    pub(crate) fn options(&self) -> Option<orchestrator::oauth::OAuthOptions> {
+    pub(crate) fn options(&self) -> Option<oauth::OAuthOptions> {
         let public_url = self.public_url.clone()?;
-        let mut ttls = orchestrator::oauth::Ttls::default();
+        let mut ttls = oauth::Ttls::default();
         ttls.access_ms = self.oauth_access_ttl_ms.unwrap_or(ttls.access_ms);
         ttls.code_ms = self.oauth_code_ttl_ms.unwrap_or(ttls.code_ms);
         ttls.pending_ms = self.oauth_pending_ttl_ms.unwrap_or(ttls.pending_ms);
-        Some(orchestrator::oauth::OAuthOptions { public_url, redirect_allow: self.oauth_redirect_allow.clone(), ttls })
+        Some(oauth::OAuthOptions { public_url, redirect_allow: self.oauth_redirect_allow.clone(), ttls })
     }
 }
 
@@ -402,24 +401,24 @@ pub(crate) enum StoreCommand {
 }
 
 /// One kind of `--kinds`: a command-line agent the executor can run.
-pub(crate) fn parse_cli_kind(text: &str) -> Result<bridge::ExecutorKindWire, String> {
+pub(crate) fn parse_cli_kind(text: &str) -> Result<executor_protocol::ExecutorKindWire, String> {
     match text.trim() {
-        "codex" => Ok(bridge::ExecutorKindWire::Codex),
-        "claude" => Ok(bridge::ExecutorKindWire::Claude),
+        "codex" => Ok(executor_protocol::ExecutorKindWire::Codex),
+        "claude" => Ok(executor_protocol::ExecutorKindWire::Claude),
         other => Err(format!("{other:?} is not a command-line agent (codex, claude)")),
     }
 }
 
 /// `--approvals`: `never` or `ask`.
-pub(crate) fn parse_approvals(text: &str) -> Result<cli_executor::codex::Approvals, String> {
+pub(crate) fn parse_approvals(text: &str) -> Result<cli_executor::base::settings::Approvals, String> {
     match text {
-        "never" => Ok(cli_executor::codex::Approvals::Never),
-        "ask" => Ok(cli_executor::codex::Approvals::Ask),
+        "never" => Ok(cli_executor::base::settings::Approvals::Never),
+        "ask" => Ok(cli_executor::base::settings::Approvals::Ask),
         other => Err(format!("{other:?} is not an approval mode (never, ask)")),
     }
 }
 
 /// `--claude-sandbox`'s value: `required` or `off`.
-pub(crate) fn parse_claude_sandbox(text: &str) -> Result<cli_executor::claude_cli::ClaudeSandbox, String> {
+pub(crate) fn parse_claude_sandbox(text: &str) -> Result<cli_executor::base::settings::ClaudeSandbox, String> {
     text.trim().parse()
 }

@@ -1,43 +1,15 @@
-//! `GET /health`: what `orchestrator doctor` asks a running daemon: its version, the
-//! executor protocol it speaks, the executors connected now, the hellos it refused for
-//! their protocol version and its public address. For the operator only: a loopback `Host`, no `Origin` (no web
-//! page may read it) and the static MCP bearer token.
+//! `GET /health`: what `orchestrator doctor` asks a running daemon (the answer's shape is
+//! [`address::Health`]): its version, the executor protocol it speaks, the executors
+//! connected now, the hellos it refused for their protocol version and its public address,
+//! read from the parts `serve` mounted. For the operator only: a loopback `Host`, no
+//! `Origin` (no web page may read it) and the static MCP bearer token.
 
-use crate::guard::{LOOPBACK_HOSTS, constant_time_eq, host_name};
+use address::{HEALTH_PATH, Health, RefusedHelloView};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
+use edge::headers::{LOOPBACK_HOSTS, bearer, constant_time_eq, host_name};
 use std::sync::Arc;
-
-/// The route.
-pub const HEALTH_PATH: &str = "/health";
-
-/// What `/health` answers (JSON, camelCase).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Health {
-    /// The daemon's version (`orchestrator --version`).
-    pub version: String,
-    /// The executor protocol version it speaks; `None` when no bridge is mounted.
-    pub executor_protocol: Option<u32>,
-    /// The executors connected now (their `hello` accepted), by id.
-    pub executors: Vec<String>,
-    /// The newest hellos refused because the executor spoke another protocol version.
-    pub refused_hellos: Vec<RefusedHelloView>,
-    /// The `--public-url` the daemon serves OAuth for (its issuer), if any.
-    pub public_url: Option<String>,
-}
-
-/// One refused hello, as `/health` shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RefusedHelloView {
-    /// The protocol version the executor asked for.
-    pub protocol: u32,
-    /// When, in ms since the Unix epoch.
-    pub at_ms: u64,
-}
 
 /// What the route reads.
 #[derive(Clone)]
@@ -62,7 +34,7 @@ async fn health(State(state): State<Arc<HealthState>>, headers: HeaderMap) -> Re
     let registry = state.registry.as_ref();
     let body = Health {
         version: env!("CARGO_PKG_VERSION").to_string(),
-        executor_protocol: registry.map(|_| bridge::PROTOCOL_VERSION),
+        executor_protocol: registry.map(|_| executor_protocol::PROTOCOL_VERSION),
         executors: registry.map(|r| r.connected().iter().map(ToString::to_string).collect()).unwrap_or_default(),
         refused_hellos: registry
             .map(|r| {
@@ -91,7 +63,7 @@ fn refusal(headers: &HeaderMap, token: &str) -> Option<(StatusCode, &'static str
     if headers.contains_key(header::ORIGIN) {
         return Some((StatusCode::FORBIDDEN, "/health is not for web pages"));
     }
-    match crate::oauth::admin::bearer(headers) {
+    match bearer(headers) {
         Some(t) if constant_time_eq(t.as_bytes(), token.as_bytes()) => None,
         _ => Some((StatusCode::UNAUTHORIZED, "missing or wrong bearer token (the MCP token)")),
     }

@@ -1,56 +1,33 @@
-//! The orchestrator daemon as a library: the binary (`main.rs`) only parses flags.
+//! The orchestrator daemon's composition root, as a library: the binary (`main.rs`) parses
+//! flags and hands over to it. It wires the rooms together and owns what is the process's
+//! as a whole; each room is a crate of its own: the HTTP edge (`edge`), the OAuth server
+//! (`oauth`), the command-line client (`console`), where a daemon is and how it is reached
+//! (`address`), the MCP server (`mcp`), the executor bridge (`bridge`), the store (`store`).
 //!
 //! # Layout
+//! - `main.rs`: the binary: flags in, one line on stderr and exit 1 on failure; each
+//!   command handed to the crate that does it (`executor-cli` to `cli_executor`).
+//! - `flags.rs` (the binary's): every subcommand and flag (clap), the one place the
+//!   binary's command line is written down.
+//! - `serve.rs`: `orchestrator serve`: the engine thread, MCP over streamable HTTP at
+//!   `/mcp` (rmcp) behind the edge's guard, the OAuth routes, `/health`, the bridge at
+//!   `/executor`, all served through [`edge::serve`]; graceful shutdown on SIGINT/SIGTERM;
+//!   `orchestrator mcp-stdio`.
 //! - `engine_thread.rs`: [`EngineThread`] runs the runtime shell on the fjall store on a
 //!   dedicated OS thread (current-thread tokio runtime + `LocalSet`, since the shell
 //!   future is `!Send`); everything else talks to it through the cloneable, `Send`
 //!   [`runtime::Handle`]. [`NoExecutors`] is the sink of `mcp-stdio` (no executors there).
-//! - `serve.rs`: `orchestrator serve`: MCP over streamable HTTP at `/mcp` (axum + rmcp)
-//!   and the executor bridge at `/executor` ([`serve::serve_with_executors`], the
-//!   `bridge` crate's `BridgeSink` as the engine's sink), graceful shutdown on
-//!   SIGINT/SIGTERM; `orchestrator mcp-stdio`.
-//! - `edge.rs`: the accept loop and every connection's limits, for all routes: the
-//!   connection caps (total and per remote IP, 503 past them), hyper's header read
-//!   timeout, the idle timeout on the socket ([`edge::EdgeIo`], paused while a request is
-//!   answered), [`edge::read_body`] (framing errors are 4xx), summaries of refusals.
-//! - `logs.rs`: the subscriber with bounded lines (every field cut at 1 KiB, every line
-//!   at 4 KiB, marked), for rmcp's and every dependency's lines too.
-//! - `guard.rs`: the HTTP guard in front of `/mcp`: Host and Origin validation
-//!   (DNS-rebinding protection), the bearer token (constant-time compare), the body cap.
-//! - `health.rs`: `GET /health`, what `orchestrator doctor` asks a running daemon
-//!   (version, executor protocol, connected executors, refused hellos); operator only.
-//! - `doctor.rs`: `orchestrator doctor`, the installation checked in order, each failing
-//!   check with what to do.
-//! - `oauth/`: the OAuth 2.1 authorization server beside `/mcp`, on only with
-//!   `--public-url` (metadata, registration, authorize with the operator's approval on
-//!   the loopback admin API, tokens stored hashed in `DIR/oauth-grants.json`).
-//! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token`
-//!   (generated from the OS CSPRNG on first start, printed once).
-//! - `client.rs`: [`client::McpClient`], a small MCP-over-HTTP client (JSON-RPC, session
-//!   header, SSE or JSON answers) used by `orchestrator status`, the tests and the benchmark.
-//! - `status.rs`: `orchestrator status`, a read-only report for a person at a terminal.
-//! - `start.rs`: `orchestrator start`, a run whose `/root` is a Codex CLI or Claude Code
-//!   worker in a directory, created and started through the MCP tools.
-//! - `control.rs`: `orchestrator worker pause|resume|continue|stop|answer`, one worker's
-//!   controls from a terminal, each one MCP tool call.
-//! - `paths.rs`: the default data directory.
+//! - `health.rs`: `GET /health`, what `orchestrator doctor` asks a running daemon, read
+//!   from the parts `serve.rs` mounted (the bridge's registry, the OAuth issuer).
+//! - `logs.rs`: the process's log subscriber with bounded lines (every field cut at 1 KiB,
+//!   every line at 4 KiB, marked), for rmcp's and every dependency's lines too.
 //!
 //! Architecture Invariant: the daemon performs engine mutations only through the
 //! runtime shell; a reply reaches a caller only after the store acknowledged the batch.
 
-pub mod client;
-pub mod control;
-pub mod doctor;
-pub mod edge;
 mod engine_thread;
-pub mod guard;
 pub mod health;
 pub mod logs;
-pub mod oauth;
-pub mod paths;
 pub mod serve;
-pub mod start;
-pub mod status;
-pub mod token;
 
 pub use engine_thread::{ChannelExecutors, EngineThread, NoExecutors};

@@ -2,13 +2,13 @@
 
 mod flags;
 
+use address::token;
+use address::{URL_FILE_NAME, daemon_address, default_data_dir};
 use anyhow::Context;
 use clap::Parser;
 use flags::{AddressFlags, Cli, Command, DaemonFlags, OauthCommand, StoreCommand, WorkerCommand};
-use orchestrator::paths::{URL_FILE_NAME, default_data_dir};
-use orchestrator::serve::{ExecutorOptions, LISTEN_DEFAULT, ServeOptions};
-use orchestrator::{NoExecutors, token};
-use std::path::PathBuf;
+use orchestrator::NoExecutors;
+use orchestrator::serve::{ExecutorOptions, ServeOptions};
 
 fn init_logs(level: &str) -> anyhow::Result<()> {
     orchestrator::logs::init(level).with_context(|| format!("bad --log-level {level}"))
@@ -24,27 +24,6 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
-}
-
-/// The running daemon's MCP URL (given, or the data directory's record of it, or the
-/// default address) and token (given, or the data directory's).
-fn daemon_address(
-    data_dir: Option<PathBuf>,
-    url: Option<String>,
-    mcp_token: Option<String>,
-) -> anyhow::Result<(String, Option<String>)> {
-    let dir = data_dir.unwrap_or_else(default_data_dir);
-    let url = match url {
-        Some(url) => url,
-        None => std::fs::read_to_string(dir.join(URL_FILE_NAME))
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| format!("http://{LISTEN_DEFAULT}/mcp")),
-    };
-    let token = match mcp_token {
-        Some(t) => Some(t),
-        None => token::read(&dir.join(token::TOKEN_FILE_NAME))?,
-    };
-    Ok((url, token))
 }
 
 /// The error and its causes on one line ("cannot listen on ...: address in use").
@@ -101,7 +80,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status { address: AddressFlags { data_dir, url, mcp_token } } => {
             let (url, token) = daemon_address(data_dir, url, mcp_token)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let text = runtime.block_on(orchestrator::status::report(&url, token.as_deref())).with_context(|| {
+            let text = runtime.block_on(console::status::report(&url, token.as_deref())).with_context(|| {
                 format!("cannot read the daemon's state at {url} (is `orchestrator serve` running?)")
             })?;
             print_out(&text);
@@ -110,7 +89,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Start { executor, workspace, branch, name, manual, address, objective } => {
             let AddressFlags { data_dir, url, mcp_token } = address;
             let (url, token) = daemon_address(data_dir, url, mcp_token)?;
-            let request = orchestrator::start::StartRequest {
+            let request = console::start::StartRequest {
                 executor,
                 directory: workspace,
                 branch,
@@ -119,15 +98,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 auto_resume: !manual,
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let text = runtime.block_on(orchestrator::start::start(&url, token.as_deref(), request))?;
+            let text = runtime.block_on(console::start::start(&url, token.as_deref(), request))?;
             print_out(&text);
             Ok(())
         }
         Command::Doctor { data_dir, mcp_token } => {
-            let options =
-                orchestrator::doctor::DoctorOptions { data_dir: data_dir.unwrap_or_else(default_data_dir), mcp_token };
+            let options = console::doctor::DoctorOptions {
+                data_dir: data_dir.unwrap_or_else(default_data_dir),
+                mcp_token,
+                executor_token_file_name: bridge::server::TOKEN_FILE_NAME,
+            };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let report = runtime.block_on(orchestrator::doctor::run(&options));
+            let report = runtime.block_on(console::doctor::run(&options));
             print_out(&report.text(&options.data_dir));
             if !report.healthy() {
                 std::process::exit(1);
@@ -159,7 +141,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let data_dir = data_dir.unwrap_or_else(default_data_dir);
             let mcp_url = match mcp_url {
                 Some(url) => url,
-                None => cli_executor::mcp::url_from_daemon(&daemon)
+                None => cli_executor::base::mcp::url_from_daemon(&daemon)
                     .with_context(|| format!("--daemon {daemon}: expected ws://HOST:PORT/executor"))?,
             };
             let token_path = data_dir.join(token::TOKEN_FILE_NAME);
@@ -172,14 +154,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     format!("no MCP token in {} (start the daemon once, or pass --mcp-token)", token_path.display())
                 })?,
             };
-            let settings = cli_executor::worker::Settings {
+            let settings = cli_executor::base::settings::Settings {
                 program: codex,
                 args: std::iter::once("app-server".to_string()).chain(codex_args).collect(),
                 env_set: Vec::new(),
                 state_dir: state_dir.unwrap_or_else(|| data_dir.join("cli-executor")),
                 workspace: workspace.map(|w| w.display().to_string()),
-                mcp: Some(cli_executor::mcp::McpServer { url: mcp_url, token: mcp_token }),
-                claude: Some(cli_executor::claude_cli::ClaudeSettings {
+                mcp: Some(cli_executor::base::mcp::McpServer { url: mcp_url, token: mcp_token }),
+                claude: Some(cli_executor::base::settings::ClaudeSettings {
                     program: claude,
                     args: claude_args,
                     env_set: Vec::new(),
@@ -242,7 +224,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 /// Runs an `oauth` command against the running daemon's admin API; `list` and `revoke`
 /// fall back to the grants file (under its lock) when no daemon answers.
 fn worker_command(command: WorkerCommand) -> anyhow::Result<()> {
-    use orchestrator::control::Action;
+    use console::control::Action;
     let (worker, action, daemon) = match command {
         WorkerCommand::Pause { worker, after_current_turn: false, daemon } => (worker, Action::Pause, daemon),
         WorkerCommand::Pause { worker, after_current_turn: true, daemon } => (worker, Action::PauseAfterTurn, daemon),
@@ -254,13 +236,12 @@ fn worker_command(command: WorkerCommand) -> anyhow::Result<()> {
     let DaemonFlags { data_dir, mcp_token } = daemon;
     let (url, token) = daemon_address(data_dir, None, mcp_token)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    print_out(&runtime.block_on(orchestrator::control::perform(&url, token.as_deref(), &worker, action))?);
+    print_out(&runtime.block_on(console::control::perform(&url, token.as_deref(), &worker, action))?);
     Ok(())
 }
 
 fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
     use axum::http::Method;
-    use orchestrator::oauth;
     use serde_json::json;
     let (daemon, method, verb, body) = match command {
         OauthCommand::Pending { daemon } => (daemon, Method::GET, "pending", None),
@@ -279,11 +260,12 @@ fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
             .with_context(|| format!("no MCP token in {} (give --mcp-token)", dir.display()))?,
     };
     let url = std::fs::read_to_string(dir.join(URL_FILE_NAME)).map(|s| s.trim().to_string()).ok();
-    let addr = url.as_deref().and_then(|u| orchestrator::client::parse_url(u).ok()).map(|(a, _)| a);
+    let addr = url.as_deref().and_then(|u| console::client::parse_url(u).ok()).map(|(a, _)| a);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let answer =
-        addr.as_ref().map(|addr| runtime.block_on(oauth::admin::call(addr, &token, method, verb, body.clone())));
-    let offline = matches!(answer, None | Some(Err(oauth::admin::AdminCallError::Unreachable { .. })));
+    let answer = addr
+        .as_ref()
+        .map(|addr| runtime.block_on(console::oauth_admin::call(addr, &token, method, verb, body.clone())));
+    let offline = matches!(answer, None | Some(Err(console::oauth_admin::AdminCallError::Unreachable { .. })));
     if offline {
         // No daemon: only the durable commands make sense, on the file, under its lock.
         let value = match (verb, &body) {

@@ -1,14 +1,14 @@
 //! `orchestrator serve` (MCP over streamable HTTP) and `orchestrator mcp-stdio`.
 
-use crate::edge::{self, EdgeLimits};
 use crate::engine_thread::EngineThread;
-use crate::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
 use crate::health;
-use crate::oauth::{OAuth, OAuthOptions};
-use crate::paths::URL_FILE_NAME;
-use crate::token::{self, TokenSource};
+use address::URL_FILE_NAME;
+use address::token::{self, TokenSource};
 use anyhow::Context;
+use edge::EdgeLimits;
+use edge::guard::{self, Guard, REQUEST_BODY_BYTES_MAX};
 use mcp::{McpConfig, OrchestratorMcp};
+use oauth::{OAuth, OAuthOptions};
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -20,8 +20,6 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-/// The default listen address: loopback only.
-pub const LISTEN_DEFAULT: &str = "127.0.0.1:7411";
 /// How long in-flight HTTP requests may take to finish after a shutdown signal.
 const DRAIN_MS_MAX: u64 = 10_000;
 /// How long open event streams are left before they are closed at shutdown, so that
@@ -152,7 +150,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     let mut guard = Guard::new(&token, &options.allow_hosts, REQUEST_BODY_BYTES_MAX)
         .with_body_read_timeout_ms(options.limits.body_read_timeout_ms);
     if let Some(oauth) = &oauth {
-        guard = guard.with_oauth(oauth.clone());
+        guard = guard.with_access_tokens(oauth.clone());
     }
     let guard = Arc::new(guard);
     let (stopping_tx, stopping_rx) = watch::channel(false);
@@ -231,7 +229,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     tracing::info!(%url, data_dir = %options.data_dir.display(), "serving MCP");
 
     let accept = CancellationToken::new();
-    // Every route on the listener gets the edge's timeouts and caps (edge.rs).
+    // Every route on the listener gets the edge's timeouts and caps (the edge crate).
     let server = tokio::spawn(edge::serve(listener, app, options.limits, accept.clone()));
     let engine_failure = tokio::select! {
         () = shutdown => None,

@@ -3,8 +3,8 @@
 
 mod support;
 
+use console::client::McpClient;
 use hyper::Method;
-use orchestrator::client::McpClient;
 use serde_json::{Value, json};
 use support::{Daemon, TOKEN};
 
@@ -97,7 +97,7 @@ async fn bad_input_is_a_tool_error_naming_the_field() {
     let d = Daemon::serve_with_token(&dir.path().join("data"));
     let mut c = client(&d).await;
     let (run, root) = create_run(&mut c).await;
-    let refuse = |r: orchestrator::client::ToolResult| {
+    let refuse = |r: console::client::ToolResult| {
         assert!(r.is_error, "must be refused: {}", r.structured);
         (
             r.structured["code"].as_str().unwrap_or("").to_string(),

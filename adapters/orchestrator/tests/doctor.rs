@@ -4,11 +4,11 @@
 
 mod support;
 
-use bridge::client::{TestExecutor, hello};
-use bridge::{ExecutorMessage, PROTOCOL_VERSION};
+use executor_protocol::{ExecutorMessage, PROTOCOL_VERSION};
 use std::path::Path;
 use std::process::Command;
 use support::{Daemon, orchestrator_bin};
+use test_executor::{TestExecutor, hello};
 
 /// Runs `orchestrator doctor --data-dir DIR`: (exit code, stdout).
 fn doctor(dir: &Path) -> (i32, String) {

@@ -5,8 +5,8 @@
 
 mod support;
 
+use console::client::McpClient;
 use futures_util::{SinkExt, StreamExt};
-use orchestrator::client::McpClient;
 use serde_json::json;
 use std::time::{Duration, Instant};
 use support::{Daemon, TOKEN};
@@ -138,12 +138,12 @@ async fn the_idle_timeout_cuts_a_stalled_body_and_a_silent_websocket_but_not_a_l
     // An executor that heartbeats every 200 ms stays for 2 s (three idle timeouts);
     // once it goes quiet it is closed.
     let ws_url = d.url.replace("http://", "ws://").replace("/mcp", "/executor");
-    let (mut x, _) = bridge::client::TestExecutor::hello(&ws_url, bridge::client::hello(EXECUTOR_TOKEN, "chrome-1"))
+    let (mut x, _) = test_executor::TestExecutor::hello(&ws_url, test_executor::hello(EXECUTOR_TOKEN, "chrome-1"))
         .await
         .expect("hello");
     for _ in 0..10 {
         x.silent_for(Duration::from_millis(200)).await.expect("nothing from the daemon, and still open");
-        x.send(&bridge::ExecutorMessage::Heartbeat {}).await.expect("heartbeat");
+        x.send(&executor_protocol::ExecutorMessage::Heartbeat {}).await.expect("heartbeat");
     }
     let started = Instant::now();
     x.until_closed(Duration::from_millis(WAIT_MS_MAX)).await.expect("closed once silent");
@@ -282,12 +282,15 @@ async fn a_mebibyte_tool_name_and_a_20000_frame_flood_add_a_few_kib_of_log_and_n
     // A wrong token that starts with the right one must not reach the log either.
     let ws_url = d.url.replace("http://", "ws://").replace("/mcp", "/executor");
     let near_miss = format!("{EXECUTOR_TOKEN}-not");
-    let refused = bridge::client::TestExecutor::hello(&ws_url, bridge::client::hello(&near_miss, "chrome-9")).await;
+    let refused = test_executor::TestExecutor::hello(&ws_url, test_executor::hello(&near_miss, "chrome-9")).await;
     assert!(refused.is_err(), "a wrong token is refused");
 
     let before = d.stderr().len();
     let (mut ws, _) = tokio_tungstenite::connect_async(ws_url.as_str()).await.expect("connect");
-    let hello = bridge::encode(&bridge::ExecutorMessage::Hello(bridge::client::hello(EXECUTOR_TOKEN, "chrome-1")));
+    let hello = executor_protocol::encode(&executor_protocol::ExecutorMessage::Hello(test_executor::hello(
+        EXECUTOR_TOKEN,
+        "chrome-1",
+    )));
     ws.send(tokio_tungstenite::tungstenite::Message::Text(hello.into())).await.expect("hello");
     let (mut tx, mut rx) = ws.split();
     // Read everything the daemon answers meanwhile, so neither side's buffers fill.
@@ -300,7 +303,7 @@ async fn a_mebibyte_tool_name_and_a_20000_frame_flood_add_a_few_kib_of_log_and_n
         }
         rate_limited
     });
-    let heartbeat = bridge::encode(&bridge::ExecutorMessage::Heartbeat {});
+    let heartbeat = executor_protocol::encode(&executor_protocol::ExecutorMessage::Heartbeat {});
     let started = Instant::now();
     for _ in 0..20_000 {
         tx.feed(tokio_tungstenite::tungstenite::Message::Text(heartbeat.clone().into())).await.expect("send");

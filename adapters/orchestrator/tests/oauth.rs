@@ -7,11 +7,11 @@
 mod support;
 
 use axum::body::Bytes;
+use console::client::McpClient;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use orchestrator::client::McpClient;
-use orchestrator::oauth::http::{encode, parse_form};
-use orchestrator::oauth::secrets::s256_challenge;
+use oauth::form::{encode, parse_form};
+use oauth::secrets::s256_challenge;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -341,7 +341,7 @@ async fn grants_survive_a_restart_stored_hashed_and_private() {
     let file = data.join("oauth-grants.json");
     let text = std::fs::read_to_string(&file).expect("grants file");
     assert!(!text.contains(&access) && !text.contains(&refresh), "no raw token on disk");
-    assert!(text.contains(&orchestrator::oauth::secrets::sha256_hex(&access)), "the hash is");
+    assert!(text.contains(&oauth::secrets::sha256_hex(&access)), "the hash is");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -10,19 +10,19 @@
 mod support;
 
 use axum::body::Bytes;
-use bridge::client::{TestExecutor, hello};
-use bridge::{
+use executor_protocol::{
     DaemonMessage, ExecutorMessage, OAuthPendingOut, OperatorAction, OperatorActionWire, OperatorData,
     OperatorQueryName, OperatorQueryWire, OperatorResultWire, oauth_codes,
 };
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use orchestrator::oauth::http::{encode, parse_form};
-use orchestrator::oauth::secrets::s256_challenge;
+use oauth::form::{encode, parse_form};
+use oauth::secrets::s256_challenge;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use support::{Daemon, TOKEN, free_port};
+use test_executor::{TestExecutor, hello};
 
 const EXECUTOR_TOKEN: &str = "executor-token-0123456789abcdef";
 const VERIFIER: &str = "verifier-0123456789-0123456789-0123456789-abcdef";
@@ -218,7 +218,7 @@ async fn the_dashboard_approves_lists_revokes_and_denies() {
     assert_eq!(request.code, human);
     assert_eq!((request.client_name.as_str(), request.self_registered), ("Dashboard test", true));
     assert_eq!((request.redirect_host.as_str(), request.scopes.clone()), ("127.0.0.1", vec!["mcp".to_string()]));
-    assert!(request.expires_at_ms > orchestrator::oauth::now_ms(), "expires in the future");
+    assert!(request.expires_at_ms > oauth::now_ms(), "expires in the future");
     assert_eq!(s.poll(&poll).await.0, 200, "the consent page still waits");
 
     // Executors without the operator UI may neither read nor decide.

@@ -5,7 +5,7 @@
 
 mod support;
 
-use orchestrator::client::McpClient;
+use console::client::McpClient;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use support::{Daemon, TOKEN};

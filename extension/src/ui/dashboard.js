@@ -308,7 +308,7 @@ function timelineCard(row, now) {
     events.length > 0 && h('details', { class: 'events', 'data-key': `events-open:${row.workerId}` },
       h('summary', { 'data-key': `events:${row.workerId}`, text: 'Recent events' }),
       h('ol', { 'data-testid': 'worker-events' }, events.map((e) => h('li', {},
-        h('time', { class: 'mono muted', text: clockLabel(e.atMs, tz()) }), ' ', eventText(e))))),
+        h('time', { class: 'mono muted', text: clockLabel(e.atMs, tz()) }), ' ', eventText(e, row.cli?.kind ?? 'chatgpt'))))),
     h('details', { class: 'diagnostics', 'data-testid': 'diagnostics', 'data-key': `diag-open:${row.workerId}` },
       h('summary', { 'data-key': `diag:${row.workerId}`, text: 'Diagnostics' }),
       h('dl', {}, [

@@ -332,14 +332,16 @@ test('recent events: at most five, newest first, the daemon\'s words kept', () =
   assert.deepEqual(recentEvents([{ kind: 'x' }, null]), []);
 });
 
+// Event-log items read as the daemon's sentences (every case: event-sentences.test.mjs);
+// items missing data still get words.
 test('event text: the daemon\'s text wins, event-log names read as words', () => {
   assert.equal(eventText({ kind: 'auto_resume', text: ' Auto-resumed ' }), 'Auto-resumed');
-  assert.equal(eventText({ name: 'execution.scheduled', data: { reason: 'auto_resume', sequence: 3 } }), 'Auto-resumed');
-  assert.equal(eventText({ name: 'execution.scheduled', data: { reason: 'manual_resume' } }), 'Continued by you');
+  assert.equal(eventText({ name: 'execution.scheduled', data: { reason: 'auto_resume', sequence: 3 } }), 'Auto resume sent (attempt 3)');
+  assert.equal(eventText({ name: 'execution.scheduled', data: { reason: 'manual_resume' } }), 'Continue now sent');
   assert.equal(eventText({ name: 'execution.scheduled', data: {} }), 'Attempt scheduled');
   assert.equal(eventText({ name: 'worker.progress', data: { summary: 'parser done' } }), 'Progress: parser done');
   assert.equal(eventText({ name: 'worker.progress', data: {} }), 'Progress checkpoint');
-  assert.equal(eventText({ name: 'continuation.paused_for_stall' }), 'Paused: appears stuck');
+  assert.equal(eventText({ name: 'continuation.paused_for_stall' }), 'Paused: no durable progress');
   assert.equal(eventText({ name: 'never.heard.of' }), 'Event');
   assert.equal(eventText(null), 'Event');
 });

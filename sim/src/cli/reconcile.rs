@@ -67,7 +67,9 @@ impl Cli {
                     self.result(c.id, CommandOutcome::Submitted { state_seq, conversation: created.clone() });
                     if let Some(url) = created {
                         let report = BindingReport { worker, conversation: url, open: true, observation: None };
-                        self.send(bridge::ExecutorMessage::Binding(bridge::BindingWire::from(&report)));
+                        self.send(executor_protocol::ExecutorMessage::Binding(executor_protocol::BindingWire::from(
+                            &report,
+                        )));
                     }
                 }
                 (false, false) => {

@@ -196,7 +196,7 @@ impl Cli {
         // (for each) before the state that ends this one. The newest is the steer the
         // daemon's attempt is about (each steer took the turn over from the one before).
         for key in &next {
-            self.landed(worker, key, bridge::LandedWire::NextTurn, seq + 1);
+            self.landed(worker, key, executor_protocol::LandedWire::NextTurn, seq + 1);
         }
         self.publish(worker, state, until, detail);
         if !next.is_empty() {
@@ -230,12 +230,12 @@ impl Cli {
     }
 
     /// `steer.landed` for the steer whose nonce is `key`.
-    pub(super) fn landed(&self, worker: WorkerId, key: &str, landed: bridge::LandedWire, seq: u64) {
+    pub(super) fn landed(&self, worker: WorkerId, key: &str, landed: executor_protocol::LandedWire, seq: u64) {
         let command =
             self.state.disk.borrow().journal.values().find(|e| e.command.idempotency_key == key).map(|e| e.command.id);
         let Some(command_id) = command else { return };
         self.trace(format!("{worker} steer {key} landed {landed:?}"));
-        self.send(bridge::ExecutorMessage::SteerLanded(bridge::SteerLandedWire {
+        self.send(executor_protocol::ExecutorMessage::SteerLanded(executor_protocol::SteerLandedWire {
             worker_id: worker,
             command_id,
             landed,
@@ -260,7 +260,7 @@ impl Cli {
             }
         };
         if joined {
-            self.landed(worker, key, bridge::LandedWire::Merged, self.seq(worker));
+            self.landed(worker, key, executor_protocol::LandedWire::Merged, self.seq(worker));
         }
     }
 

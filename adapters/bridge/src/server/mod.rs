@@ -15,13 +15,13 @@ pub use operator::SUMMARY_DEBOUNCE_MS;
 pub use registry::{BridgeSink, REFUSED_HELLOS_MAX, RefusedHello, Registry};
 pub use token::{TOKEN_FILE_NAME, TokenError, TokenSource, resolve_token};
 
-use crate::encode;
-use crate::protocol::{DaemonMessage, GrantDesk, ProtocolError, ProtocolErrorCode};
-use crate::session::{Session, SessionConfig};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use executor_protocol::encode;
+use executor_protocol::{DaemonMessage, GrantDesk, ProtocolError, ProtocolErrorCode};
+use executor_protocol::{HELLO_MS_MAX, IDLE_MS_MAX, Session, SessionConfig};
 use registry::Outgoing;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -31,11 +31,6 @@ use tokio::sync::mpsc;
 /// Commands buffered for one connection before it is considered stuck and closed (the
 /// executor's next `hello` reconciles whatever was in flight).
 pub const OUTGOING_QUEUED_MAX: usize = 1_024;
-/// A connection that sends nothing for this long is closed (a silent power loss).
-pub const IDLE_MS_MAX: u64 = 60_000;
-/// A connection that has not said `hello` this long after the upgrade is closed (the
-/// extension says it at once; the slot is for executors that hold the token).
-pub const HELLO_MS_MAX: u64 = 10_000;
 /// Protocol errors on one connection after the first of each code are counted and
 /// logged as one line per this interval.
 pub const ERROR_LOG_INTERVAL_MS: u64 = 10_000;
@@ -312,7 +307,7 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
             let name = action.name();
             let result = match grant_refusal(peer) {
                 None => operator::decide(bridge.grants.clone(), action_id, action).await,
-                Some(refusal) => crate::protocol::OperatorResultWire::refused(action_id, refusal),
+                Some(refusal) => executor_protocol::OperatorResultWire::refused(action_id, refusal),
             };
             let code = result.error.as_ref().map(|e| e.code.clone());
             // The action's name and outcome only: request codes are not logged.
@@ -445,18 +440,18 @@ async fn stopped(stopping: &mut Option<tokio::sync::watch::Receiver<bool>>) {
 /// Why an executor at `peer` may not decide an OAuth grant, or `None`: the operator decides
 /// grants from the daemon's own machine only (issue 17: "the operator approves from the
 /// loopback side"), even when remote executors are allowed.
-fn grant_refusal(peer: Option<SocketAddr>) -> Option<wire::ErrorOut> {
+fn grant_refusal(peer: Option<SocketAddr>) -> Option<caller_protocol::ErrorOut> {
     let local = peer.is_some_and(|p| p.ip().is_loopback() || is_mapped_loopback(p.ip()));
     (!local).then(|| {
-        wire::ErrorOut::new(
-            crate::protocol::oauth_codes::LOOPBACK_REQUIRED,
+        caller_protocol::ErrorOut::new(
+            executor_protocol::oauth_codes::LOOPBACK_REQUIRED,
             "OAuth grants are decided only from a browser on the daemon's machine",
         )
     })
 }
 
-fn unavailable(error: Option<&wire::ErrorOut>) -> bool {
-    error.is_some_and(|e| e.code == wire::codes::ENGINE_UNAVAILABLE)
+fn unavailable(error: Option<&caller_protocol::ErrorOut>) -> bool {
+    error.is_some_and(|e| e.code == caller_protocol::codes::ENGINE_UNAVAILABLE)
 }
 
 #[cfg(test)]
@@ -471,7 +466,7 @@ mod tests {
         assert!(grant_refusal(at("[::ffff:127.0.0.1]:50000")).is_none());
         for remote in [at("192.168.1.20:50000"), at("[2001:db8::1]:50000"), None] {
             let refusal = grant_refusal(remote).expect("refused");
-            assert_eq!(refusal.code, crate::protocol::oauth_codes::LOOPBACK_REQUIRED);
+            assert_eq!(refusal.code, executor_protocol::oauth_codes::LOOPBACK_REQUIRED);
         }
     }
 }

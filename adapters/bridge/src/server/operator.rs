@@ -4,22 +4,22 @@
 //! actions and query go to the injected [`GrantDesk`] instead.
 
 use super::registry::Outgoing;
-use crate::continuity::{RecentEvents, RecentSentences};
-use crate::encode;
-use crate::protocol::{
-    DaemonMessage, GrantAction, GrantDesk, OAuthPendingOut, OperatorData, OperatorDataWire, OperatorResultWire,
-    OperatorSummaryWire, Query, RunSummary, WorkerEventsOut, oauth_codes,
-};
+use caller_protocol::{ErrorOut, FromReply};
 use engine::Reply;
 use engine::event::Event;
 use engine::ids::{Cursor, WorkerId};
 use engine::kind::ExecutorKind;
 use engine::limits::EVENTS_PAGE_COUNT_MAX;
 use engine::op::{EventsPage, Operation};
+use executor_protocol::continuity::{RecentEvents, RecentSentences};
+use executor_protocol::encode;
+use executor_protocol::{
+    DaemonMessage, GrantAction, GrantDesk, OAuthPendingOut, OperatorData, OperatorDataWire, OperatorResultWire,
+    OperatorSummaryWire, Query, RunSummary, WorkerEventsOut, oauth_codes,
+};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use wire::{ErrorOut, FromReply};
 
 /// One engine call, with the MCP tools' errors: the engine's rejection, or
 /// `ENGINE_UNAVAILABLE` when it has stopped.
@@ -80,7 +80,7 @@ pub(super) async fn answer(
         Query::WorkerAttempts { worker, after_sequence, limit } => {
             let op = Operation::WorkerAttempts { worker, after_sequence, limit: limit as usize };
             match call(handle, op).await {
-                Ok(reply) => wire::AttemptsOut::from_reply(reply).map(OperatorData::Attempts),
+                Ok(reply) => caller_protocol::AttemptsOut::from_reply(reply).map(OperatorData::Attempts),
                 Err(error) => Err(error),
             }
         }
@@ -94,7 +94,7 @@ async fn worker_events(handle: &runtime::Handle, worker: WorkerId) -> Result<Wor
     let from = window_start(handle, Some(worker)).await?;
     let mut recent = RecentEvents::default();
     scan(handle, from, Some(worker), |e| recent.absorb(e)).await?;
-    Ok(WorkerEventsOut { events: recent.into_events().iter().map(wire::EventOut::from).collect() })
+    Ok(WorkerEventsOut { events: recent.into_events().iter().map(caller_protocol::EventOut::from).collect() })
 }
 
 /// The cursor just before the engine's retained window of recent events (older ones
@@ -169,12 +169,12 @@ pub(super) async fn push_summaries(handle: runtime::Handle, tx: mpsc::WeakSender
 /// summary. `None` when the engine is gone.
 async fn summary(handle: &runtime::Handle, recent: &mut RecentSentences) -> Option<OperatorSummaryWire> {
     let reply = call(handle, Operation::RunList { include_terminal: false }).await.ok()?;
-    let runs = wire::RunListOut::from_reply(reply).ok()?.runs;
+    let runs = caller_protocol::RunListOut::from_reply(reply).ok()?.runs;
     let mut out = Vec::with_capacity(runs.len());
     let mut kinds = std::collections::BTreeMap::new();
     for run in &runs {
         let op = Operation::WorkerList { run: run.run_id.parse().ok()?, include_terminal: true };
-        let workers = wire::WorkerListOut::from_reply(call(handle, op).await.ok()?).ok()?.workers;
+        let workers = caller_protocol::WorkerListOut::from_reply(call(handle, op).await.ok()?).ok()?.workers;
         for w in &workers {
             if let (Ok(id), Some(kind)) = (w.worker_id.parse::<WorkerId>(), ExecutorKind::parse(&w.executor)) {
                 kinds.insert(id, kind);

@@ -1,10 +1,10 @@
 //! The live connections by executor id, and [`BridgeSink`], the engine's executor sink
 //! that routes each command to the connection of the executor it names.
 
-use crate::encode;
-use crate::protocol::{CommandWire, DaemonMessage};
 use engine::ExecutorCommand;
 use engine::ids::ExecutorId;
+use executor_protocol::encode;
+use executor_protocol::{CommandWire, DaemonMessage};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

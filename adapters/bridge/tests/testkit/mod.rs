@@ -3,11 +3,11 @@
 //! fixed tokens; and the runs they drive through it. (Shared as a module: the bridge's
 //! library cannot depend on the daemon crate, which depends on it.)
 
-use bridge::{BindingWire, ObservationWire, StateName};
 use engine::Reply;
 use engine::ids::WorkerId;
 use engine::op::Operation;
 use engine::policy::PolicyPatch;
+use executor_protocol::{BindingWire, ObservationWire, StateName};
 use orchestrator::serve::{ExecutorOptions, ServeOptions, serve_with_executors};
 use tokio::sync::oneshot;
 

@@ -11,10 +11,10 @@
 #![allow(dead_code)] // Each test file uses part of the harness.
 
 use crate::harness::{Dirs, WAIT_MS_MAX, python};
-use bridge::ExecutorKindWire;
-use cli_executor::claude_cli::{ClaudeSandbox, ClaudeSettings};
-use cli_executor::worker::Settings;
+use cli_executor::base::settings::Settings;
+use cli_executor::base::settings::{ClaudeSandbox, ClaudeSettings};
 use engine::ids::WorkerId;
+use executor_protocol::ExecutorKindWire;
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -218,8 +218,8 @@ pub fn nonce(key: &str) -> String {
 pub const WORKER: WorkerId = WorkerId(7);
 
 /// A daemon command frame of `kind` for attempt `n` of [`WORKER`], a Claude worker.
-pub fn frame(n: u64, kind: bridge::KindWire, conversation: &str, prompt: &str) -> String {
-    use bridge::KindWire;
+pub fn frame(n: u64, kind: executor_protocol::KindWire, conversation: &str, prompt: &str) -> String {
+    use executor_protocol::KindWire;
     let key = match kind {
         KindWire::Create => "conversation.create",
         KindWire::Steer => "conversation.steer",
@@ -227,7 +227,7 @@ pub fn frame(n: u64, kind: bridge::KindWire, conversation: &str, prompt: &str) -
         KindWire::Close => "conversation.close",
         _ => "conversation.send",
     };
-    let command = bridge::CommandWire {
+    let command = executor_protocol::CommandWire {
         command_id: engine::ids::CommandId { attempt: engine::ids::AttemptId(n) },
         kind,
         idempotency_key: format!("{key}:exe-{n}"),
@@ -241,13 +241,13 @@ pub fn frame(n: u64, kind: bridge::KindWire, conversation: &str, prompt: &str) -
         workspace: None,
         approval: None,
     };
-    bridge::encode(&bridge::DaemonMessage::Command(command))
+    executor_protocol::encode(&executor_protocol::DaemonMessage::Command(command))
 }
 
 /// The state report.
-pub fn state_of(out: cli_executor::worker::Out) -> bridge::StateWire {
+pub fn state_of(out: cli_executor::base::worker::Out) -> executor_protocol::StateWire {
     match out {
-        cli_executor::worker::Out::State(s) => s,
+        cli_executor::base::worker::Out::State(s) => s,
         other => panic!("not a state: {other:?}"),
     }
 }
@@ -256,8 +256,8 @@ pub fn state_of(out: cli_executor::worker::Out) -> bridge::StateWire {
 /// each child configured with the daemon's MCP server (and the probe run before it starts).
 pub fn options(daemon_url: &str, dirs: &Dirs, claude: &Claude) -> cli_executor::connection::Options {
     let mut settings = settings(dirs, claude);
-    let url = cli_executor::mcp::url_from_daemon(daemon_url).expect("an mcp url");
-    settings.mcp = Some(cli_executor::mcp::McpServer { url, token: crate::harness::MCP_TOKEN.to_string() });
+    let url = cli_executor::base::mcp::url_from_daemon(daemon_url).expect("an mcp url");
+    settings.mcp = Some(cli_executor::base::mcp::McpServer { url, token: crate::harness::MCP_TOKEN.to_string() });
     cli_executor::connection::Options {
         url: daemon_url.to_string(),
         token_file: dirs.token.clone(),

@@ -2,9 +2,9 @@
 //! reports read back with a deadline.
 
 use super::WAIT_MS_MAX;
-use bridge::{CommandWire, DaemonMessage, ExecutorKindWire, KindWire, OutcomeWire, StateName, encode};
-use cli_executor::worker::Out;
+use cli_executor::base::worker::Out;
 use engine::ids::{AttemptId, CommandId, WorkerId};
+use executor_protocol::{CommandWire, DaemonMessage, ExecutorKindWire, KindWire, OutcomeWire, StateName, encode};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -34,13 +34,15 @@ pub fn frame(worker: WorkerId, n: u64, kind: KindWire, conversation: &str, promp
 
 /// The command frame `text` of attempt `n` turned into the `approval.answer` of request
 /// `id` (the idempotency key the engine gives one).
-pub fn answer_frame(text: &str, n: u64, id: &str, decision: bridge::ApprovalDecisionWire) -> String {
-    let Ok(DaemonMessage::Command(mut command)) = bridge::decode_daemon(text, bridge::MESSAGE_BYTES_MAX) else {
+pub fn answer_frame(text: &str, n: u64, id: &str, decision: executor_protocol::ApprovalDecisionWire) -> String {
+    let Ok(DaemonMessage::Command(mut command)) =
+        executor_protocol::decode_daemon(text, executor_protocol::MESSAGE_BYTES_MAX)
+    else {
         panic!("a command frame")
     };
     command.kind = KindWire::ApprovalAnswer;
     command.idempotency_key = format!("approval.answer:exe-{n}:{id}");
-    command.approval = Some(bridge::ApprovalAnswerWire { approval_id: id.to_string(), decision });
+    command.approval = Some(executor_protocol::ApprovalAnswerWire { approval_id: id.to_string(), decision });
     encode(&DaemonMessage::Command(command))
 }
 

@@ -12,8 +12,8 @@ pub use flow::{conversation_in, crash, executor, spawn_executor, start_run, subm
 #[allow(unused_imports)] // Each test file uses part of the harness.
 pub use frames::{answer_frame, frame, next_report, outcome, result_of, state};
 
+use cli_executor::base::settings::Settings;
 use cli_executor::connection::Options;
-use cli_executor::worker::Settings;
 use engine::ids::WorkerId;
 use engine::op::Operation;
 use engine::{Rejection, Reply};
@@ -173,7 +173,7 @@ pub fn settings(dirs: &Dirs, binary: &Binary) -> Settings {
         workspace: Some(dirs.work.display().to_string()),
         mcp: None,
         claude: None,
-        kinds: vec![bridge::ExecutorKindWire::Codex],
+        kinds: vec![executor_protocol::ExecutorKindWire::Codex],
         codex_auth: None,
         approvals: Default::default(),
     }
@@ -201,14 +201,14 @@ pub fn mock_provider_args(port: u16) -> Vec<String> {
 /// The executor's options against `daemon`, every child configured with its MCP server.
 pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
     let mut settings = settings(dirs, binary);
-    let url = cli_executor::mcp::url_from_daemon(daemon_url).expect("an MCP url");
-    settings.mcp = Some(cli_executor::mcp::McpServer { url, token: MCP_TOKEN.to_string() });
+    let url = cli_executor::base::mcp::url_from_daemon(daemon_url).expect("an MCP url");
+    settings.mcp = Some(cli_executor::base::mcp::McpServer { url, token: MCP_TOKEN.to_string() });
     Options {
         url: daemon_url.to_string(),
         token_file: dirs.token.clone(),
         executor_id: "cli-test".to_string(),
         settings,
-        kinds: Some(vec![bridge::ExecutorKindWire::Codex]),
+        kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
     }
 }
 

@@ -8,7 +8,7 @@ CODEX_HOME and cwd, and writes OUT_DIR/<scenario>.jsonl: a header line
 order they crossed stdio. Paths under the scratch directory are replaced by `$SCRATCH`.
 
 The `mcp-*` and `goal-*` scenarios give the session the `config.toml` the executor writes
-(`SESSION_CONFIG`, the text of `cli_executor::home::config_toml`) with the orchestrator's MCP
+(`SESSION_CONFIG`, the text of `cli_executor::codex::home::config_toml`) with the orchestrator's MCP
 server at `$MCP_URL` (a running `orchestrator serve`; its token in
 `$ORCHESTRATOR_MCP_TOKEN`, passed to the child only in that variable, never recorded), or at
 a closed port for the `-down` ones. The URL's port is recorded as `MCPPORT`.

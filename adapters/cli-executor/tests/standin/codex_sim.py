@@ -27,9 +27,9 @@ thread/resume send its `mcpServer/startupStatus/updated` `starting` then `ready`
 answer (as `mcp-ready.jsonl`), or, with `--mcp-down`, are refused with the 0.169.0 message
 (`mcp-down.jsonl`).
 
-The surface check (`cli_executor::surface`): `--version` prints `codex-cli 0.169.0` (or
+The surface check (`cli_executor::codex::surface`): `--version` prints `codex-cli 0.169.0` (or
 `--sim-version`'s), and `app-server generate-json-schema --out DIR` writes a schema that
-meets every line of the crate's `src/surface.txt` except those starting with a
+meets every line of the crate's `src/codex/surface.txt` except those starting with a
 `--schema-lacks` value.
 
 Scripted faults, K counting this session's `turn/start`s from 1 (across processes):
@@ -73,7 +73,7 @@ LOG = os.path.join(HOME, "standin-log.jsonl")
 # The 0.169.0 usage-limit text (usage-limit.jsonl), whose time has no date or zone.
 LIMIT_MESSAGE = "You\u2019ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit " \
     "https://chatgpt.com/settings/usage to purchase more credits or try again at 12:00 PM."
-SURFACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "surface.txt")
+SURFACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "codex", "surface.txt")
 MCP_DOWN = ("Fatal error: Failed to initialize session: required MCP servers failed to initialize: "
             "orchestrator: handshaking with MCP server failed")
 

@@ -1,0 +1,23 @@
+//! Where a running daemon is and how to reach it: what the daemon (`orchestrator serve`)
+//! writes, listens on and answers, and what its commands (`status`, `start`, `doctor`,
+//! `worker`, `oauth`, `executor-cli`) read to find it. One crate below both sides, so
+//! that the daemon and its command-line client agree without depending on each other.
+//!
+//! # Layout
+//! - `dir.rs`: the default data directory, the file where `serve` records its MCP URL,
+//!   the default listen address, and [`daemon_address`] (a command's way to the daemon).
+//! - `token.rs`: the MCP bearer token: flag, environment, or `DIR/mcp-token` (generated
+//!   from the OS CSPRNG on first start, 0600).
+//! - `public_url.rs`: [`PublicUrl`], `--public-url` parsed strictly: the OAuth issuer and
+//!   the URLs derived from it, which the daemon serves and `doctor` checks.
+//! - `health.rs`: [`Health`], the answer of `GET /health` (served by the daemon, read by
+//!   `doctor`).
+
+mod dir;
+mod health;
+mod public_url;
+pub mod token;
+
+pub use dir::{LISTEN_DEFAULT, URL_FILE_NAME, daemon_address, default_data_dir};
+pub use health::{HEALTH_PATH, Health, RefusedHelloView};
+pub use public_url::{PublicUrl, PublicUrlError};

@@ -1,0 +1,380 @@
+//! The Claude Code binary as the executor runs it: where it is and what it is given
+//! ([`ClaudeSettings`]: `--claude`, `--claude-arg`), the surface checked before any Claude
+//! worker runs ([`check`]: the pinned version, and every flag of [`claude::FLAGS`] in its
+//! `--help`), and the configuration every Claude child gets ([`config`]): settings read
+//! from its own config home only, the orchestrator's MCP server (its token taken from the
+//! child's environment), no tool that starts work by itself, the permissions a worker
+//! works with (edits inside its working directory, commands through `Bash`), and Claude
+//! Code's sandbox around those commands ([`ClaudeSandbox`], `--claude-sandbox`: on unless
+//! turned off, and then bubblewrap and socat must be found, [`check_sandbox`]).
+//!
+//! Each rule was seen with the real 2.1.332 on 2026-12-02 (`docs/cli-agents.md`).
+
+use crate::Error;
+use crate::base::child::{ENV_PASS_DEFAULT, Spawn};
+use crate::base::limits::{CLI_HELP_BYTES_MAX, CLI_SURFACE_TIMEOUT_MS, TRANSCRIPT_BYTES_MAX};
+use crate::base::mcp::{MCP_SERVER_NAME, MCP_TOKEN_ENV, McpServer};
+use crate::base::settings::{Approvals, ClaudeSandbox, ClaudeSettings};
+use crate::claude::{self, Config};
+use serde_json::json;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The Claude Code version the core was recorded against and the executor runs
+/// (`claude --version` prints `2.1.332 (Claude Code)`). Exact: stream-json's lifecycle
+/// lines, the uuid deduplication and the session refusals the core relies on are
+/// undocumented and have changed between versions, so another version is refused rather
+/// than trusted.
+pub const CLAUDE_VERSION: &str = "2.1.332";
+
+/// Built-in tools that start work by themselves (a scheduled prompt, a wake-up, a
+/// background watcher: listed by 2.1.332's `system/init`); denied, so only the daemon
+/// starts turns.
+pub const SELF_STARTING_TOOLS: [&str; 3] = ["CronCreate", "ScheduleWakeup", "Monitor"];
+
+/// `--permission-mode` of a worker's session: `acceptEdits`. With `--permission-prompts
+/// none` (nothing asks a person: what would prompt is denied), the model writes and edits
+/// files inside the session's working directory, and a write or edit outside it is denied
+/// ("Path is outside allowed working directories"), as are Bash commands naming a path
+/// outside it that Claude Code checks (redirections, `ls`); seen with 2.1.332 on
+/// 2026-12-02 (`docs/cli-agents.md`, "Sandbox and approval choices").
+pub const PERMISSION_MODE: &str = "acceptEdits";
+
+/// Built-in tools a worker may use without a prompt beyond `acceptEdits`: `Bash`, so the
+/// model can run the workspace's commands (builds, tests). Claude Code does not confine a
+/// command it allows to the working directory: its sandbox does ([`SANDBOX_SETTINGS`]).
+pub const WORKSPACE_TOOLS: [&str; 1] = ["Bash"];
+
+/// `--settings` of every child under [`ClaudeSandbox::Required`]: Claude Code's sandbox
+/// (bubblewrap and socat on Linux) around every Bash command, the CLI exiting at start
+/// when it cannot set it up (`failIfUnavailable`, rather than running commands
+/// unsandboxed), sandboxed commands allowed without a prompt (`autoAllowBashIfSandboxed`)
+/// and none let out of it (`allowUnsandboxedCommands: false`: the model's
+/// `dangerouslyDisableSandbox` is ignored). The keys are 2.1.332's settings schema (its
+/// descriptions in the binary). Seen with 2.1.332 on 2026-12-02 (`docs/cli-agents.md`,
+/// "Sandbox and approval choices"): a command writes in the working directory, a write
+/// elsewhere (`/tmp`, `$HOME`, the parent directory) fails "Read-only file system", the
+/// command has no network, and the MCP server (Claude Code's own connection) still works.
+pub const SANDBOX_SETTINGS: &str = r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":false}}"#;
+
+/// [`SANDBOX_SETTINGS`] for `--approvals ask`: the same sandbox, but a command may ask to
+/// run outside it (`allowUnsandboxedCommands: true`): the model's `Bash` call with
+/// `dangerouslyDisableSandbox` then comes to a person as a `can_use_tool` request
+/// (`decision_reason_type: "sandboxOverride"`), as a Codex command asks to leave its
+/// sandbox; sandboxed commands still run without asking. Seen with 2.1.332 on 2026-12-02
+/// (`docs/cli-agents.md`, "Approvals").
+pub const SANDBOX_SETTINGS_ASK: &str = r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":true}}"#;
+
+/// The programs Claude Code's sandbox needs on Linux, looked for on the children's `PATH`.
+pub const SANDBOX_PROGRAMS: [&str; 2] = ["bwrap", "socat"];
+
+/// `--setting-sources`: only `user` settings, which are the session's own
+/// `CLAUDE_CONFIG_DIR/settings.json` (none is written): a repository's
+/// `.claude/settings.json` and `.claude/settings.local.json` (hooks, plugins) are not read.
+pub const SETTING_SOURCES: &str = "user";
+
+/// Variables a Claude child also gets from the executor when set: the headless logins
+/// Claude Code takes from the environment (code.claude.com/docs/en/env-vars:
+/// `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`; `claude setup-token` prints a
+/// `CLAUDE_CODE_OAUTH_TOKEN`) and an API endpoint. The session's config home has no login
+/// of its own, and a user's credentials file is never copied into it.
+pub const CLAUDE_ENV_PASS: [&str; 4] =
+    ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"];
+
+/// A Claude Code child, as the base's [`Spawn`] describes one.
+impl Spawn {
+    /// `claude` for `session` in `cwd` (its arguments come with each spawn), with its own
+    /// `CLAUDE_CONFIG_DIR` and `TMPDIR`, the logins of [`CLAUDE_ENV_PASS`], and the
+    /// auto-updater off (`DISABLE_AUTOUPDATER`: the version checked at start must stay the
+    /// one that runs).
+    pub fn claude(session: &str, cwd: &Path, data_dir: &Path) -> Spawn {
+        let pass = ENV_PASS_DEFAULT.iter().chain(CLAUDE_ENV_PASS.iter());
+        Spawn {
+            session: session.to_string(),
+            program: PathBuf::from("claude"),
+            args: Vec::new(),
+            cwd: cwd.to_path_buf(),
+            data_dir: data_dir.to_path_buf(),
+            env_pass: pass.map(|s| s.to_string()).collect(),
+            env_set: vec![("DISABLE_AUTOUPDATER".to_string(), "1".to_string())],
+            config_toml: String::new(),
+            home_var: "CLAUDE_CONFIG_DIR",
+            home_dir: "claude-config",
+            private_tmp: true,
+            auth_link: None,
+        }
+    }
+}
+
+/// Under [`ClaudeSandbox::Required`], every program of [`SANDBOX_PROGRAMS`] must be found
+/// on the `PATH` the children get (`env_set`'s, else the executor's), or
+/// [`Error::ClaudeSandboxUnavailable`]: without them 2.1.332 exits at start ("sandbox
+/// required but unavailable"), so every Claude worker would fail. And no `--claude-arg`
+/// may be a `--settings` ([`Error::ClaudeSettingsReplaced`]): 2.1.332 reads only the last
+/// one (seen 2026-12-02: a second `--settings={"env":{...}}` after the sandbox's let a
+/// command write outside the workspace), so it would turn the sandbox off unseen.
+pub fn check_sandbox(settings: &ClaudeSettings) -> Result<(), Error> {
+    if settings.sandbox == ClaudeSandbox::Off {
+        return Ok(());
+    }
+    if let Some(arg) = settings.args.iter().find(|a| *a == "--settings" || a.starts_with("--settings=")) {
+        return Err(Error::ClaudeSettingsReplaced { arg: arg.split('=').next().unwrap_or(arg).to_string() });
+    }
+    let path = match settings.env_set.iter().rev().find(|(k, _)| k == "PATH") {
+        Some((_, value)) => Some(std::ffi::OsString::from(value)),
+        None => std::env::var_os("PATH"),
+    };
+    let dirs: Vec<PathBuf> = path.as_deref().map(|p| std::env::split_paths(p).collect()).unwrap_or_default();
+    let missing: Vec<&str> =
+        SANDBOX_PROGRAMS.iter().copied().filter(|program| !dirs.iter().any(|d| executable(&d.join(program)))).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::ClaudeSandboxUnavailable { missing: missing.join(", ") })
+}
+
+/// Whether `path` is an executable file.
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The core's configuration for a Claude worker's sessions. With `approvals` `ask`,
+/// permission prompts come to the executor ([`Config::asks`]), the sandbox lets a command
+/// ask to leave it ([`SANDBOX_SETTINGS_ASK`]), and `Bash` is not allowed beforehand: a
+/// sandboxed command runs without asking (`autoAllowBashIfSandboxed`), any other asks.
+pub fn config(settings: &ClaudeSettings, mcp: Option<&McpServer>, approvals: Approvals) -> Config {
+    let asks = approvals == Approvals::Ask;
+    let sandbox = if asks { SANDBOX_SETTINGS_ASK } else { SANDBOX_SETTINGS };
+    let allowed = if asks { &[][..] } else { &WORKSPACE_TOOLS[..] };
+    Config {
+        setting_sources: Some(SETTING_SOURCES.to_string()),
+        settings: (settings.sandbox == ClaudeSandbox::Required).then(|| sandbox.to_string()),
+        mcp_config: mcp.map(|server| mcp_config(&server.url)),
+        required_mcp: mcp.map(|_| MCP_SERVER_NAME.to_string()),
+        disallowed_tools: SELF_STARTING_TOOLS.iter().map(|t| t.to_string()).collect(),
+        allowed_tools: allowed.iter().map(|t| t.to_string()).collect(),
+        permission_mode: PERMISSION_MODE.to_string(),
+        asks,
+        extra_args: settings.args.clone(),
+    }
+}
+
+/// `--mcp-config`'s JSON: the orchestrator's server over HTTP, with the bearer token as
+/// `${ORCHESTRATOR_MCP_TOKEN}`, which 2.1.332 expands from the child's environment (the
+/// mock server saw `Authorization: Bearer <the variable's value>`): no token in an argument
+/// or a file.
+pub fn mcp_config(url: &str) -> String {
+    let authorization = format!("Bearer ${{{MCP_TOKEN_ENV}}}");
+    json!({"mcpServers": {MCP_SERVER_NAME: {"type": "http", "url": url, "headers": {"Authorization": authorization}}}})
+        .to_string()
+}
+
+/// Checks the binary's surface: `--version` names [`CLAUDE_VERSION`] and `--help` lists
+/// every flag of [`claude::FLAGS`]. Run with an environment cleared down to `PATH` and
+/// `HOME`, and a config home under `scratch` (neither command writes one).
+pub async fn check(program: &Path, scratch: &Path) -> Result<(), Error> {
+    let surface = |detail: String| Error::ClaudeSurface { program: program.display().to_string(), detail };
+    let version = run(program, "--version", scratch).await.map_err(surface)?;
+    let help = run(program, "--help", scratch).await.map_err(surface)?;
+    check_surface(&version, &help).map_err(surface)
+}
+
+/// The pure part of [`check`]: what `--version` and `--help` printed.
+pub fn check_surface(version: &str, help: &str) -> Result<(), String> {
+    let printed = version.split_whitespace().next().unwrap_or_default();
+    if printed != CLAUDE_VERSION {
+        return Err(format!(
+            "it is version {:?}, the executor runs {CLAUDE_VERSION} only (npm install @anthropic-ai/claude-code@{CLAUDE_VERSION})",
+            version.trim()
+        ));
+    }
+    let missing: Vec<&str> = claude::FLAGS.iter().copied().filter(|flag| !lists(help, flag)).collect();
+    if !missing.is_empty() {
+        return Err(format!("its --help does not list {}", missing.join(", ")));
+    }
+    Ok(())
+}
+
+/// Whether `help` lists `flag` as a whole word (`--resume` is not `--resume-x`).
+fn lists(help: &str, flag: &str) -> bool {
+    help.match_indices(flag).any(|(at, _)| {
+        let before = help[..at].chars().next_back();
+        let after = help[at + flag.len()..].chars().next();
+        before.is_none_or(|c| c.is_whitespace() || c == ',')
+            && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+    })
+}
+
+/// `program flag`'s stdout, within [`CLI_SURFACE_TIMEOUT_MS`].
+async fn run(program: &Path, flag: &str, scratch: &Path) -> Result<String, String> {
+    let mut command = tokio::process::Command::new(program);
+    command.arg(flag).env_clear().kill_on_drop(true).stdin(std::process::Stdio::null());
+    for name in ["PATH", "HOME"] {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command.env("CLAUDE_CONFIG_DIR", scratch);
+    let output = tokio::time::timeout(Duration::from_millis(CLI_SURFACE_TIMEOUT_MS), command.output())
+        .await
+        .map_err(|_| format!("{flag} did not answer within {CLI_SURFACE_TIMEOUT_MS} ms"))?
+        .map_err(|e| format!("{flag}: {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("{flag} failed ({}): {}", output.status, stderr.lines().last().unwrap_or_default()));
+    }
+    let stdout = &output.stdout[..output.stdout.len().min(CLI_HELP_BYTES_MAX)];
+    Ok(String::from_utf8_lossy(stdout).into_owned())
+}
+
+/// The session's transcript, `<home>/projects/<encoded cwd>/<session>.jsonl` (found by
+/// its name under `projects/`, so the CLI's encoding of the directory need not be
+/// guessed). A config home with no such file holds no line of the session: the empty
+/// text. A missing home, an unreadable or oversized file: an error (nothing can be told).
+pub fn read_transcript(home: &Path, session: &str) -> Result<String, String> {
+    if !home.is_dir() {
+        return Err(format!("no config home {}", home.display()));
+    }
+    let projects = home.join("projects");
+    let dirs = match std::fs::read_dir(&projects) {
+        Ok(dirs) => dirs,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(e) => return Err(format!("{}: {e}", projects.display())),
+    };
+    let name = format!("{session}.jsonl");
+    let found = dirs.filter_map(Result::ok).map(|d| d.path().join(&name)).find(|p| p.is_file());
+    let Some(path) = found else { return Ok(String::new()) };
+    let mut bytes = Vec::new();
+    std::fs::File::open(&path)
+        .and_then(|f| f.take(TRANSCRIPT_BYTES_MAX + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() as u64 > TRANSCRIPT_BYTES_MAX {
+        return Err(format!("{} is over {TRANSCRIPT_BYTES_MAX} bytes", path.display()));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded_help() -> String {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-2.1.332/help.txt");
+        std::fs::read_to_string(path).expect("the recorded --help")
+    }
+
+    #[test]
+    fn the_recorded_surface_passes_and_another_version_or_a_missing_flag_does_not() {
+        let help = recorded_help();
+        assert_eq!(check_surface("2.1.332 (Claude Code)\n", &help), Ok(()));
+        let other = check_surface("2.1.333 (Claude Code)\n", &help).expect_err("another version");
+        assert!(other.contains("2.1.333") && other.contains("2.1.332 only"), "{other}");
+        let without = help.replace("--setting-sources", "--settings-sources-gone");
+        let missing = check_surface("2.1.332 (Claude Code)", &without).expect_err("a flag is gone");
+        assert_eq!(missing, "its --help does not list --setting-sources");
+    }
+
+    #[test]
+    fn a_flag_is_listed_only_as_a_whole_word() {
+        assert!(lists("  -r, --resume [value]  Resume", "--resume"));
+        assert!(lists("  --allowedTools, --allowed-tools <tools...>", "--allowedTools"));
+        assert!(!lists("  --resume-session <id>", "--resume"));
+        assert!(!lists("  --no-verbose", "--verbose"));
+    }
+
+    #[test]
+    fn the_mcp_config_names_the_token_variable_never_the_token() {
+        let text = mcp_config("http://127.0.0.1:7411/mcp");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let server = &value["mcpServers"]["orchestrator"];
+        assert_eq!(server["type"], "http");
+        assert_eq!(server["url"], "http://127.0.0.1:7411/mcp");
+        assert_eq!(server["headers"]["Authorization"], "Bearer ${ORCHESTRATOR_MCP_TOKEN}");
+        let settings = ClaudeSettings {
+            program: PathBuf::from("claude"),
+            args: vec!["--model".into()],
+            env_set: vec![],
+            sandbox: ClaudeSandbox::default(),
+        };
+        let mcp = McpServer { url: "http://127.0.0.1:7411/mcp".into(), token: "s3cret".into() };
+        let args = config(&settings, Some(&mcp), Approvals::Never).args("s-1", claude::Launch::New);
+        assert!(!args.iter().any(|a| a.contains("s3cret")), "{args:?}");
+        assert!(args.contains(&"--disallowedTools=CronCreate,ScheduleWakeup,Monitor".to_string()), "{args:?}");
+        assert!(args.contains(&"--allowedTools=mcp__orchestrator,Bash".to_string()), "{args:?}");
+        let mode = args.iter().position(|a| a == "--permission-mode").map(|at| args[at + 1].as_str());
+        assert_eq!(mode, Some("acceptEdits"), "{args:?}");
+        assert_eq!(args.last().map(String::as_str), Some("--model"));
+    }
+
+    #[test]
+    fn the_sandbox_settings_are_passed_by_default_and_not_when_off() {
+        let mut settings = ClaudeSettings {
+            program: PathBuf::from("claude"),
+            args: vec![],
+            env_set: vec![],
+            sandbox: Default::default(),
+        };
+        let args = config(&settings, None, Approvals::Never).args("s-1", claude::Launch::New);
+        let passed: Vec<&String> = args.iter().filter(|a| a.starts_with("--settings=")).collect();
+        assert_eq!(passed, [&format!("--settings={SANDBOX_SETTINGS}")]);
+        let value: serde_json::Value = serde_json::from_str(SANDBOX_SETTINGS).expect("json");
+        let sandbox = &value["sandbox"];
+        assert_eq!(
+            [&sandbox["enabled"], &sandbox["failIfUnavailable"], &sandbox["autoAllowBashIfSandboxed"]],
+            [&json!(true), &json!(true), &json!(true)]
+        );
+        assert_eq!(sandbox["allowUnsandboxedCommands"], json!(false));
+        settings.sandbox = ClaudeSandbox::Off;
+        let args = config(&settings, None, Approvals::Never).args("s-1", claude::Launch::Resume);
+        assert!(!args.iter().any(|a| a.starts_with("--settings")), "{args:?}");
+        assert_eq!("off".parse(), Ok(ClaudeSandbox::Off));
+        assert_eq!("required".parse(), Ok(ClaudeSandbox::Required));
+        assert!("on".parse::<ClaudeSandbox>().is_err());
+    }
+
+    #[test]
+    fn the_sandbox_check_looks_for_bwrap_and_socat_on_the_childrens_path() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        let path = dir.display().to_string();
+        let mut settings = ClaudeSettings {
+            program: PathBuf::from("claude"),
+            args: vec![],
+            env_set: vec![("PATH".to_string(), path)],
+            sandbox: ClaudeSandbox::Required,
+        };
+        let err = check_sandbox(&settings).expect_err("neither is there");
+        assert_eq!((err.code(), err.to_string().contains("bwrap, socat")), ("CLAUDE_SANDBOX_UNAVAILABLE", true));
+        std::fs::write(dir.join("bwrap"), "#!/bin/sh\n").expect("bwrap");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join("bwrap"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let err = check_sandbox(&settings).expect_err("socat is not there");
+        assert!(err.to_string().contains("missing: socat"), "{err}");
+        std::fs::write(dir.join("socat"), "#!/bin/sh\n").expect("socat");
+        std::fs::set_permissions(dir.join("socat"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(check_sandbox(&settings).map_err(|e| e.code()), Ok(()));
+        settings.args = vec!["--model".into(), "--settings={\"env\":{}}".into()];
+        let err = check_sandbox(&settings).expect_err("a --settings would replace the sandbox's");
+        assert_eq!(err.code(), "CLAUDE_SETTINGS_REPLACED");
+        assert!(err.to_string().starts_with("--claude-arg --settings: "), "{err}");
+        settings.sandbox = ClaudeSandbox::Off;
+        assert_eq!(check_sandbox(&settings).map_err(|e| e.code()), Ok(()));
+    }
+
+    #[test]
+    fn a_transcript_is_found_by_its_session_under_any_project_and_its_absence_is_empty() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("claude-config");
+        assert!(read_transcript(&home, "s-1").is_err(), "no config home: nothing can be told");
+        std::fs::create_dir_all(&home).expect("home");
+        assert_eq!(read_transcript(&home, "s-1"), Ok(String::new()), "no session ran here yet");
+        let project = home.join("projects").join("-work-app");
+        std::fs::create_dir_all(&project).expect("project");
+        std::fs::write(project.join("s-2.jsonl"), "other\n").expect("another session");
+        assert_eq!(read_transcript(&home, "s-1"), Ok(String::new()));
+        std::fs::write(project.join("s-1.jsonl"), "{\"type\":\"user\"}\n").expect("the session");
+        assert_eq!(read_transcript(&home, "s-1"), Ok("{\"type\":\"user\"}\n".to_string()));
+    }
+}

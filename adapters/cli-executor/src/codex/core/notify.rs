@@ -1,0 +1,184 @@
+//! What the app-server tells of its threads, as the core reports it: a turn starting
+//! (ours, or foreign), user messages carrying a nonce we did not send, approval waits, a
+//! turn's end as `idle` or `error` (a completed turn is an observation, never a completion),
+//! a usage limit lifting at its reset, and a thread read for `conversation.inspect`.
+
+use super::record::{ThreadRecord, TurnStatus, agent_text, item_type};
+use super::{Codex, Effect, Report, usage};
+use crate::Error;
+use crate::base::limits::BLOCK_CHARS_MAX;
+use engine::ids::WorkerId;
+use engine::model::{ConversationState, ErrorKind};
+use engine::time::Timestamp;
+use serde_json::Value;
+
+impl Codex {
+    pub(super) fn notification(&mut self, now: Timestamp, method: &str, params: &Value) -> Result<(), Error> {
+        if method == "account/rateLimits/updated" {
+            self.rate_limits = params.get("rateLimits").cloned();
+            return Ok(());
+        }
+        if method == "mcpServer/startupStatus/updated" {
+            return self.startup_status(now, params);
+        }
+        if method == "serverRequest/resolved" {
+            self.approval_resolved(params);
+            return Ok(());
+        }
+        let Some(thread) = params.get("threadId").and_then(Value::as_str).map(str::to_string) else { return Ok(()) };
+        let Some(t) = self.threads.get_mut(&thread) else { return Ok(()) };
+        let worker = t.worker;
+        match method {
+            "turn/started" => {
+                let turn = params.pointer("/turn/id").and_then(Value::as_str).unwrap_or_default().to_string();
+                let ours = t.starting || t.turn.as_ref().is_some_and(|(id, _)| *id == turn);
+                t.starting = false;
+                t.turn = Some((turn.clone(), ours));
+                t.agent_text = None;
+                t.limit_until = None;
+                if !ours {
+                    self.effects.push_back(Effect::Foreign { worker, thread: thread.clone(), turn });
+                }
+                self.state(worker, &thread, Report::bare(ConversationState::Generating));
+            }
+            "item/started" if params.get("item").and_then(item_type) == Some("userMessage") => {
+                let client = params.pointer("/item/clientId").and_then(Value::as_str);
+                let known = client.is_some_and(|c| t.nonces.iter().any(|n| n == c));
+                let turn = params.get("turnId").and_then(Value::as_str).unwrap_or_default().to_string();
+                let flagged = t.turn.as_ref().is_some_and(|(id, ours)| *id == turn && !ours);
+                if !known
+                    && !flagged
+                    && let Some((id, ours)) = t.turn.as_mut().filter(|(id, _)| *id == turn)
+                {
+                    *ours = false;
+                    let turn = id.clone();
+                    self.effects.push_back(Effect::Foreign { worker, thread, turn });
+                }
+            }
+            "item/completed" => {
+                if let Some(text) = params.get("item").and_then(agent_text) {
+                    t.agent_text = Some(text.to_string());
+                }
+            }
+            "thread/goal/updated" => return self.goal_updated(now, &thread, params),
+            "thread/status/changed" => {
+                let flags = params
+                    .pointer("/status/activeFlags")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let waiting =
+                    flags.iter().any(|f| matches!(f.as_str(), Some("waitingOnApproval" | "waitingOnUserInput")));
+                if waiting && !self.asking(&thread) {
+                    self.state(worker, &thread, Report::bare(ConversationState::AwaitingApproval));
+                }
+            }
+            "turn/completed" => {
+                let turn = params.get("turn").cloned().unwrap_or_default();
+                let id = turn.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                t.turn = None;
+                t.starting = false;
+                t.ended = Some(id);
+                let text = turn
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .and_then(|items| items.iter().rev().find_map(agent_text));
+                let text = text.map(str::to_string).or_else(|| t.agent_text.take());
+                let status = turn.get("status").and_then(Value::as_str).and_then(TurnStatus::parse);
+                let report = self.turn_report(now, status, text.as_deref(), turn.get("error"));
+                let until = report.until;
+                self.state(worker, &thread, report);
+                if let Some(t) = self.threads.get_mut(&thread) {
+                    t.limit_until = until;
+                }
+                self.approvals_gone(&thread);
+                let held = self.threads.get_mut(&thread).and_then(|t| t.held.take());
+                if let Some(command) = held {
+                    return self.command(now, command);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A usage or rate limit's reset came: the thread whose turn it failed is idle again
+    /// (Codex ended that turn; the thread takes a prompt), so it is reported `idle`, and
+    /// the daemon's usual idle wake resumes the worker after its grace. Never before:
+    /// until then the conversation stays `error` with the reset as `until`.
+    pub(super) fn lift_limits(&mut self, now: Timestamp) {
+        let lifted: Vec<(WorkerId, String)> = self
+            .threads
+            .iter_mut()
+            .filter_map(|(id, t)| t.limit_until.take_if(|until| now >= *until).map(|_| (t.worker, id.clone())))
+            .collect();
+        for (worker, thread) in lifted {
+            self.state(worker, &thread, Report::bare(ConversationState::Idle));
+        }
+    }
+
+    /// The state a turn's end shows: `idle` (completed or interrupted, an observed end,
+    /// never a completion), `error` when it failed, `generating` while it runs.
+    fn turn_report(
+        &self,
+        now: Timestamp,
+        status: Option<TurnStatus>,
+        text: Option<&str>,
+        error: Option<&Value>,
+    ) -> Report {
+        match status {
+            Some(TurnStatus::Completed | TurnStatus::Interrupted) => {
+                Report { block: text.map(tail), ..Report::bare(ConversationState::Idle) }
+            }
+            Some(TurnStatus::InProgress) => Report::bare(ConversationState::Generating),
+            Some(TurnStatus::Failed) | None => {
+                let failure = usage::classify(error.unwrap_or(&Value::Null), self.rate_limits.as_ref(), now);
+                Report {
+                    state: ConversationState::Error(failure.kind),
+                    block: None,
+                    until: failure.until,
+                    detail: failure.detail,
+                }
+            }
+        }
+    }
+
+    /// `conversation.inspect`: the last turn's state, and foreign turns flagged.
+    /// A limit the record shows without a reset (the notification that named it went with
+    /// an earlier child) keeps the reset the thread was resumed with ([`super::Resume`]):
+    /// held until then, or `idle` if it already passed.
+    pub(super) fn observe_record(&mut self, now: Timestamp, worker: WorkerId, record: &ThreadRecord) {
+        let mut report = match record.turns.last() {
+            None => Report::bare(ConversationState::Ready),
+            Some(last) => self.turn_report(now, last.status, last.last_agent_text.as_deref(), last.error.as_ref()),
+        };
+        if let Some(t) = self.threads.get_mut(&record.id) {
+            let limited =
+                matches!(report.state, ConversationState::Error(ErrorKind::UsageLimit | ErrorKind::RateLimited));
+            match (limited, report.until, t.limit_until) {
+                (true, None, Some(until)) if until > now => report.until = Some(until),
+                (true, None, Some(_)) => {
+                    t.limit_until = None;
+                    report = Report::bare(ConversationState::Idle);
+                }
+                (true, Some(until), _) => t.limit_until = Some(until),
+                (false, _, _) => t.limit_until = None,
+                (true, None, None) => {}
+            }
+        }
+        if let Some(t) = self.threads.get(&record.id) {
+            let ours = t.nonces.iter().cloned().collect();
+            let foreign: Vec<String> = record.foreign_turns(&ours).iter().map(|turn| turn.id.clone()).collect();
+            for turn in foreign {
+                self.effects.push_back(Effect::Foreign { worker, thread: record.id.clone(), turn });
+            }
+        }
+        self.state(worker, &record.id, report);
+    }
+}
+
+/// The last [`BLOCK_CHARS_MAX`] characters of an agent message.
+fn tail(text: &str) -> String {
+    let skip = text.chars().count().saturating_sub(BLOCK_CHARS_MAX);
+    text.chars().skip(skip).collect()
+}

@@ -1,0 +1,315 @@
+//! The executor process's entry point: its options checked (a clear one-line error for
+//! each), the kinds it runs chosen ([`choose_kinds`]: each CLI whose binary is found and
+//! passes its checks (for Codex the surface the core
+//! relies on, [`crate::codex::surface`]), or exactly the ones `--kinds` asks for), then the daemon's
+//! `/executor` WebSocket kept up: connect, `hello`, wait for `welcome`, heartbeat at the
+//! interval it announces, serve commands through the [`Router`], and on any drop
+//! reconnect with a doubling backoff. A refusal that reconnecting cannot fix (wrong token,
+//! replaced, another protocol) ends [`run`].
+
+use crate::Error;
+use crate::base::limits::{RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX, WELCOME_WAIT_MS};
+use crate::base::settings::{ClaudeSandbox, Settings};
+use crate::base::worker::Out;
+use crate::claude::cli::{self, CLAUDE_VERSION};
+use crate::codex::{home, surface};
+use crate::run::router::{Reply, Router};
+use executor_protocol::ExecutorKindWire;
+use futures_util::{SinkExt, StreamExt};
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+
+/// The directory under the state directory where the surface check writes the schema.
+const SURFACE_SCRATCH: &str = "surface-check";
+
+/// The daemon's loopback executor endpoint (its default `--listen`).
+pub const DAEMON_URL_DEFAULT: &str = "ws://127.0.0.1:7411/executor";
+
+/// Everything [`run`] needs, as the command line gave it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The daemon's executor endpoint (`ws://127.0.0.1:PORT/executor`).
+    pub url: String,
+    /// The executor token file (`<daemon data dir>/executor-token`).
+    pub token_file: PathBuf,
+    /// This executor's stable name (1 to 128 printable ASCII characters).
+    pub executor_id: String,
+    /// How workers' children start, and where the state lives.
+    pub settings: Settings,
+    /// The kinds to run (`--kinds`): each must pass its checks. `None`: every CLI that does.
+    pub kinds: Option<Vec<ExecutorKindWire>>,
+}
+
+/// Checks the options, then serves until the daemon refuses this executor for good.
+pub async fn run(options: Options) -> Result<(), Error> {
+    let token = read_token(&options.token_file)?;
+    check_id(&options.executor_id)?;
+    if !options.url.starts_with("ws://") && !options.url.starts_with("wss://") {
+        return Err(Error::BadOption { detail: format!("--daemon {}: expected ws://HOST:PORT/executor", options.url) });
+    }
+    let mut settings = options.settings.clone();
+    settings.kinds = choose_kinds(options.kinds.as_deref(), &mut settings).await?;
+    tracing::info!(kinds = ?settings.kinds, "running these kinds of workers");
+    if let Some(dir) = &settings.workspace
+        && !Path::new(dir).is_dir()
+    {
+        return Err(Error::BadOption { detail: format!("--workspace {dir}: not a directory") });
+    }
+    let (mut router, mut reports) = Router::open(settings).await?;
+    let mut backoff = RECONNECT_BACKOFF_MS_MIN;
+    loop {
+        match connect(&options, &token, &mut router, &mut reports).await {
+            Ok(welcomed) => {
+                if welcomed {
+                    backoff = RECONNECT_BACKOFF_MS_MIN;
+                }
+                tracing::info!(url = options.url, "disconnected from the daemon");
+            }
+            Err(e @ Error::Refused { .. }) => return Err(e),
+            Err(e) => tracing::warn!(url = options.url, "connection: {e}"),
+        }
+        // Workers go on while disconnected: their results are journaled, the newest
+        // state of each goes into the next hello.
+        let wait = tokio::time::sleep(Duration::from_millis(backoff));
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                () = &mut wait => break,
+                Some(_) = reports.recv() => {} // journaled; the next hello has it
+            }
+        }
+        backoff = backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MS_MAX);
+    }
+}
+
+/// One connection, until it drops: `Ok(true)` if it was welcomed.
+async fn connect(
+    options: &Options,
+    token: &str,
+    router: &mut Router,
+    reports: &mut mpsc::Receiver<Out>,
+) -> Result<bool, Error> {
+    let ws_error = |e: tokio_tungstenite::tungstenite::Error| Error::Io {
+        op: "websocket",
+        path: options.url.clone(),
+        detail: e.to_string(),
+    };
+    let (mut ws, _) =
+        tokio_tungstenite::connect_async_with_config(options.url.as_str(), None, true).await.map_err(ws_error)?;
+    ws.send(Message::Text(router.hello(token, &options.executor_id).into())).await.map_err(ws_error)?;
+    let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(text))) => match router.daemon(text.as_str()).await {
+                    Reply::Welcome { heartbeat_ms } => return Ok(heartbeat_ms),
+                    Reply::Refused(e) => return Err(e),
+                    Reply::Closing => return Err(closed(&options.url)),
+                    Reply::Send(_) => continue,
+                },
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(ws_error(e)),
+                None => return Err(closed(&options.url)),
+            }
+        }
+    })
+    .await
+    .map_err(|_| Error::Io {
+        op: "welcome",
+        path: options.url.clone(),
+        detail: "no welcome in time".to_string(),
+    })??;
+    tracing::info!(url = options.url, heartbeat_ms = welcome, "connected to the daemon");
+    for frame in router.landings() {
+        ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
+    }
+    let mut heartbeat = tokio::time::interval(Duration::from_millis(welcome.max(1)));
+    heartbeat.tick().await;
+    let heartbeat_frame = executor_protocol::encode(&executor_protocol::ExecutorMessage::Heartbeat {});
+    loop {
+        tokio::select! {
+            frame = ws.next() => match frame {
+                Some(Ok(Message::Text(text))) => match router.daemon(text.as_str()).await {
+                    Reply::Send(frames) => {
+                        for frame in frames {
+                            ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
+                        }
+                    }
+                    Reply::Refused(e) => return Err(e),
+                    Reply::Closing | Reply::Welcome { .. } => {}
+                },
+                Some(Ok(Message::Close(_))) | None => return Ok(true),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    tracing::warn!("websocket: {e}");
+                    return Ok(true);
+                }
+            },
+            Some(out) = reports.recv() => {
+                let frame = Router::report(out);
+                if let Err(e) = ws.send(Message::Text(frame.into())).await {
+                    tracing::warn!("websocket: {e}");
+                    return Ok(true);
+                }
+            }
+            _ = heartbeat.tick() => {
+                if let Err(e) = ws.send(Message::Text(heartbeat_frame.clone().into())).await {
+                    tracing::warn!("websocket: {e}");
+                    return Ok(true);
+                }
+            }
+        }
+    }
+}
+
+fn closed(url: &str) -> Error {
+    Error::Io { op: "websocket", path: url.to_string(), detail: "the daemon closed the connection".to_string() }
+}
+
+/// The executor token: the file's first line, trimmed, non-empty, printable ASCII.
+pub fn read_token(path: &Path) -> Result<String, Error> {
+    let bad = |detail: String| Error::Token { path: path.display().to_string(), detail };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(TOKEN_BYTES_MAX).read_to_string(&mut text))
+        .map_err(|e| bad(e.to_string()))?;
+    let token = text.trim();
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(bad("the file holds no token (start the daemon once, or check the path)".to_string()));
+    }
+    Ok(token.to_string())
+}
+
+/// The executor id's rule: 1 to 128 printable ASCII characters.
+fn check_id(id: &str) -> Result<(), Error> {
+    if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::BadOption {
+            detail: format!("--executor-id {id:?}: expected 1 to 128 printable ASCII characters"),
+        });
+    }
+    Ok(())
+}
+
+/// Which kinds of workers this executor runs. Each kind asked for (`--kinds`) must pass
+/// its checks, else the start fails with that check's error; without `--kinds`, each CLI
+/// that passes (a Claude binary found but refused by its surface check is one error line
+/// in the log, and Claude workers are not run). No kind at all is one error naming why.
+pub async fn choose_kinds(
+    asked: Option<&[ExecutorKindWire]>,
+    settings: &mut Settings,
+) -> Result<Vec<ExecutorKindWire>, Error> {
+    if asked.is_some_and(|kinds| kinds.contains(&ExecutorKindWire::Chatgpt)) {
+        return Err(Error::NoKind {
+            detail: "--kinds chatgpt: ChatGPT workers run in the browser extension".to_string(),
+        });
+    }
+    let wanted = |kind: ExecutorKindWire| asked.is_none_or(|kinds| kinds.contains(&kind));
+    let mut kinds = Vec::new();
+    let mut skipped = Vec::new();
+    if wanted(ExecutorKindWire::Codex) {
+        match check_codex(settings).await {
+            Ok(()) => kinds.push(ExecutorKindWire::Codex),
+            Err(e) if asked.is_some() => return Err(e),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if wanted(ExecutorKindWire::Claude) {
+        match check_claude(settings).await {
+            Ok(()) => kinds.push(ExecutorKindWire::Claude),
+            Err(e) if asked.is_some() => return Err(e),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if kinds.is_empty() {
+        let why: Vec<String> = skipped.iter().map(Error::to_string).collect();
+        return Err(Error::NoKind { detail: format!("no command-line agent to run: {}", why.join("; ")) });
+    }
+    for e in skipped {
+        match e {
+            Error::ClaudeSurface { .. }
+            | Error::ClaudeSandboxUnavailable { .. }
+            | Error::ClaudeSettingsReplaced { .. } => {
+                tracing::error!("Claude workers are not run: {e}")
+            }
+            Error::CodexSurface { .. } => tracing::error!("Codex workers are not run: {e}"),
+            e => tracing::info!("not run: {e}"),
+        }
+    }
+    Ok(kinds)
+}
+
+/// The codex binary found, its surface checked ([`surface::check`]), the person's login
+/// file (`--codex-auth`) and the session configuration checked.
+async fn check_codex(settings: &mut Settings) -> Result<(), Error> {
+    settings.program = find_program(&settings.program)?;
+    // A stand-in's script comes before `app-server` and before the check's own arguments.
+    let prefix: Vec<String> = settings.args.iter().take_while(|a| *a != "app-server").cloned().collect();
+    surface::check(&settings.program, &prefix, &settings.state_dir.join(SURFACE_SCRATCH)).await?;
+    if let Some(file) = &settings.codex_auth {
+        settings.codex_auth = Some(home::check_auth_file(file)?);
+    }
+    home::config_toml(settings.mcp.as_ref())?;
+    Ok(())
+}
+
+/// The Claude binary found, its sandbox's programs found unless it is off
+/// ([`cli::check_sandbox`]; off: one warning), and its surface checked
+/// ([`cli::check`]).
+async fn check_claude(settings: &mut Settings) -> Result<(), Error> {
+    let state_dir = settings.state_dir.clone();
+    let Some(claude) = settings.claude.as_mut() else {
+        return Err(Error::NoKind { detail: "--kinds claude: no claude binary is configured".to_string() });
+    };
+    let missing = || Error::ClaudeMissing { program: claude.program.display().to_string(), version: CLAUDE_VERSION };
+    claude.program = locate(&claude.program).ok_or_else(missing)?;
+    cli::check_sandbox(claude)?;
+    if claude.sandbox == ClaudeSandbox::Off {
+        tracing::warn!(
+            "--claude-sandbox off: Claude workers' allowed commands (Bash) run unconfined, with this user's rights"
+        );
+    }
+    cli::check(&claude.program, &state_dir.join("claude-surface")).await
+}
+
+/// `program` as a path to an executable file: as given when it names a path, else looked
+/// up on `PATH` ([`Error::CodexMissing`] when nothing fits).
+pub fn find_program(program: &Path) -> Result<PathBuf, Error> {
+    locate(program).ok_or_else(|| Error::CodexMissing { program: program.display().to_string() })
+}
+
+/// `program` as a path to an executable file, if there is one.
+fn locate(program: &Path) -> Option<PathBuf> {
+    let executable =
+        |path: &Path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.components().count() > 1 || program.is_absolute() {
+        return executable(program).then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| executable(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_ids_and_programs_are_checked_with_clear_errors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("executor-token");
+        assert_eq!(read_token(&file).map_err(|e| e.code()), Err("TOKEN"));
+        std::fs::write(&file, "  \n").expect("write");
+        assert_eq!(read_token(&file).map_err(|e| e.code()), Err("TOKEN"));
+        std::fs::write(&file, "abcdef0123456789\n").expect("write");
+        assert_eq!(read_token(&file).as_deref(), Ok("abcdef0123456789"));
+        assert_eq!(check_id("").map_err(|e| e.code()), Err("BAD_OPTION"));
+        assert_eq!(check_id("cli 1").map_err(|e| e.code()), Err("BAD_OPTION"));
+        assert!(check_id("cli-1").is_ok());
+        let err = find_program(Path::new("/nonexistent/codex")).expect_err("missing");
+        assert_eq!(err.code(), "CODEX_MISSING");
+        assert!(err.to_string().contains("/nonexistent/codex"), "{err}");
+        assert!(find_program(Path::new("sh")).is_ok(), "found on PATH");
+    }
+}

@@ -1,0 +1,218 @@
+//! The accept loop ([`serve`]): every connection on the listener admitted under the caps
+//! (a short `503` past them), served by hyper's HTTP/1 connection with its header read
+//! timeout and upgrades, on an [`EdgeIo`] socket with the idle timeout; refusals and
+//! timeouts counted and summarized once per [`LOG_SUMMARY_INTERVAL_MS`]; graceful
+//! shutdown that waits for every admitted connection to go.
+
+use crate::gate::{Gate, Refusal};
+use crate::idle::{Activity, EdgeIo, IdleTimeout};
+use crate::limits::{EdgeLimits, LOG_SUMMARY_INTERVAL_MS};
+use axum::extract::ConnectInfo;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+/// A refused connection is read from (and its bytes discarded) at most this long after
+/// the 503, so that closing it does not reset the connection before the client read
+/// the answer.
+const REFUSAL_LINGER_MS: u64 = 1_000;
+/// At most this many refused connections linger at once; past it they are dropped
+/// without an answer.
+const REFUSALS_LINGERING_MAX: usize = 64;
+/// Bytes of a refused connection's request read (and discarded) before closing it.
+const REFUSAL_DRAIN_BYTES_MAX: usize = 64 * 1024;
+/// The whole answer to a refused connection.
+const REFUSAL_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n\
+content-length: 40\r\nretry-after: 1\r\nconnection: close\r\n\r\ntoo many connections; try again shortly\n";
+/// Pause after a failed `accept` (out of file descriptors, mostly) before the next one.
+const ACCEPT_ERROR_BACKOFF_MS: u64 = 100;
+
+/// Counts of what happened at the edge since the last summary line.
+#[derive(Debug, Default)]
+struct Tally {
+    refused_total: AtomicU64,
+    refused_per_ip: AtomicU64,
+    refused_unanswered: AtomicU64,
+    header_timeouts: AtomicU64,
+    idle_timeouts: AtomicU64,
+    accept_errors: AtomicU64,
+}
+
+impl Tally {
+    /// Logs what happened since the last call (nothing when nothing did).
+    fn summarize(&self, limits: &EdgeLimits, interval_ms: u64) {
+        let take = |c: &AtomicU64| c.swap(0, Ordering::Relaxed);
+        let (total, per_ip, unanswered) =
+            (take(&self.refused_total), take(&self.refused_per_ip), take(&self.refused_unanswered));
+        if total + per_ip > 0 {
+            tracing::warn!(
+                over_connections_max = total,
+                over_connections_per_ip_max = per_ip,
+                closed_without_answer = unanswered,
+                connections_max = limits.connections_max,
+                connections_per_ip_max = limits.connections_per_ip_max,
+                "refused {} connections with 503 in the last {} s (connection caps reached)",
+                total + per_ip,
+                interval_ms / 1_000,
+            );
+        }
+        let (header, idle) = (take(&self.header_timeouts), take(&self.idle_timeouts));
+        if header + idle > 0 {
+            tracing::debug!(
+                header_read_timeouts = header,
+                idle_timeouts = idle,
+                "closed {} silent connections in the last {} s",
+                header + idle,
+                interval_ms / 1_000,
+            );
+        }
+        let errors = take(&self.accept_errors);
+        if errors > 0 {
+            tracing::warn!(errors, "accept failed {errors} times in the last {} s", interval_ms / 1_000);
+        }
+    }
+}
+
+/// Serves `router` on `listener` with the edge's limits until `stop` is cancelled, then
+/// asks every connection to finish its request in flight and close, and completes once
+/// all are gone (the caller bounds how long it waits).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    limits: EdgeLimits,
+    stop: CancellationToken,
+) {
+    let gate = Gate::new(limits.connections_max, limits.connections_per_ip_max);
+    let tally = Arc::new(Tally::default());
+    let lingering = Arc::new(Semaphore::new(REFUSALS_LINGERING_MAX));
+    let summaries = tokio::spawn({
+        let tally = tally.clone();
+        let stop = stop.clone();
+        async move {
+            let period = Duration::from_millis(LOG_SUMMARY_INTERVAL_MS);
+            let mut tick = tokio::time::interval_at(Instant::now() + period, period);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => tally.summarize(&limits, LOG_SUMMARY_INTERVAL_MS),
+                    () = stop.cancelled() => break,
+                }
+            }
+            tally.summarize(&limits, LOG_SUMMARY_INTERVAL_MS);
+        }
+    });
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(Duration::from_millis(limits.header_read_timeout_ms));
+    let idle = Duration::from_millis(limits.idle_timeout_ms);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tally.accept_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(ACCEPT_ERROR_BACKOFF_MS)).await;
+                    continue;
+                }
+            },
+        };
+        let admission = match gate.admit(peer.ip()) {
+            Ok(admission) => admission,
+            Err(refusal) => {
+                match refusal {
+                    Refusal::Total => &tally.refused_total,
+                    Refusal::PerIp => &tally.refused_per_ip,
+                }
+                .fetch_add(1, Ordering::Relaxed);
+                match lingering.clone().try_acquire_owned() {
+                    Ok(permit) => {
+                        tokio::spawn(refuse(tcp, permit));
+                    }
+                    Err(_) => {
+                        tally.refused_unanswered.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                continue;
+            }
+        };
+        // Answers go out in several writes: without TCP_NODELAY, Nagle's algorithm and
+        // the client's delayed ACK add about 40 ms to every call.
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+        let activity = Activity::new();
+        let io = TokioIo::new(EdgeIo::new(tcp, activity.clone(), idle, Some(admission)));
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+            // The peer's address, for the executor endpoint's loopback check, and the
+            // connection's activity, for the answering mark.
+            request.extensions_mut().insert(ConnectInfo(peer));
+            request.extensions_mut().insert(activity.clone());
+            router.clone().oneshot(request)
+        });
+        let connection = http.serve_connection(io, service).with_upgrades();
+        let (stop, tally) = (stop.clone(), tally.clone());
+        tokio::spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            let result = tokio::select! {
+                result = connection.as_mut() => result,
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = result {
+                note_connection_error(&tally, &e, peer);
+            }
+        });
+    }
+    drop(listener);
+    let _ = summaries.await;
+    gate.drained().await;
+}
+
+/// Counts a timed-out connection; other errors (resets, client bugs) are debug lines.
+fn note_connection_error(tally: &Tally, e: &hyper::Error, peer: SocketAddr) {
+    if e.is_timeout() {
+        tally.header_timeouts.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.is::<IdleTimeout>() {
+            tally.idle_timeouts.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        source = s.source();
+    }
+    tracing::debug!(%peer, error = %e, "connection ended with an error");
+}
+
+/// Answers a refused connection with a 503, then reads what it sends (briefly, boundedly)
+/// so that the close does not reset the connection before the answer is read.
+async fn refuse(mut tcp: tokio::net::TcpStream, _permit: OwnedSemaphorePermit) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let answered = async {
+        tcp.write_all(REFUSAL_RESPONSE).await?;
+        tcp.shutdown().await?;
+        let mut scratch = [0u8; 4096];
+        let mut drained = 0;
+        while drained < REFUSAL_DRAIN_BYTES_MAX {
+            let n = tcp.read(&mut scratch).await?;
+            if n == 0 {
+                break;
+            }
+            drained += n;
+        }
+        io::Result::Ok(())
+    };
+    let _ = tokio::time::timeout(Duration::from_millis(REFUSAL_LINGER_MS), answered).await;
+}

@@ -1,0 +1,109 @@
+//! The edge's limits: timeouts and connection caps for every route on the listener, their
+//! defaults (`docs/limits.md`), and the check that they can work together.
+
+/// Default of [`EdgeLimits::header_read_timeout_ms`].
+pub const HEADER_READ_TIMEOUT_MS_DEFAULT: u64 = 10_000;
+/// Default of [`EdgeLimits::idle_timeout_ms`]: three times the executor heartbeat (20 s),
+/// and the bridge's own silence limit, so that a live executor is never cut.
+pub const IDLE_TIMEOUT_MS_DEFAULT: u64 = 60_000;
+/// Default of [`EdgeLimits::body_read_timeout_ms`].
+pub const BODY_READ_TIMEOUT_MS_DEFAULT: u64 = 30_000;
+/// Default of [`EdgeLimits::connections_max`]: below the usual 1,024 open-file limit,
+/// with room for the store's files.
+pub const CONNECTIONS_MAX_DEFAULT: usize = 512;
+/// Default of [`EdgeLimits::connections_per_ip_max`]. Every local client shares
+/// 127.0.0.1, so on loopback this is a second, lower total cap.
+pub const CONNECTIONS_PER_IP_MAX_DEFAULT: usize = 256;
+/// Repeated events at the edge (refusals, timeouts) are logged once per interval.
+pub const LOG_SUMMARY_INTERVAL_MS: u64 = 10_000;
+
+/// The edge's limits (`orchestrator serve --help` documents each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EdgeLimits {
+    /// A request's headers must arrive within this long of the connection waiting for it.
+    pub header_read_timeout_ms: u64,
+    /// A connection with no byte in either direction for this long, and no request being
+    /// answered, is closed.
+    pub idle_timeout_ms: u64,
+    /// A request body must arrive whole within this long of its headers.
+    pub body_read_timeout_ms: u64,
+    /// Connections open at once, all peers together.
+    pub connections_max: usize,
+    /// Connections open at once from one remote IP address.
+    pub connections_per_ip_max: usize,
+}
+
+impl Default for EdgeLimits {
+    fn default() -> EdgeLimits {
+        EdgeLimits {
+            header_read_timeout_ms: HEADER_READ_TIMEOUT_MS_DEFAULT,
+            idle_timeout_ms: IDLE_TIMEOUT_MS_DEFAULT,
+            body_read_timeout_ms: BODY_READ_TIMEOUT_MS_DEFAULT,
+            connections_max: CONNECTIONS_MAX_DEFAULT,
+            connections_per_ip_max: CONNECTIONS_PER_IP_MAX_DEFAULT,
+        }
+    }
+}
+
+/// Why a limit value cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitsError {
+    /// A timeout or a cap of zero would refuse everything.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    /// The per-IP cap is above the total cap.
+    #[error("--connections-per-ip-max ({per_ip}) is above --connections-max ({total})")]
+    PerIpAboveTotal {
+        /// The per-IP cap.
+        per_ip: usize,
+        /// The total cap.
+        total: usize,
+    },
+}
+
+impl LimitsError {
+    /// A stable code for the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LimitsError::Zero(_) => "LIMIT_ZERO",
+            LimitsError::PerIpAboveTotal { .. } => "LIMIT_PER_IP_ABOVE_TOTAL",
+        }
+    }
+}
+
+impl EdgeLimits {
+    /// Checks that the limits can work together.
+    pub fn validate(&self) -> Result<(), LimitsError> {
+        let named = [
+            ("--header-read-timeout-ms", self.header_read_timeout_ms as usize),
+            ("--idle-timeout-ms", self.idle_timeout_ms as usize),
+            ("--body-read-timeout-ms", self.body_read_timeout_ms as usize),
+            ("--connections-max", self.connections_max),
+            ("--connections-per-ip-max", self.connections_per_ip_max),
+        ];
+        if let Some((name, _)) = named.iter().find(|(_, v)| *v == 0) {
+            return Err(LimitsError::Zero(name));
+        }
+        if self.connections_per_ip_max > self.connections_max {
+            return Err(LimitsError::PerIpAboveTotal {
+                per_ip: self.connections_per_ip_max,
+                total: self.connections_max,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_checked() {
+        assert_eq!(EdgeLimits::default().validate(), Ok(()));
+        let zero = EdgeLimits { idle_timeout_ms: 0, ..EdgeLimits::default() };
+        assert_eq!(zero.validate(), Err(LimitsError::Zero("--idle-timeout-ms")));
+        let odd = EdgeLimits { connections_max: 4, connections_per_ip_max: 5, ..EdgeLimits::default() };
+        assert_eq!(odd.validate().map_err(|e| e.code()), Err("LIMIT_PER_IP_ABOVE_TOTAL"));
+    }
+}

@@ -1,0 +1,173 @@
+//! The durable OAuth state, `DIR/oauth-grants.json`: registered clients and grants, with
+//! tokens kept only as SHA-256. Written atomically (temporary file, fsync, rename, fsync
+//! of the directory), mode 0600; a file that cannot be read is a typed error, never a
+//! silent empty start. `DIR/oauth.lock` is held by the daemon while OAuth is on, so the
+//! CLI edits the file only when no daemon serves it.
+
+use crate::error::OAuthError;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The grants file inside the data directory.
+pub const GRANTS_FILE_NAME: &str = "oauth-grants.json";
+/// The lock file the daemon holds while OAuth is on.
+pub const LOCK_FILE_NAME: &str = "oauth.lock";
+/// The file format's version (bumped on an incompatible change; older ones are read).
+pub const GRANTS_VERSION: u32 = 1;
+
+/// A dynamically registered public client (RFC 7591).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Client {
+    /// Random, issued by us.
+    pub client_id: String,
+    /// As the client named itself (shown as "self-registered").
+    pub client_name: String,
+    /// Exactly the registered redirect URIs.
+    pub redirect_uris: Vec<String>,
+    /// Registration time, Unix ms.
+    pub created_ms: u64,
+}
+
+/// One approved authorization: a token family (one refresh token at a time, rotated).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Grant {
+    /// `grt-…`, shown to the operator.
+    pub grant_id: String,
+    /// The client it was granted to.
+    pub client_id: String,
+    /// The client's name at grant time (for `oauth list` after the client is gone).
+    pub client_name: String,
+    /// Granted scopes, space separated.
+    pub scope: String,
+    /// The audience: our canonical resource.
+    pub resource: String,
+    /// Approval time, Unix ms.
+    pub created_ms: u64,
+    /// Last token issue (code exchange or refresh), Unix ms.
+    pub refreshed_ms: u64,
+    /// SHA-256 (hex) of the current access token.
+    pub access_sha256: String,
+    /// When the access token expires, Unix ms.
+    pub access_expires_ms: u64,
+    /// SHA-256 (hex) of the current refresh token.
+    pub refresh_sha256: String,
+    /// When the refresh token expires, Unix ms (sliding: renewed on each refresh).
+    pub refresh_expires_ms: u64,
+    /// SHA-256 of refresh tokens already used: presenting one again revokes the grant.
+    pub retired_refresh_sha256: Vec<String>,
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GrantsFile {
+    /// [`GRANTS_VERSION`].
+    pub version: u32,
+    /// Registered clients.
+    pub clients: Vec<Client>,
+    /// Live grants.
+    pub grants: Vec<Grant>,
+}
+
+impl GrantsFile {
+    /// An empty state.
+    pub fn empty() -> GrantsFile {
+        GrantsFile { version: GRANTS_VERSION, clients: Vec::new(), grants: Vec::new() }
+    }
+}
+
+/// The file's path in `dir`.
+pub fn path(dir: &Path) -> PathBuf {
+    dir.join(GRANTS_FILE_NAME)
+}
+
+/// Loads `dir`'s grants: none yet is an empty state; unreadable or undecodable is an
+/// error naming the file (the daemon then refuses to start rather than forget grants).
+pub fn load(dir: &Path) -> Result<GrantsFile, OAuthError> {
+    let path = path(dir);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GrantsFile::empty()),
+        Err(source) => return Err(OAuthError::GrantsIo { path, source }),
+    };
+    let file: GrantsFile = serde_json::from_slice(&bytes)
+        .map_err(|e| OAuthError::GrantsCorrupt { path: path.clone(), why: e.to_string() })?;
+    if file.version != GRANTS_VERSION {
+        return Err(OAuthError::GrantsCorrupt { path, why: format!("unknown version {}", file.version) });
+    }
+    Ok(file)
+}
+
+/// Writes `file` atomically: a temporary file (0600) beside it, fsync, rename, fsync of
+/// the directory. A crash leaves the old file or the new one, never a mix.
+pub fn save(dir: &Path, file: &GrantsFile) -> Result<(), OAuthError> {
+    let path = path(dir);
+    let io = |source| OAuthError::GrantsIo { path: path.clone(), source };
+    let bytes = serde_json::to_vec_pretty(file).map_err(|e| io(std::io::Error::other(e)))?;
+    let temp = dir.join(format!("{GRANTS_FILE_NAME}.tmp"));
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut out = options.open(&temp).map_err(io)?;
+    out.write_all(&bytes).map_err(io)?;
+    out.sync_all().map_err(io)?;
+    drop(out);
+    std::fs::rename(&temp, &path).map_err(io)?;
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+    Ok(())
+}
+
+/// Takes `dir`'s OAuth lock without waiting: `Err(Locked)` while a daemon serving OAuth
+/// holds it. The lock lasts as long as the returned file.
+pub fn lock(dir: &Path) -> Result<File, OAuthError> {
+    let path = dir.join(LOCK_FILE_NAME);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|source| OAuthError::GrantsIo { path: path.clone(), source })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(OAuthError::Locked { path }),
+        Err(TryLockError::Error(source)) => Err(OAuthError::GrantsIo { path, source }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_mode_and_corruption() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(load(dir.path()).expect("empty"), GrantsFile::empty());
+        let mut file = GrantsFile::empty();
+        file.clients.push(Client {
+            client_id: "cli-x".into(),
+            client_name: "n".into(),
+            redirect_uris: vec!["http://127.0.0.1:1/cb".into()],
+            created_ms: 1,
+        });
+        save(dir.path(), &file).expect("save");
+        assert_eq!(load(dir.path()).expect("load"), file);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path(dir.path())).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        std::fs::write(path(dir.path()), b"{\"version\":1,\"clients\":[").expect("write");
+        assert_eq!(load(dir.path()).map_err(|e| e.code()), Err("OAUTH_GRANTS_CORRUPT"));
+        let held = lock(dir.path()).expect("lock");
+        assert_eq!(lock(dir.path()).map_err(|e| e.code()).err(), Some("OAUTH_LOCKED"));
+        drop(held);
+        assert!(lock(dir.path()).is_ok());
+    }
+}

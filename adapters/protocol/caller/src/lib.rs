@@ -1,0 +1,43 @@
+//! The caller protocol: the JSON shapes of the orchestrator's caller surface (tool
+//! arguments, replies and errors), shared by the MCP server and the executor protocol's
+//! operator channel.
+//!
+//! Named `caller-protocol` (it was `wire`) for what it describes, the caller's side of the
+//! daemon, beside `executor-protocol`; `wire` also named the simulator's own frames
+//! (`sim/src/wire.rs`). It depends on the engine and serde only (no runtime, no IO), which
+//! `tidy` checks (`xtask/src/tidy_protocol.rs`).
+//!
+//! # Layout
+//! - `args.rs`: one argument struct per tool (camelCase, unknown fields refused), each
+//!   converting into an [`engine::Operation`] through [`ToOperation`]; ids are parsed
+//!   with the engine's `FromStr` and a bad one is reported under its field name.
+//! - `out.rs`: the reply shapes (runs, workers, attempts, events, policies) and
+//!   [`FromReply`], which turns an engine [`engine::Reply`] into the shape a tool promises.
+//! - `kind.rs`: executor kinds (`chatgpt`, `codex`, `claude`) and a CLI worker's
+//!   workspace, as `worker_spawn` takes them and worker views show them.
+//! - `policy.rs`: continuation policy in (a partial patch) and out (the full policy).
+//! - `deadman.rs`: a run's dead-man policy and its "stopped moving" alert.
+//! - `event.rs`: events as `{cursor, name, ..., data}` with the name from `EventKind::name()`.
+//! - `error.rs`: [`ErrorOut`], `{code, message}` with the engine's stable codes plus the
+//!   adapter's own (`INVALID_ARGUMENT` for JSON that does not fit, `ENGINE_UNAVAILABLE`,
+//!   `INTERNAL`).
+//!
+//! Architecture Invariant: nothing reaches the engine half-validated. Arguments are
+//! decoded whole ([`decode`]) and converted whole before the operation is sent; text
+//! sizes are the engine's to check (it names the field), the HTTP layer caps the body.
+
+mod args;
+mod deadman;
+mod error;
+mod event;
+mod kind;
+mod out;
+mod policy;
+
+pub use args::*;
+pub use deadman::{DeadManOut, StoppedMovingOut, why as dead_man_why};
+pub use error::{ErrorOut, codes, decode};
+pub use event::EventOut;
+pub use kind::{ExecutorKindArg, WorkspaceArgs, WorkspaceOut};
+pub use out::*;
+pub use policy::{DeadManModeArg, ModeArg, PolicyOut, PolicyPatchArgs};
