@@ -18,9 +18,9 @@ export const UNKNOWN = Object.freeze({ state: 'unknown' });
 /** The page's failure notices (facts.error.kind) by the protocol error kind they report. */
 const PAGE_ERROR_KINDS = {
   delivery_timeout: 'delivery_timeout',
-  // A failed turn offering Retry whose notice is in words the reader does not know: as for a
-  // delivery timeout, the turn ended and a fresh prompt may follow.
-  turn_failed: 'delivery_timeout',
+  // A failed turn offering Retry whose notice is in words the reader does not know: the turn
+  // failed, how is not known (issue 27: a generic error on the latest turn, never Retry).
+  turn_failed: 'generic',
   something_went_wrong: 'generic',
   connection_interrupted: 'generic',
   stream_error: 'generic',
@@ -42,9 +42,9 @@ export const DETAIL_CHARS_MAX = 200;
  * |--------------------------------------------------------------|-------------------------------------|
  * | not loaded                                                   | unknown                             |
  * | challenge (Cloudflare interstitial)                          | error challenge                     |
+ * | loginRequired (a logged-out page, whatever it shows)         | error login_required                |
  * | suspiciousActivity                                           | error suspicious_activity, detail   |
  * | rateLimited ("Too many requests" dialog)                     | error rate_limited, detail          |
- * | loginRequired                                                | error login_required                |
  * | a tool-approval card after the latest user turn              | awaiting_approval, detail = the app |
  * | an unknown dialog                                            | error blocked_by_dialog, detail = its heading |
  * | conversationFull                                             | error conversation_full             |
@@ -52,7 +52,7 @@ export const DETAIL_CHARS_MAX = 200;
  * | "Connection interrupted" while a stop control shows          | generating (the page polls for the answer) |
  * | something in the latest turn or around the composer the adapter cannot name, settled | unknown, detail = what and where |
  * | ... still settling (content.js: it may be gone at the next mutation) | unknown                  |
- * | an error card in the latest turn                             | error delivery_timeout/app_unavailable/generic, detail |
+ * | an error card in the latest turn (unknown words: generic)    | error delivery_timeout/app_unavailable/generic, detail |
  * | no composer, or the page lacks what the adapter reads        | error host_ui_changed, detail = what is missing |
  * | a stop control                                               | generating                          |
  * | the latest turn is an assistant turn showing its action bar  | idle, block = its tail              |
@@ -66,9 +66,11 @@ export const DETAIL_CHARS_MAX = 200;
 export function classify(facts) {
   if (!facts || !facts.loaded) return UNKNOWN;
   if (facts.challenge) return errorState('challenge');
+  // Logged out, nothing else on the page is the person's account: whatever it shows (a
+  // safety notice, a slow-down dialog), a person must log in first.
+  if (facts.loginRequired) return errorState('login_required');
   if (facts.suspiciousActivity) return errorState('suspicious_activity', { detail: facts.suspiciousActivity.text });
   if (facts.rateLimited) return errorState('rate_limited', { detail: facts.rateLimited.text });
-  if (facts.loginRequired) return errorState('login_required');
   // Before generating and idle: a card may show with or without a Stop control.
   if (facts.approval) return awaitingApproval(facts.approval);
   if (facts.dialog) return errorState('blocked_by_dialog', { detail: facts.dialog.heading });

@@ -33,8 +33,12 @@
     // and the October 2026 mention (app-mention-path="app://…", app-mention-display-name = its
     // name, contenteditable="false"; thaiGO2003/omp-codex-web-stability, 2026-10-06).
     pill: '[data-id^="plugin:"][data-keyword], [data-symbol="ecosystemMention"][data-keyword], [app-mention-path^="app://"][contenteditable="false"]',
-    // The `@` popover's rows (recent prompts share the class) and the keyboard's current row.
-    mentionRow: '.__menu-item[tabindex="0"]',
+    // The `@` popover's rows (recent prompts share the class) and the keyboard's current row:
+    // the older popover's menu items, and the mention list of the app shell
+    // ([data-mention-list-scroll-area] > button[data-list-navigation-item]; index ids
+    // 70106395240, SOURCES.md section 8).
+    mentionList: '[data-mention-list-scroll-area]',
+    mentionRow: '.__menu-item[tabindex="0"], [data-mention-list-scroll-area] [data-list-navigation-item="true"]',
     highlighted: '[data-highlighted]',
   });
 

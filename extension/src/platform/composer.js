@@ -59,9 +59,12 @@
     holdsPage: 'header, nav, main',
     // What a person adds to a draft besides text, outside the editor: a file being uploaded,
     // a picture (an image or a file's preview), a quoted passage of an earlier answer.
-    upload: 'progress, [role="progressbar"]',
+    upload: 'progress, [role="progressbar"], [aria-busy="true"]',
     picture: 'img, picture, video, canvas',
     quote: 'blockquote, [data-testid*="quote"]',
+    // A person's file in the composer: a group named by the file's name (miuuyy/codex-chatgpt-web
+    // browser-worker.ts@4822c5c, 2026-07-30; SOURCES.md section 8), however it is drawn inside.
+    fileTile: '[role="group"][aria-label], [role="group"][aria-labelledby]',
   });
 
   // Joined once (a selector built on every read is garbage, and parsed again).
@@ -261,11 +264,16 @@
     return null;
   }
 
-  // An element of the shell that is by itself a person's addition.
+  // An element of the shell that is by itself a person's addition. A file's tile says what
+  // it holds: a file still uploading, an image, else a file.
   function addedElement(element) {
     if (element.matches(SELECTORS.upload)) return isVisible(element) ? 'upload' : null;
     if (element.matches(SELECTORS.quote)) return isVisible(element) ? 'quote' : null;
     if (element.matches(SELECTORS.picture)) return isVisible(element) ? 'image' : null;
+    if (element.matches(SELECTORS.fileTile) && isVisible(element)) {
+      if (element.querySelector(SELECTORS.upload) !== null) return 'upload';
+      return element.querySelector(SELECTORS.picture) !== null ? 'image' : 'attachment';
+    }
     return null;
   }
 

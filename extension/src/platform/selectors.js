@@ -38,10 +38,15 @@
     dialog: '[role="dialog"], [role="alertdialog"], dialog[open], [data-testid="tool-approval-card"]',
     dialogHeading: 'h1, h2, h3, h4, [data-testid*="title"], [id*="title"]',
     login: ['[data-testid="login-button"]', 'button[data-login-button]', '#modal-no-auth-login', 'a[href*="/auth/login"]'],
+    // ChatGPT's own log-in button and no-auth sheet, drawn only for a signed-out visitor
+    // (index ids 69422929758 of 2026-09-13 and 56279445925; SOURCES.md section 8): a chat
+    // list in the sidebar does not outweigh them.
+    ownLogin: '[data-testid="login-button"], #modal-no-auth-login',
     // The logged-out page marks itself (transcript-2026-10, the "wm-app" shell; SOURCES.md).
     loggedOut: '[data-logged-out]',
     // Shown only to a signed-in person: with one, a log-in button proves nothing. The chat
-    // history in the sidebar lists the person's own conversations.
+    // history in the sidebar lists the person's own conversations (outweighing a log-in link,
+    // not ChatGPT's own log-in button).
     signedIn: ['[data-testid="accounts-profile-button"]', '[data-testid="profile-button"]', 'nav a[href*="/c/"]'],
     challenge: [
       '#challenge-form',
@@ -102,7 +107,7 @@
   // shared with page-watch.js's kept pass: read them, never change them.
   function scanPage(doc) {
     const found = {
-      texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, loggedOut: false, signedIn: false, challenge: false,
+      texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, ownLogin: false, loggedOut: false, signedIn: false, history: false, challenge: false,
       latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS, beside: NO_ELEMENTS,
     };
     if (doc.body === null) return found;
@@ -111,8 +116,10 @@
     found.texts = outside.aroundTurns ? noticeTexts(outside.holders) : outside.texts;
     found.dialogs = outside.dialogs;
     found.login = outside.login.some(isVisible);
+    found.ownLogin = found.login && outside.login.some((element) => element.matches(SELECTORS.ownLogin) && isVisible(element));
     found.loggedOut = outside.loggedOut;
     found.signedIn = outside.signedIn;
+    found.history = outside.history;
     found.challenge = outside.challenge;
     const latest = where?.container ? recentTurns(doc).latest : null;
     if (latest !== null) {
@@ -160,12 +167,12 @@
   }
 
   // The pass outside the turn list (page-watch.js keeps it until the page changes outside
-  // the list): {holders, texts, aroundTurns, dialogs, login, loggedOut, signedIn, challenge}. It reads
+  // the list): {holders, texts, aroundTurns, dialogs, login, loggedOut, signedIn, history, challenge}. It reads
   // only the DOM; scanPage reads what a mutation cannot say on every call: whether a log-in
   // control is visible (styles), and, when a notice holder contains the turn list, every
   // holder's text.
   function walkOutside(doc, container) {
-    const scan = { holders: [], texts: [], aroundTurns: false, dialogs: [], login: [], loggedOut: false, signedIn: false, challenge: false };
+    const scan = { holders: [], texts: [], aroundTurns: false, dialogs: [], login: [], loggedOut: false, signedIn: false, history: false, challenge: false };
     const holders = new Set();
     const reject = (element) => {
       if (element === container) return true;
@@ -176,7 +183,7 @@
       if (!scan.loggedOut && element.matches(SCAN.loggedOut)) scan.loggedOut = true;
       if (!scan.signedIn && element.matches(SCAN.signedIn)) scan.signedIn = true;
       if (element.tagName === 'NAV' || element.tagName === 'ASIDE') {
-        if (element.querySelector('a[href*="/c/"]') !== null) scan.signedIn = true;
+        if (element.querySelector('a[href*="/c/"]') !== null) scan.history = true;
         return true;
       }
       return NOT_NOTICE_TAGS.test(element.tagName) || FRAME_TAG.test(element.tagName)
@@ -262,16 +269,17 @@
 
   /**
    * Logged out: a log-in sheet; the logged-out page's own mark or address (`[data-logged-out]`,
-   * `/uc/<id>`); or a log-in control with nothing only a signed-in person sees (a log-in
-   * button can show on a signed-in page too), except on a conversation's address whose turns
-   * are still loading (that page is read once they show, or fails closed when they never do).
+   * `/uc/<id>`); or a log-in control with nothing only a signed-in person sees (an account
+   * button; a chat list in the sidebar outweighs a log-in link, not ChatGPT's own log-in
+   * button or no-auth sheet), except on a conversation's address whose turns are still loading (that page is read once they show, or fails closed when they never do).
    * A logged-out page is never typed into for managed work: ChatGPT offers it no apps, so a
    * worker there could never call the orchestrator's tools, and the conversation is not the
    * person's.
    */
   function isLoggedOut(doc, scan, dialog, userTurns) {
     if (dialog?.kind === 'login' || scan.loggedOut || LOGGED_OUT_PATH.test(doc.location?.pathname ?? '')) return true;
-    return scan.login && !scan.signedIn && !(userTurns === 0 && onConversationPath(doc));
+    if (scan.signedIn || !(scan.ownLogin || (scan.login && !scan.history))) return false;
+    return !(userTurns === 0 && onConversationPath(doc));
   }
 
   /**

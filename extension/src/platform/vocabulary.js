@@ -60,7 +60,9 @@
   // Selectors joined once (a selector built on every read is garbage, and parsed again).
   const AUTHORED = `${SELECTORS.prose}, ${SELECTORS.userMessage}`;
   const NOT_A_SENTENCE = `${SELECTORS.controls}, ${SELECTORS.errorCard}`;
-  const PERSONS_FILE = `${SELECTORS.picture}, progress, [role="progressbar"]`;
+  const PERSONS_FILE = `${SELECTORS.picture}, ${COMPOSER.SELECTORS.upload}`;
+  // The `@` mention list a person (or content.js, choosing the app) opened over the composer.
+  const MENTION_LIST = globalThis.OrcApps.SELECTORS.mentionList;
 
   // A card-like class or test id token: card, banner, toast, modal or callout as a word of it.
   const CARD_TOKEN = /(?:^|[-_/:])(?:card|banner|toast|modal|callout)(?:$|[-_])/i;
@@ -330,12 +332,16 @@
   function composerVerdict(mark, dock, shell) {
     if (mark.tagName === 'INPUT' && (mark.type === 'hidden' || mark.type === 'file')) return 'known';
     if (!isMark(mark)) return 'known';
+    // The `@` mention list's rows: they name apps (apps.js reads them to choose the app).
+    if (mark.closest(MENTION_LIST) !== null && !isStrict(mark)) return 'known';
     const isButton = mark.tagName === 'BUTTON' || mark.getAttribute('role') === 'button';
     if (isButton) {
       if (COMPOSER.isComposerControl(mark) || ofKnownNotice(mark, dock)) return 'known';
       if (!shell.contains(mark) && inFinePrint(mark)) return 'known';
-      // A person's file or image is often a button (a tile): the draft says so.
-      return shell.contains(mark) && mark.querySelector(PERSONS_FILE) !== null ? 'known' : 'unknown';
+      // A person's file or image is often a button (a tile), or stands in a file's tile with
+      // its Remove button: the draft says so.
+      if (!shell.contains(mark)) return 'unknown';
+      return mark.querySelector(PERSONS_FILE) !== null || mark.closest(COMPOSER.SELECTORS.fileTile) !== null ? 'known' : 'unknown';
     }
     if (mark.matches('[role="status"]')) {
       const words = ownWords(mark);

@@ -10,7 +10,7 @@
 // turn, beside it, around the composer or into its form, makes the page `unknown` with the
 // reason, nothing is typed, and the page is idle again once it is gone; a failed turn whose
 // notice and Retry label are in words the adapter does not know (a locale outside its lists)
-// is still a failed turn, by structure: a fresh prompt follows. How often the
+// is still a failed turn, by structure: a generic error on the latest turn. How often the
 // allow-list named something unknown on the states a person would call recognizable is
 // counted and printed: it must be never. On the logged-out layout every such page is login
 // required first (classify.js): there the facts and the readiness to type are checked.
@@ -187,8 +187,8 @@ async function checkLayout({ browser, server, tally, profile, rate }) {
     }, profile.retry);
     const { facts, classification, shown } = await read();
     check('a failed turn in unknown words: a failed turn with its Retry recognized', facts.error?.kind === 'turn_failed' && facts.error.retry === true, shown);
-    check(`a failed turn in unknown words: ${seen('error:delivery_timeout')} (a fresh prompt follows, Retry is never clicked)`,
-      stateOf(classification) === seen('error:delivery_timeout'), JSON.stringify(classification));
+    check(`a failed turn in unknown words: ${seen('error:generic')} (how it failed is not known; Retry is never clicked)`,
+      stateOf(classification) === seen('error:generic'), JSON.stringify(classification));
     server.setPlan(() => ({ generateMs: 100, reply: 'Back.' }));
     await send(page, profile, `continue [attempt exe-4]`);
     await factsUntil(page, "facts.lastAssistantDone && facts.lastAssistantTail === 'Back.'", 'the next answer');
