@@ -210,8 +210,11 @@
 
   // Elements written by people or the model, whose labels are content (selectors.js's
   // authoredText): a message body, the composer, the sidebar.
-  function startsAuthored(tag, attributes) {
+  // In a form (the composer's), a labelled group is a person's file: its tile is named by the
+  // file's name, and so is its Remove button (SOURCES.md section 8).
+  function startsAuthored(tag, attributes, inForm) {
     if (tag === 'nav' || tag === 'aside' || tag === 'textarea') return true;
+    if (inForm && isPersonsFile(attributes)) return true;
     for (const attribute of attributes ?? []) {
       const name = String(attribute.name).toLowerCase();
       const value = String(attribute.value ?? '');
@@ -221,6 +224,17 @@
       if (name === 'id' && value === 'prompt-textarea') return true;
     }
     return false;
+  }
+
+  function isPersonsFile(attributes) {
+    let group = false;
+    let labelled = false;
+    for (const attribute of attributes ?? []) {
+      const name = String(attribute.name).toLowerCase();
+      if (name === 'role' && String(attribute.value ?? '').trim() === 'group') group = true;
+      if (name === 'aria-label' || name === 'aria-labelledby') labelled = true;
+    }
+    return group && labelled;
   }
 
   function isHiddenInput(tag, attributes) {
@@ -269,13 +283,14 @@
   function shapeTree(root) {
     if (root === null || root === undefined || root.nodeType !== 1) throw new TypeError('pageShape: the root must be an element');
     const budget = { nodes: 0, bytes: 0, truncated: false };
-    const tree = shapeElement(root, 0, false, budget);
+    const tree = shapeElement(root, 0, false, false, budget);
     return { tree, nodes: budget.nodes, truncated: budget.truncated };
   }
 
-  function shapeElement(node, depth, authoredAbove, budget) {
+  function shapeElement(node, depth, authoredAbove, inFormAbove, budget) {
     const tag = elementTag(node);
-    const authored = authoredAbove || startsAuthored(tag, node.attributes);
+    const inForm = inFormAbove || tag === 'form';
+    const authored = authoredAbove || startsAuthored(tag, node.attributes, inForm);
     budget.nodes += 1;
     const out = { tag, attrs: shapeAttrs(tag, node.attributes, authoredAbove), children: [] };
     budget.bytes += estimatedBytes(out);
@@ -301,7 +316,7 @@
         budget.bytes += TEXT_MARKER_BYTES;
         out.children.push({ text: textClass(child.data) });
       } else {
-        out.children.push(shapeElement(child, depth + 1, authored, budget));
+        out.children.push(shapeElement(child, depth + 1, authored, inForm, budget));
       }
     }
     return out;

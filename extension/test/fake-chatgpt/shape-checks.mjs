@@ -102,7 +102,8 @@ function plantAndShape(mark) {
 function structureOf() {
   const shape = globalThis.OrcPageShape;
   const skipped = (element) => element.closest('svg, script, style, template, noscript, orchestrator-overlay, input[type="hidden"]') !== null;
-  const authored = (element) => element.parentElement?.closest('nav, aside, textarea, .markdown, [data-message-author-role="user"], [contenteditable]:not([contenteditable="false"]), #prompt-textarea') != null;
+  // A person's file in the composer's form (a labelled group) is theirs too.
+  const authored = (element) => element.parentElement?.closest('nav, aside, textarea, .markdown, [data-message-author-role="user"], [contenteditable]:not([contenteditable="false"]), #prompt-textarea, form [role="group"][aria-label], form [role="group"][aria-labelledby]') != null;
   const elements = [...document.querySelectorAll('*')].filter((element) => !skipped(element));
   const controls = 'button, a, input, select, textarea, dialog, summary, [role="button"], [role="link"], [role="dialog"], [role="alertdialog"], [role="menuitem"], [role="tab"], [role="switch"], [role="checkbox"], [role="radio"], [role="textbox"], [role="combobox"], [role="option"]';
   const labels = elements.filter((element) => element.matches(controls) && element.hasAttribute('aria-label') && !authored(element))
