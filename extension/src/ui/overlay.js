@@ -179,9 +179,10 @@
   }
 
   // The page as the readers see it now: the layout profile that matched, what is missing, what
-  // the allow-list cannot name, and whether the page failed closed (content.js's rule: loaded,
+  // the allow-list cannot name, whether the page failed closed (content.js's rule: loaded,
   // something missing, and no state of the page's own such as a log-in or a limit; something
-  // not recognized; or the view says the adapter reported it).
+  // not recognized; or the view says the adapter reported it), and the safety warning of an
+  // approval card waiting on it ("Suspicious Instruction: …").
   function pageDiagnostics() {
     const readers = globalThis.OrcSelectors;
     let facts = null;
@@ -195,6 +196,7 @@
       layout: facts?.layout ?? null,
       missing: facts?.missing ?? [],
       unrecognized: facts?.unrecognized ?? null,
+      approvalWarning: typeof facts?.approval?.warning === 'string' && facts.approval.warning !== '' ? facts.approval.warning : null,
       failedClosed: unreadable || (facts?.unrecognized ?? null) !== null || Boolean(view.pageShape?.offered),
     };
   }
@@ -244,6 +246,10 @@
       : d.unrecognized !== null && !view.pageShape?.offered ? ` (not recognized: ${d.unrecognized.what} in the ${d.unrecognized.where})` : '';
     return h('section', { class: 'diag', 'aria-label': 'Page diagnostics', 'data-testid': 'overlay-diagnostics' },
       h('p', { class: 'layout', 'data-testid': 'overlay-layout', 'data-layout': d.layout ?? '', text: `Page layout: ${d.layout ?? 'none recognised'}` }),
+      d.approvalWarning !== null && h('p', {
+        class: 'warn', 'data-testid': 'overlay-approval-warning',
+        text: `ChatGPT warns about this approval: "${d.approvalWarning}". Read it before you answer the card; the extension never answers it.`,
+      }),
       d.failedClosed && h('p', { class: 'warn', 'data-testid': 'overlay-page-changed', text: `${shape.note}${missing}: the extension will not type here.` }),
       d.failedClosed && h('div', { class: 'actions' }, h('button', {
         type: 'button', class: 'btn', 'data-key': 'copy-shape', 'data-testid': 'overlay-copy-shape', title: shape.hint, onclick: () => copyPageShape(),

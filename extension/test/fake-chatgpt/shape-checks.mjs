@@ -318,13 +318,27 @@ export async function runShapeChecks({ browser, server, tally }) {
         return pollPage(page, () => {
           const root = document.querySelector('orchestrator-overlay')?.shadowRoot;
           const layout = root?.querySelector('[data-testid="overlay-layout"]');
-          return layout ? { layout: layout.textContent, copy: root.querySelector('[data-testid="overlay-copy-shape"]')?.textContent ?? null, changed: root.querySelector('[data-testid="overlay-page-changed"]')?.textContent ?? null } : null;
+          return layout ? {
+            layout: layout.textContent,
+            copy: root.querySelector('[data-testid="overlay-copy-shape"]')?.textContent ?? null,
+            changed: root.querySelector('[data-testid="overlay-page-changed"]')?.textContent ?? null,
+            warning: root.querySelector('[data-testid="overlay-approval-warning"]')?.textContent ?? null,
+          } : null;
         }, null, 5_000, 'the overlay drawer');
       };
       const url = pages.put(`/overlay${fixture?.path ?? '/'}`, html);
       const healthy = await openOverlay(url, overlayView(summary, { status: 'live' }));
       check('overlay: the layout line names the matched profile', healthy.layout === `Page layout: ${fixture?.layout ?? 'none recognised'}`, healthy.layout);
       check('overlay: no Copy page shape on a page it can read', healthy.copy === null && healthy.changed === null, JSON.stringify(healthy));
+      // The October card with its "Suspicious Instruction" warning: the drawer says it; the card alone says nothing more.
+      for (const [file, warned] of [['turn-key-2026-09/approval-container-warning.html', true], ['turn-key-2026-09/approval-container.html', false]]) {
+        const card = fixtures.find((f) => f.file === file);
+        if (!card) continue;
+        const held = { ...summary, disposition: 'awaiting_human', conversationState: 'awaiting_approval', hold: { reason: 'awaiting_approval', detail: 'Orchestrator' } };
+        const seen = await openOverlay(pages.put(`/card${warned ? 1 : 0}${card.path ?? '/'}`, card.html), overlayView(held, { status: 'live' }));
+        check(`overlay: ${warned ? 'the card\'s safety warning is said in the drawer' : 'no warning line beside a card without one'}`,
+          warned ? /^ChatGPT warns about this approval: ".*Suspicious Instruction/i.test(seen.warning ?? '') : seen.warning === null, JSON.stringify(seen));
+      }
       const told = await openOverlay(url, overlayView({ ...summary, conversationState: 'error', conversationErrorKind: 'host_ui_changed' }, { status: 'live' }));
       check('overlay: Copy page shape when the view says the page failed closed', told.copy === 'Copy page shape', JSON.stringify(told));
       await page.goto(url);
