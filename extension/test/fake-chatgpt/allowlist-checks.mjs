@@ -19,7 +19,7 @@
 import { createServer } from 'node:http';
 import { classify } from '../../src/core/classify.js';
 import { injectReaders } from './harness.mjs';
-import { loadFixtures } from './fixture-checks.mjs';
+import { draftOfTruth, loadFixtures } from './fixture-checks.mjs';
 import { startFakeChatGPT } from './server.mjs';
 import { REAL_LAYOUTS, profileOf } from './layouts/profiles.mjs';
 import { openWithSelectors, factsUntil } from './page-checks.mjs';
@@ -192,8 +192,18 @@ async function serveFixtures(fixtures) {
   };
 }
 
-// A fixture a person would call idle or ready, with nothing of a person's in its composer.
-const isQuiet = (fixture) => ['idle', 'ready'].includes(fixture.truth.state) && fixture.truth.composerHasText !== true;
+// What a fixture's page is, idle or ready, or under a log-in wall shows (its
+// `pageUnderneath`; a logged-out new chat is ready), or null.
+function quietState(truth) {
+  if (['idle', 'ready'].includes(truth.state)) return truth.state;
+  if (truth.errorKind !== 'login_required' || truth.errorUnderneath) return null;
+  const under = truth.pageUnderneath ?? (truth.userTurns === 0 ? 'ready' : null);
+  return ['idle', 'ready'].includes(under) ? under : null;
+}
+
+// A fixture a person would call idle or ready (under a log-in wall too), with nothing of a
+// person's in its composer (`draft`: text, a file, another app's pill; the app's own pill is none).
+const isQuiet = (fixture) => quietState(fixture.truth) !== null && !draftOfTruth(fixture.truth);
 
 export async function runAllowlistChecks({ browser, tally }) {
   const startedAtMs = Date.now();
@@ -225,9 +235,10 @@ export async function runAllowlistChecks({ browser, tally }) {
         await page.goto(server.url(n));
         await injectReaders(page);
         const baseline = await page.evaluate((ownApp) => globalThis.OrcSelectors.readinessToType(document, 'idle', null, ownApp), fixture.truth.pill ?? OWN_APP);
+        tally.check(`allow-list: ${fixture.file}: quiet, a submission may start before anything is inserted`, baseline.ok, JSON.stringify(baseline));
         if (!baseline.ok) return;
         const seed = (SEED + n * 7919) >>> 0;
-        const loggedOut = fixture.truth.loggedOut === true;
+        const loggedOut = fixture.truth.loggedOut === true || fixture.truth.errorKind === 'login_required';
         record(fixture.file, seed, await page.evaluate(insertUnknowns,
           { seed, iterations: ITERATIONS_PER_FIXTURE, ownApp: fixture.truth.pill ?? OWN_APP, loggedOut }), loggedOut);
       });

@@ -110,7 +110,7 @@ function layersUnderneath(truth) {
 
 // Whether the composer holds anything a person put there, as the truth says: `draft`, or for
 // a truth without that field, typed text.
-function draftOfTruth(truth) {
+export function draftOfTruth(truth) {
   return truth.draft ?? truth.composerHasText === true;
 }
 
