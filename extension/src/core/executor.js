@@ -31,20 +31,21 @@
 // This file is the shell around the commands: the daemon connection, the pages and tabs,
 // and the publication of each binding's state. A journaled command's life (queue, tab,
 // submission, reconciliation, the new chat's URL) is in commands.js; the operator channel
-// (actions, queries, the tab a person's Start a run here claims) in operator-channel.js.
+// (actions, queries, the tab a person's Start a run here claims) in operator-channel.js; the
+// page table (what each tab's content script reported, and the surfaces' lists) in pages.js.
 //
 // Bad input (a malformed frame, a page message that does not fit) is logged and ignored;
 // no input throws.
 
 import { nextObservation } from './coalesce.js';
-import { classify, UNKNOWN } from './classify.js';
 import { createBindings, wireBinding } from './bindings.js';
 import { Commands } from './commands.js';
 import { createJournal } from './journal.js';
 import { DaemonLink } from './daemon-link.js';
 import { decodeDaemonMessage, encodeMessage, PROTOCOL_ERROR_CLOSES, PROTOCOL_VERSION, WireError } from './protocol.js';
 import { pageInspect, pageManaged, pageUnmanaged, readPageMessage } from './page-messages.js';
-import { isConversationUrl, sameConversation } from './urls.js';
+import { sameConversation } from './urls.js';
+import { classificationOf, Pages } from './pages.js';
 import { OperatorChannel } from './operator-channel.js';
 
 export { OPERATOR_REPLY_TIMEOUT_MS } from './operator-channel.js';
@@ -57,13 +58,8 @@ export class Executor {
   #journal;
   #bindings;
   #commands;
-  /**
-   * tabId -> {url, facts, connected, workerId, reports, staleThrough, unknownDetail} for every
-   * tab whose content script reported; `reports` counts its reports, and facts from report
-   * number `staleThrough` or earlier predate the tab's last submission (not a basis for the
-   * next); `unknownDetail`: why the adapter does not recognize the page now, or null.
-   */
-  #pages = new Map();
+  /** The pages the content scripts report (pages.js). */
+  #pages = new Pages();
   /** workers whose binding waits for its page to confirm it (then a `binding` is sent) */
   #unverified = new Set();
   #link;
@@ -97,7 +93,7 @@ export class Executor {
       persistBindings: () => this.#persistBindings(),
       toPage: (tabId, message) => this.#toPage(tabId, message),
       unmanage: (binding) => this.#unmanage(binding),
-      classificationOf: (binding, page) => this.#classificationOf(binding, page),
+      classificationOf,
       observe: (binding, page) => this.#observe(binding, page),
       publish: (binding, observation) => this.#publish(binding, observation),
       pageReport: (tabId, report) => this.#onPageReport(tabId, report),
@@ -120,19 +116,12 @@ export class Executor {
   }
 
   /**
-   * What `ui.state` answers; `chatTabs` (`{tabId: {conversation}}`) are the ChatGPT tabs
-   * whose page reports, for the popup's "Start a run here"; `unknownPages` (`{workerId:
-   * detail}`) the managed pages the adapter does not recognize now, with the reason (the
-   * extension's own knowledge: the daemon's summary does not carry it).
+   * What `ui.state` answers: the connection, the daemon's summary, the managed tabs, and what
+   * the extension knows of its pages that the summary does not carry (`chatTabs`,
+   * `unknownPages`: pages.js uiLists).
    */
   uiState() {
-    const chatTabs = {};
-    const unknownPages = {};
-    for (const [tabId, page] of this.#pages) {
-      if (page.connected) chatTabs[tabId] = { conversation: isConversationUrl(page.url) };
-      if (page.connected && page.workerId !== null && page.unknownDetail) unknownPages[page.workerId] = page.unknownDetail;
-    }
-    return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs(), chatTabs, unknownPages };
+    return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs(), ...this.#pages.uiLists() };
   }
 
   /** What the watchdog looks at (core/watchdog.js): the connection and the managed pages' states. */
@@ -249,10 +238,7 @@ export class Executor {
   }
 
   pageDisconnected(now, tabId) {
-    return this.#input(now, () => {
-      const page = this.#pages.get(tabId);
-      if (page) page.connected = false;
-    });
+    return this.#input(now, () => this.#pages.disconnected(tabId));
   }
 
   tabOpened(now, requestId, tabId) {
@@ -456,7 +442,7 @@ export class Executor {
   }
 
   #overlays() {
-    for (const [tabId, page] of this.#pages) if (page.connected && page.workerId !== null) this.#overlay(tabId, page.workerId);
+    for (const [tabId, page] of this.#pages.managed()) this.#overlay(tabId, page.workerId);
   }
 
   // ---------------------------------------------------------------- commands
@@ -516,9 +502,7 @@ export class Executor {
   // ---------------------------------------------------------------- pages and tabs
 
   #onPageReport(tabId, report) {
-    const page = this.#pages.get(tabId) ?? { workerId: null, reports: 0, staleThrough: 0 };
-    Object.assign(page, { url: report.url, facts: report.facts, connected: true, reports: page.reports + 1 });
-    this.#pages.set(tabId, page);
+    const page = this.#pages.reported(tabId, report);
     let binding = this.#bindings.byTab(tabId);
     if (!binding) {
       binding = this.#bindings.awaitingTab(report.url);
@@ -537,7 +521,13 @@ export class Executor {
     }
     const hello = report.type === 'page.hello';
     if (hello || page.workerId !== binding.workerId) this.#showManaged(tabId, page, binding.workerId);
-    this.#noteUnknown(tabId, page, binding);
+    // Whether the page is one the adapter does not recognize (and why): when that changes,
+    // the surfaces are told (the overlay, the popup and dashboard, the notification), whether
+    // or not the state is published (a new chat's states wait for its conversation).
+    if (this.#pages.noteUnknown(page, binding)) {
+      this.#overlay(tabId, binding.workerId);
+      this.#emit({ kind: 'uiChanged' });
+    }
     this.#observe(binding, page);
     if (this.#unverified.has(binding.workerId) && sameConversation(page.url, binding.conversationUrl)) {
       this.#unverified.delete(binding.workerId);
@@ -546,31 +536,11 @@ export class Executor {
     this.#commands.pageReported(binding, page, tabId, hello);
   }
 
-  /**
-   * Keeps whether the page is one the adapter does not recognize (and why): when that
-   * changes, the surfaces are told (the overlay, the popup and dashboard, the notification),
-   * whether or not the state is published (a new chat's states wait for its conversation).
-   */
-  #noteUnknown(tabId, page, binding) {
-    const classification = this.#classificationOf(binding, page);
-    const detail = classification.state === 'unknown' ? classification.detail ?? null : null;
-    if (detail === (page.unknownDetail ?? null)) return;
-    page.unknownDetail = detail;
-    this.#overlay(tabId, binding.workerId);
-    this.#emit({ kind: 'uiChanged' });
-  }
-
   /** The tab is the worker's: its page is told so (it watches for turn ends) and shows the overlay. */
   #showManaged(tabId, page, workerId) {
     page.workerId = workerId;
     this.#toPage(tabId, pageManaged(workerId));
     this.#overlay(tabId, workerId);
-  }
-
-  /** A managed tab showing another conversation than its binding's tells nothing about it. */
-  #classificationOf(binding, page) {
-    if (binding.conversationUrl && !sameConversation(page.url, binding.conversationUrl)) return UNKNOWN;
-    return classify(page.facts);
   }
 
   /**
@@ -585,7 +555,7 @@ export class Executor {
     // as the last one: a turn too short to be seen generating that ends with the same
     // block is still a turn end, and only a newer sequence tells the daemon so.
     const last = binding.publishNext ? null : binding.observation;
-    const observation = nextObservation(last, binding.seq, this.#classificationOf(binding, page));
+    const observation = nextObservation(last, binding.seq, classificationOf(binding, page));
     if (!observation) return;
     binding.publishNext = false;
     this.#publish(binding, observation);

@@ -8,7 +8,7 @@
 // no key event), and it types nothing where the page holds something it cannot name
 // (vocabulary.js: reported settling for a moment, then with its reason) or anything a person
 // put in the composer. Classic content script; reads the page through globalThis.OrcSelectors
-// (selectors.js) and globalThis.OrcApps (apps.js).
+// (selectors.js) and globalThis.OrcApps (apps.js), types through globalThis.OrcTyping (typing.js).
 (() => {
   'use strict';
 
@@ -27,7 +27,6 @@
   const HIGHLIGHT_WAIT_MS = 500;
   const PILL_WAIT_MS = 3_000;
   const MENTION_ROWS_MAX = 20;
-  const WAIT_POLL_MS = 100;
   // The prompt just sent is the newest user turn, or close to it: evidence looks no further
   // back while polling (a reconcile after a restart looks at every turn).
   const EVIDENCE_USER_TURNS_MAX = 4;
@@ -44,7 +43,9 @@
   const extension = globalThis.browser ?? globalThis.chrome;
   const page = globalThis.OrcSelectors;
   const apps = globalThis.OrcApps;
-  if (!extension?.runtime?.connect || !page || !apps) return;
+  const typing = globalThis.OrcTyping;
+  if (!extension?.runtime?.connect || !page || !apps || !typing) return;
+  const { pressKey, insertAtEnd, typeInto, sameText } = typing;
   // The background injects this script again into managed tabs after the extension was
   // reloaded (Chromium does not): run once per live extension instance.
   if (globalThis.__orcContentAdapter?.alive()) return;
@@ -443,39 +444,6 @@
     throw new SubmitRefusal('APP_NOT_SELECTED', app.name);
   }
 
-  function pressKey(target, key) {
-    const init = { key, code: key, bubbles: true, cancelable: true, composed: true };
-    target.dispatchEvent(new KeyboardEvent('keydown', init));
-    target.dispatchEvent(new KeyboardEvent('keyup', init));
-  }
-
-  // Types `text` after what the composer holds (its pill stays), as keystrokes would.
-  function insertAtEnd(composer, text) {
-    composer.focus();
-    if (composer.tagName === 'TEXTAREA') {
-      setTextareaValue(composer, `${composer.value}${text}`);
-    } else {
-      caretToEnd(composer);
-      let inserted = false;
-      try {
-        inserted = document.execCommand('insertText', false, text);
-      } catch {
-        inserted = false;
-      }
-      if (!inserted) return false;
-    }
-    return page.composerText(composer).endsWith(text);
-  }
-
-  function caretToEnd(element) {
-    const range = document.createRange();
-    range.selectNodeContents(element);
-    range.collapse(false);
-    const selection = getSelection();
-    selection.removeAllRanges();
-    selection.addRange(range);
-  }
-
   // Nothing was clicked yet: once the composer holds no trace of the prompt, the failure is
   // definite (nothing can have been sent), not ambiguous.
   function untouchIfCleared(composer, progress) {
@@ -489,78 +457,11 @@
     return button;
   }
 
-  function sameText(a, b) {
-    return a.replace(/\s+/g, '') === b.replace(/\s+/g, '');
-  }
-
-  // Replaces the composer's text with `text`; a chosen app's pill stays before it.
-  function typeInto(composer, text) {
-    composer.focus();
-    if (composer.tagName === 'TEXTAREA') {
-      setTextareaValue(composer, text);
-    } else if (apps.findPill(composer, null) !== null) {
-      if (page.composerText(composer) !== '') return false;
-      caretToEnd(composer);
-      try {
-        document.execCommand('insertText', false, text);
-      } catch {
-        return false;
-      }
-    } else {
-      selectAllOf(composer);
-      let inserted = false;
-      try {
-        inserted = document.execCommand('insertText', false, text);
-      } catch {
-        inserted = false;
-      }
-      if (!inserted || !sameText(page.composerText(composer), text)) replaceParagraphs(composer, text);
-    }
-    return sameText(page.composerText(composer), text);
-  }
-
-  function selectAllOf(element) {
-    const range = document.createRange();
-    range.selectNodeContents(element);
-    const selection = getSelection();
-    selection.removeAllRanges();
-    selection.addRange(range);
-  }
-
-  // Pages built on React ignore a plain `value =`: use the prototype's setter.
-  function setTextareaValue(textarea, value) {
-    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set.call(textarea, value);
-    textarea.dispatchEvent(new Event('input', { bubbles: true }));
-  }
-
-  function replaceParagraphs(composer, text) {
-    const paragraphs = text.split('\n').map((line) => {
-      const paragraph = document.createElement('p');
-      if (line === '') paragraph.append(document.createElement('br'));
-      else paragraph.textContent = line;
-      return paragraph;
-    });
-    composer.replaceChildren(...paragraphs);
-    composer.dispatchEvent(new InputEvent('input', { inputType: 'insertText', data: text, bubbles: true }));
-  }
-
   // Empties the composer if it still holds only what this script typed (never a person's
   // text); true when the composer is empty afterwards.
   function clearOwnText(composer) {
     try {
-      if (!composer.isConnected || !sameText(page.composerText(composer), adapter.ownComposerText ?? '')) return false;
-      composer.focus();
-      if (composer.tagName === 'TEXTAREA') {
-        setTextareaValue(composer, '');
-      } else if (apps.findPill(composer, null) !== null) {
-        // Only the text after the pill is this script's: delete it backwards, keystroke by keystroke.
-        caretToEnd(composer);
-        for (let left = page.composerText(composer).length; left > 0; left -= 1) document.execCommand('delete');
-      } else {
-        selectAllOf(composer);
-        if (!document.execCommand('delete')) replaceParagraphs(composer, '');
-      }
-      if (page.composerText(composer) !== '') return false;
+      if (!typing.clearText(composer, adapter.ownComposerText)) return false;
       adapter.ownComposerText = null;
       return true;
     } catch (error) {
@@ -569,33 +470,9 @@
     }
   }
 
-  // Resolves with check()'s first truthy value, or null after timeoutMs. Checks on every
-  // mutation and on a short poll (mutations still arrive when a hidden tab's timers are throttled).
+  // Resolves with check()'s first truthy value, or null after timeoutMs (typing.js waitFor).
   function waitFor(check, timeoutMs) {
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (value) => {
-        if (settled) return;
-        settled = true;
-        observer.disconnect();
-        clearInterval(poll);
-        clearTimeout(deadline);
-        resolve(value);
-      };
-      const attempt = () => {
-        try {
-          const value = check();
-          if (value) finish(value);
-        } catch (error) {
-          warn('a wait check failed', error);
-        }
-      };
-      const observer = new MutationObserver(attempt);
-      observer.observe(document.documentElement, { subtree: true, childList: true, characterData: true, attributes: true });
-      const poll = setInterval(attempt, WAIT_POLL_MS);
-      const deadline = setTimeout(() => finish(null), timeoutMs);
-      attempt();
-    });
+    return typing.waitFor(check, timeoutMs, (error) => warn('a wait check failed', error));
   }
 
   connect();

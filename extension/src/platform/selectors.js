@@ -8,7 +8,7 @@
 // notices are read outside the turn list, so reading costs the same on a 400-turn page as on
 // a 4-turn one. Classic content script, loaded after page-texts.js, page-watch.js (which
 // keeps its page-wide reads between mutations), turns.js, apps.js, composer.js,
-// vocabulary.js and page-notices.js and before content.js into the same isolated world: it
+// vocabulary.js and page-notices.js and before typing.js and content.js into the same isolated world: it
 // defines globalThis.OrcSelectors and touches nothing on the page.
 (() => {
   'use strict';

@@ -1,13 +1,13 @@
 // Checks of content.js on the fake page, without the extension, in every layout profile of
 // the real page (layouts/profiles.mjs REAL_LAYOUTS; each gets its own fake server): a shim
 // stands in for `browser.runtime` (one `page` port whose messages the checks read and
-// write), then selectors.js and content.js are injected as the manifest would load them.
+// write), then the readers, typing.js and content.js are injected as the manifest would load them.
 // Covers the port protocol of extension/README.md: hello, managed/unmanaged, facts on
 // change, submit (every refusal code, steering, exactly-once, ambiguity; the app chosen
 // first, its pill verified in the layout's shape), reconcile, and what issue 27 added: a
 // person's upload in the composer, the October 2026 approval card and a control no real page
 // shows are never typed beside, and the unrecognized part is reported settling, then settled.
-import { CONTENT_JS, injectReaders, pollPage, sleep } from './harness.mjs';
+import { ADAPTER_SCRIPTS, injectReaders, pollPage, sleep } from './harness.mjs';
 import { startFakeChatGPT } from './server.mjs';
 import { REAL_LAYOUTS, profileOf } from './layouts/profiles.mjs';
 import { prefixed } from './page-checks.mjs';
@@ -38,7 +38,7 @@ async function openWithAdapter(page, url, answer = 'page.managed') {
   await page.goto(url);
   await page.addScriptTag({ content: BACKGROUND_SHIM });
   await injectReaders(page);
-  await page.addScriptTag({ path: CONTENT_JS });
+  for (const path of ADAPTER_SCRIPTS) await page.addScriptTag({ path });
   const hello = await pollPage(page, () => globalThis.__background.log.sent.find((message) => message.type === 'page.hello'), null, 3_000, 'page.hello');
   await deliver(page, answer === 'page.managed' ? { type: answer, workerId: 'worker-1' } : { type: answer });
   return hello;

@@ -19,7 +19,12 @@ export const READER_SCRIPTS = (() => {
 export async function injectReaders(page) {
   for (const path of READER_SCRIPTS) await page.addScriptTag({ path });
 }
-export const CONTENT_JS = fileURLToPath(new URL('../../src/platform/content.js', import.meta.url));
+/** The content adapter as the manifest loads it after the readers: typing.js … content.js. */
+export const ADAPTER_SCRIPTS = (() => {
+  const scripts = MANIFEST.content_scripts[0].js;
+  return scripts.slice(scripts.indexOf('src/platform/selectors.js') + 1, scripts.indexOf('src/platform/content.js') + 1)
+    .map((path) => fileURLToPath(new URL(path, EXTENSION_DIR)));
+})();
 
 // Both libraries' pages offer the calls the checks use: goto, evaluate(fn, arg),
 // addScriptTag({path | content}), click(selector), reload, url, close.
