@@ -257,9 +257,14 @@ export async function runFixtureChecks({ browser, tally }) {
         check(`${name}: ${unknownExpected ? 'the allow-list names what it does not know' : 'everything in the latest turn and around the composer is recognized'}`,
           (facts.unrecognized !== null) === unknownExpected, JSON.stringify(facts.unrecognized));
         const rateKey = fixture.file.startsWith('locales/') ? `locales/${fixture.locale}` : fixture.file.split('/')[0];
-        const rate = unknownRate.get(rateKey) ?? { read: 0, unknown: 0 };
+        const rate = unknownRate.get(rateKey) ?? { read: 0, unknown: 0, safe: 0, refused: 0 };
         rate.read += 1;
         if (facts.unrecognized !== null) rate.unknown += 1;
+        // A page a submission may start on (quiet, nothing of a person's in the composer), and whether readiness refused it.
+        if (expectedSendDecision(truth, usable) === 'submit' && !draft) {
+          rate.safe += 1;
+          if (!idle.ok) rate.refused += 1;
+        }
         unknownRate.set(rateKey, rate);
         layouts.add(fixture.layout);
         locales.add(fixture.locale);
@@ -272,4 +277,5 @@ export async function runFixtureChecks({ browser, tally }) {
   }
   tally.note(`(${fixtures.length} fixtures, layouts: ${[...layouts].join(', ')}; locales: ${[...locales].join(', ')})`);
   tally.note(`unknown fired on real-page fixtures: ${[...unknownRate].map(([key, rate]) => `${key} ${rate.unknown}/${rate.read}`).join(', ')}`);
+  tally.note(`safe pages refused (a submission would not start): ${[...unknownRate].map(([key, rate]) => `${key} ${rate.refused}/${rate.safe}`).join(', ')}`);
 }
