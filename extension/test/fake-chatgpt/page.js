@@ -12,7 +12,9 @@
 // (draft, clear-draft, break-ui, stale-stop, full, attach, quote, clear-attachments, inject,
 // uninject) arrive over server-sent events. A person's additions beside the editor (a file
 // uploading, with Send disabled until it is done; a file; an image; a quoted reply) are drawn
-// as tiles at the start of the composer's form: INFERRED, no source shows their markup yet.
+// as tiles at the start of the composer's form: a file is a group named by its name with a
+// "Remove file <name>" button (miuuyy/codex-chatgpt-web, 2026-07-30; SOURCES.md section 8);
+// the progress ring, the image tile's inner button and the quote are INFERRED.
 // `inject` draws a test's own element (a control or card no real page shows) in the latest
 // turn's row, in the composer's dock or in its form, and keeps it there across redraws. The
 // `@` app picker, the app's pill and the tool-approval card are page-apps.js's.
@@ -161,7 +163,7 @@ function canSend() {
   return state.sawInputWithText && composerPlainText().trim() !== '' && !state.attachments.some((a) => a.kind === 'uploading');
 }
 
-// ---- A person's additions beside the editor (INFERRED markup: tiles before the editor) ----
+// ---- A person's additions beside the editor (tiles before the editor; partly INFERRED) ----
 
 const extras = element('div', { class: 'flex flex-wrap gap-2', 'data-fake-composer-extras': '' });
 form.prepend(extras);
@@ -170,12 +172,13 @@ const removeButton = (label) => element('button', { type: 'button', 'aria-label'
 
 function attachmentTile({ kind, text }) {
   switch (kind) {
-    case 'uploading': return element('div', { class: 'file-tile' }, element('div', { role: 'progressbar', 'aria-valuenow': '40', 'aria-valuemin': '0', 'aria-valuemax': '100' }),
-      element('span', { class: 'truncate' }, text), removeButton('Remove file'));
-    case 'file': return element('div', { class: 'file-tile' }, element('span', { class: 'truncate' }, text), element('span', { class: 'text-xs' }, 'PDF'),
-      removeButton('Remove file'));
-    case 'image': return element('div', { class: 'file-tile' }, element('button', { type: 'button', class: 'overflow-hidden' },
-      element('img', { alt: text, width: '56', height: '56', src: 'data:image/gif;base64,R0lGODlhAQABAAAAACw=' })), removeButton('Remove image'));
+    case 'uploading': return element('div', { role: 'group', 'aria-label': text, 'aria-busy': 'true', class: 'file-tile' },
+      element('div', { role: 'progressbar', 'aria-valuenow': '40', 'aria-valuemin': '0', 'aria-valuemax': '100' }),
+      element('span', { class: 'truncate' }, text), removeButton(`Remove file ${text}`));
+    case 'file': return element('div', { role: 'group', 'aria-label': text, class: 'file-tile' }, element('span', { class: 'truncate' }, text),
+      element('span', { class: 'text-xs' }, 'PDF'), removeButton(`Remove file ${text}`));
+    case 'image': return element('div', { role: 'group', 'aria-label': text, class: 'file-tile' }, element('button', { type: 'button', class: 'overflow-hidden' },
+      element('img', { alt: text, width: '56', height: '56', src: 'data:image/gif;base64,R0lGODlhAQABAAAAACw=' })), removeButton(`Remove file ${text}`));
     case 'quote': return element('div', { class: 'flex items-start gap-2' }, element('blockquote', { class: 'line-clamp-2' }, text), removeButton('Remove quote'));
     default: throw new Error(`unknown attachment kind ${kind}`);
   }
