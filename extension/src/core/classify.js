@@ -3,18 +3,24 @@
 // `{state: unknown|ready|generating|idle|awaiting_approval|error|closed, errorKind?, untilMs?, detail?, block?}`.
 // The first matching rule wins: what stops the whole account (a challenge, a lock) beats
 // what stops one conversation, and an error in the latest turn beats a stale stop control.
+// Submitting is allowed only on a state recognized as safe (idle, ready, an error card the
+// engine answers with a fresh prompt): a page holding something the adapter cannot name
+// (facts.unrecognized) is `unknown` with that reason, whatever else it shows.
 
 import { isConversationUrl } from './urls.js';
 
-/** The facts of a page with nothing known yet (before the content script's first report). */
+/**
+ * The facts of a page with nothing known yet (before the content script's first report), or
+ * a page between two known states: `unknown` without a reason, never published.
+ */
 export const UNKNOWN = Object.freeze({ state: 'unknown' });
 
 /** The page's failure notices (facts.error.kind) by the protocol error kind they report. */
 const PAGE_ERROR_KINDS = {
   delivery_timeout: 'delivery_timeout',
-  // A failed turn offering Retry whose notice is in words the reader does not know: as for a
-  // delivery timeout, the turn ended and a fresh prompt may follow.
-  turn_failed: 'delivery_timeout',
+  // A failed turn offering Retry whose notice is in words the reader does not know: the turn
+  // failed, how is not known (issue 27: a generic error on the latest turn, never Retry).
+  turn_failed: 'generic',
   something_went_wrong: 'generic',
   connection_interrupted: 'generic',
   stream_error: 'generic',
@@ -36,15 +42,17 @@ export const DETAIL_CHARS_MAX = 200;
  * |--------------------------------------------------------------|-------------------------------------|
  * | not loaded                                                   | unknown                             |
  * | challenge (Cloudflare interstitial)                          | error challenge                     |
+ * | loginRequired (a logged-out page, whatever it shows)         | error login_required                |
  * | suspiciousActivity                                           | error suspicious_activity, detail   |
  * | rateLimited ("Too many requests" dialog)                     | error rate_limited, detail          |
- * | loginRequired                                                | error login_required                |
  * | a tool-approval card after the latest user turn              | awaiting_approval, detail = the app |
  * | an unknown dialog                                            | error blocked_by_dialog, detail = its heading |
  * | conversationFull                                             | error conversation_full             |
  * | usageLimit                                                   | error usage_limit, untilMs?, detail |
  * | "Connection interrupted" while a stop control shows          | generating (the page polls for the answer) |
- * | an error card in the latest turn                             | error delivery_timeout/app_unavailable/generic, detail |
+ * | something in the latest turn or around the composer the adapter cannot name, settled | unknown, detail = what and where |
+ * | ... still settling (content.js: it may be gone at the next mutation) | unknown                  |
+ * | an error card in the latest turn (unknown words: generic)    | error delivery_timeout/app_unavailable/generic, detail |
  * | no composer, or the page lacks what the adapter reads        | error host_ui_changed, detail = what is missing |
  * | a stop control                                               | generating                          |
  * | the latest turn is an assistant turn showing its action bar  | idle, block = its tail              |
@@ -58,9 +66,11 @@ export const DETAIL_CHARS_MAX = 200;
 export function classify(facts) {
   if (!facts || !facts.loaded) return UNKNOWN;
   if (facts.challenge) return errorState('challenge');
+  // Logged out, nothing else on the page is the person's account: whatever it shows (a
+  // safety notice, a slow-down dialog), a person must log in first.
+  if (facts.loginRequired) return errorState('login_required');
   if (facts.suspiciousActivity) return errorState('suspicious_activity', { detail: facts.suspiciousActivity.text });
   if (facts.rateLimited) return errorState('rate_limited', { detail: facts.rateLimited.text });
-  if (facts.loginRequired) return errorState('login_required');
   // Before generating and idle: a card may show with or without a Stop control.
   if (facts.approval) return awaitingApproval(facts.approval);
   if (facts.dialog) return errorState('blocked_by_dialog', { detail: facts.dialog.heading });
@@ -71,6 +81,7 @@ export function classify(facts) {
   // The connection dropped mid-answer and the page waits for the rest, Stop still offered: a
   // turn still running, not a failed one (live capture of 2026-10-07, SOURCES.md).
   if (facts.error?.kind === 'connection_interrupted' && facts.stopButton) return { state: 'generating' };
+  if (facts.unrecognized) return facts.unrecognized.settling ? UNKNOWN : unrecognizedState(facts.unrecognized);
   if (facts.error) return errorState(PAGE_ERROR_KINDS[facts.error.kind] ?? 'generic', { detail: facts.error.text });
   const missing = facts.missing ?? [];
   if (!facts.composer || missing.length > 0) {
@@ -82,6 +93,15 @@ export function classify(facts) {
   }
   if (facts.userTurns === 0 && facts.assistantTurns === 0 && !isConversationUrl(facts.url ?? '')) return { state: 'ready' };
   return UNKNOWN;
+}
+
+/** The words of a page the adapter does not recognize: what it found, and where. */
+export function unrecognizedDetail(unrecognized) {
+  return `Page not recognized: ${unrecognized.what} in the ${unrecognized.where}`.slice(0, DETAIL_CHARS_MAX);
+}
+
+function unrecognizedState(unrecognized) {
+  return { state: 'unknown', detail: unrecognizedDetail(unrecognized) };
 }
 
 /** The approval card's state: the app's name (or, in an unknown language, the card's title) as `detail`. */

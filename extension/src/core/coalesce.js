@@ -2,9 +2,12 @@
 // that classifies the same is not a transition. Each published observation takes the
 // binding's next sequence number; the binding (its seq high-water) must be persisted
 // before the observation is published, so sequences keep growing across restarts.
-// `unknown` is never published: it says nothing about the conversation (a page loading,
-// a tab showing another chat), and the last published state stays the best knowledge;
-// flickering through `unknown` would make a steady idle look like a fresh turn end.
+// `unknown` without a reason is never published: it says nothing about the conversation (a
+// page loading, a tab showing another chat, a turn between two states), and the last
+// published state stays the best knowledge; flickering through `unknown` would make a steady
+// idle look like a fresh turn end. `unknown` with a reason (`detail`: what on the page the
+// adapter cannot name, and where) is published: the daemon holds the worker and the person is
+// told, and the page becomes known again with the next state published.
 
 /** Two classifications are the same state when state, error kind, reset time, detail and block agree. */
 export function sameState(a, b) {
@@ -36,14 +39,15 @@ export function blockDigest(observation) {
  * Returns `{state, errorKind?, seq, block?, untilMs?, detail?}` in the wire's field order.
  */
 export function nextObservation(last, seq, classification) {
-  if (classification.state === 'unknown' || sameState(last, classification)) return null;
+  if ((classification.state === 'unknown' && !classification.detail) || sameState(last, classification)) return null;
   const observation = { state: classification.state };
   if (classification.state === 'error') observation.errorKind = classification.errorKind ?? 'generic';
   observation.seq = seq + 1;
   if (classification.state === 'idle' && classification.block) observation.block = classification.block;
   if (classification.state === 'error' && classification.untilMs !== undefined) observation.untilMs = classification.untilMs;
-  // A page's own words for people: an error's notice, or the app an approval card names.
-  const detailed = classification.state === 'error' || classification.state === 'awaiting_approval';
+  // A page's own words for people: an error's notice, the app an approval card names, or
+  // what the adapter did not recognize.
+  const detailed = classification.state === 'error' || classification.state === 'awaiting_approval' || classification.state === 'unknown';
   if (detailed && classification.detail !== undefined) observation.detail = classification.detail;
   return observation;
 }

@@ -21,7 +21,8 @@
 //   {kind:'send', connectionId, message, text}   text is the canonical encoding of message
 //   {kind:'toPage', tabId, message}      over the tab's `page` port
 //   {kind:'openTab', requestId, workerId, url}   answer with tabOpened / tabOpenFailed
-//   {kind:'overlay', tabId, workerSummary, connection}   workerSummary null hides it
+//   {kind:'overlay', tabId, workerSummary, connection, pageUnknown}   workerSummary null hides it;
+//                                        pageUnknown: why the page is not recognized, or null
 //   {kind:'uiChanged'}                   broadcast `ui.changed`
 //   {kind:'uiReply', replyId, response}  the answer to uiAction / uiQuery
 //   {kind:'log', level, message}
@@ -30,20 +31,21 @@
 // This file is the shell around the commands: the daemon connection, the pages and tabs,
 // and the publication of each binding's state. A journaled command's life (queue, tab,
 // submission, reconciliation, the new chat's URL) is in commands.js; the operator channel
-// (actions, queries, the tab a person's Start a run here claims) in operator-channel.js.
+// (actions, queries, the tab a person's Start a run here claims) in operator-channel.js; the
+// page table (what each tab's content script reported, and the surfaces' lists) in pages.js.
 //
 // Bad input (a malformed frame, a page message that does not fit) is logged and ignored;
 // no input throws.
 
 import { nextObservation } from './coalesce.js';
-import { classify, UNKNOWN } from './classify.js';
 import { createBindings, wireBinding } from './bindings.js';
 import { Commands } from './commands.js';
 import { createJournal } from './journal.js';
 import { DaemonLink } from './daemon-link.js';
 import { decodeDaemonMessage, encodeMessage, PROTOCOL_ERROR_CLOSES, PROTOCOL_VERSION, WireError } from './protocol.js';
 import { pageInspect, pageManaged, pageUnmanaged, readPageMessage } from './page-messages.js';
-import { isConversationUrl, sameConversation } from './urls.js';
+import { sameConversation } from './urls.js';
+import { classificationOf, Pages } from './pages.js';
 import { OperatorChannel } from './operator-channel.js';
 
 export { OPERATOR_REPLY_TIMEOUT_MS } from './operator-channel.js';
@@ -56,12 +58,8 @@ export class Executor {
   #journal;
   #bindings;
   #commands;
-  /**
-   * tabId -> {url, facts, connected, workerId, reports, staleThrough} for every tab whose
-   * content script reported; `reports` counts its reports, and facts from report number
-   * `staleThrough` or earlier predate the tab's last submission (not a basis for the next).
-   */
-  #pages = new Map();
+  /** The pages the content scripts report (pages.js). */
+  #pages = new Pages();
   /** workers whose binding waits for its page to confirm it (then a `binding` is sent) */
   #unverified = new Set();
   #link;
@@ -95,7 +93,7 @@ export class Executor {
       persistBindings: () => this.#persistBindings(),
       toPage: (tabId, message) => this.#toPage(tabId, message),
       unmanage: (binding) => this.#unmanage(binding),
-      classificationOf: (binding, page) => this.#classificationOf(binding, page),
+      classificationOf,
       observe: (binding, page) => this.#observe(binding, page),
       publish: (binding, observation) => this.#publish(binding, observation),
       pageReport: (tabId, report) => this.#onPageReport(tabId, report),
@@ -118,13 +116,12 @@ export class Executor {
   }
 
   /**
-   * What `ui.state` answers; `chatTabs` (`{tabId: {conversation}}`) are the ChatGPT tabs
-   * whose page reports, for the popup's "Start a run here".
+   * What `ui.state` answers: the connection, the daemon's summary, the managed tabs, and what
+   * the extension knows of its pages that the summary does not carry (`chatTabs`,
+   * `unknownPages`: pages.js uiLists).
    */
   uiState() {
-    const chatTabs = {};
-    for (const [tabId, page] of this.#pages) if (page.connected) chatTabs[tabId] = { conversation: isConversationUrl(page.url) };
-    return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs(), chatTabs };
+    return { connection: { ...this.#status }, summary: this.#summary, tabs: this.#bindings.tabs(), ...this.#pages.uiLists() };
   }
 
   /** What the watchdog looks at (core/watchdog.js): the connection and the managed pages' states. */
@@ -241,10 +238,7 @@ export class Executor {
   }
 
   pageDisconnected(now, tabId) {
-    return this.#input(now, () => {
-      const page = this.#pages.get(tabId);
-      if (page) page.connected = false;
-    });
+    return this.#input(now, () => this.#pages.disconnected(tabId));
   }
 
   tabOpened(now, requestId, tabId) {
@@ -443,11 +437,12 @@ export class Executor {
 
   #overlay(tabId, workerId) {
     const workerSummary = workerId === null ? null : this.#workerSummary(workerId);
-    this.#emit({ kind: 'overlay', tabId, workerSummary, connection: { ...this.#status } });
+    const unknownDetail = workerId === null ? null : this.#pages.get(tabId)?.unknownDetail ?? null;
+    this.#emit({ kind: 'overlay', tabId, workerSummary, connection: { ...this.#status }, pageUnknown: unknownDetail });
   }
 
   #overlays() {
-    for (const [tabId, page] of this.#pages) if (page.connected && page.workerId !== null) this.#overlay(tabId, page.workerId);
+    for (const [tabId, page] of this.#pages.managed()) this.#overlay(tabId, page.workerId);
   }
 
   // ---------------------------------------------------------------- commands
@@ -507,9 +502,7 @@ export class Executor {
   // ---------------------------------------------------------------- pages and tabs
 
   #onPageReport(tabId, report) {
-    const page = this.#pages.get(tabId) ?? { workerId: null, reports: 0, staleThrough: 0 };
-    Object.assign(page, { url: report.url, facts: report.facts, connected: true, reports: page.reports + 1 });
-    this.#pages.set(tabId, page);
+    const page = this.#pages.reported(tabId, report);
     let binding = this.#bindings.byTab(tabId);
     if (!binding) {
       binding = this.#bindings.awaitingTab(report.url);
@@ -528,6 +521,13 @@ export class Executor {
     }
     const hello = report.type === 'page.hello';
     if (hello || page.workerId !== binding.workerId) this.#showManaged(tabId, page, binding.workerId);
+    // Whether the page is one the adapter does not recognize (and why): when that changes,
+    // the surfaces are told (the overlay, the popup and dashboard, the notification), whether
+    // or not the state is published (a new chat's states wait for its conversation).
+    if (this.#pages.noteUnknown(page, binding)) {
+      this.#overlay(tabId, binding.workerId);
+      this.#emit({ kind: 'uiChanged' });
+    }
     this.#observe(binding, page);
     if (this.#unverified.has(binding.workerId) && sameConversation(page.url, binding.conversationUrl)) {
       this.#unverified.delete(binding.workerId);
@@ -543,12 +543,6 @@ export class Executor {
     this.#overlay(tabId, workerId);
   }
 
-  /** A managed tab showing another conversation than its binding's tells nothing about it. */
-  #classificationOf(binding, page) {
-    if (binding.conversationUrl && !sameConversation(page.url, binding.conversationUrl)) return UNKNOWN;
-    return classify(page.facts);
-  }
-
   /**
    * Publishes the binding's state if it changed: the seq high-water is stored first. A new
    * chat's states wait until its URL settled and its create was reported `submitted`: the
@@ -561,7 +555,7 @@ export class Executor {
     // as the last one: a turn too short to be seen generating that ends with the same
     // block is still a turn end, and only a newer sequence tells the daemon so.
     const last = binding.publishNext ? null : binding.observation;
-    const observation = nextObservation(last, binding.seq, this.#classificationOf(binding, page));
+    const observation = nextObservation(last, binding.seq, classificationOf(binding, page));
     if (!observation) return;
     binding.publishNext = false;
     this.#publish(binding, observation);

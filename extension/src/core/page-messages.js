@@ -38,6 +38,10 @@ const NOTICE_FACTS = { rateLimited: 'text', suspiciousActivity: 'text', dialog: 
 const APPROVAL_BUTTONS_MAX = 6;
 /** `facts.missing`: what the adapter needs ('composer', 'turns'). */
 const MISSING_PARTS = ['composer', 'turns'];
+/** `facts.composerDraft`: what a person put in the composer (composer.js draftOf). */
+const DRAFT_KINDS = ['text', 'mention', 'upload', 'image', 'quote', 'attachment'];
+/** `facts.unrecognized.where`: where the allow-list looks (vocabulary.js). */
+const UNRECOGNIZED_PLACES = ['latest turn', 'composer'];
 
 function fail(problem) {
   throw new PageMessageError(`bad page message: ${problem}`);
@@ -89,7 +93,15 @@ export function readFacts(facts) {
       app: typeof facts.approval.app === 'string' ? bounded(facts.approval.app) : null,
       title: typeof facts.approval.title === 'string' ? bounded(facts.approval.title) : null,
       buttons: buttons.slice(0, APPROVAL_BUTTONS_MAX).map(bounded),
+      warning: typeof facts.approval.warning === 'string' ? bounded(facts.approval.warning) : null,
     };
+  }
+  out.composerDraft = DRAFT_KINDS.includes(facts.composerDraft) ? facts.composerDraft : null;
+  out.unrecognized = null;
+  if (facts.unrecognized) {
+    // A place this reader does not know is still somewhere not recognized: never dropped.
+    const where = UNRECOGNIZED_PLACES.includes(facts.unrecognized.where) ? facts.unrecognized.where : 'page';
+    out.unrecognized = { where, what: bounded(facts.unrecognized.what) || 'something', settling: facts.unrecognized.settling === true };
   }
   out.missing = Array.isArray(facts.missing) ? MISSING_PARTS.filter((part) => facts.missing.includes(part)) : [];
   return out;

@@ -10,7 +10,7 @@
 import { Executor } from '../core/executor.js';
 import { mergeSettings } from '../core/settings.js';
 import { restoreWatchdog, watch, worthSaving } from '../core/watchdog.js';
-import { approvalNotifications, overlayView, stoppedNotifications } from '../ui/view.js';
+import { approvalNotifications, overlayView, stoppedNotifications, unknownPageNotifications } from '../ui/view.js';
 import { loadRecords, loadSettings, loadWatchdog, saveRecord, saveSettings, saveWatchdog } from './storage.js';
 import { Sockets } from './socket.js';
 
@@ -120,9 +120,9 @@ async function performOne(effect) {
   }
 }
 
-function overlayOf({ workerSummary, connection }) {
+function overlayOf({ workerSummary, connection, pageUnknown }) {
   try {
-    return overlayView(workerSummary, connection, null, Date.now());
+    return overlayView(workerSummary, connection, pageUnknown ? { state: 'unknown', detail: pageUnknown } : null, Date.now());
   } catch (e) {
     console.error('[orchestrator] overlay view failed', e);
     return null;
@@ -132,13 +132,16 @@ function overlayOf({ workerSummary, connection }) {
 /**
  * One notification per worker entering an approval hold, cleared when it lifts; clicking it
  * brings the worker's tab forward. The person approves in the tab: nothing here touches it.
- * Likewise one per run the daemon found stopped moving (its dead-man layer); clicking it
- * opens the dashboard.
+ * Likewise one per managed page the adapter stopped recognizing (once per episode; clicking
+ * it brings the tab forward), and one per run the daemon found stopped moving (its dead-man
+ * layer); clicking that one opens the dashboard.
  */
 function notifyApprovals() {
   if (!api.notifications) return;
-  const summary = executor?.uiState().summary ?? null;
-  for (const { show, clear } of [approvalNotifications(summary, approvalShown), stoppedNotifications(summary, approvalShown)]) {
+  const state = executor?.uiState() ?? null;
+  const summary = state?.summary ?? null;
+  for (const { show, clear } of [approvalNotifications(summary, approvalShown), unknownPageNotifications(state?.unknownPages ?? {}, summary, approvalShown),
+    stoppedNotifications(summary, approvalShown)]) {
     for (const id of clear) {
       approvalShown.delete(id);
       api.notifications.clear(id).catch(() => {});
@@ -190,7 +193,7 @@ function showBadge(badge) {
 }
 
 async function focusWorkerTab(notificationId) {
-  const workerId = notificationId.slice('orc-approval:'.length);
+  const workerId = notificationId.slice(notificationId.indexOf(':') + 1);
   const tabs = executor?.uiState().tabs ?? {};
   const tabId = Object.keys(tabs).find((id) => tabs[id] === workerId);
   if (tabId === undefined) return;
@@ -249,7 +252,7 @@ api.alarms.onAlarm.addListener((alarm) => {
 api.tabs.onRemoved.addListener((tabId) => feed('tabClosed', tabId));
 
 api.notifications?.onClicked.addListener((id) => {
-  if (id.startsWith('orc-approval:')) focusWorkerTab(id).catch((e) => console.warn('[orchestrator] could not open the tab', e));
+  if (id.startsWith('orc-approval:') || id.startsWith('orc-page-unknown:')) focusWorkerTab(id).catch((e) => console.warn('[orchestrator] could not open the tab', e));
   if (id.startsWith('orc-stopped:')) api.tabs.create({ url: api.runtime.getURL('src/ui/dashboard.html#needs-you') }).catch(() => {});
 });
 

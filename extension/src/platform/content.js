@@ -5,8 +5,10 @@
 // (`@` and the app's name, the arrow keys to its row, Enter) and verifies its pill.
 // An unmanaged tab stays inert: no observer, nothing touched. It clicks only a send button,
 // once per submission, and never ChatGPT's Retry or Stop, nor a tool-approval card (no click,
-// no key event). Classic content script; reads the page through globalThis.OrcSelectors
-// (selectors.js) and globalThis.OrcApps (apps.js).
+// no key event), and it types nothing where the page holds something it cannot name
+// (vocabulary.js: reported settling for a moment, then with its reason) or anything a person
+// put in the composer. Classic content script; reads the page through globalThis.OrcSelectors
+// (selectors.js) and globalThis.OrcApps (apps.js), types through globalThis.OrcTyping (typing.js).
 (() => {
   'use strict';
 
@@ -25,19 +27,25 @@
   const HIGHLIGHT_WAIT_MS = 500;
   const PILL_WAIT_MS = 3_000;
   const MENTION_ROWS_MAX = 20;
-  const WAIT_POLL_MS = 100;
   // The prompt just sent is the newest user turn, or close to it: evidence looks no further
   // back while polling (a reconcile after a restart looks at every turn).
   const EVIDENCE_USER_TURNS_MAX = 4;
   // A page that loads its conversation after the document shows no composer or turns for a
   // moment: it is reported as still loading until it stays unreadable this long.
   const UNREADABLE_GRACE_MS = 4_000;
+  // Something in the latest turn or around the composer the adapter cannot name is reported
+  // as settling (unknown without a reason: not published, not notified, still never typed
+  // beside) until it has stayed this long: a control drawn for a moment while an answer
+  // streams does not alarm anyone.
+  const UNRECOGNIZED_SETTLE_MS = 1_500;
   const OBSERVED_ATTRIBUTES = ['disabled', 'aria-disabled', 'aria-label', 'data-testid', 'contenteditable', 'class', 'hidden'];
 
   const extension = globalThis.browser ?? globalThis.chrome;
   const page = globalThis.OrcSelectors;
   const apps = globalThis.OrcApps;
-  if (!extension?.runtime?.connect || !page || !apps) return;
+  const typing = globalThis.OrcTyping;
+  if (!extension?.runtime?.connect || !page || !apps || !typing) return;
+  const { pressKey, insertAtEnd, typeInto, sameText } = typing;
   // The background injects this script again into managed tabs after the extension was
   // reloaded (Chromium does not): run once per live extension instance.
   if (globalThis.__orcContentAdapter?.alive()) return;
@@ -66,6 +74,13 @@
     // timer that reports it once the grace is over.
     unreadableSinceMs: null,
     graceTimer: null,
+    // Since when the page has shown something the adapter cannot name (UNRECOGNIZED_SETTLE_MS),
+    // and the timer that reports it once settled.
+    unrecognizedSinceMs: null,
+    settleTimer: null,
+    // The app this script chooses in the composer (the last submit's `app`): its pill is no
+    // person's draft. Null until a submit names one.
+    appName: null,
     // The text this script last typed into the composer: the only non-empty composer it may replace.
     ownComposerText: null,
     // The app's pill was verified in this document: the choice is not made again until the
@@ -88,17 +103,19 @@
   // On a page the selectors cannot read, the facts say so (loaded: false) instead of throwing.
   // A page missing what the adapter needs (facts.missing) and showing no state of its own
   // reads as still loading until UNREADABLE_GRACE_MS passed: then it is reported as it is,
-  // and the daemon fails closed.
+  // and the daemon fails closed. Something the adapter cannot name is reported as settling
+  // until UNRECOGNIZED_SETTLE_MS passed.
   function readFacts() {
     let facts;
     try {
-      facts = page.computeFacts(document);
+      facts = page.computeFacts(document, null, { ownApp: adapter.appName });
       adapter.readFailing = false;
     } catch (error) {
       if (!adapter.readFailing) warn('could not read the page', error);
       adapter.readFailing = true;
       return page.emptyFacts(location.href);
     }
+    facts = settled(facts);
     const unreadable = facts.loaded && facts.missing.length > 0 && !page.showsOwnState(facts);
     if (!unreadable) {
       adapter.unreadableSinceMs = null;
@@ -110,6 +127,21 @@
     clearTimeout(adapter.graceTimer);
     adapter.graceTimer = setTimeout(report, UNREADABLE_GRACE_MS - waitedMs);
     return { ...facts, loaded: false };
+  }
+
+  // The facts with their unrecognized part marked settling until it has stayed
+  // UNRECOGNIZED_SETTLE_MS (a report is due when it settles).
+  function settled(facts) {
+    if (facts.unrecognized === null) {
+      adapter.unrecognizedSinceMs = null;
+      return facts;
+    }
+    adapter.unrecognizedSinceMs ??= Date.now();
+    const waitedMs = Date.now() - adapter.unrecognizedSinceMs;
+    if (waitedMs >= UNRECOGNIZED_SETTLE_MS) return facts;
+    clearTimeout(adapter.settleTimer);
+    adapter.settleTimer = setTimeout(report, UNRECOGNIZED_SETTLE_MS - waitedMs);
+    return { ...facts, unrecognized: { ...facts.unrecognized, settling: true } };
   }
 
   // ---- The port ----
@@ -233,7 +265,8 @@
     clearInterval(adapter.pingTimer);
     clearTimeout(adapter.reportTimer);
     clearTimeout(adapter.graceTimer);
-    adapter.reconcilePollTimer = adapter.pingTimer = adapter.reportTimer = adapter.graceTimer = null;
+    clearTimeout(adapter.settleTimer);
+    adapter.reconcilePollTimer = adapter.pingTimer = adapter.reportTimer = adapter.graceTimer = adapter.settleTimer = null;
     removeEventListener('popstate', scheduleReport);
     removeEventListener('load', scheduleReport);
   }
@@ -320,6 +353,7 @@
     }
     if (adapter.submitting) throw new SubmitRefusal('COMPOSER_BUSY', 'another submission is in progress in this tab');
     adapter.submitting = true;
+    adapter.appName = app?.name ?? null;
     try {
       return await submitOnce(text, nonce, mode, app, progress);
     } finally {
@@ -331,12 +365,12 @@
     if (page.countUserTurnsContaining(document, nonce) > 0) {
       return { status: 'submitted', detail: 'a user turn with this nonce is already on the page' };
     }
-    let ready = page.readinessToType(document, mode, adapter.ownComposerText);
+    let ready = page.readinessToType(document, mode, adapter.ownComposerText, adapter.appName);
     if (!ready.ok) throw new SubmitRefusal(ready.code, ready.detail);
     if (app !== null && !adapter.appChosen) {
       await chooseApp(ready.composer, app);
       // Choosing replaced the editor's subtree: read the composer again.
-      ready = page.readinessToType(document, mode, adapter.ownComposerText);
+      ready = page.readinessToType(document, mode, adapter.ownComposerText, adapter.appName);
       if (!ready.ok) throw new SubmitRefusal(ready.code, ready.detail);
     }
     const { composer } = ready;
@@ -410,39 +444,6 @@
     throw new SubmitRefusal('APP_NOT_SELECTED', app.name);
   }
 
-  function pressKey(target, key) {
-    const init = { key, code: key, bubbles: true, cancelable: true, composed: true };
-    target.dispatchEvent(new KeyboardEvent('keydown', init));
-    target.dispatchEvent(new KeyboardEvent('keyup', init));
-  }
-
-  // Types `text` after what the composer holds (its pill stays), as keystrokes would.
-  function insertAtEnd(composer, text) {
-    composer.focus();
-    if (composer.tagName === 'TEXTAREA') {
-      setTextareaValue(composer, `${composer.value}${text}`);
-    } else {
-      caretToEnd(composer);
-      let inserted = false;
-      try {
-        inserted = document.execCommand('insertText', false, text);
-      } catch {
-        inserted = false;
-      }
-      if (!inserted) return false;
-    }
-    return page.composerText(composer).endsWith(text);
-  }
-
-  function caretToEnd(element) {
-    const range = document.createRange();
-    range.selectNodeContents(element);
-    range.collapse(false);
-    const selection = getSelection();
-    selection.removeAllRanges();
-    selection.addRange(range);
-  }
-
   // Nothing was clicked yet: once the composer holds no trace of the prompt, the failure is
   // definite (nothing can have been sent), not ambiguous.
   function untouchIfCleared(composer, progress) {
@@ -456,78 +457,11 @@
     return button;
   }
 
-  function sameText(a, b) {
-    return a.replace(/\s+/g, '') === b.replace(/\s+/g, '');
-  }
-
-  // Replaces the composer's text with `text`; a chosen app's pill stays before it.
-  function typeInto(composer, text) {
-    composer.focus();
-    if (composer.tagName === 'TEXTAREA') {
-      setTextareaValue(composer, text);
-    } else if (apps.findPill(composer, null) !== null) {
-      if (page.composerText(composer) !== '') return false;
-      caretToEnd(composer);
-      try {
-        document.execCommand('insertText', false, text);
-      } catch {
-        return false;
-      }
-    } else {
-      selectAllOf(composer);
-      let inserted = false;
-      try {
-        inserted = document.execCommand('insertText', false, text);
-      } catch {
-        inserted = false;
-      }
-      if (!inserted || !sameText(page.composerText(composer), text)) replaceParagraphs(composer, text);
-    }
-    return sameText(page.composerText(composer), text);
-  }
-
-  function selectAllOf(element) {
-    const range = document.createRange();
-    range.selectNodeContents(element);
-    const selection = getSelection();
-    selection.removeAllRanges();
-    selection.addRange(range);
-  }
-
-  // Pages built on React ignore a plain `value =`: use the prototype's setter.
-  function setTextareaValue(textarea, value) {
-    Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set.call(textarea, value);
-    textarea.dispatchEvent(new Event('input', { bubbles: true }));
-  }
-
-  function replaceParagraphs(composer, text) {
-    const paragraphs = text.split('\n').map((line) => {
-      const paragraph = document.createElement('p');
-      if (line === '') paragraph.append(document.createElement('br'));
-      else paragraph.textContent = line;
-      return paragraph;
-    });
-    composer.replaceChildren(...paragraphs);
-    composer.dispatchEvent(new InputEvent('input', { inputType: 'insertText', data: text, bubbles: true }));
-  }
-
   // Empties the composer if it still holds only what this script typed (never a person's
   // text); true when the composer is empty afterwards.
   function clearOwnText(composer) {
     try {
-      if (!composer.isConnected || !sameText(page.composerText(composer), adapter.ownComposerText ?? '')) return false;
-      composer.focus();
-      if (composer.tagName === 'TEXTAREA') {
-        setTextareaValue(composer, '');
-      } else if (apps.findPill(composer, null) !== null) {
-        // Only the text after the pill is this script's: delete it backwards, keystroke by keystroke.
-        caretToEnd(composer);
-        for (let left = page.composerText(composer).length; left > 0; left -= 1) document.execCommand('delete');
-      } else {
-        selectAllOf(composer);
-        if (!document.execCommand('delete')) replaceParagraphs(composer, '');
-      }
-      if (page.composerText(composer) !== '') return false;
+      if (!typing.clearText(composer, adapter.ownComposerText)) return false;
       adapter.ownComposerText = null;
       return true;
     } catch (error) {
@@ -536,33 +470,9 @@
     }
   }
 
-  // Resolves with check()'s first truthy value, or null after timeoutMs. Checks on every
-  // mutation and on a short poll (mutations still arrive when a hidden tab's timers are throttled).
+  // Resolves with check()'s first truthy value, or null after timeoutMs (typing.js waitFor).
   function waitFor(check, timeoutMs) {
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (value) => {
-        if (settled) return;
-        settled = true;
-        observer.disconnect();
-        clearInterval(poll);
-        clearTimeout(deadline);
-        resolve(value);
-      };
-      const attempt = () => {
-        try {
-          const value = check();
-          if (value) finish(value);
-        } catch (error) {
-          warn('a wait check failed', error);
-        }
-      };
-      const observer = new MutationObserver(attempt);
-      observer.observe(document.documentElement, { subtree: true, childList: true, characterData: true, attributes: true });
-      const poll = setInterval(attempt, WAIT_POLL_MS);
-      const deadline = setTimeout(() => finish(null), timeoutMs);
-      attempt();
-    });
+    return typing.waitFor(check, timeoutMs, (error) => warn('a wait check failed', error));
   }
 
   connect();

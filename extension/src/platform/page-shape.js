@@ -210,8 +210,11 @@
 
   // Elements written by people or the model, whose labels are content (selectors.js's
   // authoredText): a message body, the composer, the sidebar.
-  function startsAuthored(tag, attributes) {
+  // In a form (the composer's), a labelled group is a person's file: its tile is named by the
+  // file's name, and so is its Remove button (SOURCES.md section 8).
+  function startsAuthored(tag, attributes, inForm) {
     if (tag === 'nav' || tag === 'aside' || tag === 'textarea') return true;
+    if (inForm && isPersonsFile(attributes)) return true;
     for (const attribute of attributes ?? []) {
       const name = String(attribute.name).toLowerCase();
       const value = String(attribute.value ?? '');
@@ -221,6 +224,17 @@
       if (name === 'id' && value === 'prompt-textarea') return true;
     }
     return false;
+  }
+
+  function isPersonsFile(attributes) {
+    let group = false;
+    let labelled = false;
+    for (const attribute of attributes ?? []) {
+      const name = String(attribute.name).toLowerCase();
+      if (name === 'role' && String(attribute.value ?? '').trim() === 'group') group = true;
+      if (name === 'aria-label' || name === 'aria-labelledby') labelled = true;
+    }
+    return group && labelled;
   }
 
   function isHiddenInput(tag, attributes) {
@@ -269,13 +283,14 @@
   function shapeTree(root) {
     if (root === null || root === undefined || root.nodeType !== 1) throw new TypeError('pageShape: the root must be an element');
     const budget = { nodes: 0, bytes: 0, truncated: false };
-    const tree = shapeElement(root, 0, false, budget);
+    const tree = shapeElement(root, 0, false, false, budget);
     return { tree, nodes: budget.nodes, truncated: budget.truncated };
   }
 
-  function shapeElement(node, depth, authoredAbove, budget) {
+  function shapeElement(node, depth, authoredAbove, inFormAbove, budget) {
     const tag = elementTag(node);
-    const authored = authoredAbove || startsAuthored(tag, node.attributes);
+    const inForm = inFormAbove || tag === 'form';
+    const authored = authoredAbove || startsAuthored(tag, node.attributes, inForm);
     budget.nodes += 1;
     const out = { tag, attrs: shapeAttrs(tag, node.attributes, authoredAbove), children: [] };
     budget.bytes += estimatedBytes(out);
@@ -301,18 +316,30 @@
         budget.bytes += TEXT_MARKER_BYTES;
         out.children.push({ text: textClass(child.data) });
       } else {
-        out.children.push(shapeElement(child, depth + 1, authored, budget));
+        out.children.push(shapeElement(child, depth + 1, authored, inForm, budget));
       }
     }
     return out;
   }
 
+  // What the allow-list did not recognize, as the shape keeps it: where, and the structural
+  // part of the descriptor (vocabulary.js describe: tag, role, test id, class tokens), never
+  // the label that follows it in quotes; null otherwise.
+  const UNRECOGNIZED_PLACES = new Set(['latest turn', 'composer']);
+  const UNRECOGNIZED_WHAT = /^[a-z0-9[\]=._@/:() -]{1,160}$/i;
+  function unrecognizedPart(unrecognized) {
+    if (!unrecognized || !UNRECOGNIZED_PLACES.has(unrecognized.where)) return null;
+    const what = String(unrecognized.what ?? '').split(' "')[0].trim();
+    return { where: unrecognized.where, what: UNRECOGNIZED_WHAT.test(what) ? what : REDACTED };
+  }
+
   /**
-   * The page shape of `doc`: `{version, layout, missing, title, path, lang, nodes, truncated,
-   * tree}`, plain JSON. `layout` and `missing` come from the facts (selectors.js: the layout
-   * profile that matched, what was not found).
+   * The page shape of `doc`: `{version, layout, missing, unrecognized, title, path, lang,
+   * nodes, truncated, tree}`, plain JSON. `layout`, `missing` and `unrecognized` come from the
+   * facts (selectors.js: the layout profile that matched, what was not found, what the
+   * allow-list could not name, without its label).
    */
-  function pageShape(doc, { layout = null, missing = [] } = {}) {
+  function pageShape(doc, { layout = null, missing = [], unrecognized = null } = {}) {
     const root = doc?.documentElement ?? null;
     const { tree, nodes, truncated } = shapeTree(root);
     const lang = String(root.getAttribute?.('lang') ?? '');
@@ -320,6 +347,7 @@
       version: VERSION,
       layout: typeof layout === 'string' && /^[a-z0-9-]{1,40}$/.test(layout) ? layout : null,
       missing: (Array.isArray(missing) ? missing : []).filter((m) => typeof m === 'string' && /^[a-z ]{1,40}$/.test(m)).slice(0, 10),
+      unrecognized: unrecognizedPart(unrecognized),
       title: String(doc.title ?? '') === '' ? '' : TITLE_TOKEN,
       path: redactPath(doc.location?.pathname ?? '/'),
       lang: LANG.test(lang) ? lang : '',

@@ -20,6 +20,9 @@
       /^there was an error generating a response/i,
       /^an error occurred\b/i,
       /^unknown error occurred/i,
+      // The outage card of 2026-02-03 (unotv.com report: es, with the English in parentheses).
+      /^hmm\s?(?:…|\.{3})\s?something seems to have gone wrong/i,
+      /^hmm\s?(?:…|\.{3})\s?algo parece haber salido mal/i, // es
     ],
     connectionInterrupted: [
       /^connection interrupted/i,
@@ -30,6 +33,7 @@
       /^a network error occurred\b/i,
       /^ネットワークエラー/, // ja
       /^соединение прервано/i, // ru
+      /^连接已中断/, // zh-CN (2026-10-02, and the older 连接已中断。正在等待完整回复。)
     ],
     messageStreamError: [
       /^error in message stream/i,
@@ -54,6 +58,57 @@
       /^생각 중지됨$/, // ko
       /^elaborazione interrotta$/i, // it
       /^düşünme durdu$/i, // tr
+      // The other locales ChatGPT ships (its locale modules as read on 2026-09-12:
+      // miuuyy/codex-chatgpt-web ui-labels.ts@93dc6fc; locales/locale-texts.json _locales).
+      /^ማሰብ ቆሟል$/i, // am
+      /^توقّف التفكير$/i, // ar
+      /^Спря да мисли$/i, // bg-BG
+      /^চিন্তা থেমেছে$/i, // bn-BD
+      /^Razmišljanje prekinuto$/i, // bs-BA
+      /^Pensament interromput$/i, // ca-ES
+      /^Přemýšlení zastaveno$/i, // cs-CZ
+      /^Tænkning stoppet$/i, // da-DK
+      /^Διακόπηκε η σκέψη$/i, // el-GR
+      /^Mõtlemine peatati$/i, // et-EE
+      /^فرایند فکر کردن متوقف شد$/i, // fa
+      /^Ajattelu pysähtyi$/i, // fi-FI
+      /^વિચાર કરવાનું બંધ થયું$/i, // gu-IN
+      /^सोचना बंद हो गया$/i, // hi-IN
+      /^Razmišljanje je zaustavljeno$/i, // hr-HR
+      /^Gondolkodás leállítva$/i, // hu-HU
+      /^Մտածելու գործընթացը դադարեցվեց$/i, // hy-AM
+      /^Berhenti berpikir$/i, // id-ID
+      /^Hætti að hugsa$/i, // is-IS
+      /^ფიქრი შეწყდა$/i, // ka-GE
+      /^Ойлану тоқтатылды$/i, // kk
+      /^ಯೋಚನೆ ನಿಂತಿತು$/i, // kn-IN
+      /^Nustota mąstyti$/i, // lt
+      /^Pārtrauca domāt$/i, // lv-LV
+      /^Престана да размислува$/i, // mk-MK
+      /^ചിന്തിക്കുന്നത് നിർത്തി$/i, // ml
+      /^Бодохоо больсон$/i, // mn
+      /^विचार करणे थांबवले$/i, // mr-IN
+      /^Berhenti berfikir$/i, // ms-MY
+      /^စဉ်းစားမှု ရပ်သွားသည်$/i, // my-MM
+      /^Sluttet å tenke$/i, // nb-NO
+      /^Het nadenken is gestopt$/i, // nl-NL
+      /^ਸੋਚਣਾ ਰੁਕ ਗਿਆ$/i, // pa
+      /^Przerwano myślenie$/i, // pl-PL
+      /^Analiza s-a oprit$/i, // ro-RO
+      /^Premýšľanie sa zastavilo$/i, // sk-SK
+      /^Razmišljanje ustavljeno$/i, // sl-SI
+      /^Fikirka waa la joojiyay$/i, // so-SO
+      /^Ndaloi së menduari$/i, // sq-AL
+      /^Размишљање је прекинуто$/i, // sr-RS
+      /^Slutade att tänka$/i, // sv-SE
+      /^Imeacha kufikiri$/i, // sw-TZ
+      /^யோசனை நிறுத்தப்பட்டது$/i, // ta-IN
+      /^ఆలోచించడం ఆగింది$/i, // te-IN
+      /^หยุดคิดแล้ว$/i, // th-TH
+      /^Huminto sa pag-iisip$/i, // tl
+      /^Обдумування зупинено$/i, // uk-UA
+      /^سوچنا بند کر دیا$/i, // ur
+      /^Đã ngừng suy nghĩ$/i, // vi-VN
     ],
     subscriptionFailed: [
       /^failed to load subscription/i,
@@ -71,11 +126,13 @@
     approvalTitle: [
       /^allow chatgpt to use (.{1,80}?)\?$/i,
       /^permitir que o chatgpt use (.{1,80}?)\?$/i, // pt-BR
+      /^允许 ?chatgpt ?使用 ?(.{1,80}?) ?[？?]$/i, // zh-CN (live 2026-09-30: 允许 ChatGPT 使用 GitHub？)
     ],
     conversationFull: [
       /you've reached the maximum length for this conversation/i,
       /この会話は長さの上限に到達しています/, // ja
       /вы достигли максимальной длины этого обсуждения/i, // ru
+      /이 대화의 최대 길이에 도달/, // ko (a fragment: index id 63577220207)
     ],
     usageLimit: [
       /you've (?:reached|hit) (?:your|the|our) [\w\s.-]{0,60}?\b(?:limit|cap)\b/i,
@@ -138,6 +195,7 @@
       /^音声モードを開始する$/, // ja
       /^启动语音功能$/, // zh-CN
       /^voice 시작$/i, // ko
+      /^音声入力ボタン$/, // ja
     ],
   });
 

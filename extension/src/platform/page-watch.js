@@ -1,8 +1,10 @@
 // Reads of ChatGPT's page kept until a mutation could change them: the page readers
 // (turns.js, selectors.js) keep here what would otherwise cost a pass over the whole page (which grows
 // with the conversation) on every read, so a token streamed into the latest turn costs no
-// such pass. Each kept read has its own MutationObserver that marks it stale; the records not
-// yet delivered are taken at read time, so a read right after a mutation is never stale.
+// such pass, and a part of the page that mostly stays quiet (the composer's dock) is read
+// again only once it changed. Each kept read has its own MutationObserver that marks it stale;
+// the records not yet delivered are taken at read time, so a read right after a mutation is
+// never stale.
 // Classic content script, loaded after page-texts.js and before turns.js and selectors.js
 // into the same isolated world: it defines globalThis.OrcPageWatch and only observes the page.
 (() => {
@@ -111,5 +113,30 @@
     return watch.version;
   }
 
-  globalThis.OrcPageWatch = Object.freeze({ queryDocument, outsideTurns, childListVersion });
+  // ---- An element's subtree ----
+
+  /** element -> {version, observer} */
+  const subtrees = new WeakMap();
+
+  /**
+   * A number that changes whenever anything in `element`'s subtree changes (its children and
+   * theirs, any attribute, any text), `element`'s own attributes included: what a read of a
+   * small, mostly quiet part of the page (the composer's dock) is kept by.
+   */
+  function subtreeVersion(element) {
+    let watch = subtrees.get(element);
+    if (watch === undefined) {
+      watch = { version: 0, observer: null };
+      const counted = watch;
+      watch.observer = new MutationObserver(() => {
+        counted.version += 1;
+      });
+      watch.observer.observe(element, { subtree: true, childList: true, attributes: true, characterData: true });
+      subtrees.set(element, watch);
+    }
+    if (watch.observer.takeRecords().length > 0) watch.version += 1;
+    return watch.version;
+  }
+
+  globalThis.OrcPageWatch = Object.freeze({ queryDocument, outsideTurns, childListVersion, subtreeVersion });
 })();

@@ -1,13 +1,15 @@
-// ChatGPT's page as the content adapter sees it: every selector the extension relies on and
-// the read-only functions that turn a document into the `facts` object of extension/README.md
-// (the composer and its controls, error cards, notices, dialogs, log-in and challenge marks,
-// and whether a submission may proceed). Structure first (test ids, roles, the Retry control,
-// a turn's position), text second (page-texts.js, every UI language it knows). The turn list
-// is read by turns.js; page-wide notices are read outside it, so reading costs the same on a
-// 400-turn page as on a 4-turn one. Classic content script, loaded after page-texts.js and
-// turns.js, apps.js and page-watch.js (which keeps its page-wide reads between mutations)
-// and before content.js into the same isolated world: it defines globalThis.OrcSelectors
-// and touches nothing on the page.
+// ChatGPT's page as the content adapter sees it: the read-only functions that turn a
+// document into the `facts` object of extension/README.md (the page scan: dialogs, log-in and
+// challenge marks, limits; what the adapter cannot name; and whether a submission may
+// proceed). Structure first (test ids, roles, the Retry control, a turn's position), text
+// second (page-texts.js, every UI language it knows). The turn list is read by turns.js, the
+// composer by composer.js, the approval card and the pill by apps.js, the allow-list by
+// vocabulary.js, the notices and the latest turn's error card by page-notices.js; page-wide
+// notices are read outside the turn list, so reading costs the same on a 400-turn page as on
+// a 4-turn one. Classic content script, loaded after page-texts.js, page-watch.js (which
+// keeps its page-wide reads between mutations), turns.js, apps.js, composer.js,
+// vocabulary.js and page-notices.js and before typing.js and content.js into the same isolated world: it
+// defines globalThis.OrcSelectors and touches nothing on the page.
 (() => {
   'use strict';
 
@@ -15,57 +17,36 @@
   const TURNS = globalThis.OrcTurns;
   const APPS = globalThis.OrcApps;
   const WATCH = globalThis.OrcPageWatch;
-  const { normalizeText, isWhitespace } = TEXTS;
+  const COMPOSER = globalThis.OrcComposer;
+  const VOCABULARY = globalThis.OrcVocabulary;
+  const NOTICES = globalThis.OrcPageNotices;
+  const { normalizeText } = TEXTS;
   const { PROFILES, locateTurns, recentTurns, countTurns, countUserTurnsContaining, hasActionBar, areaOf, assistantTail, layoutOf } = TURNS;
+  const {
+    isVisible, label, isEnabled, findComposer, composerText, isComposerEditable, findSendButton, findStopControl, dockOf, draftOf,
+  } = COMPOSER;
+  const {
+    NO_TEXTS, NO_ELEMENTS, notices, noticeTexts, cardText, describeError, turnError, markdownNotice, marksOf, NOT_NOTICE_TAGS, FRAME_TAG,
+  } = NOTICES;
 
   const SELECTORS = Object.freeze({
     ...TURNS.SELECTORS,
-    // What must be present on any page the adapter types into.
-    composer: [
-      '#prompt-textarea',
-      '[data-testid="prompt-textarea"]',
-      'form[data-chatgpt-composer] [data-composer-markdown][contenteditable="true"]',
-      '[contenteditable="true"][data-lexical-editor="true"]',
-      '.ProseMirror[contenteditable="true"]',
-      'form [contenteditable][role="textbox"]',
-      // The app shell's editor, in a form or in a bare [data-composer-body] (October 2026).
-      '[data-composer-markdown][contenteditable="true"]',
-      'form textarea',
-    ],
-    // Looked for after typing: an empty composer's submit slot holds a voice button instead.
-    // The app shell's Send has no test id: the form's submit button, or a button labelled Send.
-    send: [
-      'button[data-testid="send-button"]',
-      'button[data-composer-submit]',
-      'button#composer-submit-button',
-      'button[data-testid="composer-submit-button"]',
-      'form button[type="submit"]',
-      'button[aria-label]',
-    ],
-    stop: [
-      'button[data-testid="stop-button"]',
-      'button[data-testid="composer-stop-button"]',
-      'button[data-stop-generating]',
-      'button#composer-submit-button',
-      'button[data-composer-submit]',
-      'button[aria-label]',
-      'button:has(svg path[d^="M4.5 5.75C4.5 5.05964 5.05964 4.5 5.75 4.5H14.25"])',
-    ],
-    // The app shell's Stop glyph, a rounded square (its label is localized, it has no test id).
-    stopGlyph: 'svg path[d^="M4.5 5.75C4.5 5.05964 5.05964 4.5 5.75 4.5H14.25"]',
-    voice: ['[data-testid^="composer-speech-button"]', '[data-testid*="voice"]'],
-    // Structural error markers inside a turn: any non-empty text there is an error card.
-    errorCard: ['[class*="text-token-text-error"]', '[data-testid*="error-message"]'],
-    errorRegion: ['[role="alert"]', '[aria-live="assertive"]'],
-    // Listed only so the adapter can recognise, and never click, ChatGPT's Retry control.
-    retry: 'button[data-testid="regenerate-thread-error-button"]',
+    ...COMPOSER.SELECTORS,
+    ...NOTICES.SELECTORS,
     // Modal dialogs, and the tool-approval card (inline, no role; apps.js tells it apart): the
     // adapter reads them and never dismisses or answers one.
     dialog: '[role="dialog"], [role="alertdialog"], dialog[open], [data-testid="tool-approval-card"]',
     dialogHeading: 'h1, h2, h3, h4, [data-testid*="title"], [id*="title"]',
     login: ['[data-testid="login-button"]', 'button[data-login-button]', '#modal-no-auth-login', 'a[href*="/auth/login"]'],
+    // ChatGPT's own log-in button and no-auth sheet, drawn only for a signed-out visitor
+    // (index ids 69422929758 of 2026-09-13 and 56279445925; SOURCES.md section 8): a chat
+    // list in the sidebar does not outweigh them.
+    ownLogin: '[data-testid="login-button"], #modal-no-auth-login',
+    // The logged-out page marks itself (transcript-2026-10, the "wm-app" shell; SOURCES.md).
+    loggedOut: '[data-logged-out]',
     // Shown only to a signed-in person: with one, a log-in button proves nothing. The chat
-    // history in the sidebar lists the person's own conversations.
+    // history in the sidebar lists the person's own conversations (outweighing a log-in link,
+    // not ChatGPT's own log-in button).
     signedIn: ['[data-testid="accounts-profile-button"]', '[data-testid="profile-button"]', 'nav a[href*="/c/"]'],
     challenge: [
       '#challenge-form',
@@ -75,367 +56,18 @@
       'iframe[src*="challenges.cloudflare.com"]',
       'script[src*="/cdn-cgi/challenge-platform/"]',
     ],
-    // Text people or the model wrote (messages, the draft, chat titles in the sidebar): never
-    // read as page state, so a reply that says "something went wrong" is not an error.
-    authoredText: '.markdown, [data-assistant-markdown], [data-message-author-role="user"], [data-message-role="user"], #prompt-textarea, [contenteditable="true"], textarea, nav, aside, '
-      + '[data-markdown-text-style], [data-markdown-text-tone], [data-user-message-bubble], [data-chatgpt-search-unit-key$=":user"], [data-content-search-unit-key$=":user"], [data-dil-message-id], [class*="DilResponseRoot"]',
   });
 
-  // noticeCharsMax: page state is said in short notices; longer text is content, not state.
-  const LIMITS = Object.freeze({ ...TURNS.LIMITS, errorTextCharsMax: 200, noticeCharsMax: 300 });
-  // A notice drawn as a `.markdown` block holds at most this many elements.
-  const NOTICE_ELEMENTS_MAX = 8;
+  const LIMITS = Object.freeze({ ...TURNS.LIMITS, ...NOTICES.LIMITS });
 
-  function isVisible(element) {
-    return element.isConnected && (typeof element.checkVisibility !== 'function' || element.checkVisibility());
-  }
-
-  // The first element matching one of `selectorList` (in its order) that is visible and
-  // accepted. The first match is usually the one: only past it are all matches listed.
-  function firstVisible(root, selectorList, accept = null) {
-    for (let s = 0; s < selectorList.length; s += 1) {
-      const selector = selectorList[s];
-      const first = root.querySelector(selector);
-      if (first === null) continue;
-      if (isVisible(first) && (accept === null || accept(first))) return first;
-      const all = root.querySelectorAll(selector);
-      for (let i = 1; i < all.length; i += 1) {
-        if (isVisible(all[i]) && (accept === null || accept(all[i]))) return all[i];
-      }
-    }
-    return null;
-  }
-
-  function label(element) {
-    return normalizeText(element.getAttribute('aria-label') || element.getAttribute('title') || element.textContent || '');
-  }
-
-  function isEnabled(button) {
-    return !button.disabled && button.getAttribute('aria-disabled') !== 'true';
-  }
-
-  // ---- The composer and its controls (inside the composer's form: a small subtree) ----
-
-  function findComposer(doc) {
-    const byId = doc.getElementById('prompt-textarea');
-    if (byId !== null && isVisible(byId) && isTextInput(byId)) return byId;
-    const { forms } = doc;
-    for (let i = 0; i < forms.length; i += 1) {
-      const found = firstVisible(forms[i], SELECTORS.composer, isTextInput);
-      if (found !== null) return found;
-    }
-    return firstVisible(doc, SELECTORS.composer, isTextInput);
-  }
-
-  // A text field, editable now or not (a page may lock it for a moment; readinessToType
-  // checks that it is editable before typing).
-  function isTextInput(element) {
-    return element.tagName === 'TEXTAREA' || element.hasAttribute('contenteditable');
-  }
-
-  // The controls next to the composer: its form, or the document when it has none.
-  function controlsRoot(doc, composer) {
-    return composer?.closest('form') ?? doc;
-  }
-
-  function composerText(composer) {
-    const text = APPS.draftText(composer);
-    return (text || '').trim();
-  }
-
-  function isComposerEditable(composer) {
-    if (composer.tagName === 'TEXTAREA') return !composer.disabled && !composer.readOnly;
-    return composer.isContentEditable ?? composer.getAttribute('contenteditable') === 'true';
-  }
-
-  // Stop: by its test id, its mark, its label in a language the adapter reads (not a dictation
-  // or voice control's "Stop ..."), or the app shell's glyph. The submit slot keeps a send test
-  // id while it shows Stop (Bloom++ notes), so such a test id does not rule a label out.
-  function isStopControl(element) {
-    const testId = element.getAttribute('data-testid') ?? '';
-    if (/(?:^|-)stop(?:-|$)/.test(testId) || element.hasAttribute('data-stop-generating')) return true;
-    if (testId !== '' && !/send|submit/.test(testId)) return false;
-    const ariaLabel = element.getAttribute('aria-label') || '';
-    return (TEXTS.matchesAny('stopLabel', ariaLabel) && !TEXTS.matchesAny('notStopLabel', ariaLabel))
-      || element.querySelector(SELECTORS.stopGlyph) !== null;
-  }
-
-  // The voice-mode button that holds the submit slot of an empty composer: by test id where
-  // it has one, else by its label (2026 pages: "Start Voice", no test id).
-  function isVoiceControl(element) {
-    return element.closest(SCAN.voice) !== null || TEXTS.matchesAny('voiceLabel', normalizeText(element.getAttribute('aria-label') ?? ''));
-  }
-
-  function isRetryControl(element) {
-    return element.matches(SELECTORS.retry) || TEXTS.matchesAny('retryLabel', label(element));
-  }
-
-  // A send button is never the Stop, Retry or voice control. It is the submit slot (a send or
-  // submit test id, its id or mark, a form's submit button) or a button labelled Send.
-  function isSendControl(element) {
-    if (isStopControl(element) || isRetryControl(element) || isVoiceControl(element)) return false;
-    const testId = element.getAttribute('data-testid');
-    if (testId !== null) return /send|submit/.test(testId);
-    return element.id === 'composer-submit-button' || element.hasAttribute('data-composer-submit')
-      || (element.getAttribute('type') === 'submit' && element.closest('form') !== null)
-      || TEXTS.matchesAny('sendLabel', label(element));
-  }
-
-  function findSendButton(doc, composer = findComposer(doc)) {
-    return firstVisible(controlsRoot(doc, composer), SELECTORS.send, isSendControl);
-  }
-
-  function findStopControl(doc, composer = findComposer(doc)) {
-    const root = controlsRoot(doc, composer);
-    return firstVisible(root, SELECTORS.stop, isStopControl)
-      ?? (root === doc ? null : WATCH.queryDocument(doc, SELECTORS.stop[0]).find(isVisible) ?? null);
-  }
-
-  // ---- Notices: the short texts the page itself shows ----
-
-  // What a read found none of: shared, never changed (a read that finds nothing builds nothing).
-  const NO_TEXTS = Object.freeze([]);
-  const NO_ELEMENTS = Object.freeze([]);
-
-  // The text of each element that directly holds visible text under `root`, outside authored
-  // text, buttons, scripts and hidden subtrees, when it is at most LIMITS.noticeCharsMax long.
-  // The list may be shared: read it, never change it.
-  function notices(root) {
-    if (root === null || root.matches(SELECTORS.authoredText)) return NO_TEXTS;
-    return noticeTexts(noticeHolders(root));
-  }
-
-  // Past this many holders under one root, the holders seen are kept in a set (a root holding
-  // that many is rare; below it, a list is searched).
-  const HOLDERS_LISTED_MAX = 16;
-
-  // The elements under `root` that directly hold a text node with more than white space, in
-  // the order of their first such text node, outside the subtrees skipsNotices rejects (the
-  // root itself is always read). A walk by the nodes' own links: no walker, filter or set per read.
-  function noticeHolders(root) {
-    let holders = NO_ELEMENTS;
-    let seen = null;
-    let node = root.firstChild;
-    while (node !== null) {
-      if (node.nodeType === 1 && node.firstChild !== null && !skipsNotices(node)) {
-        node = node.firstChild;
-        continue;
-      }
-      if (node.nodeType === 3 && !isBlank(node.data)) {
-        const holder = node.parentElement;
-        if (holders === NO_ELEMENTS) {
-          holders = [holder];
-        } else if (holders[holders.length - 1] !== holder && !(seen === null ? holders.includes(holder) : seen.has(holder))) {
-          holders.push(holder);
-          if (seen !== null) seen.add(holder);
-          else if (holders.length > HOLDERS_LISTED_MAX) seen = new Set(holders);
-        }
-      }
-      node = nextOutside(node, root);
-    }
-    return holders;
-  }
-
-  // The node after `node` and its subtree in document order, within `root`, or null.
-  function nextOutside(node, root) {
-    let at = node;
-    while (at !== root && at.nextSibling === null) at = at.parentNode;
-    return at === root ? null : at.nextSibling;
-  }
-
-  // Whether a text is only white space (what trim() would empty), read in place.
-  function isBlank(text) {
-    for (let i = 0; i < text.length; i += 1) if (!isWhitespace(text.charCodeAt(i))) return false;
-    return true;
-  }
-
-  // Tags whose text is never a notice. The patterns of the readers are made once, here and
-  // below: a regular expression literal inside a function is a new object on every call.
-  const NOT_NOTICE_TAGS = /^(?:SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|BUTTON|SVG)$/i;
-
-  // A frame's page is not this page's: the pass outside the turn list skips it too.
-  const FRAME_TAG = /^IFRAME$/i;
-
-  function skipsNotices(element) {
-    return element.hidden || NOT_NOTICE_TAGS.test(element.tagName)
-      || element.getAttribute('aria-hidden') === 'true' || element.matches(SELECTORS.authoredText);
-  }
-
-  // The texts of notice holders. A holder with many elements inside (an ancestor of the page's
-  // content that holds a stray text node) is content, not a notice, and is not read.
-  function noticeTexts(holders) {
-    let texts = NO_TEXTS;
-    for (let i = 0; i < holders.length; i += 1) {
-      const element = holders[i];
-      if (element.childElementCount > NOTICE_ELEMENTS_MAX) continue;
-      const text = shortText(element, LIMITS.noticeCharsMax);
-      if (text === null || text === '') continue;
-      if (texts === NO_TEXTS) texts = [text];
-      else texts.push(text);
-    }
-    return texts;
-  }
-
-  // An element's text normalized, or null when that is longer than `max` characters. The text
-  // is read only until it has more than `max` characters that are not whitespace (normalizing
-  // keeps each of them), so a long reply costs no more than a notice.
-  function shortText(element, max) {
-    let solid = 0;
-    for (let node = element.firstChild; node !== null; node = node.firstChild ?? nextOutside(node, element)) {
-      if (node.nodeType !== 3) continue;
-      const { data } = node;
-      for (let i = 0; i < data.length; i += 1) {
-        if (!isWhitespace(data.charCodeAt(i))) solid += 1;
-        if (solid > max) return null;
-      }
-    }
-    const normalized = normalizeText(element.textContent);
-    return normalized.length <= max ? normalized : null;
-  }
-
-  // A card's text without the labels of its buttons (a button inside a button included).
-  const BUTTONS_REJECTED = { acceptNode: (node) => (node.tagName === 'BUTTON' ? 2 /* FILTER_REJECT */ : 1 /* FILTER_ACCEPT */) };
-
-  function cardText(element) {
-    const walker = element.ownerDocument.createTreeWalker(element, 0x5 /* SHOW_ELEMENT | SHOW_TEXT */, BUTTONS_REJECTED);
-    let text = '';
-    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) if (node.nodeType === 3) text += node.data;
-    return normalizeText(text);
-  }
-
-  const ERROR_CONCEPTS = [
-    ['appUnavailable', 'app_unavailable'],
-    ['deliveryTimeout', 'delivery_timeout'],
-    ['thinkingFailed', 'thinking_failed'],
-    ['stoppedThinking', 'thinking_stopped'],
-    ['messageStreamError', 'stream_error'],
-    ['connectionInterrupted', 'connection_interrupted'],
-    ['subscriptionFailed', 'subscription_failed'],
-    ['somethingWentWrong', 'something_went_wrong'],
-  ];
-
-  // Which error a notice's text names, or null when it names none this adapter knows. `whole`:
-  // the text must be one of the page's notices entire (text inside a `.markdown` block).
-  function errorKindOf(text, whole = false) {
-    const match = whole ? TEXTS.matchesWhole : TEXTS.matchesAny;
-    for (let i = 0; i < ERROR_CONCEPTS.length; i += 1) if (match(ERROR_CONCEPTS[i][0], text)) return ERROR_CONCEPTS[i][1];
-    return null;
-  }
-
-  function describeError(kind, text, retry) {
-    return { kind, text: text.slice(0, LIMITS.errorTextCharsMax), retry };
-  }
-
-  // The error card of the latest turn, if any. In order: a Retry control (the structure
-  // says "this turn failed" in every language; the text only says which failure), an
-  // element the page styles as an error, a live region whose text names an error, and a
-  // short notice that is the whole of the turn's text (the page draws some notices inside
-  // the same `.markdown` block as a reply, so only a notice that is the entire block counts:
-  // a reply that merely quotes one is not an error). `turnNotices`: notices(turnElement), when
-  // the caller read them already; `marks`: the turn's marks (marksOf). Lists are built only
-  // for what the turn holds: this runs on every read, mostly of a turn with no error.
-  function turnError(turnElement, turnNotices = notices(turnElement), marks = marksOf(turnElement)) {
-    const retry = retryControlOf(turnElement, marks);
-    if (retry !== null) return failedTurnError(turnElement, retry, turnNotices, marks);
-    for (let i = nextMark(marks, SCAN.errorCard, 0); i !== -1; i = nextMark(marks, SCAN.errorCard, i + 1)) {
-      const text = cardText(marks[i]);
-      if (isReportable(text)) return describeError(errorKindOf(text) ?? 'generic', text, false);
-    }
-    for (let i = nextMark(marks, SCAN.errorRegion, 0); i !== -1; i = nextMark(marks, SCAN.errorRegion, i + 1)) {
-      const text = cardText(marks[i]);
-      const kind = errorKindOf(text);
-      if (isReportable(text) && kind !== null) return describeError(kind, text, false);
-    }
-    for (let i = 0; i < turnNotices.length; i += 1) {
-      const kind = errorKindOf(turnNotices[i]);
-      if (kind !== null) return describeError(kind, turnNotices[i], false);
-    }
-    const block = markdownNotice(marks);
-    const blockKind = block === null ? null : errorKindOf(block, true);
-    if (blockKind !== null) return describeError(blockKind, block, false);
-    for (let i = nextMark(marks, STATUS_BUTTONS, 0); i !== -1; i = nextMark(marks, STATUS_BUTTONS, i + 1)) {
-      const text = normalizeText(marks[i].textContent);
-      const kind = text !== '' && text.length <= LIMITS.noticeCharsMax ? errorKindOf(text, true) : null;
-      if (kind !== null) return describeError(kind, text, false);
-    }
-    return null;
-  }
-
-  // A turn with a Retry control failed: the first text near it, among its notices or as its
-  // `.markdown` block, that names a failure says which.
-  function failedTurnError(turnElement, retry, turnNotices, marks) {
-    const candidates = [noticeNear(retry, turnElement), ...turnNotices];
-    const block = markdownNotice(marks);
-    if (block !== null) candidates.push(block);
-    const kindOf = (text) => errorKindOf(text) ?? errorKindOf(text, true);
-    const named = candidates.find((text) => kindOf(text) !== null);
-    // Retry says the turn failed in every language; a text this reader does not know does
-    // not say how, and reads as a failed turn (a fresh prompt follows; Retry is never clicked).
-    return describeError(named === undefined ? 'turn_failed' : kindOf(named), named ?? candidates[0] ?? '', true);
-  }
-
-  // An error card's text worth reporting: not empty, and not the maximum-length notice
-  // (read as conversationFull).
-  function isReportable(text) {
-    return text !== '' && !TEXTS.matchesAny('conversationFull', text);
-  }
-
-  // A turn's status buttons (the reasoning header "Thinking failed" is one), outside its action bar.
-  const STATUS_BUTTONS = '[data-streaming-response-status] button, button[aria-expanded]';
-
-  // The turn's Retry control: by test id, or by its label in a turn without an action bar (a
-  // finished answer's action bar may offer a retry of its own, which does not say the turn failed).
-  function retryControlOf(turnElement, marks) {
-    const first = nextMark(marks, 'button', 0);
-    if (first === -1) return null;
-    const byLabel = !hasActionBar(turnElement, marks);
-    for (let i = first; i !== -1; i = nextMark(marks, 'button', i + 1)) {
-      if (marks[i].matches(SELECTORS.retry) || (byLabel && TEXTS.matchesAny('retryLabel', label(marks[i])))) return marks[i];
-    }
-    return null;
-  }
-
-  // The text of a turn's only `.markdown` block (among its `marks`), when it is short enough
-  // to be a notice (a notice is a paragraph or two: a longer block is a reply and is not
-  // read), or null.
-  function markdownNotice(marks) {
-    const block = nextMark(marks, SELECTORS.assistantText, 0);
-    if (block === -1 || nextMark(marks, SELECTORS.assistantText, block + 1) !== -1) return null;
-    if (marks[block].getElementsByTagName('*').length > NOTICE_ELEMENTS_MAX) return null;
-    const text = shortText(marks[block], LIMITS.noticeCharsMax);
-    return text !== null && text !== '' ? text : null;
-  }
-
-  // What the readers look for inside a turn, listed in one query (a long answer is walked
-  // once per read, not once per kind): its buttons (Retry, status buttons, the action bar's),
-  // error-styled elements, live regions, dialogs (the tool-approval card among them), its
-  // `.markdown` blocks and the marks of its action bar. In page order; each reader keeps the
-  // kind it wants (nextMark).
-  function marksOf(turnElement) {
-    return turnElement.querySelectorAll(TURN_MARKS);
-  }
-
-  // The index of the first of `marks` from `from` on that matches `selector`, or -1.
-  function nextMark(marks, selector, from) {
-    for (let i = from; i < marks.length; i += 1) if (marks[i].matches(selector)) return i;
-    return -1;
-  }
-
-  // The text next to a control: that of its nearest ancestor (within the turn) holding any.
-  function noticeNear(control, turnElement) {
-    for (let element = control.parentElement; element !== null && turnElement.contains(element); element = element.parentElement) {
-      const text = cardText(element);
-      if (text !== '') return text.slice(0, LIMITS.noticeCharsMax);
-    }
-    return '';
-  }
-
-  // A visible dialog among `candidates` other than a tool-approval card (apps.js reads those):
+  // A visible dialog among `candidates` other than a tool-approval card (apps.js reads those)
+  // and outside the composer's `dock` (a dialog there is the allow-list's: vocabulary.js):
   // {kind: rate_limited | suspicious_activity | login | unknown, heading}.
-  function openDialog(doc, candidates) {
+  function openDialog(doc, candidates, dock = null) {
     for (let i = 0; i < candidates.length; i += 1) {
       const dialog = candidates[i];
       if (APPS.isApprovalCard(dialog) || !isVisible(dialog) || dialog.closest('[data-orc-overlay]') !== null) continue;
+      if (dock !== null && dock.contains(dialog)) continue;
       const heading = normalizeText(doc.getElementById(dialog.getAttribute('aria-labelledby') ?? '')?.textContent
         ?? dialog.querySelector(SELECTORS.dialogHeading)?.textContent ?? notices(dialog)[0] ?? '');
       const text = cardText(dialog);
@@ -462,24 +94,21 @@
     login: SELECTORS.login.join(', '),
     signedIn: SELECTORS.signedIn.filter((selector) => !selector.startsWith('nav ')).join(', '),
     challenge: SELECTORS.challenge.join(', '),
-    errorCard: SELECTORS.errorCard.join(', '),
-    errorRegion: SELECTORS.errorRegion.join(', '),
-    voice: SELECTORS.voice.join(', '),
+    loggedOut: SELECTORS.loggedOut,
   });
 
-  // Every kind of element marksOf lists.
-  const TURN_MARKS = ['button', SCAN.errorCard, SCAN.errorRegion, SCAN.dialog, SELECTORS.assistantText, ...SELECTORS.actionBar].join(', ');
-
   // One pass over the page outside its turn list (whose length grows with the conversation):
-  // the page's own notices (`texts`), its dialogs, and the marks of a log-in, a signed-in
-  // person and a challenge. The sidebar and other authored text are not read, except whether
-  // the sidebar lists the person's own chats. The latest turn's area (turns.js areaOf: an
-  // app-shell exchange, else the turn) is read too (it may hold a card): `latest`,
-  // `latestNotices` and `latestMarks` (marksOf the area) say which turn and what it shows.
-  // The lists may be shared with page-watch.js's kept pass: read them, never change them.
+  // the page's own notices (`texts`), its dialogs, and the marks of a log-in, of a logged-out
+  // page, of a signed-in person and of a challenge. The sidebar and other authored text are
+  // not read, except whether the sidebar lists the person's own chats. The latest turn's area
+  // (turns.js areaOf: an app-shell exchange, else the turn) is read too (it may hold a card):
+  // `latest`, `latestNotices` and `latestMarks` (marksOf the area) say which turn and what it
+  // shows, `beside` what stands next to it in the turn list (besideLatest). The lists may be
+  // shared with page-watch.js's kept pass: read them, never change them.
   function scanPage(doc) {
     const found = {
-      texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, signedIn: false, challenge: false, latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS,
+      texts: NO_TEXTS, dialogs: NO_ELEMENTS, login: false, ownLogin: false, loggedOut: false, signedIn: false, history: false, challenge: false,
+      latest: null, latestNotices: NO_TEXTS, latestMarks: NO_ELEMENTS, beside: NO_ELEMENTS,
     };
     if (doc.body === null) return found;
     const where = locateTurns(doc);
@@ -487,7 +116,10 @@
     found.texts = outside.aroundTurns ? noticeTexts(outside.holders) : outside.texts;
     found.dialogs = outside.dialogs;
     found.login = outside.login.some(isVisible);
+    found.ownLogin = found.login && outside.login.some((element) => element.matches(SELECTORS.ownLogin) && isVisible(element));
+    found.loggedOut = outside.loggedOut;
     found.signedIn = outside.signedIn;
+    found.history = outside.history;
     found.challenge = outside.challenge;
     const latest = where?.container ? recentTurns(doc).latest : null;
     if (latest !== null) {
@@ -495,12 +127,32 @@
       found.latest = latest;
       found.latestNotices = notices(area);
       found.latestMarks = marksOf(area);
-      // The tool-approval card stands inline, inside the latest turn.
-      for (let i = nextMark(found.latestMarks, SCAN.dialog, 0); i !== -1; i = nextMark(found.latestMarks, SCAN.dialog, i + 1)) {
-        found.dialogs = [...found.dialogs, found.latestMarks[i]];
-      }
+      found.beside = besideLatest(area, where.container);
     }
     return found;
+  }
+
+  // What stands beside the latest turn's area in the turn list: the siblings of the area and
+  // of its ancestors up to its row (a card drawn next to the turn inside the row), then the rows
+  // after its row (at most VOCABULARY.LIMITS.trailingRowsMax: a card drawn as a row of its own).
+  // Usually nothing: shared when empty.
+  function besideLatest(area, container) {
+    let beside = NO_ELEMENTS;
+    let at = area;
+    for (; at.parentElement !== null && at.parentElement !== container; at = at.parentElement) {
+      for (let sibling = at.parentElement.firstElementChild; sibling !== null; sibling = sibling.nextElementSibling) {
+        if (sibling === at) continue;
+        if (beside === NO_ELEMENTS) beside = [];
+        beside.push(sibling);
+      }
+    }
+    if (at.parentElement !== container) return beside;
+    let rows = 0;
+    for (let next = at.nextElementSibling; next !== null && rows < VOCABULARY.LIMITS.trailingRowsMax; next = next.nextElementSibling, rows += 1) {
+      if (beside === NO_ELEMENTS) beside = [];
+      beside.push(next);
+    }
+    return beside;
   }
 
   // The first of the page's notices (outside the turn list, then the latest turn's) that
@@ -515,12 +167,12 @@
   }
 
   // The pass outside the turn list (page-watch.js keeps it until the page changes outside
-  // the list): {holders, texts, aroundTurns, dialogs, login, signedIn, challenge}. It reads
+  // the list): {holders, texts, aroundTurns, dialogs, login, loggedOut, signedIn, history, challenge}. It reads
   // only the DOM; scanPage reads what a mutation cannot say on every call: whether a log-in
   // control is visible (styles), and, when a notice holder contains the turn list, every
   // holder's text.
   function walkOutside(doc, container) {
-    const scan = { holders: [], texts: [], aroundTurns: false, dialogs: [], login: [], signedIn: false, challenge: false };
+    const scan = { holders: [], texts: [], aroundTurns: false, dialogs: [], login: [], loggedOut: false, signedIn: false, history: false, challenge: false };
     const holders = new Set();
     const reject = (element) => {
       if (element === container) return true;
@@ -528,9 +180,10 @@
       if (element.matches(SCAN.challenge)) scan.challenge = true;
       if (element.matches(SCAN.dialog)) scan.dialogs.push(element);
       if (element.matches(SCAN.login)) scan.login.push(element);
+      if (!scan.loggedOut && element.matches(SCAN.loggedOut)) scan.loggedOut = true;
       if (!scan.signedIn && element.matches(SCAN.signedIn)) scan.signedIn = true;
       if (element.tagName === 'NAV' || element.tagName === 'ASIDE') {
-        if (element.querySelector('a[href*="/c/"]') !== null) scan.signedIn = true;
+        if (element.querySelector('a[href*="/c/"]') !== null) scan.history = true;
         return true;
       }
       return NOT_NOTICE_TAGS.test(element.tagName) || FRAME_TAG.test(element.tagName)
@@ -578,6 +231,8 @@
       suspiciousActivity: null,
       dialog: null,
       approval: null,
+      composerDraft: null,
+      unrecognized: null,
       missing: NOTHING_MISSING,
     };
   }
@@ -609,6 +264,34 @@
   }
 
   const CONVERSATION_PATH = /\/u?c\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/;
+  // Where ChatGPT keeps the conversations of a visitor who is not logged in.
+  const LOGGED_OUT_PATH = /\/uc\/[A-Za-z0-9][A-Za-z0-9_-]*\/?$/;
+
+  /**
+   * Logged out: a log-in sheet; the logged-out page's own mark or address (`[data-logged-out]`,
+   * `/uc/<id>`); or a log-in control with nothing only a signed-in person sees (an account
+   * button; a chat list in the sidebar outweighs a log-in link, not ChatGPT's own log-in
+   * button or no-auth sheet), except on a conversation's address whose turns are still loading (that page is read once they show, or fails closed when they never do).
+   * A logged-out page is never typed into for managed work: ChatGPT offers it no apps, so a
+   * worker there could never call the orchestrator's tools, and the conversation is not the
+   * person's.
+   */
+  function isLoggedOut(doc, scan, dialog, userTurns) {
+    if (dialog?.kind === 'login' || scan.loggedOut || LOGGED_OUT_PATH.test(doc.location?.pathname ?? '')) return true;
+    if (scan.signedIn || !(scan.ownLogin || (scan.login && !scan.history))) return false;
+    return !(userTurns === 0 && onConversationPath(doc));
+  }
+
+  /**
+   * What in the latest turn (its area, `marks`, what stands `beside` it) or around the composer
+   * the adapter cannot name (vocabulary.js): `{where, element, what}`, or null. `dock`: the
+   * composer's dock (composer.js dockOf), null without a composer.
+   */
+  function unrecognizedOf(composer, dock, latestArea, marks, beside, approvalCard) {
+    const inTurn = latestArea === null ? null : VOCABULARY.unrecognizedInTurn(latestArea, marks, beside, approvalCard);
+    if (inTurn !== null || composer === null) return inTurn;
+    return VOCABULARY.unrecognizedAroundComposer(composer, dock, approvalCard);
+  }
 
   // A usage-limit notice: its text (a banner's heading and sentence together) and when it
   // says the limit lifts (the first of its lines that names a time), read at `now` (a Date;
@@ -621,12 +304,14 @@
   }
 
   // The facts of extension/README.md, read at the page's wall-clock time `now` (a Date, the
-  // clock when null; it turns a usage notice's "after 4:04 PM" into a time). The assistant
-  // tail is reported only once the latest assistant turn is done (its action bar shows): a
-  // streaming tail is not state, and reporting it would turn every rendered token into a
-  // message. This runs after every burst of mutations: it builds the facts object and what
-  // the page shows, and otherwise no lists or closures (every one is garbage).
-  function computeFacts(doc, now = null) {
+  // clock when null; it turns a usage notice's "after 4:04 PM" into a time). `ownApp`: the
+  // name of the app this extension chooses in the composer (its pill is no draft), null when
+  // not known. The assistant tail is reported only once the latest assistant turn is done
+  // (its action bar shows): a streaming tail is not state, and reporting it would turn every
+  // rendered token into a message. This runs after every burst of mutations: it builds the
+  // facts object and what the page shows, and otherwise no lists or closures (every one is
+  // garbage).
+  function computeFacts(doc, now = null, { ownApp = null } = {}) {
     const facts = emptyFacts(String(doc.location?.href ?? ''));
     if (doc.body === null) return facts;
     const composer = findComposer(doc);
@@ -634,13 +319,17 @@
     const { latest, latestRole, lastAssistant } = recentTurns(doc);
     const counts = countTurns(doc);
     const scan = scanPage(doc);
-    facts.approval = APPS.approvalOf(doc, scan.dialogs);
-    const dialog = openDialog(doc, scan.dialogs);
+    const approvalCard = APPS.findApprovalCard(doc, scan.dialogs);
+    facts.approval = approvalCard === null ? null : APPS.describeApproval(approvalCard);
+    const turnList = locateTurns(doc)?.container ?? null;
+    const dock = composer === null ? null : dockOf(composer, turnList);
+    const dialog = openDialog(doc, scan.dialogs, dock);
     facts.loaded = doc.readyState === 'complete';
     facts.layout = layoutOf(doc);
     facts.composer = composer !== null;
     facts.composerEditable = composer !== null && isComposerEditable(composer);
     facts.composerText = composer !== null && composerText(composer) !== '';
+    facts.composerDraft = composer === null ? null : draftOf(composer, { ownApp });
     facts.sendButton = send !== null;
     facts.sendEnabled = send !== null && isEnabled(send);
     facts.stopButton = findStopControl(doc, composer) !== null;
@@ -650,27 +339,24 @@
     // What the latest turn shows is read in its area (an app-shell answer's exchange, or a
     // prompt's exchange while its answer has not appeared), the turn itself elsewhere.
     const latestArea = latest === null ? null : areaOf(latest);
-    const latestMarks = latest === null ? NO_ELEMENTS : scan.latest === latest ? scan.latestMarks : marksOf(latestArea);
+    const scanned = scan.latest === latest;
+    const latestMarks = latest === null ? NO_ELEMENTS : scanned ? scan.latestMarks : marksOf(latestArea);
     facts.lastAssistantDone = lastAssistant !== null && hasActionBar(lastAssistant, lastAssistant === latest ? latestMarks : null);
     facts.lastAssistantTail = facts.lastAssistantDone && lastAssistant === latest ? assistantTail(lastAssistant, latestMarks) : '';
     const pageFailure = noticeNaming(scan, 'subscriptionFailed');
-    facts.error = (latest === null ? null : turnError(latestArea, scan.latest === latest ? scan.latestNotices : notices(latestArea), latestMarks))
+    facts.error = (latest === null ? null : turnError(latestArea, scanned ? scan.latestNotices : notices(latestArea), latestMarks, approvalCard))
       ?? (pageFailure === null ? null : describeError('subscription_failed', pageFailure, false));
     facts.conversationFull = isConversationFull(doc, scan, latest);
     facts.challenge = scan.challenge || doc.getElementById('challenge-form') !== null
       || TEXTS.matchesAny('challengeTitle', normalizeText(doc.title)) || noticeNaming(scan, 'challenge') !== null;
-    // Logged out: a log-in sheet, or a log-in control with nothing that only a signed-in
-    // person sees (a log-in button can show on a signed-in page too) and no conversation to
-    // read (a logged-out chat at /uc/<id> shows its turns and is read as it is).
-    // On a conversation's address the turns may still be loading: that page is read once
-    // they show (or fails closed when they never do), not taken for a log-in wall.
-    facts.loginRequired = !facts.challenge && (dialog?.kind === 'login'
-      || (scan.login && !scan.signedIn && counts.user === 0 && !onConversationPath(doc)));
+    facts.loginRequired = !facts.challenge && isLoggedOut(doc, scan, dialog, counts.user);
     facts.usageLimit = usageLimitOf(scan, now);
     facts.rateLimited = dialog?.kind === 'rate_limited' ? { text: dialog.heading } : null;
     const suspicious = dialog?.kind === 'suspicious_activity' ? dialog.heading : noticeNaming(scan, 'suspiciousActivity');
     facts.suspiciousActivity = suspicious === null ? null : { text: suspicious.slice(0, LIMITS.errorTextCharsMax) };
     facts.dialog = dialog?.kind === 'unknown' ? { heading: dialog.heading } : null;
+    const unrecognized = unrecognizedOf(composer, dock, latestArea, latestMarks, scanned ? scan.beside : NO_ELEMENTS, approvalCard);
+    facts.unrecognized = unrecognized === null ? null : { where: unrecognized.where, what: unrecognized.what };
     const turnsMissing = locateTurns(doc) === null && onConversationPath(doc);
     if (composer === null || turnsMissing) {
       facts.missing = [];
@@ -681,18 +367,19 @@
   }
 
   /**
-   * Every check a submission needs before anything is touched, as `{ok: true}` or
-   * `{ok: false, code, detail}`: the composer must be there, editable and empty (or hold only
-   * the text this extension typed, `ownText`); an idle submission needs no stop control, a
-   * steering one needs one. No send button is needed yet: the page draws it once text is in.
+   * Every check a submission needs before anything is touched, as `{ok: true, composer}` or
+   * `{ok: false, code, detail}`: the composer must be there, editable and hold nothing a
+   * person put there (only the text this extension typed, `ownText`, and the pill of the app
+   * it chooses, `ownApp`, may be in it); an idle submission needs no stop control, a steering
+   * one needs one; no approval card, dialog, or anything the adapter cannot name in the latest
+   * turn or around the composer (vocabulary.js). No send button is needed yet: the page draws
+   * it once text is in.
    */
-  function readinessToType(doc, mode, ownText = null) {
+  function readinessToType(doc, mode, ownText = null, ownApp = null) {
     const composer = findComposer(doc);
     if (composer === null) return refuse('HOST_UI_CHANGED', 'the composer is missing');
-    const draft = composerText(composer);
-    if (draft !== '' && draft.replace(/\s+/g, '') !== (ownText ?? '').replace(/\s+/g, '')) {
-      return refuse('COMPOSER_BUSY', 'the composer holds a draft the extension did not write');
-    }
+    const draft = draftOf(composer, { ownText, ownApp });
+    if (draft !== null) return refuse('COMPOSER_BUSY', `the composer holds a draft the extension did not write (${DRAFT_WORDS[draft]})`);
     const stopControl = findStopControl(doc, composer);
     if (mode === 'steer' && (stopControl === null || findSendButton(doc, composer) === null)) {
       return refuse('STEERING_UNAVAILABLE', 'the page offers no send button while generating');
@@ -700,15 +387,30 @@
     if (mode === 'idle' && stopControl !== null) return refuse('NOT_IDLE', 'a stop control is present: the conversation is not idle');
     if (!isComposerEditable(composer)) return refuse('HOST_UI_CHANGED', 'the composer is not editable');
     const scan = scanPage(doc);
-    if (isConversationFull(doc, scan)) return refuse('CONVERSATION_FULL', 'the conversation has reached its maximum length');
+    const { latest } = recentTurns(doc);
+    if (isConversationFull(doc, scan, latest)) return refuse('CONVERSATION_FULL', 'the conversation has reached its maximum length');
     // A tool-approval card waits for a person: nothing is typed beside it.
-    const approval = APPS.approvalOf(doc, scan.dialogs);
-    if (approval !== null) return refuse('NOT_IDLE', `a tool-approval card waits for a person: ${approval.title ?? approval.app ?? 'approve or deny it'}`);
-    const dialog = openDialog(doc, scan.dialogs);
+    const approvalCard = APPS.findApprovalCard(doc, scan.dialogs);
+    if (approvalCard !== null) {
+      const approval = APPS.describeApproval(approvalCard);
+      return refuse('NOT_IDLE', `a tool-approval card waits for a person: ${approval.title ?? approval.app ?? 'approve or deny it'}`);
+    }
+    const dock = dockOf(composer, locateTurns(doc)?.container ?? null);
+    const dialog = openDialog(doc, scan.dialogs, dock);
     // The page cannot take a prompt now; nothing was touched (the daemon retries later).
     if (dialog !== null) return refuse('NOT_IDLE', `a dialog is open: ${dialog.heading}`);
+    const latestArea = latest === null ? null : areaOf(latest);
+    const scanned = scan.latest === latest;
+    const unrecognized = unrecognizedOf(composer, dock, latestArea, latest === null ? NO_ELEMENTS : scanned ? scan.latestMarks : marksOf(latestArea),
+      scanned ? scan.beside : NO_ELEMENTS, null);
+    if (unrecognized !== null) return refuse('NOT_IDLE', `page not recognized: ${unrecognized.what} in the ${unrecognized.where}`);
     return { ok: true, composer };
   }
+
+  // A draft's kind (composer.js draftOf) in the words of a refusal.
+  const DRAFT_WORDS = Object.freeze({
+    text: 'text', mention: 'an app mention', upload: 'a file being uploaded', image: 'an image or a file', quote: 'a quoted reply', attachment: 'an attachment',
+  });
 
   /** Whether the facts show a state of the page's own (a stop, a notice, a dialog). */
   function showsOwnState(facts) {

@@ -13,7 +13,11 @@
 
   // The app-shell exchange: its element, the elements that are one message each (nested ones
   // are parts of their outer message), and what says a message is the user's.
-  const MESSAGE_MARKS = '[data-chatgpt-search-unit-key], [data-content-search-unit-key], [data-chatgpt-search-message-ids], [data-conversation-role], [data-user-message-bubble]';
+  // The answer's prose counts as a message only where no message holds it (lonePlaceholderRole).
+  const ANSWER_PROSE = '[data-markdown-text-style="assistant-message"]';
+  const MESSAGE_MARKS = `[data-chatgpt-search-unit-key], [data-content-search-unit-key], [data-chatgpt-search-message-ids], [data-conversation-role], [data-user-message-bubble], ${ANSWER_PROSE}`;
+  // What says an exchange already holds its answer's message.
+  const ANSWER_MARKS = '[data-chatgpt-search-unit-key$=":assistant"], [data-content-search-unit-key$=":assistant"], [data-conversation-role="assistant"]';
   const EXCHANGE = Object.freeze({
     exchange: '[data-turn-key], [data-content-search-turn-key]',
     messages: `:is([data-turn-key], [data-content-search-turn-key]) :is(${MESSAGE_MARKS})`,
@@ -96,6 +100,7 @@
   // heading, its user bubble or its answer prose; null for a part of an outer message.
   function exchangeMessageRole(message) {
     if (message.parentElement?.closest(EXCHANGE.message) != null) return null;
+    if (message.matches(ANSWER_PROSE) && !message.matches(EXCHANGE.userMessage)) return loneAnswerRole(message);
     const unitKey = message.getAttribute('data-chatgpt-search-unit-key') ?? message.getAttribute('data-content-search-unit-key') ?? '';
     if (unitKey.endsWith(':user')) return 'user';
     if (unitKey.endsWith(':assistant')) return 'assistant';
@@ -103,6 +108,17 @@
     if (heading !== null) return heading.getAttribute('data-conversation-role');
     if (message.matches(EXCHANGE.userMessage) || message.querySelector(EXCHANGE.userMessage) !== null) return 'user';
     return message.querySelector(SELECTORS.assistantText) === null ? null : 'assistant';
+  }
+
+  // The answer's prose standing in an exchange outside any message: the temporary group drawn
+  // right after Send (an activity line, no user bubble yet, Stop showing; live traces of
+  // 2026-10-06, SOURCES.md section 8) is the answer on its way. Only the exchange's first such
+  // block counts, and only while the exchange holds no answer unit or answer heading (a
+  // unit-less answer's prose stands beside its heading).
+  function loneAnswerRole(prose) {
+    const exchange = outermost(prose, EXCHANGE.exchange);
+    if (exchange === null || exchange.querySelector(ANSWER_MARKS) !== null) return null;
+    return exchange.querySelector(ANSWER_PROSE) === prose ? 'assistant' : null;
   }
 
   // The outermost ancestor of `element` (itself included) matching `selector`, or null.

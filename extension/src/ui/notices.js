@@ -1,8 +1,9 @@
-// The browser notifications the background raises from the daemon's operator.summary, as
-// data (no browser API): one per worker held by a tool-approval card, and one per run the
-// dead-man layer found stopped. Each is shown once when its cause appears (`shown`: the
-// ids already shown, kept by the caller) and cleared when it goes. They only tell a person:
-// nothing here acts on a page.
+// The browser notifications the background raises, as data (no browser API): from the
+// daemon's operator.summary, one per worker held by a tool-approval card and one per run the
+// dead-man layer found stopped; from the extension's own reading of its managed pages, one
+// per page it does not recognize (issue 27). Each is shown once when its cause appears
+// (`shown`: the ids already shown, kept by the caller) and cleared when it goes. They only
+// tell a person: nothing here acts on a page.
 
 /** The approval hold's sentence: `approve <App> in this conversation`. */
 export function approvalText(app) {
@@ -33,6 +34,29 @@ export function approvalNotifications(summary, shown) {
     }
   }
   return changes(wanted, shown, 'orc-approval:');
+}
+
+/**
+ * Every managed page the adapter does not recognize gets one when that starts (once per
+ * episode: it is cleared once the page is recognized again, and a later episode notifies
+ * again). `unknownPages`: `{workerId: detail}` (executor.js uiState); the summary names the
+ * worker. Returns `{show: [{id, workerId, title, message}], clear: [id]}`.
+ */
+export function unknownPageNotifications(unknownPages, summary, shown) {
+  const names = new Map();
+  for (const run of summary?.runs ?? []) for (const worker of run.workers ?? []) names.set(worker.workerId, worker.displayName || worker.name);
+  const wanted = new Map();
+  for (const [workerId, detail] of Object.entries(unknownPages ?? {})) {
+    if (typeof detail !== 'string' || detail === '') continue;
+    const id = `orc-page-unknown:${workerId}`;
+    wanted.set(id, {
+      id,
+      workerId,
+      title: 'Needs you: ChatGPT page not recognized',
+      message: `${names.get(workerId) || 'A worker'}: ${detail}. Nothing is typed there until it is recognized again. Click to open it.`,
+    });
+  }
+  return changes(wanted, shown, 'orc-page-unknown:');
 }
 
 /**

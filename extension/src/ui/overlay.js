@@ -6,8 +6,9 @@
 // events. Unmanaged tabs never get a view, so nothing is drawn there. Hidden globally
 // with storage.local `ui.overlayHidden`. Its diagnostics name the layout profile the page
 // readers matched (selectors.js) and, when the page failed closed (the adapter cannot read
-// it: the view says so, or the overlay's own reading finds what is missing), offer "Copy page
-// shape" (page-shape.js: a skeleton without text or ids, for a bug report). Classic script,
+// it, or holds something it cannot name: the view says so, or the overlay's own reading finds
+// what is missing or not recognized), offer "Copy page shape" (page-shape.js: a skeleton
+// without text or ids, for a bug report, naming the part not recognized). Classic script,
 // loaded after selectors.js and page-shape.js: no imports, one IIFE scope.
 (() => {
   const api = globalThis.browser ?? globalThis.chrome;
@@ -177,9 +178,11 @@
     if (!shadow.activeElement) (shadow.querySelector(`[data-key="${action}"]`) ?? shadow.querySelector('[data-key="pill"]'))?.focus();
   }
 
-  // The page as the readers see it now: the layout profile that matched, what is missing, and
-  // whether the page failed closed (content.js's rule: loaded, something missing, and no state
-  // of the page's own such as a log-in or a limit; or the view says the adapter reported it).
+  // The page as the readers see it now: the layout profile that matched, what is missing, what
+  // the allow-list cannot name, whether the page failed closed (content.js's rule: loaded,
+  // something missing, and no state of the page's own such as a log-in or a limit; something
+  // not recognized; or the view says the adapter reported it), and the safety warning of an
+  // approval card waiting on it ("Suspicious Instruction: …").
   function pageDiagnostics() {
     const readers = globalThis.OrcSelectors;
     let facts = null;
@@ -192,7 +195,9 @@
     return {
       layout: facts?.layout ?? null,
       missing: facts?.missing ?? [],
-      failedClosed: unreadable || Boolean(view.pageShape?.offered),
+      unrecognized: facts?.unrecognized ?? null,
+      approvalWarning: typeof facts?.approval?.warning === 'string' && facts.approval.warning !== '' ? facts.approval.warning : null,
+      failedClosed: unreadable || (facts?.unrecognized ?? null) !== null || Boolean(view.pageShape?.offered),
     };
   }
 
@@ -200,7 +205,8 @@
     const diagnostics = pageDiagnostics();
     let text;
     try {
-      text = JSON.stringify(globalThis.OrcPageShape.pageShape(document, { layout: diagnostics.layout, missing: diagnostics.missing }));
+      text = JSON.stringify(globalThis.OrcPageShape.pageShape(document,
+        { layout: diagnostics.layout, missing: diagnostics.missing, unrecognized: diagnostics.unrecognized }));
     } catch (error) {
       copied = { ok: false, text: `Could not read the page shape: ${error?.message ?? error}` };
       render();
@@ -236,9 +242,14 @@
   function diagnosticsSection() {
     const d = pageDiagnostics();
     const shape = view.pageShape ?? { label: 'Copy page shape', hint: null, note: 'ChatGPT page not recognised' };
-    const missing = d.missing.length > 0 ? ` (not found: ${d.missing.join(', ')})` : '';
+    const missing = d.missing.length > 0 ? ` (not found: ${d.missing.join(', ')})`
+      : d.unrecognized !== null && !view.pageShape?.offered ? ` (not recognized: ${d.unrecognized.what} in the ${d.unrecognized.where})` : '';
     return h('section', { class: 'diag', 'aria-label': 'Page diagnostics', 'data-testid': 'overlay-diagnostics' },
       h('p', { class: 'layout', 'data-testid': 'overlay-layout', 'data-layout': d.layout ?? '', text: `Page layout: ${d.layout ?? 'none recognised'}` }),
+      d.approvalWarning !== null && h('p', {
+        class: 'warn', 'data-testid': 'overlay-approval-warning',
+        text: `ChatGPT warns about this approval: "${d.approvalWarning}". Read it before you answer the card; the extension never answers it.`,
+      }),
       d.failedClosed && h('p', { class: 'warn', 'data-testid': 'overlay-page-changed', text: `${shape.note}${missing}: the extension will not type here.` }),
       d.failedClosed && h('div', { class: 'actions' }, h('button', {
         type: 'button', class: 'btn', 'data-key': 'copy-shape', 'data-testid': 'overlay-copy-shape', title: shape.hint, onclick: () => copyPageShape(),

@@ -5,9 +5,11 @@
 // every label a person reads is built from names, words and numbers.
 export { timelineView, clockLabel, REASONS, OUTCOMES } from './timeline-model.js';
 export { recentEvents, eventText } from './event-text.js';
-export { approvalNotifications, stoppedNotifications } from './notices.js';
+export { approvalNotifications, stoppedNotifications, unknownPageNotifications } from './notices.js';
 export { cliView, CLI_KINDS, approvalRequestView } from './executor-view.js';
 import { approvalText } from './notices.js';
+import { PAGE_SHAPE, PAGE_UNKNOWN, pageFailedClosed, pageShapeOffer, withPageNotes } from './page-view.js';
+export { PAGE_SHAPE, PAGE_UNKNOWN, pageFailedClosed, pageShapeOffer, withPageNotes } from './page-view.js';
 import { approvalRequestView, cliView, linkableConversation } from './executor-view.js';
 import { recentEvents } from './event-text.js';
 
@@ -51,6 +53,10 @@ const TERMINAL = new Set(['complete', 'failed', 'stopped']);
  * | awaiting_execution   | otherwise (nothing will start by itself)  | Paused    |
  * | anything else        | (a newer daemon's disposition)            | Unknown   |
  *
+ * Before all of these, an unfinished worker whose managed page the extension does not
+ * recognize (`pageUnknown`, the extension's own reading: withPageNotes) is Needs you: nothing
+ * is typed there until a person has looked.
+ *
  * `note` qualifies the word without changing it: a pending pause after the turn, a stall
  * warning, a paused worker whose turn (e.g. a continue-now) is still generating, Auto Resume
  * being off, a page error.
@@ -62,6 +68,7 @@ export function workerStatus(worker) {
 }
 
 function statusOf(w) {
+  if (w.pageUnknown && !['completed', 'failed', 'cancelled'].includes(w.disposition)) return STATUSES.needs_you;
   switch (w.disposition) {
     case 'completed': return STATUSES.complete;
     case 'failed': return STATUSES.failed;
@@ -88,6 +95,7 @@ function noteOf(w, key) {
   if (key === 'stalled') return 'No durable progress';
   if (w.stall === 'warned') return 'Appears stuck';
   if (key === 'paused' && w.conversationState === 'generating') return 'Finishing its current turn';
+  if (w.pageUnknown) return PAGE_UNKNOWN.note;
   if (w.hold?.reason in HOLDS) return holdView(w, null).label;
   if (w.pauseReason in PAUSES) return PAUSES[w.pauseReason];
   if (pageFailedClosed(w)) return PAGE_SHAPE.note;
@@ -163,46 +171,15 @@ function orphaned(w) {
   return w.disposition === 'awaiting_execution' && w.conversationState === 'closed';
 }
 
-/** What a person is asked to do, or null: an open question, a dialog, an approval, a check ChatGPT wants. */
+/** What a person is asked to do, or null: an open question, a dialog, an approval, a check ChatGPT wants, a page not recognized. */
 function needsYouText(w) {
+  if (w.pageUnknown) return `${w.pageUnknown}. ${PAGE_UNKNOWN.ask}`;
   if (w.needsYou) return w.needsYou;
   if (orphaned(w)) return 'Its conversation was closed. Recover it into a new conversation (the run and its other workers are untouched), or attach another conversation to it.';
   if (w.hold?.reason === 'blocked_by_dialog' || w.hold?.reason === 'awaiting_approval') return holdView(w, null).text;
   if (w.pauseReason === 'account_check') return w.pauseDetail ?? PAUSES.account_check;
   if (w.pauseReason === 'foreign_turn') return w.pauseDetail ?? `${PAUSES.foreign_turn}: look at it, then resume.`;
   return null;
-}
-
-/**
- * "Copy page shape" (issue 15, drift defence): offered where the content adapter failed
- * closed on a page it could not read (conversation state `error`, kind `host_ui_changed`).
- * The overlay, inside the tab, copies the shape (src/platform/page-shape.js); the dashboard
- * cannot read the tab and points there instead.
- */
-export const PAGE_SHAPE = Object.freeze({
-  label: 'Copy page shape',
-  hint: 'Copies a skeleton of this page for a bug report: element names, test ids, roles, control labels and class names; no text, no titles, no conversation ids',
-  pointer: 'Open the conversation and use Copy page shape in its overlay',
-  note: 'ChatGPT page not recognised',
-});
-
-/**
- * Whether the worker's page failed closed. `observation` (optional) is the extension's own
- * `{state, errorKind}` for the conversation; otherwise the summary's `conversationState` with
- * `conversationErrorKind` when the daemon sends it (without a kind, an error is not this one).
- */
-export function pageFailedClosed(worker, observation = null) {
-  // A CLI worker has no page: its executor's host_ui_changed is a session it stopped on.
-  if (cliView(worker)) return false;
-  const state = observation?.state ?? worker?.conversationState ?? null;
-  const kind = observation?.errorKind ?? worker?.conversationErrorKind ?? null;
-  return state === 'error' && kind === 'host_ui_changed';
-}
-
-/** What a worker row offers for its unreadable page, or null: `{label, hint, pointer}`. */
-export function pageShapeOffer(worker, observation = null) {
-  if (!pageFailedClosed(worker, observation)) return null;
-  return { label: PAGE_SHAPE.label, hint: PAGE_SHAPE.hint, pointer: PAGE_SHAPE.pointer };
 }
 
 /** Whether the worker is unfinished (counts as active). */
@@ -453,7 +430,7 @@ function capitalise(s) {
  * Auto Resume, who is working/resuming/blocked, what needs you, the current tab.
  */
 export function popupView(state, tabWorkerId, nowMs) {
-  const summary = state?.summary ?? null;
+  const summary = withPageNotes(state?.summary ?? null, state?.unknownPages);
   const entries = allWorkers(summary);
   const current = entries.find((e) => e.worker.workerId === tabWorkerId) ?? null;
   const runs = (summary?.runs ?? []).map(runHeader);
@@ -494,7 +471,7 @@ export function stallView(row, attempts, nowMs) {
  * across runs. `attemptsByWorker` (optional) holds fetched worker_attempts lists.
  */
 export function dashboardView(state, nowMs, attemptsByWorker = {}) {
-  const summary = state?.summary ?? null;
+  const summary = withPageNotes(state?.summary ?? null, state?.unknownPages);
   const runs = (summary?.runs ?? []).map((run) => ({
     ...runHeader(run),
     rows: (run.workers ?? []).map((w) => workerRow(w, run, nowMs)).sort((a, b) => a.name.localeCompare(b.name)),
@@ -516,10 +493,13 @@ export function dashboardView(state, nowMs, attemptsByWorker = {}) {
  * The managed-tab overlay's view model, or null to hide it. The background sends it to
  * the tab as `{type: 'overlay.update', view}`. Times stay absolute (`atMs`): the overlay
  * renders ages itself, so they keep ticking between updates. `observation`: the extension's
- * own `{state, errorKind}` for the tab's conversation, when the caller has it.
+ * own `{state, errorKind?, detail?}` for the tab's conversation, when the caller has it (an
+ * `unknown` with its detail: the page is not recognized).
  */
-export function overlayView(workerSummary, connection, observation = null, nowMs = null) {
-  if (!workerSummary || typeof workerSummary !== 'object') return null;
+export function overlayView(summaryWorker, connection, observation = null, nowMs = null) {
+  if (!summaryWorker || typeof summaryWorker !== 'object') return null;
+  const unknown = observation?.state === 'unknown' && typeof observation.detail === 'string' ? observation.detail : null;
+  const workerSummary = unknown === null ? summaryWorker : { ...summaryWorker, pageUnknown: unknown };
   const conn = connectionView(connection);
   const row = workerRow(workerSummary, null, nowMs);
   return {
@@ -547,7 +527,9 @@ export function overlayView(workerSummary, connection, observation = null, nowMs
     connection: { live: conn.live, label: conn.label, hint: conn.hint },
     // The overlay also offers it when its own reading of the page fails closed (it is in the
     // tab: it sees the page before the daemon hears of it).
-    pageShape: { offered: pageFailedClosed(workerSummary, observation), label: PAGE_SHAPE.label, hint: PAGE_SHAPE.hint, note: PAGE_SHAPE.note },
+    pageShape: {
+      offered: pageFailedClosed(workerSummary, observation) || unknown !== null, label: PAGE_SHAPE.label, hint: PAGE_SHAPE.hint, note: unknown ?? PAGE_SHAPE.note,
+    },
   };
 }
 

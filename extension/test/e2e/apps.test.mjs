@@ -4,7 +4,10 @@
 // when the page offers no such app, and leaves every tool-approval card to the person: the
 // worker shows as Needs you on every surface while a card waits, nothing is typed, the test
 // clicks Allow as the person (a trusted click), the turn goes on, and no untrusted click (a
-// script's) ever lands on a card.
+// script's) ever lands on a card. The first card is the October 2026 one (a
+// `@container/approval-card` with its title in an alert, a form of buttons, no test id, no
+// dialog role, the "Suspicious Instruction" warning, Stop still showing: issue 27); the second
+// the split button without Stop.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
@@ -43,7 +46,7 @@ for (const kind of BROWSERS) {
         await w.createRun();
         const lane = await w.spawnLane('/root/apps', async ({ turn, world, workerId, approve }) => {
           if (turn === 1) {
-            if (!(await approve('worker_progress'))) return { generateMs: 100, reply: block('working', 'denied') };
+            if (!(await approve('worker_progress', { variant: 'container', stop: true, warning: true }))) return { generateMs: 100, reply: block('working', 'denied') };
             await world.mcp.call('worker_progress', { workerId, summary: 'reported after the approval' });
             return { generateMs: 200, reply: block('working', 'step 1 of 2') };
           }
@@ -58,6 +61,7 @@ for (const kind of BROWSERS) {
 
         const held = await heldForApproval(w, lane, first.conversationId, 'worker_progress');
         assert.equal(held.hold.detail, APP.name);
+        assert.equal(held.binding.state, 'awaiting_approval', 'with Stop still showing, the card is no generating turn');
         assert.equal(held.disposition, 'awaiting_human');
         const popup = await openExtensionPage(w, 'src/ui/popup.html');
         const dashboard = await openExtensionPage(w, 'src/ui/dashboard.html');

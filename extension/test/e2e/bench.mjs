@@ -46,7 +46,7 @@ for (const kind of values.browsers.split(',')) {
  */
 async function resumeLatency(world, count) {
   await world.createRun('Latency bench');
-  const lane = await world.startLane('/root/bench', async ({ turn, workerId }) => {
+  const lane = await world.spawnLane('/root/bench', async ({ turn, workerId }) => {
     // Durable progress every turn, so the stall guard never pauses the bench.
     await world.mcp.call('worker_progress', { workerId, summary: `turn ${turn}` });
     if (turn > count) await world.mcp.call('worker_complete', { workerId, summary: 'bench done' });

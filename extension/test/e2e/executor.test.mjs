@@ -3,10 +3,13 @@
 // (test/fake-chatgpt/layouts/). No test sends a manual message: every prompt the page
 // receives was decided by the daemon and submitted by the extension. Every test runs on the
 // newest signed-in layout (FULL_LAYOUT); the tests that exercise the page (submission, idle
-// detection, resumes, the delivery timeout, restarts) also run on the other layouts. The
-// logged-out layout's new chat reads as login required, so its lanes start in a chat a
-// person began (World.attachLane); a lane spawned into a new chat there is paused for a
-// person at once (the executor reports the login page before the create's deadline).
+// detection, resumes, the delivery timeout, restarts) also run on the other signed-in
+// layouts. A logged-out page is never typed into for managed work (issue 27): on the
+// logged-out layout a lane spawned into a new chat, or attached to a chat a person began there
+// (World.attachLane), is paused for a person at once (the executor reports the login page as
+// the conversation's state), and nothing is typed. A page that turns into something the
+// adapter cannot name mid-run holds the worker (notified, nothing typed) until it is known
+// again, then exactly one continuation follows.
 // Two browser-and-layout suites run at a time (WORLDS_AT_ONCE), the tests of each one after
 // another: a world shares nothing with another (its own daemon with its data directory and
 // port, browser profile, extension build and fake server on a port of its own), and every
@@ -17,7 +20,7 @@ import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block, pause } from './lib/world.mjs';
 import { readOverlay } from './lib/ui-surfaces.mjs';
-import { until } from './lib/ui-pages.mjs';
+import { findPage, until } from './lib/ui-pages.mjs';
 import { REAL_LAYOUTS, profileOf } from '../fake-chatgpt/layouts/profiles.mjs';
 
 const FULL_LAYOUT = 'turn-key-2026-09';
@@ -25,6 +28,13 @@ const FULL_LAYOUT = 'turn-key-2026-09';
 const WORLDS_AT_ONCE = Number(process.env.E2E_WORLDS_AT_ONCE ?? 2);
 if (!Number.isInteger(WORLDS_AT_ONCE) || WORLDS_AT_ONCE < 1) throw new Error(`E2E_WORLDS_AT_ONCE must be a positive integer, not ${process.env.E2E_WORLDS_AT_ONCE}`);
 const NONCE = /\[attempt (exe-\d+)\]\s*$/;
+// A card no real page shows, drawn into the latest turn while it generates.
+const UNKNOWN_CARD = '<div class="promo-card"><p>Try the new mode</p><button type="button">Try it</button></div>';
+// The first turn of the unrecognized-page test generates this long (ms): the card lands in it.
+const UNKNOWN_TURN_MS = 3_000;
+// While the page is not recognized nothing may be typed: the prompts are watched this long,
+// in ms (past the workers' idle grace and the executor's polling).
+const HELD_WATCH_MS = 3_000;
 
 /** Every prompt carries its own attempt's nonce, and no attempt was submitted twice. */
 function assertExactlyOnce(prompts) {
@@ -78,9 +88,9 @@ describe('extension executor on every layout', { concurrency: WORLDS_AT_ONCE }, 
 
 function describeExecutor(kind, layout) {
   const world = (body) => inWorld(kind, body, { layout });
-  // Registers a test that runs on every layout, or (everyLayout false) on FULL_LAYOUT only.
+  // Registers a test that runs on every signed-in layout, or (everyLayout false) on FULL_LAYOUT only.
   const layoutTest = (name, everyLayout, body) => {
-    if (everyLayout || layout === FULL_LAYOUT) test(name, () => world(body));
+    if ((everyLayout && !profileOf(layout).loggedOut) || layout === FULL_LAYOUT) test(name, () => world(body));
   };
   describe(`extension executor in ${kind}, ${layout} page`, { concurrency: 1 }, () => {
     layoutTest('attached to another conversation while paused: the old tab is released and left open, nothing is submitted', false,
@@ -135,12 +145,51 @@ function describeExecutor(kind, layout) {
         assert.deepEqual(w.prompts(lane), [], 'nothing typed into the logged-out page');
         assert.deepEqual(w.fake.prompts, [], 'nothing typed anywhere');
       }));
+
+      test('a chat a person began logged out, attached: the worker is paused for a log-in, nothing is typed', () => world(async (w) => {
+        await w.createRun();
+        const lane = await w.attachLane('/root/logged-out-chat', async () => ({ generateMs: 100, reply: block('working', 'must not run') }));
+        const worker = await w.waitForWorker(lane, (x) => x.pause?.reason === 'account_check' && !x.inFlightAttemptId,
+          'paused for an account check');
+        assert.equal(worker.binding.conversationUrl.includes('/uc/'), true, 'the logged-out conversation stays bound');
+        assert.deepEqual(w.fake.prompts, [], 'nothing typed into the logged-out chat');
+      }));
     }
+
+    layoutTest('a page that turns unrecognized mid-run: held and notified, nothing typed; one continuation once it is known again', false,
+      async (w) => {
+        await w.createRun();
+        const lane = await w.spawnLane('/root/unknown', async ({ turn, world, workerId }) => {
+          await world.mcp.call('worker_progress', { workerId, summary: `step ${turn}` });
+          if (turn >= 2) {
+            await world.mcp.call('worker_complete', { workerId, summary: 'done after the page came back' });
+            return { generateMs: 200, reply: block('complete', 'done after the page came back') };
+          }
+          return { generateMs: UNKNOWN_TURN_MS, reply: block('working', 'step 1 of 2') };
+        });
+        const [first] = await w.waitForPrompts(lane, 1);
+        // While the first turn still generates, a card no real page shows appears in it.
+        await w.fake.control(first.conversationId, `inject:turn:${UNKNOWN_CARD}`);
+        await w.waitForWorker(lane, (x) => x.binding?.state === 'unknown', 'the page reported unknown', 20_000);
+        if (w.kind === 'chromium') await until('a browser notification', async () => (await w.hook('notifications')).includes(`orc-page-unknown:${lane}`));
+        const tab = await findPage(w, (url) => url.includes(first.conversationId), 'the lane\'s tab');
+        await until('the overlay says Needs you: page not recognized', async () => {
+          const overlay = await readOverlay(tab);
+          return overlay.pill?.status === 'needs_you';
+        });
+        await assert.rejects(w.waitForPrompts(lane, 2, HELD_WATCH_MS), /timed out/, 'nothing is typed while the page is not recognized');
+        await w.fake.control(first.conversationId, 'uninject');
+        await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed once the page is known again');
+        if (w.kind === 'chromium') await until('the notification cleared', async () => !(await w.hook('notifications')).includes(`orc-page-unknown:${lane}`));
+        const prompts = await w.settled(lane);
+        assert.equal(prompts.length, 2, 'exactly one continuation after the page was known again');
+        assertExactlyOnce(prompts);
+      });
 
     layoutTest('attempts 1, 2 and 3 follow automatically; after worker_complete nothing more is submitted', true,
       async (w) => {
         await w.createRun();
-        const lane = await w.startLane('/root/alpha', progressing(3));
+        const lane = await w.spawnLane('/root/alpha', progressing(3));
         await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed');
         const prompts = await w.settled(lane);
         assert.equal(prompts.length, 3, 'bootstrap plus two automatic resumes');
@@ -199,7 +248,7 @@ function describeExecutor(kind, layout) {
     layoutTest('a delivery timeout gets exactly one fresh continue and Retry is never clicked', true,
       async (w) => {
         await w.createRun();
-        const lane = await w.startLane('/root/flaky', async ({ turn, world, workerId }) => {
+        const lane = await w.spawnLane('/root/flaky', async ({ turn, world, workerId }) => {
           if (turn === 2) return { generateMs: 300, error: 'delivery_timeout' };
           return progressing(3)({ turn, world, workerId });
         });
@@ -217,7 +266,7 @@ function describeExecutor(kind, layout) {
     layoutTest('killing the daemon and reloading the extension mid-run submit nothing twice', true,
       async (w) => {
         await w.createRun();
-        const lane = await w.startLane('/root/sturdy', progressing(5, 1_500));
+        const lane = await w.spawnLane('/root/sturdy', progressing(5, 1_500));
         await w.waitForPrompts(lane, 2);
         await w.daemon.kill9();
         await pause(500);

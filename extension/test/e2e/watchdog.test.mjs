@@ -26,7 +26,7 @@ describe('extension watchdog', { concurrency: true }, () => {
       test('the daemon stopped while a tab is managed: a badge and one notification, nothing typed, both cleared when it is back', () =>
         inWorld(kind, async (w) => {
           await w.createRun();
-          const lane = await w.startLane('/root/watched', async ({ turn }) => ({ generateMs: 200, reply: block('working', `turn ${turn}`) }),
+          const lane = await w.spawnLane('/root/watched', async ({ turn }) => ({ generateMs: 200, reply: block('working', `turn ${turn}`) }),
             { policy: { mode: 'manual' } });
           await w.waitForPrompts(lane, 1);
           await w.settled(lane);
@@ -61,7 +61,7 @@ describe('extension watchdog', { concurrency: true }, () => {
       test('the only managed page showing an error: a badge and one notice while the daemon is live, nothing typed, cleared when the tab closes', () =>
         inWorld(kind, async (w) => {
           await w.createRun();
-          const lane = await w.startLane('/root/failing', async () => ({ generateMs: 200, error: 'something_went_wrong' }),
+          const lane = await w.spawnLane('/root/failing', async () => ({ generateMs: 200, error: 'something_went_wrong' }),
             { policy: { mode: 'manual' } });
           await w.waitForPrompts(lane, 1);
           const badge = await until('the watchdog badge', async () => {

@@ -1,13 +1,18 @@
 // Checks of content.js on the fake page, without the extension, in every layout profile of
 // the real page (layouts/profiles.mjs REAL_LAYOUTS; each gets its own fake server): a shim
 // stands in for `browser.runtime` (one `page` port whose messages the checks read and
-// write), then selectors.js and content.js are injected as the manifest would load them.
+// write), then the readers, typing.js and content.js are injected as the manifest would load them.
 // Covers the port protocol of extension/README.md: hello, managed/unmanaged, facts on
-// change, submit (every refusal code, steering, exactly-once, ambiguity) and reconcile.
-import { CONTENT_JS, injectReaders, pollPage, sleep } from './harness.mjs';
+// change, submit (every refusal code, steering, exactly-once, ambiguity; the app chosen
+// first, its pill verified in the layout's shape), reconcile, and what issue 27 added: a
+// person's upload in the composer, the October 2026 approval card and a control no real page
+// shows are never typed beside, and the unrecognized part is reported settling, then settled.
+import { ADAPTER_SCRIPTS, injectReaders, pollPage, sleep } from './harness.mjs';
 import { startFakeChatGPT } from './server.mjs';
 import { REAL_LAYOUTS, profileOf } from './layouts/profiles.mjs';
 import { prefixed } from './page-checks.mjs';
+import { allowAsThePerson } from './page-state-checks.mjs';
+import { DEFAULT_APPS } from './server.mjs';
 
 const BACKGROUND_SHIM = `(() => {
   const event = () => { const listeners = []; return { listeners, addListener: (listener) => listeners.push(listener) }; };
@@ -33,7 +38,7 @@ async function openWithAdapter(page, url, answer = 'page.managed') {
   await page.goto(url);
   await page.addScriptTag({ content: BACKGROUND_SHIM });
   await injectReaders(page);
-  await page.addScriptTag({ path: CONTENT_JS });
+  for (const path of ADAPTER_SCRIPTS) await page.addScriptTag({ path });
   const hello = await pollPage(page, () => globalThis.__background.log.sent.find((message) => message.type === 'page.hello'), null, 3_000, 'page.hello');
   await deliver(page, answer === 'page.managed' ? { type: answer, workerId: 'worker-1' } : { type: answer });
   return hello;
@@ -56,10 +61,10 @@ async function serverGot(server, nonce) {
     .catch(() => {}); // the check that follows says what is missing
 }
 
-async function submit(page, { text, nonce, mode = 'idle' }) {
+async function submit(page, { text, nonce, mode = 'idle', app = undefined }) {
   requestCounter += 1;
   const requestId = `req-${requestCounter}`;
-  await deliver(page, { type: 'submit', requestId, text, nonce, mode });
+  await deliver(page, { type: 'submit', requestId, text, nonce, mode, ...(app ? { app } : {}) });
   return pollPage(page, (id) => globalThis.__background.log.sent.find((message) => message.type === 'submit.result' && message.requestId === id),
     requestId, SUBMIT_RESULT_WAIT_MS, `submit.result ${requestId}`);
 }
@@ -134,11 +139,13 @@ async function checkLayout({ browser, server, tally, profile }) {
   await group('submit in a new chat', async () => {
     server.setPlan(() => ({ generateMs: 3_000, reply: 'Working on it.' }));
     const first = prompt(1, 'Start the work.\nTwo lines.');
-    const result = await submit(page, first);
+    const { name, description } = DEFAULT_APPS.apps[0];
+    const result = await submit(page, { ...first, app: { name, description } });
     await serverGot(server, first.nonce);
     await server.waitFor(() => server.clicks.length > 0, SERVER_PROMPT_WAIT_MS, 'the click log').catch(() => {});
     check('submit idle: submitted after touching', result.status === 'submitted' && result.touched === true, JSON.stringify(result));
     check('submit idle: the server got the exact prompt', server.prompts.length === 1 && server.prompts[0].text === first.text, JSON.stringify(server.prompts));
+    check(`submit idle: the app was chosen first, its pill (${profile.pillShape ?? 'plugin'}) verified`, server.prompts[0].app === name, JSON.stringify(server.prompts[0]));
     check('submit idle: one click, on Send', server.clicks.length === 1 && server.clicks[0].control === 'send', JSON.stringify(server.clicks));
     const moved = await pollPage(page, (prefix) => globalThis.__background.log.sent.find((message) => message.type === 'page.facts' && message.url.includes(prefix)),
       profile.conversationPrefix, 3_000, `facts at ${profile.conversationPrefix}<uuid>`);
@@ -161,6 +168,12 @@ async function checkLayout({ browser, server, tally, profile }) {
     check('draft: COMPOSER_BUSY, untouched', failedWith(result, 'COMPOSER_BUSY', false), JSON.stringify(result));
     check('draft: the person\'s text is intact', (await composerContent(page, profile)) === 'my own words');
     await server.control(conversationId, 'clear-draft');
+    // A person's file still uploading (Send disabled): nothing is typed beside it.
+    await server.control(conversationId, 'attach:uploading:report.pdf');
+    const uploading = await submit(page, prompt(5));
+    check('a file uploading: COMPOSER_BUSY, untouched', failedWith(uploading, 'COMPOSER_BUSY', false), JSON.stringify(uploading));
+    check('a file uploading: nothing was typed', (await composerContent(page, profile)).trim() === '');
+    await server.control(conversationId, 'clear-attachments');
   });
 
   await group('exactly once and reconcile', async () => {
@@ -202,6 +215,46 @@ async function checkLayout({ browser, server, tally, profile }) {
     await untilIdle(page);
   });
 
+  await group('the October 2026 approval card', async () => {
+    server.setPlan(async ({ approve }) => {
+      await approve('worker_progress', { variant: 'container', stop: false, warning: true });
+      return { generateMs: 100, reply: 'Reported.' };
+    });
+    check('a turn that asks for approval starts', (await submit(page, prompt(20))).status === 'submitted');
+    await server.waitFor(() => server.approvalIn(conversationId) !== null, 5_000, 'the card');
+    const reported = await pollPage(page, () => globalThis.__background.log.sent.find((message) => message.type === 'page.facts' && message.facts.approval !== null),
+      null, 3_000, 'facts with the card');
+    check('the card is reported, its warning too', reported.facts.approval.app === 'Orchestrator' && /Suspicious/.test(reported.facts.approval.warning), JSON.stringify(reported.facts.approval));
+    const beside = await submit(page, prompt(21));
+    check('beside the card: NOT_IDLE, untouched', failedWith(beside, 'NOT_IDLE', false), JSON.stringify(beside));
+    check('nothing clicked the card', server.approvalClicks.length === 0, JSON.stringify(server.approvalClicks));
+    // The person answers (a trusted click by the test's driver; one landing while the page
+    // redraws the card is lost, and the person clicks again).
+    await allowAsThePerson(page, server, conversationId);
+    await untilIdle(page);
+    check('the person\'s click answered it', server.approvalClicks.length >= 1 && server.approvalClicks.every((click) => click.trusted), JSON.stringify(server.approvalClicks));
+  });
+
+  // Facts reports naming something unrecognized: none but those of the injected control.
+  const unrecognizedReports = async () => (await factsMessages(page)).filter((message) => message.facts.unrecognized !== null).length;
+  let injectedReports = 0;
+  await group('a control no real page shows', async () => {
+    check('before it: no report named anything unrecognized', (await unrecognizedReports()) === 0);
+    await server.control(conversationId, 'inject:turn:<div class="promo-card"><p>New</p><button type="button">Try it</button></div>');
+    const settled = await pollPage(page, () => globalThis.__background.log.sent.find((message) => message.type === 'page.facts'
+      && message.facts.unrecognized !== null && !message.facts.unrecognized.settling), null, 4_000, 'the unrecognized part, settled');
+    const sentFacts = (await factsMessages(page)).map((message) => message.facts.unrecognized);
+    const firstSeen = sentFacts.findIndex((unrecognized) => unrecognized !== null);
+    check('unrecognized: reported settling first, then settled', firstSeen !== -1 && sentFacts[firstSeen].settling === true, JSON.stringify(sentFacts.slice(firstSeen)));
+    check('unrecognized: what and where', settled.facts.unrecognized.where === 'latest turn' && settled.facts.unrecognized.what.startsWith('div.promo-card'), JSON.stringify(settled.facts.unrecognized));
+    const refused = await submit(page, prompt(22, 'continue'));
+    check('unrecognized: NOT_IDLE, untouched', failedWith(refused, 'NOT_IDLE', false) && /page not recognized/.test(refused.detail), JSON.stringify(refused));
+    await server.control(conversationId, 'uninject');
+    await pollPage(page, () => globalThis.__background.log.sent.at(-1)?.facts?.unrecognized === null, null, 2_000, 'facts without it');
+    check('recognized again: reported', true);
+    injectedReports = await unrecognizedReports();
+  });
+
   await group('send never enables', async () => {
     await blockPageEvents(page, 'input', profile.composer);
     const result = await submit(page, prompt(12));
@@ -241,6 +294,10 @@ async function checkLayout({ browser, server, tally, profile }) {
     check('broken UI: reported as facts', true);
   });
 
+  const reports = (await factsMessages(page)).length;
+  check(`of ${reports} facts reports on this page, only the injected control's named something unrecognized`, (await unrecognizedReports()) === injectedReports,
+    `${await unrecognizedReports()} vs ${injectedReports}`);
+
   await group('keepalive', async () => {
     const pings = (await sent(page)).filter((message) => message.type === 'page.ping').length;
     const expected = Math.floor((Date.now() - managedAtMs) / 20_000);
@@ -261,7 +318,9 @@ async function checkLayout({ browser, server, tally, profile }) {
     check('reconnect: facts flow on the new port', true);
   });
 
+  // The adapter's clicks are a script's (untrusted); the test's own, as the person, are trusted.
+  const adapterClicks = server.clicks.filter((click) => !click.trusted);
   check('the adapter clicked only Send, once per accepted prompt',
-    server.clicks.every((click) => SENDING_CONTROLS.includes(click.control)) && server.clicks.length === server.prompts.length, JSON.stringify(server.clicks));
+    adapterClicks.every((click) => SENDING_CONTROLS.includes(click.control)) && adapterClicks.length === server.prompts.length, JSON.stringify(server.clicks));
   await page.close();
 }

@@ -5,7 +5,16 @@
 // manifest loads them, and the facts, the classification (src/core/classify.js), the delivery
 // decision (src/core/delivery.js) and whether a submission may start (readinessToType) are
 // checked against what a person looking at that page would say (the fixture's `truth`),
-// with the app readers (apps.js): the approval card's app, the `@` popover's app row, the pill.
+// with the app readers (apps.js): the approval card's app and its safety warning, the `@`
+// popover's app row, the pill. The truth fields are SOURCES.md section 8's: `draft` (anything
+// a person put in the composer refuses a submission, COMPOSER_BUSY; `draftParts` says what,
+// and the adapter's kind must be one of them), `pill` (the app the adapter chose: found, and
+// no draft; for another app the same pill is a person's mention), `approvalWarning`, and what
+// the page shows under a state that stops typing (`pageUnderneath`, `errorUnderneath`: read
+// with that state's fact taken away). A logged-out page is login required whatever it shows
+// underneath (only a challenge comes first): managed work never types there. How often the
+// allow-list (vocabulary.js) names something it does not know is counted per layout and
+// printed: on these pages, every one a person would call recognizable, it must be never.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -43,9 +52,9 @@ async function serveFixtures(fixtures) {
 }
 
 // What the page readers report, read inside the page.
-function readPage({ nowIso, appRow, pill }) {
+function readPage({ nowIso, appRow, pill, otherApp }) {
   const now = new Date(nowIso);
-  const facts = globalThis.OrcSelectors.computeFacts(document, now);
+  const facts = globalThis.OrcSelectors.computeFacts(document, now, { ownApp: pill });
   const noticeTexts = [facts.usageLimit?.text].filter(Boolean);
   const composer = globalThis.OrcSelectors.findComposer(document);
   const row = appRow ? globalThis.OrcApps.appRow(document, appRow) : null;
@@ -56,15 +65,64 @@ function readPage({ nowIso, appRow, pill }) {
     appRowByNameOnly: appRow ? globalThis.OrcApps.appRow(document, { name: appRow.name, description: '' })?.textContent.replace(/\s+/g, '') ?? null : null,
     pillFound: pill ? globalThis.OrcApps.findPill(composer, pill) !== null : null,
     resets: noticeTexts.map((text) => globalThis.OrcPageTexts.readResetTime(text)),
-    idle: globalThis.OrcSelectors.readinessToType(document, 'idle', null),
+    idle: globalThis.OrcSelectors.readinessToType(document, 'idle', null, pill),
+    // The same page for a worker whose app is another one: the pill is then a person's.
+    idleForOtherApp: pill ? globalThis.OrcSelectors.readinessToType(document, 'idle', null, otherApp) : null,
   };
 }
 
-// The classification a person's `truth` stands for.
-function expectedClassification(truth) {
+// The state a person's `truth` names.
+function shownState(truth) {
   if (truth.state !== 'error') return { state: truth.state, errorKind: undefined };
   return { state: 'error', errorKind: truth.errorKind };
 }
+
+// The page states that come before a log-in wall (src/core/classify.js).
+const BEFORE_LOGIN = ['challenge'];
+
+// The classification a person's `truth` stands for: a logged-out page needs a log-in first
+// (the truths say so themselves since 2026-12-06; `loggedOut` alone still means it).
+function expectedClassification(truth) {
+  const shown = shownState(truth);
+  if (truth.loggedOut !== true || (shown.state === 'error' && BEFORE_LOGIN.includes(shown.errorKind))) return shown;
+  return { state: 'error', errorKind: 'login_required' };
+}
+
+// The fact that says each state that stops typing, taken away to read what the page shows
+// underneath it.
+const WITHOUT = {
+  login_required: { loginRequired: false },
+  usage_limit: { usageLimit: null },
+  rate_limited: { rateLimited: null },
+  suspicious_activity: { suspiciousActivity: null },
+  blocked_by_dialog: { dialog: null },
+  conversation_full: { conversationFull: false },
+};
+
+// What the truth says stands under its state, outermost first: `errorUnderneath` (an error
+// kind), then `pageUnderneath` (a state; `error` is the kind just named).
+function layersUnderneath(truth) {
+  const layers = [];
+  if (truth.errorUnderneath) layers.push({ state: 'error', errorKind: truth.errorUnderneath });
+  if (truth.pageUnderneath && truth.pageUnderneath !== 'error') layers.push({ state: truth.pageUnderneath, errorKind: undefined });
+  return layers;
+}
+
+// Whether the composer holds anything a person put there, as the truth says: `draft`, or for
+// a truth without that field, typed text.
+export function draftOfTruth(truth) {
+  return truth.draft ?? truth.composerHasText === true;
+}
+
+// The adapter's draft kinds (composer.js draftOf) and the `draftParts` each may stand for
+// (an attachment is anything beside the editor the adapter has no name for: a file, or a
+// quote, whose markup no source shows).
+const DRAFT_KIND_PARTS = {
+  text: ['text'], mention: ['mention'], upload: ['uploading'], image: ['image'], quote: ['quote'], attachment: ['file', 'quote'],
+};
+
+// An app that is not the fixture's: its pill is a person's.
+const OTHER_APP = 'Some Other App';
 
 // The decision for a `conversation.send` a person would agree with: type a fresh prompt into
 // a quiet page or over a failed turn's card; fail at once when the page cannot host turns;
@@ -107,6 +165,8 @@ export async function runFixtureChecks({ browser, tally }) {
   const page = await browser.newPage();
   const layouts = new Set();
   const locales = new Set();
+  // Per layout (or locale directory): fixtures read, and those on which the allow-list named something unknown.
+  const unknownRate = new Map();
   try {
     for (const [n, fixture] of fixtures.entries()) {
       const name = `${fixture.file}`;
@@ -114,15 +174,31 @@ export async function runFixtureChecks({ browser, tally }) {
         await page.goto(server.url(n));
         await injectReaders(page);
         const truth = fixture.truth;
-        const { facts, resets, idle, appRowText, appRowByNameOnly, pillFound } = await page.evaluate(readPage,
-          { nowIso: PAGE_NOW_ISO, appRow: truth.appRow ?? null, pill: truth.pill ?? null });
+        const { facts, resets, idle, idleForOtherApp, appRowText, appRowByNameOnly, pillFound } = await page.evaluate(readPage,
+          { nowIso: PAGE_NOW_ISO, appRow: truth.appRow ?? null, pill: truth.pill ?? null, otherApp: OTHER_APP });
+        const draft = draftOfTruth(truth);
         const classification = classify(facts);
         const expected = expectedClassification(truth);
         const shown = JSON.stringify({ classification, facts });
         check(`${name}: ${expected.state}${expected.errorKind ? ` ${expected.errorKind}` : ''}`,
           classification.state === expected.state && classification.errorKind === expected.errorKind, shown);
         if (truth.composer !== undefined) check(`${name}: composer ${truth.composer ? 'found' : 'absent'}`, facts.composer === truth.composer, shown);
-        if (truth.composerHasText !== undefined) check(`${name}: draft ${truth.composerHasText}`, facts.composerText === truth.composerHasText, shown);
+        if (truth.composerHasText !== undefined) check(`${name}: typed text ${truth.composerHasText}`, facts.composerText === truth.composerHasText, shown);
+        if (facts.composer) check(`${name}: ${draft ? 'a person\'s draft' : 'no draft'} in the composer`, (facts.composerDraft !== null) === draft, shown);
+        if (Array.isArray(truth.draftParts) && facts.composerDraft !== null) {
+          check(`${name}: the draft read as one of ${truth.draftParts.join(', ')}`,
+            (DRAFT_KIND_PARTS[facts.composerDraft] ?? []).some((part) => truth.draftParts.includes(part)), String(facts.composerDraft));
+        }
+        const layers = layersUnderneath(truth);
+        let under = facts;
+        let above = expected;
+        for (const layer of layers) {
+          under = { ...under, ...(WITHOUT[above.errorKind] ?? {}) };
+          const read = classify(under);
+          check(`${name}: under ${above.errorKind ?? above.state}, the page shows ${layer.state}${layer.errorKind ? ` ${layer.errorKind}` : ''}`,
+            read.state === layer.state && read.errorKind === layer.errorKind, JSON.stringify(read));
+          above = layer;
+        }
         if (truth.stopControl !== undefined) check(`${name}: stop control ${truth.stopControl}`, facts.stopButton === truth.stopControl, shown);
         if (truth.sendButtonBeforeTyping === false && !truth.composerHasText) check(`${name}: no send button read before typing`, facts.sendButton === false, shown);
         if (Number.isInteger(truth.userTurns)) {
@@ -142,8 +218,12 @@ export async function runFixtureChecks({ browser, tally }) {
           check(`${name}: approval card ${truth.approvalApp === null ? 'absent' : `for ${truth.approvalApp}`}`,
             (facts.approval?.app ?? null) === truth.approvalApp, shown);
         }
-        if (expected.state === 'awaiting_approval') {
-          check(`${name}: the app travels as detail`, classification.detail === truth.detail, shown);
+        if (truth.approvalApp || truth.approvalWarning !== undefined) {
+          check(`${name}: ${truth.approvalWarning === true ? 'the card\'s safety warning is reported' : 'no safety warning on the card'}`,
+            (typeof facts.approval?.warning === 'string' && facts.approval.warning !== '') === (truth.approvalWarning === true), shown);
+        }
+        if (expected.state === 'awaiting_approval') check(`${name}: the app travels as detail`, classification.detail === truth.detail, shown);
+        if (truth.state === 'awaiting_approval' || truth.pageUnderneath === 'awaiting_approval') {
           check(`${name}: the card is no unknown dialog`, facts.dialog === null, shown);
           check(`${name}: nothing is typed beside the card`, idle.ok === false && idle.code === 'NOT_IDLE', JSON.stringify(idle));
         }
@@ -152,7 +232,11 @@ export async function runFixtureChecks({ browser, tally }) {
           check(`${name}: the app row is the one with name and description`, appRowText === truth.appRow.rowText, String(appRowText));
           check(`${name}: the name alone picks a row only when one row names it exactly`, appRowByNameOnly === truth.appRow.rowText, String(appRowByNameOnly));
         }
-        if (truth.pill) check(`${name}: the pill of ${truth.pill} is found in the composer`, pillFound === true, shown);
+        if (truth.pill) {
+          check(`${name}: the pill of ${truth.pill} is found in the composer`, pillFound === true, shown);
+          check(`${name}: for a worker of another app, the pill is a person's mention`,
+            idleForOtherApp?.code === 'COMPOSER_BUSY', JSON.stringify(idleForOtherApp));
+        }
         if (truth.resetParsed) {
           const reset = resets[0] ?? null;
           check(`${name}: reset time read as ${JSON.stringify(truth.resetParsed)}`, reset !== null
@@ -163,11 +247,25 @@ export async function runFixtureChecks({ browser, tally }) {
         const decision = decideDelivery('conversation.send', { connected: true, facts, classification });
         check(`${name}: conversation.send decision ${expectedSendDecision(truth, usable)}`,
           decision.action === expectedSendDecision(truth, usable), JSON.stringify(decision));
-        if (expected.state === 'idle' && truth.composerHasText !== true && facts.composer) {
+        if (expectedSendDecision(truth, usable) === 'submit' && !draft) {
           check(`${name}: an idle submission may start`, idle.ok === true, JSON.stringify(idle));
         }
-        if (truth.composerHasText === true) check(`${name}: a person's draft refuses the submission`, idle.code === 'COMPOSER_BUSY', JSON.stringify(idle));
-        if (expected.state === 'generating') check(`${name}: an idle submission is refused as not idle`, idle.code === 'NOT_IDLE', JSON.stringify(idle));
+        if (draft) check(`${name}: a person's draft refuses the submission`, idle.code === 'COMPOSER_BUSY', JSON.stringify(idle));
+        if (truth.state === 'generating') check(`${name}: an idle submission is refused as not idle`, idle.code === 'NOT_IDLE', JSON.stringify(idle));
+        if (truth.loggedOut === true) check(`${name}: logged out: login required, a send waits`, facts.loginRequired && decision.action === 'wait', JSON.stringify(decision));
+        const unknownExpected = truth.state === 'unknown';
+        check(`${name}: ${unknownExpected ? 'the allow-list names what it does not know' : 'everything in the latest turn and around the composer is recognized'}`,
+          (facts.unrecognized !== null) === unknownExpected, JSON.stringify(facts.unrecognized));
+        const rateKey = fixture.file.startsWith('locales/') ? `locales/${fixture.locale}` : fixture.file.split('/')[0];
+        const rate = unknownRate.get(rateKey) ?? { read: 0, unknown: 0, safe: 0, refused: 0 };
+        rate.read += 1;
+        if (facts.unrecognized !== null) rate.unknown += 1;
+        // A page a submission may start on (quiet, nothing of a person's in the composer), and whether readiness refused it.
+        if (expectedSendDecision(truth, usable) === 'submit' && !draft) {
+          rate.safe += 1;
+          if (!idle.ok) rate.refused += 1;
+        }
+        unknownRate.set(rateKey, rate);
         layouts.add(fixture.layout);
         locales.add(fixture.locale);
       });
@@ -178,4 +276,6 @@ export async function runFixtureChecks({ browser, tally }) {
     await server.close();
   }
   tally.note(`(${fixtures.length} fixtures, layouts: ${[...layouts].join(', ')}; locales: ${[...locales].join(', ')})`);
+  tally.note(`unknown fired on real-page fixtures: ${[...unknownRate].map(([key, rate]) => `${key} ${rate.unknown}/${rate.read}`).join(', ')}`);
+  tally.note(`safe pages refused (a submission would not start): ${[...unknownRate].map(([key, rate]) => `${key} ${rate.refused}/${rate.safe}`).join(', ')}`);
 }

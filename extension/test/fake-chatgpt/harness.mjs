@@ -5,21 +5,26 @@ import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { fileURLToPath } from 'node:url';
 
-export const PAGE_TEXTS_JS = fileURLToPath(new URL('../../src/platform/page-texts.js', import.meta.url));
-export const TURNS_JS = fileURLToPath(new URL('../../src/platform/turns.js', import.meta.url));
-export const PAGE_WATCH_JS = fileURLToPath(new URL('../../src/platform/page-watch.js', import.meta.url));
-export const APPS_JS = fileURLToPath(new URL('../../src/platform/apps.js', import.meta.url));
-export const SELECTORS_JS = fileURLToPath(new URL('../../src/platform/selectors.js', import.meta.url));
+import { readFileSync } from 'node:fs';
 
-/** Injects the page readers as the manifest loads them: page-texts.js, page-watch.js, turns.js, apps.js, then selectors.js. */
+const EXTENSION_DIR = new URL('../../', import.meta.url);
+const MANIFEST = JSON.parse(readFileSync(new URL('manifest.json', EXTENSION_DIR), 'utf8'));
+/** The page readers, in the manifest's order: its content scripts up to selectors.js. */
+export const READER_SCRIPTS = (() => {
+  const scripts = MANIFEST.content_scripts[0].js;
+  return scripts.slice(0, scripts.indexOf('src/platform/selectors.js') + 1).map((path) => fileURLToPath(new URL(path, EXTENSION_DIR)));
+})();
+
+/** Injects the page readers as the manifest loads them (page-texts.js … selectors.js). */
 export async function injectReaders(page) {
-  await page.addScriptTag({ path: PAGE_TEXTS_JS });
-  await page.addScriptTag({ path: PAGE_WATCH_JS });
-  await page.addScriptTag({ path: TURNS_JS });
-  await page.addScriptTag({ path: APPS_JS });
-  await page.addScriptTag({ path: SELECTORS_JS });
+  for (const path of READER_SCRIPTS) await page.addScriptTag({ path });
 }
-export const CONTENT_JS = fileURLToPath(new URL('../../src/platform/content.js', import.meta.url));
+/** The content adapter as the manifest loads it after the readers: typing.js … content.js. */
+export const ADAPTER_SCRIPTS = (() => {
+  const scripts = MANIFEST.content_scripts[0].js;
+  return scripts.slice(scripts.indexOf('src/platform/selectors.js') + 1, scripts.indexOf('src/platform/content.js') + 1)
+    .map((path) => fileURLToPath(new URL(path, EXTENSION_DIR)));
+})();
 
 // Both libraries' pages offer the calls the checks use: goto, evaluate(fn, arg),
 // addScriptTag({path | content}), click(selector), reload, url, close.

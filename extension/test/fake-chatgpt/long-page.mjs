@@ -34,7 +34,8 @@ export async function serveLongPages() {
 
 /**
  * In the page: grows the transcript to `turns` turns by cloning its rows. `streaming`: the
- * latest answer is still being written (its action bar removed, as while a turn generates);
+ * latest answer is still being written (its action bar removed with every button of it, as
+ * while a turn generates);
  * otherwise tokens land in a finished answer (whose tail the facts then re-read).
  */
 export function growPage({ turns, streaming }) {
@@ -48,7 +49,13 @@ export function growPage({ turns, streaming }) {
   while (container.children.length > rowsWanted) container.lastElementChild.remove();
   const latest = container.lastElementChild;
   if (streaming) {
-    for (const bar of latest.querySelectorAll('[data-testid$="-turn-action-button"], [data-message-actions], .turn-action-controls')) bar.remove();
+    // The whole bar goes (a generating answer shows none): a bar group as it is, and around
+    // a test id's button its group, unless that holds prose.
+    for (const bar of latest.querySelectorAll('[data-message-actions], .turn-action-controls')) bar.remove();
+    for (const mark of latest.querySelectorAll('[data-testid$="-turn-action-button"]')) {
+      const group = mark.parentElement;
+      (group !== latest && group.querySelector('.markdown, [data-assistant-markdown], [data-markdown-text-style]') === null ? group : mark).remove();
+    }
     latest.removeAttribute('data-message-complete');
   }
   globalThis.OrcLongPageTarget = latest.querySelector('.markdown, [data-assistant-markdown], [data-markdown-text-style], p') ?? latest;

@@ -3,9 +3,16 @@
 // markup): the `@` mention popover (recent prompts that mention an app, then app rows with a
 // name and a description line; `.__menu-item[tabindex="0"]` rows, `data-highlighted` on the
 // keyboard's row; ArrowDown/ArrowUp move it, Enter picks it, Escape closes), the chosen app's
-// pill in the composer (inside the editor, or beside a textarea), and the tool-approval card of
-// a scripted tool call. Every click on the card is reported with `event.isTrusted`, so a test
-// can prove that no script (a content script's `.click()` is untrusted) ever clicked it.
+// pill in the composer (inside the editor, or beside a textarea: the 2026 ProseMirror node, or,
+// where the layout says so, the October 2026 `app-mention-path` mention), and the
+// tool-approval card of a scripted tool call, in each shape seen since 2025: the test id's card,
+// the dialog, the split button, and the October 2026 container card (`@container/approval-card`,
+// its title in an inner `role=alert`, a form of "Always allow", "Deny" and "Allow once" with
+// their key hints, no test id, no dialog role; optionally the red "Suspicious Instruction"
+// warning; live traces of 2026-10-06 quoted in thaiGO2003/omp-codex-web-stability
+// tests/browser-approval-card.upstream.ts). Every click on the card is reported with
+// `event.isTrusted`, so a test can prove that no script (a content script's `.click()` is
+// untrusted) ever clicked it.
 // Classic script loaded before page.js, which calls `FakeChatGPTApps.create(...)`.
 'use strict';
 
@@ -14,9 +21,9 @@ globalThis.FakeChatGPTApps = Object.freeze({
    * `composer`, `form`: the layout's; `ui`: page.js's helpers; `postJson(path, body)`;
    * `conversationId()`: the page's conversation; `changed()`: re-render after a pick.
    */
-  create({ composer, form, ui, postJson, conversationId, changed }) {
+  create({ composer, form, ui, postJson, conversationId, changed, pillShape = 'plugin' }) {
     const { element } = ui;
-    const PILL = '[data-inline-selection-pill]';
+    const PILL = '[data-inline-selection-pill], [app-mention-path]';
     let catalog = { apps: [], recent: [] };
     let popover = null; // {root, rows: [{element, pick}], highlighted}
     let cardElement = null;
@@ -73,13 +80,25 @@ globalThis.FakeChatGPTApps = Object.freeze({
       composer.dispatchEvent(new InputEvent('input', { inputType: 'insertReplacementText', bubbles: true }));
     }
 
-    // The mention text becomes the pill; the editor's subtree is replaced (as on the real page).
-    function choose(plainText, query, app) {
-      const rest = plainText.slice(0, plainText.length - query.length - 1);
-      const pill = element('span', {
+    // The chosen app's pill: the 2026 ProseMirror node, or the October 2026 mention (its app
+    // path, its display name, not editable; thaiGO2003/omp-codex-web-stability, 2026-10-06).
+    function pillOf(app) {
+      if (pillShape === 'app-mention') {
+        return element('span', {
+          class: 'inline-flex items-center', contenteditable: 'false', 'app-mention-path': `app://${app.id.replace(/^plugin:/, '')}`,
+          'app-mention-display-name': app.name, dir: 'auto',
+        }, element('span', { class: 'block' }, app.name));
+      }
+      return element('span', {
         class: 'inline-flex items-center gap-1', contenteditable: 'false', 'data-id': app.id, 'data-inline-selection-pill': '',
         'data-keyword': app.name, 'data-symbol': 'ecosystemMention', 'data-system-hint-type': app.id, dir: 'auto',
       }, app.name);
+    }
+
+    // The mention text becomes the pill; the editor's subtree is replaced (as on the real page).
+    function choose(plainText, query, app) {
+      const rest = plainText.slice(0, plainText.length - query.length - 1);
+      const pill = pillOf(app);
       pillElement()?.remove();
       if (composer.tagName === 'TEXTAREA') {
         composer.value = rest;
@@ -123,7 +142,9 @@ globalThis.FakeChatGPTApps = Object.freeze({
 
     function cardButtons(variant) {
       const button = (label, choice, attributes = {}) => element('button', { type: 'button', class: 'btn', 'data-fake-choice': choice, ...attributes }, label);
+      const hinted = (label, hint, choice) => element('button', { type: 'button', class: 'btn', 'data-fake-choice': choice }, label, element('span', { class: 'kbd' }, hint));
       switch (variant) {
+        case 'container': return [button('Always allow', 'allow'), hinted('Deny', ' Esc', 'deny'), hinted('Allow once', ' ⏎', 'allow')];
         case 'always': return [button('Always allow', 'allow'), button('Deny', 'deny'), button('Allow once', 'allow'), button('See details', null)];
         case 'split': return [button('Deny', 'deny'), element('div', { class: 'flex' }, button('Allow', 'allow'),
           button('', null, { 'aria-haspopup': 'menu', 'aria-expanded': 'false', 'data-state': 'closed' }))];
@@ -132,8 +153,19 @@ globalThis.FakeChatGPTApps = Object.freeze({
       }
     }
 
+    // The October 2026 card: no test id, no dialog role; the title in an inner alert, the
+    // buttons in a form, the safety warning (when ChatGPT raises it) in an alert of its own.
+    function containerCard(approval, title) {
+      return element('div', { class: '@container/approval-card my-2 rounded-3xl border p-4', 'data-fake-approval': '' },
+        element('div', { role: 'alert', class: 'flex flex-col' }, element('p', { class: 'font-medium' }, title),
+          element('p', { class: 'text-token-text-secondary text-sm' }, `Call ${approval.tool}`)),
+        ...(approval.warning ? [element('aside', { role: 'alert', class: 'text-token-text-error text-sm' }, 'Suspicious Instruction: review this tool request.')] : []),
+        element('form', { class: 'flex justify-end gap-2' }, ...cardButtons('container')));
+    }
+
     function buildCard(approval) {
       const title = `Allow ChatGPT to use ${approval.app}?`;
+      if (approval.variant === 'container') return containerCard(approval, title);
       const body = [element('div', { class: 'text-token-text-secondary text-sm' }, 'Data shared includes: workerId, summary'),
         element('div', { class: 'text-sm' }, `Call ${approval.tool}`), element('div', { class: 'flex justify-end gap-2' }, ...cardButtons(approval.variant))];
       if (approval.variant === 'dialog') {
@@ -152,10 +184,10 @@ globalThis.FakeChatGPTApps = Object.freeze({
         else void fetchCatalog().then(() => mentionQuery(read()) === query && openPopover(query, read()));
       },
       /** The chosen app's name, or null. */
-      chosen: () => pillElement()?.getAttribute('data-keyword') ?? null,
+      chosen: () => pillElement()?.getAttribute('data-keyword') ?? pillElement()?.getAttribute('app-mention-display-name') ?? null,
       clearPill: () => pillElement()?.remove(),
       isPill: (node) => node.nodeType === Node.ELEMENT_NODE && node.matches(PILL),
-      /** Draws `approval` ({app, tool, variant}) in the latest assistant row (`host`), or removes it. */
+      /** Draws `approval` ({app, tool, variant, warning}) in the latest assistant row (`host`), or removes it. */
       renderCard(approval, host) {
         const key = approval === null ? null : JSON.stringify(approval);
         if (key !== cardKey) {

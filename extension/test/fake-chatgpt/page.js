@@ -9,8 +9,15 @@
 // Stop goes away. Every button click is reported to the server with the control it is (send,
 // stop, retry, ...); clicking Retry or Stop does nothing else. So is the moment a turn's
 // action bar is first drawn (the page visibly idle), for latency measurements. Test commands
-// (draft, clear-draft, break-ui, stale-stop, full) arrive over server-sent events. The `@` app
-// picker, the app's pill and the tool-approval card are page-apps.js's.
+// (draft, clear-draft, break-ui, stale-stop, full, attach, quote, clear-attachments, inject,
+// uninject) arrive over server-sent events. A person's additions beside the editor (a file
+// uploading, with Send disabled until it is done; a file; an image; a quoted reply) are drawn
+// as tiles at the start of the composer's form: a file is a group named by its name with a
+// "Remove file <name>" button (miuuyy/codex-chatgpt-web, 2026-07-30; SOURCES.md section 8);
+// the progress ring, the image tile's inner button and the quote are INFERRED.
+// `inject` draws a test's own element (a control or card no real page shows) in the latest
+// turn's row, in the composer's dock or in its form, and keeps it there across redraws. The
+// `@` app picker, the app's pill and the tool-approval card are page-apps.js's.
 'use strict';
 
 const TICK_MS = 100;
@@ -81,8 +88,12 @@ const state = {
   staleStop: false,
   fullNotice: false,
   uiBroken: false,
-  // The scripted tool call waiting for approval: {app, tool, variant, stop}, or null.
+  // The scripted tool call waiting for approval: {app, tool, variant, stop, warning}, or null.
   approval: null,
+  // A person's additions beside the editor: [{kind: 'uploading' | 'file' | 'image' | 'quote', text}].
+  attachments: [],
+  // A test's own element: {where: 'turn' | 'composer' | 'form', node}, or null.
+  injected: null,
   events: null,
 };
 const rows = new Map(); // row id (a turn's, or an exchange's user turn's) -> {element, signature}
@@ -94,7 +105,7 @@ function postJson(path, body) {
 }
 
 const apps = globalThis.FakeChatGPTApps.create({
-  composer, form, ui, postJson, conversationId: () => state.conversationId,
+  composer, form, ui, postJson, conversationId: () => state.conversationId, pillShape: layout.pillShape ?? 'plugin',
   changed: () => {
     state.sawInputWithText = composerPlainText().trim() !== '';
     render();
@@ -149,7 +160,51 @@ function setComposerText(text) {
 }
 
 function canSend() {
-  return state.sawInputWithText && composerPlainText().trim() !== '';
+  return state.sawInputWithText && composerPlainText().trim() !== '' && !state.attachments.some((a) => a.kind === 'uploading');
+}
+
+// ---- A person's additions beside the editor (tiles before the editor; partly INFERRED) ----
+
+const extras = element('div', { class: 'flex flex-wrap gap-2', 'data-fake-composer-extras': '' });
+form.prepend(extras);
+const removeButton = (label) => element('button', { type: 'button', 'aria-label': label, class: 'rounded-full' },
+  document.createElementNS('http://www.w3.org/2000/svg', 'svg'));
+
+function attachmentTile({ kind, text }) {
+  switch (kind) {
+    case 'uploading': return element('div', { role: 'group', 'aria-label': text, 'aria-busy': 'true', class: 'file-tile' },
+      element('div', { role: 'progressbar', 'aria-valuenow': '40', 'aria-valuemin': '0', 'aria-valuemax': '100' }),
+      element('span', { class: 'truncate' }, text), removeButton(`Remove file ${text}`));
+    case 'file': return element('div', { role: 'group', 'aria-label': text, class: 'file-tile' }, element('span', { class: 'truncate' }, text),
+      element('span', { class: 'text-xs' }, 'PDF'), removeButton(`Remove file ${text}`));
+    case 'image': return element('div', { role: 'group', 'aria-label': text, class: 'file-tile' }, element('button', { type: 'button', class: 'overflow-hidden' },
+      element('img', { alt: text, width: '56', height: '56', src: 'data:image/gif;base64,R0lGODlhAQABAAAAACw=' })), removeButton(`Remove file ${text}`));
+    case 'quote': return element('div', { class: 'flex items-start gap-2' }, element('blockquote', { class: 'line-clamp-2' }, text), removeButton('Remove quote'));
+    default: throw new Error(`unknown attachment kind ${kind}`);
+  }
+}
+
+function renderExtras() {
+  const signature = JSON.stringify(state.attachments);
+  if (extras.dataset.signature === signature) return;
+  extras.dataset.signature = signature;
+  extras.replaceChildren(...state.attachments.map(attachmentTile));
+}
+
+// The test's own element, put back where it belongs after every redraw.
+function renderInjected() {
+  const injected = state.injected;
+  if (injected === null) return;
+  let parent = null;
+  if (injected.where === 'turn') parent = [...rows.values()].at(-1)?.element ?? null;
+  else if (injected.where === 'composer') parent = form.parentElement;
+  else parent = form;
+  if (parent === null) return;
+  if (injected.node.parentElement !== parent) {
+    if (injected.where === 'composer') parent.insertBefore(injected.node, form);
+    else if (injected.where === 'form') parent.prepend(injected.node);
+    else parent.append(injected.node);
+  }
 }
 
 // ---- Turns ----
@@ -304,7 +359,9 @@ function render() {
   const now = performance.now();
   renderThread(now);
   renderFullNotice(now);
+  renderExtras();
   renderComposer(now);
+  renderInjected();
 }
 
 function applySnapshot(snapshot) {
@@ -333,6 +390,7 @@ function showOptimistically(text, steer) {
 
 async function sendPrompt() {
   const text = composerPlainText().trim();
+  state.attachments = [];
   const steer = activeTurn(performance.now()) !== null;
   const app = apps.chosen();
   apps.clearPill();
@@ -362,6 +420,28 @@ function applyControl(command) {
     state.staleStop = true;
   } else if (command === 'full') {
     state.fullNotice = true;
+  } else if (command.startsWith('attach:')) {
+    const [, kind, ...text] = command.split(':');
+    state.attachments = [...state.attachments, { kind, text: text.join(':') }];
+  } else if (command.startsWith('quote:')) {
+    state.attachments = [...state.attachments, { kind: 'quote', text: command.slice('quote:'.length) }];
+  } else if (command === 'upload-done') {
+    state.attachments = state.attachments.map((a) => (a.kind === 'uploading' ? { ...a, kind: 'file' } : a));
+  } else if (command === 'clear-attachments') {
+    state.attachments = [];
+  } else if (command.startsWith('inject:')) {
+    const [, where, ...html] = command.split(':');
+    if (!['turn', 'composer', 'form'].includes(where)) throw new Error(`inject: no place ${where}`);
+    state.injected?.node.remove();
+    const template = document.createElement('template');
+    template.innerHTML = html.join(':');
+    const node = template.content.firstElementChild;
+    if (node === null) throw new Error('inject: no element in the HTML');
+    node.setAttribute('data-fake-injected', '');
+    state.injected = { where, node };
+  } else if (command === 'uninject') {
+    state.injected?.node.remove();
+    state.injected = null;
   } else {
     throw new Error(`unknown control command ${command}`);
   }
@@ -403,6 +483,8 @@ document.addEventListener('click', (event) => {
     control: name,
     testid: button.getAttribute('data-testid'),
     label: button.getAttribute('aria-label') || button.textContent.trim(),
+    // A script's click (the adapter's `.click()`) is untrusted; a person's (the test driver's) is trusted.
+    trusted: event.isTrusted,
   });
   const enabled = !button.disabled && button.getAttribute('aria-disabled') !== 'true';
   if ((name === 'send' || name === 'steer') && enabled && canSend()) void sendPrompt();

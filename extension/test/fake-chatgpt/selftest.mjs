@@ -10,11 +10,15 @@ import { runAdapterChecks } from './adapter-checks.mjs';
 import { runFixtureChecks } from './fixture-checks.mjs';
 import { runShapeChecks } from './shape-checks.mjs';
 import { runCostChecks } from './cost-checks.mjs';
+import { runPageStateChecks } from './page-state-checks.mjs';
+import { runAllowlistChecks } from './allowlist-checks.mjs';
 
 const SUITES = [
   ['page and selectors', runPageChecks],
   ['content adapter', runAdapterChecks],
+  ['cards, drafts and the unknown', runPageStateChecks],
   ['real page fixtures', runFixtureChecks],
+  ['allow-list property', runAllowlistChecks],
   ['page shape', runShapeChecks],
   ['reads bounded by the latest turn', runCostChecks],
 ];

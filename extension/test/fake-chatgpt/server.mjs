@@ -30,7 +30,7 @@ export const DEFAULT_APPS = Object.freeze({
   ],
   recent: ['@Orchestrator show the status of every worker'],
 });
-const APPROVAL_VARIANTS = ['allow-once', 'always', 'split', 'dialog'];
+const APPROVAL_VARIANTS = ['allow-once', 'always', 'split', 'dialog', 'container'];
 const LAYOUTS_DIR = new URL('./layouts/', import.meta.url);
 // The browser scripts of each layout, in load order (the classic layouts share classic.js).
 const LAYOUT_SCRIPTS = {
@@ -42,7 +42,7 @@ const LAYOUT_SCRIPTS = {
 };
 const PAGE_PATH = /^\/(?:u?c\/[\w-]+\/?)?$/;
 const PLAN_ERRORS = ['delivery_timeout', 'something_went_wrong', 'conversation_full'];
-const CONTROL_COMMANDS = /^(?:draft:[\s\S]*|clear-draft|break-ui|stale-stop|full)$/;
+const CONTROL_COMMANDS = /^(?:draft:[\s\S]*|clear-draft|break-ui|stale-stop|full|attach:(?:uploading|file|image):[\s\S]*|quote:[\s\S]*|upload-done|clear-attachments|inject:(?:turn|composer|form):[\s\S]+|uninject)$/;
 const CONTROL_WAIT_MS = 5_000;
 const REQUEST_BYTES_MAX = 1_000_000;
 // Pages still at `/` (no conversation yet) subscribe under this key.
@@ -103,7 +103,9 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
       id: convo.id,
       full: convo.full,
       version: convo.version,
-      approval: convo.approval === null ? null : { app: convo.approval.app, tool: convo.approval.tool, variant: convo.approval.variant, stop: convo.approval.stop },
+      approval: convo.approval === null ? null : {
+        app: convo.approval.app, tool: convo.approval.tool, variant: convo.approval.variant, stop: convo.approval.stop, warning: convo.approval.warning,
+      },
       turns: convo.turns.map((turn) => (turn.role === 'user'
         ? { id: turn.id, role: 'user', text: turn.text }
         : {
@@ -181,14 +183,15 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
   /**
    * A scripted write call of `tool` in `convo`: resolves true at once when it was allowed since
    * the page last loaded, else shows the card (`variant`, `stop`: whether the Stop control
-   * stays) and resolves with the person's choice (true: allowed).
+   * stays, `warning`: whether it carries the "Suspicious Instruction" warning) and resolves
+   * with the person's choice (true: allowed).
    */
-  function approve(convo, tool, { variant = 'allow-once', stop = true } = {}) {
+  function approve(convo, tool, { variant = 'allow-once', stop = true, warning = false } = {}) {
     if (!APPROVAL_VARIANTS.includes(variant)) throw new Error(`fake ChatGPT: unknown approval variant ${variant}`);
     if (convo.approvedTools.has(tool)) return Promise.resolve(true);
     if (convo.approval !== null) throw new Error(`fake ChatGPT: ${convo.id} already waits for approval of ${convo.approval.tool}`);
     return new Promise((resolve) => {
-      convo.approval = { app: convo.app ?? 'Orchestrator', tool, variant, stop, resolve };
+      convo.approval = { app: convo.app ?? 'Orchestrator', tool, variant, stop, warning: Boolean(warning), resolve };
       changed(convo);
     });
   }
@@ -310,8 +313,8 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
       return json({ conversationId: convo.id, conversation: snapshot(convo) });
     }
     if (request.method === 'POST' && url.pathname === '/__fake/click') {
-      const { conversationId = null, control: name = null, testid = null, label = '' } = await readJson(request);
-      clicks.push({ conversationId, control: name, testid, label, atMs: Date.now() });
+      const { conversationId = null, control: name = null, testid = null, label = '', trusted = false } = await readJson(request);
+      clicks.push({ conversationId, control: name, testid, label, trusted: trusted === true, atMs: Date.now() });
       notify();
       return json({ ok: true });
     }
@@ -369,10 +372,10 @@ export async function startFakeChatGPT({ port = 0, plan = defaultPlan, layout = 
     setApps(next) {
       catalog = next;
     },
-    /** The approval card waiting in conversation `id`: {app, tool, variant, stop}, or null. */
+    /** The approval card waiting in conversation `id`: {app, tool, variant, stop, warning}, or null. */
     approvalIn(id) {
       const waiting = conversations.get(id)?.approval ?? null;
-      return waiting === null ? null : { app: waiting.app, tool: waiting.tool, variant: waiting.variant, stop: waiting.stop };
+      return waiting === null ? null : { app: waiting.app, tool: waiting.tool, variant: waiting.variant, stop: waiting.stop, warning: waiting.warning };
     },
     setPlan(fn) {
       currentPlan = fn ?? defaultPlan;

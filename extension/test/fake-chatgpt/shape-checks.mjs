@@ -11,7 +11,7 @@
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { APPS_JS, PAGE_TEXTS_JS, PAGE_WATCH_JS, SELECTORS_JS, TURNS_JS, pollPage } from './harness.mjs';
+import { READER_SCRIPTS, pollPage } from './harness.mjs';
 import { shapeToHtml } from '../../scripts/shape-to-fixture.mjs';
 import { overlayView } from '../../src/ui/view.js';
 
@@ -26,7 +26,7 @@ const BIG_SHAPE_BYTES_MAX = 128 * 1024; // "well under 1 MiB": the measured size
 const FIXTURE_DATE = '2026-12-01';
 
 // The scripts are evaluated, not added as <script> tags: a tag would be part of the shape.
-const sources = () => [PAGE_TEXTS_JS, PAGE_WATCH_JS, TURNS_JS, APPS_JS, SELECTORS_JS, PAGE_SHAPE_JS].map((file) => readFileSync(file, 'utf8'));
+const sources = () => [...READER_SCRIPTS, PAGE_SHAPE_JS].map((file) => readFileSync(file, 'utf8'));
 
 async function injectShape(page) {
   for (const source of sources()) await page.evaluate(source);
@@ -102,7 +102,8 @@ function plantAndShape(mark) {
 function structureOf() {
   const shape = globalThis.OrcPageShape;
   const skipped = (element) => element.closest('svg, script, style, template, noscript, orchestrator-overlay, input[type="hidden"]') !== null;
-  const authored = (element) => element.parentElement?.closest('nav, aside, textarea, .markdown, [data-message-author-role="user"], [contenteditable]:not([contenteditable="false"]), #prompt-textarea') != null;
+  // A person's file in the composer's form (a labelled group) is theirs too.
+  const authored = (element) => element.parentElement?.closest('nav, aside, textarea, .markdown, [data-message-author-role="user"], [contenteditable]:not([contenteditable="false"]), #prompt-textarea, form [role="group"][aria-label], form [role="group"][aria-labelledby]') != null;
   const elements = [...document.querySelectorAll('*')].filter((element) => !skipped(element));
   const controls = 'button, a, input, select, textarea, dialog, summary, [role="button"], [role="link"], [role="dialog"], [role="alertdialog"], [role="menuitem"], [role="tab"], [role="switch"], [role="checkbox"], [role="radio"], [role="textbox"], [role="combobox"], [role="option"]';
   const labels = elements.filter((element) => element.matches(controls) && element.hasAttribute('aria-label') && !authored(element))
@@ -317,13 +318,27 @@ export async function runShapeChecks({ browser, server, tally }) {
         return pollPage(page, () => {
           const root = document.querySelector('orchestrator-overlay')?.shadowRoot;
           const layout = root?.querySelector('[data-testid="overlay-layout"]');
-          return layout ? { layout: layout.textContent, copy: root.querySelector('[data-testid="overlay-copy-shape"]')?.textContent ?? null, changed: root.querySelector('[data-testid="overlay-page-changed"]')?.textContent ?? null } : null;
+          return layout ? {
+            layout: layout.textContent,
+            copy: root.querySelector('[data-testid="overlay-copy-shape"]')?.textContent ?? null,
+            changed: root.querySelector('[data-testid="overlay-page-changed"]')?.textContent ?? null,
+            warning: root.querySelector('[data-testid="overlay-approval-warning"]')?.textContent ?? null,
+          } : null;
         }, null, 5_000, 'the overlay drawer');
       };
       const url = pages.put(`/overlay${fixture?.path ?? '/'}`, html);
       const healthy = await openOverlay(url, overlayView(summary, { status: 'live' }));
       check('overlay: the layout line names the matched profile', healthy.layout === `Page layout: ${fixture?.layout ?? 'none recognised'}`, healthy.layout);
       check('overlay: no Copy page shape on a page it can read', healthy.copy === null && healthy.changed === null, JSON.stringify(healthy));
+      // The October card with its "Suspicious Instruction" warning: the drawer says it; the card alone says nothing more.
+      for (const [file, warned] of [['turn-key-2026-09/approval-container-warning.html', true], ['turn-key-2026-09/approval-container.html', false]]) {
+        const card = fixtures.find((f) => f.file === file);
+        if (!card) continue;
+        const held = { ...summary, disposition: 'awaiting_human', conversationState: 'awaiting_approval', hold: { reason: 'awaiting_approval', detail: 'Orchestrator' } };
+        const seen = await openOverlay(pages.put(`/card${warned ? 1 : 0}${card.path ?? '/'}`, card.html), overlayView(held, { status: 'live' }));
+        check(`overlay: ${warned ? 'the card\'s safety warning is said in the drawer' : 'no warning line beside a card without one'}`,
+          warned ? /^ChatGPT warns about this approval: ".*Suspicious Instruction/i.test(seen.warning ?? '') : seen.warning === null, JSON.stringify(seen));
+      }
       const told = await openOverlay(url, overlayView({ ...summary, conversationState: 'error', conversationErrorKind: 'host_ui_changed' }, { status: 'live' }));
       check('overlay: Copy page shape when the view says the page failed closed', told.copy === 'Copy page shape', JSON.stringify(told));
       await page.goto(url);

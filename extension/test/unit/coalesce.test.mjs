@@ -14,9 +14,19 @@ test('nextObservation: a new state takes the next sequence; the same state publi
   assert.deepEqual(nextObservation(first, 5, { state: 'idle', block: 'B' }), { state: 'idle', seq: 6, block: 'B' });
 });
 
-test('nextObservation: unknown is never published (it says nothing about the conversation)', () => {
+test('nextObservation: unknown without a reason is never published (it says nothing about the conversation)', () => {
   assert.equal(nextObservation(null, 0, { state: 'unknown' }), null);
   assert.equal(nextObservation({ state: 'idle', seq: 3 }, 3, { state: 'unknown' }), null);
+});
+
+test('nextObservation: unknown with a reason is published once, with its reason; the page known again is a new state', () => {
+  const unknown = { state: 'unknown', detail: 'Page not recognized: form (3 buttons) in the latest turn' };
+  const published = nextObservation({ state: 'idle', seq: 3, block: 'B' }, 3, unknown);
+  assert.deepEqual(published, { state: 'unknown', seq: 4, detail: unknown.detail });
+  assert.equal(nextObservation(published, 4, unknown), null);
+  assert.deepEqual(nextObservation(published, 4, { state: 'unknown', detail: 'Page not recognized: iframe in the latest turn' }),
+    { state: 'unknown', seq: 5, detail: 'Page not recognized: iframe in the latest turn' });
+  assert.deepEqual(nextObservation(published, 4, { state: 'idle', block: 'B' }), { state: 'idle', seq: 5, block: 'B' });
 });
 
 test('sameState compares state, error kind and block', () => {

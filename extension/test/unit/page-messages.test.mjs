@@ -13,7 +13,7 @@ test('facts are normalised: known fields only, booleans, bounded texts', () => {
   assert.deepEqual({ ...read.error, text: read.error.text.length }, { kind: 'generic', text: 200, retry: false });
 });
 
-test('the page stops the classifier reads survive the port: limits, locks, dialogs, the approval card, what is missing', () => {
+test('the page stops the classifier reads survive the port: limits, locks, dialogs, the approval card, drafts, what is unrecognized or missing', () => {
   const read = readFacts({
     ...facts(),
     error: { kind: 'app_unavailable', text: 'FORBIDDEN: This conversation does not support developer MCPs', retry: false },
@@ -21,7 +21,9 @@ test('the page stops the classifier reads survive the port: limits, locks, dialo
     rateLimited: { text: 'Too many requests' },
     suspiciousActivity: { text: 's'.repeat(900) },
     dialog: { heading: 'Temporary Chat', extra: 'x' },
-    approval: { app: 'Orchestrator', title: 'Allow ChatGPT to use Orchestrator?', buttons: ['Deny', 'Allow once', 1, 'a', 'b', 'c', 'd'] },
+    approval: { app: 'Orchestrator', title: 'Allow ChatGPT to use Orchestrator?', buttons: ['Deny', 'Allow once', 1, 'a', 'b', 'c', 'd'], warning: 'Suspicious Instruction' },
+    composerDraft: 'upload',
+    unrecognized: { where: 'latest turn', what: `form (3 buttons) ${'x'.repeat(500)}`, settling: true },
     missing: ['turns', 'cookies'],
   });
   assert.deepEqual(read.error, { kind: 'app_unavailable', text: 'FORBIDDEN: This conversation does not support developer MCPs', retry: false });
@@ -29,9 +31,17 @@ test('the page stops the classifier reads survive the port: limits, locks, dialo
   assert.deepEqual(read.rateLimited, { text: 'Too many requests' });
   assert.equal(read.suspiciousActivity.text.length, 200);
   assert.deepEqual(read.dialog, { heading: 'Temporary Chat' });
-  assert.deepEqual(read.approval, { app: 'Orchestrator', title: 'Allow ChatGPT to use Orchestrator?', buttons: ['Deny', 'Allow once', '', 'a', 'b', 'c'] });
+  assert.deepEqual(read.approval, { app: 'Orchestrator', title: 'Allow ChatGPT to use Orchestrator?', buttons: ['Deny', 'Allow once', '', 'a', 'b', 'c'], warning: 'Suspicious Instruction' });
+  assert.equal(read.composerDraft, 'upload');
+  assert.deepEqual({ ...read.unrecognized, what: read.unrecognized.what.length }, { where: 'latest turn', what: 200, settling: true });
   assert.deepEqual(read.missing, ['turns']);
+  // A place the port does not know is still somewhere not recognized, and a draft of a kind
+  // it does not know is no draft it can name (the readiness check refuses it in the page).
+  const odd = readFacts({ ...facts(), composerDraft: 'hologram', unrecognized: { where: 'ceiling', what: '' } });
+  assert.deepEqual(odd.unrecognized, { where: 'page', what: 'something', settling: false });
+  assert.equal(odd.composerDraft, null);
   const quiet = readFacts(facts());
+  assert.equal(quiet.unrecognized, null);
   assert.equal(quiet.approval, null);
   assert.equal(quiet.dialog, null);
   assert.equal(quiet.usageLimit, null);

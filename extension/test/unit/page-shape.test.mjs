@@ -314,3 +314,14 @@ test('shape-to-fixture CLI: stdout and --out, the given date, non-zero exits wit
     assert.equal(run.stdout, '');
   }
 });
+
+test('the shape names what the allow-list did not recognize, by structure only: never its label', () => {
+  const page = doc(el('html', {}, el('body', {}, el('main', {}))));
+  const named = Shape.pageShape(page, { unrecognized: { where: 'latest turn', what: 'div.promo-card "Try MARK-the new mode"' } });
+  assert.deepEqual(named.unrecognized, { where: 'latest turn', what: 'div.promo-card' });
+  assert.deepEqual(Shape.pageShape(page, { unrecognized: { where: 'composer', what: 'form (3 buttons)' } }).unrecognized,
+    { where: 'composer', what: 'form (3 buttons)' });
+  assert.equal(Shape.pageShape(page, { unrecognized: { where: 'composer', what: 'div<script>' } }).unrecognized.what, Shape.REDACTED);
+  assert.equal(Shape.pageShape(page, { unrecognized: { where: 'sidebar', what: 'div' } }).unrecognized, null);
+  assert.equal(Shape.pageShape(page).unrecognized, null);
+});

@@ -68,3 +68,37 @@ test('normalizeText returns a text already normalized as it is, and normalizes e
   const clean = 'Something went wrong. Please try again.';
   assert.equal(normalizeText(clean), clean);
 });
+
+// The texts the sources found (test/fixtures/pages/locales/locale-texts.json): every verified
+// text of a concept the adapter reads by its words is read as that concept, in every locale
+// listed there. Left out, each with its reason: texts of a concept this reader does not read
+// (a dialog's second line, a label of a chip that is no Retry) and template texts with an
+// ellipsis for the app's name. A challenge's texts are its page's title or its words.
+test('every verified text of the locale sources is read as its concept', () => {
+  const sources = JSON.parse(readFileSync(new URL('../fixtures/pages/locales/locale-texts.json', import.meta.url), 'utf8'));
+  const READ_AS = { challenge: ['challenge', 'challengeTitle'] };
+  const NOT_READ = new Set([
+    'retryLabel/zh-CN/点击以重试', // Deep Research's chip ("click to retry"), not the failed turn's Retry
+    'tooManyRequests/en/Please wait a few minutes before trying again.', // the dialog's second line: its title is read
+    'tooManyRequests/zh-CN/请稍等几分钟后再重试', // the same line in zh-CN
+    'conversationFull/ko/새 채팅을 시작해 계속 이야기할 수 있습니다', // the notice's second half: its first is read
+    'approvalTitle/pt-BR/Permitir que o ChatGPT use …', // an ellipsis for the name (the full template is read)
+  ]);
+  const { TEXTS } = context.OrcPageTexts;
+  let read = 0;
+  for (const [concept, perLocale] of Object.entries(sources)) {
+    const as = READ_AS[concept] ?? [concept];
+    if (concept.startsWith('_') || !as.every((name) => name in TEXTS)) continue;
+    for (const [locale, entries] of Object.entries(perLocale)) {
+      for (const entry of entries) {
+        if (!entry.verified || NOT_READ.has(`${concept}/${locale}/${entry.text}`)) continue;
+        const text = normalizeText(entry.kind === 'template' ? entry.text.replace('<App>', 'Orchestrator') : entry.text);
+        assert.ok(as.some((name) => matchesAny(name, text)), `${concept} (${locale}): ${entry.text}`);
+        read += 1;
+      }
+    }
+  }
+  assert.ok(read >= 100, `${read} texts read`);
+  // Stopped thinking: one text per locale ChatGPT ships (65 codes, some sharing a text).
+  assert.ok(Object.keys(sources.stoppedThinking).length >= 60);
+});

@@ -100,9 +100,9 @@ export class World {
   }
 
   /**
-   * A lane in a conversation that already holds a person's first exchange, as on the logged-out
-   * layout, whose new chat reads as login required (its conversations live at /uc/<id> once a
-   * person chatted): spawned without starting, then attached there. Returns its id.
+   * A lane in a conversation that already holds a person's first exchange (on the logged-out
+   * layout, a chat at /uc/<id>: managed work never types there, the worker is paused for a
+   * log-in): spawned without starting, then attached there. Returns its id.
    */
   async attachLane(name, agent, extra = {}) {
     const workerId = await this.spawnLane(name, agent, { ...extra, start: false });
@@ -113,11 +113,6 @@ export class World {
     this.conversationWorker.set(id, workerId);
     await this.mcp.call('worker_attach', { workerId, conversationUrl: this.fake.conversationUrl(id) });
     return workerId;
-  }
-
-  /** A lane the way the layout allows: in a new chat, or attached to a logged-out chat. */
-  async startLane(name, agent, extra = {}) {
-    return this.profile.loggedOut ? this.attachLane(name, agent, extra) : this.spawnLane(name, agent, extra);
   }
 
   /** The fake page asked what the turn for `ctx.prompt` does: ask that worker's agent. */

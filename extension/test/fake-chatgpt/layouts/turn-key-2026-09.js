@@ -13,8 +13,10 @@
 // editor without id or test id; the submit slot is `button[type=submit][aria-label=Send]`
 // (no test id; disabled while the composer is empty: INFERRED, as in the fixtures' header),
 // and while generating `button[type=button][aria-label=Stop]` with the rounded-square glyph
-// (generating.html). Conversations live at /c/<id> (signed in: the sidebar lists them).
-// Classic script.
+// (generating.html). Conversations live at /c/<id> (signed in: the sidebar lists them). The
+// chosen app shows as the October 2026 mention (`span[app-mention-path="app://…"]
+// [app-mention-display-name][contenteditable=false]`, live traces of 2026-10-06 in
+// thaiGO2003/omp-codex-web-stability): the app shell of that month. Classic script.
 'use strict';
 
 globalThis.FakeChatGPTLayout = (() => {
@@ -180,6 +182,7 @@ globalThis.FakeChatGPTLayout = (() => {
     fullNotice: 'turn',
     lockComposerWhileBusy: false,
     exchanges: true,
+    pillShape: 'app-mention',
     shell,
     slot,
     row,
