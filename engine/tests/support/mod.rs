@@ -338,10 +338,19 @@ impl World {
         match words[0] {
             "run" => {
                 let mut patch = PolicyPatch::default();
+                let mut root_executor = RootExecutor::default();
                 for w in &words[1..] {
                     match *w {
                         "auto" => patch.mode = Some(Mode::Auto),
                         "manual" => patch.mode = Some(Mode::Manual),
+                        // `root=codex dir=PATH`: a CLI root working in PATH.
+                        other if other.starts_with("root=") => {
+                            root_executor.executor = Some(ExecutorKind::parse(&other[5..]).expect("a kind"))
+                        }
+                        other if other.starts_with("dir=") => {
+                            root_executor.workspace =
+                                Some(Workspace { directory: other[4..].to_string(), branch: None })
+                        }
                         other => set_policy_field(&mut patch, other),
                     }
                 }
@@ -350,7 +359,7 @@ impl World {
                     root_conversation_name: "Root chat".into(),
                     context: "Build it".into(),
                     default_policy: Some(patch),
-                    root_executor: Default::default(),
+                    root_executor: Box::new(root_executor),
                 });
                 if let Ok(Reply::Run(v)) = reply {
                     self.run = Some(v.run.id);
@@ -433,6 +442,12 @@ impl World {
             "approval" => {
                 let detail = line.split_once("detail=").map(|(_, d)| d.to_string());
                 self.observe_page(arg(1), ConversationState::AwaitingApproval, None, None, detail.as_deref())
+            }
+            // `unrecognized NAME [detail=TEXT...]`: the page shows something its executor
+            // does not recognize (on the wire: `unknown` with what, in `detail`).
+            "unrecognized" => {
+                let detail = line.split_once("detail=").map(|(_, d)| d.to_string());
+                self.observe_page(arg(1), ConversationState::Unrecognized, None, None, detail.as_deref())
             }
             "error" => {
                 let kind = match arg(2) {
