@@ -235,7 +235,7 @@ fn steering_unavailable_keeps_the_checkpoint_for_idle() {
         "e1 create a#1 initial bootstrap/v1
          e1 steer a#2 checkpoint checkpoint/v1
          a: running #1 initial generating intent[active_keepalive]
-         e1 send a#3 auto_resume resume/v1",
+         e1 send a#3 checkpoint checkpoint/v1",
     );
 }
 
@@ -409,7 +409,7 @@ fn a_submitted_turn_nobody_reports_on_is_inspected_and_its_lost_idle_still_resum
     // The inspection's answer is the idle the executor failed to report: the turn ends
     // and the worker is resumed once, as after any idle.
     let trace = world.script("idle a\nadvance 3s");
-    assert_eq!(trace, "e1 send a#2 auto_resume resume/v1");
+    assert_eq!(trace, "e1 send a#2 checkpoint checkpoint/v1");
     world.script("advance 30m");
     assert_eq!(inspections(&world, "a").len(), 2, "only the new turn's silence would count: it is not submitted yet");
 }

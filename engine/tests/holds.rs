@@ -42,10 +42,10 @@ fn a_usage_limit_holds_every_worker_of_the_account_until_its_time() {
          a: awaiting_execution #1 initial failed held:usage_limit@1800(You've hit your limit)
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@1797(You've hit your limit)
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@597(You've hit your limit)
-         e1 send b#2 auto_resume resume/v1
-         b: running #2 auto_resume scheduled
+         e1 send b#2 checkpoint checkpoint/v1
+         b: running #2 checkpoint scheduled
          a: awaiting_execution #1 initial failed intent[active_keepalive]
-         e1 send a#2 auto_resume resume/v1",
+         e1 send a#2 checkpoint checkpoint/v1",
     );
     world.check_recovery();
     let kinds: Vec<&str> = world.engine.recent_events().map(|e| e.kind.name()).collect();
@@ -71,8 +71,8 @@ fn a_hold_survives_a_daemon_restart() {
          e1 create b#1 initial bootstrap/v1
          crash
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@1200
-         e1 send b#2 auto_resume resume/v1
-         b: running #2 auto_resume scheduled",
+         e1 send b#2 checkpoint checkpoint/v1
+         b: running #2 checkpoint scheduled",
     );
 }
 
@@ -216,7 +216,7 @@ fn a_dialog_holds_its_own_worker_until_a_later_state_and_never_ends_the_turn() {
          b: running #1 initial generating
          a: awaiting_human #1 initial generating intent[active_keepalive] held:blocked_by_dialog(Update your settings)
          a: awaiting_execution #1 initial idle intent[idle,active_keepalive]
-         e1 send a#2 auto_resume resume/v1",
+         e1 send a#2 checkpoint checkpoint/v1",
     );
     world.check_recovery();
     // The stall clock stood still while the dialog showed.
@@ -243,7 +243,7 @@ fn a_page_not_recognized_holds_its_worker_for_a_person_until_a_known_state() {
          a: awaiting_human #1 initial generating held:page_unrecognized(Page not recognized: a form in the latest turn)
          a: awaiting_human #1 initial generating intent[active_keepalive] held:page_unrecognized(Page not recognized: a form in the latest turn)
          a: awaiting_execution #1 initial idle intent[idle,active_keepalive]
-         e1 send a#2 auto_resume resume/v1",
+         e1 send a#2 checkpoint checkpoint/v1",
     );
     world.check_recovery();
     // Told once, lifted once; the stall clock stood still meanwhile.

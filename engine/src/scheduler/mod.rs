@@ -305,7 +305,10 @@ impl Engine {
         match binding.state {
             state if accepts_send(w, state) => {
                 let grace = Some((binding.state_since.plus_ms(policy.idle_grace_ms), Wait::Grace));
-                let floor = if policy.idle_may_bypass_min_spacing { None } else { self.floor_at(w, &policy) };
+                // Material corrective steering is never held by the floor, idle or not
+                // (spec 000 §10.4, 003 decision 10).
+                let bypass = policy.idle_may_bypass_min_spacing || is_material(intent);
+                let floor = if bypass { None } else { self.floor_at(w, &policy) };
                 match latest([grace, floor, backoff]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Send),
