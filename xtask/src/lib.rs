@@ -5,7 +5,8 @@
 //!   contents, plus one loader that reads the tree from disk; [`tidy_extension`] holds
 //!   the rules for the browser extension's scripts, [`tidy_imports`] the rule against
 //!   import circles between a crate's modules, [`tidy_layers`] the CLI executor's import
-//!   layers, [`tidy_protocol`] the protocol crates' dependency fence.
+//!   layers, [`tidy_protocol`] the protocol crates' dependency fence, [`tidy_rules`] the
+//!   rule table of `ARCHITECTURE.md`.
 //! - [`skill`]: the agent skill under `skills/`: frontmatter and content checks, and the
 //!   reproducible, uploadable archive.
 //! - [`archive`]: a deterministic ZIP writer and strict reader for stored entries.
@@ -21,3 +22,4 @@ pub mod tidy_extension;
 pub mod tidy_imports;
 pub mod tidy_layers;
 pub mod tidy_protocol;
+pub mod tidy_rules;

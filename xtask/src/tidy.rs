@@ -25,6 +25,9 @@
 //!     only downwards (base <- each CLI's room <- the executor loop).
 //! 13. [`crate::tidy_protocol::check_protocol_dependencies`]: the protocol crates depend
 //!     on the engine and serde only, never on a runtime or a server.
+//! 14. [`crate::tidy_rules::check_rule_table`]: the rule table of `ARCHITECTURE.md` names
+//!     files that exist and items that occur in them (it reads those files, so [`run`]
+//!     wires it rather than [`check`]).
 
 use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol};
 use std::fmt;
@@ -116,6 +119,8 @@ pub enum Rule {
     CliExecutorLayers,
     /// Rule 13: the protocol crates depend only on the engine and serde.
     ProtocolPurity,
+    /// Rule 14: the rule table of `ARCHITECTURE.md` names existing files and items.
+    RuleTable,
 }
 
 impl Rule {
@@ -135,6 +140,7 @@ impl Rule {
             Rule::ImportCircle => "import-circle",
             Rule::CliExecutorLayers => "cli-executor-layers",
             Rule::ProtocolPurity => "protocol-purity",
+            Rule::RuleTable => "rule-table",
         }
     }
 }
@@ -227,6 +233,11 @@ pub fn run(root: &Path) -> io::Result<Report> {
     // The real tree only: the protocol crates the dependency rule fences are where it
     // looks for them.
     violations.extend(tidy_protocol::check_protocol_crates_exist(&workspace.manifests));
+    // The rule table names files of every kind (scenarios, tests, docs): read as needed.
+    violations.extend(crate::tidy_rules::check_rule_table(
+        workspace.architecture.as_deref(),
+        &crate::tidy_rules::read_from(root),
+    ));
     violations.sort();
     Ok(Report { files_checked: workspace.files_checked(), violations })
 }
