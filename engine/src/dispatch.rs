@@ -391,7 +391,12 @@ fn choose(w: &Worker, intent: &Intent, delivery: Delivery, has_lanes: bool) -> (
     if intent.reasons.contains(WakeReason::DeliveryTimeout) {
         return (resume_reason, PromptKind::DeliveryTimeout);
     }
-    if delivery == Delivery::Steer {
+    // A lane's keepalive is a checkpoint (spec 000 §10.3, 003 decision 7): report to
+    // `/root`, then go on. Mid-turn it is steered in; one that had to wait for the turn's
+    // end (no mid-turn steering) keeps its report-to-root part at idle too. A root's
+    // keepalive is a resume (it has nobody to report to).
+    let keepalive = !manual && intent.reasons.contains(WakeReason::ActiveKeepalive);
+    if delivery == Delivery::Steer || keepalive {
         return if is_root {
             (AttemptReason::AutoResume, PromptKind::Resume)
         } else {

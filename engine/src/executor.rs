@@ -244,6 +244,9 @@ impl Engine {
                 self.observed_error(id, kind, previous, observation.until, observation.detail)
             }
             ConversationState::Closed => self.lose_binding(id, ConversationState::Closed),
+            ConversationState::Unrecognized => {
+                self.conversation_hold_shown(id, HoldReason::PageUnrecognized, previous, observation.detail)
+            }
             ConversationState::Unknown => {}
         }
         self.close_finished_cli(id, false);
@@ -296,7 +299,7 @@ impl Engine {
         // recorded by itself: see `Workers::intent_unrecorded`.)
         let intent = self.state.workers.intent_unrecorded(&id).expect("worker exists");
         if let Some(intent) = intent {
-            for r in [WakeReason::Idle, WakeReason::DeliveryTimeout, WakeReason::BlockComplete] {
+            for r in [WakeReason::Idle, WakeReason::DeliveryTimeout, WakeReason::PageError, WakeReason::BlockComplete] {
                 intent.reasons.remove(r);
             }
             if intent.reasons.is_empty() {

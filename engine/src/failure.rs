@@ -41,6 +41,10 @@ pub(crate) enum Step {
     Retry,
     /// A delivery-timeout wake: a fresh `continue`, never the page's Retry.
     FreshContinue,
+    /// A ChatGPT turn ended on an error card: a fresh continuation, never the page's
+    /// Retry (a CLI session's error holds the worker until another state instead: a CLI
+    /// that fails every turn the same way must not be driven round in a loop).
+    ContinueAfterPageError,
     /// The worker is paused for a person (see [`pause_detail`] for the words).
     Pause(PauseReason),
     /// The account (executor and worker kind) is held until its limit's time, or paused
@@ -106,11 +110,14 @@ pub(crate) fn steps(failure: Failure<'_>) -> &'static [Step] {
         Failure::Page(K::ForeignTurn) => &[Pause(PauseReason::ForeignTurn)],
         // A dialog never ends the turn: it may go on underneath.
         Failure::Page(K::BlockedByDialog) => &[Dialog],
-        // Limits, account checks and other error cards end the running turn as a page
-        // error; limits and checks hold or pause the account.
-        Failure::Page(
-            K::UsageLimit | K::RateLimited | K::SuspiciousActivity | K::Challenge | K::LoginRequired | K::Generic,
-        ) => &[End(Failed, O::PageError), Account, LimitEndsCliTurn],
+        // Limits and account checks end the running turn as a page error and hold or
+        // pause the account.
+        Failure::Page(K::UsageLimit | K::RateLimited | K::SuspiciousActivity | K::Challenge | K::LoginRequired) => {
+            &[End(Failed, O::PageError), Account, LimitEndsCliTurn]
+        }
+        // Any other error card on the latest turn (its words unknown, or "Something went
+        // wrong"): the turn ended; a fresh continuation follows, never Retry.
+        Failure::Page(K::Generic) => &[End(Failed, O::PageError), ContinueAfterPageError],
     }
 }
 
@@ -161,6 +168,11 @@ impl Engine {
                     self.retry_after_non_delivery(id, attempt);
                 }
                 Step::FreshContinue => self.wake(id, WakeReason::DeliveryTimeout, t.origin, IntentPayload::Continue),
+                Step::ContinueAfterPageError => {
+                    if !self.state.workers[&id].spec.executor.is_cli() {
+                        self.wake(id, WakeReason::PageError, t.origin, IntentPayload::Continue);
+                    }
+                }
                 Step::Pause(reason) => {
                     let detail = pause_detail(self, &t, reason);
                     self.set_pause(id, reason, Some(&detail));

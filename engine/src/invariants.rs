@@ -47,7 +47,10 @@ impl Engine {
         }
         for (e, h) in &holds.accounts {
             let latest = h.since.max(self.now).plus_ms(crate::limits::ACCOUNT_HOLD_MS_MAX);
-            let conversation_only = matches!(h.reason, HoldReason::BlockedByDialog | HoldReason::AwaitingApproval);
+            let conversation_only = matches!(
+                h.reason,
+                HoldReason::BlockedByDialog | HoldReason::AwaitingApproval | HoldReason::PageUnrecognized
+            );
             if h.until < h.since || h.until > latest || conversation_only {
                 return violated("account_hold", format!("{e}: {h:?}"));
             }

@@ -43,11 +43,15 @@ pub enum WakeReason {
     Redelivery = 16,
     /// The dead-man layer found the run stopped: recover `/root` into a fresh conversation.
     DeadMan = 17,
+    /// The latest turn of a ChatGPT conversation ended on an error card other than a
+    /// delivery timeout (its words unknown, or "Something went wrong"): a fresh
+    /// continuation, never the page's Retry.
+    PageError = 18,
 }
 
 impl WakeReason {
     /// Every reason, in bit order.
-    pub const ALL: [WakeReason; 18] = [
+    pub const ALL: [WakeReason; 19] = [
         WakeReason::Idle,
         WakeReason::ActiveKeepalive,
         WakeReason::Progress,
@@ -66,6 +70,7 @@ impl WakeReason {
         WakeReason::Recovery,
         WakeReason::Redelivery,
         WakeReason::DeadMan,
+        WakeReason::PageError,
     ];
 
     /// The provenance label recorded with attempts, e.g. `event:worker.progress`.
@@ -89,6 +94,7 @@ impl WakeReason {
             WakeReason::Recovery => "recovery",
             WakeReason::Redelivery => "redelivery",
             WakeReason::DeadMan => "deadman",
+            WakeReason::PageError => "page_error",
         }
     }
 
@@ -98,6 +104,7 @@ impl WakeReason {
             self,
             WakeReason::Idle
                 | WakeReason::DeliveryTimeout
+                | WakeReason::PageError
                 | WakeReason::BlockComplete
                 | WakeReason::ContinueNow
                 | WakeReason::Resumed

@@ -223,8 +223,8 @@ fn a_cli_usage_limit_holds_only_its_account_then_the_next_turn_goes_in() {
          cli-1 send k#2 auto_resume resume/v1
          browser send w#2 auto_resume resume/v1
          c: awaiting_execution #1 initial failed intent[idle] held:usage_limit@1797(You've hit your usage limit)
-         cli-1 send c#2 auto_resume resume/v1
-         c: running #2 auto_resume scheduled",
+         cli-1 send c#2 checkpoint checkpoint/v1
+         c: running #2 checkpoint scheduled",
     );
     world.check_recovery();
     let held: Vec<String> = world

@@ -22,6 +22,21 @@ fn running(policy: &str) -> String {
     )
 }
 
+/// As [`running`], with a Codex root in `/w` on e1 (a CLI session's error card, unlike a
+/// ChatGPT page's, gets no fresh continuation: it holds the session).
+fn running_cli_root(policy: &str) -> String {
+    format!(
+        "run auto root=codex dir=/w {policy}
+         executor e1 kinds=chatgpt,codex
+         root.continue_now
+         submit root
+         gen root
+         spawn a chatgpt
+         submit a
+         gen a"
+    )
+}
+
 #[test]
 fn recover_opens_one_fresh_root_conversation_after_every_tab_closed() {
     let world = check(
@@ -51,6 +66,8 @@ fn recover_opens_one_fresh_root_conversation_after_every_tab_closed() {
     world.check_recovery();
 }
 
+/// (A CLI root: a ChatGPT page's error card gets a fresh continuation, so it is no dead
+/// conversation; `a_chatgpt_error_card_is_no_dead_conversation` below.)
 #[test]
 fn notify_types_nothing_and_raises_the_alert_once_per_window() {
     check(
@@ -64,7 +81,7 @@ fn notify_types_nothing_and_raises_the_alert_once_per_window() {
              deadman
              advance 2m
              deadman",
-            running("deadman=notify")
+            running_cli_root("deadman=notify")
         ),
         "e1 create root#1 initial root-bootstrap/v1
          continue_now recovering
@@ -83,13 +100,34 @@ fn an_errored_root_is_released_before_its_recovery() {
              closed a
              error root generic
              advance 46m",
-            running("deadman=recover deadman_after=45m")
+            running_cli_root("deadman=recover deadman_after=45m")
         ),
         "e1 create root#1 initial root-bootstrap/v1
          continue_now recovering
          e1 create a#1 initial bootstrap/v1
          e1 close root#1
          e1 create root#2 recovery recovery/v1",
+    );
+}
+
+#[test]
+fn a_chatgpt_error_card_is_no_dead_conversation() {
+    // The root's page shows an error card: its turn ended, and a fresh continuation goes
+    // in (never Retry); the dead-man has nothing to do.
+    check(
+        &format!(
+            "{}
+             closed a
+             error root generic
+             advance 46m
+             deadman",
+            running("deadman=recover deadman_after=45m")
+        ),
+        "e1 create root#1 initial root-bootstrap/v1
+         continue_now recovering
+         e1 create a#1 initial bootstrap/v1
+         e1 send root#2 auto_resume resume/v1
+         deadman: no alert fired=0",
     );
 }
 

@@ -76,6 +76,44 @@ fn delivery_timeout_on_a_manual_worker_waits_for_the_operator() {
 }
 
 #[test]
+fn an_error_card_in_unknown_words_ends_the_turn_and_gets_one_fresh_continuation() {
+    // A ChatGPT turn that ended on an error card the executor cannot name (`generic`):
+    // the turn failed as a page error and one fresh continuation follows, never Retry.
+    let world = check(
+        &format!(
+            "{RUNNING}
+             error a generic detail=Что-то пошло не так
+             show a
+             advance 3s
+             advance 1h"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         a: awaiting_execution #1 initial failed intent[page_error]
+         e1 send a#2 auto_resume resume/v1",
+    );
+    let first = world.engine.attempts().next().expect("attempt 1");
+    assert_eq!(first.outcome, Some(AttemptOutcome::PageError));
+}
+
+#[test]
+fn a_cli_sessions_error_holds_it_without_a_fresh_turn() {
+    // A CLI session whose turn failed (a 500, a dropped stream) is not driven round again
+    // by itself: the error holds it until another state.
+    check(
+        "run auto
+         executor cli-1 kinds=codex
+         spawn c codex dir=/src/c
+         submit c
+         gen c
+         error c generic detail=stream disconnected
+         show c
+         advance 2h",
+        "cli-1 create c#1 initial bootstrap/v1
+         c: awaiting_execution #1 initial failed",
+    );
+}
+
+#[test]
 fn ambiguous_submission_pauses_and_is_never_resent() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\nfail a AMBIGUOUS_SUBMISSION\nadvance 2h\nshow a\na.resume"),
@@ -130,10 +168,11 @@ fn host_ui_changed_state_pauses_the_worker() {
 
 #[test]
 fn page_errors_are_not_spun_against() {
+    // One error card, one fresh continuation: the same card reported again (a
+    // republished state) adds nothing, and nothing more goes in while the new turn runs.
     check(
-        &format!("{RUNNING}\nerror a generic\nadvance 1h\nshow a\nidle a\nadvance 3s"),
+        &format!("{RUNNING}\nerror a generic\nerror a generic\nadvance 3s\nsubmit a\ngen a\nadvance 10m"),
         "e1 create a#1 initial bootstrap/v1
-         a: awaiting_execution #1 initial failed intent[active_keepalive]
          e1 send a#2 auto_resume resume/v1",
     );
 }
@@ -196,7 +235,7 @@ fn steering_unavailable_keeps_the_checkpoint_for_idle() {
         "e1 create a#1 initial bootstrap/v1
          e1 steer a#2 checkpoint checkpoint/v1
          a: running #1 initial generating intent[active_keepalive]
-         e1 send a#3 auto_resume resume/v1",
+         e1 send a#3 checkpoint checkpoint/v1",
     );
 }
 
@@ -370,7 +409,7 @@ fn a_submitted_turn_nobody_reports_on_is_inspected_and_its_lost_idle_still_resum
     // The inspection's answer is the idle the executor failed to report: the turn ends
     // and the worker is resumed once, as after any idle.
     let trace = world.script("idle a\nadvance 3s");
-    assert_eq!(trace, "e1 send a#2 auto_resume resume/v1");
+    assert_eq!(trace, "e1 send a#2 checkpoint checkpoint/v1");
     world.script("advance 30m");
     assert_eq!(inspections(&world, "a").len(), 2, "only the new turn's silence would count: it is not submitted yet");
 }

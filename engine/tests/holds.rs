@@ -1,7 +1,7 @@
 //! Holds from what pages show (docs/engine.md, "Page holds"): an account's usage or rate
 //! limit holds every worker on that executor until its time, a usage limit without a
-//! time or an account check pauses them for a person, and a dialog holds its own worker
-//! until a later state.
+//! time or an account check pauses them for a person, and a dialog, or a page its
+//! executor does not recognize, holds its own worker until a later state.
 
 mod support;
 use engine::op::Operation;
@@ -42,10 +42,10 @@ fn a_usage_limit_holds_every_worker_of_the_account_until_its_time() {
          a: awaiting_execution #1 initial failed held:usage_limit@1800(You've hit your limit)
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@1797(You've hit your limit)
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@597(You've hit your limit)
-         e1 send b#2 auto_resume resume/v1
-         b: running #2 auto_resume scheduled
+         e1 send b#2 checkpoint checkpoint/v1
+         b: running #2 checkpoint scheduled
          a: awaiting_execution #1 initial failed intent[active_keepalive]
-         e1 send a#2 auto_resume resume/v1",
+         e1 send a#2 checkpoint checkpoint/v1",
     );
     world.check_recovery();
     let kinds: Vec<&str> = world.engine.recent_events().map(|e| e.kind.name()).collect();
@@ -71,8 +71,8 @@ fn a_hold_survives_a_daemon_restart() {
          e1 create b#1 initial bootstrap/v1
          crash
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@1200
-         e1 send b#2 auto_resume resume/v1
-         b: running #2 auto_resume scheduled",
+         e1 send b#2 checkpoint checkpoint/v1
+         b: running #2 checkpoint scheduled",
     );
 }
 
@@ -216,12 +216,54 @@ fn a_dialog_holds_its_own_worker_until_a_later_state_and_never_ends_the_turn() {
          b: running #1 initial generating
          a: awaiting_human #1 initial generating intent[active_keepalive] held:blocked_by_dialog(Update your settings)
          a: awaiting_execution #1 initial idle intent[idle,active_keepalive]
-         e1 send a#2 auto_resume resume/v1",
+         e1 send a#2 checkpoint checkpoint/v1",
     );
     world.check_recovery();
     // The stall clock stood still while the dialog showed.
     let a = world.view("a");
     assert!(a.worker.progress.quiet_ms < 60 * 60_000, "{:?}", a.worker.progress);
+}
+
+#[test]
+fn a_page_not_recognized_holds_its_worker_for_a_person_until_a_known_state() {
+    let world = check(
+        &format!(
+            "{TWO}
+             unrecognized a detail=Page not recognized: a form in the latest turn
+             show a
+             advance 2h
+             show a
+             idle a
+             show a
+             advance 3s
+             advance 30s"
+        ),
+        "e1 create a#1 initial bootstrap/v1
+         e1 create b#1 initial bootstrap/v1
+         a: awaiting_human #1 initial generating held:page_unrecognized(Page not recognized: a form in the latest turn)
+         a: awaiting_human #1 initial generating intent[active_keepalive] held:page_unrecognized(Page not recognized: a form in the latest turn)
+         a: awaiting_execution #1 initial idle intent[idle,active_keepalive]
+         e1 send a#2 checkpoint checkpoint/v1",
+    );
+    world.check_recovery();
+    // Told once, lifted once; the stall clock stood still meanwhile.
+    let kinds: Vec<&str> = world.engine.recent_events().map(|e| e.kind.name()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "worker.held").count(), 1, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "worker.hold_lifted").count(), 1, "{kinds:?}");
+    let a = world.view("a");
+    assert!(a.worker.progress.quiet_ms < 60 * 60_000, "{:?}", a.worker.progress);
+}
+
+#[test]
+fn nothing_is_typed_into_a_page_not_recognized_not_even_an_operator_turn() {
+    let mut world = World::new();
+    world.script(&format!("{TWO}\nidle a\nunrecognized a detail=Page not recognized: a dialog over the composer"));
+    let before = world.commands.len();
+    let a = world.id("a");
+    let _ = world.call(Operation::WorkerContinueNow { worker: a, override_wait: false, clear_pause: false });
+    world.script("advance 30m");
+    let to_a: Vec<_> = world.commands[before..].iter().filter(|c| c.worker == a).collect();
+    assert!(to_a.is_empty(), "{to_a:?}");
 }
 
 #[test]

@@ -227,7 +227,7 @@ fn pending_keepalive_intent_is_rebuilt_after_restart() {
         "e1 create a#1 initial bootstrap/v1
          crash
          a: running #1 initial generating intent[active_keepalive]
-         e1 send a#2 auto_resume resume/v1",
+         e1 send a#2 checkpoint checkpoint/v1",
     );
 }
 

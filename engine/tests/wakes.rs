@@ -49,7 +49,7 @@ fn keepalive_without_steering_waits_for_idle_and_coalesces() {
          advance 3s",
         "e1 create a#1 initial bootstrap/v1
          a: running #1 initial generating intent[active_keepalive]
-         e1 send a#2 auto_resume resume/v1",
+         e1 send a#2 checkpoint checkpoint/v1",
     );
     let a = world.engine.attempt(world.commands.last().expect("a command").attempt).expect("attempt");
     assert_eq!(a.wake.labels(), vec!["idle", "active_keepalive"]);
@@ -125,6 +125,31 @@ fn idle_waits_for_the_floor_when_the_policy_forbids_the_bypass() {
         "e1 create a#1 initial bootstrap/v1
          a: awaiting_execution #1 initial idle intent[idle]
          e1 send a#2 auto_resume resume/v1",
+    );
+}
+
+#[test]
+fn a_material_correction_to_an_idle_lane_is_not_held_by_the_floor_either() {
+    // Spec 000 §10.4 / 003 decision 10: material corrective steering bypasses the floor,
+    // even where a policy keeps idle continuations behind it.
+    check(
+        "run auto idle_bypass=false
+         executor e1
+         spawn a
+         submit a
+         gen a
+         idle a
+         advance 3s
+         advance 15m
+         submit a
+         gen a
+         idle a
+         advance 1m
+         a.steer correct_direction stop editing outside your scope
+         advance 3s",
+        "e1 create a#1 initial bootstrap/v1
+         e1 send a#2 auto_resume resume/v1
+         e1 send a#3 corrective corrective/v1",
     );
 }
 

@@ -1,7 +1,7 @@
 //! House rules for the browser extension's JavaScript (`extension/`): every file says what
 //! it is for, the executor core stays pure, and no browser test is skipped.
 
-use crate::tidy::{Rule, SourceFile, Violation};
+use crate::tidy_violation::{Rule, SourceFile, Violation};
 
 /// Where the extension lives; its `node_modules` is never read.
 pub const EXTENSION_PREFIX: &str = "extension/";

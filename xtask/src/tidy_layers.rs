@@ -9,7 +9,7 @@
 //! Paths are read from the code only: comments, strings and character literals are
 //! skipped, and a `{...}` group (`use crate::{base::x, codex::y}`) is read item by item.
 
-use crate::tidy::{Rule, SourceFile, Violation};
+use crate::tidy_violation::{Rule, SourceFile, Violation};
 
 /// Where the CLI executor's sources live, relative to the workspace root.
 pub const CLI_EXECUTOR_SRC: &str = "adapters/cli-executor/src/";

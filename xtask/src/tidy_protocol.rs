@@ -4,7 +4,8 @@
 //! each other, serde and the few helpers they use, so that axum, tokio, fjall or any other
 //! runtime can never creep in (and with it into everything that speaks the protocol).
 
-use crate::tidy::{Rule, SourceFile, Violation, runtime_dependencies};
+use crate::tidy_manifest::runtime_dependencies;
+use crate::tidy_violation::{Rule, SourceFile, Violation};
 
 /// Each protocol crate's manifest and the only crates it may depend on outside
 /// `[dev-dependencies]` (exactly the ones it uses).

@@ -22,7 +22,8 @@
 //! item occurs in its file. The proved-by cell may name nothing (`none`): a rule without
 //! proof is a finding for a person, not a broken table.
 
-use crate::tidy::{ARCHITECTURE_FILE, Rule, Violation};
+use crate::tidy_architecture::ARCHITECTURE_FILE;
+use crate::tidy_violation::{Rule, Violation};
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 

@@ -168,12 +168,14 @@ impl Engine {
 }
 
 /// Whether the worker's conversation could still host a turn: bound, not lost, not closed,
-/// and not showing an error card that another prompt would not clear.
+/// and not showing an error card that another prompt would not clear (a ChatGPT turn that
+/// ended on an error card gets a fresh continuation; a CLI session's error holds it).
 pub(crate) fn conversation_alive(w: &Worker) -> bool {
     w.binding.as_ref().is_some_and(|b| {
         b.status != BindingStatus::Lost
             && match b.state {
                 ConversationState::Closed => false,
+                ConversationState::Error(ErrorKind::Generic) => !w.spec.executor.is_cli(),
                 ConversationState::Error(kind) => kind == ErrorKind::DeliveryTimeout || kind.stops_typing(),
                 _ => true,
             }

@@ -29,12 +29,13 @@ pub(crate) mod state;
 /// The state of a conversation covered by an unknown dialog.
 pub(crate) const DIALOG: ConversationState = ConversationState::Error(ErrorKind::BlockedByDialog);
 
-/// The hold a conversation state puts on its own worker: an unknown dialog, or a
-/// tool-approval card waiting for a person.
+/// The hold a conversation state puts on its own worker: an unknown dialog, a
+/// tool-approval card waiting for a person, or a page its executor does not recognize.
 pub(crate) fn conversation_hold_of(state: ConversationState) -> Option<HoldReason> {
     match state {
         DIALOG => Some(HoldReason::BlockedByDialog),
         ConversationState::AwaitingApproval => Some(HoldReason::AwaitingApproval),
+        ConversationState::Unrecognized => Some(HoldReason::PageUnrecognized),
         _ => None,
     }
 }

@@ -99,6 +99,11 @@ pub enum HoldReason {
     /// ChatGPT shows a tool-approval card ("Allow ChatGPT to use <App>?") in the worker's
     /// conversation: the turn is suspended until a person answers it.
     AwaitingApproval,
+    /// The worker's page shows something its executor does not recognize (a card, a
+    /// control, a dialog it cannot name, [`ConversationState::Unrecognized`]): nothing is
+    /// typed until the page shows a state it knows. Appended last: the stored encoding of
+    /// the older reasons is unchanged.
+    PageUnrecognized,
 }
 
 impl HoldReason {
@@ -109,6 +114,7 @@ impl HoldReason {
             HoldReason::RateLimited => "rate_limited",
             HoldReason::BlockedByDialog => "blocked_by_dialog",
             HoldReason::AwaitingApproval => "awaiting_approval",
+            HoldReason::PageUnrecognized => "page_unrecognized",
         }
     }
 }
@@ -211,6 +217,13 @@ pub enum ConversationState {
     /// use <App>?"): the turn is suspended, nothing is typed and the executor never
     /// clicks the card. Appended last: the stored encoding of older states is unchanged.
     AwaitingApproval,
+    /// The page shows something its executor does not recognize, in the latest turn or
+    /// around the composer (on the wire: `unknown` with what was not recognized, and where,
+    /// in `detail`): the executor types nothing into it, and the worker is held, its stall
+    /// clock stopped, until a state the executor knows (the page is re-read on every
+    /// change). Unlike [`ConversationState::Unknown`] (nothing reported yet) a person is
+    /// told. Appended last: the stored encoding of older states is unchanged.
+    Unrecognized,
 }
 
 impl ConversationState {
@@ -231,6 +244,7 @@ impl ConversationState {
             ConversationState::Error(_) => "error",
             ConversationState::Closed => "closed",
             ConversationState::AwaitingApproval => "awaiting_approval",
+            ConversationState::Unrecognized => "unrecognized",
         }
     }
 }

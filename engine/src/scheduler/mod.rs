@@ -41,6 +41,8 @@ pub(crate) enum Hold {
     Dialog,
     /// A tool-approval card waits for a person in the worker's conversation.
     Approval,
+    /// The worker's page shows something its executor does not recognize.
+    Unrecognized,
     /// No executor has reported the conversation's state yet.
     StateUnknown,
 }
@@ -77,10 +79,14 @@ fn attached_and_unreported(w: &Worker, binding: &Binding, intent: &Intent) -> bo
 /// Whether a new turn may be submitted into the worker's conversation now (idle
 /// delivery). A CLI session's usage or rate limit ended the turn that hit it and shows no
 /// standing notice: the session is idle, and the account's hold (or pause) decides when
-/// the next turn goes in.
+/// the next turn goes in. A ChatGPT turn that ended on an error card other than those
+/// (`generic`) leaves the composer to the next turn: the fresh continuation goes in there
+/// (`failure.rs`, `ContinueAfterPageError`); a CLI session's stays held.
 fn accepts_send(w: &Worker, state: ConversationState) -> bool {
+    let cli = w.spec.executor.is_cli();
     let cli_limit = matches!(state, ConversationState::Error(kind) if kind.is_account_limit());
-    state.accepts_send() || (w.spec.executor.is_cli() && cli_limit)
+    let page_error = state == ConversationState::Error(ErrorKind::Generic);
+    state.accepts_send() || (cli && cli_limit) || (!cli && page_error)
 }
 
 /// The latest of several optional waits.
@@ -259,6 +265,7 @@ impl Engine {
         // stall guard, since waiting on a limit, a dialog or an approval is not a stall.
         match self.conversation_hold(w) {
             Some(HoldReason::AwaitingApproval) => return Decision::Hold(Hold::Approval),
+            Some(HoldReason::PageUnrecognized) => return Decision::Hold(Hold::Unrecognized),
             Some(_) => return Decision::Hold(Hold::Dialog),
             None => {}
         }
@@ -298,7 +305,10 @@ impl Engine {
         match binding.state {
             state if accepts_send(w, state) => {
                 let grace = Some((binding.state_since.plus_ms(policy.idle_grace_ms), Wait::Grace));
-                let floor = if policy.idle_may_bypass_min_spacing { None } else { self.floor_at(w, &policy) };
+                // Material corrective steering is never held by the floor, idle or not
+                // (spec 000 §10.4, 003 decision 10).
+                let bypass = policy.idle_may_bypass_min_spacing || is_material(intent);
+                let floor = if bypass { None } else { self.floor_at(w, &policy) };
                 match latest([grace, floor, backoff]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Send),

@@ -59,6 +59,7 @@ const HOLDS_LIFTED = {
   rate_limited: 'Slow-down over; resuming',
   blocked_by_dialog: 'The dialog is gone; resuming',
   awaiting_approval: 'Approval answered; the turn goes on',
+  page_unrecognized: 'The page is recognized again; resuming',
 };
 
 /**
@@ -158,6 +159,10 @@ function heldText(data, host, cli) {
     if (!cli) return detail !== null ? `Needs you: approve ${excerpt(detail)} in this conversation` : 'Needs you: approve the app in this conversation';
     return detail !== null ? `Needs you: ${host} asks to ${excerpt(detail)}` : `Needs you: ${host} asks for an approval`;
   }
+  if (data.reason === 'page_unrecognized') {
+    // The executor's words say what was not recognized, and where.
+    return detail !== null ? `Needs you: ${excerpt(detail)}; nothing is typed` : 'Needs you: the page is not recognized; nothing is typed';
+  }
   return detail !== null ? `A dialog blocks the conversation: ${excerpt(detail)}` : 'A dialog blocks the conversation';
 }
 
@@ -167,7 +172,7 @@ function scheduledText(data) {
   if (!what) return 'Attempt scheduled';
   // A root's keepalive is a mid-turn resume rather than a checkpoint prompt.
   if (data.reason === 'auto_resume' && wake.includes('active_keepalive')) what = 'Keepalive checkpoint sent';
-  else if ((data.reason === 'auto_resume' || data.reason === 'manual_resume') && wake.includes('delivery_timeout')) what = 'Fresh continue sent';
+  else if ((data.reason === 'auto_resume' || data.reason === 'manual_resume') && (wake.includes('delivery_timeout') || wake.includes('page_error'))) what = 'Fresh continue sent';
   return Number.isInteger(data.sequence) ? `${what} (attempt ${data.sequence})` : what;
 }
 

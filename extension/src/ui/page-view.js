@@ -58,6 +58,7 @@ export function withPageNotes(summary, unknownPages) {
 
 /** What a worker row offers for its unreadable or unrecognized page, or null: `{label, hint, pointer}`. */
 export function pageShapeOffer(worker, observation = null) {
-  if (!pageFailedClosed(worker, observation) && !worker?.pageUnknown) return null;
+  const unrecognized = worker?.pageUnknown || worker?.hold?.reason === 'page_unrecognized';
+  if (!pageFailedClosed(worker, observation) && !unrecognized) return null;
   return { label: PAGE_SHAPE.label, hint: PAGE_SHAPE.hint, pointer: PAGE_SHAPE.pointer };
 }

@@ -116,6 +116,8 @@ const HOLDS = {
   rate_limited: 'ChatGPT asked to slow down',
   blocked_by_dialog: 'A dialog covers the conversation',
   awaiting_approval: 'ChatGPT asks you to approve a tool call',
+  // The daemon's hold on a page its executor does not recognize (issue 27).
+  page_unrecognized: PAGE_UNKNOWN.note,
 };
 const TIMED_HOLDS = new Set(['usage_limit', 'rate_limited']);
 /** Pauses a person must look into before Resume: a check ChatGPT wants, a CLI turn nobody here started. */
@@ -147,7 +149,9 @@ export function holdView(worker, nowMs) {
   const label = cli && TIMED_HOLDS.has(hold.reason) ? `${cli.kindLabel} ${CLI_HOLDS[hold.reason]}` : HOLDS[hold.reason];
   const untilMs = typeof hold.untilMs === 'number' ? hold.untilMs : null;
   let text;
-  if (hold.reason === 'blocked_by_dialog') {
+  if (hold.reason === 'page_unrecognized') {
+    text = `${hold.detail ?? label}. ${PAGE_UNKNOWN.ask}`;
+  } else if (hold.reason === 'blocked_by_dialog') {
     text = `${label}${hold.detail ? `: ${hold.detail}` : ''}. Close it in the tab; nothing is typed meanwhile.`;
   } else if (hold.reason === 'awaiting_approval' && approvalRequestView(worker)) {
     // A CLI's request: answered from the dashboard (Approve / Decline).
@@ -176,7 +180,7 @@ function needsYouText(w) {
   if (w.pageUnknown) return `${w.pageUnknown}. ${PAGE_UNKNOWN.ask}`;
   if (w.needsYou) return w.needsYou;
   if (orphaned(w)) return 'Its conversation was closed. Recover it into a new conversation (the run and its other workers are untouched), or attach another conversation to it.';
-  if (w.hold?.reason === 'blocked_by_dialog' || w.hold?.reason === 'awaiting_approval') return holdView(w, null).text;
+  if (['blocked_by_dialog', 'awaiting_approval', 'page_unrecognized'].includes(w.hold?.reason)) return holdView(w, null).text;
   if (w.pauseReason === 'account_check') return w.pauseDetail ?? PAUSES.account_check;
   if (w.pauseReason === 'foreign_turn') return w.pauseDetail ?? `${PAUSES.foreign_turn}: look at it, then resume.`;
   return null;

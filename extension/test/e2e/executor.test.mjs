@@ -20,7 +20,7 @@ import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block, pause } from './lib/world.mjs';
 import { readOverlay } from './lib/ui-surfaces.mjs';
-import { findPage, until } from './lib/ui-pages.mjs';
+import { findPage, press, screenshot, until } from './lib/ui-pages.mjs';
 import { REAL_LAYOUTS, profileOf } from '../fake-chatgpt/layouts/profiles.mjs';
 
 const FULL_LAYOUT = 'turn-key-2026-09';
@@ -32,6 +32,8 @@ const NONCE = /\[attempt (exe-\d+)\]\s*$/;
 const UNKNOWN_CARD = '<div class="promo-card"><p>Try the new mode</p><button type="button">Try it</button></div>';
 // The first turn of the unrecognized-page test generates this long (ms): the card lands in it.
 const UNKNOWN_TURN_MS = 3_000;
+// The overlay's host element on a managed tab.
+const OVERLAY = 'orchestrator-overlay';
 // While the page is not recognized nothing may be typed: the prompts are watched this long,
 // in ms (past the workers' idle grace and the executor's polling).
 const HELD_WATCH_MS = 3_000;
@@ -170,13 +172,22 @@ function describeExecutor(kind, layout) {
         const [first] = await w.waitForPrompts(lane, 1);
         // While the first turn still generates, a card no real page shows appears in it.
         await w.fake.control(first.conversationId, `inject:turn:${UNKNOWN_CARD}`);
-        await w.waitForWorker(lane, (x) => x.binding?.state === 'unknown', 'the page reported unknown', 20_000);
+        // The daemon holds the worker and says why, in the executor's words.
+        const held = await w.waitForWorker(lane, (x) => x.binding?.state === 'unrecognized' && x.hold?.reason === 'page_unrecognized',
+          'the daemon holds the worker on a page not recognized', 20_000);
+        assert.match(held.hold.detail ?? '', /^Page not recognized: .+ in the latest turn$/);
         if (w.kind === 'chromium') await until('a browser notification', async () => (await w.hook('notifications')).includes(`orc-page-unknown:${lane}`));
         const tab = await findPage(w, (url) => url.includes(first.conversationId), 'the lane\'s tab');
         await until('the overlay says Needs you: page not recognized', async () => {
           const overlay = await readOverlay(tab);
           return overlay.pill?.status === 'needs_you';
         });
+        if (w.kind === 'chromium') {
+          // What the person sees on the tab: the card nobody named, the overlay's drawer saying so.
+          await press(tab, '[data-testid="overlay-pill"]', { shadowHost: OVERLAY });
+          await until('the drawer says why', async () => /Page not recognized/.test(JSON.stringify(await readOverlay(tab))));
+          await screenshot(w, tab, 'page-not-recognized', { fullPage: false });
+        }
         await assert.rejects(w.waitForPrompts(lane, 2, HELD_WATCH_MS), /timed out/, 'nothing is typed while the page is not recognized');
         await w.fake.control(first.conversationId, 'uninject');
         await w.waitForWorker(lane, (x) => x.disposition === 'completed', 'completed once the page is known again');

@@ -87,3 +87,16 @@ test('one notification per episode of a page not recognized, cleared when it is 
   shown.add('orc-approval:wrk-7');
   assert.deepEqual(unknownPageNotifications({}, summary(), shown).clear, [], 'approval notices are not its to clear');
 });
+
+test("the daemon's hold on a page not recognized reads as the extension's own: Needs you, the reason, Copy page shape", () => {
+  // Another browser's page, or this one's before its own note arrives: the summary's hold.
+  const held = worker({ disposition: 'awaiting_human', conversationState: 'unrecognized', hold: { reason: 'page_unrecognized', sinceMs: NOW - 60_000, detail: DETAIL } });
+  const row = workerRow(held, null, NOW);
+  assert.equal(row.status.key, 'needs_you');
+  assert.equal(row.status.note, 'Page not recognized');
+  assert.match(row.needsYou, /^Page not recognized: form \(3 buttons\) in the latest turn\. Nothing is typed there/);
+  assert.equal(row.pageShape?.label, 'Copy page shape');
+  // Without the executor's words the hold still says what it is.
+  const bare = workerRow(worker({ disposition: 'awaiting_human', hold: { reason: 'page_unrecognized', sinceMs: NOW } }), null, NOW);
+  assert.match(bare.needsYou, /^Page not recognized\. Nothing is typed there/);
+});

@@ -10,9 +10,12 @@
 //! # Layout
 //! - `args.rs`: one argument struct per tool (camelCase, unknown fields refused), each
 //!   converting into an [`engine::Operation`] through [`ToOperation`]; ids are parsed
-//!   with the engine's `FromStr` and a bad one is reported under its field name.
-//! - `out.rs`: the reply shapes (runs, workers, attempts, events, policies) and
-//!   [`FromReply`], which turns an engine [`engine::Reply`] into the shape a tool promises.
+//!   with the engine's `FromStr` and a bad one is reported under its field name; the
+//!   worker tools' arguments are in `worker_args.rs`.
+//! - `out.rs`: [`FromReply`], which turns an engine [`engine::Reply`] into the shape a tool
+//!   promises, and the reply shapes of runs, messages, policies and events;
+//!   `worker_out.rs` a worker's (and `worker_progress`'s, `worker_continue_now`'s,
+//!   `worker_steer`'s), `attempt_out.rs` an execution attempt's.
 //! - `kind.rs`: executor kinds (`chatgpt`, `codex`, `claude`) and a CLI worker's
 //!   workspace, as `worker_spawn` takes them and worker views show them.
 //! - `policy.rs`: continuation policy in (a partial patch) and out (the full policy).
@@ -27,17 +30,23 @@
 //! sizes are the engine's to check (it names the field), the HTTP layer caps the body.
 
 mod args;
+mod attempt_out;
 mod deadman;
 mod error;
 mod event;
 mod kind;
 mod out;
 mod policy;
+mod worker_args;
+mod worker_out;
 
 pub use args::*;
+pub use attempt_out::{AttemptOut, AttemptsOut};
 pub use deadman::{DeadManOut, StoppedMovingOut, why as dead_man_why};
 pub use error::{ErrorOut, codes, decode};
 pub use event::EventOut;
 pub use kind::{ExecutorKindArg, WorkspaceArgs, WorkspaceOut};
 pub use out::*;
 pub use policy::{DeadManModeArg, ModeArg, PolicyOut, PolicyPatchArgs};
+pub use worker_args::*;
+pub use worker_out::*;

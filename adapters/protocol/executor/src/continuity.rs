@@ -159,6 +159,12 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
                 (_, Some(asked)) => format!("Needs you: {name} asks to {}", excerpt(asked)),
                 (_, None) => format!("Needs you: {name} asks for an approval"),
             },
+            (HoldReason::PageUnrecognized, _) => match detail {
+                // The executor's words say what was not recognized, and where ("Page not
+                // recognized: a form in the latest turn").
+                Some(what) => format!("Needs you: {}; nothing is typed", excerpt(what)),
+                None => "Needs you: the page is not recognized; nothing is typed".into(),
+            },
             (HoldReason::BlockedByDialog, _) | (_, None) => match detail {
                 Some(heading) => format!("A dialog blocks the conversation: {}", excerpt(heading)),
                 None => "A dialog blocks the conversation".into(),
@@ -169,13 +175,15 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             HoldReason::RateLimited => "Slow-down over; resuming".into(),
             HoldReason::BlockedByDialog => "The dialog is gone; resuming".into(),
             HoldReason::AwaitingApproval => "Approval answered; the turn goes on".into(),
+            HoldReason::PageUnrecognized => "The page is recognized again; resuming".into(),
         },
         EventKind::WorkerResumed => "Resumed".into(),
         EventKind::PolicyChanged { mode: Mode::Auto, .. } => "Auto resume on".into(),
         EventKind::PolicyChanged { mode: Mode::Manual, .. } => "Auto resume off".into(),
         EventKind::ExecutionScheduled { reason, wake, sequence } => {
             let keepalive = wake.contains(WakeReason::ActiveKeepalive);
-            let timed_out = wake.contains(WakeReason::DeliveryTimeout);
+            // A turn that ended on the page's error card gets a fresh one, never Retry.
+            let timed_out = wake.contains(WakeReason::DeliveryTimeout) || wake.contains(WakeReason::PageError);
             let what = match reason {
                 AttemptReason::Initial => "Assignment sent",
                 // A root's keepalive is a mid-turn resume rather than a checkpoint prompt.

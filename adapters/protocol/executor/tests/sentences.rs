@@ -159,6 +159,7 @@ fn cases() -> Vec<EventKind> {
         (AttemptReason::ManualResume, timed_out),
         (AttemptReason::AutoResume, both),
         (AttemptReason::Initial, timed_out),
+        (AttemptReason::AutoResume, WakeSet::of(WakeReason::PageError)),
     ] {
         out.push(EventKind::ExecutionScheduled { reason, wake, sequence: 5 });
     }
@@ -205,10 +206,12 @@ fn cases() -> Vec<EventKind> {
         (HoldReason::AwaitingApproval, None, None),
         (HoldReason::BlockedByDialog, None, Some("Share this chat\nwith your team")),
         (HoldReason::BlockedByDialog, until, None),
+        (HoldReason::PageUnrecognized, None, Some("Page not recognized: a form in the latest turn")),
+        (HoldReason::PageUnrecognized, None, None),
     ] {
         out.push(EventKind::WorkerHeld { reason, until, detail: detail.map(text) });
     }
-    let holds = every!(HoldReason: UsageLimit, RateLimited, BlockedByDialog, AwaitingApproval);
+    let holds = every!(HoldReason: UsageLimit, RateLimited, BlockedByDialog, AwaitingApproval, PageUnrecognized);
     out.extend(holds.into_iter().map(|reason| EventKind::WorkerHoldLifted { reason }));
     for (condition, action) in [
         (DeadManCondition::ConversationsLost, DeadManAction::Notified),

@@ -91,8 +91,14 @@ impl From<&engine::model::PendingApproval> for ApprovalWire {
 
 impl From<ObservationWire> for Observation {
     fn from(o: ObservationWire) -> Observation {
+        // `unknown` with words says what the page shows that the executor does not
+        // recognize; without them, only that nothing is known yet.
+        let state = match o.state.to_engine(o.error_kind) {
+            ConversationState::Unknown if o.detail.is_some() => ConversationState::Unrecognized,
+            state => state,
+        };
         Observation {
-            state: o.state.to_engine(o.error_kind),
+            state,
             seq: o.seq,
             block: o.block,
             until: o.until_ms.map(Timestamp),
@@ -202,7 +208,8 @@ pub mod page_detail {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StateName {
-    /// Nothing known yet.
+    /// Nothing known yet; with `detail`, what the page shows that the executor does not
+    /// recognize (the engine's `Unrecognized`: the worker is held and a person told).
     Unknown,
     /// Loaded, composer usable, nothing generating.
     Ready,
@@ -238,7 +245,7 @@ impl StateName {
     /// The wire state and error kind of an engine state.
     pub fn from_engine(state: ConversationState) -> (StateName, Option<ErrorKindWire>) {
         match state {
-            ConversationState::Unknown => (StateName::Unknown, None),
+            ConversationState::Unknown | ConversationState::Unrecognized => (StateName::Unknown, None),
             ConversationState::Ready => (StateName::Ready, None),
             ConversationState::Generating => (StateName::Generating, None),
             ConversationState::Idle => (StateName::Idle, None),

@@ -3,18 +3,14 @@
 //! a missing section, a malformed row), so these tests can fail.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
-use xtask::tidy::{self, Rule, Violation};
+use crate::root;
+use xtask::tidy;
 use xtask::tidy_rules::{
     Needle, RULE_TABLE_HEADING, Reference, check_rule_table, found, needles, read_from, references, rule_rows,
     split_cells,
 };
-
-/// The workspace root: the xtask crate sits directly under it.
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use xtask::tidy_violation::{Rule, Violation};
 
 /// A tiny workspace: a Rust file, a scenario and a JavaScript test.
 fn files() -> BTreeMap<&'static str, &'static str> {
