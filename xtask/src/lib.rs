@@ -4,7 +4,8 @@
 //! - [`tidy`]: house rules checked over the source tree as pure functions of file
 //!   contents, plus one loader that reads the tree from disk and runs them all. Every rule
 //!   reports through [`tidy_violation`]; [`tidy_manifest`] holds the manifest rules and the
-//!   TOML reading they share, [`tidy_architecture`] the checks of `ARCHITECTURE.md`,
+//!   TOML reading they share, [`tidy_architecture`] the checks of `ARCHITECTURE.md` (its
+//!   codemap, invariants and API boundaries), [`tidy_markdown`] the markdown they read,
 //!   [`tidy_extension`] the rules for the browser extension's scripts, [`tidy_imports`] the
 //!   rule against import circles between a crate's modules, [`tidy_layers`] the CLI
 //!   executor's import layers, [`tidy_protocol`] the protocol crates' dependency fence,
@@ -25,6 +26,7 @@ pub mod tidy_extension;
 pub mod tidy_imports;
 pub mod tidy_layers;
 pub mod tidy_manifest;
+pub mod tidy_markdown;
 pub mod tidy_protocol;
 pub mod tidy_rules;
 pub mod tidy_violation;

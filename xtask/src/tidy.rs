@@ -16,7 +16,10 @@
 //! 5. [`crate::tidy_manifest::check_manifest_inherits`]: every crate takes version, publish and lints from the
 //!    workspace.
 //! 6. [`check_no_unwrap`]: the engine states a reason for every invariant it relies on.
-//! 7. [`crate::tidy_architecture::check_architecture`]: `ARCHITECTURE.md` names every member and states invariants.
+//! 7. [`crate::tidy_architecture::check_architecture`], [`crate::tidy_architecture::check_codemap`]
+//!    and [`crate::tidy_architecture::check_api_boundaries`]: `ARCHITECTURE.md` names every
+//!    member and states invariants; its codemap names every crate and top-level module and
+//!    only Rust files that exist; no crate depends on one its API boundaries leave out.
 //! 8. [`crate::tidy_extension::check_script_header`]: every extension script says what it
 //!    is for.
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
@@ -31,7 +34,7 @@
 //!     files that exist and items that occur in them (it reads those files, so [`run`]
 //!     wires it rather than [`check`]).
 
-use crate::tidy_architecture::{ARCHITECTURE_FILE, check_architecture};
+use crate::tidy_architecture::{ARCHITECTURE_FILE, check_api_boundaries, check_architecture, check_codemap};
 use crate::tidy_manifest::{check_engine_dependencies, check_manifest_inherits};
 use crate::tidy_violation::{Rule, SourceFile, Violation, production_lines};
 use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol};
@@ -185,7 +188,10 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(tidy_extension::check_no_skipped_tests(script));
     }
     out.extend(tidy_imports::check_import_circles(&workspace.rust_files));
-    out.extend(check_architecture(&workspace.root_manifest, workspace.architecture.as_deref()));
+    let architecture = workspace.architecture.as_deref();
+    out.extend(check_architecture(&workspace.root_manifest, architecture));
+    out.extend(check_codemap(&workspace.root_manifest, architecture, &workspace.rust_files));
+    out.extend(check_api_boundaries(&workspace.root_manifest, architecture, &workspace.manifests));
     out.sort();
     out
 }

@@ -23,6 +23,7 @@
 //! proof is a finding for a person, not a broken table.
 
 use crate::tidy_architecture::ARCHITECTURE_FILE;
+pub use crate::tidy_markdown::{code_spans, split_cells};
 use crate::tidy_violation::{Rule, Violation};
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
@@ -95,44 +96,8 @@ pub fn rule_rows(architecture: &str) -> Option<Vec<RuleRow>> {
     Some(rows)
 }
 
-/// The cells of a table line: split at `|` outside backticks (`\|` is a literal pipe),
-/// trimmed, the empty cells before the first and after the last pipe dropped.
-pub fn split_cells(line: &str) -> Vec<String> {
-    let mut cells = Vec::new();
-    let mut current = String::new();
-    let mut in_code = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                current.push('|');
-                chars.next();
-            }
-            '`' => {
-                in_code = !in_code;
-                current.push(c);
-            }
-            '|' if !in_code => cells.push(std::mem::take(&mut current)),
-            _ => current.push(c),
-        }
-    }
-    cells.push(current);
-    if line.trim_start().starts_with('|') && cells.first().is_some_and(|c| c.trim().is_empty()) {
-        cells.remove(0);
-    }
-    if line.trim_end().ends_with('|') && cells.last().is_some_and(|c| c.trim().is_empty()) {
-        cells.pop();
-    }
-    cells.into_iter().map(|c| c.trim().to_string()).collect()
-}
-
 fn is_separator(cells: &[String]) -> bool {
     cells.iter().all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
-}
-
-/// The backticked spans of a text, in order.
-pub fn code_spans(text: &str) -> Vec<String> {
-    text.split('`').skip(1).step_by(2).map(str::to_string).collect()
 }
 
 /// Whether a backticked span names a file rather than an item.

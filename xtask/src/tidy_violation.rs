@@ -24,7 +24,8 @@ pub enum Rule {
     ManifestInherits,
     /// Rule 6: no `.unwrap()` in the engine outside test code.
     NoUnwrap,
-    /// Rule 7: `ARCHITECTURE.md` exists, names every member, states an invariant.
+    /// Rule 7: `ARCHITECTURE.md` exists, names every member, states an invariant, has a
+    /// codemap naming every crate and top-level module, and API boundaries the manifests keep.
     Architecture,
     /// Rule 8: every extension script opens with a comment saying what it is for.
     ExtensionHeader,
