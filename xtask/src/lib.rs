@@ -9,7 +9,8 @@
 //!   [`tidy_extension`] the rules for the browser extension's scripts, [`tidy_imports`] the
 //!   rule against import circles between a crate's modules, [`tidy_layers`] the CLI
 //!   executor's import layers, [`tidy_protocol`] the protocol crates' dependency fence,
-//!   [`tidy_rules`] the rule table of `ARCHITECTURE.md`.
+//!   [`tidy_rules`] the rule table of `ARCHITECTURE.md`, [`tidy_signals`] the files that
+//!   may signal a process.
 //! - [`skill`]: the agent skill under `skills/`: frontmatter and content checks, and the
 //!   reproducible, uploadable archive.
 //! - [`archive`]: a deterministic ZIP writer and strict reader for stored entries.
@@ -29,4 +30,5 @@ pub mod tidy_manifest;
 pub mod tidy_markdown;
 pub mod tidy_protocol;
 pub mod tidy_rules;
+pub mod tidy_signals;
 pub mod tidy_violation;

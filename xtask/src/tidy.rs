@@ -33,11 +33,13 @@
 //! 14. [`crate::tidy_rules::check_rule_table`]: the rule table of `ARCHITECTURE.md` names
 //!     files that exist and items that occur in them (it reads those files, so [`run`]
 //!     wires it rather than [`check`]).
+//! 15. [`crate::tidy_signals::check_signal_sites`]: only the files that own it signal a
+//!     process (the CLI executor's group owner and two start-up checks).
 
 use crate::tidy_architecture::{ARCHITECTURE_FILE, check_api_boundaries, check_architecture, check_codemap};
 use crate::tidy_manifest::{check_engine_dependencies, check_manifest_inherits};
 use crate::tidy_violation::{Rule, SourceFile, Violation, production_lines};
-use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol};
+use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol, tidy_signals};
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -176,6 +178,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(check_engine_purity(file));
         out.extend(check_no_unwrap(file));
         out.extend(tidy_layers::check_cli_executor_layers(file));
+        out.extend(tidy_signals::check_signal_sites(file));
     }
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));

@@ -41,6 +41,8 @@ pub enum Rule {
     ProtocolPurity,
     /// Rule 14: the rule table of `ARCHITECTURE.md` names existing files and items.
     RuleTable,
+    /// Rule 15: only the files that own it signal a process.
+    SignalSites,
 }
 
 impl Rule {
@@ -61,6 +63,7 @@ impl Rule {
             Rule::CliExecutorLayers => "cli-executor-layers",
             Rule::ProtocolPurity => "protocol-purity",
             Rule::RuleTable => "rule-table",
+            Rule::SignalSites => "signal-sites",
         }
     }
 }

@@ -16,6 +16,7 @@ mod layers;
 mod manifest;
 mod protocol;
 mod rules;
+mod signals;
 mod source;
 
 use architecture::ROOT_MANIFEST;
