@@ -18,8 +18,9 @@
 //! 6. [`check_no_unwrap`]: the engine states a reason for every invariant it relies on.
 //! 7. [`crate::tidy_architecture::check_architecture`], [`crate::tidy_architecture::check_codemap`]
 //!    and [`crate::tidy_architecture::check_api_boundaries`]: `ARCHITECTURE.md` names every
-//!    member and states invariants; its codemap names every crate and top-level module and
-//!    only Rust files that exist; no crate depends on one its API boundaries leave out.
+//!    member and states invariants; its codemap names every crate and top-level module
+//!    (and every extension script) and only Rust files that exist; no crate depends on one
+//!    its API boundaries leave out ([`crate::tidy_architecture::check_extension_codemap`]).
 //! 8. [`crate::tidy_extension::check_script_header`]: every extension script says what it
 //!    is for.
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
@@ -36,7 +37,9 @@
 //! 15. [`crate::tidy_signals::check_signal_sites`]: only the files that own it signal a
 //!     process (the CLI executor's group owner and two start-up checks).
 
-use crate::tidy_architecture::{ARCHITECTURE_FILE, check_api_boundaries, check_architecture, check_codemap};
+use crate::tidy_architecture::{
+    ARCHITECTURE_FILE, check_api_boundaries, check_architecture, check_codemap, check_extension_codemap,
+};
 use crate::tidy_manifest::{check_engine_dependencies, check_manifest_inherits};
 use crate::tidy_violation::{Rule, SourceFile, Violation, production_lines};
 use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol, tidy_signals};
@@ -194,6 +197,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
     let architecture = workspace.architecture.as_deref();
     out.extend(check_architecture(&workspace.root_manifest, architecture));
     out.extend(check_codemap(&workspace.root_manifest, architecture, &workspace.rust_files));
+    out.extend(check_extension_codemap(architecture, &workspace.script_files));
     out.extend(check_api_boundaries(&workspace.root_manifest, architecture, &workspace.manifests));
     out.sort();
     out

@@ -4,6 +4,8 @@
 //!   `` ### `engine/` ``) that names each top-level module of the crate, every `src/*.rs`
 //!   as `x.rs` and every `src/*/` as `x/`, and every `.rs` file the document names exists
 //!   ([`check_codemap`]);
+//! - the extension's section names every script under `extension/src/`
+//!   ([`check_extension_codemap`]);
 //! - its "API boundaries" table lists, per crate, the workspace crates it may depend on,
 //!   and no manifest depends on one its row leaves out ([`check_api_boundaries`]).
 //!
@@ -112,6 +114,36 @@ pub fn check_codemap(root_manifest: &str, architecture: Option<&str>, rust_files
         }
     }
     out
+}
+
+/// The codemap section of the browser extension, which is no crate but has a section too.
+pub const EXTENSION_SECTION: &str = "### `extension/`";
+
+/// Where the extension's scripts live; each must be named in [`EXTENSION_SECTION`].
+const EXTENSION_SRC: &str = "extension/src/";
+
+/// Rule 7, codemap of the extension: its section names every script under
+/// `extension/src/` by its file name (`executor.js`), so a script added or moved shows up
+/// here as it does for a crate's module.
+pub fn check_extension_codemap(architecture: Option<&str>, script_files: &[SourceFile]) -> Vec<Violation> {
+    let Some(text) = architecture else {
+        return Vec::new();
+    };
+    let Some(body) = section(text, EXTENSION_SECTION) else {
+        return vec![violation(0, format!("the codemap has no section `{EXTENSION_SECTION}`"))];
+    };
+    let spans: BTreeSet<String> = body.iter().flat_map(|(_, line)| code_spans(line)).collect();
+    script_files
+        .iter()
+        .filter_map(|f| f.path.strip_prefix(EXTENSION_SRC).map(|rest| (f.path.as_str(), rest)))
+        .filter(|(_, rest)| {
+            let name = rest.rsplit('/').next().unwrap_or(rest);
+            !spans.iter().any(|span| span == name || ends_with_path(span, rest))
+        })
+        .map(|(path, _)| {
+            violation(0, format!("the codemap's section `{EXTENSION_SECTION}` must name the script `{path}`"))
+        })
+        .collect()
 }
 
 /// Rule 7, API boundaries: the table under [`API_BOUNDARIES_HEADING`] has a row per

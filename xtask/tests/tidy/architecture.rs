@@ -206,3 +206,29 @@ fn api_boundaries_fire_on_a_missing_row_an_unknown_crate_or_an_empty_cell() {
     assert_eq!(v.len(), 1, "{v:#?}");
     assert!(v[0].contains("## API boundaries"), "{}", v[0]);
 }
+
+#[test]
+fn workspace_rule_7_the_extension_section_names_every_script() {
+    let ws = workspace();
+    assert!(ws.script_files.iter().any(|f| f.path == "extension/src/core/executor.js"), "scripts not walked");
+    assert_clean(
+        "architecture",
+        tidy_architecture::check_extension_codemap(ws.architecture.as_deref(), &ws.script_files),
+    );
+}
+
+#[test]
+fn extension_codemap_fires_on_a_script_not_named() {
+    let doc = "## Codemap\n\n### `extension/`\n\n- `executor.js`: the machine.\n- `ui/view.js`.\n\n### `tests/`\n\n`queue.js`\n";
+    let scripts = [
+        SourceFile::new("extension/src/core/executor.js", "// E.\n"),
+        SourceFile::new("extension/src/ui/view.js", "// V.\n"),
+        SourceFile::new("extension/src/core/queue.js", "// Q.\n"),
+        SourceFile::new("extension/test/unit/queue.test.mjs", "// T.\n"),
+    ];
+    let v = tidy_architecture::check_extension_codemap(Some(doc), &scripts);
+    assert_eq!(rules(&v), [(0, Rule::Architecture)]);
+    assert!(v[0].message.contains("`extension/src/core/queue.js`"), "{}", v[0].message);
+    let v = tidy_architecture::check_extension_codemap(Some("## Codemap\n"), &scripts);
+    assert!(v[0].message.contains("no section"), "{}", v[0].message);
+}
