@@ -31,7 +31,7 @@ pub const API_BOUNDARIES_HEADING: &str = "## API boundaries";
 
 /// What the dependency table's second cell says when a crate may depend on no
 /// workspace crate.
-const NO_CRATES: &str = "none";
+pub const NO_CRATES: &str = "none";
 
 /// Rule 7: `ARCHITECTURE.md` exists, names every workspace member (as a whole word) and
 /// has at least one line starting with `Architecture Invariant:`.
