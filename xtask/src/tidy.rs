@@ -22,7 +22,7 @@
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
 //! 10. [`crate::tidy_extension::check_no_skipped_tests`]: no extension test is skipped.
 //! 11. [`crate::tidy_imports::check_import_circles`]: no import circle between the
-//!     top-level modules of one crate (for the crates that have none left).
+//!     top-level modules of one crate, for every crate of the workspace.
 //! 12. [`crate::tidy_layers::check_cli_executor_layers`]: the CLI executor's layers import
 //!     only downwards (base <- each CLI's room <- the executor loop).
 //! 13. [`crate::tidy_protocol::check_protocol_dependencies`]: the protocol crates depend
@@ -115,6 +115,8 @@ pub fn run(root: &Path) -> io::Result<Report> {
     // The real tree only: the protocol crates the dependency rule fences are where it
     // looks for them.
     violations.extend(tidy_protocol::check_protocol_crates_exist(&workspace.manifests));
+    // And every member is under the import-circle rule, every crate it lists a member.
+    violations.extend(tidy_imports::check_every_crate_listed(&workspace.root_manifest));
     violations.sort();
     Ok(Report { files_checked: workspace.files_checked(), violations })
 }
