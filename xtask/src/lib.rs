@@ -7,7 +7,8 @@
 //!   TOML reading they share, [`tidy_architecture`] the checks of `ARCHITECTURE.md`,
 //!   [`tidy_extension`] the rules for the browser extension's scripts, [`tidy_imports`] the
 //!   rule against import circles between a crate's modules, [`tidy_layers`] the CLI
-//!   executor's import layers, [`tidy_protocol`] the protocol crates' dependency fence.
+//!   executor's import layers, [`tidy_protocol`] the protocol crates' dependency fence,
+//!   [`tidy_length`] the longest a file may be without a reason.
 //! - [`skill`]: the agent skill under `skills/`: frontmatter and content checks, and the
 //!   reproducible, uploadable archive.
 //! - [`archive`]: a deterministic ZIP writer and strict reader for stored entries.
@@ -23,6 +24,7 @@ pub mod tidy_architecture;
 pub mod tidy_extension;
 pub mod tidy_imports;
 pub mod tidy_layers;
+pub mod tidy_length;
 pub mod tidy_manifest;
 pub mod tidy_protocol;
 pub mod tidy_violation;

@@ -27,11 +27,13 @@
 //!     only downwards (base <- each CLI's room <- the executor loop).
 //! 13. [`crate::tidy_protocol::check_protocol_dependencies`]: the protocol crates depend
 //!     on the engine and serde only, never on a runtime or a server.
+//! 16. [`crate::tidy_length::check_file_length`]: no Rust file over 600 lines without
+//!     its reason in its top `//!` comment.
 
 use crate::tidy_architecture::{ARCHITECTURE_FILE, check_architecture};
 use crate::tidy_manifest::{check_engine_dependencies, check_manifest_inherits};
 use crate::tidy_violation::{Rule, SourceFile, Violation, production_lines};
-use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol};
+use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_length, tidy_protocol};
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -167,6 +169,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(check_engine_purity(file));
         out.extend(check_no_unwrap(file));
         out.extend(tidy_layers::check_cli_executor_layers(file));
+        out.extend(tidy_length::check_file_length(file));
     }
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));

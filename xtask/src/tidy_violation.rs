@@ -38,6 +38,8 @@ pub enum Rule {
     CliExecutorLayers,
     /// Rule 13: the protocol crates depend only on the engine and serde.
     ProtocolPurity,
+    /// Rule 16: no Rust file over 600 lines without a reason at its top.
+    FileLength,
 }
 
 impl Rule {
@@ -57,6 +59,7 @@ impl Rule {
             Rule::ImportCircle => "import-circle",
             Rule::CliExecutorLayers => "cli-executor-layers",
             Rule::ProtocolPurity => "protocol-purity",
+            Rule::FileLength => "file-length",
         }
     }
 }
