@@ -1,4 +1,5 @@
-//! `DenseMap`: a map keyed by dense counter ids, stored as a vector of slots.
+//! `DenseMap`: a map keyed by dense counter ids, stored as a vector of slots; and `settle`,
+//! which sorts and deduplicates a list of changed ids when an input finishes.
 //!
 //! Ids come from counters starting at 1, so a vector indexed by `id - 1` gives O(1)
 //! lookups and id-ordered iteration, where a `BTreeMap` would walk ~14 levels for
@@ -93,6 +94,12 @@ impl<K: DenseKey, V> std::ops::Index<&K> for DenseMap<K, V> {
     fn index(&self, key: &K) -> &V {
         self.get(key).expect("id is present")
     }
+}
+
+/// Sorts and deduplicates an id list in place.
+pub(crate) fn settle<T: Ord>(ids: &mut Vec<T>) {
+    ids.sort_unstable();
+    ids.dedup();
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@
 
 use crate::approvals::Approvals;
 use crate::connections::Connections;
-use crate::deadman::DeadManPolicy;
 use crate::effect::{Batch, Effect};
 use crate::event::{Event, EventKind};
 use crate::ids::*;
@@ -19,7 +18,7 @@ use crate::index::Index;
 use crate::input::Input;
 use crate::limits::*;
 use crate::model::*;
-use crate::policy::ContinuationPolicy;
+use crate::policy::{ContinuationPolicy, DeadManPolicy};
 use crate::record::{Record, RecoveryError};
 use crate::state::State;
 use crate::time::Timestamp;

@@ -1,7 +1,6 @@
 //! The durable, ordered event log: every mutation appends its events in the same batch.
 
 use crate::block::BlockStatus;
-use crate::deadman::{DeadManAction, DeadManCondition};
 use crate::ids::*;
 use crate::model::*;
 use crate::policy::Mode;

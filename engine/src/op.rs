@@ -6,7 +6,7 @@
 use crate::event::Event;
 use crate::ids::*;
 use crate::model::*;
-use crate::policy::{ContinuationPolicy, PolicyPatch};
+use crate::policy::{ContinuationPolicy, DeadManPolicy, PolicyPatch};
 use crate::time::Timestamp;
 use std::sync::Arc;
 
@@ -403,7 +403,16 @@ pub struct RunView {
     /// Unfinished workers.
     pub unfinished: u32,
     /// The dead-man policy and the open "stopped moving" alert, if any.
-    pub dead_man: crate::deadman::DeadManView,
+    pub dead_man: DeadManView,
+}
+
+/// The dead-man state of a run as reads show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeadManView {
+    /// The run's effective policy.
+    pub policy: DeadManPolicy,
+    /// The latest firing while nothing moved the run since: "Run X has stopped moving".
+    pub alert: Option<DeadManFiring>,
 }
 
 /// What holds a worker without pausing it: it lifts by itself (derived, never stored

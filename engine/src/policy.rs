@@ -1,6 +1,7 @@
-//! Continuation policy (spec 000 §7.1): when a worker may be resumed, and how often.
+//! Continuation policy (spec 000 §7.1): when a worker may be resumed, and how often; and a
+//! run's dead-man policy (spec 000 §12.0: off, notify or recover, and its threshold), which
+//! the same patch sets and the dead-man rules (`deadman/`) read.
 
-use crate::deadman::DeadManPolicy;
 use crate::limits::*;
 use crate::reject::{Rejection, RejectionCode};
 use crate::time::MINUTE_MS;
@@ -174,9 +175,9 @@ pub struct PolicyPatch {
     pub stall_warning_after_no_progress_ms: Option<Option<u64>>,
     /// See [`ContinuationPolicy::stall_pause_after_no_progress_ms`].
     pub stall_pause_after_no_progress_ms: Option<Option<u64>>,
-    /// A run field: see [`crate::deadman::DeadManPolicy::mode`].
-    pub dead_man: Option<crate::deadman::DeadManMode>,
-    /// A run field: see [`crate::deadman::DeadManPolicy::after_ms`] (`Some(None)` disables).
+    /// A run field: see [`DeadManPolicy::mode`].
+    pub dead_man: Option<DeadManMode>,
+    /// A run field: see [`DeadManPolicy::after_ms`] (`Some(None)` disables).
     pub dead_man_after_ms: Option<Option<u64>>,
 }
 
@@ -227,6 +228,55 @@ impl DeadManPolicy {
             return Err(Rejection::new(RejectionCode::InvalidPolicy, &message));
         }
         Ok(p)
+    }
+}
+
+/// What the dead-man layer does for a run that stopped moving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeadManMode {
+    /// Nothing: the layer is disabled.
+    Off,
+    /// Raise the run's "stopped moving" alert (Needs you) and record the firing.
+    Notify,
+    /// Notify, and recover `/root` once into a fresh conversation.
+    Recover,
+}
+
+impl DeadManMode {
+    /// The stable wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadManMode::Off => "off",
+            DeadManMode::Notify => "notify",
+            DeadManMode::Recover => "recover",
+        }
+    }
+}
+
+/// A run's dead-man policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadManPolicy {
+    /// Off, notify or recover.
+    pub mode: DeadManMode,
+    /// How long a run may go without moving before the layer acts (`None` disables it).
+    pub after_ms: Option<u64>,
+}
+
+impl DeadManPolicy {
+    /// Off, with the conservative threshold ready for when a run turns it on. Off by
+    /// default so that runs which never asked for the layer behave exactly as before it.
+    pub const DEFAULT: DeadManPolicy =
+        DeadManPolicy { mode: DeadManMode::Off, after_ms: Some(DEADMAN_AFTER_MS_DEFAULT) };
+
+    /// The threshold, when the layer is on.
+    pub(crate) fn armed_ms(&self) -> Option<u64> {
+        if self.mode == DeadManMode::Off { None } else { self.after_ms }
+    }
+}
+
+impl Default for DeadManPolicy {
+    fn default() -> Self {
+        DeadManPolicy::DEFAULT
     }
 }
 

@@ -3,7 +3,6 @@
 //! A store keeps the latest record per [`RecordKey`] (events are append-only). Recovery
 //! loads those records in any order and rebuilds the engine ([`crate::Engine::recover`]).
 
-use crate::deadman::DeadMan;
 use crate::event::Event;
 use crate::ids::*;
 use crate::model::*;

@@ -16,7 +16,7 @@
 //!   id or a second answer the engine accepted is broken unless the executor reconnected
 //!   in between (its `hello` makes the request answerable again) (`answers_asked_for`).
 
-use crate::cli_oracle::{LOST_REPORT_MS, NOTICE_MS};
+use crate::cli_evidence::{LOST_REPORT_MS, NOTICE_MS};
 use crate::cli_session::{ApprovalCall, Ask, AskEnd, CliDisk};
 use engine::model::ApprovalDecision;
 

@@ -7,7 +7,7 @@
 //! verdict is logged for `cli_approval_oracle.rs`.
 
 use crate::cli_session::{ApprovalCall, roll};
-use crate::daemon::EPOCH_MS;
+use crate::epoch::EPOCH_MS;
 use crate::ledger::SharedLedger;
 use engine::ids::{RunId, WorkerId};
 use engine::model::ApprovalDecision;

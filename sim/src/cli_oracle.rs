@@ -29,28 +29,17 @@
 //! A report sent while the daemon was down is lost with its connection; the checks that
 //! need one excuse a window in which the daemon restarted (and say how many they excused).
 
+use crate::cli_evidence::{
+    CLOSE_PATIENCE_MS, FOREIGN_PATIENCE_MS, LIMIT_SLACK_MS, LOST_REPORT_MS, NOTICE_MS, Sources, attempt_of,
+    daemon_restarted, ms,
+};
 use crate::cli_session::{CliDisk, CliEventKind, Limit, TurnState};
-use crate::world::Knobs;
+use crate::knobs::Knobs;
 use engine::event::{Event, EventKind};
 use engine::ids::{AttemptId, WorkerId};
 use engine::model::{HoldReason, Origin, PauseReason};
-use engine::time::Timestamp;
-use engine::{Engine, ExecutorKind, SteerLanding};
+use engine::{ExecutorKind, SteerLanding};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// How old a stop must be before typing into its session is the executor's or the
-/// engine's fault rather than a command already on its way (a cancel takes milliseconds).
-pub const NOTICE_MS: u64 = 30_000;
-/// How long after a report the daemon may have restarted and lost it.
-pub const LOST_REPORT_MS: u64 = 90_000;
-/// How late the engine may apply a limit a session reported (republished in a `hello`).
-pub const LIMIT_SLACK_MS: u64 = 5 * 60_000;
-/// How long a foreign turn may go without the worker's pause.
-pub const FOREIGN_PATIENCE_MS: u64 = 10 * 60_000;
-
-/// How long after a CLI worker ended its session may still be bound (the close's round
-/// trip, a last turn running to its end).
-pub const CLOSE_PATIENCE_MS: u64 = 60_000;
 
 /// What the CLI executor's sessions did, for scenario expectations.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -113,25 +102,6 @@ pub struct CliFacts {
 pub fn lane_kinds(knobs: &Knobs) -> Vec<ExecutorKind> {
     let codex = std::iter::repeat_n(ExecutorKind::Codex, knobs.cli_workers);
     codex.chain(std::iter::repeat_n(ExecutorKind::Claude, knobs.cli.claude_workers)).collect()
-}
-
-/// What the checks read besides the records.
-pub struct Sources<'a> {
-    /// The durable events, by cursor.
-    pub events: &'a [Event],
-    /// The recovered engine (attempts, workers' kinds).
-    pub engine: &'a Engine,
-    /// The epoch of the run: events' times minus this are simulated ms.
-    pub start: Timestamp,
-    /// When the daemon (re)started, simulated ms.
-    pub daemon_starts: &'a [u64],
-    /// Every limit an account reached (scenario and seeded).
-    pub limits: Vec<Limit>,
-    /// When the run settled (every agent finished, no fault pending), simulated ms;
-    /// `None` when it ran to its horizon instead.
-    pub settled_ms: Option<u64>,
-    /// The operator's `approval_answer` calls and the engine's verdicts.
-    pub approval_calls: &'a [crate::cli_session::ApprovalCall],
 }
 
 /// Runs every CLI check of a run.
@@ -208,21 +178,6 @@ fn counts(disk: &CliDisk) -> CliCounts {
         }
     }
     c
-}
-
-/// The attempt a nonce (`conversation.send:exe-12`) delivers.
-fn attempt_of(key: &str) -> Option<AttemptId> {
-    key.rsplit("exe-").next().and_then(|n| n.parse().ok()).map(AttemptId)
-}
-
-/// Simulated ms of an event.
-fn ms(src: &Sources<'_>, e: &Event) -> u64 {
-    e.at.ms_since(src.start)
-}
-
-/// Whether the daemon restarted in `[from, to]` (simulated ms).
-fn daemon_restarted(src: &Sources<'_>, from: u64, to: u64) -> bool {
-    src.daemon_starts.iter().skip(1).any(|s| (from..=to).contains(s))
 }
 
 /// No session took one nonce in twice.
@@ -496,8 +451,9 @@ pub fn accounts_apart(src: &Sources<'_>) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::cli_session::{SessionRecord, Taken, Turn};
-    use engine::EngineConfig;
     use engine::ids::{Cursor, RunId};
+    use engine::time::Timestamp;
+    use engine::{Engine, EngineConfig};
 
     const W: WorkerId = WorkerId(2);
     const MINUTE: u64 = 60_000;

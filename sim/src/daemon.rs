@@ -1,6 +1,7 @@
 //! The simulated daemon host: the real runtime shell and engine over the simulated
 //! store, serving executors and callers over turmoil TCP.
 
+use crate::epoch::EPOCH_MS;
 use crate::faults::Boundary;
 use crate::ledger::SharedLedger;
 use crate::wire::{
@@ -19,9 +20,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use tokio::sync::mpsc;
 use turmoil::net::TcpListener;
-
-/// The simulated epoch (2026-01-01T00:00:00Z): fixed, so every seed sees the same times.
-pub const EPOCH_MS: u64 = 1_767_225_600_000;
 
 /// Executor connections by executor id: (connection number, outgoing text frames).
 type Registry = Rc<RefCell<BTreeMap<ExecutorId, (u64, mpsc::UnboundedSender<String>)>>>;

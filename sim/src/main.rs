@@ -4,7 +4,8 @@
 #![allow(clippy::print_stdout)] // a command-line tool reports on stdout
 
 use sim::faults::{Boundary, CrashAt};
-use sim::world::{self, Knobs};
+use sim::knobs::{self, Knobs};
+use sim::world;
 use sim::{matrix, scenario, shrink};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -63,7 +64,7 @@ fn main() -> ExitCode {
                 };
                 (knobs, plan)
             };
-            println!("{}", world::describe(&knobs));
+            println!("{}", knobs::describe(&knobs));
             let outcome = world::run(&knobs, &plan);
             let lines = if full { &outcome.trace } else { &outcome.trace_tail };
             for line in lines {

@@ -3,7 +3,9 @@
 
 use crate::chat::Death;
 use crate::faults::{Boundary, CrashAt};
-use crate::world::{self, Knobs, Outcome};
+use crate::knobs::{self, Knobs};
+use crate::outcome::Outcome;
+use crate::world;
 use engine::deadman::DeadManMode;
 use engine::model::ConversationState;
 use engine::time::{HOUR_MS, MINUTE_MS};
@@ -89,7 +91,7 @@ pub fn report(knobs: &Knobs, plan: &[CrashAt], outcome: &Outcome) -> String {
     let _ = writeln!(r, "# simulator failure report");
     let _ = writeln!(r, "seed: {}", knobs.seed);
     let _ = writeln!(r, "commit: {}", commit());
-    let _ = writeln!(r, "knobs: {}", world::describe(knobs));
+    let _ = writeln!(r, "knobs: {}", knobs::describe(knobs));
     for c in plan {
         let _ = writeln!(r, "crash plan: {} #{}", c.boundary, c.occurrence);
     }

@@ -2,7 +2,7 @@
 //! still fails, and writes it as a scenario file that replays it.
 
 use crate::faults::CrashAt;
-use crate::world::Knobs;
+use crate::knobs::Knobs;
 use std::fmt::Write as _;
 
 /// One candidate simplification of a failing configuration.

@@ -3,8 +3,9 @@
 //! (the release `matrix` and `run --seeds` commands in test.sh cover the rest).
 
 use sim::faults::{Boundary, CrashAt};
+use sim::knobs::Knobs;
 use sim::matrix;
-use sim::world::{self, Knobs};
+use sim::world;
 
 #[test]
 fn same_seed_same_trace_hash() {

@@ -2,9 +2,9 @@
 //! same configuration.
 
 use sim::faults::{Boundary, CrashAt};
+use sim::knobs::Knobs;
 use sim::scenario;
 use sim::shrink::{shrink, to_scenario};
-use sim::world::Knobs;
 
 #[test]
 fn shrinks_to_what_the_failure_needs_and_the_file_replays_it() {

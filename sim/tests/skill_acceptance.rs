@@ -2,7 +2,8 @@
 //! every turn with a valid continuation block and know nothing of the mechanics; the
 //! backend alone decides whether another execution happens.
 
-use sim::world::{self, Knobs};
+use sim::knobs::Knobs;
+use sim::world;
 
 fn knobs(seed: u64) -> Knobs {
     let mut k = Knobs::calm(seed);

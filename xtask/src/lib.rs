@@ -10,7 +10,7 @@
 //!   rule against import circles between a crate's modules, [`tidy_layers`] the CLI
 //!   executor's import layers, [`tidy_protocol`] the protocol crates' dependency fence,
 //!   [`tidy_rules`] the rule table of `ARCHITECTURE.md`, [`tidy_signals`] the files that
-//!   may signal a process.
+//!   may signal a process, [`tidy_length`] the longest a file may be without a reason.
 //! - [`skill`]: the agent skill under `skills/`: frontmatter and content checks, and the
 //!   reproducible, uploadable archive.
 //! - [`archive`]: a deterministic ZIP writer and strict reader for stored entries.
@@ -26,6 +26,7 @@ pub mod tidy_architecture;
 pub mod tidy_extension;
 pub mod tidy_imports;
 pub mod tidy_layers;
+pub mod tidy_length;
 pub mod tidy_manifest;
 pub mod tidy_markdown;
 pub mod tidy_protocol;

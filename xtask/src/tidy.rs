@@ -26,7 +26,7 @@
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
 //! 10. [`crate::tidy_extension::check_no_skipped_tests`]: no extension test is skipped.
 //! 11. [`crate::tidy_imports::check_import_circles`]: no import circle between the
-//!     top-level modules of one crate (for the crates that have none left).
+//!     top-level modules of one crate, for every crate of the workspace.
 //! 12. [`crate::tidy_layers::check_cli_executor_layers`]: the CLI executor's layers import
 //!     only downwards (base <- each CLI's room <- the executor loop).
 //! 13. [`crate::tidy_protocol::check_protocol_dependencies`]: the protocol crates depend
@@ -36,13 +36,15 @@
 //!     wires it rather than [`check`]).
 //! 15. [`crate::tidy_signals::check_signal_sites`]: only the files that own it signal a
 //!     process (the CLI executor's group owner and two start-up checks).
+//! 16. [`crate::tidy_length::check_file_length`]: no Rust file over 600 lines without
+//!     its reason in its top `//!` comment.
 
 use crate::tidy_architecture::{
     ARCHITECTURE_FILE, check_api_boundaries, check_architecture, check_codemap, check_extension_codemap,
 };
 use crate::tidy_manifest::{check_engine_dependencies, check_manifest_inherits};
 use crate::tidy_violation::{Rule, SourceFile, Violation, production_lines};
-use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol, tidy_signals};
+use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_length, tidy_protocol, tidy_signals};
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -131,6 +133,8 @@ pub fn run(root: &Path) -> io::Result<Report> {
         workspace.architecture.as_deref(),
         &crate::tidy_rules::read_from(root),
     ));
+    // And every member is under the import-circle rule, every crate it lists a member.
+    violations.extend(tidy_imports::check_every_crate_listed(&workspace.root_manifest));
     violations.sort();
     Ok(Report { files_checked: workspace.files_checked(), violations })
 }
@@ -182,6 +186,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(check_no_unwrap(file));
         out.extend(tidy_layers::check_cli_executor_layers(file));
         out.extend(tidy_signals::check_signal_sites(file));
+        out.extend(tidy_length::check_file_length(file));
     }
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));

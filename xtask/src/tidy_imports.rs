@@ -9,27 +9,54 @@
 //! a top-level module of the crate (`use crate::{x, y::Z}` groups too, across lines). A
 //! name the crate root re-exports (`pub use x::Item;` in `lib.rs`) counts as its module's,
 //! so `crate::Item` is an edge to `x`. Only production code counts: comments, string and
-//! character literals and the test code after the `#[cfg(test)]` marker are left out. The
+//! character literals, the test code after the `#[cfg(test)]` marker and the files of a
+//! test module (`m/tests.rs`, declared as `#[cfg(test)] mod tests;`) are left out. The
 //! crate root itself is no module: `lib.rs` and `main.rs` wire the modules together.
 //!
-//! The rule holds for the crates in [`CIRCLE_FREE_CRATES`]; a crate joins the list once it
-//! has no circle left.
+//! The rule holds for every crate of the workspace: each member is in
+//! [`CIRCLE_FREE_CRATES`], or in [`CIRCLE_EXEMPT_CRATES`] with the reason why
+//! ([`check_every_crate_listed`] keeps the lists complete). A module that is a crate's
+//! composition root in all but name is read as a second root ([`SHARED_ROOTS`], each with
+//! its reason): its uses and the uses of it are no edges, as for `lib.rs`.
 
+use crate::tidy_manifest::workspace_members;
 use crate::tidy_violation::{Rule, SourceFile, TEST_CODE_MARKER, Violation};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The crates (their directories) whose top-level modules must form no circle.
-pub const CIRCLE_FREE_CRATES: [&str; 9] = [
+/// The crates (their directories) whose top-level modules must form no circle: every
+/// member of the workspace.
+pub const CIRCLE_FREE_CRATES: [&str; 16] = [
     "adapters/address",
+    "adapters/bridge",
+    "adapters/bridge/test-executor",
+    "adapters/cli-executor",
     "adapters/console",
     "adapters/edge",
     "adapters/mcp",
     "adapters/oauth",
     "adapters/orchestrator",
+    "adapters/protocol/caller",
+    "adapters/protocol/executor",
     "adapters/store",
+    "engine",
     "runtime",
+    "sim",
     "xtask",
 ];
+
+/// Members exempt from the rule, each with the reason why (none today).
+pub const CIRCLE_EXEMPT_CRATES: [(&str, &str); 0] = [];
+
+/// Modules read as a second crate root: (crate directory, module, why).
+pub const SHARED_ROOTS: [(&str, &str, &str); 1] = [(
+    "engine",
+    "engine",
+    "`Engine` is the engine's composition root: `engine.rs` holds the owners of its state \
+     (`State`, `Index`, `Connections`, `Approvals`) and the handle/poll loop, and each rule \
+     file adds an `impl Engine` block. A rule file names `Engine` to add its methods and \
+     `engine.rs` names the owners to hold them: the wiring `lib.rs` does elsewhere, not a \
+     dependency between two rules (`ARCHITECTURE.md`, the engine)",
+)];
 
 /// One use of a module by another: where it is written.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,6 +69,38 @@ pub struct ModuleEdge {
     pub file: String,
     /// 1-based line of the path.
     pub line: usize,
+}
+
+/// Rule 11, completeness: every workspace member (from the root manifest) is in
+/// [`CIRCLE_FREE_CRATES`] or [`CIRCLE_EXEMPT_CRATES`], so a new crate cannot slip past
+/// the rule, and every listed crate is a member.
+pub fn check_every_crate_listed(root_manifest: &str) -> Vec<Violation> {
+    let members = workspace_members(root_manifest);
+    let listed = |m: &str| CIRCLE_FREE_CRATES.contains(&m) || CIRCLE_EXEMPT_CRATES.iter().any(|(c, _)| *c == m);
+    let mut out: Vec<Violation> = members
+        .iter()
+        .filter(|m| !listed(m))
+        .map(|m| {
+            Violation::new(
+                "Cargo.toml",
+                0,
+                Rule::ImportCircle,
+                format!(
+                    "the member `{m}` is under no import-circle rule: add it to CIRCLE_FREE_CRATES in xtask/src/tidy_imports.rs (or to CIRCLE_EXEMPT_CRATES, with the reason)"
+                ),
+            )
+        })
+        .collect();
+    let stale = CIRCLE_FREE_CRATES.iter().copied().chain(CIRCLE_EXEMPT_CRATES.iter().map(|(c, _)| *c));
+    for crate_dir in stale.filter(|c| !members.iter().any(|m| m == c)) {
+        out.push(Violation::new(
+            "xtask/src/tidy_imports.rs",
+            0,
+            Rule::ImportCircle,
+            format!("`{crate_dir}` is listed for the import-circle rule but is no workspace member"),
+        ));
+    }
+    out
 }
 
 /// Rule 11 over the workspace's Rust files, for [`CIRCLE_FREE_CRATES`].
@@ -78,9 +137,15 @@ pub fn check_import_circles_in(files: &[SourceFile], crates: &[&str]) -> Vec<Vio
 /// line order (each file's first use of each module only).
 pub fn module_edges(files: &[SourceFile], crate_dir: &str) -> Vec<ModuleEdge> {
     let src = format!("{crate_dir}/src/");
-    let in_crate: Vec<(&SourceFile, Vec<String>)> =
-        files.iter().filter_map(|f| Some((f, module_path(f.path.strip_prefix(&src)?)?))).collect();
-    let modules: BTreeSet<String> = in_crate.iter().filter_map(|(_, path)| path.first().cloned()).collect();
+    let roots: Vec<&str> = SHARED_ROOTS.iter().filter(|(c, _, _)| *c == crate_dir).map(|(_, m, _)| *m).collect();
+    let shared = |path: &[String]| path.first().is_some_and(|m| roots.contains(&m.as_str()));
+    let in_crate: Vec<(&SourceFile, Vec<String>)> = files
+        .iter()
+        .filter_map(|f| Some((f, module_path(f.path.strip_prefix(&src)?)?)))
+        .filter(|(_, path)| !is_test_module(path))
+        .collect();
+    let modules: BTreeSet<String> =
+        in_crate.iter().filter(|(_, path)| !shared(path)).filter_map(|(_, path)| path.first().cloned()).collect();
     let mut reexports = BTreeMap::new();
     for (file, path) in &in_crate {
         if path.is_empty() {
@@ -89,11 +154,11 @@ pub fn module_edges(files: &[SourceFile], crate_dir: &str) -> Vec<ModuleEdge> {
     }
     let mut out = Vec::new();
     for (file, path) in &in_crate {
-        let Some(own) = path.first() else { continue };
+        let Some(own) = path.first().filter(|_| !shared(path)) else { continue };
         let mut seen = BTreeSet::new();
         for (line, name) in root_names(&file.text, path) {
             let target = if modules.contains(&name) { Some(&name) } else { reexports.get(&name) };
-            if let Some(to) = target.filter(|to| *to != own)
+            if let Some(to) = target.filter(|to| *to != own && modules.contains(*to))
                 && seen.insert(to.clone())
             {
                 out.push(ModuleEdge { from: own.clone(), to: to.clone(), file: file.path.clone(), line });
@@ -101,6 +166,12 @@ pub fn module_edges(files: &[SourceFile], crate_dir: &str) -> Vec<ModuleEdge> {
         }
     }
     out
+}
+
+/// Whether a module path names a test module (`a::tests`, from `a/tests.rs`): test code,
+/// which the rule leaves out as it does the code after the test marker.
+fn is_test_module(path: &[String]) -> bool {
+    path.len() > 1 && path.last().is_some_and(|m| m == "tests")
 }
 
 /// The module path of a file under `src/`: `[]` for the crate root (`lib.rs`, `main.rs`),

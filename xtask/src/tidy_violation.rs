@@ -43,6 +43,8 @@ pub enum Rule {
     RuleTable,
     /// Rule 15: only the files that own it signal a process.
     SignalSites,
+    /// Rule 16: no Rust file over 600 lines without a reason at its top.
+    FileLength,
 }
 
 impl Rule {
@@ -64,6 +66,7 @@ impl Rule {
             Rule::ProtocolPurity => "protocol-purity",
             Rule::RuleTable => "rule-table",
             Rule::SignalSites => "signal-sites",
+            Rule::FileLength => "file-length",
         }
     }
 }

@@ -47,13 +47,13 @@ impl DeadMen {
 
     /// Runs whose record changed in this input, sorted, each once.
     pub(crate) fn changed(&mut self) -> &[RunId] {
-        crate::state::table::settle(&mut self.changed);
+        crate::dense::settle(&mut self.changed);
         &self.changed
     }
 
     /// The records changed in this input, in run order, forgetting that they changed.
     pub(crate) fn drain_changed(&mut self) -> impl Iterator<Item = &DeadMan> {
-        crate::state::table::settle(&mut self.changed);
+        crate::dense::settle(&mut self.changed);
         let runs = &self.runs;
         self.changed.drain(..).filter_map(|run| runs.get(&run))
     }

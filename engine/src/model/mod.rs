@@ -4,15 +4,18 @@
 //! live in `index.rs` instead and are rebuilt on recovery. This file holds runs, workers
 //! (spec and live state, waits, pauses, progress) and messages; `conversation.rs` what a
 //! worker's conversation shows (bindings, page errors, holds, approval requests),
-//! `intent.rs` pending continuations (wakes, origins, root steering) and `attempt.rs`
-//! execution attempts. All of it is re-exported here: `engine::model::X` names each type.
+//! `intent.rs` pending continuations (wakes, origins, root steering), `attempt.rs`
+//! execution attempts and `deadman.rs` a run's dead-man record and its firings. All of it
+//! is re-exported here: `engine::model::X` names each type.
 
 mod attempt;
 mod conversation;
+mod deadman;
 mod intent;
 
 pub use attempt::*;
 pub use conversation::*;
+pub use deadman::*;
 pub use intent::*;
 
 use crate::block::BlockStatus;

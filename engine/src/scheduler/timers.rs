@@ -4,12 +4,11 @@
 //! stale when it finishes, and handled by the tick.
 
 use super::Decision;
-use crate::deadman::DeadManMode;
+use crate::dense::settle;
 use crate::engine::Engine;
 use crate::ids::*;
 use crate::model::*;
-use crate::policy::{ContinuationPolicy, Mode};
-use crate::state::table::settle;
+use crate::policy::{ContinuationPolicy, DeadManMode, Mode};
 use crate::time::Timestamp;
 use crate::wake::WakeReason;
 use rand_chacha::ChaCha8Rng;

@@ -10,7 +10,7 @@
 //! The id lists may repeat ids (they are sorted and deduplicated when the input
 //! finishes) and keep their capacity between inputs, so the hot path does not allocate.
 
-use crate::dense::{DenseKey, DenseMap};
+use crate::dense::{DenseKey, DenseMap, settle};
 use crate::ids::WorkerId;
 use crate::model::{Intent, Worker, WorkerSpec};
 use std::sync::Arc;
@@ -202,10 +202,4 @@ impl Workers {
     pub fn drain_changed(&mut self) -> impl Iterator<Item = &Worker> {
         self.rows.drain_changed()
     }
-}
-
-/// Sorts and deduplicates an id list in place.
-pub(crate) fn settle<T: Ord>(ids: &mut Vec<T>) {
-    ids.sort_unstable();
-    ids.dedup();
 }

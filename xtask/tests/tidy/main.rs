@@ -13,6 +13,7 @@ mod architecture;
 mod extension;
 mod imports;
 mod layers;
+mod length;
 mod manifest;
 mod protocol;
 mod rules;
