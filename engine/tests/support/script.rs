@@ -40,7 +40,8 @@ impl World {
                             root_executor.executor = Some(ExecutorKind::parse(&other[5..]).expect("a kind"))
                         }
                         other if other.starts_with("dir=") => {
-                            root_executor.workspace = Some(Workspace { directory: other[4..].to_string(), branch: None })
+                            root_executor.workspace =
+                                Some(Workspace { directory: other[4..].to_string(), branch: None })
                         }
                         other => set_policy_field(&mut patch, other),
                     }
