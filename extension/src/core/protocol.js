@@ -214,6 +214,8 @@ const workerSummary = record([
   optional('pauseDetail', string),
   optional('hold', record([required('reason', string), optional('untilMs', u64), optional('detail', string), optional('approval', approvalRequest)])),
   optional('needsYou', string),
+  // With disposition awaiting_dependency: the worker it waits for (Release; Stop's confirmation).
+  optional('waitsFor', string),
   required('stall', string),
   optional('conversationUrl', string),
   // A CLI worker (absent: chatgpt): its kind and workspace; its conversationUrl is its session.
