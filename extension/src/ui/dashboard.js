@@ -5,7 +5,7 @@
 // to "Copy page shape" in that tab's overlay: this page cannot read the tab. With OAuth on
 // (the daemon's --public-url), the connections waiting for the operator's approval and the
 // connected clients, asked for with `oauth_pending` every few seconds while the page is open.
-import { dashboardView, timelineView, eventText, clockLabel, countText } from './view.js';
+import { dashboardView, timelineView, eventText, clockLabel, countText, stopRunConfirm } from './view.js';
 import { oauthView, oauthFailedView, OAUTH_POLL_MS } from './oauth-view.js';
 import {
   h, send, watchState, renderInto, setup, announce, actionButton, actionSwitch, statusBadge,
@@ -241,7 +241,7 @@ function runsSection(runs) {
         h('span', { class: 'spacer' }),
         actionButton({
           key: `stop-run:${run.runId}`, label: 'Stop run', destructive: true, testid: 'run-stop', message: { action: 'stop_run', runId: run.runId },
-          confirm: { title: `Stop the run "${run.title}"?`, body: 'Every unfinished worker of this run is cancelled. This cannot be undone; to stop temporarily, use Pause all instead.', confirmLabel: 'Stop run' },
+          confirm: stopRunConfirm(run.title),
         })))));
 }
 

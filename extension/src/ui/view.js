@@ -365,14 +365,7 @@ export function workerActions(worker, context = {}) {
 
 /** The confirmation of Stop worker or Stop run: what ends, and who waits for it. */
 function stopConfirm(key, worker, { runTitle, waitedOnBy }) {
-  if (key === 'stop_run') {
-    const title = runTitle || worker?.runTitle || '';
-    return {
-      title: title ? `Stop the run "${title}"?` : 'Stop this run?',
-      body: 'Every unfinished worker of this run is cancelled, /root included. This cannot be undone; to stop for a while, use Pause.',
-      confirmLabel: 'Stop run',
-    };
-  }
+  if (key === 'stop_run') return stopRunConfirm(runTitle || worker?.runTitle || '');
   const name = worker.displayName || worker.name || 'this worker';
   const waiters = Array.isArray(waitedOnBy) ? waitedOnBy : worker.waitedOnBy ?? [];
   const waits = waiters.length === 0 ? ''
@@ -384,9 +377,25 @@ function stopConfirm(key, worker, { runTitle, waitedOnBy }) {
   };
 }
 
+/** The confirmation of Stop run (the run card's and /root's), naming the run. */
+export function stopRunConfirm(runTitle) {
+  return {
+    title: runTitle ? `Stop the run "${runTitle}"?` : 'Stop this run?',
+    body: 'Every unfinished worker of this run is cancelled, /root included. This cannot be undone; to stop for a while, use Pause all after current turns.',
+    confirmLabel: 'Stop run',
+  };
+}
+
 /** `a`, `a and b`, `a, b and c`. */
 function listText(items) {
   return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/** `Waiting for <name>` when the worker waits for another of its run (the summary's `waitsFor`), else null. */
+function waitingFor(worker, run) {
+  if (worker.disposition !== 'awaiting_dependency' || !worker.waitsFor) return null;
+  const other = (run?.workers ?? []).find((w) => w.workerId === worker.waitsFor);
+  return other ? `Waiting for ${other.displayName || other.name}` : null;
 }
 
 /** The names of the run's workers waiting for `worker` (a dependency wait on it). */
@@ -427,7 +436,7 @@ export function workerRow(worker, run, nowMs) {
     hold,
     // A CLI's approval request: the Needs you card offers Approve and Decline.
     approval: status.key === 'needs_you' ? approvalRequestView(worker) : null,
-    blockReason: blockReason(worker, nowMs),
+    blockReason: waitingFor(worker, run) ?? blockReason(worker, nowMs),
     // A worker waiting for a person or a dependency is not executing: its card is `Needs you`, not a stall.
     stallWarning: (worker.stall === 'warned' || worker.stall === 'paused') && !status.terminal
       && !['needs_you', 'waiting'].includes(status.key),

@@ -110,6 +110,9 @@ test('Stop on a lane another worker waits for says so in its confirmation', () =
   const view = dashboardView({ connection: live, summary: { runs: [run] } }, 0);
   const rootRow = view.runs[0].rows.find((r) => r.name === '/root');
   assert.deepEqual(rootRow.actions.map((a) => a.label), ['Release', 'Pause', 'Stop run']);
+  // A wait for another worker names it.
+  assert.equal(rootRow.blockReason, 'Waiting for Build');
+  assert.equal(workerRow({ ...run.workers[1], waitsFor: 'wrk-404' }, run, 0).blockReason, 'Waiting for a dependency');
 });
 
 test('no word on a surface names an MCP tool', () => {

@@ -1,0 +1,102 @@
+// End to end, in headless Chromium and Firefox ESR (issue 29, "every control from every
+// surface"): a run left overnight is stopped from the dashboard, with the real daemon, the
+// real extension and the fake ChatGPT page. The run's /root and a lane wait for a builder
+// lane: the dashboard offers Release on both waiters, Stop run (never Stop worker) on
+// /root, and Stop worker on the builder, whose confirmation names who waits for it.
+// Release ends the lane's wait in the daemon; Stop run asks first, then cancels the whole
+// run, and no refusal is shown anywhere. Screenshot: the Stop run confirmation over the
+// dashboard (target/e2e-artifacts, docs/screenshots/dashboard-stop-run.png with
+// UPDATE_SCREENSHOTS=1).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BROWSERS } from './lib/browsers.mjs';
+import { inWorld, block } from './lib/world.mjs';
+import { until, evaluate, openExtensionPage, press, screenshot, setViewport } from './lib/ui-pages.mjs';
+import { readDashboard } from './lib/ui-surfaces.mjs';
+
+/** The builder's turns: long, so it is Working while the person looks. */
+const BUILD_TURN_MS = 60_000;
+
+/** The open confirm dialog's words, or null. */
+function dialogWords(page) {
+  return evaluate(page, () => {
+    const dialog = document.querySelector('[data-testid="confirm-dialog"]');
+    return dialog ? { title: dialog.querySelector('h2')?.textContent ?? '', body: dialog.querySelector('p')?.textContent ?? '' } : null;
+  });
+}
+
+/** The row of `workerId` in the dashboard's worker table, once it offers `buttons` (and only those when `exactly`). */
+function rowWith(dashboard, workerId, buttons, what) {
+  let seen = null;
+  return until(what, async () => {
+    const row = (await readDashboard(dashboard)).rows.find((r) => r.workerId === workerId);
+    seen = row?.buttons ?? null;
+    return row && buttons.every((b) => row.buttons.includes(b)) && row;
+  }, 20_000, () => seen);
+}
+
+for (const kind of BROWSERS) {
+  describe(`stop and release from the dashboard in ${kind}`, () => {
+    test('Release ends a wait; Stop run on /root asks, then cancels the run without a refusal', () =>
+      inWorld(kind, async (w) => {
+        const runId = await w.createRun('Night run');
+        const root = (await w.mcp.call('worker_list', { runId })).workers.find((x) => x.name === '/root').workerId;
+        const build = await w.spawnLane('/root/build', async ({ turn, world, workerId }) => {
+          await world.mcp.call('worker_progress', { workerId, summary: `build step ${turn}` });
+          return { generateMs: BUILD_TURN_MS, reply: block('working', `build step ${turn}`) };
+        });
+        const tests = await w.spawnLane('/root/tests', async () => ({ generateMs: 200, reply: block('working', 'tests') }), { start: false });
+        for (const waiter of [tests, root]) {
+          await w.mcp.call('worker_await_dependency', { workerId: waiter, dependency: { workerId: build }, reason: 'needs the build' });
+        }
+
+        const dashboard = await openExtensionPage(w, 'src/ui/dashboard.html');
+        await setViewport(w, dashboard, { width: 1280, height: 900 });
+        await w.waitForWorker(build, (x) => x.binding?.state === 'generating', 'the builder working');
+
+        // What each row offers: the root stops the run; the waiters can be released.
+        const rootRow = await rowWith(dashboard, root, ['worker-release', 'worker-stop-run'], 'the root to offer Release and Stop run');
+        assert.ok(!rootRow.buttons.includes('worker-stop'), `no Stop worker on /root: ${rootRow.buttons}`);
+        const { displayName: buildName } = await w.mcp.call('worker_get', { workerId: build });
+        assert.equal(rootRow.block, `Waiting for ${buildName}`, 'the wait names whom it waits for');
+        await rowWith(dashboard, tests, ['worker-release', 'worker-stop'], 'the tests lane to offer Release and Stop worker');
+        const buildRow = await rowWith(dashboard, build, ['worker-stop'], 'the builder to offer Stop worker');
+        assert.ok(!buildRow.buttons.includes('worker-release'), 'the builder waits for nobody');
+
+        // Stop worker on the builder says who waits for it; cancelled, nothing happens.
+        await press(dashboard, `tr[data-worker-id="${build}"] [data-testid="worker-stop"]`);
+        const stopBuild = await until('the builder\'s Stop confirmation', () => dialogWords(dashboard));
+        assert.match(stopBuild.body, /wait for it and are told when it ends/, stopBuild.body);
+        await press(dashboard, '[data-testid="confirm-cancel"]');
+        await until('the confirmation closed', async () => !(await readDashboard(dashboard)).dialog);
+        assert.equal((await w.mcp.call('worker_get', { workerId: build })).disposition, 'running', 'nothing stopped on Cancel');
+
+        // Release: the tests lane no longer waits.
+        await press(dashboard, `tr[data-worker-id="${tests}"] [data-testid="worker-release"]`);
+        await w.waitForWorker(tests, (x) => x.dependencyWait == null, 'the tests lane released');
+        await until('Release confirmed on the page', async () => (await readDashboard(dashboard)).message === 'Release: done.');
+        await until('the tests lane shown released (no Release, no wait)', async () => {
+          const row = (await readDashboard(dashboard)).rows.find((r) => r.workerId === tests);
+          return row && !row.buttons.includes('worker-release') && !/^Waiting for/.test(row.block ?? '');
+        });
+
+        // Stop run on /root: the run's words, then the whole run is cancelled.
+        await press(dashboard, `tr[data-worker-id="${root}"] [data-testid="worker-stop-run"]`);
+        const stopRun = await until('the Stop run confirmation', () => dialogWords(dashboard));
+        assert.equal(stopRun.title, 'Stop the run "Night run"?');
+        assert.match(stopRun.body, /Every unfinished worker of this run is cancelled, \/root included/);
+        assert.equal((await w.mcp.call('run_get', { runId })).status, 'active', 'nothing stopped before confirming');
+        await screenshot(w, dashboard, 'dashboard-stop-run');
+        await press(dashboard, '[data-testid="confirm-accept"]');
+        await until('the run cancelled', async () => (await w.mcp.call('run_get', { runId })).status === 'cancelled');
+        const { workers } = await w.mcp.call('worker_list', { runId });
+        assert.deepEqual(workers.filter((x) => x.disposition !== 'cancelled').map((x) => x.name), [], 'every worker cancelled');
+        const said = await until('the dashboard to answer Stop run', async () => {
+          const message = (await readDashboard(dashboard)).message ?? '';
+          return message !== '' && !message.startsWith('Release') && message;
+        });
+        assert.equal(said, 'Stop run: done.', 'no refusal');
+        assert.doesNotMatch(said, /Refused|ROOT_LIFECYCLE|run_cancel/);
+      }));
+  });
+}
