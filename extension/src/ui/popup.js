@@ -162,7 +162,8 @@ function startFormSection(offer, offline) {
     }),
   ];
   // The form checks itself (novalidate): the browser's own bubble does not show in a popup,
-  // so a mistake is said under the form, next to Start run, and its field gets the focus.
+  // so a mistake is said under the form, next to Start run (role=alert: read out once), and
+  // its field gets the focus.
   const submit = async (event) => {
     event.preventDefault();
     const request = startRequest(startForm, offer.tabId);
@@ -170,14 +171,14 @@ function startFormSection(offer, offline) {
       startForm.mistake = { field: request.field, text: request.error };
       draw();
       document.getElementById(START_FIELDS[request.field])?.focus();
-      return announce(request.error, 'error');
+      return;
     }
     startForm.mistake = null;
     const result = await send({ type: 'ui.action', ...request });
     if (!result?.ok) {
       startForm.mistake = { field: null, text: actionErrorText(result?.error) };
       draw();
-      return announce(startForm.mistake.text, 'error');
+      return;
     }
     startForm = null;
     announce(`Run "${request.taskName}" started: its root works in this tab.`);

@@ -5,14 +5,16 @@
 // /root, and Stop worker on the builder, whose confirmation names who waits for it.
 // Release ends the lane's wait in the daemon; Stop run asks first, then cancels the whole
 // run, and no refusal is shown anywhere. Screenshot: the Stop run confirmation over the
-// dashboard (target/e2e-artifacts, docs/screenshots/dashboard-stop-run.png with
-// UPDATE_SCREENSHOTS=1).
+// dashboard. On the way, the popup on a new chat lists every lane in full, and its Start run
+// with an empty form says what is missing (screenshot: start-run-missing-name). Screenshots
+// in target/e2e-artifacts, and docs/screenshots with UPDATE_SCREENSHOTS=1.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block } from './lib/world.mjs';
 import { until, evaluate, openExtensionPage, press, screenshot, setViewport } from './lib/ui-pages.mjs';
-import { readDashboard } from './lib/ui-surfaces.mjs';
+import { readDashboard, readPopup } from './lib/ui-surfaces.mjs';
+import { popupOn, tabIdOf } from './lib/start-here.mjs';
 
 /** The builder's turns: long, so it is Working while the person looks. */
 const BUILD_TURN_MS = 60_000;
@@ -79,6 +81,39 @@ for (const kind of BROWSERS) {
           const row = (await readDashboard(dashboard)).rows.find((r) => r.workerId === tests);
           return row && !row.buttons.includes('worker-release') && !/^Waiting for/.test(row.block ?? '');
         });
+
+        // The popup on a new chat: every lane listed in full (no scroll box of its own), and
+        // Start run with an empty form says what is missing, and starts nothing.
+        const chat = await w.browser.newPage(w.fake.url);
+        const popup = await openExtensionPage(w, 'src/ui/popup.html');
+        await setViewport(w, popup, { width: 360, height: 600 });
+        await popupOn(popup, await tabIdOf(popup, w.fake.url));
+        await until('the popup to list the three workers', async () => (await readPopup(popup)).rows.length === 3);
+        const list = await evaluate(popup, () => {
+          const box = document.querySelector('[data-testid="worker-list"]').closest('section');
+          return { scrolls: box.scrollHeight > box.clientHeight + 1, overflow: getComputedStyle(box).overflowY };
+        });
+        assert.deepEqual(list, { scrolls: false, overflow: 'visible' }, 'the worker list is not a box that cuts rows off');
+        await press(popup, '[data-testid="start-run-open"]');
+        await press(popup, '[data-testid="start-submit"]');
+        const missing = await until('the start form to say what is missing', () => evaluate(popup, () => {
+          const error = document.querySelector('[data-testid="start-error"]');
+          return error && { text: error.textContent, focused: document.activeElement?.id, invalid: document.getElementById('start-task').getAttribute('aria-invalid') };
+        }));
+        assert.match(missing.text, /needs a task name: type one in "Task name"/);
+        assert.deepEqual([missing.focused, missing.invalid], ['start-task', 'true'], 'the field to fix has the focus');
+        const deadMan = await evaluate(popup, () => {
+          // Each choice's words, measured in the dropdown's font, fit beside its arrow.
+          const select = document.querySelector('[data-testid="start-dead-man"]');
+          const ctx = document.createElement('canvas').getContext('2d');
+          ctx.font = getComputedStyle(select).font;
+          const widest = Math.max(...[...select.options].map((o) => ctx.measureText(o.textContent).width));
+          return { fits: widest + 40 <= select.clientWidth, text: document.querySelector('[data-testid="start-dead-man-text"]').textContent };
+        });
+        assert.deepEqual(deadMan, { fits: true, text: 'Reopen the root in a fresh conversation, once, and tell me.' });
+        await screenshot(w, popup, 'start-run-missing-name', { fullPage: true });
+        assert.equal((await w.mcp.call('run_list', {})).runs.length, 1, 'nothing started');
+        await chat.close();
 
         // Stop run on /root: the run's words, then the whole run is cancelled.
         await press(dashboard, `tr[data-worker-id="${root}"] [data-testid="worker-stop-run"]`);
