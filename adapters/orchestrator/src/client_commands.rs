@@ -70,8 +70,14 @@ pub(crate) fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
     let dir = daemon.data_dir.unwrap_or_else(default_data_dir);
     let token = match daemon.mcp_token {
         Some(t) => t,
-        None => token::read(&dir.join(token::TOKEN_FILE_NAME))?
-            .with_context(|| format!("no MCP token in {} (give --mcp-token)", dir.display()))?,
+        None => token::read(&dir.join(token::TOKEN_FILE_NAME))?.with_context(|| {
+            format!(
+                "no MCP token in {}: is it the daemon's data directory? Start the daemon there once \
+                     (`orchestrator serve --data-dir {}`), or give --mcp-token",
+                dir.display(),
+                dir.display()
+            )
+        })?,
     };
     let url = std::fs::read_to_string(dir.join(URL_FILE_NAME)).map(|s| s.trim().to_string()).ok();
     let addr = url.as_deref().and_then(|u| console::client::parse_url(u).ok()).map(|(a, _)| a);

@@ -156,3 +156,12 @@ fn a_start_with_a_missing_workspace_or_a_wrong_kind_is_one_line() {
     let args = ["start", "--data-dir", dir, "--executor", "chatgpt", "--workspace", dir, "x"];
     assert!(one_error_line(&orchestrator(&args)).contains("codex or claude"));
 }
+
+#[test]
+fn oauth_with_a_data_directory_holding_no_token_says_which_and_what_to_do() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().to_str().expect("utf-8 path");
+    let line = one_error_line(&orchestrator(&["oauth", "pending", "--data-dir", dir]));
+    assert!(line.contains(&format!("no MCP token in {dir}")), "{line}");
+    assert!(line.contains(&format!("`orchestrator serve --data-dir {dir}`")) && line.contains("--mcp-token"), "{line}");
+}
