@@ -2,7 +2,8 @@
 // surface"): a run left overnight is stopped from the dashboard, with the real daemon, the
 // real extension and the fake ChatGPT page. The run's /root and a lane wait for a builder
 // lane: the dashboard offers Release on both waiters, Stop run (never Stop worker) on
-// /root, and Stop worker on the builder, whose confirmation names who waits for it.
+// /root, and Stop worker on the builder, whose confirmation (the dashboard's and the overlay's
+// in its tab) says who waits for it.
 // Release ends the lane's wait in the daemon; Stop run asks first, then cancels the whole
 // run, and no refusal is shown anywhere. Screenshot: the Stop run confirmation over the
 // dashboard. On the way, the popup on a new chat lists every lane in full, and its Start run
@@ -12,10 +13,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld, block } from './lib/world.mjs';
-import { until, evaluate, openExtensionPage, press, screenshot, setViewport } from './lib/ui-pages.mjs';
+import { until, evaluate, openExtensionPage, press, screenshot, setViewport, findPage } from './lib/ui-pages.mjs';
 import { readDashboard, readPopup } from './lib/ui-surfaces.mjs';
 import { popupOn, tabIdOf } from './lib/start-here.mjs';
 
+const OVERLAY = 'orchestrator-overlay';
 /** The builder's turns: long, so it is Working while the person looks. */
 const BUILD_TURN_MS = 60_000;
 
@@ -72,6 +74,16 @@ for (const kind of BROWSERS) {
         await press(dashboard, '[data-testid="confirm-cancel"]');
         await until('the confirmation closed', async () => !(await readDashboard(dashboard)).dialog);
         assert.equal((await w.mcp.call('worker_get', { workerId: build })).disposition, 'running', 'nothing stopped on Cancel');
+
+        // The builder's overlay says the same in its tab: its worker carries who waits for it.
+        const bound = await w.waitForWorker(build, (x) => /\/c\/[0-9a-f-]{36}$/.test(x.binding?.conversationUrl ?? ''), 'a settled conversation');
+        const buildPage = await findPage(w, (url) => url === bound.binding.conversationUrl, 'the builder\'s tab');
+        await press(buildPage, '[data-testid="overlay-pill"]', { shadowHost: OVERLAY });
+        await press(buildPage, '[data-testid="overlay-action-stop_worker"]', { shadowHost: OVERLAY });
+        const overlayConfirm = await until('the overlay\'s Stop confirmation', () => evaluate(buildPage, () =>
+          document.querySelector('orchestrator-overlay')?.shadowRoot?.querySelector('[data-testid="overlay-confirm-body"]')?.textContent ?? null));
+        assert.match(overlayConfirm, /wait for it and are told when it ends/, overlayConfirm);
+        await press(buildPage, '[data-testid="overlay-confirm-cancel"]', { shadowHost: OVERLAY });
 
         // Release: the tests lane no longer waits.
         await press(dashboard, `tr[data-worker-id="${tests}"] [data-testid="worker-release"]`);
