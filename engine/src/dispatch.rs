@@ -51,6 +51,7 @@ impl Engine {
         let (steering, followup) = match &intent.payload {
             IntentPayload::Steering(s) if reason == AttemptReason::Corrective => (Some(s.clone()), None),
             IntentPayload::Followup(text) if reason == AttemptReason::Followup => (None, Some(text.clone())),
+            IntentPayload::Answer(text) if prompt == PromptKind::Answer => (None, Some(text.clone())),
             _ => (None, None),
         };
         let attempt = Attempt {
@@ -275,6 +276,7 @@ impl Engine {
         let w = self.state.workers.get_mut(&a.worker).expect("worker exists");
         let payload = match (&a.steering, &a.followup) {
             (Some(s), _) => IntentPayload::Steering(s.clone()),
+            (_, Some(text)) if a.prompt == PromptKind::Answer => IntentPayload::Answer(text.clone()),
             (_, Some(text)) => IntentPayload::Followup(text.clone()),
             _ => IntentPayload::Continue,
         };
@@ -351,6 +353,7 @@ impl Engine {
             PromptKind::CompletionReconcile => prompt::completion_reconcile(&brief, &attempt),
             PromptKind::Recovery => prompt::recovery(&brief, &attempt),
             PromptKind::Followup => prompt::followup(&brief, &attempt, a.followup.as_deref().unwrap_or("")),
+            PromptKind::Answer => prompt::answer(&brief, &attempt, a.followup.as_deref().unwrap_or("")),
             PromptKind::Corrective => {
                 let (outcome, message) =
                     a.steering.as_deref().map(|s| (s.outcome.as_str(), &*s.message)).unwrap_or(("", ""));
@@ -390,6 +393,11 @@ fn choose(w: &Worker, intent: &Intent, delivery: Delivery, has_lanes: bool) -> (
     let resume_reason = if manual { AttemptReason::ManualResume } else { AttemptReason::AutoResume };
     if intent.reasons.contains(WakeReason::DeliveryTimeout) {
         return (resume_reason, PromptKind::DeliveryTimeout);
+    }
+    // A person's answer goes in with the question and its choices, in place of the
+    // resume (or of a checkpoint it coalesced with).
+    if let IntentPayload::Answer(_) = intent.payload {
+        return (resume_reason, PromptKind::Answer);
     }
     // A lane's keepalive is a checkpoint (spec 000 §10.3, 003 decision 7): report to
     // `/root`, then go on. Mid-turn it is steered in; one that had to wait for the turn's

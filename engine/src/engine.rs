@@ -217,6 +217,9 @@ impl Engine {
         for w in self.state.workers.values() {
             self.index.add_worker(w);
         }
+        for r in self.state.runs.values() {
+            self.index.add_finished_run(r);
+        }
         for a in self.state.attempts.values() {
             self.index.add_attempt(a.worker, a.id);
         }
@@ -251,6 +254,10 @@ impl Engine {
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
         self.refresh_stale_timers();
+        for i in 0..self.state.runs.changed().len() {
+            let id = self.state.runs.changed()[i];
+            self.index.add_finished_run(&self.state.runs[&id]);
+        }
         let records = self.state.drain_batch();
         if !records.is_empty() {
             self.outbox.ready.push_back(Effect::Persist(Batch { records }));

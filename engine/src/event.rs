@@ -255,6 +255,16 @@ pub enum EventKind {
         /// Merged, or the next turn.
         landed: crate::model::SteerLanding,
     },
+    /// The worker this one waited for (`worker_await_dependency`) failed or was stopped:
+    /// the wait can never be met, so it is released and the waiter woken with the outcome
+    /// (a completion releases it as `worker.dependency_released` alone). Appended last:
+    /// the stored encoding of older events is unchanged.
+    WorkerDependencyEnded {
+        /// The worker waited for.
+        dependency: WorkerId,
+        /// How it ended: failed or cancelled.
+        outcome: Lifecycle,
+    },
 }
 
 impl EventKind {
@@ -276,6 +286,7 @@ impl EventKind {
             EventKind::WorkerHumanResolved => "worker.human_resolved",
             EventKind::WorkerAwaitingDependency { .. } => "worker.awaiting_dependency",
             EventKind::WorkerDependencyReleased { .. } => "worker.dependency_released",
+            EventKind::WorkerDependencyEnded { .. } => "worker.dependency_ended",
             EventKind::WorkerPaused { .. } => "worker.paused",
             EventKind::WorkerResumed => "worker.resumed",
             EventKind::PolicyChanged { .. } => "continuation.policy_changed",

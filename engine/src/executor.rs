@@ -372,10 +372,8 @@ impl Engine {
             Ok(parsed) => {
                 self.state.workers.get_mut(&id).expect("worker exists").last_block = Some(parsed.status);
                 self.emit(run, Some(id), None, EventKind::BlockReported { status: parsed.status });
-                if parsed.status == BlockStatus::Blocked && self.state.workers[&id].human.is_none() {
-                    let reason =
-                        if parsed.summary.is_empty() { "The agent reported it is blocked." } else { &parsed.summary };
-                    self.begin_human_wait(id, reason, &parsed.next, Vec::new(), WaitSource::Block);
+                if parsed.status == BlockStatus::Blocked {
+                    self.blocked_by_block(id, &parsed.summary, &parsed.next);
                 }
                 Some(parsed.status)
             }

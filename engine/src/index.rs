@@ -46,6 +46,8 @@ pub(crate) struct Index {
     names: BTreeMap<(RunId, String), WorkerId>,
     /// Workers of each run.
     run_workers: BTreeSet<(RunId, WorkerId)>,
+    /// (ended at, run) of every finished run: the history, newest last.
+    finished_runs: BTreeSet<(Timestamp, RunId)>,
     /// Live conversations to the unfinished worker leasing them.
     conversations: BTreeMap<Arc<str>, WorkerId>,
     /// (dependency, waiter): workers waiting for another worker to complete.
@@ -155,6 +157,7 @@ impl Index {
     pub fn eq_ignoring_timers(&self, other: &Index) -> bool {
         self.names == other.names
             && self.run_workers == other.run_workers
+            && self.finished_runs == other.finished_runs
             && self.conversations == other.conversations
             && self.dependents == other.dependents
             && self.keys.len() == other.keys.len()
@@ -195,6 +198,18 @@ impl Index {
     pub fn recycle_stale(&mut self, mut list: Vec<WorkerId>) {
         list.clear();
         self.stale = list;
+    }
+
+    /// Files a run that has ended (a run never starts again; filing it twice is harmless).
+    pub fn add_finished_run(&mut self, run: &Run) {
+        if let (true, Some(at)) = (run.status.is_terminal(), run.ended_at) {
+            self.finished_runs.insert((at, run.id));
+        }
+    }
+
+    /// Finished runs, the most recently ended first (ties: the newer run first).
+    pub fn finished_runs(&self) -> impl Iterator<Item = RunId> + '_ {
+        self.finished_runs.iter().rev().map(|(_, run)| *run)
     }
 
     /// Workers waiting for `dependency` to complete.

@@ -120,6 +120,17 @@ impl Engine {
                 );
             }
         }
+        // No wait names a finished worker for longer than it takes to wake its waiter:
+        // `end_worker` settles every waiter in its own batch, and a wait older than that
+        // rule (read back from the store) is due on the waiter's timer at once.
+        if let Some((dependency, outcome, _)) = self.finished_dependency(w)
+            && self.index.timer_of(id).is_none_or(|t| t > self.now)
+        {
+            return violated(
+                "wait_on_finished_worker",
+                format!("{id} waits for {dependency}, which is {}, and is not due to be woken", outcome.as_str()),
+            );
+        }
         if let Some(intent) = &w.intent
             && intent.reasons.is_empty()
         {

@@ -62,10 +62,17 @@ pub enum Operation {
         /// Which run.
         run: RunId,
     },
-    /// `run_list`.
+    /// `run_list`: unfinished runs, oldest first, then (with `include_terminal`) the
+    /// finished ones, the most recently ended first.
     RunList {
         /// Include completed, failed and cancelled runs.
         include_terminal: bool,
+    },
+    /// The operator's history (not an MCP tool): finished runs, the most recently ended
+    /// first, at most `limit` (up to `LIST_PAGE_COUNT_MAX`).
+    RunHistory {
+        /// At most this many.
+        limit: usize,
     },
     /// `run_update_context`: readable names and context (003).
     RunUpdateContext {
@@ -315,6 +322,7 @@ impl Operation {
             self,
             Operation::RunGet { .. }
                 | Operation::RunList { .. }
+                | Operation::RunHistory { .. }
                 | Operation::WorkerGet { .. }
                 | Operation::WorkerList { .. }
                 | Operation::WorkerContinuationGet { .. }
@@ -330,6 +338,7 @@ impl Operation {
             Operation::RunStart { .. } => "run_start",
             Operation::RunGet { .. } => "run_get",
             Operation::RunList { .. } => "run_list",
+            Operation::RunHistory { .. } => "run_history",
             Operation::RunUpdateContext { .. } => "run_update_context",
             Operation::RunCancel { .. } => "run_cancel",
             Operation::RunSetDefaultContinuation { .. } => "run_set_default_continuation",

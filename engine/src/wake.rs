@@ -47,11 +47,14 @@ pub enum WakeReason {
     /// delivery timeout (its words unknown, or "Something went wrong"): a fresh
     /// continuation, never the page's Retry.
     PageError = 18,
+    /// Event: the worker this one waited for failed or was stopped, so the wait was
+    /// released unmet (the waiter decides what now).
+    DependencyEnded = 19,
 }
 
 impl WakeReason {
     /// Every reason, in bit order.
-    pub const ALL: [WakeReason; 19] = [
+    pub const ALL: [WakeReason; 20] = [
         WakeReason::Idle,
         WakeReason::ActiveKeepalive,
         WakeReason::Progress,
@@ -71,6 +74,7 @@ impl WakeReason {
         WakeReason::Redelivery,
         WakeReason::DeadMan,
         WakeReason::PageError,
+        WakeReason::DependencyEnded,
     ];
 
     /// The provenance label recorded with attempts, e.g. `event:worker.progress`.
@@ -95,6 +99,7 @@ impl WakeReason {
             WakeReason::Redelivery => "redelivery",
             WakeReason::DeadMan => "deadman",
             WakeReason::PageError => "page_error",
+            WakeReason::DependencyEnded => "event:dependency_ended",
         }
     }
 
@@ -110,6 +115,7 @@ impl WakeReason {
                 | WakeReason::Resumed
                 | WakeReason::HumanResolved
                 | WakeReason::DependencyReleased
+                | WakeReason::DependencyEnded
                 | WakeReason::Followup
                 | WakeReason::Initial
                 | WakeReason::Recovery

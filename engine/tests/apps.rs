@@ -35,7 +35,7 @@ fn an_approval_card_holds_the_worker_without_keepalive_or_stall_until_the_turn_g
              advance 3s
              show a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_human #1 initial generating held:awaiting_approval(Orchestrator)
          a: awaiting_human #1 initial generating held:awaiting_approval(Orchestrator)
          a: running #1 initial generating
@@ -63,7 +63,7 @@ fn an_approval_answered_when_the_turn_ends_is_one_normal_turn_end() {
              show a
              advance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial idle intent[idle]
          e1 send a#2 auto_resume resume/v1",
     );
@@ -81,7 +81,7 @@ fn a_steer_in_flight_when_the_card_shows_is_withdrawn() {
              approval a detail=Orchestrator
              show a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 steer a#2 checkpoint checkpoint/v1
          a: running #2 checkpoint scheduled
          e1 cancel a#2
@@ -133,7 +133,7 @@ fn an_approval_hold_survives_a_daemon_restart_and_follows_the_executors_next_sta
              idle a
              advance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          a: awaiting_human #1 initial generating held:awaiting_approval(Orchestrator)
          a: awaiting_human #1 initial generating held:awaiting_approval(Orchestrator)
@@ -168,10 +168,10 @@ fn a_conversation_that_lost_the_app_pauses_and_recovers_only_into_a_new_conversa
              a.continue_now
              advance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: paused #1 initial failed paused:app_unavailable
          a: awaiting_execution #1 initial failed intent[operator:resume]
-         e1 create a#2 recovery recovery/v1
+         e1 create a#2 recovery recovery/v2
          continue_now recovering",
     );
     world.check_recovery();
@@ -210,7 +210,7 @@ fn app_not_selected_pauses_before_anything_is_sent_and_keeps_the_wake() {
              a.resume
              advance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: paused #2 auto_resume cancelled intent[idle] paused:app_not_selected
          a: paused #2 auto_resume cancelled intent[idle] paused:app_not_selected

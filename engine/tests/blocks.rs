@@ -20,7 +20,7 @@ fn working_block_lets_policy_resume() {
         &format!(
             "{RUNNING}\nidle a block=status: working\\nsummary: parser done\\ncurrent: scheduler\\nnext: floor\nadvance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1",
     );
     assert_eq!(world.block_status("a"), Some(BlockStatus::Working));
@@ -32,7 +32,7 @@ fn complete_block_never_fabricates_completion() {
         &format!(
             "{RUNNING}\nidle a block=status: complete\\nsummary: all done\\ncurrent: nothing\\nnext:\nadvance 3s\nshow a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume completion-reconcile/v1
          a: running #2 auto_resume scheduled",
     );
@@ -45,7 +45,7 @@ fn complete_block_after_worker_complete_adds_nothing() {
         &format!(
             "{RUNNING}\na.complete done\nidle a block=status: complete\\nsummary: done\\ncurrent: -\\nnext:\nadvance 1h"
         ),
-        "e1 create a#1 initial bootstrap/v1",
+        "e1 create a#1 initial bootstrap/v2",
     );
 }
 
@@ -59,9 +59,9 @@ fn blocked_block_suppresses_resumes_until_resolved() {
              show a
              a.resolve use the sandbox account"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_human #1 initial blocked intent[idle]
-         e1 send a#2 manual_resume resume/v1",
+         e1 send a#2 manual_resume answer/v1",
     );
     let _ = world;
 }
@@ -83,7 +83,7 @@ fn blocked_block_is_surfaced_as_needs_you_with_its_question() {
 fn malformed_block_fails_safe_to_durable_state() {
     let world = check(
         &format!("{RUNNING}\nidle a block=status: finished\\nsummary: x\\ncurrent: y\\nnext: z\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1",
     );
     let invalid: Vec<_> = world.engine.recent_events().filter(|e| e.kind.name() == "block.invalid").collect();

@@ -47,7 +47,7 @@ fn a_foreign_turn_pauses_the_worker_until_a_person_resumes() {
              advance 3s
              show a"
         ),
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          a: paused #1 initial blocked intent[idle] paused:foreign_turn
          a: paused #1 initial blocked intent[idle] paused:foreign_turn
          cli-1 send a#2 auto_resume resume/v1
@@ -66,7 +66,7 @@ fn a_foreign_turn_pauses_the_worker_until_a_person_resumes() {
 
 #[test]
 fn the_foreign_turn_pause_says_what_ran_where() {
-    let world = check(&format!("{CLAUDE}\nerror a foreign detail=turn 019a"), "cli-1 create a#1 initial bootstrap/v1");
+    let world = check(&format!("{CLAUDE}\nerror a foreign detail=turn 019a"), "cli-1 create a#1 initial bootstrap/v2");
     let pause = world.worker("a").pause.clone().expect("paused");
     assert_eq!(pause.reason, engine::model::PauseReason::ForeignTurn);
     assert_eq!(
@@ -98,7 +98,7 @@ fn a_steer_that_became_the_next_turn_is_booked_as_that_turn() {
         // The steer (#2) took over the running turn when submitted; the landing report
         // gives that turn back: #2 waits for its own turn (nothing goes in meanwhile, not
         // even after the missed turn's end), runs it, and its end is the next boundary.
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          cli-1 steer a#2 checkpoint checkpoint/v1
          a: running #2 checkpoint generating auto=1
          a: running #2 checkpoint submitted auto=1
@@ -131,7 +131,7 @@ fn a_next_turn_report_after_the_missed_turn_ended_still_books_the_turn() {
              idle a
              advance 3s"
         ),
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          cli-1 steer a#2 checkpoint checkpoint/v1
          a: running #2 checkpoint submitted intent[idle] auto=1
          cli-1 send a#3 auto_resume resume/v1",
@@ -153,7 +153,7 @@ fn a_steer_awaiting_its_turn_stays_so_across_a_daemon_restart() {
              idle a
              advance 3s"
         ),
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          cli-1 steer a#2 checkpoint checkpoint/v1
          crash
          a: running #2 checkpoint submitted auto=1
@@ -172,7 +172,7 @@ fn a_merged_steer_stays_a_steer_and_a_late_report_changes_nothing() {
              advance 3s
              show a"
         ),
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          cli-1 steer a#2 checkpoint checkpoint/v1
          a: running #2 checkpoint generating auto=1
          cli-1 send a#3 auto_resume resume/v1
@@ -214,9 +214,9 @@ fn a_cli_usage_limit_holds_only_its_account_then_the_next_turn_goes_in() {
         // The Codex account of cli-1 is held; its Claude account and the browser's
         // ChatGPT account are not. The limit ended Codex's turn: once it lifts, the next
         // turn goes in (no page will show a change).
-        "cli-1 create c#1 initial bootstrap/v1
-         cli-1 create k#1 initial bootstrap/v1
-         browser create w#1 initial bootstrap/v1
+        "cli-1 create c#1 initial bootstrap/v2
+         cli-1 create k#1 initial bootstrap/v2
+         browser create w#1 initial bootstrap/v2
          c: awaiting_execution #1 initial failed intent[idle] held:usage_limit@1800(You've hit your usage limit)
          k: running #1 initial generating
          w: running #1 initial generating
@@ -259,9 +259,9 @@ fn a_cli_usage_limit_without_a_time_pauses_its_account_and_a_resume_sends_the_ne
          show c2
          c.resume
          show c",
-        "cli-1 create c#1 initial bootstrap/v1
-         cli-1 create c2#1 initial bootstrap/v1
-         cli-1 create k#1 initial bootstrap/v1
+        "cli-1 create c#1 initial bootstrap/v2
+         cli-1 create c2#1 initial bootstrap/v2
+         cli-1 create k#1 initial bootstrap/v2
          c: paused #1 initial failed intent[idle] paused:usage_limit
          c2: paused #1 initial generating paused:usage_limit
          k: running #1 initial generating
@@ -288,8 +288,8 @@ fn a_chatgpt_limit_never_holds_a_cli_worker_of_another_executor() {
          idle c
          advance 3s
          show w",
-        "browser create w#1 initial bootstrap/v1
-         cli-1 create c#1 initial bootstrap/v1
+        "browser create w#1 initial bootstrap/v2
+         cli-1 create c#1 initial bootstrap/v2
          cli-1 send c#2 auto_resume resume/v1
          w: awaiting_execution #1 initial failed held:rate_limited@1197",
     );
@@ -315,12 +315,12 @@ fn an_unbound_worker_stays_held_while_no_executor_of_its_kind_is_connected() {
          show root
          advance 21m
          show root",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          continue_now recovering
          root: awaiting_execution intent[operator:continue_now] held:rate_limited@1200
          root: awaiting_execution intent[operator:continue_now] held:rate_limited@1200
-         e1 create root#1 recovery recovery/v1
+         e1 create root#1 recovery recovery/v2
          root: running #1 recovery scheduled",
     );
 }
@@ -334,17 +334,17 @@ fn closes(world: &World) -> usize {
 #[test]
 fn a_stopped_cli_worker_s_session_is_closed_at_once_even_mid_turn() {
     let world =
-        check(&format!("{CLAUDE}\na.interrupt not needed"), "cli-1 create a#1 initial bootstrap/v1\ncli-1 close a#1");
+        check(&format!("{CLAUDE}\na.interrupt not needed"), "cli-1 create a#1 initial bootstrap/v2\ncli-1 close a#1");
     assert_eq!(closes(&world), 1);
 }
 
 #[test]
 fn a_completed_cli_worker_s_session_is_closed_once_its_last_turn_ended() {
     // worker_complete comes inside the turn: the agent's closing words are not cut off.
-    let world = check(&format!("{CLAUDE}\na.complete done"), "cli-1 create a#1 initial bootstrap/v1");
+    let world = check(&format!("{CLAUDE}\na.complete done"), "cli-1 create a#1 initial bootstrap/v2");
     assert_eq!(closes(&world), 0, "not while the turn runs");
     let world =
-        check(&format!("{CLAUDE}\na.complete done\nidle a"), "cli-1 create a#1 initial bootstrap/v1\ncli-1 close a#1");
+        check(&format!("{CLAUDE}\na.complete done\nidle a"), "cli-1 create a#1 initial bootstrap/v2\ncli-1 close a#1");
     assert_eq!(closes(&world), 1);
 }
 
@@ -357,7 +357,7 @@ fn a_chatgpt_worker_s_tab_is_left_alone_when_it_ends() {
          submit a
          gen a
          a.interrupt not needed",
-        "e1 create a#1 initial bootstrap/v1",
+        "e1 create a#1 initial bootstrap/v2",
     );
     assert_eq!(closes(&world), 0);
 }
@@ -373,7 +373,7 @@ fn a_finished_worker_s_session_reported_by_a_returning_executor_is_closed() {
              a.interrupt not needed
              hello cli-1 steering kinds=codex,claude bind=a:idle"
         ),
-        "cli-1 create a#1 initial bootstrap/v1\ncli-1 close a#1",
+        "cli-1 create a#1 initial bootstrap/v2\ncli-1 close a#1",
     );
     assert_eq!(closes(&world), 1);
 }

@@ -21,7 +21,7 @@ fn with(prefix: &str, rest: &str) -> String {
 fn idle_active_auto_schedules_one_resume_after_grace() {
     check(
         &with(RUNNING, "idle a\nadvance 2999ms\nshow a\nadvance 1ms\nsubmit a\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial idle intent[idle]
          e1 send a#2 auto_resume resume/v1
          a: running #2 auto_resume submitted auto=1",
@@ -39,7 +39,7 @@ fn idle_active_manual_does_not_resume() {
          idle a
          advance 1h
          show a",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial idle intent[idle]",
     );
 }
@@ -57,7 +57,7 @@ fn manual_worker_resumes_once_auto_is_switched_on() {
          a.auto
          submit a
          show a",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: running #2 auto_resume submitted auto=1",
     );
@@ -67,7 +67,7 @@ fn manual_worker_resumes_once_auto_is_switched_on() {
 fn idle_completed_does_not_resume() {
     check(
         &with(RUNNING, "a.complete done\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: completed #1 initial completed",
     );
 }
@@ -76,7 +76,7 @@ fn idle_completed_does_not_resume() {
 fn idle_failed_does_not_resume() {
     check(
         &with(RUNNING, "a.fail broken\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: failed #1 initial completed",
     );
 }
@@ -85,7 +85,7 @@ fn idle_failed_does_not_resume() {
 fn idle_cancelled_does_not_resume() {
     check(
         &with(RUNNING, "a.interrupt stop\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: cancelled #1 initial completed",
     );
 }
@@ -94,7 +94,7 @@ fn idle_cancelled_does_not_resume() {
 fn idle_awaiting_human_does_not_resume() {
     check(
         &with(RUNNING, "a.await_human which database\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_human #1 initial blocked intent[idle]",
     );
 }
@@ -103,7 +103,7 @@ fn idle_awaiting_human_does_not_resume() {
 fn idle_awaiting_dependency_does_not_resume() {
     check(
         &with(RUNNING, "a.await_dep\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_dependency #1 initial blocked intent[idle]",
     );
 }
@@ -112,7 +112,7 @@ fn idle_awaiting_dependency_does_not_resume() {
 fn idle_paused_does_not_resume() {
     check(
         &with(RUNNING, "a.pause\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: paused #1 initial blocked intent[idle] paused:operator",
     );
 }
@@ -121,7 +121,7 @@ fn idle_paused_does_not_resume() {
 fn duplicate_idle_observations_make_one_resume() {
     let world = check(
         &with(RUNNING, "idle a\nidle a\nready a\nadvance 3s\nidle a\nready a\nadvance 1m"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1",
     );
     assert_eq!(world.prompts_for("a"), 2);
@@ -133,7 +133,7 @@ fn a_turn_never_reported_generating_ends_on_the_next_idle() {
     // publishes idle twice (newer sequence); the second idle ends the turn.
     check(
         &with(RUNNING, "idle a\nadvance 3s\nsubmit a\nidle a\nadvance 2999ms\nshow a\nadvance 1ms\nsubmit a\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: awaiting_execution #2 auto_resume idle intent[idle] auto=1
          e1 send a#3 auto_resume resume/v1
@@ -147,7 +147,7 @@ fn an_idle_published_before_the_submitted_result_still_ends_the_turn() {
     // `submitted` result, whose stateSeq is the sequence from before the submission.
     check(
         &with(RUNNING, "idle a\nadvance 3s\nidle a\nsubmit a stale\nadvance 3s\nsubmit a\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 send a#3 auto_resume resume/v1
          a: running #3 auto_resume submitted auto=2",
@@ -158,7 +158,7 @@ fn an_idle_published_before_the_submitted_result_still_ends_the_turn() {
 fn completion_during_grace_cancels_the_pending_resume() {
     check(
         &with(RUNNING, "idle a\nadvance 1s\na.complete done\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: completed #1 initial completed",
     );
 }
@@ -167,7 +167,7 @@ fn completion_during_grace_cancels_the_pending_resume() {
 fn completion_after_submission_suppresses_any_further_resume() {
     check(
         &with(RUNNING, "idle a\nadvance 3s\nsubmit a\na.complete done\ngen a\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: completed #2 auto_resume completed auto=1",
     );
@@ -177,7 +177,7 @@ fn completion_after_submission_suppresses_any_further_resume() {
 
 #[test]
 fn completion_before_resume_scheduling() {
-    check(&with(RUNNING, "idle a\na.complete done\nadvance 1h"), "e1 create a#1 initial bootstrap/v1");
+    check(&with(RUNNING, "idle a\na.complete done\nadvance 1h"), "e1 create a#1 initial bootstrap/v2");
 }
 
 #[test]
@@ -185,7 +185,7 @@ fn completion_after_scheduling_before_dispatch_withdraws_the_attempt() {
     // The executor is gone when the resume is scheduled, so the command never leaves.
     check(
         &with(RUNNING, "idle a\ndisconnect e1\nadvance 3s\nshow a\na.complete done\nexecutor e1\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: running #2 auto_resume scheduled
          a: completed #2 auto_resume cancelled",
     );
@@ -195,7 +195,7 @@ fn completion_after_scheduling_before_dispatch_withdraws_the_attempt() {
 fn completion_after_ack_before_submission_cancels_the_command() {
     check(
         &with(RUNNING, "idle a\nadvance 3s\naccept a\na.complete done\nfail a CANCELLED\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 cancel a#2
          a: completed #2 auto_resume cancelled",
@@ -206,7 +206,7 @@ fn completion_after_ack_before_submission_cancels_the_command() {
 fn completion_immediately_after_submission_keeps_history_and_stops() {
     check(
         &with(RUNNING, "idle a\nadvance 3s\naccept a\na.complete done\nsubmit a\ngen a\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 cancel a#2
          a: completed #2 auto_resume completed auto=1",
@@ -224,6 +224,27 @@ fn progress_resets_the_no_progress_counter() {
     assert_eq!(world.worker("a").progress.attempts_without, 0);
 }
 
+/// 000 §16.1.2 and §16.1.3: besides `worker.progress`, a change of assignment or disposition
+/// (a follow-up, a human wait answered, a dependency wait released) and a message the worker
+/// sends are progress too: each resets the count of turns without progress.
+#[test]
+fn assignment_disposition_and_messages_are_progress_signals() {
+    let two_idle_turns = "idle a\nadvance 3s\nsubmit a\ngen a\nidle a\nadvance 3s\nsubmit a\ngen a";
+    let setup = "run auto\nexecutor e1\nspawn a\nspawn b\nsubmit a\nsubmit b\ngen a\ngen b";
+    for (signal, script) in [
+        ("follow-up", "a.followup also write the changelog"),
+        ("human wait answered", "a.await_human which base branch?\na.resolve main"),
+        ("dependency released", "a.await_dep\na.release CI is green now"),
+        ("message sent", "a.message b the API is ready"),
+    ] {
+        let mut world = support::World::new();
+        world.script(&format!("{setup}\n{two_idle_turns}"));
+        assert_eq!(world.worker("a").progress.attempts_without, 2, "{signal}: two turns without progress first");
+        world.script(script);
+        assert_eq!(world.worker("a").progress.attempts_without, 0, "{signal} resets the count");
+    }
+}
+
 #[test]
 fn no_progress_attempts_warn_then_pause() {
     let mut script =
@@ -235,7 +256,7 @@ fn no_progress_attempts_warn_then_pause() {
     let script = script.trim_end().rsplit_once('\n').map(|(s, _)| s.to_string()).unwrap_or_default();
     check(
         &format!("{script}\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 send a#3 auto_resume resume/v1
          e1 send a#4 auto_resume resume/v1
@@ -259,7 +280,7 @@ fn no_progress_time_thresholds_warn_then_pause() {
          show a
          advance 30m
          show a",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: running #1 initial generating intent[active_keepalive]
          a: running #1 initial generating intent[active_keepalive] stall:warned
          a: paused #1 initial generating intent[active_keepalive] paused:stall stall:paused",
@@ -295,7 +316,7 @@ fn policy_changes_append_events_and_survive_restart() {
          a.auto
          crash
          show a",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          a: running #1 initial scheduled",
     );

@@ -54,11 +54,11 @@ fn recover_opens_one_fresh_root_conversation_after_every_tab_closed() {
              deadman",
             running("deadman=recover")
         ),
-        "e1 create root#1 initial root-bootstrap/v1
+        "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-         e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v2
          deadman: no alert fired=0
-         e1 create root#2 recovery recovery/v1
+         e1 create root#2 recovery recovery/v2
          deadman: alert conversations_lost recovery_requested quiet=2700s fired=1
          deadman: no alert fired=1
          deadman: no alert fired=1",
@@ -83,9 +83,9 @@ fn notify_types_nothing_and_raises_the_alert_once_per_window() {
              deadman",
             running_cli_root("deadman=notify")
         ),
-        "e1 create root#1 initial root-bootstrap/v1
+        "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-         e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v2
          deadman: alert conversations_lost notified quiet=2700s fired=1
          deadman: alert conversations_lost notified quiet=2700s fired=1
          deadman: alert conversations_lost notified quiet=2700s fired=2",
@@ -102,11 +102,11 @@ fn an_errored_root_is_released_before_its_recovery() {
              advance 46m",
             running_cli_root("deadman=recover deadman_after=45m")
         ),
-        "e1 create root#1 initial root-bootstrap/v1
+        "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-         e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v2
          e1 close root#1
-         e1 create root#2 recovery recovery/v1",
+         e1 create root#2 recovery recovery/v2",
     );
 }
 
@@ -123,9 +123,9 @@ fn a_chatgpt_error_card_is_no_dead_conversation() {
              deadman",
             running("deadman=recover deadman_after=45m")
         ),
-        "e1 create root#1 initial root-bootstrap/v1
+        "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-         e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v2
          e1 send root#2 auto_resume resume/v1
          deadman: no alert fired=0",
     );
@@ -145,9 +145,9 @@ fn nothing_fires_while_a_worker_waits_for_a_human_or_an_approval() {
              deadman",
             running("deadman=recover")
         ),
-        "e1 create root#1 initial root-bootstrap/v1
+        "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-         e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v2
          deadman: no alert fired=0
          deadman: no alert fired=0",
     );
@@ -160,9 +160,9 @@ fn nothing_fires_while_a_worker_waits_for_a_human_or_an_approval() {
              deadman",
             running("deadman=recover")
         ),
-        "e1 create root#1 initial root-bootstrap/v1
+        "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-         e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v2
          deadman: no alert fired=0",
     );
 }
@@ -178,9 +178,9 @@ fn an_operator_pause_or_a_live_turn_with_keepalives_is_not_dead() {
              deadman",
             running("deadman=recover")
         ),
-        "e1 create root#1 initial root-bootstrap/v1
+        "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-         e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v2
          deadman: no alert fired=0",
     );
 }
@@ -196,9 +196,9 @@ fn a_silent_run_with_an_open_root_conversation_is_only_notified() {
              deadman",
             running("deadman=recover")
         ),
-        "e1 create root#1 initial root-bootstrap/v1
+        "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-         e1 create a#1 initial bootstrap/v1
+         e1 create a#1 initial bootstrap/v2
          deadman: alert no_progress notified quiet=2700s fired=1",
     );
 }
@@ -215,9 +215,9 @@ fn off_and_null_disable_the_layer() {
                  deadman",
                 running(policy)
             ),
-            "e1 create root#1 initial root-bootstrap/v1
+            "e1 create root#1 initial root-bootstrap/v2
          continue_now recovering
-             e1 create a#1 initial bootstrap/v1
+             e1 create a#1 initial bootstrap/v2
              deadman: no alert fired=0",
         );
     }

@@ -18,7 +18,7 @@ const RUNNING: &str = "
 fn delivery_timeout_ends_the_attempt_and_sends_a_fresh_continue() {
     let world = check(
         &format!("{RUNNING}\nerror a delivery_timeout\nshow a\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial failed intent[delivery_timeout]
          e1 send a#2 auto_resume delivery-timeout/v1",
     );
@@ -41,7 +41,7 @@ fn repeated_delivery_timeouts_each_get_one_fresh_continue() {
              error a delivery_timeout
              advance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume delivery-timeout/v1
          e1 send a#3 auto_resume delivery-timeout/v1",
     );
@@ -52,7 +52,7 @@ fn repeated_delivery_timeouts_each_get_one_fresh_continue() {
 fn delivery_timeout_reported_as_a_command_failure_also_continues_fresh() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\nfail a MESSAGE_DELIVERY_TIMEOUT\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 send a#3 auto_resume delivery-timeout/v1",
     );
@@ -69,7 +69,7 @@ fn delivery_timeout_on_a_manual_worker_waits_for_the_operator() {
          error a delivery_timeout
          advance 1h
          a.continue_now",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 manual_resume delivery-timeout/v1
          continue_now scheduled",
     );
@@ -87,7 +87,7 @@ fn an_error_card_in_unknown_words_ends_the_turn_and_gets_one_fresh_continuation(
              advance 3s
              advance 1h"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial failed intent[page_error]
          e1 send a#2 auto_resume resume/v1",
     );
@@ -108,7 +108,7 @@ fn a_cli_sessions_error_holds_it_without_a_fresh_turn() {
          error c generic detail=stream disconnected
          show c
          advance 2h",
-        "cli-1 create c#1 initial bootstrap/v1
+        "cli-1 create c#1 initial bootstrap/v2
          c: awaiting_execution #1 initial failed",
     );
 }
@@ -117,7 +117,7 @@ fn a_cli_sessions_error_holds_it_without_a_fresh_turn() {
 fn ambiguous_submission_pauses_and_is_never_resent() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\nfail a AMBIGUOUS_SUBMISSION\nadvance 2h\nshow a\na.resume"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: paused #2 auto_resume failed paused:ambiguous_submission
          e1 send a#3 auto_resume resume/v1",
@@ -128,7 +128,7 @@ fn ambiguous_submission_pauses_and_is_never_resent() {
 fn unknown_failure_codes_fail_closed_as_ambiguous() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\nfail a SOMETHING_NEW\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: paused #2 auto_resume failed paused:ambiguous_submission",
     );
@@ -138,7 +138,7 @@ fn unknown_failure_codes_fail_closed_as_ambiguous() {
 fn silent_executor_past_the_deadline_fails_closed() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\nadvance 2m\nshow a\nadvance 31s\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: running #2 auto_resume scheduled
          a: paused #2 auto_resume failed paused:ambiguous_submission",
@@ -149,7 +149,7 @@ fn silent_executor_past_the_deadline_fails_closed() {
 fn host_ui_changed_pauses_with_an_actionable_error() {
     let world = check(
         &format!("{RUNNING}\nidle a\nadvance 3s\nfail a HOST_UI_CHANGED\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: paused #2 auto_resume failed paused:host_ui_changed",
     );
@@ -161,7 +161,7 @@ fn host_ui_changed_pauses_with_an_actionable_error() {
 fn host_ui_changed_state_pauses_the_worker() {
     check(
         &format!("{RUNNING}\nerror a host_ui\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: paused #1 initial blocked intent[idle] paused:host_ui_changed",
     );
 }
@@ -172,7 +172,7 @@ fn page_errors_are_not_spun_against() {
     // republished state) adds nothing, and nothing more goes in while the new turn runs.
     check(
         &format!("{RUNNING}\nerror a generic\nerror a generic\nadvance 3s\nsubmit a\ngen a\nadvance 10m"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1",
     );
 }
@@ -181,7 +181,7 @@ fn page_errors_are_not_spun_against() {
 fn executor_unavailable_keeps_the_continuation_durable() {
     check(
         &format!("{RUNNING}\nidle a\ndisconnect e1\nadvance 1h\nshow a\ncrash\nexecutor e1\nsubmit a\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: running #2 auto_resume scheduled intent[active_keepalive]
          crash
          e1 send a#2 auto_resume resume/v1
@@ -209,7 +209,7 @@ fn deadline_exceeded_retries_after_backoff_then_pauses() {
              advance 1h
              show a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 send a#3 auto_resume resume/v1
          e1 send a#4 auto_resume resume/v1
@@ -232,7 +232,7 @@ fn steering_unavailable_keeps_the_checkpoint_for_idle() {
          show a
          idle a
          advance 3s",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 steer a#2 checkpoint checkpoint/v1
          a: running #1 initial generating intent[active_keepalive]
          e1 send a#3 checkpoint checkpoint/v1",
@@ -243,9 +243,9 @@ fn steering_unavailable_keeps_the_checkpoint_for_idle() {
 fn closed_tab_loses_the_binding_and_never_adopts_another() {
     check(
         &format!("{RUNNING}\nclosed a\nadvance 2h\nshow a\na.continue_now\nsubmit a\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial failed
-         e1 create a#2 recovery recovery/v1
+         e1 create a#2 recovery recovery/v2
          continue_now recovering
          a: running #2 recovery submitted",
     );
@@ -255,7 +255,7 @@ fn closed_tab_loses_the_binding_and_never_adopts_another() {
 fn conversation_full_needs_a_fresh_conversation() {
     check(
         &format!("{RUNNING}\nerror a full\nidle a\nadvance 1h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial failed",
     );
 }
@@ -264,8 +264,8 @@ fn conversation_full_needs_a_fresh_conversation() {
 fn follow_up_for_a_lost_conversation_relaunches_the_same_worker() {
     let world = check(
         &format!("{RUNNING}\nclosed a\na.followup finish the migration first\nsubmit a"),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create a#2 followup followup/v1",
+        "e1 create a#1 initial bootstrap/v2
+         e1 create a#2 followup followup/v2",
     );
     assert!(world.commands.last().expect("command").prompt.contains("finish the migration first"));
 }
@@ -280,7 +280,7 @@ fn state_reports_from_another_executor_are_ignored() {
          submit a
          gen a
          ",
-        "e1 create a#1 initial bootstrap/v1",
+        "e1 create a#1 initial bootstrap/v2",
     );
     let mut world = support::World::new();
     world.script("run auto\nexecutor e1\nexecutor e2\nspawn a\nsubmit a\ngen a");
@@ -310,7 +310,7 @@ fn attaching_a_conversation_leased_by_another_worker_is_refused() {
          spawn b detached
          submit a
          attach b https://chatgpt.com/c/a-1",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          reject CONVERSATION_IN_USE",
     );
 }
@@ -335,13 +335,13 @@ fn an_executor_that_cannot_open_a_conversation_is_not_asked_in_a_loop() {
              advance 1h
              show a"
         ),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create a#2 recovery recovery/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create a#2 recovery recovery/v2
          continue_now recovering
-         e1 create a#3 recovery recovery/v1
-         e1 create a#4 recovery recovery/v1
-         e1 create a#5 recovery recovery/v1
-         e1 create a#6 recovery recovery/v1
+         e1 create a#3 recovery recovery/v2
+         e1 create a#4 recovery recovery/v2
+         e1 create a#5 recovery recovery/v2
+         e1 create a#6 recovery recovery/v2
          a: paused #6 recovery cancelled intent[operator:continue_now,redelivery] paused:delivery_failing",
     );
 }
@@ -360,7 +360,7 @@ fn a_delivery_timeout_while_a_steer_is_in_flight_still_gets_its_fresh_continue()
          error a delivery_timeout
          fail a STEERING_UNAVAILABLE
          advance 3s",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 steer a#2 checkpoint checkpoint/v1
          e1 send a#3 auto_resume delivery-timeout/v1",
     );
@@ -432,7 +432,7 @@ fn no_inspection_without_a_connected_executor_or_an_open_turn() {
 fn reattaching_a_worker_releases_its_old_conversation() {
     let world = check(
         &format!("{RUNNING}\nidle a\na.pause\nattach a https://chatgpt.com/c/fresh"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 close a#1",
     );
     let close = world.commands.last().expect("a command");
@@ -458,8 +458,8 @@ fn a_conversation_adopted_after_an_ambiguous_create_is_released_on_reattach() {
          fail a AMBIGUOUS_SUBMISSION
          show a
          attach a https://chatgpt.com/c/fresh",
-        "e1 create a#1 initial bootstrap/v1
-         e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create a#1 initial bootstrap/v2
          a: paused #1 initial failed paused:ambiguous_submission
          e1 close a#1",
     );
@@ -483,7 +483,7 @@ fn a_stale_lease_republished_later_is_released_and_never_adopted() {
              bind a https://chatgpt.com/c/fresh e1
              show a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 close a#1
          a: paused #1 initial blocked intent[idle,recovery] paused:operator",
     );
@@ -506,7 +506,7 @@ fn an_attached_conversation_no_executor_reported_gets_its_first_turn() {
         "",
     );
     world.script("advance 1s");
-    assert_eq!(world.trace, vec!["e1 send a#1 initial bootstrap/v1".to_string()]);
+    assert_eq!(world.trace, vec!["e1 send a#1 initial bootstrap/v2".to_string()]);
     assert_eq!(&*world.commands.last().expect("a command").conversation, "https://chatgpt.com/c/mine");
 }
 
@@ -521,7 +521,7 @@ fn an_executor_reporting_the_attached_conversation_gets_its_turn() {
          bind a https://chatgpt.com/c/mine e2
          idle a
          advance 3s",
-        "e2 send a#1 initial bootstrap/v1",
+        "e2 send a#1 initial bootstrap/v2",
     );
     assert_eq!(&*world.commands.last().expect("a command").conversation, "https://chatgpt.com/c/mine");
 }
@@ -532,10 +532,10 @@ fn a_running_worker_reattached_continues_in_the_new_conversation() {
         &format!(
             "{RUNNING}\nidle a\nadvance 3s\nsubmit a\ngen a\nidle a\nattach a https://chatgpt.com/c/fresh\nadvance 10s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 close a#2
-         e1 send a#3 recovery recovery/v1",
+         e1 send a#3 recovery recovery/v2",
     );
     assert_eq!(&*world.commands.last().expect("a command").conversation, "https://chatgpt.com/c/fresh");
 }

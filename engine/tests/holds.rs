@@ -37,8 +37,8 @@ fn a_usage_limit_holds_every_worker_of_the_account_until_its_time() {
              idle a
              advance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          a: awaiting_execution #1 initial failed held:usage_limit@1800(You've hit your limit)
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@1797(You've hit your limit)
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@597(You've hit your limit)
@@ -67,8 +67,8 @@ fn a_hold_survives_a_daemon_restart() {
              advance 21m
              show b"
         ),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          crash
          b: awaiting_execution #1 initial idle intent[idle] held:usage_limit@1200
          e1 send b#2 checkpoint checkpoint/v1
@@ -89,8 +89,8 @@ fn a_rate_limit_without_a_time_holds_for_the_default_and_clamps_past_times() {
              advance 1m
              show b"
         ),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          b: awaiting_execution #1 initial idle intent[idle] held:rate_limited@900
          b: awaiting_execution #1 initial idle intent[idle] held:rate_limited@60
          e1 send b#2 auto_resume resume/v1
@@ -99,8 +99,8 @@ fn a_rate_limit_without_a_time_holds_for_the_default_and_clamps_past_times() {
     // A reset time in the past holds nothing past the next tick.
     check(
         &format!("{TWO}\nerror a usage until=-5m\nidle b\nadvance 3s\nshow b"),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          e1 send b#2 auto_resume resume/v1
          b: running #2 auto_resume scheduled",
     );
@@ -110,8 +110,8 @@ fn a_rate_limit_without_a_time_holds_for_the_default_and_clamps_past_times() {
 fn a_reset_time_months_away_is_clamped_to_eight_days() {
     let world = check(
         &format!("{TWO}\nerror a usage until=2000h\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          a: awaiting_execution #1 initial failed held:usage_limit@691200",
     );
     let until = world.engine.next_deadline().expect("the hold lifts");
@@ -146,8 +146,8 @@ fn a_usage_limit_without_a_time_pauses_for_a_person_and_resume_all_clears_it_not
              b.resume
              advance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          a: paused #1 initial failed paused:usage_limit
          b: paused #1 initial generating paused:usage_limit
          b: paused #1 initial blocked intent[idle] paused:usage_limit
@@ -171,8 +171,8 @@ fn suspicious_activity_a_challenge_or_a_login_page_pause_the_account_until_a_per
                  b.resume
                  advance 3s"
             ),
-            "e1 create a#1 initial bootstrap/v1
-             e1 create b#1 initial bootstrap/v1
+            "e1 create a#1 initial bootstrap/v2
+             e1 create b#1 initial bootstrap/v2
              b: paused #1 initial generating paused:account_check
              b: paused #1 initial blocked intent[idle] paused:account_check
              e1 send b#2 auto_resume resume/v1",
@@ -210,8 +210,8 @@ fn a_dialog_holds_its_own_worker_until_a_later_state_and_never_ends_the_turn() {
              show a
              advance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          a: awaiting_human #1 initial generating held:blocked_by_dialog(Update your settings)
          b: running #1 initial generating
          a: awaiting_human #1 initial generating intent[active_keepalive] held:blocked_by_dialog(Update your settings)
@@ -238,8 +238,8 @@ fn a_page_not_recognized_holds_its_worker_for_a_person_until_a_known_state() {
              advance 3s
              advance 30s"
         ),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          a: awaiting_human #1 initial generating held:page_unrecognized(Page not recognized: a form in the latest turn)
          a: awaiting_human #1 initial generating intent[active_keepalive] held:page_unrecognized(Page not recognized: a form in the latest turn)
          a: awaiting_execution #1 initial idle intent[idle,active_keepalive]
@@ -291,7 +291,7 @@ fn a_login_page_reported_for_a_new_chat_pauses_the_account_and_withdraws_the_cre
                  error a {kind}
                  show a"
             ),
-            "e1 create a#1 initial bootstrap/v1
+            "e1 create a#1 initial bootstrap/v2
              e1 cancel a#1
              a: paused #1 initial scheduled paused:account_check",
         );

@@ -53,12 +53,12 @@ fn a_codex_worker_waits_for_a_codex_executor_and_never_reaches_the_browser() {
          spawn web
          spawn cli codex dir=/src/app
          advance 1m",
-        "browser create web#1 initial bootstrap/v1",
+        "browser create web#1 initial bootstrap/v2",
     );
     assert_eq!(world.worker("cli").spec.executor, ExecutorKind::Codex);
     assert_eq!(world.worker("web").spec.executor, ExecutorKind::Chatgpt, "the default");
     let trace = world.script("executor cli-1 kinds=codex");
-    assert_eq!(trace, "cli-1 create cli#1 initial bootstrap/v1");
+    assert_eq!(trace, "cli-1 create cli#1 initial bootstrap/v2");
     let create = world.commands.last().expect("the create");
     assert_eq!(create.executor_kind, ExecutorKind::Codex);
     assert_eq!(create.workspace.as_ref().map(|w| &*w.directory), Some("/src/app"));
@@ -104,7 +104,7 @@ fn conversation_ids_follow_the_workers_kind() {
     let b = world.worker("cli").binding.as_ref().expect("bound");
     assert_eq!(&*b.conversation, "codex:thread/019a-t1");
     let trace = world.script("bind cli codex:thread/019a-t1 cli-1\nidle cli\nadvance 3s");
-    assert_eq!(trace, "cli-1 send cli#1 initial bootstrap/v1");
+    assert_eq!(trace, "cli-1 send cli#1 initial bootstrap/v2");
 }
 
 #[test]

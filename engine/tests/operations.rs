@@ -34,7 +34,7 @@ fn pause_after_turn_then_continue_now_resumes_exactly_once() {
              advance 1h
              show a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: running #1 initial generating pause-after-turn
          a: paused #1 initial blocked intent[idle] paused:operator
          e1 send a#2 manual_resume resume/v1
@@ -47,7 +47,7 @@ fn pause_after_turn_then_continue_now_resumes_exactly_once() {
 fn continue_now_while_generating_queues_one_post_turn_resume() {
     check(
         &format!("{RUNNING}\na.continue_now\na.continue_now\nshow a\nidle a\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          continue_now queued_after_turn
          continue_now already_pending
          a: running #1 initial generating intent[operator:continue_now]
@@ -59,7 +59,7 @@ fn continue_now_while_generating_queues_one_post_turn_resume() {
 fn continue_now_never_duplicates_a_continuation_in_flight() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\na.continue_now\nsubmit a\nadvance 1m"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          continue_now already_pending",
     );
@@ -69,7 +69,7 @@ fn continue_now_never_duplicates_a_continuation_in_flight() {
 fn continue_now_on_a_terminal_worker_is_refused() {
     check(
         &format!("{RUNNING}\na.complete done\na.continue_now"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          reject WORKER_TERMINAL",
     );
 }
@@ -80,7 +80,7 @@ fn continue_now_needs_the_human_wait_resolved_or_overridden() {
         &format!(
             "{RUNNING}\na.await_human pick a database\nidle a\na.continue_now\nadvance 1h\na.continue_now override"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          reject WORKER_AWAITING_HUMAN
          e1 send a#2 manual_resume resume/v1
          continue_now scheduled",
@@ -102,7 +102,7 @@ fn continue_now_on_a_manual_worker_submits_one_manual_attempt() {
          gen a
          idle a
          advance 1h",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          continue_now scheduled
          e1 send a#2 manual_resume resume/v1",
     );
@@ -120,9 +120,9 @@ fn human_block_scenario() {
              a.resolve approved
              show a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_human #1 initial blocked intent[idle]
-         e1 send a#2 manual_resume resume/v1
+         e1 send a#2 manual_resume answer/v1
          a: running #2 manual_resume scheduled",
     );
     assert_eq!(world.worker("a").human_answer.as_deref(), Some("approved"));
@@ -132,7 +132,7 @@ fn human_block_scenario() {
 fn resolving_without_a_wait_is_refused() {
     check(
         &format!("{RUNNING}\na.resolve yes\na.release done"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          reject NOT_AWAITING_HUMAN
          reject NOT_AWAITING_DEPENDENCY",
     );
@@ -157,7 +157,7 @@ fn pause_continue_and_stop_are_distinct() {
 fn root_cannot_be_interrupted_only_its_run_stopped() {
     check(
         &format!("{RUNNING}\nroot.interrupt stop"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          reject ROOT_LIFECYCLE",
     );
 }
@@ -180,8 +180,8 @@ fn run_pause_all_then_resume_all() {
          show a
          RUN_RESUME_ALL
          show b",
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          a: paused #1 initial blocked intent[idle] paused:operator
          e1 send a#2 auto_resume resume/v1
          e1 send b#2 auto_resume resume/v1
@@ -373,7 +373,7 @@ fn run_start_binds_root_to_the_tab_and_types_its_bootstrap_once() {
     let root = world.worker("root");
     assert_eq!(root.binding.as_ref().map(|b| &*b.conversation), Some("https://chatgpt.com/c/here"));
     let trace = world.script("bind root https://chatgpt.com/c/here\nidle root\nadvance 3s\nadvance 1m");
-    assert_eq!(trace, "e1 send root#1 initial root-bootstrap/v1");
+    assert_eq!(trace, "e1 send root#1 initial root-bootstrap/v2");
     world.check_recovery();
 }
 
@@ -385,7 +385,7 @@ fn run_start_in_a_new_chat_creates_the_root_conversation() {
     world.script("advance 1s\nadvance 1m");
     // The create goes out within the call, before the test knows the root's name.
     let root = world.names["root"];
-    assert_eq!(world.trace, vec![format!("e1 create {root}#1 initial root-bootstrap/v1")]);
+    assert_eq!(world.trace, vec![format!("e1 create {root}#1 initial root-bootstrap/v2")]);
     world.check_recovery();
 }
 

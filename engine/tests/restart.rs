@@ -18,7 +18,7 @@ fn b1_idle_event_before_resume_scheduling() {
     // The idle report never became durable: the republished state brings it back.
     check(
         &format!("{RUNNING}\ncrash\nhello e1 bind=a:idle\nadvance 3s\nadvance 1m"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          e1 send a#2 auto_resume resume/v1",
     );
@@ -28,7 +28,7 @@ fn b1_idle_event_before_resume_scheduling() {
 fn b1_idle_event_recorded_then_crash() {
     check(
         &format!("{RUNNING}\nidle a\ncrash\nhello e1 bind=a:idle\nadvance 3s\nadvance 1m"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          e1 send a#2 auto_resume resume/v1",
     );
@@ -38,7 +38,7 @@ fn b1_idle_event_recorded_then_crash() {
 fn b2_resume_scheduled_before_executor_enqueue() {
     check(
         &format!("{RUNNING}\nidle a\ndisconnect e1\nadvance 3s\ncrash\nhello e1 bind=a:idle\nsubmit a\nadvance 1m"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          e1 send a#2 auto_resume resume/v1",
     );
@@ -48,7 +48,7 @@ fn b2_resume_scheduled_before_executor_enqueue() {
 fn b2_command_emitted_but_never_received_is_resent_with_the_same_key() {
     let world = check(
         &format!("{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 bind=a:idle\nsubmit a\nadvance 1m"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          crash
          e1 send a#2 auto_resume resume/v1",
@@ -61,7 +61,7 @@ fn b2_command_emitted_but_never_received_is_resent_with_the_same_key() {
 fn b3_executor_enqueue_before_ack_is_not_resent() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 journal=a:received bind=a:idle\nsubmit a\nadvance 1m"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          crash",
     );
@@ -74,7 +74,7 @@ fn b4_submission_started_then_the_executor_reports_ambiguity() {
         &format!(
             "{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 journal=a:started bind=a:idle\nfail a AMBIGUOUS_SUBMISSION\nadvance 1h\nshow a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          crash
          a: paused #2 auto_resume failed paused:ambiguous_submission",
@@ -87,7 +87,7 @@ fn b4_submission_started_and_then_silence_fails_closed_at_the_deadline() {
         &format!(
             "{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 journal=a:started bind=a:idle\nadvance 2m\nshow a\nadvance 31s\nshow a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          crash
          a: running #2 auto_resume scheduled
@@ -101,7 +101,7 @@ fn b4_submission_in_progress_during_reconnect_completes_normally() {
         &format!(
             "{RUNNING}\nidle a\nadvance 3s\ndisconnect e1\nhello e1 journal=a:started bind=a:idle\nsubmit a\ngen a\nidle a\nadvance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 send a#3 auto_resume resume/v1",
     );
@@ -113,7 +113,7 @@ fn b5_submitted_before_command_result_is_reconciled_without_resend() {
         &format!(
             "{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 journal=a:submitted bind=a:generating\nshow a\nidle a\nadvance 3s"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          crash
          a: running #2 auto_resume generating auto=1
@@ -125,7 +125,7 @@ fn b5_submitted_before_command_result_is_reconciled_without_resend() {
 fn b5_completed_journal_entry_counts_as_submitted() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\ncrash\nhello e1 journal=a:completed bind=a:idle\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          crash
          e1 send a#3 auto_resume resume/v1",
@@ -136,7 +136,7 @@ fn b5_completed_journal_entry_counts_as_submitted() {
 fn b6_command_result_before_generating_observation() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\nsubmit a\ncrash\nhello e1 bind=a:generating\nidle a\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          crash
          e1 send a#3 auto_resume resume/v1",
@@ -147,7 +147,7 @@ fn b6_command_result_before_generating_observation() {
 fn b7_generating_before_idle_observation() {
     check(
         &format!("{RUNNING}\ncrash\nhello e1 bind=a:generating\nidle a\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          e1 send a#2 auto_resume resume/v1",
     );
@@ -157,7 +157,7 @@ fn b7_generating_before_idle_observation() {
 fn b8_idle_during_grace() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 1s\ncrash\nhello e1 bind=a:idle\nadvance 1s\nshow a\nadvance 1s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          a: awaiting_execution #1 initial idle intent[idle]
          e1 send a#2 auto_resume resume/v1",
@@ -183,7 +183,7 @@ fn b9_stall_pause_survives_restart() {
          hello e1 bind=a:idle
          advance 1h
          show a",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          a: paused #2 auto_resume blocked intent[idle] paused:stall stall:paused auto=1
          crash
@@ -195,7 +195,7 @@ fn b9_stall_pause_survives_restart() {
 fn executor_restart_mid_generation_keeps_the_eventual_idle() {
     check(
         &format!("{RUNNING}\ndisconnect e1\nhello e1 bind=a:generating\nidle a\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1",
     );
 }
@@ -204,7 +204,7 @@ fn executor_restart_mid_generation_keeps_the_eventual_idle() {
 fn executor_restart_after_submission_reconciles_without_resend() {
     check(
         &format!("{RUNNING}\nidle a\nadvance 3s\ndisconnect e1\nhello e1 journal=a:submitted bind=a:idle\nadvance 3s"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 send a#3 auto_resume resume/v1",
     );
@@ -224,7 +224,7 @@ fn pending_keepalive_intent_is_rebuilt_after_restart() {
          show a
          idle a
          advance 3s",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          a: running #1 initial generating intent[active_keepalive]
          e1 send a#2 checkpoint checkpoint/v1",
@@ -250,8 +250,8 @@ fn floor_deferral_survives_restart() {
          advance 9m
          show root
          advance 1m",
-        "e1 send root#1 initial root-bootstrap/v1
-         e1 create a#1 initial bootstrap/v1
+        "e1 send root#1 initial root-bootstrap/v2
+         e1 create a#1 initial bootstrap/v2
          crash
          root: running #1 initial generating intent[event:worker.progress]
          e1 steer root#2 auto_resume resume/v1",

@@ -29,7 +29,7 @@ const ROOT_RUNNING: &str = "
 fn keepalive_steers_a_checkpoint_while_generating() {
     check(
         &format!("{STEERING}\nadvance 19m\nadvance 2m\nsubmit a\nshow a"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 steer a#2 checkpoint checkpoint/v1
          a: running #2 checkpoint generating auto=1",
     );
@@ -47,7 +47,7 @@ fn keepalive_without_steering_waits_for_idle_and_coalesces() {
          show a
          idle a
          advance 3s",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: running #1 initial generating intent[active_keepalive]
          e1 send a#2 checkpoint checkpoint/v1",
     );
@@ -93,8 +93,8 @@ fn keepalive_jitter_differs_between_workers() {
 fn event_wake_while_generating_is_deferred_to_the_floor() {
     check(
         &format!("{ROOT_RUNNING}\nspawn a\nsubmit a\ngen a\na.progress step one\nshow root\nadvance 14m\nadvance 1m"),
-        "e1 send root#1 initial root-bootstrap/v1
-         e1 create a#1 initial bootstrap/v1
+        "e1 send root#1 initial root-bootstrap/v2
+         e1 create a#1 initial bootstrap/v2
          root: running #1 initial generating intent[event:worker.progress]
          e1 steer root#2 auto_resume resume/v1",
     );
@@ -104,8 +104,8 @@ fn event_wake_while_generating_is_deferred_to_the_floor() {
 fn idle_bypasses_the_floor_after_grace() {
     check(
         &format!("{ROOT_RUNNING}\nspawn a\nsubmit a\ngen a\na.progress step one\nadvance 1m\nidle root\nadvance 3s"),
-        "e1 send root#1 initial root-bootstrap/v1
-         e1 create a#1 initial bootstrap/v1
+        "e1 send root#1 initial root-bootstrap/v2
+         e1 create a#1 initial bootstrap/v2
          e1 send root#2 auto_resume resume/v1",
     );
 }
@@ -122,7 +122,7 @@ fn idle_waits_for_the_floor_when_the_policy_forbids_the_bypass() {
          advance 3s
          show a
          advance 15m",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial idle intent[idle]
          e1 send a#2 auto_resume resume/v1",
     );
@@ -147,7 +147,7 @@ fn a_material_correction_to_an_idle_lane_is_not_held_by_the_floor_either() {
          advance 1m
          a.steer correct_direction stop editing outside your scope
          advance 3s",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 auto_resume resume/v1
          e1 send a#3 corrective corrective/v1",
     );
@@ -161,7 +161,7 @@ fn material_correction_bypasses_the_floor_and_identical_ones_coalesce() {
              a.steer correct_direction stop editing outside your scope
              a.steer continue_as_planned keep going\nadvance 14m\nadvance 1m"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 steer a#2 corrective corrective/v1
          steer coalesced
          e1 steer a#3 corrective corrective/v1",
@@ -180,7 +180,7 @@ fn identical_pending_corrections_coalesce_into_one_delivery() {
          a.steer correct_direction use the shared contract
          idle a
          advance 3s",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          steer coalesced
          e1 send a#2 corrective corrective/v1",
     );
@@ -191,7 +191,7 @@ fn identical_pending_corrections_coalesce_into_one_delivery() {
 fn continue_as_planned_can_never_be_material() {
     check(
         &format!("{STEERING}\na.steer continue_as_planned material=true fine"),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          reject INVALID_ARGUMENT",
     );
 }
@@ -202,8 +202,8 @@ fn message_to_a_generating_worker_waits_for_the_floor() {
         &format!(
             "{STEERING}\nspawn b\nsubmit b\ngen b\nadvance 1m\nb.message a the API moved\nadvance 13m\nshow a\nadvance 1m"
         ),
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          a: running #1 initial generating intent[event:message]
          e1 steer a#2 checkpoint checkpoint/v1",
     );
@@ -226,8 +226,8 @@ fn dependency_is_released_by_the_awaited_worker_completing() {
          show b
          a.complete done
          show b",
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          b: awaiting_dependency #1 initial blocked intent[idle]
          e1 send b#2 auto_resume resume/v1
          b: running #2 auto_resume scheduled",
@@ -246,7 +246,7 @@ fn external_dependency_needs_an_explicit_release() {
          idle a
          advance 1h
          a.release CI is green",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          e1 send a#2 manual_resume resume/v1",
     );
 }
@@ -277,9 +277,9 @@ fn root_with_two_lanes_is_resumed_by_their_reports_and_stops_after_completing() 
              idle root
              advance 2h"
         ),
-        "e1 send root#1 initial root-bootstrap/v1
-         e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 send root#1 initial root-bootstrap/v2
+         e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          e1 send root#2 auto_resume resume/v1
          e1 send root#3 auto_resume resume/v1",
     );
@@ -291,8 +291,8 @@ fn root_with_two_lanes_is_resumed_by_their_reports_and_stops_after_completing() 
 fn root_cannot_complete_before_its_lanes() {
     check(
         &format!("{ROOT_RUNNING}\nspawn a\nroot.complete too early"),
-        "e1 send root#1 initial root-bootstrap/v1
-         e1 create a#1 initial bootstrap/v1
+        "e1 send root#1 initial root-bootstrap/v2
+         e1 create a#1 initial bootstrap/v2
          reject RUN_HAS_UNFINISHED_WORKERS",
     );
 }
@@ -311,10 +311,10 @@ fn orphaned_root_is_recovered_into_a_fresh_conversation_without_restarting_the_r
          show root
          root.continue_now
          submit root",
-        "e1 create a#1 initial bootstrap/v1
-         e1 create b#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
+         e1 create b#1 initial bootstrap/v2
          root: awaiting_execution intent[event:worker.progress,event:worker.terminal]
-         e1 create root#1 recovery recovery/v1
+         e1 create root#1 recovery recovery/v2
          continue_now recovering",
     );
     let root = world.worker("root");

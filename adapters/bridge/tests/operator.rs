@@ -348,7 +348,7 @@ async fn run_start_binds_root_to_the_tab_and_its_bootstrap_goes_there_once() {
     x.send(&ExecutorMessage::Binding(binding_at(root, CONVERSATION, StateName::Idle, 1))).await.expect("binding");
     let DaemonMessage::Command(first) = next_reply(&mut x).await else { panic!("the bootstrap") };
     assert_eq!((first.worker_id, first.conversation_url.as_str()), (root, CONVERSATION));
-    assert_eq!(first.prompt_version, "root-bootstrap/v1");
+    assert_eq!(first.prompt_version, "root-bootstrap/v2");
     assert!(first.prompt.contains("worker_spawn"), "{}", first.prompt);
 
     // The same conversation again: refused, and no second run.
@@ -362,7 +362,7 @@ async fn run_start_binds_root_to_the_tab_and_its_bootstrap_goes_there_once() {
     let root = fresh.worker_id.expect("the second root");
     let DaemonMessage::Command(create) = next_reply(&mut x).await else { panic!("the create") };
     assert_eq!((create.worker_id, create.kind), (root, executor_protocol::KindWire::Create));
-    assert_eq!(create.prompt_version, "root-bootstrap/v1");
+    assert_eq!(create.prompt_version, "root-bootstrap/v2");
 }
 
 /// The `operator.result` of `id`, skipping the summaries pushed meanwhile.

@@ -126,6 +126,9 @@ pub enum PromptKind {
     Recovery,
     /// The block said complete without `worker_complete`.
     CompletionReconcile,
+    /// A person answered the worker's question (appended last: stored attempts keep their
+    /// encoding).
+    Answer,
 }
 
 /// How an attempt ended.
@@ -203,7 +206,8 @@ pub struct Attempt {
     pub prompt: PromptKind,
     /// Root steering carried by a corrective attempt.
     pub steering: Option<Arc<Steering>>,
-    /// Follow-up instructions carried by a follow-up attempt.
+    /// Follow-up instructions carried by a follow-up attempt, or the question, choices and
+    /// answer carried by an `Answer` attempt (so a re-send renders the same text).
     pub followup: Option<Arc<str>>,
     /// The conversation it targets (empty for `conversation.create`).
     pub conversation: Arc<str>,

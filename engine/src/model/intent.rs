@@ -1,6 +1,6 @@
 //! Pending continuations: the coalesced wake a worker waits to have delivered (at most
 //! one per worker), who asked for it, and what it carries beyond its reasons (a root's
-//! steering, an operator's follow-up).
+//! steering, an operator's follow-up, a person's answer).
 
 use crate::time::Timestamp;
 use crate::wake::WakeSet;
@@ -100,6 +100,10 @@ pub enum IntentPayload {
     Followup(Arc<str>),
     /// Root steering for this lane.
     Steering(Arc<Steering>),
+    /// A person's answer to the worker's question: the question, its choices and the
+    /// answer as the prompt shows them (`prompt::answered`). Appended last: stored intents
+    /// keep their encoding.
+    Answer(Arc<str>),
 }
 
 /// A durable, coalesced wake: at most one per worker, never dropped while it may still

@@ -48,6 +48,7 @@ impl Engine {
             ),
             Operation::RunGet { run } => self.run_get(run),
             Operation::RunList { include_terminal } => Ok(self.run_list(include_terminal)),
+            Operation::RunHistory { limit } => self.run_history(limit),
             Operation::RunUpdateContext { run, task_name, root_conversation_name, context } => {
                 self.run_update_context(run, task_name, root_conversation_name, context)
             }

@@ -1,4 +1,5 @@
-//! Run operations: create, update context, cancel, default policy, pause/resume all.
+//! Run operations: create, list (unfinished first, then the most recently finished),
+//! history, update context, cancel, default policy, pause/resume all.
 
 use crate::engine::Engine;
 use crate::event::EventKind;
@@ -121,15 +122,21 @@ impl Engine {
     }
 
     pub(crate) fn run_list(&self, include_terminal: bool) -> Reply {
-        let runs = self
-            .state
-            .runs
-            .values()
-            .filter(|r| include_terminal || !r.status.is_terminal())
+        let unfinished = self.state.runs.values().filter(|r| !r.status.is_terminal()).map(|r| r.id);
+        let finished = self.index.finished_runs().take(if include_terminal { LIST_PAGE_COUNT_MAX } else { 0 });
+        let runs = unfinished
+            .chain(finished)
             .take(LIST_PAGE_COUNT_MAX)
-            .map(|r| self.run_view(r.id).expect("run exists"))
+            .map(|r| self.run_view(r).expect("run exists"))
             .collect();
         Reply::Runs(runs)
+    }
+
+    /// Finished runs, the most recently ended first (the operator's history).
+    pub(crate) fn run_history(&self, limit: usize) -> Result<Reply, Rejection> {
+        validate::limit("limit", limit, LIST_PAGE_COUNT_MAX)?;
+        let runs = self.index.finished_runs().take(limit).map(|r| self.run_view(r).expect("run exists")).collect();
+        Ok(Reply::Runs(runs))
     }
 
     pub(crate) fn run_update_context(

@@ -307,12 +307,14 @@ impl Engine {
         // A stopped CLI worker's session ends at once, its running turn with it; a
         // completed or failed one's once its last turn ended (see `close_finished_cli`).
         self.close_finished_cli(id, lifecycle == Lifecycle::Cancelled);
-        if lifecycle == Lifecycle::Completed {
-            for waiter in self.index.waiters_of(id) {
-                self.release_dependency(waiter, true);
-            }
-        }
+        // The root hears of it first: if it also waited for this lane, its wait is released
+        // below and both reasons go in with one continuation (woken once, not twice).
         self.wake_root(id, WakeReason::LaneTerminal);
+        // Whoever waited for it is told how it ended, once: released when it completed,
+        // released unmet and woken with the outcome when it failed or was stopped.
+        for waiter in self.index.waiters_of(id) {
+            self.dependency_finished(waiter, id, lifecycle);
+        }
     }
 
     pub(crate) fn worker_followup(

@@ -5,8 +5,8 @@
 //! continuation-state block.
 
 use super::sections::{
-    ENDING_PROTOCOL, LANE_REPORTING, OUTPUT_BLOCK, PromptText, RECOVER_STATE, ROOT_DUTIES, ROOT_RECOVERY, is_root,
-    owner_header, push_assignment, worker_line,
+    ENDING_PROTOCOL, LANE_REPORTING, OUTPUT_BLOCK, PromptText, RECOVER_STATE, ROOT_DUTIES, ROOT_RECOVERY, WAITS,
+    is_root, owner_header, push_assignment, worker_line,
 };
 use super::{
     AttemptBrief, BOOTSTRAP_VERSION, FOLLOWUP_VERSION, Prompt, RECOVERY_VERSION, ROOT_BOOTSTRAP_VERSION, WorkerBrief,
@@ -31,7 +31,7 @@ pub fn root_bootstrap(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>) -> P
     push_assignment(&mut out, worker);
     out.line(&worker_line(worker, attempt));
     out.lines(ROOT_DUTIES);
-    out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK);
+    out.lines(ENDING_PROTOCOL).lines(WAITS).lines(OUTPUT_BLOCK);
     Prompt { version: ROOT_BOOTSTRAP_VERSION, text: out.finish() }
 }
 
@@ -66,14 +66,14 @@ pub fn recovery(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>) -> Prompt 
     Prompt { version: RECOVERY_VERSION, text: out.finish() }
 }
 
-/// Reporting duties (lane or root), the ending protocol and the output block.
+/// Reporting duties (lane or root), the ending protocol, the two waits and the output block.
 fn push_contract(out: &mut PromptText, worker: &WorkerBrief<'_>) {
     if is_root(worker) {
         out.lines(ROOT_DUTIES);
     } else {
         out.lines(LANE_REPORTING);
     }
-    out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK);
+    out.lines(ENDING_PROTOCOL).lines(WAITS).lines(OUTPUT_BLOCK);
 }
 
 #[cfg(test)]
@@ -100,6 +100,8 @@ mod tests {
             assert!(text.contains(tool), "{} lacks {tool}", prompt.version);
         }
         assert!(text.contains("do not claim completion"));
+        assert!(text.contains("Waiting for another worker is not blocked"), "{}", prompt.version);
+        assert!(text.contains("Only a person can unblock status: blocked"), "{}", prompt.version);
     }
 
     fn assert_owner_first_line(prompt: &Prompt, worker: &WorkerBrief<'_>) {

@@ -1,5 +1,5 @@
-//! Prompts that continue an existing assignment without repeating it: resume, keepalive
-//! checkpoint, completion reconciliation and the delivery-timeout turn.
+//! Prompts that continue an existing assignment without repeating it: resume, a person's
+//! answer, keepalive checkpoint, completion reconciliation and the delivery-timeout turn.
 //!
 //! The assignment body lives in durable orchestrator state (spec 000 §11), so these texts carry
 //! only the worker's identity, the attempt provenance and what to do next.
@@ -9,8 +9,8 @@ use super::sections::{
     provenance_lines, root_label,
 };
 use super::{
-    AttemptBrief, CHECKPOINT_VERSION, COMPLETION_RECONCILE_VERSION, DELIVERY_TIMEOUT_VERSION, Prompt, RESUME_VERSION,
-    WorkerBrief,
+    ANSWER_VERSION, AttemptBrief, CHECKPOINT_VERSION, COMPLETION_RECONCILE_VERSION, DELIVERY_TIMEOUT_VERSION, Prompt,
+    RESUME_VERSION, WorkerBrief,
 };
 
 /// The exact fresh turn submitted after a message-delivery timeout (spec 000 §22.3.1).
@@ -27,6 +27,35 @@ pub fn resume(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>) -> Prompt {
     out.line("Continue until the assignment's acceptance criteria are satisfied.");
     out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK_REMINDER);
     Prompt { version: RESUME_VERSION, text: out.finish() }
+}
+
+/// The question a person answered, the choices it offered and the answer, one line each
+/// (no choices line without choices): what [`answer`] carries, built when the answer
+/// arrives and kept with the continuation so every rendering is the same.
+pub fn answered(question: &str, choices: &[&str], answer: &str) -> String {
+    let mut out = PromptText::new();
+    out.line(&format!("Question: {question}"));
+    if !choices.is_empty() {
+        out.line(&format!("Choices offered: {}", choices.join(" | ")));
+    }
+    out.line(&format!("Answer: {answer}"));
+    out.finish()
+}
+
+/// Resumes a worker a person just answered, with the question, its choices and the answer
+/// (`answered`), so the worker goes on without asking the orchestrator what was said.
+pub fn answer(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>, answered: &str) -> Prompt {
+    let mut out = PromptText::new();
+    out.line(&identity_header(worker));
+    out.line(&attempt_line(attempt));
+    push_provenance(&mut out, attempt);
+    out.line("A person answered the question this worker asked:");
+    out.line(answered);
+    out.line("Continue the current orchestrated worker assignment with this answer.");
+    out.lines(RECOVER_STATE);
+    out.line("Continue until the assignment's acceptance criteria are satisfied.");
+    out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK_REMINDER);
+    Prompt { version: ANSWER_VERSION, text: out.finish() }
 }
 
 /// Keepalive checkpoint (spec 000 §10.3): report durably to root now, then keep working.
@@ -193,6 +222,24 @@ mod tests {
         let text = checkpoint(&worker, &attempt("checkpoint")).text;
         let first = text.lines().next().unwrap_or_default();
         assert_eq!(first, "Orchestrator checkpoint · Execution continuity Lane A · /root/backend");
+    }
+
+    #[test]
+    fn answer_carries_question_choices_and_answer() {
+        let c = criteria();
+        let carried = answered("Which database?", &["sqlite", "postgres"], "postgres, on port 5433");
+        assert_eq!(
+            carried,
+            "Question: Which database?\nChoices offered: sqlite | postgres\nAnswer: postgres, on port 5433"
+        );
+        let p = answer(&lane(&c), &attempt("manual_resume"), &carried);
+        assert_eq!(p.version, "answer/v1");
+        assert!(p.text.contains(&carried), "{}", p.text);
+        for clause in ["A person answered", "worker_complete", "worker_await_human", "continuation-state block"] {
+            assert!(p.text.contains(clause), "{clause}");
+        }
+        assert!(!p.text.contains(OBJECTIVE));
+        assert_eq!(answered("Go?", &[], "yes"), "Question: Go?\nAnswer: yes");
     }
 
     #[test]

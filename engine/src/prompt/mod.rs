@@ -13,13 +13,14 @@ mod corrective;
 mod sections;
 
 pub use assignment::{bootstrap, followup, recovery, root_bootstrap};
-pub use continuation::{checkpoint, completion_reconcile, delivery_timeout, resume};
+pub use continuation::{answer, answered, checkpoint, completion_reconcile, delivery_timeout, resume};
 pub use corrective::{STEERING_OUTCOMES, corrective, outcome_meaning};
 
-/// Version of the first message of a new lane worker.
-pub const BOOTSTRAP_VERSION: &str = "bootstrap/v1";
-/// Version of the first message of the coordinating `/root` worker.
-pub const ROOT_BOOTSTRAP_VERSION: &str = "root-bootstrap/v1";
+/// Version of the first message of a new lane worker (v2: `blocked` is for a person only;
+/// waiting for another worker is a dependency wait and `working`).
+pub const BOOTSTRAP_VERSION: &str = "bootstrap/v2";
+/// Version of the first message of the coordinating `/root` worker (v2: as bootstrap/v2).
+pub const ROOT_BOOTSTRAP_VERSION: &str = "root-bootstrap/v2";
 /// Version of the ordinary continuation of an unfinished worker.
 pub const RESUME_VERSION: &str = "resume/v1";
 /// Version of the keepalive checkpoint that asks for a durable report to root.
@@ -28,12 +29,15 @@ pub const CHECKPOINT_VERSION: &str = "checkpoint/v1";
 pub const DELIVERY_TIMEOUT_VERSION: &str = "delivery-timeout/v1";
 /// Version of root steering delivered to a lane.
 pub const CORRECTIVE_VERSION: &str = "corrective/v1";
-/// Version of a new or replaced assignment for an existing worker.
-pub const FOLLOWUP_VERSION: &str = "followup/v1";
-/// Version of the first message in a fresh conversation that replaces a lost one.
-pub const RECOVERY_VERSION: &str = "recovery/v1";
+/// Version of a new or replaced assignment for an existing worker (v2: as bootstrap/v2).
+pub const FOLLOWUP_VERSION: &str = "followup/v2";
+/// Version of the first message in a fresh conversation that replaces a lost one (v2: as
+/// bootstrap/v2).
+pub const RECOVERY_VERSION: &str = "recovery/v2";
 /// Version of the nudge sent when a block said `complete` but no `worker_complete` arrived.
 pub const COMPLETION_RECONCILE_VERSION: &str = "completion-reconcile/v1";
+/// Version of the continuation that carries a person's answer to the worker's question.
+pub const ANSWER_VERSION: &str = "answer/v1";
 
 /// Hierarchical name of the coordinating worker; prompts for it carry root duties.
 pub const ROOT_WORKER_NAME: &str = "/root";
@@ -158,6 +162,7 @@ mod tests {
             followup(worker, &a, "Also add metrics."),
             recovery(worker, &a),
             completion_reconcile(worker, &a),
+            answer(worker, &a, &answered("Which database?", &["sqlite", "postgres"], "postgres")),
         ]
     }
 
@@ -230,6 +235,7 @@ mod tests {
             followup(&worker, &a, ""),
             recovery(&worker, &a),
             completion_reconcile(&worker, &a),
+            answer(&worker, &a, ""),
         ] {
             assert!(!p.text.is_empty(), "{}", p.version);
         }

@@ -138,11 +138,23 @@ pub(super) const LANE_REPORTING: &[&str] =
      milestone call worker_progress and message_send to /root with commit, progress, completed, \
      remaining, blockers and contracts."];
 
+/// Waiting for a person and waiting for another worker are different waits (issue 29):
+/// only the first is `blocked`, and a person is shown only the first as "Needs you".
+pub(super) const WAITS: &[&str] = &[
+    "Waiting for another worker is not blocked: call worker_await_dependency with its \
+     workerId (the wait ends when that worker completes, fails or is stopped, and you are \
+     told how) and end with status: working.",
+    "Only a person can unblock status: blocked: call worker_await_human with the question, \
+     and its choices when the answer is one of a few; the answer comes back in your next \
+     prompt.",
+];
+
 /// The end-of-response continuation-state block (spec 000 §27.2).
 pub(super) const OUTPUT_BLOCK: &[&str] = &[
     "End every response with this continuation-state block as its last four lines \
-     (working = unfinished; complete = all requested work and acceptance gates done; \
-     blocked = progress genuinely needs external input or an unavailable dependency):",
+     (working = unfinished, also while waiting for another worker; complete = all \
+     requested work and acceptance gates done; blocked = only a person can unblock you, \
+     and next says what you need from them):",
     "status: working | complete | blocked",
     "summary: <one line>",
     "current: <one line>",
@@ -191,6 +203,15 @@ pub(super) const ROOT_RECOVERY: &[&str] =
 mod tests {
     use super::super::fixtures::{attempt, criteria, lane, root};
     use super::*;
+
+    #[test]
+    fn blocked_is_for_a_person_and_waiting_for_a_worker_is_working() {
+        let text = [WAITS, OUTPUT_BLOCK].concat().join("\n");
+        assert!(!text.contains("unavailable dependency"), "a lane is not a blocker: {text}");
+        for clause in ["worker_await_dependency", "status: working", "worker_await_human", "choices", "only a person"] {
+            assert!(text.to_lowercase().contains(&clause.to_lowercase()), "{clause}");
+        }
+    }
 
     #[test]
     fn owner_header_names_task_root_and_summary() {

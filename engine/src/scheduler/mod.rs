@@ -358,14 +358,17 @@ fn is_material(intent: &Intent) -> bool {
     matches!(&intent.payload, IntentPayload::Steering(s) if s.material)
 }
 
-/// Coalesces payloads: a follow-up outranks steering, which outranks a plain continue;
-/// a newer steering replaces an older one.
+/// Coalesces payloads: a follow-up outranks steering, which outranks a person's answer,
+/// which outranks a plain continue; a newer one of a kind replaces an older one. (An
+/// answer that gives way is still the worker's `humanAnswer` in `worker_get`.)
 fn merge_payload(current: &IntentPayload, new: IntentPayload) -> IntentPayload {
     match (current, new) {
         (IntentPayload::Followup(_), IntentPayload::Followup(text)) => IntentPayload::Followup(text),
         (IntentPayload::Followup(text), _) => IntentPayload::Followup(text.clone()),
         (_, IntentPayload::Followup(text)) => IntentPayload::Followup(text),
         (_, IntentPayload::Steering(s)) => IntentPayload::Steering(s),
+        (IntentPayload::Steering(s), IntentPayload::Answer(_)) => IntentPayload::Steering(s.clone()),
+        (_, IntentPayload::Answer(text)) => IntentPayload::Answer(text),
         (current, IntentPayload::Continue) => current.clone(),
     }
 }

@@ -1,6 +1,6 @@
 //! Timers: each worker's next deadline (a deferred continuation, its keepalive, its stall
-//! thresholds, an overdue command, an inspection and, for a run's root, the run's
-//! dead-man check), filed in the index's heap, recomputed for every worker an input
+//! thresholds, an overdue command, an inspection, a wait on a finished worker and, for a
+//! run's root, the run's dead-man check), filed in the index's heap, recomputed for every worker an input
 //! stale when it finishes, and handled by the tick.
 
 use super::Decision;
@@ -139,8 +139,8 @@ impl Engine {
     }
 
     /// The worker's next deadline: the earliest of a deferred continuation, its
-    /// keepalive, its stall thresholds, an overdue command, an inspection and, for a
-    /// run's root, the run's dead-man check.
+    /// keepalive, its stall thresholds, an overdue command, an inspection, a wait on a
+    /// finished worker (due at once) and, for a run's root, the run's dead-man check.
     pub(crate) fn compute_timer(&self, w: &Worker) -> Option<Timestamp> {
         let (policy, _) = self.effective_policy(w);
         let intent_at = match self.decide(w) {
@@ -154,6 +154,7 @@ impl Engine {
             self.command_overdue_at(w),
             self.inspect_at(w),
             self.dead_man_at(w),
+            self.finished_dependency(w).map(|(_, _, ended_at)| ended_at),
         ];
         timers.into_iter().flatten().min()
     }
@@ -179,6 +180,12 @@ impl Engine {
         let Some(w) = self.state.workers.get(&id) else {
             return;
         };
+        // A wait on a worker that finished before its waiters were settled with it (a
+        // store written before that rule): settled now, as `end_worker` would have.
+        if let Some((dependency, outcome, _)) = self.finished_dependency(w) {
+            self.dependency_finished(id, dependency, outcome);
+        }
+        let w = self.state.workers.get(&id).expect("worker exists");
         if self.inspect_at(w).is_some_and(|t| t <= now) {
             self.inspect(id);
         }

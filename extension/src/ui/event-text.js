@@ -91,6 +91,8 @@ function sentence(name, data, atMs, executorKind) {
       return withReason('Needs you', data);
     case 'worker.awaiting_dependency':
       return withReason('Waiting for a dependency', data);
+    case 'worker.dependency_ended':
+      return data.outcome === 'failed' ? 'The worker it waited for failed: the wait is over' : 'The worker it waited for was stopped: the wait is over';
     case 'worker.paused':
       if (data.afterCurrentTurn === true) return 'Pauses after the current turn';
       return pausedText(data.reason, host, hostUiChanged);
@@ -173,6 +175,8 @@ function scheduledText(data) {
   // A root's keepalive is a mid-turn resume rather than a checkpoint prompt.
   if (data.reason === 'auto_resume' && wake.includes('active_keepalive')) what = 'Keepalive checkpoint sent';
   else if ((data.reason === 'auto_resume' || data.reason === 'manual_resume') && (wake.includes('delivery_timeout') || wake.includes('page_error'))) what = 'Fresh continue sent';
+  // The prompt carries a person's answer (and the question's choices).
+  else if ((data.reason === 'auto_resume' || data.reason === 'manual_resume') && wake.includes('event:human_resolved')) what = 'Answer sent';
   return Number.isInteger(data.sequence) ? `${what} (attempt ${data.sequence})` : what;
 }
 

@@ -68,6 +68,7 @@ fn prompt_name(p: PromptKind) -> &'static str {
         PromptKind::Followup => "followup",
         PromptKind::Recovery => "recovery",
         PromptKind::CompletionReconcile => "completion_reconcile",
+        PromptKind::Answer => "answer",
     }
 }
 

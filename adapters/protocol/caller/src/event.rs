@@ -54,6 +54,9 @@ fn data(kind: &EventKind) -> Value {
         | EventKind::WorkerAwaitingHuman { reason }
         | EventKind::WorkerAwaitingDependency { reason } => json!({ "reason": &**reason }),
         EventKind::WorkerDependencyReleased { automatic } => json!({ "automatic": automatic }),
+        EventKind::WorkerDependencyEnded { dependency, outcome } => {
+            json!({ "dependencyWorkerId": dependency.to_string(), "outcome": outcome.as_str() })
+        }
         EventKind::WorkerPaused { reason, after_turn } => {
             json!({ "reason": reason.as_str(), "afterCurrentTurn": after_turn })
         }

@@ -152,7 +152,7 @@ pub struct ContinuationOut {
     pub wake_reasons: Vec<String>,
     /// `scheduler`, `root` or `operator`: which holds it passes.
     pub origin: String,
-    /// `continue`, `followup` or `steering`.
+    /// `continue`, `followup`, `steering` or `answer` (a person's answer to the worker's question).
     pub kind: String,
     /// When the first reason arrived.
     pub created_at_ms: u64,
@@ -364,6 +364,7 @@ impl From<&WorkerView> for WorkerOut {
                     IntentPayload::Continue => "continue",
                     IntentPayload::Followup(_) => "followup",
                     IntentPayload::Steering(_) => "steering",
+                    IntentPayload::Answer(_) => "answer",
                 }
                 .to_string(),
                 created_at_ms: ms(i.created_at),

@@ -14,7 +14,7 @@ use engine::event::{Event, EventKind};
 use engine::ids::{Cursor, WorkerId};
 use engine::kind::ExecutorKind;
 use engine::model::{
-    AttemptOutcome, AttemptReason, ConversationState, ErrorKind, HoldReason, PauseReason, SteeringOutcome,
+    AttemptOutcome, AttemptReason, ConversationState, ErrorKind, HoldReason, Lifecycle, PauseReason, SteeringOutcome,
 };
 use engine::policy::Mode;
 use engine::wake::WakeReason;
@@ -45,6 +45,7 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::WorkerHumanResolved
         | EventKind::WorkerAwaitingDependency { .. }
         | EventKind::WorkerDependencyReleased { .. }
+        | EventKind::WorkerDependencyEnded { .. }
         | EventKind::WorkerResumed
         | EventKind::PolicyChanged { .. }
         | EventKind::ExecutionScheduled { .. }
@@ -135,6 +136,10 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
         EventKind::WorkerHumanResolved => "Answer received".into(),
         EventKind::WorkerAwaitingDependency { reason } => format!("Waiting for a dependency: {}", excerpt(reason)),
         EventKind::WorkerDependencyReleased { .. } => "Dependency released".into(),
+        EventKind::WorkerDependencyEnded { outcome, .. } => match outcome {
+            Lifecycle::Failed => "The worker it waited for failed: the wait is over".into(),
+            _ => "The worker it waited for was stopped: the wait is over".into(),
+        },
         EventKind::WorkerPaused { after_turn: true, .. } => "Pauses after the current turn".into(),
         EventKind::WorkerPaused { reason, .. } => match reason {
             PauseReason::Operator => "Paused".into(),
@@ -184,11 +189,14 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             let keepalive = wake.contains(WakeReason::ActiveKeepalive);
             // A turn that ended on the page's error card gets a fresh one, never Retry.
             let timed_out = wake.contains(WakeReason::DeliveryTimeout) || wake.contains(WakeReason::PageError);
+            let answered = wake.contains(WakeReason::HumanResolved);
             let what = match reason {
                 AttemptReason::Initial => "Assignment sent",
                 // A root's keepalive is a mid-turn resume rather than a checkpoint prompt.
                 AttemptReason::AutoResume if keepalive => "Keepalive checkpoint sent",
                 AttemptReason::AutoResume | AttemptReason::ManualResume if timed_out => "Fresh continue sent",
+                // The prompt carries a person's answer (and the question's choices).
+                AttemptReason::AutoResume | AttemptReason::ManualResume if answered => "Answer sent",
                 AttemptReason::AutoResume => "Auto resume sent",
                 AttemptReason::ManualResume => "Continue now sent",
                 AttemptReason::Followup => "Follow-up sent",

@@ -15,8 +15,8 @@ use engine::ids::{Cursor, ExecutorId, MessageId, RunId, WorkerId};
 use engine::input::SteerLanding;
 use engine::kind::ExecutorKind;
 use engine::model::{
-    AttemptOutcome, AttemptReason, AttemptState, ConversationState, ErrorKind, HoldReason, PauseReason, RunStatus,
-    SteeringOutcome,
+    AttemptOutcome, AttemptReason, AttemptState, ConversationState, ErrorKind, HoldReason, Lifecycle, PauseReason,
+    RunStatus, SteeringOutcome,
 };
 use engine::policy::Mode;
 use engine::wake::{WakeReason, WakeSet};
@@ -89,11 +89,12 @@ fn variant(kind: &EventKind) -> usize {
         EventKind::DeadManFired { .. } => 38,
         EventKind::BindingRefused { .. } => 39,
         EventKind::SteerLanded { .. } => 40,
+        EventKind::WorkerDependencyEnded { .. } => 41,
     }
 }
 
 /// How many variants [`variant`] numbers.
-const EVENT_KINDS: usize = 41;
+const EVENT_KINDS: usize = 42;
 
 fn text(s: &str) -> Arc<str> {
     Arc::from(s)
@@ -126,6 +127,8 @@ fn cases() -> Vec<EventKind> {
         EventKind::WorkerHumanResolved,
         EventKind::WorkerAwaitingDependency { reason: text("Waits for /root/schema") },
         EventKind::WorkerDependencyReleased { automatic: true },
+        EventKind::WorkerDependencyEnded { dependency: WorkerId(4), outcome: Lifecycle::Failed },
+        EventKind::WorkerDependencyEnded { dependency: WorkerId(4), outcome: Lifecycle::Cancelled },
         EventKind::WorkerPaused { reason: PauseReason::Operator, after_turn: true },
     ];
     let pauses = every!(PauseReason: Operator, Stall, HostUiChanged, AmbiguousSubmission, DeliveryFailing, UsageLimit,
@@ -160,6 +163,7 @@ fn cases() -> Vec<EventKind> {
         (AttemptReason::AutoResume, both),
         (AttemptReason::Initial, timed_out),
         (AttemptReason::AutoResume, WakeSet::of(WakeReason::PageError)),
+        (AttemptReason::ManualResume, WakeSet::of(WakeReason::HumanResolved)),
     ] {
         out.push(EventKind::ExecutionScheduled { reason, wake, sequence: 5 });
     }
