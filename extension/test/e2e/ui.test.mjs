@@ -247,6 +247,13 @@ for (const kind of BROWSERS) {
             return popup.rows.find((r) => r.workerId === builder)?.note === 'Pauses after this turn'
               && /Working · Attempt 2 · Pausing after turn$/.test(overlay.pill?.text ?? '');
           });
+          // After Pause the button says Resume (it takes the pending pause back), not Pause again.
+          const offered = await readPopup(ctx.popup);
+          if (offered.current?.status === 'working') {
+            assert.deepEqual(offered.current.buttons, ['current-unpause', 'current-continue_now'], 'Resume instead of Pause');
+            const label = await evaluate(ctx.popup, () => document.querySelector('[data-testid="current-unpause"]')?.textContent);
+            assert.equal(label, 'Resume');
+          }
           const s = await everywhere(ctx, builder, 'paused', 'the builder after its second turn', { daemon: (x) => x.attempts === 2 });
           assert.ok(s.worker.pause, `worker_get shows the pause: ${JSON.stringify(s.worker.pause)}`);
           assert.equal(s.dashboardRow.block, 'Paused');
