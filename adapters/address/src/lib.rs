@@ -12,9 +12,12 @@
 //!   the URLs derived from it, which the daemon serves and `doctor` checks.
 //! - `health.rs`: [`Health`], the answer of `GET /health` (served by the daemon, read by
 //!   `doctor`).
+//! - `private.rs`: the data directory kept private (`0700`, files `0600`): made so at the
+//!   daemon's start, checked by `doctor`.
 
 mod dir;
 mod health;
+pub mod private;
 mod public_url;
 pub mod token;
 

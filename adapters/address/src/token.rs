@@ -1,5 +1,6 @@
 //! The MCP bearer token: from the flag or environment, else `DIR/mcp-token`, generated
-//! from the operating system's CSPRNG on first start.
+//! from the operating system's CSPRNG on first start and written only once the daemon
+//! listens ([`save`]), so that a first start that fails leaves no token nobody was shown.
 
 use anyhow::{Context, bail};
 use std::io::Write;
@@ -19,7 +20,7 @@ pub enum TokenSource {
     Given,
     /// Read from the token file.
     File(PathBuf),
-    /// Generated now and written to the token file.
+    /// Generated now, for this token file: written by [`save`] once the daemon listens.
     Generated(PathBuf),
 }
 
@@ -34,7 +35,7 @@ pub fn validate(token: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The given token, else the token file's, else a fresh one written to the file.
+/// The given token, else the token file's, else a fresh one for the file ([`save`] writes it).
 pub fn resolve(given: Option<&str>, data_dir: &Path) -> anyhow::Result<(String, TokenSource)> {
     if let Some(token) = given {
         validate(token)?;
@@ -43,11 +44,16 @@ pub fn resolve(given: Option<&str>, data_dir: &Path) -> anyhow::Result<(String, 
     let path = data_dir.join(TOKEN_FILE_NAME);
     match read(&path)? {
         Some(token) => Ok((token, TokenSource::File(path))),
-        None => {
-            let token = generate()?;
-            write_new(&path, &token)?;
-            Ok((token, TokenSource::Generated(path)))
-        }
+        None => Ok((generate()?, TokenSource::Generated(path))),
+    }
+}
+
+/// Writes a token [`resolve`] generated to its file (mode 0600; never over an existing
+/// one); a given or read token is left as it is.
+pub fn save(token: &str, source: &TokenSource) -> anyhow::Result<()> {
+    match source {
+        TokenSource::Generated(path) => write_new(path, token),
+        TokenSource::Given | TokenSource::File(_) => Ok(()),
     }
 }
 
@@ -91,8 +97,12 @@ mod tests {
     #[test]
     fn generated_once_then_read_back() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (first, source) = resolve(None, dir.path()).expect("generate");
+        let (unsaved, source) = resolve(None, dir.path()).expect("generate");
         assert!(matches!(source, TokenSource::Generated(_)));
+        assert!(!dir.path().join(TOKEN_FILE_NAME).exists(), "nothing written before the daemon listens");
+        let (first, source) = resolve(None, dir.path()).expect("generate again");
+        assert_ne!(first, unsaved, "an unsaved token is forgotten");
+        save(&first, &source).expect("save");
         assert_eq!(first.len(), 64);
         let (again, source) = resolve(None, dir.path()).expect("read");
         assert_eq!(again, first);

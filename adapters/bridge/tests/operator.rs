@@ -364,3 +364,76 @@ async fn run_start_binds_root_to_the_tab_and_its_bootstrap_goes_there_once() {
     assert_eq!((create.worker_id, create.kind), (root, executor_protocol::KindWire::Create));
     assert_eq!(create.prompt_version, "root-bootstrap/v2");
 }
+
+/// The `operator.result` of `id`, skipping the summaries pushed meanwhile.
+async fn result_of(x: &mut TestExecutor, id: &str) -> executor_protocol::OperatorResultWire {
+    loop {
+        match x.recv_within(Duration::from_secs(10)).await.expect("a message") {
+            DaemonMessage::OperatorResult(r) if r.action_id == id => return r,
+            DaemonMessage::OperatorSummary(_) => {}
+            other => panic!("expected the result of {id}, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_worded_for_the_person_and_release_ends_a_dependency_wait() {
+    let d = Daemon::start().await;
+    let root = auto_root(&d).await;
+    let mut h = hello(EXECUTOR_TOKEN, "dashboard-1");
+    h.capabilities.operator = true;
+    let (mut x, _) = TestExecutor::hello(&d.url, h).await.expect("hello");
+    let mut c = mcp(&d).await;
+    let run = call(&d, Operation::WorkerGet { worker: root }).await.map(|r| match r {
+        Reply::Worker(view) => view.worker.spec.run.to_string(),
+        _ => panic!("a worker"),
+    });
+    let run = run.expect("the root's run");
+    let mut lanes = Vec::new();
+    for name in ["/root/waiter", "/root/builder"] {
+        let spawn = json!({ "runId": run, "name": name, "taskSummary": name, "assignment": { "objective": "o" }, "start": false });
+        lanes
+            .push(c.call_ok("worker_spawn", spawn).await.expect("spawn")["workerId"].as_str().expect("id").to_string());
+    }
+    let wait = json!({ "workerId": lanes[0], "dependency": { "workerId": lanes[1] }, "reason": "needs the build" });
+    c.call_ok("worker_await_dependency", wait).await.expect("wait");
+    // The summary names whom the waiter waits for (once the wait is in it).
+    let waits_for = loop {
+        match x.recv_within(Duration::from_secs(10)).await.expect("a summary naming the wait") {
+            DaemonMessage::OperatorSummary(s) => {
+                let waiter = s.runs.iter().flat_map(|r| &r.workers).find(|w| w.worker_id == lanes[0]);
+                if let Some(w) = waiter.filter(|w| w.disposition == "awaiting_dependency") {
+                    break w.waits_for.clone();
+                }
+            }
+            other => panic!("expected a summary, got {other:?}"),
+        }
+    };
+    assert_eq!(waits_for.as_deref(), Some(lanes[1].as_str()), "the summary names whom it waits for");
+
+    let act = |id: &str, action, worker: &str| {
+        ExecutorMessage::OperatorAction(executor_protocol::OperatorActionWire {
+            worker_id: Some(worker.parse().expect("a worker id")),
+            text: Some("from the dashboard".into()),
+            ..executor_protocol::OperatorActionWire::new(id, action)
+        })
+    };
+    // Stop worker on /root: the refusal names Stop run and its command, not run_cancel.
+    x.send(&act("a-1", executor_protocol::OperatorAction::StopWorker, &root.to_string())).await.expect("stop");
+    let error = result_of(&mut x, "a-1").await.error.expect("refused");
+    assert_eq!(error.code, "ROOT_LIFECYCLE", "{}", error.message);
+    assert!(error.message.contains("Stop run") && error.message.contains(&format!("orchestrator run stop {run}")));
+    assert!(!caller_protocol::refusal::names_a_tool(&error.message), "{}", error.message);
+    // Continue now on the waiting lane: the refusal names Release.
+    x.send(&act("a-2", executor_protocol::OperatorAction::ContinueNow, &lanes[0])).await.expect("continue");
+    let error = result_of(&mut x, "a-2").await.error.expect("refused");
+    assert_eq!(error.code, "WORKER_AWAITING_DEPENDENCY");
+    assert!(error.message.contains("Release on the dashboard"), "{}", error.message);
+    assert!(!caller_protocol::refusal::names_a_tool(&error.message), "{}", error.message);
+    // Release ends the wait.
+    x.send(&act("a-3", executor_protocol::OperatorAction::ReleaseDependency, &lanes[0])).await.expect("release");
+    assert!(result_of(&mut x, "a-3").await.ok, "released");
+    let view = c.call_ok("worker_get", json!({ "workerId": lanes[0] })).await.expect("get");
+    assert_eq!(view["dependencyWait"], Value::Null, "{view}");
+    d.stop().await;
+}

@@ -1,6 +1,8 @@
 //! A small MCP client over streamable HTTP: JSON-RPC requests on one keep-alive
 //! HTTP/1.1 connection, the session header, and answers as JSON or as an SSE stream.
-//! Used by `orchestrator status`, the integration tests and the benchmark.
+//! Used by `orchestrator status`, the integration tests and the benchmark. Its failures
+//! are [`ClientError`]s (inside the `anyhow::Error` its methods return), so a command can
+//! tell a daemon that is not there from one that refuses the token or the action.
 
 use anyhow::{Context, bail};
 use http_body_util::{BodyExt, Full};
@@ -34,6 +36,53 @@ pub struct ToolResult {
     /// A success's `structuredContent`; a refusal's `{code, message}`, which the server
     /// sends as JSON text content (or `Null`).
     pub structured: Value,
+}
+
+/// Why a call to the daemon failed, with a stable code: what the commands tell a person
+/// apart (`crate::reach` words the first two for the data directory in use).
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Nothing listens at the address (the daemon is not running there).
+    #[error("nothing answers at {addr}: {source}")]
+    Unreachable {
+        /// `host:port`.
+        addr: String,
+        /// The connection error.
+        source: std::io::Error,
+    },
+    /// The daemon answered 401: the token is missing or not the one it was started with.
+    #[error("the daemon refused the MCP token (HTTP 401)")]
+    Unauthorized,
+    /// Another HTTP failure.
+    #[error("HTTP {status} from the daemon: {body}")]
+    Http {
+        /// The status.
+        status: StatusCode,
+        /// The body, trimmed.
+        body: String,
+    },
+    /// The daemon refused the tool call: the engine's stable code and its message.
+    #[error("{tool} refused: {message} ({code})")]
+    Refused {
+        /// The tool.
+        tool: String,
+        /// The stable code, e.g. `ROOT_LIFECYCLE`.
+        code: String,
+        /// The daemon's message (written for the calling agent).
+        message: String,
+    },
+}
+
+impl ClientError {
+    /// A stable code for the error.
+    pub fn code(&self) -> &str {
+        match self {
+            ClientError::Unreachable { .. } => "DAEMON_UNREACHABLE",
+            ClientError::Unauthorized => "TOKEN_REFUSED",
+            ClientError::Http { .. } => "DAEMON_HTTP",
+            ClientError::Refused { code, .. } => code,
+        }
+    }
 }
 
 /// One MCP session over one HTTP connection.
@@ -71,7 +120,9 @@ pub fn parse_url(url: &str) -> anyhow::Result<(String, String)> {
 /// One HTTP/1.1 connection.
 async fn open(authority: &str) -> anyhow::Result<SendRequest<Full<Bytes>>> {
     let addr = if authority.contains(':') { authority.to_string() } else { format!("{authority}:80") };
-    let stream = tokio::net::TcpStream::connect(&addr).await.with_context(|| format!("cannot connect to {addr}"))?;
+    let stream = tokio::net::TcpStream::connect(&addr)
+        .await
+        .map_err(|source| ClientError::Unreachable { addr: addr.clone(), source })?;
     stream.set_nodelay(true)?;
     let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(async move {
@@ -206,8 +257,11 @@ impl McpClient {
         self.next_id += 1;
         let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         let response = self.send(Method::POST, Some(&body), &[], Some(id)).await?;
+        if response.status == StatusCode::UNAUTHORIZED {
+            return Err(ClientError::Unauthorized.into());
+        }
         if !response.status.is_success() {
-            bail!("HTTP {} from the daemon: {}", response.status, response.text.trim());
+            return Err(ClientError::Http { status: response.status, body: response.text.trim().to_string() }.into());
         }
         if let Some(session) = response.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) {
             self.session = Some(session.to_string());
@@ -223,6 +277,9 @@ impl McpClient {
     pub async fn notify(&mut self, method: &str, params: Value) -> anyhow::Result<()> {
         let body = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         let response = self.send(Method::POST, Some(&body), &[], None).await?;
+        if response.status == StatusCode::UNAUTHORIZED {
+            return Err(ClientError::Unauthorized.into());
+        }
         if !response.status.is_success() {
             bail!("HTTP {} for {method}", response.status);
         }
@@ -246,7 +303,10 @@ impl McpClient {
     pub async fn call_ok(&mut self, name: &str, arguments: Value) -> anyhow::Result<Value> {
         let result = self.call_tool(name, arguments).await?;
         if result.is_error {
-            bail!("{name} failed: {}", result.structured);
+            let text = |k: &str| result.structured.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+            return Err(
+                ClientError::Refused { tool: name.to_string(), code: text("code"), message: text("message") }.into()
+            );
         }
         Ok(result.structured)
     }

@@ -1,13 +1,14 @@
 //! `orchestrator worker ACTION WRK`: a person's controls over one worker from a terminal
-//! (pause, resume, continue now, stop, answer a human wait), each one MCP tool call on
-//! the running daemon, so a CLI worker left overnight can be handled without a browser.
+//! (pause, resume, continue now, stop, answer a question, release a dependency wait), each
+//! one MCP tool call on the running daemon, so a CLI worker left overnight can be handled
+//! without a browser. A refusal is said in a person's words (`refused.rs`).
 
-use crate::client::McpClient;
-use anyhow::Context;
+use crate::reach::Target;
+use crate::refused;
 use serde_json::{Value, json};
 
-/// Longest answer or stop reason accepted, in bytes (the tools' own limits: 16 KiB for an
-/// answer, 4 KiB for a reason, checked again by the daemon).
+/// Longest answer, stop reason or release note accepted, in bytes (the tools' own limits:
+/// 16 KiB for an answer, 4 KiB for a reason, checked again by the daemon).
 pub const TEXT_BYTES_MAX: usize = 16 * 1024;
 
 /// What a person asks of a worker.
@@ -23,8 +24,13 @@ pub enum Action {
     Continue,
     /// Stop the worker for good, with why (`worker_interrupt`).
     Stop(String),
-    /// Answer the worker's human wait (`worker_resolve_human`).
+    /// Answer the worker's question (`worker_resolve_human`).
     Answer(String),
+    /// Show the worker's question and its choices (`worker_get`; changes nothing).
+    Ask,
+    /// End the worker's wait for another worker, with an optional note
+    /// (`worker_release_dependency`): it goes on.
+    Release(String),
 }
 
 impl Action {
@@ -37,20 +43,45 @@ impl Action {
             Action::Continue => ("worker_continue_now", json!({ "workerId": worker, "clearPause": true })),
             Action::Stop(reason) => ("worker_interrupt", json!({ "workerId": worker, "reason": reason })),
             Action::Answer(answer) => ("worker_resolve_human", json!({ "workerId": worker, "answer": answer })),
+            Action::Ask => ("worker_get", json!({ "workerId": worker })),
+            Action::Release(note) => ("worker_release_dependency", json!({ "workerId": worker, "note": note })),
         }
     }
 
-    /// What was done, for the person.
-    fn done(&self, worker: &str) -> String {
+    /// What was done, for the person (`answer` is the tool's reply).
+    fn done(&self, worker: &str, answer: &Value) -> String {
         match self {
             Action::Pause => format!("{worker} paused: nothing more is sent until you resume it."),
             Action::PauseAfterTurn => format!("{worker} pauses when its running turn ends."),
             Action::Resume => format!("{worker} resumed."),
             Action::Continue => format!("{worker}: one turn asked for now."),
             Action::Stop(_) => format!("{worker} stopped."),
-            Action::Answer(_) => format!("{worker} has your answer; its next turn carries it."),
+            Action::Answer(_) => format!("{worker} has your answer and goes on with it."),
+            Action::Ask => question_text(worker, answer),
+            Action::Release(_) => format!("{worker} no longer waits for another worker and goes on."),
         }
     }
+}
+
+/// The worker's open question and its choices, with the command that answers it; or that
+/// it asks nothing.
+pub fn question_text(worker: &str, view: &Value) -> String {
+    let Some(wait) = view.get("humanWait").filter(|w| w.is_object()) else {
+        return format!("{worker} asked no question (`orchestrator status` shows its state).");
+    };
+    let question = wait.get("question").and_then(Value::as_str).unwrap_or("");
+    let choices: Vec<&str> = wait
+        .get("choices")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut text = format!("{worker} asks: {question}\n");
+    if !choices.is_empty() {
+        text.push_str(&format!("  choices: {}\n", choices.join(" | ")));
+    }
+    let example = choices.first().copied().unwrap_or("your answer");
+    text.push_str(&format!("Answer with: orchestrator worker answer {worker} \"{example}\""));
+    text
 }
 
 /// Checks the worker id and the text before anything reaches the daemon.
@@ -59,24 +90,28 @@ pub fn validate(worker: &str, action: &Action) -> anyhow::Result<()> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         anyhow::bail!("{worker:?} is not a worker id (e.g. wrk-2; `orchestrator status` lists them)");
     }
-    if let Action::Stop(text) | Action::Answer(text) = action {
-        if text.trim().is_empty() {
-            anyhow::bail!("say why (a stop) or what (an answer): the text is empty");
-        }
-        if text.len() > TEXT_BYTES_MAX {
-            anyhow::bail!("the text is {} bytes; at most {TEXT_BYTES_MAX} are accepted", text.len());
-        }
+    if let Action::Stop(text) | Action::Answer(text) = action
+        && text.trim().is_empty()
+    {
+        anyhow::bail!("say why (a stop) or what (an answer): the text is empty");
+    }
+    if let Action::Stop(text) | Action::Answer(text) | Action::Release(text) = action
+        && text.len() > TEXT_BYTES_MAX
+    {
+        anyhow::bail!("the text is {} bytes; at most {TEXT_BYTES_MAX} are accepted", text.len());
     }
     Ok(())
 }
 
 /// Performs `action` on `worker` through the daemon; returns what to tell the person.
-pub async fn perform(url: &str, token: Option<&str>, worker: &str, action: Action) -> anyhow::Result<String> {
+pub async fn perform(target: &Target, worker: &str, action: Action) -> anyhow::Result<String> {
     validate(worker, &action)?;
-    let mut client = McpClient::connect(url, token).await?;
+    let mut client = target.connect().await?;
     let (tool, arguments) = action.call(worker);
-    client.call_ok(tool, arguments).await.with_context(|| format!("{tool} on {worker} was refused"))?;
-    Ok(format!("{}\n", action.done(worker)))
+    match client.call_ok(tool, arguments).await {
+        Ok(answer) => Ok(format!("{}\n", action.done(worker, &answer))),
+        Err(error) => Err(refused::for_person(&mut client, error, Some(worker), None).await),
+    }
 }
 
 #[cfg(test)]
@@ -91,6 +126,7 @@ mod tests {
         assert_eq!(Action::Continue.call("wrk-2").1["clearPause"], true);
         assert_eq!(Action::Stop("enough".into()).call("wrk-3").1["reason"], "enough");
         assert_eq!(Action::Answer("use v2".into()).call("wrk-3").0, "worker_resolve_human");
+        assert_eq!(Action::Release(String::new()).call("wrk-3").0, "worker_release_dependency");
     }
 
     #[test]
@@ -100,7 +136,21 @@ mod tests {
             assert!(validate(bad, &Action::Pause).unwrap_err().to_string().contains("not a worker id"), "{bad}");
         }
         assert!(validate("wrk-1", &Action::Answer(" ".into())).unwrap_err().to_string().contains("empty"));
+        assert!(validate("wrk-1", &Action::Release(String::new())).is_ok(), "a release needs no note");
         let long = "x".repeat(TEXT_BYTES_MAX + 1);
-        assert!(validate("wrk-1", &Action::Stop(long)).unwrap_err().to_string().contains("at most"));
+        assert!(validate("wrk-1", &Action::Stop(long.clone())).unwrap_err().to_string().contains("at most"));
+        assert!(validate("wrk-1", &Action::Release(long)).unwrap_err().to_string().contains("at most"));
+    }
+
+    #[test]
+    fn a_question_is_shown_with_its_choices_and_the_command_that_answers_it() {
+        let asks = json!({ "humanWait": { "question": "Which dialect?", "choices": ["excel", "rfc4180"] } });
+        assert_eq!(
+            question_text("wrk-4", &asks),
+            "wrk-4 asks: Which dialect?\n  choices: excel | rfc4180\nAnswer with: orchestrator worker answer wrk-4 \"excel\""
+        );
+        let open = json!({ "humanWait": { "question": "Why?", "choices": [] } });
+        assert!(question_text("wrk-4", &open).ends_with("\"your answer\""));
+        assert!(question_text("wrk-4", &json!({ "humanWait": null })).contains("asked no question"));
     }
 }

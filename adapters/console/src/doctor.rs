@@ -1,5 +1,5 @@
 //! `orchestrator doctor`: the installation checked in order (the daemon answers, its data
-//! directory and store lock, the tokens and their permissions, a connected browser that
+//! directory, that only its owner can read it, its store lock, the tokens and their permissions, a connected browser that
 //! speaks this daemon's protocol, the public address's OAuth metadata), each failing check
 //! with what to do. Read-only: it
 //! changes nothing, and takes the store lock only for an instant when no daemon answers.
@@ -114,6 +114,7 @@ pub async fn run(options: &DoctorOptions) -> Report {
     let (daemon, reached) = check_daemon(&mcp_url, token.as_deref(), recorded_url.is_some(), dir).await;
     checks.push(daemon);
     checks.push(check_data_dir(dir));
+    checks.push(check_private(dir));
     checks.push(check_store_lock(dir, &reached));
     checks.push(check_tokens(dir, options.mcp_token.is_some(), options.executor_token_file_name));
     checks.push(check_executors(&reached, &mcp_url));
@@ -221,6 +222,28 @@ fn check_data_dir(dir: &Path) -> Check {
                 dir.display()
             ),
         ),
+    }
+}
+
+/// The data directory `0700` and every file in it `0600` (`address::private`).
+fn check_private(dir: &Path) -> Check {
+    let name = "privacy";
+    match address::private::exposed(dir) {
+        Ok(loose) if loose.is_empty() => {
+            Check { name, verdict: Verdict::Pass("only you can read the data directory (0700, files 0600)".into()) }
+        }
+        Ok(loose) => fail(
+            name,
+            format!(
+                "{} entr{} in the data directory can be read by other users (e.g. {} is {:o})",
+                loose.len(),
+                if loose.len() == 1 { "y" } else { "ies" },
+                loose[0].path.display(),
+                loose[0].mode
+            ),
+            format!("the daemon fixes this at its next start, or now: chmod -R go-rwx {}", dir.display()),
+        ),
+        Err(e) => fail(name, format!("cannot look through {}: {e}", dir.display()), "check the directory's owner"),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The console: the operator's commands that talk to a running daemon from a terminal
-//! (`orchestrator status`, `start`, `worker …`, `doctor`, and `oauth …`'s admin calls),
+//! (`orchestrator status`, `start`, `run …`, `worker …`, `doctor`, and `oauth …`'s admin calls),
 //! over a small MCP-over-HTTP client that the tests and the benchmark use too. Named
 //! `console` rather than `cli`, which `cli-executor` (the command-line *agent* executor)
 //! would make ambiguous. An HTTP/1 client only: no axum, no rmcp, no server; the daemon's
@@ -11,8 +11,15 @@
 //! - `status.rs`: `orchestrator status`, a read-only report for a person at a terminal.
 //! - `start.rs`: `orchestrator start`, a run whose `/root` is a Codex CLI or Claude Code
 //!   worker in a directory, created and started through the MCP tools.
-//! - `control.rs`: `orchestrator worker pause|resume|continue|stop|answer`, each one MCP
-//!   tool call.
+//! - `control.rs`: `orchestrator worker pause|resume|continue|stop|answer|release`, each
+//!   one MCP tool call.
+//! - `run.rs`: `orchestrator run list|show|pause|resume|stop`, the dashboard's run controls.
+//! - `reach.rs`: [`reach::Target`], how those commands reach the daemon, and what they say
+//!   when nothing answers or the token is refused (a mistyped `--data-dir`).
+//! - `refused.rs`: the daemon's refusal of a person's command in a person's words (the
+//!   command and the dashboard control, never an MCP tool; `caller_protocol::refusal`).
+//! - `words.rs`: the words for what the daemon reports in codes (an attempt's reason and
+//!   end, plurals, a question's choices).
 //! - `doctor.rs`: `orchestrator doctor`, the installation checked in order (daemon, data
 //!   directory, store lock, tokens, a connected browser, the public address's OAuth
 //!   metadata), each failing check with what to do.
@@ -22,5 +29,9 @@ pub mod client;
 pub mod control;
 pub mod doctor;
 pub mod oauth_admin;
+pub mod reach;
+pub mod refused;
+pub mod run;
 pub mod start;
 pub mod status;
+pub mod words;

@@ -3,7 +3,7 @@
 //! (`run_create` with the root's executor and workspace, then `worker_continue_now` for
 //! its first turn), so a person needs no MCP client to leave a coding agent working.
 
-use crate::client::McpClient;
+use crate::reach::Target;
 use anyhow::Context;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -70,10 +70,10 @@ fn product(executor: &str) -> &'static str {
 }
 
 /// Creates the run and asks for the root's first turn; returns what to tell the person.
-pub async fn start(url: &str, token: Option<&str>, request: StartRequest) -> anyhow::Result<String> {
+pub async fn start(target: &Target, request: StartRequest) -> anyhow::Result<String> {
     let request = validate(request)?;
     let directory = request.directory.display().to_string();
-    let mut client = McpClient::connect(url, token).await?;
+    let mut client = target.connect().await?;
     let mut workspace = json!({ "directory": directory });
     if let Some(branch) = &request.branch {
         workspace["branch"] = json!(branch);
@@ -98,8 +98,8 @@ pub async fn start(url: &str, token: Option<&str>, request: StartRequest) -> any
     let root = text(&created, &["/rootWorkerId", "/run/rootWorkerId"]).context("run_create answered without a root")?;
     client.call_ok("worker_continue_now", json!({ "workerId": root })).await.with_context(|| {
         format!(
-            "the run {run} exists but its first turn was not asked for: use Continue now on {root} in the \
-             dashboard, or the MCP tool worker_continue_now"
+            "the run {run} exists but its first turn was not asked for: ask for it with `orchestrator worker \
+             continue {root}` or Continue now on the dashboard"
         )
     })?;
     let branch = request.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
@@ -107,7 +107,9 @@ pub async fn start(url: &str, token: Option<&str>, request: StartRequest) -> any
     Ok(format!(
         "Started {run} \"{name}\": /root ({root}) is a {} worker in {directory}{branch}, {resume}.\n\
          Its first turn goes in once a CLI executor running {} is connected (`orchestrator executor-cli`).\n\
-         Follow it with `orchestrator status` or the dashboard; it ends only when the worker calls worker_complete.\n",
+         Follow it with `orchestrator run show {run}` or the dashboard; it ends when the worker reports its job \
+         done.\n\
+         Stop it with: orchestrator run stop {run}\n",
         product(&request.executor),
         request.executor,
     ))

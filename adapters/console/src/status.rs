@@ -1,32 +1,30 @@
-//! `orchestrator status`: runs, workers, dispositions and attempts of a running daemon,
-//! for a person at a terminal. Read-only: it calls only reading tools.
+//! `orchestrator status` (and `orchestrator run show RUN`): runs, workers, dispositions and
+//! attempts of a running daemon, for a person at a terminal. Read-only: it calls only
+//! reading tools.
 
-use crate::client::McpClient;
+use crate::reach::Target;
+use crate::words;
 use serde_json::{Value, json};
 use std::fmt::Write;
 
-/// Renders the daemon's state as text.
-pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
-    let mut client = McpClient::connect(url, token).await?;
+/// Renders the daemon's state as text: every run, or only `only` (a run id).
+pub async fn report(target: &Target, only: Option<&str>) -> anyhow::Result<String> {
+    let mut client = target.connect().await?;
     let runs = client.call_ok("run_list", json!({ "includeTerminal": true })).await?;
     let mut out = String::new();
-    let runs = runs.get("runs").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut runs = runs.get("runs").and_then(Value::as_array).cloned().unwrap_or_default();
+    if let Some(only) = only {
+        runs.retain(|r| r.get("runId").and_then(Value::as_str) == Some(only));
+        if runs.is_empty() {
+            anyhow::bail!("there is no run {only}: `orchestrator run list` lists them");
+        }
+    }
     if runs.is_empty() {
-        writeln!(out, "No runs yet ({url}).")?;
+        writeln!(out, "No runs yet ({}).", target.url)?;
     }
     for run in runs {
         let s = |k: &str| run.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        let n = |k: &str| run.get(k).and_then(Value::as_u64).unwrap_or(0);
-        writeln!(
-            out,
-            "{} {:<9} {}  (root conversation: {}; {} workers, {} unfinished)",
-            s("runId"),
-            s("status"),
-            s("taskName"),
-            s("rootConversationName"),
-            n("workers"),
-            n("unfinished")
-        )?;
+        writeln!(out, "{}", run_line(&run))?;
         let workers = client.call_ok("worker_list", json!({ "runId": s("runId"), "includeTerminal": true })).await?;
         for w in workers.get("workers").and_then(Value::as_array).cloned().unwrap_or_default() {
             let ws = |k: &str| w.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -56,7 +54,7 @@ pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
                 }
             }
             if let Some(q) = w.pointer("/humanWait/question").and_then(Value::as_str) {
-                write!(line, " needs you: {q}")?;
+                write!(line, " needs you: {q}{}", words::choices(&w))?;
             }
             writeln!(out, "{line}")?;
             if let Some(where_) = executor_line(&w) {
@@ -69,16 +67,7 @@ pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
                 writeln!(out, "          {asked}")?;
             }
             if let Some(a) = w.get("currentAttempt").filter(|a| !a.is_null()) {
-                let a_s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                writeln!(
-                    out,
-                    "          attempt #{} {} {} {}{}",
-                    a.get("sequence").and_then(Value::as_u64).unwrap_or(0),
-                    a_s("attemptId"),
-                    a_s("reason"),
-                    a_s("state"),
-                    a.get("outcome").and_then(Value::as_str).map(|o| format!(" ({o})")).unwrap_or_default()
-                )?;
+                writeln!(out, "          {}", words::attempt_line(a))?;
             }
             if let Some(c) = w.get("pendingContinuation").filter(|c| !c.is_null()) {
                 let reasons: Vec<&str> = c
@@ -91,6 +80,22 @@ pub async fn report(url: &str, token: Option<&str>) -> anyhow::Result<String> {
         }
     }
     Ok(out)
+}
+
+/// A run's header line: id, status, name, root conversation and its workers, counted in
+/// words (`1 worker`, `3 workers`).
+pub fn run_line(run: &Value) -> String {
+    let s = |k: &str| run.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let n = |k: &str| run.get(k).and_then(Value::as_u64).unwrap_or(0);
+    format!(
+        "{} {:<9} {}  (root conversation: {}; {}, {} unfinished)",
+        s("runId"),
+        s("status"),
+        s("taskName"),
+        s("rootConversationName"),
+        words::count(n("workers"), "worker"),
+        n("unfinished")
+    )
 }
 
 /// Where a worker runs, from its `worker_get` view: a ChatGPT worker's conversation URL

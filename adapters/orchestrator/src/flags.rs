@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// The orchestrator: keeps AI workers going across turn boundaries until their job is
 /// done, and serves its tools to agents over MCP.
 #[derive(Parser, Debug)]
-#[command(name = "orchestrator", version, about, long_about = None)]
+#[command(name = "orchestrator", version, long_about = None)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -144,8 +144,8 @@ pub(crate) enum Command {
         #[arg(value_name = "OBJECTIVE", required = true, num_args = 1..)]
         objective: Vec<String>,
     },
-    /// Check the installation in order (the daemon answers, its data directory and store
-    /// lock, the tokens' permissions, a connected browser extension speaking this daemon's
+    /// Check the installation in order (the daemon answers, its data directory, that only you
+    /// can read it, its store lock, the tokens' permissions, a connected browser extension speaking this daemon's
     /// protocol) and say what to do for each failing check. Exits 0 only when all pass.
     Doctor {
         /// Data directory of the daemon. Default: as for `serve`.
@@ -237,10 +237,55 @@ pub(crate) enum Command {
     /// (through its loopback admin API, with the static MCP token). See docs/connect.md.
     #[command(subcommand)]
     Oauth(OauthCommand),
-    /// Pause, resume, continue, stop or answer one worker of a running daemon (each one MCP
-    /// tool call), e.g. `orchestrator worker pause wrk-2`.
+    /// Pause, resume, continue, stop, answer or release one worker of a running daemon (each
+    /// one MCP tool call), e.g. `orchestrator worker pause wrk-2`.
     #[command(subcommand)]
     Worker(WorkerCommand),
+    /// List, show, pause, resume or stop a whole run of a running daemon (the dashboard's
+    /// run controls), e.g. `orchestrator run stop run-1`.
+    #[command(subcommand)]
+    Run(RunCommand),
+}
+
+/// `orchestrator run ACTION`: a whole run's controls.
+#[derive(Subcommand, Debug)]
+pub(crate) enum RunCommand {
+    /// Every run, one line each: status, name, workers.
+    List {
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// The run with its workers and their current attempts, as `status` shows it.
+    Show {
+        /// The run, e.g. run-1 (`orchestrator run list` lists them).
+        run: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Pause all after current turns: every unfinished worker pauses once its running turn ends.
+    Pause {
+        /// The run, e.g. run-1.
+        run: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Resume all unfinished: clears the pauses you made (a stall or a page the
+    /// orchestrator could not read stays paused until you resume that worker).
+    Resume {
+        /// The run, e.g. run-1.
+        run: String,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Stop run: every unfinished worker of the run is cancelled, for good (its /root too).
+    Stop {
+        /// The run, e.g. run-1.
+        run: String,
+        /// Why, in plain words (kept on every cancelled worker). Default: "Stopped by the operator".
+        reason: Vec<String>,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
 }
 
 /// OAuth for clients that cannot send the static token (ChatGPT); docs/connect.md.
@@ -306,7 +351,8 @@ pub(crate) enum WorkerCommand {
         #[command(flatten)]
         daemon: DaemonFlags,
     },
-    /// Stop the worker for good (its session is closed; nothing more is sent).
+    /// Stop the worker for good (its session is closed; nothing more is sent). A run's /root
+    /// is not stopped alone: `orchestrator run stop RUN` stops the whole run.
     Stop {
         /// The worker, e.g. wrk-2.
         worker: String,
@@ -316,13 +362,23 @@ pub(crate) enum WorkerCommand {
         #[command(flatten)]
         daemon: DaemonFlags,
     },
-    /// Answer the worker's question (a human wait, shown as "needs you" by `status`).
+    /// Answer the worker's question (a human wait, shown as "needs you" by `status`); without
+    /// an answer, show the question and its choices.
     Answer {
         /// The worker, e.g. wrk-2.
         worker: String,
-        /// The answer; its next turn carries it.
-        #[arg(required = true, num_args = 1..)]
+        /// The answer, in plain words (or one of the choices); the worker goes on with it.
         answer: Vec<String>,
+        #[command(flatten)]
+        daemon: DaemonFlags,
+    },
+    /// Release the worker from its wait for another worker (shown as "Waiting" by `status`):
+    /// it goes on, as Release on the dashboard.
+    Release {
+        /// The worker, e.g. wrk-2.
+        worker: String,
+        /// A note for the worker: what changed (optional).
+        note: Vec<String>,
         #[command(flatten)]
         daemon: DaemonFlags,
     },
@@ -344,7 +400,7 @@ pub(crate) struct AddressFlags {
     pub(crate) mcp_token: Option<String>,
 }
 
-/// Where the running daemon is, for the `oauth` and `worker` commands.
+/// Where the running daemon is, for the `oauth`, `worker` and `run` commands.
 #[derive(clap::Args, Debug)]
 pub(crate) struct DaemonFlags {
     /// Data directory of the daemon: its address and token are read from it. Default: as for `serve`.

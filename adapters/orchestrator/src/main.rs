@@ -1,12 +1,17 @@
 //! `orchestrator`: the daemon binary. Parses flags and hands over to the library.
+//!
+//! - `flags.rs`: every subcommand and flag (clap).
+//! - `usage.rs`: a mistyped command line as one line on stderr and status 1.
+//! - `client_commands.rs`: `worker …`, `run …` and `oauth …` against the running daemon.
 
+mod client_commands;
 mod flags;
+mod usage;
 
+use address::default_data_dir;
 use address::token;
-use address::{URL_FILE_NAME, daemon_address, default_data_dir};
 use anyhow::Context;
-use clap::Parser;
-use flags::{AddressFlags, Cli, Command, DaemonFlags, OauthCommand, StoreCommand, WorkerCommand};
+use flags::{AddressFlags, Cli, Command, StoreCommand};
 use orchestrator::NoExecutors;
 use orchestrator::serve::{ExecutorOptions, ServeOptions};
 
@@ -17,7 +22,11 @@ fn init_logs(level: &str) -> anyhow::Result<()> {
 /// A person's mistake (a short token, a locked data directory, a port in use) is one line
 /// on stderr and exit status 1: never a stack trace, whatever `RUST_BACKTRACE` says.
 fn main() -> std::process::ExitCode {
-    match run(Cli::parse()) {
+    let cli = match usage::parse() {
+        Ok(cli) => cli,
+        Err(exit) => return exit,
+    };
+    match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             print_err(&format!("orchestrator: {}\n", one_line(&e)));
@@ -47,6 +56,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             oauth,
         } => {
             init_logs(&log_level)?;
+            // The store's files and the tokens are created private (the daemon starts no programs).
+            address::private::private_umask();
             let options = ServeOptions {
                 data_dir: data_dir.unwrap_or_else(default_data_dir),
                 listen,
@@ -70,6 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::McpStdio { data_dir, log_level } => {
             init_logs(&log_level)?;
+            address::private::private_umask();
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(orchestrator::serve::mcp_stdio(
                 data_dir.unwrap_or_else(default_data_dir),
@@ -78,17 +90,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ))
         }
         Command::Status { address: AddressFlags { data_dir, url, mcp_token } } => {
-            let (url, token) = daemon_address(data_dir, url, mcp_token)?;
+            let target = console::reach::Target::new(data_dir, url, mcp_token)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let text = runtime.block_on(console::status::report(&url, token.as_deref())).with_context(|| {
-                format!("cannot read the daemon's state at {url} (is `orchestrator serve` running?)")
-            })?;
-            print_out(&text);
+            print_out(&runtime.block_on(console::status::report(&target, None))?);
             Ok(())
         }
         Command::Start { executor, workspace, branch, name, manual, address, objective } => {
             let AddressFlags { data_dir, url, mcp_token } = address;
-            let (url, token) = daemon_address(data_dir, url, mcp_token)?;
+            let target = console::reach::Target::new(data_dir, url, mcp_token)?;
             let request = console::start::StartRequest {
                 executor,
                 directory: workspace,
@@ -98,7 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 auto_resume: !manual,
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let text = runtime.block_on(console::start::start(&url, token.as_deref(), request))?;
+            let text = runtime.block_on(console::start::start(&target, request))?;
             print_out(&text);
             Ok(())
         }
@@ -116,8 +125,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Oauth(command) => oauth_command(command),
-        Command::Worker(command) => worker_command(command),
+        Command::Oauth(command) => client_commands::oauth_command(command),
+        Command::Worker(command) => client_commands::worker_command(command),
+        Command::Run(command) => client_commands::run_command(command),
         Command::ExecutorCli {
             daemon,
             data_dir,
@@ -221,82 +231,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Runs an `oauth` command against the running daemon's admin API; `list` and `revoke`
-/// fall back to the grants file (under its lock) when no daemon answers.
-fn worker_command(command: WorkerCommand) -> anyhow::Result<()> {
-    use console::control::Action;
-    let (worker, action, daemon) = match command {
-        WorkerCommand::Pause { worker, after_current_turn: false, daemon } => (worker, Action::Pause, daemon),
-        WorkerCommand::Pause { worker, after_current_turn: true, daemon } => (worker, Action::PauseAfterTurn, daemon),
-        WorkerCommand::Resume { worker, daemon } => (worker, Action::Resume, daemon),
-        WorkerCommand::Continue { worker, daemon } => (worker, Action::Continue, daemon),
-        WorkerCommand::Stop { worker, reason, daemon } => (worker, Action::Stop(reason.join(" ")), daemon),
-        WorkerCommand::Answer { worker, answer, daemon } => (worker, Action::Answer(answer.join(" ")), daemon),
-    };
-    let DaemonFlags { data_dir, mcp_token } = daemon;
-    let (url, token) = daemon_address(data_dir, None, mcp_token)?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    print_out(&runtime.block_on(console::control::perform(&url, token.as_deref(), &worker, action))?);
-    Ok(())
-}
-
-fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
-    use axum::http::Method;
-    use serde_json::json;
-    let (daemon, method, verb, body) = match command {
-        OauthCommand::Pending { daemon } => (daemon, Method::GET, "pending", None),
-        OauthCommand::Approve { code, daemon } => (daemon, Method::POST, "approve", Some(json!({ "code": code }))),
-        OauthCommand::Deny { code, daemon } => (daemon, Method::POST, "deny", Some(json!({ "code": code }))),
-        OauthCommand::List { daemon } => (daemon, Method::GET, "grants", None),
-        OauthCommand::Revoke { grant_id, all, daemon } => {
-            let body = if all { json!({ "all": true }) } else { json!({ "grantId": grant_id }) };
-            (daemon, Method::POST, "revoke", Some(body))
-        }
-    };
-    let dir = daemon.data_dir.unwrap_or_else(default_data_dir);
-    let token = match daemon.mcp_token {
-        Some(t) => t,
-        None => token::read(&dir.join(token::TOKEN_FILE_NAME))?
-            .with_context(|| format!("no MCP token in {} (give --mcp-token)", dir.display()))?,
-    };
-    let url = std::fs::read_to_string(dir.join(URL_FILE_NAME)).map(|s| s.trim().to_string()).ok();
-    let addr = url.as_deref().and_then(|u| console::client::parse_url(u).ok()).map(|(a, _)| a);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let answer = addr
-        .as_ref()
-        .map(|addr| runtime.block_on(console::oauth_admin::call(addr, &token, method, verb, body.clone())));
-    let offline = matches!(answer, None | Some(Err(console::oauth_admin::AdminCallError::Unreachable { .. })));
-    if offline {
-        // No daemon: only the durable commands make sense, on the file, under its lock.
-        let value = match (verb, &body) {
-            ("grants", _) => oauth::offline_list(&dir)?,
-            ("revoke", Some(b)) => {
-                let id = b.get("grantId").and_then(|v| v.as_str());
-                match oauth::offline_revoke(&dir, id)? {
-                    Ok(n) => json!({ "revoked": n, "note": "the daemon is not running: revoked in the grants file" }),
-                    Err(why) => anyhow::bail!("{why}"),
-                }
-            }
-            _ => anyhow::bail!(
-                "no daemon answers for {} (is `orchestrator serve --public-url ...` running?)",
-                dir.display()
-            ),
-        };
-        print_out(&format!("{}\n", serde_json::to_string_pretty(&value)?));
-        return Ok(());
-    }
-    let (status, value) = answer.expect("online").map_err(|e| anyhow::anyhow!("{e} ({})", e.code()))?;
-    print_out(&format!("{}\n", serde_json::to_string_pretty(&value)?));
-    if status == 404 && value.get("error").is_none_or(|e| e == "not_found") && value.get("error_description").is_none()
-    {
-        anyhow::bail!("the daemon has no OAuth admin API: start it with --public-url");
-    }
-    if !(200..300).contains(&status) {
-        anyhow::bail!("refused ({status})");
-    }
-    Ok(())
-}
-
 /// The store's directory inside a data directory (as the engine thread opens it).
 const STORE_DIR_NAME: &str = "store";
 
@@ -331,13 +265,13 @@ fn announce(listening: &orchestrator::serve::Listening) {
 }
 
 #[allow(clippy::print_stdout, reason = "printing the endpoint, the token and the status report is this binary's job")]
-fn print_out(text: &str) {
+pub(crate) fn print_out(text: &str) {
     use std::io::Write;
     print!("{text}");
     let _ = std::io::stdout().flush();
 }
 
 #[allow(clippy::print_stderr, reason = "a failed command says why on stderr")]
-fn print_err(text: &str) {
+pub(crate) fn print_err(text: &str) {
     eprint!("{text}");
 }

@@ -26,6 +26,60 @@ const DRAIN_MS_MAX: u64 = 10_000;
 /// requests that are just being answered still get their answer out.
 const STREAMS_GRACE_MS: u64 = 500;
 
+/// Why the daemon could not listen, with a stable code.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    /// Another daemon or program listens on the address.
+    #[error(
+        "cannot listen on {addr}: another orchestrator daemon or another program already listens there (see which \
+         with `ss -ltnp 'sport = :{port}'` or `lsof -i :{port}`); stop it, or start this daemon on a free port with \
+         --listen 127.0.0.1:PORT"
+    )]
+    AddressInUse {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Its port.
+        port: u16,
+    },
+    /// Any other failure to bind.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl ListenError {
+    fn new(addr: SocketAddr, source: std::io::Error) -> ListenError {
+        match source.kind() {
+            std::io::ErrorKind::AddrInUse => ListenError::AddressInUse { addr, port: addr.port() },
+            _ => ListenError::Bind { addr, source },
+        }
+    }
+
+    /// A stable code for the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ListenError::AddressInUse { .. } => "ADDRESS_IN_USE",
+            ListenError::Bind { .. } => "LISTEN_FAILED",
+        }
+    }
+}
+
+/// Makes the data directory private (0700, files 0600), warning about what was not.
+fn secure_data_dir(dir: &std::path::Path) {
+    match address::private::secure(dir) {
+        Ok(changed) => {
+            if let Some(warning) = address::private::warning(dir, &changed) {
+                tracing::warn!("{warning}");
+            }
+        }
+        Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "cannot make the data directory private"),
+    }
+}
+
 /// What `serve` needs.
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
@@ -132,20 +186,34 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         )),
         None => None,
     };
+    // Before the store opens: what it holds is private from the start.
+    secure_data_dir(&options.data_dir);
     let mut engine = EngineThread::start(&options.data_dir, sink).await?;
     let listener = match tokio::net::TcpListener::bind(options.listen).await {
         Ok(listener) => listener,
         Err(e) => {
             let _ = engine.stop().await;
-            return Err(e).with_context(|| format!("cannot listen on {}", options.listen));
+            return Err(ListenError::new(options.listen, e).into());
         }
     };
+    // Only now that the daemon can be reached: a first start that failed before this point
+    // wrote no token that nobody was shown.
+    let saved = token::save(&token, &source).and_then(|()| match &executors {
+        Some(mount) => bridge::server::save_token(&mount.config.session.token, &mount.source).map_err(Into::into),
+        None => Ok(()),
+    });
+    if let Err(e) = saved {
+        let _ = engine.stop().await;
+        return Err(e);
+    }
     let addr = listener.local_addr()?;
     let url = format!("http://{addr}/mcp");
     let url_file = options.data_dir.join(URL_FILE_NAME);
     if let Err(e) = std::fs::write(&url_file, format!("{url}\n")) {
         tracing::warn!(file = %url_file.display(), error = %e, "cannot record the MCP URL for `orchestrator status`");
     }
+    // The files made since the first check (the store's, the tokens, the URL) too.
+    secure_data_dir(&options.data_dir);
 
     let mut guard = Guard::new(&token, &options.allow_hosts, REQUEST_BODY_BYTES_MAX)
         .with_body_read_timeout_ms(options.limits.body_read_timeout_ms);
@@ -271,6 +339,7 @@ pub async fn mcp_stdio<X: ExecutorSink + Send + 'static>(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let mut engine = EngineThread::start(&data_dir, sink).await?;
+    secure_data_dir(&data_dir);
     let (stopping_tx, stopping_rx) = watch::channel(false);
     let server = OrchestratorMcp::new(engine.handle.clone(), McpConfig::new(stopping_rx));
     let running = match server.serve(rmcp::transport::stdio()).await {

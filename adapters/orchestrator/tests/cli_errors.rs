@@ -1,5 +1,6 @@
-//! A person's mistakes on the command line: each is one clear line on stderr and a non-zero
-//! exit, with no stack trace even when `RUST_BACKTRACE` asks for one.
+//! A person's mistakes on the command line: each is one clear line on stderr and exit
+//! status 1 (usage errors included), with no stack trace even when `RUST_BACKTRACE` asks
+//! for one, saying what happened and what to do.
 
 mod support;
 
@@ -47,11 +48,68 @@ fn a_locked_data_directory_is_one_line() {
 
 #[test]
 fn a_bad_flag_value_names_the_flag() {
-    let out = orchestrator(&["serve", "--listen", "nonsense"]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("error: invalid value 'nonsense' for '--listen"), "{stderr}");
-    assert!(!stderr.contains("backtrace"), "{stderr}");
+    let line = one_error_line(&orchestrator(&["serve", "--listen", "nonsense"]));
+    assert!(line.starts_with("orchestrator: invalid value 'nonsense' for '--listen"), "{line}");
+    assert!(line.ends_with("(see `orchestrator serve --help`)"), "{line}");
+}
+
+#[test]
+fn a_mistyped_flag_or_a_missing_argument_is_one_line_with_the_help_to_read() {
+    let line = one_error_line(&orchestrator(&["serve", "--lisen", "127.0.0.1:1"]));
+    assert!(line.contains("unexpected argument '--lisen'") && line.contains("'--listen'"), "the tip: {line}");
+    let line = one_error_line(&orchestrator(&["worker", "stop"]));
+    assert!(line.contains("<WORKER>") && line.ends_with("(see `orchestrator worker stop --help`)"), "{line}");
+    let help = orchestrator(&["run", "--help"]);
+    assert_eq!(help.status.code(), Some(0), "--help is no mistake");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("stop"), "{help:?}");
+}
+
+#[test]
+fn a_port_in_use_says_who_may_hold_it_and_writes_no_token_nobody_saw() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let first = Daemon::serve(&tmp.path().join("first"), &[]);
+    let listen = first.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let dir = tmp.path().join("second");
+    let out = orchestrator(&["serve", "--data-dir", dir.to_str().expect("utf-8 path"), "--listen", &listen]);
+    let line = one_error_line(&out);
+    assert!(line.contains("another orchestrator daemon or another program already listens there"), "{line}");
+    assert!(line.contains("--listen 127.0.0.1:PORT") && line.contains("ss -ltnp"), "{line}");
+    for token in ["mcp-token", "executor-token"] {
+        assert!(!dir.join(token).exists(), "{token} written by a start that failed");
+    }
+    // The next start, on a free port, shows the tokens it writes.
+    let second = Daemon::serve(&dir, &[]);
+    assert!(second.stdout.iter().any(|l| l.contains("generated the MCP bearer token")), "{:?}", second.stdout);
+    assert!(second.stdout.iter().any(|l| l.contains("generated the executor token")), "{:?}", second.stdout);
+}
+
+#[test]
+fn a_data_directory_with_no_or_another_token_is_blamed_not_the_daemon() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let running = Daemon::serve(&tmp.path().join("data"), &[]);
+    // A mistyped directory holds no token; one of another daemon holds a token this one refuses.
+    let typo = tmp.path().join("dta");
+    std::fs::create_dir_all(&typo).expect("typo dir");
+    std::fs::write(typo.join("mcp-url"), format!("{}\n", running.url)).expect("url");
+    let line = one_error_line(&orchestrator(&["status", "--data-dir", typo.to_str().expect("utf-8 path")]));
+    assert!(line.contains("holds no MCP token") && line.contains("--data-dir"), "{line}");
+    assert!(!line.contains("is `orchestrator serve` running"), "{line}");
+    std::fs::write(typo.join("mcp-token"), "another-token-0123456789\n").expect("token");
+    let line = one_error_line(&orchestrator(&["status", "--data-dir", typo.to_str().expect("utf-8 path")]));
+    assert!(line.contains("refuses the MCP token in") && line.contains("another data directory"), "{line}");
+    let nobody = tmp.path().join("nobody");
+    let line = one_error_line(&orchestrator(&["run", "list", "--data-dir", nobody.to_str().expect("utf-8 path")]));
+    assert!(line.contains("start the daemon with `orchestrator serve --data-dir"), "{line}");
+}
+
+#[test]
+fn oauth_on_a_daemon_without_it_is_one_line_and_prints_nothing_else() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let _running = Daemon::serve(&dir, &[]);
+    let out = orchestrator(&["oauth", "pending", "--data-dir", dir.to_str().expect("utf-8 path")]);
+    assert!(one_error_line(&out).contains("restart it with --public-url"), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "no empty answer printed before the error");
 }
 
 #[test]
@@ -97,4 +155,13 @@ fn a_start_with_a_missing_workspace_or_a_wrong_kind_is_one_line() {
     assert!(one_error_line(&orchestrator(&args)).contains("cannot be opened"));
     let args = ["start", "--data-dir", dir, "--executor", "chatgpt", "--workspace", dir, "x"];
     assert!(one_error_line(&orchestrator(&args)).contains("codex or claude"));
+}
+
+#[test]
+fn oauth_with_a_data_directory_holding_no_token_says_which_and_what_to_do() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().to_str().expect("utf-8 path");
+    let line = one_error_line(&orchestrator(&["oauth", "pending", "--data-dir", dir]));
+    assert!(line.contains(&format!("no MCP token in {dir}")), "{line}");
+    assert!(line.contains(&format!("`orchestrator serve --data-dir {dir}`")) && line.contains("--mcp-token"), "{line}");
 }

@@ -131,6 +131,43 @@ async fn from_broken_to_healthy_and_a_daemon_that_died() {
     assert!(line(&report, "ok    store lock:").contains("free"), "{report}");
 }
 
+/// The data directory is private: a loose one is fixed at start with a warning, and doctor
+/// fails on a file others can read, naming the fix.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loose_data_directory_is_made_private_at_start_and_checked_by_doctor() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    std::fs::create_dir_all(dir.join("notes")).expect("dirs");
+    std::fs::write(dir.join("notes/run.txt"), "the run's text").expect("file");
+    chmod(&dir, 0o755);
+    chmod(&dir.join("notes"), 0o755);
+    chmod(&dir.join("notes/run.txt"), 0o644);
+    let daemon = Daemon::serve(&dir, &[]);
+    assert!(daemon.stderr().contains("was readable by other users: made 3 entries private"), "{}", daemon.stderr());
+    assert_eq!((mode(&dir), mode(&dir.join("notes")), mode(&dir.join("notes/run.txt"))), (0o700, 0o700, 0o600));
+    // The store's files, made after the check, are private too.
+    let store = dir.join("store");
+    for entry in std::fs::read_dir(&store).expect("store") {
+        let path = entry.expect("entry").path();
+        assert_eq!(mode(&path) & 0o077, 0, "{} is {:o}", path.display(), mode(&path));
+    }
+    let report = tokio::task::spawn_blocking({
+        let dir = dir.clone();
+        move || doctor(&dir).1
+    })
+    .await
+    .expect("doctor");
+    assert!(line(&report, "ok    privacy:").contains("only you"), "{report}");
+    chmod(&store.join("commits.mark"), 0o644);
+    let (code, report) = tokio::task::spawn_blocking(move || doctor(&dir)).await.expect("doctor");
+    assert_eq!(code, 1, "{report}");
+    assert!(line(&report, "FAIL  privacy:").contains("commits.mark is 644"), "{report}");
+    assert!(report.contains("chmod -R go-rwx"), "{report}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_public_address_has_its_metadata_checked() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -426,11 +426,19 @@ export class Executor {
     this.#send({ v: PROTOCOL_VERSION, type: 'binding', ...wireBinding(binding) });
   }
 
-  /** The worker's summary, with its run's stopped-moving sentence when the daemon raised one. */
+  /**
+   * The worker's summary with what the overlay needs of its run: the run's id and title (Stop
+   * run on /root), the names of the workers waiting for it (Stop's confirmation says so), and
+   * the run's stopped-moving sentence when the daemon raised one.
+   */
   #workerSummary(workerId) {
     for (const run of this.#summary?.runs ?? []) {
       const worker = run.workers.find((w) => w.workerId === workerId);
-      if (worker) return run.stoppedMoving ? { ...worker, runStoppedMoving: run.stoppedMoving.text } : worker;
+      if (!worker) continue;
+      const waitedOnBy = run.workers.filter((w) => w.disposition === 'awaiting_dependency' && w.waitsFor === workerId)
+        .map((w) => w.displayName || w.name);
+      const withRun = { ...worker, runId: run.runId, runTitle: run.taskName ?? '', waitedOnBy };
+      return run.stoppedMoving ? { ...withRun, runStoppedMoving: run.stoppedMoving.text } : withRun;
     }
     return null;
   }

@@ -31,7 +31,7 @@ export const COMMAND_KINDS = [
 ];
 export const OPERATOR_ACTIONS = [
   'auto_resume_on', 'auto_resume_off', 'pause_now', 'pause_after_turn', 'resume', 'continue_now',
-  'continue_anyway', 'resolve_human', 'stop_worker', 'stop_run', 'oauth_approve', 'oauth_deny', 'oauth_revoke',
+  'continue_anyway', 'resolve_human', 'stop_worker', 'stop_run', 'release_dependency', 'oauth_approve', 'oauth_deny', 'oauth_revoke',
   'run_start', 'worker_attach', 'approval_answer',
 ];
 /** A person's decision on a CLI approval request (`approval_answer`). */
@@ -214,6 +214,8 @@ const workerSummary = record([
   optional('pauseDetail', string),
   optional('hold', record([required('reason', string), optional('untilMs', u64), optional('detail', string), optional('approval', approvalRequest)])),
   optional('needsYou', string),
+  // With disposition awaiting_dependency: the worker it waits for (Release; Stop's confirmation).
+  optional('waitsFor', string),
   required('stall', string),
   optional('conversationUrl', string),
   // A CLI worker (absent: chatgpt): its kind and workspace; its conversationUrl is its session.

@@ -5,7 +5,7 @@
 // to "Copy page shape" in that tab's overlay: this page cannot read the tab. With OAuth on
 // (the daemon's --public-url), the connections waiting for the operator's approval and the
 // connected clients, asked for with `oauth_pending` every few seconds while the page is open.
-import { dashboardView, timelineView, eventText, clockLabel } from './view.js';
+import { dashboardView, timelineView, eventText, clockLabel, countText, stopRunConfirm } from './view.js';
 import { oauthView, oauthFailedView, OAUTH_POLL_MS } from './oauth-view.js';
 import {
   h, send, watchState, renderInto, setup, announce, actionButton, actionSwitch, statusBadge,
@@ -220,7 +220,7 @@ function stallsSection(stalls) {
         actionButton({ key: `continue_anyway:${row.workerId}:stall`, label: 'Continue anyway', testid: 'stall-continue', message: { action: 'continue_anyway', workerId: row.workerId } }),
         !['paused', 'stalled'].includes(row.status.key) && actionButton({ key: `pause:${row.workerId}:stall`, label: 'Pause', testid: 'stall-pause', hint: 'Pause after the current turn', message: { action: 'pause_after_turn', workerId: row.workerId } }),
         conversationLink(row, 'stall'),
-        stopWorkerButton(row, 'stall')))));
+        stopButton(row, 'stall')))));
 }
 
 function runsSection(runs) {
@@ -241,7 +241,7 @@ function runsSection(runs) {
         h('span', { class: 'spacer' }),
         actionButton({
           key: `stop-run:${run.runId}`, label: 'Stop run', destructive: true, testid: 'run-stop', message: { action: 'stop_run', runId: run.runId },
-          confirm: { title: `Stop the run "${run.title}"?`, body: 'Every unfinished worker of this run is cancelled. This cannot be undone; to stop temporarily, use Pause all instead.', confirmLabel: 'Stop run' },
+          confirm: stopRunConfirm(run.title),
         })))));
 }
 
@@ -277,9 +277,9 @@ function tableRow(row) {
     h('td', { 'data-testid': 'cell-actions' }, h('div', { class: 'row-actions' },
       row.actions.filter((a) => !a.destructive).map((a) => actionButton({
         key: `${a.action}:${row.workerId}:table`, label: a.label, hint: a.hint, small: true, testid: `worker-${a.key}`,
-        message: { action: a.action, workerId: row.workerId },
+        message: a.message,
       })),
-      !row.status.terminal && stopWorkerButton(row, 'table'))));
+      stopButton(row, 'table'))));
 }
 
 function timelinesSection(rows, now) {
@@ -297,7 +297,7 @@ function timelineCard(row, now) {
     const geo = timelineView({ attempts: hist.attempts, events: hist.events }, { nowMs: now, tzOffsetMin: tz(), width: TIMELINE_WIDTH });
     body = geo.empty ? h('p', { class: 'muted', text: 'No attempts yet.' }) : [
       h('div', { class: 'timeline-wrap' }, timelineSvg(geo, row.title, tz())),
-      geo.hiddenCount > 0 && h('p', { class: 'muted small', text: `${geo.hiddenCount} earlier attempts not shown.` }),
+      geo.hiddenCount > 0 && h('p', { class: 'muted small', text: `${countText(geo.hiddenCount, 'earlier attempt')} not shown.` }),
       timelineLegend(geo),
     ];
   }
@@ -337,11 +337,14 @@ function conversationLink(row, where) {
   }, 'Open', h('span', { class: where === 'table' ? 'visually-hidden' : null, text: ' conversation' }));
 }
 
-function stopWorkerButton(row, where) {
+// The row's destructive action: Stop worker, or Stop run on the run's /root (its lanes would
+// lose their coordinator); the confirmation says what ends and who waits for it.
+function stopButton(row, where) {
+  const stop = row.actions.find((a) => a.destructive);
+  if (!stop) return null;
   return actionButton({
-    key: `stop:${row.workerId}:${where}`, label: 'Stop worker', destructive: true, small: where === 'table', testid: 'worker-stop',
-    hint: 'End this worker for good', message: { action: 'stop_worker', workerId: row.workerId },
-    confirm: { title: `Stop ${row.title}?`, body: 'The worker is cancelled and never resumed again. To stop temporarily, use Pause.', confirmLabel: 'Stop worker' },
+    key: `${stop.key}:${row.workerId}:${where}`, label: stop.label, destructive: true, small: where === 'table',
+    testid: stop.key === 'stop_run' ? 'worker-stop-run' : 'worker-stop', hint: stop.hint, message: stop.message, confirm: stop.confirm,
   });
 }
 

@@ -106,8 +106,8 @@ function sentence(name, data, atMs, executorKind) {
       return scheduledText(data);
     case 'execution.deferred':
       return typeof data.notBeforeMs === 'number' && typeof atMs === 'number'
-        ? `Held by the spacing floor for ${duration(Math.max(0, data.notBeforeMs - atMs))}`
-        : 'Held by the spacing floor';
+        ? `Next continuation in ${duration(Math.max(0, data.notBeforeMs - atMs))} (turns are spaced out)`
+        : 'Next continuation held back (turns are spaced out)';
     case 'execution.ended':
       return endedText(data.outcome, host, cli, hostUiChanged);
     case 'deadman.fired':
@@ -180,6 +180,16 @@ function scheduledText(data) {
   return Number.isInteger(data.sequence) ? `${what} (attempt ${data.sequence})` : what;
 }
 
+/** How an attempt ended, in words (the outcome's name is never shown). */
+const ENDED = {
+  turn_ended: 'Turn ended',
+  steered: 'Attempt joined the running turn',
+  worker_completed: 'Turn ended: the worker completed',
+  worker_failed: 'Turn ended: the worker failed',
+  worker_cancelled: 'Turn ended: the worker was stopped',
+  worker_blocked: 'Turn ended; the worker is waiting',
+};
+
 function endedText(outcome, host, cli, hostUiChanged) {
   switch (outcome) {
     case 'delivery_timeout': return DELIVERY_TIMEOUT;
@@ -189,7 +199,7 @@ function endedText(outcome, host, cli, hostUiChanged) {
     case 'conversation_lost': return 'Conversation lost';
     case 'page_error': return cli ? `The turn ended with an error from ${host}` : 'The turn ended with an error on the page';
     case 'withdrawn': return 'Withdrawn before it was sent';
-    default: return typeof outcome === 'string' ? `Attempt ended (${outcome})` : 'Attempt ended';
+    default: return Object.hasOwn(ENDED, outcome) ? ENDED[outcome] : 'Attempt ended';
   }
 }
 

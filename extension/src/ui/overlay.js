@@ -27,7 +27,7 @@
   let view = null;
   let hidden = false;
   let open = false;
-  let confirming = false;
+  let confirming = null; // the destructive action being confirmed
   let busy = null; // the action in flight
   let message = '';
   let lastStatus = null;
@@ -73,6 +73,7 @@
     .btn.solid { background: #b3261e; color: #fff; }
     .confirm { border: 1px solid #b3261e; border-radius: 8px; padding: 8px 10px; display: flex; flex-direction: column; gap: 8px; }
     .confirm p { margin: 0; }
+    .confirm .confirm-title { font-weight: 650; }
     .status:empty { display: none; }
     .status { margin: 0; font-size: 12px; color: #a8231b; }
     .diag { display: flex; flex-direction: column; gap: 6px; border-top: 1px solid #e3e6ea; padding-top: 8px; }
@@ -155,15 +156,17 @@
     if (!host.isConnected) document.documentElement.append(host);
   }
 
-  async function act(action) {
-    confirming = false;
-    busy = action;
+  // `a`: one of the view's actions; its `message` is what goes to the daemon (Stop run names
+  // the run, every other the worker). A Stop says where it came from.
+  async function act(a) {
+    confirming = null;
+    busy = a.key;
     message = '';
     render();
-    const text = action === 'stop_worker' ? 'Stopped from the ChatGPT tab overlay' : undefined;
+    const text = a.destructive ? 'Stopped from the ChatGPT tab overlay' : undefined;
     let result;
     try {
-      result = await api.runtime.sendMessage({ type: 'ui.action', action, workerId: view.workerId, text });
+      result = await api.runtime.sendMessage({ type: 'ui.action', ...a.message, text });
     } catch {
       result = { ok: false, error: { code: 'OFFLINE' } };
     }
@@ -175,7 +178,7 @@
           : `Refused: ${result?.error?.message ?? 'unknown error'}`;
     }
     render();
-    if (!shadow.activeElement) (shadow.querySelector(`[data-key="${action}"]`) ?? shadow.querySelector('[data-key="pill"]'))?.focus();
+    if (!shadow.activeElement) (shadow.querySelector(`[data-key="${a.key}"]`) ?? shadow.querySelector('[data-key="pill"]'))?.focus();
   }
 
   // The page as the readers see it now: the layout profile that matched, what is missing, what
@@ -259,7 +262,7 @@
 
   function setOpen(next) {
     open = next;
-    confirming = false;
+    confirming = null;
     copied = null;
     render();
     shadow.querySelector(next ? '[data-key="close"]' : '[data-key="pill"]')?.focus();
@@ -268,11 +271,11 @@
   function drawer() {
     const live = view.connection.live;
     const buttons = view.actions.map((a) => h('button', {
-      type: 'button', class: `btn${a.destructive ? ' danger' : ''}`, title: a.hint, 'data-key': a.action,
+      type: 'button', class: `btn${a.destructive ? ' danger' : ''}`, title: a.hint, 'data-key': a.key,
       'data-testid': `overlay-action-${a.action}`, disabled: !live || busy !== null,
-      'aria-busy': busy === a.action ? 'true' : null,
+      'aria-busy': busy === a.key ? 'true' : null,
       onclick: () => {
-        if (a.destructive) { confirming = true; render(); shadow.querySelector('[data-key="confirm-cancel"]')?.focus(); } else act(a.action);
+        if (a.destructive) { confirming = a; render(); shadow.querySelector('[data-key="confirm-cancel"]')?.focus(); } else act(a);
       },
     }, a.label));
     return h('section', {
@@ -294,11 +297,13 @@
     view.needsYou && h('p', { class: 'warn', 'data-testid': 'overlay-question', text: `Needs you: ${view.needsYou}${view.answerable ? ' (answer from the dashboard)' : ''}` }),
     view.runStopped && h('p', { class: 'warn', 'data-testid': 'overlay-run-stopped', text: `Needs you: ${view.runStopped}` }),
     buttons.length > 0 && h('div', { class: 'actions' }, buttons),
-    confirming && h('div', { class: 'confirm', role: 'alertdialog', 'aria-labelledby': 'orc-confirm', 'data-testid': 'overlay-confirm' },
-      h('p', { id: 'orc-confirm', text: 'Stop this worker for good? It will not be resumed again. To stop for a while, use Pause.' }),
+    confirming && h('div', { class: 'confirm', role: 'alertdialog', 'aria-labelledby': 'orc-confirm', 'aria-describedby': 'orc-confirm-body', 'data-testid': 'overlay-confirm' },
+      h('p', { id: 'orc-confirm', class: 'confirm-title', text: confirming.confirm?.title ?? `${confirming.label}?` }),
+      h('p', { id: 'orc-confirm-body', 'data-testid': 'overlay-confirm-body', text: confirming.confirm?.body ?? '' }),
       h('div', { class: 'actions' },
-        h('button', { type: 'button', class: 'btn', 'data-key': 'confirm-cancel', 'data-testid': 'overlay-confirm-cancel', onclick: () => { confirming = false; render(); } }, 'Cancel'),
-        h('button', { type: 'button', class: 'btn danger solid', 'data-key': 'confirm-accept', 'data-testid': 'overlay-confirm-accept', onclick: () => act('stop_worker') }, 'Stop worker'))),
+        h('button', { type: 'button', class: 'btn', 'data-key': 'confirm-cancel', 'data-testid': 'overlay-confirm-cancel', onclick: () => { confirming = null; render(); } }, 'Cancel'),
+        h('button', { type: 'button', class: 'btn danger solid', 'data-key': 'confirm-accept', 'data-testid': 'overlay-confirm-accept', onclick: () => act(confirming) },
+          confirming.confirm?.confirmLabel ?? confirming.label))),
     h('p', { class: 'status', role: 'status', 'data-testid': 'overlay-message', text: message }),
     view.events.length > 0 && [h('h3', { text: 'Recent' }), h('ol', { 'data-testid': 'overlay-events' },
       view.events.map((e) => h('li', {}, h('time', { text: clock(e.atMs) }), e.text)))],

@@ -4,7 +4,7 @@
 // managed it offers "Start a run here" and "Attach this conversation to…" (start-view.js).
 // Every button is a `ui.action`.
 import { actionErrorText, popupView } from './view.js';
-import { attachConfirm, DEAD_MAN_CHOICES, NAME_CHARS_MAX, PLAN_CHARS_MAX, startHereView, startRequest } from './start-view.js';
+import { attachConfirm, DEAD_MAN_CHOICES, deadManText, NAME_CHARS_MAX, PLAN_CHARS_MAX, startHereView, startRequest } from './start-view.js';
 import { appSelectionView } from '../core/settings.js';
 import {
   api, h, send, watchState, renderInto, setup, actionButton, actionSwitch, actionToggle,
@@ -100,7 +100,7 @@ function workerRow(row) {
     ? h('button', { type: 'button', class: 'btn small', 'data-key': `answer:${row.workerId}`, 'data-testid': 'row-answer', onclick: () => { openDashboard('#needs-you'); window.close(); } }, 'Answer…')
     : row.actions.filter((a) => !a.destructive).slice(0, 1).map((a) => actionButton({
       key: `${a.action}:${row.workerId}:row`, label: a.label, hint: a.hint, small: true, testid: `row-${a.key}`,
-      message: { action: a.action, workerId: row.workerId },
+      message: a.message,
     }));
   return h('li', { class: 'row', 'data-testid': 'worker-row', 'data-worker-id': row.workerId, 'data-status': row.status.key },
     h('div', { class: 'row-main' },
@@ -128,7 +128,7 @@ function currentSection(view) {
       h('span', { class: `source${row.policy.isOverride ? ' override' : ''}`, text: row.policy.sourceLabel })),
     h('div', { class: 'actions' }, row.actions.filter((a) => !a.destructive).map((a) => actionButton({
       key: `${a.action}:${row.workerId}:current`, label: a.label, hint: a.hint, testid: `current-${a.key}`,
-      message: { action: a.action, workerId: row.workerId },
+      message: a.message,
     }))));
 }
 
@@ -148,28 +148,46 @@ function startSection(offer) {
     attachPart(offer));
 }
 
+/** The start form's fields by the names startRequest gives a mistake (`field`). */
+const START_FIELDS = { taskName: 'start-task', rootConversationName: 'start-root', context: 'start-plan' };
+
 function startFormSection(offer, offline) {
   const field = (id, label, key, props = {}) => [
     h('label', { for: id, text: label }),
     h(props.rows ? 'textarea' : 'input', {
       id, 'data-key': id, 'data-testid': id, value: startForm[key], ...props,
+      'aria-invalid': startForm.mistake?.field === key ? 'true' : null,
+      'aria-describedby': startForm.mistake?.field === key ? 'start-error' : null,
       oninput: (e) => { startForm[key] = e.target.value; },
     }),
   ];
+  // The form checks itself (novalidate): the browser's own bubble does not show in a popup,
+  // so a mistake is said under the form, next to Start run (role=alert: read out once), and
+  // its field gets the focus.
   const submit = async (event) => {
     event.preventDefault();
     const request = startRequest(startForm, offer.tabId);
-    if (request.error) return announce(request.error, 'error');
+    if (request.error) {
+      startForm.mistake = { field: request.field, text: request.error };
+      draw();
+      document.getElementById(START_FIELDS[request.field])?.focus();
+      return;
+    }
+    startForm.mistake = null;
     const result = await send({ type: 'ui.action', ...request });
-    if (!result?.ok) return announce(actionErrorText(result?.error), 'error');
+    if (!result?.ok) {
+      startForm.mistake = { field: null, text: actionErrorText(result?.error) };
+      draw();
+      return;
+    }
     startForm = null;
     announce(`Run "${request.taskName}" started: its root works in this tab.`);
     await load();
   };
   return h('section', { class: 'current start', 'data-testid': 'start-form-section' },
     h('h2', { text: 'Start a run here' }),
-    h('form', { class: 'start-form', 'data-testid': 'start-form', onsubmit: submit },
-      field('start-task', 'Task name', 'taskName', { required: true, maxlength: String(NAME_CHARS_MAX), placeholder: 'Billing export' }),
+    h('form', { class: 'start-form', 'data-testid': 'start-form', novalidate: true, onsubmit: submit },
+      field('start-task', 'Task name', 'taskName', { 'aria-required': 'true', maxlength: String(NAME_CHARS_MAX), placeholder: 'Billing export' }),
       field('start-root', 'Root conversation name', 'rootConversationName', { maxlength: String(NAME_CHARS_MAX), placeholder: 'Task name + “root”' }),
       field('start-plan', 'Plan (optional)', 'context', { rows: 3, maxlength: String(PLAN_CHARS_MAX), placeholder: 'What the run must achieve; the root splits it into lanes.' }),
       h('label', { class: 'check' },
@@ -177,11 +195,13 @@ function startFormSection(offer, offline) {
         ' Auto Resume: keep the run\'s workers going across turns'),
       h('label', { for: 'start-dead-man', text: 'If the run stops moving while you are away' }),
       h('select', {
-        id: 'start-dead-man', 'data-key': 'start-dead-man', 'data-testid': 'start-dead-man',
-        onchange: (e) => { startForm.deadMan = e.target.value; },
+        id: 'start-dead-man', 'data-key': 'start-dead-man', 'data-testid': 'start-dead-man', 'aria-describedby': 'start-dead-man-text',
+        onchange: (e) => { startForm.deadMan = e.target.value; draw(); },
       }, DEAD_MAN_CHOICES.map((c) => h('option', { value: c.value, selected: c.value === startForm.deadMan, text: c.label }))),
+      h('p', { id: 'start-dead-man-text', class: 'muted small', 'data-testid': 'start-dead-man-text', text: deadManText(startForm.deadMan) }),
       h('p', { class: 'muted small', text: offer.startText }),
       offline,
+      startForm.mistake && h('p', { id: 'start-error', class: 'form-error', role: 'alert', 'data-testid': 'start-error', text: startForm.mistake.text }),
       h('div', { class: 'actions' },
         h('button', { type: 'submit', class: 'btn primary', 'data-key': 'start-submit', 'data-testid': 'start-submit', disabled: !offer.live }, 'Start run'),
         h('button', { type: 'button', class: 'btn', 'data-key': 'start-cancel', 'data-testid': 'start-cancel', onclick: () => { startForm = null; draw(); } }, 'Cancel'))));

@@ -13,12 +13,19 @@ export const PLAN_CHARS_MAX = 4_000;
 /**
  * What the run's dead-man layer does if every way the run moves is gone while nobody
  * looks (docs/engine.md, "Dead-man fallback"), in the form's order; the first is the default.
+ * `label` is short enough for the popup's dropdown; `text` is the whole sentence of
+ * docs/operator.md, shown under it for the choice made.
  */
 export const DEAD_MAN_CHOICES = Object.freeze([
-  { value: 'recover', label: 'Reopen the root in a fresh conversation, once, and tell me' },
-  { value: 'notify', label: 'Tell me, and type nothing' },
-  { value: 'off', label: 'Nothing' },
+  { value: 'recover', label: 'Reopen the root and tell me', text: 'Reopen the root in a fresh conversation, once, and tell me.' },
+  { value: 'notify', label: 'Tell me only', text: 'Tell me, and type nothing.' },
+  { value: 'off', label: 'Nothing', text: 'Nothing: no notice, nothing typed.' },
 ]);
+
+/** The whole sentence of the dead-man choice `value` (the default's for an unknown one). */
+export function deadManText(value) {
+  return (DEAD_MAN_CHOICES.find((c) => c.value === value) ?? DEAD_MAN_CHOICES[0]).text;
+}
 
 /**
  * The tab's offer, or null when the tab is not a ChatGPT page the extension reads or is
@@ -34,8 +41,8 @@ export function startHereView(state, tabId) {
     newChat: !tab.conversation,
     live,
     startText: tab.conversation
-      ? 'The run\'s root works in this conversation: its bootstrap is typed here once.'
-      : 'The run\'s root works in this new chat: its bootstrap is typed here once.',
+      ? 'The run\'s root works in this conversation: its first prompt is typed here once.'
+      : 'The run\'s root works in this new chat: its first prompt is typed here once.',
     attachable: tab.conversation ? attachable(state?.summary) : [],
     attachText: tab.conversation ? null : 'Attach works on a conversation: open one to attach it to a worker.',
   };
@@ -78,18 +85,27 @@ export function attachConfirm(worker) {
 }
 
 /**
- * The `ui.action` of a filled start form, or `{error}` (a sentence) when a name is
- * missing or too long.
+ * The `ui.action` of a filled start form, or `{error, field}` when a name is missing or too
+ * long: `error` says what is missing and what to do (a sentence), `field` is the form field
+ * to fix (`taskName`, `rootConversationName`, `context`).
  */
 export function startRequest(form, tabId) {
   const taskName = (form.taskName ?? '').trim();
   const rootConversationName = (form.rootConversationName ?? '').trim() || (taskName && `${taskName} root`);
   const context = (form.context ?? '').trim();
-  if (!taskName) return { error: 'Give the run a task name.' };
-  if (taskName.length > NAME_CHARS_MAX || rootConversationName.length > NAME_CHARS_MAX) {
-    return { error: `Names are at most ${NAME_CHARS_MAX} characters.` };
+  if (!taskName) return { error: 'The run needs a task name: type one in "Task name", then press Start run.', field: 'taskName' };
+  if (taskName.length > NAME_CHARS_MAX) {
+    return { error: `The task name is ${taskName.length} characters; shorten it to at most ${NAME_CHARS_MAX}.`, field: 'taskName' };
   }
-  if (context.length > PLAN_CHARS_MAX) return { error: `The plan is at most ${PLAN_CHARS_MAX} characters.` };
+  if (rootConversationName.length > NAME_CHARS_MAX) {
+    return {
+      error: `The root conversation name is ${rootConversationName.length} characters; shorten it to at most ${NAME_CHARS_MAX}.`,
+      field: 'rootConversationName',
+    };
+  }
+  if (context.length > PLAN_CHARS_MAX) {
+    return { error: `The plan is ${context.length} characters; shorten it to at most ${PLAN_CHARS_MAX}.`, field: 'context' };
+  }
   const deadMan = DEAD_MAN_CHOICES.some((c) => c.value === form.deadMan) ? form.deadMan : DEAD_MAN_CHOICES[0].value;
   return { action: 'run_start', tabId, taskName, rootConversationName, context, autoResume: form.autoResume !== false, deadMan };
 }

@@ -3,7 +3,7 @@
 // its outcome (glyph and words) on the right; progress marks as diamonds with dotted
 // lines; clock ticks below. The picture is `role=img` with a text summary.
 import { h } from './dom.js';
-import { clockLabel } from './view.js';
+import { clockLabel, countText } from './view.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 
@@ -20,7 +20,7 @@ const title = (text) => s('title', {}, text);
 export function timelineSvg(geo, name, tzOffsetMin) {
   const id = `tl-${Math.random().toString(36).slice(2, 8)}`;
   const span = `${clockLabel(geo.startMs, tzOffsetMin)} to ${clockLabel(geo.endMs, tzOffsetMin)}`;
-  const summary = `${geo.rows.length} attempts shown, ${span}; ${geo.marks.length} progress marks.`;
+  const summary = `${countText(geo.rows.length, 'attempt')} shown, ${span}; ${countText(geo.marks.length, 'progress mark')}.`;
   return s('svg', {
     class: 'timeline', viewBox: `0 0 ${geo.width} ${geo.height}`, width: geo.width, height: geo.height, role: 'img',
     'aria-labelledby': `${id}-t ${id}-d`, 'data-testid': 'timeline-svg', preserveAspectRatio: 'xMinYMin meet',

@@ -243,6 +243,11 @@ export function formatAge(atMs, nowMs) {
   return ms < 5000 ? 'just now' : `${formatDuration(ms)} ago`;
 }
 
+/** A count with its noun in the right number: `1 attempt`, `3 attempts`, `0 workers`. */
+export function countText(n, noun, plural = `${noun}s`) {
+  return `${n} ${n === 1 ? noun : plural}`;
+}
+
 /** `Attempt 6`, or `Not started` before the first attempt. */
 export function attemptText(attempts) {
   return attempts > 0 ? `Attempt ${attempts}` : 'Not started';
@@ -292,21 +297,40 @@ export function blockReason(worker, nowMs = null) {
   }
 }
 
-/** An operator button: what it says and the daemon action it triggers. */
+/** An operator button: what it says and the daemon action it triggers (the words of docs/operator.md). */
 const ACTIONS = {
   pause: { action: 'pause_after_turn', label: 'Pause', hint: 'Pause after the current turn' },
   resume: { action: 'resume', label: 'Resume', hint: 'Clear the pause and let Auto Resume decide' },
+  // After Pause on a running turn: the pause is pending, and Resume takes it back.
+  unpause: { action: 'resume', label: 'Resume', hint: 'Cancel the pause after this turn: the worker goes on' },
   continue_now: { action: 'continue_now', label: 'Continue now', hint: 'Start one attempt now, or right after the running turn' },
   continue_anyway: { action: 'continue_anyway', label: 'Continue anyway', hint: 'Acknowledge the stall and start one attempt' },
   recover: { action: 'continue_now', label: 'Recover in a new conversation', hint: 'Open a fresh ChatGPT conversation with the recovery prompt; the run and its other workers are untouched' },
+  release: { action: 'release_dependency', label: 'Release', hint: 'End its wait for another worker: it goes on now' },
   stop_worker: {
     action: 'stop_worker', label: 'Stop worker', destructive: true,
     hint: 'End this worker for good: no further attempts',
   },
+  // The run's /root cannot be stopped alone: its lanes would lose their coordinator.
+  stop_run: {
+    action: 'stop_run', label: 'Stop run', destructive: true,
+    hint: 'End the whole run for good: every unfinished worker, /root included',
+  },
 };
 
-/** The worker buttons a status offers, in display order (Stop worker last, destructive). */
-export function workerActions(worker) {
+/** Whether the summary worker is its run's `/root`. */
+export function isRoot(worker) {
+  return worker?.name === '/root';
+}
+
+/**
+ * The worker buttons a status offers, in display order (the destructive one last: Stop
+ * worker, or Stop run on the run's /root). Each carries the `ui.action` message it sends
+ * (`message`) and, when destructive, the confirmation's words (`confirm`). `context`:
+ * `{runId, runTitle, waitedOnBy}` (the run's id and title, the names of the workers waiting
+ * for this one); a /root without its run's id offers no Stop.
+ */
+export function workerActions(worker, context = {}) {
   const status = workerStatus(worker);
   const keys = {
     working: ['pause', 'continue_now'],
@@ -319,13 +343,66 @@ export function workerActions(worker) {
   }[status.key] ?? [];
   // Auto Resume off is not a pause: there is nothing to resume, only Continue now.
   if (status.note === 'Auto Resume off') keys.splice(0, 1);
+  // Paused after this turn already: the button takes the pending pause back.
+  if (worker.pauseAfterTurn && keys[0] === 'pause') keys.splice(0, 1, 'unpause');
+  // A wait for another worker: Release ends it.
+  if (worker.disposition === 'awaiting_dependency' && !status.terminal) keys.unshift('release');
   // A check ChatGPT asked for is a pause a person ends, once they have looked.
   if (status.key === 'needs_you' && worker.disposition === 'paused') keys.splice(0, keys.length, 'resume');
   // A conversation that lost the app is left: Continue anyway recovers into a fresh one.
   if (worker.disposition === 'paused' && worker.pauseReason === 'app_unavailable') keys.splice(0, keys.length, 'continue_anyway', 'resume');
   if (orphaned(worker)) keys.splice(0, keys.length, 'recover');
-  if (!status.terminal) keys.push('stop_worker');
-  return keys.map((k) => ({ key: k, ...ACTIONS[k] }));
+  const runId = context.runId ?? worker.runId ?? null;
+  if (!status.terminal && !isRoot(worker)) keys.push('stop_worker');
+  else if (!status.terminal && runId) keys.push('stop_run');
+  return keys.map((k) => {
+    const a = { key: k, ...ACTIONS[k] };
+    a.message = k === 'stop_run' ? { action: a.action, runId } : { action: a.action, workerId: worker.workerId };
+    if (a.destructive) a.confirm = stopConfirm(k, worker, { ...context, runId });
+    return a;
+  });
+}
+
+/** The confirmation of Stop worker or Stop run: what ends, and who waits for it. */
+function stopConfirm(key, worker, { runTitle, waitedOnBy }) {
+  if (key === 'stop_run') return stopRunConfirm(runTitle || worker?.runTitle || '');
+  const name = worker.displayName || worker.name || 'this worker';
+  const waiters = Array.isArray(waitedOnBy) ? waitedOnBy : worker.waitedOnBy ?? [];
+  const waits = waiters.length === 0 ? ''
+    : ` ${listText(waiters)} ${waiters.length === 1 ? 'waits' : 'wait'} for it and ${waiters.length === 1 ? 'is' : 'are'} told when it ends.`;
+  return {
+    title: `Stop ${name}?`,
+    body: `The worker is cancelled and never resumed again. To stop for a while, use Pause.${waits}`,
+    confirmLabel: 'Stop worker',
+  };
+}
+
+/** The confirmation of Stop run (the run card's and /root's), naming the run. */
+export function stopRunConfirm(runTitle) {
+  return {
+    title: runTitle ? `Stop the run "${runTitle}"?` : 'Stop this run?',
+    body: 'Every unfinished worker of this run is cancelled, /root included. This cannot be undone; to stop for a while, use Pause all after current turns.',
+    confirmLabel: 'Stop run',
+  };
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listText(items) {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/** `Waiting for <name>` when the worker waits for another of its run (the summary's `waitsFor`), else null. */
+function waitingFor(worker, run) {
+  if (worker.disposition !== 'awaiting_dependency' || !worker.waitsFor) return null;
+  const other = (run?.workers ?? []).find((w) => w.workerId === worker.waitsFor);
+  return other ? `Waiting for ${other.displayName || other.name}` : null;
+}
+
+/** The names of the run's workers waiting for `worker` (a dependency wait on it). */
+export function waitersOf(worker, run) {
+  return (run?.workers ?? [])
+    .filter((w) => w.disposition === 'awaiting_dependency' && w.waitsFor === worker?.workerId)
+    .map((w) => w.displayName || w.name);
 }
 
 /** One worker as every surface shows it. */
@@ -336,8 +413,8 @@ export function workerRow(worker, run, nowMs) {
   const status = hold && TIMED_HOLDS.has(hold.reason) && plain.note === hold.label ? { ...plain, note: hold.text } : plain;
   return {
     workerId: worker.workerId,
-    runId: run?.runId ?? null,
-    runTitle: run?.taskName ?? '',
+    runId: run?.runId ?? worker.runId ?? null,
+    runTitle: run?.taskName ?? worker.runTitle ?? '',
     title: worker.displayName || worker.name || 'Unnamed worker',
     name: worker.name ?? '',
     status,
@@ -359,14 +436,18 @@ export function workerRow(worker, run, nowMs) {
     hold,
     // A CLI's approval request: the Needs you card offers Approve and Decline.
     approval: status.key === 'needs_you' ? approvalRequestView(worker) : null,
-    blockReason: blockReason(worker, nowMs),
+    blockReason: waitingFor(worker, run) ?? blockReason(worker, nowMs),
     // A worker waiting for a person or a dependency is not executing: its card is `Needs you`, not a stall.
     stallWarning: (worker.stall === 'warned' || worker.stall === 'paused') && !status.terminal
       && !['needs_you', 'waiting'].includes(status.key),
     // Only a ChatGPT conversation is a link; a CLI worker shows `cli` (kind, session, directory).
     conversationUrl: linkableConversation(worker),
     cli: cliView(worker),
-    actions: workerActions(worker),
+    actions: workerActions(worker, {
+      runId: run?.runId ?? worker.runId ?? null,
+      runTitle: run?.taskName ?? worker.runTitle ?? '',
+      waitedOnBy: run ? waitersOf(worker, run) : worker.waitedOnBy ?? [],
+    }),
     pageShape: pageShapeOffer(worker),
   };
 }
@@ -463,7 +544,7 @@ export function stallView(row, attempts, nowMs) {
   const since = Array.isArray(attempts)
     ? attempts.filter((a) => row.lastProgressAtMs === null || a.scheduledAtMs > row.lastProgressAtMs).length
     : null;
-  const tried = since === null ? attemptText(row.attempts) : `${since} ${since === 1 ? 'attempt' : 'attempts'}`;
+  const tried = since === null ? attemptText(row.attempts) : countText(since, 'attempt');
   return {
     title: row.status.key === 'stalled' ? 'Worker paused: appears stuck' : 'Worker appears stuck',
     detail: `${tried} / ${quiet}`,
@@ -527,7 +608,9 @@ export function overlayView(summaryWorker, connection, observation = null, nowMs
     // The run stopped moving (the daemon's dead-man layer): said in every tab of it.
     runStopped: typeof workerSummary.runStoppedMoving === 'string' ? workerSummary.runStoppedMoving : null,
     events: recentEvents(workerSummary.recentEvents),
-    actions: row.actions.map(({ action, label, hint, destructive }) => ({ action, label, hint, destructive: Boolean(destructive) })),
+    actions: row.actions.map(({ key, action, label, hint, destructive, message, confirm }) => ({
+      key, action, label, hint, destructive: Boolean(destructive), message, confirm: confirm ?? null,
+    })),
     connection: { live: conn.live, label: conn.label, hint: conn.hint },
     // The overlay also offers it when its own reading of the page fails closed (it is in the
     // tab: it sees the page before the daemon hears of it).

@@ -247,6 +247,13 @@ for (const kind of BROWSERS) {
             return popup.rows.find((r) => r.workerId === builder)?.note === 'Pauses after this turn'
               && /Working · Attempt 2 · Pausing after turn$/.test(overlay.pill?.text ?? '');
           });
+          // After Pause the button says Resume (it takes the pending pause back), not Pause again.
+          const offered = await readPopup(ctx.popup);
+          if (offered.current?.status === 'working') {
+            assert.deepEqual(offered.current.buttons, ['current-unpause', 'current-continue_now'], 'Resume instead of Pause');
+            const label = await evaluate(ctx.popup, () => document.querySelector('[data-testid="current-unpause"]')?.textContent);
+            assert.equal(label, 'Resume');
+          }
           const s = await everywhere(ctx, builder, 'paused', 'the builder after its second turn', { daemon: (x) => x.attempts === 2 });
           assert.ok(s.worker.pause, `worker_get shows the pause: ${JSON.stringify(s.worker.pause)}`);
           assert.equal(s.dashboardRow.block, 'Paused');
@@ -402,14 +409,15 @@ for (const kind of BROWSERS) {
           await until('the confirmation to clear', async () => (await readDashboard(ctx.dashboard)).message === '', 10_000);
           await popupOnTab(ctx, builder);
           await setViewport(w, ctx.popup, { width: 380, height: 640 });
-          await screenshot(w, ctx.popup, 'popup');
+          await screenshot(w, ctx.popup, 'popup', { fullPage: true });
           const list = await evaluate(ctx.popup, () => {
             const workers = document.querySelector('section.workers').getBoundingClientRect();
             const current = document.querySelector('[data-testid="current-worker"]').getBoundingClientRect();
             return { gap: current.top - workers.bottom, overflow: getComputedStyle(document.querySelector('section.workers')).overflowY };
           });
           assert.ok(list.gap >= -0.5, `the worker list ends above the current conversation (gap ${list.gap} px)`);
-          assert.equal(list.overflow, 'auto', 'the worker list scrolls within its own section');
+          // Every row in full: the popup scrolls as a whole; a box of its own cut the second lane off (issue 29).
+          assert.equal(list.overflow, 'visible', 'the worker list is not a scroll box of its own');
           await screenshot(w, ctx.dashboard, 'dashboard', { fullPage: true });
           const s = await everywhere(ctx, builder, 'complete', 'the builder after its last turn');
           assert.equal(s.worker.attempts, 4);

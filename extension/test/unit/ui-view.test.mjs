@@ -234,7 +234,9 @@ test('popup: the five questions of 000 §17.2 from the fixture', () => {
   assert.deepEqual([view.counts.active, view.counts.working, view.counts.resuming, view.counts.needsYou], [2, 1, 0, 1]);
   assert.deepEqual(view.rows.map((r) => [r.title, r.status.label]), [['Parser lane', 'Needs you'], ['Importer root', 'Working']]);
   assert.equal(view.current.title, 'Importer root');
-  assert.deepEqual(view.current.actions.map((a) => a.label), ['Pause', 'Continue now', 'Stop worker']);
+  // The current tab's worker is the run's /root: Stop run, never Stop worker.
+  assert.deepEqual(view.current.actions.map((a) => a.label), ['Pause', 'Continue now', 'Stop run']);
+  assert.deepEqual(view.current.actions.at(-1).message, { action: 'stop_run', runId: 'run-3' });
   assert.equal(view.emptyText, null);
   assert.equal(popupView({ connection: live, summary: fixture }, null, NOW).current, null);
   assert.equal(popupView({ connection: live, summary: fixture }, 'wrk-404', NOW).current, null);
@@ -306,7 +308,13 @@ test('overlay view model from a summary worker', () => {
   assert.equal(view.lastProgressAtMs, 1764466100000);
   assert.equal(view.policyText, 'On · Run default');
   assert.equal(view.policyOverride, false);
-  assert.deepEqual(view.actions.map((a) => [a.action, a.label, a.destructive]), [['pause_after_turn', 'Pause', false], ['continue_now', 'Continue now', false], ['stop_worker', 'Stop worker', true]]);
+  // Without its run's id a /root offers no Stop (Stop worker would be refused).
+  assert.deepEqual(view.actions.map((a) => [a.action, a.label, a.destructive]), [['pause_after_turn', 'Pause', false], ['continue_now', 'Continue now', false]]);
+  const inRun = overlayView({ ...root, runId: 'run-3', runTitle: 'Ship the importer' }, live);
+  assert.deepEqual(inRun.actions.map((a) => [a.action, a.label, a.destructive]), [['pause_after_turn', 'Pause', false], ['continue_now', 'Continue now', false], ['stop_run', 'Stop run', true]]);
+  assert.deepEqual(inRun.actions.at(-1).message, { action: 'stop_run', runId: 'run-3' });
+  assert.equal(inRun.actions.at(-1).confirm.title, 'Stop the run "Ship the importer"?');
+  assert.deepEqual(inRun.actions[0].message, { action: 'pause_after_turn', workerId: 'wrk-7' });
   assert.deepEqual(view.events.map((e) => e.text), [
     'Progress: The parser handles quoted newlines', 'Auto resume sent (attempt 12)',
     'Auto resume sent (attempt 11)', 'Delivery timed out; a fresh continue follows',
@@ -444,7 +452,8 @@ test('a usage limit reads Waiting, says when it lifts and offers no answer box',
   assert.equal(row.blockReason, 'ChatGPT usage limit: resumes in 2h 5m');
   assert.equal(row.hold.untilMs, limited.hold.untilMs);
   assert.equal(row.answerable, false);
-  assert.deepEqual(workerActions(limited).map((a) => a.key), ['pause', 'stop_worker']);
+  assert.deepEqual(workerActions(limited).map((a) => a.key), limited.name === '/root' ? ['pause'] : ['pause', 'stop_worker']);
+  assert.deepEqual(workerActions(limited, { runId: holds.runs[0].runId }).map((a) => a.key), ['pause', limited.name === '/root' ? 'stop_run' : 'stop_worker']);
   assert.equal(workerRow(limited, holds.runs[0], limited.hold.untilMs + 1).blockReason, 'ChatGPT usage limit: resumes once the page allows');
 });
 

@@ -5,7 +5,8 @@
 //!   executor sink that routes each command to the connection of the executor it names.
 //! - `operator.rs`: the operator channel against the engine (actions, queries, the
 //!   `operator.summary` push).
-//! - `token.rs`: the executor token ([`resolve_token`], `DIR/executor-token`).
+//! - `token.rs`: the executor token ([`resolve_token`], `DIR/executor-token`, written by
+//!   [`save_token`] once the daemon listens).
 
 mod operator;
 mod registry;
@@ -13,7 +14,7 @@ mod token;
 
 pub use operator::SUMMARY_DEBOUNCE_MS;
 pub use registry::{BridgeSink, REFUSED_HELLOS_MAX, RefusedHello, Registry};
-pub use token::{TOKEN_FILE_NAME, TokenError, TokenSource, resolve_token};
+pub use token::{TOKEN_FILE_NAME, TokenError, TokenSource, resolve_token, save_token};
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};

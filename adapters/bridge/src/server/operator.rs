@@ -7,7 +7,7 @@ use super::registry::Outgoing;
 use caller_protocol::{ErrorOut, FromReply};
 use engine::Reply;
 use engine::event::Event;
-use engine::ids::{Cursor, WorkerId};
+use engine::ids::{Cursor, RunId, WorkerId};
 use engine::kind::ExecutorKind;
 use engine::limits::EVENTS_PAGE_COUNT_MAX;
 use engine::op::{EventsPage, Operation};
@@ -31,8 +31,10 @@ async fn call(handle: &runtime::Handle, op: Operation) -> Result<Reply, ErrorOut
     }
 }
 
-/// Performs an `operator.action` once its operation is durable.
+/// Performs an `operator.action` once its operation is durable. A refusal is worded for
+/// the person who pressed the button (`caller_protocol::refusal`), its code kept.
 pub(super) async fn perform(handle: &runtime::Handle, action_id: String, op: Operation) -> OperatorResultWire {
+    let (worker, run) = subject(&op);
     match call(handle, op).await {
         Ok(reply) => {
             let mut result = OperatorResultWire::done(action_id);
@@ -45,8 +47,46 @@ pub(super) async fn perform(handle: &runtime::Handle, action_id: String, op: Ope
             }
             result
         }
-        Err(error) => OperatorResultWire::refused(action_id, error),
+        Err(error) => OperatorResultWire::refused(action_id, for_person(handle, &error, worker, run).await),
     }
+}
+
+/// The worker and the run an operator action is about (what a person's words name).
+fn subject(op: &Operation) -> (Option<WorkerId>, Option<RunId>) {
+    match op {
+        Operation::WorkerPause { worker, .. }
+        | Operation::WorkerResume { worker }
+        | Operation::WorkerContinueNow { worker, .. }
+        | Operation::WorkerResolveHuman { worker, .. }
+        | Operation::WorkerReleaseDependency { worker, .. }
+        | Operation::WorkerInterrupt { worker, .. }
+        | Operation::WorkerAttach { worker, .. }
+        | Operation::WorkerApprovalAnswer { worker, .. }
+        | Operation::WorkerContinuationSet { worker, .. } => (Some(*worker), None),
+        Operation::RunCancel { run, .. }
+        | Operation::RunPauseAll { run }
+        | Operation::RunResumeAll { run }
+        | Operation::RunSetDefaultContinuation { run, .. } => (None, Some(*run)),
+        _ => (None, None),
+    }
+}
+
+/// `error` in a person's words, the worker's run looked up when the words name it.
+async fn for_person(
+    handle: &runtime::Handle,
+    error: &ErrorOut,
+    worker: Option<WorkerId>,
+    run: Option<RunId>,
+) -> ErrorOut {
+    let mut run = run;
+    if let (Some(id), None, true) = (worker, run, caller_protocol::refusal::needs_run(&error.code))
+        && let Ok(Reply::Worker(view)) = call(handle, Operation::WorkerGet { worker: id }).await
+    {
+        run = Some(view.worker.spec.run);
+    }
+    let (worker, run) = (worker.map(|w| w.to_string()), run.map(|r| r.to_string()));
+    let subject = caller_protocol::refusal::Subject { worker: worker.as_deref(), run: run.as_deref() };
+    caller_protocol::refusal::for_person(error, subject)
 }
 
 /// Performs an OAuth `operator.action` at the authorization server (its file is written

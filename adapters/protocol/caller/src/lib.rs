@@ -24,6 +24,9 @@
 //! - `error.rs`: [`ErrorOut`], `{code, message}` with the engine's stable codes plus the
 //!   adapter's own (`INVALID_ARGUMENT` for JSON that does not fit, `ENGINE_UNAVAILABLE`,
 //!   `INTERNAL`).
+//! - `refusal.rs`: a refusal as a person reads it ([`refusal::for_person`]): the same code,
+//!   in words naming the command line's command and the dashboard's control instead of an
+//!   MCP tool (for the command line and the operator channel).
 //!
 //! Architecture Invariant: nothing reaches the engine half-validated. Arguments are
 //! decoded whole ([`decode`]) and converted whole before the operation is sent; text
@@ -37,6 +40,7 @@ mod event;
 mod kind;
 mod out;
 mod policy;
+pub mod refusal;
 mod worker_args;
 mod worker_out;
 

@@ -207,7 +207,7 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             format!("{what} (attempt {sequence})")
         }
         EventKind::ExecutionDeferred { not_before, .. } => {
-            format!("Held by the spacing floor for {}", duration(not_before.0.saturating_sub(e.at.0)))
+            format!("Next continuation in {} (turns are spaced out)", duration(not_before.0.saturating_sub(e.at.0)))
         }
         EventKind::ExecutionEnded { outcome, .. } => match outcome {
             AttemptOutcome::DeliveryTimeout => DELIVERY_TIMEOUT.into(),
@@ -218,12 +218,12 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             AttemptOutcome::PageError if kind.is_cli() => format!("The turn ended with an error from {name}"),
             AttemptOutcome::PageError => "The turn ended with an error on the page".into(),
             AttemptOutcome::Withdrawn => "Withdrawn before it was sent".into(),
-            AttemptOutcome::TurnEnded
-            | AttemptOutcome::Steered
-            | AttemptOutcome::WorkerCompleted
-            | AttemptOutcome::WorkerFailed
-            | AttemptOutcome::WorkerCancelled
-            | AttemptOutcome::WorkerBlocked => format!("Attempt ended ({})", outcome.as_str()),
+            AttemptOutcome::TurnEnded => "Turn ended".into(),
+            AttemptOutcome::Steered => "Attempt joined the running turn".into(),
+            AttemptOutcome::WorkerCompleted => "Turn ended: the worker completed".into(),
+            AttemptOutcome::WorkerFailed => "Turn ended: the worker failed".into(),
+            AttemptOutcome::WorkerCancelled => "Turn ended: the worker was stopped".into(),
+            AttemptOutcome::WorkerBlocked => "Turn ended; the worker is waiting".into(),
         },
         EventKind::DeadManFired { condition, action, quiet_ms, .. } => {
             format!("Run stopped moving: {}", caller_protocol::dead_man_why(*condition, *action, *quiet_ms))

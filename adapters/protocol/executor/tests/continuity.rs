@@ -80,7 +80,7 @@ fn sentences_are_short_and_say_what_happened() {
     );
     let deferred =
         EventKind::ExecutionDeferred { reasons: WakeSet::EMPTY, not_before: Timestamp(T0 + 1_000 + 690_001) };
-    assert_eq!(say(deferred), "Held by the spacing floor for 12 min");
+    assert_eq!(say(deferred), "Next continuation in 12 min (turns are spaced out)");
     // Agent text: the first non-empty line, cut on a character boundary.
     let long = format!("\n  {}\nsecond line", "é".repeat(100));
     assert_eq!(say(progress(&long)), format!("Progress: {}…", "é".repeat(80)));

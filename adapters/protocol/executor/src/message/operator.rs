@@ -27,7 +27,8 @@ pub struct OperatorActionWire {
     /// The run acted on (run actions, and auto resume for a whole run).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "printed_opt")]
     pub run_id: Option<RunId>,
-    /// The person's answer (`resolve_human`) or reason (`stop_worker`, `stop_run`).
+    /// The person's answer (`resolve_human`), reason (`stop_worker`, `stop_run`) or note
+    /// (`release_dependency`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// The waiting request's short code (`oauth_approve`, `oauth_deny`).
@@ -88,6 +89,8 @@ pub enum OperatorAction {
     StopWorker,
     /// Stop the run: every unfinished worker is cancelled.
     StopRun,
+    /// End the worker's wait for another worker (`text`: an optional note); it goes on.
+    ReleaseDependency,
     /// "Start a run here": a run whose `/root` is bound to the person's tab at once.
     RunStart,
     /// "Attach this conversation to…": bind the person's tab to an existing worker.
@@ -202,6 +205,7 @@ impl OperatorActionWire {
             A::ResolveHuman => Operation::WorkerResolveHuman { worker: worker()?, answer: text() },
             A::StopWorker => Operation::WorkerInterrupt { worker: worker()?, reason: text() },
             A::StopRun => Operation::RunCancel { run: run()?, reason: text() },
+            A::ReleaseDependency => Operation::WorkerReleaseDependency { worker: worker()?, note: text() },
             A::RunStart => {
                 if self.worker_id.is_some() || self.run_id.is_some() {
                     return Err("run_start takes no workerId or runId".into());
@@ -247,8 +251,9 @@ pub struct OperatorResultWire {
     pub action_id: String,
     /// Done (durably).
     pub ok: bool,
-    /// When refused: the engine's typed rejection (`{code, message}`, as the MCP tools
-    /// report it), or `INVALID_ARGUMENT`.
+    /// When refused: the engine's typed rejection with its stable code and a message
+    /// written for the person (`caller_protocol::refusal`: the control and the command to
+    /// use, never an MCP tool), or `INVALID_ARGUMENT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<caller_protocol::ErrorOut>,
     /// The run the action made or acted on (`run_start`: the new run).

@@ -73,6 +73,10 @@ pub struct WorkerSummary {
     /// The open "needs you" question, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_you: Option<String>,
+    /// With disposition `awaiting_dependency` on another worker: that worker's id (so a
+    /// Stop on it can say who waits; absent for a wait on something outside the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits_for: Option<String>,
     /// The stall guard: `clear`, `warned` or `paused`.
     pub stall: String,
     /// The managed conversation's URL, if any (for a CLI worker its session,
@@ -153,6 +157,7 @@ impl From<&caller_protocol::WorkerOut> for WorkerSummary {
                 approval: h.approval.clone(),
             }),
             needs_you: w.human_wait.as_ref().map(|h| h.question.clone()),
+            waits_for: w.dependency_wait.as_ref().and_then(|d| d.worker_id.clone()),
             stall: w.progress.stall.clone(),
             conversation_url: w.binding.as_ref().map(|b| b.conversation_url.clone()),
             executor_kind: (w.executor != engine::ExecutorKind::Chatgpt.as_str()).then(|| w.executor.clone()),
