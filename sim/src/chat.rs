@@ -250,13 +250,13 @@ async fn tab(stream: TcpStream, c: Rc<RefCell<Conversation>>, name: String, knob
         let state = c.borrow().current();
         let stopped = match state {
             ConversationState::Error(kind) => kind.stops_typing() || kind == ErrorKind::AppUnavailable,
-            ConversationState::AwaitingApproval => true,
+            ConversationState::AwaitingApproval | ConversationState::Unrecognized => true,
             _ => false,
         };
         if stopped {
             // Nothing can be typed into a page that shows a limit, a check, a dialog, an
-            // approval card or a lost app. The executor saw it (unless the page changed
-            // this very moment): its fault.
+            // approval card, a lost app or something the adapter cannot name. The
+            // executor saw it (unless the page changed this very moment): its fault.
             let since = c.borrow().overlay.map_or(0, |o| o.since_ms);
             if elapsed_ms().saturating_sub(since) > STOP_NOTICE_MS {
                 let shown = c.borrow().overlay.map_or(state.as_str(), |o| o.stop.label());

@@ -150,7 +150,8 @@ pub(crate) fn check(
             }
             let kinds = engine.workers().map(|w| (w.id, w.spec.executor)).collect();
             let holds = oracle::account_holds_honoured(log, &kinds);
-            for broken in holds.into_iter().chain(oracle::approvals_honoured(log)) {
+            let pages = oracle::approvals_honoured(log).into_iter().chain(oracle::unrecognized_pages_honoured(log));
+            for broken in holds.into_iter().chain(pages) {
                 l.violation(broken);
             }
             let after_ms = knobs.dead_man.map_or(engine::limits::DEADMAN_AFTER_MS_DEFAULT, |(_, ms)| ms);

@@ -137,6 +137,12 @@ impl Browser {
                 self.wait_for_page(worker, c.deadline);
                 return;
             }
+            (ConversationState::Unrecognized, _) => {
+                // Nor into a page showing something the adapter cannot name (issue 27):
+                // only what is positively recognized is typed into.
+                self.wait_for_page(worker, c.deadline);
+                return;
+            }
             _ => false,
         };
         // The composer needs a moment after the command arrived.

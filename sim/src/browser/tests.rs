@@ -1,5 +1,6 @@
 //! The browser model against a conversation host: it types a command only into the
-//! conversation it names, and a closed conversation is never reported nor typed into.
+//! conversation it names, a closed conversation is never reported nor typed into, and a
+//! page showing something the adapter cannot name is never typed into.
 
 use super::*;
 use crate::chat;
@@ -40,7 +41,13 @@ fn command(attempt: u64, kind: CommandKind, conversation: &str) -> ExecutorComma
 /// and `fresh-0` (kept for attaches). Returns the ledger and every message the
 /// browser sent the daemon.
 fn browse(script: Vec<(u64, ExecutorCommand)>) -> (Ledger, Vec<String>) {
+    browse_with(script, Vec::new())
+}
+
+/// [`browse`], with page stops shown over the conversations (`chat::PageEvent`).
+fn browse_with(script: Vec<(u64, ExecutorCommand)>, page_events: Vec<chat::PageEvent>) -> (Ledger, Vec<String>) {
     let mut agents = Knobs::calm(1).agents;
+    agents.page_events = page_events;
     // No agent calls (there is no caller port here): no progress, nowhere near the end.
     (agents.turns_min, agents.turns_max, agents.progress_pct) = (100, 100, 0);
     let ledger: SharedLedger = Rc::new(RefCell::new(Ledger::default()));
@@ -129,4 +136,29 @@ fn a_closed_conversation_is_never_reported_nor_typed_into_again() {
     assert!(late.is_empty(), "{late:?}");
     assert!(!heard.iter().any(|m| m.contains(r#""commandId":"cmd-1""#) && m.contains("failed")), "{heard:?}");
     assert_eq!(typed(&ledger), vec![("chat-0", "conversation.create:exe-1"), ("fresh-0", "conversation.send:exe-2")]);
+}
+
+#[test]
+fn a_send_waits_while_the_page_shows_something_the_adapter_cannot_name() {
+    // The page turns unrecognized during the create's first turn; a send arrives while it
+    // shows; the page is known again 10 minutes later (issue 27).
+    let (shown_s, length_s) = (30, 600);
+    let page = chat::PageEvent {
+        at_ms: shown_s * 1_000,
+        worker: W,
+        stop: chat::PageStop::Unrecognized,
+        length_ms: length_s * 1_000,
+        names_time: false,
+    };
+    let (ledger, heard) = browse_with(
+        vec![(5, command(1, CommandKind::Create, "")), (55, command(2, CommandKind::Send, "chat-0"))],
+        vec![page],
+    );
+    assert!(ledger.violations.is_empty(), "{:?}", ledger.violations);
+    // On the wire an unrecognized page is `unknown` with the page-shape report's line.
+    let reported = |m: &String| m.contains(r#""state":"unknown""#) && m.contains("cannot name");
+    assert!(heard.iter().any(reported), "the page's state is reported: {heard:?}");
+    let send =
+        ledger.delivered.iter().find(|d| d.key == "conversation.send:exe-2").expect("typed once the page is known");
+    assert!(send.at_ms >= (shown_s + length_s) * 1_000, "typed at {} ms, while the page was unrecognized", send.at_ms);
 }

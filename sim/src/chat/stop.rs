@@ -29,17 +29,22 @@ pub enum PageStop {
     /// The composer's app picker does not offer the app (nothing shows over the page):
     /// a submission fails `APP_NOT_SELECTED` before anything is typed.
     NoApp,
+    /// Something in the latest turn or over the composer the adapter cannot name (a card,
+    /// a form, a control it has never seen, issue 27): the page is `unrecognized`, typed
+    /// into never, until it shows a state the adapter knows again.
+    Unrecognized,
 }
 
 impl PageStop {
     /// Every stop, for seeded draws.
-    pub const ALL: [PageStop; 6] = [
+    pub const ALL: [PageStop; 7] = [
         PageStop::UsageLimit,
         PageStop::RateLimited,
         PageStop::SuspiciousActivity,
         PageStop::Challenge,
         PageStop::Login,
         PageStop::Dialog,
+        PageStop::Unrecognized,
     ];
 
     /// The scenario language's name.
@@ -54,6 +59,7 @@ impl PageStop {
             "approval" => PageStop::Approval,
             "app-unavailable" => PageStop::AppUnavailable,
             "no-app" => PageStop::NoApp,
+            "unrecognized" => PageStop::Unrecognized,
             _ => return None,
         })
     }
@@ -62,6 +68,7 @@ impl PageStop {
     pub fn state(self) -> ConversationState {
         match self {
             PageStop::Approval => ConversationState::AwaitingApproval,
+            PageStop::Unrecognized => ConversationState::Unrecognized,
             stop => ConversationState::Error(stop.kind()),
         }
     }
@@ -71,15 +78,16 @@ impl PageStop {
         match self {
             PageStop::Approval => "awaiting_approval",
             PageStop::NoApp => "no app in the picker",
+            PageStop::Unrecognized => "an unrecognized page",
             stop => stop.kind().as_str(),
         }
     }
 
-    /// The error kind the executor reports for it (an approval card is a state of its
-    /// own, and a missing app shows nothing over the page).
+    /// The error kind the executor reports for it (an approval card and an unrecognized
+    /// page are states of their own, and a missing app shows nothing over the page).
     pub(super) fn kind(self) -> ErrorKind {
         match self {
-            PageStop::Approval | PageStop::NoApp => ErrorKind::Generic,
+            PageStop::Approval | PageStop::NoApp | PageStop::Unrecognized => ErrorKind::Generic,
             PageStop::AppUnavailable => ErrorKind::AppUnavailable,
             PageStop::UsageLimit => ErrorKind::UsageLimit,
             PageStop::RateLimited => ErrorKind::RateLimited,
@@ -107,6 +115,8 @@ impl PageStop {
             PageStop::Approval => APP_NAME,
             PageStop::AppUnavailable => "FORBIDDEN: This conversation does not support developer MCPs",
             PageStop::NoApp => "",
+            // The page-shape report's one line: what was not recognized, and where.
+            PageStop::Unrecognized => "latest turn: a form the adapter cannot name (3 buttons)",
         }
     }
 }

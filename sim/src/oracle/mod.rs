@@ -35,6 +35,8 @@
 //!   falls due and the stall guard stays quiet (`approvals_honoured`). The conversation
 //!   hosts record typing into a page awaiting approval, or any click on the card, as
 //!   violations as they happen.
+//! - While a page shows something the adapter cannot name, nothing is scheduled for its
+//!   worker (`unrecognized_pages_honoured`); typing into it is a host's violation too.
 //!
 //! Two helpers feed other checks: `scheduled_after_end` (attempts scheduled after their
 //! worker ended: delivering one is a violation) and `held_submissions` (what scenarios'
@@ -356,6 +358,39 @@ pub fn approvals_honoured(log: Log<'_>) -> Vec<String> {
             "approval not honoured: {worker} awaits approval since event #{since}, yet {what} (event #{})",
             e.cursor
         ));
+    }
+    broken
+}
+
+/// While a worker's page shows something the adapter cannot name (`worker.held`
+/// `page_unrecognized`, issue 27), no attempt is scheduled for it until the page is known
+/// again (`worker.hold_lifted`), or the binding is lost or replaced: an unrecognized page
+/// is never taken for idle. (The conversation hosts record typing into it as it happens.)
+pub fn unrecognized_pages_honoured(log: Log<'_>) -> Vec<String> {
+    let mut held: BTreeMap<WorkerId, u64> = BTreeMap::new();
+    let mut broken = Vec::new();
+    for e in log.events {
+        let Some(worker) = e.worker else { continue };
+        match &e.kind {
+            EventKind::WorkerHeld { reason: HoldReason::PageUnrecognized, .. } => {
+                held.entry(worker).or_insert(e.cursor.0);
+            }
+            EventKind::WorkerHoldLifted { reason: HoldReason::PageUnrecognized }
+            | EventKind::BindingLost { .. }
+            | EventKind::WorkerAttached { .. } => {
+                held.remove(&worker);
+            }
+            EventKind::ExecutionScheduled { .. } => {
+                if let Some(since) = held.get(&worker) {
+                    broken.push(format!(
+                        "unrecognized page not honoured: {worker}'s page is unrecognized since event #{since}, \
+                         yet an attempt was scheduled (event #{})",
+                        e.cursor
+                    ));
+                }
+            }
+            _ => {}
+        }
     }
     broken
 }

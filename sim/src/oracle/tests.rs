@@ -73,6 +73,22 @@ fn nothing_is_scheduled_while_an_account_is_held() {
     assert!(account_holds_honoured(log.ended(true, 1), &BTreeMap::new()).is_empty());
 }
 
+fn unrecognized() -> Trace {
+    running().push(None, EventKind::WorkerHeld { reason: HoldReason::PageUnrecognized, until: None, detail: None })
+}
+
+#[test]
+fn nothing_is_scheduled_while_a_page_is_unrecognized() {
+    let lifted = unrecognized()
+        .push(None, EventKind::WorkerHoldLifted { reason: HoldReason::PageUnrecognized })
+        .scheduled(2, &[WakeReason::Idle]);
+    assert!(unrecognized_pages_honoured(lifted.ended(true, 1)).is_empty());
+    let typed_beside_it = unrecognized().scheduled(2, &[WakeReason::Idle]);
+    let broken = unrecognized_pages_honoured(typed_beside_it.ended(true, 1));
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert!(broken[0].contains("unrecognized page not honoured"), "{broken:?}");
+}
+
 #[test]
 fn a_fresh_continue_after_the_timeout_passes() {
     let log = running().timed_out(1).scheduled(2, &[WakeReason::DeliveryTimeout]).submitted(2);
