@@ -263,7 +263,7 @@ impl Browser {
                 open: state != Some(ConversationState::Closed),
                 observation: state.map(|state| {
                     let (until, detail) = storage.page.get(&worker).cloned().unwrap_or_default();
-                    Observation { state, seq, block: None, until, detail, approval: None }
+                    Observation { state, seq, block: None, until, detail, approval: None, retry: None }
                 }),
             });
         }
@@ -693,7 +693,7 @@ impl Browser {
             }
         };
         if let Some(seq) = report {
-            let observation = Observation { state, seq, block, until, detail, approval: None };
+            let observation = Observation { state, seq, block, until, detail, approval: None, retry: None };
             let conversation = self.state.storage.borrow().tabs.get(&worker).map(|t| t.url.clone());
             match conversation.filter(|_| self.unverified.remove(&worker)) {
                 Some(conversation) => {
@@ -722,7 +722,7 @@ impl Browser {
         let shown = current.as_ref().map(|(state, seq, _)| (*state, *seq));
         self.state.ledger.borrow_mut().trace("browser", format!("{worker} inspect: republish {shown:?}"));
         if let Some((state, seq, (until, detail))) = current {
-            let observation = Observation { state, seq, block: None, until, detail, approval: None };
+            let observation = Observation { state, seq, block: None, until, detail, approval: None, retry: None };
             self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation });
         }
     }

@@ -211,6 +211,10 @@ pub enum PauseReason {
     /// (`foreign_turn`): a person looks at the session first. Appended last: stored
     /// pauses keep their encoding.
     ForeignTurn,
+    /// The worker's CLI kept retrying its model connection inside the running turn for
+    /// [`crate::limits::CLI_RETRY_MS_MAX`] (network, login, server errors): a person checks
+    /// the network and the CLI's login, then resumes. Appended last.
+    CliRetrying,
 }
 
 impl PauseReason {
@@ -227,6 +231,7 @@ impl PauseReason {
             PauseReason::AppUnavailable => "app_unavailable",
             PauseReason::AppNotSelected => "app_not_selected",
             PauseReason::ForeignTurn => "foreign_turn",
+            PauseReason::CliRetrying => "cli_retrying",
         }
     }
 }

@@ -40,7 +40,8 @@ impl World {
                             root_executor.executor = Some(ExecutorKind::parse(&other[5..]).expect("a kind"))
                         }
                         other if other.starts_with("dir=") => {
-                            root_executor.workspace = Some(Workspace { directory: other[4..].to_string(), branch: None })
+                            root_executor.workspace =
+                                Some(Workspace { directory: other[4..].to_string(), branch: None })
                         }
                         other => set_policy_field(&mut patch, other),
                     }
@@ -123,6 +124,11 @@ impl World {
                 None => self.fail(arg(1), arg(2)),
             },
             "gen" => self.observe(arg(1), ConversationState::Generating, None),
+            // `retry NAME REASON...`: still generating, and the CLI says it retries.
+            "retry" => {
+                let reason = words[2..].join(" ");
+                self.observe_retry(arg(1), &reason)
+            }
             "idle" => {
                 let block = line.split_once("block=").map(|(_, b)| b.replace("\\n", "\n"));
                 self.observe(arg(1), ConversationState::Idle, block)
@@ -202,6 +208,8 @@ impl World {
                 }));
             }
             "advance" => self.advance(ms(arg(1))),
+            // An input with nothing in it (a daemon's first tick after a restart).
+            "tick" => self.input(Input::Tick),
             "crash" => self.crash(),
             "RUN_PAUSE_ALL" => {
                 let _ = self.call(Operation::RunPauseAll { run: self.run.expect("run") });
@@ -210,6 +218,12 @@ impl World {
                 let _ = self.call(Operation::RunResumeAll { run: self.run.expect("run") });
             }
             "show" => self.show(arg(1)),
+            "live" => self.show_liveness(arg(1)),
+            // `events KIND`: how many events of that kind the engine recorded so far.
+            "events" => {
+                let count = self.engine.recent_events().filter(|e| e.kind.name() == arg(1)).count();
+                self.trace.push(format!("events {}: {count}", arg(1)));
+            }
             "deadman" => self.show_dead_man(),
             op => self.operation(op, &words[1..]),
         }
@@ -283,6 +297,7 @@ impl World {
                             until: None,
                             detail: None,
                             approval: None,
+                            retry: None,
                         }),
                     });
                 }

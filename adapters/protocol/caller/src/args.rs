@@ -27,10 +27,7 @@ pub fn parse_id<T: FromStr<Err = IdParseError>>(field: &str, value: &str) -> Res
     value.parse().map_err(|e: IdParseError| ErrorOut::invalid(field, &e.to_string()))
 }
 
-fn parse_opt<T: FromStr<Err = IdParseError>>(
-    field: &str,
-    value: Option<&str>,
-) -> Result<Option<T>, ErrorOut> {
+fn parse_opt<T: FromStr<Err = IdParseError>>(field: &str, value: Option<&str>) -> Result<Option<T>, ErrorOut> {
     value.map(|v| parse_id(field, v)).transpose()
 }
 

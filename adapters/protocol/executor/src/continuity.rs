@@ -57,6 +57,7 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::SteeringRecorded { .. }
         | EventKind::WorkerHeld { .. }
         | EventKind::WorkerHoldLifted { .. }
+        | EventKind::WorkerExecutorAbsent { .. }
         | EventKind::DeadManFired { .. } => true,
         // A limit or a dialog says more in its `worker.held`, a lost app or a foreign turn
         // in its `worker.paused`.
@@ -107,6 +108,16 @@ fn host(kind: ExecutorKind) -> &'static str {
     }
 }
 
+/// What a sentence calls an executor of a kind: a browser runs ChatGPT workers, a CLI
+/// executor Codex and Claude Code ones.
+fn executor_name(kind: ExecutorKind) -> &'static str {
+    match kind {
+        ExecutorKind::Chatgpt => "browser",
+        ExecutorKind::Codex => "Codex CLI",
+        ExecutorKind::Claude => "Claude Code CLI",
+    }
+}
+
 /// A short sentence for people about an event of a worker of `kind` (a ChatGPT tab or a
 /// CLI session: what the host is called, a page or a session). Events that say the same
 /// thing in one step (a delivery timeout seen on the page and the attempt it ends) get
@@ -147,6 +158,7 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             PauseReason::AppUnavailable => APP_UNAVAILABLE.into(),
             PauseReason::AppNotSelected => "Paused: ChatGPT did not show the app in this conversation".into(),
             PauseReason::ForeignTurn => format!("Paused: {}", FOREIGN_TURN.to_lowercase()),
+            PauseReason::CliRetrying => format!("Paused: {name} kept retrying its model connection"),
         },
         EventKind::WorkerHeld { reason, until, detail } => match (reason, until) {
             (HoldReason::UsageLimit, Some(t)) => format!("Usage limit: resumes at {}", clock(*t)),
@@ -217,6 +229,11 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             | AttemptOutcome::WorkerCancelled
             | AttemptOutcome::WorkerBlocked => format!("Attempt ended ({})", outcome.as_str()),
         },
+        EventKind::WorkerExecutorAbsent { kind, since, .. } => format!(
+            "No {} executor connected since {}: nothing carries this worker",
+            executor_name(*kind),
+            clock(*since)
+        ),
         EventKind::DeadManFired { condition, action, quiet_ms, .. } => {
             format!("Run stopped moving: {}", caller_protocol::dead_man_why(*condition, *action, *quiet_ms))
         }

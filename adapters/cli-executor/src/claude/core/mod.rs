@@ -470,6 +470,7 @@ impl Claude {
                 block: None,
                 until: failure.until,
                 detail: failure.detail,
+                retry: None,
             }
         } else {
             Report { block: text.map(tail), ..Report::bare(ConversationState::Idle) }

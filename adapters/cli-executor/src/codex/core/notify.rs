@@ -138,6 +138,7 @@ impl Codex {
                     block: None,
                     until: failure.until,
                     detail: failure.detail,
+                    retry: None,
                 }
             }
         }
