@@ -48,7 +48,7 @@ pub use deadman::{DeadManOut, StoppedMovingOut, why as dead_man_why};
 pub use error::{ErrorOut, codes, decode};
 pub use event::EventOut;
 pub use kind::{ExecutorKindArg, WorkspaceArgs, WorkspaceOut};
-pub use liveness_out::{LivenessOut, RetryOut};
+pub use liveness_out::{LivenessOut, RetryOut, executor_kind_name};
 pub use out::*;
 pub use policy::{DeadManModeArg, ModeArg, PolicyOut, PolicyPatchArgs};
 pub use worker_args::*;

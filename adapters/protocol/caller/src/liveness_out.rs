@@ -1,8 +1,11 @@
 //! A worker's liveness on the wire (`worker_get`'s and `worker_list`'s `liveness`, and the
 //! operator summary's): who carries it (its executor, by id and kind), connected or not,
-//! since when, and its CLI retrying inside the running turn.
+//! since when, and its CLI retrying inside the running turn; and the one line a person
+//! reads about it ([`LivenessOut::line`]), the same on every surface.
 
 use crate::out::ms;
+use engine::ExecutorKind;
+use engine::limits::CLI_RETRY_MS_MAX;
 use engine::view::{LivenessView, RetryView};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -71,5 +74,113 @@ impl From<&LivenessView> for LivenessOut {
             absent_since_ms: l.absent_since.map(ms),
             retry: l.retry.as_ref().map(RetryOut::from),
         }
+    }
+}
+
+/// What a person calls an executor of a kind: a browser profile runs ChatGPT workers, a
+/// CLI executor Codex and Claude Code ones.
+pub fn executor_kind_name(kind: ExecutorKind) -> &'static str {
+    match kind {
+        ExecutorKind::Chatgpt => "browser",
+        ExecutorKind::Codex => "Codex CLI",
+        ExecutorKind::Claude => "Claude Code CLI",
+    }
+}
+
+/// A time of day as `16:04 UTC` (the daemon knows no time zone).
+fn clock(at_ms: u64) -> String {
+    const MINUTE_MS: u64 = 60_000;
+    let minutes = (at_ms / MINUTE_MS) % (24 * 60);
+    format!("{:02}:{:02} UTC", minutes / 60, minutes % 60)
+}
+
+impl LivenessOut {
+    /// The one line a person reads about who carries the worker, e.g. `executor offline
+    /// since 03:12 UTC (Codex CLI cli-host): nothing runs it until it is back`, `CLI
+    /// retrying: stream disconnected (since 03:12 UTC; paused after 10 min)` or `carried by
+    /// browser chrome-1, connected since 02:40 UTC`.
+    pub fn line(&self) -> String {
+        let kind = ExecutorKind::parse(&self.executor_kind).map_or("executor", executor_kind_name);
+        let since = |prefix: &str| self.since_ms.map(|t| format!("{prefix}{}", clock(t))).unwrap_or_default();
+        let executor = self.executor_id.as_deref().unwrap_or("?");
+        match self.state.as_str() {
+            "connected" => match &self.retry {
+                Some(r) => format!(
+                    "CLI retrying: {} (since {}; paused after {} min)",
+                    r.reason,
+                    clock(r.since_ms),
+                    CLI_RETRY_MS_MAX / 60_000
+                ),
+                None => format!("carried by {kind} {executor}{}", since(", connected since ")),
+            },
+            "offline" => {
+                format!("executor offline{} ({kind} {executor}): nothing runs it until it is back", since(" since "))
+            }
+            _ if self.capable_executors > 0 => {
+                format!(
+                    "no executor holds it yet: its next turn goes to a connected {kind} ({} connected)",
+                    self.capable_executors
+                )
+            }
+            _ => format!("no {kind} executor connected{}: nothing runs it until one connects", since(" since ")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2025-11-30 01:26 UTC.
+    const T: u64 = 1_764_466_000_000;
+
+    fn live(state: &str, kind: &str, executor: Option<&str>, capable: u32) -> LivenessOut {
+        LivenessOut {
+            state: state.into(),
+            executor_id: executor.map(String::from),
+            executor_kind: kind.into(),
+            since_ms: Some(T),
+            capable_executors: capable,
+            absent_since_ms: None,
+            retry: None,
+        }
+    }
+
+    #[test]
+    fn a_connected_worker_names_its_executor_by_kind_and_since_when() {
+        assert_eq!(
+            live("connected", "chatgpt", Some("chrome-1"), 1).line(),
+            "carried by browser chrome-1, connected since 01:26 UTC"
+        );
+        assert_eq!(
+            live("connected", "codex", Some("cli-host"), 1).line(),
+            "carried by Codex CLI cli-host, connected since 01:26 UTC"
+        );
+    }
+
+    #[test]
+    fn a_worker_whose_executor_is_gone_reads_offline_since_then() {
+        assert_eq!(
+            live("offline", "claude", Some("cli-host"), 0).line(),
+            "executor offline since 01:26 UTC (Claude Code CLI cli-host): nothing runs it until it is back"
+        );
+    }
+
+    #[test]
+    fn a_retrying_cli_says_what_it_retries_and_when_it_pauses() {
+        let mut l = live("connected", "codex", Some("cli-host"), 1);
+        l.retry = Some(RetryOut { reason: "stream disconnected".into(), attempt: Some(3), since_ms: T });
+        assert_eq!(l.line(), "CLI retrying: stream disconnected (since 01:26 UTC; paused after 10 min)");
+    }
+
+    #[test]
+    fn an_unassigned_worker_says_whether_an_executor_of_its_kind_is_there() {
+        assert_eq!(
+            live("unassigned", "codex", None, 0).line(),
+            "no Codex CLI executor connected since 01:26 UTC: nothing runs it until one connects"
+        );
+        let mut waiting = live("unassigned", "chatgpt", None, 2);
+        waiting.since_ms = None;
+        assert_eq!(waiting.line(), "no executor holds it yet: its next turn goes to a connected browser (2 connected)");
     }
 }

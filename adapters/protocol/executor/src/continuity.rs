@@ -108,16 +108,6 @@ fn host(kind: ExecutorKind) -> &'static str {
     }
 }
 
-/// What a sentence calls an executor of a kind: a browser runs ChatGPT workers, a CLI
-/// executor Codex and Claude Code ones.
-fn executor_name(kind: ExecutorKind) -> &'static str {
-    match kind {
-        ExecutorKind::Chatgpt => "browser",
-        ExecutorKind::Codex => "Codex CLI",
-        ExecutorKind::Claude => "Claude Code CLI",
-    }
-}
-
 /// A short sentence for people about an event of a worker of `kind` (a ChatGPT tab or a
 /// CLI session: what the host is called, a page or a session). Events that say the same
 /// thing in one step (a delivery timeout seen on the page and the attempt it ends) get
@@ -231,7 +221,7 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
         },
         EventKind::WorkerExecutorAbsent { kind, since, .. } => format!(
             "No {} executor connected since {}: nothing carries this worker",
-            executor_name(*kind),
+            caller_protocol::executor_kind_name(*kind),
             clock(*since)
         ),
         EventKind::DeadManFired { condition, action, quiet_ms, .. } => {
