@@ -67,7 +67,7 @@ use crate::base::limits::{
 use crate::base::report::cut_detail;
 use engine::effect::{CommandKind, ExecutorCommand};
 use engine::ids::{CommandId, WorkerId};
-use engine::model::{ConversationState, ErrorKind};
+use engine::model::{CliRetry, ConversationState, ErrorKind};
 use engine::time::Timestamp;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
@@ -135,6 +135,9 @@ pub struct Claude {
     strangers: VecDeque<String>,
     last: Option<Report>,
     assistant_error: Option<String>,
+    /// The running turn's last `system/api_retry` said the CLI retries its API call:
+    /// reported with the turn's `generating` until the turn moves again.
+    retrying: bool,
     rate_limit: Option<Value>,
     /// How the last child was asked for: a new session that never started is forgotten.
     launch: Option<Launch>,
@@ -163,6 +166,7 @@ impl Claude {
             strangers: VecDeque::new(),
             last: None,
             assistant_error: None,
+            retrying: false,
             rate_limit: None,
             launch: None,
             approvals: BTreeMap::new(),
@@ -350,6 +354,7 @@ impl Claude {
                     self.state(report);
                 }
             }
+            "system" if text("subtype") == Some("api_retry") => self.api_retry(&msg),
             "control_request" => self.control_request(&msg),
             "rate_limit_event" => self.rate_limit = msg.get("rate_limit_info").cloned(),
             "assistant" => {
@@ -357,6 +362,10 @@ impl Claude {
                     self.assistant_error = Some(error.to_string());
                 }
                 self.turn_activity();
+                if std::mem::take(&mut self.retrying) {
+                    // The turn moves again: the retry is over.
+                    self.state(Report::bare(ConversationState::Generating));
+                }
             }
             // `--resume` of a session with no transcript answers a `result` of no turn
             // (`num_turns:0`) before it exits: not a turn, and not foreign.
@@ -441,8 +450,23 @@ impl Claude {
     }
 
     /// Output that belongs to a turn: with none running, a turn nobody queued has begun.
+    /// `system/api_retry`: the CLI retries its API call inside the running turn (network,
+    /// login, server errors): the turn is reported still `generating`, with what the CLI
+    /// said (`server_error (HTTP 500)`) and which retry.
+    fn api_retry(&mut self, msg: &Value) {
+        self.turn_activity();
+        self.retrying = true;
+        let error = msg.get("error").and_then(Value::as_str).unwrap_or("API error");
+        let status =
+            msg.get("error_status").and_then(Value::as_u64).map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+        let attempt = msg.get("attempt").and_then(Value::as_u64).and_then(|a| u32::try_from(a).ok());
+        let retry = CliRetry { reason: cut_detail(&format!("{error}{status}")).into(), attempt };
+        self.state(Report { retry: Some(retry), ..Report::bare(ConversationState::Generating) });
+    }
+
     fn turn_activity(&mut self) {
         if self.turn.is_none() {
+            self.retrying = false;
             self.turn = Some(Turn { ours: false, flagged: false });
             self.assistant_error = None;
             self.foreign(None);
@@ -452,6 +476,7 @@ impl Claude {
 
     fn result(&mut self, now: Timestamp, msg: &Value) {
         self.turn_activity();
+        self.retrying = false;
         let uuids: Vec<&str> = msg
             .get("user_message_uuids")
             .and_then(Value::as_array)
