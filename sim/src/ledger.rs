@@ -86,6 +86,9 @@ pub struct Ledger {
     pub unattached: BTreeSet<String>,
     /// Every CLI `approval_answer` the operator made, with the engine's verdict.
     pub approval_calls: Vec<crate::cli_session::ApprovalCall>,
+    /// The daemon host's executor connections, open or closed since when (the liveness
+    /// oracle's ground truth).
+    pub links: crate::liveness_oracle::Links,
 }
 
 impl Ledger {
