@@ -166,9 +166,10 @@ impl Engine {
     pub(crate) fn on_liveness_timer(&mut self, id: WorkerId) {
         let now = self.now;
         let Some(w) = self.state.workers.get(&id) else { return };
-        if self.executor_absent_at(w).is_some_and(|t| t <= now) {
+        if self.executor_absent_at(w).is_some_and(|t| t <= now)
+            && let Some(since) = self.conn.kind_absent_since(w.spec.executor)
+        {
             let (kind, run, executor) = (w.spec.executor, w.run, self.carrier_of(w));
-            let since = self.conn.kind_absent_since(kind).expect("absent: no executor of the kind");
             self.liveness.raise(id, kind, since);
             self.emit(run, Some(id), None, EventKind::WorkerExecutorAbsent { kind, since, executor });
         }
