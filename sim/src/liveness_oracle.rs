@@ -79,11 +79,24 @@ pub(crate) fn record(ledger: &crate::ledger::SharedLedger, views: &[WorkerView])
 }
 
 /// The workers of `views` shown `running` at `now_ms` (simulated) while nothing carries
-/// them.
+/// them, and those shown carried by an executor whose connection is gone.
 pub fn check(views: &[WorkerView], links: &Links, now_ms: u64) -> Vec<String> {
     let mut broken = Vec::new();
     for view in views {
         let id = view.worker.id;
+        let gone = |executor: &ExecutorId| {
+            links
+                .closed_since(executor)
+                .map(|closed| now_ms.saturating_sub(closed))
+                .filter(|ago| *ago > DISCONNECT_NOTICED_MS_MAX)
+        };
+        if let Some(live) = &view.liveness
+            && live.carrier == Carrier::Connected
+            && let Some(ago) = live.executor.as_ref().and_then(gone)
+        {
+            let executor = live.executor.as_ref().map(ToString::to_string).unwrap_or_default();
+            broken.push(format!("{id} is shown carried by {executor}, whose connection closed {ago} ms ago"));
+        }
         if view.disposition != Disposition::Running {
             continue;
         }
@@ -91,18 +104,12 @@ pub fn check(views: &[WorkerView], links: &Links, now_ms: u64) -> Vec<String> {
             broken.push(format!("{id} is shown running without liveness"));
             continue;
         };
-        let carrier = live.executor.as_ref();
-        if live.carrier != Carrier::Connected || carrier.is_none() {
+        if live.carrier != Carrier::Connected || live.executor.is_none() {
             broken.push(format!("{id} is shown running while its executor is {}", live.carrier.as_str()));
-            continue;
-        }
-        let Some(executor) = carrier else { continue };
-        if let Some(closed) = links.closed_since(executor)
-            && now_ms.saturating_sub(closed) > DISCONNECT_NOTICED_MS_MAX
-        {
+        } else if let Some(ago) = live.executor.as_ref().and_then(gone) {
+            let executor = live.executor.as_ref().map(ToString::to_string).unwrap_or_default();
             broken.push(format!(
-                "{id} is shown running while the connection of its executor {executor} closed {} ms ago",
-                now_ms - closed
+                "{id} is shown running while the connection of its executor {executor} closed {ago} ms ago"
             ));
         }
     }
