@@ -76,6 +76,7 @@ impl Bench {
                 until: None,
                 detail: None,
                 approval: None,
+                retry: None,
             },
         })
     }

@@ -1,8 +1,9 @@
 //! What this process knows of its executors, and deliberately does not persist: which are
-//! connected (and what they run), which in-flight commands went out over their current
-//! connections, which are held by none, which were asked to withdraw, and when each
-//! worker's conversation was last reported on. Lost on restart by design: executors
-//! reconnect, say `hello` again, and their journals say what they hold.
+//! connected (what they run, since when) and when the others went away, which in-flight
+//! commands went out over their current connections, which are held by none, which were
+//! asked to withdraw, and when each worker's conversation was last reported on. Lost on
+//! restart by design: executors reconnect, say `hello` again, and their journals say what
+//! they hold; an executor not back yet counts as gone since this process started.
 //!
 //! [`Connections`] owns all of it behind methods that keep it consistent (a command is
 //! sent, or known to be held by nobody, never both; a disconnect orphans what went out
@@ -11,6 +12,7 @@
 
 use crate::ids::*;
 use crate::kind::ExecutorKind;
+use crate::limits::GONE_EXECUTORS_COUNT_MAX;
 use crate::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,6 +24,8 @@ pub(crate) struct ExecutorSession {
     /// The executor kinds it runs (its `hello`'s `capabilities.kinds`): only workers of
     /// these kinds get commands through it.
     pub kinds: Vec<ExecutorKind>,
+    /// When its current connection said `hello`.
+    pub since: Timestamp,
 }
 
 /// An in-flight command handed to an executor over its current connection.
@@ -52,23 +56,61 @@ pub(crate) struct Connections {
     /// Executors that connected or went away in this input: the timers of the workers
     /// bound to them are stale (mid-turn steering, overdue commands, inspections).
     changed: Vec<ExecutorId>,
+    /// The kinds those executors run: the liveness timers of every worker of these kinds
+    /// are stale (a kind may have gained or lost its last executor).
+    changed_kinds: Vec<ExecutorKind>,
+    /// When each executor that is not connected went away, in this process (at most
+    /// [`GONE_EXECUTORS_COUNT_MAX`], the oldest forgotten first).
+    gone: BTreeMap<ExecutorId, Timestamp>,
+    /// When the last connected executor of each kind went away, in this process.
+    kinds_gone: BTreeMap<ExecutorKind, Timestamp>,
+    /// The first input this process handled: an executor not seen since is gone since then.
+    started: Option<Timestamp>,
 }
 
 impl Connections {
     // ----- executors -----
 
+    /// The time of the first input this process handles (later calls change nothing);
+    /// whether it was the first.
+    pub fn start(&mut self, now: Timestamp) -> bool {
+        let first = self.started.is_none();
+        self.started.get_or_insert(now);
+        first
+    }
+
     /// An executor said hello: what went out over its previous connection is unknown
     /// until its journal says.
     pub fn connect(&mut self, executor: ExecutorId, session: ExecutorSession) {
-        self.executors.insert(executor.clone(), session);
+        self.gone.remove(&executor);
+        self.changed_kinds.extend(session.kinds.iter().copied());
+        for kind in &session.kinds {
+            self.kinds_gone.remove(kind);
+        }
+        if let Some(old) = self.executors.insert(executor.clone(), session) {
+            self.changed_kinds.extend(old.kinds);
+        }
         self.sent.retain(|_, s| s.executor != executor);
         self.changed.push(executor);
     }
 
-    /// An executor's connection ended: the commands handed to it are orphaned (to be
-    /// reconciled on its next hello).
-    pub fn disconnect(&mut self, executor: &ExecutorId) {
-        self.executors.remove(executor);
+    /// An executor's connection ended at `now`: the commands handed to it are orphaned
+    /// (to be reconciled on its next hello).
+    pub fn disconnect(&mut self, executor: &ExecutorId, now: Timestamp) {
+        if let Some(session) = self.executors.remove(executor) {
+            for kind in session.kinds {
+                if !self.executors.values().any(|s| s.kinds.contains(&kind)) {
+                    self.kinds_gone.insert(kind, now);
+                }
+                self.changed_kinds.push(kind);
+            }
+            if self.gone.len() >= GONE_EXECUTORS_COUNT_MAX
+                && let Some(oldest) = self.gone.iter().min_by_key(|(_, at)| **at).map(|(e, _)| e.clone())
+            {
+                self.gone.remove(&oldest);
+            }
+            self.gone.insert(executor.clone(), now);
+        }
         self.changed.push(executor.clone());
         let orphaned: Vec<AttemptId> =
             self.sent.iter().filter(|(_, s)| s.executor == *executor).map(|(a, _)| *a).collect();
@@ -93,6 +135,32 @@ impl Connections {
     /// Whether the executor is connected and runs workers of this kind.
     pub fn runs_kind(&self, executor: &ExecutorId, kind: ExecutorKind) -> bool {
         self.executors.get(executor).is_some_and(|s| s.kinds.contains(&kind))
+    }
+
+    /// Since when the executor is connected (its current connection's `hello`), or `None`.
+    pub fn connected_since(&self, executor: &ExecutorId) -> Option<Timestamp> {
+        self.executors.get(executor).map(|s| s.since)
+    }
+
+    /// Since when the executor, not connected, is gone: the end of its last connection in
+    /// this process, or the process's start (`None` before its first input).
+    pub fn gone_since(&self, executor: &ExecutorId) -> Option<Timestamp> {
+        self.gone.get(executor).copied().or(self.started)
+    }
+
+    /// How many connected executors run workers of this kind.
+    pub fn capable(&self, kind: ExecutorKind) -> usize {
+        self.executors.values().filter(|s| s.kinds.contains(&kind)).count()
+    }
+
+    /// Since when no connected executor runs workers of this kind (`None` while one does,
+    /// and before the process's first input): the end of the last one's connection in this
+    /// process, or the process's start.
+    pub fn kind_absent_since(&self, kind: ExecutorKind) -> Option<Timestamp> {
+        if self.capable(kind) > 0 {
+            return None;
+        }
+        self.kinds_gone.get(&kind).copied().or(self.started)
     }
 
     /// Whether the executor is connected and can steer mid-turn.
@@ -176,9 +244,13 @@ impl Connections {
     // ----- timers -----
 
     /// Moves the workers whose timers went stale into `into`, and returns the executors
-    /// that connected or went away (the timers of the workers bound to them are stale too).
-    pub fn drain_stale(&mut self, into: &mut Vec<WorkerId>) -> std::vec::Drain<'_, ExecutorId> {
+    /// that connected or went away (the timers of the workers bound to them are stale too)
+    /// and the kinds they run (so are those of every worker of these kinds), each kind once.
+    pub fn drain_stale(&mut self, into: &mut Vec<WorkerId>) -> (Vec<ExecutorId>, Vec<ExecutorKind>) {
         into.append(&mut self.stale);
-        self.changed.drain(..)
+        let mut kinds = std::mem::take(&mut self.changed_kinds);
+        kinds.sort_unstable();
+        kinds.dedup();
+        (std::mem::take(&mut self.changed), kinds)
     }
 }

@@ -17,6 +17,7 @@ use crate::ids::*;
 use crate::index::Index;
 use crate::input::Input;
 use crate::limits::*;
+use crate::liveness::Liveness;
 use crate::model::*;
 use crate::policy::{ContinuationPolicy, DeadManPolicy};
 use crate::record::{Record, RecoveryError};
@@ -95,6 +96,8 @@ pub struct Engine {
     pub(crate) conn: Connections,
     /// CLI approval requests waiting for a person: not persisted.
     pub(crate) approvals: Approvals,
+    /// CLI retries and raised absence episodes: not persisted.
+    pub(crate) liveness: Liveness,
     /// Commands, replies and batches on their way out.
     outbox: Outbox,
     /// Time of the input being handled.
@@ -110,6 +113,7 @@ impl Engine {
             index: Index::default(),
             conn: Connections::default(),
             approvals: Approvals::default(),
+            liveness: Liveness::default(),
             outbox: Outbox::default(),
             now: Timestamp(0),
         }
@@ -121,6 +125,14 @@ impl Engine {
     /// `now` must not go backwards; an earlier `now` is treated as the latest seen.
     pub fn handle(&mut self, now: Timestamp, input: Input) {
         self.now = now.max(self.now);
+        if self.conn.start(self.now) {
+            // Absence counts from this process's first input: every worker's timer may
+            // gain its liveness deadline.
+            let ids: Vec<WorkerId> = self.state.workers.values().map(|w| w.id).collect();
+            for id in ids {
+                self.index.mark_stale(id);
+            }
+        }
         match input {
             Input::Call { call, op } => self.handle_call(call, op),
             Input::Executor(report) => self.handle_executor(report),

@@ -264,6 +264,19 @@ pub enum EventKind {
         /// How it ended: failed or cancelled.
         outcome: Lifecycle,
     },
+    /// The worker needs an executor (work is on its way), but none of its kind has been
+    /// connected for
+    /// [`crate::limits::EXECUTOR_ABSENT_MS_MAX`]: recorded once per episode (until one
+    /// connects again, or the daemon restarts), so a person learns that nothing carries it.
+    /// Appended last: the stored encoding of older events is unchanged.
+    WorkerExecutorAbsent {
+        /// The kind of executor it needs.
+        kind: crate::kind::ExecutorKind,
+        /// Since when none of that kind is connected.
+        since: Timestamp,
+        /// The executor holding its conversation, if one does.
+        executor: Option<ExecutorId>,
+    },
 }
 
 impl EventKind {
@@ -304,6 +317,7 @@ impl EventKind {
             EventKind::BindingLost { .. } => "binding.lost",
             EventKind::BindingRefused { .. } => "binding.refused",
             EventKind::SteerLanded { .. } => "execution.steer_landed",
+            EventKind::WorkerExecutorAbsent { .. } => "worker.executor_absent",
             EventKind::ConversationError { .. } => "conversation.error",
             EventKind::WorkerHeld { .. } => "worker.held",
             EventKind::WorkerHoldLifted { .. } => "worker.hold_lifted",

@@ -21,7 +21,7 @@ impl Engine {
     pub(crate) fn handle_executor(&mut self, input: ExecutorInput) {
         match input {
             ExecutorInput::Hello { executor, steering, kinds, bindings, journal } => {
-                self.hello(executor, ExecutorSession { steering, kinds }, bindings, journal)
+                self.hello(executor, ExecutorSession { steering, kinds, since: self.now }, bindings, journal)
             }
             ExecutorInput::Disconnected { executor } => self.disconnected(&executor),
             ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),
@@ -51,6 +51,12 @@ impl Engine {
         bindings: Vec<BindingReport>,
         journal: Vec<JournalEntry>,
     ) {
+        if self.conn.is_connected(&executor) {
+            // A new connection replaces the old one: what the old one carried is counted
+            // up to now.
+            self.executor_leaving(&executor);
+        }
+        self.executor_back(&session.kinds);
         self.conn.connect(executor.clone(), session);
         for entry in journal {
             self.reconcile_journal(&executor, entry);
@@ -79,7 +85,8 @@ impl Engine {
 
     /// The executor's connection ended: its commands must be reconciled on its next hello.
     fn disconnected(&mut self, executor: &ExecutorId) {
-        self.conn.disconnect(executor);
+        self.executor_leaving(executor);
+        self.conn.disconnect(executor, self.now);
     }
 
     /// Whether the executor is the one holding the worker's binding (state reports
@@ -196,6 +203,7 @@ impl Engine {
             return;
         }
         let previous = b.state;
+        self.note_retry(id, &observation);
         let idle_again = matches!(observation.state, ConversationState::Idle | ConversationState::Ready);
         if previous == observation.state
             && !force

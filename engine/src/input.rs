@@ -120,6 +120,10 @@ pub struct Observation {
     /// ChatGPT's card (answered in the page) and every other state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<crate::model::PendingApproval>,
+    /// With `generating` from a CLI executor: the CLI is retrying its model connection
+    /// inside the running turn (a later state without it says the retry is over).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<crate::model::CliRetry>,
 }
 
 /// How far an executor got with a command (spec 000 §12.4).

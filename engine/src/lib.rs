@@ -8,7 +8,8 @@
 //!   `state/` (the durable state, its counters and event log, the `Persist` batch, its
 //!   tables of rows that remember their changes, recovery), `index.rs` (lookups and the
 //!   timer heap), `connections.rs` (executors and in-flight commands), `approvals.rs`
-//!   (CLI approval requests), `holds/state.rs` and `deadman/state.rs`.
+//!   (CLI approval requests), `liveness/state.rs` (CLI retries, absence episodes),
+//!   `holds/state.rs` and `deadman/state.rs`.
 //! - `model/`, `event.rs`, `record.rs`: the durable domain, its event log and the
 //!   records a store persists. `wake.rs`: wake reasons; `policy.rs`: continuation policy.
 //! - `ops/`: one file per family of caller operations (runs, workers, waits, control).
@@ -21,6 +22,8 @@
 //! - `kind.rs`: executor kinds (`chatgpt`, `codex`, `claude`), a CLI worker's workspace
 //!   and each kind's conversation id form.
 //! - `holds/`: holds from what pages show (usage and rate limits, account checks, dialogs).
+//! - `liveness/`: who carries each worker (its executor connected or not, since when), the
+//!   absence of every executor of a worker's kind, and a CLI that keeps retrying.
 //! - `deadman/`: the dead-man fallback: a watched run that stopped moving is reported
 //!   (`deadman.fired`) and, by its policy, `/root` recovered once.
 //! - `prompt/`: versioned prompts. `block.rs`: the end-of-response block parser.
@@ -48,6 +51,7 @@ mod invariants;
 pub mod kind;
 mod landing;
 pub mod limits;
+mod liveness;
 pub mod model;
 pub mod op;
 mod ops;

@@ -103,3 +103,23 @@ pub const ACCOUNT_HOLDS_COUNT_MAX: usize = 64 * 3;
 /// Longest page text (a dialog's heading, a limit notice) kept with a page state, in
 /// characters.
 pub const PAGE_DETAIL_CHARS_MAX: usize = 200;
+
+/// How long a worker that needs an executor (active, not waiting, not paused, with a turn
+/// running, a command in flight or a continuation pending) may have no connected executor
+/// of its kind before the engine records `worker.executor_absent` (once
+/// per episode: until an executor of its kind connects again): long enough for a browser
+/// or a CLI executor to restart, short enough that a person who left workers overnight
+/// learns within minutes that nothing carries them.
+pub const EXECUTOR_ABSENT_MS_MAX: u64 = 5 * MINUTE_MS;
+/// How long a CLI's turn may keep retrying its model connection (the CLI's own reports:
+/// network, login, server errors), counted from the first retry or the worker's last
+/// durable progress (a resume counts), before the engine pauses the worker
+/// (`cli_retrying`) for a person: long enough to ride out a network blip, short enough
+/// that the morning does not find it still "generating".
+pub const CLI_RETRY_MS_MAX: u64 = 10 * MINUTE_MS;
+/// Executors that went away this process remembers the time of (for "offline since");
+/// beyond it the one gone longest is forgotten and reads as gone since the daemon started.
+pub const GONE_EXECUTORS_COUNT_MAX: usize = 1_024;
+/// Longest reason a CLI executor gives for a retry, in characters (cut by the adapter that
+/// decoded it, as page details are).
+pub const RETRY_REASON_CHARS_MAX: usize = PAGE_DETAIL_CHARS_MAX;

@@ -449,6 +449,8 @@ pub struct WorkerView {
     pub inbox: Vec<Message>,
     /// What holds it (an account limit or a dialog), if anything.
     pub hold: Option<HoldView>,
+    /// Who carries it (its executor, connected or not, since when), while it is unfinished.
+    pub liveness: Option<crate::model::LivenessView>,
 }
 
 /// What `worker_continue_now` did (spec 000 §15.2: one deterministic behaviour).

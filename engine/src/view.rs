@@ -2,6 +2,7 @@
 
 use crate::engine::Engine;
 use crate::ids::*;
+pub use crate::model::{Carrier, LivenessView, RetryView};
 pub use crate::op::{HoldView, PolicySource, RunView, WorkerView};
 
 impl Engine {
@@ -26,6 +27,7 @@ impl Engine {
             current_attempt: current.and_then(|a| self.state.attempts.get(&a)).cloned(),
             inbox,
             hold: self.hold_view(w),
+            liveness: self.liveness_view(w),
         })
     }
 

@@ -35,6 +35,7 @@ fn asks(world: &mut World, id: &str) {
         until: None,
         detail: Some(Arc::clone(&approval.summary)),
         approval: Some(approval),
+        retry: None,
     };
     let executor = engine::ids::ExecutorId::new("cli-1");
     world.input(Input::Executor(ExecutorInput::State { executor, worker, observation }));
@@ -117,6 +118,7 @@ fn an_answer_lost_with_the_connection_can_be_given_again_once_the_executor_says_
         until: None,
         detail: None,
         approval: Some(approval),
+        retry: None,
     };
     let binding = engine::BindingReport {
         worker,

@@ -182,11 +182,12 @@ fn completion_before_resume_scheduling() {
 
 #[test]
 fn completion_after_scheduling_before_dispatch_withdraws_the_attempt() {
-    // The executor is gone when the resume is scheduled, so the command never leaves.
+    // The executor is gone when the resume is scheduled, so the command never leaves (and
+    // the worker, carried by nobody, is not reported running).
     check(
         &with(RUNNING, "idle a\ndisconnect e1\nadvance 3s\nshow a\na.complete done\nexecutor e1\nadvance 1h\nshow a"),
         "e1 create a#1 initial bootstrap/v2
-         a: running #2 auto_resume scheduled
+         a: awaiting_execution #2 auto_resume scheduled
          a: completed #2 auto_resume cancelled",
     );
 }
@@ -318,7 +319,7 @@ fn policy_changes_append_events_and_survive_restart() {
          show a",
         "e1 create a#1 initial bootstrap/v2
          crash
-         a: running #1 initial scheduled",
+         a: awaiting_execution #1 initial scheduled",
     );
     let names: Vec<&str> = world.engine.recent_events().map(|e| e.kind.name()).collect();
     assert!(names.contains(&"continuation.policy_changed"), "{names:?}");

@@ -182,7 +182,7 @@ fn executor_unavailable_keeps_the_continuation_durable() {
     check(
         &format!("{RUNNING}\nidle a\ndisconnect e1\nadvance 1h\nshow a\ncrash\nexecutor e1\nsubmit a\nshow a"),
         "e1 create a#1 initial bootstrap/v2
-         a: running #2 auto_resume scheduled intent[active_keepalive]
+         a: awaiting_execution #2 auto_resume scheduled intent[active_keepalive]
          crash
          e1 send a#2 auto_resume resume/v1
          a: running #2 auto_resume submitted auto=1",
@@ -295,6 +295,7 @@ fn state_reports_from_another_executor_are_ignored() {
             until: None,
             detail: None,
             approval: None,
+            retry: None,
         },
     }));
     world.script("advance 1m");

@@ -60,7 +60,7 @@ impl Executor {
         self.outbox.push_back(ExecutorInput::State {
             executor: self.id.clone(),
             worker: w,
-            observation: Observation { state, seq, block, until: None, detail: None, approval: None },
+            observation: Observation { state, seq, block, until: None, detail: None, approval: None, retry: None },
         });
     }
 
@@ -88,7 +88,15 @@ impl Executor {
                     self.outbox.push_back(ExecutorInput::State {
                         executor: self.id.clone(),
                         worker: c.worker,
-                        observation: Observation { state, seq, block: None, until: None, detail: None, approval: None },
+                        observation: Observation {
+                            state,
+                            seq,
+                            block: None,
+                            until: None,
+                            detail: None,
+                            approval: None,
+                            retry: None,
+                        },
                     });
                 }
                 return;
@@ -144,6 +152,7 @@ impl Executor {
                         until: None,
                         detail: None,
                         approval: None,
+                        retry: None,
                     }),
                 }
             })
@@ -309,6 +318,7 @@ impl Sim {
                             until: None,
                             detail: None,
                             approval: None,
+                            retry: None,
                         },
                     });
                 } else {
@@ -518,6 +528,7 @@ impl Sim {
                         until: None,
                         detail: None,
                         approval: None,
+                        retry: None,
                     }),
                 },
             });

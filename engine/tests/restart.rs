@@ -287,6 +287,7 @@ fn a_republished_pre_submission_state_is_not_a_turn_end() {
                 until: None,
                 detail: None,
                 approval: None,
+                retry: None,
             }),
         }],
         journal: vec![JournalEntry {

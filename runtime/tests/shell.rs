@@ -129,7 +129,15 @@ async fn timers_fire_on_virtual_time_and_commands_reach_the_sink() {
                     .executor(ExecutorInput::State {
                         executor: executor.clone(),
                         worker,
-                        observation: Observation { state, seq, block: None, until: None, detail: None, approval: None },
+                        observation: Observation {
+                            state,
+                            seq,
+                            block: None,
+                            until: None,
+                            detail: None,
+                            approval: None,
+                            retry: None,
+                        },
                     })
                     .await
                     .expect("alive");

@@ -267,7 +267,7 @@ impl Browser {
                 open: state != Some(ConversationState::Closed),
                 observation: state.map(|state| {
                     let (until, detail) = storage.page.get(&worker).cloned().unwrap_or_default();
-                    Observation { state, seq, block: None, until, detail, approval: None }
+                    Observation { state, seq, block: None, until, detail, approval: None, retry: None }
                 }),
             });
         }

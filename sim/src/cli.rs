@@ -424,5 +424,6 @@ fn observation(shown: &Shown) -> Observation {
         until: shown.until,
         detail: shown.detail.clone(),
         approval: shown.approval.clone(),
+        retry: None,
     }
 }

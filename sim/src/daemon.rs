@@ -62,7 +62,12 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
     let ledger = state.ledger.clone();
     ledger.borrow_mut().trace("daemon", "start");
     ledger.borrow_mut().daemon_starts.push(started_ms);
-    shell.observe(Box::new(move |engine, batches| observe(&ledger, engine, batches)));
+    let links = state.ledger.borrow().links.clone();
+    links.daemon_started(started_ms);
+    shell.observe(Box::new(move |engine, batches| {
+        observe(&ledger, engine, batches);
+        crate::liveness_oracle::observe(&ledger, engine);
+    }));
     tokio::task::spawn_local(async move {
         if let Err(e) = shell.run(std::future::pending()).await {
             panic!("shell stopped: {e}");
@@ -75,7 +80,7 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
         let mut next_connection = 0;
         while let Ok((stream, _)) = executors.accept().await {
             next_connection += 1;
-            tokio::task::spawn_local(serve_executor(stream, next_connection, h.clone(), r.clone()));
+            tokio::task::spawn_local(serve_executor(stream, next_connection, h.clone(), r.clone(), links.clone()));
         }
     });
     let listener = TcpListener::bind(("0.0.0.0", DAEMON_PORT)).await?;
@@ -118,7 +123,13 @@ async fn triggered_calls(handle: Handle, ledger: SharedLedger) {
 
 /// One executor connection, through the executor protocol's own session logic (token, versions,
 /// caps, typed protocol errors): the same rules as the daemon's `/executor`.
-async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle: Handle, registry: Registry) {
+async fn serve_executor(
+    stream: turmoil::net::TcpStream,
+    connection: u64,
+    handle: Handle,
+    registry: Registry,
+    links: crate::ledger::Links,
+) {
     let (mut reader, mut writer) = stream.into_split();
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     tokio::task::spawn_local(async move {
@@ -137,6 +148,7 @@ async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle
         let step = session.on_text(&text, now_ms);
         if let Some(id) = &step.registered {
             registry.borrow_mut().insert(id.clone(), (connection, tx.clone()));
+            links.opened(id);
         }
         for reply in &step.replies {
             let _ = tx.send(executor_protocol::encode(reply));
@@ -155,8 +167,12 @@ async fn serve_executor(stream: turmoil::net::TcpStream, connection: u64, handle
     if current && let Some(id) = session.executor() {
         registry.borrow_mut().remove(id);
     }
+    let gone = session.executor().cloned().filter(|_| current);
     if let Some(input) = session.on_close(current) {
         let _ = handle.executor(input).await;
+    }
+    if let Some(id) = gone {
+        links.closed(&id, turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64));
     }
 }
 
@@ -184,7 +200,7 @@ async fn serve_caller(stream: turmoil::net::TcpStream, handle: Handle, ledger: S
 /// Maps a simulated caller operation onto the engine's and runs it.
 async fn call_op(handle: &Handle, op: SimOp, ledger: &SharedLedger) -> Result<Option<WorkerId>, String> {
     if let SimOp::OperatorSweep = op {
-        return sweep(handle).await;
+        return sweep(handle, ledger).await;
     }
     if let SimOp::ApprovalSweep { seed } = op {
         return crate::cli_operator::approval_sweep(handle, seed, ledger).await;
@@ -254,9 +270,10 @@ async fn call_op(handle: &Handle, op: SimOp, ledger: &SharedLedger) -> Result<Op
 }
 
 /// The operator's sweep over run 1.
-async fn sweep(handle: &Handle) -> Result<Option<WorkerId>, String> {
+async fn sweep(handle: &Handle, ledger: &SharedLedger) -> Result<Option<WorkerId>, String> {
     let list = Operation::WorkerList { run: RunId(1), include_terminal: true };
     let Ok(Ok(Reply::Workers(views))) = handle.call(list).await else { return Err("UNAVAILABLE".into()) };
+    crate::liveness_oracle::record(ledger, &views);
     let gone: BTreeSet<WorkerId> = views
         .iter()
         .filter(|v| v.worker.lifecycle.is_terminal() && v.worker.lifecycle != Lifecycle::Completed)

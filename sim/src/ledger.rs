@@ -6,7 +6,7 @@
 use crate::faults::{Boundary, CrashAt, Reaction, Target, Trigger};
 use crate::oracle::{Closed, Delivery, Managed, Published, RetryClick};
 use crate::wire::SimOp;
-use engine::ids::WorkerId;
+use engine::ids::{ExecutorId, WorkerId};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
@@ -86,6 +86,9 @@ pub struct Ledger {
     pub unattached: BTreeSet<String>,
     /// Every CLI `approval_answer` the operator made, with the engine's verdict.
     pub approval_calls: Vec<crate::cli_session::ApprovalCall>,
+    /// The daemon host's executor connections, open or closed since when (the liveness
+    /// oracle's ground truth).
+    pub links: Links,
 }
 
 impl Ledger {
@@ -178,5 +181,34 @@ impl Ledger {
     pub fn published(&mut self, worker: WorkerId, conversation: &str) {
         let (conversation, at_ms) = (conversation.to_string(), self.now_ms);
         self.published.push(Published { worker, conversation, at_ms });
+    }
+}
+
+/// The daemon host's executor connections, by executor id: `None` while one is open,
+/// `Some(t)` once its last one closed at simulated time `t` (ms). Lost with the daemon.
+#[derive(Clone, Debug, Default)]
+pub struct Links(Rc<RefCell<BTreeMap<ExecutorId, Option<u64>>>>);
+
+impl Links {
+    /// The executor's connection said hello.
+    pub fn opened(&self, executor: &ExecutorId) {
+        self.0.borrow_mut().insert(executor.clone(), None);
+    }
+
+    /// The executor's current connection closed at `now_ms`.
+    pub fn closed(&self, executor: &ExecutorId, now_ms: u64) {
+        self.0.borrow_mut().insert(executor.clone(), Some(now_ms));
+    }
+
+    /// The daemon (re)started at `now_ms`: every connection of the one before is gone.
+    pub fn daemon_started(&self, now_ms: u64) {
+        for closed in self.0.borrow_mut().values_mut() {
+            closed.get_or_insert(now_ms);
+        }
+    }
+
+    /// Since when the executor's connection is closed, if it is.
+    pub(crate) fn closed_since(&self, executor: &ExecutorId) -> Option<u64> {
+        self.0.borrow().get(executor).copied().flatten()
     }
 }

@@ -34,6 +34,8 @@
 //!   `cli_operator.rs`: the stand-in person answering its requests;
 //!   `cli_approval_oracle.rs`: their checks (nothing typed while a request waits, one
 //!   decision per waiting request, no handle twice, no answer invented).
+//! - `liveness_oracle.rs`: no worker is shown running while no executor carries it (its
+//!   executor's connection closed, after every commit).
 //! - `deadman_oracle.rs`: the dead-man checks (no firing while a person is asked, one
 //!   per window, one root recovery per firing that asked for it).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
@@ -60,6 +62,7 @@ pub mod kinds_oracle;
 pub mod knobs;
 mod ledger;
 mod link;
+pub mod liveness_oracle;
 pub mod matrix;
 mod operator;
 pub mod oracle;

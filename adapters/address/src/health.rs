@@ -18,10 +18,24 @@ pub struct Health {
     pub executor_protocol: Option<u32>,
     /// The executors connected now (their `hello` accepted), by id.
     pub executors: Vec<String>,
+    /// The same executors with the worker kinds each runs (`chatgpt`: a browser profile;
+    /// `codex`, `claude`: a CLI executor). Absent from older daemons.
+    #[serde(default)]
+    pub executor_kinds: Vec<ExecutorKindsView>,
     /// The newest hellos refused because the executor spoke another protocol version.
     pub refused_hellos: Vec<RefusedHelloView>,
     /// The `--public-url` the daemon serves OAuth for (its issuer), if any.
     pub public_url: Option<String>,
+}
+
+/// One connected executor and the worker kinds it runs, as `/health` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutorKindsView {
+    /// Its id (its `hello`'s `executorId`).
+    pub executor_id: String,
+    /// The kinds it runs: `chatgpt`, `codex`, `claude`.
+    pub kinds: Vec<String>,
 }
 
 /// One refused hello, as `/health` shows it.

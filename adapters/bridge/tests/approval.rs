@@ -60,6 +60,7 @@ async fn an_answer_is_refused_unless_the_worker_waits_on_that_request_then_sent_
         until_ms: None,
         detail: Some("run make".into()),
         approval: Some(approval),
+        retry: None,
     };
     x.send(&ExecutorMessage::State(asked)).await.expect("awaiting approval");
     x.send(&answer("a-3", root, Some("apr-2"))).await.expect("sent");

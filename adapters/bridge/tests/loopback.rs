@@ -340,6 +340,7 @@ async fn a_delivery_timeout_is_followed_by_a_fresh_continue() {
         until_ms: None,
         detail: None,
         approval: None,
+        retry: None,
     };
     x.send(&ExecutorMessage::State(timeout)).await.expect("delivery timeout");
     let again = x.command_within(Duration::from_secs(10)).await.expect("a fresh continuation");

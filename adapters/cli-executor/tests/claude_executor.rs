@@ -393,6 +393,7 @@ async fn a_landing_journaled_before_the_state_it_names_is_said_again_after_a_res
             until_ms: None,
             detail: None,
             approval: None,
+            retry: None,
         };
         assert_eq!(journal.publish(WORKER, &generating).expect("publish"), Some(1));
         journal.receive(&steer, None).expect("receive");

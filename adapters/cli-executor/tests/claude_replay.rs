@@ -126,12 +126,23 @@ fn a_429_is_a_usage_limit_without_a_time_and_the_process_lives_on() {
 }
 
 #[test]
-fn a_500_after_ten_retries_is_a_generic_error() {
+fn a_500_after_ten_retries_is_a_generic_error_and_each_retry_is_reported() {
     let script = vec![Step::Command(Create, 1, CREATE, "FAIL500 please"), Step::Command(Close, 2, "", "")];
     let seen = replay("server-error", "a", core(), script);
     assert_eq!(seen.errors, Vec::<&str>::new());
-    assert_eq!(kinds(&seen.effects), [Generating, ConversationState::Error(ErrorKind::Generic), Closed]);
-    let report = states(&seen.effects)[1];
+    // The turn starts, retries ten times, and its error message (an `assistant` line) ends
+    // the retrying: still generating, without a retry.
+    let mut expected = vec![Generating; 12];
+    expected.extend([ConversationState::Error(ErrorKind::Generic), Closed]);
+    assert_eq!(kinds(&seen.effects), expected);
+    // `system/api_retry` 1 to 10: still generating, with what the CLI said and which retry.
+    let retries: Vec<_> = states(&seen.effects).iter().filter_map(|r| r.retry.clone()).collect();
+    assert_eq!(retries.len(), 10, "{retries:?}");
+    assert_eq!(&*retries[0].reason, "server_error (HTTP 500)");
+    assert_eq!(retries.iter().map(|r| r.attempt).collect::<Vec<_>>(), (1..=10).map(Some).collect::<Vec<_>>());
+    assert_eq!(states(&seen.effects)[11].retry, None, "the turn moved again");
+    let report = states(&seen.effects)[12];
+    assert_eq!(report.retry, None, "the turn's end is no retry");
     assert!(report.detail.as_deref().is_some_and(|d| d.contains("500")), "{report:?}");
 }
 

@@ -224,3 +224,42 @@ fn a_create_that_comes_with_the_last_close_keeps_the_child() {
     assert!(!effects.contains(&Effect::Stop) && !core.stopped(), "{effects:?}");
     assert_eq!(written(&effects).last().map(|w| w["method"].clone()), Some(json!("thread/start")));
 }
+
+#[test]
+fn a_turn_whose_model_connection_codex_retries_is_generating_with_the_reason_until_it_moves() {
+    let mut core = running();
+    let retrying = json!({"method": "error", "params": {"threadId": T, "turnId": "u1", "willRetry": true,
+        "error": {"message": "stream disconnected before completion: error sending request", "codexErrorInfo": null}}});
+    core.line(Timestamp(10), &retrying.to_string()).expect("error");
+    let effects = drain(&mut core);
+    let [Effect::State { report, .. }] = &effects[..] else { panic!("{effects:?}") };
+    assert_eq!(report.state, ConversationState::Generating);
+    let retry = report.retry.as_ref().expect("a retry");
+    assert_eq!(&*retry.reason, "stream disconnected before completion: error sending request");
+    // A final error (no willRetry) says nothing until the turn's end does.
+    let final_error = json!({"method": "error", "params": {"threadId": T, "turnId": "u1", "willRetry": false,
+        "error": {"message": "gave up"}}});
+    core.line(Timestamp(11), &final_error.to_string()).expect("error");
+    assert!(drain(&mut core).is_empty());
+    // The turn moves again: generating, without a retry, once.
+    let item =
+        json!({"method": "item/started", "params": {"threadId": T, "turnId": "u1", "item": {"type": "reasoning"}}});
+    core.line(Timestamp(12), &item.to_string()).expect("item");
+    core.line(Timestamp(13), &item.to_string()).expect("item");
+    let effects = drain(&mut core);
+    assert!(
+        matches!(&effects[..], [Effect::State { report, .. }] if report.state == ConversationState::Generating && report.retry.is_none()),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn a_retry_outside_a_turn_is_not_reported() {
+    let mut core = running();
+    core.line(Timestamp(10), &completed("u1")).expect("completed");
+    drain(&mut core);
+    let retrying = json!({"method": "error", "params": {"threadId": T, "turnId": "u1", "willRetry": true,
+        "error": {"message": "reconnecting"}}});
+    core.line(Timestamp(11), &retrying.to_string()).expect("error");
+    assert!(drain(&mut core).is_empty());
+}

@@ -60,6 +60,9 @@ pub async fn report(target: &Target, only: Option<&str>) -> anyhow::Result<Strin
             if let Some(where_) = executor_line(&w) {
                 writeln!(out, "          {where_}")?;
             }
+            if let Some(carrier) = liveness_line(&w) {
+                writeln!(out, "          {carrier}")?;
+            }
             if let Some(why) = pause_line(&w) {
                 writeln!(out, "          {why}")?;
             }
@@ -116,6 +119,14 @@ pub fn executor_line(worker: &Value) -> Option<String> {
     ))
 }
 
+/// Who carries an unfinished worker, from its `worker_get` view's `liveness`, in the
+/// words every surface uses (`executor offline since 03:12 UTC (Codex CLI cli-host): ...`).
+pub fn liveness_line(worker: &Value) -> Option<String> {
+    let liveness = worker.get("liveness").filter(|l| l.is_object())?;
+    let liveness: caller_protocol::LivenessOut = serde_json::from_value(liveness.clone()).ok()?;
+    Some(liveness.line())
+}
+
 /// What a paused worker's person should do, from its `worker_get` view's pause detail
 /// (`why: A turn the orchestrator did not start ran in this Codex CLI session ...`).
 pub fn pause_line(worker: &Value) -> Option<String> {
@@ -137,7 +148,25 @@ pub fn approval_line(worker: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{approval_line, executor_line, pause_line};
+    use super::{approval_line, executor_line, liveness_line, pause_line};
+
+    #[test]
+    fn a_worker_shows_who_carries_it_and_an_offline_one_says_so() {
+        let offline = json!({ "disposition": "awaiting_execution", "liveness": { "state": "offline",
+            "executorId": "cli-host", "executorKind": "codex", "sinceMs": 1_764_466_000_000_u64, "capableExecutors": 0 } });
+        assert_eq!(
+            liveness_line(&offline).as_deref(),
+            Some("executor offline since 01:26 UTC (Codex CLI cli-host): nothing runs it until it is back")
+        );
+        let retrying = json!({ "liveness": { "state": "connected", "executorId": "cli-host", "executorKind": "codex",
+            "sinceMs": 1_764_466_000_000_u64, "capableExecutors": 1,
+            "retry": { "reason": "stream disconnected", "sinceMs": 1_764_466_000_000_u64 } } });
+        assert_eq!(
+            liveness_line(&retrying).as_deref(),
+            Some("CLI retrying: stream disconnected (since 01:26 UTC; paused after 10 min)")
+        );
+        assert_eq!(liveness_line(&json!({ "disposition": "completed" })), None, "a finished worker has none");
+    }
 
     #[test]
     fn a_pending_cli_approval_is_shown_with_what_is_asked() {

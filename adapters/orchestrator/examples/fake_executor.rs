@@ -37,8 +37,15 @@ fn current_seq(seqs: &Seqs, worker: WorkerId) -> u64 {
 }
 
 async fn state(handle: &Handle, executor: &ExecutorId, seqs: &Seqs, worker: WorkerId, state: ConversationState) {
-    let observation =
-        Observation { state, seq: next_seq(seqs, worker), block: None, until: None, detail: None, approval: None };
+    let observation = Observation {
+        state,
+        seq: next_seq(seqs, worker),
+        block: None,
+        until: None,
+        detail: None,
+        approval: None,
+        retry: None,
+    };
     let _ = handle.executor(ExecutorInput::State { executor: executor.clone(), worker, observation }).await;
 }
 
@@ -59,6 +66,7 @@ async fn watch_attachments(handle: Handle, executor: ExecutorId, seqs: Seqs) {
                     until: None,
                     detail: None,
                     approval: None,
+                    retry: None,
                 });
                 let report = BindingReport { worker, conversation: conversation.clone(), open: true, observation };
                 let _ = handle.executor(ExecutorInput::Binding { executor: executor.clone(), report }).await;

@@ -1,10 +1,10 @@
 //! `GET /health`: what `orchestrator doctor` asks a running daemon (the answer's shape is
 //! [`address::Health`]): its version, the executor protocol it speaks, the executors
-//! connected now, the hellos it refused for their protocol version and its public address,
+//! connected now (and the worker kinds each runs), the hellos it refused for their protocol version and its public address,
 //! read from the parts `serve` mounted. For the operator only: a loopback `Host`, no
 //! `Origin` (no web page may read it) and the static MCP bearer token.
 
-use address::{HEALTH_PATH, Health, RefusedHelloView};
+use address::{ExecutorKindsView, HEALTH_PATH, Health, RefusedHelloView};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -36,6 +36,17 @@ async fn health(State(state): State<Arc<HealthState>>, headers: HeaderMap) -> Re
         version: env!("CARGO_PKG_VERSION").to_string(),
         executor_protocol: registry.map(|_| executor_protocol::PROTOCOL_VERSION),
         executors: registry.map(|r| r.connected().iter().map(ToString::to_string).collect()).unwrap_or_default(),
+        executor_kinds: registry
+            .map(|r| {
+                r.connected_kinds()
+                    .into_iter()
+                    .map(|(e, kinds)| ExecutorKindsView {
+                        executor_id: e.to_string(),
+                        kinds: kinds.iter().map(|k| k.as_str().to_string()).collect(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
         refused_hellos: registry
             .map(|r| {
                 r.refused_hellos()

@@ -47,7 +47,7 @@ fn nothing_installed_yet() {
     assert!(line(&report, "FAIL  daemon:").contains("no MCP token"), "{report}");
     assert!(report.contains("orchestrator serve --data-dir"), "{report}");
     assert!(line(&report, "FAIL  data directory:").contains("does not exist"), "{report}");
-    assert!(line(&report, "skip  browser:").contains("failed first"), "{report}");
+    assert!(line(&report, "skip  executors:").contains("failed first"), "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -68,8 +68,8 @@ async fn from_broken_to_healthy_and_a_daemon_that_died() {
     assert!(line(&report, "ok    daemon:").contains(&daemon.url), "{report}");
     assert!(line(&report, "ok    store lock:").contains("running daemon"), "{report}");
     assert!(line(&report, "ok    tokens:").contains("0600"), "{report}");
-    let browser = line(&report, "FAIL  browser:");
-    assert!(browser.contains("no browser extension is connected"), "{report}");
+    let browser = line(&report, "FAIL  executors:");
+    assert!(browser.contains("no executor is connected"), "{report}");
     assert!(report.contains(&executor_url), "the fix names the executor address: {report}");
 
     // An extension that speaks another protocol version is refused, and doctor says so.
@@ -85,7 +85,7 @@ async fn from_broken_to_healthy_and_a_daemon_that_died() {
     })
     .await
     .expect("doctor");
-    let browser = line(&report, "FAIL  browser:");
+    let browser = line(&report, "FAIL  executors:");
     assert!(browser.contains(&format!("protocol v{}", PROTOCOL_VERSION + 1)), "{report}");
     assert!(browser.contains(&format!("speaks v{PROTOCOL_VERSION}")), "{report}");
 
@@ -115,7 +115,7 @@ async fn from_broken_to_healthy_and_a_daemon_that_died() {
     .await
     .expect("doctor");
     assert_eq!(code, 0, "{report}");
-    assert!(line(&report, "ok    browser:").contains("chrome-laptop"), "{report}");
+    assert!(line(&report, "ok    executors:").contains("browser chrome-laptop"), "{report}");
     assert!(report.contains("All checks passed."), "{report}");
 
     // Killed: the address it recorded answers no more, and its lock was released.

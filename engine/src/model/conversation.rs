@@ -164,6 +164,19 @@ pub struct PendingApproval {
     pub summary: Arc<str>,
 }
 
+/// A CLI retrying its model connection inside a running turn, as its executor read it
+/// from the CLI's own reports (Codex's `error` with `willRetry`, Claude Code's
+/// `api_retry`): network, login or server errors. Not persisted: the executor republishes
+/// it with the state after a restart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CliRetry {
+    /// What the CLI said ("Reconnecting... waiting for network: Connection failed"):
+    /// untrusted, capped at [`crate::limits::RETRY_REASON_CHARS_MAX`] characters.
+    pub reason: Arc<str>,
+    /// Which retry this is, when the CLI counts them.
+    pub attempt: Option<u32>,
+}
+
 /// A person's answer to a [`PendingApproval`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ApprovalDecision {

@@ -5,18 +5,23 @@
 //! (spec and live state, waits, pauses, progress) and messages; `conversation.rs` what a
 //! worker's conversation shows (bindings, page errors, holds, approval requests),
 //! `intent.rs` pending continuations (wakes, origins, root steering), `attempt.rs`
-//! execution attempts and `deadman.rs` a run's dead-man record and its firings. All of it
-//! is re-exported here: `engine::model::X` names each type.
+//! execution attempts and `deadman.rs` a run's dead-man record and its firings. One file is
+//! not persisted: `liveness.rs`, who carries a worker, derived for views from connections
+//! and time (kept here, beside the data it describes, so that `op.rs` and the liveness rules
+//! share it without an import circle). All of it is re-exported here: `engine::model::X`
+//! names each type.
 
 mod attempt;
 mod conversation;
 mod deadman;
 mod intent;
+mod liveness;
 
 pub use attempt::*;
 pub use conversation::*;
 pub use deadman::*;
 pub use intent::*;
+pub use liveness::*;
 
 use crate::block::BlockStatus;
 use crate::ids::*;
@@ -214,6 +219,10 @@ pub enum PauseReason {
     /// (`foreign_turn`): a person looks at the session first. Appended last: stored
     /// pauses keep their encoding.
     ForeignTurn,
+    /// The worker's CLI kept retrying its model connection inside the running turn for
+    /// [`crate::limits::CLI_RETRY_MS_MAX`] (network, login, server errors): a person checks
+    /// the network and the CLI's login, then resumes. Appended last.
+    CliRetrying,
 }
 
 impl PauseReason {
@@ -230,6 +239,7 @@ impl PauseReason {
             PauseReason::AppUnavailable => "app_unavailable",
             PauseReason::AppNotSelected => "app_not_selected",
             PauseReason::ForeignTurn => "foreign_turn",
+            PauseReason::CliRetrying => "cli_retrying",
         }
     }
 }

@@ -141,7 +141,9 @@ impl Engine {
             // A dialog needs a person to close it, an approval card a person to answer it,
             // even while a turn goes on underneath.
             Disposition::AwaitingHuman
-        } else if w.in_flight.is_some() || self.turn_running(w) {
+        } else if (w.in_flight.is_some() || self.turn_running(w)) && self.carried(w) {
+            // A worker whose executor is gone is not reported running, whatever its last
+            // reported state: nothing watches or types into its conversation.
             Disposition::Running
         } else {
             Disposition::AwaitingExecution

@@ -1,6 +1,8 @@
 //! The stall guard (spec 000 §16): execution time and attempts without durable progress,
 //! the warning and the pause they lead to, and the progress signals that reset them.
-//! Only a running turn's time counts, and not while something holds the worker.
+//! Only a running turn's time counts, and not while something holds the worker nor while
+//! no executor carries it (its executor offline, the daemon restarting): waiting for an
+//! executor is never a stall.
 
 use crate::engine::Engine;
 use crate::event::EventKind;
@@ -10,17 +12,19 @@ use crate::policy::{ContinuationPolicy, Mode};
 use crate::time::Timestamp;
 
 impl Engine {
-    /// Start of the running turn's part of the current no-progress window, if a turn runs
-    /// and nothing holds the worker (a held worker's stall clock stands still).
+    /// Start of the running turn's part of the current no-progress window, if a turn runs,
+    /// nothing holds the worker and its executor carries it (the stall clock stands still
+    /// otherwise, and starts again from the executor's `hello`).
     fn running_segment_start(&self, w: &Worker) -> Option<Timestamp> {
         if self.held(w) {
             return None;
         }
+        let carried_since = self.carried_since(w)?;
         let a = w.turn.and_then(|id| self.state.attempts.get(&id))?;
         if !matches!(a.state, AttemptState::Submitted | AttemptState::Generating) {
             return None;
         }
-        Some(a.submitted_at?.max(w.progress.baseline_at))
+        Some(a.submitted_at?.max(w.progress.baseline_at).max(carried_since))
     }
 
     /// Execution time without durable progress, as of now.

@@ -1,6 +1,7 @@
 //! Timers: each worker's next deadline (a deferred continuation, its keepalive, its stall
-//! thresholds, an overdue command, an inspection, a wait on a finished worker and, for a
-//! run's root, the run's dead-man check), filed in the index's heap, recomputed for every worker an input
+//! thresholds, an overdue command, an inspection, a wait on a finished worker, for a run's
+//! root the run's dead-man check, and its liveness deadlines), filed in the index's heap,
+//! recomputed for every worker an input
 //! stale when it finishes, and handled by the tick.
 
 use super::Decision;
@@ -23,7 +24,8 @@ impl Engine {
     pub(crate) fn refresh_stale_timers(&mut self) {
         let mut stale = self.index.take_stale();
         stale.extend_from_slice(self.state.workers.changed());
-        for executor in self.conn.drain_stale(&mut stale) {
+        let (executors, kinds) = self.conn.drain_stale(&mut stale);
+        for executor in executors {
             // Timers depend on which executors are connected (mid-turn steering, overdue
             // commands): those of every worker bound to this one.
             let bound = self
@@ -32,6 +34,13 @@ impl Engine {
                 .values()
                 .filter(|w| w.binding.as_ref().is_some_and(|b| b.executor.as_ref() == Some(&executor)));
             stale.extend(bound.map(|w| w.id));
+        }
+        if !kinds.is_empty() {
+            // A kind that gained or lost its last executor moves the absence deadline of
+            // every unfinished worker of that kind.
+            let of_kind =
+                self.state.workers.values().filter(|w| !w.lifecycle.is_terminal() && kinds.contains(&w.spec.executor));
+            stale.extend(of_kind.map(|w| w.id));
         }
         // A run's dead-man check rides on its root's timer.
         for run in self.state.dead_men.changed() {
@@ -139,7 +148,8 @@ impl Engine {
 
     /// The worker's next deadline: the earliest of a deferred continuation, its
     /// keepalive, its stall thresholds, an overdue command, an inspection, a wait on a
-    /// finished worker (due at once) and, for a run's root, the run's dead-man check.
+    /// finished worker (due at once), for a run's root the run's dead-man check, and its
+    /// liveness deadlines (no executor of its kind for too long, a CLI retrying for too long).
     pub(crate) fn compute_timer(&self, w: &Worker) -> Option<Timestamp> {
         let (policy, _) = self.effective_policy(w);
         let intent_at = match self.decide(w) {
@@ -154,6 +164,8 @@ impl Engine {
             self.inspect_at(w),
             self.dead_man_at(w),
             self.finished_dependency(w).map(|(_, _, ended_at)| ended_at),
+            self.executor_absent_at(w),
+            self.retry_pause_at(w),
         ];
         timers.into_iter().flatten().min()
     }
@@ -199,6 +211,7 @@ impl Engine {
             self.state.workers.get_mut(&id).expect("worker exists").keepalive_fired = true;
             self.wake(id, WakeReason::ActiveKeepalive, Origin::Scheduler, IntentPayload::Continue);
         }
+        self.on_liveness_timer(id);
         let w = self.state.workers.get(&id).expect("worker exists");
         if self.stall_at(w, &policy).is_some_and(|t| t <= now) {
             let quiet_ms = self.quiet_ms(w);

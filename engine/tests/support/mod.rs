@@ -217,8 +217,39 @@ impl World {
         self.input(Input::Executor(ExecutorInput::State {
             executor,
             worker: id,
-            observation: Observation { state, seq, block, until, detail, approval: None },
+            observation: Observation { state, seq, block, until, detail, approval: None, retry: None },
         }));
+    }
+
+    /// The worker's CLI reports it retries its model connection inside the running turn.
+    pub fn observe_retry(&mut self, name: &str, reason: &str) {
+        let id = self.id(name);
+        let seq = self.next_seq(id);
+        let executor = self.executor_of(id);
+        let retry = Some(CliRetry { reason: Arc::from(reason), attempt: None });
+        let state = ConversationState::Generating;
+        let observation = Observation { state, seq, block: None, until: None, detail: None, approval: None, retry };
+        self.input(Input::Executor(ExecutorInput::State { executor, worker: id, observation }));
+    }
+
+    /// Traces who carries the worker: `live a: offline e1 since=-60s capable=0`, then the
+    /// absence alert and the CLI's retry when there are.
+    pub fn show_liveness(&mut self, name: &str) {
+        let now = self.now;
+        let ago = |t: Timestamp| format!("-{}s", now.saturating_sub(t.0) / 1_000);
+        let line = match self.view(name).liveness {
+            None => format!("live {name}: ended"),
+            Some(l) => {
+                let mut parts = vec![format!("live {name}: {}", l.carrier.as_str())];
+                parts.extend(l.executor.map(|e| e.to_string()));
+                parts.extend(l.since.map(|t| format!("since={}", ago(t))));
+                parts.push(format!("capable={}", l.capable));
+                parts.extend(l.absent_since.map(|t| format!("absent={}", ago(t))));
+                parts.extend(l.retry.map(|r| format!("retry={}({})", ago(r.since), r.reason)));
+                parts.join(" ")
+            }
+        };
+        self.trace.push(line);
     }
 
     /// The executor reports the worker's outstanding command submitted.

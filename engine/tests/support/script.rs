@@ -124,6 +124,11 @@ impl World {
                 None => self.fail(arg(1), arg(2)),
             },
             "gen" => self.observe(arg(1), ConversationState::Generating, None),
+            // `retry NAME REASON...`: still generating, and the CLI says it retries.
+            "retry" => {
+                let reason = words[2..].join(" ");
+                self.observe_retry(arg(1), &reason)
+            }
             "idle" => {
                 let block = line.split_once("block=").map(|(_, b)| b.replace("\\n", "\n"));
                 self.observe(arg(1), ConversationState::Idle, block)
@@ -203,6 +208,8 @@ impl World {
                 }));
             }
             "advance" => self.advance(ms(arg(1))),
+            // An input with nothing in it (a daemon's first tick after a restart).
+            "tick" => self.input(Input::Tick),
             "crash" => self.crash(),
             "RUN_PAUSE_ALL" => {
                 let _ = self.call(Operation::RunPauseAll { run: self.run.expect("run") });
@@ -211,6 +218,12 @@ impl World {
                 let _ = self.call(Operation::RunResumeAll { run: self.run.expect("run") });
             }
             "show" => self.show(arg(1)),
+            "live" => self.show_liveness(arg(1)),
+            // `events KIND`: how many events of that kind the engine recorded so far.
+            "events" => {
+                let count = self.engine.recent_events().filter(|e| e.kind.name() == arg(1)).count();
+                self.trace.push(format!("events {}: {count}", arg(1)));
+            }
             "deadman" => self.show_dead_man(),
             op => self.operation(op, &words[1..]),
         }
@@ -284,6 +297,7 @@ impl World {
                             until: None,
                             detail: None,
                             approval: None,
+                            retry: None,
                         }),
                     });
                 }

@@ -10,7 +10,7 @@
 import { Executor } from '../core/executor.js';
 import { mergeSettings } from '../core/settings.js';
 import { restoreWatchdog, watch, worthSaving } from '../core/watchdog.js';
-import { approvalNotifications, overlayView, stoppedNotifications, unknownPageNotifications } from '../ui/view.js';
+import { absentNotifications, approvalNotifications, overlayView, stoppedNotifications, unknownPageNotifications } from '../ui/view.js';
 import { loadRecords, loadSettings, loadWatchdog, saveRecord, saveSettings, saveWatchdog } from './storage.js';
 import { Sockets } from './socket.js';
 
@@ -141,7 +141,7 @@ function notifyApprovals() {
   const state = executor?.uiState() ?? null;
   const summary = state?.summary ?? null;
   for (const { show, clear } of [approvalNotifications(summary, approvalShown), unknownPageNotifications(state?.unknownPages ?? {}, summary, approvalShown),
-    stoppedNotifications(summary, approvalShown)]) {
+    stoppedNotifications(summary, approvalShown), absentNotifications(summary, approvalShown)]) {
     for (const id of clear) {
       approvalShown.delete(id);
       api.notifications.clear(id).catch(() => {});
@@ -253,7 +253,7 @@ api.tabs.onRemoved.addListener((tabId) => feed('tabClosed', tabId));
 
 api.notifications?.onClicked.addListener((id) => {
   if (id.startsWith('orc-approval:') || id.startsWith('orc-page-unknown:')) focusWorkerTab(id).catch((e) => console.warn('[orchestrator] could not open the tab', e));
-  if (id.startsWith('orc-stopped:')) api.tabs.create({ url: api.runtime.getURL('src/ui/dashboard.html#needs-you') }).catch(() => {});
+  if (id.startsWith('orc-stopped:') || id.startsWith('orc-absent:')) api.tabs.create({ url: api.runtime.getURL('src/ui/dashboard.html#needs-you') }).catch(() => {});
 });
 
 api.tabs.onUpdated.addListener((tabId, change) => {

@@ -304,6 +304,8 @@ function timelineCard(row, now) {
   const events = (hist?.events ?? []).filter((e) => typeof e?.atMs === 'number').sort((a, b) => b.atMs - a.atMs).slice(0, EVENTS_SHOWN);
   return h('details', { class: 'card timeline-card', 'data-testid': 'timeline', 'data-worker-id': row.workerId, 'data-key': `tl:${row.workerId}`, open: !row.status.terminal },
     h('summary', { 'data-key': `tl-summary:${row.workerId}` }, workerHeading(row, 'span'), h('span', { class: 'muted small', text: row.detail })),
+    // Who carries it (its executor, connected or not, since when), unless the note says it.
+    row.carrier && row.carrier !== row.status.note && h('p', { class: 'muted small', 'data-testid': 'worker-carrier', 'data-key': `carrier:${row.workerId}`, text: row.carrier }),
     body,
     events.length > 0 && h('details', { class: 'events', 'data-key': `events-open:${row.workerId}` },
       h('summary', { 'data-key': `events:${row.workerId}`, text: 'Recent events' }),
@@ -317,6 +319,7 @@ function timelineCard(row, now) {
           ? [['Executor', row.cli.kindLabel], ['Session', row.cli.session ?? 'none yet'], ['Directory', row.cli.directory ?? 'none'], ['Branch', row.cli.branch ?? 'none']]
           : [['Conversation', row.conversationUrl ?? 'none']]),
         ['Policy', `${row.policy.text} (${row.policy.sourceLabel})`],
+        ['Carried by', row.carrier ?? 'nothing (finished)'],
       ].map(([k, v]) => [h('dt', { text: k }), h('dd', { class: 'mono', text: v })]))));
 }
 

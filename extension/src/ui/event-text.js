@@ -15,6 +15,8 @@ export function recentEvents(events) {
 
 /** What a sentence calls the worker's host, by executor kind. */
 const HOSTS = { chatgpt: 'ChatGPT', codex: 'Codex', claude: 'Claude Code' };
+/** What a sentence calls an executor of a kind (a browser runs ChatGPT workers). */
+const EXECUTOR_NAMES = { chatgpt: 'browser', codex: 'Codex CLI', claude: 'Claude Code CLI' };
 /** The longest excerpt of agent-written or page text in a sentence, in characters. */
 const EXCERPT_CHARS_MAX = 80;
 const MINUTE_MS = 60_000;
@@ -128,6 +130,11 @@ function sentence(name, data, atMs, executorKind) {
       return data.landed === 'merged' ? 'The steer joined the running turn' : 'The steer became the next turn (counted as a turn)';
     case 'steering.recorded':
       return STEERING[data.outcome] ?? null;
+    case 'worker.executor_absent': {
+      const executor = EXECUTOR_NAMES[data.executorKind] ?? EXECUTOR_NAMES.chatgpt;
+      const since = typeof data.sinceMs === 'number' ? ` since ${clock(data.sinceMs)}` : '';
+      return `No ${executor} executor connected${since}: nothing carries this worker`;
+    }
     default:
       return null;
   }
@@ -148,6 +155,7 @@ function pausedText(reason, host, hostUiChanged) {
     case 'app_unavailable': return APP_UNAVAILABLE;
     case 'app_not_selected': return 'Paused: ChatGPT did not show the app in this conversation';
     case 'foreign_turn': return `Paused: ${FOREIGN_TURN.toLowerCase()}`;
+    case 'cli_retrying': return `Paused: ${host} kept retrying its model connection`;
     default: return 'Paused';
   }
 }

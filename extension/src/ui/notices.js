@@ -75,6 +75,28 @@ export function stoppedNotifications(summary, shown) {
   return changes(wanted, shown, 'orc-stopped:');
 }
 
+/**
+ * A worker that no executor of its kind carried for the daemon's limit (its summary's
+ * `liveness.absentSinceMs`, set with the durable `worker.executor_absent`) gets one per
+ * episode (the time its kind went missing is in the id, so a later episode notifies again),
+ * cleared once an executor of its kind is back. Returns `{show: [{id, workerId, title,
+ * message}], clear: [id]}`.
+ */
+export function absentNotifications(summary, shown) {
+  const wanted = new Map();
+  for (const run of summary?.runs ?? []) {
+    for (const worker of run.workers ?? []) {
+      const since = worker.liveness?.absentSinceMs;
+      if (typeof since !== 'number' || typeof worker.workerId !== 'string') continue;
+      const id = `orc-absent:${worker.workerId}:${since}`;
+      const name = worker.displayName || worker.name || 'A worker';
+      const why = typeof worker.livenessText === 'string' && worker.livenessText ? worker.livenessText : 'no executor of its kind is connected';
+      wanted.set(id, { id, workerId: worker.workerId, title: `Nothing runs ${name}`, message: `${why}. Start its executor, then it goes on by itself.` });
+    }
+  }
+  return changes(wanted, shown, 'orc-absent:');
+}
+
 /** What to show (wanted, not shown yet) and to clear (shown with `prefix`, no longer wanted). */
 function changes(wanted, shown, prefix) {
   return {

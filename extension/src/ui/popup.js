@@ -109,6 +109,8 @@ function workerRow(row) {
       h('p', { class: 'muted small', 'data-testid': 'worker-detail', text: row.detail }),
       // A CLI worker has no tab to open: its kind, directory and session say where it runs.
       row.cli && h('p', { class: 'muted small mono', 'data-testid': 'worker-cli', text: row.cli.text }),
+      // Who carries it (its executor, connected or not, since when), unless the note says it.
+      row.carrier && row.carrier !== row.status.note && h('p', { class: 'muted small', 'data-testid': 'worker-carrier', text: row.carrier }),
       row.needsYou && h('p', { class: 'question', 'data-testid': 'worker-question', text: row.needsYou })),
     h('div', { class: 'row-actions' }, primary));
 }

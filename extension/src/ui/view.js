@@ -5,7 +5,7 @@
 // every label a person reads is built from names, words and numbers.
 export { timelineView, clockLabel, REASONS, OUTCOMES } from './timeline-model.js';
 export { recentEvents, eventText } from './event-text.js';
-export { approvalNotifications, stoppedNotifications, unknownPageNotifications } from './notices.js';
+export { absentNotifications, approvalNotifications, stoppedNotifications, unknownPageNotifications } from './notices.js';
 export { cliView, CLI_KINDS, approvalRequestView } from './executor-view.js';
 import { approvalText } from './notices.js';
 import { PAGE_SHAPE, PAGE_UNKNOWN, pageFailedClosed, pageShapeOffer, withPageNotes } from './page-view.js';
@@ -24,6 +24,8 @@ export const STATUSES = {
   waiting: { key: 'waiting', label: 'Waiting', glyph: '…', tone: 'quiet' },
   paused: { key: 'paused', label: 'Paused', glyph: '‖', tone: 'quiet' },
   stalled: { key: 'stalled', label: 'Stalled', glyph: '⚠', tone: 'attention', attention: true },
+  // Nothing carries it: its executor is gone, or none of its kind is connected (issue 29).
+  offline: { key: 'offline', label: 'Executor offline', glyph: '⊘', tone: 'attention', attention: true },
   complete: { key: 'complete', label: 'Complete', glyph: '✓', tone: 'done' },
   failed: { key: 'failed', label: 'Failed', glyph: '✕', tone: 'bad' },
   stopped: { key: 'stopped', label: 'Stopped', glyph: '■', tone: 'done' },
@@ -45,6 +47,7 @@ const TERMINAL = new Set(['complete', 'failed', 'stopped']);
  * | paused               | stall = paused                            | Stalled   |
  * | paused               | pauseReason = account_check, foreign_turn | Needs you |
  * | paused               | otherwise                                 | Paused    |
+ * | running, awaiting_execution | liveness: its executor offline, or none of its kind connected | Executor offline |
  * | running              | conversationState = generating            | Working   |
  * | running              | otherwise (a continuation is in flight)   | Resuming  |
  * | awaiting_execution   | a usage or rate limit holds it (`hold`)   | Waiting   |
@@ -57,8 +60,9 @@ const TERMINAL = new Set(['complete', 'failed', 'stopped']);
  * recognize (`pageUnknown`, the extension's own reading: withPageNotes) is Needs you: nothing
  * is typed there until a person has looked.
  *
- * `note` qualifies the word without changing it: a pending pause after the turn, a stall
- * warning, a paused worker whose turn (e.g. a continue-now) is still generating, Auto Resume
+ * `note` qualifies the word without changing it: who carries it when that is the news (the
+ * daemon's `livenessText`: "executor offline since 03:12 UTC ...", "CLI retrying: ..."), a
+ * pending pause after the turn, a stall warning, a paused worker whose turn (e.g. a continue-now) is still generating, Auto Resume
  * being off, a page error.
  */
 export function workerStatus(worker) {
@@ -78,9 +82,12 @@ function statusOf(w) {
     case 'paused':
       if (w.stall === 'paused') return STATUSES.stalled;
       return LOOK_FIRST.has(w.pauseReason) ? STATUSES.needs_you : STATUSES.paused;
-    case 'running': return w.conversationState === 'generating' ? STATUSES.working : STATUSES.resuming;
+    case 'running':
+      if (uncarried(w)) return STATUSES.offline;
+      return w.conversationState === 'generating' ? STATUSES.working : STATUSES.resuming;
     case 'awaiting_execution':
       if (orphaned(w)) return STATUSES.needs_you;
+      if (uncarried(w)) return STATUSES.offline;
       if (TIMED_HOLDS.has(w.hold?.reason)) return STATUSES.waiting;
       // A /root without a conversation waits for one (attached, or opened by recovery).
       if (!w.attempts && !w.conversationUrl) return STATUSES.waiting;
@@ -89,8 +96,19 @@ function statusOf(w) {
   }
 }
 
+/**
+ * Nothing carries the worker (the summary's `liveness`): the executor holding its
+ * conversation is offline, or none of its kind is connected to take its next turn.
+ */
+function uncarried(w) {
+  const live = w.liveness;
+  if (!live || typeof live !== 'object') return false;
+  return live.state === 'offline' || (live.state === 'unassigned' && live.capableExecutors === 0);
+}
+
 function noteOf(w, key) {
   if (TERMINAL.has(key)) return null;
+  if (key === 'offline' || (key === 'working' && w.liveness?.retry)) return livenessText(w);
   if (w.pauseAfterTurn && key !== 'stalled') return 'Pauses after this turn';
   if (key === 'stalled') return 'No durable progress';
   if (w.stall === 'warned') return 'Appears stuck';
@@ -405,6 +423,16 @@ export function waitersOf(worker, run) {
     .map((w) => w.displayName || w.name);
 }
 
+/**
+ * Who carries the worker, in the daemon's words (`livenessText`: "carried by browser
+ * chrome-1, connected since 02:40 UTC", "executor offline since 03:12 UTC (Codex CLI
+ * cli-host): nothing runs it until it is back", "CLI retrying: ..."), or null.
+ */
+export function livenessText(worker) {
+  const text = worker?.livenessText;
+  return typeof text === 'string' && text.trim() ? text.trim() : null;
+}
+
 /** One worker as every surface shows it. */
 export function workerRow(worker, run, nowMs) {
   const hold = holdView(worker, nowMs);
@@ -442,6 +470,8 @@ export function workerRow(worker, run, nowMs) {
       && !['needs_you', 'waiting'].includes(status.key),
     // Only a ChatGPT conversation is a link; a CLI worker shows `cli` (kind, session, directory).
     conversationUrl: linkableConversation(worker),
+    // Who carries it (its executor, connected or not, since when), for every unfinished worker.
+    carrier: status.terminal ? null : livenessText(worker),
     cli: cliView(worker),
     actions: workerActions(worker, {
       runId: run?.runId ?? worker.runId ?? null,
@@ -605,6 +635,8 @@ export function overlayView(summaryWorker, connection, observation = null, nowMs
     policyOverride: row.policy.isOverride,
     needsYou: row.needsYou,
     answerable: row.answerable,
+    // Who carries it (the daemon's words), for the drawer.
+    carrier: row.carrier,
     // The run stopped moving (the daemon's dead-man layer): said in every tab of it.
     runStopped: typeof workerSummary.runStoppedMoving === 'string' ? workerSummary.runStoppedMoving : null,
     events: recentEvents(workerSummary.recentEvents),

@@ -126,7 +126,7 @@ impl Browser {
             }
         };
         if let Some(seq) = report {
-            let observation = Observation { state, seq, block, until, detail, approval: None };
+            let observation = Observation { state, seq, block, until, detail, approval: None, retry: None };
             let conversation = self.state.storage.borrow().tabs.get(&worker).map(|t| t.url.clone());
             match conversation.filter(|_| self.unverified.remove(&worker)) {
                 Some(conversation) => {
@@ -155,7 +155,7 @@ impl Browser {
         let shown = current.as_ref().map(|(state, seq, _)| (*state, *seq));
         self.state.ledger.borrow_mut().trace("browser", format!("{worker} inspect: republish {shown:?}"));
         if let Some((state, seq, (until, detail))) = current {
-            let observation = Observation { state, seq, block: None, until, detail, approval: None };
+            let observation = Observation { state, seq, block: None, until, detail, approval: None, retry: None };
             self.send(ExecutorInput::State { executor: self.id.clone(), worker, observation });
         }
     }

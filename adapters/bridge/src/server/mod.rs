@@ -285,7 +285,15 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
                 if session.wants_summaries() {
                     summaries = Some(tokio::spawn(operator::push_summaries(bridge.handle.clone(), tx.downgrade())));
                 }
-                bridge.registry.register(executor.clone(), conn, tx);
+                let kinds = step
+                    .inputs
+                    .iter()
+                    .find_map(|i| match i {
+                        engine::ExecutorInput::Hello { kinds, .. } => Some(kinds.clone()),
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                bridge.registry.register(executor.clone(), conn, kinds, tx);
             }
         }
         let mut engine_gone = false;

@@ -1,8 +1,8 @@
 //! The live connections by executor id, and [`BridgeSink`], the engine's executor sink
 //! that routes each command to the connection of the executor it names.
 
-use engine::ExecutorCommand;
 use engine::ids::ExecutorId;
+use engine::{ExecutorCommand, ExecutorKind};
 use executor_protocol::encode;
 use executor_protocol::{CommandWire, DaemonMessage};
 use std::collections::{BTreeMap, VecDeque};
@@ -26,6 +26,8 @@ struct Live {
     conn: u64,
     /// The connection's writer.
     tx: mpsc::Sender<Outgoing>,
+    /// The worker kinds its `hello` said it runs.
+    kinds: Vec<ExecutorKind>,
 }
 
 /// How many refused hellos the registry remembers (the newest), for `orchestrator doctor`.
@@ -61,6 +63,12 @@ impl Registry {
         self.lock().keys().cloned().collect()
     }
 
+    /// The executors connected now, each with the worker kinds its `hello` said it runs
+    /// (what `orchestrator doctor` names them by).
+    pub fn connected_kinds(&self) -> Vec<(ExecutorId, Vec<ExecutorKind>)> {
+        self.lock().iter().map(|(e, l)| (e.clone(), l.kinds.clone())).collect()
+    }
+
     /// Remembers a hello refused for its protocol version (the newest REFUSED_HELLOS_MAX).
     pub(super) fn note_refused(&self, refused: RefusedHello) {
         let mut list = self.refused.lock().unwrap_or_else(|e| e.into_inner());
@@ -81,9 +89,16 @@ impl Registry {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Registers `conn` for `executor`; an older connection is told it was replaced.
-    pub(super) fn register(&self, executor: ExecutorId, conn: u64, tx: mpsc::Sender<Outgoing>) {
-        if let Some(old) = self.lock().insert(executor.clone(), Live { conn, tx }) {
+    /// Registers `conn` for `executor`, which runs `kinds`; an older connection is told it
+    /// was replaced.
+    pub(super) fn register(
+        &self,
+        executor: ExecutorId,
+        conn: u64,
+        kinds: Vec<ExecutorKind>,
+        tx: mpsc::Sender<Outgoing>,
+    ) {
+        if let Some(old) = self.lock().insert(executor.clone(), Live { conn, tx, kinds }) {
             tracing::info!(%executor, "a new connection replaces the executor's previous one");
             let _ = old.tx.try_send(Outgoing::Replaced);
         }

@@ -113,6 +113,7 @@ impl TestExecutor {
             until_ms: None,
             detail: None,
             approval: None,
+            retry: None,
         };
         self.send(&ExecutorMessage::State(message)).await
     }

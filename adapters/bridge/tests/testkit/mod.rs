@@ -102,6 +102,7 @@ pub fn binding_at(worker: WorkerId, conversation: &str, state: StateName, seq: u
             until_ms: None,
             detail: None,
             approval: None,
+            retry: None,
         }),
     }
 }

@@ -18,7 +18,7 @@ use engine::ids::{CommandId, WorkerId};
 use engine::model::ConversationState;
 use executor_protocol::{
     ApprovalWire, BindingWire, CommandWire, ExecutorKindWire, KindWire, LandedWire, ObservationWire, OutcomeWire,
-    PhaseWire, ResultWire, StateName, StateWire, SteerLandedWire,
+    PhaseWire, ResultWire, RetryWire, StateName, StateWire, SteerLandedWire,
 };
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -129,6 +129,7 @@ impl Books {
             until_ms: report.until.map(|t| t.0),
             detail: report.detail.clone(),
             approval,
+            retry: report.retry.as_ref().map(|r| RetryWire { reason: r.reason.to_string(), attempt: r.attempt }),
         };
         let seq = {
             let mut journal = self.journal();
@@ -159,6 +160,7 @@ impl Books {
             until_ms: observation.until_ms,
             detail: observation.detail,
             approval: observation.approval,
+            retry: observation.retry,
         };
         let _ = self.shared.out.send(Out::State(wire)).await;
     }

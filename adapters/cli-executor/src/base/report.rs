@@ -5,7 +5,7 @@
 //! below both rooms.
 
 use crate::base::limits::DETAIL_CHARS_MAX;
-use engine::model::ConversationState;
+use engine::model::{CliRetry, ConversationState};
 use engine::time::Timestamp;
 
 /// The protocol's failure code for "submission began and its result is unknown".
@@ -27,11 +27,13 @@ pub struct Report {
     pub until: Option<Timestamp>,
     /// CLI text for people (untrusted).
     pub detail: Option<String>,
+    /// With `generating`: the CLI retries its model connection inside the running turn.
+    pub retry: Option<CliRetry>,
 }
 
 impl Report {
     pub(crate) fn bare(state: ConversationState) -> Report {
-        Report { state, block: None, until: None, detail: None }
+        Report { state, block: None, until: None, detail: None, retry: None }
     }
 }
 

@@ -269,6 +269,7 @@ impl CodexTask {
                 block: None,
                 until: None,
                 detail: Some(detail),
+                retry: None,
             };
             let bound = lock(&self.shared.journal).binding(self.worker).map(|b| b.thread.clone());
             if let Some(thread) = bound {
@@ -309,6 +310,7 @@ impl CodexTask {
                     block: None,
                     until: None,
                     detail: Some(detail),
+                    retry: None,
                 };
                 self.books.publish(&thread, report).await;
             }

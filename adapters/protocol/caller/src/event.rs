@@ -97,6 +97,11 @@ fn data(kind: &EventKind) -> Value {
             json!({ "reason": reason.as_str(), "untilMs": until.map(|t| t.0), "detail": detail.as_deref() })
         }
         EventKind::WorkerHoldLifted { reason } => json!({ "reason": reason.as_str() }),
+        EventKind::WorkerExecutorAbsent { kind, since, executor } => json!({
+            "executorKind": kind.as_str(),
+            "sinceMs": since.0,
+            "executorId": executor.as_ref().map(ToString::to_string),
+        }),
         EventKind::DeadManFired { condition, action, quiet_ms, workers, conversations } => json!({
             "condition": condition.as_str(),
             "action": action.as_str(),

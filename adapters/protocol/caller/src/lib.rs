@@ -15,7 +15,8 @@
 //! - `out.rs`: [`FromReply`], which turns an engine [`engine::Reply`] into the shape a tool
 //!   promises, and the reply shapes of runs, messages, policies and events;
 //!   `worker_out.rs` a worker's (and `worker_progress`'s, `worker_continue_now`'s,
-//!   `worker_steer`'s), `attempt_out.rs` an execution attempt's.
+//!   `worker_steer`'s), `attempt_out.rs` an execution attempt's, `liveness_out.rs` who
+//!   carries a worker (its executor, connected or not, since when, a CLI retrying).
 //! - `kind.rs`: executor kinds (`chatgpt`, `codex`, `claude`) and a CLI worker's
 //!   workspace, as `worker_spawn` takes them and worker views show them.
 //! - `policy.rs`: continuation policy in (a partial patch) and out (the full policy).
@@ -38,6 +39,7 @@ mod deadman;
 mod error;
 mod event;
 mod kind;
+mod liveness_out;
 mod out;
 mod policy;
 pub mod refusal;
@@ -50,6 +52,7 @@ pub use deadman::{DeadManOut, StoppedMovingOut, why as dead_man_why};
 pub use error::{ErrorOut, codes, decode};
 pub use event::EventOut;
 pub use kind::{ExecutorKindArg, WorkspaceArgs, WorkspaceOut};
+pub use liveness_out::{LivenessOut, RetryOut, executor_kind_name};
 pub use out::*;
 pub use policy::{DeadManModeArg, ModeArg, PolicyOut, PolicyPatchArgs};
 pub use worker_args::*;

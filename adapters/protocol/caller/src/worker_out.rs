@@ -33,8 +33,10 @@ pub struct PauseOut {
     /// activity, a human check or a logged-out page: a person must look first),
     /// `app_unavailable` (the conversation lost the orchestrator's app: recover the worker
     /// into a new conversation), `app_not_selected` (the executor could not choose the
-    /// app before a send: check its installation and name, then resume) or `foreign_turn`
-    /// (a turn the orchestrator did not start ran in the CLI session: look, then resume).
+    /// app before a send: check its installation and name, then resume), `foreign_turn`
+    /// (a turn the orchestrator did not start ran in the CLI session: look, then resume) or
+    /// `cli_retrying` (the CLI kept retrying its model connection for 10 minutes: check
+    /// the network and its login, then resume).
     pub reason: String,
     /// Since when, ms since the Unix epoch.
     pub since_ms: u64,
@@ -208,7 +210,9 @@ pub struct WorkerOut {
     /// `active`, `completed`, `failed` or `cancelled`.
     pub lifecycle: String,
     /// Derived disposition: `running`, `awaiting_execution`, `awaiting_dependency`,
-    /// `awaiting_human`, `paused`, `completed`, `failed` or `cancelled`. A worker held by
+    /// `awaiting_human`, `paused`, `completed`, `failed` or `cancelled`. A worker whose
+    /// executor is not connected (`liveness.state` `offline`) reads `awaiting_execution`,
+    /// never `running`. A worker held by
     /// an account limit reads `awaiting_execution` (or `running` while its turn goes on);
     /// one held by a dialog or an approval card reads `awaiting_human` (a person must
     /// close or answer it).
@@ -226,6 +230,11 @@ pub struct WorkerOut {
     /// anything: nothing is typed for it until this lifts by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<HoldOut>,
+    /// Who carries it while it is unfinished: its executor (id and kind), connected or not,
+    /// since when, and its CLI retrying. A worker whose executor is `offline` is never
+    /// `running`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness: Option<crate::LivenessOut>,
     /// The worker pauses as soon as its running turn ends.
     pub pause_after_turn: bool,
     /// The open human wait ("Needs you"), if any.
@@ -322,6 +331,7 @@ impl From<&WorkerView> for WorkerOut {
             policy_source: source_name(v.policy_source),
             pause: pause_out(w),
             hold: v.hold.as_ref().map(HoldOut::from),
+            liveness: v.liveness.as_ref().map(crate::LivenessOut::from),
             pause_after_turn: w.pause_after_turn,
             human_wait: w.human.as_ref().map(|h| HumanWaitOut {
                 reason: h.reason.to_string(),

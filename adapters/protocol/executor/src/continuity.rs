@@ -58,6 +58,7 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::SteeringRecorded { .. }
         | EventKind::WorkerHeld { .. }
         | EventKind::WorkerHoldLifted { .. }
+        | EventKind::WorkerExecutorAbsent { .. }
         | EventKind::DeadManFired { .. } => true,
         // A limit or a dialog says more in its `worker.held`, a lost app or a foreign turn
         // in its `worker.paused`.
@@ -152,6 +153,7 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             PauseReason::AppUnavailable => APP_UNAVAILABLE.into(),
             PauseReason::AppNotSelected => "Paused: ChatGPT did not show the app in this conversation".into(),
             PauseReason::ForeignTurn => format!("Paused: {}", FOREIGN_TURN.to_lowercase()),
+            PauseReason::CliRetrying => format!("Paused: {name} kept retrying its model connection"),
         },
         EventKind::WorkerHeld { reason, until, detail } => match (reason, until) {
             (HoldReason::UsageLimit, Some(t)) => format!("Usage limit: resumes at {}", clock(*t)),
@@ -225,6 +227,11 @@ pub fn sentence(e: &Event, kind: ExecutorKind) -> String {
             AttemptOutcome::WorkerCancelled => "Turn ended: the worker was stopped".into(),
             AttemptOutcome::WorkerBlocked => "Turn ended; the worker is waiting".into(),
         },
+        EventKind::WorkerExecutorAbsent { kind, since, .. } => format!(
+            "No {} executor connected since {}: nothing carries this worker",
+            caller_protocol::executor_kind_name(*kind),
+            clock(*since)
+        ),
         EventKind::DeadManFired { condition, action, quiet_ms, .. } => {
             format!("Run stopped moving: {}", caller_protocol::dead_man_why(*condition, *action, *quiet_ms))
         }

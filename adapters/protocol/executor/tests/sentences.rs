@@ -90,6 +90,7 @@ fn variant(kind: &EventKind) -> usize {
         EventKind::BindingRefused { .. } => 39,
         EventKind::SteerLanded { .. } => 40,
         EventKind::WorkerDependencyEnded { .. } => 41,
+        EventKind::WorkerExecutorAbsent { .. } => 42,
     }
 }
 
@@ -132,7 +133,7 @@ fn cases() -> Vec<EventKind> {
         EventKind::WorkerPaused { reason: PauseReason::Operator, after_turn: true },
     ];
     let pauses = every!(PauseReason: Operator, Stall, HostUiChanged, AmbiguousSubmission, DeliveryFailing, UsageLimit,
-        AccountCheck, AppUnavailable, AppNotSelected, ForeignTurn);
+        AccountCheck, AppUnavailable, AppNotSelected, ForeignTurn, CliRetrying);
     out.extend(pauses.into_iter().map(|reason| EventKind::WorkerPaused { reason, after_turn: false }));
     out.extend([
         EventKind::WorkerResumed,
@@ -235,6 +236,11 @@ fn cases() -> Vec<EventKind> {
         why: text("the conversation belongs to another executor"),
     });
     out.extend(every!(SteerLanding: Merged, NextTurn).into_iter().map(|landed| EventKind::SteerLanded { landed }));
+    // No executor of the worker's kind since 01:21 UTC: a browser, a Codex CLI executor.
+    for (kind, executor) in [(ExecutorKind::Chatgpt, None), (ExecutorKind::Codex, Some("cli-host"))] {
+        let since = Timestamp(T0 - 5 * MINUTE_MS);
+        out.push(EventKind::WorkerExecutorAbsent { kind, since, executor: executor.map(ExecutorId::new) });
+    }
     out
 }
 

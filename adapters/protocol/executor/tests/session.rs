@@ -136,6 +136,7 @@ fn states_results_and_bindings_become_engine_inputs() {
                 until: None,
                 detail: None,
                 approval: None,
+                retry: None,
             },
         }]
     );
@@ -205,7 +206,15 @@ fn engine_types_round_trip_through_the_wire_types() {
         ConversationState::Error(ErrorKind::Generic),
     ];
     for state in states {
-        let o = Observation { state, seq: 3, block: Some("b".into()), until: None, detail: None, approval: None };
+        let o = Observation {
+            state,
+            seq: 3,
+            block: Some("b".into()),
+            until: None,
+            detail: None,
+            approval: None,
+            retry: None,
+        };
         assert_eq!(Observation::from(ObservationWire::from(&o)), o);
         assert_eq!(StateWire::new(WorkerId(1), &o).observation(), o);
     }
@@ -235,6 +244,7 @@ fn engine_types_round_trip_through_the_wire_types() {
             until: None,
             detail: None,
             approval: None,
+            retry: None,
         }),
     };
     assert_eq!(BindingReport::from(BindingWire::from(&b)), b);

@@ -31,6 +31,7 @@ fn idle() -> ObservationWire {
         until_ms: None,
         detail: None,
         approval: None,
+        retry: None,
     }
 }
 

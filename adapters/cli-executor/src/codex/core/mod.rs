@@ -135,6 +135,9 @@ struct Thread {
     /// The reset of the usage or rate limit that failed its last turn: then it is
     /// reported `idle` again.
     limit_until: Option<Timestamp>,
+    /// The running turn's last `error` said Codex retries (`willRetry`): reported with the
+    /// turn's `generating` until the turn moves again.
+    retrying: bool,
 }
 
 /// The Codex app-server core. One per app-server child.
@@ -547,6 +550,7 @@ impl Codex {
             agent_text: None,
             gate,
             limit_until: None,
+            retrying: false,
         }))
     }
 

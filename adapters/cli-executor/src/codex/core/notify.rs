@@ -1,6 +1,8 @@
 //! What the app-server tells of its threads, as the core reports it: a turn starting
 //! (ours, or foreign), user messages carrying a nonce we did not send, approval waits, a
 //! turn's end as `idle` or `error` (a completed turn is an observation, never a completion),
+//! a running turn's model connection being retried (`error` with `willRetry`: still
+//! `generating`, with the retry's reason, until the turn moves again),
 //! a usage limit lifting at its reset, and a thread read for `conversation.inspect`.
 
 use super::record::{ThreadRecord, TurnStatus, agent_text, item_type};
@@ -8,7 +10,7 @@ use super::{Codex, Effect, Report, usage};
 use crate::Error;
 use crate::base::limits::BLOCK_CHARS_MAX;
 use engine::ids::WorkerId;
-use engine::model::{ConversationState, ErrorKind};
+use engine::model::{CliRetry, ConversationState, ErrorKind};
 use engine::time::Timestamp;
 use serde_json::Value;
 
@@ -28,6 +30,16 @@ impl Codex {
         let Some(thread) = params.get("threadId").and_then(Value::as_str).map(str::to_string) else { return Ok(()) };
         let Some(t) = self.threads.get_mut(&thread) else { return Ok(()) };
         let worker = t.worker;
+        if method == "error" {
+            self.turn_error(&thread, params);
+            return Ok(());
+        }
+        if t.retrying && t.turn.is_some() && method.starts_with("item/") {
+            // The turn moves again: the retry is over.
+            t.retrying = false;
+            self.state(worker, &thread, Report::bare(ConversationState::Generating));
+        }
+        let Some(t) = self.threads.get_mut(&thread) else { return Ok(()) };
         match method {
             "turn/started" => {
                 let turn = params.pointer("/turn/id").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -35,6 +47,7 @@ impl Codex {
                 t.starting = false;
                 t.turn = Some((turn.clone(), ours));
                 t.agent_text = None;
+                t.retrying = false;
                 t.limit_until = None;
                 if !ours {
                     self.effects.push_back(Effect::Foreign { worker, thread: thread.clone(), turn });
@@ -77,6 +90,7 @@ impl Codex {
                 let turn = params.get("turn").cloned().unwrap_or_default();
                 let id = turn.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
                 t.turn = None;
+                t.retrying = false;
                 t.starting = false;
                 t.ended = Some(id);
                 let text = turn
@@ -100,6 +114,24 @@ impl Codex {
             _ => {}
         }
         Ok(())
+    }
+
+    /// `error` on a thread: with `willRetry` while a turn runs, Codex retries its model
+    /// connection inside the turn (network, login, server errors): the turn is reported
+    /// still `generating`, with what Codex said. Without `willRetry` the turn's end says
+    /// what failed (`turn/completed`).
+    fn turn_error(&mut self, thread: &str, params: &Value) {
+        let Some(t) = self.threads.get_mut(thread) else { return };
+        let retrying = params.get("willRetry").and_then(Value::as_bool) == Some(true);
+        if !retrying || t.turn.is_none() {
+            return;
+        }
+        t.retrying = true;
+        let worker = t.worker;
+        let message = params.pointer("/error/message").and_then(Value::as_str).unwrap_or("no detail");
+        let reason = crate::base::report::cut_detail(message);
+        let retry = CliRetry { reason: reason.into(), attempt: None };
+        self.state(worker, thread, Report { retry: Some(retry), ..Report::bare(ConversationState::Generating) });
     }
 
     /// A usage or rate limit's reset came: the thread whose turn it failed is idle again
@@ -138,6 +170,7 @@ impl Codex {
                     block: None,
                     until: failure.until,
                     detail: failure.detail,
+                    retry: None,
                 }
             }
         }

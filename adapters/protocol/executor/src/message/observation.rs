@@ -1,11 +1,12 @@
 //! Executor to daemon: what an executor observes of a conversation (its coarse state, a
-//! page error's kind, page text for people, a CLI approval request waiting for a person),
+//! page error's kind, page text for people, a CLI approval request waiting for a person, a
+//! CLI retrying its model connection inside the running turn),
 //! as `conversation.state` reports it and a binding carries it, with the exact
 //! conversions to and from the engine's [`Observation`].
 
 use super::{approval_id, printed};
 use engine::ids::WorkerId;
-use engine::model::{ConversationState, ErrorKind};
+use engine::model::{CliRetry, ConversationState, ErrorKind};
 use engine::{Observation, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -36,6 +37,23 @@ pub struct ObservationWire {
     /// for a person (absent for ChatGPT's card, answered in its page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalWire>,
+    /// With `generating` from a CLI executor: the CLI retries its model connection inside
+    /// the running turn (ignored with any other state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryWire>,
+}
+
+/// A CLI retrying its model connection (`retry` of `conversation.state`): what it said,
+/// and which retry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryWire {
+    /// What the CLI said (untrusted; cleaned and capped on decode like `detail`).
+    #[serde(deserialize_with = "page_detail::deserialize_text")]
+    pub reason: String,
+    /// Which retry, when the CLI counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
 }
 
 /// A CLI approval request waiting for a person (`approval` of `conversation.state`).
@@ -97,6 +115,7 @@ impl From<ObservationWire> for Observation {
             ConversationState::Unknown if o.detail.is_some() => ConversationState::Unrecognized,
             state => state,
         };
+        let retry = o.retry.filter(|_| state == ConversationState::Generating);
         Observation {
             state,
             seq: o.seq,
@@ -104,6 +123,7 @@ impl From<ObservationWire> for Observation {
             until: o.until_ms.map(Timestamp),
             detail: o.detail.map(Arc::from),
             approval: o.approval.map(Into::into),
+            retry: retry.map(|r| CliRetry { reason: Arc::from(r.reason), attempt: r.attempt }),
         }
     }
 }
@@ -119,6 +139,7 @@ impl From<&Observation> for ObservationWire {
             until_ms: o.until.map(|t| t.0),
             detail: o.detail.as_deref().map(String::from),
             approval: o.approval.as_ref().map(ApprovalWire::from),
+            retry: o.retry.as_ref().map(|r| RetryWire { reason: r.reason.to_string(), attempt: r.attempt }),
         }
     }
 }
@@ -152,19 +173,24 @@ pub struct StateWire {
     /// for a person, which `approval.answer` names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalWire>,
+    /// With `generating` from a CLI executor: the CLI retries its model connection inside
+    /// the running turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryWire>,
 }
 
 impl StateWire {
     /// The engine's observation.
     pub fn observation(self) -> Observation {
-        let StateWire { state, error_kind, seq, block, until_ms, detail, approval, .. } = self;
-        ObservationWire { state, error_kind, seq, block, until_ms, detail, approval }.into()
+        let StateWire { state, error_kind, seq, block, until_ms, detail, approval, retry, .. } = self;
+        ObservationWire { state, error_kind, seq, block, until_ms, detail, approval, retry }.into()
     }
 
     /// The message for `worker`'s observation.
     pub fn new(worker: WorkerId, o: &Observation) -> StateWire {
-        let ObservationWire { state, error_kind, seq, block, until_ms, detail, approval } = ObservationWire::from(o);
-        StateWire { worker_id: worker, state, error_kind, seq, block, until_ms, detail, approval }
+        let ObservationWire { state, error_kind, seq, block, until_ms, detail, approval, retry } =
+            ObservationWire::from(o);
+        StateWire { worker_id: worker, state, error_kind, seq, block, until_ms, detail, approval, retry }
     }
 }
 

@@ -97,6 +97,16 @@ pub struct WorkerSummary {
     /// offer "Copy page shape").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_error_kind: Option<String>,
+    /// Who carries it while it is unfinished (its executor by id and kind, connected or
+    /// not, since when, its CLI retrying): a worker whose executor is `offline` is never
+    /// `running`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness: Option<caller_protocol::LivenessOut>,
+    /// The line a person reads about it ([`caller_protocol::LivenessOut::line`]), e.g.
+    /// "executor offline since 03:12 UTC (Codex CLI cli-host): nothing runs it until it is
+    /// back" or "CLI retrying: stream disconnected (since 03:12 UTC; paused after 10 min)".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness_text: Option<String>,
     /// Its newest continuity events, oldest first (at most
     /// [`crate::continuity::SUMMARY_EVENTS_MAX`]).
     #[serde(default)]
@@ -164,6 +174,8 @@ impl From<&caller_protocol::WorkerOut> for WorkerSummary {
             workspace: w.workspace.clone(),
             conversation_state: w.binding.as_ref().map(|b| b.state.clone()),
             conversation_error_kind: w.binding.as_ref().and_then(|b| b.error_kind.clone()),
+            liveness: w.liveness.clone(),
+            liveness_text: w.liveness.as_ref().map(caller_protocol::LivenessOut::line),
             recent_events: Vec::new(),
         }
     }

@@ -1,15 +1,18 @@
 //! `orchestrator doctor`: the installation checked in order (the daemon answers, its data
-//! directory, that only its owner can read it, its store lock, the tokens and their permissions, a connected browser that
-//! speaks this daemon's protocol, the public address's OAuth metadata), each failing check
-//! with what to do. Read-only: it
-//! changes nothing, and takes the store lock only for an instant when no daemon answers.
+//! directory, that only its owner can read it, its store lock, the tokens and their
+//! permissions, the connected executors named by kind and speaking this daemon's protocol,
+//! for each worker kind in use a capable executor, the public address's OAuth metadata),
+//! each failing check with what to do. Read-only: it changes nothing, and takes the store
+//! lock only for an instant when no daemon answers.
+
+mod executors;
+mod public;
 
 use crate::client::McpClient;
 use address::token;
-use address::{HEALTH_PATH, Health, LISTEN_DEFAULT, PublicUrl, URL_FILE_NAME};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use serde_json::Value;
+use address::{HEALTH_PATH, Health, LISTEN_DEFAULT, URL_FILE_NAME};
+use executors::{check_executors, check_kinds, kinds_in_use};
+use public::check_public;
 use std::fmt::Write;
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
@@ -118,6 +121,11 @@ pub async fn run(options: &DoctorOptions) -> Report {
     checks.push(check_store_lock(dir, &reached));
     checks.push(check_tokens(dir, options.mcp_token.is_some(), options.executor_token_file_name));
     checks.push(check_executors(&reached, &mcp_url));
+    let in_use = match (&reached, token.as_deref()) {
+        (Reached::Answered(_), Some(token)) => kinds_in_use(&mcp_url, token).await,
+        _ => None,
+    };
+    checks.push(check_kinds(&reached, in_use.as_ref()));
     checks.push(check_public(&reached, &mcp_url).await);
     checks.push(Check {
         name: "ChatGPT app",
@@ -325,184 +333,6 @@ fn loose_mode(_meta: &std::fs::Metadata) -> Option<u32> {
     None
 }
 
-fn check_executors(reached: &Reached, mcp_url: &str) -> Check {
-    let name = "browser";
-    let Reached::Answered(health) = reached else {
-        return Check { name, verdict: Verdict::Skip("the daemon check failed first".into()) };
-    };
-    let Some(protocol) = health.executor_protocol else {
-        return Check { name, verdict: Verdict::Skip("this daemon serves no executor endpoint".into()) };
-    };
-    if !health.executors.is_empty() {
-        let found =
-            format!("{} connected ({}), protocol v{protocol}", health.executors.len(), health.executors.join(", "));
-        return Check { name, verdict: Verdict::Pass(found) };
-    }
-    let endpoint = mcp_url.replacen("http://", "ws://", 1).replace("/mcp", "/executor");
-    if let Some(refused) = health.refused_hellos.last() {
-        return fail(
-            name,
-            format!(
-                "a browser extension asked for protocol v{} and was refused; this daemon speaks v{protocol}",
-                refused.protocol
-            ),
-            "update whichever of the two is older (the extension or the daemon) so that both speak the same version",
-        );
-    }
-    fail(
-        name,
-        "no browser extension is connected".to_string(),
-        format!(
-            "open the browser with the Orchestrator extension; in its settings give the daemon address {endpoint} \
-             and the executor token (the file executor-token in the data directory)"
-        ),
-    )
-}
-
-async fn check_public(reached: &Reached, mcp_url: &str) -> Check {
-    let name = "public address";
-    let Reached::Answered(health) = reached else {
-        return Check { name, verdict: Verdict::Skip("the daemon check failed first".into()) };
-    };
-    let Some(issuer) = &health.public_url else {
-        return Check {
-            name,
-            verdict: Verdict::Skip(
-                "none (--public-url not given): ChatGPT can reach this daemon only through OpenAI's Secure MCP \
-                 Tunnel (docs/connect.md)"
-                    .into(),
-            ),
-        };
-    };
-    let Ok(public) = PublicUrl::parse(issuer) else {
-        return fail(
-            name,
-            format!("the daemon reports a public address it cannot parse: {issuer}"),
-            "restart it with a valid --public-url",
-        );
-    };
-    // Asked over the daemon's own loopback listener with the public Host header: what a
-    // client that reaches the public address is told (doctor opens no TLS connections).
-    let authority = mcp_url.strip_prefix("http://").and_then(|rest| rest.split('/').next()).unwrap_or_default();
-    let origin_path = |url: &str| url.strip_prefix(&public.origin).unwrap_or(url).to_string();
-    let resource_doc = get_json(authority, &public.host, &origin_path(&public.resource_metadata())).await;
-    let server_path = format!("/.well-known/oauth-authorization-server{}", public.prefix);
-    let server_doc = get_json(authority, &public.host, &server_path).await;
-    let (resource_doc, server_doc) = match (resource_doc, server_doc) {
-        (Ok(r), Ok(s)) => (r, s),
-        (Err(e), _) | (_, Err(e)) => {
-            return fail(
-                name,
-                format!("the OAuth metadata for {} cannot be read: {e}", public.host),
-                "look at the daemon's log; restart it with --public-url",
-            );
-        }
-    };
-    if let Some(problem) = metadata_problem(&public, &resource_doc, &server_doc) {
-        return fail(
-            name,
-            problem,
-            "the metadata must name the public address exactly: restart the daemon with the --public-url clients use",
-        );
-    }
-    let found = if public.is_loopback() {
-        format!("{} serves consistent OAuth metadata", public.resource())
-    } else {
-        format!(
-            "{} serves consistent OAuth metadata; doctor opens no TLS connections, so check from outside that the \
-             address answers: curl -sf {}",
-            public.resource(),
-            public.resource_metadata()
-        )
-    };
-    Check { name, verdict: Verdict::Pass(found) }
-}
-
-/// What is inconsistent between the public address and its two metadata documents.
-fn metadata_problem(public: &PublicUrl, resource_doc: &Value, server_doc: &Value) -> Option<String> {
-    let text = |doc: &Value, key: &str| doc.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-    let issuer = public.issuer();
-    if text(resource_doc, "resource") != public.resource() {
-        return Some(format!(
-            "the protected-resource metadata names {:?}, not {}",
-            text(resource_doc, "resource"),
-            public.resource()
-        ));
-    }
-    let servers = resource_doc.get("authorization_servers").and_then(Value::as_array).cloned().unwrap_or_default();
-    if !servers.iter().any(|s| s.as_str() == Some(issuer.as_str())) {
-        return Some(format!("the protected-resource metadata does not name the authorization server {issuer}"));
-    }
-    if text(server_doc, "issuer") != issuer {
-        return Some(format!(
-            "the authorization server metadata names issuer {:?}, not {issuer}",
-            text(server_doc, "issuer")
-        ));
-    }
-    for key in ["authorization_endpoint", "token_endpoint", "registration_endpoint"] {
-        if !text(server_doc, key).starts_with(&issuer) {
-            return Some(format!("{key} {:?} is not under {issuer}", text(server_doc, key)));
-        }
-    }
-    let s256 = server_doc
-        .get("code_challenge_methods_supported")
-        .and_then(Value::as_array)
-        .is_some_and(|m| m.iter().any(|v| v == "S256"));
-    (!s256).then(|| "the authorization server metadata does not offer PKCE S256".to_string())
-}
-
-/// GET `path` from the daemon at `authority` (loopback) with `Host: host`, as JSON.
-async fn get_json(authority: &str, host: &str, path: &str) -> anyhow::Result<Value> {
-    let fetch = async {
-        let stream = tokio::net::TcpStream::connect(authority).await?;
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
-        tokio::spawn(connection);
-        let request = hyper::Request::get(path).header("host", host).body(Full::new(Bytes::new()))?;
-        let response = sender.send_request(request).await?;
-        let status = response.status();
-        let body = http_body_util::Limited::new(response.into_body(), METADATA_BYTES_MAX)
-            .collect()
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .to_bytes();
-        anyhow::ensure!(status == hyper::StatusCode::OK, "{path} answered HTTP {status}");
-        Ok::<Value, anyhow::Error>(serde_json::from_slice(&body)?)
-    };
-    tokio::time::timeout(Duration::from_millis(HEALTH_ANSWER_MS_MAX), fetch)
-        .await
-        .map_err(|_| anyhow::anyhow!("no answer within {HEALTH_ANSWER_MS_MAX} ms"))?
-}
-
 fn fail(name: &'static str, found: impl Into<String>, fix: impl Into<String>) -> Check {
     Check { name, verdict: Verdict::Fail { found: found.into(), fix: fix.into() } }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn metadata_must_name_the_public_address() {
-        let public = PublicUrl::parse("https://orch.example.com").expect("public url");
-        let resource = json!({ "resource": "https://orch.example.com/mcp", "authorization_servers": ["https://orch.example.com"] });
-        let server = json!({
-            "issuer": "https://orch.example.com",
-            "authorization_endpoint": "https://orch.example.com/oauth/authorize",
-            "token_endpoint": "https://orch.example.com/oauth/token",
-            "registration_endpoint": "https://orch.example.com/oauth/register",
-            "code_challenge_methods_supported": ["S256"],
-        });
-        assert_eq!(metadata_problem(&public, &resource, &server), None);
-        let wrong_resource =
-            json!({ "resource": "http://127.0.0.1:7411/mcp", "authorization_servers": ["https://orch.example.com"] });
-        assert!(metadata_problem(&public, &wrong_resource, &server).is_some_and(|p| p.contains("127.0.0.1")));
-        let mut foreign = server.clone();
-        foreign["token_endpoint"] = json!("https://evil.example/token");
-        assert!(metadata_problem(&public, &resource, &foreign).is_some_and(|p| p.starts_with("token_endpoint")));
-        let mut plain = server.clone();
-        plain["code_challenge_methods_supported"] = json!(["plain"]);
-        assert!(metadata_problem(&public, &resource, &plain).is_some_and(|p| p.contains("S256")));
-    }
 }
