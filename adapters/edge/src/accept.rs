@@ -8,7 +8,7 @@
 use crate::activity::Activity;
 use crate::gate::{Caps, Gate, Refusal, ShedFor};
 use crate::idle::{EdgeIo, IdleTimeout, Shed};
-use crate::limits::{EdgeLimits, LOG_SUMMARY_INTERVAL_MS};
+use crate::limits::{EdgeLimits, LOG_SUMMARY_INTERVAL_MS, PENDING_SHED_AGE_MIN_MS};
 use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::io;
@@ -111,6 +111,7 @@ pub async fn serve(
         pending_max: limits.pending_connections_max,
         per_ip_max: limits.connections_per_ip_max,
         trusted_proxies: limits.trusted_proxies.clone(),
+        shed_age_min: Duration::from_millis(PENDING_SHED_AGE_MIN_MS),
     });
     let tally = Arc::new(Tally::default());
     let lingering = Arc::new(Semaphore::new(REFUSALS_LINGERING_MAX));
@@ -148,11 +149,22 @@ pub async fn serve(
             },
         };
         let activity = Activity::new();
-        let admitted = match gate.admit(peer.ip(), activity.clone()) {
+        let mut admission = gate.admit(peer.ip(), activity.clone());
+        // The pools are full of connections too young to shed: this one waits for the
+        // first to come of age, and so does the accept loop (the backlog holds the rest).
+        while let Err(Refusal::NotYet(when)) = admission {
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => break,
+                () = tokio::time::sleep_until(when) => {}
+            }
+            admission = gate.admit(peer.ip(), activity.clone());
+        }
+        let admitted = match admission {
             Ok(admitted) => admitted,
             Err(refusal) => {
                 match refusal {
-                    Refusal::Total => &tally.refused_total,
+                    Refusal::Total | Refusal::NotYet(_) => &tally.refused_total,
                     Refusal::PerIp => &tally.refused_per_ip,
                 }
                 .fetch_add(1, Ordering::Relaxed);
