@@ -27,6 +27,8 @@ const PHASE: Duration = Duration::from_secs(5);
 const SAMPLES: usize = 100;
 /// Slots of each kind of lingering connection.
 const FLOOD_PER_KIND: usize = 150;
+/// How often the executor connected before the flood heartbeats (a real one: every 20 s).
+const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
 
 fn percentiles(mut samples: Vec<Duration>) -> (Duration, Duration) {
     samples.sort();
@@ -111,6 +113,42 @@ async fn measure(url: &str, ws_url: &str, worker: &str) -> Figures {
 }
 
 #[allow(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
+/// The 1, 5 and 15 minute load averages (other work on the same cores moves the figures).
+fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+/// Keeps `x` connected as a real executor does (a heartbeat every
+/// [`HEARTBEAT_EVERY`], reading what comes) until told to stop; `Err` if the daemon closed
+/// it meanwhile.
+fn keep_connected(
+    mut x: TestExecutor,
+) -> (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<Result<(), String>>) {
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        loop {
+            x.send(&executor_protocol::ExecutorMessage::Heartbeat {}).await.map_err(|e| e.to_string())?;
+            let next = Instant::now() + HEARTBEAT_EVERY;
+            loop {
+                let left = next.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                tokio::select! {
+                    _ = &mut stopped => return Ok(()),
+                    got = x.recv_within(left) => match got {
+                        Ok(_) | Err(test_executor::ClientError::Timeout(_)) => {}
+                        Err(e) => return Err(e.to_string()),
+                    },
+                }
+            }
+        }
+    });
+    (stop, task)
+}
+
+#[allow(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 fn report(name: &str, f: &Figures) {
     println!("{name}:");
     let rate = f.calls as f64 / PHASE.as_secs_f64();
@@ -147,12 +185,14 @@ fn main() {
         let mut c = McpClient::connect(&url, Some(TOKEN)).await.expect("connect");
         let run = c.call_ok("run_create", json!({ "taskName": "Flood bench", "rootConversationName": "Root" })).await;
         let worker = run.expect("run")["rootWorkerId"].as_str().expect("root").to_string();
-        let (mut standing, _) =
+        let (standing, _) =
             TestExecutor::hello(&ws_url, hello(EXECUTOR_TOKEN, "standing")).await.expect("an executor before");
+        let (stop_keeping, kept) = keep_connected(standing);
         println!(
             "orchestrator fair-edges benchmark (loopback; {}s of calls, {SAMPLES} connections and wake-ups per phase)",
             PHASE.as_secs()
         );
+        println!("load average before: {}", load_average());
         let quiet = measure(&url, &ws_url, &worker).await;
         report("quiet", &quiet);
 
@@ -174,11 +214,10 @@ fn main() {
             counts.refused.load(Ordering::Relaxed)
         );
         drop(flood);
-        standing.send(&executor_protocol::ExecutorMessage::Heartbeat {}).await.expect("still connected");
-        match standing.recv_within(Duration::from_millis(200)).await {
-            Ok(_) | Err(test_executor::ClientError::Timeout(_)) => {
-                println!("  the executor connected before the flood stayed connected")
-            }
+        println!("  load average after the flood: {}", load_average());
+        let _ = stop_keeping.send(());
+        match kept.await.expect("the keeper") {
+            Ok(()) => println!("  the executor connected before the flood stayed connected"),
             Err(e) => panic!("the executor connected before the flood was closed: {e}"),
         }
         let ratio = |a: (Duration, Duration), b: (Duration, Duration)| b.1.as_secs_f64() / a.1.as_secs_f64();
