@@ -47,6 +47,7 @@ struct Figures {
     calls: usize,
     progress: (Duration, Duration),
     new_connection: (Duration, Duration),
+    executor_upgrade: (Duration, Duration),
     executor_connect: (Duration, Duration),
     wake: (Duration, Duration),
 }
@@ -88,11 +89,25 @@ async fn measure(url: &str, ws_url: &str, worker: &str) -> Figures {
     let new_connection = percentiles(samples);
 
     let mut samples = Vec::new();
+    let mut upgrades = Vec::new();
     for i in 0..SAMPLES {
         let started = Instant::now();
         let x = loop {
-            match TestExecutor::hello(ws_url, hello(EXECUTOR_TOKEN, &format!("bench-{i}"))).await {
-                Ok((x, _)) => break x,
+            let attempt = async {
+                let mut x = TestExecutor::connect(ws_url, Some("chrome-extension://testexecutor")).await?;
+                let upgraded = started.elapsed();
+                x.send(&executor_protocol::ExecutorMessage::Hello(hello(EXECUTOR_TOKEN, &format!("bench-{i}"))))
+                    .await?;
+                match x.recv().await? {
+                    executor_protocol::DaemonMessage::Welcome(_) => Ok((x, upgraded)),
+                    other => Err(test_executor::ClientError::Unexpected(Box::new(other))),
+                }
+            };
+            match attempt.await {
+                Ok((x, upgraded)) => {
+                    upgrades.push(upgraded);
+                    break x;
+                }
                 Err(e) if retries < SAMPLES => {
                     retries += 1;
                     eprintln!("an executor's upgrade and hello failed, tried again: {e}");
@@ -104,6 +119,7 @@ async fn measure(url: &str, ws_url: &str, worker: &str) -> Figures {
         x.close().await;
     }
     let executor_connect = percentiles(samples);
+    let executor_upgrade = percentiles(upgrades);
 
     // Wake-up: from the writer's acknowledged commit to the waiter's answer.
     let mut waiter = McpClient::connect(url, Some(TOKEN)).await.expect("connect");
@@ -134,7 +150,7 @@ async fn measure(url: &str, ws_url: &str, worker: &str) -> Figures {
         samples.push(woke.saturating_duration_since(acked));
         cursor = page["nextCursor"].as_u64().expect("cursor");
     }
-    Figures { calls, progress, new_connection, executor_connect, wake: percentiles(samples), retries }
+    Figures { calls, progress, new_connection, executor_upgrade, executor_connect, wake: percentiles(samples), retries }
 }
 
 #[allow(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
@@ -179,6 +195,7 @@ fn report(name: &str, f: &Figures) {
     let rate = f.calls as f64 / PHASE.as_secs_f64();
     println!("  worker_progress, kept connection: {} ({} calls, {rate:.0}/s)", ms(f.progress), f.calls);
     println!("  new MCP connection + worker_get:  {}", ms(f.new_connection));
+    println!("  executor upgrade (101):           {}", ms(f.executor_upgrade));
     println!("  executor upgrade + hello:         {}", ms(f.executor_connect));
     println!("  events_wait wake after the ack:   {}", ms(f.wake));
     println!("  new connections that failed and were tried again: {}", f.retries);
