@@ -192,7 +192,8 @@ pub async fn serve(
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
         let standing = admitted.standing;
-        let io = TokioIo::new(EdgeIo::new(tcp, activity.clone(), idle, Some(admitted.admission)));
+        let io =
+            TokioIo::new(EdgeIo::new(tcp, activity.clone(), idle, Some(admitted.admission)).on_shed(reset_on_close));
         let router = router.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
             // The peer's address, for the executor endpoint's loopback check; the
@@ -232,6 +233,19 @@ pub async fn serve(
     drop(listener);
     let _ = summaries.await;
     gate.drained().await;
+}
+
+/// Makes a shed connection close with a reset rather than a FIN: the daemon then keeps no
+/// TIME_WAIT entry for it. A flood that reconnects a thousand times a second from one
+/// address would otherwise fill the daemon's side with TIME_WAIT entries, and a new
+/// connection from a reused port of that address (every local client shares 127.0.0.1)
+/// would meet one and wait for its SYN to be sent again (1 s, then 2 s).
+fn reset_on_close(tcp: &tokio::net::TcpStream) {
+    // A zero linger never blocks the drop (the deprecation is about non-zero ones).
+    #[allow(deprecated, reason = "SO_LINGER 0: close sends a reset and never blocks")]
+    if let Err(e) = tcp.set_linger(Some(Duration::ZERO)) {
+        tracing::debug!(error = %e, "cannot set SO_LINGER on a shed connection");
+    }
 }
 
 /// Counts a timed-out connection; a shed one was counted when it was shed; other errors
