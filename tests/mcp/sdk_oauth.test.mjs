@@ -129,13 +129,6 @@ test('the TypeScript SDK: register, authorize with operator approval, token, too
     assert.ok(page.events.some((e) => e.name === 'worker.progress' || e.name === 'run.created'));
     await client.close();
 
-    // The code cannot be used again.
-    const replay = await fetch(`${daemon.publicUrl}/oauth/token`, { method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: query.get('code'),
-        client_id: provider.saved.client.client_id, redirect_uri: REDIRECT, code_verifier: provider.saved.verifier }) });
-    assert.equal((await replay.json()).error, 'invalid_grant');
-
     // A stale access token: the 401 makes the SDK refresh, without a new authorization.
     provider.saved.tokens = { ...tokens, access_token: 'oat_stale' };
     const again = await connect(daemon.url, provider);
@@ -143,6 +136,19 @@ test('the TypeScript SDK: register, authorize with operator approval, token, too
     await again.close();
     assert.equal(provider.authorizations.length, 1, 'refreshed, not re-authorized');
     assert.notEqual(provider.saved.tokens.refresh_token, tokens.refresh_token, 'rotated');
+
+    // The code cannot be used again, and using it revokes the grant it produced, refreshed
+    // tokens included (OAuth 2.1 section 4.1.3).
+    const replay = await fetch(`${daemon.publicUrl}/oauth/token`, { method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: query.get('code'),
+        client_id: provider.saved.client.client_id, redirect_uri: REDIRECT, code_verifier: provider.saved.verifier }) });
+    assert.equal((await replay.json()).error, 'invalid_grant');
+    const revoked = await fetch(`${daemon.publicUrl}/oauth/token`, { method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: provider.saved.tokens.refresh_token,
+        client_id: provider.saved.client.client_id }) });
+    assert.equal((await revoked.json()).error, 'invalid_grant', 'the refreshed grant is revoked');
 
     const logs = daemon.logs();
     for (const secret of [tokens.access_token, tokens.refresh_token, provider.saved.tokens.access_token,

@@ -154,14 +154,6 @@ async def test_sdk_oauth_flow_workflow_and_refresh():
         first = storage.tokens
         assert first and first.access_token.startswith("oat_") and first.refresh_token
 
-        # A replayed code is refused (the SDK already used it).
-        async with httpx2.AsyncClient() as http:
-            r = await http.post(f"{d.public}/oauth/token", data={
-                "grant_type": "authorization_code", "code": operator.result.code,
-                "client_id": storage.client.client_id, "redirect_uri": REDIRECT,
-                "code_verifier": "x" * 43, "resource": d.url})
-            assert r.status_code == 400 and r.json()["error"] == "invalid_grant", r.text
-
         # Refresh: past the access token's lifetime (expires_in, which the SDK tracks) the
         # SDK refreshes before its next request; no new authorization.
         assert first.expires_in == ACCESS_TTL_S, first
@@ -174,6 +166,14 @@ async def test_sdk_oauth_flow_workflow_and_refresh():
         assert operator.redirects == 1, "refreshed, not re-authorized"
         second = storage.tokens
         assert second.refresh_token != first.refresh_token, "the refresh token rotated"
+        # A replayed code is refused (the SDK already used it) and revokes the grant it
+        # produced, refreshed tokens included (OAuth 2.1 section 4.1.3).
+        async with httpx2.AsyncClient() as http:
+            r = await http.post(f"{d.public}/oauth/token", data={
+                "grant_type": "authorization_code", "code": operator.result.code,
+                "client_id": storage.client.client_id, "redirect_uri": REDIRECT,
+                "code_verifier": "x" * 43, "resource": d.url})
+            assert r.status_code == 400 and r.json()["error"] == "invalid_grant", r.text
         # The old refresh token again: refused, and the whole family with it.
         async with httpx2.AsyncClient() as http:
             form = {"grant_type": "refresh_token", "client_id": storage.client.client_id}

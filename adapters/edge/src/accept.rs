@@ -8,7 +8,7 @@
 use crate::activity::Activity;
 use crate::gate::{Caps, Gate, Refusal, ShedFor};
 use crate::idle::{EdgeIo, IdleTimeout, Shed};
-use crate::limits::{EdgeLimits, LOG_SUMMARY_INTERVAL_MS};
+use crate::limits::{EdgeLimits, LOG_SUMMARY_INTERVAL_MS, PENDING_SHED_AGE_MIN_MS};
 use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::io;
@@ -111,6 +111,7 @@ pub async fn serve(
         pending_max: limits.pending_connections_max,
         per_ip_max: limits.connections_per_ip_max,
         trusted_proxies: limits.trusted_proxies.clone(),
+        shed_age_min: Duration::from_millis(PENDING_SHED_AGE_MIN_MS),
     });
     let tally = Arc::new(Tally::default());
     let lingering = Arc::new(Semaphore::new(REFUSALS_LINGERING_MAX));
@@ -148,11 +149,22 @@ pub async fn serve(
             },
         };
         let activity = Activity::new();
-        let admitted = match gate.admit(peer.ip(), activity.clone()) {
+        let mut admission = gate.admit(peer.ip(), activity.clone());
+        // The pools are full of connections too young to shed: this one waits for the
+        // first to come of age, and so does the accept loop (the backlog holds the rest).
+        while let Err(Refusal::NotYet(when)) = admission {
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => break,
+                () = tokio::time::sleep_until(when) => {}
+            }
+            admission = gate.admit(peer.ip(), activity.clone());
+        }
+        let admitted = match admission {
             Ok(admitted) => admitted,
             Err(refusal) => {
                 match refusal {
-                    Refusal::Total => &tally.refused_total,
+                    Refusal::Total | Refusal::NotYet(_) => &tally.refused_total,
                     Refusal::PerIp => &tally.refused_per_ip,
                 }
                 .fetch_add(1, Ordering::Relaxed);
@@ -180,7 +192,8 @@ pub async fn serve(
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
         let standing = admitted.standing;
-        let io = TokioIo::new(EdgeIo::new(tcp, activity.clone(), idle, Some(admitted.admission)));
+        let io =
+            TokioIo::new(EdgeIo::new(tcp, activity.clone(), idle, Some(admitted.admission)).on_shed(reset_on_close));
         let router = router.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
             // The peer's address, for the executor endpoint's loopback check; the
@@ -220,6 +233,19 @@ pub async fn serve(
     drop(listener);
     let _ = summaries.await;
     gate.drained().await;
+}
+
+/// Makes a shed connection close with a reset rather than a FIN: the daemon then keeps no
+/// TIME_WAIT entry for it. A flood that reconnects a thousand times a second from one
+/// address would otherwise fill the daemon's side with TIME_WAIT entries, and a new
+/// connection from a reused port of that address (every local client shares 127.0.0.1)
+/// would meet one and wait for its SYN to be sent again (1 s, then 2 s).
+fn reset_on_close(tcp: &tokio::net::TcpStream) {
+    // A zero linger never blocks the drop (the deprecation is about non-zero ones).
+    #[allow(deprecated, reason = "SO_LINGER 0: close sends a reset and never blocks")]
+    if let Err(e) = tcp.set_linger(Some(Duration::ZERO)) {
+        tracing::debug!(error = %e, "cannot set SO_LINGER on a shed connection");
+    }
 }
 
 /// Counts a timed-out connection; a shed one was counted when it was shed; other errors

@@ -4,7 +4,11 @@
 //! token, an executor's `hello`: [`Standing::establish`]); only pending connections are
 //! ever shed. When the pending pool or the total cap is full, a new connection is admitted
 //! by shedding the pending connection idle the longest (one without a request in flight
-//! first); it is refused only when every place is held by established connections. The
+//! first) among those open for at least the minimum pending age (a younger one has its
+//! request on the way: the new connection waits, and the accept loop with it, until one
+//! is old enough, which paces a flood instead of letting it churn the pool faster than a
+//! client can send its request); it is refused only when every place is held by
+//! established connections. The
 //! per-address cap applies only to addresses that mean one client: never to loopback (every
 //! local client shares it) nor to a configured trusted proxy (a tunnel's address); at the
 //! cap, that address's own longest-idle pending connection is shed, or the new one refused.
@@ -14,7 +18,9 @@ use axum::extract::Request;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::sync::Notify;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The caps the gate enforces ([`crate::EdgeLimits`] gives them).
@@ -28,12 +34,15 @@ pub(crate) struct Caps {
     pub(crate) per_ip_max: usize,
     /// Addresses that carry many clients (no per-address cap), besides loopback.
     pub(crate) trusted_proxies: Vec<IpAddr>,
+    /// A pending connection younger than this is not shed.
+    pub(crate) shed_age_min: Duration,
 }
 
 /// A pending connection, as the gate sees it.
 #[derive(Debug)]
 struct Pending {
     ip: IpAddr,
+    admitted_at: Instant,
     activity: Arc<Activity>,
     shed: CancellationToken,
 }
@@ -62,14 +71,18 @@ impl State {
         }
     }
 
-    /// The pending connection to shed among those `eligible`: idle ones (no request in
-    /// flight) before busy ones, then the one whose last byte is oldest, then the oldest.
-    fn victim(&self, eligible: impl Fn(&Pending) -> bool) -> Option<u64> {
-        self.pending
-            .iter()
-            .filter(|(_, p)| eligible(p))
+    /// The pending connection to shed among those `eligible` and admitted at or before
+    /// `old_enough`: idle ones (no request in flight) before busy ones, then the one whose
+    /// last byte is oldest, then the oldest. `Err(None)` when none is eligible at all,
+    /// `Err(Some(when))` when the first of them becomes old enough at `when`.
+    fn victim(&self, old_enough: Instant, eligible: impl Fn(&Pending) -> bool) -> Result<u64, Option<Instant>> {
+        let candidates = self.pending.iter().filter(|(_, p)| eligible(p));
+        let oldest = candidates.clone().map(|(_, p)| p.admitted_at).min().ok_or(None)?;
+        candidates
+            .filter(|(_, p)| p.admitted_at <= old_enough)
             .min_by_key(|(id, p)| (p.activity.is_busy(), p.activity.last_moved(), **id))
             .map(|(id, _)| *id)
+            .ok_or(Some(oldest))
     }
 }
 
@@ -134,13 +147,17 @@ pub fn establish(request: &Request) {
     }
 }
 
-/// Why a connection was refused.
+/// Why a connection was refused, or must wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Refusal {
     /// Every place is held by established connections.
     Total,
-    /// The client address is at its cap with no pending connection of its own to shed.
+    /// The client address is at its cap with no pending connection of its own old enough
+    /// to shed.
     PerIp,
+    /// The pools are full and every pending connection is younger than the minimum age:
+    /// ask again at this instant (the first becomes old enough then).
+    NotYet(Instant),
 }
 
 /// Which cap made room by shedding a pending connection.
@@ -189,22 +206,39 @@ impl Gate {
     pub(crate) fn admit(self: &Arc<Gate>, ip: IpAddr, activity: Arc<Activity>) -> Result<Admitted, Refusal> {
         let ip = ip.to_canonical();
         let capped = self.is_client(ip);
+        let now = Instant::now();
+        let old_enough = now.checked_sub(self.caps.shed_age_min).unwrap_or(now);
         let mut state = self.lock();
+        let at_address_cap = capped && state.per_ip.get(&ip).copied().unwrap_or(0) >= self.caps.per_ip_max;
+        let pools_full = state.open() >= self.caps.total_max || state.pending.len() >= self.caps.pending_max;
+        // Both victims are chosen before either is shed, so that a connection that must
+        // wait sheds nothing meanwhile.
+        let for_address = match at_address_cap {
+            // One client address: at its cap with only young connections it is refused,
+            // never allowed to stall the accept loop for everyone.
+            true => Some(state.victim(old_enough, |p| p.ip == ip).map_err(|_| Refusal::PerIp)?),
+            false => None,
+        };
+        let for_pool = match pools_full && for_address.is_none() {
+            true => Some(state.victim(old_enough, |_| true).map_err(|when| match when {
+                Some(when) => Refusal::NotYet(when + self.caps.shed_age_min),
+                None => Refusal::Total,
+            })?),
+            false => None,
+        };
         let mut shed = Vec::new();
-        if capped && state.per_ip.get(&ip).copied().unwrap_or(0) >= self.caps.per_ip_max {
-            let victim = state.victim(|p| p.ip == ip).ok_or(Refusal::PerIp)?;
+        if let Some(victim) = for_address {
             self.shed(&mut state, victim);
             shed.push(ShedFor::Address);
         }
-        if state.open() >= self.caps.total_max || state.pending.len() >= self.caps.pending_max {
-            let victim = state.victim(|_| true).ok_or(Refusal::Total)?;
+        if let Some(victim) = for_pool {
             self.shed(&mut state, victim);
             shed.push(ShedFor::Pool);
         }
         state.next_id += 1;
         let id = state.next_id;
         let token = CancellationToken::new();
-        state.pending.insert(id, Pending { ip, activity, shed: token.clone() });
+        state.pending.insert(id, Pending { ip, admitted_at: now, activity, shed: token.clone() });
         if capped {
             *state.per_ip.entry(ip).or_insert(0) += 1;
         }
@@ -242,7 +276,7 @@ mod tests {
 
     fn gate(total_max: usize, pending_max: usize, per_ip_max: usize, trusted: &[&str]) -> Arc<Gate> {
         let trusted_proxies = trusted.iter().map(|t| t.parse().expect("ip")).collect();
-        Gate::new(Caps { total_max, pending_max, per_ip_max, trusted_proxies })
+        Gate::new(Caps { total_max, pending_max, per_ip_max, trusted_proxies, shed_age_min: Duration::ZERO })
     }
 
     fn ip(s: &str) -> IpAddr {
@@ -315,6 +349,24 @@ mod tests {
             held.push(admit(&g, from).await.expect("uncapped"));
         }
         assert!(held.iter().all(|(a, _)| a.shed.is_empty()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pending_connection_younger_than_the_minimum_age_is_never_shed() {
+        let min = std::time::Duration::from_millis(250);
+        let caps = Caps { total_max: 8, pending_max: 2, per_ip_max: 1, trusted_proxies: Vec::new(), shed_age_min: min };
+        let g = Gate::new(caps);
+        let (first, _) = admit(&g, "127.0.0.1").await.expect("first");
+        let (second, _) = admit(&g, "127.0.0.1").await.expect("second");
+        // Both younger than the minimum age: the new one must wait until the first is old enough.
+        let Err(Refusal::NotYet(when)) = admit(&g, "127.0.0.1").await else { panic!("must wait") };
+        assert!(!first.admission.shed.is_cancelled() && !second.admission.shed.is_cancelled(), "nothing shed");
+        tokio::time::sleep_until(when).await;
+        let (_third, _) = admit(&g, "127.0.0.1").await.expect("admitted once the first is old enough");
+        assert!(first.admission.shed.is_cancelled() && !second.admission.shed.is_cancelled());
+        // A client address at its cap with only a young connection is refused, never kept waiting.
+        let (_own, _) = admit(&g, "10.0.0.1").await.expect("own");
+        assert_eq!(admit(&g, "10.0.0.1").await.err(), Some(Refusal::PerIp));
     }
 
     #[tokio::test(start_paused = true)]

@@ -30,6 +30,8 @@ pub struct EdgeIo<T> {
     write_sleep: Pin<Box<Sleep>>,
     /// Completes when the pending pool sheds this connection.
     shed: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    /// Run on the socket once when it is shed (a TCP socket is set to close with a reset).
+    on_shed: Option<fn(&T)>,
     _admission: Option<Admission>,
 }
 
@@ -43,15 +45,28 @@ impl<T> EdgeIo<T> {
             read_sleep: Box::pin(tokio::time::sleep_until(deadline)),
             write_sleep: Box::pin(tokio::time::sleep_until(deadline)),
             shed: admission.as_ref().map(|a| Box::pin(a.shed_signal().cancelled_owned())),
+            on_shed: None,
             _admission: admission,
         }
+    }
+
+    /// Runs `f` on the socket once, when the connection is shed.
+    pub(crate) fn on_shed(mut self, f: fn(&T)) -> EdgeIo<T> {
+        self.on_shed = Some(f);
+        self
     }
 
     /// The error every read and write returns once the connection was shed (and the
     /// waker armed for that moment otherwise).
     fn poll_shed(&mut self, cx: &mut Context<'_>) -> Option<io::Error> {
         let shed = self.shed.as_mut()?;
-        shed.as_mut().poll(cx).is_ready().then(|| io::Error::new(io::ErrorKind::ConnectionAborted, Shed))
+        if shed.as_mut().poll(cx).is_pending() {
+            return None;
+        }
+        if let Some(f) = self.on_shed.take() {
+            f(&self.inner);
+        }
+        Some(io::Error::new(io::ErrorKind::ConnectionAborted, Shed))
     }
 }
 

@@ -20,6 +20,12 @@ pub const PENDING_CONNECTIONS_MAX_DEFAULT: usize = 256;
 /// Default of [`EdgeLimits::connections_per_ip_max`]: for an address that is one client
 /// (loopback and trusted proxies have no per-address cap).
 pub const CONNECTIONS_PER_IP_MAX_DEFAULT: usize = 64;
+/// A pending connection open for less than this many milliseconds is never shed: its
+/// client has this long to send its request however fast a flood reconnects. When the
+/// pools are full of younger ones, the accept loop waits (new connections queue in the
+/// listen backlog), which bounds the pool's turnover at
+/// `pending_connections_max / PENDING_SHED_AGE_MIN_MS` connections per millisecond.
+pub const PENDING_SHED_AGE_MIN_MS: u64 = 250;
 /// Repeated events at the edge (refusals, timeouts) are logged once per interval.
 pub const LOG_SUMMARY_INTERVAL_MS: u64 = 10_000;
 

@@ -4,6 +4,10 @@
 
 use crate::form::encode;
 use crate::grants::{self, Client, GrantsFile};
+use crate::rate::{
+    AUTHORIZE_REQUEST_INTERVAL_MS, AUTHORIZE_REQUESTS_BURST, Rate, TOKEN_REQUEST_INTERVAL_MS, TOKEN_REQUESTS_BURST,
+    UNKNOWN_CLIENT_KEY,
+};
 use crate::redirect;
 use crate::secrets;
 use address::PublicUrl;
@@ -31,8 +35,13 @@ pub const CODES_MAX: usize = 64;
 pub const REDIRECT_URIS_MAX: usize = 8;
 /// Longest `client_name`, in characters.
 pub const CLIENT_NAME_CHARS_MAX: usize = 100;
-/// Longest `state`, in bytes.
+/// Longest `state`, in bytes. `state` is optional (PKCE S256 is not: it is what protects
+/// the redirect from cross-site request forgery); when sent it comes back verbatim.
 pub const STATE_BYTES_MAX: usize = 1_024;
+/// `token_endpoint_auth_method` values a registration may ask for. A client asking for a
+/// secret (`client_secret_post`, `client_secret_basic`) is registered as a public client
+/// and told so (`none` in the answer, RFC 7591 §3.2.1): it gets no secret.
+pub const AUTH_METHODS_REGISTERED_AS_NONE: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
 
 /// Lifetimes, in milliseconds (test-only flags shorten them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +157,10 @@ pub struct Authority {
     pub(crate) codes: BTreeMap<String, Code>,
     /// Times of recent registrations (the rate window).
     pub(crate) registrations: Vec<u64>,
+    /// `/oauth/token`'s budgets, per client.
+    pub(crate) token_rate: Rate,
+    /// `/oauth/authorize`'s budgets, per client.
+    pub(crate) authorize_rate: Rate,
 }
 
 impl Authority {
@@ -162,7 +175,38 @@ impl Authority {
             pending: BTreeMap::new(),
             codes: BTreeMap::new(),
             registrations: Vec::new(),
+            token_rate: Rate::new(TOKEN_REQUESTS_BURST, TOKEN_REQUEST_INTERVAL_MS),
+            authorize_rate: Rate::new(AUTHORIZE_REQUESTS_BURST, AUTHORIZE_REQUEST_INTERVAL_MS),
         }
+    }
+
+    /// The rate budget a request naming `client_id` counts under: its own when it names a
+    /// registered client, the shared one of unknown clients otherwise.
+    pub(crate) fn rate_key(&self, client_id: Option<&str>) -> String {
+        match client_id.and_then(|id| self.client(id)) {
+            Some(client) => client.client_id.clone(),
+            None => UNKNOWN_CLIENT_KEY.to_string(),
+        }
+    }
+
+    /// Counts a `/oauth/token` request with this form: `Err(wait_ms)` past its budget. A
+    /// refresh without `client_id` counts under the client its refresh token belongs to.
+    pub fn admit_token(&mut self, form: &BTreeMap<String, String>, now_ms: u64) -> Result<(), u64> {
+        let named = form.get("client_id").map(String::as_str);
+        let by_refresh = form.get("refresh_token").and_then(|t| {
+            let hash = secrets::sha256_hex(t);
+            let grant =
+                self.file.grants.iter().find(|g| g.refresh_sha256 == hash || g.retired_refresh_sha256.contains(&hash));
+            grant.map(|g| g.client_id.clone())
+        });
+        let key = self.rate_key(named.or(by_refresh.as_deref()));
+        self.token_rate.admit(&key, now_ms)
+    }
+
+    /// Counts a `/oauth/authorize` request with this query: `Err(wait_ms)` past its budget.
+    pub fn admit_authorize(&mut self, query: &BTreeMap<String, String>, now_ms: u64) -> Result<(), u64> {
+        let key = self.rate_key(query.get("client_id").map(String::as_str));
+        self.authorize_rate.admit(&key, now_ms)
     }
 
     /// The public URL.
@@ -203,10 +247,16 @@ impl Authority {
             }
             redirect_uris.push(uri.to_string());
         }
-        let auth_method = obj.get("token_endpoint_auth_method").and_then(Value::as_str).unwrap_or("none");
-        if auth_method != "none" {
-            return Err(meta("only public clients: token_endpoint_auth_method must be \"none\""));
-        }
+        let auth_method = match obj.get("token_endpoint_auth_method") {
+            None => "none",
+            Some(Value::String(m)) if AUTH_METHODS_REGISTERED_AS_NONE.contains(&m.as_str()) => m.as_str(),
+            Some(_) => {
+                return Err(meta(
+                    "only public clients: token_endpoint_auth_method none (client_secret_post and \
+                     client_secret_basic are registered as none)",
+                ));
+            }
+        };
         let strings = |key: &str, default: &[&str]| -> Result<Vec<String>, Refusal> {
             match obj.get(key) {
                 None => Ok(default.iter().map(|s| s.to_string()).collect()),
@@ -251,7 +301,9 @@ impl Authority {
         let uris = client.redirect_uris.clone();
         self.persist(|f| f.clients.push(client))?;
         self.registrations.push(now_ms);
-        tracing::info!(client = %client_id, name = %name, "OAuth client registered");
+        // RFC 7591 §3.2.1: the server may register other metadata than asked and says so in
+        // its answer; a client that asked for a secret gets none and must not send one.
+        tracing::info!(client = %client_id, name = %name, asked = auth_method, "OAuth client registered (public)");
         Ok(json!({
             "client_id": client_id,
             "client_id_issued_at": now_ms / 1000,

@@ -57,6 +57,10 @@ pub struct Grant {
     pub refresh_expires_ms: u64,
     /// SHA-256 of refresh tokens already used: presenting one again revokes the grant.
     pub retired_refresh_sha256: Vec<String>,
+    /// SHA-256 (hex) of the authorization code the grant was issued for: presenting it
+    /// again revokes the grant (OAuth 2.1 §4.1.3). Empty in files written before it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code_sha256: String,
 }
 
 /// The whole file.

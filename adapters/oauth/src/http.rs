@@ -3,8 +3,10 @@
 //! read through `edge::read_body` with the caps below; answers are never cached.
 
 use crate::authority::{AuthorizeError, Poll, Refusal, SCOPE_MCP, SCOPES_SUPPORTED};
+use crate::client_auth::{self, Attempt};
 use crate::form::{encode, parse_form};
 use crate::page;
+use crate::rate::retry_after_s;
 use crate::server::{OAuth, now_ms};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -29,6 +31,24 @@ fn json_answer(status: StatusCode, body: Value) -> Response {
 
 fn refusal(status: StatusCode, r: &Refusal) -> Response {
     json_answer(status, r.body())
+}
+
+/// `429` with `Retry-After` in whole seconds: `response` past a rate limit.
+fn too_many(mut response: Response, wait_ms: u64) -> Response {
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(retry_after_s(wait_ms)));
+    response
+}
+
+/// The `401 invalid_client` of client authentication a public client cannot have.
+fn client_refused(attempt: Attempt) -> Response {
+    let mut response = refusal(StatusCode::UNAUTHORIZED, &attempt.refusal());
+    if attempt == Attempt::Basic {
+        // RFC 6749 §5.2: a challenge in the scheme the client used.
+        let challenge = header::HeaderValue::from_static("Basic realm=\"orchestrator\"");
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
 }
 
 /// Whether the request names the public host (metadata is served only there).
@@ -128,7 +148,13 @@ pub async fn authorize(State(oauth): State<Arc<OAuth>>, request: Request) -> Res
     let Some(q) = query(&request) else {
         return page::error(StatusCode::BAD_REQUEST, "malformed authorization request");
     };
-    let result = oauth.authority().authorize(&q, now_ms());
+    let now = now_ms();
+    if let Err(wait_ms) = oauth.authority().admit_authorize(&q, now) {
+        tracing::debug!(wait_ms, "an authorization request past its client's rate limit");
+        let message = format!("too many authorization requests; try again in {} s", retry_after_s(wait_ms));
+        return too_many(page::error(StatusCode::TOO_MANY_REQUESTS, &message), wait_ms);
+    }
+    let result = oauth.authority().authorize(&q, now);
     match result {
         Ok(handle) => consent_poll(&oauth, &handle),
         Err(AuthorizeError::Page(message)) => page::error(StatusCode::BAD_REQUEST, &message),
@@ -163,13 +189,27 @@ pub async fn consent(State(oauth): State<Arc<OAuth>>, request: Request) -> Respo
     }
 }
 
-/// `POST /oauth/token`.
+/// `POST /oauth/token`: paced per client (`429` past the budget), client authentication
+/// refused (`401 invalid_client`), then the grant.
 pub async fn token(State(oauth): State<Arc<OAuth>>, request: Request) -> Response {
+    let headers = request.headers().clone();
     let form = match form(&oauth, request).await {
         Ok(form) => form,
         Err(response) => return response,
     };
-    let result = oauth.authority().token(&form, now_ms());
+    let now = now_ms();
+    if let Err(wait_ms) = oauth.authority().admit_token(&form, now) {
+        tracing::debug!(wait_ms, "a token request past its client's rate limit");
+        let r = Refusal::new(
+            "temporarily_unavailable",
+            format!("too many token requests; retry after {} s", retry_after_s(wait_ms)),
+        );
+        return too_many(refusal(StatusCode::TOO_MANY_REQUESTS, &r), wait_ms);
+    }
+    if let Some(attempt) = client_auth::attempted(&headers, &form) {
+        return client_refused(attempt);
+    }
+    let result = oauth.authority().token(&form, now);
     match result {
         Ok(tokens) => json_answer(StatusCode::OK, tokens),
         Err(r) if r.error == "server_error" => refusal(StatusCode::INTERNAL_SERVER_ERROR, &r),
@@ -177,12 +217,17 @@ pub async fn token(State(oauth): State<Arc<OAuth>>, request: Request) -> Respons
     }
 }
 
-/// `POST /oauth/revoke` (RFC 7009): 200 whether or not the token was known.
+/// `POST /oauth/revoke` (RFC 7009): 200 whether or not the token was known; client
+/// authentication is refused as at `/oauth/token`.
 pub async fn revoke(State(oauth): State<Arc<OAuth>>, request: Request) -> Response {
+    let headers = request.headers().clone();
     let form = match form(&oauth, request).await {
         Ok(form) => form,
         Err(response) => return response,
     };
+    if let Some(attempt) = client_auth::attempted(&headers, &form) {
+        return client_refused(attempt);
+    }
     let Some(token) = form.get("token") else {
         return refusal(StatusCode::BAD_REQUEST, &Refusal::new("invalid_request", "token is required"));
     };

@@ -15,7 +15,10 @@
 //! - `desk.rs`: the same decisions for the executor bridge's operator channel (the
 //!   extension's dashboard), the bridge's `GrantDesk`.
 //! - `authority.rs`: registration, authorization requests, the operator's decision, codes.
-//! - `tokens.rs`: code exchange, refresh rotation with reuse detection, revocation, checks.
+//! - `tokens.rs`: code exchange (a replayed code revokes the grant it produced), refresh
+//!   rotation with reuse detection, revocation, checks.
+//! - `rate.rs`: the per-client rate limits of `/oauth/token` and `/oauth/authorize`.
+//! - `client_auth.rs`: the refusal of client authentication a public client cannot have.
 //! - `grants.rs`: `DIR/oauth-grants.json` (clients, grants, token hashes), atomic, 0600.
 //! - `redirect.rs`: redirect URIs, exact-parsed, against the allowlist.
 //! - `secrets.rs`: random tokens and codes, SHA-256, PKCE S256, the human code.
@@ -31,6 +34,7 @@
 pub mod admin;
 pub mod authority;
 pub mod cimd;
+mod client_auth;
 mod desk;
 mod error;
 pub mod form;
@@ -38,6 +42,7 @@ pub mod grants;
 pub mod http;
 mod offline;
 pub mod page;
+pub mod rate;
 pub mod redirect;
 mod resource;
 mod routes;

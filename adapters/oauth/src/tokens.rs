@@ -1,4 +1,5 @@
-//! Tokens: the code exchange (single use, consumed on the first attempt), refresh with
+//! Tokens: the code exchange (single use, consumed on the first attempt; presented again
+//! after it produced a grant, it revokes that grant), refresh with
 //! rotation (a reused refresh token revokes its whole grant), revocation (RFC 7009),
 //! the resource server's check of an access token, and the operator's grant list.
 
@@ -31,7 +32,11 @@ impl Authority {
         let code = get("code").ok_or_else(|| Refusal::new("invalid_request", "code is required"))?;
         // Consumed now, whatever follows: a code is good for one attempt.
         let bad = || Refusal::new("invalid_grant", "the code is invalid, expired, used, or bound to other values");
-        let entry = self.codes.remove(&secrets::sha256_hex(code)).ok_or_else(bad)?;
+        let code_sha256 = secrets::sha256_hex(code);
+        let Some(entry) = self.codes.remove(&code_sha256) else {
+            self.revoke_replayed(&code_sha256)?;
+            return Err(bad());
+        };
         let r = &entry.request;
         if entry.expires_ms <= now_ms
             || get("client_id") != Some(r.client_id.as_str())
@@ -67,6 +72,7 @@ impl Authority {
             refresh_sha256: secrets::sha256_hex(&refresh),
             refresh_expires_ms: now_ms + self.ttls.refresh_ms,
             retired_refresh_sha256: Vec::new(),
+            code_sha256,
         };
         let (grant_id, scope) = (grant.grant_id.clone(), grant.scope.clone());
         self.persist(|f| {
@@ -79,6 +85,16 @@ impl Authority {
         })?;
         tracing::info!(grant = %grant_id, client = %r.client_id, "OAuth grant issued");
         Ok(self.token_body(&access, &refresh, &scope))
+    }
+
+    /// A code presented again after its exchange: the grant it produced (and every token
+    /// of it, refreshed or not) is revoked, since whoever holds the code may hold them too.
+    fn revoke_replayed(&mut self, code_sha256: &str) -> Result<(), Refusal> {
+        let replayed = self.file.grants.iter().find(|g| g.code_sha256 == code_sha256);
+        let Some(grant_id) = replayed.map(|g| g.grant_id.clone()) else { return Ok(()) };
+        self.persist(|f| f.grants.retain(|g| g.grant_id != grant_id))?;
+        tracing::warn!(grant = %grant_id, "a used authorization code was presented again: the grant it produced is revoked");
+        Ok(())
     }
 
     fn refresh(&mut self, form: &Form, now_ms: u64) -> Result<Value, Refusal> {

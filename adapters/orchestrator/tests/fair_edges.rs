@@ -23,6 +23,18 @@ const FLOOD_PER_KIND: usize = 150;
 /// Upper bound on any wait: only a lockout fails the test, not a slow machine.
 const WAIT_MS_MAX: u64 = 30_000;
 
+/// A runtime shut down without waiting when dropped (also inside the test's own runtime,
+/// where a plain drop would panic).
+struct Background(Option<tokio::runtime::Runtime>);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 /// The executor heartbeats a few times and is answered or left alone, never closed.
 async fn stays_connected(x: &mut TestExecutor, name: &str) {
     for round in 0..5 {
@@ -76,7 +88,15 @@ async fn a_flood_of_lingering_connections_locks_out_no_mcp_client_executor_or_lo
     // The flood: 450 lingering connections, more than the pending pool's 256 places, so the
     // daemon sheds some all along (each slot reconnects at once). With the timeouts above,
     // a silent or slow-header connection that closed was shed.
-    let flood = Flood::start(&addr, FLOOD_PER_KIND);
+    // The flood runs on its own runtime, as an attacker is another process: the test's
+    // clients never queue behind the flood's tasks.
+    let flood_rt = Background(Some(
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt"),
+    ));
+    let flood = {
+        let _inside = flood_rt.0.as_ref().expect("runtime").enter();
+        Flood::start(&addr, FLOOD_PER_KIND)
+    };
     let started = Instant::now();
     let shed = || flood.counts.closed_quiet.load(Ordering::Relaxed);
     while flood.opened() < (3 * FLOOD_PER_KIND) as u64 + 100 || shed() < 100 {
@@ -116,6 +136,7 @@ async fn a_flood_of_lingering_connections_locks_out_no_mcp_client_executor_or_lo
     assert_eq!(counts.refused.load(Ordering::Relaxed), 0, "a lingering connection is shed, never refused");
     eprintln!("flood: {counts:?} in {:?}", started.elapsed());
     drop(flood);
+    drop(flood_rt);
     let log = d.stderr();
     assert!(!log.contains(TOKEN) && !log.contains(EXECUTOR_TOKEN), "no token in the log");
 }
