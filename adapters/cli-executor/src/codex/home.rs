@@ -49,7 +49,10 @@ goals = false\n";
 
 /// A Codex child, as the base's [`Spawn`] describes one.
 impl Spawn {
-    /// `codex app-server` for `session` in `cwd`, with the default allowlist and config.
+    /// `codex app-server` for `session` in `cwd`, with the default allowlist and config,
+    /// and a `TMPDIR` of its own ([`crate::base::tmpdir`]): never a prefix of its
+    /// `CODEX_HOME`, so 0.169.0 installs its sandbox helper even when the data directory is
+    /// under `/tmp`.
     pub fn codex(session: &str, cwd: &Path, data_dir: &Path) -> Spawn {
         Spawn {
             session: session.to_string(),
@@ -62,7 +65,7 @@ impl Spawn {
             config_toml: CONFIG_TOML_BASE.to_string(),
             home_var: "CODEX_HOME",
             home_dir: "codex-home",
-            private_tmp: false,
+            private_tmp: true,
             auth_link: None,
         }
     }
