@@ -172,11 +172,11 @@ pub enum Error {
         /// The programs not found (`bwrap`, `socat`).
         missing: String,
     },
-    /// A `--claude-arg=--settings...` under `--claude-sandbox required`: 2.1.332 honours only
-    /// the last `--settings`, so it would silently drop the sandbox's. Claude workers are
-    /// not run.
+    /// A `--claude-arg=--settings...`: 2.1.332 honours only the last `--settings`, so it
+    /// would silently drop the executor's (the sandbox's, and the switches that keep Claude
+    /// Code from starting turns of its own). Claude workers are not run.
     #[error(
-        "--claude-arg {arg}: Claude Code 2.1.332 reads only the last --settings, so this one would replace the sandbox settings the executor passes; run with --claude-sandbox off to pass your own (with the sandbox keys in it to keep the sandbox)"
+        "--claude-arg {arg}: Claude Code 2.1.332 reads only the last --settings, so this one would replace the settings the executor passes (its sandbox, and hooks, auto-continue at a usage limit and model-proposed goals turned off); leave it out"
     )]
     ClaudeSettingsReplaced {
         /// The operator's argument, cut to its flag.
