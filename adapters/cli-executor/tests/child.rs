@@ -322,6 +322,14 @@ async fn stale_leases_are_reaped_at_start_dead_removed_live_killed_reused_spared
     std::fs::write(lease_path(&dirs, "reused"), reused).expect("reused lease");
     std::fs::write(lease_path(&dirs, "junk"), "not a lease").expect("junk lease");
     drop(leases);
+    // The crashed executor's children left their TMPDIRs.
+    let tmps: Vec<PathBuf> = [&live_spec, &dead_spec]
+        .map(|spec| {
+            let tmp = spec.tmp().expect("a TMPDIR");
+            cli_executor::base::tmpdir::prepare(&tmp, &spec.home()).expect("left behind");
+            tmp.path
+        })
+        .into();
 
     let (leases, reaped) = Leases::open(&dirs.data).await.expect("reopened");
     let junk = lease_path(&dirs, "junk").display().to_string();
@@ -341,6 +349,9 @@ async fn stale_leases_are_reaped_at_start_dead_removed_live_killed_reused_spared
     drop(stranger.stdin.take());
     stranger.wait().expect("stranger ends");
     assert_eq!(std::fs::read_dir(dirs.data.join("leases")).expect("dir").count(), 0, "every lease removed");
+    for tmp in &tmps {
+        assert!(!tmp.exists(), "a reaped session's TMPDIR is removed: {tmp:?}");
+    }
     let child = Child::spawn(&live_spec, &leases).expect("the session is free again");
     child.stop().await.expect("stopped");
 }

@@ -213,8 +213,12 @@ impl Child {
         // The group is gone, so stderr is at its end unless a process that left the group
         // (`setsid`) still holds it: wait for the drain, but not for that one.
         let _ = tokio::time::timeout(Duration::from_millis(STDERR_DRAIN_MS), &mut self.drain).await;
-        if let Some(tmp) = self.tmp.take() {
-            tmpdir::remove(&tmp)?;
+        // The group is gone: its TMPDIR goes too. A failure here must not keep the lease
+        // (the next spawn clears the directory anyway), so it is only logged.
+        if let Some(tmp) = self.tmp.take()
+            && let Err(e) = tmpdir::remove(&tmp)
+        {
+            tracing::warn!(code = e.code(), "{e}");
         }
         if let Some(lease) = self.lease.take() {
             lease.release()?;

@@ -19,7 +19,8 @@
 //! the next one. [`prepare`] makes it: the private root `orc-<uid>` is created 0700, and
 //! one that is a symbolic link, not a directory, someone else's or open to others is
 //! refused ([`Error::TmpUnavailable`]); the session's directory is removed if it exists
-//! and created 0700. [`check`], at executor start, makes and removes one under the state
+//! and created 0700. A child's stop removes it, as does the reaper for a session whose
+//! lease it reaps (`crate::base::lease`). [`check`], at executor start, makes and removes one under the state
 //! directory's worst case, so a place where no child could get a `TMPDIR` fails the start
 //! with the fix, not every command of every worker.
 
