@@ -16,7 +16,7 @@
 //! Layout: three layers, each a folder, each importing only from the layers below it
 //! (checked by `cargo xtask tidy`, rule `cli-executor-layers`):
 //! - [`base`]: what both CLIs share: the error and the limits, the settings, process
-//!   handling (`child`, `group`, `lease`, `pump`), the MCP server and its probe, the
+//!   handling (`child`, `tmpdir`, `group`, `lease`, `pump`), the MCP server and its probe, the
 //!   journal, a worker's books, the core types both CLIs report with, and what every
 //!   worker task shares. It imports neither a room nor the loop.
 //! - One room per CLI, each its sans-IO core (`core/`) and the shell around it; a room

@@ -210,7 +210,34 @@ async fn the_child_sees_only_the_allowlist_and_its_own_codex_home() {
     assert_eq!(mode(&lease), 0o600);
     let text = std::fs::read_to_string(&lease).expect("lease");
     assert!(text.contains(&format!("pgid={}\n", child.pgid())) && text.contains("session=s-env\n"), "{text}");
+    let tmp = spec.tmp().expect("a TMPDIR of its own");
+    assert_eq!((env["TMPDIR"].as_str(), tmp.root), (Some(&*tmp.path.display().to_string()), None));
+    assert_eq!(mode(&tmp.path), 0o700);
     child.stop().await.expect("stopped");
+    assert!(!tmp.path.exists(), "the stop removed the child's TMPDIR");
+}
+
+#[tokio::test]
+async fn a_long_data_dir_gives_the_child_a_short_private_tmpdir_removed_at_its_stop() {
+    let dirs = dirs();
+    let data = dirs.data.join("d".repeat(100));
+    let (leases, _) = Leases::open(&data).await.expect("leases");
+    let mut spec = spec(&dirs, "s-long", &[]);
+    spec.data_dir.clone_from(&data);
+    let tmp = spec.tmp().expect("a TMPDIR of its own");
+    let root = tmp.root.clone().expect("a short one");
+    // Something a killed child left there: cleared before the next child starts.
+    cli_executor::base::tmpdir::prepare(&tmp, &spec.home()).expect("an earlier child's");
+    std::fs::write(tmp.path.join("left.sock"), "").expect("left over");
+    let mut child = Child::spawn(&spec, &leases).expect("spawned");
+    let seen = env_of(&mut child).await;
+    assert_eq!(seen["env"]["TMPDIR"].as_str(), Some(&*tmp.path.display().to_string()));
+    assert!(tmp.path.as_os_str().len() <= cli_executor::base::limits::TMPDIR_BYTES_MAX, "{tmp:?}");
+    assert!(!spec.home().starts_with(&tmp.path));
+    assert_eq!((mode(&root), mode(&tmp.path)), (0o700, 0o700));
+    assert!(!tmp.path.join("left.sock").exists(), "an earlier child's leftovers are gone");
+    child.stop().await.expect("stopped");
+    assert!(!tmp.path.exists(), "the stop removed the child's TMPDIR");
 }
 
 #[tokio::test]
@@ -295,6 +322,14 @@ async fn stale_leases_are_reaped_at_start_dead_removed_live_killed_reused_spared
     std::fs::write(lease_path(&dirs, "reused"), reused).expect("reused lease");
     std::fs::write(lease_path(&dirs, "junk"), "not a lease").expect("junk lease");
     drop(leases);
+    // The crashed executor's children left their TMPDIRs.
+    let tmps: Vec<PathBuf> = [&live_spec, &dead_spec]
+        .map(|spec| {
+            let tmp = spec.tmp().expect("a TMPDIR");
+            cli_executor::base::tmpdir::prepare(&tmp, &spec.home()).expect("left behind");
+            tmp.path
+        })
+        .into();
 
     let (leases, reaped) = Leases::open(&dirs.data).await.expect("reopened");
     let junk = lease_path(&dirs, "junk").display().to_string();
@@ -314,6 +349,9 @@ async fn stale_leases_are_reaped_at_start_dead_removed_live_killed_reused_spared
     drop(stranger.stdin.take());
     stranger.wait().expect("stranger ends");
     assert_eq!(std::fs::read_dir(dirs.data.join("leases")).expect("dir").count(), 0, "every lease removed");
+    for tmp in &tmps {
+        assert!(!tmp.exists(), "a reaped session's TMPDIR is removed: {tmp:?}");
+    }
     let child = Child::spawn(&live_spec, &leases).expect("the session is free again");
     child.stop().await.expect("stopped");
 }

@@ -30,6 +30,11 @@ async fn a_stand_in_missing_a_method_or_at_another_version_is_refused_naming_it(
     assert!(line.contains("lacks: request turn/steer threadId expectedTurnId"), "{line}");
     assert!(!line.contains('\n'), "one line: {line}");
 
+    let removed = [script.clone(), "--features-removed".into(), "hooks".into()];
+    let err = check(&python(), &removed, scratch.path()).await.expect_err("hooks removed");
+    assert_eq!(err.code(), "CODEX_SURFACE");
+    assert!(err.to_string().contains("no longer offers hooks"), "{err}");
+
     let newer = [script, "--sim-version".into(), "0.170.0".into()];
     let err = check(&python(), &newer, scratch.path()).await.expect_err("another version");
     assert!(err.to_string().contains("0.170.0") && err.to_string().contains(CODEX_VERSION), "{err}");

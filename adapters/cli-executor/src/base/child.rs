@@ -11,8 +11,10 @@
 //! `thread/resume` or `--resume` finds its record there) and, for Codex, writes its
 //! `config.toml` (0600) and login link ([`link_auth`]). The child starts in the worker's
 //! directory as the leader of a new process group, with only the variables named in [`Spawn::env_pass`] copied from the
-//! executor, plus [`Spawn::env_set`], the home variable and, for Claude, a private
-//! `TMPDIR` (`<session>/tmp`, 0700: Claude Code opens its messaging socket under it): a
+//! executor, plus [`Spawn::env_set`], the home variable and a private `TMPDIR`
+//! ([`crate::base::tmpdir`]: `<session>/tmp` when short enough for Claude Code's sandbox
+//! sockets, else a short one under `/tmp/orc-<uid>`; never a prefix of `CODEX_HOME`;
+//! made afresh at each spawn and removed when the child stops): a
 //! user's `~/.codex` or `~/.claude` hooks, plugins, MCP servers or loops cannot reach it.
 //! `HOME` is passed on because the agent's own tools (git, ssh) read it; each CLI reads its
 //! config from its home variable only.
@@ -27,6 +29,7 @@ use crate::Error;
 use crate::base::group;
 use crate::base::lease::{Lease, Leases};
 use crate::base::limits::{LINE_BYTES_MAX, STDERR_DRAIN_MS, STDERR_TAIL_BYTES_MAX};
+use crate::base::tmpdir::{self, SHORT_TMP_ROOT, TmpDir};
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -70,7 +73,7 @@ pub struct Spawn {
     pub home_var: &'static str,
     /// The config home's directory name in the session's directory.
     pub home_dir: &'static str,
-    /// Gives the child its own `TMPDIR` (`<session>/tmp`).
+    /// Gives the child its own `TMPDIR` ([`tmpdir::choose`]).
     pub private_tmp: bool,
     /// The person's login file, linked in as the session's `auth.json`
     /// ([`link_auth`]); `None` removes a link an earlier start made.
@@ -83,9 +86,11 @@ impl Spawn {
         self.session_dir().join(self.home_dir)
     }
 
-    /// The child's own `TMPDIR`, when it has one.
-    pub fn tmp(&self) -> Option<PathBuf> {
-        self.private_tmp.then(|| self.session_dir().join("tmp"))
+    /// The child's own `TMPDIR`, when it has one: `<session>/tmp`, or a short private
+    /// directory when that is too long ([`tmpdir::choose`]).
+    pub fn tmp(&self) -> Option<TmpDir> {
+        let uid = rustix::process::geteuid().as_raw();
+        self.private_tmp.then(|| tmpdir::choose(&self.session_dir(), Path::new(SHORT_TMP_ROOT), uid))
     }
 
     fn session_dir(&self) -> PathBuf {
@@ -119,6 +124,8 @@ pub struct Child {
     /// `None` once released by a stop.
     lease: Option<Lease>,
     home: PathBuf,
+    /// The child's own `TMPDIR`, removed when it stops.
+    tmp: Option<PathBuf>,
 }
 
 impl Child {
@@ -206,6 +213,13 @@ impl Child {
         // The group is gone, so stderr is at its end unless a process that left the group
         // (`setsid`) still holds it: wait for the drain, but not for that one.
         let _ = tokio::time::timeout(Duration::from_millis(STDERR_DRAIN_MS), &mut self.drain).await;
+        // The group is gone: its TMPDIR goes too. A failure here must not keep the lease
+        // (the next spawn clears the directory anyway), so it is only logged.
+        if let Some(tmp) = self.tmp.take()
+            && let Err(e) = tmpdir::remove(&tmp)
+        {
+            tracing::warn!(code = e.code(), "{e}");
+        }
         if let Some(lease) = self.lease.take() {
             lease.release()?;
         }
@@ -218,15 +232,20 @@ impl Drop for Child {
         if self.lease.is_some() {
             group::kill_now(self.pgid);
         }
+        if let Some(tmp) = self.tmp.take() {
+            // Best effort: a member still dying may add a file; the next spawn clears it.
+            let _ = tmpdir::remove(&tmp);
+        }
         self.drain.abort();
     }
 }
 
 /// Creates the session home and starts the process (the lease is already held).
 fn start(spec: &Spawn, home: &Path) -> Result<Child, Error> {
+    DirBuilder::new().recursive(true).mode(0o700).create(home).map_err(|e| Error::io("create", home, &e))?;
     let tmp = spec.tmp();
-    for dir in std::iter::once(home).chain(tmp.as_deref()) {
-        DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| Error::io("create", dir, &e))?;
+    if let Some(tmp) = &tmp {
+        tmpdir::prepare(tmp, home)?;
     }
     if !spec.config_toml.is_empty() {
         let config = home.join("config.toml");
@@ -251,11 +270,20 @@ fn start(spec: &Spawn, home: &Path) -> Result<Child, Error> {
     }
     command.envs(spec.env_set.iter().map(|(k, v)| (k, v))).env(spec.home_var, home);
     if let Some(tmp) = &tmp {
-        command.env("TMPDIR", tmp);
+        command.env("TMPDIR", &tmp.path);
     }
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let spawn_error = |detail: String| Error::Spawn { program: spec.program.display().to_string(), detail };
-    let mut process = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+    let tmp = tmp.map(|t| t.path);
+    let mut process = match command.spawn() {
+        Ok(process) => process,
+        Err(e) => {
+            if let Some(tmp) = &tmp {
+                let _ = tmpdir::remove(tmp);
+            }
+            return Err(spawn_error(e.to_string()));
+        }
+    };
     let pipes = (process.id(), process.stdin.take(), process.stdout.take(), process.stderr.take());
     let (Some(pid), Some(stdin), Some(stdout), Some(stderr)) = pipes else {
         return Err(spawn_error("no pid or pipes".to_string()));
@@ -272,6 +300,7 @@ fn start(spec: &Spawn, home: &Path) -> Result<Child, Error> {
         pgid,
         lease: None,
         home: home.to_path_buf(),
+        tmp,
     })
 }
 

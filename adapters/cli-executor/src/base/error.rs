@@ -172,15 +172,30 @@ pub enum Error {
         /// The programs not found (`bwrap`, `socat`).
         missing: String,
     },
-    /// A `--claude-arg=--settings...` under `--claude-sandbox required`: 2.1.332 honours only
-    /// the last `--settings`, so it would silently drop the sandbox's. Claude workers are
-    /// not run.
+    /// A `--claude-arg=--settings...`: 2.1.332 honours only the last `--settings`, so it
+    /// would silently drop the executor's (the sandbox's, and the switches that keep Claude
+    /// Code from starting turns of its own). Claude workers are not run.
     #[error(
-        "--claude-arg {arg}: Claude Code 2.1.332 reads only the last --settings, so this one would replace the sandbox settings the executor passes; run with --claude-sandbox off to pass your own (with the sandbox keys in it to keep the sandbox)"
+        "--claude-arg {arg}: Claude Code 2.1.332 reads only the last --settings, so this one would replace the settings the executor passes (its sandbox, and hooks, auto-continue at a usage limit and model-proposed goals turned off); leave it out"
     )]
     ClaudeSettingsReplaced {
         /// The operator's argument, cut to its flag.
         arg: String,
+    },
+    /// No private `TMPDIR` can be made for a CLI child where `base::tmpdir` places it: a
+    /// session's own is too long for Claude Code's sandbox sockets, and the short one under
+    /// `/tmp` is refused (not a directory of this user's with mode 0700) or cannot be made.
+    /// At start no worker runs; at a spawn that worker's child does not start.
+    #[error(
+        "no private TMPDIR for CLI children at {path}: {detail}; fix: give the executor a --state-dir of at most {state_dir_bytes_max} bytes (each session's own tmp then fits), or let this user own /tmp/orc-<uid> with mode 0700 (remove whatever is there now; the executor creates it)"
+    )]
+    TmpUnavailable {
+        /// The directory that could not be used.
+        path: String,
+        /// Why, in one line.
+        detail: String,
+        /// The longest `--state-dir` that needs no short directory, in bytes.
+        state_dir_bytes_max: usize,
     },
     /// A CLI kind `--kinds` asked for that this executor cannot run, or no kind at all.
     #[error("{detail}")]
@@ -244,6 +259,7 @@ impl Error {
             Error::ClaudeSurface { .. } => "CLAUDE_SURFACE",
             Error::ClaudeSandboxUnavailable { .. } => "CLAUDE_SANDBOX_UNAVAILABLE",
             Error::ClaudeSettingsReplaced { .. } => "CLAUDE_SETTINGS_REPLACED",
+            Error::TmpUnavailable { .. } => "TMP_UNAVAILABLE",
             Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
             Error::McpUnreachable { .. } => "MCP_UNREACHABLE",

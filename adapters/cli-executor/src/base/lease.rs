@@ -17,7 +17,8 @@
 //! reader never sees half a lease.
 //!
 //! **Reaping at start** ([`Leases::open`]): every lease left in the directory belongs to a
-//! previous executor (this one has none yet). A lease from another boot, or whose group
+//! previous executor (this one has none yet); a reaped session's child `TMPDIR`
+//! ([`crate::base::tmpdir`]) is removed with its lease. A lease from another boot, or whose group
 //! has no live member, is removed. Otherwise the group is ended ([`crate::base::group::end`])
 //! before the lease is removed, but only when it is still ours. The pid-reuse risk: the
 //! recorded group id may, after the old group died, have become another process's. Two
@@ -31,6 +32,7 @@
 use crate::Error;
 use crate::base::group::{self, Stat};
 use crate::base::limits::{LEASE_BYTES_MAX, LEASES_MAX, SESSION_ID_BYTES_MAX};
+use crate::base::tmpdir::{self, SHORT_TMP_ROOT};
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -107,8 +109,19 @@ impl Leases {
         DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(|e| Error::io("create", &dir, &e))?;
         let leases = Leases { dir };
         let mut reaped = Vec::new();
+        let uid = rustix::process::geteuid().as_raw();
         for path in leases.files()? {
-            reaped.push(reap(&path).await?);
+            let report = reap(&path).await?;
+            if let Reaped::Killed { session, .. } | Reaped::Gone { session } | Reaped::Reused { session, .. } = &report
+            {
+                // The dead child's own TMPDIR (under /tmp when the session's own was too
+                // long) goes with it; the next spawn would clear it anyway.
+                let tmp = tmpdir::choose(&data_dir.join("sessions").join(session), Path::new(SHORT_TMP_ROOT), uid);
+                if let Err(e) = tmpdir::remove(&tmp.path) {
+                    tracing::warn!(code = e.code(), "{e}");
+                }
+            }
+            reaped.push(report);
         }
         Ok((leases, reaped))
     }

@@ -55,6 +55,14 @@ pub const GROUP_POLL_MS: u64 = 10;
 /// The longest session id: it names the lease file and the session's directory.
 pub const SESSION_ID_BYTES_MAX: usize = 128;
 
+/// The longest `TMPDIR` a child gets, in bytes. Claude Code 2.1.332's sandbox binds
+/// `$TMPDIR/claude-http-<16 hex>.sock` and `$TMPDIR/claude-socks-<16 hex>.sock` (34 bytes
+/// after the directory), and a unix socket's path must fit `sun_path` (108 bytes on Linux,
+/// unix(7)): a `TMPDIR` of 74 bytes worked, one of 75 failed every sandboxed command with
+/// "Failed to create bridge sockets" (seen 2026-12-05; `tests/sandbox_paths.rs` runs the
+/// real binary at exactly this length). `base::tmpdir` places a longer one elsewhere.
+pub const TMPDIR_BYTES_MAX: usize = 74;
+
 /// Lease files looked at when the executor starts; more means something else writes there.
 pub const LEASES_MAX: usize = 4_096;
 

@@ -8,6 +8,7 @@
 //! - [`mcp`]: the orchestrator's MCP server as a child reaches it, and the probe.
 //! - [`child`]: one child in its own process group, with its own config home and an
 //!   allowlisted environment; bounded stdout lines, a capped stderr tail.
+//! - [`tmpdir`]: a child's own `TMPDIR`, placed where both CLIs' sandboxes accept it.
 //! - [`group`]: process groups through `/proc`, signalled with rustix.
 //! - [`lease`]: one child per session (a lease file), and the reaper of stale leases.
 //! - [`pump`]: a child connected to its sans-IO core (any [`pump::Core`]).
@@ -27,4 +28,5 @@ pub mod mcp;
 pub mod pump;
 pub mod report;
 pub mod settings;
+pub mod tmpdir;
 pub mod worker;

@@ -3,7 +3,9 @@
 //! worker runs ([`check`]: the pinned version, and every flag of [`claude::FLAGS`] in its
 //! `--help`), and the configuration every Claude child gets ([`config`]): settings read
 //! from its own config home only, the orchestrator's MCP server (its token taken from the
-//! child's environment), no tool that starts work by itself, the permissions a worker
+//! child's environment), no tool that starts work by itself and nothing else of Claude
+//! Code's own that starts a turn ([`CONTINUATIONS_OFF`]: hooks, auto-continue at a usage
+//! limit, model-proposed goals), the permissions a worker
 //! works with (edits inside its working directory, commands through `Bash`), and Claude
 //! Code's sandbox around those commands ([`ClaudeSandbox`], `--claude-sandbox`: on unless
 //! turned off, and then bubblewrap and socat must be found, [`check_sandbox`]).
@@ -66,6 +68,39 @@ pub const SANDBOX_SETTINGS: &str = r#"{"sandbox":{"enabled":true,"failIfUnavaila
 /// (`docs/cli-agents.md`, "Approvals").
 pub const SANDBOX_SETTINGS_ASK: &str = r#"{"sandbox":{"enabled":true,"failIfUnavailable":true,"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":true}}"#;
 
+/// The settings every child gets in its `--settings`, whatever the sandbox, so that
+/// nothing of Claude Code's own starts a turn (only the daemon does). The keys and their
+/// meaning are 2.1.332's settings schema (its descriptions in the binary, read 2026-12-06;
+/// `tests/no_foreign_turns.rs` checks the pinned binary still describes each):
+/// - `disableAllHooks`: "Disable all hooks and statusLine execution: the hooks defined in
+///   settings files and by installed plugins": a `Stop` hook (which can refuse the stop and
+///   feed the model another prompt) or a plugin's hook in a settings file the CLI still
+///   reads (the session's own config home) never runs;
+/// - `autoContinueAtUsageLimit: false`: "When a claude.ai usage limit stops your session,
+///   wait for the limit to reset and continue the task automatically" (on when absent,
+///   since 2.1.234): off, a worker held by a limit is resumed by the daemon alone;
+/// - `modelProposedGoals: "disabled"`: "turns the [session goal] tools off", so the model
+///   cannot set a goal that keeps the session going (a typed `/goal` needs a prompt of the
+///   daemon's).
+///
+/// 2.1.332 reads only the last `--settings` (see [`check_sandbox`]), so these travel with
+/// the sandbox's in one object ([`settings_json`]).
+pub const CONTINUATIONS_OFF: [(&str, &str); 3] =
+    [("disableAllHooks", "true"), ("autoContinueAtUsageLimit", "false"), ("modelProposedGoals", "\"disabled\"")];
+
+/// The one `--settings` object of a child: [`CONTINUATIONS_OFF`], plus the sandbox's
+/// (`sandbox`, one of [`SANDBOX_SETTINGS`] and [`SANDBOX_SETTINGS_ASK`]) when it is on.
+pub fn settings_json(sandbox: Option<&str>) -> String {
+    let mut object = serde_json::Map::new();
+    for (key, value) in CONTINUATIONS_OFF {
+        object.insert(key.to_string(), serde_json::from_str(value).unwrap_or(serde_json::Value::Null));
+    }
+    if let Some(serde_json::Value::Object(sandbox)) = sandbox.and_then(|text| serde_json::from_str(text).ok()) {
+        object.extend(sandbox);
+    }
+    serde_json::Value::Object(object).to_string()
+}
+
 /// The programs Claude Code's sandbox needs on Linux, looked for on the children's `PATH`.
 pub const SANDBOX_PROGRAMS: [&str; 2] = ["bwrap", "socat"];
 
@@ -107,19 +142,20 @@ impl Spawn {
     }
 }
 
-/// Under [`ClaudeSandbox::Required`], every program of [`SANDBOX_PROGRAMS`] must be found
+/// No `--claude-arg` may be a `--settings` ([`Error::ClaudeSettingsReplaced`]), sandbox on
+/// or off: 2.1.332 reads only the last one (seen 2026-12-02: a second
+/// `--settings={"env":{...}}` after the sandbox's let a command write outside the
+/// workspace), so it would turn the sandbox and [`CONTINUATIONS_OFF`] off unseen. Under
+/// [`ClaudeSandbox::Required`], every program of [`SANDBOX_PROGRAMS`] must also be found
 /// on the `PATH` the children get (`env_set`'s, else the executor's), or
 /// [`Error::ClaudeSandboxUnavailable`]: without them 2.1.332 exits at start ("sandbox
-/// required but unavailable"), so every Claude worker would fail. And no `--claude-arg`
-/// may be a `--settings` ([`Error::ClaudeSettingsReplaced`]): 2.1.332 reads only the last
-/// one (seen 2026-12-02: a second `--settings={"env":{...}}` after the sandbox's let a
-/// command write outside the workspace), so it would turn the sandbox off unseen.
+/// required but unavailable"), so every Claude worker would fail.
 pub fn check_sandbox(settings: &ClaudeSettings) -> Result<(), Error> {
-    if settings.sandbox == ClaudeSandbox::Off {
-        return Ok(());
-    }
     if let Some(arg) = settings.args.iter().find(|a| *a == "--settings" || a.starts_with("--settings=")) {
         return Err(Error::ClaudeSettingsReplaced { arg: arg.split('=').next().unwrap_or(arg).to_string() });
+    }
+    if settings.sandbox == ClaudeSandbox::Off {
+        return Ok(());
     }
     let path = match settings.env_set.iter().rev().find(|(k, _)| k == "PATH") {
         Some((_, value)) => Some(std::ffi::OsString::from(value)),
@@ -150,7 +186,7 @@ pub fn config(settings: &ClaudeSettings, mcp: Option<&McpServer>, approvals: App
     let allowed = if asks { &[][..] } else { &WORKSPACE_TOOLS[..] };
     Config {
         setting_sources: Some(SETTING_SOURCES.to_string()),
-        settings: (settings.sandbox == ClaudeSandbox::Required).then(|| sandbox.to_string()),
+        settings: Some(settings_json((settings.sandbox == ClaudeSandbox::Required).then_some(sandbox))),
         mcp_config: mcp.map(|server| mcp_config(&server.url)),
         required_mcp: mcp.map(|_| MCP_SERVER_NAME.to_string()),
         disallowed_tools: SELF_STARTING_TOOLS.iter().map(|t| t.to_string()).collect(),
@@ -316,19 +352,36 @@ mod tests {
             env_set: vec![],
             sandbox: Default::default(),
         };
+        let passed = |args: &[String]| -> Vec<serde_json::Value> {
+            let given = args.iter().filter_map(|a| a.strip_prefix("--settings="));
+            given.map(|text| serde_json::from_str(text).expect("json")).collect()
+        };
+        let continuations_off = |value: &serde_json::Value| {
+            assert_eq!(value["disableAllHooks"], json!(true), "{value}");
+            assert_eq!(value["autoContinueAtUsageLimit"], json!(false), "{value}");
+            assert_eq!(value["modelProposedGoals"], json!("disabled"), "{value}");
+        };
         let args = config(&settings, None, Approvals::Never).args("s-1", claude::Launch::New);
-        let passed: Vec<&String> = args.iter().filter(|a| a.starts_with("--settings=")).collect();
-        assert_eq!(passed, [&format!("--settings={SANDBOX_SETTINGS}")]);
-        let value: serde_json::Value = serde_json::from_str(SANDBOX_SETTINGS).expect("json");
-        let sandbox = &value["sandbox"];
+        let value = passed(&args);
+        assert_eq!(value.len(), 1, "one --settings: {args:?}");
+        let sandbox: serde_json::Value = serde_json::from_str(SANDBOX_SETTINGS).expect("json");
+        assert_eq!(value[0]["sandbox"], sandbox["sandbox"]);
+        continuations_off(&value[0]);
+        let sandbox = &value[0]["sandbox"];
         assert_eq!(
             [&sandbox["enabled"], &sandbox["failIfUnavailable"], &sandbox["autoAllowBashIfSandboxed"]],
             [&json!(true), &json!(true), &json!(true)]
         );
         assert_eq!(sandbox["allowUnsandboxedCommands"], json!(false));
+        let asks = passed(&config(&settings, None, Approvals::Ask).args("s-1", claude::Launch::New));
+        assert_eq!(asks[0]["sandbox"]["allowUnsandboxedCommands"], json!(true));
+        continuations_off(&asks[0]);
         settings.sandbox = ClaudeSandbox::Off;
         let args = config(&settings, None, Approvals::Never).args("s-1", claude::Launch::Resume);
-        assert!(!args.iter().any(|a| a.starts_with("--settings")), "{args:?}");
+        let value = passed(&args);
+        assert_eq!(value.len(), 1, "the continuations stay off without the sandbox: {args:?}");
+        assert!(value[0].get("sandbox").is_none(), "{args:?}");
+        continuations_off(&value[0]);
         assert_eq!("off".parse(), Ok(ClaudeSandbox::Off));
         assert_eq!("required".parse(), Ok(ClaudeSandbox::Required));
         assert!("on".parse::<ClaudeSandbox>().is_err());
@@ -360,6 +413,8 @@ mod tests {
         assert_eq!(err.code(), "CLAUDE_SETTINGS_REPLACED");
         assert!(err.to_string().starts_with("--claude-arg --settings: "), "{err}");
         settings.sandbox = ClaudeSandbox::Off;
+        assert_eq!(check_sandbox(&settings).map_err(|e| e.code()), Err("CLAUDE_SETTINGS_REPLACED"), "off too");
+        settings.args = vec!["--model".into()];
         assert_eq!(check_sandbox(&settings).map_err(|e| e.code()), Ok(()));
     }
 

@@ -16,6 +16,13 @@
 //! - `[features] goals = false`: the `/goal` loop would start turns of its own; with it off
 //!   the model is offered no goal tools and `thread/goal/get` answers -32600 "goals feature
 //!   is disabled" (`mcp-ready.jsonl`).
+//! - `[features] hooks = false` and `plugins = false` (issue 30): a `Stop` hook (whose
+//!   `decision: "block"` makes Codex start another turn from its reason) or a plugin's
+//!   hooks would add continuations the daemon does not know of; off here, none runs, even
+//!   one planted in this very home. [`FEATURES_OFF`] are checked at start against the
+//!   binary's own `codex features list` (`crate::codex::surface`): a feature that is gone
+//!   or `removed` refuses Codex workers rather than run them unguarded (and
+//!   `--strict-config` would refuse the key anyway).
 //! - `cli_auth_credentials_store = "file"`: the login is read from `auth.json` in this home,
 //!   never from a keyring entry, whose key 0.169.0 derives from the home's path (so a
 //!   person's keyring login is never found here anyway).
@@ -45,11 +52,22 @@ sandbox_mode = \"workspace-write\"\n\
 cli_auth_credentials_store = \"file\"\n\
 \n\
 [features]\n\
-goals = false\n";
+goals = false\n\
+hooks = false\n\
+plugins = false\n";
+
+/// The features every session turns off (`[features] NAME = false` in [`CONFIG_TOML_BASE`]):
+/// each can start a turn the daemon did not ask for (the `/goal` loop, a `Stop` hook, a
+/// plugin's hooks). 0.169.0's `codex features list` names each, stage `stable`, on by
+/// default (seen 2026-12-06).
+pub const FEATURES_OFF: [&str; 3] = ["goals", "hooks", "plugins"];
 
 /// A Codex child, as the base's [`Spawn`] describes one.
 impl Spawn {
-    /// `codex app-server` for `session` in `cwd`, with the default allowlist and config.
+    /// `codex app-server` for `session` in `cwd`, with the default allowlist and config,
+    /// and a `TMPDIR` of its own ([`crate::base::tmpdir`]): never a prefix of its
+    /// `CODEX_HOME`, so 0.169.0 installs its sandbox helper even when the data directory is
+    /// under `/tmp`.
     pub fn codex(session: &str, cwd: &Path, data_dir: &Path) -> Spawn {
         Spawn {
             session: session.to_string(),
@@ -62,7 +80,7 @@ impl Spawn {
             config_toml: CONFIG_TOML_BASE.to_string(),
             home_var: "CODEX_HOME",
             home_dir: "codex-home",
-            private_tmp: false,
+            private_tmp: true,
             auth_link: None,
         }
     }
@@ -152,6 +170,15 @@ mod tests {
         assert!(config_toml(Some(&quoted)).expect("config").contains("url = \"http://h/\\\"x\\\\\"\n"));
         let control = McpServer { url: "http://h/\nrequired = false".into(), token: "t".into() };
         assert_eq!(config_toml(Some(&control)).map_err(|e| e.code()), Err("BAD_OPTION"));
+    }
+
+    #[test]
+    fn every_feature_turned_off_is_in_the_base_config() {
+        let features = CONFIG_TOML_BASE.split("[features]\n").nth(1).expect("a [features] table");
+        for name in FEATURES_OFF {
+            assert!(features.lines().any(|l| l == format!("{name} = false")), "{name}: {features}");
+        }
+        assert_eq!(features.lines().count(), FEATURES_OFF.len(), "{features}");
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! field and value the core relies on ([`SURFACE`], `surface.txt`: the one list the code and
 //! the tests share). Otherwise the executor refuses to run Codex workers, with one line
 //! naming what moved ([`Error::CodexSurface`]): a CLI update that renames a field fails
-//! loudly at start, not silently in a worker's third turn.
+//! loudly at start, not silently in a worker's third turn. And `codex features list` still
+//! offers every feature the session config turns off (`codex::home::FEATURES_OFF`: the goal
+//! loop, hooks, plugins; [`features_gone`]): one that disappears fails closed.
 //!
 //! The version is pinned exactly, not a range: app-server calls itself experimental, and
 //! between releases weeks apart its flags and methods came and went (the research notes:
@@ -13,6 +15,7 @@
 
 use crate::Error;
 use crate::base::limits::{SURFACE_CHECK_MS_MAX, SURFACE_SCHEMA_BYTES_MAX};
+use crate::codex::home::FEATURES_OFF;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::os::unix::fs::DirBuilderExt;
@@ -57,10 +60,31 @@ pub async fn check(program: &Path, prefix: &[String], scratch: &Path) -> Result<
     let out_arg = out.display().to_string();
     run(program, prefix, &["app-server", "generate-json-schema", "--out", &out_arg], &home).await?;
     let lacking = missing(&out, SURFACE)?;
-    if lacking.is_empty() {
+    if !lacking.is_empty() {
+        return Err(moved(format!("codex-cli {CODEX_VERSION}'s app-server schema lacks: {}", lacking.join("; "))));
+    }
+    let listing = run(program, prefix, &["features", "list"], &home).await?;
+    let gone = features_gone(&listing, &FEATURES_OFF);
+    if gone.is_empty() {
         return Ok(());
     }
-    Err(moved(format!("codex-cli {CODEX_VERSION}'s app-server schema lacks: {}", lacking.join("; "))))
+    Err(moved(format!(
+        "codex-cli {CODEX_VERSION}'s `features list` no longer offers {} (each session turns it off so that only the daemon starts turns)",
+        gone.join(", ")
+    )))
+}
+
+/// The names of `wanted` that `listing` (`codex features list`: a feature a line, its name,
+/// stage and default) lacks or marks `removed`: a feature the session config turns off
+/// that the binary no longer has, so turning it off would prove nothing.
+pub fn features_gone(listing: &str, wanted: &[&str]) -> Vec<String> {
+    let offered = |name: &str| {
+        listing.lines().any(|line| {
+            let mut words = line.split_whitespace();
+            words.next() == Some(name) && words.next().is_some_and(|stage| stage != "removed")
+        })
+    };
+    wanted.iter().filter(|name| !offered(name)).map(|name| name.to_string()).collect()
 }
 
 /// The requirements of `surface` that the schema in `dir` does not meet, each as its line.
@@ -187,6 +211,14 @@ mod tests {
 
     fn write(dir: &Path, name: &str, value: &Value) {
         std::fs::write(dir.join(name), value.to_string()).expect("write");
+    }
+
+    #[test]
+    fn a_feature_turned_off_must_be_listed_and_not_removed() {
+        let listing = "goals                  stable             true\nhooks   stable true\nplugin_hooks  removed  false\nplugins removed false\n";
+        assert_eq!(features_gone(listing, &["goals", "hooks"]), Vec::<String>::new());
+        assert_eq!(features_gone(listing, &["plugins", "hook", "goals"]), ["plugins", "hook"]);
+        assert_eq!(features_gone("", &FEATURES_OFF), FEATURES_OFF.map(str::to_string));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The executor process's entry point: its options checked (a clear one-line error for
-//! each), the kinds it runs chosen ([`choose_kinds`]: each CLI whose binary is found and
+//! each), the kinds it runs chosen ([`choose_kinds`]: a private `TMPDIR` can be made for
+//! the children ([`tmpdir::check`]), then each CLI whose binary is found and
 //! passes its checks (for Codex the surface the core
 //! relies on, [`crate::codex::surface`]), or exactly the ones `--kinds` asks for), then the daemon's
 //! `/executor` WebSocket kept up: connect, `hello`, wait for `welcome`, heartbeat at the
@@ -10,6 +11,7 @@
 use crate::Error;
 use crate::base::limits::{RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX, WELCOME_WAIT_MS};
 use crate::base::settings::{ClaudeSandbox, Settings};
+use crate::base::tmpdir;
 use crate::base::worker::Out;
 use crate::claude::cli::{self, CLAUDE_VERSION};
 use crate::codex::{home, surface};
@@ -206,6 +208,8 @@ pub async fn choose_kinds(
             detail: "--kinds chatgpt: ChatGPT workers run in the browser extension".to_string(),
         });
     }
+    // Every child of either kind gets a private TMPDIR: where none can be made, no worker runs.
+    tmpdir::check(&settings.state_dir)?;
     let wanted = |kind: ExecutorKindWire| asked.is_none_or(|kinds| kinds.contains(&kind));
     let mut kinds = Vec::new();
     let mut skipped = Vec::new();

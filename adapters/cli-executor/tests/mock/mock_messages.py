@@ -35,8 +35,11 @@ they run out; the request after a tool result gets `tool done N`. Actions:
   engine's prompts name the worker, the attempt and the run, but not the worker's id);
 - `{"tool": NAME, "input": {...}}`: a `tool_use` of the built-in tool NAME (`Write`,
   `Edit`, `Bash`, ...) with that input: what the CLI's permissions let through;
+- `{"say": TEXT}`: TEXT as the whole answer (a hook's or a goal check's verdict);
 - `limit`: the 429 above; `limit_lisbon`: the same with the message "You've hit your limit
-  · resets 1pm (Europe/Lisbon)" (the CLI shows the API's message in its `result`).
+  · resets 1pm (Europe/Lisbon)" (the CLI shows the API's message in its `result`);
+  `limit:S`: the 429 whose unified reset headers name S seconds from now (what a
+  subscription's limit looks like to the CLI; with API-key auth it shows none of it).
 `--log FILE` appends one line per Messages request: `{"n", "action", "last"}` (the tail of
 the last user text), the tests' view of what the model was asked.
 """
@@ -198,11 +201,15 @@ class Handler(BaseHTTPRequestHandler):
         """A scripted answer (`--script`)."""
         if action in ("limit", "limit_lisbon"):
             return self.limit(LISBON if action == "limit_lisbon" else None)
+        if isinstance(action, str) and action.startswith("limit:"):
+            return self.limit(None, int(time.time()) + int(action.partition(":")[2]))
         with LOCK:
             COUNT[0] += 1
             n = COUNT[0]
         if action == "after_tool":
             return self.answer(body, n, [("text", "tool done %d" % n)], "end_turn", slow=False)
+        if isinstance(action, dict) and "say" in action:
+            return self.answer(body, n, [("text", action["say"])], "end_turn", slow=False)
         if isinstance(action, dict) and "tool" in action:
             name = action["tool"]
             call = action.get("input", {})
@@ -264,19 +271,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
         self.wfile.flush()
 
-    def limit(self, message=None):
+    def limit(self, message=None, resets_at=RESETS_AT):
         message = message or "This request would exceed your account's rate limit. Please try again later."
         self.plain(429, {"type": "error", "error": {"type": "rate_limit_error", "message": message},
                          "request_id": "req_mock_429"}, {
-            "retry-after": "3600",
+            "retry-after": str(max(1, resets_at - int(time.time()))) if resets_at != RESETS_AT else "3600",
             "anthropic-ratelimit-unified-status": "rejected",
-            "anthropic-ratelimit-unified-reset": str(RESETS_AT),
+            "anthropic-ratelimit-unified-reset": str(resets_at),
             "anthropic-ratelimit-unified-representative-claim": "five_hour",
             "anthropic-ratelimit-unified-5h-status": "rejected",
-            "anthropic-ratelimit-unified-5h-reset": str(RESETS_AT),
+            "anthropic-ratelimit-unified-5h-reset": str(resets_at),
             "anthropic-ratelimit-unified-5h-utilization": "1.0",
             "anthropic-ratelimit-unified-7d-status": "allowed",
-            "anthropic-ratelimit-unified-7d-reset": str(RESETS_AT + 5 * 86400),
+            "anthropic-ratelimit-unified-7d-reset": str(resets_at + 5 * 86400),
             "anthropic-ratelimit-unified-7d-utilization": "0.4",
         })
 

@@ -10,6 +10,8 @@ last user text (the prompt of the running turn):
   interrupted or steered while it runs);
 - contains `CALL <tool> <json>`: one function call to the orchestrator's MCP tool, then
   a message once its output is in (how the recordings show a real MCP call);
+- contains `RUN[<command>]`: one call of codex's shell tool `exec_command` with that
+  command (run in codex's sandbox), then a message once its output is in;
 - a line `Attempt N` and a plan (`--plan FILE`, JSON, read at every request) naming
   actions for attempt N: the scripted model of a worker (below);
 - anything else: `mock reply N` at once.
@@ -169,6 +171,9 @@ class Handler(BaseHTTPRequestHandler):
         direct = re.search(r"CALL (\w+) (\{.*\})", prompt)
         if direct and not calls:
             return self.answer([self.call(direct.group(1), json.loads(direct.group(2)))])
+        shell = re.search(r"RUN\[(.*)\]", prompt)
+        if shell and not calls:
+            return self.answer([self.shell(shell.group(1))])
         self.answer([], slow="SLOW" in prompt)
 
     def scripted(self, prompt, items, calls, actions):
@@ -207,6 +212,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.json(401, {"error": {"code": "refresh_token_reused"}})
         self.json(200, {"access_token": AUTH["access"], "refresh_token": "refresh-%d" % n,
                         "id_token": token(int(time.time()) + 864000, "id-%d" % n)})
+
+    def shell(self, command):
+        """A call of codex's own shell tool (`exec_command`, 0.169.0), run in its sandbox."""
+        n = COUNT[0] + 1
+        return {"type": "function_call", "id": "fc_mock_%d" % n, "call_id": "call_mock_%d" % n,
+                "name": "exec_command", "arguments": json.dumps({"cmd": command, "yield_time_ms": 10000})}
 
     def json(self, status, value):
         payload = json.dumps(value).encode()

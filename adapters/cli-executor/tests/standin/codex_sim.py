@@ -28,7 +28,8 @@ answer (as `mcp-ready.jsonl`), or, with `--mcp-down`, are refused with the 0.169
 (`mcp-down.jsonl`).
 
 The surface check (`cli_executor::codex::surface`): `--version` prints `codex-cli 0.169.0` (or
-`--sim-version`'s), and `app-server generate-json-schema --out DIR` writes a schema that
+`--sim-version`'s), `features list` lists `goals`, `hooks` and `plugins` (`removed` when
+named by `--features-removed`), and `app-server generate-json-schema --out DIR` writes a schema that
 meets every line of the crate's `src/codex/surface.txt` except those starting with a
 `--schema-lacks` value.
 
@@ -174,6 +175,7 @@ def main():
     parser.add_argument("--version", action="store_true")
     parser.add_argument("--sim-version", default="0.169.0")
     parser.add_argument("--schema-lacks", action="append", default=[])
+    parser.add_argument("--features-removed", action="append", default=[])
     parser.add_argument("--out")
     args, rest = parser.parse_known_args()
     if args.version:
@@ -181,6 +183,10 @@ def main():
         return
     if rest[:2] == ["app-server", "generate-json-schema"]:
         write_schema(args.out, args.schema_lacks)
+        return
+    if rest[:2] == ["features", "list"]:
+        for name in ("goals", "hooks", "plugins"):
+            print("%-40s %-18s %s" % (name, "removed" if name in args.features_removed else "stable", "true"))
         return
     mcp = mcp_configured()
 

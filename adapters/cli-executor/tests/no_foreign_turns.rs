@@ -1,0 +1,178 @@
+//! Nothing of Claude Code's own starts a turn in a worker's session (issue 30, item 4):
+//! every child gets `claude::cli::CONTINUATIONS_OFF` in its one `--settings` (hooks,
+//! auto-continue at a usage limit, model-proposed goals off). Proven with the real
+//! `claude` 2.1.332 (`CLAUDE_BIN`) offline against the loopback mock Messages API: `Stop`
+//! and `UserPromptSubmit` hooks planted in the person's real config home (`$HOME/.claude`),
+//! in the workspace (`.claude/settings.json`, `.claude/settings.local.json`) and even in the
+//! session's own config home do not run, and the model is asked once per prompt; the same
+//! hook in a config home the CLI reads without those settings does run (the control). And
+//! the pinned binary's settings schema still describes each switched-off setting, so a
+//! setting that disappears fails here (the executor runs exactly the pinned version).
+//!
+//!
+//! Codex 0.169.0 (`CODEX_BIN`), its session `config.toml` turning `hooks` (and `goals`,
+//! `plugins`) off: `Stop` and `UserPromptSubmit` hooks (`hooks.json`) planted in the
+//! person's `$HOME/.codex`, in the workspace's `.codex` and in the session's own
+//! `CODEX_HOME` do not run in a worker's turn, and the model is asked once. The control:
+//! the same `hooks.json` runs under `codex exec --dangerously-bypass-hook-trust` in a home
+//! of its own, and does not once the executor's `config.toml` is written there (so it is
+//! the switch, not hook trust, that keeps them out).
+//!
+//! `CLAUDE_BIN` / `CODEX_BIN` unset: each test prints one line saying it is skipped, unless
+//! `ORCH_REAL_CLIS=required` (test.sh), where it fails.
+
+mod claude_harness;
+mod harness;
+
+use claude_harness::{Claude, MockApi, WORKER, config_home, frame, mock_env};
+use cli_executor::claude::cli::CONTINUATIONS_OFF;
+use cli_executor::run::router::{Reply, Router};
+use executor_protocol::{KindWire, OutcomeWire, StateName};
+use harness::{dirs, next_report as until, outcome, result_of, state};
+use std::path::Path;
+
+/// Settings holding a `Stop` and a `UserPromptSubmit` hook that append a line to `marker`.
+fn hooks(marker: &Path, place: &str) -> String {
+    let hook = format!("echo {place} >> {}", marker.display());
+    let command = serde_json::json!([{"hooks": [{"type": "command", "command": hook}]}]);
+    serde_json::json!({"hooks": {"Stop": command, "UserPromptSubmit": command}}).to_string()
+}
+
+#[test]
+fn the_pinned_claude_still_describes_each_setting_that_keeps_it_from_starting_turns() {
+    let Some(path) = claude_harness::real_claude("the pinned claude's settings schema") else { return };
+    let binary = std::fs::canonicalize(&path).expect("the binary");
+    let bytes = std::fs::read(&binary).expect("readable");
+    let text = String::from_utf8_lossy(&bytes);
+    for (key, _) in CONTINUATIONS_OFF {
+        // The schema's entry: `key:()=>...describe("...")`.
+        let entry = format!("{key}:()=>");
+        let at = text.find(&entry).unwrap_or_else(|| panic!("2.1.332's settings schema has no {key}"));
+        let rest: String = text[at..].chars().take(600).collect();
+        assert!(rest.contains(".describe("), "{key}: {rest}");
+        eprintln!("{key}: {}", rest.chars().take(300).collect::<String>());
+    }
+    // The values the executor passes are the ones the descriptions name.
+    let goals: String =
+        text.find("modelProposedGoals:()=>").map(|at| text[at..].chars().take(600).collect()).unwrap_or_default();
+    assert!(goals.contains("'disabled' turns the tools off"), "{goals}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_planted_in_the_users_home_the_workspace_and_the_session_home_never_run() {
+    let test = "hooks planted anywhere never run";
+    let Some(path) = claude_harness::real_claude(test) else { return };
+    eprintln!("binary: the real claude {}", path.display());
+    let dirs = dirs();
+    let marker = dirs.root.path().join("a-hook-ran");
+    // The person's real config home: `$HOME/.claude/settings.json` (the child's HOME).
+    let home = dirs.root.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).expect("~/.claude");
+    std::fs::write(home.join(".claude/settings.json"), hooks(&marker, "home")).expect("home settings");
+    // The workspace's.
+    std::fs::create_dir_all(dirs.work.join(".claude")).expect(".claude");
+    std::fs::write(dirs.work.join(".claude/settings.json"), hooks(&marker, "project")).expect("project");
+    std::fs::write(dirs.work.join(".claude/settings.local.json"), hooks(&marker, "local")).expect("local");
+    // The session's own config home, which `--setting-sources user` does read.
+    let session_home = config_home(&dirs, WORKER);
+    std::fs::create_dir_all(&session_home).expect("session home");
+    std::fs::write(session_home.join("settings.json"), hooks(&marker, "session")).expect("session settings");
+
+    let mock = MockApi::start(dirs.root.path(), false);
+    let claude = Claude::Real { path: path.clone(), port: mock.port };
+    let mut settings = claude_harness::settings(&dirs, &claude);
+    let claude_settings = settings.claude.as_mut().expect("claude");
+    claude_settings.env_set.push(("HOME".to_string(), home.display().to_string()));
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
+    assert_eq!(executor.daemon(&frame(1, KindWire::Create, "", "first prompt")).await, Reply::Send(Vec::new()));
+    let url = match outcome(until(&mut reports, "the create's result", result_of(1)).await) {
+        OutcomeWire::Submitted { conversation_url: Some(url), .. } => url,
+        other => panic!("create: {other:?}"),
+    };
+    until(&mut reports, "the first turn's end", state(StateName::Idle)).await;
+    assert_eq!(executor.daemon(&frame(2, KindWire::Send, &url, "second prompt")).await, Reply::Send(Vec::new()));
+    assert!(matches!(
+        outcome(until(&mut reports, "the send's result", result_of(2)).await),
+        OutcomeWire::Submitted { .. }
+    ));
+    until(&mut reports, "the second turn's end", state(StateName::Idle)).await;
+    drop(executor);
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert_eq!(ran, "", "hooks ran in a worker's session: {ran}");
+    let asked = mock.actions();
+    eprintln!("{test}: the model was asked {} times: {asked:?}", asked.len());
+    assert_eq!(asked.len(), 2, "once per prompt, no turn of the CLI's own: {asked:?}");
+
+    // The control: the same session settings, read by the same binary without the
+    // executor's `--settings`, do run their hooks.
+    let control_home = dirs.root.path().join("control-config");
+    std::fs::create_dir_all(&control_home).expect("control home");
+    std::fs::write(control_home.join("settings.json"), hooks(&marker, "control")).expect("control settings");
+    let mut command = std::process::Command::new(&path);
+    command.env_clear().current_dir(&dirs.work).envs(mock_env(mock.port));
+    command.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("HOME", &home);
+    command.env("CLAUDE_CONFIG_DIR", &control_home).env("DISABLE_AUTOUPDATER", "1");
+    command.args(["-p", "control prompt", "--setting-sources=user"]);
+    let out = command.stdin(std::process::Stdio::null()).output().expect("claude runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(ran.contains("control"), "the control's hooks ran: {ran:?}");
+}
+
+/// Runs `codex exec` in `work` with `home` as its `CODEX_HOME`, hooks trusted without a
+/// review, against the mock model on `port`.
+fn codex_exec(codex: &Path, home: &Path, work: &Path, port: u16) {
+    let mut command = std::process::Command::new(codex);
+    command.env_clear().current_dir(work).env("CODEX_HOME", home).env("MOCK_API_KEY", "x");
+    command.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    command.args(["exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"]);
+    command.args(harness::mock_provider_args(port).into_iter().skip(1)).arg("control prompt");
+    let out = command.stdin(std::process::Stdio::null()).output().expect("codex runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_hooks_planted_in_the_users_home_the_workspace_and_the_session_home_never_run() {
+    let test = "codex hooks planted anywhere never run";
+    let Some(path) = harness::real_codex(test) else { return };
+    let dirs = dirs();
+    let marker = dirs.root.path().join("a-hook-ran");
+    let home = dirs.root.path().join("home");
+    let session_home = dirs.state.join("sessions").join(WORKER.to_string()).join("codex-home");
+    for (dir, place) in
+        [(home.join(".codex"), "home"), (dirs.work.join(".codex"), "project"), (session_home, "session")]
+    {
+        std::fs::create_dir_all(&dir).expect("a config dir");
+        std::fs::write(dir.join("hooks.json"), hooks(&marker, place)).expect("hooks.json");
+    }
+    let mock = harness::MockModel::start(None);
+    let binary = harness::Binary::Real { path: path.clone(), port: mock.port };
+    let mut settings = harness::settings(&dirs, &binary);
+    settings.env_set.push(("HOME".to_string(), home.display().to_string()));
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
+    let create = harness::frame(WORKER, 1, KindWire::Create, "", "first prompt");
+    assert_eq!(executor.daemon(&create).await, Reply::Send(Vec::new()));
+    assert!(matches!(
+        outcome(until(&mut reports, "the create's result", result_of(1)).await),
+        OutcomeWire::Submitted { conversation_url: Some(_), .. }
+    ));
+    until(&mut reports, "the turn's end", state(StateName::Idle)).await;
+    drop(executor);
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert_eq!(ran, "", "hooks ran in a worker's session: {ran}");
+    assert_eq!(mock.requests().len(), 1, "the model was asked once, no turn of the CLI's own");
+
+    // The control: the same hooks run in a home of their own with hook trust bypassed...
+    let control = dirs.root.path().join("control-home");
+    std::fs::create_dir_all(&control).expect("control home");
+    std::fs::write(control.join("hooks.json"), hooks(&marker, "control")).expect("hooks.json");
+    codex_exec(&path, &control, &dirs.work, mock.port);
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(ran.contains("control"), "the control's hooks ran: {ran:?}");
+    // ... and not once the executor's config is there, trust bypassed or not.
+    std::fs::remove_file(&marker).expect("reset");
+    std::fs::write(control.join("config.toml"), cli_executor::codex::home::CONFIG_TOML_BASE).expect("config");
+    codex_exec(&path, &control, &dirs.work, mock.port);
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert_eq!(ran, "", "hooks ran under the executor's config: {ran}");
+}
