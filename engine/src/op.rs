@@ -404,6 +404,9 @@ pub struct RunView {
     pub unfinished: u32,
     /// The dead-man policy and the open "stopped moving" alert, if any.
     pub dead_man: crate::deadman::DeadManView,
+    /// How a finished run ended, in its root's words: the completion summary (the
+    /// handoff) or the failure or stop reason; `None` while it runs.
+    pub outcome: Option<Arc<str>>,
 }
 
 /// What holds a worker without pausing it: it lifts by itself (derived, never stored
@@ -440,6 +443,9 @@ pub struct WorkerView {
     pub inbox: Vec<Message>,
     /// What holds it (an account limit or a dialog), if anything.
     pub hold: Option<HoldView>,
+    /// Unfinished workers that wait for this one (`worker_await_dependency`), by id: what a
+    /// Stop's confirmation names, since stopping it ends their waits unmet.
+    pub waited_on_by: Vec<WorkerId>,
 }
 
 /// What `worker_continue_now` did (spec 000 §15.2: one deterministic behaviour).

@@ -98,6 +98,17 @@ fn a_lane_that_fails_while_another_waits_releases_it_with_the_outcome() {
 }
 
 #[test]
+fn a_worker_waited_for_names_its_waiters_until_the_wait_ends() {
+    // What a Stop's confirmation needs: who waits for the lane it would stop.
+    let mut world = World::new();
+    world.script(&format!("{ROOT_AND_LANE}\nroot.await_dep a"));
+    assert_eq!(world.view("a").waited_on_by, [world.id("root")]);
+    assert!(world.view("root").waited_on_by.is_empty());
+    world.script("a.complete done");
+    assert!(world.view("a").waited_on_by.is_empty(), "the wait is over");
+}
+
+#[test]
 fn stopping_a_run_settles_nothing_twice() {
     // Every worker ends at once: the root's wait goes with the root, and nobody is woken.
     let mut world = World::new();

@@ -132,10 +132,19 @@ impl Engine {
         Reply::Runs(runs)
     }
 
-    /// Finished runs, the most recently ended first (the operator's history).
+    /// Finished runs, the most recently ended first (the operator's history): at most
+    /// `limit`, and never more than the retention allows (`history_runs_max` runs, ended
+    /// within `history_kept_ms`).
     pub(crate) fn run_history(&self, limit: usize) -> Result<Reply, Rejection> {
         validate::limit("limit", limit, LIST_PAGE_COUNT_MAX)?;
-        let runs = self.index.finished_runs().take(limit).map(|r| self.run_view(r).expect("run exists")).collect();
+        let since = self.now.0.saturating_sub(self.config.history_kept_ms);
+        let runs = self
+            .index
+            .finished_runs()
+            .take(limit.min(self.config.history_runs_max))
+            .map(|r| self.run_view(r).expect("run exists"))
+            .take_while(|v| v.run.ended_at.is_some_and(|at| at.0 >= since))
+            .collect();
         Ok(Reply::Runs(runs))
     }
 
