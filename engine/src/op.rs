@@ -488,7 +488,7 @@ pub struct EventsPage {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reply {
     /// One run.
-    Run(RunView),
+    Run(Box<RunView>),
     /// Several runs.
     Runs(Vec<RunView>),
     /// One worker.

@@ -79,7 +79,7 @@ impl Engine {
         };
         self.insert_worker(spec, None);
         self.set_dead_man(run_id, &patch, dead_man);
-        Ok(Reply::Run(self.run_view(run_id).expect("run exists")))
+        Ok(Reply::Run(Box::new(self.run_view(run_id).expect("run exists"))))
     }
 
     /// `run_create` with `/root` started at once: attached to `root_conversation` (as
@@ -113,12 +113,12 @@ impl Engine {
             }
             None => self.wake(root, WakeReason::Initial, Origin::Operator, IntentPayload::Continue),
         }
-        Ok(Reply::Run(self.run_view(run).expect("run exists")))
+        Ok(Reply::Run(Box::new(self.run_view(run).expect("run exists"))))
     }
 
     pub(crate) fn run_get(&self, id: RunId) -> Result<Reply, Rejection> {
         self.find_run(id)?;
-        Ok(Reply::Run(self.run_view(id).expect("run exists")))
+        Ok(Reply::Run(Box::new(self.run_view(id).expect("run exists"))))
     }
 
     pub(crate) fn run_list(&self, include_terminal: bool) -> Reply {

@@ -426,11 +426,21 @@ export class Executor {
     this.#send({ v: PROTOCOL_VERSION, type: 'binding', ...wireBinding(binding) });
   }
 
-  /** The worker's summary, with its run's stopped-moving sentence when the daemon raised one. */
+  /**
+   * The worker's summary, with its run's stopped-moving sentence when the daemon raised one
+   * and the names of the workers that wait for it (Stop's confirmation says them). A worker
+   * of a finished run is found in the summary's `finished`: its tab says it finished.
+   */
   #workerSummary(workerId) {
-    for (const run of this.#summary?.runs ?? []) {
+    for (const run of [...(this.#summary?.runs ?? []), ...(this.#summary?.finished ?? [])]) {
       const worker = run.workers.find((w) => w.workerId === workerId);
-      if (worker) return run.stoppedMoving ? { ...worker, runStoppedMoving: run.stoppedMoving.text } : worker;
+      if (!worker) continue;
+      let out = run.stoppedMoving ? { ...worker, runStoppedMoving: run.stoppedMoving.text } : worker;
+      if (worker.waitedOnBy?.length) {
+        const names = new Map(run.workers.map((w) => [w.workerId, w.displayName || w.name]));
+        out = { ...out, waitedOnByNames: worker.waitedOnBy.map((id) => names.get(id) ?? 'another worker') };
+      }
+      return out;
     }
     return null;
   }

@@ -353,6 +353,10 @@ export function workerRow(worker, run, nowMs) {
     detail: [attemptText(worker.attempts), resumesText(worker.autoResumes), progressText(worker.lastProgressAtMs, nowMs)].join(' · '),
     policy: policyView(worker),
     needsYou: status.key === 'needs_you' ? needsYouText(worker) : null,
+    // The answers the worker offered with its question (a person may still write another).
+    choices: status.key === 'needs_you' && Array.isArray(worker.needsYouChoices) ? worker.needsYouChoices : [],
+    // Stop's confirmation: what stopping this worker does, naming who waits for it.
+    stopConfirm: stopConfirm(worker, run),
     // A question the worker asked is answered in words; a dialog or a check ChatGPT wants is
     // dealt with in the tab (and a check's pause then ended with Resume).
     answerable: status.key === 'needs_you' && worker.disposition === 'awaiting_human' && !worker.hold,
@@ -369,6 +373,40 @@ export function workerRow(worker, run, nowMs) {
     actions: workerActions(worker),
     pageShape: pageShapeOffer(worker),
   };
+}
+
+/** The display names of the run's workers that wait for `worker`. */
+function waitersOf(worker, run) {
+  // The overlay's worker comes without its run, with the names already looked up.
+  if (!run && Array.isArray(worker.waitedOnByNames)) return worker.waitedOnByNames;
+  const ids = Array.isArray(worker.waitedOnBy) ? worker.waitedOnBy : [];
+  const byId = new Map((run?.workers ?? []).map((w) => [w.workerId, w.displayName || w.name || 'another worker']));
+  return ids.map((id) => byId.get(id) ?? 'another worker');
+}
+
+/**
+ * What Stop asks before it stops a worker: `{title, body, confirmLabel, waits}`. A worker others
+ * wait for says so: their waits end (they are told it was stopped and decide what now).
+ */
+export function stopConfirm(worker, run) {
+  const title = worker?.displayName || worker?.name || 'this worker';
+  const waiters = waitersOf(worker ?? {}, run);
+  const who = waiters.length === 1 ? `${waiters[0]} waits` : `${listText(waiters)} wait`;
+  const waits = waiters.length
+    ? `${who} for it: ${waiters.length === 1 ? 'its wait ends' : 'their waits end'} and ${waiters.length === 1 ? 'it is' : 'they are'} told it was stopped.`
+    : '';
+  return {
+    title: `Stop ${title}?`,
+    body: `The worker is cancelled and never resumed again.${waits ? ` ${waits}` : ''} To stop temporarily, use Pause.`,
+    confirmLabel: 'Stop worker',
+    // The sentence about the waiters alone ('' when nobody waits), for the overlay's words.
+    waits,
+  };
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listText(items) {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
 function latestEventAt(events) {
@@ -447,6 +485,9 @@ export function popupView(state, tabWorkerId, nowMs) {
     counts: counts(entries.map((e) => e.worker)),
     rows,
     current: current ? workerRow(current.worker, current.run, nowMs) : null,
+    // Finished runs the daemon keeps (the dashboard's Finished lists them).
+    finishedCount: finishedRuns(summary).length,
+    finishedText: finishedCountText(finishedRuns(summary).length),
     emptyText: emptyText(summary, rows),
   };
 }
@@ -455,6 +496,61 @@ function emptyText(summary, rows) {
   if (summary === null) return 'No worker state yet.';
   if (!summary.runs?.length) return 'No unfinished runs.';
   return rows.length ? null : 'No active workers.';
+}
+
+function finishedRuns(summary) {
+  return Array.isArray(summary?.finished) ? summary.finished : [];
+}
+
+/** `1 finished run (see the dashboard)`, `3 finished runs (...)`, or null for none. */
+export function finishedCountText(count) {
+  if (!(count > 0)) return null;
+  return `${count} finished ${count === 1 ? 'run' : 'runs'} (see Finished in the dashboard)`;
+}
+
+/** `Completed`, `Failed`, `Stopped` for a finished run's status. */
+const FINISHED_LABELS = { completed: 'Completed', failed: 'Failed', cancelled: 'Stopped' };
+
+/**
+ * The dashboard's "Finished": each finished run (newest first) with how it ended (its
+ * root's handoff or reason), when, how long it took, and its workers with theirs.
+ */
+export function finishedView(summary, nowMs) {
+  return finishedRuns(summary).map((run) => {
+    const lasted = (from, to) => (typeof from === 'number' && from > 0 && typeof to === 'number' ? formatDuration(to - from) : null);
+    const workers = (run.workers ?? []).map((w) => {
+      const status = workerStatus(w);
+      return {
+        workerId: w.workerId,
+        title: w.displayName || w.name || 'Unnamed worker',
+        name: w.name ?? '',
+        status,
+        outcome: w.outcome ?? null,
+        attempts: w.attempts ?? 0,
+        detail: [status.label, attemptText(w.attempts), lasted(w.createdAtMs, w.endedAtMs) && `took ${lasted(w.createdAtMs, w.endedAtMs)}`]
+          .filter(Boolean).join(' · '),
+        conversationUrl: linkableConversation(w),
+      };
+    }).sort((a, b) => a.name.localeCompare(b.name));
+    const attempts = workers.reduce((sum, w) => sum + w.attempts, 0);
+    const took = lasted(run.createdAtMs, run.endedAtMs);
+    const ended = formatAge(run.endedAtMs, nowMs);
+    return {
+      runId: run.runId,
+      title: run.taskName || 'Untitled run',
+      statusLabel: FINISHED_LABELS[run.status] ?? capitalise(run.status ?? 'unknown'),
+      outcome: run.outcome ?? null,
+      endedAtMs: run.endedAtMs ?? null,
+      detail: [
+        FINISHED_LABELS[run.status] ?? capitalise(run.status ?? 'unknown'),
+        ended && `ended ${ended}`,
+        took && `took ${took}`,
+        `${workers.length} ${workers.length === 1 ? 'worker' : 'workers'}`,
+        `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`,
+      ].filter(Boolean).join(' · '),
+      workers,
+    };
+  });
 }
 
 /** A stall card: `Worker appears stuck` with `N attempts / no progress for T`. */
@@ -489,6 +585,7 @@ export function dashboardView(state, nowMs, attemptsByWorker = {}) {
     stoppedRuns: runs.filter((r) => r.stoppedMoving !== null),
     stalls: rows.filter((r) => r.stallWarning)
       .map((r) => ({ row: r, ...stallView(r, attemptsByWorker[r.workerId] ?? null, nowMs) })),
+    finished: finishedView(summary, nowMs),
     emptyText: summary === null ? 'No worker state yet.' : runs.length ? null : 'No unfinished runs.',
   };
 }
@@ -524,6 +621,10 @@ export function overlayView(summaryWorker, connection, observation = null, nowMs
     policyOverride: row.policy.isOverride,
     needsYou: row.needsYou,
     answerable: row.answerable,
+    // What Stop asks first (it names the workers that wait for this one).
+    stopConfirmText: `It will not be resumed again.${row.stopConfirm.waits ? ` ${row.stopConfirm.waits}` : ''} To stop for a while, use Pause.`,
+    // A finished worker's tab says how it ended: its handoff, or why it failed or stopped.
+    finished: row.status.terminal ? { label: row.status.label, outcome: summaryWorker.outcome ?? null } : null,
     // The run stopped moving (the daemon's dead-man layer): said in every tab of it.
     runStopped: typeof workerSummary.runStoppedMoving === 'string' ? workerSummary.runStoppedMoving : null,
     events: recentEvents(workerSummary.recentEvents),

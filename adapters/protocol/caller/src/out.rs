@@ -93,7 +93,7 @@ impl From<&RunView> for RunOut {
 impl FromReply for RunOut {
     fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
         match reply {
-            Reply::Run(v) => Ok(RunOut::from(&v)),
+            Reply::Run(v) => Ok(RunOut::from(&*v)),
             _ => Err(mismatch("a run")),
         }
     }
