@@ -63,7 +63,8 @@ pub enum Operation {
         run: RunId,
     },
     /// `run_list`: unfinished runs, oldest first, then (with `include_terminal`) the
-    /// finished ones, the most recently ended first.
+    /// finished ones the history keeps (`EngineConfig::history_runs_max`,
+    /// `history_kept_ms`), the most recently ended first.
     RunList {
         /// Include completed, failed and cancelled runs.
         include_terminal: bool,

@@ -55,8 +55,9 @@ fn history_pages_are_bounded() {
 
 #[test]
 fn history_keeps_at_most_the_configured_runs_for_the_configured_time() {
-    let (mut world, [first, second, _]) = three_runs_in(World::with_config(|c| c.history_runs_max = 1));
+    let (mut world, [first, second, third]) = three_runs_in(World::with_config(|c| c.history_runs_max = 1));
     assert_eq!(ids(world.call(Operation::RunHistory { limit: 10 })), [first], "one run kept");
+    assert_eq!(ids(world.call(Operation::RunList { include_terminal: true })), [third, first], "run_list too");
     let (mut world, [first, second_again, _]) = three_runs_in(World::with_config(|c| {
         c.history_kept_ms = engine::time::HOUR_MS;
     }));

@@ -47,8 +47,13 @@ pub struct EngineThread {
 }
 
 impl EngineThread {
-    /// Opens the store in `data_dir`, recovers the engine and starts the shell.
-    pub async fn start<X: ExecutorSink + Send + 'static>(data_dir: &Path, sink: X) -> anyhow::Result<EngineThread> {
+    /// Opens the store in `data_dir`, recovers the engine (keeping `history` finished runs
+    /// in view) and starts the shell.
+    pub async fn start<X: ExecutorSink + Send + 'static>(
+        data_dir: &Path,
+        history: crate::serve::HistoryOptions,
+        sink: X,
+    ) -> anyhow::Result<EngineThread> {
         let dir = data_dir.to_path_buf();
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
         let (ready_tx, ready_rx) = oneshot::channel::<Result<Handle, String>>();
@@ -75,7 +80,12 @@ impl EngineThread {
                         }
                     };
                     let config = ShellConfig {
-                        engine: EngineConfig { seed: seed(), ..EngineConfig::default() },
+                        engine: EngineConfig {
+                            seed: seed(),
+                            history_runs_max: history.runs_max,
+                            history_kept_ms: history.kept_ms,
+                            ..EngineConfig::default()
+                        },
                         ..ShellConfig::default()
                     };
                     let (shell, handle) = match Shell::open(store, TokioClock::new(wall_clock_ms()), sink, config) {

@@ -45,6 +45,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             executor_allow_origins,
             limits,
             oauth,
+            history,
         } => {
             init_logs(&log_level)?;
             let options = ServeOptions {
@@ -54,6 +55,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 allow_hosts,
                 limits: limits.limits(),
                 oauth: oauth.options(),
+                history: history.options(),
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {
@@ -77,10 +79,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 orchestrator::serve::signals(),
             ))
         }
-        Command::Status { address: AddressFlags { data_dir, url, mcp_token } } => {
+        Command::Status { all, address: AddressFlags { data_dir, url, mcp_token } } => {
             let (url, token) = daemon_address(data_dir, url, mcp_token)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let text = runtime.block_on(console::status::report(&url, token.as_deref())).with_context(|| {
+            let text = runtime.block_on(console::status::report(&url, token.as_deref(), all)).with_context(|| {
                 format!("cannot read the daemon's state at {url} (is `orchestrator serve` running?)")
             })?;
             print_out(&text);

@@ -41,6 +41,27 @@ pub struct ServeOptions {
     pub limits: EdgeLimits,
     /// The OAuth authorization server (`--public-url`); `None`: off, as before.
     pub oauth: Option<OAuthOptions>,
+    /// How many finished runs the history keeps, and for how long.
+    pub history: HistoryOptions,
+}
+
+/// The history's retention (`--history-runs`, `--history-days`): finished runs past
+/// either bound leave the dashboard's Finished, `status --all` and `run_list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryOptions {
+    /// Finished runs shown at most.
+    pub runs_max: usize,
+    /// How long after it ended a finished run is shown, in milliseconds.
+    pub kept_ms: u64,
+}
+
+impl Default for HistoryOptions {
+    fn default() -> Self {
+        HistoryOptions {
+            runs_max: engine::limits::HISTORY_RUNS_COUNT_DEFAULT,
+            kept_ms: engine::limits::HISTORY_KEPT_MS_DEFAULT,
+        }
+    }
 }
 
 /// The executor bridge's options (`/executor`, docs/protocol/executor.md).
@@ -132,7 +153,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         )),
         None => None,
     };
-    let mut engine = EngineThread::start(&options.data_dir, sink).await?;
+    let mut engine = EngineThread::start(&options.data_dir, options.history, sink).await?;
     let listener = match tokio::net::TcpListener::bind(options.listen).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -270,7 +291,7 @@ pub async fn mcp_stdio<X: ExecutorSink + Send + 'static>(
     sink: X,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let mut engine = EngineThread::start(&data_dir, sink).await?;
+    let mut engine = EngineThread::start(&data_dir, HistoryOptions::default(), sink).await?;
     let (stopping_tx, stopping_rx) = watch::channel(false);
     let server = OrchestratorMcp::new(engine.handle.clone(), McpConfig::new(stopping_rx));
     let running = match server.serve(rmcp::transport::stdio()).await {

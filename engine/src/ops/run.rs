@@ -1,5 +1,5 @@
-//! Run operations: create, list (unfinished first, then the most recently finished),
-//! history, update context, cancel, default policy, pause/resume all.
+//! Run operations: create, list (unfinished first, then the most recently finished the
+//! history keeps), history, update context, cancel, default policy, pause/resume all.
 
 use crate::engine::Engine;
 use crate::event::EventKind;
@@ -123,7 +123,7 @@ impl Engine {
 
     pub(crate) fn run_list(&self, include_terminal: bool) -> Reply {
         let unfinished = self.state.runs.values().filter(|r| !r.status.is_terminal()).map(|r| r.id);
-        let finished = self.index.finished_runs().take(if include_terminal { LIST_PAGE_COUNT_MAX } else { 0 });
+        let finished = self.history(if include_terminal { LIST_PAGE_COUNT_MAX } else { 0 });
         let runs = unfinished
             .chain(finished)
             .take(LIST_PAGE_COUNT_MAX)
@@ -137,15 +137,17 @@ impl Engine {
     /// within `history_kept_ms`).
     pub(crate) fn run_history(&self, limit: usize) -> Result<Reply, Rejection> {
         validate::limit("limit", limit, LIST_PAGE_COUNT_MAX)?;
+        Ok(Reply::Runs(self.history(limit).map(|r| self.run_view(r).expect("run exists")).collect()))
+    }
+
+    /// The finished runs the history keeps, the most recently ended first: at most `limit`,
+    /// `history_runs_max` and those ended within `history_kept_ms`.
+    fn history(&self, limit: usize) -> impl Iterator<Item = RunId> + '_ {
         let since = self.now.0.saturating_sub(self.config.history_kept_ms);
-        let runs = self
-            .index
+        self.index
             .finished_runs()
             .take(limit.min(self.config.history_runs_max))
-            .map(|r| self.run_view(r).expect("run exists"))
-            .take_while(|v| v.run.ended_at.is_some_and(|at| at.0 >= since))
-            .collect();
-        Ok(Reply::Runs(runs))
+            .take_while(move |r| self.state.runs[r].ended_at.is_some_and(|at| at.0 >= since))
     }
 
     pub(crate) fn run_update_context(

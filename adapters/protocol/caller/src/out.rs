@@ -103,7 +103,7 @@ impl FromReply for RunOut {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunListOut {
-    /// The runs, oldest first.
+    /// The unfinished runs, oldest first, then any finished ones, the most recently ended first.
     pub runs: Vec<RunOut>,
 }
 
