@@ -161,12 +161,29 @@ fn a_blocked_block_naming_a_lane_waits_for_that_lane() {
 }
 
 #[test]
+fn a_blocked_block_that_asks_a_question_about_a_lane_asks_a_person() {
+    let world = check(
+        &format!(
+            "{ROOT_AND_LANE}
+             idle root block=status: blocked\\nsummary: a schema change\\ncurrent: waiting\\nnext: may /root/a drop the legacy column?
+             advance 1h
+             show root"
+        ),
+        "e1 send root#1 initial root-bootstrap/v2
+         e1 create a#1 initial bootstrap/v2
+         root: awaiting_human #1 initial blocked intent[idle]",
+    );
+    let human = world.worker("root").human.clone().expect("a question for a person");
+    assert_eq!(&*human.question, "may /root/a drop the legacy column?");
+}
+
+#[test]
 fn a_blocked_block_naming_no_unfinished_lane_asks_a_person() {
     let world = check(
         &format!(
             "{ROOT_AND_LANE}
              a.complete done
-             idle root block=status: blocked\\nsummary: need a decision\\ncurrent: waiting\\nnext: /root/a is done; which region, eu or us?
+             idle root block=status: blocked\\nsummary: need a decision\\ncurrent: waiting\\nnext: /root/a is done; tell me the region to deploy to
              advance 1h
              show root"
         ),
@@ -176,7 +193,7 @@ fn a_blocked_block_naming_no_unfinished_lane_asks_a_person() {
     );
     let human = world.worker("root").human.clone().expect("a question for a person");
     assert_eq!(human.source, WaitSource::Block);
-    assert_eq!(&*human.question, "/root/a is done; which region, eu or us?");
+    assert_eq!(&*human.question, "/root/a is done; tell me the region to deploy to");
 }
 
 #[test]
