@@ -6,10 +6,14 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-echo "== cargo fmt --check"
+# Each step prints its start time in seconds since the command began, so a slow CI run
+# shows which step grew.
+step() { echo "== [${SECONDS}s] $*"; }
+
+step "cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "== cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
 # The real Codex CLI and Claude Code, pinned from npm (idempotent), which the CLI
@@ -23,36 +27,37 @@ export ORCH_REAL_CLIS=required
 
 # --no-fail-fast: run every test binary even after one fails, so CI sees every
 # summary line; the exit status is still non-zero on any failure.
-echo "== cargo test"
+step "cargo test"
 cargo test --workspace --no-fail-fast
 
 # The MCP server against real clients nobody here wrote (setup is idempotent).
 tests/mcp/setup.sh
-echo "== MCP client tests (Python mcp SDK and TypeScript SDK, streamable HTTP and stdio)"
+step "MCP client tests (Python mcp SDK and TypeScript SDK, streamable HTTP and stdio)"
 tests/mcp/run.sh
-echo "== MCP conformance scenarios"
+step "MCP conformance scenarios"
 tests/mcp/conformance.sh
-echo "== MCP conformance: authorization server"
+step "MCP conformance: authorization server"
 tests/mcp/conformance-auth.sh
 
 # The browser extension: its pure core and views under node --test, then end to end in
 # headless Chromium and Firefox ESR against the daemon `cargo test` just built (debug) and
 # the fake ChatGPT page. Needs the Debian browsers (.ci/run installs them).
 [ -d extension/node_modules ] || (cd extension && npm ci --no-audit --no-fund)
-echo "== extension: unit tests"
+step "extension: unit tests"
 (cd extension && node --test test/unit/*.test.mjs)
-echo "== extension: the content adapter against the fake ChatGPT page (Chromium, Firefox ESR)"
+step "extension: the content adapter against the fake ChatGPT page (Chromium, Firefox ESR)"
 (cd extension && node test/fake-chatgpt/selftest.mjs)
-echo "== extension: end to end (Chromium, Firefox ESR)"
+step "extension: end to end (Chromium, Firefox ESR)"
 (cd extension && ORCHESTRATOR_BIN="${CARGO_TARGET_DIR:-$PWD/../target}/debug/orchestrator" \
   node --test --test-concurrency=1 test/e2e/*.test.mjs)
 
 # The simulator in release mode: the full crash matrix (every named boundary x
 # occurrence) and a bounded number of swarm seeds. Each prints its replay command on
 # failure and exits non-zero.
-echo "== simulator: scenarios"
+step "simulator: scenarios"
 cargo run --release -q -p sim -- scenario scenarios/*.scn
-echo "== simulator: crash matrix"
+step "simulator: crash matrix"
 cargo run --release -q -p sim -- matrix
-echo "== simulator: swarm seeds"
+step "simulator: swarm seeds"
 cargo run --release -q -p sim -- run --seeds 300
+step "done"

@@ -224,6 +224,27 @@ fn progress_resets_the_no_progress_counter() {
     assert_eq!(world.worker("a").progress.attempts_without, 0);
 }
 
+/// 000 §16.1.2 and §16.1.3: besides `worker.progress`, a change of assignment or disposition
+/// (a follow-up, a human wait answered, a dependency wait released) and a message the worker
+/// sends are progress too: each resets the count of turns without progress.
+#[test]
+fn assignment_disposition_and_messages_are_progress_signals() {
+    let two_idle_turns = "idle a\nadvance 3s\nsubmit a\ngen a\nidle a\nadvance 3s\nsubmit a\ngen a";
+    let setup = "run auto\nexecutor e1\nspawn a\nspawn b\nsubmit a\nsubmit b\ngen a\ngen b";
+    for (signal, script) in [
+        ("follow-up", "a.followup also write the changelog"),
+        ("human wait answered", "a.await_human which base branch?\na.resolve main"),
+        ("dependency released", "a.await_dep\na.release CI is green now"),
+        ("message sent", "a.message b the API is ready"),
+    ] {
+        let mut world = support::World::new();
+        world.script(&format!("{setup}\n{two_idle_turns}"));
+        assert_eq!(world.worker("a").progress.attempts_without, 2, "{signal}: two turns without progress first");
+        world.script(script);
+        assert_eq!(world.worker("a").progress.attempts_without, 0, "{signal} resets the count");
+    }
+}
+
 #[test]
 fn no_progress_attempts_warn_then_pause() {
     let mut script =

@@ -393,7 +393,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("deadman-fired") => Expectation::DeadManFired(num(3)? as usize),
                 Some("deadman-recoveries") => Expectation::DeadManRecoveries(num(3)? as usize),
                 Some("delivered") => {
-                    let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
+                    let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN or root"))?;
                     let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                     let to_ms = w.get(5).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                     let at_least = match w.get(6).copied() {
@@ -447,7 +447,7 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::DeadManRecoveries(n) => outcome.dead_man_recoveries == *n,
             Expectation::DeliveredBetween { lane, from_ms, to_ms, count, at_least } => {
                 // Lanes are spawned in order right after the root (wrk-1), CLI lanes last.
-                let worker = WorkerId(*lane as u64 + 2);
+                let worker = if *lane == usize::MAX { WorkerId(1) } else { WorkerId(*lane as u64 + 2) };
                 let n = outcome
                     .delivered
                     .iter()

@@ -6,7 +6,7 @@
 //! that usually varies is fixed here: entries in the caller's order, a constant DOS timestamp
 //! ([`ENTRY_DOS_DATE`], [`ENTRY_DOS_TIME`]), one Unix mode ([`ENTRY_UNIX_MODE`]), no comment.
 //!
-//! [`read`] is deliberately strict: it accepts exactly the layout [`write`] produces (local
+//! [`read`] is deliberately strict: it accepts exactly the layout [`write()`] produces (local
 //! headers back to back from offset 0, then the central directory, then the end record) and
 //! checks every CRC, so a packaging bug cannot slip through as "some valid ZIP".
 //!
@@ -68,7 +68,7 @@ pub enum ArchiveError {
     Truncated,
     /// A record does not start with its signature; names the record.
     BadSignature(&'static str),
-    /// A field holds something [`write`] never writes (method, flags, extra field, comment,
+    /// A field holds something [`write()`] never writes (method, flags, extra field, comment,
     /// multi-disk, timestamp, mode); names the field.
     Unexpected(&'static str),
     /// A local header disagrees with its central directory header, or records do not follow
@@ -199,7 +199,7 @@ fn put_u32(out: &mut Vec<u8>, value: u32) {
     out.extend_from_slice(&value.to_le_bytes());
 }
 
-/// Reads back an archive in exactly the layout [`write`] produces, checking every field and CRC.
+/// Reads back an archive in exactly the layout [`write()`] produces, checking every field and CRC.
 pub fn read(bytes: &[u8]) -> Result<Vec<Entry>, ArchiveError> {
     let end_at = bytes.len().checked_sub(END_RECORD_BYTES).ok_or(ArchiveError::Truncated)?;
     let mut end = Cursor { bytes, at: end_at };

@@ -16,7 +16,11 @@
 //! 5. [`crate::tidy_manifest::check_manifest_inherits`]: every crate takes version, publish and lints from the
 //!    workspace.
 //! 6. [`check_no_unwrap`]: the engine states a reason for every invariant it relies on.
-//! 7. [`crate::tidy_architecture::check_architecture`]: `ARCHITECTURE.md` names every member and states invariants.
+//! 7. [`crate::tidy_architecture::check_architecture`], [`crate::tidy_architecture::check_codemap`]
+//!    and [`crate::tidy_architecture::check_api_boundaries`]: `ARCHITECTURE.md` names every
+//!    member and states invariants; its codemap names every crate and top-level module
+//!    (and every extension script) and only Rust files that exist; no crate depends on one
+//!    its API boundaries leave out ([`crate::tidy_architecture::check_extension_codemap`]).
 //! 8. [`crate::tidy_extension::check_script_header`]: every extension script says what it
 //!    is for.
 //! 9. [`crate::tidy_extension::check_core_purity`]: the extension's `src/core/` stays pure.
@@ -27,11 +31,18 @@
 //!     only downwards (base <- each CLI's room <- the executor loop).
 //! 13. [`crate::tidy_protocol::check_protocol_dependencies`]: the protocol crates depend
 //!     on the engine and serde only, never on a runtime or a server.
+//! 14. [`crate::tidy_rules::check_rule_table`]: the rule table of `ARCHITECTURE.md` names
+//!     files that exist and items that occur in them (it reads those files, so [`run`]
+//!     wires it rather than [`check`]).
+//! 15. [`crate::tidy_signals::check_signal_sites`]: only the files that own it signal a
+//!     process (the CLI executor's group owner and two start-up checks).
 
-use crate::tidy_architecture::{ARCHITECTURE_FILE, check_architecture};
+use crate::tidy_architecture::{
+    ARCHITECTURE_FILE, check_api_boundaries, check_architecture, check_codemap, check_extension_codemap,
+};
 use crate::tidy_manifest::{check_engine_dependencies, check_manifest_inherits};
 use crate::tidy_violation::{Rule, SourceFile, Violation, production_lines};
-use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol};
+use crate::{tidy_extension, tidy_imports, tidy_layers, tidy_protocol, tidy_signals};
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -115,6 +126,11 @@ pub fn run(root: &Path) -> io::Result<Report> {
     // The real tree only: the protocol crates the dependency rule fences are where it
     // looks for them.
     violations.extend(tidy_protocol::check_protocol_crates_exist(&workspace.manifests));
+    // The rule table names files of every kind (scenarios, tests, docs): read as needed.
+    violations.extend(crate::tidy_rules::check_rule_table(
+        workspace.architecture.as_deref(),
+        &crate::tidy_rules::read_from(root),
+    ));
     violations.sort();
     Ok(Report { files_checked: workspace.files_checked(), violations })
 }
@@ -165,6 +181,7 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(check_engine_purity(file));
         out.extend(check_no_unwrap(file));
         out.extend(tidy_layers::check_cli_executor_layers(file));
+        out.extend(tidy_signals::check_signal_sites(file));
     }
     for manifest in &workspace.manifests {
         out.extend(check_engine_dependencies(manifest));
@@ -177,7 +194,11 @@ pub fn check(workspace: &Workspace) -> Vec<Violation> {
         out.extend(tidy_extension::check_no_skipped_tests(script));
     }
     out.extend(tidy_imports::check_import_circles(&workspace.rust_files));
-    out.extend(check_architecture(&workspace.root_manifest, workspace.architecture.as_deref()));
+    let architecture = workspace.architecture.as_deref();
+    out.extend(check_architecture(&workspace.root_manifest, architecture));
+    out.extend(check_codemap(&workspace.root_manifest, architecture, &workspace.rust_files));
+    out.extend(check_extension_codemap(architecture, &workspace.script_files));
+    out.extend(check_api_boundaries(&workspace.root_manifest, architecture, &workspace.manifests));
     out.sort();
     out
 }

@@ -152,6 +152,16 @@ fn inherits(lines: &[TomlLine], table: &str, field: &str) -> bool {
     })
 }
 
+/// The `name` of a manifest's `[package]`; `None` for a virtual manifest.
+pub fn package_name(manifest: &str) -> Option<String> {
+    toml_lines(manifest).into_iter().find_map(|line| match line {
+        TomlLine::Entry { table, key, value, .. } if table == "package" && key == "name" => {
+            Some(value.trim_matches(['"', '\'']).to_string())
+        }
+        _ => None,
+    })
+}
+
 /// Names of the non-dev, non-build dependencies, with the line declaring each.
 pub(crate) fn runtime_dependencies(manifest: &str) -> Vec<(usize, String)> {
     let is_dependency_list =

@@ -24,7 +24,8 @@ pub enum Rule {
     ManifestInherits,
     /// Rule 6: no `.unwrap()` in the engine outside test code.
     NoUnwrap,
-    /// Rule 7: `ARCHITECTURE.md` exists, names every member, states an invariant.
+    /// Rule 7: `ARCHITECTURE.md` exists, names every member, states an invariant, has a
+    /// codemap naming every crate and top-level module, and API boundaries the manifests keep.
     Architecture,
     /// Rule 8: every extension script opens with a comment saying what it is for.
     ExtensionHeader,
@@ -38,6 +39,10 @@ pub enum Rule {
     CliExecutorLayers,
     /// Rule 13: the protocol crates depend only on the engine and serde.
     ProtocolPurity,
+    /// Rule 14: the rule table of `ARCHITECTURE.md` names existing files and items.
+    RuleTable,
+    /// Rule 15: only the files that own it signal a process.
+    SignalSites,
 }
 
 impl Rule {
@@ -57,6 +62,8 @@ impl Rule {
             Rule::ImportCircle => "import-circle",
             Rule::CliExecutorLayers => "cli-executor-layers",
             Rule::ProtocolPurity => "protocol-purity",
+            Rule::RuleTable => "rule-table",
+            Rule::SignalSites => "signal-sites",
         }
     }
 }

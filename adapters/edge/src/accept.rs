@@ -1,11 +1,13 @@
-//! The accept loop ([`serve`]): every connection on the listener admitted under the caps
-//! (a short `503` past them), served by hyper's HTTP/1 connection with its header read
-//! timeout and upgrades, on an [`EdgeIo`] socket with the idle timeout; refusals and
-//! timeouts counted and summarized once per [`LOG_SUMMARY_INTERVAL_MS`]; graceful
+//! The accept loop ([`serve`]): every connection on the listener admitted into the pending
+//! pool (shedding the longest idle pending connection when full; a short `503` only when
+//! every place is established), served by hyper's HTTP/1 connection with its header read
+//! timeout and upgrades, on an [`EdgeIo`] socket with the idle timeout; refusals, sheddings
+//! and timeouts counted and summarized once per [`LOG_SUMMARY_INTERVAL_MS`]; graceful
 //! shutdown that waits for every admitted connection to go.
 
-use crate::gate::{Gate, Refusal};
-use crate::idle::{Activity, EdgeIo, IdleTimeout};
+use crate::activity::Activity;
+use crate::gate::{Caps, Gate, Refusal, ShedFor};
+use crate::idle::{EdgeIo, IdleTimeout, Shed};
 use crate::limits::{EdgeLimits, LOG_SUMMARY_INTERVAL_MS};
 use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -40,6 +42,8 @@ struct Tally {
     refused_total: AtomicU64,
     refused_per_ip: AtomicU64,
     refused_unanswered: AtomicU64,
+    shed_pool: AtomicU64,
+    shed_address: AtomicU64,
     header_timeouts: AtomicU64,
     idle_timeouts: AtomicU64,
     accept_errors: AtomicU64,
@@ -60,6 +64,19 @@ impl Tally {
                 connections_per_ip_max = limits.connections_per_ip_max,
                 "refused {} connections with 503 in the last {} s (connection caps reached)",
                 total + per_ip,
+                interval_ms / 1_000,
+            );
+        }
+        let (pool, address) = (take(&self.shed_pool), take(&self.shed_address));
+        if pool + address > 0 {
+            tracing::warn!(
+                pending_pool_full = pool,
+                address_at_its_cap = address,
+                pending_connections_max = limits.pending_connections_max,
+                connections_per_ip_max = limits.connections_per_ip_max,
+                "closed {} pending connections (no request authenticated on them yet) in the last {} s to make room \
+                 for newer ones",
+                pool + address,
                 interval_ms / 1_000,
             );
         }
@@ -89,12 +106,18 @@ pub async fn serve(
     limits: EdgeLimits,
     stop: CancellationToken,
 ) {
-    let gate = Gate::new(limits.connections_max, limits.connections_per_ip_max);
+    let gate = Gate::new(Caps {
+        total_max: limits.connections_max,
+        pending_max: limits.pending_connections_max,
+        per_ip_max: limits.connections_per_ip_max,
+        trusted_proxies: limits.trusted_proxies.clone(),
+    });
     let tally = Arc::new(Tally::default());
     let lingering = Arc::new(Semaphore::new(REFUSALS_LINGERING_MAX));
     let summaries = tokio::spawn({
         let tally = tally.clone();
         let stop = stop.clone();
+        let limits = limits.clone();
         async move {
             let period = Duration::from_millis(LOG_SUMMARY_INTERVAL_MS);
             let mut tick = tokio::time::interval_at(Instant::now() + period, period);
@@ -124,8 +147,9 @@ pub async fn serve(
                 }
             },
         };
-        let admission = match gate.admit(peer.ip()) {
-            Ok(admission) => admission,
+        let activity = Activity::new();
+        let admitted = match gate.admit(peer.ip(), activity.clone()) {
+            Ok(admitted) => admitted,
             Err(refusal) => {
                 match refusal {
                     Refusal::Total => &tally.refused_total,
@@ -143,20 +167,35 @@ pub async fn serve(
                 continue;
             }
         };
+        for shed in &admitted.shed {
+            match shed {
+                ShedFor::Pool => &tally.shed_pool,
+                ShedFor::Address => &tally.shed_address,
+            }
+            .fetch_add(1, Ordering::Relaxed);
+        }
         // Answers go out in several writes: without TCP_NODELAY, Nagle's algorithm and
         // the client's delayed ACK add about 40 ms to every call.
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
-        let activity = Activity::new();
-        let io = TokioIo::new(EdgeIo::new(tcp, activity.clone(), idle, Some(admission)));
+        let standing = admitted.standing;
+        let io = TokioIo::new(EdgeIo::new(tcp, activity.clone(), idle, Some(admitted.admission)));
         let router = router.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
-            // The peer's address, for the executor endpoint's loopback check, and the
-            // connection's activity, for the answering mark.
+            // The peer's address, for the executor endpoint's loopback check; the
+            // connection's activity, for the answering mark; its standing, for the route
+            // that authenticates the client.
             request.extensions_mut().insert(ConnectInfo(peer));
             request.extensions_mut().insert(activity.clone());
-            router.clone().oneshot(request)
+            request.extensions_mut().insert(standing.clone());
+            let in_flight = activity.in_flight();
+            let response = router.clone().oneshot(request);
+            async move {
+                let response = response.await;
+                drop(in_flight);
+                response
+            }
         });
         let connection = http.serve_connection(io, service).with_upgrades();
         let (stop, tally) = (stop.clone(), tally.clone());
@@ -173,13 +212,18 @@ pub async fn serve(
                 note_connection_error(&tally, &e, peer);
             }
         });
+        // Let the new connection read what its client already sent before the next accept:
+        // under a flood of new connections the pending pool turns over quickly, and a client
+        // whose request waits unread behind hundreds of accepts would be shed unheard.
+        tokio::task::yield_now().await;
     }
     drop(listener);
     let _ = summaries.await;
     gate.drained().await;
 }
 
-/// Counts a timed-out connection; other errors (resets, client bugs) are debug lines.
+/// Counts a timed-out connection; a shed one was counted when it was shed; other errors
+/// (resets, client bugs) are debug lines.
 fn note_connection_error(tally: &Tally, e: &hyper::Error, peer: SocketAddr) {
     if e.is_timeout() {
         tally.header_timeouts.fetch_add(1, Ordering::Relaxed);
@@ -189,6 +233,9 @@ fn note_connection_error(tally: &Tally, e: &hyper::Error, peer: SocketAddr) {
     while let Some(s) = source {
         if s.is::<IdleTimeout>() {
             tally.idle_timeouts.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if s.is::<Shed>() {
             return;
         }
         source = s.source();

@@ -9,9 +9,10 @@
 //! Access tokens of an authorization server are accepted beside the static token through
 //! [`AccessTokens`], which the `oauth` crate implements: the guard knows no OAuth type.
 
+use crate::activity::answering;
 use crate::body::read_body;
+use crate::gate::establish;
 use crate::headers::{LOOPBACK_HOSTS, bearer, constant_time_eq, host_name, origin_host};
-use crate::idle::answering;
 use crate::limits::BODY_READ_TIMEOUT_MS_DEFAULT;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -163,7 +164,8 @@ impl Guard {
     }
 }
 
-/// The axum middleware: the header checks, then the body read whole (a body that breaks
+/// The axum middleware: the header checks (a request that passes them establishes its
+/// connection: never shed after that), then the body read whole (a body that breaks
 /// its framing is a 400, one that trickles a 408: never rmcp's 500), then the request is
 /// marked as being answered (the edge's idle timeout waits for a long poll). A body that
 /// is not JSON, or JSON that is no JSON-RPC message, is a 400 with a JSON-RPC error.
@@ -185,6 +187,8 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
         }
         return response;
     }
+    // The client proved itself: its connection leaves the pending pool for good.
+    establish(&request);
     // The credential has done its work: nothing behind the guard (rmcp, its logs) sees it.
     request.headers_mut().remove(header::AUTHORIZATION);
     let (parts, body) = request.into_parts();

@@ -1,76 +1,26 @@
-//! The idle timeout: [`EdgeIo`], a connection's socket that fails a read or write waiting
-//! past the idle limit with no byte moved either way, and [`Activity`], what moves on the
-//! connection, with the mark of a request being answered (during which no idle timeout
-//! runs: a long poll holds its request legitimately). After a WebSocket upgrade the same
-//! rule holds on the upgraded socket.
+//! The idle timeout and shedding on the socket: [`EdgeIo`], a connection's socket that
+//! fails a read or write waiting past the idle limit with no byte moved either way (unless
+//! a request is being answered: [`Activity`]), or at once when the pending pool shed the
+//! connection. After a WebSocket upgrade the same rules hold on the upgraded socket.
 
+use crate::activity::Activity;
 use crate::gate::Admission;
-use axum::extract::Request;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
-
-/// What moves on one connection: when a byte last did, and how many requests are being
-/// answered. Shared by the connection's [`EdgeIo`] and its requests (as an extension).
-#[derive(Debug)]
-pub struct Activity {
-    /// Time origin of `last_ms`.
-    base: Instant,
-    /// When a byte last moved, in milliseconds after `base`.
-    last_ms: AtomicU64,
-    /// Requests whose answer is being worked on.
-    answering: AtomicUsize,
-}
-
-impl Activity {
-    pub(crate) fn new() -> Arc<Activity> {
-        Arc::new(Activity { base: Instant::now(), last_ms: AtomicU64::new(0), answering: AtomicUsize::new(0) })
-    }
-
-    fn touch(&self) {
-        let now = self.base.elapsed().as_millis() as u64;
-        self.last_ms.fetch_max(now, Ordering::Relaxed);
-    }
-
-    /// Marks a request as being answered until the guard is dropped: the idle timeout
-    /// does not run meanwhile (the client is waiting on us, not the other way round).
-    pub fn answering(self: &Arc<Activity>) -> Answering {
-        self.answering.fetch_add(1, Ordering::AcqRel);
-        Answering(self.clone())
-    }
-
-    /// When the connection becomes idle past `idle`, unless a byte moves first.
-    fn idle_deadline(&self, idle: Duration) -> Instant {
-        self.base + Duration::from_millis(self.last_ms.load(Ordering::Relaxed)) + idle
-    }
-}
-
-/// A request being answered ([`Activity::answering`]).
-#[derive(Debug)]
-pub struct Answering(Arc<Activity>);
-
-impl Drop for Answering {
-    fn drop(&mut self) {
-        self.0.touch();
-        let before = self.0.answering.fetch_sub(1, Ordering::AcqRel);
-        debug_assert!(before > 0, "one answering mark dropped twice");
-    }
-}
-
-/// Marks `request` as being answered, when it came through the edge.
-pub fn answering(request: &Request) -> Option<Answering> {
-    request.extensions().get::<Arc<Activity>>().map(|a| a.answering())
-}
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 /// A connection's socket with the idle timeout: reads and writes that wait past
 /// [`EdgeLimits::idle_timeout_ms`] with no byte moved and no request being answered fail
-/// with `TimedOut`, which ends the connection (or the WebSocket on it).
+/// with `TimedOut`, which ends the connection (or the WebSocket on it). Once the pending
+/// pool sheds the connection, every read and write fails with `ConnectionAborted`.
+///
+/// [`EdgeLimits::idle_timeout_ms`]: crate::EdgeLimits::idle_timeout_ms
 #[derive(Debug)]
 pub struct EdgeIo<T> {
     inner: T,
@@ -78,6 +28,8 @@ pub struct EdgeIo<T> {
     idle: Duration,
     read_sleep: Pin<Box<Sleep>>,
     write_sleep: Pin<Box<Sleep>>,
+    /// Completes when the pending pool sheds this connection.
+    shed: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     _admission: Option<Admission>,
 }
 
@@ -90,10 +42,23 @@ impl<T> EdgeIo<T> {
             idle,
             read_sleep: Box::pin(tokio::time::sleep_until(deadline)),
             write_sleep: Box::pin(tokio::time::sleep_until(deadline)),
+            shed: admission.as_ref().map(|a| Box::pin(a.shed_signal().cancelled_owned())),
             _admission: admission,
         }
     }
+
+    /// The error every read and write returns once the connection was shed (and the
+    /// waker armed for that moment otherwise).
+    fn poll_shed(&mut self, cx: &mut Context<'_>) -> Option<io::Error> {
+        let shed = self.shed.as_mut()?;
+        shed.as_mut().poll(cx).is_ready().then(|| io::Error::new(io::ErrorKind::ConnectionAborted, Shed))
+    }
 }
+
+/// The error inside the `ConnectionAborted` of a connection the pending pool shed.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("shed from the pending pool to make room for a newer connection")]
+pub struct Shed;
 
 /// `Ready(Err(TimedOut))` once the connection has been idle too long; otherwise arms
 /// `sleep` for the moment it would be and returns `Pending`.
@@ -105,7 +70,7 @@ fn poll_idle(
 ) -> Poll<io::Error> {
     loop {
         let now = Instant::now();
-        let deadline = if activity.answering.load(Ordering::Acquire) > 0 {
+        let deadline = if activity.is_answering() {
             now + idle
         } else {
             let deadline = activity.idle_deadline(idle);
@@ -129,6 +94,9 @@ pub struct IdleTimeout;
 impl<T: AsyncRead + Unpin> AsyncRead for EdgeIo<T> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
+        if let Some(e) = this.poll_shed(cx) {
+            return Poll::Ready(Err(e));
+        }
         let before = buf.filled().len();
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(result) => {
@@ -145,6 +113,9 @@ impl<T: AsyncRead + Unpin> AsyncRead for EdgeIo<T> {
 impl<T: AsyncWrite + Unpin> AsyncWrite for EdgeIo<T> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        if let Some(e) = this.poll_shed(cx) {
+            return Poll::Ready(Err(e));
+        }
         match Pin::new(&mut this.inner).poll_write(cx, buf) {
             Poll::Ready(result) => {
                 if result.as_ref().is_ok_and(|n| *n > 0) {
@@ -162,6 +133,9 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for EdgeIo<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        if let Some(e) = this.poll_shed(cx) {
+            return Poll::Ready(Err(e));
+        }
         match Pin::new(&mut this.inner).poll_write_vectored(cx, bufs) {
             Poll::Ready(result) => {
                 if result.as_ref().is_ok_and(|n| *n > 0) {

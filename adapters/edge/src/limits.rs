@@ -1,5 +1,8 @@
-//! The edge's limits: timeouts and connection caps for every route on the listener, their
-//! defaults (`docs/limits.md`), and the check that they can work together.
+//! The edge's limits: timeouts and connection caps for every route on the listener, the
+//! addresses exempt from the per-address cap, their defaults (`docs/limits.md`), and the
+//! check that they can work together.
+
+use std::net::IpAddr;
 
 /// Default of [`EdgeLimits::header_read_timeout_ms`].
 pub const HEADER_READ_TIMEOUT_MS_DEFAULT: u64 = 10_000;
@@ -11,14 +14,17 @@ pub const BODY_READ_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 /// Default of [`EdgeLimits::connections_max`]: below the usual 1,024 open-file limit,
 /// with room for the store's files.
 pub const CONNECTIONS_MAX_DEFAULT: usize = 512;
-/// Default of [`EdgeLimits::connections_per_ip_max`]. Every local client shares
-/// 127.0.0.1, so on loopback this is a second, lower total cap.
-pub const CONNECTIONS_PER_IP_MAX_DEFAULT: usize = 256;
+/// Default of [`EdgeLimits::pending_connections_max`]: half the places, so that however
+/// many connections linger unproven, at least as many are left for established ones.
+pub const PENDING_CONNECTIONS_MAX_DEFAULT: usize = 256;
+/// Default of [`EdgeLimits::connections_per_ip_max`]: for an address that is one client
+/// (loopback and trusted proxies have no per-address cap).
+pub const CONNECTIONS_PER_IP_MAX_DEFAULT: usize = 64;
 /// Repeated events at the edge (refusals, timeouts) are logged once per interval.
 pub const LOG_SUMMARY_INTERVAL_MS: u64 = 10_000;
 
 /// The edge's limits (`orchestrator serve --help` documents each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EdgeLimits {
     /// A request's headers must arrive within this long of the connection waiting for it.
     pub header_read_timeout_ms: u64,
@@ -29,8 +35,15 @@ pub struct EdgeLimits {
     pub body_read_timeout_ms: u64,
     /// Connections open at once, all peers together.
     pub connections_max: usize,
-    /// Connections open at once from one remote IP address.
+    /// Connections open at once that no route has established yet (before a request
+    /// authenticated by its route, or an executor's `hello`); past it the longest idle of
+    /// them is shed for a new one.
+    pub pending_connections_max: usize,
+    /// Connections open at once from one client address (not loopback, not a trusted proxy).
     pub connections_per_ip_max: usize,
+    /// Addresses whose connections carry many clients (a tunnel's or proxy's): no
+    /// per-address cap. Loopback never has one.
+    pub trusted_proxies: Vec<IpAddr>,
 }
 
 impl Default for EdgeLimits {
@@ -40,7 +53,9 @@ impl Default for EdgeLimits {
             idle_timeout_ms: IDLE_TIMEOUT_MS_DEFAULT,
             body_read_timeout_ms: BODY_READ_TIMEOUT_MS_DEFAULT,
             connections_max: CONNECTIONS_MAX_DEFAULT,
+            pending_connections_max: PENDING_CONNECTIONS_MAX_DEFAULT,
             connections_per_ip_max: CONNECTIONS_PER_IP_MAX_DEFAULT,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -51,11 +66,13 @@ pub enum LimitsError {
     /// A timeout or a cap of zero would refuse everything.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
-    /// The per-IP cap is above the total cap.
-    #[error("--connections-per-ip-max ({per_ip}) is above --connections-max ({total})")]
-    PerIpAboveTotal {
-        /// The per-IP cap.
-        per_ip: usize,
+    /// A cap on part of the connections is above the total cap.
+    #[error("{name} ({value}) is above --connections-max ({total})")]
+    AboveTotal {
+        /// The flag of the cap.
+        name: &'static str,
+        /// Its value.
+        value: usize,
         /// The total cap.
         total: usize,
     },
@@ -66,7 +83,7 @@ impl LimitsError {
     pub fn code(&self) -> &'static str {
         match self {
             LimitsError::Zero(_) => "LIMIT_ZERO",
-            LimitsError::PerIpAboveTotal { .. } => "LIMIT_PER_IP_ABOVE_TOTAL",
+            LimitsError::AboveTotal { .. } => "LIMIT_ABOVE_TOTAL",
         }
     }
 }
@@ -79,16 +96,18 @@ impl EdgeLimits {
             ("--idle-timeout-ms", self.idle_timeout_ms as usize),
             ("--body-read-timeout-ms", self.body_read_timeout_ms as usize),
             ("--connections-max", self.connections_max),
+            ("--pending-connections-max", self.pending_connections_max),
             ("--connections-per-ip-max", self.connections_per_ip_max),
         ];
         if let Some((name, _)) = named.iter().find(|(_, v)| *v == 0) {
             return Err(LimitsError::Zero(name));
         }
-        if self.connections_per_ip_max > self.connections_max {
-            return Err(LimitsError::PerIpAboveTotal {
-                per_ip: self.connections_per_ip_max,
-                total: self.connections_max,
-            });
+        let parts = [
+            ("--pending-connections-max", self.pending_connections_max),
+            ("--connections-per-ip-max", self.connections_per_ip_max),
+        ];
+        if let Some((name, value)) = parts.into_iter().find(|(_, v)| *v > self.connections_max) {
+            return Err(LimitsError::AboveTotal { name, value, total: self.connections_max });
         }
         Ok(())
     }
@@ -104,6 +123,11 @@ mod tests {
         let zero = EdgeLimits { idle_timeout_ms: 0, ..EdgeLimits::default() };
         assert_eq!(zero.validate(), Err(LimitsError::Zero("--idle-timeout-ms")));
         let odd = EdgeLimits { connections_max: 4, connections_per_ip_max: 5, ..EdgeLimits::default() };
-        assert_eq!(odd.validate().map_err(|e| e.code()), Err("LIMIT_PER_IP_ABOVE_TOTAL"));
+        assert_eq!(odd.validate().map_err(|e| e.code()), Err("LIMIT_ABOVE_TOTAL"));
+        let pending = EdgeLimits { connections_max: 100, ..EdgeLimits::default() };
+        assert_eq!(
+            pending.validate(),
+            Err(LimitsError::AboveTotal { name: "--pending-connections-max", value: 256, total: 100 })
+        );
     }
 }

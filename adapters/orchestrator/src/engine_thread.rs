@@ -1,5 +1,6 @@
 //! The engine on its own OS thread: the runtime shell over the fjall store, driven by a
-//! current-thread tokio runtime and a `LocalSet` (the shell future is `!Send`).
+//! current-thread tokio runtime and a `LocalSet` (the shell future is `!Send`), with the
+//! history retention the engine is given.
 
 use anyhow::Context;
 use engine::{EngineConfig, ExecutorCommand};
@@ -51,7 +52,7 @@ impl EngineThread {
     /// in view) and starts the shell.
     pub async fn start<X: ExecutorSink + Send + 'static>(
         data_dir: &Path,
-        history: crate::serve::HistoryOptions,
+        history: HistoryOptions,
         sink: X,
     ) -> anyhow::Result<EngineThread> {
         let dir = data_dir.to_path_buf();
@@ -161,4 +162,23 @@ fn seed() -> u64 {
         return wall_clock_ms();
     }
     u64::from_le_bytes(bytes)
+}
+
+/// The history's retention (`--history-runs`, `--history-days`): finished runs past
+/// either bound leave the dashboard's Finished, `status --all` and `run_list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryOptions {
+    /// Finished runs shown at most.
+    pub runs_max: usize,
+    /// How long after it ended a finished run is shown, in milliseconds.
+    pub kept_ms: u64,
+}
+
+impl Default for HistoryOptions {
+    fn default() -> Self {
+        HistoryOptions {
+            runs_max: engine::limits::HISTORY_RUNS_COUNT_DEFAULT,
+            kept_ms: engine::limits::HISTORY_KEPT_MS_DEFAULT,
+        }
+    }
 }

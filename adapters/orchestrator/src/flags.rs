@@ -61,13 +61,26 @@ pub(crate) struct LimitFlags {
     /// A request body must arrive whole within this many milliseconds of its headers (408 otherwise).
     #[arg(long, value_name = "MS", default_value_t = edge::BODY_READ_TIMEOUT_MS_DEFAULT)]
     pub(crate) body_read_timeout_ms: u64,
-    /// Connections open at once (MCP and executors together); past it a new connection gets a 503
-    /// and is closed.
+    /// Connections open at once (MCP and executors together). When all are taken, a new connection
+    /// takes the place of the longest idle pending one; only when every place is held by an
+    /// authenticated client does it get a 503.
     #[arg(long, value_name = "N", default_value_t = edge::CONNECTIONS_MAX_DEFAULT)]
     pub(crate) connections_max: usize,
-    /// Connections open at once from one IP address (all local clients share 127.0.0.1); past it, 503.
-    #[arg(long, value_name = "N", default_value_t = edge::CONNECTIONS_PER_IP_MAX_DEFAULT)]
-    pub(crate) connections_per_ip_max: usize,
+    /// Pending connections open at once: those no request authenticated yet (silent, headers on the
+    /// way, an executor before its hello). Past it the longest idle of them is closed for the new one.
+    /// Default: half of --connections-max.
+    #[arg(long, value_name = "N")]
+    pub(crate) pending_connections_max: Option<usize>,
+    /// Connections open at once from one client address; never applied to loopback (all local
+    /// clients share 127.0.0.1) nor to a --trusted-proxy. Past it that address's longest idle
+    /// pending connection is closed for the new one, or the new one gets a 503.
+    /// Default: 64, or --connections-max if lower.
+    #[arg(long, value_name = "N")]
+    pub(crate) connections_per_ip_max: Option<usize>,
+    /// The address of a proxy or tunnel client whose connections carry many clients (repeatable):
+    /// no per-address cap for it, as for loopback.
+    #[arg(long = "trusted-proxy", value_name = "IP")]
+    pub(crate) trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl LimitFlags {
@@ -77,7 +90,11 @@ impl LimitFlags {
             idle_timeout_ms: self.idle_timeout_ms,
             body_read_timeout_ms: self.body_read_timeout_ms,
             connections_max: self.connections_max,
-            connections_per_ip_max: self.connections_per_ip_max,
+            pending_connections_max: self.pending_connections_max.unwrap_or((self.connections_max / 2).max(1)),
+            connections_per_ip_max: self
+                .connections_per_ip_max
+                .unwrap_or(edge::CONNECTIONS_PER_IP_MAX_DEFAULT.min(self.connections_max).max(1)),
+            trusted_proxies: self.trusted_proxies.clone(),
         }
     }
 }

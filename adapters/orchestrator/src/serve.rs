@@ -1,6 +1,7 @@
 //! `orchestrator serve` (MCP over streamable HTTP) and `orchestrator mcp-stdio`.
 
 use crate::engine_thread::EngineThread;
+pub use crate::engine_thread::HistoryOptions;
 use crate::health;
 use address::URL_FILE_NAME;
 use address::token::{self, TokenSource};
@@ -43,25 +44,6 @@ pub struct ServeOptions {
     pub oauth: Option<OAuthOptions>,
     /// How many finished runs the history keeps, and for how long.
     pub history: HistoryOptions,
-}
-
-/// The history's retention (`--history-runs`, `--history-days`): finished runs past
-/// either bound leave the dashboard's Finished, `status --all` and `run_list`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HistoryOptions {
-    /// Finished runs shown at most.
-    pub runs_max: usize,
-    /// How long after it ended a finished run is shown, in milliseconds.
-    pub kept_ms: u64,
-}
-
-impl Default for HistoryOptions {
-    fn default() -> Self {
-        HistoryOptions {
-            runs_max: engine::limits::HISTORY_RUNS_COUNT_DEFAULT,
-            kept_ms: engine::limits::HISTORY_KEPT_MS_DEFAULT,
-        }
-    }
 }
 
 /// The executor bridge's options (`/executor`, docs/protocol/executor.md).

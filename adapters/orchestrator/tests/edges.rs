@@ -171,30 +171,44 @@ async fn initialize_on(tcp: &mut TcpStream, addr: &str) -> u16 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn past_the_connection_caps_a_new_connection_gets_503_while_existing_clients_are_answered() {
+async fn past_the_caps_the_longest_idle_pending_connection_is_shed_and_only_established_ones_refuse() {
     let dir = tempfile::tempdir().expect("tempdir");
+    // Every local client shares loopback, which has no per-address cap: only the pools count.
     let d = Daemon::serve(
         &dir.path().join("data"),
-        &["--mcp-token", TOKEN, "--connections-max", "4", "--connections-per-ip-max", "3"],
+        &["--mcp-token", TOKEN, "--connections-max", "3", "--pending-connections-max", "2"],
     );
     let addr = authority(&d);
-    // 127.0.0.1: one working client and two silent connections, three in all.
+    // One authenticated client (its connection established), then two silent connections
+    // fill the pending pool.
     let mut client = McpClient::connect(&d.url, Some(TOKEN)).await.expect("connect");
-    let mut held = vec![connect_from("127.0.0.1", &addr).await, connect_from("127.0.0.1", &addr).await];
-    // Each admitted connection is answered (an answer proves it was admitted before the next).
     client.call_ok("run_list", json!({})).await.expect("the first client is answered");
-    let mut fourth = connect_from("127.0.0.1", &addr).await;
-    assert_eq!(initialize_on(&mut fourth, &addr).await, 503, "a fourth from 127.0.0.1 is over the per-IP cap");
-    // Another address still gets in, up to the total cap...
-    // (The daemon accepts connections in the order they were made.)
-    let mut other = connect_from("127.0.0.2", &addr).await;
-    let mut over = connect_from("127.0.0.3", &addr).await;
-    assert_eq!(initialize_on(&mut over, &addr).await, 503, "a fifth connection is over the total cap");
-    assert_eq!(initialize_on(&mut other, &addr).await, 200, "the admitted one from 127.0.0.2 is answered");
-    // ...and the existing client is answered as usual throughout.
+    let mut oldest = connect_from("127.0.0.1", &addr).await;
+    let mut second = connect_from("127.0.0.2", &addr).await;
+    // A third pending connection takes the place of the one idle the longest (the daemon
+    // accepts connections in the order they were made): the oldest is closed, unanswered.
+    let mut third = connect_from("127.0.0.3", &addr).await;
+    let (answer, _) = read_to_close(&mut oldest).await;
+    assert!(answer.is_empty(), "a shed connection is closed without an answer: {answer:?}");
+    // The newer pending ones were kept: each is answered once it sends its request.
+    assert_eq!(initialize_on(&mut third, &addr).await, 200, "the newest pending connection is served");
+    // The established client is answered as usual throughout.
     client.call_ok("run_list", json!({})).await.expect("the existing client is still answered");
+    // Two more authenticated clients establish their connections, shedding what is pending:
+    // every place is then held by an established connection, and only then is a new one refused.
+    let mut more = Vec::new();
+    for _ in 0..2 {
+        let mut c = McpClient::connect(&d.url, Some(TOKEN)).await.expect("connect another client");
+        c.call_ok("run_list", json!({})).await.expect("another client is answered");
+        more.push(c);
+    }
+    let (answer, _) = read_to_close(&mut second).await;
+    assert!(answer.is_empty(), "the idle pending connection made room: {answer:?}");
+    let mut over = connect_from("127.0.0.1", &addr).await;
+    assert_eq!(initialize_on(&mut over, &addr).await, 503, "every place is established: a new one is refused");
+    client.call_ok("run_list", json!({})).await.expect("established clients are answered");
     // A freed place is taken again (bounded retries: the daemon sees the close shortly).
-    held.pop();
+    drop(more.pop());
     let mut admitted = false;
     for _ in 0..500 {
         let mut again = connect_from("127.0.0.1", &addr).await;

@@ -67,6 +67,20 @@ test('a send: received is stored before accepted, submission-started before subm
   assert.deepEqual(journaled(rig, 'cmd-12').result, { status: 'submitted', stateSeq });
 });
 
+test('an idle page alone types nothing: turns end and the page goes idle, the state is reported, no prompt is typed without a command (000 §12.1.1, §18.2)', () => {
+  const rig = boundRig(generatingFacts());
+  for (let turn = 0; turn < 3; turn += 1) {
+    rig.at(rig.now + 60_000).page(5, idleFacts({ lastAssistantTail: `STATUS: working ${turn}` }));
+    rig.at(rig.now + 60_000).do('tick');
+    rig.at(rig.now + 60_000).page(5, generatingFacts());
+  }
+  rig.at(rig.now + 600_000).page(5, idleFacts({ lastAssistantTail: 'STATUS: working, nothing asked' }));
+  rig.at(rig.now + 600_000).do('tick');
+  const states = sent(rig.log, 'conversation.state').map((m) => m.state);
+  assert.ok(states.filter((s) => s === 'idle').length >= 4, `every idle is reported: ${states}`);
+  assert.equal(submits(rig).length, 0, 'nothing typed: continuing is the daemon\'s decision, carried by a command');
+});
+
 test('a duplicate command id never produces a second submit, whatever its phase', () => {
   const rig = boundRig(generatingFacts());
   rig.command();

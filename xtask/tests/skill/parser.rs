@@ -43,9 +43,10 @@ fn status_named(heading: &str) -> Option<BlockStatus> {
 }
 
 #[test]
-fn there_is_one_example_per_status() {
+fn there_is_an_example_of_every_status_and_of_waiting_for_another_agent() {
     let statuses: Vec<BlockStatus> = examples().iter().map(|e| e.status).collect();
-    assert_eq!(statuses, [BlockStatus::Working, BlockStatus::Complete, BlockStatus::Blocked]);
+    // The third example is a wait for another agent: `working`, never `blocked`.
+    assert_eq!(statuses, [BlockStatus::Working, BlockStatus::Complete, BlockStatus::Working, BlockStatus::Blocked]);
 }
 
 #[test]

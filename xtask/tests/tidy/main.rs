@@ -15,6 +15,8 @@ mod imports;
 mod layers;
 mod manifest;
 mod protocol;
+mod rules;
+mod signals;
 mod source;
 
 use architecture::ROOT_MANIFEST;

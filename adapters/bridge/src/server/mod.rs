@@ -160,10 +160,12 @@ impl Bridge {
 async fn upgrade(
     State(bridge): State<Bridge>,
     peer: Option<axum::Extension<ConnectInfo<SocketAddr>>>,
+    standing: Option<axum::Extension<edge::Standing>>,
     headers: HeaderMap,
     ws: WebSocketUpgrade,
 ) -> Response {
     let peer = peer.map(|axum::Extension(ConnectInfo(addr))| addr);
+    let standing = standing.map(|axum::Extension(s)| s);
     if !bridge.config.peer_allowed(peer) {
         if let Some(unlogged) = bridge.refusals.admit() {
             tracing::warn!(
@@ -190,11 +192,13 @@ async fn upgrade(
     let transport_max = bridge.config.session.message_bytes_max.saturating_mul(4);
     ws.max_message_size(transport_max)
         .max_frame_size(transport_max)
-        .on_upgrade(move |socket| connection(socket, bridge, peer))
+        .on_upgrade(move |socket| connection(socket, bridge, peer, standing))
 }
 
 /// One connection: frames in through the session into the engine, commands and replies out.
-async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAddr>) {
+/// Its accepted `hello` establishes it at the edge (`standing`): until then it is a pending
+/// connection the edge may shed for a newer one.
+async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAddr>, standing: Option<edge::Standing>) {
     let conn = bridge.registry.next_conn();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING_QUEUED_MAX);
     let mut tx = Some(tx);
@@ -270,6 +274,9 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
             bridge.registry.note_refused(RefusedHello { protocol, at_ms });
         }
         if let Some(executor) = &step.registered {
+            if let Some(standing) = &standing {
+                standing.establish();
+            }
             // Registered before the hello reaches the engine, so the commands the engine
             // sends in answer find this connection. The registry holds the only strong
             // sender: when the sink drops a stuck connection, `rx` ends and so does this loop.
