@@ -48,6 +48,10 @@ pub struct EngineConfig {
     pub events_retained_max: usize,
     /// Recent messages per worker shown in its view.
     pub inbox_shown_max: usize,
+    /// Finished runs the history shows at most (the retention of `run_history`).
+    pub history_runs_max: usize,
+    /// How long after it ended a finished run stays in the history.
+    pub history_kept_ms: u64,
     /// The dead-man policy of runs that set none (off unless the shell says otherwise).
     pub dead_man: DeadManPolicy,
 }
@@ -64,6 +68,8 @@ impl Default for EngineConfig {
             delivery_failures_max: DELIVERY_FAILURES_COUNT_MAX_DEFAULT,
             events_retained_max: EVENTS_RETAINED_COUNT_DEFAULT,
             inbox_shown_max: 20,
+            history_runs_max: HISTORY_RUNS_COUNT_DEFAULT,
+            history_kept_ms: HISTORY_KEPT_MS_DEFAULT,
             dead_man: DeadManPolicy::DEFAULT,
         }
     }

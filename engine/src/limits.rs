@@ -90,6 +90,12 @@ pub const DELIVERY_RETRY_BACKOFF_MS_DEFAULT: u64 = 30 * SECOND_MS;
 pub const DELIVERY_FAILURES_COUNT_MAX_DEFAULT: u32 = 5;
 /// Recent events the engine keeps in memory for `events_after`; older ones live in the store.
 pub const EVENTS_RETAINED_COUNT_DEFAULT: usize = 4_096;
+/// Finished runs the history (`run_history`: the dashboard's "Finished", `status --all`)
+/// shows at most, the most recently ended first ([`crate::EngineConfig::history_runs_max`]).
+pub const HISTORY_RUNS_COUNT_DEFAULT: usize = 50;
+/// How long a finished run stays in the history after it ended
+/// ([`crate::EngineConfig::history_kept_ms`]).
+pub const HISTORY_KEPT_MS_DEFAULT: u64 = 14 * 24 * HOUR_MS;
 
 /// How long a "Too many requests" hold lasts when the page names no time.
 pub const RATE_LIMIT_DEFAULT_HOLD_MS: u64 = 15 * MINUTE_MS;

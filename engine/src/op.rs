@@ -63,7 +63,8 @@ pub enum Operation {
         run: RunId,
     },
     /// `run_list`: unfinished runs, oldest first, then (with `include_terminal`) the
-    /// finished ones, the most recently ended first.
+    /// finished ones the history keeps (`EngineConfig::history_runs_max`,
+    /// `history_kept_ms`), the most recently ended first.
     RunList {
         /// Include completed, failed and cancelled runs.
         include_terminal: bool,
@@ -404,6 +405,9 @@ pub struct RunView {
     pub unfinished: u32,
     /// The dead-man policy and the open "stopped moving" alert, if any.
     pub dead_man: DeadManView,
+    /// How a finished run ended, in its root's words: the completion summary (the
+    /// handoff) or the failure or stop reason; `None` while it runs.
+    pub outcome: Option<Arc<str>>,
 }
 
 /// The dead-man state of a run as reads show it.
@@ -451,6 +455,9 @@ pub struct WorkerView {
     pub hold: Option<HoldView>,
     /// Who carries it (its executor, connected or not, since when), while it is unfinished.
     pub liveness: Option<crate::model::LivenessView>,
+    /// Unfinished workers that wait for this one (`worker_await_dependency`), by id: what a
+    /// Stop's confirmation names, since stopping it ends their waits unmet.
+    pub waited_on_by: Vec<WorkerId>,
 }
 
 /// What `worker_continue_now` did (spec 000 §15.2: one deterministic behaviour).
@@ -493,7 +500,7 @@ pub struct EventsPage {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reply {
     /// One run.
-    Run(RunView),
+    Run(Box<RunView>),
     /// Several runs.
     Runs(Vec<RunView>),
     /// One worker.

@@ -28,10 +28,17 @@ impl Engine {
             inbox,
             hold: self.hold_view(w),
             liveness: self.liveness_view(w),
+            waited_on_by: self
+                .index
+                .waiters_of(id)
+                .into_iter()
+                .filter(|w| !self.state.workers[w].lifecycle.is_terminal())
+                .collect(),
         })
     }
 
-    /// The view of a run: the run and its worker counts.
+    /// The view of a run: the run, its worker counts and, once it ended, how (its root's
+    /// outcome).
     pub fn run_view(&self, id: RunId) -> Option<RunView> {
         let run = self.state.runs.get(&id)?;
         let workers = self.index.workers_of(id);
@@ -41,6 +48,11 @@ impl Engine {
             workers: workers.len() as u32,
             unfinished: unfinished as u32,
             dead_man: self.dead_man_view(run),
+            outcome: run
+                .status
+                .is_terminal()
+                .then(|| self.state.workers.get(&run.root).and_then(|root| root.outcome.clone()))
+                .flatten(),
         })
     }
 }

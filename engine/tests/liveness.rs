@@ -44,7 +44,7 @@ fn a_worker_whose_executor_went_away_is_offline_since_then_and_running_again_whe
              show a
              live a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: running #1 initial generating
          live a: connected e1 since=-0s capable=1
          a: awaiting_execution #1 initial generating
@@ -64,7 +64,7 @@ fn another_executor_of_the_kind_does_not_carry_a_worker_bound_to_one_that_is_gon
              show a
              live a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial generating
          live a: offline e1 since=-0s capable=1",
     );
@@ -82,7 +82,7 @@ fn after_a_daemon_restart_every_executor_is_offline_since_the_first_input() {
              advance 1m
              live a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          crash
          a: awaiting_execution #1 initial generating
          live a: offline e1 since=-180s capable=0",
@@ -103,7 +103,7 @@ fn a_worker_without_an_executor_of_its_kind_is_unassigned_since_none_was_connect
          show a",
         "a: awaiting_execution #1 initial scheduled
          live a: unassigned since=-60s capable=0
-         cli-1 create a#1 initial bootstrap/v1
+         cli-1 create a#1 initial bootstrap/v2
          live a: connected cli-1 since=-0s capable=1
          a: running #1 initial scheduled",
     );
@@ -128,7 +128,7 @@ fn no_executor_of_its_kind_for_five_minutes_raises_one_event_per_episode() {
              advance 5m
              events worker.executor_absent"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          events worker.executor_absent: 0
          events worker.executor_absent: 1
          live a: offline e1 since=-300s capable=0 absent=-300s
@@ -158,7 +158,7 @@ fn a_daemon_restart_starts_a_new_absence_episode() {
              advance 1m
              events worker.executor_absent"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          events worker.executor_absent: 1
          crash
          events worker.executor_absent: 1
@@ -181,7 +181,7 @@ fn a_worker_that_would_not_run_raises_no_absence() {
              advance 5m
              events worker.executor_absent"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          events worker.executor_absent: 0
          events worker.executor_absent: 1",
     );
@@ -198,7 +198,7 @@ fn a_cli_lane_with_only_a_browser_connected_is_absent_and_the_browser_root_is_no
          executor cli-1 kinds=codex
          live a",
         "events worker.executor_absent: 1
-         cli-1 create a#1 initial bootstrap/v1
+         cli-1 create a#1 initial bootstrap/v2
          live a: connected cli-1 since=-0s capable=1",
     );
     let absent: Vec<_> = world.engine.recent_events().filter(|e| e.kind.name() == "worker.executor_absent").collect();
@@ -221,7 +221,7 @@ fn a_cli_that_keeps_retrying_pauses_its_worker_after_ten_minutes() {
              show a
              live a"
         ),
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          live a: connected cli-1 since=-60s capable=1 retry=-0s(Reconnecting... waiting for network)
          a: running #1 initial generating
          a: paused #1 initial generating paused:cli_retrying
@@ -250,7 +250,7 @@ fn a_retry_that_is_over_pauses_nothing() {
              advance 1h
              show a"
         ),
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          live a: connected cli-1 since=-300s capable=1
          a: running #1 initial generating intent[active_keepalive]",
     );
@@ -274,7 +274,7 @@ fn progress_and_a_resume_restart_the_retry_clock() {
              advance 1m
              show a"
         ),
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          a: running #1 initial generating
          a: paused #1 initial generating paused:cli_retrying
          a: running #1 initial generating intent[active_keepalive,operator:resume]
@@ -296,7 +296,7 @@ fn an_executor_that_goes_away_takes_its_retries_with_it() {
              advance 1h
              show a"
         ),
-        "cli-1 create a#1 initial bootstrap/v1
+        "cli-1 create a#1 initial bootstrap/v2
          a: awaiting_execution #1 initial generating intent[active_keepalive]
          live a: connected cli-1 since=-0s capable=1
          a: running #1 initial generating intent[active_keepalive]",
@@ -311,7 +311,7 @@ fn a_finished_worker_has_no_liveness() {
              a.complete done
              live a"
         ),
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          live a: ended",
     );
 }
@@ -333,7 +333,7 @@ fn time_without_an_executor_is_never_a_stall() {
          show a
          advance 1m
          show a",
-        "e1 create a#1 initial bootstrap/v1
+        "e1 create a#1 initial bootstrap/v2
          a: running #1 initial generating intent[active_keepalive] stall:warned
          a: paused #1 initial generating intent[active_keepalive] paused:stall stall:paused",
     );

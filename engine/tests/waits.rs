@@ -98,6 +98,17 @@ fn a_lane_that_fails_while_another_waits_releases_it_with_the_outcome() {
 }
 
 #[test]
+fn a_worker_waited_for_names_its_waiters_until_the_wait_ends() {
+    // What a Stop's confirmation needs: who waits for the lane it would stop.
+    let mut world = World::new();
+    world.script(&format!("{ROOT_AND_LANE}\nroot.await_dep a"));
+    assert_eq!(world.view("a").waited_on_by, [world.id("root")]);
+    assert!(world.view("root").waited_on_by.is_empty());
+    world.script("a.complete done");
+    assert!(world.view("a").waited_on_by.is_empty(), "the wait is over");
+}
+
+#[test]
 fn stopping_a_run_settles_nothing_twice() {
     // Every worker ends at once: the root's wait goes with the root, and nobody is woken.
     let mut world = World::new();
@@ -150,12 +161,29 @@ fn a_blocked_block_naming_a_lane_waits_for_that_lane() {
 }
 
 #[test]
+fn a_blocked_block_that_asks_a_question_about_a_lane_asks_a_person() {
+    let world = check(
+        &format!(
+            "{ROOT_AND_LANE}
+             idle root block=status: blocked\\nsummary: a schema change\\ncurrent: waiting\\nnext: may /root/a drop the legacy column?
+             advance 1h
+             show root"
+        ),
+        "e1 send root#1 initial root-bootstrap/v2
+         e1 create a#1 initial bootstrap/v2
+         root: awaiting_human #1 initial blocked intent[idle]",
+    );
+    let human = world.worker("root").human.clone().expect("a question for a person");
+    assert_eq!(&*human.question, "may /root/a drop the legacy column?");
+}
+
+#[test]
 fn a_blocked_block_naming_no_unfinished_lane_asks_a_person() {
     let world = check(
         &format!(
             "{ROOT_AND_LANE}
              a.complete done
-             idle root block=status: blocked\\nsummary: need a decision\\ncurrent: waiting\\nnext: /root/a is done; which region, eu or us?
+             idle root block=status: blocked\\nsummary: need a decision\\ncurrent: waiting\\nnext: /root/a is done; tell me the region to deploy to
              advance 1h
              show root"
         ),
@@ -165,7 +193,7 @@ fn a_blocked_block_naming_no_unfinished_lane_asks_a_person() {
     );
     let human = world.worker("root").human.clone().expect("a question for a person");
     assert_eq!(human.source, WaitSource::Block);
-    assert_eq!(&*human.question, "/root/a is done; which region, eu or us?");
+    assert_eq!(&*human.question, "/root/a is done; tell me the region to deploy to");
 }
 
 #[test]
@@ -212,7 +240,7 @@ fn a_wait_on_a_finished_worker_read_back_from_a_store_is_settled_at_once() {
         trace,
         "crash
 root: awaiting_dependency #2 auto_resume generating auto=1
-root: running #2 auto_resume generating intent[event:dependency_ended] auto=1"
+root: awaiting_execution #2 auto_resume generating intent[event:dependency_ended] auto=1"
     );
     assert_eq!(ended_events(&world, "root").len(), 1, "settled once");
     world.script("advance 1h");

@@ -434,6 +434,7 @@ async fn the_executor_token_is_generated_into_the_data_directory_once() {
             allow_hosts: vec![],
             limits: Default::default(),
             oauth: None,
+            history: Default::default(),
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready, listening) = oneshot::channel();

@@ -437,3 +437,34 @@ async fn refusals_are_worded_for_the_person_and_release_ends_a_dependency_wait()
     assert_eq!(view["dependencyWait"], Value::Null, "{view}");
     d.stop().await;
 }
+
+/// A run that ends leaves `runs` for `finished` (issue 29): the dashboard's Finished shows
+/// how it ended and its workers' outcomes and times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_run_moves_to_finished_with_how_it_ended() {
+    let d = Daemon::start().await;
+    let root = auto_root(&d).await;
+    let mut h = hello(EXECUTOR_TOKEN, "popup-1");
+    h.capabilities.operator = true;
+    let (mut popup, _) = TestExecutor::hello(&d.url, h).await.expect("hello");
+    let first = summary_until(&mut popup, |_| true).await;
+    assert!(first.finished.is_empty(), "nothing finished yet");
+    let run = first.runs[0].run_id.parse().expect("run id");
+    call(&d, Operation::RunCancel { run, reason: "enough for tonight".into() }).await.expect("stopped");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let summary = loop {
+        match popup.recv_within(deadline.saturating_duration_since(Instant::now())).await {
+            Ok(DaemonMessage::OperatorSummary(s)) if s.runs.is_empty() => break s,
+            Ok(DaemonMessage::OperatorSummary(_)) => {}
+            other => panic!("expected the summary without the run: {other:?}"),
+        }
+    };
+    let [finished] = &summary.finished[..] else { panic!("one finished run: {summary:?}") };
+    assert_eq!((finished.status.as_str(), finished.outcome.as_deref()), ("cancelled", Some("enough for tonight")));
+    assert!(finished.ended_at_ms.is_some_and(|end| end >= finished.created_at_ms && finished.created_at_ms > 0));
+    let w = &finished.workers[0];
+    assert_eq!((w.worker_id.clone(), w.disposition.as_str()), (root.to_string(), "cancelled"));
+    assert_eq!(w.outcome.as_deref(), Some("enough for tonight"));
+    assert!(w.ended_at_ms.is_some());
+    d.stop().await;
+}

@@ -49,7 +49,7 @@ pub async fn perform(target: &Target, action: RunAction) -> anyhow::Result<Strin
         RunAction::List => return list(target).await,
         RunAction::Show(run) => {
             validate_run(run)?;
-            return status::report(target, Some(run)).await;
+            return status::report(target, Some(run), false).await;
         }
         RunAction::Pause(run) => (
             run,

@@ -1,14 +1,17 @@
 //! `orchestrator status` (and `orchestrator run show RUN`): runs, workers, dispositions and
-//! attempts of a running daemon, for a person at a terminal. Read-only: it calls only
-//! reading tools.
+//! attempts of a running daemon, for a person at a terminal; with `--all`, also the finished
+//! runs the daemon keeps, with how each ended (its handoff or reason), when, how long it
+//! took and its workers' outcomes. Read-only: it calls only reading tools.
 
 use crate::reach::Target;
 use crate::words;
 use serde_json::{Value, json};
 use std::fmt::Write;
 
-/// Renders the daemon's state as text: every run, or only `only` (a run id).
-pub async fn report(target: &Target, only: Option<&str>) -> anyhow::Result<String> {
+/// Renders the daemon's state as text: the unfinished runs, then (with `all`) the finished
+/// ones, the most recently ended first, or else how many there are; or only `only` (a run
+/// id), finished or not.
+pub async fn report(target: &Target, only: Option<&str>, all: bool) -> anyhow::Result<String> {
     let mut client = target.connect().await?;
     let runs = client.call_ok("run_list", json!({ "includeTerminal": true })).await?;
     let mut out = String::new();
@@ -19,10 +22,31 @@ pub async fn report(target: &Target, only: Option<&str>) -> anyhow::Result<Strin
             anyhow::bail!("there is no run {only}: `orchestrator run list` lists them");
         }
     }
-    if runs.is_empty() {
+    let (unfinished, finished): (Vec<Value>, Vec<Value>) =
+        runs.into_iter().partition(|r| r.get("endedAtMs").is_none_or(Value::is_null));
+    if unfinished.is_empty() && finished.is_empty() {
         writeln!(out, "No runs yet ({}).", target.url)?;
+    } else if unfinished.is_empty() && only.is_none() {
+        writeln!(out, "No unfinished runs ({}).", target.url)?;
     }
-    for run in runs {
+    if (all || only.is_some()) && !finished.is_empty() {
+        let now = now_ms();
+        if only.is_none() {
+            writeln!(out, "Finished ({}, the most recent first):", finished.len())?;
+        }
+        for run in &finished {
+            let run_id = run.get("runId").and_then(Value::as_str).unwrap_or("");
+            let workers = client.call_ok("worker_list", json!({ "runId": run_id, "includeTerminal": true })).await?;
+            let workers = workers.get("workers").and_then(Value::as_array).cloned().unwrap_or_default();
+            for line in finished_lines(run, &workers, now) {
+                writeln!(out, "{line}")?;
+            }
+        }
+    } else if !finished.is_empty() {
+        let runs = words::count(finished.len() as u64, "finished run");
+        writeln!(out, "{runs}: `orchestrator status --all` lists them.")?;
+    }
+    for run in unfinished {
         let s = |k: &str| run.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         writeln!(out, "{}", run_line(&run))?;
         let workers = client.call_ok("worker_list", json!({ "runId": s("runId"), "includeTerminal": true })).await?;
@@ -146,9 +170,120 @@ pub fn approval_line(worker: &Value) -> Option<String> {
     ))
 }
 
+/// Now, ms since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A duration for people: `45s`, `18m`, `2h 5m`, `3d 4h` (as the dashboard writes it).
+pub fn duration_text(ms: u64) -> String {
+    let s = ms / 1000;
+    let (m, h, d) = (s / 60, s / 3600, s / 86_400);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, _) => format!("{m}m"),
+        (0, _, _) if m % 60 == 0 => format!("{h}h"),
+        (0, _, _) => format!("{h}h {}m", m % 60),
+        _ if h % 24 == 0 => format!("{d}d"),
+        _ => format!("{d}d {}h", h % 24),
+    }
+}
+
+/// A finished run as `status --all` prints it, from its `run_list` and `worker_list`
+/// views: what it was, how it ended, when, how long it took, its workers and their
+/// attempts, then its root's handoff (or reason) and each worker's own.
+pub fn finished_lines(run: &Value, workers: &[Value], now_ms: u64) -> Vec<String> {
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let time = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
+    let took = |v: &Value| match (time(v, "createdAtMs"), time(v, "endedAtMs")) {
+        (Some(from), Some(to)) => Some(format!("took {}", duration_text(to.saturating_sub(from)))),
+        _ => None,
+    };
+    let attempts: u64 = workers.iter().filter_map(|w| w.get("attempts").and_then(Value::as_u64)).sum();
+    let plural = |n: u64, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+    let mut facts = vec![match run.get("status").and_then(Value::as_str) {
+        Some("cancelled") => "stopped".to_string(),
+        Some(other) => other.to_string(),
+        None => "finished".to_string(),
+    }];
+    if let Some(ended) = time(run, "endedAtMs") {
+        facts.push(format!("ended {} ago", duration_text(now_ms.saturating_sub(ended))));
+    }
+    facts.extend(took(run));
+    facts.push(plural(workers.len() as u64, "worker"));
+    facts.push(plural(attempts, "attempt"));
+    let mut out = vec![format!("{} {}  ({})", text(run, "runId"), text(run, "taskName"), facts.join(", "))];
+    if let Some(outcome) = run.get("outcome").and_then(Value::as_str) {
+        out.push(format!("  how it ended: {outcome}"));
+    }
+    for w in workers {
+        let mut line = format!(
+            "  {:<7} {:<20} {:<9} {} ({}",
+            text(w, "workerId"),
+            text(w, "name"),
+            match text(w, "disposition").as_str() {
+                "cancelled" => "stopped".to_string(),
+                other => other.to_string(),
+            },
+            text(w, "displayName"),
+            plural(w.get("attempts").and_then(Value::as_u64).unwrap_or(0), "attempt")
+        );
+        if let Some(took) = took(w) {
+            write!(line, ", {took}").expect("a String takes writes");
+        }
+        line.push(')');
+        if let Some(outcome) = w.get("outcome").and_then(Value::as_str) {
+            write!(line, ": {outcome}").expect("a String takes writes");
+        }
+        out.push(line);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{approval_line, executor_line, liveness_line, pause_line};
+    use super::{approval_line, duration_text, executor_line, finished_lines, liveness_line, pause_line};
+
+    #[test]
+    fn a_finished_run_says_how_it_ended_when_and_how_long_it_took() {
+        let run = json!({ "runId": "run-3", "taskName": "Ship the importer", "status": "completed",
+            "createdAtMs": 1_000_000, "endedAtMs": 1_000_000 + 26_200_000,
+            "outcome": "The importer ships; all checks pass." });
+        let workers = [
+            json!({ "workerId": "wrk-7", "name": "/root", "displayName": "Importer root", "disposition": "completed",
+                "attempts": 12, "createdAtMs": 1_000_000, "endedAtMs": 27_200_000, "outcome": "The importer ships; all checks pass." }),
+            json!({ "workerId": "wrk-9", "name": "/root/parser", "displayName": "Importer Lane A", "disposition": "cancelled",
+                "attempts": 1, "createdAtMs": 2_000_000, "endedAtMs": 11_000_000, "outcome": "Not needed" }),
+        ];
+        let now = 27_200_000 + 2 * 3_600_000;
+        assert_eq!(
+            finished_lines(&run, &workers, now),
+            [
+                "run-3 Ship the importer  (completed, ended 2h ago, took 7h 16m, 2 workers, 13 attempts)",
+                "  how it ended: The importer ships; all checks pass.",
+                "  wrk-7   /root                completed Importer root (12 attempts, took 7h 16m): The importer ships; all checks pass.",
+                "  wrk-9   /root/parser         stopped   Importer Lane A (1 attempt, took 2h 30m): Not needed",
+            ]
+        );
+        let stopped = json!({ "runId": "run-4", "taskName": "T", "status": "cancelled" });
+        assert_eq!(finished_lines(&stopped, &[], now), ["run-4 T  (stopped, 0 workers, 0 attempts)"]);
+    }
+
+    #[test]
+    fn durations_read_as_on_the_dashboard() {
+        for (ms, text) in [
+            (45_000, "45s"),
+            (18 * 60_000, "18m"),
+            (2 * 3_600_000, "2h"),
+            (125 * 60_000, "2h 5m"),
+            (3 * 86_400_000, "3d"),
+            (100 * 3_600_000, "4d 4h"),
+        ] {
+            assert_eq!(duration_text(ms), text);
+        }
+    }
 
     #[test]
     fn a_worker_shows_who_carries_it_and_an_offline_one_says_so() {

@@ -142,7 +142,7 @@ fn build() -> Vec<Tool> {
         tool::<RunListArgs, RunListOut>(
             "run_list",
             Read,
-            "List runs, oldest first. Active runs only unless includeTerminal is true.",
+            "List the unfinished runs, oldest first; with includeTerminal, then the finished runs the daemon keeps (completed, failed or cancelled, with how each ended), the most recently ended first.",
         ),
         tool::<RunUpdateContextArgs, RunOut>(
             "run_update_context",

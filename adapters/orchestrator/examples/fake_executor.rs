@@ -153,6 +153,7 @@ fn main() -> anyhow::Result<()> {
             allow_hosts: vec![],
             limits: Default::default(),
             oauth,
+            history: Default::default(),
         };
         let mut commands = Some(rx);
         serve(options, ChannelExecutors(tx), signals(), |listening, handle| {

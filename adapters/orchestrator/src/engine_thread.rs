@@ -1,5 +1,6 @@
 //! The engine on its own OS thread: the runtime shell over the fjall store, driven by a
-//! current-thread tokio runtime and a `LocalSet` (the shell future is `!Send`).
+//! current-thread tokio runtime and a `LocalSet` (the shell future is `!Send`), with the
+//! history retention the engine is given.
 
 use anyhow::Context;
 use engine::{EngineConfig, ExecutorCommand};
@@ -47,8 +48,13 @@ pub struct EngineThread {
 }
 
 impl EngineThread {
-    /// Opens the store in `data_dir`, recovers the engine and starts the shell.
-    pub async fn start<X: ExecutorSink + Send + 'static>(data_dir: &Path, sink: X) -> anyhow::Result<EngineThread> {
+    /// Opens the store in `data_dir`, recovers the engine (keeping `history` finished runs
+    /// in view) and starts the shell.
+    pub async fn start<X: ExecutorSink + Send + 'static>(
+        data_dir: &Path,
+        history: HistoryOptions,
+        sink: X,
+    ) -> anyhow::Result<EngineThread> {
         let dir = data_dir.to_path_buf();
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
         let (ready_tx, ready_rx) = oneshot::channel::<Result<Handle, String>>();
@@ -75,7 +81,12 @@ impl EngineThread {
                         }
                     };
                     let config = ShellConfig {
-                        engine: EngineConfig { seed: seed(), ..EngineConfig::default() },
+                        engine: EngineConfig {
+                            seed: seed(),
+                            history_runs_max: history.runs_max,
+                            history_kept_ms: history.kept_ms,
+                            ..EngineConfig::default()
+                        },
                         ..ShellConfig::default()
                     };
                     let (shell, handle) = match Shell::open(store, TokioClock::new(wall_clock_ms()), sink, config) {
@@ -151,4 +162,23 @@ fn seed() -> u64 {
         return wall_clock_ms();
     }
     u64::from_le_bytes(bytes)
+}
+
+/// The history's retention (`--history-runs`, `--history-days`): finished runs past
+/// either bound leave the dashboard's Finished, `status --all` and `run_list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryOptions {
+    /// Finished runs shown at most.
+    pub runs_max: usize,
+    /// How long after it ended a finished run is shown, in milliseconds.
+    pub kept_ms: u64,
+}
+
+impl Default for HistoryOptions {
+    fn default() -> Self {
+        HistoryOptions {
+            runs_max: engine::limits::HISTORY_RUNS_COUNT_DEFAULT,
+            kept_ms: engine::limits::HISTORY_KEPT_MS_DEFAULT,
+        }
+    }
 }

@@ -15,6 +15,37 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// How many finished runs the history keeps, and for how long (the dashboard's Finished,
+/// `status --all`, `run_list` with includeTerminal).
+#[derive(clap::Args, Debug)]
+pub(crate) struct HistoryFlags {
+    /// Finished runs the history shows at most, the most recently ended first.
+    #[arg(long, value_name = "COUNT", env = "ORCHESTRATOR_HISTORY_RUNS",
+        default_value_t = engine::limits::HISTORY_RUNS_COUNT_DEFAULT as u32,
+        value_parser = clap::value_parser!(u32).range(0..=engine::limits::LIST_PAGE_COUNT_MAX as i64))]
+    pub history_runs: u32,
+    /// Days a finished run stays in the history after it ended.
+    #[arg(long, value_name = "DAYS", env = "ORCHESTRATOR_HISTORY_DAYS",
+        default_value_t = engine::limits::HISTORY_KEPT_MS_DEFAULT / DAY_MS,
+        value_parser = clap::value_parser!(u64).range(0..=HISTORY_DAYS_MAX))]
+    pub history_days: u64,
+}
+
+/// A day, in milliseconds.
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+/// The longest history `--history-days` accepts, in days (ten years).
+const HISTORY_DAYS_MAX: u64 = 3_650;
+
+impl HistoryFlags {
+    /// The engine's history retention.
+    pub(crate) fn options(&self) -> orchestrator::serve::HistoryOptions {
+        orchestrator::serve::HistoryOptions {
+            runs_max: self.history_runs as usize,
+            kept_ms: self.history_days * DAY_MS,
+        }
+    }
+}
+
 /// The edge's limits, for every route on the listener (/mcp, /executor); docs/limits.md.
 #[derive(clap::Args, Debug)]
 pub(crate) struct LimitFlags {
@@ -103,6 +134,8 @@ pub(crate) enum Command {
         limits: LimitFlags,
         #[command(flatten)]
         oauth: OAuthFlags,
+        #[command(flatten)]
+        history: HistoryFlags,
     },
     /// Serve the same MCP tools over stdin/stdout, for clients that start the server themselves.
     /// Uses the data directory exclusively: do not run it next to `serve` on the same directory.
@@ -116,6 +149,10 @@ pub(crate) enum Command {
     },
     /// Print runs, workers, dispositions and attempts of a running daemon (read-only).
     Status {
+        /// Also list the finished runs the daemon keeps (completed, failed or stopped), the
+        /// most recently ended first, with how each ended, when and how long it took.
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         address: AddressFlags,
     },

@@ -54,6 +54,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             executor_allow_origins,
             limits,
             oauth,
+            history,
         } => {
             init_logs(&log_level)?;
             // The store's files and the tokens are created private (the daemon starts no programs).
@@ -65,6 +66,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 allow_hosts,
                 limits: limits.limits(),
                 oauth: oauth.options(),
+                history: history.options(),
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {
@@ -89,10 +91,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 orchestrator::serve::signals(),
             ))
         }
-        Command::Status { address: AddressFlags { data_dir, url, mcp_token } } => {
+        Command::Status { all, address: AddressFlags { data_dir, url, mcp_token } } => {
             let target = console::reach::Target::new(data_dir, url, mcp_token)?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            print_out(&runtime.block_on(console::status::report(&target, None))?);
+            print_out(&runtime.block_on(console::status::report(&target, None, all))?);
             Ok(())
         }
         Command::Start { executor, workspace, branch, name, manual, address, objective } => {

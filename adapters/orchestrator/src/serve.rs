@@ -1,6 +1,7 @@
 //! `orchestrator serve` (MCP over streamable HTTP) and `orchestrator mcp-stdio`.
 
 use crate::engine_thread::EngineThread;
+pub use crate::engine_thread::HistoryOptions;
 use crate::health;
 use address::URL_FILE_NAME;
 use address::token::{self, TokenSource};
@@ -95,6 +96,8 @@ pub struct ServeOptions {
     pub limits: EdgeLimits,
     /// The OAuth authorization server (`--public-url`); `None`: off, as before.
     pub oauth: Option<OAuthOptions>,
+    /// How many finished runs the history keeps, and for how long.
+    pub history: HistoryOptions,
 }
 
 /// The executor bridge's options (`/executor`, docs/protocol/executor.md).
@@ -188,7 +191,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     };
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
-    let mut engine = EngineThread::start(&options.data_dir, sink).await?;
+    let mut engine = EngineThread::start(&options.data_dir, options.history, sink).await?;
     let listener = match tokio::net::TcpListener::bind(options.listen).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -338,7 +341,7 @@ pub async fn mcp_stdio<X: ExecutorSink + Send + 'static>(
     sink: X,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let mut engine = EngineThread::start(&data_dir, sink).await?;
+    let mut engine = EngineThread::start(&data_dir, HistoryOptions::default(), sink).await?;
     secure_data_dir(&data_dir);
     let (stopping_tx, stopping_rx) = watch::channel(false);
     let server = OrchestratorMcp::new(engine.handle.clone(), McpConfig::new(stopping_rx));

@@ -266,6 +266,44 @@ async fn status_prints_runs_workers_and_attempts() {
     assert!(d.terminate().success());
 }
 
+/// A finished run stays visible from the terminal (issue 29): `status` counts it and
+/// points to `--all`, which prints how it ended and its workers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_all_lists_finished_runs_with_how_they_ended() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let mut d = Daemon::serve(&data, &[]);
+    let token = std::fs::read_to_string(data.join("mcp-token")).expect("token").trim().to_string();
+    let mut c = McpClient::connect(&d.url, Some(&token)).await.expect("connect");
+    let (run, _) = create_run(&mut c).await;
+    c.call_ok("run_cancel", json!({ "runId": run, "reason": "enough for tonight" })).await.expect("cancel");
+    let status = |all: bool| {
+        let data = data.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut command = std::process::Command::new(support::orchestrator_bin());
+            command.args(["status", "--data-dir", data.to_str().unwrap()]).env_remove("ORCHESTRATOR_MCP_TOKEN");
+            if all {
+                command.arg("--all");
+            }
+            command.output().expect("status")
+        })
+    };
+    let out = status(false).await.expect("join");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("No unfinished runs"), "{text}");
+    assert!(text.contains("1 finished run: `orchestrator status --all` lists them."), "{text}");
+    assert!(!text.contains("enough for tonight"), "{text}");
+    let out = status(true).await.expect("join");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Finished (1, the most recent first):"), "{text}");
+    assert!(text.contains("run-1 Test  (stopped, ended ") && text.contains(" ago, took "), "{text}");
+    assert!(text.contains("how it ended: enough for tonight"), "{text}");
+    assert!(text.contains("/root") && text.contains("stopped"), "{text}");
+    assert!(d.terminate().success());
+}
+
 /// `orchestrator start` creates a run whose root is a CLI worker in the directory given,
 /// with Auto Resume on, and asks for its first turn (an intent waits for a CLI executor).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,5 @@
-//! Run operations: create, list (unfinished first, then the most recently finished),
-//! history, update context, cancel, default policy, pause/resume all.
+//! Run operations: create, list (unfinished first, then the most recently finished the
+//! history keeps), history, update context, cancel, default policy, pause/resume all.
 
 use crate::engine::Engine;
 use crate::event::EventKind;
@@ -79,7 +79,7 @@ impl Engine {
         };
         self.insert_worker(spec, None);
         self.set_dead_man(run_id, &patch, dead_man);
-        Ok(Reply::Run(self.run_view(run_id).expect("run exists")))
+        Ok(Reply::Run(Box::new(self.run_view(run_id).expect("run exists"))))
     }
 
     /// `run_create` with `/root` started at once: attached to `root_conversation` (as
@@ -113,17 +113,17 @@ impl Engine {
             }
             None => self.wake(root, WakeReason::Initial, Origin::Operator, IntentPayload::Continue),
         }
-        Ok(Reply::Run(self.run_view(run).expect("run exists")))
+        Ok(Reply::Run(Box::new(self.run_view(run).expect("run exists"))))
     }
 
     pub(crate) fn run_get(&self, id: RunId) -> Result<Reply, Rejection> {
         self.find_run(id)?;
-        Ok(Reply::Run(self.run_view(id).expect("run exists")))
+        Ok(Reply::Run(Box::new(self.run_view(id).expect("run exists"))))
     }
 
     pub(crate) fn run_list(&self, include_terminal: bool) -> Reply {
         let unfinished = self.state.runs.values().filter(|r| !r.status.is_terminal()).map(|r| r.id);
-        let finished = self.index.finished_runs().take(if include_terminal { LIST_PAGE_COUNT_MAX } else { 0 });
+        let finished = self.history(if include_terminal { LIST_PAGE_COUNT_MAX } else { 0 });
         let runs = unfinished
             .chain(finished)
             .take(LIST_PAGE_COUNT_MAX)
@@ -132,11 +132,22 @@ impl Engine {
         Reply::Runs(runs)
     }
 
-    /// Finished runs, the most recently ended first (the operator's history).
+    /// Finished runs, the most recently ended first (the operator's history): at most
+    /// `limit`, and never more than the retention allows (`history_runs_max` runs, ended
+    /// within `history_kept_ms`).
     pub(crate) fn run_history(&self, limit: usize) -> Result<Reply, Rejection> {
         validate::limit("limit", limit, LIST_PAGE_COUNT_MAX)?;
-        let runs = self.index.finished_runs().take(limit).map(|r| self.run_view(r).expect("run exists")).collect();
-        Ok(Reply::Runs(runs))
+        Ok(Reply::Runs(self.history(limit).map(|r| self.run_view(r).expect("run exists")).collect()))
+    }
+
+    /// The finished runs the history keeps, the most recently ended first: at most `limit`,
+    /// `history_runs_max` and those ended within `history_kept_ms`.
+    fn history(&self, limit: usize) -> impl Iterator<Item = RunId> + '_ {
+        let since = self.now.0.saturating_sub(self.config.history_kept_ms);
+        self.index
+            .finished_runs()
+            .take(limit.min(self.config.history_runs_max))
+            .take_while(move |r| self.state.runs[r].ended_at.is_some_and(|at| at.0 >= since))
     }
 
     pub(crate) fn run_update_context(

@@ -143,17 +143,18 @@ impl Engine {
 
     /// What an end-of-response block that says `status: blocked` waits for. A worker that
     /// already waits (it called `worker_await_human` or `worker_await_dependency`) gets
-    /// nothing more: the block restates that wait. A block whose `next` names an
-    /// unfinished worker of the run (its `/root/...` name, its id or its lane label) waits
-    /// for that worker, never for a person; any other is a question for a person, asked
-    /// with its `next` ("Needs you").
+    /// nothing more: the block restates that wait. A block whose `next` names only a
+    /// dependency (an unfinished worker of the run, by its `/root/...` name, its id or its
+    /// lane label, and asks no question: no `?`) waits for that worker, never for a
+    /// person; any other is a question for a person, asked with its `next` ("Needs you").
     pub(crate) fn blocked_by_block(&mut self, id: WorkerId, summary: &str, next: &str) {
         let w = &self.state.workers[&id];
         if w.human.is_some() || w.dependency.is_some() {
             return;
         }
         let reason = if summary.is_empty() { "The agent reported it is blocked." } else { summary };
-        match self.lane_named(w.run, id, next) {
+        let lane = if next.contains('?') { None } else { self.lane_named(w.run, id, next) };
+        match lane {
             Some(lane) => self.begin_dependency_wait(id, DependencyCondition::WorkerCompleted(lane), reason),
             None => self.begin_human_wait(id, reason, next, Vec::new(), WaitSource::Block),
         }

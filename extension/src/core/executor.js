@@ -429,15 +429,17 @@ export class Executor {
   /**
    * The worker's summary with what the overlay needs of its run: the run's id and title (Stop
    * run on /root), the names of the workers waiting for it (Stop's confirmation says so), and
-   * the run's stopped-moving sentence when the daemon raised one.
+   * the run's stopped-moving sentence when the daemon raised one. A worker of a finished run
+   * is found in the summary's `finished`: its tab says it finished.
    */
   #workerSummary(workerId) {
-    for (const run of this.#summary?.runs ?? []) {
+    for (const run of [...(this.#summary?.runs ?? []), ...(this.#summary?.finished ?? [])]) {
       const worker = run.workers.find((w) => w.workerId === workerId);
       if (!worker) continue;
-      const waitedOnBy = run.workers.filter((w) => w.disposition === 'awaiting_dependency' && w.waitsFor === workerId)
+      // The overlay has no run to look names up in: they travel with the worker.
+      const waitedOnByNames = run.workers.filter((w) => w.disposition === 'awaiting_dependency' && w.waitsFor === workerId)
         .map((w) => w.displayName || w.name);
-      const withRun = { ...worker, runId: run.runId, runTitle: run.taskName ?? '', waitedOnBy };
+      const withRun = { ...worker, runId: run.runId, runTitle: run.taskName ?? '', waitedOnByNames };
       return run.stoppedMoving ? { ...withRun, runStoppedMoving: run.stoppedMoving.text } : withRun;
     }
     return null;

@@ -224,6 +224,13 @@ const workerSummary = record([
   optional('conversationState', string),
   optional('conversationErrorKind', string),
   withDefault('recentEvents', list(record([required('atMs', u64), required('kind', string), required('text', string)])), []),
+  // The open question's choices; the workers that wait for this one (Stop says so); a
+  // finished worker's handoff or reason, and its times (the dashboard's Finished).
+  optional('needsYouChoices', list(string), (l) => l.length === 0),
+  optional('waitedOnBy', list(string), (l) => l.length === 0),
+  optional('outcome', string),
+  optional('createdAtMs', u64, (ms) => ms === 0),
+  optional('endedAtMs', u64),
 ]);
 
 /** A run the daemon's dead-man layer found stopped (docs/engine.md, "Dead-man fallback"). */
@@ -244,6 +251,10 @@ const runSummary = record([
   required('autoResume', bool),
   optional('stoppedMoving', stoppedMoving),
   required('workers', list(workerSummary)),
+  optional('createdAtMs', u64, (ms) => ms === 0),
+  optional('endedAtMs', u64),
+  // How a finished run ended, in its root's words (the handoff, or the reason).
+  optional('outcome', string),
 ]);
 
 /** Messages the executor sends, by type: their fields after `v` and `type`. */
@@ -342,7 +353,8 @@ const DAEMON_MESSAGES = {
     optional('runId', printedId('run')),
     optional('workerId', printedId('wrk')),
   ],
-  'operator.summary': [required('runs', list(runSummary))],
+  // `finished`: the most recently finished runs, newest first (the dashboard's Finished).
+  'operator.summary': [required('runs', list(runSummary)), optional('finished', list(runSummary), (l) => l.length === 0)],
   'operator.data': [
     required('queryId', string),
     required('ok', bool),

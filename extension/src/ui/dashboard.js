@@ -58,6 +58,7 @@ function draw() {
     view.runs.length > 0 && runsSection(view.runs),
     rows.length > 0 && tableSection(rows),
     rows.length > 0 && timelinesSection(rows, now),
+    view.finished.length > 0 && finishedSection(view.finished),
   ]);
   rows.forEach(refreshHistory);
 }
@@ -151,6 +152,12 @@ function tabActions(row) {
 // The answer box of a question a worker asked (worker_await_human).
 function answerBox(row, id) {
   return [
+    // The answers the worker offered: one click puts one in the box (any other may be written).
+    row.choices.length > 0 && h('div', { class: 'actions choices', role: 'group', 'aria-label': 'Offered answers', 'data-testid': 'needs-you-choices' },
+      row.choices.map((choice, i) => h('button', {
+        type: 'button', class: 'btn small', 'data-key': `choice:${row.workerId}:${i}`, 'data-testid': 'needs-you-choice',
+        onclick: () => { drafts.set(row.workerId, choice); draw(); },
+      }, choice))),
     h('label', { for: id, text: 'Your answer' }),
     h('textarea', {
       id, rows: 3, 'data-key': id, 'data-testid': 'needs-you-answer', value: drafts.get(row.workerId) ?? '',
@@ -243,6 +250,23 @@ function runsSection(runs) {
           key: `stop-run:${run.runId}`, label: 'Stop run', destructive: true, testid: 'run-stop', message: { action: 'stop_run', runId: run.runId },
           confirm: stopRunConfirm(run.title),
         })))));
+}
+
+// What finished, failed or was stopped, newest first: how each run ended (its root's
+// handoff or reason), when, how long it took, and each worker's own outcome.
+function finishedSection(runs) {
+  return h('section', { id: 'finished', class: 'panel', 'aria-labelledby': 'finished-h', 'data-testid': 'finished' },
+    h('h2', { id: 'finished-h', text: 'Finished' }),
+    runs.map((run) => h('article', { class: 'card run', 'data-testid': 'finished-run', 'data-run-id': run.runId },
+      h('div', { class: 'run-head' },
+        h('h3', { 'data-testid': 'finished-title', text: run.title }),
+        h('span', { class: 'muted small', 'data-testid': 'finished-detail', text: run.detail })),
+      run.outcome && h('p', { class: 'question', 'data-testid': 'finished-outcome', text: run.outcome }),
+      h('ul', { class: 'finished-workers' }, run.workers.map((w) => h('li', { 'data-testid': 'finished-worker', 'data-worker-id': w.workerId },
+        h('span', { class: 'row-title', text: `${w.status.glyph} ${w.title}` }),
+        h('span', { class: 'muted small', text: ` · ${w.detail}` }),
+        w.outcome && h('p', { class: 'small', 'data-testid': 'finished-worker-outcome', text: w.outcome }),
+        w.conversationUrl && h('a', { href: w.conversationUrl, target: '_blank', rel: 'noopener', 'data-key': `finished-conv:${w.workerId}` }, 'Open conversation')))))));
 }
 
 function tableSection(rows) {

@@ -294,6 +294,7 @@
       h('dt', { text: 'Last progress' }), h('dd', { text: view.lastProgressAtMs === null ? 'none yet' : age(view.lastProgressAtMs) }),
       h('dt', { text: 'Auto Resume' }), h('dd', {}, h('span', { class: view.policyOverride ? 'override' : null, 'data-testid': 'overlay-policy', text: view.policyText }))),
     view.status.note && h('p', { class: 'note', 'data-testid': 'overlay-note', text: note(view.status) }),
+    view.finished && h('p', { class: 'note', 'data-testid': 'overlay-finished', text: view.finished.outcome ? `${view.finished.label}: ${view.finished.outcome}` : `${view.finished.label}.` }),
     view.needsYou && h('p', { class: 'warn', 'data-testid': 'overlay-question', text: `Needs you: ${view.needsYou}${view.answerable ? ' (answer from the dashboard)' : ''}` }),
     view.runStopped && h('p', { class: 'warn', 'data-testid': 'overlay-run-stopped', text: `Needs you: ${view.runStopped}` }),
     buttons.length > 0 && h('div', { class: 'actions' }, buttons),

@@ -85,7 +85,12 @@ function workersSection(view) {
   return h('section', { class: 'workers', 'aria-label': 'Active workers' },
     view.emptyText
       ? h('p', { class: 'muted empty', 'data-testid': 'empty', text: view.emptyText })
-      : h('ul', { class: 'rows', 'data-testid': 'worker-list' }, view.rows.map(workerRow)));
+      : h('ul', { class: 'rows', 'data-testid': 'worker-list' }, view.rows.map(workerRow)),
+    // What finished stays visible: the count, and the dashboard's Finished one click away.
+    view.finishedText && h('button', {
+      type: 'button', class: 'link small', 'data-key': 'finished', 'data-testid': 'finished-count',
+      onclick: () => { openDashboard('#finished'); window.close(); },
+    }, view.finishedText));
 }
 
 function workerRow(row) {

@@ -458,6 +458,8 @@ export function workerRow(worker, run, nowMs) {
     detail: [attemptText(worker.attempts), resumesText(worker.autoResumes), progressText(worker.lastProgressAtMs, nowMs)].join(' · '),
     policy: policyView(worker),
     needsYou: status.key === 'needs_you' ? needsYouText(worker) : null,
+    // The answers the worker offered with its question (a person may still write another).
+    choices: status.key === 'needs_you' && Array.isArray(worker.needsYouChoices) ? worker.needsYouChoices : [],
     // A question the worker asked is answered in words; a dialog or a check ChatGPT wants is
     // dealt with in the tab (and a check's pause then ended with Resume).
     answerable: status.key === 'needs_you' && worker.disposition === 'awaiting_human' && !worker.hold,
@@ -476,7 +478,7 @@ export function workerRow(worker, run, nowMs) {
     actions: workerActions(worker, {
       runId: run?.runId ?? worker.runId ?? null,
       runTitle: run?.taskName ?? worker.runTitle ?? '',
-      waitedOnBy: run ? waitersOf(worker, run) : worker.waitedOnBy ?? [],
+      waitedOnBy: run ? waitersOf(worker, run) : worker.waitedOnByNames ?? [],
     }),
     pageShape: pageShapeOffer(worker),
   };
@@ -558,6 +560,9 @@ export function popupView(state, tabWorkerId, nowMs) {
     counts: counts(entries.map((e) => e.worker)),
     rows,
     current: current ? workerRow(current.worker, current.run, nowMs) : null,
+    // Finished runs the daemon keeps (the dashboard's Finished lists them).
+    finishedCount: finishedRuns(summary).length,
+    finishedText: finishedCountText(finishedRuns(summary).length),
     emptyText: emptyText(summary, rows),
   };
 }
@@ -566,6 +571,61 @@ function emptyText(summary, rows) {
   if (summary === null) return 'No worker state yet.';
   if (!summary.runs?.length) return 'No unfinished runs.';
   return rows.length ? null : 'No active workers.';
+}
+
+function finishedRuns(summary) {
+  return Array.isArray(summary?.finished) ? summary.finished : [];
+}
+
+/** `1 finished run (see the dashboard)`, `3 finished runs (...)`, or null for none. */
+export function finishedCountText(count) {
+  if (!(count > 0)) return null;
+  return `${count} finished ${count === 1 ? 'run' : 'runs'} (see Finished in the dashboard)`;
+}
+
+/** `Completed`, `Failed`, `Stopped` for a finished run's status. */
+const FINISHED_LABELS = { completed: 'Completed', failed: 'Failed', cancelled: 'Stopped' };
+
+/**
+ * The dashboard's "Finished": each finished run (newest first) with how it ended (its
+ * root's handoff or reason), when, how long it took, and its workers with theirs.
+ */
+export function finishedView(summary, nowMs) {
+  return finishedRuns(summary).map((run) => {
+    const lasted = (from, to) => (typeof from === 'number' && from > 0 && typeof to === 'number' ? formatDuration(to - from) : null);
+    const workers = (run.workers ?? []).map((w) => {
+      const status = workerStatus(w);
+      return {
+        workerId: w.workerId,
+        title: w.displayName || w.name || 'Unnamed worker',
+        name: w.name ?? '',
+        status,
+        outcome: w.outcome ?? null,
+        attempts: w.attempts ?? 0,
+        detail: [status.label, attemptText(w.attempts), lasted(w.createdAtMs, w.endedAtMs) && `took ${lasted(w.createdAtMs, w.endedAtMs)}`]
+          .filter(Boolean).join(' · '),
+        conversationUrl: linkableConversation(w),
+      };
+    }).sort((a, b) => a.name.localeCompare(b.name));
+    const attempts = workers.reduce((sum, w) => sum + w.attempts, 0);
+    const took = lasted(run.createdAtMs, run.endedAtMs);
+    const ended = formatAge(run.endedAtMs, nowMs);
+    return {
+      runId: run.runId,
+      title: run.taskName || 'Untitled run',
+      statusLabel: FINISHED_LABELS[run.status] ?? capitalise(run.status ?? 'unknown'),
+      outcome: run.outcome ?? null,
+      endedAtMs: run.endedAtMs ?? null,
+      detail: [
+        FINISHED_LABELS[run.status] ?? capitalise(run.status ?? 'unknown'),
+        ended && `ended ${ended}`,
+        took && `took ${took}`,
+        `${workers.length} ${workers.length === 1 ? 'worker' : 'workers'}`,
+        `${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`,
+      ].filter(Boolean).join(' · '),
+      workers,
+    };
+  });
 }
 
 /** A stall card: `Worker appears stuck` with `N attempts / no progress for T`. */
@@ -600,6 +660,7 @@ export function dashboardView(state, nowMs, attemptsByWorker = {}) {
     stoppedRuns: runs.filter((r) => r.stoppedMoving !== null),
     stalls: rows.filter((r) => r.stallWarning)
       .map((r) => ({ row: r, ...stallView(r, attemptsByWorker[r.workerId] ?? null, nowMs) })),
+    finished: finishedView(summary, nowMs),
     emptyText: summary === null ? 'No worker state yet.' : runs.length ? null : 'No unfinished runs.',
   };
 }
@@ -637,6 +698,8 @@ export function overlayView(summaryWorker, connection, observation = null, nowMs
     answerable: row.answerable,
     // Who carries it (the daemon's words), for the drawer.
     carrier: row.carrier,
+    // A finished worker's tab says how it ended: its handoff, or why it failed or stopped.
+    finished: row.status.terminal ? { label: row.status.label, outcome: summaryWorker.outcome ?? null } : null,
     // The run stopped moving (the daemon's dead-man layer): said in every tab of it.
     runStopped: typeof workerSummary.runStoppedMoving === 'string' ? workerSummary.runStoppedMoving : null,
     events: recentEvents(workerSummary.recentEvents),

@@ -505,8 +505,24 @@ for (const kind of BROWSERS) {
             const [popup, dashboard] = await Promise.all([readPopup(ctx.popup), readDashboard(ctx.dashboard)]);
             return popup.empty === 'No unfinished runs.' && dashboard.empty === 'No unfinished runs.';
           });
+          // What finished stays visible (issue 29): the dashboard's Finished lists the run,
+          // the popup counts it, and each worker's tab says how that worker ended.
+          await until('the run under Finished in the dashboard and counted in the popup', async () => {
+            const finished = await evaluate(ctx.dashboard, () => [...document.querySelectorAll('[data-testid="finished-run"]')]
+              .map((el) => el.querySelector('[data-testid="finished-detail"]')?.textContent ?? ''));
+            const count = await evaluate(ctx.popup, () => document.querySelector('[data-testid="finished-count"]')?.textContent ?? null);
+            return finished.length === 1 && finished[0].startsWith('Stopped · ended ') && count === '1 finished run (see Finished in the dashboard)';
+          });
+          const all = (await w.mcp.call('worker_list', { runId: w.runId, includeTerminal: true })).workers;
+          const ended = Object.fromEntries(all.map((x) => [x.workerId, x.disposition === 'completed' ? 'complete' : 'stopped']));
+          assert.equal(ended[stuck], 'stopped', 'the stuck lane never completed');
           for (const id of [builder, asker, stuck]) {
-            await until(`the overlay gone from the tab of ${id}`, async () => (await readOverlay(ctx.pages[id])).hosts === 0);
+            let seen = null;
+            await until(`the overlay on the tab of ${id} to say it ${ended[id] === 'complete' ? 'completed' : 'was stopped'}`, async () => {
+              const overlay = await readOverlay(ctx.pages[id]);
+              seen = { hosts: overlay.hosts, pill: overlay.pill };
+              return overlay.pill?.status === ended[id];
+            }, 20_000, () => seen);
           }
         });
 

@@ -593,8 +593,8 @@ test('operator.summary is kept for ui.state and pushed to managed tabs\' overlay
   assert.equal(overlay.workerSummary.workerId, 'wrk-7');
   assert.equal(overlay.connection.status, 'live');
   // The overlay's worker carries its run (Stop run on /root) and who waits for it (Stop's confirmation).
-  assert.deepEqual([overlay.workerSummary.runId, overlay.workerSummary.runTitle, overlay.workerSummary.waitedOnBy], ['run-3', 'T', []]);
+  assert.deepEqual([overlay.workerSummary.runId, overlay.workerSummary.runTitle, overlay.workerSummary.waitedOnByNames], ['run-3', 'T', []]);
   const lane = { ...summary.runs[0].workers[0], workerId: 'wrk-8', name: '/root/a', displayName: 'Lane A', disposition: 'awaiting_dependency', waitsFor: 'wrk-7' };
   const waited = rig.daemon({ ...summary, runs: [{ ...summary.runs[0], workers: [summary.runs[0].workers[0], lane] }] });
-  assert.deepEqual(waited.find((e) => e.kind === 'overlay').workerSummary.waitedOnBy, ['Lane A']);
+  assert.deepEqual(waited.find((e) => e.kind === 'overlay').workerSummary.waitedOnByNames, ['Lane A']);
 });

@@ -103,8 +103,8 @@ test('Stop on a lane another worker waits for says so in its confirmation', () =
   assert.match(build.confirm.body, /Tests and Root wait for it and are told when it ends\./);
   const tests = workerRow(run.workers[1], run, 0).actions.at(-1);
   assert.doesNotMatch(tests.confirm.body, /wait for it/);
-  // The overlay hears it from the executor (its worker carries waitedOnBy).
-  const overlay = overlayView({ ...run.workers[0], runId: 'run-2', waitedOnBy: ['Tests'] }, live);
+  // The overlay hears it from the executor (its worker carries the waiters' names, waitedOnByNames).
+  const overlay = overlayView({ ...run.workers[0], runId: 'run-2', waitedOnByNames: ['Tests'] }, live);
   assert.match(overlay.actions.at(-1).confirm.body, /Tests waits for it and is told when it ends\./);
   // The dashboard's table row for the root stops the run.
   const view = dashboardView({ connection: live, summary: { runs: [run] } }, 0);

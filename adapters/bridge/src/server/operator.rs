@@ -204,7 +204,7 @@ pub(super) async fn push_summaries(handle: runtime::Handle, tx: mpsc::WeakSender
     }
 }
 
-/// Every unfinished run with its workers, through the same read operations (and JSON
+/// Every unfinished run with its workers and the recently finished ones, through the same read operations (and JSON
 /// shapes) as the MCP tools, with the recent continuity events read since the last
 /// summary. `None` when the engine is gone.
 async fn summary(handle: &runtime::Handle, recent: &mut RecentSentences) -> Option<OperatorSummaryWire> {
@@ -232,5 +232,24 @@ async fn summary(handle: &runtime::Handle, recent: &mut RecentSentences) -> Opti
         shown.insert(id);
     }
     recent.retain(|w| shown.contains(&w));
-    Some(OperatorSummaryWire { runs: out })
+    let finished = finished_runs(handle).await?;
+    Some(OperatorSummaryWire { runs: out, finished })
+}
+
+/// Finished runs an `operator.summary` carries at most (the engine's history retention may
+/// keep fewer): the dashboard's "Finished" and the popup's count.
+pub const SUMMARY_FINISHED_RUNS_MAX: usize = 20;
+
+/// The most recently finished runs with their workers (`run_history`), without recent
+/// events: what a person returning in the morning reads to see what finished and how.
+async fn finished_runs(handle: &runtime::Handle) -> Option<Vec<RunSummary>> {
+    let reply = call(handle, Operation::RunHistory { limit: SUMMARY_FINISHED_RUNS_MAX }).await.ok()?;
+    let runs = caller_protocol::RunListOut::from_reply(reply).ok()?.runs;
+    let mut out = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let op = Operation::WorkerList { run: run.run_id.parse().ok()?, include_terminal: true };
+        let workers = caller_protocol::WorkerListOut::from_reply(call(handle, op).await.ok()?).ok()?.workers;
+        out.push(RunSummary::new(run, &workers));
+    }
+    Some(out)
 }

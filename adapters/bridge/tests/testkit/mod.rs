@@ -38,6 +38,7 @@ impl Daemon {
             allow_hosts: vec![],
             limits: Default::default(),
             oauth: None,
+            history: Default::default(),
         };
         let executors = ExecutorOptions { token: Some(EXECUTOR_TOKEN.into()), ..ExecutorOptions::default() };
         let (stop, stopped) = oneshot::channel::<()>();

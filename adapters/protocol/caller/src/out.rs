@@ -61,6 +61,10 @@ pub struct RunOut {
     /// moved it since): show it as Needs you; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_moving: Option<StoppedMovingOut>,
+    /// How a finished run ended, in its root's words: the completion summary (the
+    /// handoff) or the failure or stop reason; absent while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 impl From<&RunView> for RunOut {
@@ -81,6 +85,7 @@ impl From<&RunView> for RunOut {
             ended_at_ms: r.ended_at.map(ms),
             dead_man: DeadManOut::from(&v.dead_man),
             stopped_moving: v.dead_man.alert.as_ref().map(|f| StoppedMovingOut::new(&r.task_name, f)),
+            outcome: v.outcome.as_deref().map(str::to_string),
         }
     }
 }
@@ -88,7 +93,7 @@ impl From<&RunView> for RunOut {
 impl FromReply for RunOut {
     fn from_reply(reply: Reply) -> Result<Self, ErrorOut> {
         match reply {
-            Reply::Run(v) => Ok(RunOut::from(&v)),
+            Reply::Run(v) => Ok(RunOut::from(&*v)),
             _ => Err(mismatch("a run")),
         }
     }
@@ -98,7 +103,7 @@ impl FromReply for RunOut {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunListOut {
-    /// The runs, oldest first.
+    /// The unfinished runs, oldest first, then any finished ones, the most recently ended first.
     pub runs: Vec<RunOut>,
 }
 

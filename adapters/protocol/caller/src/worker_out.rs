@@ -269,6 +269,10 @@ pub struct WorkerOut {
     pub created_at_ms: u64,
     /// When it became terminal.
     pub ended_at_ms: Option<u64>,
+    /// Unfinished workers waiting for this one (`worker_await_dependency`), by id:
+    /// stopping it ends their waits unmet (each is woken with the outcome).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waited_on_by: Vec<String>,
 }
 
 fn binding_status(s: BindingStatus) -> &'static str {
@@ -393,6 +397,7 @@ impl From<&WorkerView> for WorkerOut {
             inbox: v.inbox.iter().map(MessageOut::from).collect(),
             created_at_ms: ms(w.created_at),
             ended_at_ms: w.ended_at.map(ms),
+            waited_on_by: v.waited_on_by.iter().map(|w| w.to_string()).collect(),
         }
     }
 }

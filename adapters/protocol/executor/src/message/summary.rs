@@ -1,6 +1,7 @@
 //! The operator channel's `operator.summary`: every unfinished run with its workers and
-//! their newest continuity sentences, pushed to an operator executor when they change,
-//! built from the MCP tools' views ([`caller_protocol::RunOut`], [`caller_protocol::WorkerOut`]).
+//! their newest continuity sentences, and the most recently finished runs (the history),
+//! pushed to an operator executor when they change, built from the MCP tools' views
+//! ([`caller_protocol::RunOut`], [`caller_protocol::WorkerOut`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +12,10 @@ use serde::{Deserialize, Serialize};
 pub struct OperatorSummaryWire {
     /// Unfinished runs, oldest first.
     pub runs: Vec<RunSummary>,
+    /// Finished (completed, failed or cancelled) runs, the most recently ended first, as
+    /// many as the daemon's history keeps (`run_history`): the dashboard's "Finished".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finished: Vec<RunSummary>,
 }
 
 /// One run in an `operator.summary`.
@@ -31,6 +36,16 @@ pub struct RunSummary {
     pub stopped_moving: Option<caller_protocol::StoppedMovingOut>,
     /// Its workers, `/root` first.
     pub workers: Vec<WorkerSummary>,
+    /// When it started, ms since the Unix epoch (0 in a summary from before history).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub created_at_ms: u64,
+    /// When it ended, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at_ms: Option<u64>,
+    /// How a finished run ended, in its root's words (the handoff, or the failure or stop
+    /// reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 /// One worker in an `operator.summary`.
@@ -111,6 +126,22 @@ pub struct WorkerSummary {
     /// [`crate::continuity::SUMMARY_EVENTS_MAX`]).
     #[serde(default)]
     pub recent_events: Vec<RecentEventWire>,
+    /// The choices offered with the open "needs you" question, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needs_you_choices: Vec<String>,
+    /// The workers of its run that wait for it (ids): stopping it ends their waits, and
+    /// Stop's confirmation says so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waited_on_by: Vec<String>,
+    /// A finished worker's completion summary (its handoff) or failure or stop reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// When it was spawned, ms since the Unix epoch (0 in a summary from before history).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub created_at_ms: u64,
+    /// When it finished, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at_ms: Option<u64>,
 }
 
 /// A worker's hold in an `operator.summary`.
@@ -177,6 +208,11 @@ impl From<&caller_protocol::WorkerOut> for WorkerSummary {
             liveness: w.liveness.clone(),
             liveness_text: w.liveness.as_ref().map(caller_protocol::LivenessOut::line),
             recent_events: Vec::new(),
+            needs_you_choices: w.human_wait.as_ref().map(|h| h.choices.clone()).unwrap_or_default(),
+            waited_on_by: w.waited_on_by.clone(),
+            outcome: w.outcome.clone(),
+            created_at_ms: w.created_at_ms,
+            ended_at_ms: w.ended_at_ms,
         }
     }
 }
@@ -191,6 +227,14 @@ impl RunSummary {
             auto_resume: run.default_policy.as_ref().is_some_and(|p| p.mode == "auto"),
             stopped_moving: run.stopped_moving.clone(),
             workers: workers.iter().map(WorkerSummary::from).collect(),
+            created_at_ms: run.created_at_ms,
+            ended_at_ms: run.ended_at_ms,
+            outcome: run.outcome.clone(),
         }
     }
+}
+
+/// A time left out of the wire: a summary built before history carried none.
+fn is_zero(ms: &u64) -> bool {
+    *ms == 0
 }
