@@ -38,11 +38,28 @@ enum Place {
     AtTheLimit,
 }
 
+/// Where the escape probe writes: a directory outside the system temp dir (which both CLIs'
+/// sandboxes let a command write to), so that a refused write proves the sandbox. The build's
+/// own temp dir when the checkout is not under `/tmp`, else `/var/tmp` (a clone in `/tmp`).
+fn escape_root(target_tmp: &Path) -> PathBuf {
+    let temp = std::env::temp_dir();
+    let writable_by_sandboxes = |p: &Path| p.starts_with("/tmp") || p.starts_with(&temp);
+    if !writable_by_sandboxes(target_tmp) {
+        return target_tmp.to_path_buf();
+    }
+    let var_tmp = Path::new("/var/tmp");
+    assert!(
+        var_tmp.is_dir() && !writable_by_sandboxes(var_tmp),
+        "no directory outside the temp dir for the escape probe"
+    );
+    var_tmp.to_path_buf()
+}
+
 /// Fresh directories with the state directory at `place`, and a directory outside both
 /// the workspace and the system temp dir for the escape probe.
 fn dirs_at(place: Place) -> (Dirs, tempfile::TempDir) {
     let target_tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let outside = tempfile::tempdir_in(target_tmp).expect("a directory outside /tmp");
+    let outside = tempfile::tempdir_in(escape_root(target_tmp)).expect("a directory outside /tmp");
     let root = match place {
         Place::UnderTemp => tempfile::tempdir().expect("tempdir"),
         Place::Long | Place::AtTheLimit => tempfile::tempdir_in(target_tmp).expect("tempdir"),
