@@ -260,7 +260,8 @@ async def test_stdio_tools_and_bad_input():
         async with ClientSession(read, write) as session:
             await session.initialize()
             runs = await ok(session, "run_list", {"includeTerminal": True})
-            assert [r["taskName"] for r in runs["runs"]] == ["Bad input", "Stdio"], runs
+            # Unfinished runs first, then the finished ones, the most recently ended first.
+            assert [r["taskName"] for r in runs["runs"]] == ["Stdio", "Bad input"], runs
 
 
 async def run_tests(namespace):
