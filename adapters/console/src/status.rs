@@ -68,10 +68,7 @@ pub async fn report(target: &Target, only: Option<&str>, all: bool) -> anyhow::R
             if let Some(reason) = w.pointer("/hold/reason").and_then(Value::as_str) {
                 write!(line, " held: {reason}")?;
                 if let Some(until) = w.pointer("/hold/untilMs").and_then(Value::as_u64) {
-                    let now = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-                    write!(line, " for {} more min", until.saturating_sub(now).div_ceil(60_000))?;
+                    write!(line, " for {} more min", until.saturating_sub(now_ms()).div_ceil(60_000))?;
                 }
                 if let Some(detail) = w.pointer("/hold/detail").and_then(Value::as_str) {
                     write!(line, " ({detail})")?;

@@ -417,7 +417,7 @@ function waitingFor(worker, run) {
 }
 
 /** The names of the run's workers waiting for `worker` (a dependency wait on it). */
-export function waitersOf(worker, run) {
+function waitersOf(worker, run) {
   return (run?.workers ?? [])
     .filter((w) => w.disposition === 'awaiting_dependency' && w.waitsFor === worker?.workerId)
     .map((w) => w.displayName || w.name);
