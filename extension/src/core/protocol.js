@@ -199,6 +199,20 @@ const outcome = (value, path) => {
   return { status, ...OUTCOMES[status](value, path) };
 };
 
+/**
+ * Who carries an unfinished worker (the daemon's `LivenessOut`): its executor, connected or
+ * not, since when, how many of its kind are connected, an absence episode, a CLI retrying.
+ */
+const liveness = record([
+  required('state', string),
+  optional('executorId', string),
+  required('executorKind', string),
+  optional('sinceMs', u64),
+  required('capableExecutors', u32),
+  optional('absentSinceMs', u64),
+  optional('retry', record([required('reason', string), optional('attempt', u32), required('sinceMs', u64)])),
+]);
+
 const workerSummary = record([
   required('workerId', string),
   required('name', string),
@@ -223,6 +237,9 @@ const workerSummary = record([
   optional('workspace', workspace),
   optional('conversationState', string),
   optional('conversationErrorKind', string),
+  // Who carries it, and the line a person reads about it (the same on every surface).
+  optional('liveness', liveness),
+  optional('livenessText', string),
   withDefault('recentEvents', list(record([required('atMs', u64), required('kind', string), required('text', string)])), []),
   // The open question's choices; the workers that wait for this one (Stop says so); a
   // finished worker's handoff or reason, and its times (the dashboard's Finished).

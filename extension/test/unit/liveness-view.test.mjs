@@ -1,9 +1,12 @@
 // Unit tests of who carries a worker on the surfaces (issue 29): a worker whose executor is
 // gone, or with no executor of its kind, reads "Executor offline" (never "Working") with the
-// daemon's words; a retrying CLI says so; one notification per absence episode.
+// daemon's words; a retrying CLI says so; one notification per absence episode; and all of
+// it survives the protocol decoder on its way from the daemon's operator.summary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { workerStatus, workerRow, overlayView, absentNotifications } from '../../src/ui/view.js';
+import { readFileSync } from 'node:fs';
+import { workerStatus, workerRow, overlayView, absentNotifications, dashboardView, popupView } from '../../src/ui/view.js';
+import { decodeDaemonMessage } from '../../src/core/protocol.js';
 
 const NOW = 1764466400000;
 const worker = (facts) => ({ workerId: 'wrk-2', name: '/root/lane', displayName: 'Lane', attempts: 3, autoResumes: 2, autoResume: true, policySource: 'run_default', pauseAfterTurn: false, stall: 'clear', ...facts });
@@ -62,4 +65,18 @@ test('an absence is notified once per episode and cleared when an executor is ba
   assert.deepEqual(absentNotifications(summary(offline), shown), { show: [], clear: ['orc-absent:wrk-2:1764466000000'] });
   const later = summary({ ...offline, absentSinceMs: 1764469000000 });
   assert.deepEqual(absentNotifications(later, shown).show.map((n) => n.id), ['orc-absent:wrk-2:1764469000000'], 'a new episode notifies again');
+});
+
+test('who carries each worker survives the decoder: every surface shows the daemon\'s line', () => {
+  const wire = readFileSync(new URL('../../../docs/protocol/fixtures/daemon.operator.summary.liveness.json', import.meta.url), 'utf8');
+  const summary = decodeDaemonMessage(wire);
+  const state = { summary, connection: { status: 'live' } };
+  const rows = Object.fromEntries(dashboardView(state, NOW).runs[0].rows.map((r) => [r.name, r]));
+  assert.equal(rows['/root'].carrier, 'carried by browser chrome-1, connected since 02:40 UTC');
+  assert.equal(rows['/root'].status.key, 'waiting');
+  assert.equal(rows['/root/tables'].status.key, 'offline', 'its executor is gone: never Working');
+  assert.equal(rows['/root/tables'].status.note, 'executor offline since 03:12 UTC (Codex CLI cli-host): nothing runs it until it is back');
+  assert.equal(rows['/root/writer'].status.note, 'CLI retrying: Reconnecting... waiting for network (since 03:12 UTC; paused after 10 min)');
+  assert.equal(popupView(state, null, NOW).rows.filter((r) => r.carrier).length, 3, 'the popup says it for each');
+  assert.equal(absentNotifications(summary, new Set()).show.length, 1, 'the absence episode is seen');
 });
