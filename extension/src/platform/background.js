@@ -10,7 +10,7 @@
 import { Executor } from '../core/executor.js';
 import { mergeSettings } from '../core/settings.js';
 import { restoreWatchdog, watch, worthSaving } from '../core/watchdog.js';
-import { absentNotifications, approvalNotifications, overlayView, stoppedNotifications, unknownPageNotifications } from '../ui/view.js';
+import { absentNotifications, approvalNotifications, dashboardHash, overlayView, stoppedNotifications, unknownPageNotifications } from '../ui/view.js';
 import { loadRecords, loadSettings, loadWatchdog, saveRecord, saveSettings, saveWatchdog } from './storage.js';
 import { Sockets } from './socket.js';
 
@@ -298,6 +298,12 @@ async function answerUi(message, sendResponse) {
       feed(message.type === 'ui.action' ? 'uiAction' : 'uiQuery', replyId, message);
       return;
     }
+    case 'ui.open':
+      // A surface without tabs access (the overlay in a ChatGPT tab) opens the dashboard, at
+      // one of its sections or cards (`#finished-run-3`); nothing else can be opened this way.
+      await api.tabs.create({ url: api.runtime.getURL('src/ui/dashboard.html') + dashboardHash(message.hash) });
+      sendResponse({ ok: true });
+      return;
     case 'ui.settings.get':
       sendResponse({ ok: true, settings: executor.settings });
       return;

@@ -257,7 +257,8 @@ function runsSection(runs) {
 function finishedSection(runs) {
   return h('section', { id: 'finished', class: 'panel', 'aria-labelledby': 'finished-h', 'data-testid': 'finished' },
     h('h2', { id: 'finished-h', text: 'Finished' }),
-    runs.map((run) => h('article', { class: 'card run', 'data-testid': 'finished-run', 'data-run-id': run.runId },
+    // Each card's id is the anchor a finished worker's overlay links to (`#finished-run-3`).
+    runs.map((run) => h('article', { id: run.anchor, class: 'card run', 'data-testid': 'finished-run', 'data-run-id': run.runId },
       h('div', { class: 'run-head' },
         h('h3', { 'data-testid': 'finished-title', text: run.title }),
         h('span', { class: 'muted small', 'data-testid': 'finished-detail', text: run.detail })),

@@ -2,8 +2,9 @@
 // the view model the background sends as `{type: 'overlay.update', view}` (built by
 // view.js's overlayView; null hides it) in an extension-owned Shadow DOM host fixed at
 // the top right, clear of ChatGPT's composer, send and stop controls: a collapsed pill
-// and a drawer with the worker's state, its buttons (each a `ui.action`) and recent
-// events. Unmanaged tabs never get a view, so nothing is drawn there. Hidden globally
+// and a drawer with the worker's state, who carries it, a question's offered answers, its
+// buttons (each a `ui.action`) and recent events; on a finished worker's tab, how it ended
+// and a link to its run in the dashboard's Finished (opened by the background, `ui.open`). Unmanaged tabs never get a view, so nothing is drawn there. Hidden globally
 // with storage.local `ui.overlayHidden`. Its diagnostics name the layout profile the page
 // readers matched (selectors.js) and, when the page failed closed (the adapter cannot read
 // it, or holds something it cannot name: the view says so, or the overlay's own reading finds
@@ -83,17 +84,20 @@
     h3 { font-size: 11px; text-transform: uppercase; letter-spacing: .05em; color: #5d6470; margin: 0; }
     ol { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: 2px; font-size: 12px; }
     time { font: 11px ui-monospace, Menlo, Consolas, monospace; color: #5d6470; margin-right: 6px; }
+    .link { align-self: flex-start; border: 0; background: none; color: #2857c5; text-decoration: underline; padding: 0; font-size: 12px; }
+    .choices p { margin: 0; font-size: 12px; color: #5d6470; }
+    .choices ul { margin: 2px 0 0; padding-left: 18px; font-size: 12px; }
     .hide { align-self: flex-start; border: 0; background: none; color: #2857c5; text-decoration: underline; padding: 0; font-size: 12px; }
     .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
     @media (prefers-color-scheme: dark) {
       .box, .drawer, .pill, .btn { color: #e8eaed; }
       .pill, .drawer, .btn { background: #1e2125; border-color: #3a3f46; }
-      .name, dt, .note, time, h3, .close { color: #a1a8b3; }
+      .name, dt, .note, time, h3, .close, .choices p { color: #a1a8b3; }
       .tone-attention, .warn { background: #3d2c0f; color: #ffd08a; border-color: #ffd08a; }
       .tone-bad, .status { color: #ffaba5; border-color: #ffaba5; }
       .btn.danger { color: #ff8a80; border-color: #ff8a80; }
       .btn.solid { background: #b3261e; color: #fff; }
-      .hide { color: #8ab0ff; }
+      .hide, .link { color: #8ab0ff; }
       .diag { border-color: #3a3f46; }
       .diag .layout { color: #a1a8b3; }
       .diag .copied { color: #8fd6a8; }
@@ -294,8 +298,18 @@
       h('dt', { text: 'Last progress' }), h('dd', { text: view.lastProgressAtMs === null ? 'none yet' : age(view.lastProgressAtMs) }),
       h('dt', { text: 'Auto Resume' }), h('dd', {}, h('span', { class: view.policyOverride ? 'override' : null, 'data-testid': 'overlay-policy', text: view.policyText }))),
     view.status.note && h('p', { class: 'note', 'data-testid': 'overlay-note', text: note(view.status) }),
+    // Who carries it (its executor, connected or not, since when), unless the note says it.
+    view.carrier && view.carrier !== view.status.note && h('p', { class: 'note', 'data-testid': 'overlay-carrier', text: view.carrier }),
     view.finished && h('p', { class: 'note', 'data-testid': 'overlay-finished', text: view.finished.outcome ? `${view.finished.label}: ${view.finished.outcome}` : `${view.finished.label}.` }),
+    view.finished?.link && h('button', {
+      type: 'button', class: 'link', 'data-key': 'finished-link', 'data-testid': 'overlay-finished-link',
+      title: 'Open the dashboard at this run: how it ended, its workers, attempts and times', onclick: () => openDashboard(view.finished.link.hash),
+    }, view.finished.link.label),
     view.needsYou && h('p', { class: 'warn', 'data-testid': 'overlay-question', text: `Needs you: ${view.needsYou}${view.answerable ? ' (answer from the dashboard)' : ''}` }),
+    view.needsYou && view.choices?.length > 0 && h('div', { class: 'choices' },
+      h('p', { id: 'orc-choices', text: 'Offered answers (choose one in the dashboard):' }),
+      h('ul', { 'aria-labelledby': 'orc-choices', 'data-testid': 'overlay-choices' },
+        view.choices.map((choice) => h('li', { 'data-testid': 'overlay-choice', text: choice })))),
     view.runStopped && h('p', { class: 'warn', 'data-testid': 'overlay-run-stopped', text: `Needs you: ${view.runStopped}` }),
     buttons.length > 0 && h('div', { class: 'actions' }, buttons),
     confirming && h('div', { class: 'confirm', role: 'alertdialog', 'aria-labelledby': 'orc-confirm', 'aria-describedby': 'orc-confirm-body', 'data-testid': 'overlay-confirm' },
@@ -313,6 +327,18 @@
       type: 'button', class: 'hide', 'data-key': 'hide', 'data-testid': 'overlay-hide', title: 'Show it again from the toolbar popup',
       onclick: () => hideEverywhere(),
     }, 'Hide overlay on all ChatGPT tabs'));
+  }
+
+  // The dashboard at `hash` (a finished run's card): the background opens it (a content
+  // script cannot open extension pages itself).
+  async function openDashboard(hash) {
+    try {
+      const result = await api.runtime.sendMessage({ type: 'ui.open', hash });
+      message = result?.ok ? '' : 'Could not open the dashboard.';
+    } catch {
+      message = 'Could not open the dashboard.';
+    }
+    render();
   }
 
   async function hideEverywhere() {

@@ -583,6 +583,22 @@ export function finishedCountText(count) {
   return `${count} finished ${count === 1 ? 'run' : 'runs'} (see Finished in the dashboard)`;
 }
 
+/** The words of the overlay's link from a finished worker's tab to its run in Finished. */
+export const FINISHED_LINK_LABEL = 'See the run in Finished';
+
+/** The id of a finished run's card in the dashboard (`dashboard.html#finished-run-3`). */
+export function finishedAnchor(runId) {
+  return `finished-${runId}`;
+}
+
+/**
+ * The part after `dashboard.html` a surface may ask the background to open (`ui.open`): `#`
+ * and a section's or card's id, or '' for anything else.
+ */
+export function dashboardHash(hash) {
+  return typeof hash === 'string' && /^#[A-Za-z0-9_-]{1,100}$/.test(hash) ? hash : '';
+}
+
 /** `Completed`, `Failed`, `Stopped` for a finished run's status. */
 const FINISHED_LABELS = { completed: 'Completed', failed: 'Failed', cancelled: 'Stopped' };
 
@@ -612,6 +628,7 @@ export function finishedView(summary, nowMs) {
     const ended = formatAge(run.endedAtMs, nowMs);
     return {
       runId: run.runId,
+      anchor: finishedAnchor(run.runId),
       title: run.taskName || 'Untitled run',
       statusLabel: FINISHED_LABELS[run.status] ?? capitalise(run.status ?? 'unknown'),
       outcome: run.outcome ?? null,
@@ -698,8 +715,15 @@ export function overlayView(summaryWorker, connection, observation = null, nowMs
     answerable: row.answerable,
     // Who carries it (the daemon's words), for the drawer.
     carrier: row.carrier,
-    // A finished worker's tab says how it ended: its handoff, or why it failed or stopped.
-    finished: row.status.terminal ? { label: row.status.label, outcome: summaryWorker.outcome ?? null } : null,
+    // The answers the worker offered with its question (answered in the dashboard).
+    choices: row.choices,
+    // A finished worker's tab says how it ended (its handoff, or why it failed or stopped)
+    // and links to its run in the dashboard's Finished (the run's outcome, attempts, times).
+    finished: row.status.terminal ? {
+      label: row.status.label,
+      outcome: summaryWorker.outcome ?? null,
+      link: row.runId ? { label: FINISHED_LINK_LABEL, hash: `#${finishedAnchor(row.runId)}` } : null,
+    } : null,
     // The run stopped moving (the daemon's dead-man layer): said in every tab of it.
     runStopped: typeof workerSummary.runStoppedMoving === 'string' ? workerSummary.runStoppedMoving : null,
     events: recentEvents(workerSummary.recentEvents),

@@ -14,7 +14,7 @@
 //   6. everyone finishes: the dashboard's Finished shows the run (outcome, handoffs,
 //      attempts, duration, when), the popup counts it, and lane B's overlay says it finished
 //      and links to the run in Finished.
-// Screenshots of each state: first-night-1-waiting ... first-night-7-overlay-finished
+// Screenshots of each state: first-night-1-waiting ... first-night-8-overlay-finished
 // (target/e2e-artifacts, and docs/screenshots with UPDATE_SCREENSHOTS=1). Stop run and
 // Release are pressed in stop-release.test.mjs; this file does not repeat them.
 import { describe, test } from 'node:test';
@@ -164,13 +164,18 @@ for (const kind of BROWSERS) {
         await w.waitForPrompts(root, 2);
         const wake = w.prompts(root)[1];
         assert.ok(!wake.steer, 'a fresh turn, not a steer');
-        assert.match(wake.text, /Wake reasons: [^\n]*event:dependency_ended/, wake.text);
+        // (The prompt names the wake, not the lane or how it ended: the root reads that below.)
+        assert.match(wake.text, /Wake reasons: [^\n]*event:worker\.terminal[^\n]*event:dependency_ended/, wake.text);
         await until('the root to read how lane A ended', () => seen.rootTold);
         assert.deepEqual(seen.rootTold, [{ dependencyWorkerId: a, outcome: 'cancelled' }]);
         const woken = await rowWhen(dashboard, root, (r) => r.block !== `Waiting for ${names[a]}`, 'the root no longer waiting on lane A');
         assert.notEqual(woken.status, 'needs_you');
         await rowWhen(dashboard, a, (r) => r.status === 'stopped' && !r.buttons.includes('worker-stop'), 'lane A shown Stopped');
         await rowWhen(dashboard, root, (r) => r.block === `Waiting for ${names[b]}`, 'the root waiting on lane B now');
+        await until('the root\'s timeline to show its second turn ended in a wait', async () => {
+          const attempts = (await readDashboard(dashboard)).timelines.find((t) => t.workerId === root)?.attempts ?? [];
+          return attempts.length === 2 && attempts[1].outcome === 'worker_blocked';
+        });
         await screenshot(w, dashboard, 'first-night-3-root-woken', { fullPage: true });
 
         // 5. Lane B's question with its choices: in the dashboard, and in its tab's overlay.
@@ -189,6 +194,9 @@ for (const kind of BROWSERS) {
           return o.drawer?.question?.includes(QUESTION) && choices.length > 0 && { question: o.drawer.question, choices };
         });
         assert.deepEqual(asked.choices, CHOICES);
+        const overlayCarrier = await evaluate(pageB, () => document.querySelector('orchestrator-overlay').shadowRoot
+          .querySelector('[data-testid="overlay-carrier"]')?.textContent.trim() ?? null);
+        assert.equal(overlayCarrier, carried[b], 'the overlay says who carries it, as the dashboard does');
         await screenshot(w, pageB, 'first-night-4-overlay-question');
 
         // The person picks one in the dashboard and sends it.
@@ -229,14 +237,14 @@ for (const kind of BROWSERS) {
         assert.equal(finished.workers[a].outcome, STOP_REASON, 'lane A says why it ended');
         assert.match(finished.workers[root].text, /Complete · Attempt 3/);
         assert.equal((await readDashboard(dashboard)).rows.length, 0, 'nothing unfinished is left');
-        await screenshot(w, dashboard, 'first-night-5-finished', { fullPage: true });
+        await screenshot(w, dashboard, 'first-night-6-finished', { fullPage: true });
 
         // The popup counts the finished run.
         await reloadPage(popup);
         const count = await until('the popup\'s finished count', () => evaluate(popup, () =>
           document.querySelector('[data-testid="finished-count"]')?.textContent.trim() ?? null));
         assert.equal(count, '1 finished run (see Finished in the dashboard)');
-        await screenshot(w, popup, 'first-night-6-popup-finished', { fullPage: true });
+        await screenshot(w, popup, 'first-night-7-popup-finished', { fullPage: true });
 
         // The finished worker's tab says it finished, and links to the run in Finished.
         const done = await until('lane B\'s overlay to say it finished', async () => {
@@ -247,7 +255,7 @@ for (const kind of BROWSERS) {
         const said = await evaluate(pageB, () => document.querySelector('orchestrator-overlay').shadowRoot
           .querySelector('[data-testid="overlay-finished"]')?.textContent.trim() ?? null);
         assert.ok(said?.startsWith(`Complete: ${LANE_B_HANDOFF}`), said);
-        await screenshot(w, pageB, 'first-night-7-overlay-finished');
+        await screenshot(w, pageB, 'first-night-8-overlay-finished');
         const before = new Set(await w.browser.pages());
         await press(pageB, '[data-testid="overlay-finished-link"]', { shadowHost: OVERLAY });
         const opened = await findPage(w, (url) => /dashboard\.html#finished-/.test(url), 'the dashboard opened on the run', { exclude: before });

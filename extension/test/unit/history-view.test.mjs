@@ -1,11 +1,12 @@
 // Unit tests of what issue 29 adds to the operator surfaces (src/ui/view.js): the
 // dashboard's "Finished" (each finished run with how it ended, when, how long, its
 // workers with theirs), the popup's count, Stop's confirmation naming the workers that
-// wait for the one it stops, and the choices offered with a question.
+// wait for the one it stops, the choices offered with a question (dashboard and overlay),
+// and the overlay's link from a finished worker's tab to its run in Finished.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { dashboardView, finishedCountText, finishedView, overlayView, popupView, workerRow } from '../../src/ui/view.js';
+import { dashboardHash, dashboardView, finishedCountText, finishedView, overlayView, popupView, workerRow } from '../../src/ui/view.js';
 
 const summary = JSON.parse(readFileSync(new URL('../../../docs/protocol/fixtures/daemon.operator.summary.finished.json', import.meta.url), 'utf8'));
 const NOW = 1764466200000 + 2 * 3600_000; // two hours after the finished run ended
@@ -50,8 +51,30 @@ test("the overlay's Stop says who waits, and a finished worker's tab says how it
   const stop = view.actions.find((a) => a.key === 'stop_worker');
   assert.match(stop.confirm.body, /Exporter root waits for it and is told when it ends\./);
   assert.equal(view.finished, null);
-  const done = overlayView(summary.finished[0].workers[0], live, null, NOW);
-  assert.deepEqual(done.finished, { label: 'Complete', outcome: 'The importer ships: parser, loader and docs merged; all checks pass.' });
+  // In a tab, the executor hands the overlay the worker with its run's id: the link to it.
+  const { runId } = summary.finished[0];
+  const done = overlayView({ ...summary.finished[0].workers[0], runId }, live, null, NOW);
+  assert.deepEqual(done.finished, {
+    label: 'Complete',
+    outcome: 'The importer ships: parser, loader and docs merged; all checks pass.',
+    link: { label: 'See the run in Finished', hash: `#finished-${runId}` },
+  });
+  assert.equal(overlayView(summary.finished[0].workers[0], live, null, NOW).finished.link, null, 'no run, no link');
+});
+
+test("the overlay's link lands on the finished run's card, and only a section's id can be asked for", () => {
+  const [finished] = dashboardView({ summary, connection: live }, NOW).finished;
+  assert.equal(`#${finished.anchor}`, `#finished-${summary.finished[0].runId}`);
+  assert.equal(dashboardHash(`#${finished.anchor}`), `#${finished.anchor}`);
+  assert.equal(dashboardHash('#needs-you'), '#needs-you');
+  for (const bad of ['', 'finished', '#', '#a b', '#x"><script>', '?x=1', '#../popup.html', null, 7]) {
+    assert.equal(dashboardHash(bad), '', `refused: ${bad}`);
+  }
+});
+
+test('the overlay shows the choices offered with a question', () => {
+  assert.deepEqual(overlayView(lane, live, null, NOW).choices, ['sqlite', 'postgres']);
+  assert.deepEqual(overlayView(root, live, null, NOW).choices, []);
 });
 
 test('a question offers its choices; a worker waiting for a lane is Waiting, never Needs you', () => {
