@@ -78,13 +78,12 @@ for (const kind of BROWSERS) {
   describe(`a first night with the extension in ${kind}`, () => {
     test('start from a tab, two lanes, stop the one the root waits on, answer a choice, see the run in Finished', () =>
       inWorld(kind, async (w) => {
-        const seen = { lanes: {}, rootTold: null, laneBPrompts: [] };
+        const seen = { lanes: {}, rootTold: null };
         const laneA = async ({ world, workerId }) => {
           await world.mcp.call('worker_progress', { workerId, summary: 'reading the invoice tables' });
           return { generateMs: LANE_A_TURN_MS, reply: block('working', 'reading the invoice tables') };
         };
-        const laneB = async ({ turn, world, workerId, prompt }) => {
-          seen.laneBPrompts.push(prompt);
+        const laneB = async ({ turn, world, workerId }) => {
           if (turn === 1) {
             await world.mcp.call('worker_await_human', { workerId, reason: 'the date format is the owner\'s call', question: QUESTION, choices: CHOICES });
             return { generateMs: 300, reply: block('blocked', 'waiting for the date format') };
@@ -230,7 +229,7 @@ for (const kind of BROWSERS) {
         }, run.runId), 20_000);
         assert.equal(finished.title, TASK);
         assert.equal(finished.outcome, ROOT_HANDOFF);
-        assert.match(finished.detail, /^Completed · ended (just now|\d+s ago) · took \d+(s|m) · 3 workers · [4-9] attempts$/, finished.detail);
+        assert.match(finished.detail, /^Completed · ended (just now|\d+s ago) · took \d+(s|m) · 3 workers · 6 attempts$/, finished.detail);
         assert.equal(finished.workers[b].outcome, LANE_B_HANDOFF);
         assert.match(finished.workers[b].text, /Complete · Attempt 2 · took \d+s/);
         assert.match(finished.workers[a].text, /Stopped · Attempt 1/);
