@@ -146,6 +146,10 @@ for (const kind of BROWSERS) {
           assert.match(carried[id], new RegExp(`^carried by browser e2e-${kind}, connected since \\d\\d:\\d\\d UTC$`), `${names[id]}: ${carried[id]}`);
         }
         assert.equal(w.prompts(root).length, 1, 'the waiting root got nothing after its first prompt');
+        await until('the timelines to show the root\'s and lane B\'s first turns ended in a wait', async () => {
+          const timelines = (await readDashboard(dashboard)).timelines;
+          return [root, b].every((id) => timelines.find((t) => t.workerId === id)?.attempts[0]?.outcome === 'worker_blocked');
+        });
         await screenshot(w, dashboard, 'first-night-1-waiting', { fullPage: true });
 
         // 4. Stop lane A: the confirmation says the root waits on it.
