@@ -1,4 +1,5 @@
-//! The accept loop ([`serve`]): every connection on the listener admitted into the pending
+//! The listener ([`bind`], with a listen backlog deep enough for a flood's reconnections)
+//! and the accept loop ([`serve`]): every connection on the listener admitted into the pending
 //! pool (shedding the longest idle pending connection when full; a short `503` only when
 //! every place is established), served by hyper's HTTP/1 connection with its header read
 //! timeout and upgrades, on an [`EdgeIo`] socket with the idle timeout; refusals, sheddings
@@ -8,7 +9,7 @@
 use crate::activity::Activity;
 use crate::gate::{Caps, Gate, Refusal, ShedFor};
 use crate::idle::{EdgeIo, IdleTimeout, Shed};
-use crate::limits::{EdgeLimits, LOG_SUMMARY_INTERVAL_MS, PENDING_SHED_AGE_MIN_MS};
+use crate::limits::{EdgeLimits, LISTEN_BACKLOG, LOG_SUMMARY_INTERVAL_MS, PENDING_SHED_AGE_MIN_MS};
 use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::io;
@@ -95,6 +96,23 @@ impl Tally {
             tracing::warn!(errors, "accept failed {errors} times in the last {} s", interval_ms / 1_000);
         }
     }
+}
+
+/// A listener on `addr` (address reuse on, as the standard library's) whose backlog holds
+/// [`LISTEN_BACKLOG`] connections waiting for `accept`. The standard library's and tokio's
+/// `bind` ask for 128: while the accept loop waits for a pending connection to come of
+/// age, a flood's reconnections overflowed that queue, the kernel dropped the handshakes
+/// that came next, and a new client waited for its SYN to be sent again (1 s, then 2 s:
+/// `ListenOverflows` counted it, docs/benchmarks.md).
+pub fn bind(addr: SocketAddr) -> io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    #[cfg(not(windows))]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Serves `router` on `listener` with the edge's limits until `stop` is cancelled, then
@@ -288,4 +306,42 @@ async fn refuse(mut tcp: tokio::net::TcpStream, _permit: OwnedSemaphorePermit) {
         io::Result::Ok(())
     };
     let _ = tokio::time::timeout(Duration::from_millis(REFUSAL_LINGER_MS), answered).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Connections that the listen backlog must hold while nothing accepts them: more than
+    /// the 128 of the standard library's `bind`, so that a shallow backlog fails the test.
+    const WAITING_CONNECTIONS: usize = 400;
+    /// Upper bound on the wait for every handshake (they complete at once when held).
+    const HANDSHAKES_MS_MAX: u64 = 10_000;
+
+    #[tokio::test]
+    async fn the_backlog_holds_hundreds_of_handshakes_while_the_accept_loop_waits() {
+        let listener = bind("127.0.0.1:0".parse().expect("addr")).expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        // Nothing accepts: every connection waits in the backlog, as a flood's reconnections
+        // do while the accept loop waits for a pending connection to come of age. With a
+        // backlog of 128 the kernel drops the handshakes past it and their connects hang.
+        // The kernel caps every backlog at `net.core.somaxconn` (4,096 since Linux 5.4; 128
+        // before): on such a kernel the test holds what the daemon can get there.
+        let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn").ok();
+        let cap = somaxconn.and_then(|s| s.trim().parse::<usize>().ok()).unwrap_or(WAITING_CONNECTIONS);
+        let waiting = WAITING_CONNECTIONS.min(cap);
+        if waiting < WAITING_CONNECTIONS {
+            eprintln!("net.core.somaxconn is {cap}: the kernel holds at most {cap} handshakes in any backlog");
+        }
+        let mut connects = tokio::task::JoinSet::new();
+        for _ in 0..waiting {
+            connects.spawn(tokio::net::TcpStream::connect(addr));
+        }
+        let all = connects.join_all();
+        let held = tokio::time::timeout(Duration::from_millis(HANDSHAKES_MS_MAX), all)
+            .await
+            .expect("every handshake completes while nothing accepts");
+        assert!(held.iter().all(Result::is_ok), "every connection is held");
+        drop(listener);
+    }
 }

@@ -7,7 +7,7 @@
 //! # Layout
 //! - `limits.rs`: [`EdgeLimits`] (header read, idle and body timeouts, connection caps,
 //!   trusted proxies), their defaults (`docs/limits.md`) and [`EdgeLimits::validate`].
-//! - `accept.rs`: [`serve`], the accept loop on hyper's HTTP/1 connection builder (upgrades
+//! - `accept.rs`: [`bind`], the listener with a deep backlog; [`serve`], the accept loop on hyper's HTTP/1 connection builder (upgrades
 //!   on), the `503` when every place is established, summaries of refusals, sheddings and
 //!   timeouts, graceful shutdown.
 //! - `gate.rs`: the pools: every connection pending until its route [`establish`]es it
@@ -38,13 +38,13 @@ pub mod headers;
 mod idle;
 mod limits;
 
-pub use accept::serve;
+pub use accept::{bind, serve};
 pub use activity::{Activity, Answering, answering};
 pub use body::{BodyError, read_body};
 pub use gate::{Standing, establish};
 pub use idle::{EdgeIo, IdleTimeout, Shed};
 pub use limits::{
     BODY_READ_TIMEOUT_MS_DEFAULT, CONNECTIONS_MAX_DEFAULT, CONNECTIONS_PER_IP_MAX_DEFAULT, EdgeLimits,
-    HEADER_READ_TIMEOUT_MS_DEFAULT, IDLE_TIMEOUT_MS_DEFAULT, LOG_SUMMARY_INTERVAL_MS, LimitsError,
+    HEADER_READ_TIMEOUT_MS_DEFAULT, IDLE_TIMEOUT_MS_DEFAULT, LISTEN_BACKLOG, LOG_SUMMARY_INTERVAL_MS, LimitsError,
     PENDING_CONNECTIONS_MAX_DEFAULT, PENDING_SHED_AGE_MIN_MS,
 };

@@ -14,9 +14,14 @@ pub const BODY_READ_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 /// Default of [`EdgeLimits::connections_max`]: below the usual 1,024 open-file limit,
 /// with room for the store's files.
 pub const CONNECTIONS_MAX_DEFAULT: usize = 512;
-/// Default of [`EdgeLimits::pending_connections_max`]: half the places, so that however
-/// many connections linger unproven, at least as many are left for established ones.
-pub const PENDING_CONNECTIONS_MAX_DEFAULT: usize = 256;
+/// Default of [`EdgeLimits::pending_connections_max`]: every place. Pending connections may
+/// hold any place no established connection holds, and an established one never waits for
+/// them: a new connection takes the place of an old enough pending one. A lower cap makes
+/// lingering connections shed each other sooner, and then a flood of more than the cap
+/// turns the pool over and queues every new connection in the listen backlog behind its
+/// reconnections (measured in docs/benchmarks.md: a new connection's p50 went from
+/// 200 ms to under a millisecond when the default went from half the places to all).
+pub const PENDING_CONNECTIONS_MAX_DEFAULT: usize = CONNECTIONS_MAX_DEFAULT;
 /// Default of [`EdgeLimits::connections_per_ip_max`]: for an address that is one client
 /// (loopback and trusted proxies have no per-address cap).
 pub const CONNECTIONS_PER_IP_MAX_DEFAULT: usize = 64;
@@ -26,6 +31,11 @@ pub const CONNECTIONS_PER_IP_MAX_DEFAULT: usize = 64;
 /// listen backlog), which bounds the pool's turnover at
 /// `pending_connections_max / PENDING_SHED_AGE_MIN_MS` connections per millisecond.
 pub const PENDING_SHED_AGE_MIN_MS: u64 = 250;
+/// Connections the listen backlog holds while they wait for `accept` (the kernel caps it at
+/// `net.core.somaxconn`, 4,096 on current Linux): room for a flood's reconnections queued
+/// while the accept loop waits for a pending connection to come of age, so that a new
+/// client's handshake is never dropped.
+pub const LISTEN_BACKLOG: u32 = 4_096;
 /// Repeated events at the edge (refusals, timeouts) are logged once per interval.
 pub const LOG_SUMMARY_INTERVAL_MS: u64 = 10_000;
 
@@ -133,7 +143,7 @@ mod tests {
         let pending = EdgeLimits { connections_max: 100, ..EdgeLimits::default() };
         assert_eq!(
             pending.validate(),
-            Err(LimitsError::AboveTotal { name: "--pending-connections-max", value: 256, total: 100 })
+            Err(LimitsError::AboveTotal { name: "--pending-connections-max", value: 512, total: 100 })
         );
     }
 }

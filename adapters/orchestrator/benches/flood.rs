@@ -6,7 +6,10 @@
 //! reopened as soon as the daemon closes it). The flood runs in this process, on the same
 //! two cores as the daemon.
 //!
-//! `cargo bench -p orchestrator --bench flood` (figures in docs/benchmarks.md).
+//! `cargo bench -p orchestrator --bench flood [-- --per-kind N] [--connections-max N]`
+//! (figures in docs/benchmarks.md): `--per-kind` sets the slots of each kind of lingering
+//! connection (150 by default, 450 in all), `--connections-max` the daemon's cap (its
+//! default when absent), so that a flood larger than every place can be measured too.
 
 #[path = "../tests/support/flood.rs"]
 mod flood;
@@ -25,8 +28,8 @@ const EXECUTOR_TOKEN: &str = "bench-executor-token-0123456789abcdef";
 const PHASE: Duration = Duration::from_secs(5);
 /// New connections, executor connections and wake-ups measured per phase.
 const SAMPLES: usize = 100;
-/// Slots of each kind of lingering connection.
-const FLOOD_PER_KIND: usize = 150;
+/// Slots of each kind of lingering connection, unless `--per-kind` says otherwise.
+const FLOOD_PER_KIND_DEFAULT: usize = 150;
 /// How often the executor connected before the flood heartbeats (a real one: every 20 s).
 const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
 
@@ -203,11 +206,21 @@ fn report(name: &str, f: &Figures) {
 
 #[allow(clippy::print_stdout, reason = "a benchmark reports its figures on stdout")]
 fn main() {
+    // `cargo bench` passes `--bench` to the target; only the two options are read.
+    let args: Vec<String> = std::env::args().collect();
+    let option = |name: &str| {
+        let at = args.iter().position(|a| a == name)?;
+        let value = args.get(at + 1).unwrap_or_else(|| panic!("{name} needs a number"));
+        Some(value.parse::<usize>().unwrap_or_else(|_| panic!("{name} needs a number, not {value:?}")))
+    };
+    let per_kind = option("--per-kind").unwrap_or(FLOOD_PER_KIND_DEFAULT);
+    let connections_max = option("--connections-max").map(|n| n.to_string());
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = env!("CARGO_BIN_EXE_orchestrator");
     let mut child = Command::new(bin)
         .args(["serve", "--data-dir", dir.path().join("data").to_str().expect("utf-8"), "--listen", "127.0.0.1:0"])
         .args(["--mcp-token", TOKEN, "--executor-token", EXECUTOR_TOKEN, "--log-level", "warn"])
+        .args(connections_max.iter().flat_map(|n| ["--connections-max", n.as_str()]))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -234,8 +247,10 @@ fn main() {
             TestExecutor::hello(&ws_url, hello(EXECUTOR_TOKEN, "standing")).await.expect("an executor before");
         let (stop_keeping, kept) = keep_connected(standing);
         println!(
-            "orchestrator fair-edges benchmark (loopback; {}s of calls, {SAMPLES} connections and wake-ups per phase)",
-            PHASE.as_secs()
+            "orchestrator fair-edges benchmark (loopback; {}s of calls, {SAMPLES} connections and wake-ups per phase; \
+             --connections-max {})",
+            PHASE.as_secs(),
+            connections_max.as_deref().unwrap_or("default")
         );
         println!("load average before: {}", load_average());
         let quiet = measure(&url, &ws_url, &worker).await;
@@ -245,15 +260,15 @@ fn main() {
         // client's tasks never queue behind the flood's.
         let flood = {
             let _inside = flood_rt.enter();
-            flood::Flood::start(&addr, FLOOD_PER_KIND)
+            flood::Flood::start(&addr, per_kind)
         };
-        while flood.opened() < (3 * FLOOD_PER_KIND) as u64 + 100 {
+        while flood.opened() < (3 * per_kind) as u64 + 100 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let started = Instant::now();
         let flooded = measure(&url, &ws_url, &worker).await;
         let took = started.elapsed().as_secs_f64();
-        report(&format!("under the flood of {} lingering connections", 3 * FLOOD_PER_KIND), &flooded);
+        report(&format!("under the flood of {} lingering connections", 3 * per_kind), &flooded);
         let counts = &flood.counts;
         let closed = counts.closed_quiet.load(Ordering::Relaxed) + counts.closed_upgrades.load(Ordering::Relaxed);
         println!(

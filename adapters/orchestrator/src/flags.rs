@@ -68,7 +68,7 @@ pub(crate) struct LimitFlags {
     pub(crate) connections_max: usize,
     /// Pending connections open at once: those no request authenticated yet (silent, headers on the
     /// way, an executor before its hello). Past it the longest idle of them is closed for the new one.
-    /// Default: half of --connections-max.
+    /// Default: --connections-max (they may hold any place an authenticated client does not).
     #[arg(long, value_name = "N")]
     pub(crate) pending_connections_max: Option<usize>,
     /// Connections open at once from one client address; never applied to loopback (all local
@@ -90,7 +90,7 @@ impl LimitFlags {
             idle_timeout_ms: self.idle_timeout_ms,
             body_read_timeout_ms: self.body_read_timeout_ms,
             connections_max: self.connections_max,
-            pending_connections_max: self.pending_connections_max.unwrap_or((self.connections_max / 2).max(1)),
+            pending_connections_max: self.pending_connections_max.unwrap_or(self.connections_max),
             connections_per_ip_max: self
                 .connections_per_ip_max
                 .unwrap_or(edge::CONNECTIONS_PER_IP_MAX_DEFAULT.min(self.connections_max).max(1)),

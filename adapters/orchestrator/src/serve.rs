@@ -192,7 +192,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
     let mut engine = EngineThread::start(&options.data_dir, options.history, sink).await?;
-    let listener = match tokio::net::TcpListener::bind(options.listen).await {
+    let listener = match edge::bind(options.listen) {
         Ok(listener) => listener,
         Err(e) => {
             let _ = engine.stop().await;

@@ -64,6 +64,12 @@ async fn a_flood_of_lingering_connections_locks_out_no_mcp_client_executor_or_lo
             "600000",
             "--idle-timeout-ms",
             "600000",
+            // Fewer places than the flood has connections (450), so that the daemon must
+            // shed lingering connections all along (each slot reconnects at once) and new
+            // connections arrive while every place is taken: the hard case. With the
+            // default 512 places this flood is held at rest.
+            "--connections-max",
+            "300",
         ],
     );
     let addr = d.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
@@ -85,8 +91,8 @@ async fn a_flood_of_lingering_connections_locks_out_no_mcp_client_executor_or_lo
         }
     }
 
-    // The flood: 450 lingering connections, more than the pending pool's 256 places, so the
-    // daemon sheds some all along (each slot reconnects at once). With the timeouts above,
+    // The flood: 450 lingering connections, more than the 300 places, so the daemon sheds
+    // some all along (each slot reconnects at once). With the timeouts above,
     // a silent or slow-header connection that closed was shed.
     // The flood runs on its own runtime, as an attacker is another process: the test's
     // clients never queue behind the flood's tasks.
