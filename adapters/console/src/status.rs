@@ -54,10 +54,10 @@ pub async fn report(target: &Target, only: Option<&str>, all: bool) -> anyhow::R
             let ws = |k: &str| w.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             let mode = w.pointer("/policy/mode").and_then(Value::as_str).unwrap_or("?");
             let mut line = format!(
-                "  {:<7} {:<20} {:<19} {} ({}, {})",
+                "  {:<7} {:<20} {:<16} {} ({}, {})",
                 ws("workerId"),
                 ws("name"),
-                ws("disposition"),
+                words::worker_status(&w),
                 ws("displayName"),
                 mode,
                 ws("policySource")
@@ -97,9 +97,9 @@ pub async fn report(target: &Target, only: Option<&str>, all: bool) -> anyhow::R
                 let reasons: Vec<&str> = c
                     .get("wakeReasons")
                     .and_then(Value::as_array)
-                    .map(|v| v.iter().filter_map(Value::as_str).collect())
+                    .map(|v| v.iter().filter_map(Value::as_str).map(words::wake).collect())
                     .unwrap_or_default();
-                writeln!(out, "          pending continuation: {}", reasons.join(", "))?;
+                writeln!(out, "          next turn queued: {}", reasons.join(", "))?;
             }
         }
     }
