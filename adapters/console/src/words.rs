@@ -121,6 +121,23 @@ pub fn wake(code: &str) -> &str {
     }
 }
 
+/// A worker's continuation policy in words: `Auto Resume, the run's setting`, `manual,
+/// this worker's own setting` (its mode and where the mode comes from).
+pub fn policy(mode: &str, source: &str) -> String {
+    let mode = match mode {
+        "auto" => "Auto Resume",
+        "manual" => "manual",
+        other => other,
+    };
+    let source = match source {
+        "run_default" => "the run's setting",
+        "worker_override" => "this worker's own setting",
+        "engine_default" => "the default",
+        other => other,
+    };
+    format!("{mode}, {source}")
+}
+
 /// `1 worker`, `3 workers`.
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
@@ -155,6 +172,7 @@ mod tests {
         assert_eq!(worker_status(&blocked), "Paused");
         assert_eq!(worker_status(&json!({ "disposition": "cancelled" })), "Stopped");
         assert_eq!(wake("idle"), "the turn ended");
+        assert_eq!(policy("auto", "run_default"), "Auto Resume, the run's setting");
     }
     use serde_json::json;
 

@@ -105,8 +105,10 @@ fn a_first_night_on_the_command_line() {
     assert!(served.contains("generated the MCP bearer token") && served.contains("executor endpoint ws://"), "{served}");
     night.screenshot("1-serve", &format!("$ orchestrator serve --listen 127.0.0.1:0\n{served}"));
 
-    // 2. The executor with the real Codex, pointed at the executor endpoint serve printed.
+    // 2. The executor with the real Codex; it finds the daemon by itself (the port is not
+    // the default one).
     let (first, log) = night.executor(1);
+    assert!(log.contains(&night.executor_url), "connected where serve listens:\n{log}");
     let typed = format!("$ orchestrator {}", night.executor_args().join(" "));
     night.screenshot("2-executor", &format!("{typed}\n{log}"));
 
@@ -148,6 +150,7 @@ fn a_first_night_on_the_command_line() {
     eprintln!("{test}: offline shown {} ms after the SIGKILL", took.as_millis());
     assert!(root_line(&offline).contains("Executor offline"), "{offline}");
     assert!(!offline.contains("Working") && !offline.contains("carried by"), "{offline}");
+    assert!(offline.contains("Auto resume, Generating (when last seen)"), "{offline}");
     plain_words(&offline);
     night.screenshot("6-offline", &format!("$ kill -9 <executor pid>\n$ orchestrator status\n{offline}"));
 

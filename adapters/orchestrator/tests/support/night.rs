@@ -158,14 +158,13 @@ impl Night {
         }
     }
 
-    /// The `executor-cli` command line: the real Codex, pointed at the mock model with the
+    /// The `executor-cli` command line: no `--daemon` (it finds the daemon of the home's data
+    /// directory whatever its port); the real Codex, pointed at the mock model with the
     /// documented `--codex-arg` (a provider without a key; Codex's own retries of a broken
     /// model stream, at most 6, and none inside one request).
     pub fn executor_args(&self) -> Vec<String> {
         let mut args = vec![
             "executor-cli".to_string(),
-            "--daemon".to_string(),
-            self.executor_url.clone(),
             "--kinds".to_string(),
             "codex".to_string(),
             "--codex".to_string(),
