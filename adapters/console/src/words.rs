@@ -85,9 +85,7 @@ pub fn worker_status(worker: &Value) -> &'static str {
         Some("running") => "Resuming",
         Some("awaiting_execution") if conversation == Some("closed") => "Needs you",
         Some("awaiting_execution") if uncarried => "Executor offline",
-        Some("awaiting_execution") if matches!(text("/hold/reason"), Some("usage_limit" | "rate_limited")) => {
-            "Waiting"
-        }
+        Some("awaiting_execution") if matches!(text("/hold/reason"), Some("usage_limit" | "rate_limited")) => "Waiting",
         Some("awaiting_execution")
             if worker.get("attempts").and_then(Value::as_u64) == Some(0)
                 && text("/binding/conversationUrl").is_none_or(str::is_empty) =>

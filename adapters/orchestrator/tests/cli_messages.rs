@@ -55,9 +55,9 @@ fn every_oauth_command_of_a_daemon_without_it_is_one_line_and_prints_nothing_els
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("data");
     let _daemon = Daemon::serve(&dir, &[]);
-    for args in [&["oauth", "list"][..], &["oauth", "approve", "abc"], &["oauth", "deny", "abc"], &[
-        "oauth", "revoke", "abc",
-    ]] {
+    for args in
+        [&["oauth", "list"][..], &["oauth", "approve", "abc"], &["oauth", "deny", "abc"], &["oauth", "revoke", "abc"]]
+    {
         let line = mistake(args, &orchestrator(&dir, args));
         assert!(line.contains("runs without OAuth") && line.contains("restart it with --public-url"), "{line}");
     }
@@ -97,9 +97,12 @@ fn worker_and_run_errors_name_the_command_to_use_never_json_or_a_tool() {
         let line = mistake(args, &orchestrator(&dir, args));
         assert!(line.contains("no worker wrk-9") && line.contains("`orchestrator status`"), "{args:?}: {line}");
     }
-    for args in [&["run", "show", "run-9"][..], &["run", "pause", "run-9"], &["run", "resume", "run-9"], &[
-        "run", "stop", "run-9",
-    ]] {
+    for args in [
+        &["run", "show", "run-9"][..],
+        &["run", "pause", "run-9"],
+        &["run", "resume", "run-9"],
+        &["run", "stop", "run-9"],
+    ] {
         let line = mistake(args, &orchestrator(&dir, args));
         assert!(line.contains("no run run-9") && line.contains("`orchestrator run list`"), "{args:?}: {line}");
     }

@@ -102,7 +102,10 @@ fn a_first_night_on_the_command_line() {
 
     // 1. The daemon, on a fresh home: it says where it keeps its tokens and where it listens.
     let served = night.serve().join("\n");
-    assert!(served.contains("generated the MCP bearer token") && served.contains("executor endpoint ws://"), "{served}");
+    assert!(
+        served.contains("generated the MCP bearer token") && served.contains("executor endpoint ws://"),
+        "{served}"
+    );
     night.screenshot("1-serve", &format!("$ orchestrator serve --listen 127.0.0.1:0\n{served}"));
 
     // 2. The executor with the real Codex; it finds the daemon by itself (the port is not
@@ -118,7 +121,10 @@ fn a_first_night_on_the_command_line() {
     assert!(started.starts_with("Started run-1 \"Write the CSV importer\""), "{started}");
     assert!(started.contains("Stop it with: orchestrator run stop run-1"), "{started}");
     plain_words(&started);
-    night.screenshot("3-start", &format!("$ orchestrator start --executor codex --workspace {work} \"Write the CSV importer\"\n{started}"));
+    night.screenshot(
+        "3-start",
+        &format!("$ orchestrator start --executor codex --workspace {work} \"Write the CSV importer\"\n{started}"),
+    );
 
     // 4. The model is down: Codex retries, and status says so with Codex's reason.
     let retrying = status_until(&night, "the CLI retrying", &[], |s| s.contains("CLI retrying: "));
@@ -167,7 +173,10 @@ fn a_first_night_on_the_command_line() {
     assert!(root_line(&resumed).contains("Working"), "{resumed}");
     assert_eq!(prompts_in_last_request(&night.model_requests()), [(1, 1), (2, 1), (3, 1)], "each turn once");
     plain_words(&resumed);
-    night.screenshot("7-resumed", &format!("$ orchestrator executor-cli ... (as before)\n$ orchestrator status\n{resumed}"));
+    night.screenshot(
+        "7-resumed",
+        &format!("$ orchestrator executor-cli ... (as before)\n$ orchestrator status\n{resumed}"),
+    );
 
     // 8. The person stops the run.
     let stopped = night.said(&["run", "stop", "run-1"]);

@@ -21,7 +21,9 @@ pub fn until<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Result<T
     loop {
         match check() {
             Ok(value) => return value,
-            Err(seen) if Instant::now() >= deadline => panic!("timed out waiting ({limit:?}): {what}; last seen:\n{seen}"),
+            Err(seen) if Instant::now() >= deadline => {
+                panic!("timed out waiting ({limit:?}): {what}; last seen:\n{seen}")
+            }
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
@@ -225,10 +227,10 @@ impl Night {
     /// The text with this night's own paths and ports replaced by stable stand-ins, and any
     /// token a start shows once replaced by a placeholder: what a screenshot keeps.
     pub fn plain(&self, text: &str) -> String {
-        let mut text = text.replace(&self.home.display().to_string(), "~").replace(
-            &self.root.path().display().to_string(),
-            "/tmp/night",
-        );
+        let mut text = text.replace(&self.codex.display().to_string(), "$CODEX_BIN");
+        text = text
+            .replace(&self.home.display().to_string(), "~")
+            .replace(&self.root.path().display().to_string(), "/tmp/night");
         for port in [port_of(&self.executor_url), Some(self.model_port)].into_iter().flatten() {
             text = text.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:PORT");
         }
