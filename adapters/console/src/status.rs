@@ -62,7 +62,7 @@ pub async fn report(target: &Target, only: Option<&str>, all: bool) -> anyhow::R
                 words::policy(mode, &ws("policySource"))
             );
             if let Some(reason) = w.pointer("/pause/reason").and_then(Value::as_str) {
-                write!(line, " paused: {reason}")?;
+                write!(line, " paused: {}", words::pause(reason))?;
             }
             if let Some(reason) = w.pointer("/hold/reason").and_then(Value::as_str) {
                 write!(line, " held: {reason}")?;

@@ -136,6 +136,25 @@ pub fn policy(mode: &str, source: &str) -> String {
     format!("{mode}, {source}")
 }
 
+/// Why a worker is paused, from its pause reason's code, in the dashboard's words
+/// (`extension/src/ui/view.js` `PAUSES`).
+pub fn pause(code: &str) -> &str {
+    match code {
+        "operator" => "by you",
+        "stall" => "no progress for too long",
+        "cli_retrying" => "its CLI kept retrying its model connection",
+        "usage_limit" => "usage limit with no reset time",
+        "account_check" => "ChatGPT asked for a check",
+        "host_ui_changed" => "page not recognised",
+        "ambiguous_submission" => "delivery unknown: check the conversation",
+        "delivery_failing" => "deliveries keep failing",
+        "app_unavailable" => "the conversation lost the app: recover into a new conversation",
+        "app_not_selected" => "the app could not be chosen: check its name in Settings, then resume",
+        "foreign_turn" => "a turn the orchestrator did not start ran in this session",
+        other => other,
+    }
+}
+
 /// `1 worker`, `3 workers`.
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
@@ -171,6 +190,7 @@ mod tests {
         assert_eq!(worker_status(&json!({ "disposition": "cancelled" })), "Stopped");
         assert_eq!(wake("idle"), "the turn ended");
         assert_eq!(policy("auto", "run_default"), "Auto Resume, the run's setting");
+        assert_eq!(pause("operator"), "by you");
     }
     use serde_json::json;
 

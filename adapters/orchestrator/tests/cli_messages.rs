@@ -131,7 +131,7 @@ async fn status_and_doctor_speak_a_person_s_words() {
         assert_eq!(status.status.code(), Some(0), "{status:?}");
         let status = String::from_utf8_lossy(&status.stdout).into_owned();
         let root_line = status.lines().find(|l| l.contains("/root")).unwrap_or_else(|| panic!("{status}"));
-        assert!(root_line.contains(" Paused "), "a paused worker reads Paused: {status}");
+        assert!(root_line.contains(" Paused ") && root_line.ends_with(" paused: by you"), "{status}");
         assert!(status.contains("; 1 worker, 1 unfinished)"), "{status}");
         let list = orchestrator(&dir2, &["run", "list"]);
         let list = String::from_utf8_lossy(&list.stdout).into_owned();

@@ -107,6 +107,11 @@ fn a_first_night_on_the_command_line() {
         "{served}"
     );
     night.screenshot("1-serve", &format!("$ orchestrator serve --listen 127.0.0.1:0\n{served}"));
+    for file in ["mcp-token", "executor-token"] {
+        let token = std::fs::read_to_string(night.data_dir().join(file)).expect("the token it wrote");
+        assert!(served.contains(token.trim()), "{file} shown once at the first start");
+        assert!(!night.plain(&served).contains(token.trim()), "{file} kept out of the screenshot");
+    }
 
     // 2. The executor with the real Codex; it finds the daemon by itself (the port is not
     // the default one).
@@ -193,9 +198,14 @@ fn a_first_night_on_the_command_line() {
     plain_words(&all);
     night.screenshot("9-finished", &format!("$ orchestrator status\n{none}$ orchestrator status --all\n{all}"));
 
-    let model_requests = night.model_requests().len();
-    let failed = night.model_requests().iter().take(MODEL_DOWN_REQUESTS as usize).count();
-    assert_eq!(failed as u64, MODEL_DOWN_REQUESTS, "the model was down for its first requests");
+    // The model's requests per turn: turn 1 the failed ones, then `run_list`, the progress
+    // call and the answer; turn 2 the one held open when the executor was killed, never
+    // asked again; turn 3 the progress call and the one held open when the run stopped.
+    let requests = night.model_requests();
+    let model_requests = requests.len();
+    let of_turn = |n: u32| requests.iter().filter(|r| turn_prompt(r).contains(&format!("Attempt {n} "))).count();
+    let turns: Vec<usize> = (1..=4).map(of_turn).collect();
+    assert_eq!(turns, [MODEL_DOWN_REQUESTS as usize + 3, 1, 2, 0], "model requests per turn");
     assert!(!night.daemon_log().contains("panicked"), "{}", night.daemon_log());
     eprintln!("{test}: {model_requests} model requests, {} ms", began.elapsed().as_millis());
 }
