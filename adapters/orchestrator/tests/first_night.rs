@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use support::night::{Night, WAIT_MAX, real_codex, until};
 
 /// How many model requests fail first (HTTP 500), so Codex retries inside the first turn.
-const MODEL_DOWN_REQUESTS: u64 = 4;
+const MODEL_DOWN_REQUESTS: u64 = 5;
 
 /// How soon a killed executor must read offline: its socket closes with the process, so
 /// this is far inside the heartbeat (20 s) and the session's idle limit (60 s).
