@@ -125,6 +125,7 @@ fn a_first_night_on_the_command_line() {
     let started = night.said(&["start", "--executor", "codex", "--workspace", &work, "Write the CSV importer"]);
     assert!(started.starts_with("Started run-1 \"Write the CSV importer\""), "{started}");
     assert!(started.contains("Stop it with: orchestrator run stop run-1"), "{started}");
+    assert!(started.contains("A CLI executor running codex is connected: its first turn goes in now."), "{started}");
     plain_words(&started);
     night.screenshot(
         "3-start",
