@@ -289,3 +289,18 @@ pub(crate) fn print_out(text: &str) {
 pub(crate) fn print_err(text: &str) {
     eprint!("{text}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::executor_url_of;
+
+    #[test]
+    fn the_executor_finds_the_daemon_of_its_data_directory_whatever_its_port() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(executor_url_of(dir.path()), "ws://127.0.0.1:7411/executor", "no daemon recorded: the default");
+        std::fs::write(dir.path().join(address::URL_FILE_NAME), "http://127.0.0.1:40123/mcp\n").expect("url");
+        assert_eq!(executor_url_of(dir.path()), "ws://127.0.0.1:40123/executor");
+        std::fs::write(dir.path().join(address::URL_FILE_NAME), "nonsense").expect("url");
+        assert_eq!(executor_url_of(dir.path()), "ws://127.0.0.1:7411/executor", "unreadable: the default");
+    }
+}
