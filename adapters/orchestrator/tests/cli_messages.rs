@@ -123,6 +123,8 @@ async fn status_and_doctor_speak_a_person_s_words() {
     assert!(first.trim_end().ends_with("\n1 check failed."), "{first}");
     let run = c.call_ok("run_create", json!({ "taskName": "Night", "rootConversationName": "Night root" })).await;
     let root = run.expect("run")["rootWorkerId"].as_str().expect("root").to_string();
+    // A first turn asked for (no executor takes it), then the pause.
+    c.call_ok("worker_continue_now", json!({ "workerId": root })).await.expect("continue");
     c.call_ok("worker_pause", json!({ "workerId": root })).await.expect("pause");
 
     let (dir2, first2) = (dir.clone(), first.clone());
@@ -132,6 +134,8 @@ async fn status_and_doctor_speak_a_person_s_words() {
         let status = String::from_utf8_lossy(&status.stdout).into_owned();
         let root_line = status.lines().find(|l| l.contains("/root")).unwrap_or_else(|| panic!("{status}"));
         assert!(root_line.contains(" Paused ") && root_line.ends_with(" paused: by you"), "{status}");
+        assert!(status.contains("attempt #1 exe-1: Initial, "), "{status}");
+        assert!(!status.contains("blocked ("), "{status}");
         assert!(status.contains("; 1 worker, 1 unfinished)"), "{status}");
         let list = orchestrator(&dir2, &["run", "list"]);
         let list = String::from_utf8_lossy(&list.stdout).into_owned();
