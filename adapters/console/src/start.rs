@@ -1,7 +1,8 @@
 //! `orchestrator start`: a run whose `/root` is a Codex CLI or Claude Code worker in a
 //! directory, started from a terminal through the running daemon's MCP tools
 //! (`run_create` with the root's executor and workspace, then `worker_continue_now` for
-//! its first turn), so a person needs no MCP client to leave a coding agent working.
+//! its first turn, `worker_get` to say whether an executor of its kind is connected), so a
+//! person needs no MCP client to leave a coding agent working.
 
 use crate::reach::Target;
 use anyhow::Context;
@@ -102,16 +103,26 @@ pub async fn start(target: &Target, request: StartRequest) -> anyhow::Result<Str
              continue {root}` or Continue now on the dashboard"
         )
     })?;
+    // Whether an executor that runs this kind is connected now (the root's liveness).
+    let root_view = client.call_ok("worker_get", json!({ "workerId": root })).await.ok();
+    let capable = root_view.as_ref().and_then(|v| v.pointer("/liveness/capableExecutors")).and_then(Value::as_u64);
+    let first_turn = if capable.is_some_and(|n| n > 0) {
+        format!("A CLI executor running {} is connected: its first turn goes in now.", request.executor)
+    } else {
+        format!(
+            "Its first turn goes in once a CLI executor running {} is connected (`orchestrator executor-cli`).",
+            request.executor
+        )
+    };
     let branch = request.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
     let resume = if request.auto_resume { "Auto Resume on" } else { "Auto Resume off (manual)" };
     Ok(format!(
         "Started {run} \"{name}\": /root ({root}) is a {} worker in {directory}{branch}, {resume}.\n\
-         Its first turn goes in once a CLI executor running {} is connected (`orchestrator executor-cli`).\n\
+         {first_turn}\n\
          Follow it with `orchestrator run show {run}` or the dashboard; it ends when the worker reports its job \
          done.\n\
          Stop it with: orchestrator run stop {run}\n",
         product(&request.executor),
-        request.executor,
     ))
 }
 

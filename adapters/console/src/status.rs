@@ -54,16 +54,15 @@ pub async fn report(target: &Target, only: Option<&str>, all: bool) -> anyhow::R
             let ws = |k: &str| w.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             let mode = w.pointer("/policy/mode").and_then(Value::as_str).unwrap_or("?");
             let mut line = format!(
-                "  {:<7} {:<20} {:<19} {} ({}, {})",
+                "  {:<7} {:<20} {:<16} {} ({})",
                 ws("workerId"),
                 ws("name"),
-                ws("disposition"),
+                words::worker_status(&w),
                 ws("displayName"),
-                mode,
-                ws("policySource")
+                words::policy(mode, &ws("policySource"))
             );
             if let Some(reason) = w.pointer("/pause/reason").and_then(Value::as_str) {
-                write!(line, " paused: {reason}")?;
+                write!(line, " paused: {}", words::pause(reason))?;
             }
             if let Some(reason) = w.pointer("/hold/reason").and_then(Value::as_str) {
                 write!(line, " held: {reason}")?;
@@ -91,15 +90,17 @@ pub async fn report(target: &Target, only: Option<&str>, all: bool) -> anyhow::R
                 writeln!(out, "          {asked}")?;
             }
             if let Some(a) = w.get("currentAttempt").filter(|a| !a.is_null()) {
-                writeln!(out, "          {}", words::attempt_line(a))?;
+                // Nothing carries it: the attempt's state is what its executor said last.
+                let stale = if words::worker_status(&w) == "Executor offline" { " (when last seen)" } else { "" };
+                writeln!(out, "          {}{stale}", words::attempt_line(a))?;
             }
             if let Some(c) = w.get("pendingContinuation").filter(|c| !c.is_null()) {
                 let reasons: Vec<&str> = c
                     .get("wakeReasons")
                     .and_then(Value::as_array)
-                    .map(|v| v.iter().filter_map(Value::as_str).collect())
+                    .map(|v| v.iter().filter_map(Value::as_str).map(words::wake).collect())
                     .unwrap_or_default();
-                writeln!(out, "          pending continuation: {}", reasons.join(", "))?;
+                writeln!(out, "          next turn queued: {}", reasons.join(", "))?;
             }
         }
     }
@@ -220,10 +221,7 @@ pub fn finished_lines(run: &Value, workers: &[Value], now_ms: u64) -> Vec<String
             "  {:<7} {:<20} {:<9} {} ({}",
             text(w, "workerId"),
             text(w, "name"),
-            match text(w, "disposition").as_str() {
-                "cancelled" => "stopped".to_string(),
-                other => other.to_string(),
-            },
+            words::worker_status(w),
             text(w, "displayName"),
             plural(w.get("attempts").and_then(Value::as_u64).unwrap_or(0), "attempt")
         );
@@ -260,8 +258,8 @@ mod tests {
             [
                 "run-3 Ship the importer  (completed, ended 2h ago, took 7h 16m, 2 workers, 13 attempts)",
                 "  how it ended: The importer ships; all checks pass.",
-                "  wrk-7   /root                completed Importer root (12 attempts, took 7h 16m): The importer ships; all checks pass.",
-                "  wrk-9   /root/parser         stopped   Importer Lane A (1 attempt, took 2h 30m): Not needed",
+                "  wrk-7   /root                Complete  Importer root (12 attempts, took 7h 16m): The importer ships; all checks pass.",
+                "  wrk-9   /root/parser         Stopped   Importer Lane A (1 attempt, took 2h 30m): Not needed",
             ]
         );
         let stopped = json!({ "runId": "run-4", "taskName": "T", "status": "cancelled" });

@@ -197,9 +197,11 @@ pub(crate) enum Command {
     /// the browser extension is (the same protocol, the same exactly-once journal). See
     /// docs/cli-agents.md.
     ExecutorCli {
-        /// The daemon's executor endpoint.
-        #[arg(long, value_name = "URL", default_value = cli_executor::connection::DAEMON_URL_DEFAULT)]
-        daemon: String,
+        /// The daemon's executor endpoint. Default: that of the daemon serving the data
+        /// directory (the address it recorded at start, whatever its --listen), else
+        /// ws://127.0.0.1:7411/executor.
+        #[arg(long, value_name = "URL")]
+        daemon: Option<String>,
         /// Data directory of the daemon: its executor-token, and the executor's state under
         /// DIR/cli-executor. Default: as for `serve`.
         #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]

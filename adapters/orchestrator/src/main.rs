@@ -151,6 +151,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             init_logs(&log_level)?;
             let data_dir = data_dir.unwrap_or_else(default_data_dir);
+            let daemon = daemon.unwrap_or_else(|| executor_url_of(&data_dir));
             let mcp_url = match mcp_url {
                 Some(url) => url,
                 None => cli_executor::base::mcp::url_from_daemon(&daemon)
@@ -236,6 +237,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 /// The store's directory inside a data directory (as the engine thread opens it).
 const STORE_DIR_NAME: &str = "store";
 
+/// The executor endpoint of the daemon serving `data_dir`: the host and port of the MCP URL
+/// it recorded at start (`address::URL_FILE_NAME`), else the default address.
+fn executor_url_of(data_dir: &std::path::Path) -> String {
+    let recorded = std::fs::read_to_string(data_dir.join(address::URL_FILE_NAME)).unwrap_or_default();
+    let authority = recorded.trim().strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp"));
+    match authority {
+        Some(authority) if !authority.is_empty() && !authority.contains('/') => format!("ws://{authority}/executor"),
+        _ => cli_executor::connection::DAEMON_URL_DEFAULT.to_string(),
+    }
+}
+
 /// Tells the operator where the daemon listens and, once, the generated token.
 fn announce(listening: &orchestrator::serve::Listening) {
     if let Some(token) = &listening.generated_token {
@@ -249,7 +261,7 @@ fn announce(listening: &orchestrator::serve::Listening) {
     if let Some(token) = &listening.generated_executor_token {
         let file = listening.executor_token_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
         print_out(&format!(
-            "orchestrator: generated the executor token for the browser extension's settings (stored in {file}; shown only this once):\n{token}\n"
+            "orchestrator: generated the executor token, for the browser extension's settings (stored in {file}, where `orchestrator executor-cli` reads it; shown only this once):\n{token}\n"
         ));
     } else if let Some(file) = &listening.executor_token_file {
         print_out(&format!("orchestrator: executor token in {}\n", file.display()));
@@ -276,4 +288,19 @@ pub(crate) fn print_out(text: &str) {
 #[allow(clippy::print_stderr, reason = "a failed command says why on stderr")]
 pub(crate) fn print_err(text: &str) {
     eprint!("{text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::executor_url_of;
+
+    #[test]
+    fn the_executor_finds_the_daemon_of_its_data_directory_whatever_its_port() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(executor_url_of(dir.path()), "ws://127.0.0.1:7411/executor", "no daemon recorded: the default");
+        std::fs::write(dir.path().join(address::URL_FILE_NAME), "http://127.0.0.1:40123/mcp\n").expect("url");
+        assert_eq!(executor_url_of(dir.path()), "ws://127.0.0.1:40123/executor");
+        std::fs::write(dir.path().join(address::URL_FILE_NAME), "nonsense").expect("url");
+        assert_eq!(executor_url_of(dir.path()), "ws://127.0.0.1:7411/executor", "unreadable: the default");
+    }
 }

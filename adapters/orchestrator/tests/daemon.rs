@@ -260,7 +260,7 @@ async fn status_prints_runs_workers_and_attempts() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text} {}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("run-1") && text.contains("Test"), "{text}");
-    assert!(text.contains("/root/api") && text.contains("awaiting_execution"), "{text}");
+    assert!(text.contains("/root/api") && text.contains("Executor offline"), "{text}");
     assert!(text.contains("attempt #1") && text.contains("Initial"), "{text}");
     assert!(text.contains("codex session none yet in /src/app (branch lane-cli)"), "{text}");
     assert!(d.terminate().success());

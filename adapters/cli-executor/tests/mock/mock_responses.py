@@ -30,6 +30,11 @@ response of the turn, in order; then a final message ends the turn:
   now (headers `x-codex-primary-reset-at`, body `resets_at`); `limit`: HTTP 429 with no
   reset anywhere.
 
+A plan's `"fail": {"count": N, "status": S}` answers the first N `/responses` requests
+(counted from the mock's start, every turn) with HTTP S (default 500) and an `error` body,
+before any action: a model that is down for a while, so the CLI retries (the tests start
+codex with `stream_max_retries` above N). Each failed request is logged with the others.
+
 `--requests FILE` appends every request body to FILE (JSON Lines): the tests read the
 tools codex offered and the conversation it sent. Anything else (`GET /models` and so
 on) is a 404, which codex tolerates.
@@ -53,6 +58,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNT = [0]
+# How many `/responses` requests were failed by the plan's `fail`.
+FAILED = [0]
 LOCK = threading.Lock()
 # A fixed reset time (2026-12-02T12:00:00Z, the day after the recording), so recordings do
 # not depend on the clock.
@@ -161,6 +168,8 @@ class Handler(BaseHTTPRequestHandler):
         if ARGS.requests:
             with LOCK, open(ARGS.requests, "a", encoding="utf-8") as f:
                 f.write(json.dumps(body) + "\n")
+        if self.failing():
+            return
         prompt, turn, items = split_turn(body)
         calls = [it for it in turn if it.get("type") == "function_call"]
         actions = plan_actions(prompt)
@@ -175,6 +184,23 @@ class Handler(BaseHTTPRequestHandler):
         if shell and not calls:
             return self.answer([self.shell(shell.group(1))])
         self.answer([], slow="SLOW" in prompt)
+
+    def failing(self):
+        """The plan's `fail`: while fewer than `count` requests failed, this one fails too."""
+        if not ARGS.plan:
+            return False
+        with open(ARGS.plan, encoding="utf-8") as f:
+            fail = json.load(f).get("fail")
+        if not fail:
+            return False
+        with LOCK:
+            if FAILED[0] >= fail.get("count", 0):
+                return False
+            FAILED[0] += 1
+        status = fail.get("status", 500)
+        self.json(status, {"error": {"type": "server_error", "code": "server_error",
+                                     "message": "the mock model is down (%d)" % status}})
+        return True
 
     def scripted(self, prompt, items, calls, actions):
         """The plan's next action for this turn, once the worker's id is known."""

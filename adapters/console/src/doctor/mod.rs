@@ -88,8 +88,11 @@ impl Report {
             };
         }
         let failed = self.checks.iter().filter(|c| matches!(c.verdict, Verdict::Fail { .. })).count();
-        let _ =
-            if failed == 0 { writeln!(out, "All checks passed.") } else { writeln!(out, "{failed} check(s) failed.") };
+        let _ = if failed == 0 {
+            writeln!(out, "All checks passed.")
+        } else {
+            writeln!(out, "{} failed.", crate::words::count(failed as u64, "check"))
+        };
         out
     }
 }

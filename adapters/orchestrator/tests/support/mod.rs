@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod flood;
+pub mod night;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

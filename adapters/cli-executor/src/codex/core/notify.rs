@@ -128,8 +128,7 @@ impl Codex {
         }
         t.retrying = true;
         let worker = t.worker;
-        let message = params.pointer("/error/message").and_then(Value::as_str).unwrap_or("no detail");
-        let reason = crate::base::report::cut_detail(message);
+        let reason = retry_reason(params.get("error").unwrap_or(&Value::Null));
         let retry = CliRetry { reason: reason.into(), attempt: None };
         self.state(worker, thread, Report { retry: Some(retry), ..Report::bare(ConversationState::Generating) });
     }
@@ -214,4 +213,68 @@ impl Codex {
 fn tail(text: &str) -> String {
     let skip = text.chars().count().saturating_sub(BLOCK_CHARS_MAX);
     text.chars().skip(skip).collect()
+}
+
+/// Why a turn's model connection is retried, for a person: what failed (from
+/// `codexErrorInfo`, with its HTTP status when Codex gives one), Codex's own words on it
+/// (`additionalDetails`) and its count (`message`, "Reconnecting... 2/6"): e.g. "the model's
+/// stream broke off: We're currently experiencing high demand, which may cause temporary
+/// errors. (Reconnecting... 1/5)". 0.169.0's `message` alone says only the count.
+fn retry_reason(error: &Value) -> String {
+    let text = |key: &str| error.get(key).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty());
+    let (info, status) = match error.get("codexErrorInfo") {
+        Some(Value::String(name)) => (Some(name.as_str()), None),
+        Some(Value::Object(object)) => {
+            let (name, inner) = object.iter().next().map_or((None, None), |(k, v)| (Some(k.as_str()), Some(v)));
+            (name, inner.and_then(|v| v.get("httpStatusCode")).and_then(Value::as_u64))
+        }
+        _ => (None, None),
+    };
+    let what = match info {
+        Some("httpConnectionFailed" | "responseStreamConnectionFailed") => Some("cannot reach the model"),
+        Some("responseStreamDisconnected") => Some("the model's stream broke off"),
+        Some("internalServerError") => Some("the model's server failed"),
+        Some("unauthorized") => Some("the model refused the login"),
+        Some("responseTooManyFailedAttempts") => Some("the model failed too often"),
+        Some(other) => Some(other),
+        None => None,
+    };
+    let what = match (what, status) {
+        (Some(what), Some(status)) => Some(format!("{what} (HTTP {status})")),
+        (what, _) => what.map(str::to_string),
+    };
+    let said = [what, text("additionalDetails").map(str::to_string)].into_iter().flatten().collect::<Vec<_>>();
+    let reason = match (said.is_empty(), text("message")) {
+        (true, Some(message)) => message.to_string(),
+        (true, None) => "no detail".to_string(),
+        (false, Some(message)) => format!("{} ({message})", said.join(": ")),
+        (false, None) => said.join(": "),
+    };
+    crate::base::report::cut_detail(&reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_reason;
+    use serde_json::{Value, json};
+
+    /// The `error` notification the real codex-cli 0.169.0 wrote on its stdout (app-server
+    /// JSON-RPC, not stderr) when the loopback mock model answered HTTP 500
+    /// (`tests/mock/mock_responses.py`, a plan's `fail`; captured 2026-12-06 through a `tee`
+    /// wrapper around the binary, stream_max_retries=5).
+    const CAPTURED: &str = r#"{"method":"error","params":{"error":{"message":"Reconnecting... 1/5","codexErrorInfo":{"responseStreamDisconnected":{"httpStatusCode":null}},"additionalDetails":"We’re currently experiencing high demand, which may cause temporary errors.","misalignment":null},"willRetry":true,"threadId":"01a24a06-6379-7711-b592-dfaaf96ef8c0","turnId":"01a24a06-64ac-7030-9247-89781e9dff5e"},"emittedAtMs":1796538263155}"#;
+
+    #[test]
+    fn a_retry_says_what_failed_in_codex_s_words_and_its_count() {
+        let line: Value = serde_json::from_str(CAPTURED).expect("the captured line");
+        assert_eq!(
+            retry_reason(&line["params"]["error"]),
+            "the model's stream broke off: We’re currently experiencing high demand, which may cause temporary \
+             errors. (Reconnecting... 1/5)"
+        );
+        let status = json!({ "message": "Reconnecting... 2/5", "codexErrorInfo": { "httpConnectionFailed": { "httpStatusCode": 502 } } });
+        assert_eq!(retry_reason(&status), "cannot reach the model (HTTP 502) (Reconnecting... 2/5)");
+        assert_eq!(retry_reason(&json!({ "message": "Reconnecting... 3/5" })), "Reconnecting... 3/5");
+        assert_eq!(retry_reason(&Value::Null), "no detail");
+    }
 }
