@@ -8,13 +8,15 @@
 //! limit, model-proposed goals), the permissions a worker
 //! works with (edits inside its working directory, commands through `Bash`), and Claude
 //! Code's sandbox around those commands ([`ClaudeSandbox`], `--claude-sandbox`: on unless
-//! turned off, and then bubblewrap and socat must be found, [`check_sandbox`]).
+//! turned off, and then bubblewrap and socat must be found, [`check_sandbox`]). The check
+//! at start also reads the binary's own settings schema for each key of
+//! [`CONTINUATIONS_OFF`] ([`check_settings`]): a key the binary no longer knows fails closed.
 //!
 //! Each rule was seen with the real 2.1.332 on 2026-12-02 (`docs/cli-agents.md`).
 
 use crate::Error;
 use crate::base::child::{ENV_PASS_DEFAULT, Spawn};
-use crate::base::limits::{CLI_HELP_BYTES_MAX, CLI_SURFACE_TIMEOUT_MS, TRANSCRIPT_BYTES_MAX};
+use crate::base::limits::{CLAUDE_BINARY_BYTES_MAX, CLI_HELP_BYTES_MAX, CLI_SURFACE_TIMEOUT_MS, TRANSCRIPT_BYTES_MAX};
 use crate::base::mcp::{MCP_SERVER_NAME, MCP_TOKEN_ENV, McpServer};
 use crate::base::settings::{Approvals, ClaudeSandbox, ClaudeSettings};
 use crate::claude::{self, Config};
@@ -207,14 +209,88 @@ pub fn mcp_config(url: &str) -> String {
         .to_string()
 }
 
-/// Checks the binary's surface: `--version` names [`CLAUDE_VERSION`] and `--help` lists
-/// every flag of [`claude::FLAGS`]. Run with an environment cleared down to `PATH` and
+/// Checks the binary's surface: `--version` names [`CLAUDE_VERSION`], `--help` lists
+/// every flag of [`claude::FLAGS`] and its settings schema every key of
+/// [`CONTINUATIONS_OFF`] ([`check_settings`]). Run with an environment cleared down to `PATH` and
 /// `HOME`, and a config home under `scratch` (neither command writes one).
 pub async fn check(program: &Path, scratch: &Path) -> Result<(), Error> {
     let surface = |detail: String| Error::ClaudeSurface { program: program.display().to_string(), detail };
     let version = run(program, "--version", scratch).await.map_err(surface)?;
     let help = run(program, "--help", scratch).await.map_err(surface)?;
-    check_surface(&version, &help).map_err(surface)
+    check_surface(&version, &help).map_err(surface)?;
+    check_settings(program).await
+}
+
+/// How far past a key's schema entry (`key:()=>`) its `.describe(` may start (2.1.332: at
+/// most 55 bytes).
+const DESCRIBE_WITHIN: usize = 600;
+
+/// Checks that the binary at `program` still describes each setting of
+/// [`CONTINUATIONS_OFF`] in its settings schema, so that setting it still switches
+/// something off: 2.1.332 ignores a key its schema does not know (seen 2026-12-06: `claude
+/// doctor` names a mistyped `disableAllHooks` or `autoContinueAtUsageLimit`, says nothing
+/// of an unknown key, and `modelProposedGoals` is `.catch`-ed, so only the schema itself
+/// tells). The schema is the binary's own zod text, an entry per key:
+/// `disableAllHooks:()=>M().optional().describe("Disable all hooks ...")`
+/// (`tests/fixtures/claude-2.1.332/settings-schema.txt`). Read in chunks from the file
+/// `program` resolves to (0.2 s for 2.1.332's 402 MB when cached); a wrapper script
+/// holds no schema and fails closed too ([`Error::ClaudeSurface`], naming the key and the
+/// fix).
+pub async fn check_settings(program: &Path) -> Result<(), Error> {
+    let path = program.to_path_buf();
+    let keys: Vec<&'static str> = CONTINUATIONS_OFF.iter().map(|(key, _)| *key).collect();
+    let lacking = tokio::task::spawn_blocking(move || schema_lacks(&path, &keys))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|found| found);
+    let detail = match lacking {
+        Ok(lacking) if lacking.is_empty() => return Ok(()),
+        Ok(lacking) => format!(
+            "its settings schema has no {} (each child sets it so that only the daemon starts turns; install @anthropic-ai/claude-code@{CLAUDE_VERSION} and pass --claude the binary itself, not a wrapper)",
+            lacking.join(", ")
+        ),
+        Err(why) => format!("its settings schema cannot be read: {why}"),
+    };
+    Err(Error::ClaudeSurface { program: program.display().to_string(), detail })
+}
+
+/// The keys of `keys` for which the file at `path` has no schema entry: `key:()=>` with
+/// `.describe(` within [`DESCRIBE_WITHIN`] bytes and before the next entry's `:()=>`. Read in 8 MiB chunks, each searched with
+/// the previous one's tail, at most [`CLAUDE_BINARY_BYTES_MAX`] bytes.
+pub fn schema_lacks(path: &Path, keys: &[&str]) -> Result<Vec<String>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let size = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+    if size > CLAUDE_BINARY_BYTES_MAX {
+        return Err(format!("{} is {size} bytes, over {CLAUDE_BINARY_BYTES_MAX}", path.display()));
+    }
+    let entries: Vec<Vec<u8>> = keys.iter().map(|key| format!("{key}:()=>").into_bytes()).collect();
+    let finders: Vec<memchr::memmem::Finder> = entries.iter().map(|e| memchr::memmem::Finder::new(e)).collect();
+    let describe = memchr::memmem::Finder::new(b".describe(");
+    let next_entry = memchr::memmem::Finder::new(b":()=>");
+    let keep = entries.iter().map(Vec::len).max().unwrap_or(0) + DESCRIBE_WITHIN;
+    let mut found = vec![false; keys.len()];
+    let mut buffer: Vec<u8> = Vec::new();
+    let mut reader = file.take(size);
+    let mut chunk = vec![0u8; 8 * 1024 * 1024];
+    loop {
+        let read = reader.read(&mut chunk).map_err(|e| format!("{}: {e}", path.display()))?;
+        buffer.extend_from_slice(&chunk[..read]);
+        for (at, finder) in finders.iter().enumerate() {
+            found[at] = found[at]
+                || finder.find_iter(&buffer).any(|hit| {
+                    let start = hit + entries[at].len();
+                    let window = &buffer[start..(start + DESCRIBE_WITHIN).min(buffer.len())];
+                    let own = next_entry.find(window).map_or(window, |next| &window[..next]);
+                    describe.find(own).is_some()
+                });
+        }
+        if read == 0 || found.iter().all(|f| *f) {
+            break;
+        }
+        let cut = buffer.len().saturating_sub(keep);
+        buffer.drain(..cut);
+    }
+    Ok(keys.iter().zip(found).filter(|(_, f)| !f).map(|(key, _)| key.to_string()).collect())
 }
 
 /// The pure part of [`check`]: what `--version` and `--help` printed.
@@ -310,6 +386,40 @@ mod tests {
         let without = help.replace("--setting-sources", "--settings-sources-gone");
         let missing = check_surface("2.1.332 (Claude Code)", &without).expect_err("a flag is gone");
         assert_eq!(missing, "its --help does not list --setting-sources");
+    }
+
+    #[test]
+    fn a_settings_schema_lacking_a_switched_off_key_fails_closed() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-2.1.332/settings-schema.txt");
+        let recorded = std::fs::read_to_string(path).expect("the recorded schema entries");
+        let keys: Vec<&str> = CONTINUATIONS_OFF.iter().map(|(key, _)| *key).collect();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let binary = dir.path().join("claude");
+        // The entries far apart, across the 8 MiB chunks' edges, as in the 402 MB binary.
+        let mut bytes = vec![0u8; 8 * 1024 * 1024 - 20];
+        for line in recorded.lines() {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
+        }
+        std::fs::write(&binary, &bytes).expect("the fake binary");
+        assert_eq!(schema_lacks(&binary, &keys), Ok(Vec::new()));
+        // An entry renamed, or left without its description: that key is named.
+        let renamed = recorded.replace("autoContinueAtUsageLimit:", "autoContinueAtLimit:");
+        std::fs::write(&binary, &renamed).expect("renamed");
+        assert_eq!(schema_lacks(&binary, &keys), Ok(vec!["autoContinueAtUsageLimit".to_string()]));
+        let undescribed = recorded.replace("M().optional().describe(\"Disable", "M().optional()(\"Disable");
+        std::fs::write(&binary, &undescribed).expect("undescribed");
+        assert_eq!(schema_lacks(&binary, &keys), Ok(vec!["disableAllHooks".to_string()]));
+        // Through the async check: one line, the surface's error, the key and the fix.
+        std::fs::write(&binary, &renamed).expect("renamed");
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let err = runtime.block_on(check_settings(&binary)).expect_err("fails closed");
+        let line = err.to_string();
+        assert_eq!(err.code(), "CLAUDE_SURFACE");
+        assert!(line.contains("settings schema has no autoContinueAtUsageLimit") && !line.contains('\n'), "{line}");
+        assert!(line.contains("@anthropic-ai/claude-code@2.1.332"), "{line}");
+        let gone = runtime.block_on(check_settings(&dir.path().join("nothing"))).expect_err("no file");
+        assert!(gone.to_string().contains("cannot be read"), "{gone}");
     }
 
     #[test]
