@@ -39,7 +39,11 @@ they run out; the request after a tool result gets `tool done N`. Actions:
 - `limit`: the 429 above; `limit_lisbon`: the same with the message "You've hit your limit
   · resets 1pm (Europe/Lisbon)" (the CLI shows the API's message in its `result`);
   `limit:S`: the 429 whose unified reset headers name S seconds from now (what a
-  subscription's limit looks like to the CLI; with API-key auth it shows none of it).
+  subscription's limit looks like to the CLI; with API-key auth it shows none of it, and
+  2.1.332 retries the request itself once `retry-after` has passed, within the same turn);
+  `limit_epoch:S`: the 429 with the message "Claude AI usage limit reached|<epoch S
+  seconds from now>" (a reset the executor reads from the text the CLI passes on) and
+  `retry-after: 3600`, so the CLI does not retry it itself.
 `--log FILE` appends one line per Messages request: `{"n", "action", "last"}` (the tail of
 the last user text), the tests' view of what the model was asked.
 """
@@ -203,6 +207,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.limit(LISBON if action == "limit_lisbon" else None)
         if isinstance(action, str) and action.startswith("limit:"):
             return self.limit(None, int(time.time()) + int(action.partition(":")[2]))
+        if isinstance(action, str) and action.startswith("limit_epoch:"):
+            resets_at = int(time.time()) + int(action.partition(":")[2])
+            return self.limit("Claude AI usage limit reached|%d" % resets_at, resets_at, retry_after=3600)
         with LOCK:
             COUNT[0] += 1
             n = COUNT[0]
@@ -271,11 +278,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
         self.wfile.flush()
 
-    def limit(self, message=None, resets_at=RESETS_AT):
+    def limit(self, message=None, resets_at=RESETS_AT, retry_after=None):
         message = message or "This request would exceed your account's rate limit. Please try again later."
+        if retry_after is None:
+            retry_after = max(1, resets_at - int(time.time())) if resets_at != RESETS_AT else 3600
         self.plain(429, {"type": "error", "error": {"type": "rate_limit_error", "message": message},
                          "request_id": "req_mock_429"}, {
-            "retry-after": str(max(1, resets_at - int(time.time()))) if resets_at != RESETS_AT else "3600",
+            "retry-after": str(retry_after),
             "anthropic-ratelimit-unified-status": "rejected",
             "anthropic-ratelimit-unified-reset": str(resets_at),
             "anthropic-ratelimit-unified-representative-claim": "five_hour",
