@@ -176,3 +176,73 @@ async fn codex_hooks_planted_in_the_users_home_the_workspace_and_the_session_hom
     let ran = std::fs::read_to_string(&marker).unwrap_or_default();
     assert_eq!(ran, "", "hooks ran under the executor's config: {ran}");
 }
+
+/// Runs one create through a fresh executor on the real `claude` whose first turn asks for
+/// a background `Bash` command (`sleep 1`, then a line into `marker`, in the workspace: the
+/// sandbox lets a command write there only), with `env` added to
+/// the child's; returns the reports receiver (after the turn's idle), the mock and the
+/// executor.
+async fn background_turn(
+    dirs: &harness::Dirs,
+    path: &Path,
+    marker: &Path,
+    env: &[(&str, &str)],
+) -> (Router, tokio::sync::mpsc::Receiver<cli_executor::base::worker::Out>, MockApi) {
+    let mock = MockApi::start(dirs.root.path(), true);
+    let command = format!("sleep 1; echo done >> {}", marker.display());
+    let call = serde_json::json!({"tool": "Bash", "input": {"command": command, "run_in_background": true}});
+    mock.script_actions(WORKER, &[call]);
+    let claude = Claude::Real { path: path.to_path_buf(), port: mock.port };
+    let mut settings = claude_harness::settings(dirs, &claude);
+    let claude_settings = settings.claude.as_mut().expect("claude");
+    claude_settings.env_set.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
+    assert_eq!(executor.daemon(&frame(1, KindWire::Create, "", "first prompt")).await, Reply::Send(Vec::new()));
+    assert!(matches!(
+        outcome(until(&mut reports, "the create's result", result_of(1)).await),
+        OutcomeWire::Submitted { .. }
+    ));
+    until(&mut reports, "the turn's end", state(StateName::Idle)).await;
+    (executor, reports, mock)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_command_cannot_start_a_turn_and_one_that_does_is_reported_foreign() {
+    let test = "background tasks start no turn";
+    let Some(path) = claude_harness::real_claude(test) else { return };
+    // The executor's children: `run_in_background` refused, the command never runs, and
+    // no turn follows within a window well past the command's second.
+    let dirs = dirs();
+    let marker = dirs.work.join("background-ran");
+    let (executor, mut reports, mock) = background_turn(&dirs, &path, &marker, &[]).await;
+    let log = std::fs::read_to_string(&mock.log).unwrap_or_default();
+    assert!(log.contains("unexpected parameter `run_in_background`"), "the tool refused it: {log}");
+    let window = tokio::time::Instant::now() + std::time::Duration::from_millis(3_000);
+    while let Ok(Some(out)) = tokio::time::timeout_at(window, reports.recv()).await {
+        assert!(!state(StateName::Error)(&out) && !state(StateName::Generating)(&out), "a turn came: {out:?}");
+    }
+    drop(executor);
+    assert_eq!(mock.actions(), ["keyword", "after_tool"], "the model was asked for the one prompt only");
+    assert!(!marker.exists(), "the background command did not run");
+
+    // The switch emptied (2.1.332 reads any non-empty value): the command runs in the
+    // background, its end starts a turn of the CLI's own, and the executor reports it as
+    // foreign (the daemon pauses the worker on it).
+    let dirs = harness::dirs();
+    let marker = dirs.work.join("background-ran");
+    let off = [(cli_executor::claude::cli::BACKGROUND_TASKS_OFF.0, "")];
+    let (executor, mut reports, mock) = background_turn(&dirs, &path, &marker, &off).await;
+    let error = claude_harness::state_of(until(&mut reports, "the foreign turn", state(StateName::Error)).await);
+    assert_eq!(error.error_kind, Some(executor_protocol::ErrorKindWire::ForeignTurn), "{error:?}");
+    assert!(marker.exists(), "the background command ran");
+    // The report comes with the turn's first line, before its request reaches the model.
+    let asked = harness::until("the CLI's own turn at the model", || {
+        let asked = mock.actions();
+        std::future::ready((asked.len() >= 3).then_some(asked))
+    })
+    .await;
+    drop(executor);
+    assert_eq!(asked, ["keyword", "after_tool", "text"], "the prompt, the tool's result, the CLI's own turn");
+    let log = std::fs::read_to_string(&mock.log).unwrap_or_default();
+    assert!(log.contains("task-notification"), "the CLI's own turn tells the model the task ended: {log}");
+}

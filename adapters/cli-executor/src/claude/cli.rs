@@ -90,6 +90,17 @@ pub const SANDBOX_SETTINGS_ASK: &str = r#"{"sandbox":{"enabled":true,"failIfUnav
 pub const CONTINUATIONS_OFF: [(&str, &str); 3] =
     [("disableAllHooks", "true"), ("autoContinueAtUsageLimit", "false"), ("modelProposedGoals", "\"disabled\"")];
 
+/// The environment every child gets so that no background task starts a turn:
+/// `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`. Seen with 2.1.332 on 2026-12-06 (offline, the
+/// mock model asking for `Bash` with `run_in_background: true`): a background command that
+/// finishes after the turn ended makes the idle session start a turn of its own (the
+/// model gets a `<task-notification>` prompt, a second `result` follows, no line of ours
+/// in it); with the variable set the tool refuses the parameter ("An unexpected parameter
+/// `run_in_background` was provided"), so no background task runs and no such turn comes.
+/// The binary reads it as `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS||...` (any non-empty
+/// value); it also turns off background agents.
+pub const BACKGROUND_TASKS_OFF: (&str, &str) = ("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS", "1");
+
 /// The one `--settings` object of a child: [`CONTINUATIONS_OFF`], plus the sandbox's
 /// (`sandbox`, one of [`SANDBOX_SETTINGS`] and [`SANDBOX_SETTINGS_ASK`]) when it is on.
 pub fn settings_json(sandbox: Option<&str>) -> String {
@@ -122,9 +133,9 @@ pub const CLAUDE_ENV_PASS: [&str; 4] =
 /// A Claude Code child, as the base's [`Spawn`] describes one.
 impl Spawn {
     /// `claude` for `session` in `cwd` (its arguments come with each spawn), with its own
-    /// `CLAUDE_CONFIG_DIR` and `TMPDIR`, the logins of [`CLAUDE_ENV_PASS`], and the
+    /// `CLAUDE_CONFIG_DIR` and `TMPDIR`, the logins of [`CLAUDE_ENV_PASS`], the
     /// auto-updater off (`DISABLE_AUTOUPDATER`: the version checked at start must stay the
-    /// one that runs).
+    /// one that runs) and background tasks off ([`BACKGROUND_TASKS_OFF`]).
     pub fn claude(session: &str, cwd: &Path, data_dir: &Path) -> Spawn {
         let pass = ENV_PASS_DEFAULT.iter().chain(CLAUDE_ENV_PASS.iter());
         Spawn {
@@ -134,7 +145,10 @@ impl Spawn {
             cwd: cwd.to_path_buf(),
             data_dir: data_dir.to_path_buf(),
             env_pass: pass.map(|s| s.to_string()).collect(),
-            env_set: vec![("DISABLE_AUTOUPDATER".to_string(), "1".to_string())],
+            env_set: [("DISABLE_AUTOUPDATER", "1"), BACKGROUND_TASKS_OFF]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             config_toml: String::new(),
             home_var: "CLAUDE_CONFIG_DIR",
             home_dir: "claude-config",
