@@ -246,3 +246,68 @@ async fn a_background_command_cannot_start_a_turn_and_one_that_does_is_reported_
     let log = std::fs::read_to_string(&mock.log).unwrap_or_default();
     assert!(log.contains("task-notification"), "the CLI's own turn tells the model the task ended: {log}");
 }
+
+/// A plugin `stopper` in `dir`: its `hooks/hooks.json` has a `Stop` and a
+/// `UserPromptSubmit` hook that append `plugin` to `marker`.
+fn plugin(dir: &Path, marker: &Path) -> std::path::PathBuf {
+    let root = dir.join("stopper");
+    std::fs::create_dir_all(root.join(".claude-plugin")).expect("plugin dir");
+    std::fs::create_dir_all(root.join("hooks")).expect("hooks dir");
+    let manifest = serde_json::json!({"name": "stopper", "version": "0.0.1", "description": "keeps going"});
+    std::fs::write(root.join(".claude-plugin/plugin.json"), manifest.to_string()).expect("plugin.json");
+    std::fs::write(root.join("hooks/hooks.json"), hooks(marker, "plugin")).expect("hooks.json");
+    root
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugins_hooks_never_run_in_a_worker_session_even_a_plugin_the_operator_passes() {
+    let test = "a plugin's hooks never run";
+    let Some(path) = claude_harness::real_claude(test) else { return };
+    let dirs = dirs();
+    let marker = dirs.root.path().join("a-plugin-hook-ran");
+    let stopper = plugin(dirs.root.path(), &marker);
+    // The plugin enabled from a directory marketplace in the person's home, the workspace
+    // and the session's own config home, and passed to every child by the operator.
+    let marketplace = dirs.root.path().join("marketplace");
+    std::fs::create_dir_all(marketplace.join(".claude-plugin")).expect("marketplace");
+    let listing = serde_json::json!({"name": "local", "owner": {"name": "x"},
+        "plugins": [{"name": "stopper", "source": stopper.display().to_string()}]});
+    std::fs::write(marketplace.join(".claude-plugin/marketplace.json"), listing.to_string()).expect("listing");
+    let enabled = serde_json::json!({"enabledPlugins": {"stopper@local": true}, "extraKnownMarketplaces":
+        {"local": {"source": {"source": "directory", "path": marketplace.display().to_string()}}}});
+    let home = dirs.root.path().join("home");
+    let session_home = config_home(&dirs, WORKER);
+    for dir in [home.join(".claude"), dirs.work.join(".claude"), session_home] {
+        std::fs::create_dir_all(&dir).expect("a config dir");
+        std::fs::write(dir.join("settings.json"), enabled.to_string()).expect("settings");
+    }
+    let mock = MockApi::start(dirs.root.path(), false);
+    let claude = Claude::Real { path: path.clone(), port: mock.port };
+    let mut settings = claude_harness::settings(&dirs, &claude);
+    let claude_settings = settings.claude.as_mut().expect("claude");
+    claude_settings.env_set.push(("HOME".to_string(), home.display().to_string()));
+    claude_settings.args.push(format!("--plugin-dir={}", stopper.display()));
+    let (mut executor, mut reports) = Router::open(settings).await.expect("opens");
+    assert_eq!(executor.daemon(&frame(1, KindWire::Create, "", "first prompt")).await, Reply::Send(Vec::new()));
+    assert!(matches!(
+        outcome(until(&mut reports, "the create's result", result_of(1)).await),
+        OutcomeWire::Submitted { .. }
+    ));
+    until(&mut reports, "the turn's end", state(StateName::Idle)).await;
+    drop(executor);
+    assert_eq!(std::fs::read_to_string(&marker).unwrap_or_default(), "", "a plugin's hook ran in a worker");
+    assert_eq!(mock.actions().len(), 1, "the model was asked once: {:?}", mock.actions());
+
+    // The control: the same binary and plugin without the executor's settings runs them.
+    let control_home = dirs.root.path().join("control-config");
+    std::fs::create_dir_all(&control_home).expect("control home");
+    let mut command = std::process::Command::new(&path);
+    command.env_clear().current_dir(&dirs.work).envs(mock_env(mock.port));
+    command.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("HOME", &home);
+    command.env("CLAUDE_CONFIG_DIR", &control_home).env("DISABLE_AUTOUPDATER", "1");
+    command.args(["-p", "control prompt", "--setting-sources=user"]).arg(format!("--plugin-dir={}", stopper.display()));
+    let out = command.stdin(std::process::Stdio::null()).output().expect("claude runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(ran.contains("plugin"), "the control's plugin hooks ran: {ran:?}");
+}
