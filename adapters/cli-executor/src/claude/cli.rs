@@ -5,7 +5,8 @@
 //! from its own config home only, the orchestrator's MCP server (its token taken from the
 //! child's environment), no tool that starts work by itself and nothing else of Claude
 //! Code's own that starts a turn ([`CONTINUATIONS_OFF`]: hooks, auto-continue at a usage
-//! limit, model-proposed goals), the permissions a worker
+//! limit, model-proposed goals, cross-session messages, Remote Control; [`BACKGROUND_TASKS_OFF`]:
+//! background tasks), the permissions a worker
 //! works with (edits inside its working directory, commands through `Bash`), and Claude
 //! Code's sandbox around those commands ([`ClaudeSandbox`], `--claude-sandbox`: on unless
 //! turned off, and then bubblewrap and socat must be found, [`check_sandbox`]). The check
@@ -83,12 +84,22 @@ pub const SANDBOX_SETTINGS_ASK: &str = r#"{"sandbox":{"enabled":true,"failIfUnav
 ///   since 2.1.234): off, a worker held by a limit is resumed by the daemon alone;
 /// - `modelProposedGoals: "disabled"`: "turns the [session goal] tools off", so the model
 ///   cannot set a goal that keeps the session going (a typed `/goal` needs a prompt of the
-///   daemon's).
+///   daemon's, and "can't run while hooks are restricted (disableAllHooks ...)");
+/// - `crossSessionInbound: "refuse"`: "Inbound cross-session peer messages (SendMessage
+///   from your other sessions): ... 'refuse' opts this session out" (unset, a message from
+///   another session in the same permission class is delivered and starts a turn);
+/// - `remoteControlAtStartup: false`: "Start Remote Control bridge automatically each
+///   session" off (a person's remote turns are not the daemon's).
 ///
 /// 2.1.332 reads only the last `--settings` (see [`check_sandbox`]), so these travel with
 /// the sandbox's in one object ([`settings_json`]).
-pub const CONTINUATIONS_OFF: [(&str, &str); 3] =
-    [("disableAllHooks", "true"), ("autoContinueAtUsageLimit", "false"), ("modelProposedGoals", "\"disabled\"")];
+pub const CONTINUATIONS_OFF: [(&str, &str); 5] = [
+    ("disableAllHooks", "true"),
+    ("autoContinueAtUsageLimit", "false"),
+    ("modelProposedGoals", "\"disabled\""),
+    ("crossSessionInbound", "\"refuse\""),
+    ("remoteControlAtStartup", "false"),
+];
 
 /// The environment every child gets so that no background task starts a turn:
 /// `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`. Seen with 2.1.332 on 2026-12-06 (offline, the
@@ -484,6 +495,8 @@ mod tests {
             assert_eq!(value["disableAllHooks"], json!(true), "{value}");
             assert_eq!(value["autoContinueAtUsageLimit"], json!(false), "{value}");
             assert_eq!(value["modelProposedGoals"], json!("disabled"), "{value}");
+            assert_eq!(value["crossSessionInbound"], json!("refuse"), "{value}");
+            assert_eq!(value["remoteControlAtStartup"], json!(false), "{value}");
         };
         let args = config(&settings, None, Approvals::Never).args("s-1", claude::Launch::New);
         let value = passed(&args);
