@@ -289,7 +289,7 @@ pub fn schema_lacks(path: &Path, keys: &[&str]) -> Result<Vec<String>, String> {
         return Err(format!("{} is {size} bytes, over {CLAUDE_BINARY_BYTES_MAX}", path.display()));
     }
     let entries: Vec<Vec<u8>> = keys.iter().map(|key| format!("{key}:()=>").into_bytes()).collect();
-    let finders: Vec<memchr::memmem::Finder<'_>> = entries.iter().map(|e| memchr::memmem::Finder::new(e)).collect();
+    let finders: Vec<memchr::memmem::Finder<'_>> = entries.iter().map(memchr::memmem::Finder::new).collect();
     let describe = memchr::memmem::Finder::new(b".describe(");
     let next_entry = memchr::memmem::Finder::new(b":()=>");
     let keep = entries.iter().map(Vec::len).max().unwrap_or(0) + DESCRIBE_WITHIN;
