@@ -131,6 +131,16 @@ impl MockApi {
     /// Starts `mock/mock_messages.py` on a free port; with `script`, its prompts' answers
     /// come from that file (written by [`MockApi::script`]).
     pub fn start(dir: &Path, scripted: bool) -> MockApi {
+        MockApi::spawn(dir, scripted, None)
+    }
+
+    /// [`MockApi::start`] scripted, its `slow` answers held until `release` holds their
+    /// number (`--release`: the k-th ends once the file says k or more).
+    pub fn start_released(dir: &Path, release: &Path) -> MockApi {
+        MockApi::spawn(dir, true, Some(release))
+    }
+
+    fn spawn(dir: &Path, scripted: bool, release: Option<&Path>) -> MockApi {
         let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
         let mock = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mock/mock_messages.py");
         let log = dir.join(format!("mock-{port}.log"));
@@ -140,6 +150,9 @@ impl MockApi {
         if let Some(script) = &script {
             std::fs::write(script, "{}").expect("an empty script");
             command.arg("--script").arg(script);
+        }
+        if let Some(release) = release {
+            command.arg("--release").arg(release);
         }
         let child = command.spawn().expect("the mock starts");
         let deadline = Instant::now() + Duration::from_millis(WAIT_MS_MAX);

@@ -29,7 +29,9 @@ answers to prompts come from FILE instead, a JSON object `{"workerId": "wrk-1", 
 request whose last user message is not a tool result) gets the N-th action, `text` once
 they run out; the request after a tool result gets `tool done N`. Actions:
 - `text`: `mock reply N`;
-- `slow`: the stream holds for `SLOW_S` seconds first;
+- `slow`: the stream holds for `SLOW_S` seconds first; with `--release FILE`, the k-th
+  `slow` answer holds (a `ping` each second) until FILE holds a number >= k instead, at
+  most `RELEASE_MAX_S` seconds, so a test ends held turns one by one without a race;
 - `progress`, `complete`, `await_human`: a `tool_use` of `mcp__orchestrator__worker_progress`,
   `..._worker_complete` or `..._worker_await_human` with the script's `workerId` (the
   engine's prompts name the worker, the attempt and the run, but not the worker's id);
@@ -57,6 +59,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 # not depend on the clock.
 RESETS_AT = 1796212800
 SLOW_S = 6
+RELEASE_MAX_S = 120
+RELEASE = {"path": None, "slow": 0}
 COUNT = [0]
 LOCK = threading.Lock()
 ON_REQUEST = [None]
@@ -251,7 +255,18 @@ class Handler(BaseHTTPRequestHandler):
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
                       "output_tokens": 1}}})
-        if slow:
+        if slow and RELEASE["path"]:
+            with LOCK:
+                RELEASE["slow"] += 1
+                k = RELEASE["slow"]
+            deadline = time.time() + RELEASE_MAX_S
+            while released(RELEASE["path"]) < k and time.time() < deadline:
+                for _ in range(10):
+                    time.sleep(0.1)
+                    if released(RELEASE["path"]) >= k:
+                        break
+                self.event("ping", {"type": "ping"})
+        elif slow:
             for _ in range(SLOW_S):
                 time.sleep(1)
                 self.event("ping", {"type": "ping"})
@@ -297,6 +312,15 @@ class Handler(BaseHTTPRequestHandler):
         })
 
 
+def released(path):
+    """The number `path` holds (`--release`); 0 when absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
 def serve(port, on_request=None):
     """Serves in a daemon thread; `on_request(summary)` is called for each Messages request."""
     ON_REQUEST[0] = on_request
@@ -308,6 +332,8 @@ def serve(port, on_request=None):
 
 if __name__ == "__main__":
     argv = sys.argv[2:]
+    if "--release" in argv:
+        RELEASE["path"] = argv[argv.index("--release") + 1]
     for flag in ("--script", "--log"):
         if flag in argv:
             SCRIPT[flag[2:].replace("script", "path")] = argv[argv.index(flag) + 1]
