@@ -95,9 +95,10 @@ async fn a_claude_worker_resumes_only_when_the_daemon_decides_and_an_executor_cr
         assert_eq!(taken_in(&dirs, root), keys.map(nonce), "each nonce once");
         assert!(d.worker(root).await.worker.pause.is_none());
         if let Some(mock) = &mock {
-            let slow = || mock.actions().iter().filter(|a| *a == "slow").count();
-            until("the third prompt at the model", || std::future::ready((slow() >= 3).then_some(()))).await;
-            assert_eq!(slow(), 3, "each prompt asked the model once: {:?}", mock.actions());
+            // The model was asked once per prompt: the first two, and the third (held) once
+            // its request is in.
+            let actions = mock.actions();
+            assert!((2..=3).contains(&actions.len()) && actions.iter().all(|a| a == "slow"), "{actions:?}");
         }
         crash(task).await;
         d.stop().await;
