@@ -78,6 +78,11 @@ async fn a_claude_worker_resumes_only_when_the_daemon_decides_and_an_executor_cr
         })
         .await;
         assert_eq!(seen, first_two);
+        if let Some(mock) = &mock {
+            // The second turn is at the model (the CLI asked it) before the crash cuts it.
+            until("the second turn at the model", || std::future::ready((mock.actions().len() >= 2).then_some(())))
+                .await;
+        }
 
         // The executor dies mid-turn (its child with it) and starts again on the same state:
         // the session is resumed, the cut turn is over, and the daemon sends the next prompt.
@@ -96,7 +101,7 @@ async fn a_claude_worker_resumes_only_when_the_daemon_decides_and_an_executor_cr
         assert!(d.worker(root).await.worker.pause.is_none());
         if let Some(mock) = &mock {
             // The model was asked once per prompt: the first two, and the third (held) once
-            // its request is in.
+            // its request is in; the cut second turn was not asked again.
             let actions = mock.actions();
             assert!((2..=3).contains(&actions.len()) && actions.iter().all(|a| a == "slow"), "{actions:?}");
         }
