@@ -6,8 +6,11 @@
 //! in the workspace (`.claude/settings.json`, `.claude/settings.local.json`) and even in the
 //! session's own config home do not run, and the model is asked once per prompt; the same
 //! hook in a config home the CLI reads without those settings does run (the control). And
-//! the pinned binary's settings schema still describes each switched-off setting, so a
-//! setting that disappears fails here (the executor runs exactly the pinned version).
+//! the pinned binary's settings schema still describes each switched-off setting (the
+//! executor checks the same at start, `claude::cli::check_settings`). A plugin's hooks,
+//! even a plugin passed with `--plugin-dir`, never run; a background command
+//! (`run_in_background`) is refused (`CLAUDE_CODE_DISABLE_BACKGROUND_TASKS`), and with the
+//! switch emptied its end starts a turn of the CLI's own, which is reported as foreign.
 //!
 //!
 //! Codex 0.169.0 (`CODEX_BIN`), its session `config.toml` turning `hooks` (and `goals`,
@@ -42,20 +45,22 @@ fn hooks(marker: &Path, place: &str) -> String {
 fn the_pinned_claude_still_describes_each_setting_that_keeps_it_from_starting_turns() {
     let Some(path) = claude_harness::real_claude("the pinned claude's settings schema") else { return };
     let binary = std::fs::canonicalize(&path).expect("the binary");
+    // The check the executor runs at start: each key's entry, `key:()=>...describe("...")`.
+    let keys: Vec<&str> = CONTINUATIONS_OFF.iter().map(|(key, _)| *key).collect();
+    assert_eq!(cli_executor::claude::cli::schema_lacks(&binary, &keys), Ok(Vec::new()));
     let bytes = std::fs::read(&binary).expect("readable");
-    let text = String::from_utf8_lossy(&bytes);
-    for (key, _) in CONTINUATIONS_OFF {
-        // The schema's entry: `key:()=>...describe("...")`.
-        let entry = format!("{key}:()=>");
-        let at = text.find(&entry).unwrap_or_else(|| panic!("2.1.332's settings schema has no {key}"));
-        let rest: String = text[at..].chars().take(600).collect();
-        assert!(rest.contains(".describe("), "{key}: {rest}");
-        eprintln!("{key}: {}", rest.chars().take(300).collect::<String>());
+    let entry = |key: &str| -> String {
+        let at = memchr::memmem::find(&bytes, format!("{key}:()=>").as_bytes()).expect("the entry");
+        String::from_utf8_lossy(&bytes[at..(at + 600).min(bytes.len())]).into_owned()
+    };
+    for key in &keys {
+        eprintln!("{key}: {}", entry(key).chars().take(300).collect::<String>());
     }
     // The values the executor passes are the ones the descriptions name.
-    let goals: String =
-        text.find("modelProposedGoals:()=>").map(|at| text[at..].chars().take(600).collect()).unwrap_or_default();
+    let goals = entry("modelProposedGoals");
     assert!(goals.contains("'disabled' turns the tools off"), "{goals}");
+    let inbound = entry("crossSessionInbound");
+    assert!(inbound.contains("'refuse' opts this session out"), "{inbound}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
