@@ -19,7 +19,9 @@
 //! `CODEX_HOME` do not run in a worker's turn, and the model is asked once. The control:
 //! the same `hooks.json` runs under `codex exec --dangerously-bypass-hook-trust` in a home
 //! of its own, and does not once the executor's `config.toml` is written there (so it is
-//! the switch, not hook trust, that keeps them out).
+//! the switch, not hook trust, that keeps them out). A command Codex leaves running in the
+//! background (`exec_command` returned "Process running with session ID ...") ends after
+//! the turn without starting one.
 //!
 //! `CLAUDE_BIN` / `CODEX_BIN` unset: each test prints one line saying it is skipped, unless
 //! `ORCH_REAL_CLIS=required` (test.sh), where it fails.
@@ -315,4 +317,38 @@ async fn a_plugins_hooks_never_run_in_a_worker_session_even_a_plugin_the_operato
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let ran = std::fs::read_to_string(&marker).unwrap_or_default();
     assert!(ran.contains("plugin"), "the control's plugin hooks ran: {ran:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codex_command_left_running_in_the_background_starts_no_turn_when_it_ends() {
+    let test = "codex background command starts no turn";
+    let Some(path) = harness::real_codex(test) else { return };
+    let dirs = dirs();
+    // In the workspace: the sandbox lets a command write there.
+    let marker = dirs.work.join("background-ran");
+    let mock = harness::MockModel::start(None);
+    let binary = harness::Binary::Real { path, port: mock.port };
+    let (mut executor, mut reports) = Router::open(harness::settings(&dirs, &binary)).await.expect("opens");
+    let prompt = format!("RUNBG[sleep 1; echo done > {}]", marker.display());
+    let create = harness::frame(WORKER, 1, KindWire::Create, "", &prompt);
+    assert_eq!(executor.daemon(&create).await, Reply::Send(Vec::new()));
+    until(&mut reports, "the turn's end", state(StateName::Idle)).await;
+    // The command ends after the turn; within a window well past its second, no turn.
+    let window = tokio::time::Instant::now() + std::time::Duration::from_millis(4_000);
+    while let Ok(Some(out)) = tokio::time::timeout_at(window, reports.recv()).await {
+        assert!(!state(StateName::Error)(&out) && !state(StateName::Generating)(&out), "a turn came: {out:?}");
+    }
+    drop(executor);
+    eprintln!("{test}: the command ran: {}; the model was asked {} times", marker.exists(), mock.requests().len());
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "the call and the answer after its output, nothing more");
+    let output: String = requests[1]["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| item["output"].to_string())
+        .collect();
+    assert!(output.contains("Process running with session ID"), "the command went on in the background: {output}");
+    assert!(marker.exists(), "the command ran to its end");
 }
