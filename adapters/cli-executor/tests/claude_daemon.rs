@@ -17,38 +17,39 @@ use harness::{
     Daemon, GRACE_MS, conversation_in, crash, dirs, journal_phase, spawn_executor, start_run, submitted, until,
 };
 
-/// Holds the stand-in's turns while the file exists (the real binary's turns are held by
-/// the mock's `slow` answers instead).
-struct Hold(std::path::PathBuf);
+/// Releases held turns one by one: the stand-in's (`--release-file`) and the real
+/// binary's, whose turns are the mock's `slow` answers (`--release`). A turn k ends only
+/// once the file says k, so the next turn is held from its start, however late the test
+/// gets to look (a hold file turned off and on again let a turn that started in between
+/// run through under load, and the mock's fixed six-second `slow` could end before the
+/// crash it was held for).
+struct Release(std::path::PathBuf);
 
-impl Hold {
-    fn on(&self) {
-        std::fs::write(&self.0, "").expect("hold");
-    }
-
-    fn off(&self) {
-        let _ = std::fs::remove_file(&self.0);
+impl Release {
+    /// Lets the first `turns` turns end.
+    fn allow(&self, turns: u32) {
+        std::fs::write(&self.0, turns.to_string()).expect("release");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claude_worker_resumes_only_when_the_daemon_decides_and_an_executor_crash_mid_turn_sends_nothing_twice() {
     let scratch = tempfile::tempdir().expect("tempdir");
-    let hold = Hold(scratch.path().join("hold"));
-    let hold_flag = hold.0.display().to_string();
-    for claude in claude_harness::claudes("claude_daemon", &["--hold-file", &hold_flag]) {
+    let release = Release(scratch.path().join("release"));
+    let release_flag = release.0.display().to_string();
+    for claude in claude_harness::claudes("claude_daemon", &["--release-file", &release_flag]) {
         eprintln!("binary: {claude:?}");
         let d = Daemon::start().await;
         let dirs = dirs();
+        release.allow(0);
         let (claude, mock) = match claude {
             Claude::Real { path, .. } => {
-                let mock = MockApi::start(dirs.root.path(), true);
-                mock.script(engine::ids::WorkerId(1), &["slow", "slow"]);
+                let mock = MockApi::start_released(dirs.root.path(), &release.0);
+                mock.script(engine::ids::WorkerId(1), &["slow", "slow", "slow"]);
                 (Claude::Real { path, port: mock.port }, Some(mock))
             }
             sim => (sim, None),
         };
-        hold.on();
         let task = spawn_executor(options(&d.url, &dirs, &claude));
         let root = start_run(&d, &dirs, ExecutorKind::Claude).await;
 
@@ -59,10 +60,10 @@ async fn a_claude_worker_resumes_only_when_the_daemon_decides_and_an_executor_cr
         assert!(binding.conversation.starts_with("claude:session/"), "{}", binding.conversation);
         assert_eq!(binding.status, BindingStatus::Verified);
 
-        // The turn ends: idle, an observation. The next prompt comes from Auto Resume.
-        hold.off();
+        // The turn ends: idle, an observation. The next prompt comes from Auto Resume, and
+        // its turn is held.
+        release.allow(1);
         conversation_in(&d, root, ConversationState::Idle).await;
-        hold.on();
         let attempts = submitted(&d, root, 2).await;
         assert_eq!(attempts[1].reason, AttemptReason::AutoResume);
         assert_eq!(attempts[0].outcome, Some(AttemptOutcome::TurnEnded));
@@ -77,11 +78,16 @@ async fn a_claude_worker_resumes_only_when_the_daemon_decides_and_an_executor_cr
         })
         .await;
         assert_eq!(seen, first_two);
+        if let Some(mock) = &mock {
+            // The second turn is at the model (the CLI asked it) before the crash cuts it.
+            until("the second turn at the model", || std::future::ready((mock.actions().len() >= 2).then_some(())))
+                .await;
+        }
 
         // The executor dies mid-turn (its child with it) and starts again on the same state:
         // the session is resumed, the cut turn is over, and the daemon sends the next prompt.
+        // The third turn is held too, so no fourth prompt follows while the test looks.
         crash(task).await;
-        hold.off();
         let task = spawn_executor(options(&d.url, &dirs, &claude));
         let attempts = submitted(&d, root, 3).await;
         assert_eq!(attempts[1].outcome, Some(AttemptOutcome::TurnEnded), "attempt 2 booked as a turn that ran");
@@ -94,7 +100,10 @@ async fn a_claude_worker_resumes_only_when_the_daemon_decides_and_an_executor_cr
         assert_eq!(taken_in(&dirs, root), keys.map(nonce), "each nonce once");
         assert!(d.worker(root).await.worker.pause.is_none());
         if let Some(mock) = &mock {
-            assert_eq!(mock.actions().iter().filter(|a| *a == "slow").count(), 2, "{:?}", mock.actions());
+            // The model was asked once per prompt: the first two, and the third (held) once
+            // its request is in; the cut second turn was not asked again.
+            let actions = mock.actions();
+            assert!((2..=3).contains(&actions.len()) && actions.iter().all(|a| a == "slow"), "{actions:?}");
         }
         crash(task).await;
         d.stop().await;

@@ -126,6 +126,7 @@ async fn a_session_is_created_isolated_served_once_per_command_and_a_late_steer_
                 "ANTHROPIC_AUTH_TOKEN",
                 "ANTHROPIC_BASE_URL",
                 "DISABLE_AUTOUPDATER",
+                "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS",
                 "CLAUDE_CONFIG_DIR",
                 // Set by the stand-in's `sh` wrapper itself.
                 "PWD",

@@ -5,12 +5,13 @@
 //! and left out of the announced kinds otherwise. With `CLAUDE_BIN` set, the real binary
 //! passes the same check. Claude Code's sandbox (on by default) needs `bwrap` and `socat`
 //! on the children's `PATH`: without them Claude workers are refused the same way, unless
-//! `--claude-sandbox off`.
+//! `--claude-sandbox off`. A binary whose settings schema lacks a key the executor switches
+//! off (`claude::cli::CONTINUATIONS_OFF`) is refused the same way; the real one has each.
 
 mod claude_harness;
 mod harness;
 
-use claude_harness::{Claude, settings, sim_script};
+use claude_harness::{Claude, schema_comment, settings, sim_script};
 use cli_executor::base::settings::ClaudeSandbox;
 use cli_executor::connection::choose_kinds;
 use executor_protocol::ExecutorKindWire;
@@ -21,7 +22,8 @@ use std::path::{Path, PathBuf};
 /// A `claude` that is the stand-in with `flags` before anything the executor passes.
 fn fake(dir: &Path, flags: &str) -> PathBuf {
     let path = dir.join("claude");
-    let script = format!("#!/bin/sh\nexec {} {} {flags} \"$@\"\n", python().display(), sim_script().display());
+    let (python, sim, schema) = (python(), sim_script(), schema_comment());
+    let script = format!("#!/bin/sh\n{schema}exec {} {} {flags} \"$@\"\n", python.display(), sim.display());
     std::fs::write(&path, script).expect("the fake");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("executable");
     path
@@ -58,6 +60,29 @@ async fn a_claude_whose_help_lacks_a_flag_is_refused_when_asked_for_and_left_out
     assert_eq!(choose_kinds(claude, &mut missing).await.map_err(|e| e.code()), Err("CLAUDE_MISSING"));
     let chatgpt = Some([ExecutorKindWire::Chatgpt].as_slice());
     assert_eq!(choose_kinds(chatgpt, &mut good.clone()).await.map_err(|e| e.code()), Err("NO_KIND"));
+}
+
+#[tokio::test]
+async fn a_claude_whose_settings_schema_lacks_a_switched_off_key_is_refused() {
+    let dirs = dirs();
+    let mut good = settings(&dirs, &Claude::Sim(Vec::new()));
+    good.program = PathBuf::from("/nonexistent/codex");
+    good.claude.as_mut().expect("claude").sandbox = ClaudeSandbox::Off;
+    let claude = Some([ExecutorKindWire::Claude].as_slice());
+    let lacking = dirs.root.path().join("lacking");
+    std::fs::create_dir_all(&lacking).expect("dir");
+    let program = fake(&lacking, "");
+    let script = std::fs::read_to_string(&program).expect("the fake");
+    let without: String =
+        script.lines().filter(|l| !l.contains("autoContinueAtUsageLimit:")).map(|l| l.to_string() + "\n").collect();
+    std::fs::write(&program, without).expect("a schema without the key");
+    let mut bad = good.clone();
+    bad.claude.as_mut().expect("claude").program = program;
+    let err = choose_kinds(claude, &mut bad.clone()).await.expect_err("refused");
+    assert_eq!(err.code(), "CLAUDE_SURFACE");
+    let line = err.to_string();
+    assert!(line.contains("its settings schema has no autoContinueAtUsageLimit") && !line.contains('\n'), "{line}");
+    assert_eq!(choose_kinds(None, &mut bad).await.map_err(|e| e.code()), Err("NO_KIND"), "left out");
 }
 
 #[tokio::test]

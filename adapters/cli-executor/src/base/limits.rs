@@ -138,6 +138,10 @@ pub const CLI_SURFACE_TIMEOUT_MS: u64 = 15_000;
 
 /// The most of `--help`'s output read (2.1.332's is 17 KB).
 pub const CLI_HELP_BYTES_MAX: usize = 1024 * 1024;
+
+/// The largest `claude` binary whose settings schema is read at executor start
+/// (`claude::cli::check_settings`; 2.1.332's is 402 MB); a larger one fails closed.
+pub const CLAUDE_BINARY_BYTES_MAX: u64 = 2 * 1024 * 1024 * 1024;
 /// How long a thread, once started or resumed, may go without its `ready` status of the
 /// orchestrator's MCP server (`mcpServer/startupStatus/updated`) before its prompt fails
 /// closed (`MCP_UNREACHABLE`). 0.169.0 sent it with the `thread/start` answer (recorded:

@@ -5,16 +5,19 @@
 //! from its own config home only, the orchestrator's MCP server (its token taken from the
 //! child's environment), no tool that starts work by itself and nothing else of Claude
 //! Code's own that starts a turn ([`CONTINUATIONS_OFF`]: hooks, auto-continue at a usage
-//! limit, model-proposed goals), the permissions a worker
+//! limit, model-proposed goals, cross-session messages, Remote Control; [`BACKGROUND_TASKS_OFF`]:
+//! background tasks), the permissions a worker
 //! works with (edits inside its working directory, commands through `Bash`), and Claude
 //! Code's sandbox around those commands ([`ClaudeSandbox`], `--claude-sandbox`: on unless
-//! turned off, and then bubblewrap and socat must be found, [`check_sandbox`]).
+//! turned off, and then bubblewrap and socat must be found, [`check_sandbox`]). The check
+//! at start also reads the binary's own settings schema for each key of
+//! [`CONTINUATIONS_OFF`] ([`check_settings`]): a key the binary no longer knows fails closed.
 //!
 //! Each rule was seen with the real 2.1.332 on 2026-12-02 (`docs/cli-agents.md`).
 
 use crate::Error;
 use crate::base::child::{ENV_PASS_DEFAULT, Spawn};
-use crate::base::limits::{CLI_HELP_BYTES_MAX, CLI_SURFACE_TIMEOUT_MS, TRANSCRIPT_BYTES_MAX};
+use crate::base::limits::{CLAUDE_BINARY_BYTES_MAX, CLI_HELP_BYTES_MAX, CLI_SURFACE_TIMEOUT_MS, TRANSCRIPT_BYTES_MAX};
 use crate::base::mcp::{MCP_SERVER_NAME, MCP_TOKEN_ENV, McpServer};
 use crate::base::settings::{Approvals, ClaudeSandbox, ClaudeSettings};
 use crate::claude::{self, Config};
@@ -81,12 +84,33 @@ pub const SANDBOX_SETTINGS_ASK: &str = r#"{"sandbox":{"enabled":true,"failIfUnav
 ///   since 2.1.234): off, a worker held by a limit is resumed by the daemon alone;
 /// - `modelProposedGoals: "disabled"`: "turns the [session goal] tools off", so the model
 ///   cannot set a goal that keeps the session going (a typed `/goal` needs a prompt of the
-///   daemon's).
+///   daemon's, and "can't run while hooks are restricted (disableAllHooks ...)");
+/// - `crossSessionInbound: "refuse"`: "Inbound cross-session peer messages (SendMessage
+///   from your other sessions): ... 'refuse' opts this session out" (unset, a message from
+///   another session in the same permission class is delivered and starts a turn);
+/// - `remoteControlAtStartup: false`: "Start Remote Control bridge automatically each
+///   session" off (a person's remote turns are not the daemon's).
 ///
 /// 2.1.332 reads only the last `--settings` (see [`check_sandbox`]), so these travel with
 /// the sandbox's in one object ([`settings_json`]).
-pub const CONTINUATIONS_OFF: [(&str, &str); 3] =
-    [("disableAllHooks", "true"), ("autoContinueAtUsageLimit", "false"), ("modelProposedGoals", "\"disabled\"")];
+pub const CONTINUATIONS_OFF: [(&str, &str); 5] = [
+    ("disableAllHooks", "true"),
+    ("autoContinueAtUsageLimit", "false"),
+    ("modelProposedGoals", "\"disabled\""),
+    ("crossSessionInbound", "\"refuse\""),
+    ("remoteControlAtStartup", "false"),
+];
+
+/// The environment every child gets so that no background task starts a turn:
+/// `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`. Seen with 2.1.332 on 2026-12-06 (offline, the
+/// mock model asking for `Bash` with `run_in_background: true`): a background command that
+/// finishes after the turn ended makes the idle session start a turn of its own (the
+/// model gets a `<task-notification>` prompt, a second `result` follows, no line of ours
+/// in it); with the variable set the tool refuses the parameter ("An unexpected parameter
+/// `run_in_background` was provided"), so no background task runs and no such turn comes.
+/// The binary reads it as `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS||...` (any non-empty
+/// value); it also turns off background agents.
+pub const BACKGROUND_TASKS_OFF: (&str, &str) = ("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS", "1");
 
 /// The one `--settings` object of a child: [`CONTINUATIONS_OFF`], plus the sandbox's
 /// (`sandbox`, one of [`SANDBOX_SETTINGS`] and [`SANDBOX_SETTINGS_ASK`]) when it is on.
@@ -120,9 +144,9 @@ pub const CLAUDE_ENV_PASS: [&str; 4] =
 /// A Claude Code child, as the base's [`Spawn`] describes one.
 impl Spawn {
     /// `claude` for `session` in `cwd` (its arguments come with each spawn), with its own
-    /// `CLAUDE_CONFIG_DIR` and `TMPDIR`, the logins of [`CLAUDE_ENV_PASS`], and the
+    /// `CLAUDE_CONFIG_DIR` and `TMPDIR`, the logins of [`CLAUDE_ENV_PASS`], the
     /// auto-updater off (`DISABLE_AUTOUPDATER`: the version checked at start must stay the
-    /// one that runs).
+    /// one that runs) and background tasks off ([`BACKGROUND_TASKS_OFF`]).
     pub fn claude(session: &str, cwd: &Path, data_dir: &Path) -> Spawn {
         let pass = ENV_PASS_DEFAULT.iter().chain(CLAUDE_ENV_PASS.iter());
         Spawn {
@@ -132,7 +156,10 @@ impl Spawn {
             cwd: cwd.to_path_buf(),
             data_dir: data_dir.to_path_buf(),
             env_pass: pass.map(|s| s.to_string()).collect(),
-            env_set: vec![("DISABLE_AUTOUPDATER".to_string(), "1".to_string())],
+            env_set: [("DISABLE_AUTOUPDATER", "1"), BACKGROUND_TASKS_OFF]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             config_toml: String::new(),
             home_var: "CLAUDE_CONFIG_DIR",
             home_dir: "claude-config",
@@ -207,14 +234,88 @@ pub fn mcp_config(url: &str) -> String {
         .to_string()
 }
 
-/// Checks the binary's surface: `--version` names [`CLAUDE_VERSION`] and `--help` lists
-/// every flag of [`claude::FLAGS`]. Run with an environment cleared down to `PATH` and
+/// Checks the binary's surface: `--version` names [`CLAUDE_VERSION`], `--help` lists
+/// every flag of [`claude::FLAGS`] and its settings schema every key of
+/// [`CONTINUATIONS_OFF`] ([`check_settings`]). Run with an environment cleared down to `PATH` and
 /// `HOME`, and a config home under `scratch` (neither command writes one).
 pub async fn check(program: &Path, scratch: &Path) -> Result<(), Error> {
     let surface = |detail: String| Error::ClaudeSurface { program: program.display().to_string(), detail };
     let version = run(program, "--version", scratch).await.map_err(surface)?;
     let help = run(program, "--help", scratch).await.map_err(surface)?;
-    check_surface(&version, &help).map_err(surface)
+    check_surface(&version, &help).map_err(surface)?;
+    check_settings(program).await
+}
+
+/// How far past a key's schema entry (`key:()=>`) its `.describe(` may start (2.1.332: at
+/// most 55 bytes).
+const DESCRIBE_WITHIN: usize = 600;
+
+/// Checks that the binary at `program` still describes each setting of
+/// [`CONTINUATIONS_OFF`] in its settings schema, so that setting it still switches
+/// something off: 2.1.332 ignores a key its schema does not know (seen 2026-12-06: `claude
+/// doctor` names a mistyped `disableAllHooks` or `autoContinueAtUsageLimit`, says nothing
+/// of an unknown key, and `modelProposedGoals` is `.catch`-ed, so only the schema itself
+/// tells). The schema is the binary's own zod text, an entry per key:
+/// `disableAllHooks:()=>M().optional().describe("Disable all hooks ...")`
+/// (`tests/fixtures/claude-2.1.332/settings-schema.txt`). Read in chunks from the file
+/// `program` resolves to (0.2 s for 2.1.332's 402 MB when cached); a wrapper script
+/// holds no schema and fails closed too ([`Error::ClaudeSurface`], naming the key and the
+/// fix).
+pub async fn check_settings(program: &Path) -> Result<(), Error> {
+    let path = program.to_path_buf();
+    let keys: Vec<&'static str> = CONTINUATIONS_OFF.iter().map(|(key, _)| *key).collect();
+    let lacking = tokio::task::spawn_blocking(move || schema_lacks(&path, &keys))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|found| found);
+    let detail = match lacking {
+        Ok(lacking) if lacking.is_empty() => return Ok(()),
+        Ok(lacking) => format!(
+            "its settings schema has no {} (each child sets it so that only the daemon starts turns; install @anthropic-ai/claude-code@{CLAUDE_VERSION} and pass --claude the binary itself, not a wrapper)",
+            lacking.join(", ")
+        ),
+        Err(why) => format!("its settings schema cannot be read: {why}"),
+    };
+    Err(Error::ClaudeSurface { program: program.display().to_string(), detail })
+}
+
+/// The keys of `keys` for which the file at `path` has no schema entry: `key:()=>` with
+/// `.describe(` within [`DESCRIBE_WITHIN`] bytes and before the next entry's `:()=>`. Read in 8 MiB chunks, each searched with
+/// the previous one's tail, at most [`CLAUDE_BINARY_BYTES_MAX`] bytes.
+pub fn schema_lacks(path: &Path, keys: &[&str]) -> Result<Vec<String>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let size = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+    if size > CLAUDE_BINARY_BYTES_MAX {
+        return Err(format!("{} is {size} bytes, over {CLAUDE_BINARY_BYTES_MAX}", path.display()));
+    }
+    let entries: Vec<Vec<u8>> = keys.iter().map(|key| format!("{key}:()=>").into_bytes()).collect();
+    let finders: Vec<memchr::memmem::Finder<'_>> = entries.iter().map(memchr::memmem::Finder::new).collect();
+    let describe = memchr::memmem::Finder::new(b".describe(");
+    let next_entry = memchr::memmem::Finder::new(b":()=>");
+    let keep = entries.iter().map(Vec::len).max().unwrap_or(0) + DESCRIBE_WITHIN;
+    let mut found = vec![false; keys.len()];
+    let mut buffer: Vec<u8> = Vec::new();
+    let mut reader = file.take(size);
+    let mut chunk = vec![0u8; 8 * 1024 * 1024];
+    loop {
+        let read = reader.read(&mut chunk).map_err(|e| format!("{}: {e}", path.display()))?;
+        buffer.extend_from_slice(&chunk[..read]);
+        for (at, finder) in finders.iter().enumerate() {
+            found[at] = found[at]
+                || finder.find_iter(&buffer).any(|hit| {
+                    let start = hit + entries[at].len();
+                    let window = &buffer[start..(start + DESCRIBE_WITHIN).min(buffer.len())];
+                    let own = next_entry.find(window).map_or(window, |next| &window[..next]);
+                    describe.find(own).is_some()
+                });
+        }
+        if read == 0 || found.iter().all(|f| *f) {
+            break;
+        }
+        let cut = buffer.len().saturating_sub(keep);
+        buffer.drain(..cut);
+    }
+    Ok(keys.iter().zip(found).filter(|(_, f)| !f).map(|(key, _)| key.to_string()).collect())
 }
 
 /// The pure part of [`check`]: what `--version` and `--help` printed.
@@ -313,6 +414,40 @@ mod tests {
     }
 
     #[test]
+    fn a_settings_schema_lacking_a_switched_off_key_fails_closed() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-2.1.332/settings-schema.txt");
+        let recorded = std::fs::read_to_string(path).expect("the recorded schema entries");
+        let keys: Vec<&str> = CONTINUATIONS_OFF.iter().map(|(key, _)| *key).collect();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let binary = dir.path().join("claude");
+        // The entries far apart, across the 8 MiB chunks' edges, as in the 402 MB binary.
+        let mut bytes = vec![0u8; 8 * 1024 * 1024 - 20];
+        for line in recorded.lines() {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
+        }
+        std::fs::write(&binary, &bytes).expect("the fake binary");
+        assert_eq!(schema_lacks(&binary, &keys), Ok(Vec::new()));
+        // An entry renamed, or left without its description: that key is named.
+        let renamed = recorded.replace("autoContinueAtUsageLimit:", "autoContinueAtLimit:");
+        std::fs::write(&binary, &renamed).expect("renamed");
+        assert_eq!(schema_lacks(&binary, &keys), Ok(vec!["autoContinueAtUsageLimit".to_string()]));
+        let undescribed = recorded.replace("M().optional().describe(\"Disable", "M().optional()(\"Disable");
+        std::fs::write(&binary, &undescribed).expect("undescribed");
+        assert_eq!(schema_lacks(&binary, &keys), Ok(vec!["disableAllHooks".to_string()]));
+        // Through the async check: one line, the surface's error, the key and the fix.
+        std::fs::write(&binary, &renamed).expect("renamed");
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let err = runtime.block_on(check_settings(&binary)).expect_err("fails closed");
+        let line = err.to_string();
+        assert_eq!(err.code(), "CLAUDE_SURFACE");
+        assert!(line.contains("settings schema has no autoContinueAtUsageLimit") && !line.contains('\n'), "{line}");
+        assert!(line.contains("@anthropic-ai/claude-code@2.1.332"), "{line}");
+        let gone = runtime.block_on(check_settings(&dir.path().join("nothing"))).expect_err("no file");
+        assert!(gone.to_string().contains("cannot be read"), "{gone}");
+    }
+
+    #[test]
     fn a_flag_is_listed_only_as_a_whole_word() {
         assert!(lists("  -r, --resume [value]  Resume", "--resume"));
         assert!(lists("  --allowedTools, --allowed-tools <tools...>", "--allowedTools"));
@@ -360,6 +495,8 @@ mod tests {
             assert_eq!(value["disableAllHooks"], json!(true), "{value}");
             assert_eq!(value["autoContinueAtUsageLimit"], json!(false), "{value}");
             assert_eq!(value["modelProposedGoals"], json!("disabled"), "{value}");
+            assert_eq!(value["crossSessionInbound"], json!("refuse"), "{value}");
+            assert_eq!(value["remoteControlAtStartup"], json!(false), "{value}");
         };
         let args = config(&settings, None, Approvals::Never).args("s-1", claude::Launch::New);
         let value = passed(&args);

@@ -64,11 +64,21 @@ pub fn claudes(test: &str, sim_flags: &[&str]) -> Vec<Claude> {
     }
 }
 
+/// 2.1.332's settings schema entries for the keys the executor switches off, as comment
+/// lines of a stand-in's script: the check at start reads them from the file it runs
+/// (`claude::cli::check_settings`), as it reads them from the real binary.
+pub fn schema_comment() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-2.1.332/settings-schema.txt");
+    let schema = std::fs::read_to_string(path).expect("the recorded schema entries");
+    schema.lines().map(|line| format!("# {line}\n")).collect()
+}
+
 /// A `claude` script in `dir` that runs the stand-in (the executor clears the child's
-/// environment, so the interpreter is named by its full path).
+/// environment, so the interpreter is named by its full path), its schema in comments.
 pub fn wrapper(dir: &Path) -> PathBuf {
     let path = dir.join("claude");
-    let script = format!("#!/bin/sh\nexec {} {} \"$@\"\n", python().display(), sim_script().display());
+    let (python, sim, schema) = (python(), sim_script(), schema_comment());
+    let script = format!("#!/bin/sh\n{schema}exec {} {} \"$@\"\n", python.display(), sim.display());
     std::fs::write(&path, script).expect("the wrapper");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("executable");
     path
@@ -121,6 +131,16 @@ impl MockApi {
     /// Starts `mock/mock_messages.py` on a free port; with `script`, its prompts' answers
     /// come from that file (written by [`MockApi::script`]).
     pub fn start(dir: &Path, scripted: bool) -> MockApi {
+        MockApi::spawn(dir, scripted, None)
+    }
+
+    /// [`MockApi::start`] scripted, its `slow` answers held until `release` holds their
+    /// number (`--release`: the k-th ends once the file says k or more).
+    pub fn start_released(dir: &Path, release: &Path) -> MockApi {
+        MockApi::spawn(dir, true, Some(release))
+    }
+
+    fn spawn(dir: &Path, scripted: bool, release: Option<&Path>) -> MockApi {
         let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
         let mock = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mock/mock_messages.py");
         let log = dir.join(format!("mock-{port}.log"));
@@ -130,6 +150,9 @@ impl MockApi {
         if let Some(script) = &script {
             std::fs::write(script, "{}").expect("an empty script");
             command.arg("--script").arg(script);
+        }
+        if let Some(release) = release {
+            command.arg("--release").arg(release);
         }
         let child = command.spawn().expect("the mock starts");
         let deadline = Instant::now() + Duration::from_millis(WAIT_MS_MAX);

@@ -29,7 +29,9 @@ answers to prompts come from FILE instead, a JSON object `{"workerId": "wrk-1", 
 request whose last user message is not a tool result) gets the N-th action, `text` once
 they run out; the request after a tool result gets `tool done N`. Actions:
 - `text`: `mock reply N`;
-- `slow`: the stream holds for `SLOW_S` seconds first;
+- `slow`: the stream holds for `SLOW_S` seconds first; with `--release FILE`, the k-th
+  `slow` answer holds (a `ping` each second) until FILE holds a number >= k instead, at
+  most `RELEASE_MAX_S` seconds, so a test ends held turns one by one without a race;
 - `progress`, `complete`, `await_human`: a `tool_use` of `mcp__orchestrator__worker_progress`,
   `..._worker_complete` or `..._worker_await_human` with the script's `workerId` (the
   engine's prompts name the worker, the attempt and the run, but not the worker's id);
@@ -39,7 +41,11 @@ they run out; the request after a tool result gets `tool done N`. Actions:
 - `limit`: the 429 above; `limit_lisbon`: the same with the message "You've hit your limit
   · resets 1pm (Europe/Lisbon)" (the CLI shows the API's message in its `result`);
   `limit:S`: the 429 whose unified reset headers name S seconds from now (what a
-  subscription's limit looks like to the CLI; with API-key auth it shows none of it).
+  subscription's limit looks like to the CLI; with API-key auth it shows none of it, and
+  2.1.332 retries the request itself once `retry-after` has passed, within the same turn);
+  `limit_epoch:S`: the 429 with the message "Claude AI usage limit reached|<epoch S
+  seconds from now>" (a reset the executor reads from the text the CLI passes on) and
+  `retry-after: 3600`, so the CLI does not retry it itself.
 `--log FILE` appends one line per Messages request: `{"n", "action", "last"}` (the tail of
 the last user text), the tests' view of what the model was asked.
 """
@@ -53,6 +59,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 # not depend on the clock.
 RESETS_AT = 1796212800
 SLOW_S = 6
+RELEASE_MAX_S = 120
+RELEASE = {"path": None, "slow": 0}
 COUNT = [0]
 LOCK = threading.Lock()
 ON_REQUEST = [None]
@@ -203,6 +211,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.limit(LISBON if action == "limit_lisbon" else None)
         if isinstance(action, str) and action.startswith("limit:"):
             return self.limit(None, int(time.time()) + int(action.partition(":")[2]))
+        if isinstance(action, str) and action.startswith("limit_epoch:"):
+            resets_at = int(time.time()) + int(action.partition(":")[2])
+            return self.limit("Claude AI usage limit reached|%d" % resets_at, resets_at, retry_after=3600)
         with LOCK:
             COUNT[0] += 1
             n = COUNT[0]
@@ -244,7 +255,18 @@ class Handler(BaseHTTPRequestHandler):
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
                       "output_tokens": 1}}})
-        if slow:
+        if slow and RELEASE["path"]:
+            with LOCK:
+                RELEASE["slow"] += 1
+                k = RELEASE["slow"]
+            deadline = time.time() + RELEASE_MAX_S
+            while released(RELEASE["path"]) < k and time.time() < deadline:
+                for _ in range(10):
+                    time.sleep(0.1)
+                    if released(RELEASE["path"]) >= k:
+                        break
+                self.event("ping", {"type": "ping"})
+        elif slow:
             for _ in range(SLOW_S):
                 time.sleep(1)
                 self.event("ping", {"type": "ping"})
@@ -271,11 +293,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
         self.wfile.flush()
 
-    def limit(self, message=None, resets_at=RESETS_AT):
+    def limit(self, message=None, resets_at=RESETS_AT, retry_after=None):
         message = message or "This request would exceed your account's rate limit. Please try again later."
+        if retry_after is None:
+            retry_after = max(1, resets_at - int(time.time())) if resets_at != RESETS_AT else 3600
         self.plain(429, {"type": "error", "error": {"type": "rate_limit_error", "message": message},
                          "request_id": "req_mock_429"}, {
-            "retry-after": str(max(1, resets_at - int(time.time()))) if resets_at != RESETS_AT else "3600",
+            "retry-after": str(retry_after),
             "anthropic-ratelimit-unified-status": "rejected",
             "anthropic-ratelimit-unified-reset": str(resets_at),
             "anthropic-ratelimit-unified-representative-claim": "five_hour",
@@ -286,6 +310,15 @@ class Handler(BaseHTTPRequestHandler):
             "anthropic-ratelimit-unified-7d-reset": str(resets_at + 5 * 86400),
             "anthropic-ratelimit-unified-7d-utilization": "0.4",
         })
+
+
+def released(path):
+    """The number `path` holds (`--release`); 0 when absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def serve(port, on_request=None):
@@ -299,6 +332,8 @@ def serve(port, on_request=None):
 
 if __name__ == "__main__":
     argv = sys.argv[2:]
+    if "--release" in argv:
+        RELEASE["path"] = argv[argv.index("--release") + 1]
     for flag in ("--script", "--log"):
         if flag in argv:
             SCRIPT[flag[2:].replace("script", "path")] = argv[argv.index(flag) + 1]

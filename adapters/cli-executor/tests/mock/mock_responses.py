@@ -11,7 +11,8 @@ last user text (the prompt of the running turn):
 - contains `CALL <tool> <json>`: one function call to the orchestrator's MCP tool, then
   a message once its output is in (how the recordings show a real MCP call);
 - contains `RUN[<command>]`: one call of codex's shell tool `exec_command` with that
-  command (run in codex's sandbox), then a message once its output is in;
+  command (run in codex's sandbox), then a message once its output is in; `RUNBG[...]`:
+  the same with `yield_time_ms` 250, so a longer command goes on in the background;
 - a line `Attempt N` and a plan (`--plan FILE`, JSON, read at every request) naming
   actions for attempt N: the scripted model of a worker (below);
 - anything else: `mock reply N` at once.
@@ -180,6 +181,9 @@ class Handler(BaseHTTPRequestHandler):
         direct = re.search(r"CALL (\w+) (\{.*\})", prompt)
         if direct and not calls:
             return self.answer([self.call(direct.group(1), json.loads(direct.group(2)))])
+        background = re.search(r"RUNBG\[(.*)\]", prompt)
+        if background and not calls:
+            return self.answer([self.shell(background.group(1), yield_ms=250)])
         shell = re.search(r"RUN\[(.*)\]", prompt)
         if shell and not calls:
             return self.answer([self.shell(shell.group(1))])
@@ -239,11 +243,12 @@ class Handler(BaseHTTPRequestHandler):
         self.json(200, {"access_token": AUTH["access"], "refresh_token": "refresh-%d" % n,
                         "id_token": token(int(time.time()) + 864000, "id-%d" % n)})
 
-    def shell(self, command):
-        """A call of codex's own shell tool (`exec_command`, 0.169.0), run in its sandbox."""
+    def shell(self, command, yield_ms=10000):
+        """A call of codex's own shell tool (`exec_command`, 0.169.0), run in its sandbox;
+        a command still running after `yield_ms` goes on in the background."""
         n = COUNT[0] + 1
         return {"type": "function_call", "id": "fc_mock_%d" % n, "call_id": "call_mock_%d" % n,
-                "name": "exec_command", "arguments": json.dumps({"cmd": command, "yield_time_ms": 10000})}
+                "name": "exec_command", "arguments": json.dumps({"cmd": command, "yield_time_ms": yield_ms})}
 
     def json(self, status, value):
         payload = json.dumps(value).encode()

@@ -35,6 +35,9 @@ sandbox (`touch outside.txt`) and does not end until a `control_response` answer
 Scripted behaviour, K counting from 1 across processes of this config home:
 - `--turn-ms MS`: a turn ends MS after it starts (default 30);
 - `--hold-file PATH`: while PATH exists, no turn ends;
+- `--release-file PATH`: a turn ends only once PATH holds a number greater than the
+  turns ended so far (absent or unreadable: 0), so a test releases turns one by one and
+  the next is held without a race;
 - `--merge-steer`: a line written during a turn is absorbed into it (as at a tool
   boundary); otherwise it runs as the next turn;
 - `--limit-on K` / `--limit-text TEXT`: the K-th turn ends with the recorded 429 usage
@@ -121,10 +124,20 @@ def stamp():
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
 
+def released(path):
+    """The number `path` holds (`--release-file`); 0 when absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
 def parse():
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--turn-ms", type=int, default=30)
     p.add_argument("--hold-file")
+    p.add_argument("--release-file")
     p.add_argument("--merge-steer", action="store_true")
     p.add_argument("--limit-on", type=int, default=0)
     p.add_argument("--limit-text", default=LIMIT_TEXT)
@@ -379,7 +392,8 @@ def main():
     threading.Thread(target=reader, daemon=True).start()
     closed = False
     while True:
-        held = args.hold_file and os.path.exists(args.hold_file)
+        held = (args.hold_file and os.path.exists(args.hold_file)) or (
+            args.release_file and released(args.release_file) <= sim.state["turns"])
         asking = sim.turn is not None and sim.turn.get("asking")
         if sim.turn is not None and now_ms() >= sim.turn["due"] and not held and not asking:
             sim.end_turn()
