@@ -52,6 +52,7 @@ impl Engine {
             IntentPayload::Steering(s) if reason == AttemptReason::Corrective => (Some(s.clone()), None),
             IntentPayload::Followup(text) if reason == AttemptReason::Followup => (None, Some(text.clone())),
             IntentPayload::Answer(text) if prompt == PromptKind::Answer => (None, Some(text.clone())),
+            IntentPayload::DependencyEnded(text) if prompt == PromptKind::DependencyEnded => (None, Some(text.clone())),
             _ => (None, None),
         };
         let attempt = Attempt {
@@ -277,6 +278,7 @@ impl Engine {
         let payload = match (&a.steering, &a.followup) {
             (Some(s), _) => IntentPayload::Steering(s.clone()),
             (_, Some(text)) if a.prompt == PromptKind::Answer => IntentPayload::Answer(text.clone()),
+            (_, Some(text)) if a.prompt == PromptKind::DependencyEnded => IntentPayload::DependencyEnded(text.clone()),
             (_, Some(text)) => IntentPayload::Followup(text.clone()),
             _ => IntentPayload::Continue,
         };
@@ -354,6 +356,9 @@ impl Engine {
             PromptKind::Recovery => prompt::recovery(&brief, &attempt),
             PromptKind::Followup => prompt::followup(&brief, &attempt, a.followup.as_deref().unwrap_or("")),
             PromptKind::Answer => prompt::answer(&brief, &attempt, a.followup.as_deref().unwrap_or("")),
+            PromptKind::DependencyEnded => {
+                prompt::dependency_ended(&brief, &attempt, a.followup.as_deref().unwrap_or(""))
+            }
             PromptKind::Corrective => {
                 let (outcome, message) =
                     a.steering.as_deref().map(|s| (s.outcome.as_str(), &*s.message)).unwrap_or(("", ""));
@@ -398,6 +403,10 @@ fn choose(w: &Worker, intent: &Intent, delivery: Delivery, has_lanes: bool) -> (
     // resume (or of a checkpoint it coalesced with).
     if let IntentPayload::Answer(_) = intent.payload {
         return (resume_reason, PromptKind::Answer);
+    }
+    // So does how a worker it waited for ended, when that worker never will complete.
+    if let IntentPayload::DependencyEnded(_) = intent.payload {
+        return (resume_reason, PromptKind::DependencyEnded);
     }
     // A lane's keepalive is a checkpoint (spec 000 §10.3, 003 decision 7): report to
     // `/root`, then go on. Mid-turn it is steered in; one that had to wait for the turn's

@@ -1,7 +1,7 @@
 //! How waits end (issue 29): a worker waited for that fails or is stopped wakes its
 //! waiter once with the outcome; a `blocked` block that names a lane waits for the lane,
-//! never for a person; a person's answer and its choices are in the prompt that resumes
-//! the worker; a wait older than these rules, read back from a store, is settled at once.
+//! never for a person; a person's answer and its choices, and which waited-for worker
+//! ended, how and why, are in the prompt that resumes the worker; a wait older than these rules, read back from a store, is settled at once.
 
 mod support;
 use engine::model::*;
@@ -54,10 +54,19 @@ fn a_lane_stopped_while_the_root_waits_for_it_wakes_the_root_once() {
         "e1 send root#1 initial root-bootstrap/v2
          e1 create a#1 initial bootstrap/v2
          root: awaiting_dependency #1 initial blocked intent[idle]
-         e1 send root#2 auto_resume resume/v1
+         e1 send root#2 auto_resume dependency-ended/v1
          root: running #2 auto_resume scheduled
          e1 send root#3 auto_resume resume/v1",
     );
+    // The continuation says which lane ended, how and why: the root need not ask.
+    let sent = world
+        .commands
+        .iter()
+        .find(|c| c.worker == world.id("root") && c.prompt_version == "dependency-ended/v1")
+        .expect("the wake-up");
+    for line in ["/root/a", "was stopped; it will not complete", "Its reason: not needed any more"] {
+        assert!(sent.prompt.contains(line), "{line} in {}", sent.prompt);
+    }
     let root = world.worker("root");
     assert!(root.dependency.is_none(), "the wait is released");
     let ended = ended_events(&world, "root");
@@ -89,12 +98,21 @@ fn a_lane_that_fails_while_another_waits_releases_it_with_the_outcome() {
          advance 3s",
         "e1 create a#1 initial bootstrap/v2
          e1 create b#1 initial bootstrap/v2
-         e1 send b#2 auto_resume resume/v1
+         e1 send b#2 auto_resume dependency-ended/v1
          b: running #2 auto_resume scheduled",
     );
     let ended = ended_events(&world, "b");
     assert_eq!(ended.len(), 1);
     assert!(ended[0].contains("Failed"), "{ended:?}");
+    let sent = world.commands.iter().rev().find(|c| c.worker == world.id("b")).expect("b's wake-up").clone();
+    for line in ["/root/a", "failed; it will not complete", "Its reason: the schema cannot be migrated"] {
+        assert!(sent.prompt.contains(line), "{line} in {}", sent.prompt);
+    }
+    // A re-send after a daemon restart renders the same text (the attempt keeps it).
+    let mut world = world;
+    world.script("crash\nexecutor e1");
+    let again = world.commands.iter().rev().find(|c| c.worker == world.id("b")).expect("re-sent");
+    assert_eq!(again.prompt, sent.prompt);
 }
 
 #[test]

@@ -129,6 +129,8 @@ pub enum PromptKind {
     /// A person answered the worker's question (appended last: stored attempts keep their
     /// encoding).
     Answer,
+    /// A worker this one waited for failed or was stopped (appended last).
+    DependencyEnded,
 }
 
 /// How an attempt ended.

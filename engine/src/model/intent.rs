@@ -104,6 +104,9 @@ pub enum IntentPayload {
     /// answer as the prompt shows them (`prompt::answered`). Appended last: stored intents
     /// keep their encoding.
     Answer(Arc<str>),
+    /// A worker this one waited for ended without completing: which, how, and its reason,
+    /// as the prompt shows them (`prompt::dependency_ended_note`). Appended last.
+    DependencyEnded(Arc<str>),
 }
 
 /// A durable, coalesced wake: at most one per worker, never dropped while it may still

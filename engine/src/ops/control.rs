@@ -263,7 +263,7 @@ impl Engine {
                 SteeringOutcome::Pause => self.pause_worker(id, true),
                 _ => {
                     if outcome == SteeringOutcome::ProvideDependency && self.state.workers[&id].dependency.is_some() {
-                        self.release_dependency(id, false, WakeReason::DependencyReleased);
+                        self.release_dependency(id, false, WakeReason::DependencyReleased, IntentPayload::Continue);
                     }
                     let steering = Steering { outcome, message: shared(message), material, digest };
                     self.wake(id, WakeReason::Steering, Origin::Root, IntentPayload::Steering(Arc::new(steering)));

@@ -204,13 +204,20 @@ impl Engine {
                 &format!("worker {id} is not waiting for a dependency"),
             ));
         }
-        self.release_dependency(id, false, WakeReason::DependencyReleased);
+        self.release_dependency(id, false, WakeReason::DependencyReleased, IntentPayload::Continue);
         self.worker_reply(id)
     }
 
     /// Clears a dependency wait; an automatic release (the awaited worker finished) is a
-    /// scheduler wake, an explicit one a root action. `reason` is the waiter's wake.
-    pub(crate) fn release_dependency(&mut self, id: WorkerId, automatic: bool, reason: WakeReason) {
+    /// scheduler wake, an explicit one a root action. `reason` is the waiter's wake and
+    /// `payload` what its continuation carries.
+    pub(crate) fn release_dependency(
+        &mut self,
+        id: WorkerId,
+        automatic: bool,
+        reason: WakeReason,
+        payload: IntentPayload,
+    ) {
         if self.state.workers[&id].dependency.is_none() {
             return;
         }
@@ -220,7 +227,7 @@ impl Engine {
         let cursor = self.emit(run, Some(id), None, EventKind::WorkerDependencyReleased { automatic });
         self.record_progress(id, Some(cursor));
         let origin = if automatic { Origin::Scheduler } else { Origin::Root };
-        self.wake(id, reason, origin, IntentPayload::Continue);
+        self.wake(id, reason, origin, payload);
     }
 
     /// The worker `waiter` waits for has finished (`outcome`): completed, the wait is met
@@ -234,12 +241,22 @@ impl Engine {
             return;
         }
         if outcome == Lifecycle::Completed {
-            self.release_dependency(waiter, true, WakeReason::DependencyReleased);
+            self.release_dependency(waiter, true, WakeReason::DependencyReleased, IntentPayload::Continue);
             return;
         }
         let run = self.state.workers[&waiter].run;
         self.emit(run, Some(waiter), None, EventKind::WorkerDependencyEnded { dependency, outcome });
-        self.release_dependency(waiter, true, WakeReason::DependencyEnded);
+        // The continuation says which worker ended, how and why, so the waiter decides what
+        // now without asking the orchestrator.
+        let note = self.state.workers.get(&dependency).map_or_else(String::new, |d| {
+            crate::prompt::dependency_ended_note(&d.spec.name, &d.spec.display_name, outcome, d.outcome.as_deref())
+        });
+        self.release_dependency(
+            waiter,
+            true,
+            WakeReason::DependencyEnded,
+            IntentPayload::DependencyEnded(shared(&note)),
+        );
     }
 
     /// The finished worker an active worker still waits for, if any: never after

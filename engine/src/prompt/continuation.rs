@@ -9,9 +9,10 @@ use super::sections::{
     provenance_lines, root_label,
 };
 use super::{
-    ANSWER_VERSION, AttemptBrief, CHECKPOINT_VERSION, COMPLETION_RECONCILE_VERSION, DELIVERY_TIMEOUT_VERSION, Prompt,
-    RESUME_VERSION, WorkerBrief,
+    ANSWER_VERSION, AttemptBrief, CHECKPOINT_VERSION, COMPLETION_RECONCILE_VERSION, DELIVERY_TIMEOUT_VERSION,
+    DEPENDENCY_ENDED_VERSION, Prompt, RESUME_VERSION, WorkerBrief,
 };
+use crate::model::Lifecycle;
 
 /// The exact fresh turn submitted after a message-delivery timeout (spec 000 §22.3.1).
 const DELIVERY_TIMEOUT_TEXT: &str = "continue";
@@ -56,6 +57,40 @@ pub fn answer(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>, answered: &s
     out.line("Continue until the assignment's acceptance criteria are satisfied.");
     out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK_REMINDER);
     Prompt { version: ANSWER_VERSION, text: out.finish() }
+}
+
+/// Which worker ended, how, and its reason, one line each: what [`dependency_ended`]
+/// carries, built when the waited-for worker ends and kept with the continuation.
+pub fn dependency_ended_note(name: &str, display_name: &str, outcome: Lifecycle, reason: Option<&str>) -> String {
+    let how = match outcome {
+        Lifecycle::Failed => "failed",
+        Lifecycle::Cancelled => "was stopped",
+        Lifecycle::Completed => "completed",
+        Lifecycle::Active => "is unfinished",
+    };
+    let who = if display_name.is_empty() { name.to_string() } else { format!("{name} ({display_name})") };
+    let mut out = PromptText::new();
+    out.line(&format!("The worker this worker waited for, {who}, {how}; it will not complete."));
+    if let Some(reason) = reason.filter(|r| !r.is_empty()) {
+        out.line(&format!("Its reason: {reason}"));
+    }
+    out.finish()
+}
+
+/// Resumes a worker whose dependency failed or was stopped (`dependency_ended_note`): the
+/// wait is over, and the worker decides what now (do the part itself, reassign it, report
+/// blocked on a person) without asking the orchestrator what happened.
+pub fn dependency_ended(worker: &WorkerBrief<'_>, attempt: &AttemptBrief<'_>, note: &str) -> Prompt {
+    let mut out = PromptText::new();
+    out.line(&identity_header(worker));
+    out.line(&attempt_line(attempt));
+    push_provenance(&mut out, attempt);
+    out.line(note);
+    out.line("The wait is over. Decide how the assignment goes on without that worker's result.");
+    out.lines(RECOVER_STATE);
+    out.line("Continue until the assignment's acceptance criteria are satisfied.");
+    out.lines(ENDING_PROTOCOL).lines(OUTPUT_BLOCK_REMINDER);
+    Prompt { version: DEPENDENCY_ENDED_VERSION, text: out.finish() }
 }
 
 /// Keepalive checkpoint (spec 000 §10.3): report durably to root now, then keep working.

@@ -13,7 +13,10 @@ mod corrective;
 mod sections;
 
 pub use assignment::{bootstrap, followup, recovery, root_bootstrap};
-pub use continuation::{answer, answered, checkpoint, completion_reconcile, delivery_timeout, resume};
+pub use continuation::{
+    answer, answered, checkpoint, completion_reconcile, delivery_timeout, dependency_ended, dependency_ended_note,
+    resume,
+};
 pub use corrective::{STEERING_OUTCOMES, corrective, outcome_meaning};
 
 /// Version of the first message of a new lane worker (v2: `blocked` is for a person only;
@@ -38,6 +41,8 @@ pub const RECOVERY_VERSION: &str = "recovery/v2";
 pub const COMPLETION_RECONCILE_VERSION: &str = "completion-reconcile/v1";
 /// Version of the continuation that carries a person's answer to the worker's question.
 pub const ANSWER_VERSION: &str = "answer/v1";
+/// Version of the continuation that says a worker this one waited for failed or was stopped.
+pub const DEPENDENCY_ENDED_VERSION: &str = "dependency-ended/v1";
 
 /// Hierarchical name of the coordinating worker; prompts for it carry root duties.
 pub const ROOT_WORKER_NAME: &str = "/root";
@@ -163,6 +168,11 @@ mod tests {
             recovery(worker, &a),
             completion_reconcile(worker, &a),
             answer(worker, &a, &answered("Which database?", &["sqlite", "postgres"], "postgres")),
+            dependency_ended(
+                worker,
+                &a,
+                &dependency_ended_note("/root/db", "Schema", crate::model::Lifecycle::Cancelled, Some("not needed")),
+            ),
         ]
     }
 

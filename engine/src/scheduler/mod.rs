@@ -371,6 +371,11 @@ fn merge_payload(current: &IntentPayload, new: IntentPayload) -> IntentPayload {
         (_, IntentPayload::Steering(s)) => IntentPayload::Steering(s),
         (IntentPayload::Steering(s), IntentPayload::Answer(_)) => IntentPayload::Steering(s.clone()),
         (_, IntentPayload::Answer(text)) => IntentPayload::Answer(text),
+        // A person's answer or the root's steering goes first; the ended dependency stays
+        // in the worker's events (`worker.dependency_ended`).
+        (IntentPayload::Steering(s), IntentPayload::DependencyEnded(_)) => IntentPayload::Steering(s.clone()),
+        (IntentPayload::Answer(text), IntentPayload::DependencyEnded(_)) => IntentPayload::Answer(text.clone()),
+        (_, IntentPayload::DependencyEnded(text)) => IntentPayload::DependencyEnded(text),
         (current, IntentPayload::Continue) => current.clone(),
     }
 }

@@ -167,8 +167,10 @@ for (const kind of BROWSERS) {
         await w.waitForPrompts(root, 2);
         const wake = w.prompts(root)[1];
         assert.ok(!wake.steer, 'a fresh turn, not a steer');
-        // (The prompt names the wake, not the lane or how it ended: the root reads that below.)
+        // The prompt names the wake, the lane, how it ended and the person's reason.
         assert.match(wake.text, /Wake reasons: [^\n]*event:worker\.terminal[^\n]*event:dependency_ended/, wake.text);
+        assert.ok(wake.text.includes('was stopped; it will not complete'), wake.text);
+        assert.ok(wake.text.includes(`Its reason: ${STOP_REASON}`), wake.text);
         await until('the root to read how lane A ended', () => seen.rootTold);
         assert.deepEqual(seen.rootTold, [{ dependencyWorkerId: a, outcome: 'cancelled' }]);
         const woken = await rowWhen(dashboard, root, (r) => r.block !== `Waiting for ${names[a]}`, 'the root no longer waiting on lane A');

@@ -69,6 +69,7 @@ fn prompt_name(p: PromptKind) -> &'static str {
         PromptKind::Recovery => "recovery",
         PromptKind::CompletionReconcile => "completion_reconcile",
         PromptKind::Answer => "answer",
+        PromptKind::DependencyEnded => "dependency_ended",
     }
 }
 
