@@ -100,8 +100,8 @@ export function writeZip(entries) {
 /**
  * Reads an archive `writeZip` could have written: `[{name, data}]` in the central
  * directory's order. Throws on anything else (no comment, no extra fields, no data
- * descriptors or encryption, local and central headers agreeing, CRCs and sizes right,
- * nothing between or after the entries).
+ * descriptors or encryption, the fixed timestamp, local and central headers agreeing,
+ * CRCs and sizes right, nothing between or after the entries).
  */
 export function readZip(zip) {
   const fail = (why) => { throw new Error(`zip: ${why}`); };
@@ -124,6 +124,8 @@ export function readZip(zip) {
     const rawSize = zip.readUInt32LE(at + 24);
     const nameLength = zip.readUInt16LE(at + 28);
     if (flags !== 0) fail(`entry ${i}: flags ${flags}`);
+    // The literal 1980-01-01 00:00 (not DOS_TIME/DOS_DATE): a writer taking the clock fails here.
+    if (zip.readUInt16LE(at + 12) !== 0 || zip.readUInt16LE(at + 14) !== 0x21) fail(`entry ${i}: a timestamp other than 1980-01-01 00:00`);
     if (zip.readUInt16LE(at + 30) || zip.readUInt16LE(at + 32)) fail(`entry ${i}: extra field or comment`);
     const localAt = zip.readUInt32LE(at + 42);
     const name = zip.subarray(at + 46, at + 46 + nameLength).toString('ascii');
