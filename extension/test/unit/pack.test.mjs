@@ -85,7 +85,9 @@ test('each browser gets its own manifest keys, everything else as in the reposit
   assert.equal(firefoxManifest.minimum_chrome_version, undefined);
   assert.deepEqual(firefoxManifest.background.scripts, ['src/platform/background.js']);
   assert.equal(firefoxManifest.browser_specific_settings.gecko.id, GECKO_ID);
-  assert.deepEqual(firefoxManifest.browser_specific_settings.gecko.data_collection_permissions, { required: ['none'] });
+  // What reaches the daemon from a page (its state, notices, the end of the latest answer):
+  // website content, declared as AMO's policies ask (extension/README.md, "Packing").
+  assert.deepEqual(firefoxManifest.browser_specific_settings.gecko.data_collection_permissions, { required: ['websiteContent'] });
   for (const shaped of [chromeManifest, firefoxManifest]) {
     const { browser_specific_settings: _b, minimum_chrome_version: _m, background: _g, ...rest } = manifest;
     const { browser_specific_settings: _b2, minimum_chrome_version: _m2, background: _g2, ...shapedRest } = shaped;
