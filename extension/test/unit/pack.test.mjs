@@ -97,6 +97,14 @@ test('each browser gets its own manifest keys, everything else as in the reposit
   assert.equal(npmPackage.version, manifest.version, 'package.json and the manifest name one version');
 });
 
+test('the manifest\'s name and description fit the stores\' limits', () => {
+  // Chrome Web Store: the description is the listing's summary, at most 132 characters (longer
+  // is refused at upload); the name at most 75; Chromium shows a short_name of 12 at most.
+  assert.ok(manifest.description.length <= 132, `description: ${manifest.description.length} characters`);
+  assert.ok(manifest.name.length <= 75, `name: ${manifest.name.length} characters`);
+  assert.ok(manifest.short_name.length <= 12, `short_name: ${manifest.short_name.length} characters`);
+});
+
 test('the ZIP reader refuses a flipped byte, and the writer a name that climbs out', () => {
   const zip = writeZip([{ name: 'a.txt', data: Buffer.from('hello hello hello hello') }]);
   assert.deepEqual(readZip(zip).map((e) => e.data.toString()), ['hello hello hello hello']);
