@@ -55,6 +55,23 @@ for (const kind of BROWSERS) {
     const extensionDir = unzipWithConfig(packages[PACKAGE_OF[kind]], join(dir, kind), executorId);
     const browser = await launchBrowser(kind, extensionDir);
     try {
+      if (kind === 'chromium') {
+        // What chrome://extensions shows a person in Developer mode (on since the launch; a
+        // reload makes Chromium collect the manifest's warnings): no warning, no error.
+        const page = await browser.newPage('chrome://extensions/');
+        const ours = () => page.evaluate((path) => new Promise((resolve) => {
+          globalThis.chrome.developerPrivate.getExtensionsInfo({ includeDisabled: true },
+            (infos) => resolve(infos.filter((info) => info.path === path)));
+        }), extensionDir);
+        const [{ id }] = await ours();
+        await page.evaluate((extensionId) => new Promise((resolve) => {
+          globalThis.chrome.developerPrivate.reload(extensionId, { failQuietly: true }, resolve);
+        }), id);
+        const seen = (await ours()).map(({ state, installWarnings, manifestErrors, runtimeErrors }) =>
+          ({ state, installWarnings, manifestErrors: manifestErrors.map((e) => e.message), runtimeErrors }));
+        assert.deepEqual(seen, [{ state: 'ENABLED', installWarnings: [], manifestErrors: [], runtimeErrors: [] }]);
+        await page.close();
+      }
       if (kind === 'firefox') {
         const manifest = JSON.parse(readFileSync(join(extensionDir, 'manifest.json'), 'utf8'));
         assert.equal(browser.extensionId, manifest.browser_specific_settings.gecko.id, 'Firefox takes the manifest\'s id');
