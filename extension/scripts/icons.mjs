@@ -8,8 +8,13 @@ import { fileURLToPath } from 'node:url';
 
 const EXTENSION_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const ICONS_DIR = join(EXTENSION_DIR, 'icons');
-/** Chrome Web Store and AMO: 16 (favicon, toolbar), 32 (toolbar at 2x), 48 (extensions page), 96 (AMO at 2x), 128 (store, install). */
+/** Chrome Web Store and AMO: 16 (favicon, toolbar), 32 (toolbar at 2x), 48 (extensions page), 96 (AMO at 2x), 128 (store, install; padded). */
 export const ICON_SIZES = [16, 32, 48, 96, 128];
+/**
+ * Transparent pixels a side: the Chrome Web Store wants the 128 as a 96x96 icon with 16
+ * transparent pixels around it ("Supplying images", developer.chrome.com/docs/webstore/images).
+ */
+const PADDING = { 128: 16 };
 const CHROMIUM_BIN = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 
 /** `icons/icon-<size>.png`, relative to the extension's directory. */
@@ -27,8 +32,10 @@ export async function renderIcons(outDir = ICONS_DIR) {
   try {
     for (const size of ICON_SIZES) {
       const page = await browser.newPage({ viewport: { width: size, height: size }, deviceScaleFactor: 1 });
+      const padding = PADDING[size] ?? 0;
+      const drawn = size - 2 * padding;
       await page.setContent(`<!doctype html><html><body style="margin:0;background:transparent">
-        <img id="icon" width="${size}" height="${size}" style="display:block" src="${src}"></body></html>`);
+        <img id="icon" width="${drawn}" height="${drawn}" style="display:block;margin:${padding}px" src="${src}"></body></html>`);
       // The image decoded before the shot: a condition, not a delay.
       await page.evaluate(() => document.getElementById('icon').decode());
       const png = await page.screenshot({ omitBackground: true, clip: { x: 0, y: 0, width: size, height: size } });

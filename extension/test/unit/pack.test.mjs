@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
 import { EXTENSION_DIR, pack, packageEntries, shippedFiles } from '../../scripts/pack.mjs';
 import { readZip, writeZip } from '../../scripts/zip.mjs';
 import { ICON_SIZES, iconPath } from '../../scripts/icons.mjs';
@@ -20,6 +21,37 @@ function pngSize(bytes) {
   assert.ok(bytes.subarray(0, 8).equals(PNG_SIGNATURE), 'a PNG signature');
   assert.equal(bytes.subarray(12, 16).toString('ascii'), 'IHDR', 'IHDR first');
   return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+/** The alpha channel of an 8-bit RGBA, non-interlaced PNG (what icons.mjs writes), row by row. */
+function pngAlpha(bytes) {
+  const { width, height } = pngSize(bytes);
+  assert.deepEqual([...bytes.subarray(24, 29)], [8, 6, 0, 0, 0], '8-bit RGBA, not interlaced');
+  const idat = [];
+  for (let at = 8; at < bytes.length;) {
+    const length = bytes.readUInt32BE(at);
+    if (bytes.subarray(at + 4, at + 8).toString('ascii') === 'IDAT') idat.push(bytes.subarray(at + 8, at + 8 + length));
+    at += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * 4;
+  let prior = Buffer.alloc(stride);
+  const alpha = [];
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    const row = Buffer.from(raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1)));
+    for (let i = 0; i < stride; i++) {
+      const a = i >= 4 ? row[i - 4] : 0;
+      const b = prior[i];
+      const c = i >= 4 ? prior[i - 4] : 0;
+      const p = a + b - c;
+      const paeth = Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c) ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c;
+      row[i] = (row[i] + [0, a, b, (a + b) >> 1, paeth][filter]) & 0xff;
+    }
+    alpha.push([...row].filter((_, i) => i % 4 === 3));
+    prior = row;
+  }
+  return alpha;
 }
 
 function withTempDir(fn) {
@@ -39,6 +71,15 @@ test('every icon the manifest names exists, a PNG of the size it is declared at'
     assert.deepEqual({ path, width, height }, { path, width: Number(size), height: Number(size) });
   }
   for (const size of ICON_SIZES) assert.equal(manifest.icons[size], iconPath(size));
+});
+
+test('the 128 is a 96-pixel icon with 16 transparent pixels a side (the Chrome Web Store\'s rule)', () => {
+  const alpha = pngAlpha(readFileSync(join(EXTENSION_DIR, iconPath(128))));
+  const inBorder = (x, y) => x < 16 || y < 16 || x >= 112 || y >= 112;
+  const border = alpha.flatMap((row, y) => row.filter((_, x) => inBorder(x, y)));
+  assert.ok(border.every((a) => a === 0), 'the padding is transparent');
+  assert.equal(alpha[64][64], 255, 'the middle is opaque');
+  assert.equal(alpha[64][20], 255, 'the tile reaches close to the padding');
 });
 
 test('npm run pack: same files, same bytes, the fixed timestamp in every entry', () => {
