@@ -45,6 +45,10 @@ tests/mcp/conformance-auth.sh
 [ -d extension/node_modules ] || (cd extension && npm ci --no-audit --no-fund)
 step "extension: unit tests"
 (cd extension && node --test test/unit/*.test.mjs)
+# Mozilla's linter over the Firefox package `npm run pack` writes (about 15 s): no errors and
+# no warnings (extension/README.md, "Packing").
+step "extension: web-ext lint"
+(cd extension && npm run -s lint:firefox)
 step "extension: the content adapter against the fake ChatGPT page (Chromium, Firefox ESR)"
 (cd extension && node test/fake-chatgpt/selftest.mjs)
 # The simulator in release mode: the scenarios, the full crash matrix (every named

@@ -19,6 +19,7 @@ export function buildTestExtension(outDir, settings) {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   cpSync(join(EXTENSION_DIR, 'src'), join(outDir, 'src'), { recursive: true });
+  cpSync(join(EXTENSION_DIR, 'icons'), join(outDir, 'icons'), { recursive: true });
   const manifest = JSON.parse(readFileSync(join(EXTENSION_DIR, 'manifest.json'), 'utf8'));
   manifest.name += ' (test build)';
   manifest.host_permissions = [...manifest.host_permissions, LOCAL_PAGES];

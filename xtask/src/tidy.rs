@@ -49,9 +49,10 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-/// Directory names the walk never enters: build output, npm installs. Hidden directories
-/// (`.git`, `.ci`, ...) are skipped as well.
-const SKIPPED_DIRS: [&str; 2] = ["target", "node_modules"];
+/// Directory names the walk never enters: build output (`extension/dist`, what `npm run
+/// pack` writes, copies the sources), npm installs. Hidden directories (`.git`, `.ci`, ...)
+/// are skipped as well.
+const SKIPPED_DIRS: [&str; 3] = ["target", "node_modules", "dist"];
 
 /// The ignore attribute, built with `concat!` so that this file does not trip its own rule.
 const IGNORE_ATTRIBUTE: &str = concat!("#[", "ignore");

@@ -10,7 +10,7 @@ export const BROWSERS = (process.env.E2E_BROWSERS ?? 'chromium,firefox').split('
 const CHROMIUM_BIN = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 const FIREFOX_BIN = process.env.FIREFOX_BIN ?? '/usr/bin/firefox-esr';
 
-/** A browser with the extension loaded: `{kind, pages(), newPage(url), close()}`. */
+/** A browser with the extension loaded: `{kind, pages(), newPage(url), close()}` (Firefox: and `extensionId`). */
 export async function launchBrowser(kind, extensionDir) {
   const profile = mkdtempSync(join(tmpdir(), `orc-${kind}-`));
   if (kind === 'chromium') return launchChromium(extensionDir, profile);
@@ -70,9 +70,11 @@ async function launchFirefox(extensionDir, profile) {
     userDataDir: profile,
     defaultViewport: { width: 1280, height: 900 },
   });
-  await browser.installExtension(extensionDir);
+  const extensionId = await browser.installExtension(extensionDir);
   return {
     kind: 'firefox',
+    /** The id Firefox gave the extension: its manifest's `browser_specific_settings.gecko.id`. */
+    extensionId,
     pages: async () => browser.pages(),
     newPage: async (url) => {
       const page = await browser.newPage();
