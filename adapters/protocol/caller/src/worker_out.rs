@@ -379,6 +379,7 @@ impl From<&WorkerView> for WorkerOut {
                     IntentPayload::Followup(_) => "followup",
                     IntentPayload::Steering(_) => "steering",
                     IntentPayload::Answer(_) => "answer",
+                    IntentPayload::DependencyEnded(_) => "dependency_ended",
                 }
                 .to_string(),
                 created_at_ms: ms(i.created_at),
