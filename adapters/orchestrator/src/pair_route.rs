@@ -76,9 +76,19 @@ pub fn router(state: Arc<PairState>) -> axum::Router {
         .with_state(state)
 }
 
+/// `body` as JSON, never cached.
+fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
+    match serde_json::to_string(body) {
+        Ok(text) => {
+            (status, [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], text)
+                .into_response()
+        }
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
 fn refusal(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    let body = PairRefusal { code: code.to_string(), message: message.into() };
-    (status, [(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
+    json(status, &PairRefusal { code: code.to_string(), message: message.into() })
 }
 
 /// Why this caller may not use `/pair` at all, or `None`.
@@ -147,7 +157,7 @@ async fn discover(State(state): State<Arc<PairState>>, peer: Peer, headers: Head
         return refused;
     }
     let body = PairDiscovery { product: PRODUCT.to_string(), version: env!("CARGO_PKG_VERSION").to_string(), pairing: true };
-    with_cors(([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response(), &headers)
+    with_cors(json(StatusCode::OK, &body), &headers)
 }
 
 async fn exchange(State(state): State<Arc<PairState>>, peer: Peer, headers: HeaderMap, body: Body) -> Response {
@@ -184,7 +194,7 @@ async fn exchange_checked(state: &PairState, peer: Option<SocketAddr>, body: Bod
                 mcp_token: cli.then(|| state.mcp_token.clone()),
                 mcp_url: state.mcp_url.clone(),
             };
-            ([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
+            json(StatusCode::OK, &body)
         }
         Err(e) => {
             let status = match e {
@@ -211,7 +221,7 @@ async fn issue(State(state): State<Arc<PairState>>, headers: HeaderMap) -> Respo
     match state.issue(oauth::now_ms()) {
         Some(code) => {
             let body = PairIssued { code, expires_in_ms: state.ttl_ms() };
-            ([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
+            json(StatusCode::OK, &body)
         }
         None => refusal(StatusCode::INTERNAL_SERVER_ERROR, "PAIR_RANDOM", "the OS random source failed"),
     }
