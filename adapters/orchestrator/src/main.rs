@@ -166,7 +166,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let token_path = data_dir.join(token::TOKEN_FILE_NAME);
             let token_file = token_file.unwrap_or_else(|| data_dir.join(bridge::server::TOKEN_FILE_NAME));
             if let Some(code) = pair {
-                client_commands::pair_executor(&daemon, &code, &token_file, mcp_token.is_none().then_some(&token_path))?;
+                client_commands::pair_executor(
+                    &daemon,
+                    &code,
+                    &token_file,
+                    mcp_token.is_none().then_some(&token_path),
+                )?;
             }
             let mcp_token = match mcp_token {
                 Some(t) => {
@@ -194,13 +199,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 codex_auth,
                 approvals,
             };
-            let options = cli_executor::connection::Options {
-                url: daemon,
-                token_file,
-                executor_id,
-                settings,
-                kinds,
-            };
+            let options = cli_executor::connection::Options { url: daemon, token_file, executor_id, settings, kinds };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async {
                 tokio::select! {

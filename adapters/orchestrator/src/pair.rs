@@ -51,7 +51,9 @@ pub enum PairError {
     #[error("this pairing code was used already (codes work once): get a new one with `orchestrator pair`")]
     Used,
     /// The code was withdrawn after too many wrong tries, or retired by newer codes.
-    #[error("this pairing code was withdrawn (too many wrong codes were tried, or newer codes replaced it): get a new one with `orchestrator pair`")]
+    #[error(
+        "this pairing code was withdrawn (too many wrong codes were tried, or newer codes replaced it): get a new one with `orchestrator pair`"
+    )]
     Withdrawn,
     /// Too many tries: wait this many milliseconds.
     #[error("too many pairing tries: wait {} s", .0.div_ceil(1_000))]

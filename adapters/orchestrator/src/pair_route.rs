@@ -79,10 +79,8 @@ pub fn router(state: Arc<PairState>) -> axum::Router {
 /// `body` as JSON, never cached.
 fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
     match serde_json::to_string(body) {
-        Ok(text) => {
-            (status, [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], text)
-                .into_response()
-        }
+        Ok(text) => (status, [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], text)
+            .into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
 }
@@ -102,11 +100,19 @@ fn caller_refusal(state: &PairState, peer: Option<SocketAddr>, headers: &HeaderM
         ));
     }
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).and_then(host_name);
-    if !host.is_some_and(|h| LOOPBACK_HOSTS.contains(&h.as_str()) || state.hosts.iter().any(|a| *a == h)) {
-        return Some(refusal(StatusCode::FORBIDDEN, "PAIR_HOST", "this Host is not one the daemon answers as (--allow-host)"));
+    if !host.is_some_and(|h| LOOPBACK_HOSTS.contains(&h.as_str()) || state.hosts.contains(&h)) {
+        return Some(refusal(
+            StatusCode::FORBIDDEN,
+            "PAIR_HOST",
+            "this Host is not one the daemon answers as (--allow-host)",
+        ));
     }
     if !origin_allowed(state, headers) {
-        return Some(refusal(StatusCode::FORBIDDEN, "PAIR_ORIGIN", "web pages may not pair; the extension and executor-cli may"));
+        return Some(refusal(
+            StatusCode::FORBIDDEN,
+            "PAIR_ORIGIN",
+            "web pages may not pair; the extension and executor-cli may",
+        ));
     }
     None
 }
@@ -156,7 +162,8 @@ async fn discover(State(state): State<Arc<PairState>>, peer: Peer, headers: Head
     if let Some(refused) = caller_refusal(&state, peer, &headers) {
         return refused;
     }
-    let body = PairDiscovery { product: PRODUCT.to_string(), version: env!("CARGO_PKG_VERSION").to_string(), pairing: true };
+    let body =
+        PairDiscovery { product: PRODUCT.to_string(), version: env!("CARGO_PKG_VERSION").to_string(), pairing: true };
     with_cors(json(StatusCode::OK, &body), &headers)
 }
 

@@ -76,7 +76,10 @@ fn the_first_start_prints_a_code_that_works_once_and_pair_prints_another() {
     assert!(printed.contains("(valid for 10 minutes, once)"), "{printed}");
 
     let (status, _, answer) = http(&addr, "GET", "/pair", &[], "");
-    assert_eq!((status, answer["product"].as_str(), answer["pairing"].as_bool()), (200, Some("orchestrator"), Some(true)));
+    assert_eq!(
+        (status, answer["product"].as_str(), answer["pairing"].as_bool()),
+        (200, Some("orchestrator"), Some(true))
+    );
 
     let (status, _, answer) = try_code(&addr, &first);
     assert_eq!(status, 200, "{answer}");
