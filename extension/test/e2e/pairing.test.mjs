@@ -1,7 +1,7 @@
 // End to end, in headless Chromium and Firefox ESR: pairing from the real extension's
 // settings page against the real daemon. The extension starts without a token ("Token
 // missing"); the settings page finds the daemon on loopback by itself ("Daemon found at
-// 127.0.0.1:PORT — enter the pairing code"), a code from the daemon (`POST /pair/code`, as
+// localhost:PORT — enter the pairing code", through the daemon's CORS answer), a code from the daemon (`POST /pair/code`, as
 // `orchestrator pair` asks for it) is typed and Pair pressed; the token is saved and the
 // connection turns Live (the negative cases: adapters/orchestrator/tests/pairing.rs and
 // test/unit/pairing.test.mjs). Screenshot:
@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld } from './lib/world.mjs';
 import { MCP_TOKEN, EXECUTOR_TOKEN } from './lib/daemon.mjs';
-import { until, evaluate, openExtensionPage, press, typeInto, screenshot, setViewport } from './lib/ui-pages.mjs';
+import { until, evaluate, openExtensionPage, press, typeInto, screenshot, setViewport, reloadPage } from './lib/ui-pages.mjs';
 
 /** A fresh code, as `orchestrator pair` gets it. */
 async function freshCode(daemon) {
@@ -32,7 +32,14 @@ for (const kind of BROWSERS) {
         const settings = await openExtensionPage(w, 'src/ui/settings.html');
         await setViewport(w, settings, { width: 760, height: 560 });
         await until('token missing', async () => (await connection(settings)) === 'token_missing');
-        const host = `127.0.0.1:${w.daemon.port}`;
+        // The daemon named as localhost: the test build's host permission covers 127.0.0.1
+        // (the fake page's host) and would lift CORS; for localhost the page needs the
+        // daemon's CORS answer, as the production build (no such permission) always does.
+        const host = `localhost:${w.daemon.port}`;
+        await evaluate(settings, (url) => { document.querySelector('[data-testid="setting-daemon-url"]').value = url; }, `ws://${host}/executor`);
+        await press(settings, '[data-testid="settings-save"]', { what: 'Save' });
+        await until('saved', async () => (await evaluate(settings, () => document.querySelector('[data-testid="settings-status"]').textContent)).startsWith('Saved.'));
+        await reloadPage(settings);
         await until('the daemon found', async () => (await pairStatus(settings)) === `Daemon found at ${host} — enter the pairing code.`);
 
         const code = await freshCode(w.daemon);
