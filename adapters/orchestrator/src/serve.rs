@@ -201,6 +201,9 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         )),
         None => None,
     };
+    // The pairing codes' hash key, before anything is started that would need stopping.
+    let mut pair_key = [0u8; 32];
+    getrandom::fill(&mut pair_key).map_err(|e| anyhow::anyhow!("the OS random source failed: {e}"))?;
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
     let mut engine = EngineThread::start(&options.data_dir, options.history, sink).await?;
@@ -284,10 +287,8 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         if let Some(oauth) = &oauth {
             pair_hosts.push(oauth.public.host.clone());
         }
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map_err(|e| anyhow::anyhow!("the OS random source failed: {e}"))?;
         let pair = Arc::new(crate::pair_route::PairState {
-            book: std::sync::Mutex::new(crate::pair::PairBook::new(key, mount.pair_code_ttl_ms)),
+            book: std::sync::Mutex::new(crate::pair::PairBook::new(pair_key, mount.pair_code_ttl_ms)),
             executor_token: mount.config.session.token.clone(),
             mcp_token: token.clone(),
             mcp_url: url.clone(),
