@@ -2,6 +2,7 @@
 //! prints a code that is exchanged once for the executor token; `orchestrator pair` prints
 //! a fresh one; wrong, expired (a daemon started with a code lifetime of 0 ms: expired the
 //! moment it is issued, no waiting) and reused codes are refused with their stable codes;
+//! `pair` with nothing listening or a wrong token is one line saying what to do;
 //! a flood is answered 429 with `Retry-After`; a foreign `Host`, a web page's `Origin` and
 //! a large body are refused; `executor-cli --pair` saves the tokens 0600 and the saved
 //! executor token is welcomed; neither a code nor a token reaches the log.
@@ -210,4 +211,36 @@ async fn executor_cli_pairs_saves_its_tokens_private_and_is_welcomed() {
     let err = String::from_utf8_lossy(&again.stderr).into_owned();
     assert_eq!(again.status.code(), Some(1));
     assert!(err.contains("PAIR_CODE_USED") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn pair_says_in_one_line_when_nothing_answers_or_the_token_is_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let run = |args: &[&str]| {
+        let out = Command::new(orchestrator_bin())
+            .arg("pair")
+            .args(args)
+            .env_remove("ORCHESTRATOR_MCP_TOKEN")
+            .env_remove("ORCHESTRATOR_DATA_DIR")
+            .output()
+            .expect("run pair");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let dead = format!("http://127.0.0.1:{}/mcp", support::free_port());
+    let (code, out, err) = run(&["--url", &dead, "--mcp-token", "some-token-0123456789"]);
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert!(
+        err.contains("nothing answers at") && err.contains("orchestrator serve") && err.lines().count() == 1,
+        "{err}"
+    );
+
+    let daemon = Daemon::serve(&dir, &[]);
+    let (code, out, err) = run(&["--url", &daemon.url, "--mcp-token", "wrong-token-0123456789"]);
+    assert_eq!((code, out.as_str()), (Some(1), ""), "{err}");
+    assert!(err.contains("refuses the given MCP token") && err.lines().count() == 1, "{err}");
 }
