@@ -12,11 +12,14 @@
 //!   the URLs derived from it, which the daemon serves and `doctor` checks.
 //! - `health.rs`: [`Health`], the answer of `GET /health` (served by the daemon, read by
 //!   `doctor`).
+//! - `pair.rs`: pairing on the wire: `/pair` and `/pair/code`, the one-time code's
+//!   printed form, the JSON the daemon and `orchestrator pair`/`executor-cli --pair` exchange.
 //! - `private.rs`: the data directory kept private (`0700`, files `0600`): made so at the
 //!   daemon's start, checked by `doctor`.
 
 mod dir;
 mod health;
+pub mod pair;
 pub mod private;
 mod public_url;
 pub mod token;

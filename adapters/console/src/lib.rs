@@ -23,12 +23,15 @@
 //! - `doctor.rs`: `orchestrator doctor`, the installation checked in order (daemon, data
 //!   directory, store lock, tokens, a connected browser, the public address's OAuth
 //!   metadata), each failing check with what to do.
+//! - `pair.rs`: `orchestrator pair` (a fresh one-time code from the daemon) and the code's
+//!   exchange for the executor token behind `executor-cli --pair`.
 //! - `oauth_admin.rs`: the client of the daemon's loopback OAuth admin API.
 
 pub mod client;
 pub mod control;
 pub mod doctor;
 pub mod oauth_admin;
+pub mod pair;
 pub mod reach;
 pub mod refused;
 pub mod run;

@@ -14,6 +14,80 @@ fn target(daemon: DaemonFlags) -> anyhow::Result<Target> {
     Target::new(daemon.data_dir, None, daemon.mcp_token)
 }
 
+/// `orchestrator pair`: a fresh one-time code from the running daemon, printed with its
+/// lifetime and where to type it.
+pub(crate) fn pair_command(
+    data_dir: Option<std::path::PathBuf>,
+    url: Option<String>,
+    mcp_token: Option<String>,
+) -> anyhow::Result<()> {
+    let target = Target::new(data_dir, url, mcp_token)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let issued = runtime.block_on(console::pair::issue(&target))?;
+    let executor_url = match console::client::parse_url(&target.url) {
+        Ok((authority, _)) => format!("ws://{authority}/executor"),
+        Err(_) => cli_executor::connection::DAEMON_URL_DEFAULT.to_string(),
+    };
+    print_out(&console::pair::issued_text(&issued, &executor_url));
+    Ok(())
+}
+
+/// `executor-cli --pair CODE`: the code exchanged at `daemon` for the executor token, saved
+/// (0600) as `token_file`, and the MCP token as `mcp_token_file` when the command line gave
+/// none. Neither token is printed.
+pub(crate) fn pair_executor(
+    daemon: &str,
+    code: &str,
+    token_file: &std::path::Path,
+    mcp_token_file: Option<&std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let answer = runtime
+        .block_on(console::pair::exchange(daemon, code))
+        .map_err(|e| anyhow::anyhow!("cannot pair with {daemon}: {e}"))?;
+    save_secret(token_file, &answer.executor_token)?;
+    if let (Some(path), Some(mcp)) = (mcp_token_file, &answer.mcp_token) {
+        save_secret(path, mcp)?;
+    }
+    tracing::info!(daemon, version = answer.version, file = %token_file.display(), "paired: the executor token is saved");
+    Ok(())
+}
+
+/// Writes a secret to `path` with mode 0600 (a temporary file beside it, then a rename), its
+/// directory made first (0700).
+fn save_secret(path: &std::path::Path, secret: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let temp = path.with_extension("pairing");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let write = || -> std::io::Result<()> {
+        let mut file = options.open(&temp)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        file.write_all(format!("{secret}\n").as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    };
+    write().with_context(|| format!("cannot save the token to {}", path.display()))
+}
+
 /// Runs a `worker` command against the running daemon.
 pub(crate) fn worker_command(command: WorkerCommand) -> anyhow::Result<()> {
     use console::control::Action;

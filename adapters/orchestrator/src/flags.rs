@@ -130,6 +130,9 @@ pub(crate) enum Command {
         /// Accept this Origin prefix at /executor besides chrome-extension:// and moz-extension:// (repeatable).
         #[arg(long = "executor-allow-origin", value_name = "PREFIX")]
         executor_allow_origins: Vec<String>,
+        /// Test only: how long a pairing code is good, in milliseconds (default 10 minutes).
+        #[arg(long, value_name = "MS", hide = true)]
+        pair_code_ttl_ms: Option<u64>,
         #[command(flatten)]
         limits: LimitFlags,
         #[command(flatten)]
@@ -146,6 +149,13 @@ pub(crate) enum Command {
         /// Log level or filter. Logs go to stderr (stdout carries the protocol).
         #[arg(long, value_name = "LEVEL", default_value = "warn")]
         log_level: String,
+    },
+    /// Print a one-time pairing code from the running daemon: typed into the extension's
+    /// settings or given to `executor-cli --pair`, it is exchanged for the executor token
+    /// (once, within minutes). See docs/operator.md "Pairing".
+    Pair {
+        #[command(flatten)]
+        address: AddressFlags,
     },
     /// Print runs, workers, dispositions and attempts of a running daemon (read-only).
     Status {
@@ -209,6 +219,11 @@ pub(crate) enum Command {
         /// The executor token file. Default: DIR/executor-token.
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
+        /// Pair first: exchange this one-time code (from `orchestrator pair` on the daemon's
+        /// machine) at --daemon for the executor token and the MCP token, save them (0600) as
+        /// the token file and DIR/mcp-token, then connect.
+        #[arg(long, value_name = "CODE")]
+        pair: Option<String>,
         /// This executor's stable name (1 to 128 printable ASCII characters).
         #[arg(long, value_name = "ID", default_value = "codex-cli")]
         executor_id: String,

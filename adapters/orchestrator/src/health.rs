@@ -66,7 +66,7 @@ async fn health(State(state): State<Arc<HealthState>>, headers: HeaderMap) -> Re
 }
 
 /// Why a request may not read `/health`, or `None`.
-fn refusal(headers: &HeaderMap, token: &str) -> Option<(StatusCode, &'static str)> {
+pub(crate) fn refusal(headers: &HeaderMap, token: &str) -> Option<(StatusCode, &'static str)> {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).and_then(host_name);
     if !host.is_some_and(|h| LOOPBACK_HOSTS.contains(&h.as_str())) {
         return Some((StatusCode::FORBIDDEN, "/health answers on loopback only"));

@@ -19,6 +19,9 @@
 //!   [`runtime::Handle`]. [`NoExecutors`] is the sink of `mcp-stdio` (no executors there).
 //! - `health.rs`: `GET /health`, what `orchestrator doctor` asks a running daemon, read
 //!   from the parts `serve.rs` mounted (the bridge's registry, the OAuth issuer).
+//! - `pair.rs`: [`pair::PairBook`], the one-time pairing codes (keyed hashes in memory,
+//!   minutes, once, rate limited), pure; `pair_route.rs`: `GET|POST /pair` and
+//!   `POST /pair/code` around it (docs/operator.md "Pairing").
 //! - `logs.rs`: the process's log subscriber with bounded lines (every field cut at 1 KiB,
 //!   every line at 4 KiB, marked), for rmcp's and every dependency's lines too.
 //!
@@ -28,6 +31,8 @@
 mod engine_thread;
 pub mod health;
 pub mod logs;
+pub mod pair;
+pub mod pair_route;
 pub mod serve;
 
 pub use engine_thread::{ChannelExecutors, EngineThread, NoExecutors};

@@ -52,6 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             executor_token,
             executor_allow_remote,
             executor_allow_origins,
+            pair_code_ttl_ms,
             limits,
             oauth,
             history,
@@ -73,6 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 token: executor_token,
                 allow_remote: executor_allow_remote,
                 allow_origins: executor_allow_origins,
+                pair_code_ttl_ms,
             };
             runtime.block_on(orchestrator::serve::serve_with_executors(
                 options,
@@ -90,6 +92,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 NoExecutors,
                 orchestrator::serve::signals(),
             ))
+        }
+        Command::Pair { address: AddressFlags { data_dir, url, mcp_token } } => {
+            client_commands::pair_command(data_dir, url, mcp_token)
         }
         Command::Status { all, address: AddressFlags { data_dir, url, mcp_token } } => {
             let target = console::reach::Target::new(data_dir, url, mcp_token)?;
@@ -134,6 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             daemon,
             data_dir,
             token_file,
+            pair,
             executor_id,
             codex,
             codex_args,
@@ -158,6 +164,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     .with_context(|| format!("--daemon {daemon}: expected ws://HOST:PORT/executor"))?,
             };
             let token_path = data_dir.join(token::TOKEN_FILE_NAME);
+            let token_file = token_file.unwrap_or_else(|| data_dir.join(bridge::server::TOKEN_FILE_NAME));
+            if let Some(code) = pair {
+                client_commands::pair_executor(
+                    &daemon,
+                    &code,
+                    &token_file,
+                    mcp_token.is_none().then_some(&token_path),
+                )?;
+            }
             let mcp_token = match mcp_token {
                 Some(t) => {
                     token::validate(&t)?;
@@ -184,13 +199,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 codex_auth,
                 approvals,
             };
-            let options = cli_executor::connection::Options {
-                url: daemon,
-                token_file: token_file.unwrap_or_else(|| data_dir.join(bridge::server::TOKEN_FILE_NAME)),
-                executor_id,
-                settings,
-                kinds,
-            };
+            let options = cli_executor::connection::Options { url: daemon, token_file, executor_id, settings, kinds };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async {
                 tokio::select! {
@@ -268,6 +277,13 @@ fn announce(listening: &orchestrator::serve::Listening) {
     }
     if let Some(url) = &listening.executor_url {
         print_out(&format!("orchestrator: executor endpoint {url}\n"));
+    }
+    if let Some(code) = &listening.first_pair_code {
+        let minutes = listening.pair_code_ttl_ms.div_ceil(60_000);
+        print_out(&format!(
+            "orchestrator: pairing code {code} (valid for {minutes} minutes, once): the extension's settings find this \
+             daemon and ask for it; `orchestrator pair` prints a new one\n"
+        ));
     }
     if let Some(issuer) = &listening.oauth_issuer {
         print_out(&format!(

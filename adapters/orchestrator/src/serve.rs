@@ -109,6 +109,9 @@ pub struct ExecutorOptions {
     pub allow_remote: bool,
     /// Origin prefixes accepted besides `chrome-extension://` and `moz-extension://`.
     pub allow_origins: Vec<String>,
+    /// How long a pairing code is good, in ms; `None`: [`crate::pair::PAIR_CODE_TTL_MS`]
+    /// (tests shorten it to see a code expire without waiting minutes).
+    pub pair_code_ttl_ms: Option<u64>,
 }
 
 /// The bridge as `serve` mounts it.
@@ -116,6 +119,8 @@ struct ExecutorMount {
     config: bridge::server::BridgeConfig,
     registry: bridge::server::Registry,
     source: bridge::server::TokenSource,
+    /// How long a pairing code is good, in ms.
+    pair_code_ttl_ms: u64,
 }
 
 /// What `serve` reports once it listens (tests and the binary print from it).
@@ -137,6 +142,11 @@ pub struct Listening {
     pub executor_token_file: Option<PathBuf>,
     /// The OAuth issuer, when OAuth is on.
     pub oauth_issuer: Option<String>,
+    /// A pairing code issued at the first start (the executor token generated now), to
+    /// print: a person pairs the extension with it (docs/operator.md "Pairing").
+    pub first_pair_code: Option<String>,
+    /// How long that code is good, in ms.
+    pub pair_code_ttl_ms: u64,
 }
 
 /// Runs the daemon until `shutdown` completes (SIGINT/SIGTERM in the binary) or the
@@ -167,7 +177,9 @@ pub async fn serve_with_executors(
     config.origin_prefixes.extend(executors.allow_origins);
     let registry = bridge::server::Registry::default();
     let sink = bridge::server::BridgeSink::new(registry.clone());
-    serve_inner(options, sink, Some(ExecutorMount { config, registry, source }), shutdown, on_listening).await
+    let pair_code_ttl_ms = executors.pair_code_ttl_ms.unwrap_or(crate::pair::PAIR_CODE_TTL_MS);
+    let mount = ExecutorMount { config, registry, source, pair_code_ttl_ms };
+    serve_inner(options, sink, Some(mount), shutdown, on_listening).await
 }
 
 async fn serve_inner<X: ExecutorSink + Send + 'static>(
@@ -189,6 +201,9 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         )),
         None => None,
     };
+    // The pairing codes' hash key, before anything is started that would need stopping.
+    let mut pair_key = [0u8; 32];
+    getrandom::fill(&mut pair_key).map_err(|e| anyhow::anyhow!("the OS random source failed: {e}"))?;
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
     let mut engine = EngineThread::start(&options.data_dir, options.history, sink).await?;
@@ -264,7 +279,29 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     // The executor endpoint has its own guard (peer, Origin, token in the hello), so it
     // is merged after the MCP guard's layer.
     let mut executor_listening = (None, None, None);
+    let (mut first_pair_code, mut pair_code_ttl_ms) = (None, crate::pair::PAIR_CODE_TTL_MS);
     if let Some(mount) = executors {
+        // Pairing hands out the executor token, so it is mounted with the bridge and follows
+        // its peer and Origin rules; like `/health` it checks its own caller.
+        let mut pair_hosts = options.allow_hosts.clone();
+        if let Some(oauth) = &oauth {
+            pair_hosts.push(oauth.public.host.clone());
+        }
+        let pair = Arc::new(crate::pair_route::PairState {
+            book: std::sync::Mutex::new(crate::pair::PairBook::new(pair_key, mount.pair_code_ttl_ms)),
+            executor_token: mount.config.session.token.clone(),
+            mcp_token: token.clone(),
+            mcp_url: url.clone(),
+            allow_remote: mount.config.allow_remote,
+            origin_prefixes: mount.config.origin_prefixes.clone(),
+            hosts: pair_hosts,
+            body_read_timeout_ms: options.limits.body_read_timeout_ms,
+        });
+        pair_code_ttl_ms = mount.pair_code_ttl_ms;
+        if matches!(mount.source, bridge::server::TokenSource::Generated(_)) {
+            first_pair_code = pair.issue(oauth::now_ms());
+        }
+        app = app.merge(crate::pair_route::router(pair));
         executor_listening = (
             Some(format!("ws://{addr}/executor")),
             matches!(mount.source, bridge::server::TokenSource::Generated(_))
@@ -295,6 +332,8 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         generated_executor_token: executor_listening.1,
         executor_token_file: executor_listening.2,
         oauth_issuer: oauth.as_ref().map(|o| o.public.issuer()),
+        first_pair_code,
+        pair_code_ttl_ms,
     };
     on_listening(&listening, &engine.handle);
     tracing::info!(%url, data_dir = %options.data_dir.display(), "serving MCP");

@@ -1,7 +1,13 @@
 // Settings / Advanced: reads and writes the connection settings and limits through the
 // background (`ui.settings.get` / `ui.settings.set`), checked first with the same rules
 // the background applies (src/core/settings.js), so a wrong field is named before saving.
+// On top, pairing: a daemon on this machine is looked for (`GET /pair`) and a one-time
+// code typed here is exchanged for the executor token (`POST /pair`, src/core/pairing.js),
+// which is then saved as a pasted one is.
 import { mergeSettings, appSelectionView, CONCURRENCY_MAX_RANGE, MANAGED_MAX_RANGE } from '../core/settings.js';
+import {
+  discoveryCandidates, readDiscovery, normalizeCode, pairRequest, readPairAnswer, pairingView, PAIR_FETCH_TIMEOUT_MS,
+} from '../core/pairing.js';
 import { connectionView } from './view.js';
 import { send, watchState, connectionBadge } from './dom.js';
 
@@ -72,6 +78,66 @@ document.getElementById('reveal').addEventListener('click', (event) => {
   event.currentTarget.textContent = shown ? 'Show' : 'Hide';
 });
 
+// Pairing: the daemon found, the code typed, the token saved.
+const pairForm = document.getElementById('pair');
+let pairing = { phase: 'searching' };
+let found = null; // the candidate that answered: {host, httpBase, daemonUrl}
+
+function showPairing(state) {
+  pairing = state;
+  const view = pairingView(state);
+  const line = document.getElementById('pair-status');
+  line.textContent = view.text;
+  line.dataset.tone = view.tone;
+  document.getElementById('pair-submit').disabled = !view.canPair;
+}
+
+/** `fetch` that gives up after PAIR_FETCH_TIMEOUT_MS: `{status, body, retryAfterS}` or null. */
+async function fetchJson(url, options = {}) {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), PAIR_FETCH_TIMEOUT_MS);
+  try {
+    const response = await fetch(url, { ...options, signal: abort.signal, cache: 'no-store', credentials: 'omit' });
+    const body = await response.json().catch(() => null);
+    return { status: response.status, body, retryAfterS: Number(response.headers.get('Retry-After')) };
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function discover() {
+  showPairing({ phase: 'searching' });
+  for (const candidate of discoveryCandidates(stored)) {
+    const answer = await fetchJson(`${candidate.httpBase}/pair`);
+    if (answer && readDiscovery(answer.status, answer.body).found) {
+      found = candidate;
+      return showPairing({ phase: 'found', host: candidate.host });
+    }
+  }
+  showPairing({ phase: 'missing' });
+}
+
+pairForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!found || !pairingView(pairing).canPair) return;
+  const code = normalizeCode(pairForm.elements.code.value);
+  if (!code) return showPairing({ phase: 'refused', text: 'A pairing code is 8 digits, like 1234-5678.' });
+  showPairing({ phase: 'pairing', host: found.host });
+  const answer = await fetchJson(`${found.httpBase}/pair`, pairRequest(code));
+  if (!answer) return showPairing({ phase: 'refused', text: `The daemon at ${found.host} did not answer. Is it still running?` });
+  const result = readPairAnswer(answer.status, answer.body, answer.retryAfterS);
+  if (!result.ok) return showPairing({ phase: 'refused', text: result.text });
+  const { settings } = mergeSettings(stored, { daemonUrl: found.daemonUrl, token: result.token });
+  const saved = await send({ type: 'ui.settings.set', settings });
+  if (saved?.ok === false) return showPairing({ phase: 'refused', text: 'Paired, but the settings could not be saved.' });
+  stored = settings;
+  pairForm.elements.code.value = '';
+  for (const name of ['daemonUrl', 'token']) form.elements[name].value = stored[name];
+  showPairing({ phase: 'paired', host: found.host });
+});
+
 for (const [name, [min, max]] of Object.entries(NUMBERS)) Object.assign(form.elements[name], { min, max });
-loadSettings();
+loadSettings().then(discover);
 watchState(loadConnection);

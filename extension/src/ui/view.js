@@ -231,7 +231,7 @@ export function policyView(worker) {
 const CONNECTIONS = {
   live: { label: 'Live', tone: 'ok', glyph: '●', hint: null },
   connecting: { label: 'Reconnecting', tone: 'warn', glyph: '↻', hint: 'Trying to reach the orchestrator daemon.' },
-  token_missing: { label: 'Token missing', tone: 'bad', glyph: '!', hint: 'Paste the executor token in Settings.' },
+  token_missing: { label: 'Token missing', tone: 'bad', glyph: '!', hint: 'Pair with the daemon, or paste the executor token, in Settings.' },
   unauthorized: { label: 'Token rejected', tone: 'bad', glyph: '!', hint: 'The daemon refused the executor token; check it in Settings.' },
   offline: { label: 'Offline', tone: 'bad', glyph: '○', hint: 'The orchestrator daemon is not reachable.' },
 };

@@ -289,10 +289,15 @@ fn port_of(url: &str) -> Option<u16> {
     url.split("127.0.0.1:").nth(1)?.split('/').next()?.parse().ok()
 }
 
-/// A line that is a whole token (64 hex characters, as `serve` shows a generated one).
+/// A line that is a whole token (64 hex characters, as `serve` shows a generated one), and
+/// the pairing code a first start shows (a new one each start).
 fn redact_token(line: &str) -> String {
     if line.len() == 64 && line.bytes().all(|b| b.is_ascii_hexdigit()) {
         "<the token, shown only this once>".to_string()
+    } else if let Some(rest) = line.strip_prefix("orchestrator: pairing code ")
+        && rest.len() > 9
+    {
+        format!("orchestrator: pairing code NNNN-NNNN{}", &rest[9..])
     } else {
         line.to_string()
     }
