@@ -228,35 +228,52 @@ struct MatrixJob {
     name: String,
     /// The base's knobs (a loss cell's with its trigger).
     knobs: Knobs,
-    /// The crash it plans; `None` for a loss cell.
-    crash: Option<CrashAt>,
-    /// The executor loss it plans instead of a crash.
-    loss: Option<matrix::Loss>,
+    /// What the run plans: a crash, or the loss of a lane's executor.
+    fault: Fault,
+}
+
+/// What a matrix run plans at its boundary.
+enum Fault {
+    /// The boundary's host crashes.
+    Crash(CrashAt),
+    /// The executor that carries a lane goes down for a while, then comes back.
+    Loss(matrix::Loss),
 }
 
 impl MatrixJob {
     /// What the job does, as its hash line and its failure line name it: `BOUNDARY#K`
     /// for a crash, `laneN down LENGTH at BOUNDARY#K` for a loss.
     fn what(&self) -> String {
-        match (&self.crash, &self.loss) {
-            (Some(c), _) => format!("{}#{}", c.boundary, c.occurrence),
-            (None, Some(l)) => {
+        match &self.fault {
+            Fault::Crash(c) => format!("{}#{}", c.boundary, c.occurrence),
+            Fault::Loss(l) => {
                 let lane = if l.lane == usize::MAX { "root".to_string() } else { format!("lane{}", l.lane) };
                 format!("{lane} down {}m at {}#{}", l.length_ms / 60_000, l.at.boundary, l.at.occurrence)
             }
-            (None, None) => String::new(),
         }
     }
 
+    /// The crash plan: the crash, or nothing (a loss is a trigger in the knobs).
     fn plan(&self) -> Vec<CrashAt> {
-        self.crash.into_iter().collect()
+        match &self.fault {
+            Fault::Crash(c) => vec![*c],
+            Fault::Loss(_) => Vec::new(),
+        }
     }
 
     /// Whether its crash happened, or its trigger fired (the boundary was reached that often).
     fn reached(&self, outcome: &sim::outcome::Outcome) -> bool {
-        match self.crash {
-            Some(c) => outcome.crashes.iter().any(|x| x.contains(c.boundary.name())),
-            None => !outcome.unreached.iter().any(|u| u.starts_with("ExecutorDown")),
+        match &self.fault {
+            Fault::Crash(c) => outcome.crashes.iter().any(|x| x.contains(c.boundary.name())),
+            Fault::Loss(_) => !outcome.unreached.iter().any(|u| u.starts_with("ExecutorDown")),
+        }
+    }
+
+    /// The command that replays it.
+    fn replay(&self) -> String {
+        match &self.fault {
+            Fault::Crash(_) => matrix::replay(&self.knobs, &self.plan()),
+            Fault::Loss(loss) => loss.replay(),
         }
     }
 }
@@ -289,14 +306,14 @@ fn matrix_jobs() -> Result<(Vec<MatrixJob>, usize), String> {
                 continue;
             }
             for occurrence in 1..=matrix::MATRIX_OCCURRENCES_MAX {
-                let crash = Some(CrashAt { boundary, occurrence });
-                jobs.push(MatrixJob { name: name.clone(), knobs: knobs.clone(), crash, loss: None });
+                let fault = Fault::Crash(CrashAt { boundary, occurrence });
+                jobs.push(MatrixJob { name: name.clone(), knobs: knobs.clone(), fault });
             }
         }
     }
     for loss in matrix::losses() {
         let (name, knobs) = (format!("loss/{}", loss.at.boundary), matrix::knobs_for_loss(loss));
-        jobs.push(MatrixJob { name, knobs, crash: None, loss: Some(loss) });
+        jobs.push(MatrixJob { name, knobs, fault: Fault::Loss(loss) });
     }
     Ok((jobs, bases.len()))
 }
@@ -383,22 +400,26 @@ fn run_matrix() -> ExitCode {
     let (mut failed, mut reached, mut losses, mut losses_reached) = (0, 0, 0, 0);
     for (job, outcome) in jobs.iter().zip(&results) {
         let hit = usize::from(job.reached(outcome));
-        match job.loss {
-            Some(_) => (losses, losses_reached) = (losses + 1, losses_reached + hit),
-            None => reached += hit,
+        match job.fault {
+            Fault::Loss(_) => (losses, losses_reached) = (losses + 1, losses_reached + hit),
+            Fault::Crash(_) => reached += hit,
         }
         if !outcome.violations.is_empty() {
             failed += 1;
-            let replay = match &job.loss {
-                Some(loss) => loss.replay(),
-                None => matrix::replay(&job.knobs, &job.plan()),
-            };
+            let replay = job.replay();
             let report = matrix::report(&job.knobs, &job.plan(), outcome, &replay);
             let path = write_report(job.knobs.seed, &report);
-            let what = if job.loss.is_some() { job.what() } else { format!("crash {}", job.what()) };
-            println!("FAIL {} {what}: {} (report {path})", job.name, outcome.violations[0]);
-            if job.loss.is_some() {
-                println!("  replay: {replay}");
+            match job.fault {
+                Fault::Crash(_) => {
+                    println!("FAIL {} crash {}: {} (report {path})", job.name, job.what(), outcome.violations[0])
+                }
+                // A loss cell's knobs are no crash cell's: its replay command is its own.
+                Fault::Loss(_) => println!(
+                    "FAIL {} {}: {} (report {path})\n  replay: {replay}",
+                    job.name,
+                    job.what(),
+                    outcome.violations[0]
+                ),
             }
         }
     }
