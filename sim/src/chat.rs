@@ -82,6 +82,9 @@ struct Conversation {
     approved: std::collections::BTreeSet<&'static str>,
     /// Until when the composer's app picker does not offer the app (simulated ms).
     app_missing_until: u64,
+    /// How many of the scenario's root waits (`AgentKnobs::root_waits`) this
+    /// conversation's agent made: each is made once, at the first turn due.
+    root_waits_made: usize,
 }
 
 impl Conversation {
@@ -169,6 +172,7 @@ pub async fn run(name: String, seed: u64, knobs: AgentKnobs, ledger: SharedLedge
         overlays: 0,
         approved: std::collections::BTreeSet::new(),
         app_missing_until: 0,
+        root_waits_made: 0,
     }));
     // The scenario's page stops, on the conversation of the worker they name.
     for event in knobs.page_events.clone() {

@@ -258,6 +258,7 @@ async fn call_op(handle: &Handle, op: SimOp, ledger: &SharedLedger) -> Result<Op
             Operation::WorkerSteer { worker, outcome, message, material: None }
         }
         SimOp::Attach { worker, conversation } => Operation::WorkerAttach { worker, conversation },
+        SimOp::Stop { worker } => Operation::WorkerInterrupt { worker, reason: "stopped by the operator".into() },
     };
     match handle.call(operation).await {
         Ok(Ok(Reply::Worker(view))) => Ok(Some(view.worker.id)),

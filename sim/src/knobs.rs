@@ -88,6 +88,9 @@ pub enum ActionKind {
     /// Attach the lane to a fresh conversation (`worker_attach`), then open that
     /// conversation in the browser for it.
     Attach,
+    /// Stop the lane for good (`worker_interrupt`: the command line's `orchestrator
+    /// worker stop`, the dashboard's "Stop worker").
+    Stop,
 }
 
 impl Action {
@@ -130,6 +133,7 @@ impl Knobs {
                 deaths: Vec::new(),
                 recover_lanes: false,
                 approvals: None,
+                root_waits: Vec::new(),
             },
             root: pick(0, 1) == 1,
             // Each fault class is on or off per seed, with a drawn rate when on.
@@ -196,6 +200,7 @@ impl Knobs {
                 deaths: Vec::new(),
                 recover_lanes: false,
                 approvals: None,
+                root_waits: Vec::new(),
             },
             root: false,
             daemon_crash_pct: 0,

@@ -82,8 +82,12 @@ pub struct Ledger {
     pub cli_workers: BTreeSet<WorkerId>,
     /// Workers whose commands the browser received (it is a `chatgpt` executor).
     pub browser_commands: BTreeSet<WorkerId>,
-    /// The scenario's attaches not yet committed (a scenario fails on one left over).
-    pub unattached: BTreeSet<String>,
+    /// The scenario's attaches and stops not yet committed (a scenario fails on one left
+    /// over).
+    pub uncommitted: BTreeSet<String>,
+    /// Lanes the operator stopped (`worker_interrupt` accepted, or refused as already
+    /// terminal on a retry): cancelled is how they may end.
+    pub stopped: BTreeSet<WorkerId>,
     /// Every CLI `approval_answer` the operator made, with the engine's verdict.
     pub approval_calls: Vec<crate::cli_session::ApprovalCall>,
     /// The daemon host's executor connections, open or closed since when (the liveness

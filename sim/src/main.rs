@@ -14,6 +14,7 @@ fn usage() -> ExitCode {
     println!(
         "usage:\n  sim run --seeds N [--from S]     swarm seeds; exit 1 on the first failure\n  \
          sim replay --seed S [--crash BOUNDARY:K]  one run; prints its trace hash last\n  \
+         sim replay --seed S --loss BOUNDARY:K:laneN:LENGTH  one executor-loss cell of the matrix\n  \
          sim replay --scenario FILE        one scenario run\n  \
          sim scenario FILE...               named cases (scenarios/*.scn)\n  \
          sim matrix                        every boundary x occurrence, on every scenario\n  \
@@ -51,18 +52,23 @@ fn main() -> ExitCode {
                 }
             } else {
                 let Some(seed) = flag(&args, "--seed").and_then(|s| s.parse::<u64>().ok()) else { return usage() };
-                let plan: Vec<CrashAt> = match flag(&args, "--crash") {
-                    Some(spec) => match parse_crash(&spec) {
-                        Some(c) => vec![c],
-                        None => return usage(),
-                    },
-                    None => Vec::new(),
-                };
-                let knobs = match plan.first() {
-                    Some(crash) => matrix::knobs_for(matrix::Cell { crash: *crash, seed }),
-                    None => Knobs::swarm(seed),
-                };
-                (knobs, plan)
+                if let Some(spec) = flag(&args, "--loss") {
+                    let Some(loss) = matrix::Loss::parse(&spec, seed) else { return usage() };
+                    (matrix::knobs_for_loss(loss), Vec::new())
+                } else {
+                    let plan: Vec<CrashAt> = match flag(&args, "--crash") {
+                        Some(spec) => match parse_crash(&spec) {
+                            Some(c) => vec![c],
+                            None => return usage(),
+                        },
+                        None => Vec::new(),
+                    };
+                    let knobs = match plan.first() {
+                        Some(crash) => matrix::knobs_for(matrix::Cell { crash: *crash, seed }),
+                        None => Knobs::swarm(seed),
+                    };
+                    (knobs, plan)
+                }
             };
             println!("{}", knobs::describe(&knobs));
             let outcome = world::run(&knobs, &plan);
@@ -130,7 +136,8 @@ fn run_scenarios(files: &[String]) -> ExitCode {
             );
         } else {
             failed += 1;
-            let report = matrix::report(&scenario.knobs, &scenario.plan, &outcome);
+            let replay = matrix::replay(&scenario.knobs, &scenario.plan);
+            let report = matrix::report(&scenario.knobs, &scenario.plan, &outcome, &replay);
             let path = write_report(scenario.knobs.seed, &report);
             println!("FAIL {file}: {}\n  {}\n  report: {path}", scenario.title, problems.join("\n  "));
         }
@@ -184,7 +191,7 @@ fn swarm(from: u64, seeds: u64, jobs: u64) -> ExitCode {
                     let outcome = world::run(&knobs, &[]);
                     sim_ms.fetch_add(outcome.sim_ms, std::sync::atomic::Ordering::Relaxed);
                     if !outcome.violations.is_empty() {
-                        let report = matrix::report(&knobs, &[], &outcome);
+                        let report = matrix::report(&knobs, &[], &outcome, &matrix::replay(&knobs, &[]));
                         let path = write_report(seed, &report);
                         println!("{report}\nreport written to {path}");
                         let (small, plan, runs) =
@@ -215,12 +222,65 @@ fn swarm(from: u64, seeds: u64, jobs: u64) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// One run of the crash matrix: the base it varies (`calm/<boundary>` or a scenario file),
-/// the base's knobs and the crash it plans.
-type MatrixJob = (String, Knobs, CrashAt);
+/// One run of the crash matrix.
+struct MatrixJob {
+    /// The base it varies: `calm/<boundary>`, a scenario file, `loss/<boundary>`.
+    name: String,
+    /// The base's knobs (a loss cell's with its trigger).
+    knobs: Knobs,
+    /// What the run plans: a crash, or the loss of a lane's executor.
+    fault: Fault,
+}
+
+/// What a matrix run plans at its boundary.
+enum Fault {
+    /// The boundary's host crashes.
+    Crash(CrashAt),
+    /// The executor that carries a lane goes down for a while, then comes back.
+    Loss(matrix::Loss),
+}
+
+impl MatrixJob {
+    /// What the job does, as its hash line and its failure line name it: `BOUNDARY#K`
+    /// for a crash, `laneN down LENGTH at BOUNDARY#K` for a loss.
+    fn what(&self) -> String {
+        match &self.fault {
+            Fault::Crash(c) => format!("{}#{}", c.boundary, c.occurrence),
+            Fault::Loss(l) => {
+                let lane = if l.lane == usize::MAX { "root".to_string() } else { format!("lane{}", l.lane) };
+                format!("{lane} down {}m at {}#{}", l.length_ms / 60_000, l.at.boundary, l.at.occurrence)
+            }
+        }
+    }
+
+    /// The crash plan: the crash, or nothing (a loss is a trigger in the knobs).
+    fn plan(&self) -> Vec<CrashAt> {
+        match &self.fault {
+            Fault::Crash(c) => vec![*c],
+            Fault::Loss(_) => Vec::new(),
+        }
+    }
+
+    /// Whether its crash happened, or its trigger fired (the boundary was reached that often).
+    fn reached(&self, outcome: &sim::outcome::Outcome) -> bool {
+        match &self.fault {
+            Fault::Crash(c) => outcome.crashes.iter().any(|x| x.contains(c.boundary.name())),
+            Fault::Loss(_) => !outcome.unreached.iter().any(|u| u.starts_with("ExecutorDown")),
+        }
+    }
+
+    /// The command that replays it.
+    fn replay(&self) -> String {
+        match &self.fault {
+            Fault::Crash(_) => matrix::replay(&self.knobs, &self.plan()),
+            Fault::Loss(loss) => loss.replay(),
+        }
+    }
+}
 
 /// The crash matrix's runs: every boundary × occurrence (1..=3), on the built-in calm run
-/// and on every scenario in `scenarios/`, in a fixed order; the base count beside them.
+/// and on every scenario in `scenarios/`, then the executor-loss cells, in a fixed order;
+/// the base count beside them.
 fn matrix_jobs() -> Result<(Vec<MatrixJob>, usize), String> {
     let mut bases: Vec<(String, Knobs)> = Vec::new();
     for cell in matrix::cells().iter().filter(|c| c.crash.occurrence == 1) {
@@ -246,9 +306,14 @@ fn matrix_jobs() -> Result<(Vec<MatrixJob>, usize), String> {
                 continue;
             }
             for occurrence in 1..=matrix::MATRIX_OCCURRENCES_MAX {
-                jobs.push((name.clone(), knobs.clone(), CrashAt { boundary, occurrence }));
+                let fault = Fault::Crash(CrashAt { boundary, occurrence });
+                jobs.push(MatrixJob { name: name.clone(), knobs: knobs.clone(), fault });
             }
         }
+    }
+    for loss in matrix::losses() {
+        let (name, knobs) = (format!("loss/{}", loss.at.boundary), matrix::knobs_for_loss(loss));
+        jobs.push(MatrixJob { name, knobs, fault: Fault::Loss(loss) });
     }
     Ok((jobs, bases.len()))
 }
@@ -294,9 +359,9 @@ fn hashes(seeds: u64) -> ExitCode {
     for (seed, hash) in swarm.iter().enumerate() {
         println!("seed {seed} {hash:016x}");
     }
-    let matrix = on_all_cores(jobs.len(), |i| world::run(&jobs[i].1, &[jobs[i].2]).trace_hash);
-    for ((name, _, crash), hash) in jobs.iter().zip(matrix) {
-        println!("matrix {name} {}#{} {hash:016x}", crash.boundary, crash.occurrence);
+    let matrix = on_all_cores(jobs.len(), |i| world::run(&jobs[i].knobs, &jobs[i].plan()).trace_hash);
+    for (job, hash) in jobs.iter().zip(matrix) {
+        println!("matrix {} {} {hash:016x}", job.name, job.what());
     }
     let mut files: Vec<_> = std::fs::read_dir("scenarios")
         .map(|d| {
@@ -319,7 +384,8 @@ fn hashes(seeds: u64) -> ExitCode {
 }
 
 /// The crash matrix: every boundary × occurrence (1..=3), on the built-in calm run and on
-/// every scenario in `scenarios/`, on all cores. Expectations are the scenarios' own
+/// every scenario in `scenarios/`, and the loss of a lane's executor at every boundary ×
+/// occurrence (`matrix::losses`), on all cores. Expectations are the scenarios' own
 /// business; here every run must keep the invariants and converge.
 fn run_matrix() -> ExitCode {
     let start = Instant::now();
@@ -330,28 +396,36 @@ fn run_matrix() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let results = on_all_cores(jobs.len(), |i| {
-        let (name, knobs, crash) = &jobs[i];
-        let outcome = world::run(knobs, &[*crash]);
-        let crashed = outcome.crashes.iter().any(|c| c.contains(crash.boundary.name()));
-        (name.clone(), knobs.clone(), *crash, outcome, crashed)
-    });
-    let mut failed = 0;
-    let mut reached = 0;
-    for (name, knobs, crash, outcome, crashed) in &results {
-        reached += usize::from(*crashed);
+    let results = on_all_cores(jobs.len(), |i| world::run(&jobs[i].knobs, &jobs[i].plan()));
+    let (mut failed, mut reached, mut losses, mut losses_reached) = (0, 0, 0, 0);
+    for (job, outcome) in jobs.iter().zip(&results) {
+        let hit = usize::from(job.reached(outcome));
+        match job.fault {
+            Fault::Loss(_) => (losses, losses_reached) = (losses + 1, losses_reached + hit),
+            Fault::Crash(_) => reached += hit,
+        }
         if !outcome.violations.is_empty() {
             failed += 1;
-            let report = matrix::report(knobs, &[*crash], outcome);
-            let path = write_report(knobs.seed, &report);
-            println!(
-                "FAIL {name} crash {}#{}: {} (report {path})",
-                crash.boundary, crash.occurrence, outcome.violations[0]
-            );
+            let replay = job.replay();
+            let report = matrix::report(&job.knobs, &job.plan(), outcome, &replay);
+            let path = write_report(job.knobs.seed, &report);
+            match job.fault {
+                Fault::Crash(_) => {
+                    println!("FAIL {} crash {}: {} (report {path})", job.name, job.what(), outcome.violations[0])
+                }
+                // A loss cell's knobs are no crash cell's: its replay command is its own.
+                Fault::Loss(_) => println!(
+                    "FAIL {} {}: {} (report {path})\n  replay: {replay}",
+                    job.name,
+                    job.what(),
+                    outcome.violations[0]
+                ),
+            }
         }
     }
     println!(
-        "matrix: {} runs over {bases} bases, {failed} failed, {reached} reached their crash boundary, {:.1} s",
+        "matrix: {} runs over {bases} bases, {failed} failed, {reached} reached their crash boundary, \
+         {losses} executor losses ({losses_reached} reached their boundary), {:.1} s",
         results.len(),
         start.elapsed().as_secs_f64()
     );

@@ -1,8 +1,9 @@
-//! Drivers: the crash matrix (every boundary × occurrence), swarm seeds, and the
+//! Drivers: the crash matrix (every boundary × occurrence, a daemon or executor crash,
+//! or the loss of the executor that carries a lane and its return), swarm seeds, and the
 //! report written when a run breaks an invariant.
 
 use crate::chat::Death;
-use crate::faults::{Boundary, CrashAt};
+use crate::faults::{Boundary, CrashAt, Reaction, Trigger};
 use crate::knobs::{self, Knobs};
 use crate::outcome::Outcome;
 use crate::world;
@@ -65,6 +66,91 @@ pub fn knobs_for(cell: Cell) -> Knobs {
     knobs
 }
 
+/// How long the matrix's executor losses last: under the engine's absence limit
+/// (`EXECUTOR_ABSENT_MS_MAX`, 5 min: no `executor.absent` event) and past it (one event
+/// for the episode).
+pub const LOSS_LENGTHS_MS: [u64; 2] = [2 * MINUTE_MS, 8 * MINUTE_MS];
+
+/// One executor-loss cell: when `lane` passes `at.boundary` for the `at.occurrence`-th
+/// time, the executor that carries it (the browser for a ChatGPT lane or `/root`, the CLI
+/// executor for a Codex or Claude lane) goes down, and comes back `length_ms` later. No
+/// crash: the liveness oracle (no worker shown working while nothing carries it) and
+/// every other oracle check the run, which must complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loss {
+    /// Where in the lane's pipeline.
+    pub at: CrashAt,
+    /// Whose pipeline: a lane (spawn order), `usize::MAX` for `/root`.
+    pub lane: usize,
+    /// How long the executor stays down.
+    pub length_ms: u64,
+    /// The seed of the run.
+    pub seed: u64,
+}
+
+impl Loss {
+    /// `BOUNDARY:K:laneN:LENGTH` (`root` for `/root`, the length in whole minutes:
+    /// `8m`), as `replay --loss` reads it.
+    pub fn spec(&self) -> String {
+        let lane = if self.lane == usize::MAX { "root".to_string() } else { format!("lane{}", self.lane) };
+        format!("{}:{}:{lane}:{}m", self.at.boundary, self.at.occurrence, self.length_ms / MINUTE_MS)
+    }
+
+    /// Reads [`Loss::spec`]'s form back, for a run of `seed`.
+    pub fn parse(spec: &str, seed: u64) -> Option<Loss> {
+        let mut parts = spec.split(':');
+        let boundary = Boundary::parse(parts.next()?)?;
+        let occurrence = parts.next()?.parse().ok()?;
+        let lane = match parts.next()? {
+            "root" => usize::MAX,
+            lane => lane.strip_prefix("lane")?.parse().ok()?,
+        };
+        let length_ms = parts.next()?.strip_suffix('m')?.parse::<u64>().ok()? * MINUTE_MS;
+        parts.next().is_none().then_some(Loss { at: CrashAt { boundary, occurrence }, lane, length_ms, seed })
+    }
+
+    /// The command that replays this cell.
+    pub fn replay(&self) -> String {
+        format!("cargo run --release -p sim -- replay --seed {} --loss {}", self.seed, self.spec())
+    }
+}
+
+/// The lanes whose executor the matrix loses at `boundary`: a ChatGPT lane and both CLI
+/// lanes (Codex, Claude Code) of a cell's calm run; the stall cell's only lane; `/root`
+/// at the dead-man's firing (the worker whose pipeline passes it).
+fn loss_lanes(boundary: Boundary) -> &'static [usize] {
+    match boundary {
+        Boundary::StallMutation => &[0],
+        Boundary::DeadmanFired => &[usize::MAX],
+        _ => &[0, 2, 3],
+    }
+}
+
+/// Every executor-loss cell: each boundary at occurrences 1..=3, for each lane of
+/// `loss_lanes` and each length of `LOSS_LENGTHS_MS`.
+pub fn losses() -> Vec<Loss> {
+    let mut losses = Vec::new();
+    for (i, boundary) in Boundary::ALL.into_iter().enumerate() {
+        for (j, &lane) in loss_lanes(boundary).iter().enumerate() {
+            for (k, &length_ms) in LOSS_LENGTHS_MS.iter().enumerate() {
+                for occurrence in 1..=MATRIX_OCCURRENCES_MAX {
+                    let seed = 3_000 + (i as u64) * 100 + (j as u64) * 20 + (k as u64) * 10 + u64::from(occurrence);
+                    losses.push(Loss { at: CrashAt { boundary, occurrence }, lane, length_ms, seed });
+                }
+            }
+        }
+    }
+    losses
+}
+
+/// The knobs of a loss cell: those of the crash cell at its boundary, with the trigger
+/// that takes the lane's executor down.
+pub fn knobs_for_loss(loss: Loss) -> Knobs {
+    let mut knobs = knobs_for(Cell { crash: loss.at, seed: loss.seed });
+    knobs.triggers.push(Trigger { at: loss.at, lane: loss.lane, reaction: Reaction::ExecutorDown(loss.length_ms) });
+    knobs
+}
+
 /// The result of one matrix cell.
 #[derive(Debug)]
 pub struct CellResult {
@@ -84,9 +170,21 @@ pub fn run_cell(cell: Cell) -> CellResult {
     CellResult { cell, outcome, crashed }
 }
 
+/// The command that replays a run of `knobs.seed` with `plan`: a crash-matrix cell's,
+/// or a swarm seed's.
+pub fn replay(knobs: &Knobs, plan: &[CrashAt]) -> String {
+    match plan.first() {
+        Some(c) => format!(
+            "cargo run --release -p sim -- replay --seed {} --crash {}:{}",
+            knobs.seed, c.boundary, c.occurrence
+        ),
+        None => format!("cargo run --release -p sim -- replay --seed {}", knobs.seed),
+    }
+}
+
 /// A failure report: seed, commit, knobs, broken invariants, the last trace lines and
-/// one command that replays the run.
-pub fn report(knobs: &Knobs, plan: &[CrashAt], outcome: &Outcome) -> String {
+/// `replay`, the one command that replays the run.
+pub fn report(knobs: &Knobs, plan: &[CrashAt], outcome: &Outcome, replay: &str) -> String {
     let mut r = String::new();
     let _ = writeln!(r, "# simulator failure report");
     let _ = writeln!(r, "seed: {}", knobs.seed);
@@ -113,13 +211,6 @@ pub fn report(knobs: &Knobs, plan: &[CrashAt], outcome: &Outcome) -> String {
     for line in &outcome.trace_tail {
         let _ = writeln!(r, "{line}");
     }
-    let replay = match plan.first() {
-        Some(c) => format!(
-            "cargo run --release -p sim -- replay --seed {} --crash {}:{}",
-            knobs.seed, c.boundary, c.occurrence
-        ),
-        None => format!("cargo run --release -p sim -- replay --seed {}", knobs.seed),
-    };
     let _ = writeln!(r, "\nreplay: {replay}");
     r
 }

@@ -1,5 +1,5 @@
 //! The simulated operator, a client of the daemon: it creates the run and its lanes,
-//! performs a scenario's timed actions (pause, resume, continue, steer, attach), sweeps
+//! performs a scenario's timed actions (pause, resume, continue, steer, attach, stop), sweeps
 //! "Needs you" every ten minutes and, with an `ask` CLI executor, looks at approval
 //! requests. It never asks for a manual continue on its own.
 
@@ -99,6 +99,10 @@ pub(crate) async fn operator(setup: Setup, script: Script, ledger: SharedLedger)
                     tokio::task::spawn_local(attach(action.describe(), worker, chat, ledger.clone()));
                     continue;
                 }
+                ActionKind::Stop => {
+                    stop(action.describe(), worker, &ledger).await;
+                    continue;
+                }
             };
             let _ = call(op, &ledger).await;
         }
@@ -124,7 +128,7 @@ async fn attach(planned: String, worker: engine::ids::WorkerId, chat: String, le
     for _ in 0..ATTACH_TRIES_MAX {
         match call(SimOp::Attach { worker, conversation: conversation.clone() }, &ledger).await {
             Ok(_) => {
-                ledger.borrow_mut().unattached.remove(&planned);
+                ledger.borrow_mut().uncommitted.remove(&planned);
                 return;
             }
             Err(code) if code == "INVALID_ARGUMENT" => {
@@ -132,6 +136,23 @@ async fn attach(planned: String, worker: engine::ids::WorkerId, chat: String, le
             }
             Err(_) => return,
         }
+    }
+}
+
+/// Stops a lane for good (`worker_interrupt`, as `orchestrator worker stop` and the
+/// dashboard's "Stop worker" do); `planned` names the scenario's action. A lane refused
+/// as already terminal was stopped by an earlier try whose answer a crash lost, or ended
+/// on its own first (then the scenario's stop stays uncommitted, and it fails).
+async fn stop(planned: String, worker: engine::ids::WorkerId, ledger: &SharedLedger) {
+    let result = call(SimOp::Stop { worker }, ledger).await;
+    let mut l = ledger.borrow_mut();
+    if result.is_ok() {
+        l.uncommitted.remove(&planned);
+    }
+    if result.is_ok() || result.as_ref().is_err_and(|code| code == "WORKER_TERMINAL") {
+        // Its agent has nothing more to do: the run may end without it.
+        l.stopped.insert(worker);
+        l.finished_agents.insert(worker);
     }
 }
 

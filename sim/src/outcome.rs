@@ -41,6 +41,14 @@ pub struct Outcome {
     pub cli_waiting: usize,
     /// Workers the engine holds as failed at the end (their agents gave up).
     pub failed: usize,
+    /// Workers the engine holds as cancelled at the end (the operator stopped them).
+    pub cancelled: usize,
+    /// Every `worker.dependency_ended`, in order: the waiter woken and how the worker it
+    /// waited for ended (failed, cancelled).
+    pub dependency_ended: Vec<(engine::ids::WorkerId, Lifecycle)>,
+    /// Workers an attempt of which reached its conversation carrying the
+    /// `event:dependency_ended` wake: the wake-up was delivered, not only recorded.
+    pub woken_by_dependency_ended: BTreeSet<engine::ids::WorkerId>,
     /// Prompts accepted by conversations.
     pub deliveries: usize,
     /// Every delivery, with the conversation that took it.
@@ -164,6 +172,9 @@ pub(crate) fn check(
             for e in &events {
                 match &e.kind {
                     engine::event::EventKind::WorkerHeld { .. } => outcome.holds += 1,
+                    engine::event::EventKind::WorkerDependencyEnded { outcome: ended, .. } => {
+                        outcome.dependency_ended.extend(e.worker.map(|w| (w, *ended)));
+                    }
                     engine::event::EventKind::WorkerPaused {
                         reason: engine::model::PauseReason::UsageLimit | engine::model::PauseReason::AccountCheck,
                         ..
@@ -230,10 +241,19 @@ pub(crate) fn check(
             outcome.workers = lanes.len();
             outcome.completed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Completed).count();
             outcome.failed = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Failed).count();
+            outcome.cancelled = lanes.iter().filter(|w| w.lifecycle == Lifecycle::Cancelled).count();
             for w in &lanes {
-                // An agent that gave up (`worker_fail`) finished too: its worker is failed.
+                // An agent that gave up (`worker_fail`) finished too: its worker is failed;
+                // a lane the operator stopped is cancelled (unless it ended first).
                 let gave_up = l.failed_agents.contains(&w.id);
-                let expected = if gave_up { Lifecycle::Failed } else { Lifecycle::Completed };
+                let stopped = l.stopped.contains(&w.id) && w.lifecycle == Lifecycle::Cancelled;
+                let expected = if stopped {
+                    Lifecycle::Cancelled
+                } else if gave_up {
+                    Lifecycle::Failed
+                } else {
+                    Lifecycle::Completed
+                };
                 if l.finished_agents.contains(&w.id) && w.lifecycle != expected {
                     l.violation(format!("{} finished its work but is {}", w.id, w.lifecycle.as_str()));
                 }
@@ -258,6 +278,11 @@ pub(crate) fn check(
                 .attempts()
                 .filter(|a| a.wake.contains(engine::wake::WakeReason::ContinueNow) && reached(a))
                 .count();
+            outcome.woken_by_dependency_ended = engine
+                .attempts()
+                .filter(|a| a.wake.contains(engine::wake::WakeReason::DependencyEnded) && a.submitted_at.is_some())
+                .map(|a| a.worker)
+                .collect();
             block_facts(outcome, &engine, &records);
             // `/root`'s own recoveries of its lanes are coordination, not a person's act.
             let recoveries = l.operator_recoveries + l.root_recoveries;
@@ -287,7 +312,7 @@ pub(crate) fn check(
         .iter()
         .map(|t| format!("{:?} at {} #{} of {}", t.reaction, t.at.boundary, t.at.occurrence, t.worker()));
     outcome.unreached.extend(triggers);
-    outcome.unreached.extend(l.unattached.iter().cloned());
+    outcome.unreached.extend(l.uncommitted.iter().cloned());
     let mut hasher = Fnv::default();
     for line in &l.trace {
         hasher.write(line.as_bytes());

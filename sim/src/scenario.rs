@@ -25,7 +25,7 @@ use crate::outcome::Outcome;
 use crate::world::PARTITION_MS_MIN;
 use engine::ExecutorKind;
 use engine::ids::WorkerId;
-use engine::model::{ConversationState, ErrorKind};
+use engine::model::{ConversationState, ErrorKind, Lifecycle};
 
 /// A parsed scenario.
 #[derive(Clone, Debug)]
@@ -69,7 +69,7 @@ pub enum Expectation {
     },
     /// At least this many lanes failed (their agents called `worker_fail`).
     FailedAtLeast(usize),
-    /// Every lane finished: completed, or failed by its own agent.
+    /// Every lane finished: completed, failed by its own agent, or stopped by the operator.
     FinishedAll,
     /// At least this many attempts were withdrawn before they left or were submitted.
     WithdrawnAtLeast(usize),
@@ -93,6 +93,14 @@ pub enum Expectation {
     ApprovalsAtLeast(u32),
     /// Workers paused because of the app at least this often.
     AppPausesAtLeast(usize),
+    /// Exactly `count` `worker.dependency_ended` events woke this worker (`usize::MAX`:
+    /// `/root`) for a worker it waited on that ended with `outcome` (failed, cancelled),
+    /// and, when any did, an attempt carrying that wake reached its conversation.
+    Woken {
+        lane: usize,
+        outcome: Lifecycle,
+        count: usize,
+    },
     /// A CLI count (`cli-turns`, `cli-next-turn-steers`, ...) at least this high.
     Cli {
         name: String,
@@ -150,6 +158,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
     let mut plan = Vec::new();
     let mut expectations = Vec::new();
     let mut title = None;
+    // The first `root-awaits` line, refused at the end without `root on`.
+    let mut root_awaits_line = None;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
         let err = |message: &str| ParseError { line: i + 1, message: format!("{message}: `{line}`") };
@@ -337,6 +347,20 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 };
                 knobs.agents.deaths.push(Death { at_ms, worker, state });
             }
+            "at" if w.get(2) == Some(&"root-awaits") => {
+                // at TIME root-awaits laneN: `/root`'s agent waits for the lane at its
+                // first turn from TIME on (worker_await_dependency)
+                let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let lane = w.get(3).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN"))?;
+                if lane == usize::MAX {
+                    return Err(err("root cannot wait for itself"));
+                }
+                if w.len() > 4 {
+                    return Err(err("root-awaits takes no arguments after the lane"));
+                }
+                knobs.agents.root_waits.push((at_ms, WorkerId(lane as u64 + 2)));
+                root_awaits_line.get_or_insert(i + 1);
+            }
             "at" if w.get(2) == Some(&"page") => {
                 // at TIME page laneN KIND DURATION [no-time]
                 let at_ms = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -364,6 +388,11 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                     Some("attach") if lane == usize::MAX => return Err(err("attach takes a lane, not root")),
                     Some("attach") if w.len() > 4 => return Err(err("attach takes no arguments after the lane")),
                     Some("attach") => ActionKind::Attach,
+                    Some("stop") if lane == usize::MAX => {
+                        return Err(err("stop takes a lane, not root (a run is stopped as a whole)"));
+                    }
+                    Some("stop") if w.len() > 4 => return Err(err("stop takes no arguments after the lane")),
+                    Some("stop") => ActionKind::Stop,
                     Some("steer") => {
                         let outcome = w.get(4).ok_or_else(|| err("expected an outcome"))?.to_string();
                         ActionKind::Steer { outcome, message: w[5..].join(" ") }
@@ -405,6 +434,22 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                     };
                     Expectation::DeliveredBetween { lane, from_ms, to_ms, count: num(7)? as usize, at_least }
                 }
+                Some("woken") => {
+                    // expect woken laneN|root cancelled|failed = K
+                    let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN or root"))?;
+                    let outcome = match w.get(3).copied() {
+                        Some("cancelled") => Lifecycle::Cancelled,
+                        Some("failed") => Lifecycle::Failed,
+                        _ => return Err(err("expected cancelled or failed")),
+                    };
+                    if w.get(4) != Some(&"=") {
+                        return Err(err("expected ="));
+                    }
+                    if w.len() > 6 {
+                        return Err(err("expected nothing after the count"));
+                    }
+                    Expectation::Woken { lane, outcome, count: num(5)? as usize }
+                }
                 Some(name) if CliCounts::default().named(name).is_some() => {
                     Expectation::Cli { name: name.to_string(), at_least: num(3)? as usize }
                 }
@@ -414,10 +459,17 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
         }
     }
     let trigger_lanes = knobs.triggers.iter().map(|t| t.lane);
+    let awaited_lanes = knobs.agents.root_waits.iter().map(|(_, on)| on.0 as usize - 2);
     let lanes = knobs.workers + knobs.cli_workers + knobs.cli.claude_workers;
-    if knobs.script.iter().map(|a| a.lane).chain(trigger_lanes).any(|l| l >= lanes && l != usize::MAX) {
+    let mut named = knobs.script.iter().map(|a| a.lane).chain(trigger_lanes).chain(awaited_lanes);
+    if named.any(|l| l >= lanes && l != usize::MAX) {
         return Err(ParseError { line: 0, message: "an action names a lane beyond `workers`".into() });
     }
+    if let Some(line) = root_awaits_line.filter(|_| !knobs.root) {
+        let message = "root-awaits needs `root on` (a coordinating agent that can wait)".into();
+        return Err(ParseError { line, message });
+    }
+    knobs.agents.root_waits.sort_by_key(|(at_ms, _)| *at_ms);
     Ok(Scenario { title: title.unwrap_or_else(|| name.to_string()), knobs, plan, expectations })
 }
 
@@ -425,6 +477,10 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
 pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
     let mut failed = Vec::new();
     for e in &scenario.expectations {
+        if let Expectation::Woken { lane, outcome: ended, count } = e {
+            failed.extend(woken(outcome, *lane, *ended, *count));
+            continue;
+        }
         let ok = match e {
             Expectation::Completed(None) => outcome.completed == outcome.workers,
             Expectation::Completed(Some(n)) => outcome.completed == *n,
@@ -435,7 +491,7 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::DeferralsAtLeast(n) => outcome.deferrals >= *n,
             Expectation::Stalled(n) => outcome.stalled == *n,
             Expectation::FailedAtLeast(n) => outcome.failed >= *n,
-            Expectation::FinishedAll => outcome.completed + outcome.failed == outcome.workers,
+            Expectation::FinishedAll => outcome.completed + outcome.failed + outcome.cancelled == outcome.workers,
             Expectation::WithdrawnAtLeast(n) => outcome.withdrawn >= *n,
             Expectation::NothingWhileHeld => outcome.submitted_while_held.is_empty(),
             Expectation::ReconnectsAtLeast(n) => outcome.reconnects >= *n,
@@ -458,6 +514,7 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
                 if *at_least { n >= *count } else { n == *count }
             }
             Expectation::Cli { name, at_least } => outcome.cli.named(name).is_some_and(|n| n >= *at_least),
+            Expectation::Woken { .. } => unreachable!("checked above"),
         };
         if !ok {
             failed.push(format!("expectation {e:?} does not hold"));
@@ -471,33 +528,22 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
     failed
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn error(text: &str) -> ParseError {
-        parse("t.scn", text).expect_err("the scenario is refused")
+/// Why `expect woken` does not hold, if it does not: how often `worker.dependency_ended`
+/// woke the worker for a dependency that ended `ended`, and whether that wake reached its
+/// conversation.
+fn woken(outcome: &Outcome, lane: usize, ended: Lifecycle, count: usize) -> Option<String> {
+    let worker = if lane == usize::MAX { WorkerId(1) } else { WorkerId(lane as u64 + 2) };
+    let n = outcome.dependency_ended.iter().filter(|(w, o)| *w == worker && *o == ended).count();
+    let ended = ended.as_str();
+    if n != count {
+        return Some(format!(
+            "expect woken: {worker} was woken {n} times by a {ended} dependency (worker.dependency_ended), expected {count}"
+        ));
     }
-
-    #[test]
-    fn attach_and_closes_parse() {
-        let s = parse("t.scn", "# re-attach\nworkers 2\nat 20m attach lane1\nexpect closes >= 1\n").expect("parses");
-        assert!(matches!(s.knobs.script[..], [Action { at_ms: 1_200_000, lane: 1, what: ActionKind::Attach }]));
-        assert!(matches!(s.expectations[..], [Expectation::ClosesAtLeast(1)]));
-    }
-
-    #[test]
-    fn a_bad_attach_is_refused_with_its_line() {
-        let e = error("workers 2\nat 20m attach root");
-        assert_eq!((e.line, e.message.as_str()), (2, "attach takes a lane, not root: `at 20m attach root`"));
-        let e = error("at 20m attach lane0 now");
-        assert_eq!(
-            (e.line, e.message.as_str()),
-            (1, "attach takes no arguments after the lane: `at 20m attach lane0 now`")
-        );
-        assert_eq!(error("at 20m attach").message, "expected laneN or root: `at 20m attach`");
-        assert_eq!(error("at soon attach lane0").message, "expected a time: `at soon attach lane0`");
-        assert_eq!(error("workers 1\nat 20m attach lane3").message, "an action names a lane beyond `workers`");
-        assert_eq!(error("expect closes >= many").message, "expected a number: `expect closes >= many`");
-    }
+    (count > 0 && !outcome.woken_by_dependency_ended.contains(&worker)).then(|| {
+        format!("expect woken: {worker} got worker.dependency_ended ({ended}), but no attempt carrying that wake reached its conversation")
+    })
 }
+
+#[cfg(test)]
+mod tests;

@@ -72,6 +72,9 @@ pub enum SimOp {
     Steer { worker: WorkerId, outcome: String, message: String },
     /// `worker_attach` (the operator binds a worker to another conversation).
     Attach { worker: WorkerId, conversation: String },
+    /// `worker_interrupt` (the operator stops a lane for good: `orchestrator worker
+    /// stop`, the dashboard's "Stop worker").
+    Stop { worker: WorkerId },
     /// The operator looks at the CLI approval requests waiting in "Needs you" and answers
     /// those whose seeded delay has passed (`approval_answer`), sometimes twice or first
     /// with a stale id; the answer is the number of answers the engine accepted.

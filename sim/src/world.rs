@@ -30,10 +30,10 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         faults_on: true,
         crash_plan: plan.to_vec(),
         triggers: knobs.triggers.clone(),
-        unattached: knobs
+        uncommitted: knobs
             .script
             .iter()
-            .filter(|a| matches!(a.what, ActionKind::Attach))
+            .filter(|a| matches!(a.what, ActionKind::Attach | ActionKind::Stop))
             .map(Action::describe)
             .collect(),
         ..Ledger::default()

@@ -59,6 +59,9 @@ pub struct AgentKnobs {
     /// tool in a conversation (and again after the page reloads) waits on the approval
     /// card until a simulated person answers it, after a seeded delay in this range (ms).
     pub approvals: Option<(u64, u64)>,
+    /// `/root`'s agent waits for a lane (`worker_await_dependency`) at its first turn
+    /// that starts at or after the time (simulated ms): a scenario's `root-awaits`.
+    pub root_waits: Vec<(u64, WorkerId)>,
 }
 
 /// Starts a turn: generate for a while, make the agent's calls, then end the turn.
@@ -93,8 +96,16 @@ pub(super) fn start_turn(
     };
     let forgot = c.borrow().forgot_complete && !finish && c.borrow().turns_done + 1 >= c.borrow().turns_needed;
     let is_root = worker == WorkerId(1);
-    let (depend, message, fault, fail, stop) = {
+    let (waits, message, fault, fail, stop) = {
         let mut cv = c.borrow_mut();
+        let now = turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64);
+        let due = knobs.root_waits.iter().filter(|(at_ms, _)| *at_ms <= now).count();
+        let root_waits: Vec<WorkerId> = if is_root && due > cv.root_waits_made {
+            let made = std::mem::replace(&mut cv.root_waits_made, due);
+            knobs.root_waits[made..due].iter().map(|(_, on)| *on).collect()
+        } else {
+            Vec::new()
+        };
         let depend = !is_root && worker != WorkerId(2) && !finish && cv.rng.next_u64() % 100 < knobs.dependency_pct;
         let message = cv.rng.next_u64() % 100 < knobs.message_pct;
         let roll = cv.rng.next_u64() % 100;
@@ -125,7 +136,9 @@ pub(super) fn start_turn(
         } else {
             None
         };
-        (depend, message, fault, fail, stop)
+        // A lane waits for lane 0, the coordinator for the lanes its scenario names.
+        let waits: Vec<WorkerId> = depend.then_some(WorkerId(2)).into_iter().chain(root_waits).collect();
+        (waits, message, fault, fail, stop)
     };
     tokio::task::spawn_local(async move {
         let half = Duration::from_millis(length_ms / 2);
@@ -145,8 +158,8 @@ pub(super) fn start_turn(
                 let _ = agent_call(&name, SimOp::MessageRoot { worker, body }, &ledger).await;
             }
         }
-        if depend {
-            let _ = agent_call(&name, SimOp::AwaitWorker { worker, on: WorkerId(2) }, &ledger).await;
+        for on in waits {
+            let _ = agent_call(&name, SimOp::AwaitWorker { worker, on }, &ledger).await;
         }
         if human && !knobs.block_waits {
             let question = format!("{worker}-turn{turn}-question");
