@@ -1,5 +1,5 @@
 //! The console: the operator's commands that talk to a running daemon from a terminal
-//! (`orchestrator status`, `start`, `run …`, `worker …`, `doctor`, and `oauth …`'s admin calls),
+//! (`orchestrator status`, `start`, `run …`, `worker …`, `doctor`, `service …`, and `oauth …`'s admin calls),
 //! over a small MCP-over-HTTP client that the tests and the benchmark use too. Named
 //! `console` rather than `cli`, which `cli-executor` (the command-line *agent* executor)
 //! would make ambiguous. An HTTP/1 client only: no axum, no rmcp, no server; the daemon's
@@ -24,6 +24,9 @@
 //!   directory, store lock, tokens, a connected browser, the public address's OAuth
 //!   metadata), each failing check with what to do.
 //! - `oauth_admin.rs`: the client of the daemon's loopback OAuth admin API.
+//! - `service/`: `orchestrator service install|uninstall|status`, the daemon as a systemd
+//!   user unit or a launchd agent: the texts and plans as pure functions, the
+//!   `systemctl`/`launchctl` calls thin (`service/manage.rs`); `doctor` asks it too.
 
 pub mod client;
 pub mod control;
@@ -32,6 +35,7 @@ pub mod oauth_admin;
 pub mod reach;
 pub mod refused;
 pub mod run;
+pub mod service;
 pub mod start;
 pub mod status;
 pub mod words;

@@ -272,6 +272,10 @@ pub(crate) enum Command {
     /// Check or rescue a data directory's store (the daemon must be stopped). See docs/store.md.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Install, remove or show the daemon as a user service that starts at login and restarts
+    /// on failure: a systemd user unit (Linux) or a launchd agent (macOS). See docs/operator.md.
+    #[command(subcommand)]
+    Service(ServiceCommand),
     /// Approve, deny, list and revoke OAuth connections of a daemon started with --public-url
     /// (through its loopback admin API, with the static MCP token). See docs/connect.md.
     #[command(subcommand)]
@@ -487,6 +491,33 @@ pub(crate) enum OauthCommand {
         #[command(flatten)]
         daemon: DaemonFlags,
     },
+}
+
+/// `orchestrator service ACTION`: the daemon as a user service.
+#[derive(Subcommand, Debug)]
+pub(crate) enum ServiceCommand {
+    /// Write the unit (~/.config/systemd/user/orchestrator.service) or agent
+    /// (~/Library/LaunchAgents/orchestrator.plist) running this binary's `serve`, enable and
+    /// start it. Run it again after moving the binary or to change the data directory.
+    Install {
+        /// Data directory the service serves. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Address and port the service listens on. Default: as for `serve`.
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen: Option<SocketAddr>,
+        /// Print the file it would write and the commands it would run; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Stop and disable the service and remove its file (the data directory stays).
+    Uninstall {
+        /// Print what it would run and remove; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Whether the service is installed, enabled and running, and where its log is.
+    Status,
 }
 
 #[derive(Subcommand, Debug)]
