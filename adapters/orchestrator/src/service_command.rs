@@ -39,11 +39,12 @@ pub(crate) fn service_command(command: ServiceCommand) -> anyhow::Result<()> {
                 return Ok(());
             }
             let notes = manage::uninstall(&ctx, &plan)?;
-            for note in notes {
+            for note in &notes {
                 print_out(&format!("orchestrator: note: {note}\n"));
             }
+            let done = if notes.is_empty() { "stopped, disabled and removed" } else { "removed" };
             print_out(&format!(
-                "orchestrator: the user service is stopped and removed ({}); the data directory is left as it was\n",
+                "orchestrator: the user service is {done} ({}); the data directory is left as it was\n",
                 plan.file.display()
             ));
             Ok(())
