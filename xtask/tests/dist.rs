@@ -28,10 +28,8 @@ fn the_archive_is_laid_out_as_cargo_dist_s_and_its_checksum_checks() {
 
     let listed = Command::new("tar").arg("-tvJf").arg(&packed.archive).output().expect("tar -t");
     let listed = String::from_utf8_lossy(&listed.stdout);
-    let mut entries: Vec<(&str, &str)> = listed
-        .lines()
-        .filter_map(|l| Some((l.split_whitespace().next()?, l.split_whitespace().last()?)))
-        .collect();
+    let mut entries: Vec<(&str, &str)> =
+        listed.lines().filter_map(|l| Some((l.split_whitespace().next()?, l.split_whitespace().last()?))).collect();
     entries.sort_by_key(|(_, name)| *name);
     assert_eq!(
         entries,

@@ -181,9 +181,10 @@ pub(crate) enum Command {
         #[arg(value_name = "OBJECTIVE", required = true, num_args = 1..)]
         objective: Vec<String>,
     },
-    /// Check the installation in order (the daemon answers, its data directory, that only you
-    /// can read it, its store lock, the tokens' permissions, a connected browser extension speaking this daemon's
-    /// protocol) and say what to do for each failing check. Exits 0 only when all pass.
+    /// Check the installation in order (the daemon answers, the user service that keeps it
+    /// running, its data directory, that only you can read it, its store lock, the tokens'
+    /// permissions, a connected browser extension speaking this daemon's protocol) and say
+    /// what to do for each failing check. Exits 0 only when all pass.
     Doctor {
         /// Data directory of the daemon. Default: as for `serve`.
         #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]

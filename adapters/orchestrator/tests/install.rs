@@ -114,7 +114,10 @@ fn the_linux_archive_installs_into_a_fresh_home_and_doctor_runs_from_path() {
     let data = home.join(".local/share/orchestrator");
     assert!(said.contains(&format!("orchestrator doctor (data directory {})", data.display())), "{said}");
     assert!(said.contains("FAIL  daemon: no MCP token to ask it with"), "{said}");
-    assert!(said.contains(&format!("what to do: start it: orchestrator serve --data-dir {}", data.display())), "{said}");
+    assert!(
+        said.contains(&format!("what to do: start it: orchestrator serve --data-dir {}", data.display())),
+        "{said}"
+    );
     assert!(said.contains("skip  service: not installed as a user service"), "{said}");
 }
 

@@ -28,7 +28,10 @@ fn verdict(ctx: &Context, status: &Status, dir: &Path) -> Check {
         );
     };
     if let Some(served) = unit::data_dir_of(words).filter(|served| Path::new(served) != dir) {
-        return skip(format!("the installed service ({}) serves {served}, not this data directory", status.file.display()));
+        return skip(format!(
+            "the installed service ({}) serves {served}, not this data directory",
+            status.file.display()
+        ));
     }
     if let Some(binary) = words.first().filter(|b| !Path::new(b).exists()) {
         return fail(
@@ -43,26 +46,22 @@ fn verdict(ctx: &Context, status: &Status, dir: &Path) -> Check {
             "systemctl --user restart orchestrator.service".to_string(),
             "systemctl --user enable orchestrator.service".to_string(),
         ),
-        Manager::Launchd => (
-            format!("launchctl kickstart gui/{}/orchestrator", ctx.uid),
-            "orchestrator service install".to_string(),
-        ),
+        Manager::Launchd => {
+            (format!("launchctl kickstart gui/{}/orchestrator", ctx.uid), "orchestrator service install".to_string())
+        }
     };
     match &status.manager {
-        Answer::Unreachable(why) => skip(format!(
-            "installed ({}), but the service manager cannot be asked here ({why})",
-            status.file.display()
-        )),
+        Answer::Unreachable(why) => {
+            skip(format!("installed ({}), but the service manager cannot be asked here ({why})", status.file.display()))
+        }
         Answer::Known { running: false, state, .. } => fail(
             NAME,
             format!("installed ({}) but {state}, not running", status.file.display()),
             format!("read why: {logs}; then start it: {start}"),
         ),
-        Answer::Known { enabled: false, .. } => fail(
-            NAME,
-            "running, but not enabled: it will not start at your next login",
-            enable,
-        ),
+        Answer::Known { enabled: false, .. } => {
+            fail(NAME, "running, but not enabled: it will not start at your next login", enable)
+        }
         Answer::Known { .. } => {
             Check { name: NAME, verdict: Verdict::Pass(format!("installed, enabled and running (logs: {logs})")) }
         }

@@ -111,7 +111,11 @@ pub fn install(ctx: &Context, plan: &Plan) -> Result<(), ServiceError> {
         let _ = run(step);
     }
     for dir in &plan.dirs {
-        std::fs::create_dir_all(dir).map_err(|source| ServiceError::Io { action: "create", path: dir.clone(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| ServiceError::Io {
+            action: "create",
+            path: dir.clone(),
+            source,
+        })?;
     }
     let text = plan.text.as_deref().unwrap_or_default();
     write_file(&plan.file, text)?;

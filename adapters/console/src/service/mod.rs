@@ -64,9 +64,10 @@ impl Manager {
     /// `$XDG_CONFIG_HOME` when set, systemd's own rule).
     pub fn file(self, home: &Path, config_home: Option<&Path>) -> PathBuf {
         match self {
-            Manager::Systemd => {
-                config_home.map_or_else(|| home.join(".config"), Path::to_path_buf).join("systemd/user").join(SYSTEMD_UNIT)
-            }
+            Manager::Systemd => config_home
+                .map_or_else(|| home.join(".config"), Path::to_path_buf)
+                .join("systemd/user")
+                .join(SYSTEMD_UNIT),
             Manager::Launchd => home.join("Library/LaunchAgents").join(format!("{LAUNCHD_LABEL}.plist")),
         }
     }
@@ -230,12 +231,8 @@ pub fn parse_launchctl_print(loaded: bool, text: &str) -> Answer {
     if !loaded {
         return Answer::Known { enabled: false, state: "not loaded".to_string(), running: false };
     }
-    let state = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("state = "))
-        .map(str::trim)
-        .unwrap_or("unknown")
-        .to_string();
+    let state =
+        text.lines().find_map(|l| l.trim().strip_prefix("state = ")).map(str::trim).unwrap_or("unknown").to_string();
     Answer::Known { enabled: true, running: state == "running", state }
 }
 
@@ -243,7 +240,9 @@ pub fn parse_launchctl_print(loaded: bool, text: &str) -> Answer {
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// Neither systemd nor launchd: nothing to install into.
-    #[error("SERVICE_UNSUPPORTED: user services are supported on Linux (systemd) and macOS (launchd), not {os}; run `orchestrator serve` under your own supervisor")]
+    #[error(
+        "SERVICE_UNSUPPORTED: user services are supported on Linux (systemd) and macOS (launchd), not {os}; run `orchestrator serve` under your own supervisor"
+    )]
     Unsupported {
         /// This platform.
         os: &'static str,
@@ -252,7 +251,9 @@ pub enum ServiceError {
     #[error("SERVICE_NO_HOME: HOME is not set; set it to your home directory and run the command again")]
     NoHome,
     /// A path the service would run with cannot go into a unit (not UTF-8, a control character).
-    #[error("SERVICE_BAD_PATH: {path:?} cannot go into a service definition (not UTF-8 or a control character in it); use a plain path (--data-dir)")]
+    #[error(
+        "SERVICE_BAD_PATH: {path:?} cannot go into a service definition (not UTF-8 or a control character in it); use a plain path (--data-dir)"
+    )]
     BadPath {
         /// The path, as far as it prints.
         path: String,
@@ -318,10 +319,7 @@ mod tests {
     #[test]
     fn the_unit_goes_where_systemd_looks_for_user_units() {
         let home = Path::new("/home/ann");
-        assert_eq!(
-            Manager::Systemd.file(home, None),
-            Path::new("/home/ann/.config/systemd/user/orchestrator.service")
-        );
+        assert_eq!(Manager::Systemd.file(home, None), Path::new("/home/ann/.config/systemd/user/orchestrator.service"));
         assert_eq!(
             Manager::Systemd.file(home, Some(Path::new("/cfg"))),
             Path::new("/cfg/systemd/user/orchestrator.service")

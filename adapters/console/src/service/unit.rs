@@ -4,7 +4,7 @@
 //! line is unit-tested here and the unit is checked by `systemd-analyze verify` in
 //! `adapters/orchestrator/tests/service.rs`.
 
-use super::{LAUNCHD_LABEL, RESTART_SEC, STARTS_IN_INTERVAL_MAX, START_INTERVAL_SEC, ServiceError, Spec};
+use super::{LAUNCHD_LABEL, RESTART_SEC, START_INTERVAL_SEC, STARTS_IN_INTERVAL_MAX, ServiceError, Spec};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -88,7 +88,10 @@ pub fn launchd_plist(spec: &Spec, log_file: &Path) -> Result<String, ServiceErro
         plist,
         r#"<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">"#
     );
-    let _ = writeln!(plist, "<!-- Written by `orchestrator service install`; `orchestrator service uninstall` removes it. -->");
+    let _ = writeln!(
+        plist,
+        "<!-- Written by `orchestrator service install`; `orchestrator service uninstall` removes it. -->"
+    );
     let _ = writeln!(plist, r#"<plist version="1.0">"#);
     let _ = writeln!(plist, "<dict>");
     let _ = writeln!(plist, "  <key>Label</key>\n  <string>{LAUNCHD_LABEL}</string>");
@@ -172,7 +175,11 @@ pub fn program_arguments(plist: &str) -> Option<Vec<String>> {
         .skip(1)
         .filter_map(|s| s.split("</string>").next())
         .map(|s| {
-            s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&")
+            s.replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&apos;", "'")
+                .replace("&amp;", "&")
         })
         .collect();
     Some(words)
@@ -199,7 +206,8 @@ mod tests {
     #[test]
     fn the_unit_runs_this_binary_s_serve_on_the_data_directory_and_restarts_on_failure() {
         let unit = systemd_unit(&spec()).expect("unit");
-        let line = |start: &str| unit.lines().find(|l| l.starts_with(start)).unwrap_or_else(|| panic!("{start}: {unit}"));
+        let line =
+            |start: &str| unit.lines().find(|l| l.starts_with(start)).unwrap_or_else(|| panic!("{start}: {unit}"));
         assert_eq!(
             line("ExecStart="),
             r#"ExecStart="/home/ann/.cargo/bin/orchestrator" "serve" "--data-dir" "/home/ann/.local/share/orchestrator""#
@@ -245,14 +253,12 @@ mod tests {
     fn the_agent_keeps_alive_after_a_failure_and_logs_where_console_finds_it() {
         let mut spec = spec();
         spec.data_dir = PathBuf::from("/Users/ann/data & <more>");
-        let plist = launchd_plist(&spec, Path::new("/Users/ann/Library/Logs/orchestrator/orchestrator.log"))
-            .expect("plist");
+        let plist =
+            launchd_plist(&spec, Path::new("/Users/ann/Library/Logs/orchestrator/orchestrator.log")).expect("plist");
         assert!(plist.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist"), "{plist}");
         assert!(plist.contains("<key>Label</key>\n  <string>orchestrator</string>"), "{plist}");
         assert!(
-            plist.contains(
-                "<key>KeepAlive</key>\n  <dict>\n    <key>SuccessfulExit</key>\n    <false/>\n  </dict>"
-            ),
+            plist.contains("<key>KeepAlive</key>\n  <dict>\n    <key>SuccessfulExit</key>\n    <false/>\n  </dict>"),
             "{plist}"
         );
         assert!(plist.contains("<key>RunAtLoad</key>\n  <true/>"), "{plist}");
@@ -270,5 +276,29 @@ mod tests {
         assert_eq!(plist.matches("<dict>").count(), plist.matches("</dict>").count());
         let words = program_arguments(&plist).expect("ProgramArguments");
         assert_eq!(data_dir_of(&words), Some("/Users/ann/data & <more>"), "read back unescaped");
+        python_reads_the_plist_as_meant(&plist);
+    }
+
+    /// launchd cannot run here, so an independent reader checks the property list: Python's
+    /// `plistlib` (skipped with a line where `python3` is missing).
+    fn python_reads_the_plist_as_meant(plist: &str) {
+        use std::io::Write as _;
+        use std::process::{Command, Stdio};
+        let script = "import plistlib, sys, json; print(json.dumps(plistlib.loads(sys.stdin.buffer.read())))";
+        let child = Command::new("python3").args(["-c", script]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn();
+        let Ok(mut child) = child else {
+            eprintln!("plist: python3 not found, plistlib check skipped");
+            return;
+        };
+        child.stdin.take().expect("stdin").write_all(plist.as_bytes()).expect("write plist");
+        let out = child.wait_with_output().expect("python3");
+        assert!(out.status.success(), "plistlib refused it: {}", String::from_utf8_lossy(&out.stderr));
+        let read: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(read["Label"], "orchestrator");
+        assert_eq!(read["ProgramArguments"][3], "/Users/ann/data & <more>");
+        assert_eq!(read["KeepAlive"]["SuccessfulExit"], false);
+        assert_eq!(read["RunAtLoad"], true);
+        assert_eq!(read["ThrottleInterval"], RESTART_SEC);
+        assert_eq!(read["StandardErrorPath"], "/Users/ann/Library/Logs/orchestrator/orchestrator.log");
     }
 }
