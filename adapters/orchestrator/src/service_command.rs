@@ -7,7 +7,7 @@ use crate::flags::ServiceCommand;
 use crate::print_out;
 use anyhow::Context as _;
 use console::service::manage::{self, Context};
-use console::service::{Manager, Spec, install_plan, uninstall_plan};
+use console::service::{Answer, Manager, Spec, install_plan, uninstall_plan};
 use std::path::{Path, PathBuf};
 
 pub(crate) fn service_command(command: ServiceCommand) -> anyhow::Result<()> {
@@ -25,6 +25,17 @@ pub(crate) fn service_command(command: ServiceCommand) -> anyhow::Result<()> {
                 print_out(&manage::describe(&plan));
                 print_out(&advice(&ctx, &spec, false));
                 return Ok(());
+            }
+            // A daemon started by hand on the same data directory would keep the service from
+            // starting (the store's lock) while this command said it started. The service's own
+            // daemon holds it too when this is a reinstall: `restart` replaces that one.
+            let service_runs = matches!(manage::status(&ctx).manager, Answer::Known { running: true, .. });
+            if !service_runs && store_in_use(&spec.data_dir) {
+                anyhow::bail!(
+                    "SERVICE_DATA_DIR_IN_USE: another orchestrator holds {} (a daemon started by hand, or `mcp-stdio`): \
+                     stop it first (Ctrl-C in its terminal), then run `orchestrator service install` again",
+                    spec.data_dir.display()
+                );
             }
             prepare_data_dir(&spec.data_dir)?;
             manage::install(&ctx, &plan)?;
@@ -54,6 +65,14 @@ pub(crate) fn service_command(command: ServiceCommand) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// True when another process holds the store's lock in `dir` (the lock is taken and let go
+/// at once when it is free, as `doctor` does).
+fn store_in_use(dir: &Path) -> bool {
+    let lock = dir.join("store").join("store.lock");
+    let Ok(file) = std::fs::File::options().read(true).write(true).open(&lock) else { return false };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
 /// The data directory private (0700) with both tokens written, as the daemon would write

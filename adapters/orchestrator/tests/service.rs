@@ -18,7 +18,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::orchestrator_bin;
+use support::{Daemon, orchestrator_bin};
 
 /// A fresh home, a runtime directory and a stand-in bin directory.
 struct Home {
@@ -182,6 +182,7 @@ fn with_systemctl_install_enables_and_restarts_and_doctor_reads_a_failed_unit() 
     assert_eq!(
         systemctl,
         [
+            "systemctl --user show orchestrator.service -p UnitFileState,ActiveState,SubState",
             "systemctl --user daemon-reload",
             "systemctl --user enable orchestrator.service",
             "systemctl --user restart orchestrator.service"
@@ -230,4 +231,20 @@ fn dry_run_prints_the_unit_and_the_commands_and_changes_nothing() {
     let out = home.run(&["service", "uninstall", "--dry-run"], true);
     assert!(stdout(&out).contains("would run: systemctl --user disable --now orchestrator.service"), "{out:?}");
     assert!(home.calls().iter().all(|c| !c.starts_with("systemctl")), "nothing run: {:?}", home.calls());
+}
+
+#[test]
+fn a_daemon_started_by_hand_on_the_data_directory_is_named_before_anything_is_written() {
+    let home = Home::new();
+    home.stand_ins("UnitFileState=\\nActiveState=inactive\\nSubState=dead\\n");
+    let data = home.root.path().join("data");
+    let _by_hand = Daemon::serve(&data, &[]);
+    let out = home.run(&["service", "install", "--data-dir", data.to_str().expect("utf-8")], true);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("orchestrator: SERVICE_DATA_DIR_IN_USE: another orchestrator holds "), "{stderr}");
+    assert!(stderr.contains("stop it first"), "{stderr}");
+    assert!(!home.unit().exists(), "nothing written");
+    assert!(home.calls().iter().all(|c| !c.contains("enable")), "nothing enabled: {:?}", home.calls());
 }
