@@ -25,6 +25,14 @@ export CODEX_BIN="$PWD/tests/cli-agents/node_modules/.bin/codex"
 export CLAUDE_BIN="$PWD/tests/cli-agents/node_modules/.bin/claude"
 export ORCH_REAL_CLIS=required
 
+# The release tool cargo-dist, pinned from PyPI (idempotent), whose own installer the
+# install test runs on the debug binary packed as a release; with ORCH_REAL_TOOLS=required
+# a test that needs it (or Debian's systemd-analyze, for the service unit) fails when it is
+# missing instead of printing a skip line.
+tests/release/setup.sh
+export DIST_BIN="$PWD/tests/release/.venv/bin/dist"
+export ORCH_REAL_TOOLS=required
+
 # --no-fail-fast: run every test binary even after one fails, so CI sees every
 # summary line; the exit status is still non-zero on any failure.
 step "cargo test"

@@ -14,12 +14,15 @@
 //! - [`skill`]: the agent skill under `skills/`: frontmatter and content checks, and the
 //!   reproducible, uploadable archive.
 //! - [`archive`]: a deterministic ZIP writer and strict reader for stored entries.
-//! - `main.rs`: the thin command line, `cargo run -p xtask -- tidy | skill-pack [--out DIR]`.
+//! - [`dist`]: a release archive of an already built binary in cargo-dist's layout, with
+//!   its checksum file (for the install test; releases are built by cargo-dist in CI).
+//! - `main.rs`: the thin command line, `cargo run -p xtask -- tidy | skill-pack [--out DIR] | dist`.
 //!
 //! The crate depends on std and `crc32fast` only, so the checks build in seconds on a clean
 //! clone.
 
 pub mod archive;
+pub mod dist;
 pub mod skill;
 pub mod tidy;
 pub mod tidy_architecture;

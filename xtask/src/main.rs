@@ -1,5 +1,6 @@
 //! Command line for the workspace automation:
-//! `cargo run -p xtask -- tidy` and `cargo run -p xtask -- skill-pack [--out DIR]`.
+//! `cargo run -p xtask -- tidy`, `cargo run -p xtask -- skill-pack [--out DIR]` and
+//! `cargo run -p xtask -- dist [--binary FILE] [--target TRIPLE] [--out DIR] [--fast]`.
 //!
 //! Logic lives in the library; this file only parses the arguments and reports.
 
@@ -8,7 +9,8 @@ use std::process::ExitCode;
 
 use xtask::skill;
 
-const USAGE: &str = "usage: cargo run -p xtask -- tidy\n       cargo run -p xtask -- skill-pack [--out DIR]";
+const USAGE: &str = "usage: cargo run -p xtask -- tidy\n       cargo run -p xtask -- skill-pack [--out DIR]\n       \
+                     cargo run -p xtask -- dist [--binary FILE] [--target TRIPLE] [--out DIR] [--fast]";
 
 fn main() -> ExitCode {
     // The xtask crate sits directly under the workspace root.
@@ -18,6 +20,7 @@ fn main() -> ExitCode {
         ["tidy"] => tidy(root),
         ["skill-pack"] => skill_pack(root, &root.join(skill::OUT_DIR_DEFAULT)),
         ["skill-pack", "--out", out] => skill_pack(root, &PathBuf::from(out)),
+        ["dist", rest @ ..] => dist(root, rest),
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)
@@ -62,4 +65,44 @@ fn skill_pack(root: &Path, out_dir: &Path) -> ExitCode {
         packed.package.crc32()
     );
     ExitCode::SUCCESS
+}
+
+/// `dist`: the release archive of a built binary (default `target/release/orchestrator`,
+/// for this machine's target, into `target/distrib`), as cargo-dist lays it out.
+#[expect(clippy::print_stdout, reason = "a command-line tool reports what it wrote on stdout")]
+fn dist(root: &Path, args: &[&str]) -> ExitCode {
+    let mut options = xtask::dist::PackOptions {
+        binary: root.join("target/release").join(xtask::dist::APP),
+        target: xtask::dist::host_target().unwrap_or_default(),
+        extra: vec![root.join("README.md")],
+        out_dir: root.join("target/distrib"),
+        fast: false,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match (*arg, args.clone().next()) {
+            ("--fast", _) => options.fast = true,
+            ("--binary", Some(v)) => options.binary = PathBuf::from(v),
+            ("--target", Some(v)) => options.target = v.to_string(),
+            ("--out", Some(v)) => options.out_dir = PathBuf::from(v),
+            _ => {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+        if *arg != "--fast" {
+            args.next();
+        }
+    }
+    match xtask::dist::pack(&options) {
+        Ok(packed) => {
+            println!("dist: wrote {} (sha256 {})", packed.archive.display(), packed.sha256);
+            println!("dist: wrote {}", packed.checksum_file.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("dist: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

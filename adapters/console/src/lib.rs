@@ -1,5 +1,5 @@
 //! The console: the operator's commands that talk to a running daemon from a terminal
-//! (`orchestrator status`, `start`, `run …`, `worker …`, `doctor`, and `oauth …`'s admin calls),
+//! (`orchestrator status`, `start`, `run …`, `worker …`, `doctor`, `service …`, and `oauth …`'s admin calls),
 //! over a small MCP-over-HTTP client that the tests and the benchmark use too. Named
 //! `console` rather than `cli`, which `cli-executor` (the command-line *agent* executor)
 //! would make ambiguous. An HTTP/1 client only: no axum, no rmcp, no server; the daemon's
@@ -26,6 +26,9 @@
 //! - `pair.rs`: `orchestrator pair` (a fresh one-time code from the daemon) and the code's
 //!   exchange for the executor token behind `executor-cli --pair`.
 //! - `oauth_admin.rs`: the client of the daemon's loopback OAuth admin API.
+//! - `service/`: `orchestrator service install|uninstall|status`, the daemon as a systemd
+//!   user unit or a launchd agent: the texts and plans as pure functions, the
+//!   `systemctl`/`launchctl` calls thin (`service/manage.rs`); `doctor` asks it too.
 
 pub mod client;
 pub mod control;
@@ -35,6 +38,7 @@ pub mod pair;
 pub mod reach;
 pub mod refused;
 pub mod run;
+pub mod service;
 pub mod start;
 pub mod status;
 pub mod words;

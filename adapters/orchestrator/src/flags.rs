@@ -191,9 +191,10 @@ pub(crate) enum Command {
         #[arg(value_name = "OBJECTIVE", required = true, num_args = 1..)]
         objective: Vec<String>,
     },
-    /// Check the installation in order (the daemon answers, its data directory, that only you
-    /// can read it, its store lock, the tokens' permissions, a connected browser extension speaking this daemon's
-    /// protocol) and say what to do for each failing check. Exits 0 only when all pass.
+    /// Check the installation in order (the daemon answers, the user service that keeps it
+    /// running, its data directory, that only you can read it, its store lock, the tokens'
+    /// permissions, a connected browser extension speaking this daemon's protocol) and say
+    /// what to do for each failing check. Exits 0 only when all pass.
     Doctor {
         /// Data directory of the daemon. Default: as for `serve`.
         #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
@@ -287,6 +288,10 @@ pub(crate) enum Command {
     /// Check or rescue a data directory's store (the daemon must be stopped). See docs/store.md.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Install, remove or show the daemon as a user service that starts at login and restarts
+    /// on failure: a systemd user unit (Linux) or a launchd agent (macOS). See docs/operator.md.
+    #[command(subcommand)]
+    Service(ServiceCommand),
     /// Approve, deny, list and revoke OAuth connections of a daemon started with --public-url
     /// (through its loopback admin API, with the static MCP token). See docs/connect.md.
     #[command(subcommand)]
@@ -502,6 +507,33 @@ pub(crate) enum OauthCommand {
         #[command(flatten)]
         daemon: DaemonFlags,
     },
+}
+
+/// `orchestrator service ACTION`: the daemon as a user service.
+#[derive(Subcommand, Debug)]
+pub(crate) enum ServiceCommand {
+    /// Write the unit (~/.config/systemd/user/orchestrator.service) or agent
+    /// (~/Library/LaunchAgents/orchestrator.plist) running this binary's `serve`, enable and
+    /// start it. Run it again after moving the binary or to change the data directory.
+    Install {
+        /// Data directory the service serves. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Address and port the service listens on. Default: as for `serve`.
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen: Option<SocketAddr>,
+        /// Print the file it would write and the commands it would run; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Stop and disable the service and remove its file (the data directory stays).
+    Uninstall {
+        /// Print what it would run and remove; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Whether the service is installed, enabled and running, and where its log is.
+    Status,
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,9 +3,11 @@
 //! - `flags.rs`: every subcommand and flag (clap).
 //! - `usage.rs`: a mistyped command line as one line on stderr and status 1.
 //! - `client_commands.rs`: `worker …`, `run …` and `oauth …` against the running daemon.
+//! - `service_command.rs`: `service install|uninstall|status`, the daemon as a user service.
 
 mod client_commands;
 mod flags;
+mod service_command;
 mod usage;
 
 use address::default_data_dir;
@@ -135,6 +137,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Oauth(command) => client_commands::oauth_command(command),
         Command::Worker(command) => client_commands::worker_command(command),
         Command::Run(command) => client_commands::run_command(command),
+        Command::Service(command) => service_command::service_command(command),
         Command::ExecutorCli {
             daemon,
             data_dir,

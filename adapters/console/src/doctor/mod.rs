@@ -1,5 +1,5 @@
-//! `orchestrator doctor`: the installation checked in order (the daemon answers, its data
-//! directory, that only its owner can read it, its store lock, the tokens and their
+//! `orchestrator doctor`: the installation checked in order (the daemon answers, the user
+//! service that keeps it running (`orchestrator service install`), its data directory, that only its owner can read it, its store lock, the tokens and their
 //! permissions, the connected executors named by kind and speaking this daemon's protocol,
 //! for each worker kind in use a capable executor, the public address's OAuth metadata),
 //! each failing check with what to do. Read-only: it changes nothing, and takes the store
@@ -7,12 +7,14 @@
 
 mod executors;
 mod public;
+mod service;
 
 use crate::client::McpClient;
 use address::token;
 use address::{HEALTH_PATH, Health, LISTEN_DEFAULT, URL_FILE_NAME};
 use executors::{check_executors, check_kinds, kinds_in_use};
 use public::check_public;
+use service::check_service;
 use std::fmt::Write;
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
@@ -119,6 +121,7 @@ pub async fn run(options: &DoctorOptions) -> Report {
     let mut checks = Vec::new();
     let (daemon, reached) = check_daemon(&mcp_url, token.as_deref(), recorded_url.is_some(), dir).await;
     checks.push(daemon);
+    checks.push(check_service(dir));
     checks.push(check_data_dir(dir));
     checks.push(check_private(dir));
     checks.push(check_store_lock(dir, &reached));
