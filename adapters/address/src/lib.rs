@@ -14,9 +14,13 @@
 //!   `doctor`).
 //! - `pair.rs`: pairing on the wire: `/pair` and `/pair/code`, the one-time code's
 //!   printed form, the JSON the daemon and `orchestrator pair`/`executor-cli --pair` exchange.
+//! - `config.rs`: the configuration file `orchestrator setup` writes and `serve` and
+//!   `doctor` read ([`config::Config`]), its place, and [`config::ConfigError`] naming the
+//!   file, the line and the key.
 //! - `private.rs`: the data directory kept private (`0700`, files `0600`): made so at the
 //!   daemon's start, checked by `doctor`.
 
+pub mod config;
 mod dir;
 mod health;
 pub mod pair;

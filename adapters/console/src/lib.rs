@@ -21,8 +21,9 @@
 //! - `words.rs`: the words for what the daemon reports in codes (an attempt's reason and
 //!   end, plurals, a question's choices).
 //! - `doctor.rs`: `orchestrator doctor`, the installation checked in order (daemon, data
-//!   directory, store lock, tokens, a connected browser, the public address's OAuth
-//!   metadata), each failing check with what to do.
+//!   directory, store lock, tokens, the configuration file and its notification URLs,
+//!   pairing, a connected browser, the public address's OAuth metadata), each failing check
+//!   with what to do.
 //! - `pair.rs`: `orchestrator pair` (a fresh one-time code from the daemon) and the code's
 //!   exchange for the executor token behind `executor-cli --pair`.
 //! - `oauth_admin.rs`: the client of the daemon's loopback OAuth admin API.

@@ -1,7 +1,7 @@
 //! The `orchestrator` binary's command line: every subcommand and flag, parsed by clap
 //! (`main.rs` hands each to the library).
 
-use address::LISTEN_DEFAULT;
+pub(crate) use crate::serve_flags::{ServeFlags, SetupFlags};
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,131 +15,17 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-/// How many finished runs the history keeps, and for how long (the dashboard's Finished,
-/// `status --all`, `run_list` with includeTerminal).
-#[derive(clap::Args, Debug)]
-pub(crate) struct HistoryFlags {
-    /// Finished runs the history shows at most, the most recently ended first.
-    #[arg(long, value_name = "COUNT", env = "ORCHESTRATOR_HISTORY_RUNS",
-        default_value_t = engine::limits::HISTORY_RUNS_COUNT_DEFAULT as u32,
-        value_parser = clap::value_parser!(u32).range(0..=engine::limits::LIST_PAGE_COUNT_MAX as i64))]
-    pub history_runs: u32,
-    /// Days a finished run stays in the history after it ended.
-    #[arg(long, value_name = "DAYS", env = "ORCHESTRATOR_HISTORY_DAYS",
-        default_value_t = engine::limits::HISTORY_KEPT_MS_DEFAULT / DAY_MS,
-        value_parser = clap::value_parser!(u64).range(0..=HISTORY_DAYS_MAX))]
-    pub history_days: u64,
-}
-
-/// A day, in milliseconds.
-const DAY_MS: u64 = 24 * 60 * 60 * 1000;
-/// The longest history `--history-days` accepts, in days (ten years).
-const HISTORY_DAYS_MAX: u64 = 3_650;
-
-impl HistoryFlags {
-    /// The engine's history retention.
-    pub(crate) fn options(&self) -> orchestrator::serve::HistoryOptions {
-        orchestrator::serve::HistoryOptions {
-            runs_max: self.history_runs as usize,
-            kept_ms: self.history_days * DAY_MS,
-        }
-    }
-}
-
-/// The edge's limits, for every route on the listener (/mcp, /executor); docs/limits.md.
-#[derive(clap::Args, Debug)]
-pub(crate) struct LimitFlags {
-    /// A connection waiting for a request (a fresh one, or an idle keep-alive one) is closed unless
-    /// that request's headers arrive within this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = edge::HEADER_READ_TIMEOUT_MS_DEFAULT)]
-    pub(crate) header_read_timeout_ms: u64,
-    /// A connection on which no byte moves in either direction for this many milliseconds is
-    /// closed, except while a request is being answered (an events_wait long poll). Applies to the
-    /// executor WebSocket too: keep it above twice the 20 s heartbeat.
-    #[arg(long, value_name = "MS", default_value_t = edge::IDLE_TIMEOUT_MS_DEFAULT)]
-    pub(crate) idle_timeout_ms: u64,
-    /// A request body must arrive whole within this many milliseconds of its headers (408 otherwise).
-    #[arg(long, value_name = "MS", default_value_t = edge::BODY_READ_TIMEOUT_MS_DEFAULT)]
-    pub(crate) body_read_timeout_ms: u64,
-    /// Connections open at once (MCP and executors together). When all are taken, a new connection
-    /// takes the place of the longest idle pending one; only when every place is held by an
-    /// authenticated client does it get a 503.
-    #[arg(long, value_name = "N", default_value_t = edge::CONNECTIONS_MAX_DEFAULT)]
-    pub(crate) connections_max: usize,
-    /// Pending connections open at once: those no request authenticated yet (silent, headers on the
-    /// way, an executor before its hello). Past it the longest idle of them is closed for the new one.
-    /// Default: --connections-max (they may hold any place an authenticated client does not).
-    #[arg(long, value_name = "N")]
-    pub(crate) pending_connections_max: Option<usize>,
-    /// Connections open at once from one client address; never applied to loopback (all local
-    /// clients share 127.0.0.1) nor to a --trusted-proxy. Past it that address's longest idle
-    /// pending connection is closed for the new one, or the new one gets a 503.
-    /// Default: 64, or --connections-max if lower.
-    #[arg(long, value_name = "N")]
-    pub(crate) connections_per_ip_max: Option<usize>,
-    /// The address of a proxy or tunnel client whose connections carry many clients (repeatable):
-    /// no per-address cap for it, as for loopback.
-    #[arg(long = "trusted-proxy", value_name = "IP")]
-    pub(crate) trusted_proxies: Vec<std::net::IpAddr>,
-}
-
-impl LimitFlags {
-    pub(crate) fn limits(&self) -> edge::EdgeLimits {
-        edge::EdgeLimits {
-            header_read_timeout_ms: self.header_read_timeout_ms,
-            idle_timeout_ms: self.idle_timeout_ms,
-            body_read_timeout_ms: self.body_read_timeout_ms,
-            connections_max: self.connections_max,
-            pending_connections_max: self.pending_connections_max.unwrap_or(self.connections_max),
-            connections_per_ip_max: self
-                .connections_per_ip_max
-                .unwrap_or(edge::CONNECTIONS_PER_IP_MAX_DEFAULT.min(self.connections_max).max(1)),
-            trusted_proxies: self.trusted_proxies.clone(),
-        }
-    }
-}
-
 #[derive(Subcommand, Debug)]
 #[allow(clippy::large_enum_variant, reason = "parsed once at start; boxing the flags buys nothing")]
 pub(crate) enum Command {
     /// Run the daemon: the engine on its store, MCP over streamable HTTP at http://ADDR:PORT/mcp.
-    Serve {
-        /// Data directory (store, MCP token). Default: $XDG_DATA_HOME/orchestrator or ~/.local/share/orchestrator.
-        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
-        data_dir: Option<PathBuf>,
-        /// Address and port to listen on. Keep it on loopback unless a tunnel or proxy fronts it.
-        #[arg(long, value_name = "ADDR:PORT", default_value = LISTEN_DEFAULT)]
-        listen: SocketAddr,
-        /// Bearer token MCP clients must send (Authorization: Bearer TOKEN). Default: DIR/mcp-token,
-        /// generated on first start and printed once.
-        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
-        mcp_token: Option<String>,
-        /// Log level or filter (error, warn, info, debug, trace, or e.g. "info,mcp=debug"). Logs go to stderr.
-        #[arg(long, value_name = "LEVEL", default_value = "info,rmcp=warn")]
-        log_level: String,
-        /// Accept this host name in Host and Origin headers besides loopback (repeatable), e.g. for a tunnel.
-        #[arg(long = "allow-host", value_name = "HOST")]
-        allow_hosts: Vec<String>,
-        /// Token browser executors must send in their hello at ws://ADDR:PORT/executor (separate from
-        /// the MCP token). Default: DIR/executor-token, generated on first start and printed once.
-        #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_EXECUTOR_TOKEN", hide_env_values = true)]
-        executor_token: Option<String>,
-        /// Accept executor connections from peers that are not on loopback.
-        #[arg(long)]
-        executor_allow_remote: bool,
-        /// Accept this Origin prefix at /executor besides chrome-extension:// and moz-extension:// (repeatable).
-        #[arg(long = "executor-allow-origin", value_name = "PREFIX")]
-        executor_allow_origins: Vec<String>,
-        /// Test only: how long a pairing code is good, in milliseconds (default 10 minutes).
-        #[arg(long, value_name = "MS", hide = true)]
-        pair_code_ttl_ms: Option<u64>,
-        #[command(flatten)]
-        limits: LimitFlags,
-        #[command(flatten)]
-        oauth: OAuthFlags,
-        #[command(flatten)]
-        history: HistoryFlags,
-    },
+    /// Settings missing from the command line and the environment come from the configuration
+    /// file (`orchestrator setup` writes it; docs/operator.md "First run").
+    Serve(ServeFlags),
+    /// Ask the questions a first run needs (data directory, worker kinds, public address,
+    /// notification URLs), write the configuration file `serve` reads, and print the next
+    /// three steps. Without a terminal, the flags answer (--yes takes the defaults).
+    Setup(SetupFlags),
     /// Serve the same MCP tools over stdin/stdout, for clients that start the server themselves.
     /// Uses the data directory exclusively: do not run it next to `serve` on the same directory.
     McpStdio {
@@ -193,7 +79,8 @@ pub(crate) enum Command {
     },
     /// Check the installation in order (the daemon answers, the user service that keeps it
     /// running, its data directory, that only you can read it, its store lock, the tokens'
-    /// permissions, a connected browser extension speaking this daemon's protocol) and say
+    /// permissions, the configuration file and its notification URLs, pairing, a connected
+    /// browser extension speaking this daemon's protocol) and say
     /// what to do for each failing check. Exits 0 only when all pass.
     Doctor {
         /// Data directory of the daemon. Default: as for `serve`.
@@ -202,6 +89,9 @@ pub(crate) enum Command {
         /// The MCP token, when the daemon was started with --mcp-token. Default: DIR/mcp-token.
         #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
         mcp_token: Option<String>,
+        /// The configuration file to check. Default: as for `serve`.
+        #[arg(long, value_name = "FILE", env = "ORCHESTRATOR_CONFIG")]
+        config: Option<PathBuf>,
     },
     /// Run the command-line agent executor: Codex CLI and Claude Code workers (one `codex
     /// app-server` or `claude -p` child per worker), connected to the daemon's /executor as
@@ -345,41 +235,6 @@ pub(crate) enum RunCommand {
         #[command(flatten)]
         daemon: DaemonFlags,
     },
-}
-
-/// OAuth for clients that cannot send the static token (ChatGPT); docs/connect.md.
-#[derive(clap::Args, Debug)]
-pub(crate) struct OAuthFlags {
-    /// Turn the OAuth 2.1 authorization server on, for this public address:
-    /// https://HOST[:PORT][/PREFIX] (what a tunnel or proxy serves this daemon as), or
-    /// http://127.0.0.1:PORT / http://localhost:PORT for local clients. Never derived from
-    /// request headers. Off without it.
-    #[arg(long, value_name = "URL")]
-    pub(crate) public_url: Option<String>,
-    /// Accept this exact redirect URI at client registration besides ChatGPT's, Claude's and
-    /// loopback ones (repeatable).
-    #[arg(long = "oauth-redirect-allow", value_name = "URL", requires = "public_url")]
-    pub(crate) oauth_redirect_allow: Vec<String>,
-    /// Test only: access token lifetime in milliseconds.
-    #[arg(long, value_name = "MS", hide = true)]
-    pub(crate) oauth_access_ttl_ms: Option<u64>,
-    /// Test only: authorization code lifetime in milliseconds.
-    #[arg(long, value_name = "MS", hide = true)]
-    pub(crate) oauth_code_ttl_ms: Option<u64>,
-    /// Test only: how long an authorization request waits for the operator, in milliseconds.
-    #[arg(long, value_name = "MS", hide = true)]
-    pub(crate) oauth_pending_ttl_ms: Option<u64>,
-}
-
-impl OAuthFlags {
-    pub(crate) fn options(&self) -> Option<oauth::OAuthOptions> {
-        let public_url = self.public_url.clone()?;
-        let mut ttls = oauth::Ttls::default();
-        ttls.access_ms = self.oauth_access_ttl_ms.unwrap_or(ttls.access_ms);
-        ttls.code_ms = self.oauth_code_ttl_ms.unwrap_or(ttls.code_ms);
-        ttls.pending_ms = self.oauth_pending_ttl_ms.unwrap_or(ttls.pending_ms);
-        Some(oauth::OAuthOptions { public_url, redirect_allow: self.oauth_redirect_allow.clone(), ttls })
-    }
 }
 
 /// `orchestrator worker ACTION`: one worker's controls.

@@ -4,10 +4,14 @@
 //! - `usage.rs`: a mistyped command line as one line on stderr and status 1.
 //! - `client_commands.rs`: `worker …`, `run …` and `oauth …` against the running daemon.
 //! - `service_command.rs`: `service install|uninstall|status`, the daemon as a user service.
+//! - `serve_flags.rs`: `serve`'s and `setup`'s flags; the configuration file under the flags.
+//! - `setup_command.rs`: `setup`, the first run's questions, the file, the next steps.
 
 mod client_commands;
 mod flags;
+mod serve_flags;
 mod service_command;
+mod setup_command;
 mod usage;
 
 use address::default_data_dir;
@@ -24,11 +28,11 @@ fn init_logs(level: &str) -> anyhow::Result<()> {
 /// A person's mistake (a short token, a locked data directory, a port in use) is one line
 /// on stderr and exit status 1: never a stack trace, whatever `RUST_BACKTRACE` says.
 fn main() -> std::process::ExitCode {
-    let cli = match usage::parse() {
-        Ok(cli) => cli,
+    let (cli, matches) = match usage::parse() {
+        Ok(parsed) => parsed,
         Err(exit) => return exit,
     };
-    match run(cli) {
+    match run(cli, &matches) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             print_err(&format!("orchestrator: {}\n", one_line(&e)));
@@ -43,22 +47,44 @@ fn one_line(error: &anyhow::Error) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+/// The configuration file: the one named (which must exist), else the default one if it
+/// exists; `None` when there is none.
+pub(crate) fn read_config(
+    named: Option<&std::path::Path>,
+) -> anyhow::Result<(Option<std::path::PathBuf>, address::config::Config)> {
+    let path = named.map_or_else(address::config::default_config_path, std::path::Path::to_path_buf);
+    Ok(match address::config::load(&path, named.is_some())? {
+        Some(config) => (Some(path), config),
+        None => (None, address::config::Config::default()),
+    })
+}
+
+fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve {
-            data_dir,
-            listen,
-            mcp_token,
-            log_level,
-            allow_hosts,
-            executor_token,
-            executor_allow_remote,
-            executor_allow_origins,
-            pair_code_ttl_ms,
-            limits,
-            oauth,
-            history,
-        } => {
+        Command::Serve(mut flags) => {
+            let (config_file, config) = read_config(flags.config.as_deref())?;
+            if let Some(serve) = matches.subcommand_matches("serve") {
+                flags.apply_config(&config, serve);
+            }
+            if flags.print_config {
+                print_out(&flags.describe(config_file.as_deref(), &config));
+                return Ok(());
+            }
+            let serve_flags::ServeFlags {
+                data_dir,
+                listen,
+                mcp_token,
+                log_level,
+                allow_hosts,
+                executor_token,
+                executor_allow_remote,
+                executor_allow_origins,
+                pair_code_ttl_ms,
+                limits,
+                oauth,
+                history,
+                ..
+            } = flags;
             init_logs(&log_level)?;
             // The store's files and the tokens are created private (the daemon starts no programs).
             address::private::private_umask();
@@ -120,11 +146,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print_out(&text);
             Ok(())
         }
-        Command::Doctor { data_dir, mcp_token } => {
+        Command::Setup(flags) => setup_command::setup(flags),
+        Command::Doctor { data_dir, mcp_token, config } => {
+            let config_file = config.unwrap_or_else(address::config::default_config_path);
+            // The file's data directory when no flag names one (its errors are doctor's to report).
+            let from_file = address::config::load(&config_file, false).ok().flatten().and_then(|c| c.data_dir);
             let options = console::doctor::DoctorOptions {
-                data_dir: data_dir.unwrap_or_else(default_data_dir),
+                data_dir: data_dir.or(from_file).unwrap_or_else(default_data_dir),
                 mcp_token,
                 executor_token_file_name: bridge::server::TOKEN_FILE_NAME,
+                config_file,
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let report = runtime.block_on(console::doctor::run(&options));

@@ -4,13 +4,15 @@
 
 use crate::flags::Cli;
 use clap::error::ErrorKind;
-use clap::{CommandFactory, Parser};
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
-/// The parsed command line, or the exit status after saying what is wrong.
-pub(crate) fn parse() -> Result<Cli, ExitCode> {
-    let error = match Cli::try_parse() {
-        Ok(cli) => return Ok(cli),
+/// The parsed command line and clap's matches (which know where each value came from, for
+/// the configuration file), or the exit status after saying what is wrong.
+pub(crate) fn parse() -> Result<(Cli, ArgMatches), ExitCode> {
+    let parsed = Cli::command().try_get_matches().and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let error = match parsed {
+        Ok(parsed) => return Ok(parsed),
         Err(error) => error,
     };
     match error.kind() {

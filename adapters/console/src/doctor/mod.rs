@@ -1,10 +1,12 @@
 //! `orchestrator doctor`: the installation checked in order (the daemon answers, the user
 //! service that keeps it running (`orchestrator service install`), its data directory, that only its owner can read it, its store lock, the tokens and their
 //! permissions, the connected executors named by kind and speaking this daemon's protocol,
-//! for each worker kind in use a capable executor, the public address's OAuth metadata),
+//! for each worker kind in use a capable executor, the public address's OAuth metadata,
+//! the configuration file and its notification URLs, pairing),
 //! each failing check with what to do. Read-only: it changes nothing, and takes the store
 //! lock only for an instant when no daemon answers.
 
+mod config;
 mod executors;
 mod public;
 mod service;
@@ -12,6 +14,7 @@ mod service;
 use crate::client::McpClient;
 use address::token;
 use address::{HEALTH_PATH, Health, LISTEN_DEFAULT, URL_FILE_NAME};
+use config::{check_config, check_notify, check_pairing};
 use executors::{check_executors, check_kinds, kinds_in_use};
 use public::check_public;
 use service::check_service;
@@ -37,6 +40,8 @@ pub struct DoctorOptions {
     /// The executor token's file name in the data directory (the bridge's
     /// `TOKEN_FILE_NAME`, given by the composition root: this crate does not link the bridge).
     pub executor_token_file_name: &'static str,
+    /// The configuration file to check (`--config`, or the default one; absent is no failure).
+    pub config_file: PathBuf,
 }
 
 /// One check's verdict.
@@ -126,6 +131,10 @@ pub async fn run(options: &DoctorOptions) -> Report {
     checks.push(check_private(dir));
     checks.push(check_store_lock(dir, &reached));
     checks.push(check_tokens(dir, options.mcp_token.is_some(), options.executor_token_file_name));
+    let (config_check, config) = check_config(&options.config_file);
+    checks.push(config_check);
+    checks.push(check_notify(config.as_ref()));
+    checks.push(check_pairing(dir, options.executor_token_file_name));
     checks.push(check_executors(&reached, &mcp_url));
     let in_use = match (&reached, token.as_deref()) {
         (Reached::Answered(_), Some(token)) => kinds_in_use(&mcp_url, token).await,

@@ -1,0 +1,124 @@
+//! The first-run checks of `doctor`: the configuration file (`orchestrator setup` writes it)
+//! valid or its one-line error, each notification URL it names well-formed (not
+//! contacted: no network call), and pairing (the executor token exists; `orchestrator pair`
+//! pairs an extension or a remote `executor-cli`).
+
+use super::{Check, Verdict, fail};
+use address::config::{Config, ConfigError, check_notify_url, load};
+use std::path::Path;
+
+/// The configuration check, and the file's settings for the checks after it.
+pub(super) fn check_config(file: &Path) -> (Check, Option<Config>) {
+    let name = "configuration";
+    match load(file, false) {
+        Ok(None) => (
+            Check {
+                name,
+                verdict: Verdict::Skip(format!(
+                    "no configuration file at {} (flags and defaults apply; `orchestrator setup` writes one)",
+                    file.display()
+                )),
+            },
+            None,
+        ),
+        Ok(Some(config)) => {
+            let kinds: Vec<&str> = config.workers.iter().map(|k| k.name()).collect();
+            let found = format!(
+                "{} is valid (workers: {})",
+                file.display(),
+                if kinds.is_empty() { "none named".to_string() } else { kinds.join(", ") }
+            );
+            (Check { name, verdict: Verdict::Pass(found) }, Some(config))
+        }
+        Err(e) => (fail(name, e.to_string(), fix_for(&e)), None),
+    }
+}
+
+fn fix_for(error: &ConfigError) -> String {
+    let at = error.line.map(|l| format!(" line {l}")).unwrap_or_default();
+    match error.code {
+        "CONFIG_UNREADABLE" => format!("check the file's owner and permissions: ls -l {}", error.path.display()),
+        _ => format!(
+            "edit {}{at} (docs/operator.md \"First run\" lists the keys), or write it again: orchestrator setup --force",
+            error.path.display()
+        ),
+    }
+}
+
+/// Each notification URL well-formed; none is contacted.
+pub(super) fn check_notify(config: Option<&Config>) -> Check {
+    let name = "notify";
+    let Some(config) = config.filter(|c| !c.notify.is_empty()) else {
+        return Check { name, verdict: Verdict::Skip("no notification URL configured".into()) };
+    };
+    for url in &config.notify {
+        if let Err(e) = check_notify_url(url) {
+            return fail(name, e, "give an http:// or https:// URL in the configuration file's notify list");
+        }
+    }
+    let found = format!("{} well-formed (not contacted)", config.notify.join(", "));
+    Check { name, verdict: Verdict::Pass(found) }
+}
+
+/// Whether the executor token exists, and how to pair.
+pub(super) fn check_pairing(dir: &Path, executor_token_file_name: &str) -> Check {
+    let name = "pairing";
+    let token = dir.join(executor_token_file_name);
+    if token.exists() {
+        return Check {
+            name,
+            verdict: Verdict::Pass(format!(
+                "the executor token exists ({}); to pair the extension or a remote executor-cli: orchestrator pair",
+                token.display()
+            )),
+        };
+    }
+    Check {
+        name,
+        verdict: Verdict::Skip(format!(
+            "no executor token yet ({}): the daemon writes it on its first start; then pair with `orchestrator pair`",
+            token.display()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_valid_file_passes_a_missing_one_is_skipped_a_bad_one_fails_with_its_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("config.toml");
+        assert!(matches!(check_config(&file).0.verdict, Verdict::Skip(_)));
+        std::fs::write(&file, "workers = [\"codex\"]\nnotify = [\"https://ntfy.sh/t\"]\n").expect("write");
+        let (check, config) = check_config(&file);
+        assert!(matches!(check.verdict, Verdict::Pass(ref f) if f.contains("workers: codex")), "{check:?}");
+        let notify = check_notify(config.as_ref());
+        assert!(matches!(notify.verdict, Verdict::Pass(ref f) if f.contains("not contacted")), "{notify:?}");
+        std::fs::write(&file, "workers = [\"codex\"]\ncolour = \"blue\"\n").expect("write");
+        let (check, config) = check_config(&file);
+        let Verdict::Fail { found, fix } = check.verdict else { panic!("{check:?}") };
+        assert!(found.contains("line 2 key colour"), "{found}");
+        assert!(fix.contains("line 2") && fix.contains("setup --force"), "{fix}");
+        assert!(config.is_none());
+    }
+
+    #[test]
+    fn notify_targets_are_checked_without_a_network_call() {
+        assert!(matches!(check_notify(None).verdict, Verdict::Skip(_)));
+        // A value the file's reader refuses can still reach this check through a struct.
+        let bad = Config { notify: vec!["mailto:ann@example.com".into()], ..Config::default() };
+        assert!(matches!(check_notify(Some(&bad)).verdict, Verdict::Fail { .. }));
+    }
+
+    #[test]
+    fn pairing_says_whether_the_token_exists_and_how_to_pair() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let check = check_pairing(dir.path(), "executor-token");
+        assert!(matches!(check.verdict, Verdict::Skip(ref w) if w.contains("orchestrator pair")), "{check:?}");
+        std::fs::write(dir.path().join("executor-token"), "t\n").expect("token");
+        let check = check_pairing(dir.path(), "executor-token");
+        assert!(matches!(check.verdict, Verdict::Pass(ref w) if w.contains("orchestrator pair")), "{check:?}");
+    }
+}
