@@ -16,6 +16,8 @@ fn doctor(dir: &Path) -> (i32, String) {
         .args(["doctor", "--data-dir", dir.to_str().expect("utf-8 path")])
         .env_remove("ORCHESTRATOR_MCP_TOKEN")
         .env_remove("ORCHESTRATOR_DATA_DIR")
+        .env_remove("ORCHESTRATOR_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.with_extension("no-config"))
         .output()
         .expect("run doctor");
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())

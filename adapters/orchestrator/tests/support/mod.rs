@@ -83,6 +83,9 @@ impl Daemon {
             .args(args)
             .env_remove("ORCHESTRATOR_MCP_TOKEN")
             .env_remove("ORCHESTRATOR_DATA_DIR")
+            // No configuration file of the person running the tests (`docs/operator.md` "First run").
+            .env_remove("ORCHESTRATOR_CONFIG")
+            .env("XDG_CONFIG_HOME", dir.with_extension("no-config"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)
