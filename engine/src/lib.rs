@@ -53,6 +53,7 @@ mod landing;
 pub mod limits;
 mod liveness;
 pub mod model;
+pub mod notify;
 pub mod op;
 mod ops;
 pub mod policy;
