@@ -130,6 +130,11 @@ pub(crate) enum Command {
         /// Accept this Origin prefix at /executor besides chrome-extension:// and moz-extension:// (repeatable).
         #[arg(long = "executor-allow-origin", value_name = "PREFIX")]
         executor_allow_origins: Vec<String>,
+        /// Post to this webhook when a worker needs you or a run ends (repeatable): http://HOST[:PORT]/PATH,
+        /// prefixed text: (ntfy), slack: or discord: for their forms; signed with DIR/notify-secret
+        /// (docs/notifications.md).
+        #[arg(long = "notify", value_name = "URL")]
+        notify: Vec<String>,
         #[command(flatten)]
         limits: LimitFlags,
         #[command(flatten)]

@@ -52,6 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             executor_token,
             executor_allow_remote,
             executor_allow_origins,
+            notify,
             limits,
             oauth,
             history,
@@ -67,6 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 limits: limits.limits(),
                 oauth: oauth.options(),
                 history: history.options(),
+                notify,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {
