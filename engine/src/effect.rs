@@ -26,7 +26,7 @@ pub enum Effect {
     },
     /// Post a notification to its target; the answer comes back as
     /// [`crate::Input::Notified`]. Sent again (same id) until an answer settles it.
-    Notify(crate::notify::Notice),
+    Notify(crate::notice::Notice),
 }
 
 /// The records one mutation writes: state records plus the events it appends.

@@ -282,9 +282,9 @@ pub enum EventKind {
     /// unchanged.
     NotificationAbandoned {
         /// Which notification.
-        notice: crate::notify::NoticeId,
+        notice: crate::notice::NoticeId,
         /// What it was about.
-        kind: crate::notify::NoticeKind,
+        kind: crate::notice::NoticeKind,
         /// Why it was given up (never the body).
         detail: Arc<str>,
     },

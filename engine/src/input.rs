@@ -24,9 +24,9 @@ pub enum Input {
     /// What the shell's post of a notification ([`crate::Effect::Notify`]) came to.
     Notified {
         /// The notification.
-        id: crate::notify::NoticeId,
+        id: crate::notice::NoticeId,
         /// Delivered, failed or refused.
-        outcome: crate::notify::NoticeOutcome,
+        outcome: crate::notice::NoticeOutcome,
     },
 }
 

@@ -57,7 +57,7 @@ pub enum Record {
     /// A run's dead-man state (appended last: older stores lack it).
     DeadMan(DeadMan),
     /// A notification in the outbox (appended last: older stores lack it).
-    Notice(crate::notify::Notice),
+    Notice(crate::notice::Notice),
 }
 
 /// The identity of a record; the store keeps the latest record per key.
@@ -80,7 +80,7 @@ pub enum RecordKey {
     /// A run's dead-man state.
     DeadMan(RunId),
     /// A notification.
-    Notice(crate::notify::NoticeId),
+    Notice(crate::notice::NoticeId),
     /// An event.
     Event(Cursor),
 }

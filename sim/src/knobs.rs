@@ -282,5 +282,8 @@ pub fn describe(k: &Knobs) -> String {
             let _ = write!(s, " cli_approvals=ask cli_ask={}%", c.ask_pct);
         }
     }
+    if k.notify_targets > 0 {
+        let _ = write!(s, " notify={} receiver_down={:?}", k.notify_targets, k.notify_down);
+    }
     s
 }

@@ -6,8 +6,11 @@ use super::*;
 use crate::effect::Effect;
 use crate::engine::Engine;
 use crate::event::{Event, EventKind};
+use crate::limits::*;
 use crate::model::{HoldReason, PauseReason, RunStatus};
+use crate::time::Timestamp;
 use crate::validate::truncate_detail;
+use std::sync::Arc;
 
 /// What a notice says: its kind, title, text and reset time.
 type Said = (NoticeKind, String, String, Option<Timestamp>);
