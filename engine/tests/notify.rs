@@ -213,3 +213,50 @@ fn the_other_kinds_each_notify_once() {
     w.call(Operation::RunCancel { run: w.run.unwrap_or(RunId(1)), reason: "enough".into() }).expect("cancel");
     assert_eq!(kinds(&w), ["run_failed"]);
 }
+
+/// A world with notification targets, running `script` from scratch.
+fn world_running(script: &str) -> World {
+    let mut w = World::with_config(|c| c.notify_targets = TARGETS.iter().map(|t| Arc::from(*t)).collect());
+    w.script(script);
+    w
+}
+
+fn first_target_kinds(w: &World) -> Vec<&'static str> {
+    let mut seen = std::collections::BTreeMap::new();
+    for n in w.notified.iter().filter(|n| n.id.target() == 0) {
+        seen.entry(n.id).or_insert(n.kind.as_str());
+    }
+    seen.into_values().collect()
+}
+
+#[test]
+fn a_stall_pause_notifies_once() {
+    let mut script =
+        String::from("run auto warn_attempts=2 pause_attempts=3 no_time_stall\nexecutor e1\nspawn a\nsubmit a\n");
+    for _ in 0..3 {
+        script.push_str("gen a\nidle a\nadvance 3s\nsubmit a\n");
+    }
+    script.push_str("gen a\nidle a\nadvance 3s\n");
+    let w = world_running(&script);
+    assert_eq!(first_target_kinds(&w), ["stall"], "the warning does not notify; the pause does, once");
+}
+
+#[test]
+fn a_dead_man_firing_notifies_once() {
+    let w = world_running(
+        "run auto deadman=recover
+         executor e1
+         root.continue_now
+         submit root
+         gen root
+         spawn a
+         submit a
+         gen a
+         closed a
+         closed root
+         advance 46m
+         advance 40m",
+    );
+    let kinds = first_target_kinds(&w);
+    assert_eq!(kinds.iter().filter(|k| **k == "dead_man").count(), 1, "{kinds:?}");
+}
