@@ -4,12 +4,14 @@
 
 use super::{Notice, NoticeId, NoticeStatus};
 use crate::time::Timestamp;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The outbox.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Notices {
     notices: BTreeMap<NoticeId, Notice>,
+    /// The pending ones (settled records stay, and are never scanned again).
+    pending: BTreeSet<NoticeId>,
     /// Notices whose record changed in this input, in no order, maybe repeated.
     changed: Vec<NoticeId>,
     /// Handed to the shell in this process and not yet answered, with the time after
@@ -30,7 +32,9 @@ impl Eq for Notices {}
 impl Notices {
     /// The records read back from the store (recovery): nothing to write, nothing sent.
     pub(crate) fn load(records: impl IntoIterator<Item = Notice>) -> Notices {
-        Notices { notices: records.into_iter().map(|n| (n.id, n)).collect(), ..Notices::default() }
+        let notices: BTreeMap<NoticeId, Notice> = records.into_iter().map(|n| (n.id, n)).collect();
+        let pending = notices.values().filter(|n| n.status == NoticeStatus::Pending).map(|n| n.id).collect();
+        Notices { notices, pending, ..Notices::default() }
     }
 
     /// A notice.
@@ -46,14 +50,20 @@ impl Notices {
     /// Sets a notice's record.
     pub(super) fn set(&mut self, notice: Notice) {
         self.changed.push(notice.id);
+        if notice.status == NoticeStatus::Pending {
+            self.pending.insert(notice.id);
+        } else {
+            self.pending.remove(&notice.id);
+        }
         self.notices.insert(notice.id, notice);
     }
 
     /// Pending notices due at `now` and not under way, in id order.
     pub(super) fn due(&self, now: Timestamp) -> Vec<NoticeId> {
-        self.notices
-            .values()
-            .filter(|n| n.status == NoticeStatus::Pending && n.next_at <= now && !self.in_flight.contains_key(&n.id))
+        self.pending
+            .iter()
+            .filter_map(|id| self.notices.get(id))
+            .filter(|n| n.next_at <= now && !self.in_flight.contains_key(&n.id))
             .map(|n| n.id)
             .collect()
     }
@@ -61,6 +71,11 @@ impl Notices {
     /// Deliveries under way whose answer is overdue at `now`.
     pub(super) fn overdue(&self, now: Timestamp) -> Vec<NoticeId> {
         self.in_flight.iter().filter(|(_, at)| **at <= now).map(|(id, _)| *id).collect()
+    }
+
+    /// A delivery under way of a notice that is not pending (an invariant says none).
+    pub(crate) fn stray(&self) -> Option<NoticeId> {
+        self.in_flight.keys().find(|id| !self.pending.contains(id)).copied()
     }
 
     /// Marks a notice handed to the shell, answer expected by `deadline`.
@@ -77,9 +92,10 @@ impl Notices {
     /// answer is overdue.
     pub(crate) fn next_deadline(&self) -> Option<Timestamp> {
         let pending = self
-            .notices
-            .values()
-            .filter(|n| n.status == NoticeStatus::Pending && !self.in_flight.contains_key(&n.id))
+            .pending
+            .iter()
+            .filter(|id| !self.in_flight.contains_key(id))
+            .filter_map(|id| self.notices.get(id))
             .map(|n| n.next_at);
         pending.chain(self.in_flight.values().copied()).min()
     }
