@@ -133,6 +133,11 @@ pub(crate) enum Command {
         /// Test only: how long a pairing code is good, in milliseconds (default 10 minutes).
         #[arg(long, value_name = "MS", hide = true)]
         pair_code_ttl_ms: Option<u64>,
+        /// Post to this webhook when a worker needs you or a run ends (repeatable): http://HOST[:PORT]/PATH,
+        /// prefixed text: (ntfy), slack: or discord: for their forms; signed with DIR/notify-secret
+        /// (docs/notifications.md).
+        #[arg(long = "notify", value_name = "URL")]
+        notify: Vec<String>,
         #[command(flatten)]
         limits: LimitFlags,
         #[command(flatten)]

@@ -55,6 +55,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             executor_allow_remote,
             executor_allow_origins,
             pair_code_ttl_ms,
+            notify,
             limits,
             oauth,
             history,
@@ -70,6 +71,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 limits: limits.limits(),
                 oauth: oauth.options(),
                 history: history.options(),
+                notify,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {
