@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 # Each step prints its start time in seconds since the command began, so a slow CI run
-# shows which step grew.
-step() { echo "== [${SECONDS}s] $*"; }
+# shows which step grew, and the free disk, so a full disk shows where it filled.
+step() { echo "== [${SECONDS}s, $(df -h --output=avail . | tail -1 | tr -d " ") disk free] $*"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -24,6 +24,9 @@ pub enum Effect {
         /// The result or a typed rejection.
         result: Result<Reply, Rejection>,
     },
+    /// Post a notification to its target; the answer comes back as
+    /// [`crate::Input::Notified`]. Sent again (same id) until an answer settles it.
+    Notify(crate::notice::Notice),
 }
 
 /// The records one mutation writes: state records plus the events it appends.

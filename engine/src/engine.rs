@@ -54,6 +54,9 @@ pub struct EngineConfig {
     pub history_kept_ms: u64,
     /// The dead-man policy of runs that set none (off unless the shell says otherwise).
     pub dead_man: DeadManPolicy,
+    /// Where notifications go (`--notify`, in order; at most
+    /// [`NOTIFY_TARGETS_COUNT_MAX`]): none, and no notification is ever created.
+    pub notify_targets: Vec<std::sync::Arc<str>>,
 }
 
 impl Default for EngineConfig {
@@ -71,6 +74,7 @@ impl Default for EngineConfig {
             history_runs_max: HISTORY_RUNS_COUNT_DEFAULT,
             history_kept_ms: HISTORY_KEPT_MS_DEFAULT,
             dead_man: DeadManPolicy::DEFAULT,
+            notify_targets: Vec::new(),
         }
     }
 }
@@ -143,6 +147,7 @@ impl Engine {
             Input::Call { call, op } => self.handle_call(call, op),
             Input::Executor(report) => self.handle_executor(report),
             Input::Tick => self.handle_tick(),
+            Input::Notified { id, outcome } => self.notified(id, outcome),
         }
         self.finish_input();
     }
@@ -156,7 +161,7 @@ impl Engine {
     /// account-wide hold lifts.
     pub fn next_deadline(&self) -> Option<Timestamp> {
         let lift = self.state.holds.next_lift();
-        [self.index.next_timer(), lift].into_iter().flatten().min()
+        [self.index.next_timer(), lift, self.state.notices.next_deadline()].into_iter().flatten().min()
     }
 
     /// The time of the latest input.
@@ -202,6 +207,11 @@ impl Engine {
     /// Every attempt, in id order.
     pub fn attempts(&self) -> impl Iterator<Item = &Attempt> {
         self.state.attempts.values()
+    }
+
+    /// Every notification in the outbox (pending, delivered, abandoned), in id order.
+    pub fn notices(&self) -> impl Iterator<Item = &crate::notify::Notice> {
+        self.state.notices.values()
     }
 
     /// The retained recent events, oldest first.
@@ -270,6 +280,7 @@ impl Engine {
 
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
+        self.notify_appended();
         self.refresh_stale_timers();
         for i in 0..self.state.runs.changed().len() {
             let id = self.state.runs.changed()[i];

@@ -277,6 +277,17 @@ pub enum EventKind {
         /// The executor holding its conversation, if one does.
         executor: Option<ExecutorId>,
     },
+    /// A notification nobody took was given up (`notify/`): too old, or its receiver
+    /// refused it for good. Appended last: the stored encoding of older events is
+    /// unchanged.
+    NotificationAbandoned {
+        /// Which notification.
+        notice: crate::notice::NoticeId,
+        /// What it was about.
+        kind: crate::notice::NoticeKind,
+        /// Why it was given up (never the body).
+        detail: Arc<str>,
+    },
 }
 
 impl EventKind {
@@ -326,6 +337,7 @@ impl EventKind {
             EventKind::SteeringRecorded { .. } => "steering.recorded",
             EventKind::BlockReported { .. } => "block.reported",
             EventKind::BlockInvalid { .. } => "block.invalid",
+            EventKind::NotificationAbandoned { .. } => "notification.abandoned",
         }
     }
 }

@@ -21,6 +21,13 @@ pub enum Input {
     Executor(ExecutorInput),
     /// Time passed: handle every deadline at or before `now`.
     Tick,
+    /// What the shell's post of a notification ([`crate::Effect::Notify`]) came to.
+    Notified {
+        /// The notification.
+        id: crate::notice::NoticeId,
+        /// Delivered, failed or refused.
+        outcome: crate::notice::NoticeOutcome,
+    },
 }
 
 /// What an executor tells the engine (spec 000 §12, 001 C6-C7).

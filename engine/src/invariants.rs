@@ -33,7 +33,23 @@ impl Engine {
         self.check_runs()?;
         self.check_events()?;
         self.check_holds()?;
+        self.check_notices()?;
         self.check_index()
+    }
+
+    /// Notifications: each notice's id names a target that exists, its episode precedes
+    /// the last event, and only pending ones are under way (`notify/state.rs`).
+    fn check_notices(&self) -> Result<(), InvariantViolation> {
+        let last = self.state.ids.last_cursor();
+        for n in self.state.notices.values() {
+            if n.id.episode() > last || n.id.episode().0 == 0 {
+                return violated("notice_episode", format!("{} after the last event {last}", n.id));
+            }
+        }
+        match self.state.notices.stray() {
+            Some(id) => violated("notice_in_flight_pending", format!("{id} is under way but settled")),
+            None => Ok(()),
+        }
     }
 
     /// Page holds: bounded, each lifting no earlier than it began and no later than the

@@ -9,7 +9,7 @@
 //!   tables of rows that remember their changes, recovery), `index.rs` (lookups and the
 //!   timer heap), `connections.rs` (executors and in-flight commands), `approvals.rs`
 //!   (CLI approval requests), `liveness/state.rs` (CLI retries, absence episodes),
-//!   `holds/state.rs` and `deadman/state.rs`.
+//!   `holds/state.rs`, `deadman/state.rs` and `notify/state.rs` (the notification outbox).
 //! - `model/`, `event.rs`, `record.rs`: the durable domain, its event log and the
 //!   records a store persists. `wake.rs`: wake reasons; `policy.rs`: continuation policy.
 //! - `ops/`: one file per family of caller operations (runs, workers, waits, control).
@@ -26,6 +26,9 @@
 //!   absence of every executor of a worker's kind, and a CLI that keeps retrying.
 //! - `deadman/`: the dead-man fallback: a watched run that stopped moving is reported
 //!   (`deadman.fired`) and, by its policy, `/root` recovered once.
+//! - `notify/`: notifications (issue 31): an episode a person must hear about becomes one
+//!   outbox record per `--notify` target in its event's batch, posted by the shell until
+//!   acknowledged; `notice.rs`: the notice as data (shared by effects, inputs, records).
 //! - `prompt/`: versioned prompts. `block.rs`: the end-of-response block parser.
 //! - `invariants.rs`: `Engine::check_invariants`, called after every input in tests.
 //!
@@ -53,6 +56,8 @@ mod landing;
 pub mod limits;
 mod liveness;
 pub mod model;
+pub mod notice;
+pub mod notify;
 pub mod op;
 mod ops;
 pub mod policy;

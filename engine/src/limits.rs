@@ -129,3 +129,19 @@ pub const GONE_EXECUTORS_COUNT_MAX: usize = 1_024;
 /// Longest reason a CLI executor gives for a retry, in characters (cut by the adapter that
 /// decoded it, as page details are).
 pub const RETRY_REASON_CHARS_MAX: usize = PAGE_DETAIL_CHARS_MAX;
+/// Notification targets (`--notify`) one daemon posts to at most: a notice's id keeps the
+/// target's position beside the episode's event cursor.
+pub const NOTIFY_TARGETS_COUNT_MAX: u64 = 16;
+/// The first retry of a notification the receiver did not take, ms after the failure;
+/// each further retry waits twice as long, up to [`NOTIFY_RETRY_MS_MAX`].
+pub const NOTIFY_RETRY_FIRST_MS: u64 = 5 * SECOND_MS;
+/// The longest wait between two tries of one notification.
+pub const NOTIFY_RETRY_MS_MAX: u64 = 10 * MINUTE_MS;
+/// How long after its creation a notification nobody took is given up (with the event
+/// `notification.abandoned`): a day-old alert is no longer worth a ping.
+pub const NOTIFY_GIVE_UP_MS: u64 = 24 * HOUR_MS;
+/// How long one delivery may stay unanswered by the shell before the engine counts it as
+/// failed and retries it (a lost result must not strand the notification).
+pub const NOTIFY_SEND_MS_MAX: u64 = MINUTE_MS;
+/// Longest title or text of a notification, in characters (the worker's own words cut).
+pub const NOTIFY_TEXT_CHARS_MAX: usize = 1_000;

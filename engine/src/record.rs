@@ -56,6 +56,8 @@ pub enum Record {
     Holds(PageHolds),
     /// A run's dead-man state (appended last: older stores lack it).
     DeadMan(DeadMan),
+    /// A notification in the outbox (appended last: older stores lack it).
+    Notice(crate::notice::Notice),
 }
 
 /// The identity of a record; the store keeps the latest record per key.
@@ -77,6 +79,8 @@ pub enum RecordKey {
     Holds,
     /// A run's dead-man state.
     DeadMan(RunId),
+    /// A notification.
+    Notice(crate::notice::NoticeId),
     /// An event.
     Event(Cursor),
 }
@@ -94,6 +98,7 @@ impl Record {
             Record::Event(e) => RecordKey::Event(e.cursor),
             Record::Holds(_) => RecordKey::Holds,
             Record::DeadMan(d) => RecordKey::DeadMan(d.run),
+            Record::Notice(n) => RecordKey::Notice(n.id),
         }
     }
 }

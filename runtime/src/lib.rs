@@ -19,5 +19,5 @@ mod shell;
 mod store;
 
 pub use clock::{Clock, TokioClock};
-pub use shell::{CommitObserver, ExecutorSink, Handle, Request, Shell, ShellConfig, ShellError, ShellGone};
+pub use shell::{CommitObserver, ExecutorSink, Handle, NotifySink, Request, Shell, ShellConfig, ShellError, ShellGone};
 pub use store::{Disk, MemStore, MemStoreError, Store};

@@ -4,6 +4,7 @@
 use crate::clock::Clock;
 use crate::store::Store;
 use engine::ids::{CallId, Cursor};
+use engine::notify::{Notice, NoticeId, NoticeOutcome};
 use engine::op::{EventsPage, Operation, Reply};
 use engine::{Batch, Effect, Engine, EngineConfig, ExecutorCommand, ExecutorInput, Input, RecoveryError, Rejection};
 use std::collections::BTreeMap;
@@ -16,6 +17,15 @@ use tokio::sync::{mpsc, oneshot, watch};
 pub trait ExecutorSink {
     /// Hands a command to the executor it names.
     fn send(&mut self, command: ExecutorCommand);
+}
+
+/// Where notifications go: an HTTP poster in the daemon, a model receiver in the
+/// simulator. Sending never blocks the engine; the sink answers each notice later with
+/// [`Handle::notified`] (delivered, failed, refused), and an answer that never comes is
+/// counted as a failure by the engine after `NOTIFY_SEND_MS_MAX`.
+pub trait NotifySink: Send {
+    /// Starts posting one notice.
+    fn send(&mut self, notice: Notice);
 }
 
 /// A callback that sees the engine and the batches of every commit (the simulator's
@@ -34,6 +44,13 @@ pub enum Request {
     },
     /// An executor report, already decoded and authenticated.
     Executor(ExecutorInput),
+    /// What a notification's post came to.
+    Notified {
+        /// The notification.
+        id: NoticeId,
+        /// Delivered, failed or refused.
+        outcome: NoticeOutcome,
+    },
 }
 
 /// The shell has stopped (shutdown, or a store failure); the request was not handled.
@@ -90,6 +107,11 @@ impl Handle {
         self.requests.send(Request::Executor(input)).await.map_err(|_| ShellGone)
     }
 
+    /// Reports what a notification's post came to.
+    pub async fn notified(&self, id: NoticeId, outcome: NoticeOutcome) -> Result<(), ShellGone> {
+        self.requests.send(Request::Notified { id, outcome }).await.map_err(|_| ShellGone)
+    }
+
     /// The cursor of the last durable event; changes wake `events_wait` long polls.
     pub fn durable_cursor(&self) -> watch::Receiver<Cursor> {
         self.durable.clone()
@@ -128,6 +150,9 @@ pub struct Shell<S: Store, C: Clock, X: ExecutorSink> {
     /// Sees the engine and every durable batch right after each commit (the simulator's
     /// checkers; `None` in the daemon).
     observer: Option<CommitObserver>,
+    /// Posts notifications (`None`: no `--notify`; any notice handed out is left to the
+    /// engine's overdue rule, and the engine creates none without targets).
+    notifier: Option<Box<dyn NotifySink>>,
 }
 
 impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
@@ -153,6 +178,7 @@ impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
             waiting: BTreeMap::new(),
             next_call: 1,
             observer: None,
+            notifier: None,
         };
         Ok((shell, Handle { requests: tx, durable: durable_rx }))
     }
@@ -166,6 +192,11 @@ impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
     /// they are durable and before their effects are released.
     pub fn observe(&mut self, observer: CommitObserver) {
         self.observer = Some(observer);
+    }
+
+    /// Installs the sink that posts notifications.
+    pub fn notify_with(&mut self, notifier: Box<dyn NotifySink>) {
+        self.notifier = Some(notifier);
     }
 
     /// Runs until `shutdown` completes or every handle is dropped, then finishes the
@@ -228,6 +259,7 @@ impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
                 self.engine.handle(now, Input::Call { call, op });
             }
             Request::Executor(input) => self.engine.handle(now, Input::Executor(input)),
+            Request::Notified { id, outcome } => self.engine.handle(now, Input::Notified { id, outcome }),
         }
     }
 
@@ -270,6 +302,11 @@ impl<S: Store, C: Clock, X: ExecutorSink> Shell<S, C, X> {
         for effect in release {
             match effect {
                 Effect::Command(command) => self.executors.send(command),
+                Effect::Notify(notice) => {
+                    if let Some(notifier) = &mut self.notifier {
+                        notifier.send(notice);
+                    }
+                }
                 Effect::Reply { call, result } => {
                     if let Some(reply) = self.waiting.remove(&call) {
                         let _ = reply.send(result);

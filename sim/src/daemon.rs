@@ -64,6 +64,9 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
     ledger.borrow_mut().daemon_starts.push(started_ms);
     let links = state.ledger.borrow().links.clone();
     links.daemon_started(started_ms);
+    let (notices, posts) = mpsc::unbounded_channel();
+    shell.notify_with(Box::new(crate::notifier::ChannelSink(notices)));
+    tokio::task::spawn_local(crate::notifier::poster(posts, handle.clone(), state.ledger.clone()));
     shell.observe(Box::new(move |engine, batches| {
         observe(&ledger, engine, batches);
         crate::liveness_oracle::observe(&ledger, engine);
@@ -396,6 +399,14 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
         }
     }
     for record in batches.iter().flat_map(|b| &b.records) {
+        if let Record::Notice(n) = record
+            && n.status == engine::notify::NoticeStatus::Pending
+            && n.failures == 0
+        {
+            // Only its creation writes a pending notice that never failed.
+            l.boundary(Boundary::NotifyCreated, n.worker.unwrap_or(WorkerId(0)), None);
+            l.trace("daemon", format!("notice {} {} created", n.id, n.kind.as_str()));
+        }
         let Record::Event(e) = record else { continue };
         let id = e.worker.unwrap_or(WorkerId(0));
         let worker = e.worker.map(|w| w.to_string()).unwrap_or_default();

@@ -31,11 +31,16 @@ pub enum Boundary {
     /// Issue 19: the dead-man layer's firing is durable (`deadman.fired`, the run's alert,
     /// the root's recovery wake), the recovery not yet with an executor.
     DeadmanFired,
+    /// Issue 31: a notification is durable in the outbox, not yet posted to its receiver.
+    NotifyCreated,
+    /// Issue 31: the receiver took a notification, the daemon has not yet booked the
+    /// acknowledgement (after a restart it posts it again, same id).
+    NotifySentBeforeAck,
 }
 
 impl Boundary {
     /// Every boundary, in pipeline order.
-    pub const ALL: [Boundary; 11] = [
+    pub const ALL: [Boundary; 13] = [
         Boundary::IdleBeforeScheduling,
         Boundary::ScheduledBeforeEnqueue,
         Boundary::EnqueuedBeforeAck,
@@ -47,6 +52,8 @@ impl Boundary {
         Boundary::StallMutation,
         Boundary::JournalCompleted,
         Boundary::DeadmanFired,
+        Boundary::NotifyCreated,
+        Boundary::NotifySentBeforeAck,
     ];
 
     /// The host that dies at this boundary: the daemon, or the executor of the worker
@@ -76,6 +83,8 @@ impl Boundary {
             Boundary::StallMutation => "stall-mutation",
             Boundary::JournalCompleted => "journal-completed",
             Boundary::DeadmanFired => "deadman-fired",
+            Boundary::NotifyCreated => "notify-created",
+            Boundary::NotifySentBeforeAck => "notify-sent-before-ack",
         }
     }
 

@@ -61,6 +61,11 @@ pub struct Knobs {
     pub dead_man: Option<(engine::deadman::DeadManMode, u64)>,
     /// The operator is away in this window of simulated ms: no sweeps (scenario files).
     pub away: Option<(u64, u64)>,
+    /// Notification targets the daemon posts to (`--notify`), all served by the model
+    /// receiver; 0: notifications off (every drawn seed: their traces stay as they were).
+    pub notify_targets: usize,
+    /// Windows (from, until, simulated ms) in which the model receiver is down.
+    pub notify_down: Vec<(u64, u64)>,
 }
 
 /// A timed operator action from a scenario file.
@@ -152,6 +157,8 @@ impl Knobs {
             triggers: Vec::new(),
             dead_man: None,
             away: None,
+            notify_targets: 0,
+            notify_down: Vec::new(),
         };
         // Drawn after the others, so a seed's earlier knobs stay what they were.
         knobs.agents.fail_pct = if pick(0, 2) == 0 { pick(2, 10) } else { 0 };
@@ -218,6 +225,8 @@ impl Knobs {
             triggers: Vec::new(),
             dead_man: None,
             away: None,
+            notify_targets: 0,
+            notify_down: Vec::new(),
         }
     }
 }
@@ -277,6 +286,9 @@ pub fn describe(k: &Knobs) -> String {
         if c.approvals_ask {
             let _ = write!(s, " cli_approvals=ask cli_ask={}%", c.ask_pct);
         }
+    }
+    if k.notify_targets > 0 {
+        let _ = write!(s, " notify={} receiver_down={:?}", k.notify_targets, k.notify_down);
     }
     s
 }

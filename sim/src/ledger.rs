@@ -68,6 +68,11 @@ pub struct Ledger {
     pub hellos: usize,
     /// When the daemon (re)started, simulated ms: a report sent while it was down is lost.
     pub daemon_starts: Vec<u64>,
+    /// Every notification the model receiver took: (id, simulated ms). Survives daemon
+    /// crashes, as a real receiver would.
+    pub notify_received: Vec<(engine::notify::NoticeId, u64)>,
+    /// Windows (from, until, simulated ms) in which the model receiver is down.
+    pub notify_down: Vec<(u64, u64)>,
     /// Triggers of the run's scenario not yet fired.
     pub triggers: Vec<Trigger>,
     /// Calls a fired trigger delivers to the daemon (it drains them at once).

@@ -38,6 +38,9 @@
 //!   executor's connection closed, after every commit).
 //! - `deadman_oracle.rs`: the dead-man checks (no firing while a person is asked, one
 //!   per window, one root recovery per firing that asked for it).
+//! - `notifier.rs`: the daemon's notification poster and the model receiver;
+//!   `notify_oracle.rs`: their checks (one notice per episode and target, none invented,
+//!   none posted twice without a restart between, none left pending).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
 //! - `matrix.rs`: the crash matrix and swarm drivers, and failure reports.
 //! - `scenario.rs`: the scenario file language (`scenarios/*.scn`).
@@ -64,6 +67,8 @@ mod ledger;
 mod link;
 pub mod liveness_oracle;
 pub mod matrix;
+mod notifier;
+pub mod notify_oracle;
 mod operator;
 pub mod oracle;
 pub mod outcome;

@@ -40,7 +40,8 @@ pub fn cells() -> Vec<Cell> {
 /// beside the two ChatGPT lanes (so its boundaries crash it too), except that the stall
 /// boundary needs one agent that makes no progress for long enough to cross the warning
 /// threshold, and the dead-man boundary a run whose every conversation closes while its
-/// person is away (as `scenarios/deadman-recover.scn`).
+/// person is away (as `scenarios/deadman-recover.scn`), and the notification boundaries
+/// notifications on, with lanes that ask questions.
 pub fn knobs_for(cell: Cell) -> Knobs {
     let mut knobs = Knobs::calm(cell.seed);
     if !matches!(cell.crash.boundary, Boundary::StallMutation | Boundary::DeadmanFired) {
@@ -53,6 +54,11 @@ pub fn knobs_for(cell: Cell) -> Knobs {
         knobs.agents.progress_pct = 0;
         knobs.agents.turns_min = 14;
         knobs.agents.turns_max = 14;
+    }
+    if matches!(cell.crash.boundary, Boundary::NotifyCreated | Boundary::NotifySentBeforeAck) {
+        // Notifications to two targets, and lanes that ask their person questions.
+        knobs.notify_targets = 2;
+        knobs.agents.human_pct = 40;
     }
     if cell.crash.boundary == Boundary::DeadmanFired {
         knobs.root = true;

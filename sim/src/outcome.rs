@@ -10,6 +10,7 @@ use crate::epoch::EPOCH_MS;
 use crate::kinds_oracle;
 use crate::knobs::Knobs;
 use crate::ledger::SharedLedger;
+use crate::notify_oracle;
 use crate::oracle;
 use engine::model::Lifecycle;
 use engine::{Engine, EngineConfig, Record};
@@ -73,6 +74,10 @@ pub struct Outcome {
     pub dead_man_fired: usize,
     /// Attempts that carried the dead-man wake (root recoveries).
     pub dead_man_recoveries: usize,
+    /// Notifications created (one per episode and target).
+    pub notices: usize,
+    /// Of them, delivered.
+    pub notices_delivered: usize,
     /// Wakes deferred by the anti-spam floor (`execution.deferred`).
     pub deferrals: usize,
     /// Attempts withdrawn before they left or before their submission began.
@@ -195,6 +200,32 @@ pub(crate) fn check(
             if cursors.iter().enumerate().any(|(i, c)| *c != i as u64 + 1) {
                 l.violation("event cursors have a gap");
             }
+            // Notifications: once per episode, none invented, none posted twice without a
+            // restart between, none left pending once the run had time to settle.
+            let notices: Vec<engine::notify::Notice> = engine.notices().cloned().collect();
+            let calm_since = l
+                .notify_down
+                .iter()
+                .map(|(_, until)| *until)
+                .chain(l.daemon_starts.iter().copied())
+                .chain(notices.iter().map(|n| n.at.0.saturating_sub(EPOCH_MS)))
+                .max()
+                .unwrap_or(0);
+            let settle_ms = engine::limits::NOTIFY_RETRY_MS_MAX + engine::limits::NOTIFY_SEND_MS_MAX + 60_000;
+            let notify_log = notify_oracle::NotifyLog {
+                events: &events,
+                notices: &notices,
+                targets: knobs.notify_targets,
+                received: &l.notify_received,
+                daemon_starts: &l.daemon_starts,
+                settled: outcome.sim_ms >= calm_since + settle_ms,
+            };
+            for broken in notify_oracle::notifications_honoured(notify_log) {
+                l.violation(broken);
+            }
+            outcome.notices = notices.len();
+            outcome.notices_delivered =
+                notices.iter().filter(|n| matches!(n.status, engine::notify::NoticeStatus::Delivered(_))).count();
             // Exactly once: no delivered prompt is one the engine believes was never sent.
             let late = oracle::scheduled_after_end(log);
             let delivered = l.delivered.clone();

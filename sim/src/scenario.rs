@@ -91,6 +91,10 @@ pub enum Expectation {
     DeadManRecoveries(usize),
     /// Approval cards shown at least this often.
     ApprovalsAtLeast(u32),
+    /// At least this many notifications created (one per episode and target).
+    NoticesAtLeast(usize),
+    /// At least this many notifications delivered.
+    NoticesDeliveredAtLeast(usize),
     /// Workers paused because of the app at least this often.
     AppPausesAtLeast(usize),
     /// Exactly `count` `worker.dependency_ended` events woke this worker (`usize::MAX`:
@@ -254,6 +258,17 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 let from = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                 let until = w.get(2).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
                 knobs.away = Some((from, until));
+            }
+            "notify" => {
+                // notify TARGETS: the daemon posts notifications to that many targets
+                let n = w.get(1).and_then(|v| v.parse::<usize>().ok()).filter(|n| (1..=4).contains(n));
+                knobs.notify_targets = n.ok_or_else(|| err("expected 1 to 4 targets"))?;
+            }
+            "receiver-down" => {
+                // receiver-down FROM UNTIL: the notification receiver refuses connections
+                let from = w.get(1).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                let until = w.get(2).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
+                knobs.notify_down.push((from, until));
             }
             "deadman" => {
                 // deadman notify|recover [DURATION]
@@ -423,6 +438,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                 Some("app-pauses") => Expectation::AppPausesAtLeast(num(3)? as usize),
                 Some("deadman-fired") => Expectation::DeadManFired(num(3)? as usize),
                 Some("deadman-recoveries") => Expectation::DeadManRecoveries(num(3)? as usize),
+                Some("notices") => Expectation::NoticesAtLeast(num(3)? as usize),
+                Some("notices-delivered") => Expectation::NoticesDeliveredAtLeast(num(3)? as usize),
                 Some("delivered") => {
                     let lane = w.get(2).and_then(|v| lane(v)).ok_or_else(|| err("expected laneN or root"))?;
                     let from_ms = w.get(4).and_then(|v| duration_ms(v)).ok_or_else(|| err("expected a time"))?;
@@ -503,6 +520,8 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             Expectation::AppPausesAtLeast(n) => outcome.app_pauses >= *n,
             Expectation::DeadManFired(n) => outcome.dead_man_fired == *n,
             Expectation::DeadManRecoveries(n) => outcome.dead_man_recoveries == *n,
+            Expectation::NoticesAtLeast(n) => outcome.notices >= *n,
+            Expectation::NoticesDeliveredAtLeast(n) => outcome.notices_delivered >= *n,
             Expectation::DeliveredBetween { lane, from_ms, to_ms, count, at_least } => {
                 // Lanes are spawned in order right after the root (wrk-1), CLI lanes last.
                 let worker = if *lane == usize::MAX { WorkerId(1) } else { WorkerId(*lane as u64 + 2) };

@@ -49,7 +49,9 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         .min_message_latency(Duration::from_millis(1))
         .max_message_latency(Duration::from_millis(50))
         .build();
-    let engine_config = EngineConfig { seed: knobs.seed, ..EngineConfig::default() };
+    let notify_targets = (0..knobs.notify_targets).map(|i| format!("https://receiver.sim/{i}").into()).collect();
+    let engine_config = EngineConfig { seed: knobs.seed, notify_targets, ..EngineConfig::default() };
+    ledger.borrow_mut().notify_down = knobs.notify_down.clone();
     let d = DaemonState { disk: disk.clone(), ledger: ledger.clone(), config: engine_config.clone() };
     sim.host("daemon", move || daemon::run(d.clone()));
     // One conversation per lane and root, spares for recoveries when faults can lose

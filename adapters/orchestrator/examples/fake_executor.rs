@@ -154,6 +154,7 @@ fn main() -> anyhow::Result<()> {
             limits: Default::default(),
             oauth,
             history: Default::default(),
+            notify: Vec::new(),
         };
         let mut commands = Some(rx);
         serve(options, ChannelExecutors(tx), signals(), |listening, handle| {

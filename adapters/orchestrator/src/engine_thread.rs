@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use engine::{EngineConfig, ExecutorCommand};
-use runtime::{ExecutorSink, Handle, Shell, ShellConfig, TokioClock};
+use runtime::{ExecutorSink, Handle, NotifySink, Shell, ShellConfig, TokioClock};
 use std::path::{Path, PathBuf};
 use tokio::sync::{mpsc, oneshot};
 
@@ -54,6 +54,7 @@ impl EngineThread {
         data_dir: &Path,
         history: HistoryOptions,
         sink: X,
+        notify: NotifyWiring,
     ) -> anyhow::Result<EngineThread> {
         let dir = data_dir.to_path_buf();
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
@@ -85,17 +86,21 @@ impl EngineThread {
                             seed: seed(),
                             history_runs_max: history.runs_max,
                             history_kept_ms: history.kept_ms,
+                            notify_targets: notify.targets,
                             ..EngineConfig::default()
                         },
                         ..ShellConfig::default()
                     };
-                    let (shell, handle) = match Shell::open(store, TokioClock::new(wall_clock_ms()), sink, config) {
+                    let (mut shell, handle) = match Shell::open(store, TokioClock::new(wall_clock_ms()), sink, config) {
                         Ok(opened) => opened,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e.to_string()));
                             return Ok(());
                         }
                     };
+                    if let Some(notifier) = notify.sink {
+                        shell.notify_with(notifier);
+                    }
                     let _ = ready_tx.send(Ok(handle));
                     shell
                         .run(async move {
@@ -162,6 +167,16 @@ fn seed() -> u64 {
         return wall_clock_ms();
     }
     u64::from_le_bytes(bytes)
+}
+
+/// Notifications (`--notify`): the targets the engine creates notices for, and the sink
+/// that posts them. The default: none.
+#[derive(Default)]
+pub struct NotifyWiring {
+    /// The targets, in flag order (checked by `notify::check_targets`).
+    pub targets: Vec<std::sync::Arc<str>>,
+    /// Hands the engine's `Notify` effects to the poster.
+    pub sink: Option<Box<dyn NotifySink>>,
 }
 
 /// The history's retention (`--history-runs`, `--history-days`): finished runs past

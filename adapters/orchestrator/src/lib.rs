@@ -17,6 +17,9 @@
 //!   dedicated OS thread (current-thread tokio runtime + `LocalSet`, since the shell
 //!   future is `!Send`); everything else talks to it through the cloneable, `Send`
 //!   [`runtime::Handle`]. [`NoExecutors`] is the sink of `mcp-stdio` (no executors there).
+//! - `notify/`: `--notify` on the wire (`docs/notifications.md`): targets, the signing
+//!   secret `DIR/notify-secret`, the bodies, HMAC-SHA256, and the poster that performs the
+//!   engine's `Notify` effects.
 //! - `health.rs`: `GET /health`, what `orchestrator doctor` asks a running daemon, read
 //!   from the parts `serve.rs` mounted (the bridge's registry, the OAuth issuer).
 //! - `pair.rs`: [`pair::PairBook`], the one-time pairing codes (keyed hashes in memory,
@@ -33,6 +36,7 @@ pub mod health;
 pub mod logs;
 pub mod pair;
 pub mod pair_route;
+pub mod notify;
 pub mod serve;
 
 pub use engine_thread::{ChannelExecutors, EngineThread, NoExecutors};

@@ -80,6 +80,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 executor_allow_remote,
                 executor_allow_origins,
                 pair_code_ttl_ms,
+                notify,
                 limits,
                 oauth,
                 history,
@@ -96,6 +97,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 limits: limits.limits(),
                 oauth: oauth.options(),
                 history: history.options(),
+                notify,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {

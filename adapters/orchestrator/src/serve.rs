@@ -2,6 +2,7 @@
 
 use crate::engine_thread::EngineThread;
 pub use crate::engine_thread::HistoryOptions;
+use crate::engine_thread::NotifyWiring;
 use crate::health;
 use address::URL_FILE_NAME;
 use address::token::{self, TokenSource};
@@ -98,6 +99,9 @@ pub struct ServeOptions {
     pub oauth: Option<OAuthOptions>,
     /// How many finished runs the history keeps, and for how long.
     pub history: HistoryOptions,
+    /// Webhooks notified when a worker needs its person or a run ends (`--notify`,
+    /// `docs/notifications.md`); empty: none.
+    pub notify: Vec<String>,
 }
 
 /// The executor bridge's options (`/executor`, docs/protocol/executor.md).
@@ -206,7 +210,11 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     getrandom::fill(&mut pair_key).map_err(|e| anyhow::anyhow!("the OS random source failed: {e}"))?;
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
-    let mut engine = EngineThread::start(&options.data_dir, options.history, sink).await?;
+    let (wiring, posts) = notify_wiring(&options)?;
+    let mut engine = EngineThread::start(&options.data_dir, options.history, sink, wiring).await?;
+    if let Some((posts, secret)) = posts {
+        tokio::spawn(crate::notify::poster(posts, engine.handle.clone(), secret));
+    }
     let listener = match edge::bind(options.listen) {
         Ok(listener) => listener,
         Err(e) => {
@@ -373,6 +381,22 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     Ok(())
 }
 
+/// The notice receiver of the poster and the secret it signs with.
+type Posts = (tokio::sync::mpsc::UnboundedReceiver<engine::notify::Notice>, Arc<[u8]>);
+
+/// `--notify`: the targets checked and the secret read or created, before the engine
+/// starts (a mistyped target stops the start).
+fn notify_wiring(options: &ServeOptions) -> anyhow::Result<(NotifyWiring, Option<Posts>)> {
+    if options.notify.is_empty() {
+        return Ok((NotifyWiring::default(), None));
+    }
+    let targets = crate::notify::check_targets(&options.notify)?;
+    let secret: Arc<[u8]> = crate::notify::secret(&options.data_dir)?.into();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let sink: Box<dyn runtime::NotifySink> = Box::new(crate::notify::ChannelSink(tx));
+    Ok((NotifyWiring { targets, sink: Some(sink) }, Some((rx, secret))))
+}
+
 /// Serves the same tools over stdin/stdout until the client closes the stream or
 /// `shutdown` completes. Logs must go to stderr: stdout is the protocol.
 pub async fn mcp_stdio<X: ExecutorSink + Send + 'static>(
@@ -380,7 +404,7 @@ pub async fn mcp_stdio<X: ExecutorSink + Send + 'static>(
     sink: X,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let mut engine = EngineThread::start(&data_dir, HistoryOptions::default(), sink).await?;
+    let mut engine = EngineThread::start(&data_dir, HistoryOptions::default(), sink, NotifyWiring::default()).await?;
     secure_data_dir(&data_dir);
     let (stopping_tx, stopping_rx) = watch::channel(false);
     let server = OrchestratorMcp::new(engine.handle.clone(), McpConfig::new(stopping_rx));

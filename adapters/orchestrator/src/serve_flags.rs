@@ -50,6 +50,11 @@ pub(crate) struct ServeFlags {
     /// Test only: how long a pairing code is good, in milliseconds (default 10 minutes).
     #[arg(long, value_name = "MS", hide = true)]
     pub(crate) pair_code_ttl_ms: Option<u64>,
+    /// Post to this webhook when a worker needs you or a run ends (repeatable): http://HOST[:PORT]/PATH,
+    /// prefixed text: (ntfy), slack: or discord: for their forms; signed with DIR/notify-secret
+    /// (docs/notifications.md).
+    #[arg(long = "notify", value_name = "URL")]
+    pub(crate) notify: Vec<String>,
     #[command(flatten)]
     pub(crate) limits: LimitFlags,
     #[command(flatten)]
@@ -199,7 +204,9 @@ impl ServeFlags {
         if !given("public_url") && config.public_url.is_some() {
             self.oauth.public_url = config.public_url.clone();
         }
-        // `notify` is read and checked, but `serve` has no `--notify` to hand it to yet.
+        if !given("notify") && !config.notify.is_empty() {
+            self.notify = config.notify.clone();
+        }
     }
 
     /// The resolved settings, one per line (`serve --print-config`).
@@ -216,7 +223,7 @@ impl ServeFlags {
             words(self.allow_hosts.clone()),
             words(self.limits.trusted_proxies.iter().map(|i| i.to_string()).collect()),
             words(config.workers.iter().map(|k| k.name().to_string()).collect()),
-            words(config.notify.clone()),
+            words(self.notify.clone()),
         )
     }
 }

@@ -26,6 +26,8 @@ pub const TAG_HOLDS: u8 = 0x07;
 pub const TAG_DEAD_MAN: u8 = 0x08;
 /// Tag of events (kept in their own keyspace, keyed by cursor).
 pub const TAG_EVENT: u8 = 0x10;
+/// A notification in the outbox (`engine::notify::Notice`), by its id.
+pub const TAG_NOTICE: u8 = 0x09;
 
 /// Tag of the store's own bookkeeping keys (never a record; `load` skips them).
 pub const TAG_STORE: u8 = 0x00;
@@ -93,6 +95,7 @@ pub fn encode(key: RecordKey) -> KeyBytes {
         RecordKey::Message(id) => KeyBytes::tag_id(TAG_MESSAGE, id.0),
         RecordKey::Holds => KeyBytes::tag_only(TAG_HOLDS),
         RecordKey::DeadMan(id) => KeyBytes::tag_id(TAG_DEAD_MAN, id.0),
+        RecordKey::Notice(id) => KeyBytes::tag_id(TAG_NOTICE, id.0),
         RecordKey::Event(cursor) => KeyBytes::tag_id(TAG_EVENT, cursor.0),
     }
 }
@@ -114,6 +117,7 @@ pub fn decode(bytes: &[u8]) -> Option<RecordKey> {
         TAG_ATTEMPT => Some(RecordKey::Attempt(AttemptId(id))),
         TAG_MESSAGE => Some(RecordKey::Message(MessageId(id))),
         TAG_DEAD_MAN => Some(RecordKey::DeadMan(RunId(id))),
+        TAG_NOTICE => Some(RecordKey::Notice(engine::notify::NoticeId(id))),
         TAG_EVENT => Some(RecordKey::Event(Cursor(id))),
         _ => None,
     }
@@ -128,7 +132,7 @@ pub fn is_event(key: RecordKey) -> bool {
 mod tests {
     use super::*;
 
-    fn all_kinds(id: u64) -> [RecordKey; 9] {
+    fn all_kinds(id: u64) -> [RecordKey; 10] {
         [
             RecordKey::Meta,
             RecordKey::Run(RunId(id)),
@@ -138,6 +142,7 @@ mod tests {
             RecordKey::Message(MessageId(id)),
             RecordKey::Holds,
             RecordKey::DeadMan(RunId(id)),
+            RecordKey::Notice(engine::notify::NoticeId(id)),
             RecordKey::Event(Cursor(id)),
         ]
     }

@@ -135,7 +135,7 @@ impl Workload {
                     }
                     replied = true;
                 }
-                Effect::Command(_) => {}
+                Effect::Command(_) | Effect::Notify(_) => {}
             }
         }
         assert!(replied, "every workload operation gets a reply");

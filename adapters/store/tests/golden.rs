@@ -93,7 +93,7 @@ fn scenario() -> Vec<Batch> {
                 Effect::Reply { result, .. } => {
                     result.unwrap_or_else(|r| panic!("fixture operation rejected: {r:?}"));
                 }
-                Effect::Command(_) => {}
+                Effect::Command(_) | Effect::Notify(_) => {}
             }
         }
     }

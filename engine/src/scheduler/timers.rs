@@ -173,6 +173,7 @@ impl Engine {
     /// Handles every timer due at `now`.
     pub(crate) fn handle_tick(&mut self) {
         let now = self.now;
+        self.notify_overdue();
         self.lift_due_holds();
         let due = self.index.take_due(now);
         for id in due {

@@ -9,6 +9,7 @@ use crate::event::{Event, EventKind};
 use crate::holds::state::Holds;
 use crate::ids::*;
 use crate::model::*;
+use crate::notify::state::Notices;
 use crate::record::{Meta, Record};
 use crate::state::table::{Table, Workers};
 use crate::time::Timestamp;
@@ -32,6 +33,8 @@ pub(crate) struct State {
     pub holds: Holds,
     /// Dead-man state of the runs that set a dead-man policy (one record each).
     pub dead_men: DeadMen,
+    /// The notification outbox (one record per episode and target).
+    pub notices: Notices,
 }
 
 impl State {
@@ -46,6 +49,7 @@ impl State {
             log: EventLog::new(events_retained_max),
             holds: Holds::default(),
             dead_men: DeadMen::default(),
+            notices: Notices::default(),
         }
     }
 
@@ -64,7 +68,8 @@ impl State {
     }
 
     /// The records of everything that changed in this input, in batch order (counters,
-    /// runs, specs, workers, attempts, messages, page holds, dead-man records, events),
+    /// runs, specs, workers, attempts, messages, page holds, dead-man records, notices,
+    /// events),
     /// forgetting that they changed.
     pub fn drain_batch(&mut self) -> Vec<Record> {
         // Sized up front: records are large, and growing the vector would copy them.
@@ -76,6 +81,7 @@ impl State {
             + self.messages.changed().len()
             + usize::from(self.holds.is_changed())
             + self.dead_men.changed().len()
+            + self.notices.changed_len()
             + self.log.appended.len();
         let mut records = Vec::with_capacity(count);
         if let Some(meta) = self.ids.drain_changed() {
@@ -90,6 +96,7 @@ impl State {
             records.push(Record::Holds(holds));
         }
         records.extend(self.dead_men.drain_changed().cloned().map(Record::DeadMan));
+        records.extend(self.notices.drain_changed().cloned().map(Record::Notice));
         records.extend(self.log.appended.drain(..).map(Record::Event));
         records
     }
@@ -209,6 +216,11 @@ impl EventLog {
     /// The retained window, oldest first.
     pub fn retained(&self) -> &VecDeque<Event> {
         &self.retained
+    }
+
+    /// The events appended in this input, in order.
+    pub fn appended(&self) -> &[Event] {
+        &self.appended
     }
 
     /// Whether nothing was appended in this input.

@@ -8,6 +8,7 @@ use crate::event::Event;
 use crate::holds::state::Holds;
 use crate::ids::*;
 use crate::model::*;
+use crate::notify::state::Notices;
 use crate::record::{Record, RecordKey, RecoveryError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ impl State {
         let mut meta = None;
         let mut holds = None;
         let mut dead_men = Vec::new();
+        let mut notices = Vec::new();
         let (mut runs, mut workers, mut attempts, mut messages) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
         let mut events: BTreeMap<Cursor, Event> = BTreeMap::new();
@@ -37,6 +39,7 @@ impl State {
                 Record::Message(m) => messages.push(m),
                 Record::Holds(h) => holds = Some(h),
                 Record::DeadMan(d) => dead_men.push(d),
+                Record::Notice(n) => notices.push(n),
                 Record::Event(e) => {
                     events.insert(e.cursor, e);
                     if events.len() > events_retained_max {
@@ -51,7 +54,8 @@ impl State {
             && messages.is_empty()
             && events.is_empty()
             && holds.is_none()
-            && dead_men.is_empty();
+            && dead_men.is_empty()
+            && notices.is_empty();
         let meta = match meta {
             Some(m) => m,
             None if empty => return Ok(None),
@@ -86,6 +90,7 @@ impl State {
         s.log.load(events.into_values());
         s.holds = Holds::load(holds.unwrap_or_default());
         s.dead_men = DeadMen::load(dead_men);
+        s.notices = Notices::load(notices);
         s.check_references()?;
         Ok(Some(s))
     }
@@ -106,6 +111,14 @@ impl State {
         for d in s.dead_men.values() {
             if !s.runs.contains_key(&d.run) {
                 return dangling(RecordKey::DeadMan(d.run), format!("run {}", d.run));
+            }
+        }
+        for n in s.notices.values() {
+            if !s.runs.contains_key(&n.run) {
+                return dangling(RecordKey::Notice(n.id), format!("run {}", n.run));
+            }
+            if n.id.episode().0 >= meta.next_cursor {
+                return Err(RecoveryError::CounterBehind { counter: "next_cursor" });
             }
         }
         for w in s.workers.values() {

@@ -39,6 +39,8 @@ pub struct World {
     /// Every command ever emitted.
     pub commands: Vec<ExecutorCommand>,
     pub last_reply: Option<Result<Reply, Rejection>>,
+    /// Every notification handed to the shell (`Effect::Notify`), in order.
+    pub notified: Vec<engine::notify::Notice>,
     pub next_call: u64,
     /// Check recovery after every input (turn off for long property runs).
     pub check_recovery_every: usize,
@@ -79,6 +81,7 @@ impl World {
             submitted: BTreeSet::new(),
             commands: Vec::new(),
             last_reply: None,
+            notified: Vec::new(),
             next_call: 1,
             check_recovery_every: 1,
             inputs: 0,
@@ -138,6 +141,7 @@ impl World {
                     }
                     self.commands.push(c);
                 }
+                Effect::Notify(notice) => self.notified.push(notice),
                 Effect::Reply { result, .. } => {
                     if let Err(r) = &result {
                         self.trace.push(format!("reject {}", r.code.as_str()));

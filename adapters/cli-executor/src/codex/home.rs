@@ -23,6 +23,12 @@
 //!   binary's own `codex features list` (`crate::codex::surface`): a feature that is gone
 //!   or `removed` refuses Codex workers rather than run them unguarded (and
 //!   `--strict-config` would refuse the key anyway).
+//! - `[features] in_app_local_automation = false`: 0.169.0 carries thread automations
+//!   (`automation_cron_scheduled`, `automation_heartbeat_scheduled`,
+//!   `automation_heartbeat_run_now` in the binary's strings, read 2026-12-06), which start a
+//!   thread's turn on a schedule; stable and on by default in `codex features list`. Nothing
+//!   the daemon asked for may start a turn, so it is off and checked at start like the others
+//!   (not seen acting offline: an automation needs the app's scheduler and a login).
 //! - `cli_auth_credentials_store = "file"`: the login is read from `auth.json` in this home,
 //!   never from a keyring entry, whose key 0.169.0 derives from the home's path (so a
 //!   person's keyring login is never found here anyway).
@@ -54,13 +60,14 @@ cli_auth_credentials_store = \"file\"\n\
 [features]\n\
 goals = false\n\
 hooks = false\n\
-plugins = false\n";
+plugins = false\n\
+in_app_local_automation = false\n";
 
 /// The features every session turns off (`[features] NAME = false` in [`CONFIG_TOML_BASE`]):
 /// each can start a turn the daemon did not ask for (the `/goal` loop, a `Stop` hook, a
-/// plugin's hooks). 0.169.0's `codex features list` names each, stage `stable`, on by
-/// default (seen 2026-12-06).
-pub const FEATURES_OFF: [&str; 3] = ["goals", "hooks", "plugins"];
+/// plugin's hooks, a scheduled thread automation). 0.169.0's `codex features list` names
+/// each, stage `stable`, on by default (seen 2026-12-06).
+pub const FEATURES_OFF: [&str; 4] = ["goals", "hooks", "plugins", "in_app_local_automation"];
 
 /// A Codex child, as the base's [`Spawn`] describes one.
 impl Spawn {

@@ -28,7 +28,8 @@ answer (as `mcp-ready.jsonl`), or, with `--mcp-down`, are refused with the 0.169
 (`mcp-down.jsonl`).
 
 The surface check (`cli_executor::codex::surface`): `--version` prints `codex-cli 0.169.0` (or
-`--sim-version`'s), `features list` lists `goals`, `hooks` and `plugins` (`removed` when
+`--sim-version`'s), `features list` lists `goals`, `hooks`, `plugins` and
+`in_app_local_automation` (`removed` when
 named by `--features-removed`), and `app-server generate-json-schema --out DIR` writes a schema that
 meets every line of the crate's `src/codex/surface.txt` except those starting with a
 `--schema-lacks` value.
@@ -185,7 +186,7 @@ def main():
         write_schema(args.out, args.schema_lacks)
         return
     if rest[:2] == ["features", "list"]:
-        for name in ("goals", "hooks", "plugins"):
+        for name in ("goals", "hooks", "plugins", "in_app_local_automation"):
             print("%-40s %-18s %s" % (name, "removed" if name in args.features_removed else "stable", "true"))
         return
     mcp = mcp_configured()

@@ -109,6 +109,11 @@ fn data(kind: &EventKind) -> Value {
             "workerIds": workers.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
             "conversationUrls": conversations.iter().map(|c| &**c).collect::<Vec<_>>(),
         }),
+        EventKind::NotificationAbandoned { notice, kind, detail } => json!({
+            "notificationId": notice.to_string(),
+            "notificationKind": kind.as_str(),
+            "detail": &**detail,
+        }),
     }
 }
 

@@ -96,7 +96,9 @@ pub fn is_continuity(kind: &EventKind) -> bool {
         | EventKind::BindingVerified { .. }
         | EventKind::MessageSent { .. }
         | EventKind::BlockReported { .. }
-        | EventKind::BlockInvalid { .. } => false,
+        | EventKind::BlockInvalid { .. }
+        // The daemon's own plumbing: the log says it, the person was not reached by it.
+        | EventKind::NotificationAbandoned { .. } => false,
     }
 }
 

@@ -91,11 +91,12 @@ fn variant(kind: &EventKind) -> usize {
         EventKind::SteerLanded { .. } => 40,
         EventKind::WorkerDependencyEnded { .. } => 41,
         EventKind::WorkerExecutorAbsent { .. } => 42,
+        EventKind::NotificationAbandoned { .. } => 43,
     }
 }
 
 /// How many variants [`variant`] numbers.
-const EVENT_KINDS: usize = 43;
+const EVENT_KINDS: usize = 44;
 
 fn text(s: &str) -> Arc<str> {
     Arc::from(s)
@@ -241,6 +242,11 @@ fn cases() -> Vec<EventKind> {
         let since = Timestamp(T0 - 5 * MINUTE_MS);
         out.push(EventKind::WorkerExecutorAbsent { kind, since, executor: executor.map(ExecutorId::new) });
     }
+    out.push(EventKind::NotificationAbandoned {
+        notice: engine::notify::NoticeId::new(Cursor(800), 0),
+        kind: engine::notify::NoticeKind::HumanQuestion,
+        detail: text("not taken for a day"),
+    });
     out
 }
 
