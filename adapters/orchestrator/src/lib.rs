@@ -34,9 +34,9 @@
 mod engine_thread;
 pub mod health;
 pub mod logs;
+pub mod notify;
 pub mod pair;
 pub mod pair_route;
-pub mod notify;
 pub mod serve;
 
 pub use engine_thread::{ChannelExecutors, EngineThread, NoExecutors};
