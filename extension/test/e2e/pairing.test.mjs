@@ -10,17 +10,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld } from './lib/world.mjs';
-import { MCP_TOKEN, EXECUTOR_TOKEN } from './lib/daemon.mjs';
+import { EXECUTOR_TOKEN } from './lib/daemon.mjs';
 import { until, evaluate, openExtensionPage, press, typeInto, screenshot, setViewport, reloadPage } from './lib/ui-pages.mjs';
-
-/** A fresh code, as `orchestrator pair` gets it. */
-async function freshCode(daemon) {
-  const answer = await fetch(`http://127.0.0.1:${daemon.port}/pair/code`, {
-    method: 'POST', headers: { authorization: `Bearer ${MCP_TOKEN}` },
-  });
-  assert.equal(answer.status, 200, await answer.clone().text());
-  return (await answer.json()).code;
-}
 
 const pairStatus = (page) => evaluate(page, () => document.querySelector('[data-testid="pair-status"]')?.textContent ?? '');
 const connection = (page) => evaluate(page, () => document.querySelector('[data-testid="connection"]')?.dataset.status ?? '');
@@ -42,7 +33,7 @@ for (const kind of BROWSERS) {
         await reloadPage(settings);
         await until('the daemon found', async () => (await pairStatus(settings)) === `Daemon found at ${host} — enter the pairing code.`);
 
-        const code = await freshCode(w.daemon);
+        const code = await w.daemon.pairCode();
         await typeInto(settings, '[data-testid="pair-code"]', code);
         await screenshot(w, settings, 'pairing', { clip: { x: 0, y: 0, width: 760, height: 330 } });
         await press(settings, '[data-testid="pair-submit"]', { what: 'Pair' });

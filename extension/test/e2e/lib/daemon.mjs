@@ -1,6 +1,7 @@
 // Runs the real `orchestrator serve` daemon for browser tests: a temporary data
-// directory, fixed test tokens, a free loopback port that survives restarts, and with
-// `{oauth: true}` the OAuth server on `--public-url http://127.0.0.1:PORT`.
+// directory, fixed test tokens, a free loopback port that survives restarts, with
+// `{oauth: true}` the OAuth server on `--public-url http://127.0.0.1:PORT`, and one-time
+// pairing codes asked for as `orchestrator pair` does.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, openSync, readFileSync } from 'node:fs';
@@ -59,6 +60,15 @@ export class Daemon {
 
   get executorUrl() {
     return `ws://127.0.0.1:${this.port}/executor`;
+  }
+
+  /** A fresh one-time pairing code, as `orchestrator pair` gets it (`POST /pair/code`, the MCP token). */
+  async pairCode() {
+    const answer = await fetch(`http://127.0.0.1:${this.port}/pair/code`, {
+      method: 'POST', headers: { authorization: `Bearer ${MCP_TOKEN}` },
+    });
+    if (answer.status !== 200) throw new Error(`POST /pair/code answered ${answer.status}: ${await answer.text()}`);
+    return (await answer.json()).code;
   }
 
   /** SIGKILL: no flush, no goodbye. */

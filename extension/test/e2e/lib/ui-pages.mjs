@@ -74,8 +74,9 @@ export async function findPage(world, match, what, { exclude = new Set(), timeou
 
 /**
  * Opens an extension page (`src/ui/popup.html`) in a new tab through the background's
- * test hook (Firefox refuses to navigate a test to moz-extension:// URLs) and returns it
- * once its script has rendered into `#app` (or the document finished loading).
+ * test hook (Firefox's remote agent refuses moz-extension:// URLs unless launched with
+ * `{extensionPages: true}`, browsers.mjs) and returns it once its script has rendered into
+ * `#app` (or the document finished loading).
  */
 export async function openExtensionPage(world, path) {
   const before = new Set(await world.browser.pages());
