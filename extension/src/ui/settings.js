@@ -66,9 +66,15 @@ form.addEventListener('submit', async (event) => {
   }
   const answer = await send({ type: 'ui.settings.set', settings });
   if (answer?.ok === false) return say(`Not saved: ${answer.error?.message ?? answer.error?.code ?? 'the background refused'}.`, 'error');
+  const moved = settings.daemonUrl !== stored.daemonUrl;
   stored = settings;
   showAppSelection(stored);
   say('Saved. The extension reconnects with the new settings.');
+  // A daemon at a new address is looked for there at once (pairing names what it finds).
+  if (moved) {
+    found = null;
+    void discover();
+  }
 });
 
 document.getElementById('reveal').addEventListener('click', (event) => {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { BROWSERS } from './lib/browsers.mjs';
 import { inWorld } from './lib/world.mjs';
 import { EXECUTOR_TOKEN } from './lib/daemon.mjs';
-import { until, evaluate, openExtensionPage, press, typeInto, screenshot, setViewport, reloadPage } from './lib/ui-pages.mjs';
+import { until, evaluate, openExtensionPage, press, typeInto, screenshot, setViewport } from './lib/ui-pages.mjs';
 
 const pairStatus = (page) => evaluate(page, () => document.querySelector('[data-testid="pair-status"]')?.textContent ?? '');
 const connection = (page) => evaluate(page, () => document.querySelector('[data-testid="connection"]')?.dataset.status ?? '');
@@ -30,7 +30,7 @@ for (const kind of BROWSERS) {
         await evaluate(settings, (url) => { document.querySelector('[data-testid="setting-daemon-url"]').value = url; }, `ws://${host}/executor`);
         await press(settings, '[data-testid="settings-save"]', { what: 'Save' });
         await until('saved', async () => (await evaluate(settings, () => document.querySelector('[data-testid="settings-status"]').textContent)).startsWith('Saved.'));
-        await reloadPage(settings);
+        // No reload: saving a new address looks for the daemon there at once.
         await until('the daemon found', async () => (await pairStatus(settings)) === `Daemon found at ${host} — enter the pairing code.`);
 
         const code = await w.daemon.pairCode();
