@@ -62,9 +62,10 @@ pub(super) fn check_executors(reached: &Reached, mcp_url: &str) -> Check {
         name,
         "no executor is connected (no browser extension, no CLI executor)".to_string(),
         format!(
-            "for ChatGPT workers open the browser with the Orchestrator extension and give it the daemon address \
-             {endpoint} and the executor token (the file executor-token in the data directory); for Codex or Claude \
-             Code workers run orchestrator executor-cli"
+            "for ChatGPT workers open the Orchestrator extension's settings in your browser and type the code \
+             `orchestrator pair` prints (the settings find this daemon at {endpoint}; pasting the executor token from \
+             the file executor-token in the data directory works too); for Codex or Claude Code workers run \
+             orchestrator executor-cli"
         ),
     )
 }
