@@ -10,6 +10,8 @@
 //! `ORCH_REAL_CLIS=required` (test.sh) it fails instead.
 
 mod harness;
+#[path = "mock/requests.rs"]
+mod mock_requests;
 
 use engine::ids::WorkerId;
 use engine::model::{AttemptOutcome, AttemptReason, ConversationState, Disposition, Lifecycle};
@@ -36,25 +38,6 @@ async fn completed(d: &Daemon, worker: WorkerId) {
         (view.worker.lifecycle == Lifecycle::Completed && idle).then_some(())
     })
     .await;
-}
-
-/// How many times each `Attempt N` prompt is in the conversation Codex sent last: every
-/// turn the thread holds, as the model saw it.
-fn prompts_in_last_request(mock: &MockModel) -> Vec<(u32, usize)> {
-    let requests = mock.requests();
-    let last = requests.last().expect("the model was asked");
-    let mut counts = std::collections::BTreeMap::new();
-    for item in last["input"].as_array().expect("input") {
-        if item["role"] != "user" {
-            continue;
-        }
-        let text: String =
-            item["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect();
-        if let Some(n) = text.split("Attempt ").nth(1).and_then(|rest| rest.split(' ').next()?.parse().ok()) {
-            *counts.entry(n).or_insert(0) += 1;
-        }
-    }
-    counts.into_iter().collect()
 }
 
 /// The orchestrator's tools as Codex offered them to the model (recorded 2026-12-02: one
@@ -86,7 +69,7 @@ async fn c15_4_a_codex_worker_resumes_reports_progress_completes_and_nothing_mor
     let view = d.worker(root).await;
     assert!(view.worker.progress.last_at.is_some(), "worker_progress reached the daemon");
     assert!(view.worker.intent.is_none() && view.worker.in_flight.is_none(), "nothing more is on its way");
-    assert_eq!(prompts_in_last_request(&mock), [(1, 1), (2, 1), (3, 1)], "each turn once");
+    assert_eq!(mock_requests::prompts_in_last_request(&mock.requests()), [(1, 1), (2, 1), (3, 1)], "each turn once");
     let tools = offered_tools(&mock);
     for tool in ["run_list", "worker_progress", "worker_complete", "worker_await_human"] {
         assert!(tools.iter().any(|t| t == tool), "{tool} offered: {tools:?}");
@@ -114,7 +97,11 @@ async fn an_executor_killed_mid_turn_restarts_without_a_duplicate_turn() {
     assert_eq!(attempts.len(), 3, "{attempts:?}");
     assert_eq!(attempts[1].outcome, Some(AttemptOutcome::TurnEnded), "the killed turn is booked as ended");
     assert_eq!(attempts[2].reason, AttemptReason::AutoResume);
-    assert_eq!(prompts_in_last_request(&mock), [(1, 1), (2, 1), (3, 1)], "no prompt went in twice");
+    assert_eq!(
+        mock_requests::prompts_in_last_request(&mock.requests()),
+        [(1, 1), (2, 1), (3, 1)],
+        "no prompt went in twice"
+    );
     crash(task).await;
     d.stop().await;
 }

@@ -16,6 +16,8 @@
 //! Without `CODEX_BIN` it prints one line saying it is skipped and why; with
 //! `ORCH_REAL_CLIS=required` it fails instead.
 
+#[path = "../../cli-executor/tests/mock/requests.rs"]
+mod mock_requests;
 mod support;
 
 use serde_json::{Value, json};
@@ -63,23 +65,6 @@ fn plain_words(screen: &str) {
 /// The worker's line of a `status` screen (the one naming `/root`).
 fn root_line(screen: &str) -> &str {
     screen.lines().find(|l| l.contains("/root")).unwrap_or_else(|| panic!("no /root line:\n{screen}"))
-}
-
-/// How many times each `Attempt N` prompt is in the conversation Codex sent last.
-fn prompts_in_last_request(requests: &[Value]) -> Vec<(u32, usize)> {
-    let last = requests.last().expect("the model was asked");
-    let mut counts = std::collections::BTreeMap::new();
-    for item in last["input"].as_array().expect("input") {
-        if item["role"] != "user" {
-            continue;
-        }
-        let text: String =
-            item["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect();
-        if let Some(n) = text.split("Attempt ").nth(1).and_then(|rest| rest.split(' ').next()?.parse().ok()) {
-            *counts.entry(n).or_insert(0) += 1;
-        }
-    }
-    counts.into_iter().collect()
 }
 
 /// The prompt of the turn a model request belongs to (its last user message).
@@ -177,7 +162,11 @@ fn a_first_night_on_the_command_line() {
         if held { Ok(()) } else { Err(format!("{} requests", night.model_requests().len())) }
     });
     assert!(root_line(&resumed).contains("Working"), "{resumed}");
-    assert_eq!(prompts_in_last_request(&night.model_requests()), [(1, 1), (2, 1), (3, 1)], "each turn once");
+    assert_eq!(
+        mock_requests::prompts_in_last_request(&night.model_requests()),
+        [(1, 1), (2, 1), (3, 1)],
+        "each turn once"
+    );
     plain_words(&resumed);
     night.screenshot(
         "7-resumed",
