@@ -17,12 +17,16 @@
 //! - `config.rs`: the configuration file `orchestrator setup` writes and `serve` and
 //!   `doctor` read ([`config::Config`]), its place, and [`config::ConfigError`] naming the
 //!   file, the line and the key.
+//! - `notify_target.rs`: a notification target parsed once
+//!   (`[json:|text:|slack:|discord:]http(s)://HOST[:PORT][/PATH]`), for `serve --notify`,
+//!   `setup`, the configuration file and `doctor` alike.
 //! - `private.rs`: the data directory kept private (`0700`, files `0600`): made so at the
 //!   daemon's start, checked by `doctor`.
 
 pub mod config;
 mod dir;
 mod health;
+pub mod notify_target;
 pub mod pair;
 pub mod private;
 mod public_url;

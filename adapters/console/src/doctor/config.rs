@@ -4,7 +4,8 @@
 //! pairs an extension or a remote `executor-cli`).
 
 use super::{Check, Verdict, fail};
-use address::config::{Config, ConfigError, check_notify_url, load};
+use address::config::{Config, ConfigError, load};
+use address::notify_target;
 use std::path::Path;
 
 /// The configuration check, and the file's settings for the checks after it.
@@ -51,12 +52,21 @@ pub(super) fn check_notify(config: Option<&Config>) -> Check {
     let Some(config) = config.filter(|c| !c.notify.is_empty()) else {
         return Check { name, verdict: Verdict::Skip("no notification URL configured".into()) };
     };
+    let mut seen = Vec::new();
     for url in &config.notify {
-        if let Err(e) = check_notify_url(url) {
-            return fail(name, e, "give an http:// or https:// URL in the configuration file's notify list");
+        match notify_target::parse(url) {
+            Ok(target) => seen.push(format!("{} ({})", target.url(), target.form.name())),
+            Err(e) => {
+                return fail(
+                    name,
+                    format!("{}: {e}", e.code()),
+                    "give [text:|slack:|discord:]http(s)://HOST[:PORT]/PATH in the configuration file's notify list \
+                     (docs/notifications.md)",
+                );
+            }
         }
     }
-    let found = format!("{} well-formed (not contacted)", config.notify.join(", "));
+    let found = format!("{} well-formed (not contacted)", seen.join(", "));
     Check { name, verdict: Verdict::Pass(found) }
 }
 
@@ -109,7 +119,18 @@ mod tests {
         assert!(matches!(check_notify(None).verdict, Verdict::Skip(_)));
         // A value the file's reader refuses can still reach this check through a struct.
         let bad = Config { notify: vec!["mailto:ann@example.com".into()], ..Config::default() };
-        assert!(matches!(check_notify(Some(&bad)).verdict, Verdict::Fail { .. }));
+        assert!(
+            matches!(check_notify(Some(&bad)).verdict, Verdict::Fail { ref found, .. } if found.starts_with("NOTIFY_BAD_TARGET"))
+        );
+        let good = Config {
+            notify: vec!["text:https://ntfy.sh/t".into(), "http://127.0.0.1:9/x".into()],
+            ..Config::default()
+        };
+        let check = check_notify(Some(&good));
+        assert!(
+            matches!(check.verdict, Verdict::Pass(ref f) if f.starts_with("https://ntfy.sh/t (text), http://127.0.0.1:9/x (json)")),
+            "{check:?}"
+        );
     }
 
     #[test]

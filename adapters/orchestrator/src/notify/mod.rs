@@ -9,6 +9,7 @@ mod post;
 
 pub use post::{ChannelSink, poster};
 
+use address::notify_target::{self, Form, Target, TargetError};
 use engine::notify::Notice;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,13 +31,15 @@ pub enum NotifyError {
         /// How many were given.
         given: usize,
     },
-    /// A target that is not `[json:|text:|slack:|discord:]http://HOST[:PORT]/PATH`.
-    #[error("--notify {given}: {why}")]
-    BadTarget {
+    /// A target that is not `[json:|text:|slack:|discord:]http(s)://HOST[:PORT][/PATH]`
+    /// (`address::notify_target`, the one parser of a target).
+    #[error("--notify {0}")]
+    BadTarget(#[from] TargetError),
+    /// An `https://` target, which this daemon cannot post to yet.
+    #[error("--notify {given}: https is not supported yet: post to a local relay over http")]
+    NoTls {
         /// The flag's value.
         given: String,
-        /// What is wrong.
-        why: &'static str,
     },
     /// The secret could not be read or created.
     #[error("cannot read or create {path}: {source}")]
@@ -53,62 +56,20 @@ impl NotifyError {
     pub fn code(&self) -> &'static str {
         match self {
             NotifyError::TooManyTargets { .. } => "NOTIFY_TOO_MANY_TARGETS",
-            NotifyError::BadTarget { .. } => "NOTIFY_BAD_TARGET",
+            NotifyError::BadTarget(e) => e.code(),
+            NotifyError::NoTls { .. } => "NOTIFY_NO_TLS",
             NotifyError::Secret { .. } => "NOTIFY_SECRET",
         }
     }
 }
 
-/// How a body is shaped for its receiver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// `application/json`: `{id, kind, run, worker, title, text, at, until}` (the default).
-    Json,
-    /// `text/plain`, one line (ntfy takes it as is; the title goes in `Title`).
-    Text,
-    /// Slack's incoming webhook: `{"text": "..."}`.
-    Slack,
-    /// Discord's: `{"content": "..."}`.
-    Discord,
-}
-
-/// One parsed target.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    /// The body's shape.
-    pub form: Form,
-    /// Host name or address to connect to.
-    pub host: String,
-    /// TCP port.
-    pub port: u16,
-    /// Path and query, from the first `/`.
-    pub path: String,
-}
-
-/// Parses `[json:|text:|slack:|discord:]http://HOST[:PORT][/PATH]`. Plain HTTP only: the
-/// daemon carries no TLS client yet (`docs/notifications.md`, "HTTPS").
+/// Parses a target (`address::notify_target::parse`), refusing what the poster cannot reach.
 pub fn parse_target(given: &str) -> Result<Target, NotifyError> {
-    let bad = |why| NotifyError::BadTarget { given: given.to_string(), why };
-    let (form, url) = match given.split_once(':') {
-        Some(("json", rest)) => (Form::Json, rest),
-        Some(("text", rest)) => (Form::Text, rest),
-        Some(("slack", rest)) => (Form::Slack, rest),
-        Some(("discord", rest)) => (Form::Discord, rest),
-        _ => (Form::Json, given),
-    };
-    if url.starts_with("https://") {
-        return Err(bad("https is not supported yet: post to a local relay over http"));
+    let target = notify_target::parse(given)?;
+    if target.tls {
+        return Err(NotifyError::NoTls { given: given.to_string() });
     }
-    let rest = url.strip_prefix("http://").ok_or_else(|| bad("expected an http:// URL"))?;
-    let (authority, path) = rest.find('/').map_or((rest, "/"), |i| (&rest[..i], &rest[i..]));
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) => (h, p.parse::<u16>().map_err(|_| bad("the port is not a number"))?),
-        None => (authority, 80),
-    };
-    if host.is_empty() || host.contains(['@', ' ']) || path.contains([' ', '\r', '\n']) {
-        return Err(bad("expected http://HOST[:PORT]/PATH"));
-    }
-    Ok(Target { form, host: host.to_string(), port, path: path.to_string() })
+    Ok(target)
 }
 
 /// Checks every target at start (a mistyped flag stops the start, not the first post).
@@ -181,13 +142,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn targets_parse_with_their_form() {
-        let t = parse_target("text:http://127.0.0.1:8080/topic").expect("parses");
-        assert_eq!((t.form, t.host.as_str(), t.port, t.path.as_str()), (Form::Text, "127.0.0.1", 8080, "/topic"));
-        assert_eq!(parse_target("http://hooks.local").expect("parses").path, "/");
-        assert_eq!(parse_target("slack:http://h/x").expect("parses").form, Form::Slack);
-        for bad in ["https://ntfy.sh/x", "ftp://h/", "http://:80/", "http://h:port/"] {
-            assert_eq!(parse_target(bad).map_err(|e| e.code()), Err("NOTIFY_BAD_TARGET"), "{bad}");
-        }
+    fn a_bad_target_keeps_the_parser_s_code() {
+        let e = check_targets(&["ftp://h/".into()]).expect_err("refused");
+        assert_eq!(e.code(), "NOTIFY_BAD_TARGET");
+        assert!(e.to_string().starts_with("--notify \"ftp://h/\" not an http://"), "{e}");
+        let many: Vec<String> = (0..17).map(|i| format!("http://h/{i}")).collect();
+        assert_eq!(check_targets(&many).map_err(|e| e.code()).err(), Some("NOTIFY_TOO_MANY_TARGETS"));
     }
 }

@@ -55,7 +55,7 @@ pub async fn post(notice: &Notice, secret: &[u8]) -> NoticeOutcome {
     };
     let (content_type, bytes) = body(notice, target.form);
     let mut request = Request::post(target.path.as_str())
-        .header(hyper::header::HOST, format!("{}:{}", target.host, target.port))
+        .header(hyper::header::HOST, target.authority())
         .header(hyper::header::CONTENT_TYPE, content_type)
         .header("X-Orchestrator-Signature", hmac::signature(secret, &bytes))
         .header("X-Orchestrator-Notification", notice.id.to_string())
