@@ -79,10 +79,13 @@ pub struct Config {
     /// `notify`: the targets the daemon notifies (`serve --notify`), each checked by
     /// [`crate::notify_target::parse`].
     pub notify: Vec<String>,
+    /// `notify_ca`: a PEM file of extra roots trusted for `https://` targets (`serve --notify-ca`).
+    pub notify_ca: Option<PathBuf>,
 }
 
 /// Every key the file may hold, in the order `render` writes them.
-pub const KEYS: [&str; 7] = ["data_dir", "listen", "public_url", "allow_hosts", "trusted_proxies", "workers", "notify"];
+pub const KEYS: [&str; 8] =
+    ["data_dir", "listen", "public_url", "allow_hosts", "trusted_proxies", "workers", "notify", "notify_ca"];
 
 /// What is wrong with a configuration file: the file, the line and the key when known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -290,12 +293,13 @@ fn set(config: &mut Config, key: &str, value: Value) -> Result<(), String> {
             }
             config.notify = urls;
         }
+        "notify_ca" => config.notify_ca = Some(data_dir(&text(value)?)?),
         _ => return Err("unknown key".into()),
     }
     Ok(())
 }
 
-/// An absolute path, or one under `~/`.
+/// An absolute path, or one under `~/` (`data_dir`, `notify_ca`).
 fn data_dir(text: &str) -> Result<PathBuf, String> {
     if let Some(rest) = text.strip_prefix("~/") {
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or("~ but HOME is not set")?;
@@ -338,6 +342,9 @@ impl Config {
         }
         let _ = writeln!(out, "workers = {}", list(self.workers.iter().map(|k| k.name().to_string()).collect()));
         let _ = writeln!(out, "notify = {}", list(self.notify.clone()));
+        if let Some(ca) = &self.notify_ca {
+            let _ = writeln!(out, "notify_ca = {}", quote(&ca.display().to_string()));
+        }
         out
     }
 }
@@ -360,6 +367,7 @@ mod tests {
             trusted_proxies: vec!["10.0.0.1".parse().expect("ip")],
             workers: vec![WorkerKind::Chatgpt, WorkerKind::Codex],
             notify: vec!["text:https://ntfy.sh/topic".into(), "slack:https://hooks.slack.com/services/T/B/x".into()],
+            notify_ca: Some("/etc/ssl/private-ca.pem".into()),
         };
         assert_eq!(parse(&config.render(), Path::new("/c.toml")), Ok(config));
         let commented = "# a comment\n\nlisten = \"127.0.0.1:1\"   # why\nworkers = [ ]\n";

@@ -81,6 +81,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 executor_allow_origins,
                 pair_code_ttl_ms,
                 notify,
+                notify_ca,
                 limits,
                 oauth,
                 history,
@@ -98,6 +99,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 oauth: oauth.options(),
                 history: history.options(),
                 notify,
+                notify_ca,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {

@@ -102,6 +102,8 @@ pub struct ServeOptions {
     /// Webhooks notified when a worker needs its person or a run ends (`--notify`,
     /// `docs/notifications.md`); empty: none.
     pub notify: Vec<String>,
+    /// Extra trusted roots for `https://` targets (`--notify-ca`, PEM); Mozilla's are always in.
+    pub notify_ca: Option<PathBuf>,
 }
 
 /// The executor bridge's options (`/executor`, docs/protocol/executor.md).
@@ -212,8 +214,8 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     secure_data_dir(&options.data_dir);
     let (wiring, posts) = notify_wiring(&options)?;
     let mut engine = EngineThread::start(&options.data_dir, options.history, sink, wiring).await?;
-    if let Some((posts, secret)) = posts {
-        tokio::spawn(crate::notify::poster(posts, engine.handle.clone(), secret));
+    if let Some((posts, secret, tls)) = posts {
+        tokio::spawn(crate::notify::poster(posts, engine.handle.clone(), secret, tls));
     }
     let listener = match edge::bind(options.listen) {
         Ok(listener) => listener,
@@ -381,20 +383,22 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     Ok(())
 }
 
-/// The notice receiver of the poster and the secret it signs with.
-type Posts = (tokio::sync::mpsc::UnboundedReceiver<engine::notify::Notice>, Arc<[u8]>);
+/// The notice receiver of the poster, the secret it signs with and its TLS client.
+type Posts = (tokio::sync::mpsc::UnboundedReceiver<engine::notify::Notice>, Arc<[u8]>, Arc<rustls::ClientConfig>);
 
-/// `--notify`: the targets checked and the secret read or created, before the engine
-/// starts (a mistyped target stops the start).
+/// `--notify`: the targets checked, the `--notify-ca` roots read and the secret read or
+/// created, before the engine starts (a mistyped target or a bad CA file stops the start).
 fn notify_wiring(options: &ServeOptions) -> anyhow::Result<(NotifyWiring, Option<Posts>)> {
+    let coded = |e: crate::notify::NotifyError| anyhow::anyhow!("{}: {e}", e.code());
+    let tls = crate::notify::tls::client_config(options.notify_ca.as_deref()).map_err(coded)?;
     if options.notify.is_empty() {
         return Ok((NotifyWiring::default(), None));
     }
-    let targets = crate::notify::check_targets(&options.notify)?;
-    let secret: Arc<[u8]> = crate::notify::secret(&options.data_dir)?.into();
+    let targets = crate::notify::check_targets(&options.notify).map_err(coded)?;
+    let secret: Arc<[u8]> = crate::notify::secret(&options.data_dir).map_err(coded)?.into();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let sink: Box<dyn runtime::NotifySink> = Box::new(crate::notify::ChannelSink(tx));
-    Ok((NotifyWiring { targets, sink: Some(sink) }, Some((rx, secret))))
+    Ok((NotifyWiring { targets, sink: Some(sink) }, Some((rx, secret, tls))))
 }
 
 /// Serves the same tools over stdin/stdout until the client closes the stream or

@@ -1,115 +1,26 @@
 //! `--notify` end to end (issue 31, `docs/notifications.md`): the real daemon posts to a
 //! loopback webhook receiver: each kind once with a valid signature; a receiver that is
 //! down gets every notification once it is back, none twice; a daemon killed with
-//! notifications pending delivers them after its restart, under the same ids.
+//! notifications pending delivers them after its restart, under the same ids; over
+//! https with `--notify-ca`, and never in clear to a receiver whose certificate is not
+//! trusted.
 
+#[path = "notify/receiver.rs"]
+mod receiver;
 mod support;
 
 use console::client::McpClient;
+use receiver::{Cert, Post, Receiver};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::{Daemon, TOKEN};
 
-/// How long a test waits for the daemon to post what it must.
-const WAIT_MS: u64 = 30_000;
-
-/// One post the receiver answered.
-#[derive(Clone, Debug)]
-struct Post {
-    path: String,
-    headers: BTreeMap<String, String>,
-    body: String,
-    /// Answered 200 (else 503: the receiver was "down").
-    taken: bool,
-}
-
-/// A loopback webhook receiver on its own thread.
-#[derive(Clone)]
-struct Receiver {
-    port: u16,
-    posts: Arc<Mutex<Vec<Post>>>,
-    down: Arc<Mutex<bool>>,
-}
-
-impl Receiver {
-    fn start(down: bool) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let r = Receiver { port, posts: Arc::default(), down: Arc::new(Mutex::new(down)) };
-        let me = r.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                me.serve(stream);
-            }
-        });
-        r
-    }
-
-    fn serve(&self, stream: std::net::TcpStream) {
-        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-        let mut line = String::new();
-        if reader.read_line(&mut line).is_err() {
-            return;
-        }
-        let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-        let mut headers = BTreeMap::new();
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-            }
-        }
-        let length = headers.get("content-length").and_then(|l| l.parse().ok()).unwrap_or(0);
-        let mut body = vec![0; length];
-        let _ = reader.read_exact(&mut body);
-        let taken = !*self.down.lock().expect("lock");
-        let status = if taken { "200 OK" } else { "503 Service Unavailable" };
-        let mut stream = stream;
-        let _ = write!(stream, "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-        let body = String::from_utf8(body).expect("utf-8 body");
-        self.posts.lock().expect("lock").push(Post { path, headers, body, taken });
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn set_down(&self, down: bool) {
-        *self.down.lock().expect("lock") = down;
-    }
-
-    fn posts(&self) -> Vec<Post> {
-        self.posts.lock().expect("lock").clone()
-    }
-
-    fn taken(&self) -> Vec<Post> {
-        self.posts().into_iter().filter(|p| p.taken).collect()
-    }
-
-    /// Waits until `done` holds of the posts, or fails the test.
-    fn wait(&self, what: &str, done: impl Fn(&[Post]) -> bool) -> Vec<Post> {
-        let start = Instant::now();
-        loop {
-            let posts = self.posts();
-            if done(&posts) {
-                return posts;
-            }
-            assert!(start.elapsed() < Duration::from_millis(WAIT_MS), "{what}: {posts:#?}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
+/// How long a test waits for the daemon's log to say what it must, ms.
+const LOG_WAIT_MS: u64 = 30_000;
 
 fn id(p: &Post) -> String {
-    p.headers.get("idempotency-key").cloned().unwrap_or_default()
+    p.id()
 }
 
 fn secret(data: &Path) -> Vec<u8> {
@@ -135,7 +46,7 @@ async fn ask(c: &mut McpClient, worker: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_kind_is_posted_once_signed_in_its_form() {
-    let receiver = Receiver::start(false);
+    let receiver = Receiver::start(false).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let (json_url, text_url) = (receiver.url("/json"), format!("text:{}", receiver.url("/text")));
@@ -147,7 +58,7 @@ async fn each_kind_is_posted_once_signed_in_its_form() {
     c.call_ok("worker_complete", json!({ "workerId": finishing, "summary": "all done" })).await.expect("complete");
     let (stopped, _) = run(&mut c, "Stopping").await;
     c.call_ok("run_cancel", json!({ "runId": stopped, "reason": "enough" })).await.expect("cancel");
-    receiver.wait("three kinds to two targets", |p| p.len() >= 6);
+    receiver.wait("three kinds to two targets", |s| s.posts.len() >= 6).await;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -155,7 +66,7 @@ async fn each_kind_is_posted_once_signed_in_its_form() {
         assert_eq!(mode, 0o600, "the secret is private");
     }
     let secret = secret(&data);
-    let posts = receiver.posts();
+    let posts = receiver.seen().posts;
     let mut kinds = Vec::new();
     for p in &posts {
         let signature = p.headers.get("x-orchestrator-signature").expect("signed");
@@ -176,15 +87,15 @@ async fn each_kind_is_posted_once_signed_in_its_form() {
     kinds.sort();
     assert_eq!(kinds, ["human_question", "run_failed", "run_finished"]);
     // Nothing more comes: each was acknowledged once.
-    std::thread::sleep(Duration::from_millis(7_000));
-    assert_eq!(receiver.posts().len(), 6, "none twice: {:#?}", receiver.posts());
+    tokio::time::sleep(Duration::from_millis(7_000)).await;
+    assert_eq!(receiver.seen().posts.len(), 6, "none twice: {:#?}", receiver.seen());
     let ids: std::collections::BTreeSet<String> = posts.iter().map(id).collect();
     assert_eq!(ids.len(), 6, "one id per episode and target");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_that_was_down_gets_everything_once_it_is_back() {
-    let receiver = Receiver::start(true);
+    let receiver = Receiver::start(true).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let d = Daemon::serve(&data, &["--mcp-token", TOKEN, "--notify", &receiver.url("/hook")]);
@@ -193,18 +104,18 @@ async fn a_receiver_that_was_down_gets_everything_once_it_is_back() {
     ask(&mut c, &a).await;
     let (_, b) = run(&mut c, "B").await;
     ask(&mut c, &b).await;
-    receiver.wait("both refused while down", |p| p.iter().filter(|p| !p.taken).count() >= 2);
+    receiver.wait("both refused while down", |s| s.posts.iter().filter(|p| !p.taken).count() >= 2).await;
     receiver.set_down(false);
-    receiver.wait("both taken once back", |p| p.iter().filter(|p| p.taken).count() >= 2);
-    std::thread::sleep(Duration::from_millis(7_000));
-    let taken = receiver.taken();
+    receiver.wait("both taken once back", |s| s.taken().len() >= 2).await;
+    tokio::time::sleep(Duration::from_millis(7_000)).await;
+    let taken = receiver.seen().taken();
     assert_eq!(taken.len(), 2, "none twice: {taken:#?}");
     assert_ne!(id(&taken[0]), id(&taken[1]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemon_killed_with_notifications_pending_delivers_them_after_restart() {
-    let receiver = Receiver::start(true);
+    let receiver = Receiver::start(true).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let args = ["--mcp-token", TOKEN, "--notify", &receiver.url("/hook")];
@@ -212,13 +123,95 @@ async fn a_daemon_killed_with_notifications_pending_delivers_them_after_restart(
     let mut c = client(&d).await;
     let (_, a) = run(&mut c, "A").await;
     ask(&mut c, &a).await;
-    let refused = receiver.wait("a refused post before the kill", |p| !p.is_empty());
+    let refused = receiver.wait("a refused post before the kill", |s| !s.posts.is_empty()).await.posts;
     d.kill9();
     receiver.set_down(false);
     let _d = Daemon::serve(&data, &args);
-    let taken = receiver.wait("delivered after the restart", |p| p.iter().any(|p| p.taken));
-    std::thread::sleep(Duration::from_millis(7_000));
-    let taken_now: Vec<Post> = receiver.taken();
+    let taken = receiver.wait("delivered after the restart", |s| !s.taken().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(7_000)).await;
+    let taken_now: Vec<Post> = receiver.seen().taken();
     assert_eq!(taken_now.len(), 1, "once: {taken:#?}");
     assert_eq!(id(&taken_now[0]), id(&refused[0]), "the same notification, same id");
+}
+
+/// Waits until the daemon's log holds `text`, reading it again as it grows; fails the
+/// test after [`LOG_WAIT_MS`].
+async fn logged(d: &Daemon, text: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let log = d.stderr();
+        if log.contains(text) {
+            return log;
+        }
+        assert!(start.elapsed() < Duration::from_millis(LOG_WAIT_MS), "the log never said {text:?}:\n{log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_posts_go_over_tls_to_a_receiver_the_given_ca_vouches_for() {
+    let cert = Cert::make();
+    let receiver = Receiver::start_tls(&cert).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (json_url, text_url) = (receiver.url("/json"), format!("text:{}", receiver.url("/text")));
+    let ca = cert.cert.to_str().expect("utf-8 path");
+    let args = ["--mcp-token", TOKEN, "--notify", &json_url, "--notify", &text_url, "--notify-ca", ca];
+    let d = Daemon::serve(&data, &args);
+    let mut c = client(&d).await;
+    let (_, asking) = run(&mut c, "Asking").await;
+    ask(&mut c, &asking).await;
+    let seen = receiver.wait("one question to two https targets", |s| s.posts.len() >= 2).await;
+    assert!(seen.handshake_failures.is_empty(), "{seen:#?}");
+    let secret = secret(&data);
+    for p in &seen.posts {
+        let signature = p.headers.get("x-orchestrator-signature").expect("signed");
+        assert_eq!(signature, &orchestrator::notify::hmac::signature(&secret, p.body.as_bytes()), "{p:?}");
+        assert_eq!(p.headers.get("host"), Some(&format!("localhost:{}", receiver.port())), "by name: {p:?}");
+        assert!(p.body.contains("Which database?"), "{p:?}");
+    }
+    let text = seen.posts.iter().find(|p| p.path == "/text").expect("the text form");
+    assert_eq!(text.headers.get("title").map(String::as_str), Some("Root asks you"), "{text:?}");
+    let json = seen.posts.iter().find(|p| p.path == "/json").expect("the json form");
+    let v: Value = serde_json::from_str(&json.body).expect("json body");
+    assert_eq!(v["kind"], "human_question");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_whose_certificate_is_not_trusted_gets_nothing_in_clear() {
+    let cert = Cert::make();
+    let receiver = Receiver::start_tls(&cert).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let d = Daemon::serve(&data, &["--mcp-token", TOKEN, "--notify", &receiver.url("/hook")]);
+    let mut c = client(&d).await;
+    let (_, asking) = run(&mut c, "Asking").await;
+    ask(&mut c, &asking).await;
+    let seen = receiver.wait("the daemon's refused handshake", |s| !s.handshake_failures.is_empty()).await;
+    // The daemon closed the handshake with an alert (not a plain-text request the TLS
+    // server could not read), and no request reached the receiver.
+    assert!(seen.handshake_failures[0].contains("alert"), "{seen:#?}");
+    assert!(seen.posts.is_empty(), "{seen:#?}");
+    let log = logged(&d, "certificate is not trusted").await;
+    assert!(log.contains("--notify-ca FILE"), "the log says what to do:\n{log}");
+}
+
+#[test]
+fn a_bad_notify_ca_stops_the_start_with_its_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, "no certificate here\n").expect("write");
+    let out = std::process::Command::new(support::orchestrator_bin())
+        .args(["serve", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .args(["--listen", "127.0.0.1:0", "--mcp-token", TOKEN, "--notify", "https://localhost:9/x", "--notify-ca"])
+        .arg(&ca)
+        .env("XDG_CONFIG_HOME", dir.path().join("no-config"))
+        .env_remove("ORCHESTRATOR_CONFIG")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("NOTIFY_CA: --notify-ca") && stderr.contains("no -----BEGIN CERTIFICATE-----"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
 }

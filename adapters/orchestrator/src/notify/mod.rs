@@ -6,10 +6,11 @@
 
 pub mod hmac;
 mod post;
+pub mod tls;
 
 pub use post::{ChannelSink, poster};
 
-use address::notify_target::{self, Form, Target, TargetError};
+use address::notify_target::{self, Form, TargetError};
 use engine::notify::Notice;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,11 +36,19 @@ pub enum NotifyError {
     /// (`address::notify_target`, the one parser of a target).
     #[error("--notify {0}")]
     BadTarget(#[from] TargetError),
-    /// An `https://` target, which this daemon cannot post to yet.
-    #[error("--notify {given}: https is not supported yet: post to a local relay over http")]
-    NoTls {
-        /// The flag's value.
-        given: String,
+    /// The `--notify-ca` file cannot be used.
+    #[error("--notify-ca {}: {problem}", path.display())]
+    Ca {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: tls::CaProblem,
+    },
+    /// The TLS client could not be set up.
+    #[error("cannot set up TLS for https targets: {why}")]
+    Tls {
+        /// What rustls said.
+        why: String,
     },
     /// The secret could not be read or created.
     #[error("cannot read or create {path}: {source}")]
@@ -57,19 +66,11 @@ impl NotifyError {
         match self {
             NotifyError::TooManyTargets { .. } => "NOTIFY_TOO_MANY_TARGETS",
             NotifyError::BadTarget(e) => e.code(),
-            NotifyError::NoTls { .. } => "NOTIFY_NO_TLS",
+            NotifyError::Ca { .. } => "NOTIFY_CA",
+            NotifyError::Tls { .. } => "NOTIFY_TLS",
             NotifyError::Secret { .. } => "NOTIFY_SECRET",
         }
     }
-}
-
-/// Parses a target (`address::notify_target::parse`), refusing what the poster cannot reach.
-pub fn parse_target(given: &str) -> Result<Target, NotifyError> {
-    let target = notify_target::parse(given)?;
-    if target.tls {
-        return Err(NotifyError::NoTls { given: given.to_string() });
-    }
-    Ok(target)
 }
 
 /// Checks every target at start (a mistyped flag stops the start, not the first post).
@@ -78,7 +79,7 @@ pub fn check_targets(given: &[String]) -> Result<Vec<Arc<str>>, NotifyError> {
     if given.len() as u64 > max {
         return Err(NotifyError::TooManyTargets { max, given: given.len() });
     }
-    given.iter().map(|g| parse_target(g).map(|_| Arc::from(g.as_str()))).collect()
+    given.iter().map(|g| Ok(notify_target::parse(g).map(|_| Arc::from(g.as_str()))?)).collect()
 }
 
 /// The signing secret: `DIR/notify-secret`, created `0600` with fresh random bytes at
