@@ -80,6 +80,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 executor_allow_remote,
                 executor_allow_origins,
                 pair_code_ttl_ms,
+                executor_absent_ms,
+                dead_man_after_ms,
                 notify,
                 notify_ca,
                 limits,
@@ -107,6 +109,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 allow_remote: executor_allow_remote,
                 allow_origins: executor_allow_origins,
                 pair_code_ttl_ms,
+                timers: orchestrator::serve::TestTimers { executor_absent_ms, dead_man_after_ms },
             };
             runtime.block_on(orchestrator::serve::serve_with_executors(
                 options,

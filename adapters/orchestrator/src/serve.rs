@@ -1,8 +1,8 @@
 //! `orchestrator serve` (MCP over streamable HTTP) and `orchestrator mcp-stdio`.
 
 use crate::engine_thread::EngineThread;
-pub use crate::engine_thread::HistoryOptions;
 use crate::engine_thread::NotifyWiring;
+pub use crate::engine_thread::{HistoryOptions, TestTimers};
 use crate::health;
 use address::URL_FILE_NAME;
 use address::token::{self, TokenSource};
@@ -118,6 +118,9 @@ pub struct ExecutorOptions {
     /// How long a pairing code is good, in ms; `None`: [`crate::pair::PAIR_CODE_TTL_MS`]
     /// (tests shorten it to see a code expire without waiting minutes).
     pub pair_code_ttl_ms: Option<u64>,
+    /// Test only: engine timers shortened (executor absence, the dead-man threshold), so
+    /// that a test of the real daemon sees in seconds what takes minutes.
+    pub timers: crate::engine_thread::TestTimers,
 }
 
 /// The bridge as `serve` mounts it.
@@ -127,6 +130,8 @@ struct ExecutorMount {
     source: bridge::server::TokenSource,
     /// How long a pairing code is good, in ms.
     pair_code_ttl_ms: u64,
+    /// Test only: engine timers shortened.
+    timers: crate::engine_thread::TestTimers,
 }
 
 /// What `serve` reports once it listens (tests and the binary print from it).
@@ -184,7 +189,7 @@ pub async fn serve_with_executors(
     let registry = bridge::server::Registry::default();
     let sink = bridge::server::BridgeSink::new(registry.clone());
     let pair_code_ttl_ms = executors.pair_code_ttl_ms.unwrap_or(crate::pair::PAIR_CODE_TTL_MS);
-    let mount = ExecutorMount { config, registry, source, pair_code_ttl_ms };
+    let mount = ExecutorMount { config, registry, source, pair_code_ttl_ms, timers: executors.timers };
     serve_inner(options, sink, Some(mount), shutdown, on_listening).await
 }
 
@@ -213,7 +218,8 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
     let (wiring, posts) = notify_wiring(&options)?;
-    let mut engine = EngineThread::start(&options.data_dir, options.history, sink, wiring).await?;
+    let timers = executors.as_ref().map(|m| m.timers).unwrap_or_default();
+    let mut engine = EngineThread::start_timed(&options.data_dir, options.history, sink, wiring, timers).await?;
     if let Some((posts, secret, tls)) = posts {
         tokio::spawn(crate::notify::poster(posts, engine.handle.clone(), secret, tls));
     }

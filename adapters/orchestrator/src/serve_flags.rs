@@ -50,6 +50,14 @@ pub(crate) struct ServeFlags {
     /// Test only: how long a pairing code is good, in milliseconds (default 10 minutes).
     #[arg(long, value_name = "MS", hide = true)]
     pub(crate) pair_code_ttl_ms: Option<u64>,
+    /// Test only: how long a worker may have no executor of its kind before `worker.executor_absent`,
+    /// in milliseconds (default 5 minutes).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) executor_absent_ms: Option<u64>,
+    /// Test only: the dead-man threshold of a run that turns the layer on without its own, in
+    /// milliseconds (default 45 minutes).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) dead_man_after_ms: Option<u64>,
     /// Post to this webhook when a worker needs you or a run ends (repeatable): http(s)://HOST[:PORT]/PATH,
     /// prefixed text: (ntfy), slack: or discord: for their forms; signed with DIR/notify-secret
     /// (docs/notifications.md).

@@ -5,13 +5,18 @@
 //! https with `--notify-ca`, and never in clear to a receiver whose certificate is not
 //! trusted.
 
+#[path = "notify/kinds.rs"]
+mod kinds;
 #[path = "notify/receiver.rs"]
 mod receiver;
 mod support;
 
 use console::client::McpClient;
-use receiver::{Cert, Post, Receiver};
+use executor_protocol::ErrorKindWire;
+use kinds::{Shows, auto, command_for, executor, lane, now_ms, page, run_with};
+use receiver::{Cert, Post, Receiver, Seen};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::{Daemon, TOKEN};
@@ -44,21 +49,93 @@ async fn ask(c: &mut McpClient, worker: &str) {
     c.call_ok("worker_await_human", args).await.expect("await human");
 }
 
+/// Whether a JSON post of `kind` concerning `whom` (a worker or a run) was taken.
+fn has(seen: &Seen, kind: &str, whom: &str) -> bool {
+    seen.taken().iter().filter_map(json_of).any(|v| v["kind"] == kind && (v["worker"] == whom || v["run"] == whom))
+}
+
+fn json_of(p: &Post) -> Option<Value> {
+    (p.path == "/json").then(|| serde_json::from_str(&p.body).expect("json body"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_kind_is_posted_once_signed_in_its_form() {
     let receiver = Receiver::start(false).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let (json_url, text_url) = (receiver.url("/json"), format!("text:{}", receiver.url("/text")));
-    let d = Daemon::serve(&data, &["--mcp-token", TOKEN, "--notify", &json_url, "--notify", &text_url]);
+    let timers = ["--executor-absent-ms", "1000", "--dead-man-after-ms", "3000"];
+    let mut args = vec!["--mcp-token", TOKEN, "--notify", &json_url, "--notify", &text_url];
+    args.extend(timers);
+    let d = Daemon::serve(&data, &args);
     let mut c = client(&d).await;
+    let token = std::fs::read_to_string(data.join("executor-token")).expect("executor token").trim().to_string();
+
+    // executor_offline: a Codex lane that must run, and no Codex executor.
+    let offline_run = run_with(&mut c, "Offline", auto(json!({}))).await;
+    let offline =
+        lane(&mut c, &offline_run, "cli", json!({ "executor": "codex", "workspace": { "directory": "/src/app" } }))
+            .await;
+    // human_question, run_finished, run_failed: the MCP tools.
     let (_, asking) = run(&mut c, "Asking").await;
     ask(&mut c, &asking).await;
-    let (_, finishing) = run(&mut c, "Finishing").await;
+    let (finished, finishing) = run(&mut c, "Finishing").await;
     c.call_ok("worker_complete", json!({ "workerId": finishing, "summary": "all done" })).await.expect("complete");
     let (stopped, _) = run(&mut c, "Stopping").await;
     c.call_ok("run_cancel", json!({ "runId": stopped, "reason": "enough" })).await.expect("cancel");
-    receiver.wait("three kinds to two targets", |s| s.posts.len() >= 6).await;
+
+    // usage_limit: the page names its reset time; the whole account (chrome-1) is held.
+    let mut x1 = executor(&d.url, &token, "chrome-1").await;
+    let limited_run = run_with(&mut c, "Limited", auto(json!({}))).await;
+    let limited = lane(&mut c, &limited_run, "a", json!({})).await;
+    let command = command_for(&mut x1, &limited).await;
+    x1.deliver(&command, 2).await.expect("deliver");
+    let until = now_ms() + 30 * 60_000;
+    page(&mut x1, &command, 3, Shows::Error(ErrorKindWire::UsageLimit, Some(until), "You've hit your limit")).await;
+    receiver.wait("usage_limit", |s| has(s, "usage_limit", &limited)).await;
+
+    // The rest on a second browser, whose account is free.
+    let mut x2 = executor(&d.url, &token, "chrome-2").await;
+    // login_or_challenge: the page asks to log in.
+    let checking_run = run_with(&mut c, "Checking", auto(json!({}))).await;
+    let checking = lane(&mut c, &checking_run, "a", json!({})).await;
+    let command = command_for(&mut x2, &checking).await;
+    x2.deliver(&command, 2).await.expect("deliver");
+    page(&mut x2, &command, 3, Shows::Error(ErrorKindWire::LoginRequired, None, "Log in to continue")).await;
+    receiver.wait("login_or_challenge", |s| has(s, "login_or_challenge", &checking)).await;
+    // approval_card: a tool-approval card waits in the conversation.
+    let approving_run = run_with(&mut c, "Approving", auto(json!({}))).await;
+    let approving = lane(&mut c, &approving_run, "a", json!({})).await;
+    let command = command_for(&mut x2, &approving).await;
+    x2.deliver(&command, 2).await.expect("deliver");
+    page(&mut x2, &command, 3, Shows::Approval("GitHub")).await;
+    receiver.wait("approval_card", |s| has(s, "approval_card", &approving)).await;
+    // stall: turns end without progress until the guard (one attempt) pauses the lane.
+    let stall = json!({ "idleGraceMs": 0, "stallWarningAfterNoProgressAttempts": null, "stallPauseAfterNoProgressAttempts": 1 });
+    let stalling_run = run_with(&mut c, "Stalling", auto(stall)).await;
+    let stalling = lane(&mut c, &stalling_run, "a", json!({})).await;
+    let mut seq = 0;
+    loop {
+        tokio::select! {
+            _ = receiver.wait("stall", |s| has(s, "stall", &stalling)) => break,
+            command = command_for(&mut x2, &stalling) => {
+                x2.deliver(&command, seq + 2).await.expect("deliver");
+                page(&mut x2, &command, seq + 3, Shows::Idle).await;
+                seq += 3;
+            }
+        }
+    }
+    // dead_man: a watched run whose one turn never moves; paused once it fired (a watched
+    // run that stays stopped fires once per window).
+    let quiet_run = run_with(&mut c, "Quiet", auto(json!({ "deadMan": "notify" }))).await;
+    let quiet = lane(&mut c, &quiet_run, "a", json!({})).await;
+    let command = command_for(&mut x2, &quiet).await;
+    x2.deliver(&command, 2).await.expect("deliver");
+    receiver.wait("dead_man", |s| has(s, "dead_man", &quiet_run)).await;
+    c.call_ok("worker_pause", json!({ "workerId": quiet })).await.expect("pause");
+    receiver.wait("executor_offline", |s| has(s, "executor_offline", &offline)).await;
+    let all = receiver.wait("each kind to both targets", |s| s.taken().len() >= 18).await;
+
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -66,31 +143,72 @@ async fn each_kind_is_posted_once_signed_in_its_form() {
         assert_eq!(mode, 0o600, "the secret is private");
     }
     let secret = secret(&data);
-    let posts = receiver.seen().posts;
-    let mut kinds = Vec::new();
-    for p in &posts {
+    let mut by_kind: BTreeMap<String, Value> = BTreeMap::new();
+    for p in &all.posts {
         let signature = p.headers.get("x-orchestrator-signature").expect("signed");
         assert_eq!(signature, &orchestrator::notify::hmac::signature(&secret, p.body.as_bytes()), "{p:?}");
         assert_eq!(p.headers.get("x-orchestrator-notification"), Some(&id(p)));
-        if p.path == "/json" {
-            let v: Value = serde_json::from_str(&p.body).expect("json body");
+        if let Some(v) = json_of(p) {
             assert_eq!(v["id"].as_str(), Some(id(p).as_str()));
-            kinds.push(v["kind"].as_str().expect("kind").to_string());
-            if v["kind"] == "human_question" {
-                assert_eq!(v["text"], "Which database? Choices: postgres / sqlite");
-            }
+            let kind = v["kind"].as_str().expect("kind").to_string();
+            assert!(by_kind.insert(kind, v.clone()).is_none(), "one episode of each kind: {:#?}", all.posts);
         } else {
             assert_eq!(p.headers.get("content-type").map(String::as_str), Some("text/plain; charset=utf-8"));
-            assert!(!p.body.contains('\n'), "one line: {}", p.body);
+            assert!(!p.body.contains('\n') && p.headers.contains_key("title"), "one line, titled: {p:?}");
         }
     }
-    kinds.sort();
-    assert_eq!(kinds, ["human_question", "run_failed", "run_finished"]);
+    let kinds: Vec<&str> = by_kind.keys().map(String::as_str).collect();
+    assert_eq!(
+        kinds,
+        [
+            "approval_card",
+            "dead_man",
+            "executor_offline",
+            "human_question",
+            "login_or_challenge",
+            "run_failed",
+            "run_finished",
+            "stall",
+            "usage_limit"
+        ]
+    );
+    // What each carries (docs/notifications.md, "What is sent").
+    let k = |kind: &str| &by_kind[kind];
+    assert_eq!(
+        (&k("human_question")["worker"], &k("human_question")["text"]),
+        (&json!(asking), &json!("Which database? Choices: postgres / sqlite"))
+    );
+    assert!(k("approval_card")["title"].as_str().expect("title").ends_with("waits for you to answer an approval card"));
+    assert_eq!(
+        (&k("usage_limit")["worker"], &k("usage_limit")["until"]),
+        (&json!(limited), &json!(until)),
+        "with its reset time"
+    );
+    assert!(k("login_or_challenge")["title"].as_str().expect("title").ends_with("is paused: account_check"));
+    assert_eq!(k("stall")["worker"], json!(stalling));
+    assert!(k("stall")["text"].as_str().expect("text").ends_with("min without progress"), "{}", k("stall"));
+    assert_eq!((&k("dead_man")["run"], &k("dead_man")["title"]), (&json!(quiet_run), &json!("Quiet stopped moving")));
+    assert!(k("dead_man")["text"].as_str().expect("text").starts_with("nothing moved for"));
+    assert_eq!(k("executor_offline")["worker"], json!(offline));
+    assert!(k("executor_offline")["title"].as_str().expect("title").ends_with("no codex executor connected"));
+    assert_eq!(
+        (&k("run_finished")["run"], &k("run_finished")["title"]),
+        (&json!(finished), &json!("Finishing completed"))
+    );
+    assert_eq!((&k("run_failed")["run"], &k("run_failed")["title"]), (&json!(stopped), &json!("Stopping was stopped")));
+    // The text form of each episode says the same, under its own id.
+    for v in by_kind.values() {
+        let episode = v["id"].as_str().and_then(|id| id.rsplit_once('-')).expect("ntf-EPISODE-TARGET").0;
+        let text_id = format!("{episode}-1");
+        let p = all.posts.iter().find(|p| id(p) == text_id).expect("the text form");
+        assert_eq!(p.headers.get("title").map(String::as_str), v["title"].as_str(), "{p:?}");
+        assert!(p.body.starts_with(v["title"].as_str().expect("title")), "{p:?}");
+    }
     // Nothing more comes: each was acknowledged once.
     tokio::time::sleep(Duration::from_millis(7_000)).await;
-    assert_eq!(receiver.seen().posts.len(), 6, "none twice: {:#?}", receiver.seen());
-    let ids: std::collections::BTreeSet<String> = posts.iter().map(id).collect();
-    assert_eq!(ids.len(), 6, "one id per episode and target");
+    assert_eq!(receiver.seen().posts.len(), 18, "none twice: {:#?}", receiver.seen());
+    let ids: std::collections::BTreeSet<String> = all.posts.iter().map(id).collect();
+    assert_eq!(ids.len(), 18, "one id per episode and target");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
