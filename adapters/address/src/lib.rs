@@ -33,5 +33,7 @@ mod public_url;
 pub mod token;
 
 pub use dir::{LISTEN_DEFAULT, URL_FILE_NAME, daemon_address, default_data_dir};
-pub use health::{ExecutorKindsView, HEALTH_PATH, Health, RefusedHelloView};
+pub use health::{
+    ExecutorKindsView, HEALTH_PATH, Health, NotificationFailureView, NotificationsView, RefusedHelloView,
+};
 pub use public_url::{PublicUrl, PublicUrlError};

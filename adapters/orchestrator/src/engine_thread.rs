@@ -111,6 +111,10 @@ impl EngineThread {
                     if let Some(notifier) = notify.sink {
                         shell.notify_with(notifier);
                     }
+                    if let Some(status) = notify.status {
+                        status.count(shell.engine());
+                        shell.observe(Box::new(move |engine, batches| status.observe(engine, batches)));
+                    }
                     let _ = ready_tx.send(Ok(handle));
                     shell
                         .run(async move {
@@ -187,6 +191,8 @@ pub struct NotifyWiring {
     pub targets: Vec<std::sync::Arc<str>>,
     /// Hands the engine's `Notify` effects to the poster.
     pub sink: Option<Box<dyn NotifySink>>,
+    /// Counts the outbox's notices after each commit that changed one (`/health`).
+    pub status: Option<std::sync::Arc<crate::notify::NotifyStatus>>,
 }
 
 /// Test only (hidden `serve` flags): engine timers shortened so that a test of the real

@@ -220,8 +220,9 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     let (wiring, posts) = notify_wiring(&options)?;
     let timers = executors.as_ref().map(|m| m.timers).unwrap_or_default();
     let mut engine = EngineThread::start_timed(&options.data_dir, options.history, sink, wiring, timers).await?;
-    if let Some((posts, secret, tls)) = posts {
-        tokio::spawn(crate::notify::poster(posts, engine.handle.clone(), secret, tls));
+    let notifications = posts.as_ref().map(|p| p.status.clone());
+    if let Some(Posts { notices, secret, tls, status }) = posts {
+        tokio::spawn(crate::notify::poster(notices, engine.handle.clone(), secret, tls, status));
     }
     let listener = match edge::bind(options.listen) {
         Ok(listener) => listener,
@@ -285,6 +286,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         token: token.clone(),
         registry: executors.as_ref().map(|mount| mount.registry.clone()),
         public_url: oauth.as_ref().map(|o| o.public.issuer()),
+        notifications,
     });
     // `/health` checks its own caller (loopback, no Origin, the static token), so it is
     // merged after the MCP guard's layer.
@@ -389,8 +391,14 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     Ok(())
 }
 
-/// The notice receiver of the poster, the secret it signs with and its TLS client.
-type Posts = (tokio::sync::mpsc::UnboundedReceiver<engine::notify::Notice>, Arc<[u8]>, Arc<rustls::ClientConfig>);
+/// What the poster takes: the notices, the secret it signs with, its TLS client and where
+/// it books failures.
+struct Posts {
+    notices: tokio::sync::mpsc::UnboundedReceiver<engine::notify::Notice>,
+    secret: Arc<[u8]>,
+    tls: Arc<rustls::ClientConfig>,
+    status: Arc<crate::notify::NotifyStatus>,
+}
 
 /// `--notify`: the targets checked, the `--notify-ca` roots read and the secret read or
 /// created, before the engine starts (a mistyped target or a bad CA file stops the start).
@@ -402,9 +410,11 @@ fn notify_wiring(options: &ServeOptions) -> anyhow::Result<(NotifyWiring, Option
     }
     let targets = crate::notify::check_targets(&options.notify).map_err(coded)?;
     let secret: Arc<[u8]> = crate::notify::secret(&options.data_dir).map_err(coded)?.into();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, notices) = tokio::sync::mpsc::unbounded_channel();
     let sink: Box<dyn runtime::NotifySink> = Box::new(crate::notify::ChannelSink(tx));
-    Ok((NotifyWiring { targets, sink: Some(sink) }, Some((rx, secret, tls))))
+    let status = crate::notify::NotifyStatus::new(targets.len());
+    let wiring = NotifyWiring { targets, sink: Some(sink), status: Some(status.clone()) };
+    Ok((wiring, Some(Posts { notices, secret, tls, status })))
 }
 
 /// Serves the same tools over stdin/stdout until the client closes the stream or

@@ -21,8 +21,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use support::{Daemon, TOKEN};
 
-/// How long a test waits for the daemon's log to say what it must, ms.
-const LOG_WAIT_MS: u64 = 30_000;
+/// How long a test waits for the daemon's records to say what they must, ms.
+const STATUS_WAIT_MS: u64 = 30_000;
 
 fn id(p: &Post) -> String {
     p.id()
@@ -204,9 +204,12 @@ async fn each_kind_is_posted_once_signed_in_its_form() {
         assert_eq!(p.headers.get("title").map(String::as_str), v["title"].as_str(), "{p:?}");
         assert!(p.body.starts_with(v["title"].as_str().expect("title")), "{p:?}");
     }
-    // Nothing more comes: each was acknowledged once.
-    tokio::time::sleep(Duration::from_millis(7_000)).await;
+    // The daemon's own records: every notice delivered, none pending (so none will be
+    // posted again); only then is the receiver's count final.
+    booked(&d, "18 delivered, none pending", |v| v.delivered == 18 && v.pending == 0 && v.abandoned == 0).await;
     assert_eq!(receiver.seen().posts.len(), 18, "none twice: {:#?}", receiver.seen());
+    let said = doctor_line(&data);
+    assert!(said.starts_with("  ok    notifications: 18 delivered, 0 pending, 0 abandoned (2 targets)"), "{said}");
     let ids: std::collections::BTreeSet<String> = all.posts.iter().map(id).collect();
     assert_eq!(ids.len(), 18, "one id per episode and target");
 }
@@ -225,7 +228,7 @@ async fn a_receiver_that_was_down_gets_everything_once_it_is_back() {
     receiver.wait("both refused while down", |s| s.posts.iter().filter(|p| !p.taken).count() >= 2).await;
     receiver.set_down(false);
     receiver.wait("both taken once back", |s| s.taken().len() >= 2).await;
-    tokio::time::sleep(Duration::from_millis(7_000)).await;
+    booked(&d, "both delivered, none pending", |v| v.delivered == 2 && v.pending == 0).await;
     let taken = receiver.seen().taken();
     assert_eq!(taken.len(), 2, "none twice: {taken:#?}");
     assert_ne!(id(&taken[0]), id(&taken[1]));
@@ -244,24 +247,47 @@ async fn a_daemon_killed_with_notifications_pending_delivers_them_after_restart(
     let refused = receiver.wait("a refused post before the kill", |s| !s.posts.is_empty()).await.posts;
     d.kill9();
     receiver.set_down(false);
-    let _d = Daemon::serve(&data, &args);
+    let d = Daemon::serve(&data, &args);
     let taken = receiver.wait("delivered after the restart", |s| !s.taken().is_empty()).await;
-    tokio::time::sleep(Duration::from_millis(7_000)).await;
+    booked(&d, "delivered, none pending", |v| v.delivered == 1 && v.pending == 0).await;
     let taken_now: Vec<Post> = receiver.seen().taken();
     assert_eq!(taken_now.len(), 1, "once: {taken:#?}");
     assert_eq!(id(&taken_now[0]), id(&refused[0]), "the same notification, same id");
 }
 
-/// Waits until the daemon's log holds `text`, reading it again as it grows; fails the
-/// test after [`LOG_WAIT_MS`].
-async fn logged(d: &Daemon, text: &str) -> String {
+/// What the daemon says its notifications came to (`GET /health`, as `doctor` reads it).
+async fn notifications(d: &Daemon) -> address::NotificationsView {
+    let url = d.url.replace("/mcp", address::HEALTH_PATH);
+    let mut client = McpClient::connect_raw(&url, Some(TOKEN)).await.expect("connect");
+    let answer = client.send(hyper::Method::GET, None, &[], None).await.expect("GET /health");
+    let health: address::Health = serde_json::from_str(&answer.text).expect("health");
+    health.notifications.expect("started with --notify")
+}
+
+/// `orchestrator doctor`'s line about the notifications of the daemon in `data`.
+fn doctor_line(data: &Path) -> String {
+    let out = std::process::Command::new(support::orchestrator_bin())
+        .args(["doctor", "--mcp-token", TOKEN, "--data-dir"])
+        .arg(data)
+        .env_remove("ORCHESTRATOR_CONFIG")
+        .env("XDG_CONFIG_HOME", data.with_extension("no-config"))
+        .output()
+        .expect("run doctor");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = report.lines().position(|l| l.contains(" notifications: ")).unwrap_or_else(|| panic!("{report}"));
+    report.lines().skip(line).take(2).collect::<Vec<_>>().join("\n")
+}
+
+/// Waits until the daemon's own records say `done` (every notice settled, say), reading
+/// `/health` again until they do; fails the test after [`STATUS_WAIT_MS`].
+async fn booked(d: &Daemon, what: &str, done: impl Fn(&address::NotificationsView) -> bool) {
     let start = Instant::now();
     loop {
-        let log = d.stderr();
-        if log.contains(text) {
-            return log;
+        let view = notifications(d).await;
+        if done(&view) {
+            return;
         }
-        assert!(start.elapsed() < Duration::from_millis(LOG_WAIT_MS), "the log never said {text:?}:\n{log}");
+        assert!(start.elapsed() < Duration::from_millis(STATUS_WAIT_MS), "{what}: {view:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -310,8 +336,21 @@ async fn a_receiver_whose_certificate_is_not_trusted_gets_nothing_in_clear() {
     // server could not read), and no request reached the receiver.
     assert!(seen.handshake_failures[0].contains("alert"), "{seen:#?}");
     assert!(seen.posts.is_empty(), "{seen:#?}");
-    let log = logged(&d, "certificate is not trusted").await;
-    assert!(log.contains("--notify-ca FILE"), "the log says what to do:\n{log}");
+    // The daemon's status (`/health`, what `doctor` prints) books it as pending, with why;
+    // its log said so first.
+    booked(&d, "the untrusted certificate booked", |v| {
+        v.last_failure.as_ref().is_some_and(|f| f.detail.contains("certificate is not trusted"))
+    })
+    .await;
+    let view = notifications(&d).await;
+    assert!(view.pending >= 1 && view.delivered == 0, "{view:?}");
+    let said = doctor_line(&data);
+    assert!(said.contains("FAIL  notifications: 0 delivered, ") && said.contains("--notify-ca FILE"), "{said}");
+    let log = d.stderr();
+    assert!(
+        log.contains("certificate is not trusted") && log.contains("--notify-ca FILE"),
+        "the log says what to do:\n{log}"
+    );
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! The first-run checks of `doctor`: the configuration file (`orchestrator setup` writes it)
 //! valid or its one-line error, each notification URL it names well-formed (not
-//! contacted: no network call), and pairing (the executor token exists; `orchestrator pair`
-//! pairs an extension or a remote `executor-cli`).
+//! contacted: no network call), what the running daemon's notifications came to (its
+//! `/health`), and pairing (the executor token exists; `orchestrator pair` pairs an
+//! extension or a remote `executor-cli`).
 
-use super::{Check, Verdict, fail};
+use super::{Check, Reached, Verdict, fail};
+use address::NotificationsView;
 use address::config::{Config, ConfigError, load};
 use address::notify_target;
 use std::path::Path;
@@ -70,6 +72,38 @@ pub(super) fn check_notify(config: Option<&Config>) -> Check {
     Check { name, verdict: Verdict::Pass(found) }
 }
 
+/// What the running daemon's notifications came to: every notice delivered, or how many
+/// wait and why the last post failed.
+pub(super) fn check_notifications(reached: &Reached) -> Check {
+    let name = "notifications";
+    match reached {
+        Reached::Answered(health) => match &health.notifications {
+            Some(view) => notifications_verdict(view, now_ms()),
+            None => Check { name, verdict: Verdict::Skip("the daemon was started without --notify".into()) },
+        },
+        _ => Check { name, verdict: Verdict::Skip("the daemon check failed first".into()) },
+    }
+}
+
+/// The verdict on `view` as of `now_ms`: a failure while notices wait fails the check.
+fn notifications_verdict(view: &NotificationsView, now_ms: u64) -> Check {
+    let name = "notifications";
+    let line = view.line(now_ms);
+    if view.pending > 0 && view.last_failure.is_some() {
+        return fail(
+            name,
+            line,
+            "check that each --notify receiver answers 2xx (the daemon's log names every failed post); for an https \
+             receiver with a private CA or a self-signed certificate, give its PEM with --notify-ca FILE",
+        );
+    }
+    Check { name, verdict: Verdict::Pass(line) }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
 /// Whether the executor token exists, and how to pair.
 pub(super) fn check_pairing(dir: &Path, executor_token_file_name: &str) -> Check {
     let name = "pairing";
@@ -131,6 +165,25 @@ mod tests {
             matches!(check.verdict, Verdict::Pass(ref f) if f.starts_with("https://ntfy.sh/t (text), http://127.0.0.1:9/x (json)")),
             "{check:?}"
         );
+    }
+
+    #[test]
+    fn notifications_pass_when_settled_and_fail_while_a_failure_keeps_them_waiting() {
+        let mut view = NotificationsView { targets: 1, delivered: 6, ..NotificationsView::default() };
+        let check = notifications_verdict(&view, 0);
+        assert_eq!(check.verdict, Verdict::Pass("6 delivered, 0 pending, 0 abandoned (1 target)".into()));
+        view.pending = 2;
+        view.last_failure = Some(address::NotificationFailureView {
+            notification_id: "ntf-4-0".into(),
+            detail: "the receiver's certificate is not trusted".into(),
+            at_ms: 0,
+        });
+        let Verdict::Fail { found, fix } = notifications_verdict(&view, 5_000).verdict else { panic!("fails") };
+        assert!(
+            found.contains("2 pending") && found.contains("5 s ago (ntf-4-0): the receiver's certificate"),
+            "{found}"
+        );
+        assert!(fix.contains("--notify-ca"), "{fix}");
     }
 
     #[test]

@@ -1,14 +1,17 @@
 //! Notifications on the wire (`--notify`, issue 31, `docs/notifications.md`): the targets
 //! as given, the signing secret in `DIR/notify-secret`, the bodies (JSON, plain text,
-//! Slack's and Discord's incoming-webhook JSON), and the poster that performs the
-//! engine's `Notify` effects and answers each with `Handle::notified`. The engine decides
+//! Slack's and Discord's incoming-webhook JSON), the poster that performs the
+//! engine's `Notify` effects and answers each with `Handle::notified`, and what they came
+//! to for a person (`status.rs`). The engine decides
 //! what is sent and when; this room only posts.
 
 pub mod hmac;
 mod post;
+pub mod status;
 pub mod tls;
 
 pub use post::{ChannelSink, poster};
+pub use status::NotifyStatus;
 
 use address::notify_target::{self, Form, TargetError};
 use engine::notify::Notice;

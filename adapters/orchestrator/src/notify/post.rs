@@ -4,7 +4,7 @@
 //! name, `tls.rs`), with its signature and its id, and answers the engine with what came
 //! of it.
 
-use super::{Form, body, hmac};
+use super::{Form, NotifyStatus, body, hmac};
 use address::notify_target;
 use engine::notify::{Notice, NoticeOutcome};
 use http_body_util::Full;
@@ -38,9 +38,10 @@ pub async fn poster(
     handle: Handle,
     secret: Arc<[u8]>,
     tls: Arc<ClientConfig>,
+    status: Arc<NotifyStatus>,
 ) {
     while let Some(notice) = notices.recv().await {
-        let (handle, secret, tls) = (handle.clone(), secret.clone(), tls.clone());
+        let (handle, secret, tls, status) = (handle.clone(), secret.clone(), tls.clone(), status.clone());
         tokio::spawn(async move {
             let outcome = post(&notice, &secret, tls).await;
             match &outcome {
@@ -48,7 +49,8 @@ pub async fn poster(
                     tracing::info!(notification = %notice.id, kind = notice.kind.as_str(), "notification delivered")
                 }
                 NoticeOutcome::Failed { detail } | NoticeOutcome::Refused { detail } => {
-                    tracing::warn!(notification = %notice.id, kind = notice.kind.as_str(), %detail, "notification not delivered")
+                    tracing::warn!(notification = %notice.id, kind = notice.kind.as_str(), %detail, "notification not delivered");
+                    status.failed(notice.id, detail, wall_clock_ms());
                 }
             }
             let _ = handle.notified(notice.id, outcome).await;
@@ -119,4 +121,9 @@ where
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(connection);
     Ok(sender.send_request(request).await?.status())
+}
+
+/// Milliseconds since the Unix epoch (when a post failed, for a person).
+fn wall_clock_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
