@@ -23,6 +23,9 @@ use std::sync::Arc;
 pub const SECRET_FILE: &str = "notify-secret";
 /// Random bytes of a generated secret (written as hex).
 const SECRET_BYTES: usize = 32;
+/// The longest `content` Discord's Execute Webhook takes, in characters (its
+/// documentation; a title and a text of `NOTIFY_TEXT_CHARS_MAX` each can exceed it).
+pub const DISCORD_CONTENT_CHARS_MAX: usize = 2_000;
 
 /// Why notifications cannot be set up, with a stable code.
 #[derive(Debug, thiserror::Error)]
@@ -137,13 +140,47 @@ pub fn body(notice: &Notice, form: Form) -> (&'static str, Vec<u8>) {
         })),
         Form::Text => ("text/plain; charset=utf-8", line(notice).into_bytes()),
         Form::Slack => json(serde_json::json!({ "text": line(notice) })),
-        Form::Discord => json(serde_json::json!({ "content": line(notice) })),
+        Form::Discord => {
+            let content: String = line(notice).chars().take(DISCORD_CONTENT_CHARS_MAX).collect();
+            json(serde_json::json!({ "content": content }))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_form_says_one_line_and_discord_s_is_cut_to_its_limit() {
+        let notice = Notice {
+            id: engine::notify::NoticeId::new(engine::ids::Cursor(7), 0),
+            target: Arc::from("discord:https://discord.com/api/webhooks/1/t"),
+            kind: engine::notify::NoticeKind::HumanQuestion,
+            run: engine::ids::RunId(1),
+            worker: None,
+            title: Arc::from("Root asks you"),
+            text: Arc::from("x".repeat(1_000).as_str()),
+            until: None,
+            at: engine::Timestamp(0),
+            failures: 0,
+            next_at: engine::Timestamp(0),
+            status: engine::notify::NoticeStatus::Pending,
+        };
+        let (_, slack) = body(&notice, Form::Slack);
+        let slack: serde_json::Value = serde_json::from_slice(&slack).expect("json");
+        assert_eq!(slack["text"].as_str().map(str::len), Some(1_015));
+        let mut long = notice.clone();
+        long.title = Arc::from("t".repeat(1_000).as_str());
+        let (kind, discord) = body(&long, Form::Discord);
+        let discord: serde_json::Value = serde_json::from_slice(&discord).expect("json");
+        assert_eq!(
+            (kind, discord["content"].as_str().map(str::len)),
+            ("application/json", Some(DISCORD_CONTENT_CHARS_MAX))
+        );
+        let (kind, text) = body(&notice, Form::Text);
+        assert_eq!((kind, text.starts_with(b"Root asks you: x")), ("text/plain; charset=utf-8", true));
+    }
 
     #[test]
     fn a_bad_target_keeps_the_parser_s_code() {
