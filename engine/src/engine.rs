@@ -57,6 +57,9 @@ pub struct EngineConfig {
     /// Where notifications go (`--notify`, in order; at most
     /// [`NOTIFY_TARGETS_COUNT_MAX`]): none, and no notification is ever created.
     pub notify_targets: Vec<std::sync::Arc<str>>,
+    /// How long a worker that needs an executor may have none of its kind before
+    /// `worker.executor_absent` ([`EXECUTOR_ABSENT_MS_MAX`]; the daemon's tests shorten it).
+    pub executor_absent_ms: u64,
 }
 
 impl Default for EngineConfig {
@@ -75,6 +78,7 @@ impl Default for EngineConfig {
             history_kept_ms: HISTORY_KEPT_MS_DEFAULT,
             dead_man: DeadManPolicy::DEFAULT,
             notify_targets: Vec::new(),
+            executor_absent_ms: EXECUTOR_ABSENT_MS_MAX,
         }
     }
 }

@@ -220,7 +220,9 @@ impl DeadManPolicy {
             mode: patch.dead_man.unwrap_or(self.mode),
             after_ms: patch.dead_man_after_ms.unwrap_or(self.after_ms),
         };
-        if let Some(ms) = p.after_ms
+        // The caller's value is checked; an inherited one (the daemon's default, which its
+        // tests shorten) is not the caller's to answer for.
+        if let Some(Some(ms)) = patch.dead_man_after_ms
             && !(DEADMAN_AFTER_MS_MIN..=DEADMAN_AFTER_MS_MAX).contains(&ms)
         {
             let message =
@@ -323,5 +325,14 @@ mod tests {
         let p = ContinuationPolicy::DEFAULT.patched(&patch);
         assert_eq!(p.stall_pause_after_no_progress_ms, None);
         assert_eq!(p.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_caller_s_dead_man_threshold_is_checked_an_inherited_one_is_not() {
+        let on = PolicyPatch { dead_man: Some(DeadManMode::Notify), ..PolicyPatch::default() };
+        let short = DeadManPolicy { mode: DeadManMode::Off, after_ms: Some(3_000) };
+        assert_eq!(short.patched(&on), Ok(DeadManPolicy { mode: DeadManMode::Notify, after_ms: Some(3_000) }));
+        let asked = PolicyPatch { dead_man_after_ms: Some(Some(3_000)), ..on };
+        assert_eq!(DeadManPolicy::DEFAULT.patched(&asked).map_err(|e| e.code), Err(RejectionCode::InvalidPolicy));
     }
 }

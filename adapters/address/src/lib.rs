@@ -17,17 +17,23 @@
 //! - `config.rs`: the configuration file `orchestrator setup` writes and `serve` and
 //!   `doctor` read ([`config::Config`]), its place, and [`config::ConfigError`] naming the
 //!   file, the line and the key.
+//! - `notify_target.rs`: a notification target parsed once
+//!   (`[json:|text:|slack:|discord:]http(s)://HOST[:PORT][/PATH]`), for `serve --notify`,
+//!   `setup`, the configuration file and `doctor` alike.
 //! - `private.rs`: the data directory kept private (`0700`, files `0600`): made so at the
 //!   daemon's start, checked by `doctor`.
 
 pub mod config;
 mod dir;
 mod health;
+pub mod notify_target;
 pub mod pair;
 pub mod private;
 mod public_url;
 pub mod token;
 
 pub use dir::{LISTEN_DEFAULT, URL_FILE_NAME, daemon_address, default_data_dir};
-pub use health::{ExecutorKindsView, HEALTH_PATH, Health, RefusedHelloView};
+pub use health::{
+    ExecutorKindsView, HEALTH_PATH, Health, NotificationFailureView, NotificationsView, RefusedHelloView,
+};
 pub use public_url::{PublicUrl, PublicUrlError};

@@ -436,6 +436,7 @@ async fn the_executor_token_is_generated_into_the_data_directory_once() {
             oauth: None,
             history: Default::default(),
             notify: Vec::new(),
+            notify_ca: None,
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready, listening) = oneshot::channel();

@@ -155,6 +155,7 @@ fn main() -> anyhow::Result<()> {
             oauth,
             history: Default::default(),
             notify: Vec::new(),
+            notify_ca: None,
         };
         let mut commands = Some(rx);
         serve(options, ChannelExecutors(tx), signals(), |listening, handle| {

@@ -56,6 +56,17 @@ impl EngineThread {
         sink: X,
         notify: NotifyWiring,
     ) -> anyhow::Result<EngineThread> {
+        EngineThread::start_timed(data_dir, history, sink, notify, TestTimers::default()).await
+    }
+
+    /// [`EngineThread::start`], with the test-only timers `timers` (none: the engine's own).
+    pub async fn start_timed<X: ExecutorSink + Send + 'static>(
+        data_dir: &Path,
+        history: HistoryOptions,
+        sink: X,
+        notify: NotifyWiring,
+        timers: TestTimers,
+    ) -> anyhow::Result<EngineThread> {
         let dir = data_dir.to_path_buf();
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
         let (ready_tx, ready_rx) = oneshot::channel::<Result<Handle, String>>();
@@ -81,16 +92,15 @@ impl EngineThread {
                             return Ok(());
                         }
                     };
-                    let config = ShellConfig {
-                        engine: EngineConfig {
-                            seed: seed(),
-                            history_runs_max: history.runs_max,
-                            history_kept_ms: history.kept_ms,
-                            notify_targets: notify.targets,
-                            ..EngineConfig::default()
-                        },
-                        ..ShellConfig::default()
+                    let mut engine = EngineConfig {
+                        seed: seed(),
+                        history_runs_max: history.runs_max,
+                        history_kept_ms: history.kept_ms,
+                        notify_targets: notify.targets,
+                        ..EngineConfig::default()
                     };
+                    timers.apply(&mut engine);
+                    let config = ShellConfig { engine, ..ShellConfig::default() };
                     let (mut shell, handle) = match Shell::open(store, TokioClock::new(wall_clock_ms()), sink, config) {
                         Ok(opened) => opened,
                         Err(e) => {
@@ -100,6 +110,10 @@ impl EngineThread {
                     };
                     if let Some(notifier) = notify.sink {
                         shell.notify_with(notifier);
+                    }
+                    if let Some(status) = notify.status {
+                        status.count(shell.engine());
+                        shell.observe(Box::new(move |engine, batches| status.observe(engine, batches)));
                     }
                     let _ = ready_tx.send(Ok(handle));
                     shell
@@ -177,6 +191,30 @@ pub struct NotifyWiring {
     pub targets: Vec<std::sync::Arc<str>>,
     /// Hands the engine's `Notify` effects to the poster.
     pub sink: Option<Box<dyn NotifySink>>,
+    /// Counts the outbox's notices after each commit that changed one (`/health`).
+    pub status: Option<std::sync::Arc<crate::notify::NotifyStatus>>,
+}
+
+/// Test only (hidden `serve` flags): engine timers shortened so that a test of the real
+/// daemon sees in seconds what takes minutes (`tests/notify.rs`). `None`: the engine's own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TestTimers {
+    /// `--executor-absent-ms`: instead of `EXECUTOR_ABSENT_MS_MAX` (5 min).
+    pub executor_absent_ms: Option<u64>,
+    /// `--dead-man-after-ms`: the dead-man threshold of a run that turns the layer on
+    /// without its own, instead of `DEADMAN_AFTER_MS_DEFAULT` (45 min).
+    pub dead_man_after_ms: Option<u64>,
+}
+
+impl TestTimers {
+    fn apply(self, config: &mut EngineConfig) {
+        if let Some(ms) = self.executor_absent_ms {
+            config.executor_absent_ms = ms;
+        }
+        if let Some(ms) = self.dead_man_after_ms {
+            config.dead_man.after_ms = Some(ms);
+        }
+    }
 }
 
 /// The history's retention (`--history-runs`, `--history-days`): finished runs past

@@ -1,6 +1,7 @@
 //! `GET /health`: what `orchestrator doctor` asks a running daemon (the answer's shape is
 //! [`address::Health`]): its version, the executor protocol it speaks, the executors
-//! connected now (and the worker kinds each runs), the hellos it refused for their protocol version and its public address,
+//! connected now (and the worker kinds each runs), the hellos it refused for their protocol version, its public address
+//! and what its notifications came to,
 //! read from the parts `serve` mounted. For the operator only: a loopback `Host`, no
 //! `Origin` (no web page may read it) and the static MCP bearer token.
 
@@ -20,6 +21,8 @@ pub struct HealthState {
     pub registry: Option<bridge::server::Registry>,
     /// The OAuth issuer (`--public-url`), when OAuth is on.
     pub public_url: Option<String>,
+    /// What the notifications came to, with `--notify`.
+    pub notifications: Option<Arc<crate::notify::NotifyStatus>>,
 }
 
 /// The `/health` router.
@@ -56,6 +59,7 @@ async fn health(State(state): State<Arc<HealthState>>, headers: HeaderMap) -> Re
             })
             .unwrap_or_default(),
         public_url: state.public_url.clone(),
+        notifications: state.notifications.as_ref().map(|s| s.view()),
     };
     match serde_json::to_string(&body) {
         Ok(json) => {

@@ -80,7 +80,10 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 executor_allow_remote,
                 executor_allow_origins,
                 pair_code_ttl_ms,
+                executor_absent_ms,
+                dead_man_after_ms,
                 notify,
+                notify_ca,
                 limits,
                 oauth,
                 history,
@@ -98,6 +101,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 oauth: oauth.options(),
                 history: history.options(),
                 notify,
+                notify_ca,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let executors = ExecutorOptions {
@@ -105,6 +109,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 allow_remote: executor_allow_remote,
                 allow_origins: executor_allow_origins,
                 pair_code_ttl_ms,
+                timers: orchestrator::serve::TestTimers { executor_absent_ms, dead_man_after_ms },
             };
             runtime.block_on(orchestrator::serve::serve_with_executors(
                 options,

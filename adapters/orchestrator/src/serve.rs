@@ -1,8 +1,8 @@
 //! `orchestrator serve` (MCP over streamable HTTP) and `orchestrator mcp-stdio`.
 
 use crate::engine_thread::EngineThread;
-pub use crate::engine_thread::HistoryOptions;
 use crate::engine_thread::NotifyWiring;
+pub use crate::engine_thread::{HistoryOptions, TestTimers};
 use crate::health;
 use address::URL_FILE_NAME;
 use address::token::{self, TokenSource};
@@ -102,6 +102,8 @@ pub struct ServeOptions {
     /// Webhooks notified when a worker needs its person or a run ends (`--notify`,
     /// `docs/notifications.md`); empty: none.
     pub notify: Vec<String>,
+    /// Extra trusted roots for `https://` targets (`--notify-ca`, PEM); Mozilla's are always in.
+    pub notify_ca: Option<PathBuf>,
 }
 
 /// The executor bridge's options (`/executor`, docs/protocol/executor.md).
@@ -116,6 +118,9 @@ pub struct ExecutorOptions {
     /// How long a pairing code is good, in ms; `None`: [`crate::pair::PAIR_CODE_TTL_MS`]
     /// (tests shorten it to see a code expire without waiting minutes).
     pub pair_code_ttl_ms: Option<u64>,
+    /// Test only: engine timers shortened (executor absence, the dead-man threshold), so
+    /// that a test of the real daemon sees in seconds what takes minutes.
+    pub timers: crate::engine_thread::TestTimers,
 }
 
 /// The bridge as `serve` mounts it.
@@ -125,6 +130,8 @@ struct ExecutorMount {
     source: bridge::server::TokenSource,
     /// How long a pairing code is good, in ms.
     pair_code_ttl_ms: u64,
+    /// Test only: engine timers shortened.
+    timers: crate::engine_thread::TestTimers,
 }
 
 /// What `serve` reports once it listens (tests and the binary print from it).
@@ -182,7 +189,7 @@ pub async fn serve_with_executors(
     let registry = bridge::server::Registry::default();
     let sink = bridge::server::BridgeSink::new(registry.clone());
     let pair_code_ttl_ms = executors.pair_code_ttl_ms.unwrap_or(crate::pair::PAIR_CODE_TTL_MS);
-    let mount = ExecutorMount { config, registry, source, pair_code_ttl_ms };
+    let mount = ExecutorMount { config, registry, source, pair_code_ttl_ms, timers: executors.timers };
     serve_inner(options, sink, Some(mount), shutdown, on_listening).await
 }
 
@@ -211,9 +218,11 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
     let (wiring, posts) = notify_wiring(&options)?;
-    let mut engine = EngineThread::start(&options.data_dir, options.history, sink, wiring).await?;
-    if let Some((posts, secret)) = posts {
-        tokio::spawn(crate::notify::poster(posts, engine.handle.clone(), secret));
+    let timers = executors.as_ref().map(|m| m.timers).unwrap_or_default();
+    let mut engine = EngineThread::start_timed(&options.data_dir, options.history, sink, wiring, timers).await?;
+    let notifications = posts.as_ref().map(|p| p.status.clone());
+    if let Some(Posts { notices, secret, tls, status }) = posts {
+        tokio::spawn(crate::notify::poster(notices, engine.handle.clone(), secret, tls, status));
     }
     let listener = match edge::bind(options.listen) {
         Ok(listener) => listener,
@@ -277,6 +286,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         token: token.clone(),
         registry: executors.as_ref().map(|mount| mount.registry.clone()),
         public_url: oauth.as_ref().map(|o| o.public.issuer()),
+        notifications,
     });
     // `/health` checks its own caller (loopback, no Origin, the static token), so it is
     // merged after the MCP guard's layer.
@@ -381,20 +391,30 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     Ok(())
 }
 
-/// The notice receiver of the poster and the secret it signs with.
-type Posts = (tokio::sync::mpsc::UnboundedReceiver<engine::notify::Notice>, Arc<[u8]>);
+/// What the poster takes: the notices, the secret it signs with, its TLS client and where
+/// it books failures.
+struct Posts {
+    notices: tokio::sync::mpsc::UnboundedReceiver<engine::notify::Notice>,
+    secret: Arc<[u8]>,
+    tls: Arc<rustls::ClientConfig>,
+    status: Arc<crate::notify::NotifyStatus>,
+}
 
-/// `--notify`: the targets checked and the secret read or created, before the engine
-/// starts (a mistyped target stops the start).
+/// `--notify`: the targets checked, the `--notify-ca` roots read and the secret read or
+/// created, before the engine starts (a mistyped target or a bad CA file stops the start).
 fn notify_wiring(options: &ServeOptions) -> anyhow::Result<(NotifyWiring, Option<Posts>)> {
+    let coded = |e: crate::notify::NotifyError| anyhow::anyhow!("{}: {e}", e.code());
+    let tls = crate::notify::tls::client_config(options.notify_ca.as_deref()).map_err(coded)?;
     if options.notify.is_empty() {
         return Ok((NotifyWiring::default(), None));
     }
-    let targets = crate::notify::check_targets(&options.notify)?;
-    let secret: Arc<[u8]> = crate::notify::secret(&options.data_dir)?.into();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let targets = crate::notify::check_targets(&options.notify).map_err(coded)?;
+    let secret: Arc<[u8]> = crate::notify::secret(&options.data_dir).map_err(coded)?.into();
+    let (tx, notices) = tokio::sync::mpsc::unbounded_channel();
     let sink: Box<dyn runtime::NotifySink> = Box::new(crate::notify::ChannelSink(tx));
-    Ok((NotifyWiring { targets, sink: Some(sink) }, Some((rx, secret))))
+    let status = crate::notify::NotifyStatus::new(targets.len());
+    let wiring = NotifyWiring { targets, sink: Some(sink), status: Some(status.clone()) };
+    Ok((wiring, Some(Posts { notices, secret, tls, status })))
 }
 
 /// Serves the same tools over stdin/stdout until the client closes the stream or

@@ -50,11 +50,23 @@ pub(crate) struct ServeFlags {
     /// Test only: how long a pairing code is good, in milliseconds (default 10 minutes).
     #[arg(long, value_name = "MS", hide = true)]
     pub(crate) pair_code_ttl_ms: Option<u64>,
-    /// Post to this webhook when a worker needs you or a run ends (repeatable): http://HOST[:PORT]/PATH,
+    /// Test only: how long a worker may have no executor of its kind before `worker.executor_absent`,
+    /// in milliseconds (default 5 minutes).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) executor_absent_ms: Option<u64>,
+    /// Test only: the dead-man threshold of a run that turns the layer on without its own, in
+    /// milliseconds (default 45 minutes).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) dead_man_after_ms: Option<u64>,
+    /// Post to this webhook when a worker needs you or a run ends (repeatable): http(s)://HOST[:PORT]/PATH,
     /// prefixed text: (ntfy), slack: or discord: for their forms; signed with DIR/notify-secret
     /// (docs/notifications.md).
     #[arg(long = "notify", value_name = "URL")]
     pub(crate) notify: Vec<String>,
+    /// Trust the certificates in this PEM file for https --notify targets, besides Mozilla's roots
+    /// (a private CA, a self-hosted ntfy's own certificate).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) notify_ca: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) limits: LimitFlags,
     #[command(flatten)]
@@ -207,6 +219,9 @@ impl ServeFlags {
         if !given("notify") && !config.notify.is_empty() {
             self.notify = config.notify.clone();
         }
+        if !given("notify_ca") && config.notify_ca.is_some() {
+            self.notify_ca = config.notify_ca.clone();
+        }
     }
 
     /// The resolved settings, one per line (`serve --print-config`).
@@ -215,7 +230,7 @@ impl ServeFlags {
         let words = |items: Vec<String>| format!("[{}]", items.join(", "));
         format!(
             "config = {}\ndata_dir = {}\nlisten = {}\npublic_url = {}\nallow_hosts = {}\ntrusted_proxies = {}\n\
-             workers = {}\nnotify = {}\n",
+             workers = {}\nnotify = {}\nnotify_ca = {}\n",
             config_file.map_or("none".to_string(), |p| p.display().to_string()),
             data_dir.display(),
             self.listen,
@@ -224,6 +239,7 @@ impl ServeFlags {
             words(self.limits.trusted_proxies.iter().map(|i| i.to_string()).collect()),
             words(config.workers.iter().map(|k| k.name().to_string()).collect()),
             words(self.notify.clone()),
+            self.notify_ca.as_ref().map_or("none".to_string(), |p| p.display().to_string()),
         )
     }
 }

@@ -6,7 +6,8 @@
 
 use crate::print_out;
 use crate::serve_flags::SetupFlags;
-use address::config::{Config, WorkerKind, check_notify_url, default_config_path};
+use address::config::{Config, WorkerKind, default_config_path};
+use address::notify_target;
 use anyhow::Context as _;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -70,7 +71,7 @@ fn answered(flags: &SetupFlags) -> anyhow::Result<Config> {
         config.public_url = Some(public_url(url).context("--public-url")?);
     }
     for url in flags.notify.iter().filter(|u| *u != NONE) {
-        check_notify_url(url).map_err(anyhow::Error::msg).context("--notify")?;
+        notify_target::parse(url).map_err(|e| anyhow::anyhow!("{}: {e}", e.code())).context("--notify")?;
         config.notify.push(url.clone());
     }
     config.workers.sort();
@@ -134,12 +135,13 @@ fn ask(flags: &SetupFlags) -> anyhow::Result<Config> {
     }
     if flags.notify.is_empty() {
         loop {
-            let answer = question("A URL to notify when a run needs you (http(s)://...), or none", NONE)?;
+            let answer =
+                question("A URL to notify when a run needs you ([text:|slack:|discord:]http(s)://...), or none", NONE)?;
             if answer == NONE {
                 break;
             }
-            match check_notify_url(&answer) {
-                Ok(()) => {
+            match notify_target::parse(&answer) {
+                Ok(_) => {
                     config.notify.push(answer);
                     break;
                 }

@@ -1,115 +1,31 @@
 //! `--notify` end to end (issue 31, `docs/notifications.md`): the real daemon posts to a
 //! loopback webhook receiver: each kind once with a valid signature; a receiver that is
 //! down gets every notification once it is back, none twice; a daemon killed with
-//! notifications pending delivers them after its restart, under the same ids.
+//! notifications pending delivers them after its restart, under the same ids; over
+//! https with `--notify-ca`, and never in clear to a receiver whose certificate is not
+//! trusted.
 
+#[path = "notify/kinds.rs"]
+mod kinds;
+#[path = "notify/receiver.rs"]
+mod receiver;
 mod support;
 
 use console::client::McpClient;
+use executor_protocol::ErrorKindWire;
+use kinds::{Shows, auto, command_for, executor, lane, now_ms, page, run_with};
+use receiver::{Cert, Post, Receiver, Seen};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::{Daemon, TOKEN};
 
-/// How long a test waits for the daemon to post what it must.
-const WAIT_MS: u64 = 30_000;
-
-/// One post the receiver answered.
-#[derive(Clone, Debug)]
-struct Post {
-    path: String,
-    headers: BTreeMap<String, String>,
-    body: String,
-    /// Answered 200 (else 503: the receiver was "down").
-    taken: bool,
-}
-
-/// A loopback webhook receiver on its own thread.
-#[derive(Clone)]
-struct Receiver {
-    port: u16,
-    posts: Arc<Mutex<Vec<Post>>>,
-    down: Arc<Mutex<bool>>,
-}
-
-impl Receiver {
-    fn start(down: bool) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let r = Receiver { port, posts: Arc::default(), down: Arc::new(Mutex::new(down)) };
-        let me = r.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                me.serve(stream);
-            }
-        });
-        r
-    }
-
-    fn serve(&self, stream: std::net::TcpStream) {
-        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-        let mut line = String::new();
-        if reader.read_line(&mut line).is_err() {
-            return;
-        }
-        let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-        let mut headers = BTreeMap::new();
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-            }
-        }
-        let length = headers.get("content-length").and_then(|l| l.parse().ok()).unwrap_or(0);
-        let mut body = vec![0; length];
-        let _ = reader.read_exact(&mut body);
-        let taken = !*self.down.lock().expect("lock");
-        let status = if taken { "200 OK" } else { "503 Service Unavailable" };
-        let mut stream = stream;
-        let _ = write!(stream, "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-        let body = String::from_utf8(body).expect("utf-8 body");
-        self.posts.lock().expect("lock").push(Post { path, headers, body, taken });
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn set_down(&self, down: bool) {
-        *self.down.lock().expect("lock") = down;
-    }
-
-    fn posts(&self) -> Vec<Post> {
-        self.posts.lock().expect("lock").clone()
-    }
-
-    fn taken(&self) -> Vec<Post> {
-        self.posts().into_iter().filter(|p| p.taken).collect()
-    }
-
-    /// Waits until `done` holds of the posts, or fails the test.
-    fn wait(&self, what: &str, done: impl Fn(&[Post]) -> bool) -> Vec<Post> {
-        let start = Instant::now();
-        loop {
-            let posts = self.posts();
-            if done(&posts) {
-                return posts;
-            }
-            assert!(start.elapsed() < Duration::from_millis(WAIT_MS), "{what}: {posts:#?}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
+/// How long a test waits for the daemon's records to say what they must, ms.
+const STATUS_WAIT_MS: u64 = 30_000;
 
 fn id(p: &Post) -> String {
-    p.headers.get("idempotency-key").cloned().unwrap_or_default()
+    p.id()
 }
 
 fn secret(data: &Path) -> Vec<u8> {
@@ -133,21 +49,93 @@ async fn ask(c: &mut McpClient, worker: &str) {
     c.call_ok("worker_await_human", args).await.expect("await human");
 }
 
+/// Whether a JSON post of `kind` concerning `whom` (a worker or a run) was taken.
+fn has(seen: &Seen, kind: &str, whom: &str) -> bool {
+    seen.taken().iter().filter_map(json_of).any(|v| v["kind"] == kind && (v["worker"] == whom || v["run"] == whom))
+}
+
+fn json_of(p: &Post) -> Option<Value> {
+    (p.path == "/json").then(|| serde_json::from_str(&p.body).expect("json body"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_kind_is_posted_once_signed_in_its_form() {
-    let receiver = Receiver::start(false);
+    let receiver = Receiver::start(false).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let (json_url, text_url) = (receiver.url("/json"), format!("text:{}", receiver.url("/text")));
-    let d = Daemon::serve(&data, &["--mcp-token", TOKEN, "--notify", &json_url, "--notify", &text_url]);
+    let timers = ["--executor-absent-ms", "1000", "--dead-man-after-ms", "3000"];
+    let mut args = vec!["--mcp-token", TOKEN, "--notify", &json_url, "--notify", &text_url];
+    args.extend(timers);
+    let d = Daemon::serve(&data, &args);
     let mut c = client(&d).await;
+    let token = std::fs::read_to_string(data.join("executor-token")).expect("executor token").trim().to_string();
+
+    // executor_offline: a Codex lane that must run, and no Codex executor.
+    let offline_run = run_with(&mut c, "Offline", auto(json!({}))).await;
+    let offline =
+        lane(&mut c, &offline_run, "cli", json!({ "executor": "codex", "workspace": { "directory": "/src/app" } }))
+            .await;
+    // human_question, run_finished, run_failed: the MCP tools.
     let (_, asking) = run(&mut c, "Asking").await;
     ask(&mut c, &asking).await;
-    let (_, finishing) = run(&mut c, "Finishing").await;
+    let (finished, finishing) = run(&mut c, "Finishing").await;
     c.call_ok("worker_complete", json!({ "workerId": finishing, "summary": "all done" })).await.expect("complete");
     let (stopped, _) = run(&mut c, "Stopping").await;
     c.call_ok("run_cancel", json!({ "runId": stopped, "reason": "enough" })).await.expect("cancel");
-    receiver.wait("three kinds to two targets", |p| p.len() >= 6);
+
+    // usage_limit: the page names its reset time; the whole account (chrome-1) is held.
+    let mut x1 = executor(&d.url, &token, "chrome-1").await;
+    let limited_run = run_with(&mut c, "Limited", auto(json!({}))).await;
+    let limited = lane(&mut c, &limited_run, "a", json!({})).await;
+    let command = command_for(&mut x1, &limited).await;
+    x1.deliver(&command, 2).await.expect("deliver");
+    let until = now_ms() + 30 * 60_000;
+    page(&mut x1, &command, 3, Shows::Error(ErrorKindWire::UsageLimit, Some(until), "You've hit your limit")).await;
+    receiver.wait("usage_limit", |s| has(s, "usage_limit", &limited)).await;
+
+    // The rest on a second browser, whose account is free.
+    let mut x2 = executor(&d.url, &token, "chrome-2").await;
+    // login_or_challenge: the page asks to log in.
+    let checking_run = run_with(&mut c, "Checking", auto(json!({}))).await;
+    let checking = lane(&mut c, &checking_run, "a", json!({})).await;
+    let command = command_for(&mut x2, &checking).await;
+    x2.deliver(&command, 2).await.expect("deliver");
+    page(&mut x2, &command, 3, Shows::Error(ErrorKindWire::LoginRequired, None, "Log in to continue")).await;
+    receiver.wait("login_or_challenge", |s| has(s, "login_or_challenge", &checking)).await;
+    // approval_card: a tool-approval card waits in the conversation.
+    let approving_run = run_with(&mut c, "Approving", auto(json!({}))).await;
+    let approving = lane(&mut c, &approving_run, "a", json!({})).await;
+    let command = command_for(&mut x2, &approving).await;
+    x2.deliver(&command, 2).await.expect("deliver");
+    page(&mut x2, &command, 3, Shows::Approval("GitHub")).await;
+    receiver.wait("approval_card", |s| has(s, "approval_card", &approving)).await;
+    // stall: turns end without progress until the guard (one attempt) pauses the lane.
+    let stall = json!({ "idleGraceMs": 0, "stallWarningAfterNoProgressAttempts": null, "stallPauseAfterNoProgressAttempts": 1 });
+    let stalling_run = run_with(&mut c, "Stalling", auto(stall)).await;
+    let stalling = lane(&mut c, &stalling_run, "a", json!({})).await;
+    let mut seq = 0;
+    loop {
+        tokio::select! {
+            _ = receiver.wait("stall", |s| has(s, "stall", &stalling)) => break,
+            command = command_for(&mut x2, &stalling) => {
+                x2.deliver(&command, seq + 2).await.expect("deliver");
+                page(&mut x2, &command, seq + 3, Shows::Idle).await;
+                seq += 3;
+            }
+        }
+    }
+    // dead_man: a watched run whose one turn never moves; paused once it fired (a watched
+    // run that stays stopped fires once per window).
+    let quiet_run = run_with(&mut c, "Quiet", auto(json!({ "deadMan": "notify" }))).await;
+    let quiet = lane(&mut c, &quiet_run, "a", json!({})).await;
+    let command = command_for(&mut x2, &quiet).await;
+    x2.deliver(&command, 2).await.expect("deliver");
+    receiver.wait("dead_man", |s| has(s, "dead_man", &quiet_run)).await;
+    c.call_ok("worker_pause", json!({ "workerId": quiet })).await.expect("pause");
+    receiver.wait("executor_offline", |s| has(s, "executor_offline", &offline)).await;
+    let all = receiver.wait("each kind to both targets", |s| s.taken().len() >= 18).await;
+
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -155,36 +143,80 @@ async fn each_kind_is_posted_once_signed_in_its_form() {
         assert_eq!(mode, 0o600, "the secret is private");
     }
     let secret = secret(&data);
-    let posts = receiver.posts();
-    let mut kinds = Vec::new();
-    for p in &posts {
+    let mut by_kind: BTreeMap<String, Value> = BTreeMap::new();
+    for p in &all.posts {
         let signature = p.headers.get("x-orchestrator-signature").expect("signed");
         assert_eq!(signature, &orchestrator::notify::hmac::signature(&secret, p.body.as_bytes()), "{p:?}");
         assert_eq!(p.headers.get("x-orchestrator-notification"), Some(&id(p)));
-        if p.path == "/json" {
-            let v: Value = serde_json::from_str(&p.body).expect("json body");
+        if let Some(v) = json_of(p) {
             assert_eq!(v["id"].as_str(), Some(id(p).as_str()));
-            kinds.push(v["kind"].as_str().expect("kind").to_string());
-            if v["kind"] == "human_question" {
-                assert_eq!(v["text"], "Which database? Choices: postgres / sqlite");
-            }
+            let kind = v["kind"].as_str().expect("kind").to_string();
+            assert!(by_kind.insert(kind, v.clone()).is_none(), "one episode of each kind: {:#?}", all.posts);
         } else {
             assert_eq!(p.headers.get("content-type").map(String::as_str), Some("text/plain; charset=utf-8"));
-            assert!(!p.body.contains('\n'), "one line: {}", p.body);
+            assert!(!p.body.contains('\n') && p.headers.contains_key("title"), "one line, titled: {p:?}");
         }
     }
-    kinds.sort();
-    assert_eq!(kinds, ["human_question", "run_failed", "run_finished"]);
-    // Nothing more comes: each was acknowledged once.
-    std::thread::sleep(Duration::from_millis(7_000));
-    assert_eq!(receiver.posts().len(), 6, "none twice: {:#?}", receiver.posts());
-    let ids: std::collections::BTreeSet<String> = posts.iter().map(id).collect();
-    assert_eq!(ids.len(), 6, "one id per episode and target");
+    let kinds: Vec<&str> = by_kind.keys().map(String::as_str).collect();
+    assert_eq!(
+        kinds,
+        [
+            "approval_card",
+            "dead_man",
+            "executor_offline",
+            "human_question",
+            "login_or_challenge",
+            "run_failed",
+            "run_finished",
+            "stall",
+            "usage_limit"
+        ]
+    );
+    // What each carries (docs/notifications.md, "What is sent").
+    let k = |kind: &str| &by_kind[kind];
+    assert_eq!(
+        (&k("human_question")["worker"], &k("human_question")["text"]),
+        (&json!(asking), &json!("Which database? Choices: postgres / sqlite"))
+    );
+    assert!(k("approval_card")["title"].as_str().expect("title").ends_with("waits for you to answer an approval card"));
+    assert_eq!(
+        (&k("usage_limit")["worker"], &k("usage_limit")["until"]),
+        (&json!(limited), &json!(until)),
+        "with its reset time"
+    );
+    assert!(k("login_or_challenge")["title"].as_str().expect("title").ends_with("is paused: account_check"));
+    assert_eq!(k("stall")["worker"], json!(stalling));
+    assert!(k("stall")["text"].as_str().expect("text").ends_with("min without progress"), "{}", k("stall"));
+    assert_eq!((&k("dead_man")["run"], &k("dead_man")["title"]), (&json!(quiet_run), &json!("Quiet stopped moving")));
+    assert!(k("dead_man")["text"].as_str().expect("text").starts_with("nothing moved for"));
+    assert_eq!(k("executor_offline")["worker"], json!(offline));
+    assert!(k("executor_offline")["title"].as_str().expect("title").ends_with("no codex executor connected"));
+    assert_eq!(
+        (&k("run_finished")["run"], &k("run_finished")["title"]),
+        (&json!(finished), &json!("Finishing completed"))
+    );
+    assert_eq!((&k("run_failed")["run"], &k("run_failed")["title"]), (&json!(stopped), &json!("Stopping was stopped")));
+    // The text form of each episode says the same, under its own id.
+    for v in by_kind.values() {
+        let episode = v["id"].as_str().and_then(|id| id.rsplit_once('-')).expect("ntf-EPISODE-TARGET").0;
+        let text_id = format!("{episode}-1");
+        let p = all.posts.iter().find(|p| id(p) == text_id).expect("the text form");
+        assert_eq!(p.headers.get("title").map(String::as_str), v["title"].as_str(), "{p:?}");
+        assert!(p.body.starts_with(v["title"].as_str().expect("title")), "{p:?}");
+    }
+    // The daemon's own records: every notice delivered, none pending (so none will be
+    // posted again); only then is the receiver's count final.
+    booked(&d, "18 delivered, none pending", |v| v.delivered == 18 && v.pending == 0 && v.abandoned == 0).await;
+    assert_eq!(receiver.seen().posts.len(), 18, "none twice: {:#?}", receiver.seen());
+    let said = doctor_line(&data);
+    assert!(said.starts_with("  ok    notifications: 18 delivered, 0 pending, 0 abandoned (2 targets)"), "{said}");
+    let ids: std::collections::BTreeSet<String> = all.posts.iter().map(id).collect();
+    assert_eq!(ids.len(), 18, "one id per episode and target");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_that_was_down_gets_everything_once_it_is_back() {
-    let receiver = Receiver::start(true);
+    let receiver = Receiver::start(true).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let d = Daemon::serve(&data, &["--mcp-token", TOKEN, "--notify", &receiver.url("/hook")]);
@@ -193,18 +225,18 @@ async fn a_receiver_that_was_down_gets_everything_once_it_is_back() {
     ask(&mut c, &a).await;
     let (_, b) = run(&mut c, "B").await;
     ask(&mut c, &b).await;
-    receiver.wait("both refused while down", |p| p.iter().filter(|p| !p.taken).count() >= 2);
+    receiver.wait("both refused while down", |s| s.posts.iter().filter(|p| !p.taken).count() >= 2).await;
     receiver.set_down(false);
-    receiver.wait("both taken once back", |p| p.iter().filter(|p| p.taken).count() >= 2);
-    std::thread::sleep(Duration::from_millis(7_000));
-    let taken = receiver.taken();
+    receiver.wait("both taken once back", |s| s.taken().len() >= 2).await;
+    booked(&d, "both delivered, none pending", |v| v.delivered == 2 && v.pending == 0).await;
+    let taken = receiver.seen().taken();
     assert_eq!(taken.len(), 2, "none twice: {taken:#?}");
     assert_ne!(id(&taken[0]), id(&taken[1]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemon_killed_with_notifications_pending_delivers_them_after_restart() {
-    let receiver = Receiver::start(true);
+    let receiver = Receiver::start(true).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let args = ["--mcp-token", TOKEN, "--notify", &receiver.url("/hook")];
@@ -212,13 +244,131 @@ async fn a_daemon_killed_with_notifications_pending_delivers_them_after_restart(
     let mut c = client(&d).await;
     let (_, a) = run(&mut c, "A").await;
     ask(&mut c, &a).await;
-    let refused = receiver.wait("a refused post before the kill", |p| !p.is_empty());
+    let refused = receiver.wait("a refused post before the kill", |s| !s.posts.is_empty()).await.posts;
     d.kill9();
     receiver.set_down(false);
-    let _d = Daemon::serve(&data, &args);
-    let taken = receiver.wait("delivered after the restart", |p| p.iter().any(|p| p.taken));
-    std::thread::sleep(Duration::from_millis(7_000));
-    let taken_now: Vec<Post> = receiver.taken();
+    let d = Daemon::serve(&data, &args);
+    let taken = receiver.wait("delivered after the restart", |s| !s.taken().is_empty()).await;
+    booked(&d, "delivered, none pending", |v| v.delivered == 1 && v.pending == 0).await;
+    let taken_now: Vec<Post> = receiver.seen().taken();
     assert_eq!(taken_now.len(), 1, "once: {taken:#?}");
     assert_eq!(id(&taken_now[0]), id(&refused[0]), "the same notification, same id");
+}
+
+/// What the daemon says its notifications came to (`GET /health`, as `doctor` reads it).
+async fn notifications(d: &Daemon) -> address::NotificationsView {
+    let url = d.url.replace("/mcp", address::HEALTH_PATH);
+    let mut client = McpClient::connect_raw(&url, Some(TOKEN)).await.expect("connect");
+    let answer = client.send(hyper::Method::GET, None, &[], None).await.expect("GET /health");
+    let health: address::Health = serde_json::from_str(&answer.text).expect("health");
+    health.notifications.expect("started with --notify")
+}
+
+/// `orchestrator doctor`'s line about the notifications of the daemon in `data`.
+fn doctor_line(data: &Path) -> String {
+    let out = std::process::Command::new(support::orchestrator_bin())
+        .args(["doctor", "--mcp-token", TOKEN, "--data-dir"])
+        .arg(data)
+        .env_remove("ORCHESTRATOR_CONFIG")
+        .env("XDG_CONFIG_HOME", data.with_extension("no-config"))
+        .output()
+        .expect("run doctor");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = report.lines().position(|l| l.contains(" notifications: ")).unwrap_or_else(|| panic!("{report}"));
+    report.lines().skip(line).take(2).collect::<Vec<_>>().join("\n")
+}
+
+/// Waits until the daemon's own records say `done` (every notice settled, say), reading
+/// `/health` again until they do; fails the test after [`STATUS_WAIT_MS`].
+async fn booked(d: &Daemon, what: &str, done: impl Fn(&address::NotificationsView) -> bool) {
+    let start = Instant::now();
+    loop {
+        let view = notifications(d).await;
+        if done(&view) {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_millis(STATUS_WAIT_MS), "{what}: {view:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_posts_go_over_tls_to_a_receiver_the_given_ca_vouches_for() {
+    let cert = Cert::make();
+    let receiver = Receiver::start_tls(&cert).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (json_url, text_url) = (receiver.url("/json"), format!("text:{}", receiver.url("/text")));
+    let ca = cert.cert.to_str().expect("utf-8 path");
+    let args = ["--mcp-token", TOKEN, "--notify", &json_url, "--notify", &text_url, "--notify-ca", ca];
+    let d = Daemon::serve(&data, &args);
+    let mut c = client(&d).await;
+    let (_, asking) = run(&mut c, "Asking").await;
+    ask(&mut c, &asking).await;
+    let seen = receiver.wait("one question to two https targets", |s| s.posts.len() >= 2).await;
+    assert!(seen.handshake_failures.is_empty(), "{seen:#?}");
+    let secret = secret(&data);
+    for p in &seen.posts {
+        let signature = p.headers.get("x-orchestrator-signature").expect("signed");
+        assert_eq!(signature, &orchestrator::notify::hmac::signature(&secret, p.body.as_bytes()), "{p:?}");
+        assert_eq!(p.headers.get("host"), Some(&format!("localhost:{}", receiver.port())), "by name: {p:?}");
+        assert!(p.body.contains("Which database?"), "{p:?}");
+    }
+    let text = seen.posts.iter().find(|p| p.path == "/text").expect("the text form");
+    assert_eq!(text.headers.get("title").map(String::as_str), Some("Root asks you"), "{text:?}");
+    let json = seen.posts.iter().find(|p| p.path == "/json").expect("the json form");
+    let v: Value = serde_json::from_str(&json.body).expect("json body");
+    assert_eq!(v["kind"], "human_question");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_whose_certificate_is_not_trusted_gets_nothing_in_clear() {
+    let cert = Cert::make();
+    let receiver = Receiver::start_tls(&cert).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let d = Daemon::serve(&data, &["--mcp-token", TOKEN, "--notify", &receiver.url("/hook")]);
+    let mut c = client(&d).await;
+    let (_, asking) = run(&mut c, "Asking").await;
+    ask(&mut c, &asking).await;
+    let seen = receiver.wait("the daemon's refused handshake", |s| !s.handshake_failures.is_empty()).await;
+    // The daemon closed the handshake with an alert (not a plain-text request the TLS
+    // server could not read), and no request reached the receiver.
+    assert!(seen.handshake_failures[0].contains("alert"), "{seen:#?}");
+    assert!(seen.posts.is_empty(), "{seen:#?}");
+    // The daemon's status (`/health`, what `doctor` prints) books it as pending, with why;
+    // its log said so first.
+    booked(&d, "the untrusted certificate booked", |v| {
+        v.last_failure.as_ref().is_some_and(|f| f.detail.contains("certificate is not trusted"))
+    })
+    .await;
+    let view = notifications(&d).await;
+    assert!(view.pending >= 1 && view.delivered == 0, "{view:?}");
+    let said = doctor_line(&data);
+    assert!(said.contains("FAIL  notifications: 0 delivered, ") && said.contains("--notify-ca FILE"), "{said}");
+    let log = d.stderr();
+    assert!(
+        log.contains("certificate is not trusted") && log.contains("--notify-ca FILE"),
+        "the log says what to do:\n{log}"
+    );
+}
+
+#[test]
+fn a_bad_notify_ca_stops_the_start_with_its_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, "no certificate here\n").expect("write");
+    let out = std::process::Command::new(support::orchestrator_bin())
+        .args(["serve", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .args(["--listen", "127.0.0.1:0", "--mcp-token", TOKEN, "--notify", "https://localhost:9/x", "--notify-ca"])
+        .arg(&ca)
+        .env("XDG_CONFIG_HOME", dir.path().join("no-config"))
+        .env_remove("ORCHESTRATOR_CONFIG")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("NOTIFY_CA: --notify-ca") && stderr.contains("no -----BEGIN CERTIFICATE-----"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
 }

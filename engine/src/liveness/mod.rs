@@ -1,7 +1,7 @@
 //! Liveness: who carries each worker (the executor holding its conversation, whether it
 //! is connected, since when), derived from the connections the shell reports and the
 //! time; the two decisions it leads to: a worker with work on its way and no executor of its
-//! kind connected for [`EXECUTOR_ABSENT_MS_MAX`] gets `worker.executor_absent` (once per
+//! kind connected for [`crate::limits::EXECUTOR_ABSENT_MS_MAX`] (`EngineConfig::executor_absent_ms`) gets `worker.executor_absent` (once per
 //! episode), and a CLI turn that keeps retrying its model connection for
 //! [`CLI_RETRY_MS_MAX`] pauses its worker (`cli_retrying`). A worker whose executor is gone
 //! is never reported running (`Engine::disposition` asks [`Engine::carried`]).
@@ -18,7 +18,7 @@ use crate::event::EventKind;
 use crate::ids::*;
 use crate::input::Observation;
 use crate::kind::ExecutorKind;
-use crate::limits::{CLI_RETRY_MS_MAX, EXECUTOR_ABSENT_MS_MAX};
+use crate::limits::CLI_RETRY_MS_MAX;
 use crate::model::*;
 use crate::scheduler::{Decision, Hold};
 use crate::time::{MINUTE_MS, Timestamp};
@@ -84,7 +84,7 @@ impl Engine {
         }
         let kind = w.spec.executor;
         let since = self.conn.kind_absent_since(kind)?;
-        (!self.liveness.raised(w.id, kind, since)).then(|| since.plus_ms(EXECUTOR_ABSENT_MS_MAX))
+        (!self.liveness.raised(w.id, kind, since)).then(|| since.plus_ms(self.config.executor_absent_ms))
     }
 
     /// When a worker whose CLI keeps retrying inside its running turn is paused: the retry

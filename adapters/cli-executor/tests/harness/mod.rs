@@ -56,6 +56,7 @@ impl Daemon {
             oauth: None,
             history: Default::default(),
             notify: Vec::new(),
+            notify_ca: None,
         };
         let executors = ExecutorOptions { token: Some(EXECUTOR_TOKEN.into()), ..ExecutorOptions::default() };
         let (stop, stopped) = oneshot::channel::<()>();

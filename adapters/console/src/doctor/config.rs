@@ -1,10 +1,13 @@
 //! The first-run checks of `doctor`: the configuration file (`orchestrator setup` writes it)
 //! valid or its one-line error, each notification URL it names well-formed (not
-//! contacted: no network call), and pairing (the executor token exists; `orchestrator pair`
-//! pairs an extension or a remote `executor-cli`).
+//! contacted: no network call), what the running daemon's notifications came to (its
+//! `/health`), and pairing (the executor token exists; `orchestrator pair` pairs an
+//! extension or a remote `executor-cli`).
 
-use super::{Check, Verdict, fail};
-use address::config::{Config, ConfigError, check_notify_url, load};
+use super::{Check, Reached, Verdict, fail};
+use address::NotificationsView;
+use address::config::{Config, ConfigError, load};
+use address::notify_target;
 use std::path::Path;
 
 /// The configuration check, and the file's settings for the checks after it.
@@ -51,13 +54,54 @@ pub(super) fn check_notify(config: Option<&Config>) -> Check {
     let Some(config) = config.filter(|c| !c.notify.is_empty()) else {
         return Check { name, verdict: Verdict::Skip("no notification URL configured".into()) };
     };
+    let mut seen = Vec::new();
     for url in &config.notify {
-        if let Err(e) = check_notify_url(url) {
-            return fail(name, e, "give an http:// or https:// URL in the configuration file's notify list");
+        match notify_target::parse(url) {
+            Ok(target) => seen.push(format!("{} ({})", target.url(), target.form.name())),
+            Err(e) => {
+                return fail(
+                    name,
+                    format!("{}: {e}", e.code()),
+                    "give [text:|slack:|discord:]http(s)://HOST[:PORT]/PATH in the configuration file's notify list \
+                     (docs/notifications.md)",
+                );
+            }
         }
     }
-    let found = format!("{} well-formed (not contacted)", config.notify.join(", "));
+    let found = format!("{} well-formed (not contacted)", seen.join(", "));
     Check { name, verdict: Verdict::Pass(found) }
+}
+
+/// What the running daemon's notifications came to: every notice delivered, or how many
+/// wait and why the last post failed.
+pub(super) fn check_notifications(reached: &Reached) -> Check {
+    let name = "notifications";
+    match reached {
+        Reached::Answered(health) => match &health.notifications {
+            Some(view) => notifications_verdict(view, now_ms()),
+            None => Check { name, verdict: Verdict::Skip("the daemon was started without --notify".into()) },
+        },
+        _ => Check { name, verdict: Verdict::Skip("the daemon check failed first".into()) },
+    }
+}
+
+/// The verdict on `view` as of `now_ms`: a failure while notices wait fails the check.
+fn notifications_verdict(view: &NotificationsView, now_ms: u64) -> Check {
+    let name = "notifications";
+    let line = view.line(now_ms);
+    if view.pending > 0 && view.last_failure.is_some() {
+        return fail(
+            name,
+            line,
+            "check that each --notify receiver answers 2xx (the daemon's log names every failed post); for an https \
+             receiver with a private CA or a self-signed certificate, give its PEM with --notify-ca FILE",
+        );
+    }
+    Check { name, verdict: Verdict::Pass(line) }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Whether the executor token exists, and how to pair.
@@ -109,7 +153,37 @@ mod tests {
         assert!(matches!(check_notify(None).verdict, Verdict::Skip(_)));
         // A value the file's reader refuses can still reach this check through a struct.
         let bad = Config { notify: vec!["mailto:ann@example.com".into()], ..Config::default() };
-        assert!(matches!(check_notify(Some(&bad)).verdict, Verdict::Fail { .. }));
+        assert!(
+            matches!(check_notify(Some(&bad)).verdict, Verdict::Fail { ref found, .. } if found.starts_with("NOTIFY_BAD_TARGET"))
+        );
+        let good = Config {
+            notify: vec!["text:https://ntfy.sh/t".into(), "http://127.0.0.1:9/x".into()],
+            ..Config::default()
+        };
+        let check = check_notify(Some(&good));
+        assert!(
+            matches!(check.verdict, Verdict::Pass(ref f) if f.starts_with("https://ntfy.sh/t (text), http://127.0.0.1:9/x (json)")),
+            "{check:?}"
+        );
+    }
+
+    #[test]
+    fn notifications_pass_when_settled_and_fail_while_a_failure_keeps_them_waiting() {
+        let mut view = NotificationsView { targets: 1, delivered: 6, ..NotificationsView::default() };
+        let check = notifications_verdict(&view, 0);
+        assert_eq!(check.verdict, Verdict::Pass("6 delivered, 0 pending, 0 abandoned (1 target)".into()));
+        view.pending = 2;
+        view.last_failure = Some(address::NotificationFailureView {
+            notification_id: "ntf-4-0".into(),
+            detail: "the receiver's certificate is not trusted".into(),
+            at_ms: 0,
+        });
+        let Verdict::Fail { found, fix } = notifications_verdict(&view, 5_000).verdict else { panic!("fails") };
+        assert!(
+            found.contains("2 pending") && found.contains("5 s ago (ntf-4-0): the receiver's certificate"),
+            "{found}"
+        );
+        assert!(fix.contains("--notify-ca"), "{fix}");
     }
 
     #[test]

@@ -139,7 +139,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn health(executors: &[(&str, &[&str])]) -> Reached {
-        Reached::Answered(Health {
+        Reached::Answered(Box::new(Health {
             version: "0".into(),
             executor_protocol: Some(1),
             executors: executors.iter().map(|(e, _)| e.to_string()).collect(),
@@ -152,7 +152,8 @@ mod tests {
                 .collect(),
             refused_hellos: Vec::new(),
             public_url: None,
-        })
+            notifications: None,
+        }))
     }
 
     fn in_use(kinds: &[(&str, usize)]) -> BTreeMap<String, usize> {

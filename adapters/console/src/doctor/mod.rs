@@ -2,7 +2,7 @@
 //! service that keeps it running (`orchestrator service install`), its data directory, that only its owner can read it, its store lock, the tokens and their
 //! permissions, the connected executors named by kind and speaking this daemon's protocol,
 //! for each worker kind in use a capable executor, the public address's OAuth metadata,
-//! the configuration file and its notification URLs, pairing),
+//! the configuration file and its notification URLs, what the daemon's notifications came to, pairing),
 //! each failing check with what to do. Read-only: it changes nothing, and takes the store
 //! lock only for an instant when no daemon answers.
 
@@ -14,7 +14,7 @@ mod service;
 use crate::client::McpClient;
 use address::token;
 use address::{HEALTH_PATH, Health, LISTEN_DEFAULT, URL_FILE_NAME};
-use config::{check_config, check_notify, check_pairing};
+use config::{check_config, check_notifications, check_notify, check_pairing};
 use executors::{check_executors, check_kinds, kinds_in_use};
 use public::check_public;
 use service::check_service;
@@ -107,7 +107,7 @@ impl Report {
 /// What the daemon check learned, for the checks after it.
 enum Reached {
     /// It answered.
-    Answered(Health),
+    Answered(Box<Health>),
     /// Nothing answers at the URL.
     Silent,
     /// Something answered, but not as a daemon this doctor can read.
@@ -134,6 +134,7 @@ pub async fn run(options: &DoctorOptions) -> Report {
     let (config_check, config) = check_config(&options.config_file);
     checks.push(config_check);
     checks.push(check_notify(config.as_ref()));
+    checks.push(check_notifications(&reached));
     checks.push(check_pairing(dir, options.executor_token_file_name));
     checks.push(check_executors(&reached, &mcp_url));
     let in_use = match (&reached, token.as_deref()) {
@@ -212,7 +213,7 @@ async fn check_daemon(mcp_url: &str, token: Option<&str>, recorded: bool, dir: &
 
 /// What `/health` said.
 enum Asked {
-    Health(Health),
+    Health(Box<Health>),
     Status(u16),
 }
 
@@ -223,7 +224,7 @@ async fn ask_health(url: &str, token: &str) -> anyhow::Result<Asked> {
         return Ok(Asked::Status(answer.status.as_u16()));
     }
     match serde_json::from_str(&answer.text) {
-        Ok(health) => Ok(Asked::Health(health)),
+        Ok(health) => Ok(Asked::Health(Box::new(health))),
         Err(_) => Ok(Asked::Status(answer.status.as_u16())),
     }
 }

@@ -1,14 +1,19 @@
 //! Notifications on the wire (`--notify`, issue 31, `docs/notifications.md`): the targets
 //! as given, the signing secret in `DIR/notify-secret`, the bodies (JSON, plain text,
-//! Slack's and Discord's incoming-webhook JSON), and the poster that performs the
-//! engine's `Notify` effects and answers each with `Handle::notified`. The engine decides
+//! Slack's and Discord's incoming-webhook JSON), the poster that performs the
+//! engine's `Notify` effects and answers each with `Handle::notified`, and what they came
+//! to for a person (`status.rs`). The engine decides
 //! what is sent and when; this room only posts.
 
 pub mod hmac;
 mod post;
+pub mod status;
+pub mod tls;
 
 pub use post::{ChannelSink, poster};
+pub use status::NotifyStatus;
 
+use address::notify_target::{self, Form, TargetError};
 use engine::notify::Notice;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +23,9 @@ use std::sync::Arc;
 pub const SECRET_FILE: &str = "notify-secret";
 /// Random bytes of a generated secret (written as hex).
 const SECRET_BYTES: usize = 32;
+/// The longest `content` Discord's Execute Webhook takes, in characters (its
+/// documentation; a title and a text of `NOTIFY_TEXT_CHARS_MAX` each can exceed it).
+pub const DISCORD_CONTENT_CHARS_MAX: usize = 2_000;
 
 /// Why notifications cannot be set up, with a stable code.
 #[derive(Debug, thiserror::Error)]
@@ -30,13 +38,23 @@ pub enum NotifyError {
         /// How many were given.
         given: usize,
     },
-    /// A target that is not `[json:|text:|slack:|discord:]http://HOST[:PORT]/PATH`.
-    #[error("--notify {given}: {why}")]
-    BadTarget {
-        /// The flag's value.
-        given: String,
-        /// What is wrong.
-        why: &'static str,
+    /// A target that is not `[json:|text:|slack:|discord:]http(s)://HOST[:PORT][/PATH]`
+    /// (`address::notify_target`, the one parser of a target).
+    #[error("--notify {0}")]
+    BadTarget(#[from] TargetError),
+    /// The `--notify-ca` file cannot be used.
+    #[error("--notify-ca {}: {problem}", path.display())]
+    Ca {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: tls::CaProblem,
+    },
+    /// The TLS client could not be set up.
+    #[error("cannot set up TLS for https targets: {why}")]
+    Tls {
+        /// What rustls said.
+        why: String,
     },
     /// The secret could not be read or created.
     #[error("cannot read or create {path}: {source}")]
@@ -53,62 +71,12 @@ impl NotifyError {
     pub fn code(&self) -> &'static str {
         match self {
             NotifyError::TooManyTargets { .. } => "NOTIFY_TOO_MANY_TARGETS",
-            NotifyError::BadTarget { .. } => "NOTIFY_BAD_TARGET",
+            NotifyError::BadTarget(e) => e.code(),
+            NotifyError::Ca { .. } => "NOTIFY_CA",
+            NotifyError::Tls { .. } => "NOTIFY_TLS",
             NotifyError::Secret { .. } => "NOTIFY_SECRET",
         }
     }
-}
-
-/// How a body is shaped for its receiver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// `application/json`: `{id, kind, run, worker, title, text, at, until}` (the default).
-    Json,
-    /// `text/plain`, one line (ntfy takes it as is; the title goes in `Title`).
-    Text,
-    /// Slack's incoming webhook: `{"text": "..."}`.
-    Slack,
-    /// Discord's: `{"content": "..."}`.
-    Discord,
-}
-
-/// One parsed target.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    /// The body's shape.
-    pub form: Form,
-    /// Host name or address to connect to.
-    pub host: String,
-    /// TCP port.
-    pub port: u16,
-    /// Path and query, from the first `/`.
-    pub path: String,
-}
-
-/// Parses `[json:|text:|slack:|discord:]http://HOST[:PORT][/PATH]`. Plain HTTP only: the
-/// daemon carries no TLS client yet (`docs/notifications.md`, "HTTPS").
-pub fn parse_target(given: &str) -> Result<Target, NotifyError> {
-    let bad = |why| NotifyError::BadTarget { given: given.to_string(), why };
-    let (form, url) = match given.split_once(':') {
-        Some(("json", rest)) => (Form::Json, rest),
-        Some(("text", rest)) => (Form::Text, rest),
-        Some(("slack", rest)) => (Form::Slack, rest),
-        Some(("discord", rest)) => (Form::Discord, rest),
-        _ => (Form::Json, given),
-    };
-    if url.starts_with("https://") {
-        return Err(bad("https is not supported yet: post to a local relay over http"));
-    }
-    let rest = url.strip_prefix("http://").ok_or_else(|| bad("expected an http:// URL"))?;
-    let (authority, path) = rest.find('/').map_or((rest, "/"), |i| (&rest[..i], &rest[i..]));
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) => (h, p.parse::<u16>().map_err(|_| bad("the port is not a number"))?),
-        None => (authority, 80),
-    };
-    if host.is_empty() || host.contains(['@', ' ']) || path.contains([' ', '\r', '\n']) {
-        return Err(bad("expected http://HOST[:PORT]/PATH"));
-    }
-    Ok(Target { form, host: host.to_string(), port, path: path.to_string() })
 }
 
 /// Checks every target at start (a mistyped flag stops the start, not the first post).
@@ -117,7 +85,7 @@ pub fn check_targets(given: &[String]) -> Result<Vec<Arc<str>>, NotifyError> {
     if given.len() as u64 > max {
         return Err(NotifyError::TooManyTargets { max, given: given.len() });
     }
-    given.iter().map(|g| parse_target(g).map(|_| Arc::from(g.as_str()))).collect()
+    given.iter().map(|g| Ok(notify_target::parse(g).map(|_| Arc::from(g.as_str()))?)).collect()
 }
 
 /// The signing secret: `DIR/notify-secret`, created `0600` with fresh random bytes at
@@ -172,7 +140,10 @@ pub fn body(notice: &Notice, form: Form) -> (&'static str, Vec<u8>) {
         })),
         Form::Text => ("text/plain; charset=utf-8", line(notice).into_bytes()),
         Form::Slack => json(serde_json::json!({ "text": line(notice) })),
-        Form::Discord => json(serde_json::json!({ "content": line(notice) })),
+        Form::Discord => {
+            let content: String = line(notice).chars().take(DISCORD_CONTENT_CHARS_MAX).collect();
+            json(serde_json::json!({ "content": content }))
+        }
     }
 }
 
@@ -181,13 +152,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn targets_parse_with_their_form() {
-        let t = parse_target("text:http://127.0.0.1:8080/topic").expect("parses");
-        assert_eq!((t.form, t.host.as_str(), t.port, t.path.as_str()), (Form::Text, "127.0.0.1", 8080, "/topic"));
-        assert_eq!(parse_target("http://hooks.local").expect("parses").path, "/");
-        assert_eq!(parse_target("slack:http://h/x").expect("parses").form, Form::Slack);
-        for bad in ["https://ntfy.sh/x", "ftp://h/", "http://:80/", "http://h:port/"] {
-            assert_eq!(parse_target(bad).map_err(|e| e.code()), Err("NOTIFY_BAD_TARGET"), "{bad}");
-        }
+    fn each_form_says_one_line_and_discord_s_is_cut_to_its_limit() {
+        let notice = Notice {
+            id: engine::notify::NoticeId::new(engine::ids::Cursor(7), 0),
+            target: Arc::from("discord:https://discord.com/api/webhooks/1/t"),
+            kind: engine::notify::NoticeKind::HumanQuestion,
+            run: engine::ids::RunId(1),
+            worker: None,
+            title: Arc::from("Root asks you"),
+            text: Arc::from("x".repeat(1_000).as_str()),
+            until: None,
+            at: engine::Timestamp(0),
+            failures: 0,
+            next_at: engine::Timestamp(0),
+            status: engine::notify::NoticeStatus::Pending,
+        };
+        let (_, slack) = body(&notice, Form::Slack);
+        let slack: serde_json::Value = serde_json::from_slice(&slack).expect("json");
+        assert_eq!(slack["text"].as_str().map(str::len), Some(1_015));
+        let mut long = notice.clone();
+        long.title = Arc::from("t".repeat(1_000).as_str());
+        let (kind, discord) = body(&long, Form::Discord);
+        let discord: serde_json::Value = serde_json::from_slice(&discord).expect("json");
+        assert_eq!(
+            (kind, discord["content"].as_str().map(str::len)),
+            ("application/json", Some(DISCORD_CONTENT_CHARS_MAX))
+        );
+        let (kind, text) = body(&notice, Form::Text);
+        assert_eq!((kind, text.starts_with(b"Root asks you: x")), ("text/plain; charset=utf-8", true));
+    }
+
+    #[test]
+    fn a_bad_target_keeps_the_parser_s_code() {
+        let e = check_targets(&["ftp://h/".into()]).expect_err("refused");
+        assert_eq!(e.code(), "NOTIFY_BAD_TARGET");
+        assert!(e.to_string().starts_with("--notify \"ftp://h/\" not an http://"), "{e}");
+        let many: Vec<String> = (0..17).map(|i| format!("http://h/{i}")).collect();
+        assert_eq!(check_targets(&many).map_err(|e| e.code()).err(), Some("NOTIFY_TOO_MANY_TARGETS"));
     }
 }

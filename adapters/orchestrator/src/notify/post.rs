@@ -1,14 +1,19 @@
 //! The poster: the shell's `NotifySink` hands each notice to a channel (the engine
-//! thread has no I/O driver); a task on the daemon's runtime posts it over HTTP/1 with
-//! its signature and its id, and answers the engine with what came of it.
+//! thread has no I/O driver); a task on the daemon's runtime posts it over HTTP/1, in
+//! clear for `http://` or over TLS for `https://` (the certificate checked for the host
+//! name, `tls.rs`), with its signature and its id, and answers the engine with what came
+//! of it.
 
-use super::{Form, body, hmac, parse_target};
+use super::{Form, NotifyStatus, body, hmac};
+use address::notify_target;
 use engine::notify::{Notice, NoticeOutcome};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use runtime::{Handle, NotifySink};
+use rustls::ClientConfig;
+use rustls_pki_types::ServerName;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -28,17 +33,24 @@ impl NotifySink for ChannelSink {
 }
 
 /// Posts every notice handed out, each in its own task, until the engine stops.
-pub async fn poster(mut notices: mpsc::UnboundedReceiver<Notice>, handle: Handle, secret: Arc<[u8]>) {
+pub async fn poster(
+    mut notices: mpsc::UnboundedReceiver<Notice>,
+    handle: Handle,
+    secret: Arc<[u8]>,
+    tls: Arc<ClientConfig>,
+    status: Arc<NotifyStatus>,
+) {
     while let Some(notice) = notices.recv().await {
-        let (handle, secret) = (handle.clone(), secret.clone());
+        let (handle, secret, tls, status) = (handle.clone(), secret.clone(), tls.clone(), status.clone());
         tokio::spawn(async move {
-            let outcome = post(&notice, &secret).await;
+            let outcome = post(&notice, &secret, tls).await;
             match &outcome {
                 NoticeOutcome::Delivered => {
                     tracing::info!(notification = %notice.id, kind = notice.kind.as_str(), "notification delivered")
                 }
                 NoticeOutcome::Failed { detail } | NoticeOutcome::Refused { detail } => {
-                    tracing::warn!(notification = %notice.id, kind = notice.kind.as_str(), %detail, "notification not delivered")
+                    tracing::warn!(notification = %notice.id, kind = notice.kind.as_str(), %detail, "notification not delivered");
+                    status.failed(notice.id, detail, wall_clock_ms());
                 }
             }
             let _ = handle.notified(notice.id, outcome).await;
@@ -46,16 +58,19 @@ pub async fn poster(mut notices: mpsc::UnboundedReceiver<Notice>, handle: Handle
     }
 }
 
+/// What went wrong on the way: before anything was sent (the handshake), or after.
+type Trouble = Box<dyn std::error::Error + Send + Sync>;
+
 /// One post: signed body, `Idempotency-Key` = the notification id.
-pub async fn post(notice: &Notice, secret: &[u8]) -> NoticeOutcome {
+pub async fn post(notice: &Notice, secret: &[u8], tls: Arc<ClientConfig>) -> NoticeOutcome {
     let failed = |detail: String| NoticeOutcome::Failed { detail: detail.into() };
-    let target = match parse_target(&notice.target) {
+    let target = match notify_target::parse(&notice.target) {
         Ok(t) => t,
         Err(e) => return NoticeOutcome::Refused { detail: e.to_string().into() },
     };
     let (content_type, bytes) = body(notice, target.form);
     let mut request = Request::post(target.path.as_str())
-        .header(hyper::header::HOST, format!("{}:{}", target.host, target.port))
+        .header(hyper::header::HOST, target.authority())
         .header(hyper::header::CONTENT_TYPE, content_type)
         .header("X-Orchestrator-Signature", hmac::signature(secret, &bytes))
         .header("X-Orchestrator-Notification", notice.id.to_string())
@@ -72,10 +87,16 @@ pub async fn post(notice: &Notice, secret: &[u8]) -> NoticeOutcome {
     };
     let exchange = async {
         let stream = tokio::net::TcpStream::connect((target.host.as_str(), target.port)).await?;
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-        tokio::spawn(connection);
-        let response = sender.send_request(request).await?;
-        Ok::<StatusCode, Box<dyn std::error::Error + Send + Sync>>(response.status())
+        if !target.tls {
+            return send(stream, request).await;
+        }
+        // SNI and the certificate check both go by the target's host name (or address).
+        let name = ServerName::try_from(target.host.clone())?;
+        let stream = match tokio_rustls::TlsConnector::from(tls).connect(name, stream).await {
+            Ok(stream) => stream,
+            Err(e) => return Err(super::tls::handshake_failure(&e).into()),
+        };
+        send(stream, request).await
     };
     match tokio::time::timeout(Duration::from_millis(POST_TIMEOUT_MS), exchange).await {
         Err(_) => failed("no answer in time".into()),
@@ -90,4 +111,19 @@ pub async fn post(notice: &Notice, secret: &[u8]) -> NoticeOutcome {
         }
         Ok(Ok(status)) => NoticeOutcome::Refused { detail: format!("the receiver answered {status}").into() },
     }
+}
+
+/// The request over an open stream (plain or TLS), HTTP/1; the answer's status.
+async fn send<S>(stream: S, request: Request<Full<Bytes>>) -> Result<StatusCode, Trouble>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    Ok(sender.send_request(request).await?.status())
+}
+
+/// Milliseconds since the Unix epoch (when a post failed, for a person).
+fn wall_clock_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
