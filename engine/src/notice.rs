@@ -59,6 +59,9 @@ pub enum NoticeKind {
     RunFinished,
     /// A run failed or was cancelled.
     RunFailed,
+    /// A person's `orchestrator notify test`: made and posted by the daemon's route at
+    /// once, never by the engine, never stored (appended last: stored kinds keep their tags).
+    Test,
 }
 
 impl NoticeKind {
@@ -74,6 +77,7 @@ impl NoticeKind {
             NoticeKind::ExecutorOffline => "executor_offline",
             NoticeKind::RunFinished => "run_finished",
             NoticeKind::RunFailed => "run_failed",
+            NoticeKind::Test => "test",
         }
     }
 }

@@ -38,6 +38,31 @@ impl Form {
     }
 }
 
+/// `POST /notify/test` (`orchestrator notify test`): one test notification to every
+/// target the daemon posts to, answered per target. A loopback `Host`, no `Origin` and the
+/// static MCP token, as `/health`.
+pub const NOTIFY_TEST_PATH: &str = "/notify/test";
+
+/// What one target made of the test notification.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NotifyTestResult {
+    /// The target as [`Target::shown`] prints it (its path, the webhook's secret, left out).
+    pub target: String,
+    /// The receiver took it (a 2xx answer).
+    pub delivered: bool,
+    /// What went wrong, in a person's words, when it was not delivered.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// `POST /notify/test`'s answer: a result per target, in the daemon's order (none when
+/// the daemon has no target).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NotifyTestAnswer {
+    /// One per target.
+    pub results: Vec<NotifyTestResult>,
+}
+
 /// One parsed target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
@@ -59,6 +84,14 @@ impl Target {
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
         let default = if self.tls { 443 } else { 80 };
         if self.port == default { host } else { format!("{host}:{}", self.port) }
+    }
+
+    /// The target as a person may see it printed: its form, scheme and host, the path
+    /// left out (a Slack or Discord webhook's path, an ntfy topic, is its secret).
+    pub fn shown(&self) -> String {
+        let prefix = if self.form == Form::Json { String::new() } else { format!("{}:", self.form.name()) };
+        let path = if self.path == "/" { "/" } else { "/…" };
+        format!("{prefix}{}://{}{path}", if self.tls { "https" } else { "http" }, self.authority())
     }
 
     /// The URL posted to, without the form's prefix (for logs and `doctor`).
@@ -228,6 +261,14 @@ mod tests {
         assert_eq!(t.url(), "http://[::1]:9000/x");
         assert_eq!(parse("https://h:443/").expect("parses").authority(), "h");
         assert_eq!(parse("http://h:443/").expect("parses").authority(), "h:443");
+    }
+
+    #[test]
+    fn a_shown_target_keeps_its_path_secret() {
+        let shown = |given: &str| parse(given).expect("parses").shown();
+        assert_eq!(shown("slack:https://hooks.slack.com/services/T0/B0/XyZ"), "slack:https://hooks.slack.com/…");
+        assert_eq!(shown("text:https://ntfy.sh/my_topic"), "text:https://ntfy.sh/…");
+        assert_eq!(shown("http://127.0.0.1:8080"), "http://127.0.0.1:8080/");
     }
 
     #[test]

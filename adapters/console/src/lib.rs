@@ -26,6 +26,8 @@
 //!   with what to do.
 //! - `pair.rs`: `orchestrator pair` (a fresh one-time code from the daemon) and the code's
 //!   exchange for the executor token behind `executor-cli --pair`.
+//! - `notify_test.rs`: `orchestrator notify test`, the daemon's test notification to each
+//!   of its targets, and what came of it per target.
 //! - `oauth_admin.rs`: the client of the daemon's loopback OAuth admin API.
 //! - `service/`: `orchestrator service install|uninstall|status`, the daemon as a systemd
 //!   user unit or a launchd agent: the texts and plans as pure functions, the
@@ -34,6 +36,7 @@
 pub mod client;
 pub mod control;
 pub mod doctor;
+pub mod notify_test;
 pub mod oauth_admin;
 pub mod pair;
 pub mod reach;

@@ -82,6 +82,19 @@ async fn call(
     token: Option<&str>,
     body: String,
 ) -> Result<(u16, Bytes), PairClientError> {
+    call_within(addr, method, path, token, body, PAIR_CALL_TIMEOUT_MS).await
+}
+
+/// One HTTP/1 exchange with the daemon at `addr` (also `orchestrator notify test`'s, which
+/// waits for the daemon's posts): the status and the body, bounded in size and time.
+pub(crate) async fn call_within(
+    addr: &str,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: String,
+    timeout_ms: u64,
+) -> Result<(u16, Bytes), PairClientError> {
     let exchange = async {
         let stream = tokio::net::TcpStream::connect(addr)
             .await
@@ -107,9 +120,9 @@ async fn call(
         let bytes = limited.collect().await.map_err(|e| PairClientError::Http(e.to_string()))?.to_bytes();
         Ok((status, bytes))
     };
-    match tokio::time::timeout(std::time::Duration::from_millis(PAIR_CALL_TIMEOUT_MS), exchange).await {
+    match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), exchange).await {
         Ok(result) => result,
-        Err(_) => Err(PairClientError::Http(format!("no answer within {PAIR_CALL_TIMEOUT_MS} ms"))),
+        Err(_) => Err(PairClientError::Http(format!("no answer within {timeout_ms} ms"))),
     }
 }
 

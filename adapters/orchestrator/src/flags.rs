@@ -43,6 +43,10 @@ pub(crate) enum Command {
         #[command(flatten)]
         address: AddressFlags,
     },
+    /// Notifications: `notify test` has the running daemon post a test notification to each
+    /// of its --notify targets and says per target whether it arrived (docs/notifications.md).
+    #[command(subcommand)]
+    Notify(NotifyCommand),
     /// Print runs, workers, dispositions and attempts of a running daemon (read-only).
     Status {
         /// Also list the finished runs the daemon keeps (completed, failed or stopped), the
@@ -194,6 +198,17 @@ pub(crate) enum Command {
     /// run controls), e.g. `orchestrator run stop run-1`.
     #[command(subcommand)]
     Run(RunCommand),
+}
+
+/// `orchestrator notify ACTION`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum NotifyCommand {
+    /// Post one test notification to each target of the running daemon, now, and say per
+    /// target whether the receiver took it (exit status 1 when one did not, or none is set).
+    Test {
+        #[command(flatten)]
+        address: AddressFlags,
+    },
 }
 
 /// `orchestrator run ACTION`: a whole run's controls.

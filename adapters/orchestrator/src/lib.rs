@@ -20,6 +20,8 @@
 //! - `notify/`: `--notify` on the wire (`docs/notifications.md`): targets, the signing
 //!   secret `DIR/notify-secret`, the bodies, HMAC-SHA256, and the poster that performs the
 //!   engine's `Notify` effects.
+//! - `notify_test_route.rs`: `POST /notify/test` behind `orchestrator notify test`: a test
+//!   notification to each target now, by `notify`'s poster, answered per target.
 //! - `health.rs`: `GET /health`, what `orchestrator doctor` asks a running daemon, read
 //!   from the parts `serve.rs` mounted (the bridge's registry, the OAuth issuer).
 //! - `pair.rs`: [`pair::PairBook`], the one-time pairing codes (keyed hashes in memory,
@@ -35,6 +37,7 @@ mod engine_thread;
 pub mod health;
 pub mod logs;
 pub mod notify;
+pub mod notify_test_route;
 pub mod pair;
 pub mod pair_route;
 pub mod serve;

@@ -17,7 +17,7 @@ mod usage;
 use address::default_data_dir;
 use address::token;
 use anyhow::Context;
-use flags::{AddressFlags, Cli, Command, StoreCommand};
+use flags::{AddressFlags, Cli, Command, NotifyCommand, StoreCommand};
 use orchestrator::NoExecutors;
 use orchestrator::serve::{ExecutorOptions, ServeOptions};
 
@@ -130,6 +130,16 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         }
         Command::Pair { address: AddressFlags { data_dir, url, mcp_token } } => {
             client_commands::pair_command(data_dir, url, mcp_token)
+        }
+        Command::Notify(NotifyCommand::Test { address: AddressFlags { data_dir, url, mcp_token } }) => {
+            let target = console::reach::Target::new(data_dir, url, mcp_token)?;
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let (text, all_delivered) = runtime.block_on(console::notify_test::run(&target))?;
+            print_out(&text);
+            if !all_delivered {
+                std::process::exit(1);
+            }
+            Ok(())
         }
         Command::Status { all, address: AddressFlags { data_dir, url, mcp_token } } => {
             let target = console::reach::Target::new(data_dir, url, mcp_token)?;

@@ -76,8 +76,8 @@ pub fn router(state: Arc<PairState>) -> axum::Router {
         .with_state(state)
 }
 
-/// `body` as JSON, never cached.
-fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
+/// `body` as JSON, never cached (also `/notify/test`'s answers).
+pub(crate) fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
     match serde_json::to_string(body) {
         Ok(text) => (status, [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], text)
             .into_response(),

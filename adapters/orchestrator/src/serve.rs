@@ -217,10 +217,16 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     getrandom::fill(&mut pair_key).map_err(|e| anyhow::anyhow!("the OS random source failed: {e}"))?;
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
-    let (wiring, posts) = notify_wiring(&options)?;
+    let (wiring, posts, tls_roots) = notify_wiring(&options)?;
     let timers = executors.as_ref().map(|m| m.timers).unwrap_or_default();
     let mut engine = EngineThread::start_timed(&options.data_dir, options.history, sink, wiring, timers).await?;
     let notifications = posts.as_ref().map(|p| p.status.clone());
+    let notify_test = Arc::new(crate::notify_test_route::TestState {
+        targets: crate::notify::check_targets(&options.notify).unwrap_or_default(),
+        secret: posts.as_ref().map(|p| p.secret.clone()),
+        tls: tls_roots.clone(),
+        mcp_token: token.clone(),
+    });
     if let Some(Posts { notices, secret, tls, status }) = posts {
         tokio::spawn(crate::notify::poster(notices, engine.handle.clone(), secret, tls, status));
     }
@@ -293,7 +299,8 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     let mut app = app
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(guard, guard::guard))
-        .merge(health);
+        .merge(health)
+        .merge(crate::notify_test_route::router(notify_test));
     // The executor endpoint has its own guard (peer, Origin, token in the hello), so it
     // is merged after the MCP guard's layer.
     let mut executor_listening = (None, None, None);
@@ -402,11 +409,11 @@ struct Posts {
 
 /// `--notify`: the targets checked, the `--notify-ca` roots read and the secret read or
 /// created, before the engine starts (a mistyped target or a bad CA file stops the start).
-fn notify_wiring(options: &ServeOptions) -> anyhow::Result<(NotifyWiring, Option<Posts>)> {
+fn notify_wiring(options: &ServeOptions) -> anyhow::Result<(NotifyWiring, Option<Posts>, Arc<rustls::ClientConfig>)> {
     let coded = |e: crate::notify::NotifyError| anyhow::anyhow!("{}: {e}", e.code());
     let tls = crate::notify::tls::client_config(options.notify_ca.as_deref()).map_err(coded)?;
     if options.notify.is_empty() {
-        return Ok((NotifyWiring::default(), None));
+        return Ok((NotifyWiring::default(), None, tls));
     }
     let targets = crate::notify::check_targets(&options.notify).map_err(coded)?;
     let secret: Arc<[u8]> = crate::notify::secret(&options.data_dir).map_err(coded)?.into();
@@ -414,7 +421,7 @@ fn notify_wiring(options: &ServeOptions) -> anyhow::Result<(NotifyWiring, Option
     let sink: Box<dyn runtime::NotifySink> = Box::new(crate::notify::ChannelSink(tx));
     let status = crate::notify::NotifyStatus::new(targets.len());
     let wiring = NotifyWiring { targets, sink: Some(sink), status: Some(status.clone()) };
-    Ok((wiring, Some(Posts { notices, secret, tls, status })))
+    Ok((wiring, Some(Posts { notices, secret, tls: tls.clone(), status }), tls))
 }
 
 /// Serves the same tools over stdin/stdout until the client closes the stream or

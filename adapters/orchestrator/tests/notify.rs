@@ -372,3 +372,48 @@ fn a_bad_notify_ca_stops_the_start_with_its_code() {
     assert!(stderr.contains("NOTIFY_CA: --notify-ca") && stderr.contains("no -----BEGIN CERTIFICATE-----"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
 }
+
+/// `orchestrator notify test` against `d`: its stdout and whether it exited 0.
+async fn notify_test(d: &Daemon) -> (String, bool) {
+    let url = d.url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(support::orchestrator_bin())
+            .args(["notify", "test", "--url", &url, "--mcp-token", TOKEN])
+            .output()
+            .expect("orchestrator notify test runs")
+    })
+    .await
+    .expect("joined");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.success())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notify_test_posts_once_to_each_target_signed_and_says_which_took_it() {
+    let receiver = Receiver::start(false).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    // The second target's port is closed: the test says so, and exits 1.
+    let closed = format!("text:http://127.0.0.1:{}/topic", support::free_port());
+    let d = Daemon::serve(&data, &["--mcp-token", TOKEN, "--notify", &receiver.url("/json"), "--notify", &closed]);
+    let (said, ok) = notify_test(&d).await;
+    assert!(!ok, "one target did not take it: {said}");
+    assert!(said.contains(&format!("  delivered  http://127.0.0.1:{}/…\n", receiver.port())), "{said}");
+    assert!(said.contains("  FAILED     text:http://127.0.0.1:") && said.contains("1 of 2 targets"), "{said}");
+    assert!(!said.contains("/topic") && !said.contains("/json"), "paths (a webhook's secret) are not printed: {said}");
+    let seen = receiver.wait("the test post", |s| !s.taken().is_empty()).await;
+    let post = &seen.taken()[0];
+    let body = json_of(post).expect("json");
+    assert_eq!((body["kind"].as_str(), body["run"].is_null()), (Some("test"), true), "{body}");
+    let signature = post.headers.get("x-orchestrator-signature").expect("signed");
+    assert_eq!(signature, &orchestrator::notify::hmac::signature(&secret(&data), post.body.as_bytes()));
+    // Not an episode: nothing is booked, and a second test has a fresh id.
+    booked(&d, "no notice booked by a test", |v| v.delivered == 0 && v.pending == 0).await;
+    let first = post.id();
+    let (_, _) = notify_test(&d).await;
+    let seen = receiver.wait("the second test post", |s| s.taken().len() >= 2).await;
+    assert_ne!(seen.taken()[1].id(), first, "a fresh id per test");
+    // A daemon without targets says so.
+    let bare = Daemon::serve(&dir.path().join("bare"), &["--mcp-token", TOKEN]);
+    let (said, ok) = notify_test(&bare).await;
+    assert!(!ok && said.contains("no notification target"), "{said}");
+}

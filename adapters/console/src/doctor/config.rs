@@ -48,16 +48,17 @@ fn fix_for(error: &ConfigError) -> String {
     }
 }
 
-/// Each notification URL well-formed; none is contacted.
+/// Each notification URL well-formed, shown without its path (a webhook's secret); none is
+/// contacted (`orchestrator notify test` does that).
 pub(super) fn check_notify(config: Option<&Config>) -> Check {
     let name = "notify";
     let Some(config) = config.filter(|c| !c.notify.is_empty()) else {
-        return Check { name, verdict: Verdict::Skip("no notification URL configured".into()) };
+        return Check { name, verdict: Verdict::Skip("no notification URL in the configuration file".into()) };
     };
     let mut seen = Vec::new();
     for url in &config.notify {
         match notify_target::parse(url) {
-            Ok(target) => seen.push(format!("{} ({})", target.url(), target.form.name())),
+            Ok(target) => seen.push(target.shown()),
             Err(e) => {
                 return fail(
                     name,
@@ -68,7 +69,7 @@ pub(super) fn check_notify(config: Option<&Config>) -> Check {
             }
         }
     }
-    let found = format!("{} well-formed (not contacted)", seen.join(", "));
+    let found = format!("{} well-formed (not contacted: `orchestrator notify test` sends a test)", seen.join(", "));
     Check { name, verdict: Verdict::Pass(found) }
 }
 
@@ -162,7 +163,7 @@ mod tests {
         };
         let check = check_notify(Some(&good));
         assert!(
-            matches!(check.verdict, Verdict::Pass(ref f) if f.starts_with("https://ntfy.sh/t (text), http://127.0.0.1:9/x (json)")),
+            matches!(check.verdict, Verdict::Pass(ref f) if f.starts_with("text:https://ntfy.sh/…, http://127.0.0.1:9/…")),
             "{check:?}"
         );
     }

@@ -6,7 +6,7 @@
 //! what is sent and when; this room only posts.
 
 pub mod hmac;
-mod post;
+pub(crate) mod post;
 pub mod status;
 pub mod tls;
 
@@ -131,7 +131,8 @@ pub fn body(notice: &Notice, form: Form) -> (&'static str, Vec<u8>) {
         Form::Json => json(serde_json::json!({
             "id": notice.id.to_string(),
             "kind": notice.kind.as_str(),
-            "run": notice.run.to_string(),
+            // A test (`orchestrator notify test`) concerns no run.
+            "run": (notice.kind != engine::notify::NoticeKind::Test).then(|| notice.run.to_string()),
             "worker": notice.worker.map(|w| w.to_string()),
             "title": &*notice.title,
             "text": &*notice.text,

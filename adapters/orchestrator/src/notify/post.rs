@@ -124,6 +124,6 @@ where
 }
 
 /// Milliseconds since the Unix epoch (when a post failed, for a person).
-fn wall_clock_ms() -> u64 {
+pub(crate) fn wall_clock_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
