@@ -72,6 +72,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             }
             let serve_flags::ServeFlags {
                 data_dir,
+                store,
                 listen,
                 mcp_token,
                 log_level,
@@ -97,6 +98,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 limits: limits.limits(),
                 oauth: oauth.options(),
                 history: history.options(),
+                store,
                 notify,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -1,8 +1,8 @@
 //! `orchestrator serve` (MCP over streamable HTTP) and `orchestrator mcp-stdio`.
 
 use crate::engine_thread::EngineThread;
-pub use crate::engine_thread::HistoryOptions;
 use crate::engine_thread::NotifyWiring;
+pub use crate::engine_thread::{HistoryOptions, StoreChoice};
 use crate::health;
 use address::URL_FILE_NAME;
 use address::token::{self, TokenSource};
@@ -99,6 +99,8 @@ pub struct ServeOptions {
     pub oauth: Option<OAuthOptions>,
     /// How many finished runs the history keeps, and for how long.
     pub history: HistoryOptions,
+    /// Where the durable state lives (`--store`): fjall in the data directory, or Postgres.
+    pub store: StoreChoice,
     /// Webhooks notified when a worker needs its person or a run ends (`--notify`,
     /// `docs/notifications.md`); empty: none.
     pub notify: Vec<String>,
@@ -211,7 +213,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     // Before the store opens: what it holds is private from the start.
     secure_data_dir(&options.data_dir);
     let (wiring, posts) = notify_wiring(&options)?;
-    let mut engine = EngineThread::start(&options.data_dir, options.history, sink, wiring).await?;
+    let mut engine = EngineThread::start(&options.data_dir, &options.store, options.history, sink, wiring).await?;
     if let Some((posts, secret)) = posts {
         tokio::spawn(crate::notify::poster(posts, engine.handle.clone(), secret));
     }
@@ -404,7 +406,9 @@ pub async fn mcp_stdio<X: ExecutorSink + Send + 'static>(
     sink: X,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let mut engine = EngineThread::start(&data_dir, HistoryOptions::default(), sink, NotifyWiring::default()).await?;
+    let mut engine =
+        EngineThread::start(&data_dir, &StoreChoice::Fjall, HistoryOptions::default(), sink, NotifyWiring::default())
+            .await?;
     secure_data_dir(&data_dir);
     let (stopping_tx, stopping_rx) = watch::channel(false);
     let server = OrchestratorMcp::new(engine.handle.clone(), McpConfig::new(stopping_rx));

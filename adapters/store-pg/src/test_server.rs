@@ -142,6 +142,11 @@ impl TestServer {
         command.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
     }
 
+    /// The folder of the server's unix socket (`?host=` in a connection string).
+    pub fn socket_dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The port the server listens on.
     pub fn port(&self) -> u16 {
         self.port

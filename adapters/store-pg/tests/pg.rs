@@ -336,3 +336,25 @@ fn a_takeover_waits_for_a_commit_in_flight_and_sees_it() {
     assert_eq!(epoch, 2);
     assert_eq!(loaded, vec![record.clone()], "the takeover sees the commit that was in flight");
 }
+
+#[test]
+fn the_store_opens_over_a_unix_socket() {
+    let server = TestServer::start();
+    let tcp = server.fresh_database();
+    let database = tcp.rsplit('/').next().expect("database").to_string();
+    let url = format!(
+        "postgres://{}@/{database}?host={}&port={}",
+        store_pg::test_server::SUPERUSER,
+        server.socket_dir().display(),
+        server.port()
+    );
+    let mut store = PgStore::open(&url).expect("open over the socket");
+    let (_, batches) = mutations(2);
+    store.commit(&batches).expect("commit");
+    assert!(store.target().contains(&server.socket_dir().display().to_string()), "{}", store.target());
+    let over_socket = store.load().expect("load");
+    drop(store);
+    let over_tcp = PgStore::open(&tcp).expect("open over TCP").load().expect("load");
+    assert!(!over_socket.is_empty());
+    assert_eq!(over_socket, over_tcp, "one database, whichever way it is reached");
+}
