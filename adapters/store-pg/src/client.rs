@@ -9,7 +9,7 @@
 //! The thread speaks bytes only (keys and values as the fjall store encodes them); the
 //! store encodes and decodes records on the caller's side.
 
-use crate::error::Error;
+use crate::error::{Error, describe};
 use crate::sql;
 use postgres::{Client, NoTls, Statement};
 use std::sync::mpsc::{Receiver, Sender};
@@ -164,10 +164,14 @@ fn open(connect: &Connect) -> Result<(Conn, Opened), Error> {
         return Err(Error::NotDurable { target: target.clone(), setting: "fsync", value });
     }
     let schema = |detail: String| Error::Schema { target: target.clone(), detail };
-    {
+    let exist: bool = client
+        .query_one(sql::TABLES_EXIST, &[])
+        .and_then(|row| row.try_get(0))
+        .map_err(query("looking for the tables"))?;
+    if !exist {
         let mut tx = client.transaction().map_err(query("creating the tables"))?;
         tx.execute(sql::LOCK_CREATE, &[&sql::CREATE_LOCK_KEY]).map_err(query("locking table creation"))?;
-        tx.batch_execute(sql::CREATE).map_err(|e| schema(format!("cannot create the tables: {e}")))?;
+        tx.batch_execute(sql::CREATE).map_err(|e| schema(format!("cannot create the tables: {}", describe(&e))))?;
         tx.commit().map_err(query("creating the tables"))?;
     }
     let opened = {

@@ -16,7 +16,8 @@ pub enum Error {
     },
     /// The database could not be reached or refused the connection.
     #[error(
-        "cannot connect to Postgres at {target}: {source}; check that the server runs, that the address, user and database are right and that this host may connect (pg_hba.conf)"
+        "cannot connect to Postgres at {target}: {}; check that the server runs, that the address, user and database are right and that this host may connect (pg_hba.conf)",
+        describe(source)
     )]
     Connect {
         /// Host, port, user and database (never the password).
@@ -59,7 +60,8 @@ pub enum Error {
     /// A statement failed (the connection dropped, the server refused, a serialization
     /// failure). What was acknowledged before is committed.
     #[error(
-        "Postgres failed while {during}: {source}; the store is poisoned: exit and restart to recover (acknowledged writes are committed)"
+        "Postgres failed while {during}: {}; the store is poisoned: exit and restart to recover (acknowledged writes are committed)",
+        describe(source)
     )]
     Query {
         /// What the store was doing.
@@ -96,6 +98,13 @@ pub enum Error {
         /// Why.
         problem: String,
     },
+    /// The thread that owns the connection could not be started.
+    #[error("cannot start the Postgres store's client thread: {source}")]
+    Thread {
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The thread that owns the connection is gone (it panicked).
     #[error("the Postgres store's client thread is gone; exit and restart to recover")]
     ClientGone,
@@ -120,8 +129,28 @@ impl Error {
             Error::Timeout { .. } => "PG_TIMEOUT",
             Error::Corrupt { .. } => "PG_CORRUPT_RECORD",
             Error::Encode { .. } => "PG_ENCODE",
+            Error::Thread { .. } => "PG_THREAD",
             Error::ClientGone => "PG_CLIENT_GONE",
             Error::Poisoned { .. } => "PG_POISONED",
         }
     }
+}
+
+/// A client error in full: the server's message, code, detail and hint for an error the
+/// server sent (the client's own `Display` says only "db error"), else the client's words.
+pub(crate) fn describe(error: &postgres::Error) -> String {
+    let Some(db) = error.as_db_error() else {
+        return match std::error::Error::source(error) {
+            Some(source) if !error.to_string().contains(&source.to_string()) => format!("{error}: {source}"),
+            _ => error.to_string(),
+        };
+    };
+    let mut text = format!("{} {}: {}", db.severity(), db.code().code(), db.message());
+    if let Some(detail) = db.detail() {
+        text.push_str(&format!(" ({detail})"));
+    }
+    if let Some(hint) = db.hint() {
+        text.push_str(&format!("; hint: {hint}"));
+    }
+    text
 }

@@ -125,7 +125,7 @@ impl PgStore {
         let thread = std::thread::Builder::new()
             .name("store-pg".into())
             .spawn(move || client::run(connect, ready_tx, requests_rx))
-            .map_err(|e| Error::Config { problem: format!("cannot start the client thread: {e}") })?;
+            .map_err(|source| Error::Thread { source })?;
         let open_wait = Duration::from_millis(
             options.connect_timeout_ms.saturating_add(options.lease_wait_ms).saturating_add(options.request_timeout_ms),
         );

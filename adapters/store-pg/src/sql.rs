@@ -30,6 +30,12 @@ pub fn session_settings() -> String {
 /// exist, as on a database that is not PostgreSQL itself).
 pub const SHOW_FSYNC: &str = "SELECT current_setting('fsync', true)";
 
+/// Whether all three tables exist already (then nothing is created, so a role that may
+/// only read and write them, not create tables, can run the store on tables made for it).
+pub const TABLES_EXIST: &str = "\
+SELECT to_regclass('orchestrator_lease') IS NOT NULL AND to_regclass('orchestrator_state') IS NOT NULL
+    AND to_regclass('orchestrator_events') IS NOT NULL";
+
 /// Takes the creation lock for the rest of the transaction.
 pub const LOCK_CREATE: &str = "SELECT pg_advisory_xact_lock($1)";
 

@@ -58,6 +58,11 @@ fn by_key(records: Vec<Record>) -> BTreeMap<RecordKey, Record> {
     records.into_iter().map(|r| (r.key(), r)).collect()
 }
 
+/// The latest record per key of `batches`: what a store that committed them all loads.
+fn latest(batches: &[Batch]) -> BTreeMap<RecordKey, Record> {
+    batches.iter().flat_map(|b| &b.records).map(|r| (r.key(), r.clone())).collect()
+}
+
 /// The single value of a one-row, one-column query.
 fn scalar(server: &TestServer, url: &str, query: &str) -> String {
     let rows = server.rows(url, query);
@@ -96,10 +101,7 @@ fn a_newer_open_fences_off_the_older_writer() {
     // B commits fine, and a later store sees it.
     b.commit(&batches[8..]).expect("B commits");
     assert_eq!(b.commits(), 2);
-    let mut expected = BTreeMap::new();
-    for record in batches.iter().flat_map(|b| &b.records) {
-        expected.insert(record.key(), record.clone());
-    }
+    let expected = latest(&batches);
     drop(b);
     let mut c = PgStore::open(&url).expect("open C");
     assert_eq!((c.epoch(), c.commits()), (3, 2));
@@ -278,6 +280,7 @@ fn bad_and_unreachable_addresses_are_typed_errors() {
     let message = err.to_string();
     assert!(message.contains(&format!("orchestrator@127.0.0.1:{port}/x")), "the target is named: {message}");
     assert!(!message.contains("secret-password"), "never the password: {message}");
+    assert!(message.contains("Connection refused"), "the reason is given: {message}");
 }
 
 /// Waits until some session of the server waits for a lock (a store blocked on the lease
@@ -357,4 +360,27 @@ fn the_store_opens_over_a_unix_socket() {
     let over_tcp = PgStore::open(&tcp).expect("open over TCP").load().expect("load");
     assert!(!over_socket.is_empty());
     assert_eq!(over_socket, over_tcp, "one database, whichever way it is reached");
+}
+
+/// A role that may not create tables: refused with `PG_SCHEMA` on an empty database, and
+/// fine on tables made for it beforehand, which it only reads and writes.
+#[test]
+fn a_role_that_cannot_create_tables_runs_on_tables_made_for_it() {
+    let server = TestServer::start();
+    let url = server.fresh_database();
+    server.execute(&url, "CREATE ROLE limited LOGIN");
+    let limited = url.replacen("orchestrator@", "limited@", 1);
+    let err = PgStore::open(&limited).expect_err("an empty database and no CREATE");
+    assert_eq!(err.code(), "PG_SCHEMA", "{err}");
+    assert!(err.to_string().contains("permission denied"), "{err}");
+
+    drop(PgStore::open(&url).expect("the owner makes the tables"));
+    server.execute(
+        &url,
+        "GRANT SELECT, INSERT, UPDATE ON orchestrator_lease, orchestrator_state, orchestrator_events TO limited",
+    );
+    let (_, batches) = mutations(4);
+    let mut store = PgStore::open(&limited).expect("open on the tables made for it");
+    store.commit(&batches).expect("commit");
+    assert_eq!(by_key(store.load().expect("load")), latest(&batches), "every record written and read back");
 }
