@@ -435,6 +435,7 @@ async fn the_executor_token_is_generated_into_the_data_directory_once() {
             limits: Default::default(),
             oauth: None,
             history: Default::default(),
+            store: Default::default(),
             notify: Vec::new(),
             notify_ca: None,
         };

@@ -154,6 +154,7 @@ fn main() -> anyhow::Result<()> {
             limits: Default::default(),
             oauth,
             history: Default::default(),
+            store: Default::default(),
             notify: Vec::new(),
             notify_ca: None,
         };

@@ -1,12 +1,121 @@
-//! The engine on its own OS thread: the runtime shell over the fjall store, driven by a
+//! The engine on its own OS thread: the runtime shell over the store `--store` names
+//! (fjall in the data directory by default, or a Postgres database), driven by a
 //! current-thread tokio runtime and a `LocalSet` (the shell future is `!Send`), with the
 //! history retention the engine is given.
 
 use anyhow::Context;
 use engine::{EngineConfig, ExecutorCommand};
-use runtime::{ExecutorSink, Handle, NotifySink, Shell, ShellConfig, TokioClock};
+use runtime::{ExecutorSink, Handle, NotifySink, Shell, ShellConfig, ShellError, Store, TokioClock};
 use std::path::{Path, PathBuf};
 use tokio::sync::{mpsc, oneshot};
+
+/// Where the daemon keeps its durable state (`serve --store`, `ORCHESTRATOR_STORE`).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// The embedded fjall store in `DIR/store` (the default: one person, one machine).
+    #[default]
+    Fjall,
+    /// A PostgreSQL database (`postgres://...`), every commit fenced by this daemon's
+    /// epoch (`docs/scale-out.md`). The connection string may hold a password: it is never
+    /// printed ([`StoreChoice::describe`]).
+    Postgres(String),
+}
+
+impl StoreChoice {
+    /// `fjall`, or a `postgres://` / `postgresql://` connection string.
+    pub fn parse(text: &str) -> Result<StoreChoice, String> {
+        let text = text.trim();
+        if text == "fjall" {
+            Ok(StoreChoice::Fjall)
+        } else if store_pg::is_postgres_url(text) {
+            Ok(StoreChoice::Postgres(text.to_string()))
+        } else {
+            Err("expected `fjall` or a connection string postgres://USER@HOST[:PORT]/DATABASE".into())
+        }
+    }
+
+    /// What to print: `fjall`, or `postgres` without the connection string (it may hold a
+    /// password).
+    pub fn describe(&self) -> &'static str {
+        match self {
+            StoreChoice::Fjall => "fjall",
+            StoreChoice::Postgres(_) => "postgres",
+        }
+    }
+}
+
+impl std::fmt::Debug for StoreChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// A store error's stable code, for the messages a failed start or a stop prints.
+trait Coded {
+    /// The code.
+    fn code(&self) -> &'static str;
+}
+
+impl Coded for store::Error {
+    fn code(&self) -> &'static str {
+        store::Error::code(self)
+    }
+}
+
+impl Coded for store_pg::Error {
+    fn code(&self) -> &'static str {
+        store_pg::Error::code(self)
+    }
+}
+
+/// A shell's error with its store's code: `[STORE_IO] store failure ...`.
+fn shell_error<E: Coded + std::fmt::Display>(error: ShellError<E>) -> String {
+    match &error {
+        ShellError::Store(e) => format!("[{}] {error}", e.code()),
+        ShellError::Recovery(_) => error.to_string(),
+    }
+}
+
+/// What the engine thread hands back once the shell runs, or why it could not start.
+type Ready = oneshot::Sender<Result<Handle, String>>;
+
+/// Recovers the engine from `store`, reports ready, and runs the shell until `stop`.
+async fn run_shell<S, X>(
+    store: S,
+    config: ShellConfig,
+    sink: X,
+    notifier: Option<Box<dyn NotifySink>>,
+    status: Option<std::sync::Arc<crate::notify::NotifyStatus>>,
+    ready: Ready,
+    stop: oneshot::Receiver<()>,
+) -> Result<(), String>
+where
+    S: Store,
+    S::Error: Coded,
+    X: ExecutorSink,
+{
+    let (mut shell, handle) = match Shell::open(store, TokioClock::new(wall_clock_ms()), sink, config) {
+        Ok(opened) => opened,
+        Err(e) => {
+            let _ = ready.send(Err(shell_error(e)));
+            return Ok(());
+        }
+    };
+    if let Some(notifier) = notifier {
+        shell.notify_with(notifier);
+    }
+    if let Some(status) = status {
+        status.count(shell.engine());
+        shell.observe(Box::new(move |engine, batches| status.observe(engine, batches)));
+    }
+    let _ = ready.send(Ok(handle));
+    shell
+        .run(async move {
+            let _ = stop.await;
+        })
+        .await
+        .map_err(shell_error)
+}
 
 /// The executor sink until the executor bridge exists: commands are dropped (logged).
 /// Nothing is lost: an executor that connects later reconciles in-flight commands
@@ -48,20 +157,22 @@ pub struct EngineThread {
 }
 
 impl EngineThread {
-    /// Opens the store in `data_dir`, recovers the engine (keeping `history` finished runs
-    /// in view) and starts the shell.
+    /// Opens the store (`store`: fjall in `data_dir`, or Postgres), recovers the engine
+    /// (keeping `history` finished runs in view) and starts the shell.
     pub async fn start<X: ExecutorSink + Send + 'static>(
         data_dir: &Path,
+        store: &StoreChoice,
         history: HistoryOptions,
         sink: X,
         notify: NotifyWiring,
     ) -> anyhow::Result<EngineThread> {
-        EngineThread::start_timed(data_dir, history, sink, notify, TestTimers::default()).await
+        EngineThread::start_timed(data_dir, store, history, sink, notify, TestTimers::default()).await
     }
 
     /// [`EngineThread::start`], with the test-only timers `timers` (none: the engine's own).
     pub async fn start_timed<X: ExecutorSink + Send + 'static>(
         data_dir: &Path,
+        store: &StoreChoice,
         history: HistoryOptions,
         sink: X,
         notify: NotifyWiring,
@@ -73,6 +184,7 @@ impl EngineThread {
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let (done_tx, done_rx) = oneshot::channel::<Result<(), String>>();
         let store_dir = dir.join("store");
+        let choice = store.clone();
         let thread = std::thread::Builder::new()
             .name("engine".into())
             .spawn(move || {
@@ -85,13 +197,6 @@ impl EngineThread {
                 };
                 let local = tokio::task::LocalSet::new();
                 let result = local.block_on(&rt, async move {
-                    let store = match store::FjallStore::open(&store_dir) {
-                        Ok(store) => store,
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(format!("cannot open the store [{}]: {e}", e.code())));
-                            return Ok(());
-                        }
-                    };
                     let mut engine = EngineConfig {
                         seed: seed(),
                         history_runs_max: history.runs_max,
@@ -101,27 +206,33 @@ impl EngineThread {
                     };
                     timers.apply(&mut engine);
                     let config = ShellConfig { engine, ..ShellConfig::default() };
-                    let (mut shell, handle) = match Shell::open(store, TokioClock::new(wall_clock_ms()), sink, config) {
-                        Ok(opened) => opened,
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(e.to_string()));
-                            return Ok(());
-                        }
-                    };
-                    if let Some(notifier) = notify.sink {
-                        shell.notify_with(notifier);
+                    let (notifier, status) = (notify.sink, notify.status);
+                    match choice {
+                        StoreChoice::Fjall => match store::FjallStore::open(&store_dir) {
+                            Ok(store) => run_shell(store, config, sink, notifier, status, ready_tx, stop_rx).await,
+                            Err(e) => {
+                                let _ = ready_tx.send(Err(format!("cannot open the store [{}]: {e}", e.code())));
+                                Ok(())
+                            }
+                        },
+                        // Opening blocks this thread (connect, tables, the epoch): nothing
+                        // else runs on it yet.
+                        StoreChoice::Postgres(url) => match store_pg::PgStore::open(&url) {
+                            Ok(store) => {
+                                tracing::info!(
+                                    target_db = store.target(),
+                                    epoch = store.epoch(),
+                                    "opened the Postgres store"
+                                );
+                                run_shell(store, config, sink, notifier, status, ready_tx, stop_rx).await
+                            }
+                            Err(e) => {
+                                let _ =
+                                    ready_tx.send(Err(format!("cannot open the Postgres store [{}]: {e}", e.code())));
+                                Ok(())
+                            }
+                        },
                     }
-                    if let Some(status) = notify.status {
-                        status.count(shell.engine());
-                        shell.observe(Box::new(move |engine, batches| status.observe(engine, batches)));
-                    }
-                    let _ = ready_tx.send(Ok(handle));
-                    shell
-                        .run(async move {
-                            let _ = stop_rx.await;
-                        })
-                        .await
-                        .map_err(|e| e.to_string())
                 });
                 let _ = done_tx.send(result);
             })

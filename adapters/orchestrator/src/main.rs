@@ -72,6 +72,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             }
             let serve_flags::ServeFlags {
                 data_dir,
+                store,
                 listen,
                 mcp_token,
                 log_level,
@@ -100,6 +101,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 limits: limits.limits(),
                 oauth: oauth.options(),
                 history: history.options(),
+                store,
                 notify,
                 notify_ca,
             };

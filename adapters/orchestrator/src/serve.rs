@@ -2,7 +2,7 @@
 
 use crate::engine_thread::EngineThread;
 use crate::engine_thread::NotifyWiring;
-pub use crate::engine_thread::{HistoryOptions, TestTimers};
+pub use crate::engine_thread::{HistoryOptions, StoreChoice, TestTimers};
 use crate::health;
 use address::URL_FILE_NAME;
 use address::token::{self, TokenSource};
@@ -99,6 +99,8 @@ pub struct ServeOptions {
     pub oauth: Option<OAuthOptions>,
     /// How many finished runs the history keeps, and for how long.
     pub history: HistoryOptions,
+    /// Where the durable state lives (`--store`): fjall in the data directory, or Postgres.
+    pub store: StoreChoice,
     /// Webhooks notified when a worker needs its person or a run ends (`--notify`,
     /// `docs/notifications.md`); empty: none.
     pub notify: Vec<String>,
@@ -219,7 +221,8 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     secure_data_dir(&options.data_dir);
     let (wiring, posts, tls_roots) = notify_wiring(&options)?;
     let timers = executors.as_ref().map(|m| m.timers).unwrap_or_default();
-    let mut engine = EngineThread::start_timed(&options.data_dir, options.history, sink, wiring, timers).await?;
+    let mut engine =
+        EngineThread::start_timed(&options.data_dir, &options.store, options.history, sink, wiring, timers).await?;
     let notifications = posts.as_ref().map(|p| p.status.clone());
     let notify_test = Arc::new(crate::notify_test_route::TestState {
         targets: crate::notify::check_targets(&options.notify).unwrap_or_default(),
@@ -431,7 +434,9 @@ pub async fn mcp_stdio<X: ExecutorSink + Send + 'static>(
     sink: X,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let mut engine = EngineThread::start(&data_dir, HistoryOptions::default(), sink, NotifyWiring::default()).await?;
+    let mut engine =
+        EngineThread::start(&data_dir, &StoreChoice::Fjall, HistoryOptions::default(), sink, NotifyWiring::default())
+            .await?;
     secure_data_dir(&data_dir);
     let (stopping_tx, stopping_rx) = watch::channel(false);
     let server = OrchestratorMcp::new(engine.handle.clone(), McpConfig::new(stopping_rx));

@@ -24,6 +24,12 @@ pub(crate) struct ServeFlags {
     /// Data directory (store, MCP token). Default: $XDG_DATA_HOME/orchestrator or ~/.local/share/orchestrator.
     #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
     pub(crate) data_dir: Option<PathBuf>,
+    /// Where the durable state lives: `fjall` (the embedded store in the data directory, the
+    /// default) or a PostgreSQL database, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, every
+    /// commit fenced so that only the daemon that opened it last can write (docs/scale-out.md).
+    #[arg(long, value_name = "fjall|postgres://...", env = "ORCHESTRATOR_STORE", hide_env_values = true,
+        default_value = "fjall", value_parser = orchestrator::serve::StoreChoice::parse)]
+    pub(crate) store: orchestrator::serve::StoreChoice,
     /// Address and port to listen on. Keep it on loopback unless a tunnel or proxy fronts it.
     #[arg(long, value_name = "ADDR:PORT", default_value = LISTEN_DEFAULT)]
     pub(crate) listen: SocketAddr,
@@ -229,10 +235,11 @@ impl ServeFlags {
         let data_dir = self.data_dir.clone().unwrap_or_else(address::default_data_dir);
         let words = |items: Vec<String>| format!("[{}]", items.join(", "));
         format!(
-            "config = {}\ndata_dir = {}\nlisten = {}\npublic_url = {}\nallow_hosts = {}\ntrusted_proxies = {}\n\
+            "config = {}\ndata_dir = {}\nstore = {}\nlisten = {}\npublic_url = {}\nallow_hosts = {}\ntrusted_proxies = {}\n\
              workers = {}\nnotify = {}\nnotify_ca = {}\n",
             config_file.map_or("none".to_string(), |p| p.display().to_string()),
             data_dir.display(),
+            self.store.describe(),
             self.listen,
             self.oauth.public_url.as_deref().unwrap_or("none"),
             words(self.allow_hosts.clone()),

@@ -1,5 +1,5 @@
 //! The operator documentation cannot drift from the binary: every `orchestrator ...`
-//! command that README.md, docs/operator.md, docs/connect.md, docs/cli-agents.md and docs/install.md show (in shell blocks and
+//! command that README.md, docs/operator.md, docs/connect.md, docs/cli-agents.md, docs/install.md and docs/scale-out.md show (in shell blocks and
 //! inline code) names subcommands that exist and flags that their `--help` lists.
 
 mod support;
@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 use std::process::Command;
 use support::orchestrator_bin;
 
-const DOCS: [&str; 5] = ["README.md", "docs/operator.md", "docs/connect.md", "docs/cli-agents.md", "docs/install.md"];
+const DOCS: [&str; 6] =
+    ["README.md", "docs/operator.md", "docs/connect.md", "docs/cli-agents.md", "docs/install.md", "docs/scale-out.md"];
 
 /// The `orchestrator` commands a Markdown text shows, as the words after `orchestrator`.
 fn commands(markdown: &str) -> Vec<Vec<String>> {

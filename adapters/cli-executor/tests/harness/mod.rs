@@ -55,6 +55,7 @@ impl Daemon {
             limits: Default::default(),
             oauth: None,
             history: Default::default(),
+            store: Default::default(),
             notify: Vec::new(),
             notify_ca: None,
         };

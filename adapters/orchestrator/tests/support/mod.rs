@@ -83,6 +83,8 @@ impl Daemon {
             .args(args)
             .env_remove("ORCHESTRATOR_MCP_TOKEN")
             .env_remove("ORCHESTRATOR_DATA_DIR")
+            // The store is the one the test names (`--store`), never the environment's.
+            .env_remove("ORCHESTRATOR_STORE")
             // No configuration file of the person running the tests (`docs/operator.md` "First run").
             .env_remove("ORCHESTRATOR_CONFIG")
             .env("XDG_CONFIG_HOME", dir.with_extension("no-config"))

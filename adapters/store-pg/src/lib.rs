@@ -1,0 +1,50 @@
+//! The Postgres store: the runtime's [`runtime::Store`] seam on a PostgreSQL database
+//! (issue 32, `docs/scale-out.md`), for a daemon whose state must outlive its machine.
+//! Records are stored as the fjall store stores them (`store::key`, `store::envelope`),
+//! as `bytea` rows.
+//!
+//! # Layout
+//! - `pg_store.rs`: [`PgStore`], the [`runtime::Store`] implementation, and [`Options`].
+//! - `client.rs`: the client thread that owns the connection; the store's methods send
+//!   it requests over a std channel and wait.
+//! - [`sql`]: every statement the store sends.
+//! - `error.rs`: [`Error`], the one error enum, with stable codes (`PG_FENCED`, ...).
+//! - `test_server.rs` (feature `test-server`): a throwaway PostgreSQL for tests.
+//!
+//! Architecture Invariant: `commit` returns only after the server acknowledged the
+//! transaction holding every record of every batch given to it, with `synchronous_commit`
+//! on (so the commit's WAL is flushed first); a batch is applied whole or not at all.
+//!
+//! Architecture Invariant: every commit is fenced. Opening takes the next epoch from the
+//! lease row in a committed transaction; every commit's transaction first updates that row
+//! on the condition that it still holds the store's epoch, and holds its lock until the
+//! transaction ends. So a writer paused or cut off before a newer one opened can never
+//! commit after it did: its fence updates no row and it fails with [`Error::Fenced`],
+//! writing nothing.
+//!
+//! Architecture Invariant: a stored row that fails its magic, version, checksum, key or
+//! table check is reported with its key; it is never skipped.
+
+mod client;
+mod error;
+mod pg_store;
+pub mod sql;
+#[cfg(feature = "test-server")]
+pub mod test_server;
+
+pub use error::{Corruption, Error, StoredKey};
+pub use pg_store::{Options, PgStore, TABLE_EVENTS, TABLE_STATE, decode_row, is_postgres_url};
+
+/// How long connecting may take by default, in milliseconds.
+pub const CONNECT_TIMEOUT_MS_DEFAULT: u64 = 10_000;
+/// How long one request to the database may take by default, in milliseconds, before
+/// the store poisons itself (and the daemon exits to recover).
+pub const REQUEST_TIMEOUT_MS_DEFAULT: u64 = 60_000;
+/// How long a session may sit idle inside a transaction, in milliseconds, before the
+/// server ends it (`idle_in_transaction_session_timeout`): a writer stopped in the middle
+/// of a commit releases the lease row's lock after this, so a newer writer can open.
+pub const IDLE_IN_TRANSACTION_MS_MAX: u64 = 30_000;
+/// How long opening waits for the lease row's lock by default, in milliseconds: longer
+/// than [`IDLE_IN_TRANSACTION_MS_MAX`], so a stopped former writer's transaction is
+/// ended first.
+pub const LEASE_WAIT_MS_MAX: u64 = 60_000;

@@ -1,0 +1,94 @@
+//! Every SQL statement the store sends, in one place (`docs/scale-out.md` quotes them).
+//!
+//! Three tables, all created on first open: `orchestrator_lease` (one row: the schema's
+//! format, the writer's epoch, the commit counter), `orchestrator_state` (every record but
+//! events, the latest per key) and `orchestrator_events` (the event log). Keys and values
+//! are `bytea` in the fjall store's encoding (`store::key`, `store::envelope`): `bytea`
+//! compares byte by byte, so `ORDER BY key` is the order of `engine::RecordKey`, as in
+//! fjall.
+
+/// The table format this build writes and reads. A newer format is refused at open.
+pub const FORMAT: i32 = 1;
+
+/// The advisory lock that serializes first-time table creation between two daemons that
+/// open an empty database at once (`CREATE TABLE IF NOT EXISTS` races otherwise). An
+/// arbitrary constant: "orchstr" in ASCII.
+pub const CREATE_LOCK_KEY: i64 = 0x006f_7263_6873_7472;
+
+/// Settings of every session: commits are acknowledged only once durable (whatever the
+/// database's or role's default says), and a session paused inside a transaction (a
+/// stopped process) loses it, and the lease row's lock with it, after
+/// [`crate::IDLE_IN_TRANSACTION_MS_MAX`].
+pub fn session_settings() -> String {
+    format!(
+        "SET synchronous_commit = on; SET idle_in_transaction_session_timeout = {}",
+        crate::IDLE_IN_TRANSACTION_MS_MAX
+    )
+}
+
+/// Whether the server makes commits durable at all (`NULL` where the setting does not
+/// exist, as on a database that is not PostgreSQL itself).
+pub const SHOW_FSYNC: &str = "SELECT current_setting('fsync', true)";
+
+/// Whether all three tables exist already (then nothing is created, so a role that may
+/// only read and write them, not create tables, can run the store on tables made for it).
+pub const TABLES_EXIST: &str = "\
+SELECT to_regclass('orchestrator_lease') IS NOT NULL AND to_regclass('orchestrator_state') IS NOT NULL
+    AND to_regclass('orchestrator_events') IS NOT NULL";
+
+/// Takes the creation lock for the rest of the transaction.
+pub const LOCK_CREATE: &str = "SELECT pg_advisory_xact_lock($1)";
+
+/// The tables, and the lease row of an empty database (epoch 0: nobody has opened it).
+pub const CREATE: &str = "\
+CREATE TABLE IF NOT EXISTS orchestrator_lease (
+    id smallint PRIMARY KEY CHECK (id = 1),
+    format integer NOT NULL,
+    epoch bigint NOT NULL,
+    commits bigint NOT NULL,
+    holder text NOT NULL,
+    taken_at timestamptz NOT NULL
+);
+CREATE TABLE IF NOT EXISTS orchestrator_state (key bytea PRIMARY KEY, value bytea NOT NULL);
+CREATE TABLE IF NOT EXISTS orchestrator_events (key bytea PRIMARY KEY, value bytea NOT NULL);
+INSERT INTO orchestrator_lease (id, format, epoch, commits, holder, taken_at)
+    VALUES (1, 1, 0, 0, '', now()) ON CONFLICT (id) DO NOTHING";
+
+/// Opening takes the next epoch: from this transaction's commit on, every commit of an
+/// older epoch is refused. Waits for a commit in flight to finish (the row's lock), at
+/// most [`crate::LEASE_WAIT_MS_MAX`] (`SET LOCAL lock_timeout` before it).
+pub const TAKE_EPOCH: &str = "\
+UPDATE orchestrator_lease SET epoch = epoch + 1, holder = $1, taken_at = now()
+    WHERE id = 1 RETURNING format, epoch, commits";
+
+/// The fence, the first statement of every commit's transaction: counts the commit only
+/// if the lease still holds this store's epoch, and holds the row's lock until the
+/// transaction ends, so a newer open waits for this commit or this commit sees the newer
+/// epoch (and updates no row). Zero rows: fenced.
+pub const FENCE: &str = "\
+UPDATE orchestrator_lease SET commits = commits + 1 WHERE id = 1 AND epoch = $1 RETURNING commits";
+
+/// The epoch the lease holds now (for the fenced error, and for `load`).
+pub const CURRENT_EPOCH: &str = "SELECT epoch FROM orchestrator_lease WHERE id = 1";
+
+/// Writes state records: keys and values as two arrays, one statement per commit.
+pub const UPSERT_STATE: &str = "\
+INSERT INTO orchestrator_state (key, value) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value";
+
+/// Writes events, as [`UPSERT_STATE`].
+pub const UPSERT_EVENTS: &str = "\
+INSERT INTO orchestrator_events (key, value) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value";
+
+/// A load reads from one snapshot (`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`).
+pub const BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+/// Every state record, in key order (a worker's spec before the worker).
+pub const LOAD_STATE: &str = "SELECT key, value FROM orchestrator_state ORDER BY key";
+
+/// The newest events, newest first, at most `$1`.
+pub const LOAD_EVENTS: &str = "SELECT key, value FROM orchestrator_events ORDER BY key DESC LIMIT $1";
+
+/// Events after a key, in order, at most `$2`.
+pub const EVENTS_AFTER: &str = "SELECT key, value FROM orchestrator_events WHERE key > $1 ORDER BY key LIMIT $2";
