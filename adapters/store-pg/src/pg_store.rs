@@ -36,9 +36,15 @@ pub struct Options {
     /// How long opening waits for a commit in flight of the previous writer to release the
     /// lease row, in milliseconds.
     pub lease_wait_ms: u64,
-    /// Who holds the lease, written into the lease row for a person reading it. Default:
-    /// the host name and the process id.
+    /// Who holds the lease: the daemon's id, which survives its restarts (so a restarted
+    /// leader takes its own lease back at once). Default: the host name and the process id.
     pub holder: Option<String>,
+    /// The URL the holder serves at, written into the lease row so that standbys can name
+    /// the leader. Default: empty.
+    pub holder_url: String,
+    /// How long the lease lasts without renewal, in ms, by the database's clock
+    /// ([`crate::LEASE_TTL_MS_DEFAULT`]); the holder renews it with [`crate::lease::Keeper`].
+    pub lease_ttl_ms: u64,
 }
 
 impl Default for Options {
@@ -49,6 +55,8 @@ impl Default for Options {
             request_timeout_ms: crate::REQUEST_TIMEOUT_MS_DEFAULT,
             lease_wait_ms: crate::LEASE_WAIT_MS_MAX,
             holder: None,
+            holder_url: String::new(),
+            lease_ttl_ms: crate::LEASE_TTL_MS_DEFAULT,
         }
     }
 }
@@ -105,21 +113,16 @@ impl PgStore {
     /// next epoch, which fences off every store opened before this one.
     pub fn open_with(url: &str, options: Options) -> Result<PgStore, Error> {
         assert!(options.events_load_count_max > 0, "a store must load at least the newest event");
-        let mut config = postgres::Config::from_str(url).map_err(|e| Error::Config { problem: e.to_string() })?;
-        if config.get_ssl_mode() == postgres::config::SslMode::Require {
-            return Err(Error::Config {
-                problem: "sslmode=require: this build has no TLS for Postgres yet; reach the database over a private network or a local socket (docs/scale-out.md)".into(),
-            });
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_millis(options.connect_timeout_ms));
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("orchestrator");
-        }
-        let target = target(&config);
+        let (config, target) = parse_url(url, options.connect_timeout_ms)?;
         let holder = options.holder.clone().unwrap_or_else(default_holder);
-        let connect = Connect { config, target: target.clone(), holder, lease_wait_ms: options.lease_wait_ms };
+        let connect = Connect {
+            config,
+            target: target.clone(),
+            holder,
+            holder_url: options.holder_url.clone(),
+            lease_ttl_ms: options.lease_ttl_ms,
+            lease_wait_ms: options.lease_wait_ms,
+        };
         let (ready_tx, ready_rx) = mpsc::channel();
         let (requests, requests_rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -320,6 +323,26 @@ impl runtime::Store for PgStore {
         }
         Ok(events)
     }
+}
+
+/// Parses a connection string: refuses TLS (not built in), bounds connecting by
+/// `connect_timeout_ms` unless the string says otherwise, and names the application.
+/// Answers the config and its target for messages.
+pub(crate) fn parse_url(url: &str, connect_timeout_ms: u64) -> Result<(postgres::Config, String), Error> {
+    let mut config = postgres::Config::from_str(url).map_err(|e| Error::Config { problem: e.to_string() })?;
+    if config.get_ssl_mode() == postgres::config::SslMode::Require {
+        return Err(Error::Config {
+            problem: "sslmode=require: this build has no TLS for Postgres yet; reach the database over a private network or a local socket (docs/scale-out.md)".into(),
+        });
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_millis(connect_timeout_ms));
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("orchestrator");
+    }
+    let target = target(&config);
+    Ok((config, target))
 }
 
 /// `user@host:port/database` (never the password), for messages.
