@@ -69,7 +69,7 @@ impl LeaseClient {
     /// Connects to `url` (as [`crate::PgStore::open`] does); every statement on this
     /// connection, a lock wait included, is bounded by `statement_ms`.
     pub fn connect(url: &str, statement_ms: u64) -> Result<LeaseClient, Error> {
-        let (config, target) = crate::pg_store::parse_url(url, crate::CONNECT_TIMEOUT_MS_DEFAULT)?;
+        let (config, target) = crate::url::parse_url(url, crate::CONNECT_TIMEOUT_MS_DEFAULT)?;
         let mut client = config.connect(NoTls).map_err(|source| Error::Connect { target: target.clone(), source })?;
         client
             .batch_execute(&format!("SET statement_timeout = {statement_ms}"))
@@ -203,6 +203,11 @@ impl Keeper {
             })
             .map_err(|source| Error::Thread { source })?;
         Ok(Keeper { epoch, ttl_ms, shared, stop: Some(stop), thread: Some(thread) })
+    }
+
+    /// The epoch it renews.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// `Ok` while the lease is this daemon's; else why it is lost: [`Error::Fenced`] (a

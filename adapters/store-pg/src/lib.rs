@@ -9,6 +9,8 @@
 //!   it requests over a std channel and wait.
 //! - [`lease`]: the lease's expiry: [`lease::Keeper`] renews a leader's lease, and
 //!   [`lease::LeaseClient`] lets a standby read it.
+//! - `url.rs`: connection strings parsed (TLS refused, connecting bounded) and named
+//!   without the password.
 //! - [`sql`]: every statement the store sends.
 //! - `error.rs`: [`Error`], the one error enum, with stable codes (`PG_FENCED`, ...).
 //! - `test_server.rs` (feature `test-server`): a throwaway PostgreSQL for tests.
@@ -38,6 +40,7 @@ mod pg_store;
 pub mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
+mod url;
 
 pub use error::{Corruption, Error, StoredKey};
 pub use pg_store::{Options, PgStore, TABLE_EVENTS, TABLE_STATE, decode_row, is_postgres_url};
