@@ -225,10 +225,14 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     let url_file = options.data_dir.join(URL_FILE_NAME);
     let times = crate::leader::LeaseTimes::from_timers(&timers);
     // On Postgres the listener is bound first: a standby answers on it until it leads.
+    let tokens_saved = matches!(options.store, StoreChoice::Postgres(_));
     let (mut engine, keeper, early_listener) = match &options.store {
         StoreChoice::Postgres(url) => {
             let listener = edge::bind(options.listen).map_err(|e| ListenError::new(options.listen, e))?;
             let listener = listener.into_std().context("cannot take the listener")?;
+            // A standby can be reached too: its tokens are written now (for `doctor`, and
+            // for the day it leads).
+            save_tokens(&token, &source, executors.as_ref())?;
             let my_url = match &options.oauth {
                 Some(o) => format!("{}/mcp", o.public_url.trim_end_matches('/')),
                 None => format!("http://{}/mcp", listener.local_addr()?),
@@ -282,11 +286,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     };
     // Only now that the daemon can be reached: a first start that failed before this point
     // wrote no token that nobody was shown.
-    let saved = token::save(&token, &source).and_then(|()| match &executors {
-        Some(mount) => bridge::server::save_token(&mount.config.session.token, &mount.source).map_err(Into::into),
-        None => Ok(()),
-    });
-    if let Err(e) = saved {
+    if !tokens_saved && let Err(e) = save_tokens(&token, &source, executors.as_ref()) {
         let _ = engine.stop().await;
         return Err(e);
     }
@@ -442,6 +442,17 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         let _ = tokio::task::spawn_blocking(move || keeper.release()).await;
     }
     tracing::info!("stopped cleanly");
+    Ok(())
+}
+
+/// Writes the tokens generated now (the MCP token, the executor token when the bridge is
+/// mounted), once the daemon can be reached: a start that failed before wrote no token that
+/// nobody was shown.
+fn save_tokens(token: &str, source: &TokenSource, executors: Option<&ExecutorMount>) -> anyhow::Result<()> {
+    token::save(token, source)?;
+    if let Some(mount) = executors {
+        bridge::server::save_token(&mount.config.session.token, &mount.source)?;
+    }
     Ok(())
 }
 

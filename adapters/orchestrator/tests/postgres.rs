@@ -200,6 +200,23 @@ async fn a_second_daemon_is_a_standby_and_takes_over_within_the_lease_after_kill
     }
     let health = assert_not_leader(&b.url, "GET", "/health", &a.url);
     assert_eq!(health["status"], "standby", "{health}");
+    // The command line against the standby: one line naming the leader.
+    for command in ["status", "doctor"] {
+        let out = Command::new(orchestrator_bin())
+            .args([command, "--mcp-token", TOKEN, "--data-dir"])
+            .arg(&b.dir)
+            .env_remove("ORCHESTRATOR_CONFIG")
+            .env("XDG_CONFIG_HOME", tmp.path().join("no-config"))
+            .output()
+            .expect("run orchestrator");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        eprintln!("orchestrator {command} against the standby:\n{text}");
+        assert_eq!(out.status.code(), Some(1), "{command}: {text}");
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("standby")).collect();
+        assert_eq!(lines.len(), 1, "{command}: one line says it: {text}");
+        assert!(lines[0].contains(&format!("the leader is {}", a.url)) && lines[0].contains("NOT_LEADER"), "{text}");
+        assert!(command == "status" || text.contains("1 check failed"), "nothing else fails: {text}");
+    }
     // The leader keeps serving, and B stays a standby past several times to live.
     for i in 0..3 {
         create_run(&mut c, &format!("While B waits {i}")).await;

@@ -53,7 +53,7 @@ pub const REQUEST_TIMEOUT_MS_DEFAULT: u64 = 60_000;
 /// How long a session may sit idle inside a transaction, in milliseconds, before the
 /// server ends it (`idle_in_transaction_session_timeout`): a writer stopped in the middle
 /// of a commit releases the lease row's lock after this, so a newer writer can open.
-pub const IDLE_IN_TRANSACTION_MS_MAX: u64 = 30_000;
+pub const IDLE_IN_TRANSACTION_MS_MAX: u64 = 5_000;
 /// How long opening waits for the lease row's lock by default, in milliseconds: longer
 /// than [`IDLE_IN_TRANSACTION_MS_MAX`], so a stopped former writer's transaction is
 /// ended first.
