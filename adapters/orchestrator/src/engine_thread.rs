@@ -143,7 +143,8 @@ impl ExecutorSink for ChannelExecutors {
 enum Source {
     /// The fjall store in `DIR/store`.
     Fjall,
-    /// A Postgres database, opened on the engine thread (taking the lease at once).
+    /// A Postgres database, opened on the engine thread (taking the lease if it is free,
+    /// and never renewing it: `serve` opens through `leader::lead` instead, which keeps it).
     Postgres(String),
     /// A Postgres store opened beforehand, its lease taken.
     Opened(Box<store_pg::PgStore>),

@@ -276,3 +276,34 @@ pub async fn lost(keeper: &Keeper, url: &str, times: LeaseTimes) -> anyhow::Erro
     };
     anyhow::anyhow!("this daemon no longer leads the database and stops serving [{}]: {error}", error.code())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_daemon_id_is_made_once_private_and_kept() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let id = daemon_id(tmp.path()).expect("made");
+        assert!(id.starts_with("d-") && id.len() == 34, "{id}");
+        assert_eq!(daemon_id(tmp.path()).expect("read"), id, "kept across restarts");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(tmp.path().join(DAEMON_ID_FILE_NAME)).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let other = tempfile::tempdir().expect("tempdir");
+        assert_ne!(daemon_id(other.path()).expect("made"), id, "another data directory, another id");
+    }
+
+    #[test]
+    fn a_damaged_daemon_id_is_a_coded_error_not_a_new_id() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        for bad in ["", "two words", "x\u{0}y", &"a".repeat(DAEMON_ID_BYTES_MAX + 1)] {
+            std::fs::write(tmp.path().join(DAEMON_ID_FILE_NAME), bad).expect("write");
+            let err = daemon_id(tmp.path()).expect_err(bad);
+            assert!(err.to_string().starts_with("DAEMON_ID: "), "{err}");
+        }
+    }
+}
