@@ -9,7 +9,8 @@
 //! over within the lease's time to live plus one poll and finds the leader's run; a leader
 //! stopped (SIGSTOP) past its time to live is taken over, and when resumed is refused
 //! (`PG_FENCED`), exits, and wrote nothing after the takeover; a restarted leader with the
-//! same data directory takes its lease back at once. The lease's timings are shortened by
+//! same data directory takes its lease back at once; a leader cut off from the database
+//! past its time to live stops (`PG_LEASE_LOST`). The lease's timings are shortened by
 //! hidden test flags ([`TTL_MS`], [`RENEW_MS`], [`POLL_MS`]).
 
 mod support;
@@ -332,4 +333,22 @@ async fn a_restarted_leader_takes_its_lease_back_at_once() {
         tokio::time::sleep(Duration::from_millis(POLL_MS)).await;
     }
     assert_not_leader(&b.url, "POST", "/mcp", &a.url);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_cut_off_from_the_database_past_the_lease_stops_serving() {
+    let server = TestServer::start();
+    let url = server.fresh_database();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut a = leader(tmp.path(), "a", &url);
+    let mut c = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
+    create_run(&mut c, "Before the outage").await;
+    server.stop_immediately();
+    let stopped = Instant::now();
+    let status = exits_within(&mut a, Duration::from_millis(TTL_MS + TAKEOVER_SLACK_MS));
+    assert!(!status.success(), "it exits non-zero");
+    assert!(stopped.elapsed() >= Duration::from_millis(TTL_MS - RENEW_MS), "not before the lease could lapse");
+    let stderr = a.stderr();
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("orchestrator: ") && last.contains("[PG_LEASE_LOST]"), "{stderr}");
 }
