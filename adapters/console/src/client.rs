@@ -61,6 +61,15 @@ pub enum ClientError {
         /// The body, trimmed.
         body: String,
     },
+    /// The daemon is a standby of a Postgres database (HTTP 503, `NOT_LEADER`): another
+    /// daemon leads it, at `leader`.
+    #[error(
+        "this daemon is a standby: not the leader; the leader is {leader} (NOT_LEADER); point the command at the leader (--url {leader})"
+    )]
+    NotLeader {
+        /// The leader's MCP URL, as the standby named it.
+        leader: String,
+    },
     /// The daemon refused the tool call: the engine's stable code and its message.
     #[error("{tool} refused: {message} ({code})")]
     Refused {
@@ -80,6 +89,7 @@ impl ClientError {
             ClientError::Unreachable { .. } => "DAEMON_UNREACHABLE",
             ClientError::Unauthorized => "TOKEN_REFUSED",
             ClientError::Http { .. } => "DAEMON_HTTP",
+            ClientError::NotLeader { .. } => "NOT_LEADER",
             ClientError::Refused { code, .. } => code,
         }
     }
@@ -260,6 +270,9 @@ impl McpClient {
         if response.status == StatusCode::UNAUTHORIZED {
             return Err(ClientError::Unauthorized.into());
         }
+        if let Some(leader) = not_leader(response.status, &response.text) {
+            return Err(ClientError::NotLeader { leader }.into());
+        }
         if !response.status.is_success() {
             return Err(ClientError::Http { status: response.status, body: response.text.trim().to_string() }.into());
         }
@@ -310,4 +323,16 @@ impl McpClient {
         }
         Ok(result.structured)
     }
+}
+
+/// The leader a standby names in its answer (HTTP 503 and `{"code":"NOT_LEADER","leader":URL}`).
+pub fn not_leader(status: StatusCode, body: &str) -> Option<String> {
+    if status != StatusCode::SERVICE_UNAVAILABLE {
+        return None;
+    }
+    let answer: Value = serde_json::from_str(body).ok()?;
+    if answer.get("code").and_then(Value::as_str) != Some("NOT_LEADER") {
+        return None;
+    }
+    Some(answer.get("leader").and_then(Value::as_str).filter(|l| !l.is_empty()).unwrap_or("unknown").to_string())
 }

@@ -139,6 +139,17 @@ impl ExecutorSink for ChannelExecutors {
     }
 }
 
+/// What the engine thread opens its store from.
+enum Source {
+    /// The fjall store in `DIR/store`.
+    Fjall,
+    /// A Postgres database, opened on the engine thread (taking the lease if it is free,
+    /// and never renewing it: `serve` opens through `leader::lead` instead, which keeps it).
+    Postgres(String),
+    /// A Postgres store opened beforehand, its lease taken.
+    Opened(Box<store_pg::PgStore>),
+}
+
 /// The running engine thread.
 #[derive(Debug)]
 pub struct EngineThread {
@@ -178,13 +189,40 @@ impl EngineThread {
         notify: NotifyWiring,
         timers: TestTimers,
     ) -> anyhow::Result<EngineThread> {
+        let source = match store {
+            StoreChoice::Fjall => Source::Fjall,
+            StoreChoice::Postgres(url) => Source::Postgres(url.clone()),
+        };
+        EngineThread::start_from(data_dir, source, history, sink, notify, timers).await
+    }
+
+    /// [`EngineThread::start_timed`] on a Postgres store already opened (its lease taken by
+    /// `leader::lead`).
+    pub(crate) async fn start_on_postgres<X: ExecutorSink + Send + 'static>(
+        data_dir: &Path,
+        store: store_pg::PgStore,
+        history: HistoryOptions,
+        sink: X,
+        notify: NotifyWiring,
+        timers: TestTimers,
+    ) -> anyhow::Result<EngineThread> {
+        EngineThread::start_from(data_dir, Source::Opened(Box::new(store)), history, sink, notify, timers).await
+    }
+
+    async fn start_from<X: ExecutorSink + Send + 'static>(
+        data_dir: &Path,
+        choice: Source,
+        history: HistoryOptions,
+        sink: X,
+        notify: NotifyWiring,
+        timers: TestTimers,
+    ) -> anyhow::Result<EngineThread> {
         let dir = data_dir.to_path_buf();
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
         let (ready_tx, ready_rx) = oneshot::channel::<Result<Handle, String>>();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let (done_tx, done_rx) = oneshot::channel::<Result<(), String>>();
         let store_dir = dir.join("store");
-        let choice = store.clone();
         let thread = std::thread::Builder::new()
             .name("engine".into())
             .spawn(move || {
@@ -208,7 +246,10 @@ impl EngineThread {
                     let config = ShellConfig { engine, ..ShellConfig::default() };
                     let (notifier, status) = (notify.sink, notify.status);
                     match choice {
-                        StoreChoice::Fjall => match store::FjallStore::open(&store_dir) {
+                        Source::Opened(store) => {
+                            run_shell(*store, config, sink, notifier, status, ready_tx, stop_rx).await
+                        }
+                        Source::Fjall => match store::FjallStore::open(&store_dir) {
                             Ok(store) => run_shell(store, config, sink, notifier, status, ready_tx, stop_rx).await,
                             Err(e) => {
                                 let _ = ready_tx.send(Err(format!("cannot open the store [{}]: {e}", e.code())));
@@ -217,7 +258,7 @@ impl EngineThread {
                         },
                         // Opening blocks this thread (connect, tables, the epoch): nothing
                         // else runs on it yet.
-                        StoreChoice::Postgres(url) => match store_pg::PgStore::open(&url) {
+                        Source::Postgres(url) => match store_pg::PgStore::open(&url) {
                             Ok(store) => {
                                 tracing::info!(
                                     target_db = store.target(),
@@ -315,6 +356,15 @@ pub struct TestTimers {
     /// `--dead-man-after-ms`: the dead-man threshold of a run that turns the layer on
     /// without its own, instead of `DEADMAN_AFTER_MS_DEFAULT` (45 min).
     pub dead_man_after_ms: Option<u64>,
+    /// `--lease-ttl-ms`: how long the Postgres lease lasts without renewal, instead of
+    /// `store_pg::LEASE_TTL_MS_DEFAULT` (10 s).
+    pub lease_ttl_ms: Option<u64>,
+    /// `--lease-renew-ms`: how often the leader renews it, instead of
+    /// `store_pg::LEASE_RENEW_MS_DEFAULT` (2 s).
+    pub lease_renew_ms: Option<u64>,
+    /// `--lease-poll-ms`: how often a standby reads it, instead of
+    /// `store_pg::LEASE_POLL_MS_DEFAULT` (1 s).
+    pub lease_poll_ms: Option<u64>,
 }
 
 impl TestTimers {

@@ -27,6 +27,9 @@
 //! - `pair.rs`: [`pair::PairBook`], the one-time pairing codes (keyed hashes in memory,
 //!   minutes, once, rate limited), pure; `pair_route.rs`: `GET|POST /pair` and
 //!   `POST /pair/code` around it (docs/operator.md "Pairing").
+//! - `leader.rs`: one leader per Postgres database: the daemon id (`DIR/daemon-id`), the
+//!   lease taken or waited for as a standby, the leader's self-fencing when its lease is
+//!   lost; `standby_route.rs`: what a standby answers (503 `NOT_LEADER`, the leader's URL).
 //! - `logs.rs`: the process's log subscriber with bounded lines (every field cut at 1 KiB,
 //!   every line at 4 KiB, marked), for rmcp's and every dependency's lines too.
 //!
@@ -35,11 +38,13 @@
 
 mod engine_thread;
 pub mod health;
+pub mod leader;
 pub mod logs;
 pub mod notify;
 pub mod notify_test_route;
 pub mod pair;
 pub mod pair_route;
 pub mod serve;
+pub mod standby_route;
 
 pub use engine_thread::{ChannelExecutors, EngineThread, NoExecutors};

@@ -83,6 +83,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 pair_code_ttl_ms,
                 executor_absent_ms,
                 dead_man_after_ms,
+                lease_ttl_ms,
+                lease_renew_ms,
+                lease_poll_ms,
                 notify,
                 notify_ca,
                 limits,
@@ -111,7 +114,13 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 allow_remote: executor_allow_remote,
                 allow_origins: executor_allow_origins,
                 pair_code_ttl_ms,
-                timers: orchestrator::serve::TestTimers { executor_absent_ms, dead_man_after_ms },
+                timers: orchestrator::serve::TestTimers {
+                    executor_absent_ms,
+                    dead_man_after_ms,
+                    lease_ttl_ms,
+                    lease_renew_ms,
+                    lease_poll_ms,
+                },
             };
             runtime.block_on(orchestrator::serve::serve_with_executors(
                 options,

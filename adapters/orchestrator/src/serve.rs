@@ -221,8 +221,48 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     secure_data_dir(&options.data_dir);
     let (wiring, posts, tls_roots) = notify_wiring(&options)?;
     let timers = executors.as_ref().map(|m| m.timers).unwrap_or_default();
-    let mut engine =
-        EngineThread::start_timed(&options.data_dir, &options.store, options.history, sink, wiring, timers).await?;
+    let mut shutdown = std::pin::pin!(shutdown);
+    let url_file = options.data_dir.join(URL_FILE_NAME);
+    let times = crate::leader::LeaseTimes::from_timers(&timers);
+    // On Postgres the listener is bound first: a standby answers on it until it leads.
+    let tokens_saved = matches!(options.store, StoreChoice::Postgres(_));
+    let (mut engine, keeper, early_listener) = match &options.store {
+        StoreChoice::Postgres(url) => {
+            let listener = edge::bind(options.listen).map_err(|e| ListenError::new(options.listen, e))?;
+            let listener = listener.into_std().context("cannot take the listener")?;
+            // A standby can be reached too: its tokens are written now (for `doctor`, and
+            // for the day it leads).
+            save_tokens(&token, &source, executors.as_ref())?;
+            let my_url = match &options.oauth {
+                Some(o) => format!("{}/mcp", o.public_url.trim_end_matches('/')),
+                None => format!("http://{}/mcp", listener.local_addr()?),
+            };
+            let candidate = crate::leader::Candidate {
+                url,
+                me: crate::leader::daemon_id(&options.data_dir)?,
+                my_url,
+                times,
+                listener: &listener,
+                limits: options.limits.clone(),
+                url_file: &url_file,
+            };
+            let Some((store, keeper)) = crate::leader::lead(candidate, shutdown.as_mut()).await? else {
+                let _ = std::fs::remove_file(&url_file);
+                tracing::info!("stopped while standing by");
+                return Ok(());
+            };
+            let engine =
+                EngineThread::start_on_postgres(&options.data_dir, store, options.history, sink, wiring, timers)
+                    .await?;
+            (engine, Some(keeper), Some(listener))
+        }
+        StoreChoice::Fjall => {
+            let engine =
+                EngineThread::start_timed(&options.data_dir, &options.store, options.history, sink, wiring, timers)
+                    .await?;
+            (engine, None, None)
+        }
+    };
     let notifications = posts.as_ref().map(|p| p.status.clone());
     let notify_test = Arc::new(crate::notify_test_route::TestState {
         targets: crate::notify::check_targets(&options.notify).unwrap_or_default(),
@@ -233,7 +273,11 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     if let Some(Posts { notices, secret, tls, status }) = posts {
         tokio::spawn(crate::notify::poster(notices, engine.handle.clone(), secret, tls, status));
     }
-    let listener = match edge::bind(options.listen) {
+    let bound = match early_listener {
+        Some(listener) => tokio::net::TcpListener::from_std(listener),
+        None => edge::bind(options.listen),
+    };
+    let listener = match bound {
         Ok(listener) => listener,
         Err(e) => {
             let _ = engine.stop().await;
@@ -242,17 +286,12 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     };
     // Only now that the daemon can be reached: a first start that failed before this point
     // wrote no token that nobody was shown.
-    let saved = token::save(&token, &source).and_then(|()| match &executors {
-        Some(mount) => bridge::server::save_token(&mount.config.session.token, &mount.source).map_err(Into::into),
-        None => Ok(()),
-    });
-    if let Err(e) = saved {
+    if !tokens_saved && let Err(e) = save_tokens(&token, &source, executors.as_ref()) {
         let _ = engine.stop().await;
         return Err(e);
     }
     let addr = listener.local_addr()?;
     let url = format!("http://{addr}/mcp");
-    let url_file = options.data_dir.join(URL_FILE_NAME);
     if let Err(e) = std::fs::write(&url_file, format!("{url}\n")) {
         tracing::warn!(file = %url_file.display(), error = %e, "cannot record the MCP URL for `orchestrator status`");
     }
@@ -370,8 +409,9 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     // Every route on the listener gets the edge's timeouts and caps (the edge crate).
     let server = tokio::spawn(edge::serve(listener, app, options.limits, accept.clone()));
     let engine_failure = tokio::select! {
-        () = shutdown => None,
+        () = shutdown.as_mut() => None,
         result = engine.stopped() => Some(result.err().unwrap_or_else(|| anyhow::anyhow!("the engine stopped"))),
+        lost = lease_lost(keeper.as_ref(), &options.store, times) => Some(lost),
     };
     match &engine_failure {
         None => tracing::info!("shutting down: no new connections; finishing requests in flight"),
@@ -397,8 +437,35 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         return Err(e);
     }
     stopped?;
+    if let Some(keeper) = keeper {
+        // A clean stop lets the lease lapse now: a standby takes over within its poll.
+        let _ = tokio::task::spawn_blocking(move || keeper.release()).await;
+    }
     tracing::info!("stopped cleanly");
     Ok(())
+}
+
+/// Writes the tokens generated now (the MCP token, the executor token when the bridge is
+/// mounted), once the daemon can be reached: a start that failed before wrote no token that
+/// nobody was shown.
+fn save_tokens(token: &str, source: &TokenSource, executors: Option<&ExecutorMount>) -> anyhow::Result<()> {
+    token::save(token, source)?;
+    if let Some(mount) = executors {
+        bridge::server::save_token(&mount.config.session.token, &mount.source)?;
+    }
+    Ok(())
+}
+
+/// Completes when the leader's lease is lost (never without a lease: the fjall store).
+async fn lease_lost(
+    keeper: Option<&store_pg::lease::Keeper>,
+    store: &StoreChoice,
+    times: crate::leader::LeaseTimes,
+) -> anyhow::Error {
+    match (keeper, store) {
+        (Some(keeper), StoreChoice::Postgres(url)) => crate::leader::lost(keeper, url, times).await,
+        _ => std::future::pending().await,
+    }
 }
 
 /// What the poster takes: the notices, the secret it signs with, its TLS client and where

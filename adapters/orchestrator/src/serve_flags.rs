@@ -64,6 +64,15 @@ pub(crate) struct ServeFlags {
     /// milliseconds (default 45 minutes).
     #[arg(long, value_name = "MS", hide = true)]
     pub(crate) dead_man_after_ms: Option<u64>,
+    /// Test only: how long the Postgres lease lasts without renewal, in milliseconds (default 10 s).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) lease_ttl_ms: Option<u64>,
+    /// Test only: how often the leader renews the Postgres lease, in milliseconds (default 2 s).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) lease_renew_ms: Option<u64>,
+    /// Test only: how often a standby reads the Postgres lease, in milliseconds (default 1 s).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub(crate) lease_poll_ms: Option<u64>,
     /// Post to this webhook when a worker needs you or a run ends (repeatable): http(s)://HOST[:PORT]/PATH,
     /// prefixed text: (ntfy), slack: or discord: for their forms; signed with DIR/notify-secret
     /// (docs/notifications.md).

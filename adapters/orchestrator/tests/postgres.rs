@@ -1,9 +1,17 @@
 //! The daemon on the Postgres store (issue 32, `docs/scale-out.md`), against a real
 //! PostgreSQL started by the test (`store_pg::test_server`): a run created through MCP
 //! survives kill -9 and is found by a daemon started again on the same database (from
-//! another data directory: the state is in the database, not here); a second daemon on the
-//! same database fences off the first, whose next write is refused (`PG_FENCED`) and which
-//! exits; an unreachable database is a clear start error.
+//! another data directory: the state is in the database, not here); an unreachable database
+//! is a clear start error.
+//!
+//! One leader per database: a second daemon is a standby that answers 503 `NOT_LEADER`
+//! naming the leader while the leader keeps serving; after kill -9 of the leader it takes
+//! over within the lease's time to live plus one poll and finds the leader's run; a leader
+//! stopped (SIGSTOP) past its time to live is taken over, and when resumed is refused
+//! (`PG_FENCED`), exits, and wrote nothing after the takeover; a restarted leader with the
+//! same data directory takes its lease back at once; a leader cut off from the database
+//! past its time to live stops (`PG_LEASE_LOST`). The lease's timings are shortened by
+//! hidden test flags ([`TTL_MS`], [`RENEW_MS`], [`POLL_MS`]).
 
 mod support;
 
@@ -14,9 +22,10 @@ use std::time::{Duration, Instant};
 use store_pg::test_server::TestServer;
 use support::{Daemon, TOKEN, orchestrator_bin};
 
-/// `serve --store URL` on a fresh data directory under `root`.
+/// `serve --store URL` on a fresh data directory under `root` (the short lease timings: a
+/// daemon on another data directory waits for the lease of a killed one to lapse).
 fn serve_on_postgres(root: &std::path::Path, name: &str, url: &str) -> Daemon {
-    Daemon::serve(&root.join(name), &["--mcp-token", TOKEN, "--store", url])
+    Daemon::serve(&root.join(name), &lease_args(url))
 }
 
 /// The runs `run_list` shows, by id.
@@ -52,45 +61,6 @@ async fn a_run_survives_kill_9_and_a_new_machine_on_postgres() {
     assert_eq!(epoch[0][0].as_deref(), Some("2"), "each start took an epoch");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_daemon_fences_off_the_first_which_exits() {
-    let server = TestServer::start();
-    let url = server.fresh_database();
-    let tmp = tempfile::tempdir().expect("tempdir");
-
-    let mut old = serve_on_postgres(tmp.path(), "old", &url);
-    let mut c_old = McpClient::connect(&old.url, Some(TOKEN)).await.expect("connect");
-    let args = json!({ "taskName": "Before", "rootConversationName": "Root", "context": "plan" });
-    c_old.call_ok("run_create", args).await.expect("the first daemon writes while it leads");
-
-    let new = serve_on_postgres(tmp.path(), "new", &url);
-    let args = json!({ "taskName": "Refused", "rootConversationName": "Root", "context": "plan" });
-    let refused = c_old.call_tool("run_create", args).await;
-    assert!(refused.as_ref().map_or(true, |r| r.is_error), "the fenced daemon acknowledges nothing: {refused:?}");
-    // The fenced daemon stops by itself and says why.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = old.child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the fenced daemon did not exit within 20 s");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(!status.success(), "a fenced daemon exits non-zero");
-    let stderr = old.stderr();
-    assert!(stderr.contains("PG_FENCED"), "the reason is named: {stderr}");
-
-    let mut c_new = McpClient::connect(&new.url, Some(TOKEN)).await.expect("connect");
-    let runs: Value = c_new.call_ok("run_list", json!({ "includeTerminal": true })).await.expect("run_list");
-    let names: Vec<&str> =
-        runs["runs"].as_array().expect("runs").iter().filter_map(|r| r["taskName"].as_str()).collect();
-    assert_eq!(names, vec!["Before"], "the refused write is nowhere");
-    c_new
-        .call_ok("run_create", json!({ "taskName": "After", "rootConversationName": "Root", "context": "plan" }))
-        .await
-        .expect("the new daemon writes");
-}
-
 #[test]
 fn an_unreachable_database_is_a_clear_start_error() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -120,4 +90,265 @@ fn an_unreachable_database_is_a_clear_start_error() {
         .expect("run orchestrator");
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("postgres://"), "{out:?}");
+}
+
+/// The lease's time to live in these tests, in ms (`--lease-ttl-ms`).
+const TTL_MS: u64 = 2_000;
+/// How often the leader renews it, in ms (`--lease-renew-ms`).
+const RENEW_MS: u64 = 300;
+/// How often a standby reads it, in ms (`--lease-poll-ms`).
+const POLL_MS: u64 = 200;
+/// What a takeover may add to the time to live and the poll, in ms: taking the epoch,
+/// recovering from the database, and starting to serve, on a loaded two-core machine.
+const TAKEOVER_SLACK_MS: u64 = 3_000;
+
+/// `serve --store URL` with the short lease timings, in `root/name`, as a leader.
+fn leader(root: &std::path::Path, name: &str, url: &str) -> Daemon {
+    Daemon::serve(&root.join(name), &lease_args(url))
+}
+
+/// The same, expected to wait as a standby.
+fn standby(root: &std::path::Path, name: &str, url: &str) -> Daemon {
+    Daemon::serve_standby(&root.join(name), &lease_args(url))
+}
+
+/// The flags of [`leader`] and [`standby`].
+fn lease_args(url: &str) -> Vec<&str> {
+    let times: &'static [&'static str] =
+        &["--lease-ttl-ms", "2000", "--lease-renew-ms", "300", "--lease-poll-ms", "200"];
+    let mut args = vec!["--mcp-token", TOKEN, "--store", url];
+    args.extend_from_slice(times);
+    args
+}
+
+/// One HTTP/1.1 request to the daemon at `mcp_url`'s address: the status and the body.
+fn http(mcp_url: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let authority = mcp_url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+/// The standby's answer at `path`, parsed: asserts 503 and `NOT_LEADER` naming `leader`.
+fn assert_not_leader(standby_url: &str, method: &str, path: &str, leader: &str) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }).to_string();
+    let (status, text) = http(standby_url, method, path, &body);
+    assert_eq!(status, 503, "{method} {path}: {text}");
+    let answer: Value = serde_json::from_str(&text).expect("a JSON body");
+    assert_eq!(answer["code"], "NOT_LEADER", "{answer}");
+    assert_eq!(answer["leader"], leader, "{answer}");
+    assert_eq!(answer["message"], format!("not the leader; the leader is {leader}"), "{answer}");
+    answer
+}
+
+/// Waits until the daemon at `url` answers MCP, at most `max`; answers when it did.
+async fn serves_within(url: &str, max: Duration) -> Instant {
+    let deadline = Instant::now() + max;
+    loop {
+        if let Ok(mut c) = McpClient::connect(url, Some(TOKEN)).await
+            && c.call_ok("run_list", json!({})).await.is_ok()
+        {
+            return Instant::now();
+        }
+        assert!(Instant::now() < deadline, "{url} did not serve within {max:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits for the process to exit, at most `max`.
+fn exits_within(daemon: &mut Daemon, max: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + max;
+    loop {
+        if let Some(status) = daemon.child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the daemon did not exit within {max:?}: {}", daemon.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Creates a run named `name` through MCP.
+async fn create_run(c: &mut McpClient, name: &str) -> String {
+    let args = json!({ "taskName": name, "rootConversationName": "Root", "context": "plan" });
+    let run = c.call_ok("run_create", args).await.expect("run_create");
+    run["runId"].as_str().expect("runId").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_daemon_is_a_standby_and_takes_over_within_the_lease_after_kill_9() {
+    let server = TestServer::start();
+    let url = server.fresh_database();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut a = leader(tmp.path(), "a", &url);
+    let mut c = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
+    let run_id = create_run(&mut c, "Before the failover").await;
+
+    let b = standby(tmp.path(), "b", &url);
+    for (method, path) in [("POST", "/mcp"), ("GET", "/executor"), ("GET", "/anything")] {
+        assert_not_leader(&b.url, method, path, &a.url);
+    }
+    let health = assert_not_leader(&b.url, "GET", "/health", &a.url);
+    assert_eq!(health["status"], "standby", "{health}");
+    // The command line against the standby: one line naming the leader.
+    for command in ["status", "doctor"] {
+        let out = Command::new(orchestrator_bin())
+            .args([command, "--mcp-token", TOKEN, "--data-dir"])
+            .arg(&b.dir)
+            .env_remove("ORCHESTRATOR_CONFIG")
+            .env("XDG_CONFIG_HOME", tmp.path().join("no-config"))
+            .output()
+            .expect("run orchestrator");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        eprintln!("orchestrator {command} against the standby:\n{text}");
+        assert_eq!(out.status.code(), Some(1), "{command}: {text}");
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("standby")).collect();
+        assert_eq!(lines.len(), 1, "{command}: one line says it: {text}");
+        assert!(lines[0].contains(&format!("the leader is {}", a.url)) && lines[0].contains("NOT_LEADER"), "{text}");
+        assert!(command == "status" || text.contains("1 check failed"), "nothing else fails: {text}");
+    }
+    // The leader keeps serving, and B stays a standby past several times to live.
+    for i in 0..3 {
+        create_run(&mut c, &format!("While B waits {i}")).await;
+        tokio::time::sleep(Duration::from_millis(TTL_MS)).await;
+    }
+    assert_not_leader(&b.url, "POST", "/mcp", &a.url);
+    assert!(b.child.id() > 0 && b.stderr().contains("standby"), "{}", b.stderr());
+
+    a.kill9();
+    let killed = Instant::now();
+    let bound = Duration::from_millis(TTL_MS + POLL_MS + TAKEOVER_SLACK_MS);
+    let serving = serves_within(&b.url, bound).await;
+    let failover = serving - killed;
+    eprintln!(
+        "failover: {} ms from kill -9 to the standby serving (TTL {TTL_MS} ms, renew {RENEW_MS} ms, poll {POLL_MS} ms)",
+        failover.as_millis()
+    );
+    assert!(
+        failover >= Duration::from_millis(TTL_MS - RENEW_MS),
+        "the standby waited for the lease to lapse: {failover:?}"
+    );
+    let mut c = McpClient::connect(&b.url, Some(TOKEN)).await.expect("connect");
+    assert!(run_ids(&mut c).await.contains(&run_id), "the leader's run is found");
+    let stderr = b.stderr();
+    let promoted = stderr.lines().find(|l| l.contains("promoted")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(promoted.contains("old_epoch=1") && promoted.contains("new_epoch=2"), "{promoted}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_leader_is_taken_over_and_when_resumed_is_refused_and_exits() {
+    let server = TestServer::start();
+    let url = server.fresh_database();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut a = leader(tmp.path(), "a", &url);
+    let mut ca = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
+    create_run(&mut ca, "Before the stop").await;
+    let b = standby(tmp.path(), "b", &url);
+    assert_not_leader(&b.url, "POST", "/mcp", &a.url);
+
+    let pid = a.child.id().to_string();
+    assert!(Command::new("kill").args(["-STOP", &pid]).status().expect("kill").success());
+    serves_within(&b.url, Duration::from_millis(TTL_MS + POLL_MS + TAKEOVER_SLACK_MS)).await;
+    let mut cb = McpClient::connect(&b.url, Some(TOKEN)).await.expect("connect");
+    create_run(&mut cb, "By the new leader").await;
+
+    assert!(Command::new("kill").args(["-CONT", &pid]).status().expect("kill").success());
+    let args = json!({ "taskName": "After the takeover", "rootConversationName": "Root", "context": "plan" });
+    let refused = ca.call_tool("run_create", args).await;
+    assert!(refused.as_ref().map_or(true, |r| r.is_error), "the old leader acknowledges nothing: {refused:?}");
+    let status = exits_within(&mut a, Duration::from_secs(20));
+    assert!(!status.success(), "the old leader exits non-zero");
+    let stderr = a.stderr();
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("PG_FENCED") && last.contains("epoch 1") && last.contains("epoch 2"), "{stderr}");
+
+    let names: Vec<String> = {
+        let runs: Value = cb.call_ok("run_list", json!({ "includeTerminal": true })).await.expect("run_list");
+        runs["runs"].as_array().expect("runs").iter().map(|r| r["taskName"].as_str().unwrap_or("").into()).collect()
+    };
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(!names.iter().any(|n| n == "After the takeover"), "{names:?}");
+    // What the database holds, read by a daemon that recovers it afresh: B restarted.
+    drop(cb);
+    let mut b = b;
+    assert!(b.terminate().success(), "B stops cleanly: {}", b.stderr());
+    let again = leader(tmp.path(), "b", &url);
+    let mut c = McpClient::connect(&again.url, Some(TOKEN)).await.expect("connect");
+    let runs: Value = c.call_ok("run_list", json!({ "includeTerminal": true })).await.expect("run_list");
+    let mut recovered: Vec<&str> =
+        runs["runs"].as_array().expect("runs").iter().filter_map(|r| r["taskName"].as_str()).collect();
+    recovered.sort_unstable();
+    assert_eq!(
+        recovered,
+        vec!["Before the stop", "By the new leader"],
+        "nothing of the old leader's after the takeover"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_leader_takes_its_lease_back_at_once() {
+    let server = TestServer::start();
+    let url = server.fresh_database();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut a = leader(tmp.path(), "a", &url);
+    let id = std::fs::read_to_string(tmp.path().join("a").join("daemon-id")).expect("daemon-id");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(tmp.path().join("a").join("daemon-id")).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the daemon id is private");
+    }
+    let b = standby(tmp.path(), "b", &url);
+    a.kill9();
+    let killed = Instant::now();
+    let a = leader(tmp.path(), "a", &url);
+    serves_within(&a.url, Duration::from_millis(TTL_MS)).await;
+    assert!(
+        killed.elapsed() < Duration::from_millis(TTL_MS),
+        "at once, not after the lease lapsed: {:?}",
+        killed.elapsed()
+    );
+    assert_eq!(std::fs::read_to_string(tmp.path().join("a").join("daemon-id")).expect("id"), id, "the same id");
+    let epoch = server.rows(&url, "SELECT epoch FROM orchestrator_lease");
+    assert_eq!(epoch[0][0].as_deref(), Some("2"), "with a new epoch");
+    // B is still a standby, and names the leader as it serves now.
+    let deadline = Instant::now() + Duration::from_millis(TTL_MS);
+    loop {
+        let (_, text) = http(&b.url, "POST", "/mcp", "{}");
+        if text.contains(&a.url) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "B names the restarted leader: {text}");
+        tokio::time::sleep(Duration::from_millis(POLL_MS)).await;
+    }
+    assert_not_leader(&b.url, "POST", "/mcp", &a.url);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_cut_off_from_the_database_past_the_lease_stops_serving() {
+    let server = TestServer::start();
+    let url = server.fresh_database();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut a = leader(tmp.path(), "a", &url);
+    let mut c = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
+    create_run(&mut c, "Before the outage").await;
+    server.stop_immediately();
+    let stopped = Instant::now();
+    let status = exits_within(&mut a, Duration::from_millis(TTL_MS + TAKEOVER_SLACK_MS));
+    assert!(!status.success(), "it exits non-zero");
+    assert!(stopped.elapsed() >= Duration::from_millis(TTL_MS - RENEW_MS), "not before the lease could lapse");
+    let stderr = a.stderr();
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("orchestrator: ") && last.contains("[PG_LEASE_LOST]"), "{stderr}");
 }

@@ -87,8 +87,12 @@ pub(crate) struct Connect {
     pub config: postgres::Config,
     /// Host, port, user and database, for messages.
     pub target: String,
-    /// Who holds the lease (host and process), written into the lease row.
+    /// Who holds the lease (the daemon's id), written into the lease row.
     pub holder: String,
+    /// The URL the holder serves at, written into the lease row for standbys to name.
+    pub holder_url: String,
+    /// How long the lease lasts without renewal, in ms (by the database's clock).
+    pub lease_ttl_ms: u64,
     /// How long opening waits for a commit in flight to release the lease row, in ms.
     pub lease_wait_ms: u64,
 }
@@ -168,19 +172,45 @@ fn open(connect: &Connect) -> Result<(Conn, Opened), Error> {
         .query_one(sql::TABLES_EXIST, &[])
         .and_then(|row| row.try_get(0))
         .map_err(query("looking for the tables"))?;
-    if !exist {
+    {
         let mut tx = client.transaction().map_err(query("creating the tables"))?;
         tx.execute(sql::LOCK_CREATE, &[&sql::CREATE_LOCK_KEY]).map_err(query("locking table creation"))?;
-        tx.batch_execute(sql::CREATE).map_err(|e| schema(format!("cannot create the tables: {}", describe(&e))))?;
+        if !exist {
+            tx.batch_execute(sql::CREATE).map_err(|e| schema(format!("cannot create the tables: {}", describe(&e))))?;
+        }
+        let format: Option<i32> = tx
+            .query_opt(sql::READ_FORMAT, &[])
+            .map_err(query("reading the format"))?
+            .map(|row| row.try_get(0))
+            .transpose()
+            .map_err(query("reading the format"))?;
+        if format == Some(1) {
+            tx.batch_execute(sql::UPGRADE_1_TO_2)
+                .map_err(|e| schema(format!("cannot upgrade the tables from format 1: {}", describe(&e))))?;
+        }
         tx.commit().map_err(query("creating the tables"))?;
     }
     let opened = {
         let mut tx = client.transaction().map_err(query("taking the lease"))?;
         tx.batch_execute(&format!("SET LOCAL lock_timeout = {}", connect.lease_wait_ms))
             .map_err(query("taking the lease"))?;
-        let rows = tx.query(sql::TAKE_EPOCH, &[&connect.holder]).map_err(query("taking the lease"))?;
+        let ttl = i64::try_from(connect.lease_ttl_ms).unwrap_or(i64::MAX);
+        let rows = tx
+            .query(sql::TAKE_EPOCH, &[&connect.holder, &connect.holder_url, &ttl])
+            .map_err(query("taking the lease"))?;
         let Some(row) = rows.first() else {
-            return Err(schema("the lease row (id 1) of orchestrator_lease is missing".into()));
+            // Another holder's lease is live, or the row is missing.
+            let held = tx.query_opt(sql::READ_LEASE, &[]).map_err(query("reading the lease"))?;
+            let Some(held) = held else {
+                return Err(schema("the lease row (id 1) of orchestrator_lease is missing".into()));
+            };
+            let lease = crate::lease::LeaseState::from_row(&held)?;
+            return Err(Error::LeaseHeld {
+                holder: lease.holder,
+                leader_url: lease.leader_url,
+                epoch: lease.epoch,
+                expires_in_ms: lease.expires_in_ms,
+            });
         };
         let format: i32 = row.try_get(0).map_err(query("reading the lease"))?;
         let epoch: i64 = row.try_get(1).map_err(query("reading the lease"))?;

@@ -57,6 +57,36 @@ pub enum Error {
         /// The epoch the lease holds now.
         current: u64,
     },
+    /// Another daemon holds a live lease on the database: this one must wait as a standby
+    /// (nothing was taken or written).
+    #[error(
+        "another daemon ({holder}) leads this database with epoch {epoch}, its lease live for {expires_in_ms} ms more; the leader is {leader_url}"
+    )]
+    LeaseHeld {
+        /// The leader's daemon id.
+        holder: String,
+        /// The URL the leader serves at (empty when it did not say).
+        leader_url: String,
+        /// The leader's epoch.
+        epoch: u64,
+        /// How long its lease lasts without renewal, in ms, by the database's clock.
+        expires_in_ms: u64,
+    },
+    /// The leader could not renew its lease for longer than the lease lasts: a standby may
+    /// have taken over, so this daemon stops serving (self-fencing).
+    #[error(
+        "the lease of epoch {epoch} could not be renewed for {waited_ms} ms, longer than it lasts ({ttl_ms} ms); another daemon may have taken over, so this one stops (last failure: {last_error})"
+    )]
+    LeaseLost {
+        /// This daemon's epoch.
+        epoch: u64,
+        /// How long since the last renewal that succeeded began, in ms.
+        waited_ms: u64,
+        /// The lease's time to live, in ms.
+        ttl_ms: u64,
+        /// The last renewal's failure.
+        last_error: String,
+    },
     /// A statement failed (the connection dropped, the server refused, a serialization
     /// failure). What was acknowledged before is committed.
     #[error(
@@ -125,6 +155,8 @@ impl Error {
             Error::Schema { .. } => "PG_SCHEMA",
             Error::NotDurable { .. } => "PG_NOT_DURABLE",
             Error::Fenced { .. } => "PG_FENCED",
+            Error::LeaseHeld { .. } => "PG_LEASE_HELD",
+            Error::LeaseLost { .. } => "PG_LEASE_LOST",
             Error::Query { .. } => "PG_QUERY",
             Error::Timeout { .. } => "PG_TIMEOUT",
             Error::Corrupt { .. } => "PG_CORRUPT_RECORD",

@@ -3,12 +3,12 @@
 
 use crate::client::{self, Connect, Loaded, Opened, Request, Rows};
 use crate::error::{Corruption, Error, StoredKey};
+use crate::url::parse_url;
 use engine::event::Event;
 use engine::ids::{Cursor, WorkerId};
 use engine::model::WorkerSpec;
 use engine::{Batch, Record, RecordKey};
 use std::collections::BTreeMap;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, OnceLock};
@@ -36,9 +36,15 @@ pub struct Options {
     /// How long opening waits for a commit in flight of the previous writer to release the
     /// lease row, in milliseconds.
     pub lease_wait_ms: u64,
-    /// Who holds the lease, written into the lease row for a person reading it. Default:
-    /// the host name and the process id.
+    /// Who holds the lease: the daemon's id, which survives its restarts (so a restarted
+    /// leader takes its own lease back at once). Default: the host name and the process id.
     pub holder: Option<String>,
+    /// The URL the holder serves at, written into the lease row so that standbys can name
+    /// the leader. Default: empty.
+    pub holder_url: String,
+    /// How long the lease lasts without renewal, in ms, by the database's clock
+    /// ([`crate::LEASE_TTL_MS_DEFAULT`]); the holder renews it with [`crate::lease::Keeper`].
+    pub lease_ttl_ms: u64,
 }
 
 impl Default for Options {
@@ -49,6 +55,8 @@ impl Default for Options {
             request_timeout_ms: crate::REQUEST_TIMEOUT_MS_DEFAULT,
             lease_wait_ms: crate::LEASE_WAIT_MS_MAX,
             holder: None,
+            holder_url: String::new(),
+            lease_ttl_ms: crate::LEASE_TTL_MS_DEFAULT,
         }
     }
 }
@@ -105,21 +113,16 @@ impl PgStore {
     /// next epoch, which fences off every store opened before this one.
     pub fn open_with(url: &str, options: Options) -> Result<PgStore, Error> {
         assert!(options.events_load_count_max > 0, "a store must load at least the newest event");
-        let mut config = postgres::Config::from_str(url).map_err(|e| Error::Config { problem: e.to_string() })?;
-        if config.get_ssl_mode() == postgres::config::SslMode::Require {
-            return Err(Error::Config {
-                problem: "sslmode=require: this build has no TLS for Postgres yet; reach the database over a private network or a local socket (docs/scale-out.md)".into(),
-            });
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_millis(options.connect_timeout_ms));
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("orchestrator");
-        }
-        let target = target(&config);
+        let (config, target) = parse_url(url, options.connect_timeout_ms)?;
         let holder = options.holder.clone().unwrap_or_else(default_holder);
-        let connect = Connect { config, target: target.clone(), holder, lease_wait_ms: options.lease_wait_ms };
+        let connect = Connect {
+            config,
+            target: target.clone(),
+            holder,
+            holder_url: options.holder_url.clone(),
+            lease_ttl_ms: options.lease_ttl_ms,
+            lease_wait_ms: options.lease_wait_ms,
+        };
         let (ready_tx, ready_rx) = mpsc::channel();
         let (requests, requests_rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -320,26 +323,6 @@ impl runtime::Store for PgStore {
         }
         Ok(events)
     }
-}
-
-/// `user@host:port/database` (never the password), for messages.
-fn target(config: &postgres::Config) -> String {
-    let hosts: Vec<String> = config
-        .get_hosts()
-        .iter()
-        .map(|host| match host {
-            postgres::config::Host::Tcp(name) => name.clone(),
-            postgres::config::Host::Unix(path) => path.display().to_string(),
-        })
-        .collect();
-    let ports: Vec<String> = config.get_ports().iter().map(u16::to_string).collect();
-    format!(
-        "{}@{}:{}/{}",
-        config.get_user().unwrap_or("(default user)"),
-        if hosts.is_empty() { "(default host)".to_string() } else { hosts.join(",") },
-        if ports.is_empty() { "5432".to_string() } else { ports.join(",") },
-        config.get_dbname().unwrap_or("(default database)")
-    )
 }
 
 /// The host name and this process's id, for the lease row.

@@ -1,14 +1,19 @@
 //! Every SQL statement the store sends, in one place (`docs/scale-out.md` quotes them).
 //!
 //! Three tables, all created on first open: `orchestrator_lease` (one row: the schema's
-//! format, the writer's epoch, the commit counter), `orchestrator_state` (every record but
+//! format, the writer's epoch, the commit counter, the lease's holder, URL and expiry), `orchestrator_state` (every record but
 //! events, the latest per key) and `orchestrator_events` (the event log). Keys and values
 //! are `bytea` in the fjall store's encoding (`store::key`, `store::envelope`): `bytea`
 //! compares byte by byte, so `ORDER BY key` is the order of `engine::RecordKey`, as in
 //! fjall.
 
-/// The table format this build writes and reads. A newer format is refused at open.
-pub const FORMAT: i32 = 1;
+/// The table format this build writes and reads. A newer format is refused at open; an
+/// older one is upgraded in place ([`UPGRADE_1_TO_2`]).
+///
+/// - 1: the lease row holds the epoch, the commit counter and who took it.
+/// - 2: the lease row also holds its expiry (`expires_at`, the database's clock) and the
+///   URL its holder serves at (`holder_url`), for standbys.
+pub const FORMAT: i32 = 2;
 
 /// The advisory lock that serializes first-time table creation between two daemons that
 /// open an empty database at once (`CREATE TABLE IF NOT EXISTS` races otherwise). An
@@ -47,19 +52,53 @@ CREATE TABLE IF NOT EXISTS orchestrator_lease (
     epoch bigint NOT NULL,
     commits bigint NOT NULL,
     holder text NOT NULL,
-    taken_at timestamptz NOT NULL
+    taken_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL DEFAULT now(),
+    holder_url text NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS orchestrator_state (key bytea PRIMARY KEY, value bytea NOT NULL);
 CREATE TABLE IF NOT EXISTS orchestrator_events (key bytea PRIMARY KEY, value bytea NOT NULL);
-INSERT INTO orchestrator_lease (id, format, epoch, commits, holder, taken_at)
-    VALUES (1, 1, 0, 0, '', now()) ON CONFLICT (id) DO NOTHING";
+INSERT INTO orchestrator_lease (id, format, epoch, commits, holder, taken_at, expires_at, holder_url)
+    VALUES (1, 2, 0, 0, '', now(), now(), '') ON CONFLICT (id) DO NOTHING";
 
-/// Opening takes the next epoch: from this transaction's commit on, every commit of an
-/// older epoch is refused. Waits for a commit in flight to finish (the row's lock), at
-/// most [`crate::LEASE_WAIT_MS_MAX`] (`SET LOCAL lock_timeout` before it).
+/// The format the lease row says the tables are in (run under [`LOCK_CREATE`]).
+pub const READ_FORMAT: &str = "SELECT format FROM orchestrator_lease WHERE id = 1";
+
+/// Format 1 to 2: the lease gains its expiry (lapsed: whoever opens next takes it) and its
+/// holder's URL. Run under [`LOCK_CREATE`], in one transaction with the format's update.
+pub const UPGRADE_1_TO_2: &str = "\
+ALTER TABLE orchestrator_lease ADD COLUMN IF NOT EXISTS expires_at timestamptz NOT NULL DEFAULT now(),
+    ADD COLUMN IF NOT EXISTS holder_url text NOT NULL DEFAULT '';
+UPDATE orchestrator_lease SET format = 2 WHERE id = 1 AND format = 1";
+
+/// Opening takes the next epoch, if the lease is free: lapsed (its expiry passed, by the
+/// database's clock), or held by this same daemon id (a restarted leader takes its own
+/// lease back at once). From this transaction's commit on, every commit of an older epoch
+/// is refused. Waits for a commit in flight to finish (the row's lock), at most
+/// [`crate::LEASE_WAIT_MS_MAX`] (`SET LOCAL lock_timeout` before it). `$1` the holder,
+/// `$2` its URL, `$3` the lease's time to live in ms. Zero rows: another holder's lease
+/// is live (or the row is missing).
 pub const TAKE_EPOCH: &str = "\
-UPDATE orchestrator_lease SET epoch = epoch + 1, holder = $1, taken_at = now()
-    WHERE id = 1 RETURNING format, epoch, commits";
+UPDATE orchestrator_lease SET epoch = epoch + 1, holder = $1, holder_url = $2, taken_at = now(),
+    expires_at = now() + $3::bigint * interval '1 millisecond'
+    WHERE id = 1 AND (holder = $1 OR expires_at <= now()) RETURNING format, epoch, commits";
+
+/// The lease as a standby sees it: epoch, holder, holder's URL, whether it is live and
+/// for how many more ms (both by the database's clock).
+pub const READ_LEASE: &str = "\
+SELECT epoch, holder, holder_url, expires_at > now(),
+    GREATEST(0, floor(extract(epoch FROM expires_at - now()) * 1000))::bigint
+    FROM orchestrator_lease WHERE id = 1";
+
+/// The leader's renewal: pushes the expiry to `$2` ms from the database's now, only while
+/// the lease still holds its epoch `$1`. Zero rows: fenced.
+pub const RENEW: &str = "\
+UPDATE orchestrator_lease SET expires_at = now() + $2::bigint * interval '1 millisecond'
+    WHERE id = 1 AND epoch = $1 RETURNING epoch";
+
+/// A leader that stops cleanly lets its lease lapse now, so a standby takes over within
+/// one poll instead of one time to live.
+pub const RELEASE: &str = "UPDATE orchestrator_lease SET expires_at = now() WHERE id = 1 AND epoch = $1";
 
 /// The fence, the first statement of every commit's transaction: counts the commit only
 /// if the lease still holds this store's epoch, and holds the row's lock until the

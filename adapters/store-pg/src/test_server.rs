@@ -206,6 +206,17 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// Stops the server at once (`pg_ctl stop -m immediate`), as a crash or a partition
+    /// would: every client's connection drops and new ones are refused.
+    pub fn stop_immediately(&self) {
+        let data = self.data_dir();
+        let wait = PG_CTL_WAIT_S.to_string();
+        let out = self.run("pg_ctl", &["-D", path(&data), "-m", "immediate", "-w", "-t", &wait, "stop"]);
+        assert!(out.status.success(), "pg_ctl stop failed:\n{}", text(&out));
+    }
+}
+
 impl Drop for TestServer {
     fn drop(&mut self) {
         let data = self.data_dir();

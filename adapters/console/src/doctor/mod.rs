@@ -174,6 +174,14 @@ async fn check_daemon(mcp_url: &str, token: Option<&str>, recorded: bool, dir: &
             let found = format!("answers at {mcp_url} (version {})", health.version);
             (Check { name, verdict: Verdict::Pass(found) }, Reached::Answered(health))
         }
+        Ok(Ok(Asked::Standby(leader))) => (
+            fail(
+                name,
+                format!("the daemon at {mcp_url} is a standby: not the leader; the leader is {leader} (NOT_LEADER)"),
+                format!("ask the leader: orchestrator doctor on its machine, or --url {leader} for other commands"),
+            ),
+            Reached::Refused,
+        ),
         Ok(Ok(Asked::Status(401))) => (
             fail(
                 name,
@@ -215,11 +223,16 @@ async fn check_daemon(mcp_url: &str, token: Option<&str>, recorded: bool, dir: &
 enum Asked {
     Health(Box<Health>),
     Status(u16),
+    /// A standby: another daemon leads the Postgres database, at this URL.
+    Standby(String),
 }
 
 async fn ask_health(url: &str, token: &str) -> anyhow::Result<Asked> {
     let mut client = McpClient::connect_raw(url, Some(token)).await?;
     let answer = client.send(hyper::Method::GET, None, &[], None).await?;
+    if let Some(leader) = crate::client::not_leader(answer.status, &answer.text) {
+        return Ok(Asked::Standby(leader));
+    }
     if answer.status != hyper::StatusCode::OK {
         return Ok(Asked::Status(answer.status.as_u16()));
     }

@@ -127,6 +127,45 @@ impl Daemon {
         }
     }
 
+    /// `orchestrator serve ARGS` expected to wait as a standby: answers once it recorded its
+    /// URL in `DIR/mcp-url` (a standby prints its endpoint line only once it leads).
+    pub fn serve_standby(dir: &Path, args: &[&str]) -> Daemon {
+        let log = dir.with_extension(format!("log-{}", std::process::id()));
+        let stderr = std::fs::File::create(&log).expect("log file");
+        let mut child = Command::new(orchestrator_bin())
+            .args(["serve", "--data-dir", dir.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("ORCHESTRATOR_MCP_TOKEN")
+            .env_remove("ORCHESTRATOR_DATA_DIR")
+            .env_remove("ORCHESTRATOR_STORE")
+            .env_remove("ORCHESTRATOR_CONFIG")
+            .env("XDG_CONFIG_HOME", dir.with_extension("no-config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("start the daemon");
+        let stdout = child.stdout.take().expect("stdout");
+        // Keep draining stdout so the daemon never blocks on a full pipe.
+        std::thread::spawn(move || for _ in BufReader::new(stdout).lines() {});
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let url_file = dir.join("mcp-url");
+        let url = loop {
+            if let Ok(text) = std::fs::read_to_string(&url_file)
+                && text.ends_with('\n')
+            {
+                break text.trim().to_string();
+            }
+            if Instant::now() > deadline || child.try_wait().ok().flatten().is_some() {
+                let _ = child.kill();
+                let log = std::fs::read_to_string(&log).unwrap_or_default();
+                panic!("the standby did not record its URL within 30 s; stderr:\n{log}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Daemon { child, url, stdout: Vec::new(), dir: dir.to_path_buf(), log }
+    }
+
     /// SIGKILL, no chance to flush anything.
     pub fn kill9(&mut self) {
         let _ = self.child.kill();
