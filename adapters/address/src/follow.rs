@@ -19,7 +19,7 @@ pub const NOT_LEADER_CODE: &str = "NOT_LEADER";
 pub enum FollowError {
     /// Every URL was tried (and every leader named followed, within the hop limit): none
     /// answered as the leader.
-    #[error("no daemon answered as the leader: {said}")]
+    #[error("no daemon answered as the leader (NO_LEADER): {said}")]
     NoLeader {
         /// What each URL said, `URL: answer; URL: answer`.
         said: String,
@@ -183,7 +183,7 @@ mod tests {
         assert_eq!(error.code(), "NO_LEADER");
         assert_eq!(
             error.to_string(),
-            "no daemon answered as the leader: http://a/mcp: nothing answers; http://b/mcp: HTTP 500"
+            "no daemon answered as the leader (NO_LEADER): http://a/mcp: nothing answers; http://b/mcp: HTTP 500"
         );
     }
 
