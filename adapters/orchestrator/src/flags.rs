@@ -104,9 +104,11 @@ pub(crate) enum Command {
     ExecutorCli {
         /// The daemon's executor endpoint. Default: that of the daemon serving the data
         /// directory (the address it recorded at start, whatever its --listen), else
-        /// ws://127.0.0.1:7411/executor.
+        /// ws://127.0.0.1:7411/executor. Repeat it for a leader and its standbys: they are
+        /// tried in order, a standby's NOT_LEADER is followed to the leader it names, and
+        /// after a drop the list is tried again.
         #[arg(long, value_name = "URL")]
-        daemon: Option<String>,
+        daemon: Vec<String>,
         /// Data directory of the daemon: its executor-token, and the executor's state under
         /// DIR/cli-executor. Default: as for `serve`.
         #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
