@@ -125,6 +125,14 @@ impl Target {
         }
     }
 
+    /// This target narrowed to the leader: its URLs tried and a standby followed as by
+    /// [`Target::connect`], for the commands that make plain HTTP calls (`pair`, `notify
+    /// test`) and print the daemon's address.
+    pub async fn leader(&self) -> anyhow::Result<Target> {
+        let url = self.connect().await?.url();
+        Ok(Target { url: url.clone(), urls: vec![url], ..self.clone() })
+    }
+
     /// `error` in a person's words when it is about reaching the daemon; else unchanged.
     pub fn explain(&self, error: anyhow::Error) -> anyhow::Error {
         self.explain_at(&self.url, error)

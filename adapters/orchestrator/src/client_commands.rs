@@ -23,6 +23,7 @@ pub(crate) fn pair_command(
 ) -> anyhow::Result<()> {
     let target = Target::new(data_dir, url, mcp_token)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let target = runtime.block_on(target.leader())?;
     let issued = runtime.block_on(console::pair::issue(&target))?;
     let executor_url = match console::client::parse_url(&target.url) {
         Ok((authority, _)) => format!("ws://{authority}/executor"),

@@ -238,6 +238,12 @@ async fn a_second_daemon_is_a_standby_and_takes_over_within_the_lease_after_kill
         assert!(stdout.contains("Before the failover"), "{args:?}: the leader's run: {stdout}");
         assert!(stderr.is_empty() && !stdout.contains("NOT_LEADER"), "{args:?}: nothing extra: {stdout}{stderr}");
     }
+    // `pair` follows too, and names the leader's executor endpoint.
+    let out = orchestrator(tmp.path(), &["pair", "--mcp-token", TOKEN, "--url", &b.url]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "pair: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let leader_executor = a.url.replace("http://", "ws://").replace("/mcp", "/executor");
+    assert!(stdout.contains(&format!("--daemon {leader_executor}")), "pair names the leader: {stdout}");
     // No leader among the URLs: one line naming what each said.
     let other = format!("http://127.0.0.1:{}/mcp", support::free_port());
     let out = orchestrator(tmp.path(), &["status", "--mcp-token", TOKEN, "--url", &dead, "--url", &other]);
