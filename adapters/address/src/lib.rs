@@ -20,11 +20,14 @@
 //! - `notify_target.rs`: a notification target parsed once
 //!   (`[json:|text:|slack:|discord:]http(s)://HOST[:PORT][/PATH]`), for `serve --notify`,
 //!   `setup`, the configuration file and `doctor` alike.
+//! - `follow.rs`: following the leader among several daemon URLs ([`follow::Follow`]): a
+//!   standby's `NOT_LEADER` answer read, the next URL chosen, at most a few hops.
 //! - `private.rs`: the data directory kept private (`0700`, files `0600`): made so at the
 //!   daemon's start, checked by `doctor`.
 
 pub mod config;
 mod dir;
+pub mod follow;
 mod health;
 pub mod notify_target;
 pub mod pair;

@@ -150,7 +150,7 @@ impl Bench {
             kinds: vec![executor_protocol::ExecutorKindWire::Codex],
         };
         Options {
-            url: self.url.clone(),
+            urls: vec![self.url.clone()],
             token_file: self.dir.path().join("executor-token"),
             executor_id: "cli-bench".into(),
             settings,

@@ -157,6 +157,11 @@ impl McpClient {
         })
     }
 
+    /// The MCP endpoint this session talks to (`http://HOST:PORT/PATH`).
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.authority, self.path)
+    }
+
     /// Connects and performs the `initialize` handshake.
     pub async fn connect(url: &str, token: Option<&str>) -> anyhow::Result<McpClient> {
         let mut client = McpClient::connect_raw(url, token).await?;

@@ -13,6 +13,7 @@ pub const NOTIFY_TEST_CALL_TIMEOUT_MS: u64 = 40_000;
 
 /// The daemon's answer for `target` in a person's words, and whether every target took it.
 pub async fn run(target: &Target) -> anyhow::Result<(String, bool)> {
+    let target = &target.leader().await?;
     let (addr, _) = crate::client::parse_url(&target.url)?;
     let token = target.token.as_deref().unwrap_or_default();
     let call =

@@ -94,7 +94,7 @@ async fn list(target: &Target) -> anyhow::Result<String> {
     let runs = client.call_ok("run_list", json!({ "includeTerminal": true })).await?;
     let runs = runs.get("runs").and_then(Value::as_array).cloned().unwrap_or_default();
     if runs.is_empty() {
-        return Ok(format!("No runs yet ({}).\n", target.url));
+        return Ok(format!("No runs yet ({}).\n", client.url()));
     }
     let mut out: String = runs.iter().map(|r| format!("{}\n", status::run_line(r))).collect();
     out.push_str("Its workers: orchestrator run show RUN. Stop one: orchestrator run stop RUN.\n");

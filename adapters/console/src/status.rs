@@ -25,9 +25,9 @@ pub async fn report(target: &Target, only: Option<&str>, all: bool) -> anyhow::R
     let (unfinished, finished): (Vec<Value>, Vec<Value>) =
         runs.into_iter().partition(|r| r.get("endedAtMs").is_none_or(Value::is_null));
     if unfinished.is_empty() && finished.is_empty() {
-        writeln!(out, "No runs yet ({}).", target.url)?;
+        writeln!(out, "No runs yet ({}).", client.url())?;
     } else if unfinished.is_empty() && only.is_none() {
-        writeln!(out, "No unfinished runs ({}).", target.url)?;
+        writeln!(out, "No unfinished runs ({}).", client.url())?;
     }
     if (all || only.is_some()) && !finished.is_empty() {
         let now = now_ms();

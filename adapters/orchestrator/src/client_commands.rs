@@ -11,18 +11,19 @@ use console::reach::Target;
 
 /// The daemon the flags name (its data directory, or the default one).
 fn target(daemon: DaemonFlags) -> anyhow::Result<Target> {
-    Target::new(daemon.data_dir, None, daemon.mcp_token)
+    Target::new(daemon.data_dir, Vec::new(), daemon.mcp_token)
 }
 
 /// `orchestrator pair`: a fresh one-time code from the running daemon, printed with its
 /// lifetime and where to type it.
 pub(crate) fn pair_command(
     data_dir: Option<std::path::PathBuf>,
-    url: Option<String>,
+    url: Vec<String>,
     mcp_token: Option<String>,
 ) -> anyhow::Result<()> {
     let target = Target::new(data_dir, url, mcp_token)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let target = runtime.block_on(target.leader())?;
     let issued = runtime.block_on(console::pair::issue(&target))?;
     let executor_url = match console::client::parse_url(&target.url) {
         Ok((authority, _)) => format!("ws://{authority}/executor"),

@@ -104,9 +104,11 @@ pub(crate) enum Command {
     ExecutorCli {
         /// The daemon's executor endpoint. Default: that of the daemon serving the data
         /// directory (the address it recorded at start, whatever its --listen), else
-        /// ws://127.0.0.1:7411/executor.
+        /// ws://127.0.0.1:7411/executor. Repeat it for a leader and its standbys: they are
+        /// tried in order, a standby's NOT_LEADER is followed to the leader it names, and
+        /// after a drop the list is tried again.
         #[arg(long, value_name = "URL")]
-        daemon: Option<String>,
+        daemon: Vec<String>,
         /// Data directory of the daemon: its executor-token, and the executor's state under
         /// DIR/cli-executor. Default: as for `serve`.
         #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
@@ -321,9 +323,11 @@ pub(crate) struct AddressFlags {
     #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR", conflicts_with = "url")]
     pub(crate) data_dir: Option<PathBuf>,
     /// MCP endpoint of the daemon, e.g. http://127.0.0.1:7411/mcp (the token then comes from
-    /// --mcp-token, ORCHESTRATOR_MCP_TOKEN or the default data directory).
+    /// --mcp-token, ORCHESTRATOR_MCP_TOKEN or the default data directory). Repeat it for a
+    /// leader and its standbys: they are tried in order, and a standby's NOT_LEADER answer is
+    /// followed to the leader it names.
     #[arg(long, value_name = "URL")]
-    pub(crate) url: Option<String>,
+    pub(crate) url: Vec<String>,
     /// Bearer token. Default: the data directory's mcp-token.
     #[arg(long, value_name = "TOKEN", env = "ORCHESTRATOR_MCP_TOKEN", hide_env_values = true)]
     pub(crate) mcp_token: Option<String>,

@@ -219,7 +219,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         } => {
             init_logs(&log_level)?;
             let data_dir = data_dir.unwrap_or_else(default_data_dir);
-            let daemon = daemon.unwrap_or_else(|| executor_url_of(&data_dir));
+            let daemons = if daemon.is_empty() { vec![executor_url_of(&data_dir)] } else { daemon };
+            let daemon = daemons.first().cloned().unwrap_or_else(|| executor_url_of(&data_dir));
             let mcp_url = match mcp_url {
                 Some(url) => url,
                 None => cli_executor::base::mcp::url_from_daemon(&daemon)
@@ -261,7 +262,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 codex_auth,
                 approvals,
             };
-            let options = cli_executor::connection::Options { url: daemon, token_file, executor_id, settings, kinds };
+            let options = cli_executor::connection::Options { urls: daemons, token_file, executor_id, settings, kinds };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async {
                 tokio::select! {

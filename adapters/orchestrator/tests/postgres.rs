@@ -179,6 +179,18 @@ fn exits_within(daemon: &mut Daemon, max: Duration) -> std::process::ExitStatus 
     }
 }
 
+/// `orchestrator ARGS` with no configuration file: its output.
+fn orchestrator(root: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(orchestrator_bin())
+        .args(args)
+        .env_remove("ORCHESTRATOR_CONFIG")
+        .env_remove("ORCHESTRATOR_DATA_DIR")
+        .env_remove("ORCHESTRATOR_MCP_TOKEN")
+        .env("XDG_CONFIG_HOME", root.join("no-config"))
+        .output()
+        .expect("run orchestrator")
+}
+
 /// Creates a run named `name` through MCP.
 async fn create_run(c: &mut McpClient, name: &str) -> String {
     let args = json!({ "taskName": name, "rootConversationName": "Root", "context": "plan" });
@@ -201,23 +213,45 @@ async fn a_second_daemon_is_a_standby_and_takes_over_within_the_lease_after_kill
     }
     let health = assert_not_leader(&b.url, "GET", "/health", &a.url);
     assert_eq!(health["status"], "standby", "{health}");
-    // The command line against the standby: one line naming the leader.
-    for command in ["status", "doctor"] {
-        let out = Command::new(orchestrator_bin())
-            .args([command, "--mcp-token", TOKEN, "--data-dir"])
-            .arg(&b.dir)
-            .env_remove("ORCHESTRATOR_CONFIG")
-            .env("XDG_CONFIG_HOME", tmp.path().join("no-config"))
-            .output()
-            .expect("run orchestrator");
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        eprintln!("orchestrator {command} against the standby:\n{text}");
-        assert_eq!(out.status.code(), Some(1), "{command}: {text}");
-        let lines: Vec<&str> = text.lines().filter(|l| l.contains("standby")).collect();
-        assert_eq!(lines.len(), 1, "{command}: one line says it: {text}");
-        assert!(lines[0].contains(&format!("the leader is {}", a.url)) && lines[0].contains("NOT_LEADER"), "{text}");
-        assert!(command == "status" || text.contains("1 check failed"), "nothing else fails: {text}");
+    // `doctor` against the standby: one line naming the leader.
+    let out = orchestrator(tmp.path(), &["doctor", "--mcp-token", TOKEN, "--data-dir", &b.dir.display().to_string()]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    eprintln!("orchestrator doctor against the standby:\n{text}");
+    assert_eq!(out.status.code(), Some(1), "doctor: {text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("standby")).collect();
+    assert_eq!(lines.len(), 1, "doctor: one line says it: {text}");
+    assert!(lines[0].contains(&format!("the leader is {}", a.url)) && lines[0].contains("NOT_LEADER"), "{text}");
+    assert!(text.contains("1 check failed"), "nothing else fails: {text}");
+    // `status` follows the standby to the leader, from B's data directory or B's URL, and
+    // passes a URL where nothing answers: the leader's runs, and nothing said about it.
+    let dead = format!("http://127.0.0.1:{}/mcp", support::free_port());
+    let b_dir = b.dir.display().to_string();
+    for args in [
+        vec!["status", "--mcp-token", TOKEN, "--data-dir", &b_dir],
+        vec!["status", "--mcp-token", TOKEN, "--url", &b.url],
+        vec!["status", "--mcp-token", TOKEN, "--url", &dead, "--url", &a.url],
+        vec!["status", "--mcp-token", TOKEN, "--url", &dead, "--url", &b.url],
+    ] {
+        let out = orchestrator(tmp.path(), &args);
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}{stderr}");
+        assert!(stdout.contains("Before the failover"), "{args:?}: the leader's run: {stdout}");
+        assert!(stderr.is_empty() && !stdout.contains("NOT_LEADER"), "{args:?}: nothing extra: {stdout}{stderr}");
     }
+    // `pair` follows too, and names the leader's executor endpoint.
+    let out = orchestrator(tmp.path(), &["pair", "--mcp-token", TOKEN, "--url", &b.url]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "pair: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let leader_executor = a.url.replace("http://", "ws://").replace("/mcp", "/executor");
+    assert!(stdout.contains(&format!("--daemon {leader_executor}")), "pair names the leader: {stdout}");
+    // No leader among the URLs: one line naming what each said.
+    let other = format!("http://127.0.0.1:{}/mcp", support::free_port());
+    let out = orchestrator(tmp.path(), &["status", "--mcp-token", TOKEN, "--url", &dead, "--url", &other]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("orchestrator status with no leader among the URLs:\n{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("NO_LEADER") && stderr.contains(&dead) && stderr.contains(&other), "{stderr}");
     // The leader keeps serving, and B stays a standby past several times to live.
     for i in 0..3 {
         create_run(&mut c, &format!("While B waits {i}")).await;

@@ -220,6 +220,15 @@ pub enum Error {
         /// What moved, in one line.
         detail: String,
     },
+    /// The daemon is a standby of a shared PostgreSQL store (HTTP 503 `NOT_LEADER` to the
+    /// upgrade): another daemon leads it, at `leader` (its MCP URL; empty when not known).
+    #[error("{url} is a standby: not the leader; the leader is {leader} (NOT_LEADER)")]
+    NotLeader {
+        /// The executor endpoint that answered.
+        url: String,
+        /// The leader's MCP URL, as the standby named it.
+        leader: String,
+    },
     /// The daemon refused the executor for good (`UNAUTHORIZED`, `REPLACED`, a version it
     /// does not speak): reconnecting would not help.
     #[error("the daemon refused this executor: {code}: {detail}")]
@@ -262,6 +271,7 @@ impl Error {
             Error::TmpUnavailable { .. } => "TMP_UNAVAILABLE",
             Error::NoKind { .. } => "NO_KIND",
             Error::Refused { .. } => "REFUSED",
+            Error::NotLeader { .. } => "NOT_LEADER",
             Error::McpUnreachable { .. } => "MCP_UNREACHABLE",
             Error::CodexSurface { .. } => "CODEX_SURFACE",
             Error::SessionInUse { .. } => "SESSION_IN_USE",

@@ -5,8 +5,12 @@
 //! relies on, [`crate::codex::surface`]), or exactly the ones `--kinds` asks for), then the daemon's
 //! `/executor` WebSocket kept up: connect, `hello`, wait for `welcome`, heartbeat at the
 //! interval it announces, serve commands through the [`Router`], and on any drop
-//! reconnect with a doubling backoff. A refusal that reconnecting cannot fix (wrong token,
-//! replaced, another protocol) ends [`run`].
+//! reconnect with a doubling backoff. Several `--daemon` URLs (a leader and its standbys on
+//! a shared PostgreSQL store) are tried in order; a standby's 503 `NOT_LEADER` to the
+//! upgrade is followed to the leader it names (its `ws://HOST:PORT/executor`, at most
+//! [`address::follow::LEADER_HOPS_MAX`] hops), and the list is tried again from the start
+//! after a drop or when no URL led (after the backoff). A refusal that reconnecting cannot
+//! fix (wrong token, replaced, another protocol) ends [`run`].
 
 use crate::Error;
 use crate::base::limits::{RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX, WELCOME_WAIT_MS};
@@ -16,6 +20,7 @@ use crate::base::worker::Out;
 use crate::claude::cli::{self, CLAUDE_VERSION};
 use crate::codex::{home, surface};
 use crate::run::router::{Reply, Router};
+use address::follow::{Follow, executor_url_of, leader_named};
 use executor_protocol::ExecutorKindWire;
 use futures_util::{SinkExt, StreamExt};
 use std::io::Read;
@@ -34,8 +39,9 @@ pub const DAEMON_URL_DEFAULT: &str = "ws://127.0.0.1:7411/executor";
 /// Everything [`run`] needs, as the command line gave it.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The daemon's executor endpoint (`ws://127.0.0.1:PORT/executor`).
-    pub url: String,
+    /// The daemon's executor endpoints (`ws://127.0.0.1:PORT/executor`), in order: a leader
+    /// and its standbys; at least one.
+    pub urls: Vec<String>,
     /// The executor token file (`<daemon data dir>/executor-token`).
     pub token_file: PathBuf,
     /// This executor's stable name (1 to 128 printable ASCII characters).
@@ -50,8 +56,11 @@ pub struct Options {
 pub async fn run(options: Options) -> Result<(), Error> {
     let token = read_token(&options.token_file)?;
     check_id(&options.executor_id)?;
-    if !options.url.starts_with("ws://") && !options.url.starts_with("wss://") {
-        return Err(Error::BadOption { detail: format!("--daemon {}: expected ws://HOST:PORT/executor", options.url) });
+    if options.urls.is_empty() {
+        return Err(Error::BadOption { detail: "no --daemon URL".to_string() });
+    }
+    if let Some(url) = options.urls.iter().find(|u| !u.starts_with("ws://") && !u.starts_with("wss://")) {
+        return Err(Error::BadOption { detail: format!("--daemon {url}: expected ws://HOST:PORT/executor") });
     }
     let mut settings = options.settings.clone();
     settings.kinds = choose_kinds(options.kinds.as_deref(), &mut settings).await?;
@@ -64,15 +73,31 @@ pub async fn run(options: Options) -> Result<(), Error> {
     let (mut router, mut reports) = Router::open(settings).await?;
     let mut backoff = RECONNECT_BACKOFF_MS_MIN;
     loop {
-        match connect(&options, &token, &mut router, &mut reports).await {
-            Ok(welcomed) => {
-                if welcomed {
-                    backoff = RECONNECT_BACKOFF_MS_MIN;
+        let mut follow = Follow::new(options.urls.clone());
+        let mut connected = false;
+        while let Some(url) = follow.next_url() {
+            match connect(&url, &options.executor_id, &token, &mut router, &mut reports).await {
+                Ok(welcomed) => {
+                    if welcomed {
+                        backoff = RECONNECT_BACKOFF_MS_MIN;
+                    }
+                    tracing::info!(url, "disconnected from the daemon");
+                    connected = true;
+                    break;
                 }
-                tracing::info!(url = options.url, "disconnected from the daemon");
+                Err(Error::NotLeader { url, leader }) => {
+                    tracing::info!(url, leader, "a standby: following it to the leader");
+                    follow.not_leader(&url, &leader, executor_url_of(&leader));
+                }
+                Err(e @ Error::Refused { .. }) => return Err(e),
+                Err(e) => {
+                    tracing::warn!(url, "connection: {e}");
+                    follow.failed(&url, &e.to_string());
+                }
             }
-            Err(e @ Error::Refused { .. }) => return Err(e),
-            Err(e) => tracing::warn!(url = options.url, "connection: {e}"),
+        }
+        if !connected && follow.tried() > 1 {
+            tracing::warn!("{}", follow.no_leader());
         }
         // Workers go on while disconnected: their results are journaled, the newest
         // state of each goes into the next hello.
@@ -88,43 +113,48 @@ pub async fn run(options: Options) -> Result<(), Error> {
     }
 }
 
-/// One connection, until it drops: `Ok(true)` if it was welcomed.
+/// One connection to `url`, until it drops: `Ok(true)` if it was welcomed. A standby's
+/// refusal of the upgrade is [`Error::NotLeader`].
 async fn connect(
-    options: &Options,
+    url: &str,
+    executor_id: &str,
     token: &str,
     router: &mut Router,
     reports: &mut mpsc::Receiver<Out>,
 ) -> Result<bool, Error> {
     let ws_error = |e: tokio_tungstenite::tungstenite::Error| Error::Io {
         op: "websocket",
-        path: options.url.clone(),
+        path: url.to_string(),
         detail: e.to_string(),
     };
     let (mut ws, _) =
-        tokio_tungstenite::connect_async_with_config(options.url.as_str(), None, true).await.map_err(ws_error)?;
-    ws.send(Message::Text(router.hello(token, &options.executor_id).into())).await.map_err(ws_error)?;
+        tokio_tungstenite::connect_async_with_config(url, None, true).await.map_err(|e| match standby_refusal(&e) {
+            Some(leader) => Error::NotLeader { url: url.to_string(), leader },
+            None => ws_error(e),
+        })?;
+    ws.send(Message::Text(router.hello(token, executor_id).into())).await.map_err(ws_error)?;
     let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
         loop {
             match ws.next().await {
                 Some(Ok(Message::Text(text))) => match router.daemon(text.as_str()).await {
                     Reply::Welcome { heartbeat_ms } => return Ok(heartbeat_ms),
                     Reply::Refused(e) => return Err(e),
-                    Reply::Closing => return Err(closed(&options.url)),
+                    Reply::Closing => return Err(closed(url)),
                     Reply::Send(_) => continue,
                 },
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => return Err(ws_error(e)),
-                None => return Err(closed(&options.url)),
+                None => return Err(closed(url)),
             }
         }
     })
     .await
     .map_err(|_| Error::Io {
         op: "welcome",
-        path: options.url.clone(),
+        path: url.to_string(),
         detail: "no welcome in time".to_string(),
     })??;
-    tracing::info!(url = options.url, heartbeat_ms = welcome, "connected to the daemon");
+    tracing::info!(url = url, heartbeat_ms = welcome, "connected to the daemon");
     for frame in router.landings() {
         ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
     }
@@ -165,6 +195,17 @@ async fn connect(
             }
         }
     }
+}
+
+/// The leader a standby names when it refuses the upgrade (HTTP 503 and a `NOT_LEADER`
+/// body); `None` for any other failure.
+fn standby_refusal(error: &tokio_tungstenite::tungstenite::Error) -> Option<String> {
+    let tokio_tungstenite::tungstenite::Error::Http(response) = error else { return None };
+    if response.status().as_u16() != 503 {
+        return None;
+    }
+    let body = response.body().as_deref().unwrap_or_default();
+    leader_named(&String::from_utf8_lossy(body))
 }
 
 fn closed(url: &str) -> Error {
@@ -298,6 +339,26 @@ fn locate(program: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refused upgrade: `status` and `body`, as tungstenite reports it.
+    fn refused(status: u16, body: &str) -> tokio_tungstenite::tungstenite::Error {
+        use tokio_tungstenite::tungstenite::http::Response;
+        let response = Response::builder().status(status).body(Some(body.as_bytes().to_vec())).expect("response");
+        tokio_tungstenite::tungstenite::Error::Http(Box::new(response))
+    }
+
+    #[test]
+    fn a_standby_refusing_the_upgrade_names_the_leader_to_follow() {
+        let body = r#"{"code":"NOT_LEADER","message":"not the leader; the leader is http://10.0.0.5:7411/mcp","leader":"http://10.0.0.5:7411/mcp","epoch":2}"#;
+        let leader = standby_refusal(&refused(503, body)).expect("a standby");
+        assert_eq!(leader, "http://10.0.0.5:7411/mcp");
+        assert_eq!(executor_url_of(&leader).as_deref(), Some("ws://10.0.0.5:7411/executor"));
+        assert_eq!(standby_refusal(&refused(401, body)), None, "only a 503");
+        assert_eq!(standby_refusal(&refused(503, "busy")), None, "only NOT_LEADER");
+        assert_eq!(standby_refusal(&tokio_tungstenite::tungstenite::Error::ConnectionClosed), None);
+        let error = Error::NotLeader { url: "ws://s/executor".into(), leader };
+        assert_eq!(error.code(), "NOT_LEADER");
+    }
 
     #[test]
     fn tokens_ids_and_programs_are_checked_with_clear_errors() {

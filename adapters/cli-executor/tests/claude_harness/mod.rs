@@ -282,7 +282,7 @@ pub fn options(daemon_url: &str, dirs: &Dirs, claude: &Claude) -> cli_executor::
     let url = cli_executor::base::mcp::url_from_daemon(daemon_url).expect("an mcp url");
     settings.mcp = Some(cli_executor::base::mcp::McpServer { url, token: crate::harness::MCP_TOKEN.to_string() });
     cli_executor::connection::Options {
-        url: daemon_url.to_string(),
+        urls: vec![daemon_url.to_string()],
         token_file: dirs.token.clone(),
         executor_id: "claude-test".to_string(),
         settings,

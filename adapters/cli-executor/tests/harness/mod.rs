@@ -208,7 +208,7 @@ pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
     let url = cli_executor::base::mcp::url_from_daemon(daemon_url).expect("an MCP url");
     settings.mcp = Some(cli_executor::base::mcp::McpServer { url, token: MCP_TOKEN.to_string() });
     Options {
-        url: daemon_url.to_string(),
+        urls: vec![daemon_url.to_string()],
         token_file: dirs.token.clone(),
         executor_id: "cli-test".to_string(),
         settings,
