@@ -283,6 +283,7 @@ impl Browser {
             concurrency_max: self.state.concurrency as u32,
             bindings: bindings.iter().map(executor_protocol::BindingWire::from).collect(),
             journal: journal.iter().map(executor_protocol::JournalWire::from).collect::<Vec<_>>(),
+            epoch: None,
         })
     }
 

@@ -327,6 +327,7 @@ impl Cli {
             concurrency_max: 16,
             bindings,
             journal,
+            epoch: None,
         })
     }
 

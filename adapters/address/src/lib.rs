@@ -22,6 +22,8 @@
 //!   `setup`, the configuration file and `doctor` alike.
 //! - `follow.rs`: following the leader among several daemon URLs ([`follow::Follow`]): a
 //!   standby's `NOT_LEADER` answer read, the next URL chosen, at most a few hops.
+//! - `tls.rs`: the TLS client of our outgoing connections (`https://` notifications,
+//!   `wss://` executors): rustls with ring, Mozilla's roots plus a CA file's.
 //! - `private.rs`: the data directory kept private (`0700`, files `0600`): made so at the
 //!   daemon's start, checked by `doctor`.
 
@@ -33,6 +35,7 @@ pub mod notify_target;
 pub mod pair;
 pub mod private;
 mod public_url;
+pub mod tls;
 pub mod token;
 
 pub use dir::{LISTEN_DEFAULT, URL_FILE_NAME, daemon_address, default_data_dir};

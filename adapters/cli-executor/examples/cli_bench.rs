@@ -155,6 +155,7 @@ impl Bench {
             executor_id: "cli-bench".into(),
             settings,
             kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
+            daemon_ca: None,
         }
     }
 

@@ -121,9 +121,15 @@ pub(crate) enum Command {
         /// the token file and DIR/mcp-token, then connect.
         #[arg(long, value_name = "CODE")]
         pair: Option<String>,
-        /// This executor's stable name (1 to 128 printable ASCII characters).
-        #[arg(long, value_name = "ID", default_value = "codex-cli")]
-        executor_id: String,
+        /// A PEM file of extra trusted roots for a `wss://` --daemon (a private CA, or the
+        /// daemon's proxy's self-signed certificate); Mozilla's roots are always trusted.
+        #[arg(long, value_name = "FILE")]
+        daemon_ca: Option<PathBuf>,
+        /// This executor's stable name, its host id (1 to 128 printable ASCII characters).
+        /// Default: the one kept in the state directory (`executor-id`), made from this
+        /// machine's name at the first start.
+        #[arg(long, value_name = "ID")]
+        executor_id: Option<String>,
         /// The codex binary (a path, or a name looked up on PATH).
         #[arg(long, value_name = "PATH", default_value = "codex")]
         codex: PathBuf,
@@ -184,6 +190,10 @@ pub(crate) enum Command {
     /// Check or rescue a data directory's store (the daemon must be stopped). See docs/store.md.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Per-host executor tokens, for CLI executors on other machines: `executor add HOST`
+    /// issues a token good for the executor id HOST only. See docs/scale-out.md.
+    #[command(subcommand)]
+    Executor(ExecutorCommand),
     /// Install, remove or show the daemon as a user service that starts at login and restarts
     /// on failure: a systemd user unit (Linux) or a launchd agent (macOS). See docs/operator.md.
     #[command(subcommand)]
@@ -430,6 +440,38 @@ pub(crate) enum StoreCommand {
         /// A new data directory (must not exist or be empty).
         #[arg(long, value_name = "NEWDIR")]
         to: PathBuf,
+    },
+}
+
+/// `orchestrator executor ...`: the host book in the data directory (a running daemon reads
+/// it again whenever it changes).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ExecutorCommand {
+    /// Issue a token for the executor id HOST (printed once; only its hash is kept) and print
+    /// how to start `executor-cli` there with it.
+    Add {
+        /// The host id the token is good for (1 to 128 printable ASCII characters): the
+        /// `--executor-id` that host's executor-cli says hello with.
+        #[arg(value_name = "HOST")]
+        host: String,
+        /// Data directory. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// List the hosts that have a token, with when each was added.
+    List {
+        /// Data directory. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// Take HOST's token out: the daemon refuses its next hello and cuts its connection.
+    Remove {
+        /// The host id.
+        #[arg(value_name = "HOST")]
+        host: String,
+        /// Data directory. Default: as for `serve`.
+        #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
+        data_dir: Option<PathBuf>,
     },
 }
 

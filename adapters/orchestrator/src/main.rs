@@ -8,6 +8,7 @@
 //! - `setup_command.rs`: `setup`, the first run's questions, the file, the next steps.
 
 mod client_commands;
+mod executor_command;
 mod flags;
 mod serve_flags;
 mod service_command;
@@ -197,11 +198,13 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Command::Worker(command) => client_commands::worker_command(command),
         Command::Run(command) => client_commands::run_command(command),
         Command::Service(command) => service_command::service_command(command),
+        Command::Executor(command) => executor_command::executor_command(command),
         Command::ExecutorCli {
             daemon,
             data_dir,
             token_file,
             pair,
+            daemon_ca,
             executor_id,
             codex,
             codex_args,
@@ -245,11 +248,13 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                     format!("no MCP token in {} (start the daemon once, or pass --mcp-token)", token_path.display())
                 })?,
             };
+            let state_dir = state_dir.unwrap_or_else(|| data_dir.join("cli-executor"));
+            let executor_id = cli_executor::base::identity::host_id(executor_id.as_deref(), &state_dir)?;
             let settings = cli_executor::base::settings::Settings {
                 program: codex,
                 args: std::iter::once("app-server".to_string()).chain(codex_args).collect(),
                 env_set: Vec::new(),
-                state_dir: state_dir.unwrap_or_else(|| data_dir.join("cli-executor")),
+                state_dir,
                 workspace: workspace.map(|w| w.display().to_string()),
                 mcp: Some(cli_executor::base::mcp::McpServer { url: mcp_url, token: mcp_token }),
                 claude: Some(cli_executor::base::settings::ClaudeSettings {
@@ -262,7 +267,14 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 codex_auth,
                 approvals,
             };
-            let options = cli_executor::connection::Options { urls: daemons, token_file, executor_id, settings, kinds };
+            let options = cli_executor::connection::Options {
+                urls: daemons,
+                token_file,
+                executor_id,
+                settings,
+                kinds,
+                daemon_ca,
+            };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async {
                 tokio::select! {
@@ -288,7 +300,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         Command::Store(StoreCommand::Salvage { from, to }) => {
             let report = store::salvage(&from.join(STORE_DIR_NAME), &to.join(STORE_DIR_NAME))
                 .with_context(|| format!("cannot salvage {} into {}", from.display(), to.display()))?;
-            for name in [token::TOKEN_FILE_NAME, bridge::server::TOKEN_FILE_NAME] {
+            for name in [token::TOKEN_FILE_NAME, bridge::server::TOKEN_FILE_NAME, bridge::server::HOSTS_FILE_NAME] {
                 let source = from.join(name);
                 if source.exists() {
                     std::fs::copy(&source, to.join(name))

@@ -188,6 +188,9 @@ pub async fn serve_with_executors(
     let mut config = bridge::server::BridgeConfig::new(token);
     config.allow_remote = executors.allow_remote;
     config.origin_prefixes.extend(executors.allow_origins);
+    // Per-host tokens (`orchestrator executor add HOST`), read again whenever the book changes.
+    let book = bridge::server::HostBook::in_dir(&options.data_dir);
+    config.session.hosts = Some(executor_protocol::HostBookRef(std::sync::Arc::new(book)));
     let registry = bridge::server::Registry::default();
     let sink = bridge::server::BridgeSink::new(registry.clone());
     let pair_code_ttl_ms = executors.pair_code_ttl_ms.unwrap_or(crate::pair::PAIR_CODE_TTL_MS);

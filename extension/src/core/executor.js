@@ -51,7 +51,7 @@ import { OperatorChannel } from './operator-channel.js';
 export { OPERATOR_REPLY_TIMEOUT_MS } from './operator-channel.js';
 
 /** protocol.error codes after which reconnecting waits the longest backoff (no fast loop). */
-const HOLD_AT_CAP_CODES = new Set(['UNAUTHORIZED', 'REPLACED', 'INVALID_EXECUTOR_ID', 'UNSUPPORTED_VERSION']);
+const HOLD_AT_CAP_CODES = new Set(['UNAUTHORIZED', 'REPLACED', 'SUPERSEDED', 'INVALID_EXECUTOR_ID', 'UNSUPPORTED_VERSION']);
 
 export class Executor {
   #settings;

@@ -66,6 +66,7 @@ export const PROTOCOL_ERROR_CLOSES = {
   INVALID_EXECUTOR_ID: true,
   DUPLICATE_HELLO: false,
   REPLACED: true,
+  SUPERSEDED: true,
 };
 
 /** Why a frame could not be decoded or a message could not be encoded. */

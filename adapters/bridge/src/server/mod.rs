@@ -7,11 +7,14 @@
 //!   `operator.summary` push).
 //! - `token.rs`: the executor token ([`resolve_token`], `DIR/executor-token`, written by
 //!   [`save_token`] once the daemon listens).
+//! - `hosts.rs`: the per-host tokens ([`HostBook`], `DIR/executor-hosts`).
 
+mod hosts;
 mod operator;
 mod registry;
 mod token;
 
+pub use hosts::{HOSTS_FILE_NAME, HOSTS_MAX, HostBook, HostEntry, HostsError, valid_host};
 pub use operator::SUMMARY_DEBOUNCE_MS;
 pub use registry::{BridgeSink, REFUSED_HELLOS_MAX, RefusedHello, Registry};
 pub use token::{TOKEN_FILE_NAME, TokenError, TokenSource, resolve_token, save_token};
@@ -35,6 +38,9 @@ pub const OUTGOING_QUEUED_MAX: usize = 1_024;
 /// Protocol errors on one connection after the first of each code are counted and
 /// logged as one line per this interval.
 pub const ERROR_LOG_INTERVAL_MS: u64 = 10_000;
+/// How often a connection on a per-host token checks that the host is still in the book,
+/// at most (at its frames: a heartbeat every 20 s at the latest).
+pub const HOST_RECHECK_MS: u64 = 1_000;
 /// Characters of an offending frame quoted in its log line.
 const EXCERPT_CHARS_MAX: usize = 120;
 
@@ -210,6 +216,7 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
     let idle = Duration::from_millis(bridge.config.idle_ms_max);
     let hello_by = tokio::time::Instant::now() + Duration::from_millis(bridge.config.hello_ms_max);
     let mut errors = ErrorLog::default();
+    let mut checked_at = Instant::now();
     tracing::debug!(conn, ?peer, "executor connected");
     loop {
         // Before the hello, the hello deadline; after it, the silence limit.
@@ -293,7 +300,44 @@ async fn connection(mut socket: WebSocket, bridge: Bridge, peer: Option<SocketAd
                         _ => None,
                     })
                     .unwrap_or_default();
-                bridge.registry.register(executor.clone(), conn, kinds, tx);
+                if let Err(newer) = bridge.registry.register(executor.clone(), conn, kinds, step.epoch, tx) {
+                    tracing::warn!(conn, %executor, epoch = ?step.epoch, newer, "executor refused: a later start of this executor id connected");
+                    let refused = DaemonMessage::ProtocolError(ProtocolError {
+                        code: ProtocolErrorCode::Superseded,
+                        detail: format!(
+                            "a later start of executor {executor} connected (epoch {newer} > {}): this process is the older one and must stop",
+                            step.epoch.unwrap_or(0)
+                        ),
+                    });
+                    let _ = socket.send(Message::Text(encode(&refused).into())).await;
+                    let _ =
+                        socket.send(Message::Close(Some(CloseFrame { code: 1008, reason: "superseded".into() }))).await;
+                    break;
+                }
+            }
+        }
+        // A replaced connection's frames, or a removed host's, reach nothing.
+        if let Some(executor) = session.executor()
+            && step.registered.is_none()
+        {
+            let replaced = !bridge.registry.holds(executor, conn);
+            let now = Instant::now();
+            let recheck = now.duration_since(checked_at) >= Duration::from_millis(HOST_RECHECK_MS);
+            if recheck {
+                checked_at = now;
+            }
+            if replaced || (recheck && !session.still_authorized()) {
+                let (code, detail) = if replaced {
+                    (ProtocolErrorCode::Replaced, "another connection said hello with this executor id")
+                } else {
+                    (ProtocolErrorCode::Unauthorized, "this host's token was removed from the daemon's host book")
+                };
+                tracing::info!(conn, %executor, ?code, "executor connection cut off");
+                let error = DaemonMessage::ProtocolError(ProtocolError { code, detail: detail.into() });
+                let _ = socket.send(Message::Text(encode(&error).into())).await;
+                let _ =
+                    socket.send(Message::Close(Some(CloseFrame { code: 1008, reason: "protocol error".into() }))).await;
+                break;
             }
         }
         let mut engine_gone = false;

@@ -50,6 +50,9 @@ pub struct Registry {
     next_conn: Arc<AtomicU64>,
     /// The newest hellos refused for their protocol version, oldest first.
     refused: Arc<Mutex<VecDeque<RefusedHello>>>,
+    /// The highest `hello.epoch` accepted per executor id since the daemon started: a
+    /// hello below it is an older process of that id (a replaced host, a second copy).
+    epochs: Arc<Mutex<BTreeMap<ExecutorId, u64>>>,
 }
 
 impl Registry {
@@ -89,19 +92,37 @@ impl Registry {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Registers `conn` for `executor`, which runs `kinds`; an older connection is told it
-    /// was replaced.
+    /// Registers `conn` for `executor`, which runs `kinds` and started at `epoch`; an older
+    /// connection is told it was replaced. `Err(newer)`: a later start of this executor id
+    /// connected before (its epoch `newer`), so this one is refused and registers nothing.
     pub(super) fn register(
         &self,
         executor: ExecutorId,
         conn: u64,
         kinds: Vec<ExecutorKind>,
+        epoch: Option<u64>,
         tx: mpsc::Sender<Outgoing>,
-    ) {
-        if let Some(old) = self.lock().insert(executor.clone(), Live { conn, tx, kinds }) {
+    ) -> Result<(), u64> {
+        let mut live = self.lock();
+        if let Some(epoch) = epoch {
+            let mut epochs = self.epochs.lock().unwrap_or_else(|e| e.into_inner());
+            let highest = epochs.entry(executor.clone()).or_insert(epoch);
+            if *highest > epoch {
+                return Err(*highest);
+            }
+            *highest = epoch;
+        }
+        if let Some(old) = live.insert(executor.clone(), Live { conn, tx, kinds }) {
             tracing::info!(%executor, "a new connection replaces the executor's previous one");
             let _ = old.tx.try_send(Outgoing::Replaced);
         }
+        Ok(())
+    }
+
+    /// Whether `conn` is the connection registered for `executor` now (a replaced
+    /// connection's frames are refused, never fed to the engine).
+    pub(super) fn holds(&self, executor: &ExecutorId, conn: u64) -> bool {
+        self.lock().get(executor).is_some_and(|l| l.conn == conn)
     }
 
     /// Removes `conn`'s registration; false when another connection holds the id now.

@@ -48,6 +48,7 @@ pub fn hello(token: &str, executor_id: &str) -> Hello {
         concurrency_max: 4,
         bindings: Vec::<BindingWire>::new(),
         journal: Vec::<JournalWire>::new(),
+        epoch: None,
     }
 }
 

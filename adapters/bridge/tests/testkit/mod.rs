@@ -28,6 +28,12 @@ pub struct Daemon {
 }
 
 impl Daemon {
+    /// The daemon's data directory (its host book is there).
+    #[allow(dead_code, reason = "tests/hosts.rs reads it; the benches sharing this file do not")]
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        self._dir.path().join("data")
+    }
+
     /// Starts a daemon on a fresh data directory and waits until it listens.
     pub async fn start() -> Daemon {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -2,6 +2,7 @@
 //! loop (`crate::run`) stand on. Nothing here imports a room or the loop.
 //!
 //! - [`error`]: the crate's one error enum, with stable codes.
+//! - [`identity`]: the host id kept across restarts, and each start's epoch.
 //! - [`limits`]: every bound, named with its unit.
 //! - [`settings`]: the executor's settings as the command line gives them, for both CLIs.
 //! - [`report`]: what both cores report (a coarse state) and the failure codes they share.
@@ -21,6 +22,7 @@ pub mod books;
 pub mod child;
 pub mod error;
 pub mod group;
+pub mod identity;
 pub mod journal;
 pub mod lease;
 pub mod limits;

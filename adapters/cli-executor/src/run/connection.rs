@@ -44,12 +44,16 @@ pub struct Options {
     pub urls: Vec<String>,
     /// The executor token file (`<daemon data dir>/executor-token`).
     pub token_file: PathBuf,
-    /// This executor's stable name (1 to 128 printable ASCII characters).
+    /// This executor's stable name (1 to 128 printable ASCII characters): `--executor-id`,
+    /// or the host id kept in the state directory ([`crate::base::identity::host_id`]).
     pub executor_id: String,
     /// How workers' children start, and where the state lives.
     pub settings: Settings,
     /// The kinds to run (`--kinds`): each must pass its checks. `None`: every CLI that does.
     pub kinds: Option<Vec<ExecutorKindWire>>,
+    /// Extra trusted roots (PEM) for `wss://` daemons (`--daemon-ca`): a private CA or a
+    /// self-signed certificate; Mozilla's roots are always trusted.
+    pub daemon_ca: Option<PathBuf>,
 }
 
 /// Checks the options, then serves until the daemon refuses this executor for good.
@@ -62,6 +66,9 @@ pub async fn run(options: Options) -> Result<(), Error> {
     if let Some(url) = options.urls.iter().find(|u| !u.starts_with("ws://") && !u.starts_with("wss://")) {
         return Err(Error::BadOption { detail: format!("--daemon {url}: expected ws://HOST:PORT/executor") });
     }
+    // Built once, before anything starts, so that a bad --daemon-ca stops the start.
+    let tls = address::tls::client_config(options.daemon_ca.as_deref())
+        .map_err(|e| Error::BadOption { detail: format!("--daemon-ca {e}") })?;
     let mut settings = options.settings.clone();
     settings.kinds = choose_kinds(options.kinds.as_deref(), &mut settings).await?;
     tracing::info!(kinds = ?settings.kinds, "running these kinds of workers");
@@ -70,13 +77,22 @@ pub async fn run(options: Options) -> Result<(), Error> {
     {
         return Err(Error::BadOption { detail: format!("--workspace {dir}: not a directory") });
     }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let epoch = crate::base::identity::next_epoch(&settings.state_dir, now_ms)?;
+    tracing::info!(
+        executor_id = options.executor_id,
+        epoch,
+        "this start's epoch: an older process of this id is refused"
+    );
     let (mut router, mut reports) = Router::open(settings).await?;
     let mut backoff = RECONNECT_BACKOFF_MS_MIN;
     loop {
         let mut follow = Follow::new(options.urls.clone());
         let mut connected = false;
         while let Some(url) = follow.next_url() {
-            match connect(&url, &options.executor_id, &token, &mut router, &mut reports).await {
+            match connect(&url, &tls, &options.executor_id, epoch, &token, &mut router, &mut reports).await {
                 Ok(welcomed) => {
                     if welcomed {
                         backoff = RECONNECT_BACKOFF_MS_MIN;
@@ -117,7 +133,9 @@ pub async fn run(options: Options) -> Result<(), Error> {
 /// refusal of the upgrade is [`Error::NotLeader`].
 async fn connect(
     url: &str,
+    tls: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
     executor_id: &str,
+    epoch: u64,
     token: &str,
     router: &mut Router,
     reports: &mut mpsc::Receiver<Out>,
@@ -127,12 +145,14 @@ async fn connect(
         path: url.to_string(),
         detail: e.to_string(),
     };
-    let (mut ws, _) =
-        tokio_tungstenite::connect_async_with_config(url, None, true).await.map_err(|e| match standby_refusal(&e) {
+    let stream = open_stream(url, tls).await?;
+    let (mut ws, _) = tokio_tungstenite::client_async_with_config(url, stream, None).await.map_err(|e| {
+        match standby_refusal(&e) {
             Some(leader) => Error::NotLeader { url: url.to_string(), leader },
             None => ws_error(e),
-        })?;
-    ws.send(Message::Text(router.hello(token, executor_id).into())).await.map_err(ws_error)?;
+        }
+    })?;
+    ws.send(Message::Text(router.hello(token, executor_id, epoch).into())).await.map_err(ws_error)?;
     let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
         loop {
             match ws.next().await {
@@ -194,6 +214,52 @@ async fn connect(
                 }
             }
         }
+    }
+}
+
+/// A byte stream under the WebSocket: plain TCP for `ws://`, TLS over it for `wss://`.
+trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for T {}
+
+/// The connection under `url`'s WebSocket: TCP to its host and port (80 or 443 by
+/// default), and for `wss://` a TLS handshake that checks the certificate against the
+/// host name (Mozilla's roots and `--daemon-ca`'s).
+async fn open_stream(
+    url: &str,
+    tls: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
+) -> Result<Box<dyn Stream>, Error> {
+    let failed = |op: &'static str, detail: String| Error::Io { op, path: url.to_string(), detail };
+    let secure = url.starts_with("wss://");
+    let rest = url.strip_prefix("wss://").or_else(|| url.strip_prefix("ws://")).unwrap_or(url);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') => {
+            (host, port.parse::<u16>().map_err(|_| failed("websocket", format!("bad port {port:?}")))?)
+        }
+        _ => (authority, if secure { 443 } else { 80 }),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(failed("websocket", "no host".to_string()));
+    }
+    let tcp = tokio::net::TcpStream::connect((host, port)).await.map_err(|e| failed("connect", e.to_string()))?;
+    let _ = tcp.set_nodelay(true);
+    if !secure {
+        return Ok(Box::new(tcp));
+    }
+    let name = rustls_pki_types::ServerName::try_from(host.to_string())
+        .map_err(|e| failed("tls", format!("{host:?} is not a server name: {e}")))?;
+    match tokio_rustls::TlsConnector::from(tls.clone()).connect(name, tcp).await {
+        Ok(stream) => Ok(Box::new(stream)),
+        Err(e) => Err(failed(
+            "tls",
+            match address::tls::untrusted_certificate(&e) {
+                Some(why) => format!(
+                    "the daemon's certificate is not trusted ({why}): for a private CA or a self-signed certificate give its PEM with --daemon-ca FILE"
+                ),
+                None => format!("TLS handshake failed: {e}"),
+            },
+        )),
     }
 }
 

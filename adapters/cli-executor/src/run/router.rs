@@ -97,8 +97,8 @@ impl Router {
     }
 
     /// The `hello` frame: `token`, `executor_id`, steering, the kinds served, the bindings
-    /// with their newest state, and the journal.
-    pub fn hello(&self, token: &str, executor_id: &str) -> String {
+    /// with their newest state, the journal, and this start's `epoch`.
+    pub fn hello(&self, token: &str, executor_id: &str, epoch: u64) -> String {
         let journal = lock(&self.shared.journal);
         let bindings = journal
             .bindings()
@@ -121,6 +121,7 @@ impl Router {
             concurrency_max: CONCURRENCY_MAX,
             bindings,
             journal: journal.hello_lines(),
+            epoch: Some(epoch),
         };
         encode(&ExecutorMessage::Hello(hello))
     }
@@ -181,6 +182,7 @@ impl Router {
                     e.code,
                     ProtocolErrorCode::Unauthorized
                         | ProtocolErrorCode::Replaced
+                        | ProtocolErrorCode::Superseded
                         | ProtocolErrorCode::UnsupportedVersion
                         | ProtocolErrorCode::InvalidExecutorId
                 );

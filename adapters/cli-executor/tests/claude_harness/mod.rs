@@ -287,6 +287,7 @@ pub fn options(daemon_url: &str, dirs: &Dirs, claude: &Claude) -> cli_executor::
         executor_id: "claude-test".to_string(),
         settings,
         kinds: Some(vec![ExecutorKindWire::Claude]),
+        daemon_ca: None,
     }
 }
 

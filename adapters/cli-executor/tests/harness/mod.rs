@@ -213,6 +213,7 @@ pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
         executor_id: "cli-test".to_string(),
         settings,
         kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
+        daemon_ca: None,
     }
 }
 

@@ -48,7 +48,7 @@ pub enum NotifyError {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
-        problem: tls::CaProblem,
+        problem: address::tls::CaProblem,
     },
     /// The TLS client could not be set up.
     #[error("cannot set up TLS for https targets: {why}")]

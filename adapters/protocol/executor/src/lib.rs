@@ -36,4 +36,4 @@ mod session;
 
 pub use codec::{Error, MESSAGE_BYTES_MAX, decode_daemon, decode_executor, encode};
 pub use message::*;
-pub use session::{HELLO_MS_MAX, IDLE_MS_MAX, Session, SessionConfig, Step};
+pub use session::{HELLO_MS_MAX, HostBookRef, HostTokens, IDLE_MS_MAX, Session, SessionConfig, Step};

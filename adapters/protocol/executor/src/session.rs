@@ -11,11 +11,32 @@ use engine::ExecutorInput;
 use engine::ids::ExecutorId;
 use engine::op::Operation;
 
+/// The per-host executor tokens (`orchestrator executor add HOST`): a token good for one
+/// executor id only. The daemon's implementation reads its book of hashed tokens; the
+/// session only asks.
+pub trait HostTokens: Send + Sync {
+    /// Whether `token` is the token issued to the executor named `executor_id` (compared
+    /// in constant time, or by its hash).
+    fn accepts(&self, executor_id: &str, token: &str) -> bool;
+}
+
+/// A shared [`HostTokens`], printed without its contents.
+#[derive(Clone)]
+pub struct HostBookRef(pub std::sync::Arc<dyn HostTokens>);
+
+impl std::fmt::Debug for HostBookRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostBookRef")
+    }
+}
+
 /// Limits and secrets of a connection.
 #[derive(Clone, Debug)]
 pub struct SessionConfig {
-    /// The executor token a `hello` must carry.
+    /// The shared executor token a `hello` may carry (any executor id).
     pub token: String,
+    /// The per-host tokens a `hello` may carry instead (each for its own executor id).
+    pub hosts: Option<HostBookRef>,
     /// The largest accepted frame, in bytes.
     pub message_bytes_max: usize,
     /// Sustained messages per second.
@@ -31,6 +52,7 @@ impl SessionConfig {
     pub fn new(token: impl Into<String>) -> SessionConfig {
         SessionConfig {
             token: token.into(),
+            hosts: None,
             message_bytes_max: codec::MESSAGE_BYTES_MAX,
             messages_per_second_max: 1_000,
             messages_burst_max: 2_000,
@@ -78,6 +100,9 @@ pub struct Step {
     /// The protocol version of a hello refused for it (the registry remembers it for
     /// `orchestrator doctor`).
     pub refused_protocol: Option<u32>,
+    /// The accepted hello's `epoch` (the transport refuses it with `SUPERSEDED` when a
+    /// later start of the same executor id connected before).
+    pub epoch: Option<u64>,
 }
 
 /// One connection.
@@ -90,6 +115,9 @@ pub struct Session {
     closed: bool,
     /// The executor renders the operator UI (from its hello).
     operator: bool,
+    /// The per-host token its hello carried, when it was one (checked again by
+    /// [`Session::still_authorized`], so a removed host is cut off).
+    host_token: Option<String>,
     /// Rate limiter: tokens left (in thousandths of a message) and when last refilled.
     bucket_milli: u64,
     bucket_at_ms: Option<u64>,
@@ -99,7 +127,15 @@ impl Session {
     /// A fresh connection awaiting its `hello`.
     pub fn new(config: SessionConfig) -> Session {
         let bucket_milli = u64::from(config.messages_burst_max) * 1_000;
-        Session { config, executor: None, closed: false, operator: false, bucket_milli, bucket_at_ms: None }
+        Session {
+            config,
+            executor: None,
+            closed: false,
+            operator: false,
+            host_token: None,
+            bucket_milli,
+            bucket_at_ms: None,
+        }
     }
 
     /// The executor, once its `hello` was accepted.
@@ -110,6 +146,16 @@ impl Session {
     /// Whether the executor asked for `operator.summary` pushes in its hello.
     pub fn wants_summaries(&self) -> bool {
         self.operator
+    }
+
+    /// Whether the credential of the accepted hello is still good: always for the shared
+    /// token; for a per-host token, while the host's token is in the book.
+    pub fn still_authorized(&self) -> bool {
+        match (&self.host_token, &self.executor, &self.config.hosts) {
+            (Some(token), Some(executor), Some(hosts)) => hosts.0.accepts(&executor.0, token),
+            (Some(_), _, _) => false,
+            (None, _, _) => true,
+        }
     }
 
     /// Whether the session has asked for the connection to close.
@@ -138,7 +184,11 @@ impl Session {
         };
         match (&self.executor, message) {
             (None, ExecutorMessage::Hello(hello)) => {
-                if !constant_time_eq(hello.token.as_bytes(), self.config.token.as_bytes()) {
+                let shared = constant_time_eq(hello.token.as_bytes(), self.config.token.as_bytes());
+                let host = !shared
+                    && valid_executor_id(&hello.executor_id)
+                    && self.config.hosts.as_ref().is_some_and(|h| h.0.accepts(&hello.executor_id, &hello.token));
+                if !shared && !host {
                     return self.error(ProtocolErrorCode::Unauthorized, "wrong executor token".into());
                 }
                 if hello.protocol != PROTOCOL_VERSION {
@@ -165,10 +215,13 @@ impl Session {
                 });
                 self.executor = Some(executor.clone());
                 self.operator = hello.capabilities.operator;
+                self.host_token = host.then(|| hello.token.clone());
+                let epoch = hello.epoch;
                 Step {
                     inputs: vec![hello.into_input()],
                     replies: vec![welcome],
                     registered: Some(executor),
+                    epoch,
                     ..Step::default()
                 }
             }

@@ -96,6 +96,7 @@ fn the_document_lists_every_error_code() {
         ProtocolErrorCode::InvalidExecutorId,
         ProtocolErrorCode::DuplicateHello,
         ProtocolErrorCode::Replaced,
+        ProtocolErrorCode::Superseded,
     ];
     for code in codes {
         let wire = serde_json::to_string(&code).expect("codes serialize");
@@ -179,5 +180,6 @@ fn hello(token: &str, executor_id: &str) -> Hello {
         concurrency_max: 4,
         bindings: Vec::new(),
         journal: Vec::new(),
+        epoch: None,
     }
 }

@@ -232,6 +232,9 @@ pub enum ProtocolErrorCode {
     DuplicateHello,
     /// Another connection took over this executor id. Closes.
     Replaced,
+    /// A later start of this executor id (a higher `hello.epoch`) connected: this one is
+    /// the older process, on a replaced host or a second copy, and must stop. Closes.
+    Superseded,
 }
 
 impl ProtocolErrorCode {

@@ -26,6 +26,11 @@ pub struct Hello {
     pub bindings: Vec<BindingWire>,
     /// Its journal of recent commands.
     pub journal: Vec<JournalWire>,
+    /// When this executor process started, in ms since the Unix epoch (never less than
+    /// its previous start's): a newer start of the same executor id fences an older one,
+    /// which the daemon refuses with `SUPERSEDED`. Absent: no fence (the extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
 }
 
 impl Hello {
