@@ -44,6 +44,11 @@ pub struct Daemon {
 }
 
 impl Daemon {
+    /// The daemon's data directory (its host book is there).
+    pub fn data_dir(&self) -> PathBuf {
+        self._dir.path().join("data")
+    }
+
     /// Starts a daemon on a fresh data directory and waits until it listens.
     pub async fn start() -> Daemon {
         let dir = tempfile::tempdir().expect("tempdir");
