@@ -38,9 +38,13 @@ impl Engine {
         let (reason, prompt) = choose(w, &intent, delivery, has_lanes);
         w.attempts += 1;
         if delivery == Delivery::Create {
+            // A CLI worker stays on the host that holds its workspace: its fresh session is
+            // made by the executor that held the last one (waiting for it while it is away),
+            // never by another host's. A browser conversation may open in any browser.
+            let pinned = w.binding.as_ref().and_then(|b| b.executor.clone()).filter(|_| w.spec.executor.is_cli());
             w.binding = Some(Binding {
                 conversation: Arc::from(""),
-                executor: None,
+                executor: pinned,
                 status: BindingStatus::Pending,
                 state: ConversationState::Unknown,
                 state_seq: 0,

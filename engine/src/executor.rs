@@ -185,6 +185,12 @@ impl Engine {
         if !self.runs_kind(executor, kind) {
             return Err(format!("executor {executor} does not run {kind} workers"));
         }
+        // A CLI worker is pinned to the host that holds its workspace.
+        if let Some(pinned) = w.binding.as_ref().and_then(|b| b.executor.as_ref()).filter(|_| kind.is_cli())
+            && pinned != executor
+        {
+            return Err(format!("the worker is pinned to host {pinned}, which holds its workspace"));
+        }
         if conversation.is_empty() {
             return Ok(());
         }

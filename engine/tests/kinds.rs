@@ -210,3 +210,41 @@ fn a_cli_root_started_on_a_chatgpt_conversation_is_refused_before_anything_exist
         matches!(world.call(Operation::RunList { include_terminal: true }), Ok(engine::op::Reply::Runs(r)) if r.is_empty())
     );
 }
+
+#[test]
+fn a_cli_worker_whose_conversation_is_lost_starts_again_on_its_own_host_only() {
+    let mut world = check(
+        "run auto
+         executor cli-b kinds=codex
+         spawn cli codex dir=/src/app
+         advance 1m
+         executor cli-a kinds=codex",
+        "cli-b create cli#1 initial bootstrap/v2",
+    );
+    // Its session is gone on cli-b (the host that holds /src/app): the fresh one a person
+    // asks for is made there again, never on cli-a, whose disk may not hold the workspace.
+    let trace = world.script("submit cli\nidle cli\nclosed cli\ncli.continue_now\nadvance 1m");
+    assert!(trace.contains("cli-b create cli#"), "re-created on its own host: {trace}");
+    assert!(!trace.contains("cli-a"), "never on another host: {trace}");
+    // Its host is gone when the next one is lost: it waits for it, nothing goes to cli-a.
+    let trace =
+        world.script("submit cli\nidle cli\nclosed cli\ndisconnect cli-b\ncli.continue_now\nadvance 30m\nshow cli");
+    assert!(!trace.contains("cli-a"), "waits for its host: {trace}");
+    let trace = world.script("executor cli-b kinds=codex");
+    assert!(trace.contains("cli-b create cli#"), "made on its host when it is back: {trace}");
+    // Another host that claims its session is refused with an event naming its host.
+    world.script("bind cli codex:thread/elsewhere cli-a");
+    assert_eq!(
+        world.worker("cli").binding.as_ref().and_then(|b| b.executor.clone()).map(|e| e.to_string()).as_deref(),
+        Some("cli-b")
+    );
+    let why = world
+        .engine
+        .recent_events()
+        .filter_map(|e| match &e.kind {
+            EventKind::BindingRefused { executor, why, .. } if executor.to_string() == "cli-a" => Some(why.to_string()),
+            _ => None,
+        })
+        .last();
+    assert_eq!(why.as_deref(), Some("the worker is pinned to host cli-b, which holds its workspace"));
+}
