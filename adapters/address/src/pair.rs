@@ -52,6 +52,11 @@ pub struct PairRequest {
     /// absent or anything else: the executor token only (the browser extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The executor id a `cli-executor` will say hello with: the daemon answers with a token
+    /// good for that host only (its host book; one issued to it before is retired).
+    /// Absent: the shared executor token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// [`PairRequest::client`] of `orchestrator executor-cli --pair`.

@@ -180,9 +180,13 @@ pub fn issued_text(issued: &PairIssued, executor_url: &str) -> String {
 
 /// `executor-cli --pair`: `code` exchanged at the daemon of `daemon_url` for the executor
 /// token and the MCP token (its children call the tools with it).
-pub async fn exchange(daemon_url: &str, code: &str) -> Result<PairAnswer, PairClientError> {
+pub async fn exchange(daemon_url: &str, code: &str, host: Option<&str>) -> Result<PairAnswer, PairClientError> {
     let addr = authority_of(daemon_url)?;
-    let request = PairRequest { code: code.to_string(), client: Some(CLIENT_CLI_EXECUTOR.to_string()) };
+    let request = PairRequest {
+        code: code.to_string(),
+        client: Some(CLIENT_CLI_EXECUTOR.to_string()),
+        host: host.map(str::to_string),
+    };
     let body = serde_json::to_string(&request).map_err(|e| PairClientError::Http(e.to_string()))?;
     let (status, bytes) = call(&addr, Method::POST, PAIR_PATH, None, body).await?;
     if status != 200 {

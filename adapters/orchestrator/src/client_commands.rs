@@ -39,12 +39,13 @@ pub(crate) fn pair_command(
 pub(crate) fn pair_executor(
     daemon: &str,
     code: &str,
+    host: &str,
     token_file: &std::path::Path,
     mcp_token_file: Option<&std::path::PathBuf>,
 ) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let answer = runtime
-        .block_on(console::pair::exchange(daemon, code))
+        .block_on(console::pair::exchange(daemon, code, Some(host)))
         .map_err(|e| anyhow::anyhow!("cannot pair with {daemon}: {e}"))?;
     save_secret(token_file, &answer.executor_token)?;
     if let (Some(path), Some(mcp)) = (mcp_token_file, &answer.mcp_token) {

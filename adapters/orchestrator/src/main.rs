@@ -231,10 +231,13 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             };
             let token_path = data_dir.join(token::TOKEN_FILE_NAME);
             let token_file = token_file.unwrap_or_else(|| data_dir.join(bridge::server::TOKEN_FILE_NAME));
+            let state_dir = state_dir.unwrap_or_else(|| data_dir.join("cli-executor"));
+            let executor_id = cli_executor::base::identity::host_id(executor_id.as_deref(), &state_dir)?;
             if let Some(code) = pair {
                 client_commands::pair_executor(
                     &daemon,
                     &code,
+                    &executor_id,
                     &token_file,
                     mcp_token.is_none().then_some(&token_path),
                 )?;
@@ -248,8 +251,6 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                     format!("no MCP token in {} (start the daemon once, or pass --mcp-token)", token_path.display())
                 })?,
             };
-            let state_dir = state_dir.unwrap_or_else(|| data_dir.join("cli-executor"));
-            let executor_id = cli_executor::base::identity::host_id(executor_id.as_deref(), &state_dir)?;
             let settings = cli_executor::base::settings::Settings {
                 program: codex,
                 args: std::iter::once("app-server".to_string()).chain(codex_args).collect(),

@@ -4,8 +4,10 @@
 //! - `GET /pair`: the discovery answer (product, version): what the extension's probe of
 //!   loopback ports looks for. Nothing secret.
 //! - `POST /pair` `{"code": "4821-7730"}`: a good code for the executor token (and the
-//!   MCP URL; the MCP token too for `"client": "cli-executor"`). No token: the code is the
-//!   credential, checked by [`PairBook`] (once, minutes, rate limited).
+//!   MCP URL; the MCP token too for `"client": "cli-executor"`, and for one that names its
+//!   `"host"` a token good for that executor id only, from the host book, instead of the
+//!   shared one). No token: the code is the credential, checked by [`PairBook`] (once,
+//!   minutes, rate limited).
 //! - `POST /pair/code`: a fresh code, for `orchestrator pair`: as `/health`, a loopback
 //!   `Host`, no `Origin` and the static MCP token.
 //!
@@ -49,6 +51,8 @@ pub struct PairState {
     pub hosts: Vec<String>,
     /// How long a body may take to arrive (the edge's `--body-read-timeout-ms`).
     pub body_read_timeout_ms: u64,
+    /// The per-host tokens a CLI executor that names its host is paired with.
+    pub host_book: Option<Arc<bridge::server::HostBook>>,
 }
 
 impl PairState {
@@ -188,16 +192,33 @@ async fn exchange_checked(state: &PairState, peer: Option<SocketAddr>, body: Bod
             return refusal(StatusCode::BAD_REQUEST, "PAIR_BAD_REQUEST", "expected {\"code\": \"NNNN-NNNN\"}");
         }
     };
+    let cli = request.client.as_deref() == Some(CLIENT_CLI_EXECUTOR);
+    let host = request.host.as_deref().filter(|_| cli);
+    if let Some(host) = host
+        && !bridge::server::valid_host(host)
+    {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "PAIR_BAD_REQUEST",
+            "host must be an executor id (1 to 128 printable ASCII characters)",
+        );
+    }
     let address = peer.map(|p| p.ip().to_string()).unwrap_or_default();
     let tried = state.book.lock().unwrap_or_else(|p| p.into_inner()).redeem(&request.code, &address, oauth::now_ms());
     match tried {
         Ok(()) => {
-            let cli = request.client.as_deref() == Some(CLIENT_CLI_EXECUTOR);
-            tracing::info!(peer = %address, cli, "paired a client with a one-time code");
+            tracing::info!(peer = %address, cli, host, "paired a client with a one-time code");
+            let executor_token = match (host, &state.host_book) {
+                (Some(host), Some(book)) => match host_token(book, host) {
+                    Ok(token) => token,
+                    Err(e) => return refusal(StatusCode::INTERNAL_SERVER_ERROR, "PAIR_HOSTS", e.to_string()),
+                },
+                _ => state.executor_token.clone(),
+            };
             let body = PairAnswer {
                 product: PRODUCT.to_string(),
                 version: env!("CARGO_PKG_VERSION").to_string(),
-                executor_token: state.executor_token.clone(),
+                executor_token,
                 mcp_token: cli.then(|| state.mcp_token.clone()),
                 mcp_url: state.mcp_url.clone(),
             };
@@ -219,6 +240,17 @@ async fn exchange_checked(state: &PairState, peer: Option<SocketAddr>, body: Bod
             response
         }
     }
+}
+
+/// A fresh token for `host` in the book; one issued to it before is retired (pairing
+/// again is how a replaced host gets its own).
+fn host_token(book: &bridge::server::HostBook, host: &str) -> Result<String, bridge::server::HostsError> {
+    match book.remove(host) {
+        Ok(()) => tracing::info!(host, "a host paired again: its previous token is retired"),
+        Err(bridge::server::HostsError::Unknown(_)) => {}
+        Err(e) => return Err(e),
+    }
+    book.add(host, oauth::now_ms())
 }
 
 async fn issue(State(state): State<Arc<PairState>>, headers: HeaderMap) -> Response {
@@ -248,6 +280,7 @@ mod tests {
             origin_prefixes: vec!["chrome-extension://".into(), "moz-extension://".into()],
             hosts: vec!["box.lan".into()],
             body_read_timeout_ms: 1_000,
+            host_book: None,
         }
     }
 

@@ -366,6 +366,7 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
             origin_prefixes: mount.config.origin_prefixes.clone(),
             hosts: pair_hosts,
             body_read_timeout_ms: options.limits.body_read_timeout_ms,
+            host_book: Some(Arc::new(bridge::server::HostBook::in_dir(&options.data_dir))),
         });
         pair_code_ttl_ms = mount.pair_code_ttl_ms;
         if matches!(mount.source, bridge::server::TokenSource::Generated(_)) {

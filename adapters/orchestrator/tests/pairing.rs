@@ -195,7 +195,12 @@ async fn executor_cli_pairs_saves_its_tokens_private_and_is_welcomed() {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(err.contains("the codex binary /nonexistent/codex was not found"), "paired, then its own checks: {err}");
     let token = read(&own, "executor-token");
-    assert_eq!(token, read(&dir, "executor-token"));
+    // Its own token, good for its host id only (kept in its state directory, made from
+    // this machine's name), never the shared one.
+    let host = read(&own.join("cli-executor"), "executor-id");
+    assert_ne!(token, read(&dir, "executor-token"), "a per-host token");
+    let book = std::fs::read_to_string(dir.join("executor-hosts")).expect("the daemon's host book");
+    assert!(book.contains(&format!("\"host\": \"{host}\"")) && !book.contains(&token), "{book}");
     assert_eq!(read(&own, "mcp-token"), read(&dir, "mcp-token"), "its children call the tools with it");
     #[cfg(unix)]
     for name in ["executor-token", "mcp-token"] {
@@ -204,7 +209,11 @@ async fn executor_cli_pairs_saves_its_tokens_private_and_is_welcomed() {
         assert_eq!(mode, 0o600, "{name}");
     }
     assert!(!err.contains(&token) && !err.contains(&code.replace('-', "")), "no secret on stderr: {err}");
-    let (_executor, _) = TestExecutor::hello(&executor_url, hello(&token, "paired-cli")).await.expect("welcomed");
+    let (_executor, _) = TestExecutor::hello(&executor_url, hello(&token, &host)).await.expect("welcomed");
+    assert!(
+        TestExecutor::hello(&executor_url, hello(&token, "another-host")).await.is_err(),
+        "its token is not another host's"
+    );
 
     // The same code again: one line saying it was used.
     let again = run(&code);
