@@ -423,12 +423,17 @@ pub(crate) enum ServiceCommand {
 #[derive(Subcommand, Debug)]
 pub(crate) enum StoreCommand {
     /// Read-only check of DIR/store: the acknowledged-commit mark, the journals and every
-    /// record (read from a private copy; nothing in DIR changes). Prints what it found;
-    /// exits 0 only if the store is intact.
+    /// record (read from a private copy; nothing in DIR changes). With --store postgres://...
+    /// the database instead, in one read-only snapshot (no lease taken: a running leader
+    /// goes on). Prints what it found; exits 0 only if the store is intact.
     Verify {
         /// Data directory. Default: as for `serve`.
         #[arg(long, value_name = "DIR", env = "ORCHESTRATOR_DATA_DIR")]
         data_dir: Option<PathBuf>,
+        /// The store to check: `fjall` (DIR/store, the default) or a `postgres://` URL, as
+        /// `serve --store` takes it.
+        #[arg(long, value_name = "STORE", env = "ORCHESTRATOR_STORE", hide_env_values = true)]
+        store: Option<String>,
     },
     /// Copy what is intact in DIR into the new data directory NEWDIR (never modifying DIR):
     /// the journals up to their first damage and every readable record, plus the token

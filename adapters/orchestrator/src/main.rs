@@ -284,7 +284,19 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 }
             })
         }
-        Command::Store(StoreCommand::Verify { data_dir }) => {
+        Command::Store(StoreCommand::Verify { store: Some(url), .. }) if store_pg::is_postgres_url(&url) => {
+            let report = store_pg::verify(&url)
+                .map_err(|e| anyhow::anyhow!("cannot verify the Postgres store [{}]: {e}", e.code()))?;
+            print_out(&report.text);
+            if !report.intact {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Store(StoreCommand::Verify { store: Some(other), .. }) if other != "fjall" => {
+            anyhow::bail!("--store {other}: expected fjall or a postgres:// URL")
+        }
+        Command::Store(StoreCommand::Verify { data_dir, .. }) => {
             let dir = data_dir.unwrap_or_else(default_data_dir);
             let report = store::verify(&dir.join(STORE_DIR_NAME))
                 .with_context(|| format!("cannot verify the store in {}", dir.display()))?;

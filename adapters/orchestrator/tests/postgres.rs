@@ -59,6 +59,15 @@ async fn a_run_survives_kill_9_and_a_new_machine_on_postgres() {
     assert!(second.stderr().contains("opened the Postgres store"), "{}", second.stderr());
     let epoch = server.rows(&url, "SELECT epoch FROM orchestrator_lease");
     assert_eq!(epoch[0][0].as_deref(), Some("2"), "each start took an epoch");
+    // `store verify` checks the database while the daemon leads, and takes no epoch.
+    let out = orchestrator(tmp.path(), &["store", "verify", "--store", &url]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("orchestrator store verify --store postgres://...:\n{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.ends_with("intact\n") && stdout.contains("lease: epoch 2, held by"), "{stdout}");
+    assert!(!stdout.contains("postgres://"), "the connection string is never printed: {stdout}");
+    let epoch = server.rows(&url, "SELECT epoch FROM orchestrator_lease");
+    assert_eq!(epoch[0][0].as_deref(), Some("2"), "verify took no epoch");
 }
 
 #[test]

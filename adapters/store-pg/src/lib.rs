@@ -12,6 +12,8 @@
 //! - `url.rs`: connection strings parsed (TLS refused, connecting bounded) and named
 //!   without the password.
 //! - [`sql`]: every statement the store sends.
+//! - `verify.rs`: [`verify`], `store verify` on Postgres: one read-only snapshot, every
+//!   row checked, nothing changed, no lease taken.
 //! - `error.rs`: [`Error`], the one error enum, with stable codes (`PG_FENCED`, ...).
 //! - `test_server.rs` (feature `test-server`): a throwaway PostgreSQL for tests.
 //!
@@ -41,9 +43,11 @@ pub mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
 mod url;
+mod verify;
 
 pub use error::{Corruption, Error, StoredKey};
 pub use pg_store::{Options, PgStore, TABLE_EVENTS, TABLE_STATE, decode_row, is_postgres_url};
+pub use verify::{PROBLEMS_LISTED_MAX, PgVerifyReport, VERIFY_STATEMENT_MS_MAX, verify};
 
 /// How long connecting may take by default, in milliseconds.
 pub const CONNECT_TIMEOUT_MS_DEFAULT: u64 = 10_000;

@@ -131,3 +131,11 @@ pub const LOAD_EVENTS: &str = "SELECT key, value FROM orchestrator_events ORDER 
 
 /// Events after a key, in order, at most `$2`.
 pub const EVENTS_AFTER: &str = "SELECT key, value FROM orchestrator_events WHERE key > $1 ORDER BY key LIMIT $2";
+
+/// `store verify`: the lease row as the check reports it.
+pub const VERIFY_LEASE: &str = "\
+SELECT format, epoch, commits, holder, expires_at > now() FROM orchestrator_lease WHERE id = 1";
+
+/// `store verify`: every event row, oldest first (read in one snapshot with
+/// [`LOAD_STATE`], in a `REPEATABLE READ READ ONLY` transaction).
+pub const VERIFY_EVENTS: &str = "SELECT key, value FROM orchestrator_events ORDER BY key";
