@@ -2,16 +2,17 @@
 //! each flag set turned into the console's request, performed, and its answer printed.
 //! Every failure is an error for `main` to print as one line.
 
-use crate::flags::{DaemonFlags, OauthCommand, RunCommand, WorkerCommand};
+use crate::flags::{AddressFlags, OauthCommand, RunCommand, WorkerCommand};
 use crate::print_out;
 use address::token;
 use address::{URL_FILE_NAME, default_data_dir};
 use anyhow::Context;
 use console::reach::Target;
 
-/// The daemon the flags name (its data directory, or the default one).
-fn target(daemon: DaemonFlags) -> anyhow::Result<Target> {
-    Target::new(daemon.data_dir, Vec::new(), daemon.mcp_token)
+/// The daemon the flags name: its URLs (a standby followed to the leader), or its data
+/// directory (or the default one).
+fn target(daemon: AddressFlags) -> anyhow::Result<Target> {
+    Target::new(daemon.data_dir, daemon.url, daemon.mcp_token)
 }
 
 /// `orchestrator pair`: a fresh one-time code from the running daemon, printed with its

@@ -229,21 +229,21 @@ pub(crate) enum RunCommand {
     /// Every run, one line each: status, name, workers.
     List {
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// The run with its workers and their current attempts, as `status` shows it.
     Show {
         /// The run, e.g. run-1 (`orchestrator run list` lists them).
         run: String,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// Pause all after current turns: every unfinished worker pauses once its running turn ends.
     Pause {
         /// The run, e.g. run-1.
         run: String,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// Resume all unfinished: clears the pauses you made (a stall or a page the
     /// orchestrator could not read stays paused until you resume that worker).
@@ -251,7 +251,7 @@ pub(crate) enum RunCommand {
         /// The run, e.g. run-1.
         run: String,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// Stop run: every unfinished worker of the run is cancelled, for good (its /root too).
     Stop {
@@ -260,7 +260,7 @@ pub(crate) enum RunCommand {
         /// Why, in plain words (kept on every cancelled worker). Default: "Stopped by the operator".
         reason: Vec<String>,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
 }
 
@@ -276,21 +276,21 @@ pub(crate) enum WorkerCommand {
         #[arg(long)]
         after_current_turn: bool,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// Lift the worker's pause: Auto Resume goes on where it was.
     Resume {
         /// The worker, e.g. wrk-2.
         worker: String,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// Exactly one turn now (lifting a pause), as the dashboard's Continue now.
     Continue {
         /// The worker, e.g. wrk-2.
         worker: String,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// Stop the worker for good (its session is closed; nothing more is sent). A run's /root
     /// is not stopped alone: `orchestrator run stop RUN` stops the whole run.
@@ -301,7 +301,7 @@ pub(crate) enum WorkerCommand {
         #[arg(required = true, num_args = 1..)]
         reason: Vec<String>,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// Answer the worker's question (a human wait, shown as "needs you" by `status`); without
     /// an answer, show the question and its choices.
@@ -311,7 +311,7 @@ pub(crate) enum WorkerCommand {
         /// The answer, in plain words (or one of the choices); the worker goes on with it.
         answer: Vec<String>,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
     /// Release the worker from its wait for another worker (shown as "Waiting" by `status`):
     /// it goes on, as Release on the dashboard.
@@ -321,7 +321,7 @@ pub(crate) enum WorkerCommand {
         /// A note for the worker: what changed (optional).
         note: Vec<String>,
         #[command(flatten)]
-        daemon: DaemonFlags,
+        daemon: AddressFlags,
     },
 }
 
@@ -343,7 +343,8 @@ pub(crate) struct AddressFlags {
     pub(crate) mcp_token: Option<String>,
 }
 
-/// Where the running daemon is, for the `oauth`, `worker` and `run` commands.
+/// Where the running daemon is, for the `oauth` commands (its data directory: the grants file
+/// is there too).
 #[derive(clap::Args, Debug)]
 pub(crate) struct DaemonFlags {
     /// Data directory of the daemon: its address and token are read from it. Default: as for `serve`.

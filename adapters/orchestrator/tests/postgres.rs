@@ -240,6 +240,8 @@ async fn a_second_daemon_is_a_standby_and_takes_over_within_the_lease_after_kill
         vec!["status", "--mcp-token", TOKEN, "--url", &b.url],
         vec!["status", "--mcp-token", TOKEN, "--url", &dead, "--url", &a.url],
         vec!["status", "--mcp-token", TOKEN, "--url", &dead, "--url", &b.url],
+        vec!["run", "list", "--mcp-token", TOKEN, "--url", &dead, "--url", &b.url],
+        vec!["run", "show", &run_id, "--mcp-token", TOKEN, "--url", &b.url],
     ] {
         let out = orchestrator(tmp.path(), &args);
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
