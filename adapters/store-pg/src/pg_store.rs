@@ -5,13 +5,12 @@ use crate::client::{self, Connect, Loaded, Opened, Request, Rows};
 use crate::error::{Corruption, Error, StoredKey};
 use crate::url::parse_url;
 use engine::event::Event;
-use engine::ids::{Cursor, WorkerId};
-use engine::model::WorkerSpec;
+use engine::ids::Cursor;
 use engine::{Batch, Record, RecordKey};
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -215,23 +214,10 @@ impl PgStore {
     /// by key, each worker with its spec, then the newest events oldest first.
     fn records(&self, loaded: Loaded) -> Result<Vec<Record>, Error> {
         let mut records = Vec::with_capacity(loaded.state.len() + loaded.events_newest_first.len());
-        // A worker's spec is stored as its own record (`Worker.spec` is not serialized);
-        // spec keys sort before worker keys, so each worker gets its spec back as it is
-        // read, as in the fjall store.
-        let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
+        let mut specs = store::specs::SpecRejoin::default();
         for (key, value) in &loaded.state {
             let mut record = decode_row(TABLE_STATE, key, value).map_err(|e| self.fail(e))?;
-            match &mut record {
-                Record::WorkerSpec(spec) => {
-                    specs.insert(spec.id, spec.clone());
-                }
-                Record::Worker(worker) => {
-                    if let Some(spec) = specs.remove(&worker.id) {
-                        worker.spec = spec;
-                    }
-                }
-                _ => {}
-            }
+            specs.rejoin(&mut record);
             records.push(record);
         }
         for (key, value) in loaded.events_newest_first.iter().rev() {

@@ -8,14 +8,13 @@ use crate::key;
 use crate::mark::{self, MarkProblem, MarkWriter};
 use crate::tree_scan;
 use engine::event::Event;
-use engine::ids::{Cursor, WorkerId};
-use engine::model::WorkerSpec;
+use engine::ids::Cursor;
 use engine::{Batch, Record, RecordKey};
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// The keyspace of every record but events: the latest version per key.
 pub const KEYSPACE_STATE: &str = "state";
@@ -230,27 +229,14 @@ impl FjallStore {
     /// Every state record and the newest events (see [`runtime::Store::load`]).
     fn load_records(&self) -> Result<Vec<Record>, Error> {
         let mut records = Vec::new();
-        // A worker's spec is stored as its own record (`Worker.spec` is not serialized);
-        // the spec keys sort before the worker keys, so each worker gets its spec back
-        // as it is read, and `load` returns the records exactly as they were committed.
-        let mut specs: BTreeMap<WorkerId, Arc<WorkerSpec>> = BTreeMap::new();
+        let mut specs = crate::specs::SpecRejoin::default();
         for entry in self.state.iter() {
             let (k, v) = entry.into_inner().map_err(|e| self.fail("reading records", e))?;
             if &*k == key::COMMITS_KEY {
                 continue;
             }
             let mut record = decode_entry(&k, &v, false)?;
-            match &mut record {
-                Record::WorkerSpec(spec) => {
-                    specs.insert(spec.id, spec.clone());
-                }
-                Record::Worker(worker) => {
-                    if let Some(spec) = specs.remove(&worker.id) {
-                        worker.spec = spec;
-                    }
-                }
-                _ => {}
-            }
+            specs.rejoin(&mut record);
             records.push(record);
         }
         let mut recent = Vec::new();

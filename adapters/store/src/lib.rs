@@ -5,6 +5,8 @@
 //! - `fjall_store.rs`: [`FjallStore`], the [`runtime::Store`] implementation: one fsynced
 //!   fjall batch per group commit, bounded loads, the data-directory lock and poisoning.
 //! - [`key`]: record keys as big-endian byte strings (a one-byte kind tag, then the id).
+//! - [`specs`]: [`specs::SpecRejoin`], each worker given its spec back as a load reads
+//!   them (both stores' loads).
 //! - [`envelope`]: record values: magic, format version, CRC32, postcard payload; the
 //!   decode path dispatches on the version so that old versions keep loading.
 //! - `error.rs`: [`Error`], the one error enum of this adapter, and [`Corruption`].
@@ -58,6 +60,7 @@ mod fjall_store;
 pub mod journal_scan;
 pub mod key;
 pub mod mark;
+pub mod specs;
 pub mod tree_scan;
 mod verify;
 pub mod workload;
