@@ -101,6 +101,7 @@ fn setup(spawn_start: bool) -> Bench {
         kinds: vec![engine::ExecutorKind::Chatgpt],
         bindings: vec![],
         journal: vec![],
+        turns_max: None,
     };
     b.handle(Input::Executor(hello));
     for r in 0..RUNS {

@@ -26,6 +26,8 @@ pub(crate) struct ExecutorSession {
     pub kinds: Vec<ExecutorKind>,
     /// When its current connection said `hello`.
     pub since: Timestamp,
+    /// How many CLI workers' turns it runs at once (its `hello`'s cap), if it has one.
+    pub turns_max: Option<u32>,
 }
 
 /// An in-flight command handed to an executor over its current connection.
@@ -135,6 +137,11 @@ impl Connections {
     /// Whether the executor is connected and runs workers of this kind.
     pub fn runs_kind(&self, executor: &ExecutorId, kind: ExecutorKind) -> bool {
         self.executors.get(executor).is_some_and(|s| s.kinds.contains(&kind))
+    }
+
+    /// The executor's cap on CLI turns at once, when it is connected and has one.
+    pub fn turns_max(&self, executor: &ExecutorId) -> Option<u32> {
+        self.executors.get(executor).and_then(|s| s.turns_max)
     }
 
     /// Since when the executor is connected (its current connection's `hello`), or `None`.

@@ -259,10 +259,17 @@ impl Engine {
         let kind = w.spec.executor;
         match w.binding.as_ref().and_then(|b| b.executor.clone()) {
             Some(e) => self.runs_kind(&e, kind).then_some(e),
-            // Not one whose account is held, when another is connected.
+            // Not one whose account is held, when another is connected; and one with a free
+            // slot before one that runs as many turns as it allows.
             None => {
                 let mut connected = self.conn.connected().filter(|e| self.runs_kind(e, kind));
-                connected.clone().find(|e| !self.account_held(e, kind)).or_else(|| connected.next()).cloned()
+                let free = |e: &&ExecutorId| self.conn.turns_max(e).is_none_or(|max| self.turns_on(e, worker) < max);
+                connected
+                    .clone()
+                    .find(|e| !self.account_held(e, kind) && free(e))
+                    .or_else(|| connected.clone().find(|e| !self.account_held(e, kind)))
+                    .or_else(|| connected.next())
+                    .cloned()
             }
         }
     }

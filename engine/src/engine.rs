@@ -284,6 +284,7 @@ impl Engine {
 
     /// Closes the current input: timers, then the batch, then the other effects.
     fn finish_input(&mut self) {
+        self.fill_free_slots();
         self.notify_appended();
         self.refresh_stale_timers();
         for i in 0..self.state.runs.changed().len() {

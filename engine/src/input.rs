@@ -46,6 +46,9 @@ pub enum ExecutorInput {
         bindings: Vec<BindingReport>,
         /// Its command journal for recent commands.
         journal: Vec<JournalEntry>,
+        /// How many CLI workers' turns it runs at once (its host's cap); a turn beyond it
+        /// waits for one to end. `None`: no cap (a browser queues its own commands).
+        turns_max: Option<u32>,
     },
     /// The executor's connection ended.
     Disconnected {

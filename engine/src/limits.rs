@@ -81,6 +81,10 @@ pub const COMMAND_RESULT_GRACE_MS_DEFAULT: u64 = 30 * SECOND_MS;
 /// executor) before it goes out naming the conversation to any connected executor, which
 /// opens it.
 pub const ATTACHED_REPORT_WAIT_MS: u64 = 10 * SECOND_MS;
+
+/// How often a CLI turn that waits for a free slot on its host (the host runs as many
+/// turns as its `hello` allows) looks again, in ms.
+pub const HOST_SLOT_RECHECK_MS: u64 = SECOND_MS;
 /// How long a submitted turn may go without any report about its conversation before the
 /// engine sends `conversation.inspect` (and again after each further such stretch).
 pub const INSPECT_AFTER_MS_DEFAULT: u64 = 10 * MINUTE_MS;

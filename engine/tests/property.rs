@@ -163,6 +163,7 @@ impl Executor {
             kinds: vec![engine::ExecutorKind::Chatgpt],
             bindings,
             journal,
+            turns_max: None,
         }
     }
 }

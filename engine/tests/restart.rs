@@ -296,6 +296,7 @@ fn a_republished_pre_submission_state_is_not_a_turn_end() {
             state_seq: seq,
             conversation: None,
         }],
+        turns_max: None,
     };
     world.input(Input::Executor(hello));
     world.advance(60_000);

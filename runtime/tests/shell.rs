@@ -87,6 +87,7 @@ async fn timers_fire_on_virtual_time_and_commands_reach_the_sink() {
                     kinds: vec![engine::ExecutorKind::Chatgpt],
                     bindings: vec![],
                     journal: vec![],
+                    turns_max: None,
                 })
                 .await
                 .expect("alive");

@@ -172,6 +172,7 @@ fn main() -> anyhow::Result<()> {
                     kinds: vec![engine::ExecutorKind::Chatgpt],
                     bindings: vec![],
                     journal: vec![],
+                    turns_max: None,
                 };
                 let _ = handle.executor(hello).await;
                 tokio::spawn(watch_attachments(handle.clone(), executor.clone(), seqs.clone()));

@@ -26,7 +26,7 @@ use crate::time::{MINUTE_MS, Timestamp};
 impl Engine {
     /// The executor that carries the worker, if any: the one holding its conversation,
     /// else the one its in-flight command went to.
-    fn carrier_of(&self, w: &Worker) -> Option<ExecutorId> {
+    pub(crate) fn carrier_of(&self, w: &Worker) -> Option<ExecutorId> {
         let bound = w.binding.as_ref().and_then(|b| b.executor.clone());
         bound.or_else(|| w.in_flight.and_then(|a| self.conn.sent_to(a).cloned()))
     }

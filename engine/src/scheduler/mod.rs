@@ -58,6 +58,9 @@ pub(crate) enum Wait {
     Backoff,
     /// A report about a newly attached conversation ([`limits::ATTACHED_REPORT_WAIT_MS`]).
     Report,
+    /// A free slot on the CLI worker's host, which runs as many turns as its `hello`
+    /// allows (looked at again every [`limits::HOST_SLOT_RECHECK_MS`]).
+    HostSlot,
 }
 
 /// Whether the intent is the turn a `worker_attach` asked for (the first turn of a fresh
@@ -90,7 +93,7 @@ fn accepts_send(w: &Worker, state: ConversationState) -> bool {
 }
 
 /// The latest of several optional waits.
-fn latest(waits: [Option<(Timestamp, Wait)>; 3]) -> Option<(Timestamp, Wait)> {
+fn latest(waits: [Option<(Timestamp, Wait)>; 4]) -> Option<(Timestamp, Wait)> {
     waits.into_iter().flatten().max_by_key(|(at, _)| *at)
 }
 
@@ -297,7 +300,10 @@ impl Engine {
                     || intent.reasons.contains(WakeReason::Initial)
                     || intent.reasons.contains(WakeReason::DeadMan);
                 return if may_create {
-                    Decision::Dispatch(Delivery::Create)
+                    match self.slot_at(w) {
+                        Some((at, wait)) => Decision::WaitUntil(at, wait),
+                        None => Decision::Dispatch(Delivery::Create),
+                    }
                 } else {
                     Decision::Hold(Hold::NoConversation)
                 };
@@ -311,7 +317,7 @@ impl Engine {
                 // (spec 000 §10.4, 003 decision 10).
                 let bypass = policy.idle_may_bypass_min_spacing || is_material(intent);
                 let floor = if bypass { None } else { self.floor_at(w, &policy) };
-                match latest([grace, floor, backoff]) {
+                match latest([grace, floor, backoff, self.slot_at(w)]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Send),
                 }
@@ -321,27 +327,54 @@ impl Engine {
                     return Decision::Hold(Hold::Generating);
                 }
                 let floor = if is_material(intent) { None } else { self.floor_at(w, &policy) };
-                match latest([floor, backoff, None]) {
+                match latest([floor, backoff, None, None]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Steer),
                 }
             }
             ConversationState::Error(kind) if kind.stops_typing() => Decision::Hold(Hold::PageError),
-            ConversationState::Error(_) if intent.origin == Origin::Operator => match backoff {
-                Some((at, wait)) => Decision::WaitUntil(at, wait),
-                None => Decision::Dispatch(Delivery::Send),
-            },
+            ConversationState::Error(_) if intent.origin == Origin::Operator => {
+                match latest([backoff, self.slot_at(w), None, None]) {
+                    Some((at, wait)) => Decision::WaitUntil(at, wait),
+                    None => Decision::Dispatch(Delivery::Send),
+                }
+            }
             ConversationState::Error(_) => Decision::Hold(Hold::PageError),
             ConversationState::Closed => Decision::Hold(Hold::NoConversation),
             ConversationState::Unknown if attached_and_unreported(w, binding, intent) => {
                 let report = Some((binding.state_since.plus_ms(limits::ATTACHED_REPORT_WAIT_MS), Wait::Report));
-                match latest([report, backoff, None]) {
+                match latest([report, backoff, self.slot_at(w), None]) {
                     Some((at, wait)) if at > self.now => Decision::WaitUntil(at, wait),
                     _ => Decision::Dispatch(Delivery::Send),
                 }
             }
             _ => Decision::Hold(Hold::StateUnknown),
         }
+    }
+
+    /// A CLI turn's wait for a free slot on its host: while the executor that would carry
+    /// it runs as many turns as its `hello` allows (counting in-flight commands and
+    /// running turns of its other workers), the turn waits and is looked at again after
+    /// [`limits::HOST_SLOT_RECHECK_MS`]. A steer into a running turn needs no slot.
+    fn slot_at(&self, w: &Worker) -> Option<(Timestamp, Wait)> {
+        if !w.spec.executor.is_cli() {
+            return None;
+        }
+        let executor = self.target_executor(w.id)?;
+        let max = self.conn.turns_max(&executor)?;
+        (self.turns_on(&executor, w.id) >= max)
+            .then(|| (self.now.plus_ms(limits::HOST_SLOT_RECHECK_MS), Wait::HostSlot))
+    }
+
+    /// How many workers other than `except` have a command in flight or a turn running on
+    /// `executor`.
+    pub(crate) fn turns_on(&self, executor: &ExecutorId, except: WorkerId) -> u32 {
+        let on = |w: &&Worker| {
+            w.id != except
+                && (w.in_flight.is_some() || self.turn_running(w))
+                && self.carrier_of(w).as_ref() == Some(executor)
+        };
+        u32::try_from(self.state.workers.values().filter(on).count()).unwrap_or(u32::MAX)
     }
 
     /// Step 9: when the anti-spam floor allows the next non-idle delivery.

@@ -42,6 +42,11 @@ impl Engine {
                 self.state.workers.values().filter(|w| !w.lifecycle.is_terminal() && kinds.contains(&w.spec.executor));
             stale.extend(of_kind.map(|w| w.id));
         }
+        // A CLI worker's turn starting or ending takes or frees a slot on its host: the
+        // timer of every CLI worker whose next turn may wait for one depends on it.
+        if self.slots_may_have_moved(&stale) {
+            stale.extend(self.waiting_cli_workers());
+        }
         // A run's dead-man check rides on its root's timer.
         for run in self.state.dead_men.changed() {
             stale.extend(self.state.runs.get(run).map(|r| r.root));
@@ -53,6 +58,39 @@ impl Engine {
         }
         self.index.recycle_stale(stale);
         self.index.prune_timers();
+    }
+
+    /// Whether a host's slots may have moved in this input: some connected executor has a
+    /// cap, and a CLI worker changed.
+    fn slots_may_have_moved(&self, changed: &[WorkerId]) -> bool {
+        self.conn.connected().any(|e| self.conn.turns_max(e).is_some())
+            && changed.iter().any(|id| self.state.workers.get(id).is_some_and(|w| w.spec.executor.is_cli()))
+    }
+
+    /// The unfinished CLI workers with a pending continuation, in id order.
+    fn waiting_cli_workers(&self) -> Vec<WorkerId> {
+        let waiting = self
+            .state
+            .workers
+            .values()
+            .filter(|w| w.spec.executor.is_cli() && w.intent.is_some() && !w.lifecycle.is_terminal());
+        waiting.map(|w| w.id).collect()
+    }
+
+    /// When an input freed a slot on a host (a CLI turn ended or its command was
+    /// answered), the continuations that waited for one are evaluated now, in worker id
+    /// order, each taking the slot it finds free (the next one then sees it taken).
+    pub(crate) fn fill_free_slots(&mut self) {
+        let changed: Vec<WorkerId> = self.state.workers.changed().to_vec();
+        if !self.slots_may_have_moved(&changed) {
+            return;
+        }
+        for id in self.waiting_cli_workers() {
+            let ready = self.state.workers.get(&id).is_some_and(|w| matches!(self.decide(w), Decision::Dispatch(_)));
+            if ready {
+                self.evaluate(id);
+            }
+        }
     }
 
     /// Adds the root of every watched run with a stale worker: the run's dead-man check

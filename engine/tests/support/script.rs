@@ -237,9 +237,12 @@ impl World {
         let mut kinds = vec![ExecutorKind::Chatgpt];
         let mut journal = Vec::new();
         let mut bindings = Vec::new();
+        let mut turns_max = None;
         for w in &words[1..] {
             if *w == "steering" {
                 steering = true;
+            } else if let Some(n) = w.strip_prefix("turns=") {
+                turns_max = Some(n.parse().expect("turns=N"));
             } else if let Some(list) = w.strip_prefix("kinds=") {
                 kinds = list.split(',').map(|k| ExecutorKind::parse(k).expect("a kind")).collect();
             } else if let Some(list) = w.strip_prefix("journal=") {
@@ -305,7 +308,7 @@ impl World {
                 panic!("bad hello word {w}");
             }
         }
-        self.input(Input::Executor(ExecutorInput::Hello { executor, steering, kinds, bindings, journal }));
+        self.input(Input::Executor(ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max }));
     }
 
     fn operation(&mut self, op: &str, args: &[&str]) {

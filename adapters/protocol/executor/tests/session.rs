@@ -31,12 +31,13 @@ fn hello_with_the_right_token_registers_and_becomes_the_engines_hello() {
     assert_eq!(step.registered, Some(ExecutorId::new("chrome-1")));
     assert!(!step.close);
     assert!(matches!(step.replies[..], [DaemonMessage::Welcome(_)]));
-    let ExecutorInput::Hello { executor, steering, kinds, bindings, journal } = &step.inputs[0] else {
+    let ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max } = &step.inputs[0] else {
         panic!("expected a hello input, got {:?}", step.inputs);
     };
     assert_eq!(executor, &ExecutorId::new("chrome-1"));
     assert!(steering);
     assert_eq!(kinds, &[engine::ExecutorKind::Chatgpt], "a hello without kinds is a browser's");
+    assert_eq!(turns_max, &None, "a browser's concurrencyMax is its own queue's, not a cap for the daemon");
     assert!(bindings.is_empty());
     assert_eq!(journal[0].phase, JournalPhase::SubmissionStarted);
     assert_eq!(journal[0].command, CommandId { attempt: AttemptId(3) });

@@ -34,14 +34,19 @@ pub struct Hello {
 }
 
 impl Hello {
-    /// The engine's `Hello` (the token, protocol and concurrency stay with the bridge).
+    /// The engine's `Hello` (the token, protocol and epoch stay with the bridge). An
+    /// executor that runs CLI workers has `concurrencyMax` as its host's cap on turns at
+    /// once; a browser's is its own queue's (informational to the daemon).
     pub fn into_input(self) -> ExecutorInput {
+        let kinds = kinds_of(self.capabilities.kinds.as_deref());
+        let turns_max = kinds.iter().any(|k| k.is_cli()).then_some(self.concurrency_max);
         ExecutorInput::Hello {
             executor: ExecutorId::new(&self.executor_id),
             steering: self.capabilities.steering,
-            kinds: kinds_of(self.capabilities.kinds.as_deref()),
+            kinds,
             bindings: self.bindings.into_iter().map(BindingReport::from).collect(),
             journal: self.journal.into_iter().map(JournalEntry::from).collect(),
+            turns_max,
         }
     }
 }

@@ -1,0 +1,83 @@
+//! A CLI host's cap on turns at once (its `hello`'s `concurrencyMax`, `executor-cli
+//! --turns-max`): a turn beyond it waits for one to end on that host, looked at again every
+//! `HOST_SLOT_RECHECK_MS`; an unbound worker goes to a host with a free slot first; a
+//! browser's `concurrencyMax` is no cap for the daemon.
+
+mod support;
+use support::{World, check};
+
+/// Workers with a command in flight or a turn running, by name.
+fn busy(world: &World) -> Vec<String> {
+    let mut names: Vec<String> = world
+        .engine
+        .workers()
+        .filter(|w| {
+            w.in_flight.is_some()
+                || w.turn.is_some_and(|t| {
+                    world.engine.attempt(t).is_some_and(|a| {
+                        matches!(
+                            a.state,
+                            engine::model::AttemptState::Submitted | engine::model::AttemptState::Generating
+                        )
+                    })
+                })
+        })
+        .map(|w| world.name_of(w.id).to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_host_with_one_slot_runs_one_turn_at_a_time_and_the_next_waits_for_it() {
+    let mut world = check(
+        "run auto
+         executor cli-1 kinds=codex turns=1
+         spawn a codex dir=/src/a
+         spawn b codex dir=/src/b
+         advance 1m",
+        "cli-1 create a#1 initial bootstrap/v2",
+    );
+    assert_eq!(busy(&world), ["a"], "b waits for the slot");
+    let trace = world.script("submit a\ngen a\nadvance 10m");
+    assert_eq!(trace, "", "a's turn runs: b still waits");
+    let trace = world.script("idle a");
+    assert_eq!(trace, "cli-1 create b#1 initial bootstrap/v2", "the slot a freed goes to b at once");
+    assert_eq!(busy(&world), ["b"]);
+    // a's own next turn waits for b's to end.
+    let trace = world.script("submit b\ngen b\nadvance 5m");
+    assert_eq!(trace, "", "b runs: a waits");
+    let trace = world.script("idle b\nadvance 2m");
+    assert!(trace.starts_with("cli-1 send a#2 auto_resume"), "a resumes once b's turn ended: {trace}");
+    assert_eq!(busy(&world).len(), 1, "one turn at a time: {:?}", busy(&world));
+}
+
+#[test]
+fn an_unbound_worker_goes_to_a_host_with_a_free_slot() {
+    let world = check(
+        "run auto
+         executor cli-1 kinds=codex turns=1
+         executor cli-2 kinds=codex turns=1
+         spawn a codex dir=/src/a
+         advance 1s
+         spawn b codex dir=/src/b
+         advance 1m",
+        "cli-1 create a#1 initial bootstrap/v2
+         cli-2 create b#1 initial bootstrap/v2",
+    );
+    assert_eq!(busy(&world), ["a", "b"]);
+}
+
+#[test]
+fn without_a_cap_every_worker_runs_at_once() {
+    let world = check(
+        "run auto
+         executor cli-1 kinds=codex
+         spawn a codex dir=/src/a
+         spawn b codex dir=/src/b
+         advance 1m",
+        "cli-1 create a#1 initial bootstrap/v2
+         cli-1 create b#1 initial bootstrap/v2",
+    );
+    assert_eq!(busy(&world), ["a", "b"]);
+}
