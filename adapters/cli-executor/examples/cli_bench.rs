@@ -156,6 +156,7 @@ impl Bench {
             settings,
             kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
             daemon_ca: None,
+            turns_max: cli_executor::base::limits::TURNS_MAX_DEFAULT,
         }
     }
 

@@ -121,6 +121,10 @@ pub(crate) enum Command {
         /// the token file and DIR/mcp-token, then connect.
         #[arg(long, value_name = "CODE")]
         pair: Option<String>,
+        /// How many workers' turns this host runs at once: a turn beyond it waits (on the
+        /// daemon) until one of this host's turns ends.
+        #[arg(long, value_name = "N", default_value_t = cli_executor::base::limits::TURNS_MAX_DEFAULT, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        turns_max: u32,
         /// A PEM file of extra trusted roots for a `wss://` --daemon (a private CA, or the
         /// daemon's proxy's self-signed certificate); Mozilla's roots are always trusted.
         #[arg(long, value_name = "FILE")]

@@ -204,6 +204,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             data_dir,
             token_file,
             pair,
+            turns_max,
             daemon_ca,
             executor_id,
             codex,
@@ -275,6 +276,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 settings,
                 kinds,
                 daemon_ca,
+                turns_max,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async {

@@ -155,3 +155,7 @@ pub const SURFACE_CHECK_MS_MAX: u64 = 30_000;
 /// The largest generated schema file read by the surface check (0.169.0's largest is
 /// 775 KB).
 pub const SURFACE_SCHEMA_BYTES_MAX: u64 = 16 * 1024 * 1024;
+
+/// Workers' turns one host runs at once unless `--turns-max` says otherwise (its
+/// `hello`'s `concurrencyMax`: the daemon holds a turn beyond it until one ends).
+pub const TURNS_MAX_DEFAULT: u32 = 16;

@@ -54,6 +54,8 @@ pub struct Options {
     /// Extra trusted roots (PEM) for `wss://` daemons (`--daemon-ca`): a private CA or a
     /// self-signed certificate; Mozilla's roots are always trusted.
     pub daemon_ca: Option<PathBuf>,
+    /// Workers' turns this host runs at once (`--turns-max`), announced in `hello`.
+    pub turns_max: u32,
 }
 
 /// Checks the options, then serves until the daemon refuses this executor for good.
@@ -92,7 +94,16 @@ pub async fn run(options: Options) -> Result<(), Error> {
         let mut follow = Follow::new(options.urls.clone());
         let mut connected = false;
         while let Some(url) = follow.next_url() {
-            match connect(&url, &tls, &options.executor_id, epoch, &token, &mut router, &mut reports).await {
+            match connect(
+                &url,
+                &tls,
+                (&options.executor_id, epoch, options.turns_max),
+                &token,
+                &mut router,
+                &mut reports,
+            )
+            .await
+            {
                 Ok(welcomed) => {
                     if welcomed {
                         backoff = RECONNECT_BACKOFF_MS_MIN;
@@ -134,8 +145,7 @@ pub async fn run(options: Options) -> Result<(), Error> {
 async fn connect(
     url: &str,
     tls: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
-    executor_id: &str,
-    epoch: u64,
+    (executor_id, epoch, turns_max): (&str, u64, u32),
     token: &str,
     router: &mut Router,
     reports: &mut mpsc::Receiver<Out>,
@@ -152,7 +162,7 @@ async fn connect(
             None => ws_error(e),
         }
     })?;
-    ws.send(Message::Text(router.hello(token, executor_id, epoch).into())).await.map_err(ws_error)?;
+    ws.send(Message::Text(router.hello(token, executor_id, epoch, turns_max).into())).await.map_err(ws_error)?;
     let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
         loop {
             match ws.next().await {

@@ -31,9 +31,6 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-/// Commands one executor works on at once, announced in `hello` (informational in v1).
-pub const CONCURRENCY_MAX: u32 = 16;
-
 /// What a daemon frame asks of the connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
@@ -97,8 +94,9 @@ impl Router {
     }
 
     /// The `hello` frame: `token`, `executor_id`, steering, the kinds served, the bindings
-    /// with their newest state, the journal, and this start's `epoch`.
-    pub fn hello(&self, token: &str, executor_id: &str, epoch: u64) -> String {
+    /// with their newest state, the journal, this start's `epoch`, and the host's cap on
+    /// turns at once (`concurrencyMax`, which the daemon keeps to).
+    pub fn hello(&self, token: &str, executor_id: &str, epoch: u64, turns_max: u32) -> String {
         let journal = lock(&self.shared.journal);
         let bindings = journal
             .bindings()
@@ -118,7 +116,7 @@ impl Router {
                 operator: false,
                 kinds: Some(self.shared.settings.kinds.clone()),
             },
-            concurrency_max: CONCURRENCY_MAX,
+            concurrency_max: turns_max,
             bindings,
             journal: journal.hello_lines(),
             epoch: Some(epoch),
