@@ -5,9 +5,11 @@
 //! loopback mock model, and MCP callers.
 //!
 //! A Codex worker started over MCP reports progress in turn 1; the model holds turn 2 in
-//! flight (the plan's `wait`); MCP callers create runs on A as fast as A answers; A gets
-//! kill -9 then. B must serve within the time to live plus a poll plus slack, hold every
-//! run whose creation A acknowledged, and welcome the executor, which follows it by itself.
+//! flight (the plan's `wait`); MCP callers create runs on A as fast as A answers; A is lost
+//! then: kill -9, or SIGSTOP and, once B serves, SIGCONT (A must be refused by the epoch,
+//! `PG_FENCED`, and exit: the executor stays connected to a stopped A, and follows B once A
+//! is gone). B must serve within the time to live plus a poll plus slack, hold every run
+//! whose creation A acknowledged, and welcome the executor, which follows it by itself.
 //! Then the model lets turn 2 go, the turn's end reaches B, B asks for turn 3 (progress,
 //! then `worker_complete`, through B) and the worker completes; the model's requests show
 //! each turn started once and each prompt once in the conversation: no prompt went to
@@ -33,7 +35,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use store_pg::test_server::TestServer;
 use support::forward::{Forward, addr_of};
-use support::lease::{POLL_MS, RENEW_MS, TTL_MS, leader, serves_within, standby, takeover_within};
+use support::lease::{POLL_MS, RENEW_MS, TTL_MS, exits_within, leader, serves_within, standby, takeover_within};
 use support::model::{MockModel, turn_prompt};
 use support::night::{WAIT_MAX, real_codex, until};
 use support::{TOKEN, orchestrator_bin};
@@ -133,9 +135,27 @@ async fn worker(url: &str, id: &str) -> Value {
     c.call_ok("worker_get", json!({ "workerId": id })).await.expect("worker_get")
 }
 
+/// How the leader is lost.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Loss {
+    /// kill -9: its sockets close at once.
+    Kill,
+    /// SIGSTOP (a hung machine), then SIGCONT once B serves: it must be refused and exit.
+    Stop,
+}
+
 #[test]
 fn kill_9_of_the_leader_mid_turn_and_under_load_loses_nothing_and_sends_no_prompt_twice() {
-    let test = "failover";
+    failover("failover (kill -9)", Loss::Kill);
+}
+
+#[test]
+fn a_stopped_leader_resumed_after_the_takeover_is_refused_and_the_executor_follows_the_new_one() {
+    failover("failover (SIGSTOP)", Loss::Stop);
+}
+
+/// The whole failover, the leader lost as `loss` says (the module's comment).
+fn failover(test: &str, loss: Loss) {
     let Some(codex) = real_codex(test) else { return };
     let began = Instant::now();
     let rt = tokio::runtime::Runtime::new().expect("runtime");
@@ -184,16 +204,38 @@ fn kill_9_of_the_leader_mid_turn_and_under_load_loses_nothing_and_sends_no_promp
         if n >= ACKED_BEFORE_KILL { Ok(()) } else { Err(format!("{n} acknowledged")) }
     });
 
-    // 4. kill -9 of A, the callers still calling; B serves within the lease's bound.
-    a.kill9();
-    let killed = Instant::now();
-    let serving = rt.block_on(serves_within(&b.url, takeover_within()));
-    let failover = serving - killed;
+    // 4. A is lost, the callers still calling; B serves within the lease's bound (for a
+    // stopped leader, plus the time the server takes to end its session if it stopped
+    // inside a commit, which holds the lease row: `IDLE_IN_TRANSACTION_MS_MAX`).
+    let pid = a.child.id().to_string();
+    let bound = match loss {
+        Loss::Kill => {
+            a.kill9();
+            takeover_within()
+        }
+        Loss::Stop => {
+            assert!(Command::new("kill").args(["-STOP", &pid]).status().expect("kill").success());
+            takeover_within() + Duration::from_millis(store_pg::IDLE_IN_TRANSACTION_MS_MAX)
+        }
+    };
+    let lost = Instant::now();
+    let serving = rt.block_on(serves_within(&b.url, bound));
+    let failover = serving - lost;
     eprintln!(
-        "{test}: {} ms from kill -9 to the standby serving (TTL {TTL_MS} ms, renew {RENEW_MS} ms, poll {POLL_MS} ms)",
+        "{test}: {} ms from the leader lost to the standby serving (TTL {TTL_MS} ms, renew {RENEW_MS} ms, poll {POLL_MS} ms)",
         failover.as_millis()
     );
     assert!(failover >= Duration::from_millis(TTL_MS - RENEW_MS), "B waited for the lease: {failover:?}");
+
+    // 4b. The stopped leader resumed: its writes are refused by the epoch, it exits.
+    if loss == Loss::Stop {
+        assert!(Command::new("kill").args(["-CONT", &pid]).status().expect("kill").success());
+        let status = exits_within(&mut a, WAIT_MAX);
+        assert!(!status.success(), "the old leader exits non-zero");
+        let stderr = a.stderr();
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(last.contains("PG_FENCED") && last.contains("epoch 1") && last.contains("epoch 2"), "{stderr}");
+    }
 
     // 5. Every acknowledged run is on B.
     let ids: Vec<String> = rt.block_on(async {
@@ -219,7 +261,7 @@ fn kill_9_of_the_leader_mid_turn_and_under_load_loses_nothing_and_sends_no_promp
         let to_b = log.lines().any(|l| l.contains("connected to the daemon") && l.contains(&urls[1]));
         if to_b { Ok(()) } else { Err(log) }
     });
-    let reconnected = killed.elapsed();
+    let reconnected = lost.elapsed();
     model.release(2);
 
     // 7. B asks for turn 3; the worker reports progress and completes, through B.
@@ -245,7 +287,7 @@ fn kill_9_of_the_leader_mid_turn_and_under_load_loses_nothing_and_sends_no_promp
     }
     drop(exec);
     eprintln!(
-        "{test}: executor on B {} ms after the kill; {} model requests; {} ms in all",
+        "{test}: executor on B {} ms after the leader was lost; {} model requests; {} ms in all",
         reconnected.as_millis(),
         requests.len(),
         began.elapsed().as_millis()
