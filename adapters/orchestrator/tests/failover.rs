@@ -197,8 +197,7 @@ fn failover(test: &str, loss: Loss) {
         if held { Ok(()) } else { Err(format!("{} requests", model.requests().len())) }
     });
     let acked = Arc::new(AtomicUsize::new(0));
-    let callers: Vec<_> =
-        (0..CALLERS).map(|n| rt.spawn(caller(a.url.clone(), n, acked.clone()))).collect();
+    let callers: Vec<_> = (0..CALLERS).map(|n| rt.spawn(caller(a.url.clone(), n, acked.clone()))).collect();
     until("the callers are acknowledged", WAIT_MAX, || {
         let n = acked.load(Ordering::SeqCst);
         if n >= ACKED_BEFORE_KILL { Ok(()) } else { Err(format!("{n} acknowledged")) }

@@ -162,8 +162,27 @@ fn ms(d: Duration) -> String {
     format!("{:.3}", d.as_secs_f64() * 1e3)
 }
 
+/// Median `fdatasync` of a 4 KiB append in a temporary directory, for context: the bound
+/// of one caller's durable commits on this disk.
+fn fsync_p50() -> Duration {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut f = std::fs::File::create(dir.path().join("fsync-probe")).expect("probe");
+    let mut times: Vec<Duration> = (0..500)
+        .map(|_| {
+            f.write_all(&[7u8; 4096]).expect("write");
+            let t0 = Instant::now();
+            f.sync_data().expect("fdatasync");
+            t0.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
 /// The commit part: one row per caller count, fjall then Postgres (a fresh database each).
 fn commit_benchmark(server: &TestServer) {
+    println!("fdatasync of a 4 KiB append, median: {} ms", ms(fsync_p50()));
     println!(
         "| callers | fjall mutations/s | fjall p50 / p99 ms | fjall mean group | fjall commit p99 ms | Postgres mutations/s | Postgres p50 / p99 ms | Postgres mean group | Postgres commit p99 ms | Postgres / fjall |"
     );
