@@ -6,10 +6,11 @@
 //!
 //! A Codex worker started over MCP reports progress in turn 1; the model holds turn 2 in
 //! flight (the plan's `wait`); MCP callers create runs on A as fast as A answers; A is lost
-//! then: kill -9, or SIGSTOP and, once B serves, SIGCONT (A must be refused by the epoch,
-//! `PG_FENCED`, and exit: the executor stays connected to a stopped A, and follows B once A
-//! is gone). B must serve within the time to live plus a poll plus slack, hold every run
-//! whose creation A acknowledged, and welcome the executor, which follows it by itself.
+//! then: kill -9, or SIGSTOP (the executor, connected to A, must leave it once A sent
+//! nothing for `DAEMON_SILENCE_MS_MAX`, and follow B while A is still stopped) and then
+//! SIGCONT (A must be refused by the epoch, `PG_FENCED`, and exit). B must serve within
+//! the time to live plus a poll plus slack, hold every run whose creation A acknowledged,
+//! and welcome the executor, which follows it by itself.
 //! Then the model lets turn 2 go, the turn's end reaches B, B asks for turn 3 (progress,
 //! then `worker_complete`, through B) and the worker completes; the model's requests show
 //! each turn started once and each prompt once in the conversation: no prompt went to
@@ -226,16 +227,6 @@ fn failover(test: &str, loss: Loss) {
     );
     assert!(failover >= Duration::from_millis(TTL_MS - RENEW_MS), "B waited for the lease: {failover:?}");
 
-    // 4b. The stopped leader resumed: its writes are refused by the epoch, it exits.
-    if loss == Loss::Stop {
-        assert!(Command::new("kill").args(["-CONT", &pid]).status().expect("kill").success());
-        let status = exits_within(&mut a, WAIT_MAX);
-        assert!(!status.success(), "the old leader exits non-zero");
-        let stderr = a.stderr();
-        let last = stderr.lines().last().unwrap_or_default();
-        assert!(last.contains("PG_FENCED") && last.contains("epoch 1") && last.contains("epoch 2"), "{stderr}");
-    }
-
     // 5. Every acknowledged run is on B.
     let ids: Vec<String> = rt.block_on(async {
         let mut all = Vec::new();
@@ -254,13 +245,24 @@ fn failover(test: &str, loss: Loss) {
     });
     eprintln!("{test}: {} runs acknowledged by A under load, all of them on B", ids.len());
 
-    // 6. The executor follows B by itself; then the model lets turn 2 go.
+    // 6. The executor follows B by itself (a stopped A is left once it sent nothing, not
+    // even a pong, for `DAEMON_SILENCE_MS_MAX`); then the model lets turn 2 go.
     until("the executor connects to B", WAIT_MAX, || {
         let log = executor_log(tmp.path());
         let to_b = log.lines().any(|l| l.contains("connected to the daemon") && l.contains(&urls[1]));
         if to_b { Ok(()) } else { Err(log) }
     });
     let reconnected = lost.elapsed();
+
+    // 6b. The stopped leader, resumed only now: its writes are refused by the epoch, it exits.
+    if loss == Loss::Stop {
+        assert!(Command::new("kill").args(["-CONT", &pid]).status().expect("kill").success());
+        let status = exits_within(&mut a, WAIT_MAX);
+        assert!(!status.success(), "the old leader exits non-zero");
+        let stderr = a.stderr();
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(last.contains("PG_FENCED") && last.contains("epoch 1") && last.contains("epoch 2"), "{stderr}");
+    }
     model.release(2);
 
     // 7. B asks for turn 3; the worker reports progress and completes, through B.
@@ -281,7 +283,10 @@ fn failover(test: &str, loss: Loss) {
     let requests = model.requests();
     assert_eq!(mock_requests::turns_started(&requests), [(1, 1), (2, 1), (3, 1)], "each turn started once");
     assert_eq!(mock_requests::prompts_in_last_request(&requests), [(1, 1), (2, 1), (3, 1)], "each prompt once");
-    for log in [b.stderr(), executor_log(tmp.path())] {
+    let log = executor_log(tmp.path());
+    let connections = log.lines().filter(|l| l.contains("connected to the daemon")).count();
+    assert_eq!(connections, 2, "to A, then to B, and never left a daemon that answered: {log}");
+    for log in [b.stderr(), log] {
         assert!(!log.contains("panicked"), "{log}");
     }
     drop(exec);
