@@ -8,7 +8,8 @@
 //! flight (the plan's `wait`); MCP callers create runs on A as fast as A answers; A is lost
 //! then: kill -9, or SIGSTOP (the executor, connected to A, must leave it once A sent
 //! nothing for `DAEMON_SILENCE_MS_MAX`, and follow B while A is still stopped) and then
-//! SIGCONT (A must be refused by the epoch, `PG_FENCED`, and exit). B must serve within
+//! SIGCONT (A must be refused, `PG_FENCED`, or `PG_QUERY` when it stopped inside a commit
+//! that the server rolled back, and exit). B must serve within
 //! the time to live plus a poll plus slack, hold every run whose creation A acknowledged,
 //! and welcome the executor, which follows it by itself.
 //! Then the model lets turn 2 go, the turn's end reaches B, B asks for turn 3 (progress,
@@ -227,7 +228,17 @@ fn failover(test: &str, loss: Loss) {
     );
     assert!(failover >= Duration::from_millis(TTL_MS - RENEW_MS), "B waited for the lease: {failover:?}");
 
-    // 5. Every acknowledged run is on B.
+    // 5. The executor follows B by itself (a stopped A is left once it sent nothing, not
+    // even a pong, for `DAEMON_SILENCE_MS_MAX`).
+    until("the executor connects to B", WAIT_MAX, || {
+        let log = executor_log(tmp.path());
+        let to_b = log.lines().any(|l| l.contains("connected to the daemon") && l.contains(&urls[1]));
+        if to_b { Ok(()) } else { Err(log) }
+    });
+    let reconnected = lost.elapsed();
+
+    // 6. Every acknowledged run is on B (a caller stuck on a stopped A gives up after
+    // `CALL_MS_MAX`: not acknowledged).
     let ids: Vec<String> = rt.block_on(async {
         let mut all = Vec::new();
         for task in callers {
@@ -245,27 +256,29 @@ fn failover(test: &str, loss: Loss) {
     });
     eprintln!("{test}: {} runs acknowledged by A under load, all of them on B", ids.len());
 
-    // 6. The executor follows B by itself (a stopped A is left once it sent nothing, not
-    // even a pong, for `DAEMON_SILENCE_MS_MAX`); then the model lets turn 2 go.
-    until("the executor connects to B", WAIT_MAX, || {
-        let log = executor_log(tmp.path());
-        let to_b = log.lines().any(|l| l.contains("connected to the daemon") && l.contains(&urls[1]));
-        if to_b { Ok(()) } else { Err(log) }
-    });
-    let reconnected = lost.elapsed();
-
-    // 6b. The stopped leader, resumed only now: its writes are refused by the epoch, it exits.
+    // 7. The stopped leader, resumed only now: a write sent to it is not acknowledged (its
+    // commit is refused by the epoch), and it exits. Then the model lets turn 2 go.
     if loss == Loss::Stop {
         assert!(Command::new("kill").args(["-CONT", &pid]).status().expect("kill").success());
+        let refused = rt.block_on(async {
+            let mut c = McpClient::connect(&a.url, Some(TOKEN)).await?;
+            let args = json!({ "taskName": "After the takeover", "rootConversationName": "Root", "context": "late" });
+            c.call_tool("run_create", args).await
+        });
+        assert!(refused.as_ref().map_or(true, |r| r.is_error), "the old leader acknowledges nothing: {refused:?}");
         let status = exits_within(&mut a, WAIT_MAX);
         assert!(!status.success(), "the old leader exits non-zero");
+        // Refused by the epoch, or, when A stopped inside a commit, by the server, which
+        // ended that session (`IDLE_IN_TRANSACTION_MS_MAX`) and rolled the commit back.
         let stderr = a.stderr();
         let last = stderr.lines().last().unwrap_or_default();
-        assert!(last.contains("PG_FENCED") && last.contains("epoch 1") && last.contains("epoch 2"), "{stderr}");
+        let fenced = last.contains("PG_FENCED") && last.contains("epoch 1") && last.contains("epoch 2");
+        let rolled_back = last.contains("PG_QUERY") && last.contains("idle-in-transaction timeout");
+        assert!(fenced || rolled_back, "{stderr}");
     }
     model.release(2);
 
-    // 7. B asks for turn 3; the worker reports progress and completes, through B.
+    // 8. B asks for turn 3; the worker reports progress and completes, through B.
     let done = until("the worker completes on B", WAIT_MAX, || {
         let view = rt.block_on(worker(&b.url, &root));
         if view["disposition"] == "completed" { Ok(view) } else { Err(view.to_string()) }
@@ -279,7 +292,7 @@ fn failover(test: &str, loss: Loss) {
         attempts["attempts"].as_array().expect("attempts").iter().filter_map(|a| a["reason"].as_str()).collect();
     assert_eq!(reasons, ["initial", "auto_resume", "auto_resume"], "three attempts: {attempts}");
 
-    // 8. No prompt went to Codex twice.
+    // 9. No prompt went to Codex twice.
     let requests = model.requests();
     assert_eq!(mock_requests::turns_started(&requests), [(1, 1), (2, 1), (3, 1)], "each turn started once");
     assert_eq!(mock_requests::prompts_in_last_request(&requests), [(1, 1), (2, 1), (3, 1)], "each prompt once");
