@@ -3,10 +3,14 @@
 //! naming the real daemon's MCP URL, it connects to the daemon's `ws://HOST:PORT/executor`
 //! and serves it (a run started there gets its first prompt submitted); and when the leader
 //! it followed to stops, it tries its list again and follows the standby to the new leader
-//! it names. The standby is a loopback stand-in answering as `standby_route.rs` does.
+//! it names. The standby is a loopback stand-in answering as `standby_route.rs` does. A
+//! leader stopped while connected (SIGSTOP: its sockets stay open, nothing answers) is left
+//! once it sent nothing for `DAEMON_SILENCE_MS_MAX`, and passed when it does not answer the
+//! upgrade, so the executor reaches the daemon that leads now.
 
 mod harness;
 
+use futures_util::{SinkExt, StreamExt};
 use harness::{Binary, Daemon, dirs, options, spawn_executor, submitted};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -36,6 +40,39 @@ async fn lists_the_executor(ws_url: &str) -> Option<()> {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).await.ok()?;
     answer.contains("\"cli-test\"").then_some(())
+}
+
+/// A stand-in daemon that welcomes the first connection and then stops, as under SIGSTOP:
+/// it reads nothing more and sends nothing (no pong), its sockets open; it accepts later
+/// connections (the kernel would) but never answers their upgrade. Its URL and how many
+/// connections it accepted.
+async fn stopped_after_welcome() -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("ws://{}/executor", listener.local_addr().expect("addr"));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        let (mut streams, mut sockets) = (Vec::new(), Vec::new());
+        while let Ok((stream, _)) = listener.accept().await {
+            if count.fetch_add(1, Ordering::SeqCst) > 0 {
+                streams.push(stream);
+                continue;
+            }
+            let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await else { continue };
+            let _hello = ws.next().await;
+            let welcome = executor_protocol::DaemonMessage::Welcome(executor_protocol::Welcome {
+                protocol: executor_protocol::PROTOCOL_VERSION,
+                executor_id: "cli-test".to_string(),
+                heartbeat_ms: 20_000,
+                message_bytes_max: executor_protocol::MESSAGE_BYTES_MAX as u64,
+                messages_per_second_max: 100,
+            });
+            let text = executor_protocol::encode(&welcome);
+            let _ = ws.send(tokio_tungstenite::tungstenite::Message::Text(text.into())).await;
+            sockets.push(ws);
+        }
+    });
+    (url, accepted)
 }
 
 /// A stand-in standby whose named leader can change (a failover): its URL, how many
@@ -116,6 +153,29 @@ async fn when_the_leader_stops_the_executor_tries_its_list_again_and_follows_to_
     a.stop().await;
     harness::until("the executor follows the standby to C", || lists_the_executor(&c_url)).await;
     assert!(answered.load(Ordering::SeqCst) >= 2, "the list was tried again");
+    task.abort();
+    let _ = task.await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_stopped_while_connected_is_left_and_the_next_url_followed() {
+    let d = Daemon::start().await;
+    let (stopped, accepted) = stopped_after_welcome().await;
+    let dirs = dirs();
+    let mut options = options(&d.url, &dirs, &Binary::Sim(Vec::new()));
+    options.urls = vec![stopped, d.url.clone()];
+    let task = spawn_executor(options);
+    harness::until("the stopped daemon welcomed the executor", || async {
+        (accepted.load(Ordering::SeqCst) >= 1).then_some(())
+    })
+    .await;
+    let left = std::time::Instant::now();
+    harness::until("the executor reaches the daemon after the stopped one", || lists_the_executor(&d.url)).await;
+    let took = left.elapsed();
+    assert!(accepted.load(Ordering::SeqCst) >= 2, "the list was tried again from the stopped daemon");
+    let silence = std::time::Duration::from_millis(cli_executor::base::limits::DAEMON_SILENCE_MS_MAX);
+    assert!(took >= silence, "not before the silence limit: {took:?}");
+    eprintln!("a stopped daemon left and the next one connected {} ms after its welcome", took.as_millis());
     task.abort();
     let _ = task.await;
 }

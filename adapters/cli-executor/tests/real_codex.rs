@@ -102,6 +102,7 @@ async fn an_executor_killed_mid_turn_restarts_without_a_duplicate_turn() {
         [(1, 1), (2, 1), (3, 1)],
         "no prompt went in twice"
     );
+    assert_eq!(mock_requests::turns_started(&mock.requests()), [(1, 1), (2, 1), (3, 1)], "each turn started once");
     crash(task).await;
     d.stop().await;
 }

@@ -20,8 +20,9 @@
 mod mock_requests;
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::{Duration, Instant};
+use support::model::turn_prompt;
 use support::night::{Night, WAIT_MAX, real_codex, until};
 
 /// How many model requests fail first (HTTP 500), so Codex retries inside the first turn.
@@ -65,13 +66,6 @@ fn plain_words(screen: &str) {
 /// The worker's line of a `status` screen (the one naming `/root`).
 fn root_line(screen: &str) -> &str {
     screen.lines().find(|l| l.contains("/root")).unwrap_or_else(|| panic!("no /root line:\n{screen}"))
-}
-
-/// The prompt of the turn a model request belongs to (its last user message).
-fn turn_prompt(request: &Value) -> String {
-    let input = request["input"].as_array().cloned().unwrap_or_default();
-    let last = input.iter().rev().find(|i| i["role"] == "user").cloned().unwrap_or_default();
-    last["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect()
 }
 
 #[test]
@@ -166,6 +160,12 @@ fn a_first_night_on_the_command_line() {
         mock_requests::prompts_in_last_request(&night.model_requests()),
         [(1, 1), (2, 1), (3, 1)],
         "each turn once"
+    );
+    let retried = MODEL_DOWN_REQUESTS as usize + 1;
+    assert_eq!(
+        mock_requests::turns_started(&night.model_requests()),
+        [(1, retried), (2, 1), (3, 1)],
+        "each turn started once (the first one again at each of Codex's retries)"
     );
     plain_words(&resumed);
     night.screenshot(

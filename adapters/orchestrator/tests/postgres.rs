@@ -20,13 +20,10 @@ use serde_json::{Value, json};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use store_pg::test_server::TestServer;
-use support::{Daemon, TOKEN, orchestrator_bin};
-
-/// `serve --store URL` on a fresh data directory under `root` (the short lease timings: a
-/// daemon on another data directory waits for the lease of a killed one to lapse).
-fn serve_on_postgres(root: &std::path::Path, name: &str, url: &str) -> Daemon {
-    Daemon::serve(&root.join(name), &lease_args(url))
-}
+use support::lease::{
+    POLL_MS, RENEW_MS, TAKEOVER_SLACK_MS, TTL_MS, exits_within, leader, serves_within, standby, takeover_within,
+};
+use support::{TOKEN, orchestrator_bin};
 
 /// The runs `run_list` shows, by id.
 async fn run_ids(c: &mut McpClient) -> Vec<String> {
@@ -40,7 +37,7 @@ async fn a_run_survives_kill_9_and_a_new_machine_on_postgres() {
     let url = server.fresh_database();
     let tmp = tempfile::tempdir().expect("tempdir");
 
-    let mut first = serve_on_postgres(tmp.path(), "first", &url);
+    let mut first = leader(tmp.path(), "first", &url, &[]);
     let mut c = McpClient::connect(&first.url, Some(TOKEN)).await.expect("connect");
     let run = c
         .call_ok("run_create", json!({ "taskName": "On Postgres", "rootConversationName": "Root", "context": "plan" }))
@@ -51,7 +48,7 @@ async fn a_run_survives_kill_9_and_a_new_machine_on_postgres() {
     assert!(!tmp.path().join("first").join("store").exists(), "nothing of the state is in the data directory");
 
     // Another data directory, as on another machine: the run comes back from the database.
-    let second = serve_on_postgres(tmp.path(), "second", &url);
+    let second = leader(tmp.path(), "second", &url, &[]);
     let mut c = McpClient::connect(&second.url, Some(TOKEN)).await.expect("connect");
     assert_eq!(run_ids(&mut c).await, vec![run_id.clone()], "the run is found after kill -9");
     let got = c.call_ok("run_get", json!({ "runId": run_id })).await.expect("run_get");
@@ -101,35 +98,6 @@ fn an_unreachable_database_is_a_clear_start_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("postgres://"), "{out:?}");
 }
 
-/// The lease's time to live in these tests, in ms (`--lease-ttl-ms`).
-const TTL_MS: u64 = 2_000;
-/// How often the leader renews it, in ms (`--lease-renew-ms`).
-const RENEW_MS: u64 = 300;
-/// How often a standby reads it, in ms (`--lease-poll-ms`).
-const POLL_MS: u64 = 200;
-/// What a takeover may add to the time to live and the poll, in ms: taking the epoch,
-/// recovering from the database, and starting to serve, on a loaded two-core machine.
-const TAKEOVER_SLACK_MS: u64 = 3_000;
-
-/// `serve --store URL` with the short lease timings, in `root/name`, as a leader.
-fn leader(root: &std::path::Path, name: &str, url: &str) -> Daemon {
-    Daemon::serve(&root.join(name), &lease_args(url))
-}
-
-/// The same, expected to wait as a standby.
-fn standby(root: &std::path::Path, name: &str, url: &str) -> Daemon {
-    Daemon::serve_standby(&root.join(name), &lease_args(url))
-}
-
-/// The flags of [`leader`] and [`standby`].
-fn lease_args(url: &str) -> Vec<&str> {
-    let times: &'static [&'static str] =
-        &["--lease-ttl-ms", "2000", "--lease-renew-ms", "300", "--lease-poll-ms", "200"];
-    let mut args = vec!["--mcp-token", TOKEN, "--store", url];
-    args.extend_from_slice(times);
-    args
-}
-
 /// One HTTP/1.1 request to the daemon at `mcp_url`'s address: the status and the body.
 fn http(mcp_url: &str, method: &str, path: &str, body: &str) -> (u16, String) {
     use std::io::{Read, Write};
@@ -162,32 +130,6 @@ fn assert_not_leader(standby_url: &str, method: &str, path: &str, leader: &str) 
     answer
 }
 
-/// Waits until the daemon at `url` answers MCP, at most `max`; answers when it did.
-async fn serves_within(url: &str, max: Duration) -> Instant {
-    let deadline = Instant::now() + max;
-    loop {
-        if let Ok(mut c) = McpClient::connect(url, Some(TOKEN)).await
-            && c.call_ok("run_list", json!({})).await.is_ok()
-        {
-            return Instant::now();
-        }
-        assert!(Instant::now() < deadline, "{url} did not serve within {max:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Waits for the process to exit, at most `max`.
-fn exits_within(daemon: &mut Daemon, max: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + max;
-    loop {
-        if let Some(status) = daemon.child.try_wait().expect("wait") {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "the daemon did not exit within {max:?}: {}", daemon.stderr());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// `orchestrator ARGS` with no configuration file: its output.
 fn orchestrator(root: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(orchestrator_bin())
@@ -212,11 +154,11 @@ async fn a_second_daemon_is_a_standby_and_takes_over_within_the_lease_after_kill
     let server = TestServer::start();
     let url = server.fresh_database();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut a = leader(tmp.path(), "a", &url);
+    let mut a = leader(tmp.path(), "a", &url, &[]);
     let mut c = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
     let run_id = create_run(&mut c, "Before the failover").await;
 
-    let b = standby(tmp.path(), "b", &url);
+    let b = standby(tmp.path(), "b", &url, &[]);
     for (method, path) in [("POST", "/mcp"), ("GET", "/executor"), ("GET", "/anything")] {
         assert_not_leader(&b.url, method, path, &a.url);
     }
@@ -273,8 +215,7 @@ async fn a_second_daemon_is_a_standby_and_takes_over_within_the_lease_after_kill
 
     a.kill9();
     let killed = Instant::now();
-    let bound = Duration::from_millis(TTL_MS + POLL_MS + TAKEOVER_SLACK_MS);
-    let serving = serves_within(&b.url, bound).await;
+    let serving = serves_within(&b.url, takeover_within()).await;
     let failover = serving - killed;
     eprintln!(
         "failover: {} ms from kill -9 to the standby serving (TTL {TTL_MS} ms, renew {RENEW_MS} ms, poll {POLL_MS} ms)",
@@ -296,15 +237,15 @@ async fn a_stopped_leader_is_taken_over_and_when_resumed_is_refused_and_exits() 
     let server = TestServer::start();
     let url = server.fresh_database();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut a = leader(tmp.path(), "a", &url);
+    let mut a = leader(tmp.path(), "a", &url, &[]);
     let mut ca = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
     create_run(&mut ca, "Before the stop").await;
-    let b = standby(tmp.path(), "b", &url);
+    let b = standby(tmp.path(), "b", &url, &[]);
     assert_not_leader(&b.url, "POST", "/mcp", &a.url);
 
     let pid = a.child.id().to_string();
     assert!(Command::new("kill").args(["-STOP", &pid]).status().expect("kill").success());
-    serves_within(&b.url, Duration::from_millis(TTL_MS + POLL_MS + TAKEOVER_SLACK_MS)).await;
+    serves_within(&b.url, takeover_within()).await;
     let mut cb = McpClient::connect(&b.url, Some(TOKEN)).await.expect("connect");
     create_run(&mut cb, "By the new leader").await;
 
@@ -328,7 +269,7 @@ async fn a_stopped_leader_is_taken_over_and_when_resumed_is_refused_and_exits() 
     drop(cb);
     let mut b = b;
     assert!(b.terminate().success(), "B stops cleanly: {}", b.stderr());
-    let again = leader(tmp.path(), "b", &url);
+    let again = leader(tmp.path(), "b", &url, &[]);
     let mut c = McpClient::connect(&again.url, Some(TOKEN)).await.expect("connect");
     let runs: Value = c.call_ok("run_list", json!({ "includeTerminal": true })).await.expect("run_list");
     let mut recovered: Vec<&str> =
@@ -346,7 +287,7 @@ async fn a_restarted_leader_takes_its_lease_back_at_once() {
     let server = TestServer::start();
     let url = server.fresh_database();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut a = leader(tmp.path(), "a", &url);
+    let mut a = leader(tmp.path(), "a", &url, &[]);
     let id = std::fs::read_to_string(tmp.path().join("a").join("daemon-id")).expect("daemon-id");
     #[cfg(unix)]
     {
@@ -354,10 +295,10 @@ async fn a_restarted_leader_takes_its_lease_back_at_once() {
         let mode = std::fs::metadata(tmp.path().join("a").join("daemon-id")).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "the daemon id is private");
     }
-    let b = standby(tmp.path(), "b", &url);
+    let b = standby(tmp.path(), "b", &url, &[]);
     a.kill9();
     let killed = Instant::now();
-    let a = leader(tmp.path(), "a", &url);
+    let a = leader(tmp.path(), "a", &url, &[]);
     serves_within(&a.url, Duration::from_millis(TTL_MS)).await;
     assert!(
         killed.elapsed() < Duration::from_millis(TTL_MS),
@@ -385,7 +326,7 @@ async fn a_leader_cut_off_from_the_database_past_the_lease_stops_serving() {
     let server = TestServer::start();
     let url = server.fresh_database();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut a = leader(tmp.path(), "a", &url);
+    let mut a = leader(tmp.path(), "a", &url, &[]);
     let mut c = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
     create_run(&mut c, "Before the outage").await;
     server.stop_immediately();

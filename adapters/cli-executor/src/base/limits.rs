@@ -104,6 +104,21 @@ pub const RECONNECT_BACKOFF_MS_MAX: u64 = 15_000;
 /// How long the daemon has to answer `hello` with `welcome`.
 pub const WELCOME_WAIT_MS: u64 = 10_000;
 
+/// How long the daemon has to answer the `/executor` WebSocket upgrade: a stopped daemon
+/// (SIGSTOP, a hung host) still completes the TCP connection in its kernel but never
+/// answers, and the executor must go on down its list to the daemon that leads now.
+pub const UPGRADE_WAIT_MS: u64 = 5_000;
+
+/// How often the executor pings the daemon it is connected to (a WebSocket ping, which the
+/// daemon's WebSocket layer answers with a pong).
+pub const DAEMON_PING_MS: u64 = 1_000;
+
+/// How long a connected daemon may send nothing at all (no frame, no pong) before the
+/// executor drops the connection and tries its list again: a daemon stopped while
+/// connected keeps its socket open, and a standby takes over its lease
+/// (`LEASE_TTL_MS_DEFAULT`, 10 s) while the executor would otherwise wait on it forever.
+pub const DAEMON_SILENCE_MS_MAX: u64 = 5_000;
+
 /// Messages queued between a worker's task and the connection (and back): a full queue
 /// makes the sender wait, never drops.
 pub const CHANNEL_DEPTH: usize = 256;

@@ -9,11 +9,17 @@
 //! a shared PostgreSQL store) are tried in order; a standby's 503 `NOT_LEADER` to the
 //! upgrade is followed to the leader it names (its `ws://HOST:PORT/executor`, at most
 //! [`address::follow::LEADER_HOPS_MAX`] hops), and the list is tried again from the start
-//! after a drop or when no URL led (after the backoff). A refusal that reconnecting cannot
-//! fix (wrong token, replaced, another protocol) ends [`run`].
+//! after a drop or when no URL led (after the backoff). A daemon that does not answer the
+//! upgrade within [`UPGRADE_WAIT_MS`] is passed, and a connected one that sends nothing
+//! (not even a pong to the pings) for [`DAEMON_SILENCE_MS_MAX`] is left: a stopped leader
+//! keeps its sockets open. A refusal that reconnecting cannot fix (wrong token, replaced,
+//! another protocol) ends [`run`].
 
 use crate::Error;
-use crate::base::limits::{RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX, WELCOME_WAIT_MS};
+use crate::base::limits::{
+    DAEMON_PING_MS, DAEMON_SILENCE_MS_MAX, RECONNECT_BACKOFF_MS_MAX, RECONNECT_BACKOFF_MS_MIN, TOKEN_BYTES_MAX,
+    UPGRADE_WAIT_MS, WELCOME_WAIT_MS,
+};
 use crate::base::settings::{ClaudeSandbox, Settings};
 use crate::base::tmpdir;
 use crate::base::worker::Out;
@@ -155,13 +161,18 @@ async fn connect(
         path: url.to_string(),
         detail: e.to_string(),
     };
-    let stream = open_stream(url, tls).await?;
-    let (mut ws, _) = tokio_tungstenite::client_async_with_config(url, stream, None).await.map_err(|e| {
-        match standby_refusal(&e) {
+    let upgrade = tokio::time::timeout(Duration::from_millis(UPGRADE_WAIT_MS), async {
+        let stream = open_stream(url, tls).await?;
+        tokio_tungstenite::client_async_with_config(url, stream, None).await.map_err(|e| match standby_refusal(&e) {
             Some(leader) => Error::NotLeader { url: url.to_string(), leader },
             None => ws_error(e),
-        }
-    })?;
+        })
+    });
+    let (mut ws, _) = upgrade.await.map_err(|_| Error::Io {
+        op: "websocket",
+        path: url.to_string(),
+        detail: format!("no answer to the upgrade within {UPGRADE_WAIT_MS} ms"),
+    })??;
     ws.send(Message::Text(router.hello(token, executor_id, epoch, turns_max).into())).await.map_err(ws_error)?;
     let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
         loop {
@@ -191,25 +202,37 @@ async fn connect(
     let mut heartbeat = tokio::time::interval(Duration::from_millis(welcome.max(1)));
     heartbeat.tick().await;
     let heartbeat_frame = executor_protocol::encode(&executor_protocol::ExecutorMessage::Heartbeat {});
+    // The daemon's liveness: anything it sends (a pong at least, to the pings) within
+    // DAEMON_SILENCE_MS_MAX. By the wall clock, and frames read first (`biased`), so a
+    // pong that waited while a long command was handled counts.
+    let mut ping = tokio::time::interval(Duration::from_millis(DAEMON_PING_MS));
+    ping.tick().await;
+    let mut heard = std::time::Instant::now();
     loop {
         tokio::select! {
-            frame = ws.next() => match frame {
-                Some(Ok(Message::Text(text))) => match router.daemon(text.as_str()).await {
-                    Reply::Send(frames) => {
-                        for frame in frames {
-                            ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
-                        }
-                    }
-                    Reply::Refused(e) => return Err(e),
-                    Reply::Closing | Reply::Welcome { .. } => {}
-                },
-                Some(Ok(Message::Close(_))) | None => return Ok(true),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => {
-                    tracing::warn!("websocket: {e}");
-                    return Ok(true);
+            biased;
+            frame = ws.next() => {
+                if let Some(Ok(_)) = &frame {
+                    heard = std::time::Instant::now();
                 }
-            },
+                match frame {
+                    Some(Ok(Message::Text(text))) => match router.daemon(text.as_str()).await {
+                        Reply::Send(frames) => {
+                            for frame in frames {
+                                ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
+                            }
+                        }
+                        Reply::Refused(e) => return Err(e),
+                        Reply::Closing | Reply::Welcome { .. } => {}
+                    },
+                    Some(Ok(Message::Close(_))) | None => return Ok(true),
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        tracing::warn!("websocket: {e}");
+                        return Ok(true);
+                    }
+                }
+            }
             Some(out) = reports.recv() => {
                 let frame = Router::report(out);
                 if let Err(e) = ws.send(Message::Text(frame.into())).await {
@@ -219,6 +242,16 @@ async fn connect(
             }
             _ = heartbeat.tick() => {
                 if let Err(e) = ws.send(Message::Text(heartbeat_frame.clone().into())).await {
+                    tracing::warn!("websocket: {e}");
+                    return Ok(true);
+                }
+            }
+            _ = ping.tick() => {
+                if heard.elapsed() > Duration::from_millis(DAEMON_SILENCE_MS_MAX) {
+                    tracing::warn!(url, "the daemon sent nothing for {DAEMON_SILENCE_MS_MAX} ms: leaving it");
+                    return Ok(true);
+                }
+                if let Err(e) = ws.send(Message::Ping(Vec::new().into())).await {
                     tracing::warn!("websocket: {e}");
                     return Ok(true);
                 }

@@ -27,6 +27,9 @@ response of the turn, in order; then a final message ends the turn:
   names (`rootWorkerId`);
 - `hold`: the response stays open (a keepalive event a second) for up to 60 s: a turn that
   runs until its process is killed;
+- `wait`: the response stays open the same way until the plan's `"release"` list holds the
+  attempt's number (the test rewrites the plan), then it ends the turn with a message: a
+  turn held in flight while something else happens (a failover), then let go;
 - `limit:S`: HTTP 429 `usage_limit_reached` whose primary window resets S seconds from
   now (headers `x-codex-primary-reset-at`, body `resets_at`); `limit`: HTTP 429 with no
   reset anywhere.
@@ -146,6 +149,12 @@ def plan_actions(prompt):
     return plan.get("turns", {}).get(match.group(1), plan.get("otherwise"))
 
 
+def released(attempt):
+    """Whether the plan's `"release"` list (re-read at every call) holds `attempt`."""
+    with open(ARGS.plan, encoding="utf-8") as f:
+        return attempt in json.load(f).get("release", [])
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -217,6 +226,8 @@ class Handler(BaseHTTPRequestHandler):
         action = actions[step]
         if action == "hold":
             return self.answer([], hold=True)
+        if action == "wait":
+            return self.answer([], release=int(re.search(r"Attempt (\d+)", prompt).group(1)))
         if action.startswith("limit"):
             seconds = action.partition(":")[2]
             return self.limit(int(time.time()) + int(seconds) if seconds else None)
@@ -263,7 +274,7 @@ class Handler(BaseHTTPRequestHandler):
         return {"type": "function_call", "id": "fc_mock_%d" % n, "call_id": "call_mock_%d" % n,
                 "name": tool, "namespace": NAMESPACE, "arguments": json.dumps(args)}
 
-    def answer(self, calls, slow=False, hold=False):
+    def answer(self, calls, slow=False, hold=False, release=None):
         with LOCK:
             COUNT[0] += 1
             n = COUNT[0]
@@ -274,10 +285,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         rid = "resp_mock_%d" % n
         self.event({"type": "response.created", "response": {"id": rid}})
-        if slow or hold:
-            # Keep the stream open with a harmless event every second.
-            for _ in range(HOLD_S if hold else 20):
-                time.sleep(1)
+        if slow or hold or release is not None:
+            # Keep the stream open with a harmless event every second; a `wait` checks its
+            # release every 50 ms.
+            until = time.time() + (HOLD_S if hold or release is not None else 20)
+            beat = time.time()
+            while time.time() < until:
+                if release is not None and released(release):
+                    break
+                time.sleep(1 if release is None else 0.05)
+                if time.time() - beat < 1:
+                    continue
+                beat = time.time()
                 try:
                     self.event({"type": "response.in_progress", "response": {"id": rid}})
                 except (BrokenPipeError, ConnectionResetError):

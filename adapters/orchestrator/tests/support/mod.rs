@@ -3,6 +3,9 @@
 #![allow(dead_code)]
 
 pub mod flood;
+pub mod forward;
+pub mod lease;
+pub mod model;
 pub mod night;
 
 use std::io::{BufRead, BufReader};

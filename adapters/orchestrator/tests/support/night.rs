@@ -1,10 +1,11 @@
 //! The processes of a first night on the command line, started as a person starts them on a
 //! fresh `HOME` (no `--data-dir`: the default data directory under it): `orchestrator
 //! serve`, `orchestrator executor-cli` with the real Codex CLI, the loopback mock model
-//! (`adapters/cli-executor/tests/mock/mock_responses.py`) Codex talks to, and the text
+//! ([`super::model::MockModel`]) Codex talks to, and the text
 //! "screenshots" of each state (`docs/screenshots/first-night-cli-*.txt` with
 //! `UPDATE_SCREENSHOTS=1`, else under `target/e2e-artifacts/`). Waits poll with a deadline.
 
+use super::model::MockModel;
 use super::orchestrator_bin;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -54,8 +55,8 @@ pub struct Night {
     pub work: PathBuf,
     /// The real codex.
     pub codex: PathBuf,
-    /// The mock model's port.
-    pub model_port: u16,
+    /// The mock model Codex talks to.
+    pub model: MockModel,
     /// The executor endpoint `serve` printed.
     pub executor_url: String,
     children: Vec<(&'static str, Child)>,
@@ -69,33 +70,8 @@ impl Night {
         for dir in [&home, &work] {
             std::fs::create_dir_all(dir).expect("dir");
         }
-        let plan_file = root.path().join("plan.json");
-        std::fs::write(&plan_file, plan.to_string()).expect("plan");
-        let model_port = free_port();
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cli-executor/tests/mock/mock_responses.py");
-        let mock = Command::new("python3")
-            .arg(script)
-            .arg(model_port.to_string())
-            .arg("--plan")
-            .arg(&plan_file)
-            .arg("--requests")
-            .arg(root.path().join("requests.jsonl"))
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs the mock model");
-        let night = Night {
-            root,
-            home,
-            work,
-            codex,
-            model_port,
-            executor_url: String::new(),
-            children: vec![("mock model", mock)],
-        };
-        until("the mock model listens", WAIT_MAX, || {
-            std::net::TcpStream::connect(("127.0.0.1", model_port)).map(drop).map_err(|e| e.to_string())
-        });
-        night
+        let model = MockModel::start(root.path(), plan);
+        Night { root, home, work, codex, model, executor_url: String::new(), children: Vec::new() }
     }
 
     /// `orchestrator ARGS` as the person types it: their `HOME`, nothing else set.
@@ -161,9 +137,7 @@ impl Night {
     }
 
     /// The `executor-cli` command line: no `--daemon` (it finds the daemon of the home's data
-    /// directory whatever its port); the real Codex, pointed at the mock model with the
-    /// documented `--codex-arg` (a provider without a key; Codex's own retries of a broken
-    /// model stream, at most 6, and none inside one request).
+    /// directory whatever its port); the real Codex, pointed at the mock model.
     pub fn executor_args(&self) -> Vec<String> {
         let mut args = vec![
             "executor-cli".to_string(),
@@ -174,18 +148,7 @@ impl Night {
             "--workspace".to_string(),
             self.work.display().to_string(),
         ];
-        for c in [
-            "model_provider=mock".to_string(),
-            "model=mock-model".to_string(),
-            "model_providers.mock.name=\"mock\"".to_string(),
-            format!("model_providers.mock.base_url=\"http://127.0.0.1:{}/v1\"", self.model_port),
-            "model_providers.mock.wire_api=\"responses\"".to_string(),
-            "model_providers.mock.request_max_retries=0".to_string(),
-            "model_providers.mock.stream_max_retries=6".to_string(),
-        ] {
-            args.push("--codex-arg=-c".to_string());
-            args.push(format!("--codex-arg={c}"));
-        }
+        args.extend(self.model.codex_args());
         args
     }
 
@@ -218,10 +181,9 @@ impl Night {
         self.children.remove(at)
     }
 
-    /// Every model request's `input`, in order (Codex's retries included).
+    /// Every model request's body, in order (Codex's retries included).
     pub fn model_requests(&self) -> Vec<serde_json::Value> {
-        let text = std::fs::read_to_string(self.root.path().join("requests.jsonl")).unwrap_or_default();
-        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+        self.model.requests()
     }
 
     /// The text with this night's own paths and ports replaced by stable stand-ins, and any
@@ -231,7 +193,7 @@ impl Night {
         text = text
             .replace(&self.home.display().to_string(), "~")
             .replace(&self.root.path().display().to_string(), "/tmp/night");
-        for port in [port_of(&self.executor_url), Some(self.model_port)].into_iter().flatten() {
+        for port in [port_of(&self.executor_url), Some(self.model.port)].into_iter().flatten() {
             text = text.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:PORT");
         }
         text.lines().map(redact_token).collect::<Vec<_>>().join("\n") + "\n"
@@ -278,11 +240,6 @@ impl Drop for Night {
             let _ = child.wait();
         }
     }
-}
-
-/// A loopback port that was free a moment ago.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
 fn port_of(url: &str) -> Option<u16> {
