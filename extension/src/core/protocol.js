@@ -288,6 +288,9 @@ const EXECUTOR_MESSAGES = {
     required('concurrencyMax', u32),
     required('bindings', list(record(bindingFields))),
     required('journal', list(journalLine)),
+    // The CLI executor's start time, which fences an older process of its id (this
+    // extension never sends it: a browser has no such fence).
+    optional('epoch', u64),
   ],
   binding: bindingFields,
   'conversation.state': [
