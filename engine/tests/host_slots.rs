@@ -39,6 +39,9 @@ fn a_host_with_one_slot_runs_one_turn_at_a_time_and_the_next_waits_for_it() {
         "cli-1 create a#1 initial bootstrap/v2",
     );
     assert_eq!(busy(&world), ["a"], "b waits for the slot");
+    let b = world.engine.worker_view(world.id("b")).expect("b's view");
+    let slot = b.liveness.and_then(|l| l.slot).expect("b says it waits for a slot");
+    assert_eq!((slot.executor.to_string().as_str(), slot.busy, slot.max), ("cli-1", 1, 1));
     let trace = world.script("submit a\ngen a\nadvance 10m");
     assert_eq!(trace, "", "a's turn runs: b still waits");
     let trace = world.script("idle a");

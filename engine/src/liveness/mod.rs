@@ -63,7 +63,18 @@ impl Engine {
             since: r.since,
         });
         let capable = u32::try_from(self.conn.capable(kind)).unwrap_or(u32::MAX);
-        Some(LivenessView { carrier, executor, kind, since, capable, absent_since: absent, retry })
+        let slot = self.slot_wait(w);
+        Some(LivenessView { carrier, executor, kind, since, capable, absent_since: absent, retry, slot })
+    }
+
+    /// The host slot the worker's next turn waits for, when that is what it waits for.
+    fn slot_wait(&self, w: &Worker) -> Option<SlotView> {
+        if !matches!(self.decide(w), Decision::WaitUntil(_, crate::scheduler::Wait::HostSlot)) {
+            return None;
+        }
+        let executor = self.target_executor(w.id)?;
+        let max = self.conn.turns_max(&executor)?;
+        Some(SlotView { busy: self.turns_on(&executor, w.id), max, executor })
     }
 
     /// Whether the worker needs an executor now: it would run (active, not waiting, not

@@ -63,4 +63,18 @@ pub struct LivenessView {
     pub absent_since: Option<Timestamp>,
     /// Its CLI retrying inside the running turn, while its executor is connected.
     pub retry: Option<RetryView>,
+    /// Its next turn waits for a free slot on its host, which runs as many turns as it
+    /// allows.
+    pub slot: Option<SlotView>,
+}
+
+/// A CLI worker's next turn waiting for a free slot on its host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotView {
+    /// The host (the executor that will carry the turn).
+    pub executor: ExecutorId,
+    /// Its other workers' turns running or on their way now.
+    pub busy: u32,
+    /// How many it runs at once (its `hello`'s cap).
+    pub max: u32,
 }

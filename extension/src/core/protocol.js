@@ -212,6 +212,8 @@ const liveness = record([
   required('capableExecutors', u32),
   optional('absentSinceMs', u64),
   optional('retry', record([required('reason', string), optional('attempt', u32), required('sinceMs', u64)])),
+  // Its next turn waits for a free slot on its CLI host (`livenessText` says so).
+  optional('slot', record([required('executorId', string), required('busy', u32), required('max', u32)])),
 ]);
 
 const workerSummary = record([

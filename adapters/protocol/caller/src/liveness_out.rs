@@ -41,6 +41,22 @@ pub struct LivenessOut {
     /// server errors), while its executor is connected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetryOut>,
+    /// Its next turn waits for a free slot on its host (a CLI executor runs as many turns
+    /// at once as its `--turns-max` allows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<SlotOut>,
+}
+
+/// A CLI worker's next turn waiting for a free slot on its host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SlotOut {
+    /// The host, by the id its `hello` gave.
+    pub executor_id: String,
+    /// Its other workers' turns running or on their way now.
+    pub busy: u32,
+    /// How many it runs at once.
+    pub max: u32,
 }
 
 /// A CLI retrying inside a worker's running turn.
@@ -73,6 +89,7 @@ impl From<&LivenessView> for LivenessOut {
             capable_executors: l.capable,
             absent_since_ms: l.absent_since.map(ms),
             retry: l.retry.as_ref().map(RetryOut::from),
+            slot: l.slot.as_ref().map(|s| SlotOut { executor_id: s.executor.to_string(), busy: s.busy, max: s.max }),
         }
     }
 }
@@ -103,6 +120,12 @@ impl LivenessOut {
         let kind = ExecutorKind::parse(&self.executor_kind).map_or("executor", executor_kind_name);
         let since = |prefix: &str| self.since_ms.map(|t| format!("{prefix}{}", clock(t))).unwrap_or_default();
         let executor = self.executor_id.as_deref().unwrap_or("?");
+        if let Some(slot) = &self.slot {
+            return format!(
+                "waiting for a free slot on {kind} {}: {} of {} turns running there",
+                slot.executor_id, slot.busy, slot.max
+            );
+        }
         match self.state.as_str() {
             "connected" => match &self.retry {
                 Some(r) => format!(
@@ -143,6 +166,7 @@ mod tests {
             capable_executors: capable,
             absent_since_ms: None,
             retry: None,
+            slot: None,
         }
     }
 
@@ -156,6 +180,13 @@ mod tests {
             live("connected", "codex", Some("cli-host"), 1).line(),
             "carried by Codex CLI cli-host, connected since 01:26 UTC"
         );
+    }
+
+    #[test]
+    fn a_turn_waiting_for_a_slot_on_its_host_says_so() {
+        let mut l = live("connected", "codex", Some("build-2"), 1);
+        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 3, max: 3 });
+        assert_eq!(l.line(), "waiting for a free slot on Codex CLI build-2: 3 of 3 turns running there");
     }
 
     #[test]
