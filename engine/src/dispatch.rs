@@ -100,7 +100,7 @@ impl Engine {
     }
 
     /// Whether an in-flight attempt is still wanted: the holds of steps 1-7 for its origin.
-    fn in_flight_wanted(&self, a: &Attempt) -> bool {
+    pub(crate) fn in_flight_wanted(&self, a: &Attempt) -> bool {
         let Some(w) = self.state.workers.get(&a.worker) else {
             return false;
         };
@@ -214,6 +214,10 @@ impl Engine {
         let Some(executor) = self.target_executor(a.worker) else {
             return;
         };
+        if self.host_full(&executor, a.worker) {
+            // Held by nobody until a slot frees on that host (`fill_free_slots`).
+            return;
+        }
         let now = self.now;
         if a.deadline <= now {
             let deadline = now.plus_ms(self.config.command_deadline_ms);

@@ -84,3 +84,20 @@ fn without_a_cap_every_worker_runs_at_once() {
     );
     assert_eq!(busy(&world), ["a", "b"]);
 }
+
+#[test]
+fn commands_that_waited_for_their_host_go_out_one_slot_at_a_time_when_it_connects() {
+    let mut world = check(
+        "run auto
+         spawn a codex dir=/src/a
+         spawn b codex dir=/src/b
+         advance 1m",
+        "",
+    );
+    let trace = world.script("executor cli-1 kinds=codex turns=1");
+    assert_eq!(trace, "cli-1 create a#1 initial bootstrap/v2", "one slot: one command");
+    let trace = world.script("submit a\ngen a\nadvance 5m");
+    assert_eq!(trace, "", "b's command waits while a's turn runs");
+    let trace = world.script("idle a");
+    assert!(trace.starts_with("cli-1 create b#1 initial"), "b's command goes out when a's turn ends: {trace}");
+}

@@ -377,6 +377,22 @@ impl Engine {
         u32::try_from(self.state.workers.values().filter(on).count()).unwrap_or(u32::MAX)
     }
 
+    /// Whether a CLI worker's command may not go to `executor` now: it runs as many turns
+    /// as its `hello` allows, counting the commands already handed to it and its running
+    /// turns (not the ones waiting, like this one, to be handed over: those go out one by
+    /// one as slots free).
+    pub(crate) fn host_full(&self, executor: &ExecutorId, worker: WorkerId) -> bool {
+        let cli = self.state.workers.get(&worker).is_some_and(|w| w.spec.executor.is_cli());
+        let Some(max) = self.conn.turns_max(executor).filter(|_| cli) else { return false };
+        let on = |w: &&Worker| {
+            w.id != worker
+                && (w.in_flight.is_some_and(|a| self.conn.sent_to(a) == Some(executor))
+                    || (self.turn_running(w) && self.carrier_of(w).as_ref() == Some(executor)))
+        };
+        let busy = u32::try_from(self.state.workers.values().filter(on).count()).unwrap_or(u32::MAX);
+        busy >= max
+    }
+
     /// Step 9: when the anti-spam floor allows the next non-idle delivery.
     fn floor_at(&self, w: &Worker, policy: &ContinuationPolicy) -> Option<(Timestamp, Wait)> {
         w.last_delivery_at.map(|t| (t.plus_ms(policy.min_continuation_spacing_ms), Wait::Floor))

@@ -85,12 +85,35 @@ impl Engine {
         if !self.slots_may_have_moved(&changed) {
             return;
         }
+        // First the commands already dispatched that no executor holds yet (they waited for
+        // their host to connect, or for a slot on it), then the continuations.
+        for id in self.unsent_cli_commands() {
+            self.send_command(id);
+        }
         for id in self.waiting_cli_workers() {
             let ready = self.state.workers.get(&id).is_some_and(|w| matches!(self.decide(w), Decision::Dispatch(_)));
             if ready {
                 self.evaluate(id);
             }
         }
+    }
+
+    /// The in-flight commands of unfinished CLI workers that no executor holds, still
+    /// wanted, whose host is connected and has a free slot now, by worker id (a command
+    /// no longer wanted is left for the paths that withdraw it).
+    fn unsent_cli_commands(&self) -> Vec<AttemptId> {
+        let unsent = self.state.workers.values().filter(|w| w.spec.executor.is_cli() && !w.lifecycle.is_terminal());
+        unsent
+            .filter_map(|w| w.in_flight)
+            .filter(|a| self.conn.sent_to(*a).is_none())
+            .filter(|a| {
+                self.state.attempts.get(a).is_some_and(|at| {
+                    at.state == AttemptState::Scheduled
+                        && self.in_flight_wanted(at)
+                        && self.target_executor(at.worker).is_some_and(|e| !self.host_full(&e, at.worker))
+                })
+            })
+            .collect()
     }
 
     /// Adds the root of every watched run with a stale worker: the run's dead-man check
