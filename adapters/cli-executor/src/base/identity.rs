@@ -39,7 +39,7 @@ pub fn host_id(given: Option<&str>, state_dir: &Path) -> Result<String, Error> {
     }
     let id = from_machine_name(&rustix::system::uname().nodename().to_string_lossy());
     write_synced(state_dir, &path, &id)?;
-    tracing::info!(id, path = %path.display(), "this executor's host id, kept for its next starts");
+    tracing::debug!(id, path = %path.display(), "this executor's host id, kept for its next starts");
     Ok(id)
 }
 
