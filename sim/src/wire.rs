@@ -27,6 +27,18 @@ pub const CHAT_PORT: u16 = 443;
 /// and the host's name.
 const CONVERSATION_URL_PREFIX: &str = "https://chatgpt.com/c/";
 
+/// Connects to the daemon on `port`: with a standby (`standby`), to the first daemon
+/// host that answers, in order. A standby's ports stay closed until it leads, so its
+/// refusal sends the caller on to the other host, as executors and the command line
+/// follow a standby's `NOT_LEADER` to the leader.
+pub async fn connect_daemon(port: u16, standby: bool) -> std::io::Result<turmoil::net::TcpStream> {
+    let first = turmoil::net::TcpStream::connect((crate::faults::Target::Daemon.host(), port)).await;
+    match first {
+        Err(_) if standby => turmoil::net::TcpStream::connect((crate::faults::Target::Standby.host(), port)).await,
+        answer => answer,
+    }
+}
+
 /// The URL of the conversation a conversation host serves.
 pub fn conversation_url(host: &str) -> String {
     format!("{CONVERSATION_URL_PREFIX}{host}")
