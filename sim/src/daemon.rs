@@ -90,11 +90,12 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
     let (notices, posts) = mpsc::unbounded_channel();
     shell.notify_with(Box::new(crate::notifier::ChannelSink(notices)));
     tokio::task::spawn_local(crate::notifier::poster(posts, handle.clone(), state.ledger.clone()));
+    let host = state.host;
     shell.observe(Box::new(move |engine, batches| {
-        observe(&ledger, engine, batches);
+        observe(&ledger, host, engine, batches);
         crate::liveness_oracle::observe(&ledger, engine);
     }));
-    let (exit_ledger, host, leased) = (state.ledger.clone(), state.host, state.leased);
+    let (exit_ledger, leased) = (state.ledger.clone(), state.leased);
     tokio::task::spawn_local(async move {
         match shell.run(std::future::pending()).await {
             // A leased daemon's store error (the fence, the store out of reach) stops it.
@@ -420,7 +421,7 @@ fn unwanted(engine: &Engine, attempt: engine::ids::AttemptId) -> Option<String> 
 }
 
 /// The checkers' view of every commit: invariants, boundaries, trace.
-fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
+fn observe(ledger: &SharedLedger, host: Target, engine: &Engine, batches: &[Batch]) {
     let mut l = ledger.borrow_mut();
     if let Err(v) = engine.check_invariants() {
         l.violation(format!("engine invariant: {v}"));
@@ -440,7 +441,7 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
         {
             // Only its creation writes a pending notice that never failed.
             l.boundary(Boundary::NotifyCreated, n.worker.unwrap_or(WorkerId(0)), None);
-            l.trace("daemon", format!("notice {} {} created", n.id, n.kind.as_str()));
+            l.trace(host.host(), format!("notice {} {} created", n.id, n.kind.as_str()));
         }
         let Record::Event(e) = record else { continue };
         let id = e.worker.unwrap_or(WorkerId(0));
@@ -475,7 +476,7 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
             _ => String::new(),
         };
         let line = format!("#{} {} {worker} {attempt} {detail}", e.cursor, e.kind.name());
-        l.trace("daemon", line);
+        l.trace(host.host(), line);
     }
 }
 

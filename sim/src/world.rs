@@ -146,8 +146,14 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         // The leader's death, pause or cut from the store; daemons that stepped down (their
         // supervisor restarts them).
         let mut down: Vec<(Target, u64)> = failover.step(&sim, &disk, &ledger, now).into_iter().collect();
-        let exits = std::mem::take(&mut ledger.borrow_mut().exits);
-        down.extend(exits.into_iter().map(|(host, _)| (host, SUPERVISOR_RESTART_MS)));
+        // A paused daemon whose commit the fence refused exits when it wakes.
+        let exits = {
+            let mut l = ledger.borrow_mut();
+            let (now_exits, later) = std::mem::take(&mut l.exits).into_iter().partition(|(h, _)| !l.paused.contains_key(h));
+            l.exits = later;
+            now_exits
+        };
+        down.extend(exits.into_iter().map(|(host, _): (Target, String)| (host, SUPERVISOR_RESTART_MS)));
         // Scripted executor outages (the browser is closed for a while) and partitions,
         // and the outages and link faults the scenario's triggers asked for.
         let mut reactions = std::mem::take(&mut ledger.borrow_mut().reactions);
