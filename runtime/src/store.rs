@@ -265,3 +265,46 @@ impl Store for MemStore {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lapsed_lease_is_taken_and_the_old_epoch_is_fenced() {
+        let disk = Rc::new(RefCell::new(Disk::default()));
+        assert_eq!(disk.borrow_mut().take_lease("a", 0, 10), Ok(1));
+        let mut a = MemStore::leased(disk.clone(), "a");
+        assert_eq!(disk.borrow_mut().take_lease("b", 5, 10), Err(MemStoreError::LeaseHeld { epoch: 1 }));
+        assert_eq!(a.commit(&[]), Ok(()));
+        assert_eq!(disk.borrow_mut().take_lease("b", 10, 10), Ok(2));
+        assert_eq!(a.commit(&[]), Err(MemStoreError::Fenced { mine: 1, current: 2 }));
+        assert_eq!(a.commit(&[]), Err(MemStoreError::Poisoned));
+        assert_eq!(disk.borrow_mut().renew_lease("a", 1, 11, 10), Err(MemStoreError::Fenced { mine: 1, current: 2 }));
+        let mut b = MemStore::leased(disk.clone(), "b");
+        assert_eq!(b.commit(&[]), Ok(()));
+        assert_eq!(disk.borrow().commit_epochs, vec![1, 2]);
+        let takes: Vec<(u64, usize)> = disk.borrow().takes.iter().map(|t| (t.epoch, t.commits_before)).collect();
+        assert_eq!(takes, vec![(1, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn a_holder_cut_off_from_the_disk_can_neither_renew_nor_commit() {
+        let disk = Rc::new(RefCell::new(Disk::default()));
+        assert_eq!(disk.borrow_mut().take_lease("a", 0, 10), Ok(1));
+        let mut a = MemStore::leased(disk.clone(), "a");
+        disk.borrow_mut().cut.insert("a".into());
+        assert_eq!(disk.borrow_mut().renew_lease("a", 1, 2, 10), Err(MemStoreError::Unreachable));
+        assert_eq!(a.commit(&[]), Err(MemStoreError::Unreachable));
+        assert_eq!(disk.borrow_mut().take_lease("a", 20, 10), Err(MemStoreError::Unreachable));
+        assert!(disk.borrow().commit_epochs.is_empty());
+    }
+
+    #[test]
+    fn an_unleased_store_writes_under_epoch_zero() {
+        let mut store = MemStore::fresh();
+        assert_eq!(store.commit(&[]), Ok(()));
+        assert_eq!(store.epoch(), 0);
+        assert_eq!(store.disk().borrow().commit_epochs, vec![0]);
+    }
+}

@@ -256,7 +256,10 @@ impl MatrixJob {
                 let lane = if l.lane == usize::MAX { "root".to_string() } else { format!("lane{}", l.lane) };
                 format!("{lane} down {}m at {}#{}", l.length_ms / 60_000, l.at.boundary, l.at.occurrence)
             }
-            Fault::Takeover(t) => format!("leader down at {}#{} of {}", t.at.boundary, t.at.occurrence, t.spec()),
+            Fault::Takeover(t) => {
+                let lane = if t.lane == usize::MAX { "root".to_string() } else { format!("lane{}", t.lane) };
+                format!("leader down at {}#{} of {lane}", t.at.boundary, t.at.occurrence)
+            }
         }
     }
 
