@@ -79,9 +79,8 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
     // A restarted daemon reads the simulated wall clock anew, like a real one would.
     let started_ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64);
     let clock = TokioClock::new(EPOCH_MS + started_ms);
-    let (mut shell, handle) =
-        Shell::open(store, clock, RegistrySink { registry: registry.clone(), leased }, config)
-            .map_err(|e| e.to_string())?;
+    let (mut shell, handle) = Shell::open(store, clock, RegistrySink { registry: registry.clone(), leased }, config)
+        .map_err(|e| e.to_string())?;
     let ledger = state.ledger.clone();
     ledger.borrow_mut().trace(state.host.host(), "start");
     ledger.borrow_mut().daemon_starts.push(started_ms);

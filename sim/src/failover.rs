@@ -81,7 +81,12 @@ impl Failover {
         let leader = self.leader(disk);
         let until = now + fault.length_ms;
         let mut l = ledger.borrow_mut();
-        l.crashes.push(format!("{:?} of the leader {} at t={now} for {} ms", fault.kind, leader.host(), fault.length_ms));
+        l.crashes.push(format!(
+            "{:?} of the leader {} at t={now} for {} ms",
+            fault.kind,
+            leader.host(),
+            fault.length_ms
+        ));
         match fault.kind {
             LeaderFaultKind::Kill => return Some((leader, fault.length_ms)),
             LeaderFaultKind::Pause => {

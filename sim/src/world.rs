@@ -149,7 +149,8 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         // A paused daemon whose commit the fence refused exits when it wakes.
         let exits = {
             let mut l = ledger.borrow_mut();
-            let (now_exits, later) = std::mem::take(&mut l.exits).into_iter().partition(|(h, _)| !l.paused.contains_key(h));
+            let (now_exits, later) =
+                std::mem::take(&mut l.exits).into_iter().partition(|(h, _)| !l.paused.contains_key(h));
             l.exits = later;
             now_exits
         };
