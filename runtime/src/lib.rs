@@ -20,4 +20,4 @@ mod store;
 
 pub use clock::{Clock, TokioClock};
 pub use shell::{CommitObserver, ExecutorSink, Handle, NotifySink, Request, Shell, ShellConfig, ShellError, ShellGone};
-pub use store::{Disk, MemStore, MemStoreError, Store};
+pub use store::{Disk, Lease, LeaseTake, MemStore, MemStoreError, Store};

@@ -2,7 +2,8 @@
 //! store, serving executors and callers over turmoil TCP.
 
 use crate::epoch::EPOCH_MS;
-use crate::faults::Boundary;
+use crate::faults::{Boundary, Target};
+use crate::lease::Lead;
 use crate::ledger::SharedLedger;
 use crate::wire::{
     DAEMON_PORT, EXECUTOR_PORT, EXECUTOR_TOKEN, FromDaemon, SimOp, ToDaemon, read_frame, read_text, write_frame,
@@ -26,14 +27,25 @@ type Registry = Rc<RefCell<BTreeMap<ExecutorId, (u64, mpsc::UnboundedSender<Stri
 
 /// Routes engine commands, encoded in the executor protocol, to the connection of the
 /// executor they name (dropped when it is not connected: `hello` reconciles).
-struct RegistrySink(Registry);
+struct RegistrySink {
+    /// The connections.
+    registry: Registry,
+    /// For a leased daemon: its host, the epoch it leads under and the ledger that books
+    /// every dispatch for the lease oracle.
+    leased: Option<(Target, u64, SharedLedger)>,
+}
 
 impl ExecutorSink for RegistrySink {
     fn send(&mut self, command: ExecutorCommand) {
-        if let Some((_, tx)) = self.0.borrow().get(&command.executor) {
+        if let Some((_, tx)) = self.registry.borrow().get(&command.executor) {
             let _ = tx.send(executor_protocol::encode(&executor_protocol::DaemonMessage::Command(
                 executor_protocol::CommandWire::from(&command),
             )));
+            if let Some((host, epoch, ledger)) = &self.leased {
+                let (host, epoch, at_ms) = (host.host(), *epoch, crate::lease::now_ms());
+                let key = command.idempotency_key.clone();
+                ledger.borrow_mut().dispatches.push(crate::lease_oracle::Dispatch { host, epoch, at_ms, key });
+            }
         }
     }
 }
@@ -47,35 +59,53 @@ pub struct DaemonState {
     pub ledger: SharedLedger,
     /// The engine configuration.
     pub config: EngineConfig,
+    /// This host: `Target::Daemon`, or `Target::Standby` beside it.
+    pub host: Target,
+    /// Whether the disk is leased (`standby on`): the host stands by until it may lead.
+    pub leased: bool,
 }
 
 /// The daemon host's software (restartable: turmoil calls it again after a crash).
 pub async fn run(state: DaemonState) -> turmoil::Result {
     let registry: Registry = Rc::default();
-    let store = MemStore::open(state.disk.clone());
+    let store = if state.leased {
+        crate::lease::stand_by(&state.disk, state.host, &state.ledger).await
+    } else {
+        MemStore::open(state.disk.clone())
+    };
+    let lead = Lead { disk: state.disk.clone(), epoch: store.epoch() };
+    let leased = state.leased.then(|| (state.host, lead.epoch, state.ledger.clone()));
     let config = ShellConfig { engine: state.config.clone(), ..ShellConfig::default() };
     // A restarted daemon reads the simulated wall clock anew, like a real one would.
     let started_ms = turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64);
     let clock = TokioClock::new(EPOCH_MS + started_ms);
-    let (mut shell, handle) =
-        Shell::open(store, clock, RegistrySink(registry.clone()), config).map_err(|e| e.to_string())?;
+    let (mut shell, handle) = Shell::open(store, clock, RegistrySink { registry: registry.clone(), leased }, config)
+        .map_err(|e| e.to_string())?;
     let ledger = state.ledger.clone();
-    ledger.borrow_mut().trace("daemon", "start");
+    ledger.borrow_mut().trace(state.host.host(), "start");
     ledger.borrow_mut().daemon_starts.push(started_ms);
     let links = state.ledger.borrow().links.clone();
     links.daemon_started(started_ms);
     let (notices, posts) = mpsc::unbounded_channel();
     shell.notify_with(Box::new(crate::notifier::ChannelSink(notices)));
     tokio::task::spawn_local(crate::notifier::poster(posts, handle.clone(), state.ledger.clone()));
+    let host = state.host;
     shell.observe(Box::new(move |engine, batches| {
-        observe(&ledger, engine, batches);
+        observe(&ledger, host, engine, batches);
         crate::liveness_oracle::observe(&ledger, engine);
     }));
+    let (exit_ledger, leased) = (state.ledger.clone(), state.leased);
     tokio::task::spawn_local(async move {
-        if let Err(e) = shell.run(std::future::pending()).await {
-            panic!("shell stopped: {e}");
+        match shell.run(std::future::pending()).await {
+            // A leased daemon's store error (the fence, the store out of reach) stops it.
+            Err(e) if leased => crate::lease::step_down(&exit_ledger, host, e.to_string()),
+            Err(e) => panic!("shell stopped: {e}"),
+            Ok(()) => {}
         }
     });
+    if state.leased {
+        tokio::task::spawn_local(crate::lease::keep(lead.clone(), state.host, state.ledger.clone()));
+    }
     tokio::task::spawn_local(triggered_calls(handle.clone(), state.ledger.clone()));
     let executors = TcpListener::bind(("0.0.0.0", EXECUTOR_PORT)).await?;
     let (h, r) = (handle.clone(), registry.clone());
@@ -83,7 +113,8 @@ pub async fn run(state: DaemonState) -> turmoil::Result {
         let mut next_connection = 0;
         while let Ok((stream, _)) = executors.accept().await {
             next_connection += 1;
-            tokio::task::spawn_local(serve_executor(stream, next_connection, h.clone(), r.clone(), links.clone()));
+            let (links, lead) = (links.clone(), lead.clone());
+            tokio::task::spawn_local(serve_executor(stream, next_connection, h.clone(), r.clone(), links, lead));
         }
     });
     let listener = TcpListener::bind(("0.0.0.0", DAEMON_PORT)).await?;
@@ -132,6 +163,7 @@ async fn serve_executor(
     handle: Handle,
     registry: Registry,
     links: crate::ledger::Links,
+    lead: Lead,
 ) {
     let (mut reader, mut writer) = stream.into_split();
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
@@ -151,7 +183,10 @@ async fn serve_executor(
         let step = session.on_text(&text, now_ms);
         if let Some(id) = &step.registered {
             registry.borrow_mut().insert(id.clone(), (connection, tx.clone()));
-            links.opened(id);
+            // The liveness oracle's links are the leader's: a fenced daemon's are not.
+            if lead.current() {
+                links.opened(id);
+            }
         }
         for reply in &step.replies {
             let _ = tx.send(executor_protocol::encode(reply));
@@ -174,7 +209,7 @@ async fn serve_executor(
     if let Some(input) = session.on_close(current) {
         let _ = handle.executor(input).await;
     }
-    if let Some(id) = gone {
+    if let Some(id) = gone.filter(|_| lead.current()) {
         links.closed(&id, turmoil::sim_elapsed().map_or(0, |d| d.as_millis() as u64));
     }
 }
@@ -385,7 +420,7 @@ fn unwanted(engine: &Engine, attempt: engine::ids::AttemptId) -> Option<String> 
 }
 
 /// The checkers' view of every commit: invariants, boundaries, trace.
-fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
+fn observe(ledger: &SharedLedger, host: Target, engine: &Engine, batches: &[Batch]) {
     let mut l = ledger.borrow_mut();
     if let Err(v) = engine.check_invariants() {
         l.violation(format!("engine invariant: {v}"));
@@ -405,7 +440,7 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
         {
             // Only its creation writes a pending notice that never failed.
             l.boundary(Boundary::NotifyCreated, n.worker.unwrap_or(WorkerId(0)), None);
-            l.trace("daemon", format!("notice {} {} created", n.id, n.kind.as_str()));
+            l.trace(host.host(), format!("notice {} {} created", n.id, n.kind.as_str()));
         }
         let Record::Event(e) = record else { continue };
         let id = e.worker.unwrap_or(WorkerId(0));
@@ -440,7 +475,7 @@ fn observe(ledger: &SharedLedger, engine: &Engine, batches: &[Batch]) {
             _ => String::new(),
         };
         let line = format!("#{} {} {worker} {attempt} {detail}", e.cursor, e.kind.name());
-        l.trace("daemon", line);
+        l.trace(host.host(), line);
     }
 }
 

@@ -109,6 +109,9 @@ pub enum Target {
     Executor,
     /// The CLI executor (`orchestrator executor-cli`'s model, `cli.rs`) with its children.
     Cli,
+    /// The second daemon host, beside `Daemon` on the same store (`standby on`); either
+    /// may lead.
+    Standby,
 }
 
 impl Target {
@@ -118,6 +121,7 @@ impl Target {
             Target::Daemon => "daemon",
             Target::Executor => "browser",
             Target::Cli => "cli",
+            Target::Standby => "daemon-2",
         }
     }
 }
@@ -159,6 +163,9 @@ pub enum Reaction {
     Hold(u64),
     /// The bridge link drops every message for this many ms.
     Partition(u64),
+    /// The daemon that leads (`standby on`) dies and stays down this many ms: past the
+    /// lease's lapse the standby takes over, mid-submission when the boundary says so.
+    LeaderDown(u64),
 }
 
 /// React when a lane passes `at.boundary` for the `at.occurrence`-th time (scenario
@@ -178,4 +185,28 @@ impl Trigger {
     pub fn worker(&self) -> WorkerId {
         if self.lane == usize::MAX { WorkerId(1) } else { WorkerId(self.lane as u64 + 2) }
     }
+}
+
+/// A fault that hits the daemon that leads when it fires (`standby on`; scenario files'
+/// `at TIME kill|pause leader DURATION`, `at TIME partition leader store DURATION`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaderFault {
+    /// When, simulated ms.
+    pub at_ms: u64,
+    /// What.
+    pub kind: LeaderFaultKind,
+    /// For how long.
+    pub length_ms: u64,
+}
+
+/// What a [`LeaderFault`] does to the leader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaderFaultKind {
+    /// Its host dies, and its supervisor restarts it after the fault's length.
+    Kill,
+    /// Its process stops (a zombie): every link of its host holds its messages and its
+    /// lease goes unrenewed; it wakes when the fault ends.
+    Pause,
+    /// The store is out of its reach: takes, renewals and commits fail.
+    StoreCut,
 }

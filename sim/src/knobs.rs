@@ -66,6 +66,11 @@ pub struct Knobs {
     pub notify_targets: usize,
     /// Windows (from, until, simulated ms) in which the model receiver is down.
     pub notify_down: Vec<(u64, u64)>,
+    /// A standby daemon host shares the store under a lease (scenario files' `standby
+    /// on`, the matrix's failover cells); off for every drawn seed.
+    pub standby: bool,
+    /// Faults that hit the daemon that leads (scenario files).
+    pub leader_faults: Vec<crate::faults::LeaderFault>,
 }
 
 /// A timed operator action from a scenario file.
@@ -159,6 +164,8 @@ impl Knobs {
             away: None,
             notify_targets: 0,
             notify_down: Vec::new(),
+            standby: false,
+            leader_faults: Vec::new(),
         };
         // Drawn after the others, so a seed's earlier knobs stay what they were.
         knobs.agents.fail_pct = if pick(0, 2) == 0 { pick(2, 10) } else { 0 };
@@ -227,6 +234,8 @@ impl Knobs {
             away: None,
             notify_targets: 0,
             notify_down: Vec::new(),
+            standby: false,
+            leader_faults: Vec::new(),
         }
     }
 }
@@ -289,6 +298,9 @@ pub fn describe(k: &Knobs) -> String {
     }
     if k.notify_targets > 0 {
         let _ = write!(s, " notify={} receiver_down={:?}", k.notify_targets, k.notify_down);
+    }
+    if k.standby {
+        let _ = write!(s, " standby=on leader_faults={:?}", k.leader_faults);
     }
     s
 }

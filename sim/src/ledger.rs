@@ -98,6 +98,20 @@ pub struct Ledger {
     /// The daemon host's executor connections, open or closed since when (the liveness
     /// oracle's ground truth).
     pub links: Links,
+    /// A standby daemon host shares the store under a lease (`standby on`): callers try
+    /// both daemon hosts, as executors follow a standby's `NOT_LEADER` (run configuration,
+    /// like an executor's `--daemon` list).
+    pub standby: bool,
+    /// Daemon hosts that stopped (fenced, lease lost, store error): the world ends them
+    /// after this step and their supervisor restarts them (pending, drained by the world).
+    pub exits: Vec<(Target, String)>,
+    /// Every such stop, for the report and the scenarios' `expect step-downs`.
+    pub step_downs: Vec<String>,
+    /// Daemon hosts stopped (a zombie: SIGSTOP, a hung VM) until a simulated ms: their
+    /// links hold every message, their lease task neither renews nor fences itself.
+    pub paused: BTreeMap<Target, u64>,
+    /// Every command a leased daemon sent an executor: the lease oracle's input.
+    pub dispatches: Vec<crate::lease_oracle::Dispatch>,
 }
 
 impl Ledger {

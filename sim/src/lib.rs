@@ -41,6 +41,10 @@
 //! - `notifier.rs`: the daemon's notification poster and the model receiver;
 //!   `notify_oracle.rs`: their checks (one notice per episode and target, none invented,
 //!   none posted twice without a restart between, none left pending).
+//! - `lease.rs`: a leased daemon's lease (`standby on`: two daemon hosts on one disk;
+//!   standing by, taking the next epoch, renewing, stepping down when fenced or cut off);
+//!   `failover.rs`: the world's side (who leads, the leader's death, pause, cut from the
+//!   store); `lease_oracle.rs`: its checks (no stale epoch commits or dispatches).
 //! - `faults.rs`: named crash boundaries. `wire.rs`: the simulated network's frames.
 //! - `matrix.rs`: the crash matrix and swarm drivers, and failure reports.
 //! - `scenario.rs`: the scenario file language (`scenarios/*.scn`).
@@ -60,9 +64,12 @@ pub mod cli_session;
 mod daemon;
 pub mod deadman_oracle;
 mod epoch;
+mod failover;
 pub mod faults;
 pub mod kinds_oracle;
 pub mod knobs;
+mod lease;
+pub mod lease_oracle;
 mod ledger;
 mod link;
 pub mod liveness_oracle;

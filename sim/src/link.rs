@@ -9,7 +9,6 @@ use engine::ExecutorCommand;
 use engine::ids::ExecutorId;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use turmoil::net::TcpStream;
 
 /// Connects to the daemon (retrying every 2 s) and returns the sender of outgoing
 /// frames. Every command the daemon sends becomes `command(c)` on `events`; the end of
@@ -21,8 +20,9 @@ pub async fn connect<E: 'static>(
     command: fn(ExecutorCommand) -> E,
     closed: fn() -> E,
 ) -> mpsc::UnboundedSender<String> {
+    let standby = ledger.borrow().standby;
     let stream = loop {
-        match TcpStream::connect(("daemon", EXECUTOR_PORT)).await {
+        match crate::wire::connect_daemon(EXECUTOR_PORT, standby).await {
             Ok(s) => break s,
             Err(_) => tokio::time::sleep(Duration::from_secs(2)).await,
         }

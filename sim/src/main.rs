@@ -15,6 +15,7 @@ fn usage() -> ExitCode {
         "usage:\n  sim run --seeds N [--from S]     swarm seeds; exit 1 on the first failure\n  \
          sim replay --seed S [--crash BOUNDARY:K]  one run; prints its trace hash last\n  \
          sim replay --seed S --loss BOUNDARY:K:laneN:LENGTH  one executor-loss cell of the matrix\n  \
+         sim replay --seed S --takeover BOUNDARY:K:laneN  one failover cell of the matrix\n  \
          sim replay --scenario FILE        one scenario run\n  \
          sim scenario FILE...               named cases (scenarios/*.scn)\n  \
          sim matrix                        every boundary x occurrence, on every scenario\n  \
@@ -55,6 +56,9 @@ fn main() -> ExitCode {
                 if let Some(spec) = flag(&args, "--loss") {
                     let Some(loss) = matrix::Loss::parse(&spec, seed) else { return usage() };
                     (matrix::knobs_for_loss(loss), Vec::new())
+                } else if let Some(spec) = flag(&args, "--takeover") {
+                    let Some(takeover) = matrix::Takeover::parse(&spec, seed) else { return usage() };
+                    (matrix::knobs_for_takeover(takeover), Vec::new())
                 } else {
                     let plan: Vec<CrashAt> = match flag(&args, "--crash") {
                         Some(spec) => match parse_crash(&spec) {
@@ -238,6 +242,8 @@ enum Fault {
     Crash(CrashAt),
     /// The executor that carries a lane goes down for a while, then comes back.
     Loss(matrix::Loss),
+    /// The leading daemon dies and a standby takes over.
+    Takeover(matrix::Takeover),
 }
 
 impl MatrixJob {
@@ -250,6 +256,10 @@ impl MatrixJob {
                 let lane = if l.lane == usize::MAX { "root".to_string() } else { format!("lane{}", l.lane) };
                 format!("{lane} down {}m at {}#{}", l.length_ms / 60_000, l.at.boundary, l.at.occurrence)
             }
+            Fault::Takeover(t) => {
+                let lane = if t.lane == usize::MAX { "root".to_string() } else { format!("lane{}", t.lane) };
+                format!("leader down at {}#{} of {lane}", t.at.boundary, t.at.occurrence)
+            }
         }
     }
 
@@ -257,7 +267,7 @@ impl MatrixJob {
     fn plan(&self) -> Vec<CrashAt> {
         match &self.fault {
             Fault::Crash(c) => vec![*c],
-            Fault::Loss(_) => Vec::new(),
+            Fault::Loss(_) | Fault::Takeover(_) => Vec::new(),
         }
     }
 
@@ -266,6 +276,7 @@ impl MatrixJob {
         match &self.fault {
             Fault::Crash(c) => outcome.crashes.iter().any(|x| x.contains(c.boundary.name())),
             Fault::Loss(_) => !outcome.unreached.iter().any(|u| u.starts_with("ExecutorDown")),
+            Fault::Takeover(_) => !outcome.unreached.iter().any(|u| u.starts_with("LeaderDown")),
         }
     }
 
@@ -274,12 +285,14 @@ impl MatrixJob {
         match &self.fault {
             Fault::Crash(_) => matrix::replay(&self.knobs, &self.plan()),
             Fault::Loss(loss) => loss.replay(),
+            Fault::Takeover(takeover) => takeover.replay(),
         }
     }
 }
 
 /// The crash matrix's runs: every boundary × occurrence (1..=3), on the built-in calm run
-/// and on every scenario in `scenarios/`, then the executor-loss cells, in a fixed order;
+/// and on every scenario in `scenarios/`, then the executor-loss cells, then the failover
+/// cells (`matrix::takeovers`), in a fixed order;
 /// the base count beside them.
 fn matrix_jobs() -> Result<(Vec<MatrixJob>, usize), String> {
     let mut bases: Vec<(String, Knobs)> = Vec::new();
@@ -314,6 +327,10 @@ fn matrix_jobs() -> Result<(Vec<MatrixJob>, usize), String> {
     for loss in matrix::losses() {
         let (name, knobs) = (format!("loss/{}", loss.at.boundary), matrix::knobs_for_loss(loss));
         jobs.push(MatrixJob { name, knobs, fault: Fault::Loss(loss) });
+    }
+    for takeover in matrix::takeovers() {
+        let (name, knobs) = (format!("takeover/{}", takeover.at.boundary), matrix::knobs_for_takeover(takeover));
+        jobs.push(MatrixJob { name, knobs, fault: Fault::Takeover(takeover) });
     }
     Ok((jobs, bases.len()))
 }
@@ -398,10 +415,12 @@ fn run_matrix() -> ExitCode {
     };
     let results = on_all_cores(jobs.len(), |i| world::run(&jobs[i].knobs, &jobs[i].plan()));
     let (mut failed, mut reached, mut losses, mut losses_reached) = (0, 0, 0, 0);
+    let (mut takeovers, mut takeovers_reached) = (0, 0);
     for (job, outcome) in jobs.iter().zip(&results) {
         let hit = usize::from(job.reached(outcome));
         match job.fault {
             Fault::Loss(_) => (losses, losses_reached) = (losses + 1, losses_reached + hit),
+            Fault::Takeover(_) => (takeovers, takeovers_reached) = (takeovers + 1, takeovers_reached + hit),
             Fault::Crash(_) => reached += hit,
         }
         if !outcome.violations.is_empty() {
@@ -413,8 +432,8 @@ fn run_matrix() -> ExitCode {
                 Fault::Crash(_) => {
                     println!("FAIL {} crash {}: {} (report {path})", job.name, job.what(), outcome.violations[0])
                 }
-                // A loss cell's knobs are no crash cell's: its replay command is its own.
-                Fault::Loss(_) => println!(
+                // A loss or failover cell's knobs are no crash cell's: its replay command is its own.
+                Fault::Loss(_) | Fault::Takeover(_) => println!(
                     "FAIL {} {}: {} (report {path})\n  replay: {replay}",
                     job.name,
                     job.what(),
@@ -425,7 +444,8 @@ fn run_matrix() -> ExitCode {
     }
     println!(
         "matrix: {} runs over {bases} bases, {failed} failed, {reached} reached their crash boundary, \
-         {losses} executor losses ({losses_reached} reached their boundary), {:.1} s",
+         {losses} executor losses ({losses_reached} reached their boundary), {takeovers} takeovers ({takeovers_reached} \
+         reached their boundary), {:.1} s",
         results.len(),
         start.elapsed().as_secs_f64()
     );

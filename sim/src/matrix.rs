@@ -1,6 +1,7 @@
 //! Drivers: the crash matrix (every boundary × occurrence, a daemon or executor crash,
-//! or the loss of the executor that carries a lane and its return), swarm seeds, and the
-//! report written when a run breaks an invariant.
+//! the loss of the executor that carries a lane and its return, or the death of the
+//! leading daemon and a standby's takeover), swarm seeds, and the report written when a
+//! run breaks an invariant.
 
 use crate::chat::Death;
 use crate::faults::{Boundary, CrashAt, Reaction, Trigger};
@@ -154,6 +155,67 @@ pub fn losses() -> Vec<Loss> {
 pub fn knobs_for_loss(loss: Loss) -> Knobs {
     let mut knobs = knobs_for(Cell { crash: loss.at, seed: loss.seed });
     knobs.triggers.push(Trigger { at: loss.at, lane: loss.lane, reaction: Reaction::ExecutorDown(loss.length_ms) });
+    knobs
+}
+
+/// How long the failover cells' dead leader stays down: well past the lease's lapse
+/// (`LEASE_TTL_MS`), so the standby takes over; it comes back as a standby.
+pub const TAKEOVER_DOWN_MS: u64 = MINUTE_MS;
+
+/// One failover cell: the calm run of the crash cell at its boundary, with a standby
+/// daemon on its store; when `lane` passes `at.boundary` for the `at.occurrence`-th time
+/// the daemon that leads dies (mid-submission at the executor's boundaries: between
+/// dispatching a command and recording its acknowledgement), the standby takes over once
+/// the lease lapses, and every check must hold across the takeover.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Takeover {
+    /// Where in the lane's pipeline.
+    pub at: CrashAt,
+    /// Whose pipeline: a lane (spawn order), `usize::MAX` for `/root`.
+    pub lane: usize,
+    /// The seed of the run.
+    pub seed: u64,
+}
+
+impl Takeover {
+    /// `BOUNDARY:K:laneN` (`root` for `/root`), as `replay --takeover` reads it.
+    pub fn spec(&self) -> String {
+        let lane = if self.lane == usize::MAX { "root".to_string() } else { format!("lane{}", self.lane) };
+        format!("{}:{}:{lane}", self.at.boundary, self.at.occurrence)
+    }
+
+    /// Reads [`Takeover::spec`]'s form back, for a run of `seed`.
+    pub fn parse(spec: &str, seed: u64) -> Option<Takeover> {
+        let loss = Loss::parse(&format!("{spec}:0m"), seed)?;
+        Some(Takeover { at: loss.at, lane: loss.lane, seed })
+    }
+
+    /// The command that replays this cell.
+    pub fn replay(&self) -> String {
+        format!("cargo run --release -p sim -- replay --seed {} --takeover {}", self.seed, self.spec())
+    }
+}
+
+/// Every failover cell: each boundary's first occurrence, for each lane of `loss_lanes`
+/// (a ChatGPT lane, the Codex and the Claude Code lane; the stall cell's lane; `/root`).
+pub fn takeovers() -> Vec<Takeover> {
+    let mut takeovers = Vec::new();
+    for (i, boundary) in Boundary::ALL.into_iter().enumerate() {
+        for (j, &lane) in loss_lanes(boundary).iter().enumerate() {
+            let seed = 5_000 + (i as u64) * 10 + j as u64;
+            takeovers.push(Takeover { at: CrashAt { boundary, occurrence: 1 }, lane, seed });
+        }
+    }
+    takeovers
+}
+
+/// The knobs of a failover cell: those of the crash cell at its boundary, with a standby
+/// and the trigger that kills the leader.
+pub fn knobs_for_takeover(takeover: Takeover) -> Knobs {
+    let mut knobs = knobs_for(Cell { crash: takeover.at, seed: takeover.seed });
+    knobs.standby = true;
+    let reaction = Reaction::LeaderDown(TAKEOVER_DOWN_MS);
+    knobs.triggers.push(Trigger { at: takeover.at, lane: takeover.lane, reaction });
     knobs
 }
 

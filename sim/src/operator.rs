@@ -170,7 +170,8 @@ async fn approver(seed: u64, away: Option<(u64, u64)>, ledger: SharedLedger) {
 /// One operator call, retried until the daemon answers.
 async fn call(op: SimOp, ledger: &SharedLedger) -> Result<Option<engine::ids::WorkerId>, String> {
     loop {
-        if let Ok(mut s) = turmoil::net::TcpStream::connect(("daemon", DAEMON_PORT)).await
+        let standby = ledger.borrow().standby;
+        if let Ok(mut s) = crate::wire::connect_daemon(DAEMON_PORT, standby).await
             && write_frame(&mut s, &ToDaemon::Call { call: 0, op: op.clone() }).await.is_ok()
             && let Ok(Some(FromDaemon::Reply { result, .. })) = read_frame::<_, FromDaemon>(&mut s).await
             && result.as_ref().err().is_none_or(|e| e != "UNAVAILABLE")

@@ -9,6 +9,7 @@ use crate::deadman_oracle;
 use crate::epoch::EPOCH_MS;
 use crate::kinds_oracle;
 use crate::knobs::Knobs;
+use crate::lease_oracle;
 use crate::ledger::SharedLedger;
 use crate::notify_oracle;
 use crate::oracle;
@@ -102,6 +103,10 @@ pub struct Outcome {
     pub unreached: Vec<String>,
     /// Crashes performed.
     pub crashes: Vec<String>,
+    /// Leases taken (`standby on`: the first, and one per takeover or restart).
+    pub lease_takes: usize,
+    /// Daemons that stepped down (fenced, lease lost, store out of reach).
+    pub step_downs: Vec<String>,
 }
 
 /// The final checks: everything the oracle proves about a run.
@@ -113,6 +118,18 @@ pub(crate) fn check(
     knobs: &Knobs,
 ) {
     let mut l = ledger.borrow_mut();
+    // The lease: no epoch but the newest commits, and nothing leaves a replaced leader.
+    {
+        let d = disk.borrow();
+        for broken in lease_oracle::fence_held(&d.commit_epochs, &d.takes)
+            .into_iter()
+            .chain(lease_oracle::dispatches_led(&l.dispatches, &d.takes))
+        {
+            l.violation(broken);
+        }
+        outcome.lease_takes = d.takes.len();
+        outcome.step_downs = l.step_downs.clone();
+    }
     let mut store = MemStore::open(disk.clone());
     let records = store.load().unwrap_or_default();
     match Engine::recover(config.clone(), records.clone()) {

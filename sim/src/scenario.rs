@@ -105,6 +105,10 @@ pub enum Expectation {
         outcome: Lifecycle,
         count: usize,
     },
+    /// At least this many leases taken (`standby on`: the first, then each takeover).
+    LeaseTakesAtLeast(usize),
+    /// At least this many daemons stepped down (fenced, lease lost, store out of reach).
+    StepDownsAtLeast(usize),
     /// A CLI count (`cli-turns`, `cli-next-turn-steers`, ...) at least this high.
     Cli {
         name: String,
@@ -183,6 +187,10 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             }
             Ok(ms)
         };
+        if let Some(parsed) = failover::parse(&w, &mut knobs) {
+            expectations.extend(parsed.map_err(err)?);
+            continue;
+        }
         match w[0] {
             "seed" => knobs.seed = num(1)?,
             "workers" => knobs.workers = num(1)? as usize,
@@ -324,6 +332,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
                     Some("executor-down") => Reaction::ExecutorDown(length()?),
                     Some("hold") => Reaction::Hold(length()?),
                     Some("partition") => Reaction::Partition(partition(length()?)?),
+                    Some("leader-down") => Reaction::LeaderDown(length()?),
                     _ => return Err(err("unknown reaction")),
                 };
                 knobs.triggers.push(Trigger { at, lane, reaction });
@@ -486,6 +495,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
         let message = "root-awaits needs `root on` (a coordinating agent that can wait)".into();
         return Err(ParseError { line, message });
     }
+    failover::check(&knobs).map_err(|message| ParseError { line: 0, message: message.into() })?;
     knobs.agents.root_waits.sort_by_key(|(at_ms, _)| *at_ms);
     Ok(Scenario { title: title.unwrap_or_else(|| name.to_string()), knobs, plan, expectations })
 }
@@ -532,6 +542,8 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
                     .count();
                 if *at_least { n >= *count } else { n == *count }
             }
+            Expectation::LeaseTakesAtLeast(n) => outcome.lease_takes >= *n,
+            Expectation::StepDownsAtLeast(n) => outcome.step_downs.len() >= *n,
             Expectation::Cli { name, at_least } => outcome.cli.named(name).is_some_and(|n| n >= *at_least),
             Expectation::Woken { .. } => unreachable!("checked above"),
         };
@@ -564,5 +576,6 @@ fn woken(outcome: &Outcome, lane: usize, ended: Lifecycle, count: usize) -> Opti
     })
 }
 
+mod failover;
 #[cfg(test)]
 mod tests;

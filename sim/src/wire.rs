@@ -27,6 +27,29 @@ pub const CHAT_PORT: u16 = 443;
 /// and the host's name.
 const CONVERSATION_URL_PREFIX: &str = "https://chatgpt.com/c/";
 
+/// Connects to the daemon on `port`: with a standby (`standby`), to the first daemon
+/// host that answers, in order, each within `CONNECT_MS_MAX`. A standby's ports stay
+/// closed until it leads, so its refusal sends the caller on to the other host, as
+/// executors and the command line follow a standby's `NOT_LEADER` to the leader; a dead
+/// leader's host answers nothing, and the timeout sends the caller on.
+pub async fn connect_daemon(port: u16, standby: bool) -> std::io::Result<turmoil::net::TcpStream> {
+    use crate::faults::Target;
+    if !standby {
+        return turmoil::net::TcpStream::connect((Target::Daemon.host(), port)).await;
+    }
+    let timeout = std::time::Duration::from_millis(CONNECT_MS_MAX);
+    let first = tokio::time::timeout(timeout, turmoil::net::TcpStream::connect((Target::Daemon.host(), port))).await;
+    match first {
+        Ok(Ok(stream)) => Ok(stream),
+        _ => tokio::time::timeout(timeout, turmoil::net::TcpStream::connect((Target::Standby.host(), port)))
+            .await
+            .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into())),
+    }
+}
+
+/// How long a caller waits for one daemon host to accept a connection (`standby on`).
+pub const CONNECT_MS_MAX: u64 = 5_000;
+
 /// The URL of the conversation a conversation host serves.
 pub fn conversation_url(host: &str) -> String {
     format!("{CONVERSATION_URL_PREFIX}{host}")

@@ -11,6 +11,7 @@ use crate::cli_oracle;
 use crate::cli_session::CliDisk;
 use crate::daemon::{self, DaemonState};
 use crate::epoch::EPOCH_MS;
+use crate::failover::{Failover, SUPERVISOR_RESTART_MS};
 use crate::faults::{CrashAt, Reaction, Target};
 use crate::knobs::{Action, ActionKind, Knobs};
 use crate::ledger::{Ledger, SharedLedger};
@@ -36,6 +37,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
             .filter(|a| matches!(a.what, ActionKind::Attach | ActionKind::Stop))
             .map(Action::describe)
             .collect(),
+        standby: knobs.standby,
         ..Ledger::default()
     }));
     let disk = Rc::new(RefCell::new(Disk::default()));
@@ -52,8 +54,13 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     let notify_targets = (0..knobs.notify_targets).map(|i| format!("https://receiver.sim/{i}").into()).collect();
     let engine_config = EngineConfig { seed: knobs.seed, notify_targets, ..EngineConfig::default() };
     ledger.borrow_mut().notify_down = knobs.notify_down.clone();
-    let d = DaemonState { disk: disk.clone(), ledger: ledger.clone(), config: engine_config.clone() };
-    sim.host("daemon", move || daemon::run(d.clone()));
+    let (leased, config) = (knobs.standby, engine_config.clone());
+    let d = DaemonState { disk: disk.clone(), ledger: ledger.clone(), config, host: Target::Daemon, leased };
+    if knobs.standby {
+        let s = DaemonState { host: Target::Standby, ..d.clone() };
+        sim.host(Target::Standby.host(), move || daemon::run(s.clone()));
+    }
+    sim.host(Target::Daemon.host(), move || daemon::run(d.clone()));
     // One conversation per lane and root, spares for recoveries when faults can lose
     // conversations (every conversation host costs time on every tick).
     let faulty = knobs.agents.lost_pct > 0
@@ -63,6 +70,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         || knobs.partition_pct > 0
         || !knobs.partitions.is_empty()
         || !knobs.agents.deaths.is_empty()
+        || knobs.standby
         || !plan.is_empty();
     let spares = if faulty { knobs.workers + 4 } else { 3 };
     let chats: Vec<String> = (0..knobs.workers + spares).map(|i| format!("chat-{i}")).collect();
@@ -100,6 +108,10 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
     let (workers, auto, root) = (knobs.workers, knobs.auto, knobs.root);
     let (dead_man, away) = (knobs.dead_man, knobs.away);
     let operator_ledger = ledger.clone();
+    let mut others: Vec<String> = chats.iter().chain(&fresh).cloned().collect();
+    others.extend(["browser", "operator"].map(String::from));
+    others.extend(knobs.cli.executor.then(|| "cli".to_string()));
+    let mut failover = Failover::new(knobs.standby, &knobs.leader_faults, others);
     let operator_script = Script { actions: knobs.script.clone(), fresh };
     let approvals = (knobs.cli.executor && knobs.cli.approvals_ask).then_some(knobs.seed);
     let setup = Setup { workers, cli_lanes: cli_lanes.clone(), auto, root, dead_man, away, approvals };
@@ -127,9 +139,22 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
         let planned = ledger.borrow().crash_now.filter(|(_, at)| *at <= now).map(|(t, _)| t);
         if let Some(target) = planned {
             ledger.borrow_mut().crash_now = None;
+            let target = if target == Target::Daemon { failover.leader(&disk) } else { target };
             crash(&mut sim, target, &disk, &ledger);
             restart.push((target, now + 2_000 + rng.next_u64() % 20_000));
         }
+        // The leader's death, pause or cut from the store; daemons that stepped down (their
+        // supervisor restarts them).
+        let mut down: Vec<(Target, u64)> = failover.step(&sim, &disk, &ledger, now).into_iter().collect();
+        // A paused daemon whose commit the fence refused exits when it wakes.
+        let exits = {
+            let mut l = ledger.borrow_mut();
+            let (now_exits, later) =
+                std::mem::take(&mut l.exits).into_iter().partition(|(h, _)| !l.paused.contains_key(h));
+            l.exits = later;
+            now_exits
+        };
+        down.extend(exits.into_iter().map(|(host, _): (Target, String)| (host, SUPERVISOR_RESTART_MS)));
         // Scripted executor outages (the browser is closed for a while) and partitions,
         // and the outages and link faults the scenario's triggers asked for.
         let mut reactions = std::mem::take(&mut ledger.borrow_mut().reactions);
@@ -157,7 +182,14 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
                 }
                 Reaction::Hold(length) => link.set(&sim, Link::Held { until: now + length }, &ledger),
                 Reaction::Partition(length) => link.set(&sim, Link::Partitioned { until: now + length }, &ledger),
+                Reaction::LeaderDown(length) => down.push((failover.leader(&disk), length)),
                 Reaction::Call(_) => {} // the daemon delivers calls itself
+            }
+        }
+        for (host, length) in down {
+            if !restart.iter().any(|(t, _)| *t == host) {
+                crash(&mut sim, host, &disk, &ledger);
+                restart.push((host, now + length));
             }
         }
         // Random faults (swarm), once per simulated minute of the safety phase.
@@ -165,7 +197,8 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
             // The CLI executor crashes as often as the browser (drawn only when it runs, so
             // that other seeds' draws stay what they were).
             let cli_crash_pct = if knobs.cli.executor { knobs.executor_crash_pct } else { 0 };
-            let targets = [(Target::Daemon, knobs.daemon_crash_pct), (Target::Executor, knobs.executor_crash_pct)];
+            let leader = failover.leader(&disk);
+            let targets = [(leader, knobs.daemon_crash_pct), (Target::Executor, knobs.executor_crash_pct)];
             let cli_target = knobs.cli.executor.then_some((Target::Cli, cli_crash_pct));
             for (target, pct) in targets.into_iter().chain(cli_target) {
                 let running = !restart.iter().any(|(t, _)| *t == target);
@@ -203,6 +236,7 @@ pub fn run(knobs: &Knobs, plan: &[CrashAt]) -> Outcome {
             !faults_on
                 && restart.is_empty()
                 && link == Link::Up
+                && failover.calm()
                 && l.finished_agents.len() >= agents
                 && now > knobs.safety_ms + 60_000
         };
@@ -269,7 +303,7 @@ impl Link {
 /// Crashes a host. A daemon crash loses everything not yet synced on its disk.
 fn crash(sim: &mut turmoil::Sim<'_>, target: Target, disk: &Rc<RefCell<Disk>>, ledger: &SharedLedger) {
     sim.crash(target.host());
-    if target == Target::Daemon {
+    if matches!(target, Target::Daemon | Target::Standby) {
         disk.borrow_mut().crash();
     }
     ledger.borrow_mut().trace(target.host(), "CRASH");

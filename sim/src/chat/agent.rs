@@ -11,7 +11,6 @@ use rand_chacha::rand_core::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
-use turmoil::net::TcpStream;
 
 /// How the agents of a run behave (drawn per seed).
 #[derive(Clone, Debug)]
@@ -278,7 +277,8 @@ pub(crate) async fn agent_call(name: &str, op: SimOp, ledger: &SharedLedger) -> 
         if attempt > 0 {
             tokio::time::sleep(Duration::from_secs(5 * attempt.min(6))).await;
         }
-        let Ok(mut stream) = TcpStream::connect(("daemon", DAEMON_PORT)).await else { continue };
+        let standby = ledger.borrow().standby;
+        let Ok(mut stream) = crate::wire::connect_daemon(DAEMON_PORT, standby).await else { continue };
         if write_frame(&mut stream, &ToDaemon::Call { call: attempt, op: op.clone() }).await.is_err() {
             continue;
         }
