@@ -185,7 +185,7 @@ pub async fn run(state: CliState) -> turmoil::Result {
         disk.starts.push(now);
         // Every child died with the last executor: their running turns are interrupted.
         for record in disk.sessions.values_mut() {
-            record.interrupt();
+            record.interrupt(now);
             record.asks_gone(now);
         }
         // A session whose create never reached it holds nothing: it is not reported (the
@@ -324,7 +324,7 @@ impl Cli {
             executor_id: self.id.to_string(),
             protocol: executor_protocol::PROTOCOL_VERSION,
             capabilities: executor_protocol::Capabilities { steering: true, operator: false, kinds },
-            concurrency_max: 16,
+            concurrency_max: self.state.knobs.turns_max.unwrap_or(crate::cli_session::TURNS_MAX_DEFAULT),
             bindings,
             journal,
             epoch: None,

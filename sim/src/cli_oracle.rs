@@ -120,12 +120,37 @@ pub fn check(knobs: &Knobs, disk: &CliDisk, src: &Sources<'_>) -> CliFacts {
     v.extend(broken);
     facts.counts.excused += excused;
     v.extend(accounts_apart(src));
+    v.extend(turns_within_cap(knobs, disk));
     v.extend(finished_sessions_closed(disk, src));
     let (broken, excused) = crate::cli_approval_oracle::check(disk, src.approval_calls, src.daemon_starts);
     v.extend(broken);
     facts.counts.excused += excused;
     facts.counts.approvals = crate::cli_approval_oracle::counts(disk, src.approval_calls);
     facts
+}
+
+/// The executor never ran more of the daemon's turns at once than its `--turns-max`
+/// (its `hello`'s `concurrencyMax`): the daemon holds a turn beyond it. Turns nobody here
+/// started (foreign turns) are not the daemon's and are not counted.
+pub fn turns_within_cap(knobs: &Knobs, disk: &CliDisk) -> Vec<String> {
+    let max = i64::from(knobs.cli.turns_max.unwrap_or(crate::cli_session::TURNS_MAX_DEFAULT));
+    // A turn runs from its start to its end; at the same ms an end comes before a start.
+    let mut edges: Vec<(u64, i64)> = Vec::new();
+    for turn in disk.sessions.values().flat_map(|r| &r.turns).filter(|t| t.starter.is_some()) {
+        edges.push((turn.started_ms, 1));
+        edges.push((turn.ended_ms.unwrap_or(u64::MAX), -1));
+    }
+    edges.sort_unstable();
+    let mut running = 0;
+    for (at_ms, step) in edges {
+        running += step;
+        if running > max {
+            return vec![format!(
+                "{running} of the daemon's turns ran at once on the CLI executor at t={at_ms}, whose --turns-max is {max}"
+            )];
+        }
+    }
+    Vec::new()
 }
 
 /// When the run settled, every CLI worker that ended at least [`CLOSE_PATIENCE_MS`]
@@ -469,6 +494,7 @@ mod tests {
             dropped: Vec::new(),
             state: TurnState::Ended,
             started_ms,
+            ended_ms: Some(started_ms + 1),
         }
     }
 

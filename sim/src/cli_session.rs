@@ -19,12 +19,20 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The executor's cap on turns at once unless a scenario sets one (`executor-cli
+/// --turns-max`'s default).
+pub const TURNS_MAX_DEFAULT: u32 = 16;
+
 /// How the CLI executor's sessions behave (scenario files and swarm seeds).
 #[derive(Clone, Debug, Default)]
 pub struct CliKnobs {
     /// A CLI executor (`kinds: ["codex", "claude"]`) connects; without one the CLI lanes
     /// wait, unsent, for an executor of their kind.
     pub executor: bool,
+    /// How many workers' turns the executor runs at once (`--turns-max`, its `hello`'s
+    /// `concurrencyMax`): the daemon holds a turn beyond it. `None`: the executor's
+    /// default, [`TURNS_MAX_DEFAULT`].
+    pub turns_max: Option<u32>,
     /// Claude Code lanes spawned besides the Codex ones (`Knobs::cli_workers`).
     pub claude_workers: usize,
     /// Percent of submissions and of turns during which the session's child crashes (the
@@ -53,6 +61,7 @@ impl CliKnobs {
     pub fn swarm(pick: &mut impl FnMut(u64, u64) -> u64) -> CliKnobs {
         CliKnobs {
             executor: true,
+            turns_max: None,
             claude_workers: pick(0, 2) as usize,
             child_crash_pct: if pick(0, 2) == 0 { pick(1, 8) } else { 0 },
             merge_pct: pick(0, 100),
@@ -253,6 +262,8 @@ pub struct Turn {
     pub state: TurnState,
     /// When it started, simulated ms.
     pub started_ms: u64,
+    /// When it stopped running (ended, limited or interrupted), simulated ms.
+    pub ended_ms: Option<u64>,
 }
 
 /// How a turn stands.
@@ -335,11 +346,12 @@ impl SessionRecord {
 
     /// The child died: the running turn is interrupted, and the steers queued behind it
     /// never run.
-    pub fn interrupt(&mut self) {
+    pub fn interrupt(&mut self, now_ms: u64) {
         let queued = std::mem::take(&mut self.queued);
         if let Some(t) = self.turns.last_mut() {
             if t.state == TurnState::Running {
                 t.state = TurnState::Interrupted;
+                t.ended_ms = Some(now_ms);
             }
             t.dropped.extend(queued);
         }

@@ -197,6 +197,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "cli-workers" => knobs.cli_workers = num(1)? as usize,
             "claude-workers" => knobs.cli.claude_workers = num(1)? as usize,
             "cli-executor" => knobs.cli.executor = flag(1)?,
+            "cli-turns-max" => knobs.cli.turns_max = Some(num(1)?.clamp(1, 1_024) as u32),
             "cli-child-crashes" => knobs.cli.child_crash_pct = num(1)?.min(100),
             "cli-merge" => knobs.cli.merge_pct = num(1)?.min(100),
             "cli-foreign" => knobs.cli.foreign_pct = num(1)?.min(100),

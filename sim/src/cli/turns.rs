@@ -79,8 +79,14 @@ impl Cli {
         let (kind, turn) = {
             let mut disk = self.state.disk.borrow_mut();
             let record = disk.sessions.get_mut(session).expect("a session");
-            let turn =
-                Turn { starter, merged: Vec::new(), dropped: Vec::new(), state: TurnState::Running, started_ms: now };
+            let turn = Turn {
+                starter,
+                merged: Vec::new(),
+                dropped: Vec::new(),
+                state: TurnState::Running,
+                started_ms: now,
+                ended_ms: None,
+            };
             record.turns.push(turn);
             (record.kind, record.turns.len() - 1)
         };
@@ -175,6 +181,7 @@ impl Cli {
             let Some(t) = record.turns.get_mut(turn).filter(|t| t.state == TurnState::Running) else { return };
             let limited = state != ConversationState::Idle;
             t.state = if limited { TurnState::Limited } else { TurnState::Ended };
+            t.ended_ms = Some(self.now_ms());
             let ours = t.starter.is_some();
             // A limited turn takes its queued steers down with it.
             let next = if limited {
@@ -278,8 +285,9 @@ impl Cli {
             let mut disk = self.state.disk.borrow_mut();
             let record = disk.sessions.get_mut(&session).expect("a session");
             let running = record.running().is_some();
-            record.interrupt();
-            record.asks_gone(self.state.ledger.borrow().now_ms);
+            let now_ms = self.state.ledger.borrow().now_ms;
+            record.interrupt(now_ms);
+            record.asks_gone(now_ms);
             running
         };
         self.trace(format!("{worker} child crashed"));
@@ -344,6 +352,7 @@ impl Cli {
                 dropped: Vec::new(),
                 state: TurnState::Running,
                 started_ms: now,
+                ended_ms: None,
             };
             record.turns.push(turn);
             record.turns.len() - 1
@@ -356,11 +365,13 @@ impl Cli {
 
     pub(super) fn foreign_end(&mut self, worker: WorkerId, turn: usize) {
         let Some((session, _)) = self.bound_session(worker) else { return };
+        let now = self.now_ms();
         {
             let mut disk = self.state.disk.borrow_mut();
             let record = disk.sessions.get_mut(&session).expect("a session");
             let Some(t) = record.turns.get_mut(turn).filter(|t| t.state == TurnState::Running) else { return };
             t.state = TurnState::Ended;
+            t.ended_ms = Some(now);
         }
         self.publish(worker, ConversationState::Idle, None, None);
         self.pump(worker);
