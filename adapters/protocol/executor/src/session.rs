@@ -189,7 +189,15 @@ impl Session {
                     && valid_executor_id(&hello.executor_id)
                     && self.config.hosts.as_ref().is_some_and(|h| h.0.accepts(&hello.executor_id, &hello.token));
                 if !shared && !host {
-                    return self.error(ProtocolErrorCode::Unauthorized, "wrong executor token".into());
+                    let detail = match &self.config.hosts {
+                        Some(_) if valid_executor_id(&hello.executor_id) => format!(
+                            "wrong executor token: neither the shared executor token nor a host token for executor id {:?} \
+                             (a token from `orchestrator executor add HOST` is good only with --executor-id HOST)",
+                            hello.executor_id
+                        ),
+                        _ => "wrong executor token".to_string(),
+                    };
+                    return self.error(ProtocolErrorCode::Unauthorized, detail);
                 }
                 if hello.protocol != PROTOCOL_VERSION {
                     let mut step = self.error(
