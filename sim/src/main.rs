@@ -16,7 +16,7 @@ fn usage() -> ExitCode {
          sim replay --seed S [--crash BOUNDARY:K]  one run; prints its trace hash last\n  \
          sim replay --seed S --loss BOUNDARY:K:laneN:LENGTH  one executor-loss cell of the matrix\n  \
          sim replay --seed S --takeover BOUNDARY:K:laneN  one failover cell of the matrix\n  \
-         sim replay --scenario FILE        one scenario run\n  \
+         sim replay --scenario FILE [--full [--crash BOUNDARY:K]]  one scenario run (its whole trace)\n  \
          sim scenario FILE...               named cases (scenarios/*.scn)\n  \
          sim matrix                        every boundary x occurrence, on every scenario\n  \
          sim hashes --seeds N              the trace hash of seeds 0..N, every matrix run and every scenario\n  \
@@ -47,8 +47,14 @@ fn main() -> ExitCode {
             let (knobs, plan) = if let Some(file) = flag(&args, "--scenario") {
                 // With `--full`, the scenario's whole trace; without, its verdict.
                 let scenario = std::fs::read_to_string(&file).ok().and_then(|t| scenario::parse(&file, &t).ok());
+                // `--crash B:K` adds a matrix crash to the scenario's own plan (as the
+                // crash matrix runs it).
+                let crash = flag(&args, "--crash").and_then(|spec| parse_crash(&spec));
                 match scenario {
-                    Some(s) if full => (s.knobs, s.plan),
+                    Some(mut s) if full => {
+                        s.plan.extend(crash);
+                        (s.knobs, s.plan)
+                    }
                     _ => return run_scenarios(std::slice::from_ref(&file)),
                 }
             } else {
