@@ -26,6 +26,7 @@
 //! - `oracle/`: obligation checkers over the durable event log (what must follow), and
 //!   `oracle/seen.rs` over what the hosts saw (no Retry click, attaches honoured).
 //! - `kinds_oracle.rs`: nothing of a CLI worker reaches the browser (a `chatgpt` executor).
+//! - `cli_cap_oracle.rs`: the CLI executor's cap on turns at once, from its records.
 //! - `cli_oracle.rs`: the CLI executor's checks (exactly once across child and executor
 //!   crashes, nothing typed into a stopped worker's session, next-turn steers booked as
 //!   turns, foreign turns paused, accounts apart); `cli_evidence.rs`: what they and the
@@ -57,6 +58,7 @@ mod browser;
 mod chat;
 mod cli;
 pub mod cli_approval_oracle;
+pub mod cli_cap_oracle;
 pub mod cli_evidence;
 mod cli_operator;
 pub mod cli_oracle;
