@@ -3,6 +3,7 @@
 use crate::before_open::{BeforeOpen, StartGuard};
 use crate::envelope;
 use crate::error::{Corruption, Error, StoredKey};
+use crate::group_log::{self, GroupWriter, KEYSPACE_LOG, Overlay};
 use crate::journal_scan::{self, JournalScan, Tail};
 use crate::key;
 use crate::mark::{self, MarkProblem, MarkWriter};
@@ -36,6 +37,13 @@ const JOURNAL_BYTES_MAX: u64 = 64 * 1024 * 1024;
 /// measurable change in recovery, which is dominated by parsing the journal
 /// (docs/benchmarks.md); fjall's default of 64 MiB doubled the worst recovery.
 const MEMTABLE_BYTES_MAX: u64 = 16 * 1024 * 1024;
+/// Group log bytes since the last checkpoint past which a commit checkpoints (writes the
+/// overlay into the `state` and `events` keyspaces and clears the log). It bounds what a
+/// start decodes into the overlay, and the memory the overlay holds; a checkpoint costs
+/// one ingestion per keyspace (tables and a version, fsynced) inside the commit that
+/// passes it. Below the log keyspace's memtable size, so the log is never flushed by
+/// size (docs/store.md).
+const CHECKPOINT_LOG_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Knobs of a [`FjallStore`].
 #[derive(Clone, Debug)]
@@ -44,11 +52,15 @@ pub struct Options {
     /// The engine keeps this many in memory anyway; loading more would make recovery
     /// grow with the history.
     pub events_load_count_max: usize,
+    /// Whether a clean close checkpoints the group log (so that the keyspaces alone hold
+    /// every record, and the next start decodes no log). `false` leaves the log as a
+    /// crash would: the recovery benchmark measures the start after a crash with it.
+    pub checkpoint_on_close: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { events_load_count_max: engine::limits::EVENTS_RETAINED_COUNT_DEFAULT }
+        Options { events_load_count_max: engine::limits::EVENTS_RETAINED_COUNT_DEFAULT, checkpoint_on_close: true }
     }
 }
 
@@ -67,6 +79,15 @@ pub struct FjallStore {
     state: Keyspace,
     /// Events by cursor.
     events: Keyspace,
+    /// The group log: one item per group commit, keyed by commit number, until a
+    /// checkpoint (`group_log.rs`).
+    log: Keyspace,
+    /// The records the log holds, read over `state` and `events` until a checkpoint.
+    overlay: Overlay,
+    /// A checkpoint happened and fjall has not been asked to flush since: the next
+    /// commit asks (fjall starts a new journal file only inside a flush, so without one
+    /// the journal it replays on open would grow with the history).
+    flush_pending: bool,
     /// Bounds on what a load returns.
     options: Options,
     /// The first failure; once set, every call fails with [`Error::Poisoned`].
@@ -139,7 +160,7 @@ impl FjallStore {
         // From here a refusal puts back what the open changed: `start` is declared before
         // the fjall handles, so it is dropped (and puts the files back) after them.
         let mut start = StartGuard::new(BeforeOpen::take(&dir, &db_path, scan).map_err(data_dir_error)?);
-        let (db, state, events) = match open_database(&db_path) {
+        let (db, state, events, log) = match open_database(&db_path) {
             Ok(opened) => opened,
             Err(source) => {
                 start.refuse();
@@ -148,6 +169,13 @@ impl FjallStore {
         };
         let recovered = match read_commits(&dir, &state) {
             Ok(recovered) => recovered,
+            Err(error) => {
+                start.refuse();
+                return Err(error);
+            }
+        };
+        let overlay = match replay_log(&dir, &log) {
+            Ok(overlay) => overlay,
             Err(error) => {
                 start.refuse();
                 return Err(error);
@@ -188,7 +216,21 @@ impl FjallStore {
                 return Err(Error::Mark { path: mark_path, source });
             }
         }
-        Ok(FjallStore { dir, db, state, events, options, poisoned: OnceLock::new(), commits, mark, start, _lock: lock })
+        Ok(FjallStore {
+            dir,
+            db,
+            state,
+            events,
+            log,
+            overlay,
+            flush_pending: false,
+            options,
+            poisoned: OnceLock::new(),
+            commits,
+            mark,
+            start,
+            _lock: lock,
+        })
     }
 
     /// The newest durable commit, as counted by the store's commit counter.
@@ -221,30 +263,46 @@ impl FjallStore {
     }
 
     /// Decodes one stored entry of `keyspace`, checking that it belongs there.
-    fn decode(&self, entry: fjall::Guard, events_keyspace: bool) -> Result<Record, Error> {
-        let (k, v) = entry.into_inner().map_err(|e| self.fail("reading records", e))?;
-        decode_entry(&k, &v, events_keyspace)
-    }
-
     /// Every state record and the newest events (see [`runtime::Store::load`]).
     fn load_records(&self) -> Result<Vec<Record>, Error> {
         let mut records = Vec::new();
         let mut specs = crate::specs::SpecRejoin::default();
-        for entry in self.state.iter() {
-            let (k, v) = entry.into_inner().map_err(|e| self.fail("reading records", e))?;
-            if &*k == key::COMMITS_KEY {
-                continue;
-            }
+        let stored = self.state.iter().map(entry_bytes).filter(|e| !matches!(e, Ok((k, _)) if k == key::COMMITS_KEY));
+        let overlay = self.overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
+        for entry in group_log::merge(stored, overlay, false) {
+            let (k, v) = entry.map_err(|e| self.fail("reading records", e))?;
             let mut record = decode_entry(&k, &v, false)?;
             specs.rejoin(&mut record);
             records.push(record);
         }
         let mut recent = Vec::new();
-        for entry in self.events.iter().rev().take(self.options.events_load_count_max) {
-            recent.push(self.decode(entry, true)?);
+        let stored = self.events.iter().rev().map(entry_bytes);
+        for entry in
+            group_log::merge(stored, self.overlay.events_newest_first(), true).take(self.options.events_load_count_max)
+        {
+            let (k, v) = entry.map_err(|e| self.fail("reading records", e))?;
+            recent.push(decode_entry(&k, &v, true)?);
         }
         records.extend(recent.into_iter().rev());
         Ok(records)
+    }
+
+    /// Writes the overlay into the `state` and `events` keyspaces and clears the log.
+    /// Each keyspace gets one ingestion (sorted, as tables, no journal items), durable
+    /// when it returns (lsm-tree fsyncs the tables and the version). Only then is the log
+    /// cleared; a crash before that replays the log over the ingested records, which
+    /// leaves the same latest version per key (replay is idempotent).
+    fn checkpoint(&mut self) -> Result<(), Error> {
+        if self.overlay.is_empty() {
+            return Ok(());
+        }
+        let state = self.overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
+        ingest(&self.state, state).map_err(|e| self.fail("checkpointing records", e))?;
+        ingest(&self.events, self.overlay.events_from(0)).map_err(|e| self.fail("checkpointing events", e))?;
+        self.log.clear().map_err(|e| self.fail("clearing the group log", e))?;
+        self.overlay.clear();
+        self.flush_pending = true;
+        Ok(())
     }
 
     /// Fails a start after fjall opened: poisons the store; once it is dropped (and
@@ -254,6 +312,36 @@ impl FjallStore {
         self.start.refuse();
         error
     }
+}
+
+/// One stored entry's key and value.
+fn entry_bytes(entry: fjall::Guard) -> Result<(Vec<u8>, Vec<u8>), fjall::Error> {
+    entry.into_inner().map(|(k, v)| (k.to_vec(), v.to_vec()))
+}
+
+/// Writes sorted (key, value) pairs into `keyspace` by one ingestion.
+fn ingest<'a>(keyspace: &Keyspace, entries: impl Iterator<Item = (key::KeyBytes, &'a [u8])>) -> fjall::Result<()> {
+    let mut entries = entries.peekable();
+    if entries.peek().is_none() {
+        return Ok(());
+    }
+    let mut ingestion = keyspace.start_ingestion()?;
+    for (k, v) in entries {
+        ingestion.write(k.as_bytes(), v)?;
+    }
+    ingestion.finish()
+}
+
+/// Reads the group log into an overlay (the records committed since the last
+/// checkpoint), checking every entry.
+pub(crate) fn replay_log(dir: &Path, log: &Keyspace) -> Result<Overlay, Error> {
+    let mut overlay = Overlay::default();
+    for entry in log.iter() {
+        let (k, v) = entry.into_inner().map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+        let (_, records) = group_log::decode_group(&k, &v)?;
+        overlay.apply(records, v.len());
+    }
+    Ok(overlay)
 }
 
 /// Decodes one stored entry, checking that it belongs in its keyspace.
@@ -267,6 +355,11 @@ pub(crate) fn decode_entry(k: &[u8], v: &[u8], events_keyspace: bool) -> Result<
 
 impl Drop for FjallStore {
     fn drop(&mut self) {
+        // A store that served (or wrote) and is not poisoned leaves its records in the
+        // keyspaces; one that never served leaves every file as the start found it.
+        if self.options.checkpoint_on_close && !self.start.pending() && !self.is_poisoned() {
+            let _ = self.checkpoint();
+        }
         // The mark is not synced per commit; a clean close makes it exact.
         let _ = self.mark.sync();
     }
@@ -354,12 +447,13 @@ pub(crate) fn precheck(dir: &Path, scan: &JournalScan, acknowledged: Option<u64>
 }
 
 /// Opens the fjall database and its two keyspaces.
-pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace), fjall::Error> {
+pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace, Keyspace), fjall::Error> {
     let db = Database::builder(path).max_journaling_size(JOURNAL_BYTES_MAX).open()?;
     let keyspace_options = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES_MAX);
     let state = db.keyspace(KEYSPACE_STATE, keyspace_options)?;
     let events = db.keyspace(KEYSPACE_EVENTS, keyspace_options)?;
-    Ok((db, state, events))
+    let log = db.keyspace(KEYSPACE_LOG, keyspace_options)?;
+    Ok((db, state, events, log))
 }
 
 /// Creates the database in a staging directory and renames it into place. fjall does
@@ -373,7 +467,7 @@ fn create_database(dir: &Path, db_path: &Path) -> Result<(), Error> {
         std::fs::remove_dir_all(&staging).map_err(data_dir_error)?;
     }
     {
-        let (db, _, _) = open_database(&staging).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+        let (db, _, _, _) = open_database(&staging).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
         db.persist(PersistMode::SyncAll).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
     }
     // The mark exists before the database does, so a database without a mark is one
@@ -417,7 +511,11 @@ impl runtime::Store for FjallStore {
         }
         // Writing accepts the start: what was there before the open is superseded.
         self.start.accept();
-        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
+        let commits = self.commits + 1;
+        // The whole group is one item of the log keyspace (fjall's recovery costs per
+        // item, `group_log.rs`).
+        let mut group = GroupWriter::new(commits);
+        let mut staged = Vec::with_capacity(latest.len());
         for (record_key, record) in latest {
             let value = match envelope::encode(record) {
                 Ok(value) => value,
@@ -426,12 +524,15 @@ impl runtime::Store for FjallStore {
                     return Err(error);
                 }
             };
-            let keyspace = if key::is_event(record_key) { &self.events } else { &self.state };
-            batch.insert(keyspace, key::encode(record_key).as_bytes(), value);
+            group.push(key::encode(record_key), &value);
+            staged.push((record_key, value));
         }
+        let group = group.finish();
+        let group_bytes = group.len() as u64;
+        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
+        batch.insert(&self.log, group_log::log_key(commits), group);
         // The commit counter rides in the same batch, so whatever recovery gives back is
         // "through commit N" for one N.
-        let commits = self.commits + 1;
         batch.insert(&self.state, key::COMMITS_KEY, key::encode_commits(commits));
         // `commit` returns after the journal write and its fsync (SyncAll): only then is
         // the group acknowledged. fjall poisons itself on a failed write or fsync, and so
@@ -445,6 +546,20 @@ impl runtime::Store for FjallStore {
             let _ = self.poisoned.set(error.to_string());
             return Err(error);
         }
+        for (record_key, value) in staged {
+            self.overlay.put(record_key, value);
+        }
+        self.overlay.log_bytes += group_bytes;
+        if self.flush_pending {
+            // This commit's counter is in the state memtable: rotating it hands fjall a
+            // flush, inside which fjall starts a new journal once the active one is past
+            // its size (fjall's only rotation point).
+            self.flush_pending = false;
+            self.state.rotate_memtable().map_err(|e| self.fail("rotating the state memtable", e))?;
+        }
+        if self.overlay.log_bytes >= CHECKPOINT_LOG_BYTES {
+            self.checkpoint()?;
+        }
         Ok(())
     }
 
@@ -454,8 +569,10 @@ impl runtime::Store for FjallStore {
         let from = key::encode(RecordKey::Event(Cursor(first)));
         let to = key::encode(RecordKey::Event(Cursor(u64::MAX)));
         let mut events = Vec::with_capacity(limit.min(engine::limits::EVENTS_PAGE_COUNT_MAX));
-        for entry in self.events.range(from.as_bytes()..=to.as_bytes()).take(limit) {
-            match self.decode(entry, true)? {
+        let stored = self.events.range(from.as_bytes()..=to.as_bytes()).map(entry_bytes);
+        for entry in group_log::merge(stored, self.overlay.events_from(first), false).take(limit) {
+            let (k, v) = entry.map_err(|e| self.fail("reading records", e))?;
+            match decode_entry(&k, &v, true)? {
                 Record::Event(event) => events.push(event),
                 // `decode` checked the keyspace: only events live here.
                 other => unreachable!("non-event {:?} passed the keyspace check", other.key()),

@@ -4,6 +4,8 @@
 //! # Layout
 //! - `fjall_store.rs`: [`FjallStore`], the [`runtime::Store`] implementation: one fsynced
 //!   fjall batch per group commit, bounded loads, the data-directory lock and poisoning.
+//! - [`group_log`]: one fjall item per group commit (the `log` keyspace) and the
+//!   overlay of what it holds until a checkpoint writes it into the keyspaces.
 //! - [`key`]: record keys as big-endian byte strings (a one-byte kind tag, then the id).
 //! - [`specs`]: [`specs::SpecRejoin`], each worker given its spec back as a load reads
 //!   them (both stores' loads).
@@ -57,6 +59,7 @@ mod before_open;
 pub mod envelope;
 mod error;
 mod fjall_store;
+pub mod group_log;
 pub mod journal_scan;
 pub mod key;
 pub mod mark;

@@ -12,7 +12,8 @@ use crate::journal_scan::{self, Tail};
 use crate::key;
 use crate::mark::{self, MarkProblem};
 use crate::tree_scan;
-use engine::{Batch, Record};
+use engine::{Batch, Record, RecordKey};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -215,7 +216,7 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
             std::fs::remove_file(&later.path).map_err(data_dir_error(work))?;
         }
     }
-    let (db, state, events) = match crate::fjall_store::open_database(&copy) {
+    let (db, state, events, log) = match crate::fjall_store::open_database(&copy) {
         Ok(opened) => opened,
         Err(source) => {
             let error = Error::Open { dir: dir.to_path_buf(), source };
@@ -254,7 +255,36 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
     let mut event_records = Vec::new();
     read(&state, false, &mut state_records);
     read(&events, true, &mut event_records);
-    drop((state, events, db));
+    // The group log holds the commits since the last checkpoint: they win over the
+    // keyspaces, key by key.
+    match crate::fjall_store::replay_log(dir, &log) {
+        Ok(overlay) => {
+            let mut state_by_key: BTreeMap<RecordKey, Record> =
+                state_records.into_iter().map(|r| (r.key(), r)).collect();
+            let mut events_by_key: BTreeMap<RecordKey, Record> =
+                event_records.into_iter().map(|r| (r.key(), r)).collect();
+            for (record_key, value) in &overlay.state {
+                match decode_entry(key::encode(*record_key).as_bytes(), value, false) {
+                    Ok(record) => {
+                        state_by_key.insert(record.key(), record);
+                    }
+                    Err(error) => problems.push(format!("skipped: {error}")),
+                }
+            }
+            for (record_key, value) in overlay.events_from(0) {
+                match decode_entry(record_key.as_bytes(), value, true) {
+                    Ok(record) => {
+                        events_by_key.insert(record.key(), record);
+                    }
+                    Err(error) => problems.push(format!("skipped: {error}")),
+                }
+            }
+            state_records = state_by_key.into_values().collect();
+            event_records = events_by_key.into_values().collect();
+        }
+        Err(error) => problems.push(format!("reading stops in the group log: {error}")),
+    }
+    drop((state, events, log, db));
     Ok(ReadBack { recovered, state: state_records, events: event_records, problems, opened: true })
 }
 

@@ -63,7 +63,8 @@ fn reopen_in_a_loop_keeps_every_commit() {
 fn load_returns_only_the_newest_events_but_events_after_pages_them_all() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut prefix = Prefix::crash_child();
-    let mut store = FjallStore::open_with(dir.path(), Options { events_load_count_max: 10 }).expect("open");
+    let mut store =
+        FjallStore::open_with(dir.path(), Options { events_load_count_max: 10, ..Options::default() }).expect("open");
     let batches: Vec<_> = (0..60).map(|_| prefix.advance()).collect();
     store.commit(&batches).expect("commit");
     let loaded = store.load().expect("load");
@@ -93,8 +94,19 @@ fn newest_journal(dir: &Path) -> PathBuf {
 
 /// Commits `count` mutations one by one and closes the store.
 fn commit_one_by_one(dir: &Path, count: u64) -> Prefix {
+    commit_one_by_one_with(dir, count, Options::default())
+}
+
+/// Commits `count` mutations one by one and closes the store as a crash would: the
+/// last batch of the journal is then the last commit (a clean close checkpoints, and
+/// its last batch is the group log's clear).
+fn commit_one_by_one_then_crash(dir: &Path, count: u64) -> Prefix {
+    commit_one_by_one_with(dir, count, Options { checkpoint_on_close: false, ..Options::default() })
+}
+
+fn commit_one_by_one_with(dir: &Path, count: u64, options: Options) -> Prefix {
     let mut prefix = Prefix::crash_child();
-    let mut store = FjallStore::open(dir).expect("open");
+    let mut store = FjallStore::open_with(dir, options).expect("open");
     for _ in 0..count {
         store.commit(&[prefix.advance()]).expect("commit");
     }
@@ -133,7 +145,7 @@ fn a_torn_journal_tail_loses_only_the_torn_batch() {
     let mut rng = 17;
     for round in 0..8 {
         let dir = tempfile::tempdir().expect("tempdir");
-        commit_one_by_one(dir.path(), MUTATIONS);
+        commit_one_by_one_then_crash(dir.path(), MUTATIONS);
         let journal = newest_journal(dir.path());
         let mut bytes = read_journal_head(&journal);
         let end = journal_data_end(&bytes);
@@ -171,7 +183,7 @@ fn a_corrupt_journal_tail_is_refused_or_dropped_whole_never_misread() {
     let (mut refused, mut dropped) = (0, 0);
     for _ in 0..8 {
         let dir = tempfile::tempdir().expect("tempdir");
-        commit_one_by_one(dir.path(), MUTATIONS);
+        commit_one_by_one_then_crash(dir.path(), MUTATIONS);
         let journal = newest_journal(dir.path());
         let mut bytes = read_journal_head(&journal);
         let back = 1 + (splitmix(&mut rng) % 64) as usize;
@@ -241,7 +253,8 @@ fn a_corrupt_old_event_is_reported_when_paged_and_a_bad_envelope_when_loaded() {
         v
     });
     {
-        let mut store = FjallStore::open_with(dir.path(), Options { events_load_count_max: 5 }).expect("open");
+        let mut store = FjallStore::open_with(dir.path(), Options { events_load_count_max: 5, ..Options::default() })
+            .expect("open");
         store.load().expect("the corrupt event is older than what load reads");
         match store.events_after(Cursor(0), 10) {
             Err(Error::Corrupt { key, problem: Corruption::BadMagic { .. } }) => assert_eq!(key.decoded(), Some(old)),

@@ -1,0 +1,266 @@
+//! The group log: one fjall item per group commit, and the in-memory overlay of what the
+//! log holds since the last checkpoint.
+//!
+//! fjall's recovery costs about a microsecond per journal *item* (issue 33,
+//! `docs/benchmarks.md`), so a group commit is written as one item of the `log`
+//! keyspace, keyed by its commit number, whose value holds every record of the group.
+//! Until a checkpoint writes them into the `state` and `events` keyspaces (by fjall's
+//! ingestion, which writes tables and no journal items), the records live in the
+//! [`Overlay`], which `load` and `events_after` read over the keyspaces.
+//!
+//! A log value: [`GROUP_VALUE_VERSION`], the commit number (`u64` big-endian), the
+//! record count (`u32`), then per record its key length (`u8`), key bytes, value length
+//! (`u32`) and value (the record's envelope, `envelope.rs`), and last a CRC32 of all
+//! that. Every integer is big-endian.
+
+use crate::error::{Corruption, Error, StoredKey};
+use crate::key::{self, KeyBytes};
+use engine::RecordKey;
+use engine::ids::Cursor;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+/// The keyspace of the group log, keyed by commit number.
+pub const KEYSPACE_LOG: &str = "log";
+/// Format version of a log value.
+pub const GROUP_VALUE_VERSION: u8 = 1;
+/// Bytes of a log value before its records: version, commit number, record count.
+const GROUP_HEADER_BYTES: usize = 1 + 8 + 4;
+/// Bytes of the CRC32 that ends a log value.
+const GROUP_CRC_BYTES: usize = 4;
+
+/// A log value being written.
+pub struct GroupWriter {
+    /// The encoded value so far (the count is patched in at [`GroupWriter::finish`]).
+    bytes: Vec<u8>,
+    /// Records written.
+    count: u32,
+}
+
+impl GroupWriter {
+    /// Starts the value of commit `commit`.
+    pub fn new(commit: u64) -> GroupWriter {
+        let mut bytes = Vec::with_capacity(256);
+        bytes.push(GROUP_VALUE_VERSION);
+        bytes.extend_from_slice(&commit.to_be_bytes());
+        bytes.extend_from_slice(&0u32.to_be_bytes());
+        GroupWriter { bytes, count: 0 }
+    }
+
+    /// Adds one record: its key and its envelope.
+    pub fn push(&mut self, key: KeyBytes, value: &[u8]) {
+        let key = key.as_bytes();
+        self.bytes.push(key.len() as u8);
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(&(value.len() as u32).to_be_bytes());
+        self.bytes.extend_from_slice(value);
+        self.count += 1;
+    }
+
+    /// The finished value.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.bytes[9..GROUP_HEADER_BYTES].copy_from_slice(&self.count.to_be_bytes());
+        let crc = crc32fast::hash(&self.bytes);
+        self.bytes.extend_from_slice(&crc.to_be_bytes());
+        self.bytes
+    }
+}
+
+/// The log key of commit `commit`.
+pub fn log_key(commit: u64) -> [u8; 8] {
+    commit.to_be_bytes()
+}
+
+/// Decodes one log entry into its commit number and records (key, envelope), checking
+/// its checksum, its key and every record key. The envelopes are checked when read.
+pub fn decode_group<'v>(k: &[u8], v: &'v [u8]) -> Result<(u64, Vec<(RecordKey, &'v [u8])>), Error> {
+    let corrupt = |detail: String| Error::Corrupt {
+        key: StoredKey(k.to_vec()),
+        problem: Corruption::Payload { detail: format!("group log entry: {detail}") },
+    };
+    if v.len() < GROUP_HEADER_BYTES + GROUP_CRC_BYTES {
+        return Err(corrupt(format!("{} bytes, shorter than a header", v.len())));
+    }
+    let (body, crc) = v.split_at(v.len() - GROUP_CRC_BYTES);
+    let stored = u32::from_be_bytes(crc.try_into().expect("four bytes"));
+    let computed = crc32fast::hash(body);
+    if stored != computed {
+        return Err(corrupt(format!("checksum {stored:#010x} stored, {computed:#010x} computed")));
+    }
+    if body[0] != GROUP_VALUE_VERSION {
+        return Err(corrupt(format!("unknown version {}", body[0])));
+    }
+    let commit = u64::from_be_bytes(body[1..9].try_into().expect("eight bytes"));
+    if k != log_key(commit) {
+        return Err(corrupt(format!("holds commit {commit} under another key")));
+    }
+    let count = u32::from_be_bytes(body[9..GROUP_HEADER_BYTES].try_into().expect("four bytes"));
+    let mut records = Vec::with_capacity(count as usize);
+    let mut rest = &body[GROUP_HEADER_BYTES..];
+    for index in 0..count {
+        let short = || corrupt(format!("record {index} of {count} runs past the end"));
+        let (&key_len, after) = rest.split_first().ok_or_else(short)?;
+        let key_len = usize::from(key_len);
+        if after.len() < key_len + 4 {
+            return Err(short());
+        }
+        let (key_bytes, after) = after.split_at(key_len);
+        let (len, after) = after.split_at(4);
+        let value_len = u32::from_be_bytes(len.try_into().expect("four bytes")) as usize;
+        if after.len() < value_len {
+            return Err(short());
+        }
+        let (value, after) = after.split_at(value_len);
+        let record_key =
+            key::decode(key_bytes).ok_or_else(|| corrupt(format!("record {index} has a key no version writes")))?;
+        records.push((record_key, value));
+        rest = after;
+    }
+    if !rest.is_empty() {
+        return Err(corrupt(format!("{} bytes after its {count} records", rest.len())));
+    }
+    Ok((commit, records))
+}
+
+/// The records the log holds since the last checkpoint, latest version per key: what
+/// `load` and `events_after` read over the `state` and `events` keyspaces, and what the
+/// next checkpoint writes into them.
+#[derive(Debug, Default)]
+pub struct Overlay {
+    /// Every record but events, by key (key order is byte order, `key.rs`).
+    pub state: BTreeMap<RecordKey, Vec<u8>>,
+    /// Events by cursor.
+    pub events: BTreeMap<u64, Vec<u8>>,
+    /// Bytes of log values since the last checkpoint: when to checkpoint.
+    pub log_bytes: u64,
+}
+
+impl Overlay {
+    /// Records one record's envelope; a later one of the same key wins.
+    pub fn put(&mut self, record_key: RecordKey, value: Vec<u8>) {
+        match record_key {
+            RecordKey::Event(cursor) => {
+                self.events.insert(cursor.0, value);
+            }
+            other => {
+                self.state.insert(other, value);
+            }
+        }
+    }
+
+    /// Applies one decoded log entry (replay): the same as committing it again.
+    pub fn apply(&mut self, records: Vec<(RecordKey, &[u8])>, value_bytes: usize) {
+        for (record_key, value) in records {
+            self.put(record_key, value.to_vec());
+        }
+        self.log_bytes += value_bytes as u64;
+    }
+
+    /// Whether nothing waits for a checkpoint.
+    pub fn is_empty(&self) -> bool {
+        self.state.is_empty() && self.events.is_empty()
+    }
+
+    /// Forgets everything (after a checkpoint made it durable in the keyspaces).
+    pub fn clear(&mut self) {
+        self.state.clear();
+        self.events.clear();
+        self.log_bytes = 0;
+    }
+
+    /// Events with a cursor from `first` on, ascending, as (key, envelope).
+    pub fn events_from(&self, first: u64) -> impl Iterator<Item = (KeyBytes, &[u8])> {
+        self.events
+            .range((Bound::Included(first), Bound::Unbounded))
+            .map(|(cursor, value)| (key::encode(RecordKey::Event(Cursor(*cursor))), value.as_slice()))
+    }
+
+    /// Events, newest first, as (key, envelope).
+    pub fn events_newest_first(&self) -> impl Iterator<Item = (KeyBytes, &[u8])> {
+        self.events
+            .iter()
+            .rev()
+            .map(|(cursor, value)| (key::encode(RecordKey::Event(Cursor(*cursor))), value.as_slice()))
+    }
+}
+
+/// Merges two streams of (key, value) sorted the same way (`descending` says which),
+/// the overlay winning on equal keys: what the keyspace holds under the overlay.
+pub fn merge<'a, E>(
+    stored: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>), E>>,
+    overlay: impl Iterator<Item = (KeyBytes, &'a [u8])>,
+    descending: bool,
+) -> impl Iterator<Item = Result<(Vec<u8>, Vec<u8>), E>> {
+    let mut stored = stored.peekable();
+    let mut overlay = overlay.peekable();
+    std::iter::from_fn(move || {
+        let from_overlay = match (stored.peek(), overlay.peek()) {
+            (None, None) => return None,
+            (Some(Err(_)), _) => false,
+            (Some(Ok(_)), None) => false,
+            (None, Some(_)) => true,
+            (Some(Ok((k, _))), Some((o, _))) => {
+                let ord = k.as_slice().cmp(o.as_bytes());
+                if ord == std::cmp::Ordering::Equal {
+                    stored.next();
+                    true
+                } else {
+                    (ord == std::cmp::Ordering::Greater) != descending
+                }
+            }
+        };
+        if from_overlay { overlay.next().map(|(k, v)| Ok((k.as_bytes().to_vec(), v.to_vec()))) } else { stored.next() }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::ids::WorkerId;
+
+    #[test]
+    fn a_group_round_trips_and_a_flipped_byte_is_caught() {
+        let mut writer = GroupWriter::new(7);
+        writer.push(key::encode(RecordKey::Worker(WorkerId(3))), b"abc");
+        writer.push(key::encode(RecordKey::Event(Cursor(9))), b"");
+        let value = writer.finish();
+        let (commit, records) = decode_group(&log_key(7), &value).expect("decodes");
+        assert_eq!(commit, 7);
+        assert_eq!(
+            records,
+            vec![(RecordKey::Worker(WorkerId(3)), &b"abc"[..]), (RecordKey::Event(Cursor(9)), &b""[..])]
+        );
+        assert!(decode_group(&log_key(8), &value).is_err(), "under another commit's key");
+        for at in 0..value.len() {
+            let mut bad = value.clone();
+            bad[at] ^= 0x10;
+            assert!(decode_group(&log_key(7), &bad).is_err(), "flip at {at}");
+        }
+        assert!(decode_group(&log_key(7), &value[..value.len() - 1]).is_err(), "short");
+    }
+
+    #[test]
+    fn merge_lets_the_overlay_win_in_both_directions() {
+        let stored = |keys: &[u64]| -> Vec<Result<(Vec<u8>, Vec<u8>), ()>> {
+            keys.iter()
+                .map(|c| Ok((key::encode(RecordKey::Event(Cursor(*c))).as_bytes().to_vec(), b"s".to_vec())))
+                .collect()
+        };
+        let mut overlay = Overlay::default();
+        for c in [2, 4, 5] {
+            overlay.put(RecordKey::Event(Cursor(c)), b"o".to_vec());
+        }
+        let up: Vec<(u64, Vec<u8>)> = merge(stored(&[1, 2, 3]).into_iter(), overlay.events_from(0), false)
+            .map(|r| r.expect("ok"))
+            .map(|(k, v)| (u64::from_be_bytes(k[1..].try_into().expect("id")), v))
+            .collect();
+        let o = |c: u64| (c, b"o".to_vec());
+        let s = |c: u64| (c, b"s".to_vec());
+        assert_eq!(up, vec![s(1), o(2), s(3), o(4), o(5)]);
+        let down: Vec<(u64, Vec<u8>)> = merge(stored(&[3, 2, 1]).into_iter(), overlay.events_newest_first(), true)
+            .map(|r| r.expect("ok"))
+            .map(|(k, v)| (u64::from_be_bytes(k[1..].try_into().expect("id")), v))
+            .collect();
+        assert_eq!(down, vec![o(5), o(4), s(3), o(2), s(1)]);
+    }
+}
