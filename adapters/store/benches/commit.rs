@@ -42,6 +42,9 @@ const RECOVERY_SPAWNED_PER_RUN: usize = 999;
 const HISTORY_GROUP_MUTATIONS: usize = 1_000;
 /// Timed recoveries per history size.
 const RECOVERY_REPEATS: usize = 3;
+/// Points of the one-mutation-per-commit recovery run, in commits: fjall's journal
+/// rotates past 64 MB, about 200k such commits, so these points cover a whole cycle.
+const SINGLE_RECOVERY_COMMITS: [u64; 6] = [40_000, 80_000, 120_000, 160_000, 200_000, 240_000];
 
 /// A store as the benchmark's committer sees it.
 trait Backend: Send + 'static {
@@ -405,8 +408,67 @@ fn recovery_benchmark() {
     println!("store verify of the {} MiB directory: {} ms", dir_bytes(dir.path()) / (1024 * 1024), ms(t.elapsed()));
 }
 
+/// Recovery when every group commit holds one mutation (one caller): the most journal
+/// batches per byte, so the worst case of the journal's cycle.
+fn single_recovery_benchmark() {
+    println!();
+    println!("one mutation per group commit:");
+    println!(
+        "| commits | events | open ms | load ms | recover ms | total ms (median of {RECOVERY_REPEATS}) | all runs ms | journal MiB |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let crash_like = || store::Options { checkpoint_on_close: false, ..store::Options::default() };
+    let mut workload = Workload::new(5, RECOVERY_RUNS, RECOVERY_SPAWNED_PER_RUN);
+    let mut store = FjallStore::open_with(dir.path(), crash_like()).expect("open");
+    let mut commits = 0;
+    for target in SINGLE_RECOVERY_COMMITS {
+        while commits < target {
+            store.commit(&[workload.next_mutation()]).expect("commit");
+            commits += 1;
+        }
+        drop(store);
+        // Written journal bytes (fjall pre-allocates its files, so their length says less).
+        let scan = store::journal_scan::scan(&dir.path().join("fjall")).expect("journal scan");
+        let journal_bytes: u64 = scan.files.iter().map(|f| f.valid_end).sum();
+        let config = workload.engine().config().clone();
+        let mut runs = Vec::new();
+        let mut last = None;
+        for _ in 0..RECOVERY_REPEATS {
+            drop(last.take());
+            let t0 = Instant::now();
+            let mut s = FjallStore::open_with(dir.path(), crash_like()).expect("open");
+            let t1 = Instant::now();
+            let records: Vec<Record> = s.load().expect("load");
+            let t2 = Instant::now();
+            let engine = Engine::recover(config.clone(), records).expect("recover");
+            let t3 = Instant::now();
+            runs.push((t3 - t0, t1 - t0, t2 - t1, t3 - t2));
+            last = Some((engine, s));
+        }
+        let (engine, s) = last.expect("at least one run");
+        assert!(engine.durable_eq(workload.engine()), "the recovered engine equals the live one");
+        store = s;
+        let mut sorted = runs.clone();
+        sorted.sort();
+        let (total, open, load, recover) = sorted[sorted.len() / 2];
+        let all: Vec<String> = runs.iter().map(|r| ms(r.0)).collect();
+        println!(
+            "| {commits} | {} | {} | {} | {} | {} | {} | {:.0} |",
+            workload.engine().last_cursor().0,
+            ms(open),
+            ms(load),
+            ms(recover),
+            ms(total),
+            all.join(" / "),
+            journal_bytes as f64 / (1024.0 * 1024.0)
+        );
+    }
+}
+
 fn main() {
-    // `cargo bench -p store --bench commit -- recovery` runs one part; no filter runs both.
+    // `cargo bench -p store --bench commit -- recovery` (or `-- commit`, `-- single`)
+    // runs one part; no filter runs them all.
     let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let wanted = |part: &str| filter.is_empty() || filter.iter().any(|f| part.contains(f.as_str()));
     if wanted("commit") {
@@ -414,5 +476,8 @@ fn main() {
     }
     if wanted("recovery") {
         recovery_benchmark();
+    }
+    if wanted("single") {
+        single_recovery_benchmark();
     }
 }

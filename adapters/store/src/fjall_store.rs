@@ -448,7 +448,13 @@ pub(crate) fn precheck(dir: &Path, scan: &JournalScan, acknowledged: Option<u64>
 
 /// Opens the fjall database and its two keyspaces.
 pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace, Keyspace), fjall::Error> {
-    let db = Database::builder(path).max_journaling_size(JOURNAL_BYTES_MAX).open()?;
+    // No journal compression: a group log value is large enough for fjall to compress
+    // it (LZ4) at every commit, and its replay encodes every item again (compressing it
+    // again) to check the batch checksum: most of a start's time (docs/benchmarks.md).
+    let db = Database::builder(path)
+        .max_journaling_size(JOURNAL_BYTES_MAX)
+        .journal_compression(fjall::CompressionType::None)
+        .open()?;
     let keyspace_options = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES_MAX);
     let state = db.keyspace(KEYSPACE_STATE, keyspace_options)?;
     let events = db.keyspace(KEYSPACE_EVENTS, keyspace_options)?;
