@@ -37,13 +37,14 @@ const JOURNAL_BYTES_MAX: u64 = 64 * 1024 * 1024;
 /// measurable change in recovery, which is dominated by parsing the journal
 /// (docs/benchmarks.md); fjall's default of 64 MiB doubled the worst recovery.
 const MEMTABLE_BYTES_MAX: u64 = 16 * 1024 * 1024;
-/// Group log bytes since the last checkpoint past which a commit checkpoints (writes the
+/// Default of [`Options::checkpoint_log_bytes`]: group log bytes since the last
+/// checkpoint past which a commit checkpoints (writes the
 /// overlay into the `state` and `events` keyspaces and clears the log). It bounds what a
 /// start decodes into the overlay, and the memory the overlay holds; a checkpoint costs
 /// one ingestion per keyspace (tables and a version, fsynced) inside the commit that
 /// passes it. Below the log keyspace's memtable size, so the log is never flushed by
 /// size (docs/store.md).
-const CHECKPOINT_LOG_BYTES: u64 = 8 * 1024 * 1024;
+pub const CHECKPOINT_LOG_BYTES_DEFAULT: u64 = 8 * 1024 * 1024;
 
 /// Knobs of a [`FjallStore`].
 #[derive(Clone, Debug)]
@@ -56,11 +57,18 @@ pub struct Options {
     /// every record, and the next start decodes no log). `false` leaves the log as a
     /// crash would: the recovery benchmark measures the start after a crash with it.
     pub checkpoint_on_close: bool,
+    /// Group log bytes past which a commit checkpoints ([`CHECKPOINT_LOG_BYTES_DEFAULT`]);
+    /// the kill -9 test's child sets it small, so that kills land inside checkpoints.
+    pub checkpoint_log_bytes: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { events_load_count_max: engine::limits::EVENTS_RETAINED_COUNT_DEFAULT, checkpoint_on_close: true }
+        Options {
+            events_load_count_max: engine::limits::EVENTS_RETAINED_COUNT_DEFAULT,
+            checkpoint_on_close: true,
+            checkpoint_log_bytes: CHECKPOINT_LOG_BYTES_DEFAULT,
+        }
     }
 }
 
@@ -174,7 +182,7 @@ impl FjallStore {
                 return Err(error);
             }
         };
-        let overlay = match replay_log(&dir, &log) {
+        let overlay = match group_log::replay(&dir, &log) {
             Ok(overlay) => overlay,
             Err(error) => {
                 start.refuse();
@@ -262,7 +270,6 @@ impl FjallStore {
         error
     }
 
-    /// Decodes one stored entry of `keyspace`, checking that it belongs there.
     /// Every state record and the newest events (see [`runtime::Store::load`]).
     fn load_records(&self) -> Result<Vec<Record>, Error> {
         let mut records = Vec::new();
@@ -291,15 +298,19 @@ impl FjallStore {
     /// Each keyspace gets one ingestion (sorted, as tables, no journal items), durable
     /// when it returns (lsm-tree fsyncs the tables and the version). Only then is the log
     /// cleared; a crash before that replays the log over the ingested records, which
-    /// leaves the same latest version per key (replay is idempotent).
+    /// leaves the same latest version per key (replay is idempotent). A checkpoint runs
+    /// inside the commit that passes the size (or at a clean close), so a failure is
+    /// reported as that commit's, after its group was made durable (like a failed mark).
     fn checkpoint(&mut self) -> Result<(), Error> {
         if self.overlay.is_empty() {
             return Ok(());
         }
         let state = self.overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
-        ingest(&self.state, state).map_err(|e| self.fail("checkpointing records", e))?;
-        ingest(&self.events, self.overlay.events_from(0)).map_err(|e| self.fail("checkpointing events", e))?;
-        self.log.clear().map_err(|e| self.fail("clearing the group log", e))?;
+        group_log::ingest(&self.state, state)
+            .map_err(|e| self.fail("committing a batch (its checkpoint: ingesting records)", e))?;
+        group_log::ingest(&self.events, self.overlay.events_from(0))
+            .map_err(|e| self.fail("committing a batch (its checkpoint: ingesting events)", e))?;
+        self.log.clear().map_err(|e| self.fail("committing a batch (its checkpoint: clearing the group log)", e))?;
         self.overlay.clear();
         self.flush_pending = true;
         Ok(())
@@ -317,31 +328,6 @@ impl FjallStore {
 /// One stored entry's key and value.
 fn entry_bytes(entry: fjall::Guard) -> Result<(Vec<u8>, Vec<u8>), fjall::Error> {
     entry.into_inner().map(|(k, v)| (k.to_vec(), v.to_vec()))
-}
-
-/// Writes sorted (key, value) pairs into `keyspace` by one ingestion.
-fn ingest<'a>(keyspace: &Keyspace, entries: impl Iterator<Item = (key::KeyBytes, &'a [u8])>) -> fjall::Result<()> {
-    let mut entries = entries.peekable();
-    if entries.peek().is_none() {
-        return Ok(());
-    }
-    let mut ingestion = keyspace.start_ingestion()?;
-    for (k, v) in entries {
-        ingestion.write(k.as_bytes(), v)?;
-    }
-    ingestion.finish()
-}
-
-/// Reads the group log into an overlay (the records committed since the last
-/// checkpoint), checking every entry.
-pub(crate) fn replay_log(dir: &Path, log: &Keyspace) -> Result<Overlay, Error> {
-    let mut overlay = Overlay::default();
-    for entry in log.iter() {
-        let (k, v) = entry.into_inner().map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
-        let (_, records) = group_log::decode_group(&k, &v)?;
-        overlay.apply(records, v.len());
-    }
-    Ok(overlay)
 }
 
 /// Decodes one stored entry, checking that it belongs in its keyspace.
@@ -561,9 +547,11 @@ impl runtime::Store for FjallStore {
             // flush, inside which fjall starts a new journal once the active one is past
             // its size (fjall's only rotation point).
             self.flush_pending = false;
-            self.state.rotate_memtable().map_err(|e| self.fail("rotating the state memtable", e))?;
+            self.state
+                .rotate_memtable()
+                .map_err(|e| self.fail("committing a batch (rotating the state memtable)", e))?;
         }
-        if self.overlay.log_bytes >= CHECKPOINT_LOG_BYTES {
+        if self.overlay.log_bytes >= self.options.checkpoint_log_bytes {
             self.checkpoint()?;
         }
         Ok(())

@@ -17,8 +17,10 @@ use crate::error::{Corruption, Error, StoredKey};
 use crate::key::{self, KeyBytes};
 use engine::RecordKey;
 use engine::ids::Cursor;
+use fjall::Keyspace;
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::path::Path;
 
 /// The keyspace of the group log, keyed by commit number.
 pub const KEYSPACE_LOG: &str = "log";
@@ -211,6 +213,34 @@ pub fn merge<'a, E>(
         };
         if from_overlay { overlay.next().map(|(k, v)| Ok((k.as_bytes().to_vec(), v.to_vec()))) } else { stored.next() }
     })
+}
+
+/// Writes sorted (key, value) pairs into `keyspace` by one ingestion.
+pub(crate) fn ingest<'a>(
+    keyspace: &Keyspace,
+    entries: impl Iterator<Item = (KeyBytes, &'a [u8])>,
+) -> fjall::Result<()> {
+    let mut entries = entries.peekable();
+    if entries.peek().is_none() {
+        return Ok(());
+    }
+    let mut ingestion = keyspace.start_ingestion()?;
+    for (k, v) in entries {
+        ingestion.write(k.as_bytes(), v)?;
+    }
+    ingestion.finish()
+}
+
+/// Reads the group log into an overlay (the records committed since the last
+/// checkpoint), checking every entry.
+pub(crate) fn replay(dir: &Path, log: &Keyspace) -> Result<Overlay, Error> {
+    let mut overlay = Overlay::default();
+    for entry in log.iter() {
+        let (k, v) = entry.into_inner().map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+        let (_, records) = decode_group(&k, &v)?;
+        overlay.apply(records, v.len());
+    }
+    Ok(overlay)
 }
 
 #[cfg(test)]

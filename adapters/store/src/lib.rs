@@ -26,19 +26,27 @@
 //!
 //! # On disk
 //! A data directory holds `store.lock` (an OS lock held for the life of the store),
-//! `commits.mark` (the newest acknowledged commit, see [`mark`]) and `fjall/`, a fjall database with two keyspaces: `state` (every record but events,
-//! latest version per key) and `events` (the event log, keyed by cursor, so paging it is
-//! a range scan). A new database is made in `fjall.creating/` and renamed into place,
-//! because fjall cannot reopen a database whose creation a crash interrupted.
+//! `commits.mark` (the newest acknowledged commit, see [`mark`]) and `fjall/`, a fjall
+//! database with three keyspaces: `state` (every record but events, latest version per
+//! key), `events` (the event log, keyed by cursor, so paging it is a range scan) and
+//! `log` (the group log: one item per group commit since the last checkpoint, see
+//! [`group_log`]). A commit writes one `log` item and the commit counter; a checkpoint
+//! (past 8 MiB of log, and at a clean close) writes the log's records into `state` and
+//! `events` by ingestion and clears the log. A new database is made in `fjall.creating/`
+//! and renamed into place, because fjall cannot reopen a database whose creation a crash
+//! interrupted.
 //!
-//! Recovery reads all of `state` and only the newest [`Options::events_load_count_max`]
-//! events, so `load` costs what the live state costs, not what the history costs.
-//! Opening also replays fjall's journal (up to about 64 MB before fjall rotates it):
-//! bounded, but the largest part of recovery time (see `docs/benchmarks.md`).
+//! Recovery reads all of `state`, only the newest [`Options::events_load_count_max`]
+//! events and the log since the last checkpoint (at most about 8 MiB), so `load` costs
+//! what the live state costs, not what the history costs. Opening also replays fjall's
+//! journal (up to about 64 MB before fjall rotates it); fjall's replay costs per item,
+//! and a group commit is two items, so that stays small (see `docs/benchmarks.md`).
 //!
 //! Architecture Invariant: `commit` returns only after fjall fsynced the journal batch
-//! that holds every record of every batch given to it; nothing is acknowledged earlier,
-//! and a batch is applied whole or not at all.
+//! that holds every record of every batch given to it (the group log item); nothing is
+//! acknowledged earlier, and a batch is applied whole or not at all. A checkpoint clears
+//! the log only after the ingestion that wrote its records returned (tables and version
+//! fsynced); replaying log items already checkpointed leaves the same records.
 //!
 //! Architecture Invariant: the store never serves less than it acknowledged without
 //! saying so. Every commit carries a counter; the mark names the newest acknowledged one.
@@ -69,5 +77,5 @@ mod verify;
 pub mod workload;
 
 pub use error::{Corruption, Error, StoredKey};
-pub use fjall_store::{FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE, Options};
+pub use fjall_store::{CHECKPOINT_LOG_BYTES_DEFAULT, FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE, Options};
 pub use verify::{SalvageReport, VerifyReport, salvage, verify};

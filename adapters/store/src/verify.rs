@@ -257,7 +257,7 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
     read(&events, true, &mut event_records);
     // The group log holds the commits since the last checkpoint: they win over the
     // keyspaces, key by key.
-    match crate::fjall_store::replay_log(dir, &log) {
+    match crate::group_log::replay(dir, &log) {
         Ok(overlay) => {
             let mut state_by_key: BTreeMap<RecordKey, Record> =
                 state_records.into_iter().map(|r| (r.key(), r)).collect();

@@ -4,7 +4,8 @@
 //! Usage: `store-crash-child DATA_DIR SEED`. On start it loads the store, finds how many
 //! workload mutations are already applied (by the stored meta record), prints
 //! `ready N`, and continues from there in groups of seeded random size (group commit),
-//! until killed, until its stdout closes, or until a limit. A store error is printed to
+//! until killed, until its stdout closes, or until a limit. It checkpoints every 16 KiB of
+//! group log (not 8 MiB), so that kills land in checkpoints too. A store error is printed to
 //! stderr and ends the process with exit code 2 (after checking that the poisoned store
 //! refuses the next commit); a locked data directory ends it with exit code 3.
 
@@ -13,10 +14,13 @@ use runtime::Store;
 use std::io::Write;
 use std::process::ExitCode;
 use store::workload::{CRASH_CHILD_GROUP_MUTATIONS_MAX, crash_child_workload};
-use store::{Error, FjallStore};
+use store::{Error, FjallStore, Options};
 
 /// Mutations one process applies at most, so that a forgotten child ends by itself.
 const MUTATIONS_COUNT_MAX: u64 = 200_000;
+/// Group log bytes between checkpoints: small (the default is 8 MiB), so that a kill
+/// lands inside a checkpoint as often as inside a commit.
+const CHECKPOINT_LOG_BYTES: u64 = 16 * 1024;
 /// Wall time one process runs at most, for the same reason.
 const RUN_MS_MAX: u128 = 60_000;
 
@@ -26,7 +30,8 @@ fn main() -> ExitCode {
         eprintln!("usage: store-crash-child DATA_DIR SEED");
         return ExitCode::from(64);
     };
-    let mut store = match FjallStore::open(dir) {
+    let options = Options { checkpoint_log_bytes: CHECKPOINT_LOG_BYTES, ..Options::default() };
+    let mut store = match FjallStore::open_with(dir, options) {
         Ok(store) => store,
         Err(e @ Error::Locked { .. }) => {
             eprintln!("error: {e}");
