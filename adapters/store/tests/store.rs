@@ -1,6 +1,7 @@
 //! The fjall store against the runtime's contract suite, then its own promises: reopen
 //! in a loop, torn and corrupt journal tails, corrupt values reported with their key,
-//! the data-directory lock.
+//! the data-directory lock, a store written before the group log, checkpoints across
+//! crash-like and clean closes.
 
 mod support;
 
@@ -356,4 +357,80 @@ fn a_keyspace_without_its_version_pointer_is_refused_not_deleted() {
         assert!(table.exists(), "{} was deleted", table.display());
     }
     assert!(!dir.path().join("fjall.before-open").exists(), "no links are taken before a refusal before the open");
+}
+
+/// A store as the code before the group log wrote it: records in `state` and `events`,
+/// one fjall batch per commit with the commit counter, no `log` keyspace.
+fn write_pre_group_log_store(dir: &Path, count: u64) -> Prefix {
+    let mut prefix = Prefix::crash_child();
+    std::fs::create_dir_all(dir).expect("data dir");
+    store::mark::create(dir, 0).expect("mark");
+    let db = fjall::Database::builder(dir.join("fjall")).open().expect("open fjall");
+    let state = db.keyspace(KEYSPACE_STATE, fjall::KeyspaceCreateOptions::default).expect("state");
+    let events = db.keyspace(KEYSPACE_EVENTS, fjall::KeyspaceCreateOptions::default).expect("events");
+    for commit in 1..=count {
+        let mut latest = std::collections::BTreeMap::new();
+        for record in prefix.advance().records {
+            latest.insert(record.key(), record);
+        }
+        let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
+        for (key, record) in &latest {
+            let keyspace = if store::key::is_event(*key) { &events } else { &state };
+            batch.insert(
+                keyspace,
+                store::key::encode(*key).as_bytes(),
+                store::envelope::encode(record).expect("encode"),
+            );
+        }
+        batch.insert(&state, store::key::COMMITS_KEY, store::key::encode_commits(commit));
+        batch.commit().expect("commit");
+    }
+    drop((state, events, db));
+    store::mark::create(dir, count).expect("mark");
+    prefix
+}
+
+#[test]
+fn a_store_written_before_the_group_log_opens_and_serves() {
+    const MUTATIONS: u64 = 40;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut prefix = write_pre_group_log_store(dir.path(), MUTATIONS);
+    let crash_like = Options { checkpoint_on_close: false, ..Options::default() };
+    let mut store = FjallStore::open_with(dir.path(), crash_like.clone()).expect("open the old store");
+    assert_eq!(store.commits(), MUTATIONS);
+    assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS, 0), MUTATIONS);
+    for _ in 0..MUTATIONS {
+        store.commit(&[prefix.advance()]).expect("commit on top of the old layout");
+    }
+    drop(store);
+    let mut store = FjallStore::open_with(dir.path(), crash_like).expect("reopen");
+    assert_eq!(assert_crash_child_prefix(&mut store, 2 * MUTATIONS, 0), 2 * MUTATIONS);
+    drop(store);
+    let mut store = FjallStore::open(dir.path()).expect("reopen");
+    assert_eq!(assert_crash_child_prefix(&mut store, 2 * MUTATIONS, 0), 2 * MUTATIONS);
+}
+
+#[test]
+fn checkpoints_keep_every_commit_across_crash_like_and_clean_closes() {
+    /// Small, so that the commits below pass many checkpoints, each writing records of
+    /// keys that earlier checkpoints wrote.
+    const CHECKPOINT_LOG_BYTES: u64 = 2 * 1024;
+    const MUTATIONS_PER_OPEN: u64 = 60;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut prefix = Prefix::crash_child();
+    for round in 0..6 {
+        let options = Options {
+            checkpoint_log_bytes: CHECKPOINT_LOG_BYTES,
+            checkpoint_on_close: round % 2 == 1,
+            ..Options::default()
+        };
+        let mut store = FjallStore::open_with(dir.path(), options).expect("open");
+        assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied, "round {round}");
+        for i in 0..MUTATIONS_PER_OPEN {
+            let group: Vec<engine::Batch> = (0..1 + i % 3).map(|_| prefix.advance()).collect();
+            store.commit(&group).expect("commit");
+        }
+    }
+    let mut store = FjallStore::open(dir.path()).expect("open");
+    assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied);
 }
