@@ -73,9 +73,12 @@ pub fn log_key(commit: u64) -> [u8; 8] {
     commit.to_be_bytes()
 }
 
+/// The records of one decoded log entry: each key and its envelope.
+pub type GroupRecords<'v> = Vec<(RecordKey, &'v [u8])>;
+
 /// Decodes one log entry into its commit number and records (key, envelope), checking
 /// its checksum, its key and every record key. The envelopes are checked when read.
-pub fn decode_group<'v>(k: &[u8], v: &'v [u8]) -> Result<(u64, Vec<(RecordKey, &'v [u8])>), Error> {
+pub fn decode_group<'v>(k: &[u8], v: &'v [u8]) -> Result<(u64, GroupRecords<'v>), Error> {
     let corrupt = |detail: String| Error::Corrupt {
         key: StoredKey(k.to_vec()),
         problem: Corruption::Payload { detail: format!("group log entry: {detail}") },
@@ -151,7 +154,7 @@ impl Overlay {
     }
 
     /// Applies one decoded log entry (replay): the same as committing it again.
-    pub fn apply(&mut self, records: Vec<(RecordKey, &[u8])>, value_bytes: usize) {
+    pub fn apply(&mut self, records: GroupRecords<'_>, value_bytes: usize) {
         for (record_key, value) in records {
             self.put(record_key, value.to_vec());
         }
@@ -271,7 +274,8 @@ mod tests {
 
     #[test]
     fn merge_lets_the_overlay_win_in_both_directions() {
-        let stored = |keys: &[u64]| -> Vec<Result<(Vec<u8>, Vec<u8>), ()>> {
+        type Stored = Vec<Result<(Vec<u8>, Vec<u8>), ()>>;
+        let stored = |keys: &[u64]| -> Stored {
             keys.iter()
                 .map(|c| Ok((key::encode(RecordKey::Event(Cursor(*c))).as_bytes().to_vec(), b"s".to_vec())))
                 .collect()
