@@ -323,10 +323,6 @@ fn read_batch(cursor: &mut Cursor<'_>, last_seqno: &mut Option<u64>) -> Result<O
             true,
         ));
     }
-    // fjall's recovery takes its next sequence number from the items it replays, not
-    // from a clear: a batch written after a restart may repeat a clear's number (the
-    // store clears its group log at every checkpoint, `group_log.rs`). So after a batch
-    // of clears only, the next batch may carry the same number, never a smaller one.
     // fjall's recovery takes its next sequence number from the items and tables it
     // recovers, never from a clear: a batch written after a restart may carry a smaller
     // number than a clear before it (the store clears its group log at every
