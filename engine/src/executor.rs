@@ -197,8 +197,11 @@ impl Engine {
         crate::kind::conversation_for(kind, conversation).map_err(|r| r.message)
     }
 
-    /// A coarse state observation. `force` applies it whatever its sequence (a
-    /// reconnecting executor republishes the current state with a fresh sequence).
+    /// A coarse state observation. `force` applies it whatever its sequence: a
+    /// reconnecting executor republishes its last state under the sequence it was shown
+    /// with, which this daemon may have recorded already (it still says what holds now)
+    /// or never seen. A turn ends only at an idle newer than its submission, so a
+    /// republished pre-submission idle never ends the turn the executor took meanwhile.
     pub(crate) fn observe(&mut self, id: WorkerId, observation: Observation, force: bool) {
         let now = self.now;
         let Some(w) = self.state.workers.get(&id) else {

@@ -255,8 +255,16 @@ impl Browser {
         for (worker, tab) in tabs {
             self.state.ledger.borrow_mut().published(worker, &tab.chat);
             let state = self.tabs.get(&worker).and_then(|(_, s)| *s);
+            // The last published state keeps its sequence, as the extension republishes
+            // the stored observation unchanged: a larger sequence on an unchanged state
+            // would read as a new turn end (a turn the tab took while the daemon was down,
+            // before its page showed it generating). Only a state never published gets a
+            // new one.
+            let unpublished = state.is_some() && storage.reported.get(&worker).copied() != state;
             let seq = storage.seq.entry(worker).or_insert(0);
-            *seq += 1;
+            if unpublished {
+                *seq += 1;
+            }
             let seq = *seq;
             if let Some(s) = state {
                 storage.reported.insert(worker, s);

@@ -289,7 +289,7 @@ impl Cli {
 
     /// `hello`: the journal, and every bound session with the state it last showed.
     fn hello(&mut self) -> executor_protocol::ExecutorMessage {
-        let mut disk = self.state.disk.borrow_mut();
+        let disk = self.state.disk.borrow();
         let journal: Vec<executor_protocol::JournalWire> = disk
             .journal
             .iter()
@@ -307,13 +307,11 @@ impl Cli {
         let bound: Vec<(WorkerId, String)> = disk.bound.iter().map(|(w, s)| (*w, s.clone())).collect();
         for (worker, session) in bound {
             let kind = disk.sessions[&session].kind;
-            let seq = disk.seq.entry(worker).or_insert(0);
-            *seq += 1;
-            let seq = *seq;
-            let observation = disk.shown.get_mut(&worker).map(|shown| {
-                shown.seq = seq;
-                observation(shown)
-            });
+            // The state last shown, with the sequence it was shown under (the executor's
+            // journal keeps both): republished with a larger sequence, an unchanged idle
+            // would read as the end of a turn the executor took while the daemon was
+            // down and has not yet shown generating.
+            let observation = disk.shown.get(&worker).map(observation);
             let conversation = Arc::from(conversation_of(kind, &session));
             let report = BindingReport { worker, conversation, open: true, observation };
             bindings.push(executor_protocol::BindingWire::from(&report));
