@@ -175,7 +175,8 @@ pub(crate) enum Command {
         workspace: Option<PathBuf>,
         /// The daemon's MCP endpoint, which every CLI child is configured with (required:
         /// a worker finishes only through worker_complete). Default: --daemon's host and
-        /// port with /mcp.
+        /// port with /mcp; with several --daemon, a loopback relay to whichever of them
+        /// leads (the children follow a failover with the executor).
         #[arg(long, value_name = "URL")]
         mcp_url: Option<String>,
         /// The MCP token the children authenticate with (passed to them only in the

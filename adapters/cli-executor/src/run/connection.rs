@@ -25,7 +25,9 @@ use crate::base::tmpdir;
 use crate::base::worker::Out;
 use crate::claude::cli::{self, CLAUDE_VERSION};
 use crate::codex::{home, surface};
+use crate::run::mcp_relay::{McpRelay, RELAY_LEADER_WAIT_MS};
 use crate::run::router::{Reply, Router};
+use crate::run::stream::open_stream;
 use address::follow::{Follow, executor_url_of, leader_named};
 use executor_protocol::ExecutorKindWire;
 use futures_util::{SinkExt, StreamExt};
@@ -62,6 +64,10 @@ pub struct Options {
     pub daemon_ca: Option<PathBuf>,
     /// Workers' turns this host runs at once (`--turns-max`), announced in `hello`.
     pub turns_max: u32,
+    /// Give the children the MCP relay's loopback URL instead of `settings.mcp`'s, so
+    /// their calls follow the daemon this executor follows (several `--daemon` URLs and
+    /// no `--mcp-url`): [`crate::run::mcp_relay`].
+    pub mcp_relay: bool,
 }
 
 /// Checks the options, then serves until the daemon refuses this executor for good.
@@ -78,6 +84,15 @@ pub async fn run(options: Options) -> Result<(), Error> {
     let tls = address::tls::client_config(options.daemon_ca.as_deref())
         .map_err(|e| Error::BadOption { detail: format!("--daemon-ca {e}") })?;
     let mut settings = options.settings.clone();
+    let relay = match (options.mcp_relay, settings.mcp.as_mut()) {
+        (true, Some(mcp)) => {
+            let relay = McpRelay::start(tls.clone(), Duration::from_millis(RELAY_LEADER_WAIT_MS)).await?;
+            tracing::info!(url = relay.url(), "the children's MCP calls go through this relay to the leader");
+            mcp.url = relay.url().to_string();
+            Some(relay)
+        }
+        _ => None,
+    };
     settings.kinds = choose_kinds(options.kinds.as_deref(), &mut settings).await?;
     tracing::info!(kinds = ?settings.kinds, "running these kinds of workers");
     if let Some(dir) = &settings.workspace
@@ -105,8 +120,8 @@ pub async fn run(options: Options) -> Result<(), Error> {
                 &tls,
                 (&options.executor_id, epoch, options.turns_max),
                 &token,
-                &mut router,
-                &mut reports,
+                (&mut router, &mut reports),
+                relay.as_ref(),
             )
             .await
             {
@@ -153,8 +168,8 @@ async fn connect(
     tls: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
     (executor_id, epoch, turns_max): (&str, u64, u32),
     token: &str,
-    router: &mut Router,
-    reports: &mut mpsc::Receiver<Out>,
+    (router, reports): (&mut Router, &mut mpsc::Receiver<Out>),
+    relay: Option<&McpRelay>,
 ) -> Result<bool, Error> {
     let ws_error = |e: tokio_tungstenite::tungstenite::Error| Error::Io {
         op: "websocket",
@@ -196,6 +211,9 @@ async fn connect(
         detail: "no welcome in time".to_string(),
     })??;
     tracing::info!(url = url, heartbeat_ms = welcome, "connected to the daemon");
+    if let Some(relay) = relay {
+        relay.follow(url);
+    }
     for frame in router.landings() {
         ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
     }
@@ -257,52 +275,6 @@ async fn connect(
                 }
             }
         }
-    }
-}
-
-/// A byte stream under the WebSocket: plain TCP for `ws://`, TLS over it for `wss://`.
-trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
-impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for T {}
-
-/// The connection under `url`'s WebSocket: TCP to its host and port (80 or 443 by
-/// default), and for `wss://` a TLS handshake that checks the certificate against the
-/// host name (Mozilla's roots and `--daemon-ca`'s).
-async fn open_stream(
-    url: &str,
-    tls: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
-) -> Result<Box<dyn Stream>, Error> {
-    let failed = |op: &'static str, detail: String| Error::Io { op, path: url.to_string(), detail };
-    let secure = url.starts_with("wss://");
-    let rest = url.strip_prefix("wss://").or_else(|| url.strip_prefix("ws://")).unwrap_or(url);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if !port.contains(']') => {
-            (host, port.parse::<u16>().map_err(|_| failed("websocket", format!("bad port {port:?}")))?)
-        }
-        _ => (authority, if secure { 443 } else { 80 }),
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() {
-        return Err(failed("websocket", "no host".to_string()));
-    }
-    let tcp = tokio::net::TcpStream::connect((host, port)).await.map_err(|e| failed("connect", e.to_string()))?;
-    let _ = tcp.set_nodelay(true);
-    if !secure {
-        return Ok(Box::new(tcp));
-    }
-    let name = rustls_pki_types::ServerName::try_from(host.to_string())
-        .map_err(|e| failed("tls", format!("{host:?} is not a server name: {e}")))?;
-    match tokio_rustls::TlsConnector::from(tls.clone()).connect(name, tcp).await {
-        Ok(stream) => Ok(Box::new(stream)),
-        Err(e) => Err(failed(
-            "tls",
-            match address::tls::untrusted_certificate(&e) {
-                Some(why) => format!(
-                    "the daemon's certificate is not trusted ({why}): for a private CA or a self-signed certificate give its PEM with --daemon-ca FILE"
-                ),
-                None => format!("TLS handshake failed: {e}"),
-            },
-        )),
     }
 }
 

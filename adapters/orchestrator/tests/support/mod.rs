@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 pub mod flood;
-pub mod forward;
 pub mod lease;
 pub mod model;
 pub mod night;
