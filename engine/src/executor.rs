@@ -20,8 +20,9 @@ impl Engine {
     /// Dispatches one executor report.
     pub(crate) fn handle_executor(&mut self, input: ExecutorInput) {
         match input {
-            ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max } => {
-                self.hello(executor, ExecutorSession { steering, kinds, since: self.now, turns_max }, bindings, journal)
+            ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max, accounts } => {
+                let session = ExecutorSession { steering, kinds, since: self.now, turns_max, accounts };
+                self.hello(executor, session, bindings, journal)
             }
             ExecutorInput::Disconnected { executor } => self.disconnected(&executor),
             ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),

@@ -292,6 +292,7 @@ impl Browser {
             bindings: bindings.iter().map(executor_protocol::BindingWire::from).collect(),
             journal: journal.iter().map(executor_protocol::JournalWire::from).collect::<Vec<_>>(),
             epoch: None,
+            accounts: None,
         })
     }
 

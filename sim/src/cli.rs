@@ -326,6 +326,8 @@ impl Cli {
             bindings,
             journal,
             epoch: None,
+            accounts: (!self.state.knobs.accounts.is_empty())
+                .then(|| self.state.knobs.accounts.iter().map(executor_protocol::AccountWire::from).collect()),
         })
     }
 

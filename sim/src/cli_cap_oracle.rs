@@ -32,3 +32,33 @@ pub fn turns_within_cap(knobs: &Knobs, disk: &CliDisk) -> Vec<String> {
     }
     Vec::new()
 }
+
+/// The executor never ran more of the daemon's turns of a kind at once than the account it
+/// named for that kind allows (`--account`, its `hello`'s `accounts`). With one CLI
+/// executor in the world, an account's hosts are that one; the engine's tests cover
+/// accounts shared by several (`engine/tests/account_slots.rs`).
+pub fn accounts_within_cap(knobs: &Knobs, disk: &CliDisk) -> Vec<String> {
+    let mut broken = Vec::new();
+    for account in &knobs.cli.accounts {
+        let max = i64::from(account.turns_max);
+        let mut edges: Vec<(u64, i64)> = Vec::new();
+        let records = disk.sessions.values().filter(|r| r.kind == account.kind);
+        for turn in records.flat_map(|r| &r.turns).filter(|t| t.starter.is_some()) {
+            edges.push((turn.started_ms, 1));
+            edges.push((turn.ended_ms.unwrap_or(u64::MAX), -1));
+        }
+        edges.sort_unstable();
+        let mut running = 0;
+        for (at_ms, step) in edges {
+            running += step;
+            if running > max {
+                broken.push(format!(
+                    "{running} of the daemon's {} turns ran at once under the account {} at t={at_ms}, which allows {max}",
+                    account.kind, account.name
+                ));
+                break;
+            }
+        }
+    }
+    broken
+}

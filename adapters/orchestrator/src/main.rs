@@ -205,6 +205,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             token_file,
             pair,
             turns_max,
+            accounts,
             daemon_ca,
             executor_id,
             codex,
@@ -280,6 +281,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 kinds,
                 daemon_ca,
                 turns_max,
+                accounts,
                 mcp_relay,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

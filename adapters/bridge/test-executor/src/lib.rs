@@ -49,6 +49,7 @@ pub fn hello(token: &str, executor_id: &str) -> Hello {
         bindings: Vec::<BindingWire>::new(),
         journal: Vec::<JournalWire>::new(),
         epoch: None,
+        accounts: None,
     }
 }
 

@@ -26,7 +26,7 @@ use crate::base::worker::Out;
 use crate::claude::cli::{self, CLAUDE_VERSION};
 use crate::codex::{home, surface};
 use crate::run::mcp_relay::{McpRelay, RELAY_LEADER_WAIT_MS};
-use crate::run::router::{Reply, Router};
+use crate::run::router::{Intro, Reply, Router};
 use crate::run::stream::open_stream;
 use address::follow::{Follow, executor_url_of, leader_named};
 use executor_protocol::ExecutorKindWire;
@@ -64,6 +64,9 @@ pub struct Options {
     pub daemon_ca: Option<PathBuf>,
     /// Workers' turns this host runs at once (`--turns-max`), announced in `hello`.
     pub turns_max: u32,
+    /// The accounts this host's workers run under (`--account KIND=NAME:MAX`), each with
+    /// its cap on turns at once across every host that names it, announced in `hello`.
+    pub accounts: Vec<executor_protocol::AccountWire>,
     /// Give the children the MCP relay's loopback URL instead of `settings.mcp`'s, so
     /// their calls follow the daemon this executor follows (several `--daemon` URLs and
     /// no `--mcp-url`): [`crate::run::mcp_relay`].
@@ -95,6 +98,10 @@ pub async fn run(options: Options) -> Result<(), Error> {
     };
     settings.kinds = choose_kinds(options.kinds.as_deref(), &mut settings).await?;
     tracing::info!(kinds = ?settings.kinds, "running these kinds of workers");
+    let kinds: Vec<engine::ExecutorKind> = settings.kinds.iter().map(|k| engine::ExecutorKind::from(*k)).collect();
+    if let Some(problem) = executor_protocol::accounts_problem(&options.accounts, &kinds) {
+        return Err(Error::BadOption { detail: format!("--account: {problem}") });
+    }
     if let Some(dir) = &settings.workspace
         && !Path::new(dir).is_dir()
     {
@@ -109,22 +116,19 @@ pub async fn run(options: Options) -> Result<(), Error> {
         epoch,
         "this start's epoch: an older process of this id is refused"
     );
+    let intro = Intro {
+        executor_id: options.executor_id.clone(),
+        epoch,
+        turns_max: options.turns_max,
+        accounts: options.accounts.clone(),
+    };
     let (mut router, mut reports) = Router::open(settings).await?;
     let mut backoff = RECONNECT_BACKOFF_MS_MIN;
     loop {
         let mut follow = Follow::new(options.urls.clone());
         let mut connected = false;
         while let Some(url) = follow.next_url() {
-            match connect(
-                &url,
-                &tls,
-                (&options.executor_id, epoch, options.turns_max),
-                &token,
-                (&mut router, &mut reports),
-                relay.as_ref(),
-            )
-            .await
-            {
+            match connect(&url, &tls, &intro, &token, (&mut router, &mut reports), relay.as_ref()).await {
                 Ok(welcomed) => {
                     if welcomed {
                         backoff = RECONNECT_BACKOFF_MS_MIN;
@@ -166,7 +170,7 @@ pub async fn run(options: Options) -> Result<(), Error> {
 async fn connect(
     url: &str,
     tls: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
-    (executor_id, epoch, turns_max): (&str, u64, u32),
+    intro: &Intro,
     token: &str,
     (router, reports): (&mut Router, &mut mpsc::Receiver<Out>),
     relay: Option<&McpRelay>,
@@ -188,7 +192,7 @@ async fn connect(
         path: url.to_string(),
         detail: format!("no answer to the upgrade within {UPGRADE_WAIT_MS} ms"),
     })??;
-    ws.send(Message::Text(router.hello(token, executor_id, epoch, turns_max).into())).await.map_err(ws_error)?;
+    ws.send(Message::Text(router.hello(token, intro).into())).await.map_err(ws_error)?;
     let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
         loop {
             match ws.next().await {

@@ -213,6 +213,10 @@ impl Session {
                         format!("executorId must be 1 to {EXECUTOR_ID_BYTES_MAX} printable ASCII characters"),
                     );
                 }
+                let kinds = crate::kinds_of(hello.capabilities.kinds.as_deref());
+                if let Some(problem) = crate::accounts_problem(hello.accounts.as_deref().unwrap_or_default(), &kinds) {
+                    return self.error(ProtocolErrorCode::InvalidAccount, problem);
+                }
                 let executor = ExecutorId::new(&hello.executor_id);
                 let welcome = DaemonMessage::Welcome(Welcome {
                     protocol: PROTOCOL_VERSION,

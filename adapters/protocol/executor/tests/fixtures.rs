@@ -181,5 +181,6 @@ fn hello(token: &str, executor_id: &str) -> Hello {
         bindings: Vec::new(),
         journal: Vec::new(),
         epoch: None,
+        accounts: None,
     }
 }
