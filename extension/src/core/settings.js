@@ -85,7 +85,8 @@ export function appSelectionView(settings) {
 
 /**
  * The daemon URLs as given: a list, or text with one per line (commas and spaces also
- * separate them), or a stored or configured `daemonUrl` from before the list; each trimmed.
+ * separate them: a list typed with commas would otherwise parse as one odd URL), or a
+ * stored or configured `daemonUrl` from before the list; each trimmed.
  */
 export function daemonUrlsOf(value) {
   const list = typeof value === 'string' ? value.split(/[\s,]+/) : Array.isArray(value) ? value : [value];
