@@ -101,8 +101,11 @@ export class Follow {
       this.#said.push(`${url}: a standby that names no leader yet (${NOT_LEADER_CODE})`);
       return;
     }
+    const secure = (u) => u.startsWith('https://') || u.startsWith('wss://');
     let why = '';
     if (follow === null) why = ' (not a URL the extension can follow)';
+    // The token would go in clear to a leader a daemon reached over TLS named.
+    else if (secure(url) && !secure(follow)) why = ' (in clear, named over TLS: not followed)';
     else if (this.#tried.includes(follow)) why = ' (already tried)';
     else if (this.#hops >= LEADER_HOPS_MAX) why = ' (hop limit reached)';
     else {

@@ -57,6 +57,18 @@ test('a named leader is tried next, before the rest of the list', () => {
   assert.equal(follow.standbys, 1);
 });
 
+test('a leader in clear named over TLS is not followed', () => {
+  const follow = new Follow(['wss://s/executor']);
+  assert.equal(follow.nextUrl(), 'wss://s/executor');
+  follow.notLeader('wss://s/executor', 'http://l/mcp', 'ws://l/executor');
+  assert.equal(follow.nextUrl(), null, 'the token never goes in clear to a leader a TLS daemon named');
+  assert.match(follow.noLeader(), /\(in clear, named over TLS: not followed\)/);
+  const upgrade = new Follow(['ws://s/executor']);
+  upgrade.nextUrl();
+  upgrade.notLeader('ws://s/executor', 'https://l/mcp', 'wss://l/executor');
+  assert.equal(upgrade.nextUrl(), 'wss://l/executor');
+});
+
 test('two standbys naming each other are no loop', () => {
   const follow = new Follow(['ws://a/executor']);
   assert.equal(follow.nextUrl(), 'ws://a/executor');
