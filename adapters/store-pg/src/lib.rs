@@ -9,8 +9,9 @@
 //!   it requests over a std channel and wait.
 //! - [`lease`]: the lease's expiry: [`lease::Keeper`] renews a leader's lease, and
 //!   [`lease::LeaseClient`] lets a standby read it.
-//! - `url.rs`: connection strings parsed (TLS refused, connecting bounded) and named
-//!   without the password.
+//! - `url.rs`: connection strings parsed (connecting bounded) and named without the
+//!   password.
+//! - `tls.rs`: TLS to the database (`sslmode=require`, always verified; `sslrootcert`).
 //! - [`sql`]: every statement the store sends.
 //! - `verify.rs`: [`verify`], `store verify` on Postgres: one read-only snapshot, every
 //!   row checked, nothing changed, no lease taken.
@@ -42,6 +43,7 @@ mod pg_store;
 pub mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
+mod tls;
 mod url;
 mod verify;
 
