@@ -87,6 +87,11 @@ pub async fn run(options: Options) -> Result<(), Error> {
     let tls = address::tls::client_config(options.daemon_ca.as_deref())
         .map_err(|e| Error::BadOption { detail: format!("--daemon-ca {e}") })?;
     let mut settings = options.settings.clone();
+    // The children run in their workspaces, not here: a relative --state-dir (their
+    // CODEX_HOME and sessions live under it) would name another place for them.
+    settings.state_dir = std::path::absolute(&settings.state_dir).map_err(|e| Error::BadOption {
+        detail: format!("--state-dir {}: cannot make it absolute: {e}", settings.state_dir.display()),
+    })?;
     let relay = match (options.mcp_relay, settings.mcp.as_mut()) {
         (true, Some(mcp)) => {
             let relay = McpRelay::start(tls.clone(), Duration::from_millis(RELAY_LEADER_WAIT_MS)).await?;
@@ -102,10 +107,15 @@ pub async fn run(options: Options) -> Result<(), Error> {
     if let Some(problem) = executor_protocol::accounts_problem(&options.accounts, &kinds) {
         return Err(Error::BadOption { detail: format!("--account: {problem}") });
     }
-    if let Some(dir) = &settings.workspace
-        && !Path::new(dir).is_dir()
-    {
-        return Err(Error::BadOption { detail: format!("--workspace {dir}: not a directory") });
+    if let Some(dir) = &settings.workspace {
+        if !Path::new(dir).is_dir() {
+            return Err(Error::BadOption { detail: format!("--workspace {dir}: not a directory") });
+        }
+        // Kept in the journal with each session: the same directory after a restart from
+        // elsewhere.
+        let absolute = std::path::absolute(dir)
+            .map_err(|e| Error::BadOption { detail: format!("--workspace {dir}: cannot make it absolute: {e}") })?;
+        settings.workspace = Some(absolute.display().to_string());
     }
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
