@@ -207,7 +207,7 @@ impl Router {
                         | ProtocolErrorCode::InvalidExecutorId
                 );
                 match (fatal, e.code.closes()) {
-                    (true, _) => Reply::Refused(Error::Refused { code: format!("{:?}", e.code), detail: e.detail }),
+                    (true, _) => Reply::Refused(Error::Refused { code: wire_code(e.code), detail: e.detail }),
                     (false, true) => Reply::Closing,
                     (false, false) => Reply::Send(Vec::new()),
                 }
@@ -309,4 +309,21 @@ impl Router {
 /// Codex, the only CLI it knew).
 fn kind_of(command: &CommandWire) -> ExecutorKindWire {
     command.executor_kind.unwrap_or(ExecutorKindWire::Codex)
+}
+
+/// A protocol error code as the wire and the docs spell it (`REPLACED`, not `Replaced`).
+fn wire_code(code: executor_protocol::ProtocolErrorCode) -> String {
+    serde_json::to_value(code).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| format!("{code:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use executor_protocol::ProtocolErrorCode;
+
+    #[test]
+    fn a_refusal_names_its_code_as_the_wire_does() {
+        assert_eq!(super::wire_code(ProtocolErrorCode::Replaced), "REPLACED");
+        assert_eq!(super::wire_code(ProtocolErrorCode::InvalidAccount), "INVALID_ACCOUNT");
+        assert_eq!(super::wire_code(ProtocolErrorCode::Unauthorized), "UNAUTHORIZED");
+    }
 }
