@@ -287,6 +287,7 @@ impl Browser {
                 steering: self.state.steering,
                 operator: false,
                 kinds: None,
+                heartbeat_echo: false,
             },
             concurrency_max: self.state.concurrency as u32,
             bindings: bindings.iter().map(executor_protocol::BindingWire::from).collect(),

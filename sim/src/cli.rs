@@ -321,7 +321,12 @@ impl Cli {
             token: EXECUTOR_TOKEN.to_string(),
             executor_id: self.id.to_string(),
             protocol: executor_protocol::PROTOCOL_VERSION,
-            capabilities: executor_protocol::Capabilities { steering: true, operator: false, kinds },
+            capabilities: executor_protocol::Capabilities {
+                steering: true,
+                operator: false,
+                kinds,
+                heartbeat_echo: false,
+            },
             concurrency_max: self.state.knobs.turns_max.unwrap_or(crate::cli_session::TURNS_MAX_DEFAULT),
             bindings,
             journal,

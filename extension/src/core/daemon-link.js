@@ -1,6 +1,7 @@
 // The daemon connection's lifecycle, without IO: which socket is current and its phase
 // (opening -> hello-sent -> live; or opening -> probing when it did not open), the open,
-// probe and welcome timeouts, the heartbeat schedule, and when to try again after a drop
+// probe and welcome timeouts, the heartbeat schedule and a silent daemon given up (one that
+// answered heartbeats and then stopped: DAEMON_SILENCE_HEARTBEATS_MAX), and when to try again after a drop
 // (jittered capped backoff, or the cap itself after a refusal such as UNAUTHORIZED so a
 // wrong token never makes a fast loop). An attempt goes through the daemon URLs as
 // follow.js says: a URL whose socket did not open is probed, and the next URL (a leader a
@@ -19,9 +20,20 @@ export const HEARTBEAT_MS_MIN = 1_000;
 export const SOCKET_OPEN_TIMEOUT_MS = 10_000;
 /** A `hello` not answered by `welcome` by then closes the socket, in milliseconds. */
 export const WELCOME_TIMEOUT_MS = 10_000;
+/**
+ * Heartbeat intervals a live daemon that answers heartbeats may stay silent before the
+ * socket is given up: a daemon stopped without dying (SIGSTOP, a hung host) keeps the
+ * socket open, and a browser's WebSocket cannot ping, so its silence is the only sign.
+ * Armed only once the daemon answered a heartbeat on this socket (an older daemon never
+ * answers, and is never left for its silence).
+ */
+export const DAEMON_SILENCE_HEARTBEATS_MAX = 3;
 
 export class DaemonLink {
-  /** The current socket: null, or {id, url, phase: 'opening'|'probing'|'hello-sent'|'live', untilMs, detail, heartbeatMs, nextHeartbeatAtMs}. */
+  /**
+   * The current socket: null, or {id, url, phase: 'opening'|'probing'|'hello-sent'|'live', untilMs, detail,
+   * heartbeatMs, nextHeartbeatAtMs, heardAtMs (the daemon's last message), echoes (it answers heartbeats)}.
+   */
   #current = null;
   /** The attempt going through the URLs (a Follow), null between attempts. */
   #follow = null;
@@ -128,7 +140,9 @@ export class DaemonLink {
 
   welcomed(now, heartbeatMs) {
     const interval = Math.max(HEARTBEAT_MS_MIN, heartbeatMs || HEARTBEAT_MS_DEFAULT);
-    Object.assign(this.#current, { phase: 'live', heartbeatMs: interval, nextHeartbeatAtMs: now + interval });
+    Object.assign(this.#current, {
+      phase: 'live', heartbeatMs: interval, nextHeartbeatAtMs: now + interval, heardAtMs: now, echoes: false,
+    });
     this.#failures = 0;
     this.#holdUntilMs = 0;
   }
@@ -138,9 +152,25 @@ export class DaemonLink {
     this.#holdUntilMs = now + RECONNECT_MAX_MS;
   }
 
-  /** Why the current socket must be given up now (it did not open, its probe, no welcome), or null. */
+  /** The daemon sent a message on the current socket (`echo`: the answer to a heartbeat). */
+  heard(now, echo) {
+    const c = this.#current;
+    if (c?.phase !== 'live') return;
+    c.heardAtMs = now;
+    if (echo) c.echoes = true;
+  }
+
+  /** When a live daemon that answers heartbeats has been silent too long, or never. */
+  #silentAt(c) {
+    return c.echoes ? c.heardAtMs + DAEMON_SILENCE_HEARTBEATS_MAX * c.heartbeatMs : Infinity;
+  }
+
+  /** Why the current socket must be given up now (it did not open, its probe, no welcome, a silent daemon), or null. */
   expired(now) {
     const c = this.#current;
+    if (c?.phase === 'live' && now >= this.#silentAt(c)) {
+      return `the daemon sent nothing for ${Math.round((now - c.heardAtMs) / 1000)} s, not even an answer to a heartbeat (stopped or hung): leaving it`;
+    }
     if (!c || c.phase === 'live' || now < c.untilMs) return null;
     return { opening: 'the socket did not open in time', probing: 'no answer to the probe' }[c.phase] ?? 'no welcome from the daemon';
   }
@@ -169,6 +199,6 @@ export class DaemonLink {
   nextWakeAt() {
     const c = this.#current;
     if (!c) return this.#nextAttemptAtMs;
-    return c.phase === 'live' ? c.nextHeartbeatAtMs : c.untilMs;
+    return c.phase === 'live' ? Math.min(c.nextHeartbeatAtMs, this.#silentAt(c)) : c.untilMs;
   }
 }

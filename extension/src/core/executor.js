@@ -183,7 +183,7 @@ export class Executor {
         token: this.#settings.token,
         executorId: this.#settings.executorId,
         protocol: PROTOCOL_VERSION,
-        capabilities: { steering: true, operator: true },
+        capabilities: { steering: true, operator: true, heartbeatEcho: true },
         concurrencyMax: this.#settings.concurrencyMax,
         bindings: this.#bindings.helloBindings(),
         journal: this.#journal.helloLines(),
@@ -206,6 +206,7 @@ export class Executor {
         }
         return;
       }
+      this.#link.heard(now, message.type === 'heartbeat');
       this.#onDaemonMessage(message);
     });
   }
@@ -406,6 +407,8 @@ export class Executor {
         return this.#operator.result(message);
       case 'operator.data':
         return this.#operator.data(message);
+      case 'heartbeat':
+        return; // the daemon's answer: `heard` counted it
     }
   }
 

@@ -291,6 +291,8 @@ const EXECUTOR_MESSAGES = {
     // `kinds` absent: `["chatgpt"]`, which is what this extension runs (it never sends it).
     required('capabilities', record([
       required('steering', bool), optional('operator', bool, (on) => !on), optional('kinds', list(oneOf(EXECUTOR_KINDS))),
+      // Answer each heartbeat with one: this extension asks, to know a stopped daemon.
+      optional('heartbeatEcho', bool, (on) => !on),
     ])),
     required('concurrencyMax', u32),
     required('bindings', list(record(bindingFields))),
@@ -389,6 +391,8 @@ const DAEMON_MESSAGES = {
     optional('data', jsonObject),
     optional('error', errorOut),
   ],
+  // The answer to this extension's heartbeat (its hello asks for it): the daemon is alive.
+  heartbeat: [],
 };
 
 export const EXECUTOR_MESSAGE_TYPES = Object.keys(EXECUTOR_MESSAGES);

@@ -34,7 +34,7 @@ test('hello carries the token, id, protocol, capabilities, concurrency, bindings
   const hello = rig.connect();
   assert.deepEqual(hello, {
     v: 1, type: 'hello', token: 'secret-token', executorId: 'ext-test', protocol: 1,
-    capabilities: { steering: true, operator: true }, concurrencyMax: 4,
+    capabilities: { steering: true, operator: true, heartbeatEcho: true }, concurrencyMax: 4,
     bindings: [{ workerId: 'wrk-7', conversationUrl: CONVERSATION, open: true, observation: BOUND.observation }],
     journal: [{ commandId: 'cmd-11', phase: 'completed', stateSeq: 39 }],
   });

@@ -136,6 +136,8 @@ impl Router {
                 steering: true,
                 operator: false,
                 kinds: Some(self.shared.settings.kinds.clone()),
+                // It pings the daemon at the WebSocket level instead.
+                heartbeat_echo: false,
             },
             concurrency_max: intro.turns_max,
             bindings,
@@ -212,9 +214,10 @@ impl Router {
                     (false, false) => Reply::Send(Vec::new()),
                 }
             }
-            DaemonMessage::OperatorResult(_) | DaemonMessage::OperatorSummary(_) | DaemonMessage::OperatorData(_) => {
-                Reply::Send(Vec::new())
-            }
+            DaemonMessage::OperatorResult(_)
+            | DaemonMessage::OperatorSummary(_)
+            | DaemonMessage::OperatorData(_)
+            | DaemonMessage::Heartbeat {} => Reply::Send(Vec::new()),
         }
     }
 

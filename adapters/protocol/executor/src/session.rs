@@ -115,6 +115,8 @@ pub struct Session {
     closed: bool,
     /// The executor renders the operator UI (from its hello).
     operator: bool,
+    /// The executor wants its heartbeats answered (`capabilities.heartbeatEcho`).
+    heartbeat_echo: bool,
     /// The per-host token its hello carried, when it was one (checked again by
     /// [`Session::still_authorized`], so a removed host is cut off).
     host_token: Option<String>,
@@ -132,6 +134,7 @@ impl Session {
             executor: None,
             closed: false,
             operator: false,
+            heartbeat_echo: false,
             host_token: None,
             bucket_milli,
             bucket_at_ms: None,
@@ -227,6 +230,7 @@ impl Session {
                 });
                 self.executor = Some(executor.clone());
                 self.operator = hello.capabilities.operator;
+                self.heartbeat_echo = hello.capabilities.heartbeat_echo;
                 self.host_token = host.then(|| hello.token.clone());
                 let epoch = hello.epoch;
                 Step {
@@ -294,6 +298,9 @@ impl Session {
                         ..Step::default()
                     },
                 }
+            }
+            (Some(_), ExecutorMessage::Heartbeat {}) if self.heartbeat_echo => {
+                Step { replies: vec![DaemonMessage::Heartbeat {}], ..Step::default() }
             }
             (Some(executor), message) => {
                 let inputs = message.into_input(executor).into_iter().collect();

@@ -559,3 +559,19 @@ fn accounts_named_wrongly_close_the_connection_with_invalid_account_and_no_input
         assert!(step.close && step.inputs.is_empty() && step.registered.is_none(), "{accounts}");
     }
 }
+
+#[test]
+fn a_heartbeat_is_answered_only_when_the_hello_asked_for_it() {
+    let asked = r#"{"v":1,"type":"hello","token":"secret","executorId":"chrome-1","protocol":1,"capabilities":{"steering":true,"heartbeatEcho":true},"concurrencyMax":4,"bindings":[],"journal":[]}"#;
+    let mut s = Session::new(SessionConfig::new("secret"));
+    assert!(matches!(s.on_text(asked, 0).replies[..], [DaemonMessage::Welcome(_)]));
+    let step = s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 1);
+    assert_eq!(step.replies, [DaemonMessage::Heartbeat {}]);
+    assert!(step.inputs.is_empty() && !step.close);
+    assert_eq!(encode(&DaemonMessage::Heartbeat {}), r#"{"v":1,"type":"heartbeat"}"#);
+    // A hello that did not ask (every executor before it, the CLI executor) gets no echo.
+    let mut s = Session::new(SessionConfig::new("secret"));
+    s.on_text(&hello("secret"), 0);
+    let step = s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 1);
+    assert!(step.replies.is_empty() && step.inputs.is_empty() && !step.close);
+}

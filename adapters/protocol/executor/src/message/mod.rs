@@ -137,6 +137,10 @@ pub enum DaemonMessage {
     /// The answer to an `operator.query`.
     #[serde(rename = "operator.data")]
     OperatorData(OperatorDataWire),
+    /// The answer to an executor's `heartbeat`, when its `hello` asked for one
+    /// (`capabilities.heartbeatEcho`): the daemon is alive and reads its socket.
+    #[serde(rename = "heartbeat")]
+    Heartbeat {},
 }
 
 impl DaemonMessage {
@@ -149,6 +153,7 @@ impl DaemonMessage {
             DaemonMessage::OperatorResult(_) => "operator.result",
             DaemonMessage::OperatorSummary(_) => "operator.summary",
             DaemonMessage::OperatorData(_) => "operator.data",
+            DaemonMessage::Heartbeat {} => "heartbeat",
         }
     }
 }

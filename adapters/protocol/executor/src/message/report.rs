@@ -70,6 +70,12 @@ pub struct Capabilities {
     /// kinds get commands through it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kinds: Option<Vec<ExecutorKindWire>>,
+    /// It wants each of its `heartbeat`s answered with one (the browser extension: a
+    /// browser's WebSocket cannot ping, so a daemon stopped without closing the socket
+    /// is known only by the echoes stopping). Absent: no echo (older executors, which
+    /// would not know the message).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub heartbeat_echo: bool,
 }
 
 /// A binding: the worker's managed tab and its conversation.
