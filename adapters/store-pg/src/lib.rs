@@ -52,6 +52,7 @@ mod verify;
 
 pub use error::{Corruption, Error, StoredKey};
 pub use pg_store::{Options, PgStore, TABLE_EVENTS, TABLE_STATE, decode_row, is_postgres_url};
+pub use url::target_name;
 pub use verify::{PROBLEMS_LISTED_MAX, PgVerifyReport, VERIFY_STATEMENT_MS_MAX, verify};
 
 /// How long connecting may take by default, in milliseconds.
