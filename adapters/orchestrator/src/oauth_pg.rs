@@ -164,3 +164,49 @@ pub fn start_oauth(
         .map_err(|e| anyhow::anyhow!("cannot turn OAuth on [{}]: {e}", e.code()))?;
     Ok(Arc::new(oauth))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oauth::{Authority, PublicUrl, Ttls};
+    use serde_json::json;
+    use store_pg::test_server::TestServer;
+
+    /// An authority on `backend`, as the daemon makes it.
+    fn authority(mut backend: PgGrants) -> Authority {
+        let file = backend.load().expect("load");
+        let public = PublicUrl::parse("http://127.0.0.1:1").expect("a valid URL");
+        Authority::new(public, Vec::new(), Ttls::default(), Box::new(backend), file)
+    }
+
+    /// A registration's body.
+    fn client(name: &str) -> serde_json::Value {
+        json!({ "client_name": name, "redirect_uris": ["http://127.0.0.1:1/cb"] })
+    }
+
+    #[test]
+    fn a_fenced_former_leader_reports_no_change_and_overwrites_nothing() {
+        let server = TestServer::start();
+        let url = server.fresh_database();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let old = store_pg::PgStore::open(&url).expect("the old leader");
+        let mut a = authority(PgGrants::start(&url, old.epoch(), dir.path()).expect("start"));
+        a.register(&client("before"), 1).expect("the leader registers");
+        drop(old);
+        let new = store_pg::PgStore::open(&url).expect("a newer leader");
+        let mut b = authority(PgGrants::start(&url, new.epoch(), dir.path()).expect("start"));
+        assert_eq!(b.grants_list()["clients"].as_array().map(Vec::len), Some(1), "the new leader loads A's client");
+
+        let refused = a.register(&client("after"), 2).expect_err("fenced");
+        assert_eq!(refused.error, "server_error", "never reported as done: {refused:?}");
+        assert_eq!(a.grants_list()["clients"].as_array().map(Vec::len), Some(1), "the change is undone");
+        b.register(&client("new leader's"), 3).expect("the new leader writes");
+        let mut reread = PgGrants::start(&url, new.epoch(), dir.path()).expect("start");
+        let names: Vec<String> = reread.load().expect("load").clients.into_iter().map(|c| c.client_name).collect();
+        assert_eq!(names, ["before", "new leader's"], "the fenced write is nowhere");
+        let mut stale = PgGrants::start(&url, new.epoch() - 1, dir.path()).expect("start");
+        let err = stale.save(&GrantsFile::empty()).expect_err("fenced");
+        assert_eq!(err.code(), "OAUTH_GRANTS_STORE");
+        assert!(err.to_string().contains("[PG_FENCED]") && !err.to_string().contains("postgres://"), "{err}");
+    }
+}
