@@ -6,7 +6,8 @@
 //!
 //! The `postgres` client blocks on a runtime of its own and must not run on a tokio worker:
 //! [`PgGrants`] hands each load and save to a thread of its own over a std channel and waits
-//! for its answer, as the file backend waits for its fsync.
+//! for its answer (inside `block_in_place` on the daemon's multi-thread runtime), as the
+//! file backend waits for its fsync.
 
 use oauth::grants::{self, GrantsBackend, GrantsFile};
 use oauth::{OAuth, OAuthError, OAuthOptions};
@@ -63,7 +64,13 @@ impl PgGrants {
         let (reply, answer) = mpsc::channel();
         let gone = || self.stored("PG_CLIENT_GONE", "the OAuth grants' thread is gone".into());
         self.jobs.send(job(reply)).map_err(|_| gone())?;
-        match answer.recv_timeout(Duration::from_millis(GRANTS_WAIT_MS_MAX)) {
+        let wait = || answer.recv_timeout(Duration::from_millis(GRANTS_WAIT_MS_MAX));
+        // On a multi-thread runtime's worker (a request's save), the worker's other tasks
+        // move to another thread while this one waits.
+        let on_worker = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        let answered = if on_worker { tokio::task::block_in_place(wait) } else { wait() };
+        match answered {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(self.stored(e.code(), e.to_string())),
             Err(mpsc::RecvTimeoutError::Timeout) => {
