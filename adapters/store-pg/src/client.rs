@@ -185,6 +185,10 @@ fn open(connect: &Connect) -> Result<(Conn, Opened), Error> {
             tx.batch_execute(sql::UPGRADE_1_TO_2)
                 .map_err(|e| schema(format!("cannot upgrade the tables from format 1: {}", describe(&e))))?;
         }
+        if matches!(format, Some(1 | 2)) {
+            tx.batch_execute(sql::UPGRADE_2_TO_3)
+                .map_err(|e| schema(format!("cannot upgrade the tables from format 2: {}", describe(&e))))?;
+        }
         tx.commit().map_err(query("creating the tables"))?;
     }
     let opened = {

@@ -9,6 +9,8 @@
 //!   it requests over a std channel and wait.
 //! - [`lease`]: the lease's expiry: [`lease::Keeper`] renews a leader's lease, and
 //!   [`lease::LeaseClient`] lets a standby read it.
+//! - [`blobs`]: [`blobs::BlobClient`], small named states kept whole (the daemon's OAuth
+//!   grants), each write fenced by the writer's epoch.
 //! - `url.rs`: connection strings parsed (connecting bounded) and named without the
 //!   password.
 //! - `tls.rs`: TLS to the database (`sslmode=require`, always verified; `sslrootcert`).
@@ -36,6 +38,7 @@
 //! Architecture Invariant: a stored row that fails its magic, version, checksum, key or
 //! table check is reported with its key; it is never skipped.
 
+pub mod blobs;
 mod client;
 mod error;
 pub mod lease;
@@ -49,6 +52,7 @@ mod verify;
 
 pub use error::{Corruption, Error, StoredKey};
 pub use pg_store::{Options, PgStore, TABLE_EVENTS, TABLE_STATE, decode_row, is_postgres_url};
+pub use url::target_name;
 pub use verify::{PROBLEMS_LISTED_MAX, PgVerifyReport, VERIFY_STATEMENT_MS_MAX, verify};
 
 /// How long connecting may take by default, in milliseconds.

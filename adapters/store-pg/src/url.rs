@@ -41,6 +41,12 @@ pub(crate) fn parse_url(url: &str, connect_timeout_ms: u64) -> Result<Target, Er
     Ok(Target { config, name, tls })
 }
 
+/// The database `url` names, as `user@host:port/database` (never the password), for
+/// messages and notes, without connecting.
+pub fn target_name(url: &str) -> Result<String, Error> {
+    parse_url(url, crate::CONNECT_TIMEOUT_MS_DEFAULT).map(|target| target.name)
+}
+
 /// `user@host:port/database` (never the password), for messages.
 fn target(config: &postgres::Config) -> String {
     let hosts: Vec<String> = config

@@ -251,10 +251,10 @@ fn tables_of_a_newer_format_are_refused_without_taking_the_epoch() {
     let server = TestServer::start();
     let url = server.fresh_database();
     drop(PgStore::open(&url).expect("open"));
-    server.execute(&url, "UPDATE orchestrator_lease SET format = 3");
+    server.execute(&url, "UPDATE orchestrator_lease SET format = 4");
     let err = PgStore::open(&url).expect_err("a newer format");
     assert_eq!(err.code(), "PG_SCHEMA", "{err}");
-    assert!(err.to_string().contains("format 3"), "{err}");
+    assert!(err.to_string().contains("format 4"), "{err}");
     assert_eq!(scalar(&server, &url, "SELECT epoch FROM orchestrator_lease"), "1", "the refused open took no epoch");
 }
 
