@@ -226,7 +226,7 @@ impl Browser {
     /// protocol.
     async fn connect(&mut self) {
         let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
-        let tx = crate::link::connect(events, ledger, id, Event::Command, || Event::DaemonClosed).await;
+        let tx = crate::link::connect(events, ledger, id, (Event::Command, || Event::DaemonClosed), true).await;
         let hello = self.hello();
         let _ = tx.send(executor_protocol::encode(&hello));
         self.daemon = Some(tx);
@@ -287,7 +287,8 @@ impl Browser {
                 steering: self.state.steering,
                 operator: false,
                 kinds: None,
-                heartbeat_echo: false,
+                // As the extension: its heartbeats answered, so a zombie leader is left.
+                heartbeat_echo: true,
             },
             concurrency_max: self.state.concurrency as u32,
             bindings: bindings.iter().map(executor_protocol::BindingWire::from).collect(),

@@ -278,7 +278,7 @@ impl Cli {
 
     async fn connect(&mut self) {
         let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
-        let tx = crate::link::connect(events, ledger, id, Event::Command, || Event::DaemonClosed).await;
+        let tx = crate::link::connect(events, ledger, id, (Event::Command, || Event::DaemonClosed), false).await;
         let hello = self.hello();
         let _ = tx.send(executor_protocol::encode(&hello));
         self.daemon = Some(tx);

@@ -109,6 +109,8 @@ pub enum Expectation {
     LeaseTakesAtLeast(usize),
     /// At least this many daemons stepped down (fenced, lease lost, store out of reach).
     StepDownsAtLeast(usize),
+    /// At least this many times the browser left a daemon silent since its last answer.
+    SilentLeavesAtLeast(usize),
     /// A CLI count (`cli-turns`, `cli-next-turn-steers`, ...) at least this high.
     Cli {
         name: String,
@@ -554,6 +556,7 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             }
             Expectation::LeaseTakesAtLeast(n) => outcome.lease_takes >= *n,
             Expectation::StepDownsAtLeast(n) => outcome.step_downs.len() >= *n,
+            Expectation::SilentLeavesAtLeast(n) => outcome.silent_leaves >= *n,
             Expectation::Cli { name, at_least } => outcome.cli.named(name).is_some_and(|n| n >= *at_least),
             Expectation::Woken { .. } => unreachable!("checked above"),
         };
