@@ -13,6 +13,9 @@ use engine::ids::ExecutorId;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// What a daemon's command becomes on the host's events, and what the connection's end does.
+pub type Handlers<E> = (fn(ExecutorCommand) -> E, fn() -> E);
+
 /// Heartbeat intervals a daemon that answered heartbeats may stay silent before the
 /// browser leaves it (the extension's `DAEMON_SILENCE_HEARTBEATS_MAX`).
 pub const SILENCE_HEARTBEATS_MAX: u64 = 3;
@@ -26,7 +29,7 @@ pub async fn connect<E: 'static>(
     events: mpsc::UnboundedSender<E>,
     ledger: SharedLedger,
     id: ExecutorId,
-    (command, closed): (fn(ExecutorCommand) -> E, fn() -> E),
+    (command, closed): Handlers<E>,
     leave_silent: bool,
 ) -> mpsc::UnboundedSender<String> {
     let standby = ledger.borrow().standby;
