@@ -5,29 +5,7 @@
 //! waiting turn waits for.
 
 mod support;
-use support::{World, check};
-
-/// Workers with a command in flight or a turn running, by name.
-fn busy(world: &World) -> Vec<String> {
-    let mut names: Vec<String> = world
-        .engine
-        .workers()
-        .filter(|w| {
-            w.in_flight.is_some()
-                || w.turn.is_some_and(|t| {
-                    world.engine.attempt(t).is_some_and(|a| {
-                        matches!(
-                            a.state,
-                            engine::model::AttemptState::Submitted | engine::model::AttemptState::Generating
-                        )
-                    })
-                })
-        })
-        .map(|w| world.name_of(w.id).to_string())
-        .collect();
-    names.sort();
-    names
-}
+use support::check;
 
 #[test]
 fn two_hosts_sharing_an_account_run_no_more_turns_under_it_than_it_allows() {
@@ -45,7 +23,7 @@ fn two_hosts_sharing_an_account_run_no_more_turns_under_it_than_it_allows() {
         "cli-1 create a#1 initial bootstrap/v2
          cli-1 create b#1 initial bootstrap/v2",
     );
-    assert_eq!(busy(&world), ["a", "b"], "c waits for the account, though cli-2 is free");
+    assert_eq!(world.busy(), ["a", "b"], "c waits for the account, though cli-2 is free");
     let c = world.engine.worker_view(world.id("c")).expect("c's view");
     let slot = c.liveness.and_then(|l| l.slot).expect("c says it waits for a slot");
     assert_eq!(slot.account.as_deref(), Some("team"), "the account's slots, not the host's: {slot:?}");
@@ -54,7 +32,7 @@ fn two_hosts_sharing_an_account_run_no_more_turns_under_it_than_it_allows() {
     assert_eq!(trace, "", "a and b run: c still waits");
     let trace = world.script("idle a");
     assert!(trace.contains("create c#1 initial"), "the slot a freed goes to c at once: {trace}");
-    assert_eq!(busy(&world), ["b", "c"]);
+    assert_eq!(world.busy(), ["b", "c"]);
 }
 
 #[test]
@@ -69,7 +47,7 @@ fn the_smallest_cap_the_hosts_named_holds() {
          advance 1m",
         "cli-1 create a#1 initial bootstrap/v2",
     );
-    assert_eq!(busy(&world), ["a"], "one turn under the account: cli-2 said 1");
+    assert_eq!(world.busy(), ["a"], "one turn under the account: cli-2 said 1");
 }
 
 #[test]
@@ -88,7 +66,7 @@ fn another_kind_and_another_account_are_not_held() {
          cli-2 create b#1 initial bootstrap/v2
          cli-1 create c#1 initial bootstrap/v2",
     );
-    assert_eq!(busy(&world), ["a", "b", "c"], "team, other and solo each run one turn");
+    assert_eq!(world.busy(), ["a", "b", "c"], "team, other and solo each run one turn");
 }
 
 #[test]
