@@ -102,6 +102,7 @@ fn setup(spawn_start: bool) -> Bench {
         bindings: vec![],
         journal: vec![],
         turns_max: None,
+        accounts: Vec::new(),
     };
     b.handle(Input::Executor(hello));
     for r in 0..RUNS {

@@ -11,6 +11,7 @@
 //! them when the input finishes.
 
 use crate::ids::*;
+use crate::input::AccountCap;
 use crate::kind::ExecutorKind;
 use crate::limits::GONE_EXECUTORS_COUNT_MAX;
 use crate::time::Timestamp;
@@ -28,6 +29,8 @@ pub(crate) struct ExecutorSession {
     pub since: Timestamp,
     /// How many CLI workers' turns it runs at once (its `hello`'s cap), if it has one.
     pub turns_max: Option<u32>,
+    /// The accounts its CLI workers run under, each with its cap on turns at once.
+    pub accounts: Vec<AccountCap>,
 }
 
 /// An in-flight command handed to an executor over its current connection.
@@ -64,6 +67,10 @@ pub(crate) struct Connections {
     /// When each executor that is not connected went away, in this process (at most
     /// [`GONE_EXECUTORS_COUNT_MAX`], the oldest forgotten first).
     gone: BTreeMap<ExecutorId, Timestamp>,
+    /// The accounts each executor named in its last `hello` in this process, kept after
+    /// it goes away (its turns may still run under them) and forgotten with it from
+    /// `gone`: an account's turns are counted on every host that named it.
+    declared: BTreeMap<ExecutorId, Vec<AccountCap>>,
     /// When the last connected executor of each kind went away, in this process.
     kinds_gone: BTreeMap<ExecutorKind, Timestamp>,
     /// The first input this process handled: an executor not seen since is gone since then.
@@ -89,6 +96,11 @@ impl Connections {
         for kind in &session.kinds {
             self.kinds_gone.remove(kind);
         }
+        if session.accounts.is_empty() {
+            self.declared.remove(&executor);
+        } else {
+            self.declared.insert(executor.clone(), session.accounts.clone());
+        }
         if let Some(old) = self.executors.insert(executor.clone(), session) {
             self.changed_kinds.extend(old.kinds);
         }
@@ -110,6 +122,7 @@ impl Connections {
                 && let Some(oldest) = self.gone.iter().min_by_key(|(_, at)| **at).map(|(e, _)| e.clone())
             {
                 self.gone.remove(&oldest);
+                self.declared.remove(&oldest);
             }
             self.gone.insert(executor.clone(), now);
         }
@@ -142,6 +155,26 @@ impl Connections {
     /// The executor's cap on CLI turns at once, when it is connected and has one.
     pub fn turns_max(&self, executor: &ExecutorId) -> Option<u32> {
         self.executors.get(executor).and_then(|s| s.turns_max)
+    }
+
+    /// The account the executor's workers of `kind` run under, as its last `hello` in this
+    /// process named it (connected or gone since).
+    pub fn account_of(&self, executor: &ExecutorId, kind: ExecutorKind) -> Option<&AccountCap> {
+        self.declared.get(executor)?.iter().find(|a| a.kind == kind)
+    }
+
+    /// The executors that named this account for `kind`, and the account's cap: the
+    /// smallest any of them gave.
+    pub fn account_hosts(&self, kind: ExecutorKind, name: &str) -> (Vec<&ExecutorId>, u32) {
+        let mut hosts = Vec::new();
+        let mut max = u32::MAX;
+        for (executor, accounts) in &self.declared {
+            if let Some(a) = accounts.iter().find(|a| a.kind == kind && &*a.name == name) {
+                hosts.push(executor);
+                max = max.min(a.turns_max);
+            }
+        }
+        (hosts, max)
     }
 
     /// Since when the executor is connected (its current connection's `hello`), or `None`.

@@ -264,10 +264,10 @@ impl Engine {
         match w.binding.as_ref().and_then(|b| b.executor.clone()) {
             Some(e) => self.runs_kind(&e, kind).then_some(e),
             // Not one whose account is held, when another is connected; and one with a free
-            // slot before one that runs as many turns as it allows.
+            // slot (on the host and on the account it would run under) before one without.
             None => {
                 let mut connected = self.conn.connected().filter(|e| self.runs_kind(e, kind));
-                let free = |e: &&ExecutorId| self.conn.turns_max(e).is_none_or(|max| self.turns_on(e, worker) < max);
+                let free = |e: &&ExecutorId| self.has_free_slot(e, w);
                 connected
                     .clone()
                     .find(|e| !self.account_held(e, kind) && free(e))

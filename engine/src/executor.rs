@@ -20,8 +20,9 @@ impl Engine {
     /// Dispatches one executor report.
     pub(crate) fn handle_executor(&mut self, input: ExecutorInput) {
         match input {
-            ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max } => {
-                self.hello(executor, ExecutorSession { steering, kinds, since: self.now, turns_max }, bindings, journal)
+            ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max, accounts } => {
+                let session = ExecutorSession { steering, kinds, since: self.now, turns_max, accounts };
+                self.hello(executor, session, bindings, journal)
             }
             ExecutorInput::Disconnected { executor } => self.disconnected(&executor),
             ExecutorInput::Binding { executor, report } => self.apply_binding(&executor, report, false),
@@ -197,8 +198,11 @@ impl Engine {
         crate::kind::conversation_for(kind, conversation).map_err(|r| r.message)
     }
 
-    /// A coarse state observation. `force` applies it whatever its sequence (a
-    /// reconnecting executor republishes the current state with a fresh sequence).
+    /// A coarse state observation. `force` applies it whatever its sequence: a
+    /// reconnecting executor republishes its last state under the sequence it was shown
+    /// with, which this daemon may have recorded already (it still says what holds now)
+    /// or never seen. A turn ends only at an idle newer than its submission, so a
+    /// republished pre-submission idle never ends the turn the executor took meanwhile.
     pub(crate) fn observe(&mut self, id: WorkerId, observation: Observation, force: bool) {
         let now = self.now;
         let Some(w) = self.state.workers.get(&id) else {

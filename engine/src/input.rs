@@ -49,6 +49,9 @@ pub enum ExecutorInput {
         /// How many CLI workers' turns it runs at once (its host's cap); a turn beyond it
         /// waits for one to end. `None`: no cap (a browser queues its own commands).
         turns_max: Option<u32>,
+        /// The accounts its CLI workers run under, each with a cap on turns at once shared
+        /// by every executor that names the same account for the same kind.
+        accounts: Vec<AccountCap>,
     },
     /// The executor's connection ended.
     Disconnected {
@@ -246,4 +249,19 @@ impl ExecErrorCode {
             other => ExecErrorCode::Other(Arc::from(other)),
         }
     }
+}
+
+/// An account a CLI executor's workers of one kind run under (`executor-cli --account
+/// codex=team:6`), and how many turns it allows at once across every host that names it:
+/// a Codex or Claude login several build machines share has one rate limit, so the daemon
+/// holds a turn that would go past it, whichever host would carry it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct AccountCap {
+    /// The kind of worker that runs under it (a CLI kind).
+    pub kind: crate::kind::ExecutorKind,
+    /// The account's name as the person gave it (the same on every host that shares it).
+    pub name: Arc<str>,
+    /// Turns at once under it, on all its hosts together; when hosts disagree, the
+    /// smallest holds.
+    pub turns_max: u32,
 }

@@ -75,8 +75,8 @@ pub mod wake;
 pub use effect::{Batch, CommandKind, Effect, ExecutorCommand};
 pub use engine::{Engine, EngineConfig};
 pub use input::{
-    BindingReport, CommandOutcome, ExecErrorCode, ExecutorInput, Input, JournalEntry, JournalPhase, Observation,
-    SteerLanding,
+    AccountCap, BindingReport, CommandOutcome, ExecErrorCode, ExecutorInput, Input, JournalEntry, JournalPhase,
+    Observation, SteerLanding,
 };
 pub use invariants::InvariantViolation;
 pub use kind::{ExecutorKind, Workspace};

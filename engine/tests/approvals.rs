@@ -133,6 +133,7 @@ fn an_answer_lost_with_the_connection_can_be_given_again_once_the_executor_says_
         bindings: vec![binding],
         journal: Vec::new(),
         turns_max: None,
+        accounts: Vec::new(),
     }));
     assert_eq!(answer(&mut world, "apr-1"), Ok(()), "answerable again after hello");
     assert_eq!(answers(&world).len(), 2);

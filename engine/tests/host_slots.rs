@@ -4,29 +4,7 @@
 //! browser's `concurrencyMax` is no cap for the daemon.
 
 mod support;
-use support::{World, check};
-
-/// Workers with a command in flight or a turn running, by name.
-fn busy(world: &World) -> Vec<String> {
-    let mut names: Vec<String> = world
-        .engine
-        .workers()
-        .filter(|w| {
-            w.in_flight.is_some()
-                || w.turn.is_some_and(|t| {
-                    world.engine.attempt(t).is_some_and(|a| {
-                        matches!(
-                            a.state,
-                            engine::model::AttemptState::Submitted | engine::model::AttemptState::Generating
-                        )
-                    })
-                })
-        })
-        .map(|w| world.name_of(w.id).to_string())
-        .collect();
-    names.sort();
-    names
-}
+use support::check;
 
 #[test]
 fn a_host_with_one_slot_runs_one_turn_at_a_time_and_the_next_waits_for_it() {
@@ -38,7 +16,7 @@ fn a_host_with_one_slot_runs_one_turn_at_a_time_and_the_next_waits_for_it() {
          advance 1m",
         "cli-1 create a#1 initial bootstrap/v2",
     );
-    assert_eq!(busy(&world), ["a"], "b waits for the slot");
+    assert_eq!(world.busy(), ["a"], "b waits for the slot");
     let b = world.engine.worker_view(world.id("b")).expect("b's view");
     let slot = b.liveness.and_then(|l| l.slot).expect("b says it waits for a slot");
     assert_eq!((slot.executor.to_string().as_str(), slot.busy, slot.max), ("cli-1", 1, 1));
@@ -46,13 +24,13 @@ fn a_host_with_one_slot_runs_one_turn_at_a_time_and_the_next_waits_for_it() {
     assert_eq!(trace, "", "a's turn runs: b still waits");
     let trace = world.script("idle a");
     assert_eq!(trace, "cli-1 create b#1 initial bootstrap/v2", "the slot a freed goes to b at once");
-    assert_eq!(busy(&world), ["b"]);
+    assert_eq!(world.busy(), ["b"]);
     // a's own next turn waits for b's to end.
     let trace = world.script("submit b\ngen b\nadvance 5m");
     assert_eq!(trace, "", "b runs: a waits");
     let trace = world.script("idle b\nadvance 2m");
     assert!(trace.starts_with("cli-1 send a#2 auto_resume"), "a resumes once b's turn ended: {trace}");
-    assert_eq!(busy(&world).len(), 1, "one turn at a time: {:?}", busy(&world));
+    assert_eq!(world.busy().len(), 1, "one turn at a time: {:?}", world.busy());
 }
 
 #[test]
@@ -68,7 +46,7 @@ fn an_unbound_worker_goes_to_a_host_with_a_free_slot() {
         "cli-1 create a#1 initial bootstrap/v2
          cli-2 create b#1 initial bootstrap/v2",
     );
-    assert_eq!(busy(&world), ["a", "b"]);
+    assert_eq!(world.busy(), ["a", "b"]);
 }
 
 #[test]
@@ -82,7 +60,7 @@ fn without_a_cap_every_worker_runs_at_once() {
         "cli-1 create a#1 initial bootstrap/v2
          cli-1 create b#1 initial bootstrap/v2",
     );
-    assert_eq!(busy(&world), ["a", "b"]);
+    assert_eq!(world.busy(), ["a", "b"]);
 }
 
 #[test]

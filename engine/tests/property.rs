@@ -164,6 +164,7 @@ impl Executor {
             bindings,
             journal,
             turns_max: None,
+            accounts: Vec::new(),
         }
     }
 }

@@ -297,6 +297,7 @@ fn a_republished_pre_submission_state_is_not_a_turn_end() {
             conversation: None,
         }],
         turns_max: None,
+        accounts: Vec::new(),
     };
     world.input(Input::Executor(hello));
     world.advance(60_000);

@@ -12,7 +12,7 @@ const TEST_BACKGROUND = 'test-background.js';
 
 /**
  * Builds into `outDir` and returns it.
- * `settings`: what the background stores on first start (daemonUrl, token, executorId,
+ * `settings`: what the background stores on first start (daemonUrls or one daemonUrl, token, executorId,
  * chatBaseUrl, ...).
  */
 export function buildTestExtension(outDir, settings) {

@@ -88,6 +88,7 @@ async fn timers_fire_on_virtual_time_and_commands_reach_the_sink() {
                     bindings: vec![],
                     journal: vec![],
                     turns_max: None,
+                    accounts: Vec::new(),
                 })
                 .await
                 .expect("alive");

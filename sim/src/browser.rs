@@ -226,7 +226,7 @@ impl Browser {
     /// protocol.
     async fn connect(&mut self) {
         let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
-        let tx = crate::link::connect(events, ledger, id, Event::Command, || Event::DaemonClosed).await;
+        let tx = crate::link::connect(events, ledger, id, (Event::Command, || Event::DaemonClosed), true).await;
         let hello = self.hello();
         let _ = tx.send(executor_protocol::encode(&hello));
         self.daemon = Some(tx);
@@ -255,8 +255,16 @@ impl Browser {
         for (worker, tab) in tabs {
             self.state.ledger.borrow_mut().published(worker, &tab.chat);
             let state = self.tabs.get(&worker).and_then(|(_, s)| *s);
+            // The last published state keeps its sequence, as the extension republishes
+            // the stored observation unchanged: a larger sequence on an unchanged state
+            // would read as a new turn end (a turn the tab took while the daemon was down,
+            // before its page showed it generating). Only a state never published gets a
+            // new one.
+            let unpublished = state.is_some() && storage.reported.get(&worker).copied() != state;
             let seq = storage.seq.entry(worker).or_insert(0);
-            *seq += 1;
+            if unpublished {
+                *seq += 1;
+            }
             let seq = *seq;
             if let Some(s) = state {
                 storage.reported.insert(worker, s);
@@ -279,11 +287,14 @@ impl Browser {
                 steering: self.state.steering,
                 operator: false,
                 kinds: None,
+                // As the extension: its heartbeats answered, so a zombie leader is left.
+                heartbeat_echo: true,
             },
             concurrency_max: self.state.concurrency as u32,
             bindings: bindings.iter().map(executor_protocol::BindingWire::from).collect(),
             journal: journal.iter().map(executor_protocol::JournalWire::from).collect::<Vec<_>>(),
             epoch: None,
+            accounts: None,
         })
     }
 

@@ -278,7 +278,7 @@ impl Cli {
 
     async fn connect(&mut self) {
         let (events, ledger, id) = (self.events.clone(), self.state.ledger.clone(), self.id.clone());
-        let tx = crate::link::connect(events, ledger, id, Event::Command, || Event::DaemonClosed).await;
+        let tx = crate::link::connect(events, ledger, id, (Event::Command, || Event::DaemonClosed), false).await;
         let hello = self.hello();
         let _ = tx.send(executor_protocol::encode(&hello));
         self.daemon = Some(tx);
@@ -289,7 +289,7 @@ impl Cli {
 
     /// `hello`: the journal, and every bound session with the state it last showed.
     fn hello(&mut self) -> executor_protocol::ExecutorMessage {
-        let mut disk = self.state.disk.borrow_mut();
+        let disk = self.state.disk.borrow();
         let journal: Vec<executor_protocol::JournalWire> = disk
             .journal
             .iter()
@@ -307,13 +307,11 @@ impl Cli {
         let bound: Vec<(WorkerId, String)> = disk.bound.iter().map(|(w, s)| (*w, s.clone())).collect();
         for (worker, session) in bound {
             let kind = disk.sessions[&session].kind;
-            let seq = disk.seq.entry(worker).or_insert(0);
-            *seq += 1;
-            let seq = *seq;
-            let observation = disk.shown.get_mut(&worker).map(|shown| {
-                shown.seq = seq;
-                observation(shown)
-            });
+            // The state last shown, with the sequence it was shown under (the executor's
+            // journal keeps both): republished with a larger sequence, an unchanged idle
+            // would read as the end of a turn the executor took while the daemon was
+            // down and has not yet shown generating.
+            let observation = disk.shown.get(&worker).map(observation);
             let conversation = Arc::from(conversation_of(kind, &session));
             let report = BindingReport { worker, conversation, open: true, observation };
             bindings.push(executor_protocol::BindingWire::from(&report));
@@ -323,11 +321,18 @@ impl Cli {
             token: EXECUTOR_TOKEN.to_string(),
             executor_id: self.id.to_string(),
             protocol: executor_protocol::PROTOCOL_VERSION,
-            capabilities: executor_protocol::Capabilities { steering: true, operator: false, kinds },
+            capabilities: executor_protocol::Capabilities {
+                steering: true,
+                operator: false,
+                kinds,
+                heartbeat_echo: false,
+            },
             concurrency_max: self.state.knobs.turns_max.unwrap_or(crate::cli_session::TURNS_MAX_DEFAULT),
             bindings,
             journal,
             epoch: None,
+            accounts: (!self.state.knobs.accounts.is_empty())
+                .then(|| self.state.knobs.accounts.iter().map(executor_protocol::AccountWire::from).collect()),
         })
     }
 

@@ -120,9 +120,8 @@ pub fn check(knobs: &Knobs, disk: &CliDisk, src: &Sources<'_>) -> CliFacts {
     v.extend(broken);
     facts.counts.excused += excused;
     v.extend(accounts_apart(src));
-    let (broken, excused) = crate::cli_cap_oracle::turns_within_cap(knobs, disk, src.daemon_starts);
-    v.extend(broken);
-    facts.counts.excused += excused;
+    v.extend(crate::cli_cap_oracle::turns_within_cap(knobs, disk));
+    v.extend(crate::cli_cap_oracle::accounts_within_cap(knobs, disk));
     v.extend(finished_sessions_closed(disk, src));
     let (broken, excused) = crate::cli_approval_oracle::check(disk, src.approval_calls, src.daemon_starts);
     v.extend(broken);

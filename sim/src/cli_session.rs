@@ -33,6 +33,9 @@ pub struct CliKnobs {
     /// `concurrencyMax`): the daemon holds a turn beyond it. `None`: the executor's
     /// default, [`TURNS_MAX_DEFAULT`].
     pub turns_max: Option<u32>,
+    /// The account each kind's workers run under (`--account KIND=NAME:MAX`, its `hello`'s
+    /// `accounts`), with its cap on turns at once: the daemon holds a turn beyond it.
+    pub accounts: Vec<engine::AccountCap>,
     /// Claude Code lanes spawned besides the Codex ones (`Knobs::cli_workers`).
     pub claude_workers: usize,
     /// Percent of submissions and of turns during which the session's child crashes (the
@@ -62,6 +65,7 @@ impl CliKnobs {
         CliKnobs {
             executor: true,
             turns_max: None,
+            accounts: Vec::new(),
             claude_workers: pick(0, 2) as usize,
             child_crash_pct: if pick(0, 2) == 0 { pick(1, 8) } else { 0 },
             merge_pct: pick(0, 100),

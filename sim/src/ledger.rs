@@ -107,6 +107,9 @@ pub struct Ledger {
     pub exits: Vec<(Target, String)>,
     /// Every such stop, for the report and the scenarios' `expect step-downs`.
     pub step_downs: Vec<String>,
+    /// Times the browser left a daemon that answered its heartbeats and then went silent
+    /// (`link.rs`), for the scenarios' `expect silent-leaves`.
+    pub silent_leaves: usize,
     /// Daemon hosts stopped (a zombie: SIGSTOP, a hung VM) until a simulated ms: their
     /// links hold every message, their lease task neither renews nor fences itself.
     pub paused: BTreeMap<Target, u64>,

@@ -1,7 +1,10 @@
 //! An executor host's connection to the daemon's executor port, in the executor protocol:
 //! connect (retrying), a writer task, heartbeats from the first moment, and a reader that
 //! turns the daemon's commands into the host's own events. Shared by the browser and the
-//! CLI executor.
+//! CLI executor. The browser, as the extension does, asks for its heartbeats to be answered
+//! (`hello.capabilities.heartbeatEcho`) and leaves a daemon that answered and then went
+//! silent (a zombie leader, paused past its lease) for [`SILENCE_HEARTBEATS_MAX`]
+//! heartbeat intervals (`extension/src/core/daemon-link.js`).
 
 use crate::ledger::SharedLedger;
 use crate::wire::{EXECUTOR_PORT, read_text, write_text};
@@ -10,15 +13,24 @@ use engine::ids::ExecutorId;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// What a daemon's command becomes on the host's events, and what the connection's end does.
+pub type Handlers<E> = (fn(ExecutorCommand) -> E, fn() -> E);
+
+/// Heartbeat intervals a daemon that answered heartbeats may stay silent before the
+/// browser leaves it (the extension's `DAEMON_SILENCE_HEARTBEATS_MAX`).
+pub const SILENCE_HEARTBEATS_MAX: u64 = 3;
+
 /// Connects to the daemon (retrying every 2 s) and returns the sender of outgoing
 /// frames. Every command the daemon sends becomes `command(c)` on `events`; the end of
-/// the connection becomes `closed()`.
+/// the connection becomes `closed()`. With `leave_silent`, a daemon that answered a
+/// heartbeat and then sent nothing for [`SILENCE_HEARTBEATS_MAX`] intervals is left (the
+/// connection ends as if it dropped).
 pub async fn connect<E: 'static>(
     events: mpsc::UnboundedSender<E>,
     ledger: SharedLedger,
     id: ExecutorId,
-    command: fn(ExecutorCommand) -> E,
-    closed: fn() -> E,
+    (command, closed): Handlers<E>,
+    leave_silent: bool,
 ) -> mpsc::UnboundedSender<String> {
     let standby = ledger.borrow().standby;
     let stream = loop {
@@ -40,9 +52,27 @@ pub async fn connect<E: 'static>(
     // broken link must not leave the executor silent on a dead socket forever.
     let every_ms = executor_protocol::SessionConfig::new(crate::wire::EXECUTOR_TOKEN).heartbeat_ms;
     tokio::task::spawn_local(heartbeat(tx.downgrade(), every_ms));
+    let silence = Duration::from_millis(SILENCE_HEARTBEATS_MAX * every_ms.max(1_000));
     tokio::task::spawn_local(async move {
-        while let Ok(Some(text)) = read_text(&mut reader).await {
+        let mut answered = false;
+        loop {
+            let read = read_text(&mut reader);
+            let text = if leave_silent && answered {
+                match tokio::time::timeout(silence, read).await {
+                    Ok(read) => read,
+                    Err(_) => {
+                        let mut l = ledger.borrow_mut();
+                        l.silent_leaves += 1;
+                        l.trace("browser", "left a daemon silent since its last answer");
+                        break;
+                    }
+                }
+            } else {
+                read.await
+            };
+            let Ok(Some(text)) = text else { break };
             match executor_protocol::decode_daemon(&text, executor_protocol::MESSAGE_BYTES_MAX) {
+                Ok(executor_protocol::DaemonMessage::Heartbeat {}) => answered = true,
                 Ok(executor_protocol::DaemonMessage::Command(c)) => {
                     if events.send(command(c.into_engine(id.clone()))).is_err() {
                         return;

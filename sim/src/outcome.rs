@@ -107,6 +107,8 @@ pub struct Outcome {
     pub lease_takes: usize,
     /// Daemons that stepped down (fenced, lease lost, store out of reach).
     pub step_downs: Vec<String>,
+    /// Times the browser left a daemon silent since its last heartbeat answer.
+    pub silent_leaves: usize,
 }
 
 /// The final checks: everything the oracle proves about a run.
@@ -129,6 +131,7 @@ pub(crate) fn check(
         }
         outcome.lease_takes = d.takes.len();
         outcome.step_downs = l.step_downs.clone();
+        outcome.silent_leaves = l.silent_leaves;
     }
     let mut store = MemStore::open(disk.clone());
     let records = store.load().unwrap_or_default();

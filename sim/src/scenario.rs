@@ -109,6 +109,8 @@ pub enum Expectation {
     LeaseTakesAtLeast(usize),
     /// At least this many daemons stepped down (fenced, lease lost, store out of reach).
     StepDownsAtLeast(usize),
+    /// At least this many times the browser left a daemon silent since its last answer.
+    SilentLeavesAtLeast(usize),
     /// A CLI count (`cli-turns`, `cli-next-turn-steers`, ...) at least this high.
     Cli {
         name: String,
@@ -198,6 +200,15 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, ParseError> {
             "claude-workers" => knobs.cli.claude_workers = num(1)? as usize,
             "cli-executor" => knobs.cli.executor = flag(1)?,
             "cli-turns-max" => knobs.cli.turns_max = Some(num(1)?.clamp(1, 1_024) as u32),
+            "cli-account" => {
+                let kind = w.get(1).and_then(|k| engine::ExecutorKind::parse(k)).filter(|k| k.is_cli());
+                let (Some(kind), Some(name)) = (kind, w.get(2)) else {
+                    return Err(err("cli-account KIND NAME MAX: a CLI kind (codex, claude), a name and a cap"));
+                };
+                knobs.cli.accounts.retain(|a| a.kind != kind);
+                let turns_max = num(3)?.clamp(1, 4_096) as u32;
+                knobs.cli.accounts.push(engine::AccountCap { kind, name: (*name).into(), turns_max });
+            }
             "cli-child-crashes" => knobs.cli.child_crash_pct = num(1)?.min(100),
             "cli-merge" => knobs.cli.merge_pct = num(1)?.min(100),
             "cli-foreign" => knobs.cli.foreign_pct = num(1)?.min(100),
@@ -545,6 +556,7 @@ pub fn verify(scenario: &Scenario, outcome: &Outcome) -> Vec<String> {
             }
             Expectation::LeaseTakesAtLeast(n) => outcome.lease_takes >= *n,
             Expectation::StepDownsAtLeast(n) => outcome.step_downs.len() >= *n,
+            Expectation::SilentLeavesAtLeast(n) => outcome.silent_leaves >= *n,
             Expectation::Cli { name, at_least } => outcome.cli.named(name).is_some_and(|n| n >= *at_least),
             Expectation::Woken { .. } => unreachable!("checked above"),
         };

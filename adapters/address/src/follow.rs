@@ -112,8 +112,11 @@ impl Follow {
             self.said.push(format!("{url}: a standby that names no leader yet (NOT_LEADER)"));
             return;
         }
+        let secure = |u: &str| u.starts_with("https://") || u.starts_with("wss://");
         let why = match follow {
             None => " (not a URL this command can follow)",
+            // The token would go in clear to a leader a daemon reached over TLS named.
+            Some(ref next) if secure(url) && !secure(next) => " (in clear, named over TLS: not followed)",
             Some(ref next) if self.tried.contains(next) => " (already tried)",
             Some(_) if self.hops >= LEADER_HOPS_MAX => " (hop limit reached)",
             Some(next) => {
@@ -185,6 +188,24 @@ mod tests {
             error.to_string(),
             "no daemon answered as the leader (NO_LEADER): http://a/mcp: nothing answers; http://b/mcp: HTTP 500"
         );
+    }
+
+    #[test]
+    fn a_leader_in_clear_named_over_tls_is_not_followed() {
+        let mut follow = Follow::new(urls(&["wss://s/executor"]));
+        assert_eq!(follow.next_url().as_deref(), Some("wss://s/executor"));
+        follow.not_leader("wss://s/executor", "http://l/mcp", Some("ws://l/executor".into()));
+        assert_eq!(follow.next_url(), None, "the token never goes in clear to a leader a TLS daemon named");
+        assert!(follow.no_leader().to_string().contains("(in clear, named over TLS: not followed)"));
+        // Over TLS to TLS, and in clear to either, it is followed.
+        let mut follow = Follow::new(urls(&["https://s/mcp"]));
+        follow.next_url();
+        follow.not_leader("https://s/mcp", "https://l/mcp", Some("https://l/mcp".into()));
+        assert_eq!(follow.next_url().as_deref(), Some("https://l/mcp"));
+        let mut follow = Follow::new(urls(&["ws://s/executor"]));
+        follow.next_url();
+        follow.not_leader("ws://s/executor", "https://l/mcp", Some("wss://l/executor".into()));
+        assert_eq!(follow.next_url().as_deref(), Some("wss://l/executor"));
     }
 
     #[test]

@@ -157,6 +157,8 @@ impl Bench {
             kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
             daemon_ca: None,
             turns_max: cli_executor::base::limits::TURNS_MAX_DEFAULT,
+            accounts: Vec::new(),
+            mcp_relay: false,
         }
     }
 

@@ -40,7 +40,7 @@ async fn a_request_waits_for_its_answer_which_goes_to_the_child_once() {
     assert!(harness::decisions(&dirs, WORKER).is_empty(), "nothing answered before a person does");
     // The status that follows the request (`waitingOnApproval`) does not republish the
     // state without it: the state `hello` would republish keeps the request.
-    let hello = executor.hello("t", "cli-test", 1, 16);
+    let hello = executor.hello("t", &cli_executor::run::router::Intro::new("cli-test", 1, 16));
     assert!(hello.contains("\"approval\":{\"id\":\"apr-1\""), "{hello}");
 
     let approve = answer(1, &url, "apr-1", ApprovalDecisionWire::Approve);

@@ -84,7 +84,7 @@ async fn a_request_waits_for_its_answer_which_reaches_the_stand_in_once_and_a_de
     assert_eq!((approval.id.as_str(), approval.kind), ("apr-1", executor_protocol::ApprovalKindWire::Command));
     assert_eq!(approval.summary, "run touch outside.txt (outside the sandbox)");
     assert!(responses(&dirs).is_empty(), "nothing answered before a person does");
-    let hello = executor.hello("t", "cli-test", 1, 16);
+    let hello = executor.hello("t", &cli_executor::run::router::Intro::new("cli-test", 1, 16));
     assert!(hello.contains("\"approval\":{\"id\":\"apr-1\""), "kept for a reconnect: {hello}");
 
     assert_eq!(decide(&mut executor, &mut reports, 1, &url, "apr-1", ApprovalDecisionWire::Approve).await, None);

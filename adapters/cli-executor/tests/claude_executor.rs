@@ -488,7 +488,8 @@ async fn a_create_whose_child_crashed_before_reading_it_fails_definitely_and_bin
         OutcomeWire::Failed { code, .. } => assert_eq!(code, "DEADLINE_EXCEEDED"),
         other => panic!("{other:?}"),
     }
-    let hello: Value = serde_json::from_str(&executor.hello("t", "cli", 1, 16)).expect("json");
+    let hello: Value =
+        serde_json::from_str(&executor.hello("t", &cli_executor::run::router::Intro::new("cli", 1, 16))).expect("json");
     assert_eq!(hello["bindings"], serde_json::json!([]), "no session was started: {hello}");
     // The daemon's next create starts a session of its own.
     let url = create_as(&mut executor, &mut reports, 2, "again").await;

@@ -114,7 +114,8 @@ async fn codex_close_mid_turn(binary: &Binary, hold: &Path) {
     stopped(&dirs, WORKER, pgid).await;
     stays_stopped(&dirs, WORKER).await;
     let journal = std::fs::read_to_string(dirs.state.join("journal.jsonl")).unwrap_or_default();
-    let hello: serde_json::Value = serde_json::from_str(&executor.hello("t", "cli", 1, 16)).expect("json");
+    let hello: serde_json::Value =
+        serde_json::from_str(&executor.hello("t", &cli_executor::run::router::Intro::new("cli", 1, 16))).expect("json");
     assert_eq!(hello["bindings"], serde_json::json!([]), "the binding is dropped: {hello} {journal}");
 
     // Again (the daemon may repeat it): nothing happens, nothing starts.

@@ -191,7 +191,8 @@ async fn a_usage_limits_reset_is_kept_across_an_executor_restart() {
     // without a reset. The journaled reset holds: the hello says it, no state without it is
     // sent, and the thread is `idle` at the reset.
     let (executor, mut reports) = Router::open(settings(&dirs, &binary)).await.expect("reopens");
-    let hello: serde_json::Value = serde_json::from_str(&executor.hello("t", "cli", 1, 16)).expect("json");
+    let hello: serde_json::Value =
+        serde_json::from_str(&executor.hello("t", &cli_executor::run::router::Intro::new("cli", 1, 16))).expect("json");
     assert_eq!(hello["bindings"][0]["observation"]["untilMs"], reset, "{hello}");
     let Out::State(next) = until(&mut reports, "the next state", |o| matches!(o, Out::State(_))).await else {
         unreachable!("a state")

@@ -24,6 +24,7 @@
 //!   directory, store lock, tokens, the configuration file and its notification URLs,
 //!   pairing, a connected browser, the public address's OAuth metadata), each failing check
 //!   with what to do.
+//! - `executors.rs`: the executors a running daemon has connected now (`executor list`).
 //! - `pair.rs`: `orchestrator pair` (a fresh one-time code from the daemon) and the code's
 //!   exchange for the executor token behind `executor-cli --pair`.
 //! - `notify_test.rs`: `orchestrator notify test`, the daemon's test notification to each
@@ -36,6 +37,7 @@
 pub mod client;
 pub mod control;
 pub mod doctor;
+pub mod executors;
 pub mod notify_test;
 pub mod oauth_admin;
 pub mod pair;

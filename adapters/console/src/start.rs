@@ -106,7 +106,19 @@ pub async fn start(target: &Target, request: StartRequest) -> anyhow::Result<Str
     // Whether an executor that runs this kind is connected now (the root's liveness).
     let root_view = client.call_ok("worker_get", json!({ "workerId": root })).await.ok();
     let capable = root_view.as_ref().and_then(|v| v.pointer("/liveness/capableExecutors")).and_then(Value::as_u64);
-    let first_turn = if capable.is_some_and(|n| n > 0) {
+    // A turn held for a free slot (its host's or its account's) does not go in now.
+    let waiting = root_view
+        .as_ref()
+        .and_then(|v| v.get("liveness"))
+        .and_then(|l| serde_json::from_value::<caller_protocol::LivenessOut>(l.clone()).ok())
+        .filter(|l| l.slot.is_some());
+    let first_turn = if let Some(liveness) = waiting {
+        format!(
+            "A CLI executor running {} is connected, but its first turn waits: {}.",
+            request.executor,
+            liveness.line()
+        )
+    } else if capable.is_some_and(|n| n > 0) {
         format!("A CLI executor running {} is connected: its first turn goes in now.", request.executor)
     } else {
         format!(

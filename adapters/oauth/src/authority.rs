@@ -3,7 +3,7 @@
 //! Token issue, refresh, revocation and checks are in `tokens.rs`. No HTTP here.
 
 use crate::form::encode;
-use crate::grants::{self, Client, GrantsFile};
+use crate::grants::{Client, GrantsBackend, GrantsFile};
 use crate::rate::{
     AUTHORIZE_REQUEST_INTERVAL_MS, AUTHORIZE_REQUESTS_BURST, Rate, TOKEN_REQUEST_INTERVAL_MS, TOKEN_REQUESTS_BURST,
     UNKNOWN_CLIENT_KEY,
@@ -13,7 +13,6 @@ use crate::secrets;
 use address::PublicUrl;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 /// Scope of every tool call.
 pub const SCOPE_MCP: &str = "mcp";
@@ -148,7 +147,8 @@ pub struct Authority {
     pub(crate) public: PublicUrl,
     pub(crate) redirect_allow: Vec<String>,
     pub(crate) ttls: Ttls,
-    pub(crate) dir: PathBuf,
+    /// Where `file` is kept (the data directory's file, or the database).
+    pub(crate) backend: Box<dyn GrantsBackend>,
     /// Durable: clients and grants.
     pub(crate) file: GrantsFile,
     /// By the hash of the browser handle.
@@ -164,13 +164,19 @@ pub struct Authority {
 }
 
 impl Authority {
-    /// An authority on `file` (already loaded from `dir`).
-    pub fn new(public: PublicUrl, redirect_allow: Vec<String>, ttls: Ttls, dir: PathBuf, file: GrantsFile) -> Self {
+    /// An authority on `file` (already loaded from `backend`).
+    pub fn new(
+        public: PublicUrl,
+        redirect_allow: Vec<String>,
+        ttls: Ttls,
+        backend: Box<dyn GrantsBackend>,
+        file: GrantsFile,
+    ) -> Self {
         Authority {
             public,
             redirect_allow,
             ttls,
-            dir,
+            backend,
             file,
             pending: BTreeMap::new(),
             codes: BTreeMap::new(),
@@ -214,12 +220,13 @@ impl Authority {
         &self.public
     }
 
-    /// Applies `change` to the durable state and writes it; on a failed write the
-    /// state is put back and the caller gets `server_error`.
+    /// Applies `change` to the durable state and writes it; on a failed write (fenced by a
+    /// newer leader's epoch included) the state is put back and the caller gets
+    /// `server_error`.
     pub(crate) fn persist<T>(&mut self, change: impl FnOnce(&mut GrantsFile) -> T) -> Result<T, Refusal> {
         let before = self.file.clone();
         let out = change(&mut self.file);
-        if let Err(e) = grants::save(&self.dir, &self.file) {
+        if let Err(e) = self.backend.save(&self.file) {
             tracing::error!(code = e.code(), error = %e, "cannot write the OAuth grants; the change is undone");
             self.file = before;
             return Err(Refusal::new("server_error", "the authorization server cannot store its state"));

@@ -30,6 +30,30 @@ pub enum OAuthError {
         /// The error.
         source: std::io::Error,
     },
+    /// The state kept elsewhere (the database) cannot be read or written; `code` is the
+    /// store's own (`PG_FENCED`, `PG_QUERY`, ...).
+    #[error("cannot use the OAuth grants kept in {place} [{code}]: {detail}")]
+    Stored {
+        /// Where (never a password).
+        place: String,
+        /// The store's stable code.
+        code: &'static str,
+        /// What went wrong.
+        detail: String,
+    },
+    /// The data directory's daemon keeps its OAuth state elsewhere: its file would be the
+    /// wrong thing to read or edit.
+    #[error(
+        "the OAuth grants of the daemon of {} are kept in {place}, not in that directory: run this command \
+         while its leader runs (it answers through the daemon)",
+        dir.display()
+    )]
+    Elsewhere {
+        /// The data directory.
+        dir: PathBuf,
+        /// Where the state is kept (from the directory's note).
+        place: String,
+    },
     /// Another process (a running daemon with OAuth on) holds the OAuth lock.
     #[error("{path} is locked: a daemon serving OAuth runs on this data directory")]
     Locked {
@@ -47,6 +71,8 @@ impl OAuthError {
             OAuthError::GrantsCorrupt { .. } => "OAUTH_GRANTS_CORRUPT",
             OAuthError::GrantsIo { .. } => "OAUTH_GRANTS_IO",
             OAuthError::Locked { .. } => "OAUTH_LOCKED",
+            OAuthError::Stored { .. } => "OAUTH_GRANTS_STORE",
+            OAuthError::Elsewhere { .. } => "OAUTH_GRANTS_ELSEWHERE",
         }
     }
 }

@@ -1,8 +1,11 @@
-//! The durable OAuth state, `DIR/oauth-grants.json`: registered clients and grants, with
-//! tokens kept only as SHA-256. Written atomically (temporary file, fsync, rename, fsync
-//! of the directory), mode 0600; a file that cannot be read is a typed error, never a
-//! silent empty start. `DIR/oauth.lock` is held by the daemon while OAuth is on, so the
-//! CLI edits the file only when no daemon serves it.
+//! The durable OAuth state: registered clients and grants, with tokens kept only as
+//! SHA-256, behind [`GrantsBackend`]. Its file backend, [`FileGrants`], is
+//! `DIR/oauth-grants.json`: written atomically (temporary file, fsync, rename, fsync of the
+//! directory), mode 0600; a file that cannot be read is a typed error, never a silent empty
+//! start. `DIR/oauth.lock` is held by the daemon while OAuth is on, so the CLI edits the
+//! file only when no daemon serves it. A daemon whose state is kept elsewhere (the
+//! database, `--store postgres://`) leaves a note in its data directory
+//! ([`ELSEWHERE_FILE_NAME`]), so that the CLI does not edit a file nobody reads.
 
 use crate::error::OAuthError;
 use serde::{Deserialize, Serialize};
@@ -16,6 +19,46 @@ pub const GRANTS_FILE_NAME: &str = "oauth-grants.json";
 pub const LOCK_FILE_NAME: &str = "oauth.lock";
 /// The file format's version (bumped on an incompatible change; older ones are read).
 pub const GRANTS_VERSION: u32 = 1;
+/// The note in the data directory of a daemon whose OAuth state is kept elsewhere: it
+/// names where (never a password).
+pub const ELSEWHERE_FILE_NAME: &str = "oauth-grants.elsewhere";
+
+/// Where the durable OAuth state is kept. Both calls block: the file's fsync, or a
+/// database's round trip (whose backend runs its client on a thread of its own).
+pub trait GrantsBackend: Send + std::fmt::Debug {
+    /// The state as kept: none yet is an empty state; unreadable is an error (the daemon
+    /// then refuses to start rather than forget grants).
+    fn load(&mut self) -> Result<GrantsFile, OAuthError>;
+    /// Replaces the state whole, returning once it is durable. An error means it may not
+    /// be: the caller undoes the change and reports a failure, never a success.
+    fn save(&mut self, file: &GrantsFile) -> Result<(), OAuthError>;
+}
+
+/// The state in `DIR/oauth-grants.json`, with `DIR/oauth.lock` held while this lives.
+#[derive(Debug)]
+pub struct FileGrants {
+    /// The data directory.
+    dir: PathBuf,
+    /// `DIR/oauth.lock`, held so that no other process edits the file meanwhile.
+    _lock: File,
+}
+
+impl FileGrants {
+    /// Takes `dir`'s lock (`Err(Locked)` while another process holds it).
+    pub fn open(dir: &Path) -> Result<FileGrants, OAuthError> {
+        Ok(FileGrants { _lock: lock(dir)?, dir: dir.to_path_buf() })
+    }
+}
+
+impl GrantsBackend for FileGrants {
+    fn load(&mut self) -> Result<GrantsFile, OAuthError> {
+        load(&self.dir)
+    }
+
+    fn save(&mut self, file: &GrantsFile) -> Result<(), OAuthError> {
+        save(&self.dir, file)
+    }
+}
 
 /// A dynamically registered public client (RFC 7591).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -81,6 +124,51 @@ impl GrantsFile {
     }
 }
 
+/// The state as stored elsewhere (the file's own JSON, compact).
+pub fn encode(file: &GrantsFile) -> Vec<u8> {
+    serde_json::to_vec(file).expect("plain data always serializes")
+}
+
+/// The state from [`encode`]'s bytes (or a file's): `Err` says why they are not one.
+pub fn decode(bytes: &[u8]) -> Result<GrantsFile, String> {
+    let file: GrantsFile = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    if file.version != GRANTS_VERSION {
+        return Err(format!("unknown version {}", file.version));
+    }
+    Ok(file)
+}
+
+/// Notes in `dir` that its daemon keeps its OAuth state in `place` (0600).
+pub fn note_elsewhere(dir: &Path, place: &str) -> Result<(), OAuthError> {
+    let path = dir.join(ELSEWHERE_FILE_NAME);
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options.open(&path).and_then(|mut out| out.write_all(format!("{place}\n").as_bytes()));
+    written.map_err(|source| OAuthError::GrantsIo { path, source })
+}
+
+/// Drops [`note_elsewhere`]'s note (a daemon keeping its state in the file again).
+pub fn forget_elsewhere(dir: &Path) -> Result<(), OAuthError> {
+    let path = dir.join(ELSEWHERE_FILE_NAME);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(OAuthError::GrantsIo { path, source: e }),
+        _ => Ok(()),
+    }
+}
+
+/// `Err(Elsewhere)` when `dir`'s daemon keeps its OAuth state elsewhere.
+pub fn here(dir: &Path) -> Result<(), OAuthError> {
+    match std::fs::read_to_string(dir.join(ELSEWHERE_FILE_NAME)) {
+        Ok(place) => Err(OAuthError::Elsewhere { dir: dir.to_path_buf(), place: place.trim().to_string() }),
+        Err(_) => Ok(()),
+    }
+}
+
 /// The file's path in `dir`.
 pub fn path(dir: &Path) -> PathBuf {
     dir.join(GRANTS_FILE_NAME)
@@ -95,12 +183,7 @@ pub fn load(dir: &Path) -> Result<GrantsFile, OAuthError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GrantsFile::empty()),
         Err(source) => return Err(OAuthError::GrantsIo { path, source }),
     };
-    let file: GrantsFile = serde_json::from_slice(&bytes)
-        .map_err(|e| OAuthError::GrantsCorrupt { path: path.clone(), why: e.to_string() })?;
-    if file.version != GRANTS_VERSION {
-        return Err(OAuthError::GrantsCorrupt { path, why: format!("unknown version {}", file.version) });
-    }
-    Ok(file)
+    decode(&bytes).map_err(|why| OAuthError::GrantsCorrupt { path, why })
 }
 
 /// Writes `file` atomically: a temporary file (0600) beside it, fsync, rename, fsync of
@@ -173,5 +256,27 @@ mod tests {
         assert_eq!(lock(dir.path()).map_err(|e| e.code()).err(), Some("OAUTH_LOCKED"));
         drop(held);
         assert!(lock(dir.path()).is_ok());
+    }
+
+    #[test]
+    fn encoded_state_decodes_and_a_note_says_where_it_is_kept() {
+        let mut file = GrantsFile::empty();
+        file.clients.push(Client {
+            client_id: "cli-y".into(),
+            client_name: "n".into(),
+            redirect_uris: vec![],
+            created_ms: 2,
+        });
+        assert_eq!(decode(&encode(&file)), Ok(file));
+        assert!(decode(b"{\"version\":9,\"clients\":[],\"grants\":[]}").is_err_and(|why| why.contains("version 9")));
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(here(dir.path()).is_ok());
+        note_elsewhere(dir.path(), "PostgreSQL u@h:5432/db").expect("note");
+        let err = here(dir.path()).expect_err("elsewhere");
+        assert_eq!(err.code(), "OAUTH_GRANTS_ELSEWHERE");
+        assert!(err.to_string().contains("PostgreSQL u@h:5432/db"), "{err}");
+        forget_elsewhere(dir.path()).expect("forget");
+        forget_elsewhere(dir.path()).expect("twice");
+        assert!(here(dir.path()).is_ok());
     }
 }

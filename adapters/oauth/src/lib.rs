@@ -4,8 +4,8 @@
 //! [`edge::guard::AccessTokens`]; the edge never depends on it.
 //!
 //! # Layout
-//! - `server.rs`: [`OAuth`], the running server (options, lock, grants loaded), shared by
-//!   its routes, the guard and the bridge's operator channel.
+//! - `server.rs`: [`OAuth`], the running server (options, grants loaded from their
+//!   backend), shared by its routes, the guard and the bridge's operator channel.
 //! - `routes.rs`: the router (at the root and under the public prefix) and its open paths.
 //! - `resource.rs`: what the `/mcp` guard asks ([`edge::guard::AccessTokens`] for [`OAuth`]).
 //! - `http.rs`: the endpoints (metadata, register, authorize, consent, token, revoke).
@@ -19,7 +19,9 @@
 //!   rotation with reuse detection, revocation, checks.
 //! - `rate.rs`: the per-client rate limits of `/oauth/token` and `/oauth/authorize`.
 //! - `client_auth.rs`: the refusal of client authentication a public client cannot have.
-//! - `grants.rs`: `DIR/oauth-grants.json` (clients, grants, token hashes), atomic, 0600.
+//! - `grants.rs`: the durable state (clients, grants, token hashes) behind
+//!   [`GrantsBackend`]: `DIR/oauth-grants.json` ([`FileGrants`], atomic, 0600), or the
+//!   database (the daemon's backend); the note saying it is kept elsewhere.
 //! - `redirect.rs`: redirect URIs, exact-parsed, against the allowlist.
 //! - `secrets.rs`: random tokens and codes, SHA-256, PKCE S256, the human code.
 //! - `offline.rs`: `oauth list|revoke` on the grants file when no daemon runs.
@@ -53,6 +55,7 @@ mod tokens;
 pub use address::PublicUrl;
 pub use authority::{Authority, Ttls};
 pub use error::OAuthError;
+pub use grants::{FileGrants, GrantsBackend, GrantsFile};
 pub use offline::{offline_list, offline_revoke};
 pub use resource::CLIENT_ORIGINS;
 pub use routes::is_open_path;

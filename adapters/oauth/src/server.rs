@@ -1,13 +1,12 @@
 //! The running authorization server, [`OAuth`]: started from `--public-url` and its
-//! companions (the lock and the grants file taken), shared by its routes, the `/mcp`
-//! guard and the bridge's operator channel.
+//! companions on the grants' backend (the data directory's file under its lock, or the
+//! database), shared by its routes, the `/mcp` guard and the bridge's operator channel.
 
 use crate::authority::{self, Authority, Ttls};
 use crate::error::OAuthError;
-use crate::{grants, redirect};
+use crate::grants::GrantsBackend;
+use crate::redirect;
 use address::PublicUrl;
-use std::fs::File;
-use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 /// What `--public-url` and its companions configure.
@@ -31,38 +30,41 @@ pub struct OAuth {
     /// The body deadline of every OAuth request (the edge's).
     pub(crate) body_read_timeout_ms: u64,
     authority: Mutex<Authority>,
-    /// `DIR/oauth.lock`, held for the daemon's life.
-    _lock: File,
+}
+
+impl OAuthOptions {
+    /// The public address, if the options are usable (checked before anything starts).
+    pub fn validate(&self) -> Result<PublicUrl, OAuthError> {
+        let public = PublicUrl::parse(&self.public_url)?;
+        if let Some(bad) = self.redirect_allow.iter().find(|u| redirect::parse(u).is_none()) {
+            return Err(OAuthError::RedirectAllow(bad.clone()));
+        }
+        Ok(public)
+    }
 }
 
 impl OAuth {
-    /// Parses the options, takes the lock and loads `dir`'s grants.
+    /// Checks the options and loads the grants from `backend`, which keeps them from then on.
     pub fn start(
         options: &OAuthOptions,
-        dir: &Path,
+        mut backend: Box<dyn GrantsBackend>,
         static_token: &str,
         body_read_timeout_ms: u64,
     ) -> Result<OAuth, OAuthError> {
-        let public = PublicUrl::parse(&options.public_url)?;
-        if let Some(bad) = options.redirect_allow.iter().find(|u| redirect::parse(u).is_none()) {
-            return Err(OAuthError::RedirectAllow(bad.clone()));
-        }
-        let lock = grants::lock(dir)?;
-        let file = grants::load(dir)?;
+        let public = options.validate()?;
+        let file = backend.load()?;
         tracing::info!(
             issuer = %public.issuer(),
             clients = file.clients.len(),
             grants = file.grants.len(),
             "OAuth on: grants loaded"
         );
-        let authority =
-            Authority::new(public.clone(), options.redirect_allow.clone(), options.ttls, dir.to_path_buf(), file);
+        let authority = Authority::new(public.clone(), options.redirect_allow.clone(), options.ttls, backend, file);
         Ok(OAuth {
             public,
             static_token: static_token.to_string(),
             body_read_timeout_ms,
             authority: Mutex::new(authority),
-            _lock: lock,
         })
     }
 

@@ -173,6 +173,7 @@ fn main() -> anyhow::Result<()> {
                     bindings: vec![],
                     journal: vec![],
                     turns_max: None,
+                    accounts: Vec::new(),
                 };
                 let _ = handle.executor(hello).await;
                 tokio::spawn(watch_attachments(handle.clone(), executor.clone(), seqs.clone()));

@@ -130,7 +130,8 @@ pub(crate) fn run_command(command: RunCommand) -> anyhow::Result<()> {
 }
 
 /// Runs an `oauth` command against the running daemon's admin API; `list` and `revoke`
-/// fall back to the grants file (under its lock) when no daemon answers.
+/// fall back to the grants file (under its lock) when no daemon answers, unless the daemon
+/// keeps its grants in the database (then a leader must run).
 pub(crate) fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
     use axum::http::Method;
     use serde_json::json;
@@ -166,10 +167,10 @@ pub(crate) fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
     if offline {
         // No daemon: only the durable commands make sense, on the file, under its lock.
         let value = match (verb, &body) {
-            ("grants", _) => oauth::offline_list(&dir)?,
+            ("grants", _) => oauth::offline_list(&dir).map_err(coded)?,
             ("revoke", Some(b)) => {
                 let id = b.get("grantId").and_then(|v| v.as_str());
-                match oauth::offline_revoke(&dir, id)? {
+                match oauth::offline_revoke(&dir, id).map_err(coded)? {
                     Ok(n) => json!({ "revoked": n, "note": "the daemon is not running: revoked in the grants file" }),
                     Err(why) => anyhow::bail!("{why}"),
                 }
@@ -190,6 +191,12 @@ pub(crate) fn oauth_command(command: OauthCommand) -> anyhow::Result<()> {
     }
     print_out(&format!("{}\n", serde_json::to_string_pretty(&value)?));
     Ok(())
+}
+
+/// An OAuth error with its stable code, for one line (`OAUTH_GRANTS_ELSEWHERE`: the state is
+/// in the database, a leader must run).
+fn coded(error: oauth::OAuthError) -> anyhow::Error {
+    anyhow::anyhow!("{error} ({})", error.code())
 }
 
 /// What a refused admin call tells the person, in one line: a daemon without OAuth (an

@@ -2,7 +2,8 @@
 //! directory's host book (`bridge::server::HostBook`, docs/scale-out.md "Executors on
 //! several hosts"). A running daemon reads the book again whenever it changes, so none of
 //! these needs a restart: an added host may say `hello` at once, a removed one is refused
-//! at its next `hello` and cut off at its connection's next message.
+//! at its next `hello` and cut off at its connection's next message. `list` also says which
+//! hosts are connected now, as the running daemon's `/health` lists them.
 
 use crate::flags::ExecutorCommand;
 use crate::print_out;
@@ -44,9 +45,38 @@ pub(crate) fn executor_command(command: ExecutorCommand) -> anyhow::Result<()> {
                 ));
                 return Ok(());
             }
+            // Who is connected now, as the running daemon says (or why it could not say).
+            let connected = console::reach::Target::new(Some(dir.clone()), Vec::new(), None).and_then(|target| {
+                let token = target.token.clone().context("no daemon has run with this data directory yet")?;
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                runtime.block_on(console::executors::connected(&target.url, &token))
+            });
             let mut text = format!("{} host token{}:\n", hosts.len(), if hosts.len() == 1 { "" } else { "s" });
-            for h in hosts {
-                text.push_str(&format!("  {}  added {}\n", h.host, utc_text(h.added_ms)));
+            for h in &hosts {
+                let state = match &connected {
+                    Ok(now) => match now.iter().find(|c| c.id == h.host) {
+                        Some(c) => format!("connected ({})", c.kinds),
+                        None => "not connected".to_string(),
+                    },
+                    Err(_) => "connection unknown".to_string(),
+                };
+                text.push_str(&format!("  {}  added {}  {state}\n", h.host, utc_text(h.added_ms)));
+            }
+            match &connected {
+                Ok(now) => {
+                    let shared: Vec<String> = now
+                        .iter()
+                        .filter(|c| !hosts.iter().any(|h| h.host == c.id))
+                        .map(|c| format!("{} ({})", c.id, c.kinds))
+                        .collect();
+                    if !shared.is_empty() {
+                        text.push_str(&format!(
+                            "Also connected, with the shared executor token: {}\n",
+                            shared.join(", ")
+                        ));
+                    }
+                }
+                Err(e) => text.push_str(&format!("Who is connected is unknown: {e}\n")),
             }
             print_out(&text);
             Ok(())

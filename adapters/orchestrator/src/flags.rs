@@ -125,6 +125,12 @@ pub(crate) enum Command {
         /// daemon) until one of this host's turns ends.
         #[arg(long, value_name = "N", default_value_t = cli_executor::base::limits::TURNS_MAX_DEFAULT, value_parser = clap::value_parser!(u32).range(1..=1024))]
         turns_max: u32,
+        /// An account this host's workers of KIND run under, shared with every host that
+        /// names it: the daemon runs at most MAX turns under it at once, on all of them
+        /// together (a Codex or Claude login with one rate limit). Repeat for each kind;
+        /// e.g. --account codex=team:6.
+        #[arg(long = "account", value_name = "KIND=NAME:MAX", value_parser = cli_executor::base::settings::parse_account)]
+        accounts: Vec<executor_protocol::AccountWire>,
         /// A PEM file of extra trusted roots for a `wss://` --daemon (a private CA, or the
         /// daemon's proxy's self-signed certificate); Mozilla's roots are always trusted.
         #[arg(long, value_name = "FILE")]
@@ -175,7 +181,8 @@ pub(crate) enum Command {
         workspace: Option<PathBuf>,
         /// The daemon's MCP endpoint, which every CLI child is configured with (required:
         /// a worker finishes only through worker_complete). Default: --daemon's host and
-        /// port with /mcp.
+        /// port with /mcp; with several --daemon, a loopback relay to whichever of them
+        /// leads (the children follow a failover with the executor).
         #[arg(long, value_name = "URL")]
         mcp_url: Option<String>,
         /// The MCP token the children authenticate with (passed to them only in the

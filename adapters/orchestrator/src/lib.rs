@@ -30,6 +30,8 @@
 //! - `leader.rs`: one leader per Postgres database: the daemon id (`DIR/daemon-id`), the
 //!   lease taken or waited for as a standby, the leader's self-fencing when its lease is
 //!   lost; `standby_route.rs`: what a standby answers (503 `NOT_LEADER`, the leader's URL).
+//! - `oauth_pg.rs`: the OAuth state in the database on Postgres ([`oauth_pg::PgGrants`],
+//!   writes fenced by the leader's epoch; a grants file imported once).
 //! - `logs.rs`: the process's log subscriber with bounded lines (every field cut at 1 KiB,
 //!   every line at 4 KiB, marked), for rmcp's and every dependency's lines too.
 //!
@@ -42,6 +44,7 @@ pub mod leader;
 pub mod logs;
 pub mod notify;
 pub mod notify_test_route;
+pub mod oauth_pg;
 pub mod pair;
 pub mod pair_route;
 pub mod serve;

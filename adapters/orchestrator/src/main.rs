@@ -205,6 +205,7 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             token_file,
             pair,
             turns_max,
+            accounts,
             daemon_ca,
             executor_id,
             codex,
@@ -225,6 +226,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             let data_dir = data_dir.unwrap_or_else(default_data_dir);
             let daemons = if daemon.is_empty() { vec![executor_url_of(&data_dir)] } else { daemon };
             let daemon = daemons.first().cloned().unwrap_or_else(|| executor_url_of(&data_dir));
+            // Several daemons and no --mcp-url: the children's calls follow the leader
+            // through the executor's loopback relay.
+            let mcp_relay = mcp_url.is_none() && daemons.len() > 1;
             let mcp_url = match mcp_url {
                 Some(url) => url,
                 None => cli_executor::base::mcp::url_from_daemon(&daemon)
@@ -277,6 +281,8 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                 kinds,
                 daemon_ca,
                 turns_max,
+                accounts,
+                mcp_relay,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async {

@@ -210,12 +210,22 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     options.limits.validate()?;
     let (token, source) = token::resolve(options.token.as_deref(), &options.data_dir)?;
     // Before the engine: a bad --public-url or a damaged grants file stops the start here.
-    let oauth = match &options.oauth {
-        Some(o) => Some(Arc::new(
-            OAuth::start(o, &options.data_dir, &token, options.limits.body_read_timeout_ms)
-                .with_context(|| "cannot turn OAuth on")?,
-        )),
-        None => None,
+    // On Postgres the grants are the database's, loaded once this daemon leads.
+    let mut oauth = match (&options.oauth, &options.store) {
+        (Some(o), StoreChoice::Fjall) => {
+            let backend = oauth::FileGrants::open(&options.data_dir).context("cannot turn OAuth on")?;
+            oauth::grants::forget_elsewhere(&options.data_dir).context("cannot turn OAuth on")?;
+            let started = OAuth::start(o, Box::new(backend), &token, options.limits.body_read_timeout_ms);
+            Some(Arc::new(started.context("cannot turn OAuth on")?))
+        }
+        (Some(o), StoreChoice::Postgres(url)) => {
+            o.validate().context("cannot turn OAuth on")?;
+            let place = store_pg::target_name(url).map_err(|e| anyhow::anyhow!("[{}] {e}", e.code()))?;
+            let place = format!("the PostgreSQL database {place}");
+            oauth::grants::note_elsewhere(&options.data_dir, &place).context("cannot turn OAuth on")?;
+            None
+        }
+        (None, _) => None,
     };
     // The pairing codes' hash key, before anything is started that would need stopping.
     let mut pair_key = [0u8; 32];
@@ -254,6 +264,14 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
                 tracing::info!("stopped while standing by");
                 return Ok(());
             };
+            if let Some(o) = options.oauth.clone() {
+                let (url, epoch, dir) = (url.clone(), store.epoch(), options.data_dir.clone());
+                let (token, body_ms) = (token.clone(), options.limits.body_read_timeout_ms);
+                let started = tokio::task::spawn_blocking(move || {
+                    crate::oauth_pg::start_oauth(&o, &url, epoch, &dir, &token, body_ms)
+                });
+                oauth = Some(started.await.context("the thread starting OAuth died")??);
+            }
             let engine =
                 EngineThread::start_on_postgres(&options.data_dir, store, options.history, sink, wiring, timers)
                     .await?;

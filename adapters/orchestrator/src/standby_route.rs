@@ -3,7 +3,10 @@
 //! and `{"code":"NOT_LEADER","message":"not the leader; the leader is URL","leader":"URL"}`
 //! (`/health` adds `"status":"standby"`), so a caller or a load balancer's health check goes
 //! to the leader instead. Nothing a standby says is secret (the leader's URL is in the
-//! lease row), so it checks no token.
+//! lease row), so it checks no token, and every answer carries
+//! `Access-Control-Allow-Origin: *` so that any origin may read it: the browser extension,
+//! which cannot read a refused WebSocket upgrade, asks a standby's `/health` over `fetch`
+//! which daemon leads (`extension/src/core/follow.js`), without host permissions for it.
 
 use address::HEALTH_PATH;
 use axum::http::{StatusCode, Uri, header};
@@ -12,6 +15,9 @@ use std::sync::{Arc, Mutex};
 
 /// The stable code of a standby's answer.
 pub const NOT_LEADER: &str = "NOT_LEADER";
+
+/// Who may read a standby's answer from a browser: anyone (it holds nothing secret).
+pub const STANDBY_ALLOW_ORIGIN: &str = "*";
 
 /// The leader as the standby saw it last (its poll updates it).
 #[derive(Clone, Debug, Default)]
@@ -47,5 +53,23 @@ fn answer(view: &SharedView, uri: &Uri) -> Response {
         body["status"] = "standby".into();
         body["version"] = env!("CARGO_PKG_VERSION").into();
     }
-    (StatusCode::SERVICE_UNAVAILABLE, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    let headers =
+        [(header::CONTENT_TYPE, "application/json"), (header::ACCESS_CONTROL_ALLOW_ORIGIN, STANDBY_ALLOW_ORIGIN)];
+    (StatusCode::SERVICE_UNAVAILABLE, headers, body.to_string()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_answer_is_a_503_that_any_origin_may_read() {
+        let view: SharedView = Arc::new(Mutex::new(LeaderView { url: "http://10.0.0.7:7411/mcp".into(), epoch: 4 }));
+        for path in [HEALTH_PATH, "/executor", "/mcp"] {
+            let response = answer(&view, &path.parse().expect("a path"));
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
+            let allowed = response.headers().get(header::ACCESS_CONTROL_ALLOW_ORIGIN);
+            assert_eq!(allowed.and_then(|v| v.to_str().ok()), Some("*"), "{path}: readable from the extension");
+        }
+    }
 }

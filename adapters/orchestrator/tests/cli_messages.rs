@@ -155,3 +155,44 @@ async fn status_and_doctor_speak_a_person_s_words() {
     .await
     .expect("the commands");
 }
+
+/// `start` says what happens to the first turn: it goes in now, or, when the account the
+/// CLI executor runs its Codex workers under has no free slot, that it waits and for what
+/// (the same line `status` prints). A test executor says `hello` as a CLI executor with
+/// `--account codex=team:1` and holds the first run's command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_says_when_the_first_turn_waits_for_a_free_slot_on_its_account() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("data");
+    let daemon = Daemon::serve(&dir, &[]);
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).expect("workspace");
+    let executor_url = daemon.url.replace("http://", "ws://").replace("/mcp", "/executor");
+    let token = std::fs::read_to_string(dir.join("executor-token")).expect("executor token").trim().to_string();
+    let mut hello = test_executor::hello(&token, "build-1");
+    hello.capabilities.kinds = Some(vec![executor_protocol::ExecutorKindWire::Codex]);
+    hello.accounts = Some(vec![executor_protocol::AccountWire {
+        kind: executor_protocol::ExecutorKindWire::Codex,
+        name: "team".into(),
+        turns_max: 1,
+    }]);
+    let (_executor, _) = test_executor::TestExecutor::hello(&executor_url, hello).await.expect("hello");
+    let start = |objective: &'static str| {
+        let (dir, work) = (dir.clone(), work.display().to_string());
+        tokio::task::spawn_blocking(move || {
+            let out = orchestrator(&dir, &["start", "--executor", "codex", "--workspace", &work, objective]);
+            assert_eq!(out.status.code(), Some(0), "{out:?}");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+    };
+    let first = start("First").await.expect("start");
+    assert!(first.contains("A CLI executor running codex is connected: its first turn goes in now."), "{first}");
+    let second = start("Second").await.expect("start");
+    assert!(
+        second.contains(
+            "A CLI executor running codex is connected, but its first turn waits: waiting for a free slot on the \
+             Codex account team: 1 of 1 turns running under it."
+        ),
+        "{second}"
+    );
+}

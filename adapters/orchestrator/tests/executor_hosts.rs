@@ -1,6 +1,7 @@
 //! `orchestrator executor add|list|remove` from the command line (docs/scale-out.md
 //! "Executors on several hosts"): a token printed once and kept as its hash (0600), the
-//! list with when each host was added, and every refusal one line with its code and
+//! list with when each host was added and whether it is connected now (the running
+//! daemon's word; unknown when none runs), and every refusal one line with its code and
 //! exit 1 (a host added twice, removed twice, a host id with a space).
 
 mod support;
@@ -56,6 +57,7 @@ fn hosts_are_added_listed_and_removed_and_each_mistake_is_one_line() {
 
     let (stdout, _) = text(&executor(&data, &["list"]));
     assert!(stdout.starts_with("1 host token:") && stdout.contains("build-2  added 20"), "{stdout}");
+    assert!(stdout.contains("connection unknown") && stdout.contains("Who is connected is unknown: "), "{stdout}");
     refused(&executor(&data, &["add", "build-2"]), "HOST_EXISTS");
     refused(&executor(&data, &["add", "bad host"]), "HOST_INVALID");
     let out = executor(&data, &["remove", "build-2"]);
@@ -63,4 +65,38 @@ fn hosts_are_added_listed_and_removed_and_each_mistake_is_one_line() {
     refused(&executor(&data, &["remove", "build-2"]), "HOST_UNKNOWN");
     std::fs::write(data.join("executor-hosts"), "not json").expect("damage");
     refused(&executor(&data, &["list"]), "HOSTS_CORRUPT");
+}
+
+/// The token `executor add` printed.
+fn added(data: &std::path::Path, host: &str) -> String {
+    let (stdout, stderr) = text(&executor(data, &["add", host]));
+    let token = stdout.split_whitespace().find(|w| w.len() == 64 && w.bytes().all(|b| b.is_ascii_hexdigit()));
+    token.unwrap_or_else(|| panic!("a token is printed: {stdout}{stderr}")).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_list_says_which_hosts_are_connected_now_and_who_else_is() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let daemon = support::Daemon::serve(&data, &[]);
+    let build2 = added(&data, "build-2");
+    added(&data, "build-3");
+    let url = daemon.url.replace("http://", "ws://").replace("/mcp", "/executor");
+    let mut hello = test_executor::hello(&build2, "build-2");
+    hello.capabilities.kinds = Some(vec![executor_protocol::ExecutorKindWire::Codex]);
+    let (_cli, _) = test_executor::TestExecutor::hello(&url, hello).await.expect("build-2 says hello");
+    let shared = std::fs::read_to_string(data.join("executor-token")).expect("the shared token");
+    let (_browser, _) =
+        test_executor::TestExecutor::hello(&url, test_executor::hello(shared.trim(), "chrome-1")).await.expect("hello");
+    let listed = {
+        let data = data.clone();
+        tokio::task::spawn_blocking(move || executor(&data, &["list"])).await.expect("list")
+    };
+    let (stdout, stderr) = text(&listed);
+    eprintln!("orchestrator executor list:\n{stdout}");
+    assert!(listed.status.success() && stderr.is_empty(), "{stdout}{stderr}");
+    let line = |host: &str| stdout.lines().find(|l| l.trim_start().starts_with(host)).unwrap_or_default().to_string();
+    assert!(line("build-2").ends_with("connected (Codex CLI)"), "{stdout}");
+    assert!(line("build-3").ends_with("not connected"), "{stdout}");
+    assert!(stdout.contains("Also connected, with the shared executor token: chrome-1 (browser)"), "{stdout}");
 }

@@ -17,9 +17,10 @@
 //! each turn started once and each prompt once in the conversation: no prompt went to
 //! Codex twice across the failover.
 //!
-//! The Codex child's MCP URL (`--mcp-url`) is a loopback forwarder that follows the leader
-//! (`support::forward`), as `docs/scale-out.md` asks of a deployment: the executor gives
-//! its children one fixed MCP URL, which after a failover would name the dead leader.
+//! The executor is given no `--mcp-url`: with two daemons, its Codex child's MCP calls go
+//! through the executor's loopback relay (`cli_executor::run::mcp_relay`) to whichever
+//! daemon the executor follows, so turn 3's `worker_complete` reaches B after the
+//! failover (with the child's URL naming A, the worker could never complete).
 //!
 //! Without `CODEX_BIN` it prints one line saying it is skipped and why; with
 //! `ORCH_REAL_CLIS=required` it fails instead.
@@ -36,7 +37,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use store_pg::test_server::TestServer;
-use support::forward::{Forward, addr_of};
 use support::lease::{POLL_MS, RENEW_MS, TTL_MS, exits_within, leader, serves_within, standby, takeover_within};
 use support::model::{MockModel, turn_prompt};
 use support::night::{WAIT_MAX, real_codex, until};
@@ -67,17 +67,16 @@ impl Drop for Process {
     }
 }
 
-/// `orchestrator executor-cli` for Codex only, following `urls` in order, its children's
-/// MCP URL `mcp_url`, its state and log under `dir`; answers once it is connected.
-fn executor(dir: &Path, codex: &Path, model: &MockModel, urls: &[String], mcp_url: &str) -> Process {
+/// `orchestrator executor-cli` for Codex only, following `urls` in order (no `--mcp-url`:
+/// its children use its MCP relay), its state and log under `dir`; answers once it is
+/// connected.
+fn executor(dir: &Path, codex: &Path, model: &MockModel, urls: &[String]) -> Process {
     let token_file = dir.join("executor-token");
     std::fs::write(&token_file, EXECUTOR_TOKEN).expect("token file");
     let (state, work) = (dir.join("executor-state"), dir.join("work"));
     std::fs::create_dir_all(&work).expect("workspace");
-    let mut args: Vec<String> = ["executor-cli", "--kinds", "codex", "--mcp-token", TOKEN, "--mcp-url", mcp_url]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut args: Vec<String> =
+        ["executor-cli", "--kinds", "codex", "--mcp-token", TOKEN].iter().map(|s| s.to_string()).collect();
     for url in urls {
         args.extend(["--daemon".to_string(), url.clone()]);
     }
@@ -167,14 +166,15 @@ fn failover(test: &str, loss: Loss) {
     let turns = json!({ "1": ["progress"], "2": ["wait"], "3": ["progress", "complete"] });
     let model = MockModel::start(tmp.path(), &json!({ "turns": turns }));
 
-    // 1. A leads, B stands by; the executor is given both, the children the forwarder.
+    // 1. A leads, B stands by; the executor is given both, its children its MCP relay.
     let extra = ["--executor-token", EXECUTOR_TOKEN];
     let mut a = leader(tmp.path(), "a", &url, &extra);
     let b = standby(tmp.path(), "b", &url, &extra);
-    let forward = Forward::start(vec![addr_of(&a.url), addr_of(&b.url)]);
     let urls = [executor_url(&a.url), executor_url(&b.url)];
-    let exec = executor(tmp.path(), &codex, &model, &urls, &forward.mcp_url());
-    assert!(executor_log(tmp.path()).contains(&urls[0]), "connected to A: {}", executor_log(tmp.path()));
+    let exec = executor(tmp.path(), &codex, &model, &urls);
+    let log = executor_log(tmp.path());
+    assert!(log.contains(&urls[0]), "connected to A: {log}");
+    assert!(log.contains("the children's MCP calls go through this relay"), "the relay serves the children: {log}");
 
     // 2. A Codex worker over MCP, resumed by itself after each turn.
     let work = tmp.path().join("work").display().to_string();

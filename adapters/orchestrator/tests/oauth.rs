@@ -11,6 +11,10 @@ mod support;
 #[path = "oauth/edges.rs"]
 mod edges;
 
+// Two daemons on one PostgreSQL behind one public address: the grants in the database.
+#[path = "oauth/failover.rs"]
+mod failover;
+
 use axum::body::Bytes;
 use console::client::McpClient;
 use http_body_util::{BodyExt, Full};

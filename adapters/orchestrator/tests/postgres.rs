@@ -232,6 +232,104 @@ async fn a_second_daemon_is_a_standby_and_takes_over_within_the_lease_after_kill
     assert!(promoted.contains("old_epoch=1") && promoted.contains("new_epoch=2"), "{promoted}");
 }
 
+/// `GET /health` of the daemon at `mcp_url`: its status and body; `(0, "")` when nothing
+/// answers (a daemon between standing by and serving).
+fn health(mcp_url: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let authority = mcp_url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let Ok(mut stream) = std::net::TcpStream::connect(authority) else { return (0, String::new()) };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let request = format!(
+        "GET /health HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+    );
+    if stream.write_all(request.as_bytes()).is_err() {
+        return (0, String::new());
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+/// Which of `candidates` serves first after the leader died: its index (the others are
+/// asked too, each time round, so a second one serving is seen).
+async fn first_to_serve(candidates: &[&str], max: Duration) -> usize {
+    let deadline = Instant::now() + max;
+    loop {
+        let mut serving = Vec::new();
+        for (i, url) in candidates.iter().enumerate() {
+            if health(url).0 == 200 {
+                serving.push(i);
+            }
+        }
+        assert!(serving.len() <= 1, "two daemons serve at once: {serving:?} of {candidates:?}");
+        if let Some(i) = serving.first() {
+            return *i;
+        }
+        assert!(Instant::now() < deadline, "no standby served within {max:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until the standby at `url` names `leader` (its poll reads the lease row), at most
+/// `max`.
+async fn names_leader_within(url: &str, leader: &str, max: Duration) {
+    let deadline = Instant::now() + max;
+    loop {
+        let (status, text) = health(url);
+        let answer: Value = serde_json::from_str(&text).unwrap_or_default();
+        if status == 503 && answer["leader"] == leader {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{url} does not name the leader {leader} within {max:?}: {status} {text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_standbys_race_for_a_dead_leader_and_exactly_one_serves_each_time() {
+    let server = TestServer::start();
+    let url = server.fresh_database();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut a = leader(tmp.path(), "a", &url, &[]);
+    let mut c = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
+    let first = create_run(&mut c, "Before the race").await;
+    let mut standbys = vec![standby(tmp.path(), "b", &url, &[]), standby(tmp.path(), "c", &url, &[])];
+    for s in &standbys {
+        assert_not_leader(&s.url, "GET", "/executor", &a.url);
+    }
+
+    // Round 1: A dies; B and C both see the lease lapse; exactly one takes it.
+    a.kill9();
+    let urls: Vec<String> = standbys.iter().map(|s| s.url.clone()).collect();
+    let won = first_to_serve(&[&urls[0], &urls[1]], takeover_within()).await;
+    let mut winner = standbys.remove(won);
+    let mut loser = standbys.remove(0);
+    // The other stays a standby, several times to live later, and names the winner.
+    names_leader_within(&loser.url, &winner.url, takeover_within()).await;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(TTL_MS)).await;
+        assert_not_leader(&loser.url, "POST", "/mcp", &winner.url);
+    }
+    assert!(!loser.stderr().contains("promoted"), "the loser never took the lease: {}", loser.stderr());
+    let mut c = McpClient::connect(&winner.url, Some(TOKEN)).await.expect("connect");
+    assert!(run_ids(&mut c).await.contains(&first), "the run A acknowledged is on the winner");
+    let second = create_run(&mut c, "After the race").await;
+    let promoted = winner.stderr().lines().find(|l| l.contains("promoted")).map(String::from).unwrap_or_default();
+    assert!(promoted.contains("new_epoch=2"), "{promoted}");
+
+    // Round 2: the winner dies too; the one left takes over, with both runs.
+    winner.kill9();
+    serves_within(&loser.url, takeover_within()).await;
+    let mut c = McpClient::connect(&loser.url, Some(TOKEN)).await.expect("connect");
+    let ids = run_ids(&mut c).await;
+    assert!(ids.contains(&first) && ids.contains(&second), "{ids:?}");
+    let promoted = loser.stderr().lines().find(|l| l.contains("promoted")).map(String::from).unwrap_or_default();
+    assert!(promoted.contains("new_epoch=3"), "{promoted}");
+    loser.kill9();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_leader_is_taken_over_and_when_resumed_is_refused_and_exits() {
     let server = TestServer::start();

@@ -11,7 +11,7 @@
 
 use crate::error::{Error, describe};
 use crate::sql;
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
 use std::sync::mpsc::{Receiver, Sender};
 
 /// One stored row: its encoded key and value.
@@ -83,10 +83,8 @@ pub(crate) struct Opened {
 
 /// How the client thread connects and who it says it is.
 pub(crate) struct Connect {
-    /// The parsed connection string.
-    pub config: postgres::Config,
-    /// Host, port, user and database, for messages.
-    pub target: String,
+    /// The parsed connection string (its name for messages, its TLS).
+    pub target: crate::url::Target,
     /// Who holds the lease (the daemon's id), written into the lease row.
     pub holder: String,
     /// The URL the holder serves at, written into the lease row for standbys to name.
@@ -156,9 +154,8 @@ pub(crate) fn run(connect: Connect, ready: Sender<Result<Opened, Error>>, reques
 
 /// Connects, checks durability, makes the tables if needed and takes the next epoch.
 fn open(connect: &Connect) -> Result<(Conn, Opened), Error> {
-    let target = &connect.target;
-    let mut client =
-        connect.config.connect(NoTls).map_err(|source| Error::Connect { target: target.clone(), source })?;
+    let mut client = connect.target.connect()?;
+    let target = &connect.target.name;
     client.batch_execute(&sql::session_settings()).map_err(query("setting up the session"))?;
     let fsync: Option<String> =
         client.query_one(sql::SHOW_FSYNC, &[]).and_then(|row| row.try_get(0)).map_err(query("reading fsync"))?;
@@ -187,6 +184,10 @@ fn open(connect: &Connect) -> Result<(Conn, Opened), Error> {
         if format == Some(1) {
             tx.batch_execute(sql::UPGRADE_1_TO_2)
                 .map_err(|e| schema(format!("cannot upgrade the tables from format 1: {}", describe(&e))))?;
+        }
+        if matches!(format, Some(1 | 2)) {
+            tx.batch_execute(sql::UPGRADE_2_TO_3)
+                .map_err(|e| schema(format!("cannot upgrade the tables from format 2: {}", describe(&e))))?;
         }
         tx.commit().map_err(query("creating the tables"))?;
     }

@@ -9,7 +9,7 @@
 
 use crate::error::{Error, describe};
 use crate::sql;
-use postgres::{Client, NoTls};
+use postgres::Client;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -69,8 +69,9 @@ impl LeaseClient {
     /// Connects to `url` (as [`crate::PgStore::open`] does); every statement on this
     /// connection, a lock wait included, is bounded by `statement_ms`.
     pub fn connect(url: &str, statement_ms: u64) -> Result<LeaseClient, Error> {
-        let (config, target) = crate::url::parse_url(url, crate::CONNECT_TIMEOUT_MS_DEFAULT)?;
-        let mut client = config.connect(NoTls).map_err(|source| Error::Connect { target: target.clone(), source })?;
+        let target = crate::url::parse_url(url, crate::CONNECT_TIMEOUT_MS_DEFAULT)?;
+        let mut client = target.connect()?;
+        let target = target.name;
         client
             .batch_execute(&format!("SET statement_timeout = {statement_ms}"))
             .map_err(|source| Error::Query { during: "setting up the lease session", source })?;

@@ -9,8 +9,11 @@
 //!   it requests over a std channel and wait.
 //! - [`lease`]: the lease's expiry: [`lease::Keeper`] renews a leader's lease, and
 //!   [`lease::LeaseClient`] lets a standby read it.
-//! - `url.rs`: connection strings parsed (TLS refused, connecting bounded) and named
-//!   without the password.
+//! - [`blobs`]: [`blobs::BlobClient`], small named states kept whole (the daemon's OAuth
+//!   grants), each write fenced by the writer's epoch.
+//! - `url.rs`: connection strings parsed (connecting bounded) and named without the
+//!   password.
+//! - `tls.rs`: TLS to the database (`sslmode=require`, always verified; `sslrootcert`).
 //! - [`sql`]: every statement the store sends.
 //! - `verify.rs`: [`verify`], `store verify` on Postgres: one read-only snapshot, every
 //!   row checked, nothing changed, no lease taken.
@@ -35,6 +38,7 @@
 //! Architecture Invariant: a stored row that fails its magic, version, checksum, key or
 //! table check is reported with its key; it is never skipped.
 
+pub mod blobs;
 mod client;
 mod error;
 pub mod lease;
@@ -42,11 +46,13 @@ mod pg_store;
 pub mod sql;
 #[cfg(feature = "test-server")]
 pub mod test_server;
+mod tls;
 mod url;
 mod verify;
 
 pub use error::{Corruption, Error, StoredKey};
 pub use pg_store::{Options, PgStore, TABLE_EVENTS, TABLE_STATE, decode_row, is_postgres_url};
+pub use url::target_name;
 pub use verify::{PROBLEMS_LISTED_MAX, PgVerifyReport, VERIFY_STATEMENT_MS_MAX, verify};
 
 /// How long connecting may take by default, in milliseconds.

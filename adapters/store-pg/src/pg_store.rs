@@ -112,10 +112,9 @@ impl PgStore {
     /// next epoch, which fences off every store opened before this one.
     pub fn open_with(url: &str, options: Options) -> Result<PgStore, Error> {
         assert!(options.events_load_count_max > 0, "a store must load at least the newest event");
-        let (config, target) = parse_url(url, options.connect_timeout_ms)?;
+        let target = parse_url(url, options.connect_timeout_ms)?;
         let holder = options.holder.clone().unwrap_or_else(default_holder);
         let connect = Connect {
-            config,
             target: target.clone(),
             holder,
             holder_url: options.holder_url.clone(),
@@ -146,7 +145,7 @@ impl PgStore {
             }
         };
         Ok(PgStore {
-            target,
+            target: target.name,
             requests: Some(requests),
             thread: Some(thread),
             epoch: opened.epoch,

@@ -1,19 +1,23 @@
 //! Every SQL statement the store sends, in one place (`docs/scale-out.md` quotes them).
 //!
-//! Three tables, all created on first open: `orchestrator_lease` (one row: the schema's
+//! Four tables, all created on first open: `orchestrator_lease` (one row: the schema's
 //! format, the writer's epoch, the commit counter, the lease's holder, URL and expiry), `orchestrator_state` (every record but
-//! events, the latest per key) and `orchestrator_events` (the event log). Keys and values
+//! events, the latest per key), `orchestrator_events` (the event log) and
+//! `orchestrator_blobs` (small named states kept whole, each write fenced: the daemon's
+//! OAuth grants, `blobs.rs`). Keys and values
 //! are `bytea` in the fjall store's encoding (`store::key`, `store::envelope`): `bytea`
 //! compares byte by byte, so `ORDER BY key` is the order of `engine::RecordKey`, as in
 //! fjall.
 
 /// The table format this build writes and reads. A newer format is refused at open; an
-/// older one is upgraded in place ([`UPGRADE_1_TO_2`]).
+/// older one is upgraded in place ([`UPGRADE_1_TO_2`], then [`UPGRADE_2_TO_3`]).
 ///
 /// - 1: the lease row holds the epoch, the commit counter and who took it.
 /// - 2: the lease row also holds its expiry (`expires_at`, the database's clock) and the
 ///   URL its holder serves at (`holder_url`), for standbys.
-pub const FORMAT: i32 = 2;
+/// - 3: `orchestrator_blobs` (name, value): the leader's OAuth grants. An older build
+///   refuses it, so it cannot lead and serve OAuth from its own file instead.
+pub const FORMAT: i32 = 3;
 
 /// The advisory lock that serializes first-time table creation between two daemons that
 /// open an empty database at once (`CREATE TABLE IF NOT EXISTS` races otherwise). An
@@ -35,8 +39,9 @@ pub fn session_settings() -> String {
 /// exist, as on a database that is not PostgreSQL itself).
 pub const SHOW_FSYNC: &str = "SELECT current_setting('fsync', true)";
 
-/// Whether all three tables exist already (then nothing is created, so a role that may
-/// only read and write them, not create tables, can run the store on tables made for it).
+/// Whether the record tables exist already (then nothing is created, so a role that may
+/// only read and write them, not create tables, can run the store on tables made for it;
+/// format 3's `orchestrator_blobs` is made with them, or by [`UPGRADE_2_TO_3`]).
 pub const TABLES_EXIST: &str = "\
 SELECT to_regclass('orchestrator_lease') IS NOT NULL AND to_regclass('orchestrator_state') IS NOT NULL
     AND to_regclass('orchestrator_events') IS NOT NULL";
@@ -58,8 +63,9 @@ CREATE TABLE IF NOT EXISTS orchestrator_lease (
 );
 CREATE TABLE IF NOT EXISTS orchestrator_state (key bytea PRIMARY KEY, value bytea NOT NULL);
 CREATE TABLE IF NOT EXISTS orchestrator_events (key bytea PRIMARY KEY, value bytea NOT NULL);
+CREATE TABLE IF NOT EXISTS orchestrator_blobs (name text PRIMARY KEY, value bytea NOT NULL);
 INSERT INTO orchestrator_lease (id, format, epoch, commits, holder, taken_at, expires_at, holder_url)
-    VALUES (1, 2, 0, 0, '', now(), now(), '') ON CONFLICT (id) DO NOTHING";
+    VALUES (1, 3, 0, 0, '', now(), now(), '') ON CONFLICT (id) DO NOTHING";
 
 /// The format the lease row says the tables are in (run under [`LOCK_CREATE`]).
 pub const READ_FORMAT: &str = "SELECT format FROM orchestrator_lease WHERE id = 1";
@@ -70,6 +76,12 @@ pub const UPGRADE_1_TO_2: &str = "\
 ALTER TABLE orchestrator_lease ADD COLUMN IF NOT EXISTS expires_at timestamptz NOT NULL DEFAULT now(),
     ADD COLUMN IF NOT EXISTS holder_url text NOT NULL DEFAULT '';
 UPDATE orchestrator_lease SET format = 2 WHERE id = 1 AND format = 1";
+
+/// Format 2 to 3: the blobs' table (the leader's OAuth grants; empty: the first leader
+/// imports its grants file, `docs/scale-out.md`). Run as [`UPGRADE_1_TO_2`] is.
+pub const UPGRADE_2_TO_3: &str = "\
+CREATE TABLE IF NOT EXISTS orchestrator_blobs (name text PRIMARY KEY, value bytea NOT NULL);
+UPDATE orchestrator_lease SET format = 3 WHERE id = 1 AND format = 2";
 
 /// Opening takes the next epoch, if the lease is free: lapsed (its expiry passed, by the
 /// database's clock), or held by this same daemon id (a restarted leader takes its own
@@ -131,6 +143,19 @@ pub const LOAD_EVENTS: &str = "SELECT key, value FROM orchestrator_events ORDER 
 
 /// Events after a key, in order, at most `$2`.
 pub const EVENTS_AFTER: &str = "SELECT key, value FROM orchestrator_events WHERE key > $1 ORDER BY key LIMIT $2";
+
+/// A blob's fence, the first statement of its write's transaction: a row only while the
+/// lease holds the writer's epoch `$1`, whose share lock (held until the transaction ends)
+/// conflicts with [`TAKE_EPOCH`]'s update: a newer open waits for this write, or this
+/// write sees the newer epoch (and gets no row). Zero rows: fenced.
+pub const BLOB_FENCE: &str = "SELECT epoch FROM orchestrator_lease WHERE id = 1 AND epoch = $1 FOR SHARE";
+
+/// One blob by name (`$1`).
+pub const GET_BLOB: &str = "SELECT value FROM orchestrator_blobs WHERE name = $1";
+
+/// Writes blob `$1` whole (`$2`), after [`BLOB_FENCE`] in the same transaction.
+pub const PUT_BLOB: &str = "\
+INSERT INTO orchestrator_blobs (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value";
 
 /// `store verify`: the lease row as the check reports it.
 pub const VERIFY_LEASE: &str = "\

@@ -64,9 +64,20 @@ impl TestServer {
         TestServer::start_with(&[])
     }
 
+    /// [`TestServer::start`] with TLS on (`ssl=on`), presenting the certificate `cert` with
+    /// its key `key` (PEM files, copied into the server's directory for its user, the key
+    /// 0600 as the server demands). Connections in clear are still accepted.
+    pub fn start_tls(cert: &Path, key: &Path) -> TestServer {
+        TestServer::start_inner(&["ssl=on"], Some((cert, key)))
+    }
+
     /// [`TestServer::start`] with more server settings (`name=value`, each passed as
     /// `-c name=value` after the defaults, so they win).
     pub fn start_with(settings: &[&str]) -> TestServer {
+        TestServer::start_inner(settings, None)
+    }
+
+    fn start_inner(settings: &[&str], tls: Option<(&Path, &Path)>) -> TestServer {
         let bin = server_bin();
         let run_as = if running_as_root() { Some(unprivileged_user()) } else { None };
         // /tmp, not $TMPDIR: the unprivileged user must reach it, and the socket path must stay
@@ -88,6 +99,20 @@ impl TestServer {
                 .unwrap_or_else(|e| panic!("cannot hand {} to user {}: {e}", dir.display(), user.name));
         }
         let mut server = TestServer { dir, bin, port: 0, run_as, databases: AtomicU32::new(0) };
+        let mut settings: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
+        if let Some((cert, key)) = tls {
+            for (from, name, mode) in [(cert, "server.crt", 0o644), (key, "server.key", 0o600)] {
+                let to = server.dir.join(name);
+                std::fs::copy(from, &to).unwrap_or_else(|e| panic!("copy {} for the server: {e}", from.display()));
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode)).expect("chmod");
+                if let Some(user) = &server.run_as {
+                    std::os::unix::fs::chown(&to, Some(user.uid), Some(user.gid)).expect("chown");
+                }
+                let setting = if name == "server.crt" { "ssl_cert_file" } else { "ssl_key_file" };
+                settings.push(format!("{setting}={}", path(&to)));
+            }
+        }
         let data = server.data_dir();
         let initdb = server.run(
             "initdb",
@@ -103,7 +128,7 @@ impl TestServer {
                 server.port,
                 path(&server.dir)
             );
-            for setting in settings {
+            for setting in &settings {
                 options.push_str(&format!(" -c {setting}"));
             }
             let log = server.dir.join("server.log");

@@ -2,27 +2,49 @@
 //! same refusals and bounds, and named in messages without the password.
 
 use crate::error::Error;
+use crate::tls::{RustlsConnect, client_for, take_tls_params};
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Parses a connection string: refuses TLS (not built in), bounds connecting by
-/// `connect_timeout_ms` unless the string says otherwise, and names the application.
-/// Answers the config and its target for messages.
-pub(crate) fn parse_url(url: &str, connect_timeout_ms: u64) -> Result<(postgres::Config, String), Error> {
-    let mut config = postgres::Config::from_str(url).map_err(|e| Error::Config { problem: e.to_string() })?;
-    if config.get_ssl_mode() == postgres::config::SslMode::Require {
-        return Err(Error::Config {
-            problem: "sslmode=require: this build has no TLS for Postgres yet; reach the database over a private network or a local socket (docs/scale-out.md)".into(),
-        });
+/// A parsed connection string: what to connect to, how, and its name for messages.
+#[derive(Clone)]
+pub(crate) struct Target {
+    /// The parsed string (TLS parameters taken out: `tls.rs`).
+    pub config: postgres::Config,
+    /// Host, port, user and database (never the password), for messages.
+    pub name: String,
+    /// The TLS client when the string asked for TLS (`sslmode=require`).
+    pub tls: Option<RustlsConnect>,
+}
+
+impl Target {
+    /// One connection, over TLS when asked.
+    pub fn connect(&self) -> Result<postgres::Client, Error> {
+        crate::tls::connect(&self.config, self.tls.as_ref())
+            .map_err(|source| Error::Connect { target: self.name.clone(), source })
     }
+}
+
+/// Parses a connection string: reads its TLS parameters (`tls.rs`), bounds connecting by
+/// `connect_timeout_ms` unless the string says otherwise, and names the application.
+pub(crate) fn parse_url(url: &str, connect_timeout_ms: u64) -> Result<Target, Error> {
+    let (url, ask) = take_tls_params(url)?;
+    let mut config = postgres::Config::from_str(&url).map_err(|e| Error::Config { problem: e.to_string() })?;
+    let tls = client_for(&ask)?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_millis(connect_timeout_ms));
     }
     if config.get_application_name().is_none() {
         config.application_name("orchestrator");
     }
-    let target = target(&config);
-    Ok((config, target))
+    let name = target(&config);
+    Ok(Target { config, name, tls })
+}
+
+/// The database `url` names, as `user@host:port/database` (never the password), for
+/// messages and notes, without connecting.
+pub fn target_name(url: &str) -> Result<String, Error> {
+    parse_url(url, crate::CONNECT_TIMEOUT_MS_DEFAULT).map(|target| target.name)
 }
 
 /// `user@host:port/database` (never the password), for messages.

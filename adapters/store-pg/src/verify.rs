@@ -12,7 +12,6 @@ use crate::pg_store::{TABLE_EVENTS, TABLE_STATE, decode_row};
 use crate::sql;
 use engine::Record;
 use engine::ids::WorkerId;
-use postgres::NoTls;
 use postgres::fallible_iterator::FallibleIterator;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -40,8 +39,9 @@ pub struct PgVerifyReport {
 
 /// Reads the whole store at `url` in one read-only snapshot and says whether it is intact.
 pub fn verify(url: &str) -> Result<PgVerifyReport, Error> {
-    let (config, target) = crate::url::parse_url(url, crate::CONNECT_TIMEOUT_MS_DEFAULT)?;
-    let mut client = config.connect(NoTls).map_err(|source| Error::Connect { target: target.clone(), source })?;
+    let target = crate::url::parse_url(url, crate::CONNECT_TIMEOUT_MS_DEFAULT)?;
+    let mut client = target.connect()?;
+    let target = target.name;
     let query = |during: &'static str| move |source| Error::Query { during, source };
     client
         .batch_execute(&format!(

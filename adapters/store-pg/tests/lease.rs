@@ -2,7 +2,7 @@
 //! keeps another holder out (`PG_LEASE_HELD`, naming the leader's URL) while its own holder
 //! takes it back at once; renewals keep it live; it lapses by the database's clock after its
 //! time to live and another holder takes it; a renewal by a fenced epoch is refused
-//! (`PG_FENCED`, and the keeper says so); tables of format 1 are upgraded in place.
+//! (`PG_FENCED`, and the keeper says so); tables of format 1 are upgraded in place (to 3).
 
 use std::time::{Duration, Instant};
 use store_pg::lease::{Keeper, LeaseClient};
@@ -142,8 +142,10 @@ fn tables_of_format_1_are_upgraded_in_place() {
     let store = PgStore::open_with(&url, as_daemon("daemon-a", "http://a/mcp")).expect("open upgrades");
     assert_eq!(store.epoch(), 8, "the epoch goes on from format 1's");
     let rows = server.rows(&url, "SELECT format, holder_url FROM orchestrator_lease");
-    assert_eq!(rows[0][0].as_deref(), Some("2"));
+    assert_eq!(rows[0][0].as_deref(), Some("3"), "format 1 goes through 2 to 3");
     assert_eq!(rows[0][1].as_deref(), Some("http://a/mcp"));
+    let blobs = server.rows(&url, "SELECT count(*) FROM orchestrator_blobs");
+    assert_eq!(blobs[0][0].as_deref(), Some("0"), "format 3's table is made, empty");
 }
 
 /// A loopback port free a moment ago.

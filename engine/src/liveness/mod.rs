@@ -20,7 +20,7 @@ use crate::input::Observation;
 use crate::kind::ExecutorKind;
 use crate::limits::CLI_RETRY_MS_MAX;
 use crate::model::*;
-use crate::scheduler::{Decision, Hold};
+use crate::scheduler::{Decision, Hold, Wait};
 use crate::time::{MINUTE_MS, Timestamp};
 
 impl Engine {
@@ -67,14 +67,22 @@ impl Engine {
         Some(LivenessView { carrier, executor, kind, since, capable, absent_since: absent, retry, slot })
     }
 
-    /// The host slot the worker's next turn waits for, when that is what it waits for.
+    /// The slot the worker's next turn waits for (on its host, or on the account it would
+    /// run under there), when that is what it waits for.
     fn slot_wait(&self, w: &Worker) -> Option<SlotView> {
-        if !matches!(self.decide(w), Decision::WaitUntil(_, crate::scheduler::Wait::HostSlot)) {
-            return None;
-        }
+        let Decision::WaitUntil(_, wait) = self.decide(w) else { return None };
         let executor = self.target_executor(w.id)?;
-        let max = self.conn.turns_max(&executor)?;
-        Some(SlotView { busy: self.turns_on(&executor, w.id), max, executor })
+        match wait {
+            Wait::HostSlot => {
+                let max = self.conn.turns_max(&executor)?;
+                Some(SlotView { busy: self.turns_on(&executor, w.id), max, executor, account: None })
+            }
+            Wait::AccountSlot => {
+                let load = self.account_load(&executor, w)?;
+                Some(SlotView { busy: load.busy, max: load.max, executor, account: Some(load.name) })
+            }
+            _ => None,
+        }
     }
 
     /// Whether the worker needs an executor now: it would run (active, not waiting, not

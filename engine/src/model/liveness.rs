@@ -63,18 +63,22 @@ pub struct LivenessView {
     pub absent_since: Option<Timestamp>,
     /// Its CLI retrying inside the running turn, while its executor is connected.
     pub retry: Option<RetryView>,
-    /// Its next turn waits for a free slot on its host, which runs as many turns as it
-    /// allows.
+    /// Its next turn waits for a free slot on its host, or on its account, which runs as
+    /// many turns as it allows.
     pub slot: Option<SlotView>,
 }
 
-/// A CLI worker's next turn waiting for a free slot on its host.
+/// A CLI worker's next turn waiting for a free slot on its host, or on the account it
+/// runs under there.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlotView {
     /// The host (the executor that will carry the turn).
     pub executor: ExecutorId,
-    /// Its other workers' turns running or on their way now.
+    /// The host's other workers' turns running or on their way now (for an account: those
+    /// of the account's workers, on all its hosts).
     pub busy: u32,
-    /// How many it runs at once (its `hello`'s cap).
+    /// How many it runs at once (the host's `hello` cap, or the account's).
     pub max: u32,
+    /// The account whose slots are all taken; `None`: the host's are.
+    pub account: Option<std::sync::Arc<str>>,
 }

@@ -1,8 +1,10 @@
 //! The continuation scheduler: wakes, the ten-step evaluation of spec 000 §10.2 and the
 //! anti-spam floor. `timers.rs` holds each worker's next deadline (keepalive jitter,
 //! overdue commands, inspections, the dead-man check) and the tick; `stall.rs` the stall
-//! guard (no-progress time and attempts).
+//! guard (no-progress time and attempts); `slots.rs` the caps on CLI turns at once (per
+//! host, per account).
 
+pub(crate) mod slots;
 mod stall;
 pub(crate) mod timers;
 
@@ -61,6 +63,9 @@ pub(crate) enum Wait {
     /// A free slot on the CLI worker's host, which runs as many turns as its `hello`
     /// allows (looked at again every [`limits::HOST_SLOT_RECHECK_MS`]).
     HostSlot,
+    /// A free slot on the account the CLI worker runs under, which its hosts together
+    /// run as many turns under as their `hello`s allow (looked at again as often).
+    AccountSlot,
 }
 
 /// Whether the intent is the turn a `worker_attach` asked for (the first turn of a fresh
@@ -350,47 +355,6 @@ impl Engine {
             }
             _ => Decision::Hold(Hold::StateUnknown),
         }
-    }
-
-    /// A CLI turn's wait for a free slot on its host: while the executor that would carry
-    /// it runs as many turns as its `hello` allows (counting in-flight commands and
-    /// running turns of its other workers), the turn waits and is looked at again after
-    /// [`limits::HOST_SLOT_RECHECK_MS`]. A steer into a running turn needs no slot.
-    fn slot_at(&self, w: &Worker) -> Option<(Timestamp, Wait)> {
-        if !w.spec.executor.is_cli() {
-            return None;
-        }
-        let executor = self.target_executor(w.id)?;
-        let max = self.conn.turns_max(&executor)?;
-        (self.turns_on(&executor, w.id) >= max)
-            .then(|| (self.now.plus_ms(limits::HOST_SLOT_RECHECK_MS), Wait::HostSlot))
-    }
-
-    /// How many workers other than `except` have a command in flight or a turn running on
-    /// `executor`.
-    pub(crate) fn turns_on(&self, executor: &ExecutorId, except: WorkerId) -> u32 {
-        let on = |w: &&Worker| {
-            w.id != except
-                && (w.in_flight.is_some() || self.turn_running(w))
-                && self.carrier_of(w).as_ref() == Some(executor)
-        };
-        u32::try_from(self.state.workers.values().filter(on).count()).unwrap_or(u32::MAX)
-    }
-
-    /// Whether a CLI worker's command may not go to `executor` now: it runs as many turns
-    /// as its `hello` allows, counting the commands already handed to it and its running
-    /// turns (not the ones waiting, like this one, to be handed over: those go out one by
-    /// one as slots free).
-    pub(crate) fn host_full(&self, executor: &ExecutorId, worker: WorkerId) -> bool {
-        let cli = self.state.workers.get(&worker).is_some_and(|w| w.spec.executor.is_cli());
-        let Some(max) = self.conn.turns_max(executor).filter(|_| cli) else { return false };
-        let on = |w: &&Worker| {
-            w.id != worker
-                && (w.in_flight.is_some_and(|a| self.conn.sent_to(a) == Some(executor))
-                    || (self.turn_running(w) && self.carrier_of(w).as_ref() == Some(executor)))
-        };
-        let busy = u32::try_from(self.state.workers.values().filter(on).count()).unwrap_or(u32::MAX);
-        busy >= max
     }
 
     /// Step 9: when the anti-spam floor allows the next non-idle delivery.

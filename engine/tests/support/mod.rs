@@ -100,6 +100,20 @@ impl World {
         self.engine.worker_view(self.id(name)).expect("worker exists")
     }
 
+    /// Workers with a command in flight or a turn running (submitted or generating), by
+    /// name, sorted: what holds a slot on a host or an account.
+    pub fn busy(&self) -> Vec<String> {
+        let running = |w: &engine::model::Worker| {
+            w.turn.and_then(|t| self.engine.attempt(t)).is_some_and(|a| {
+                matches!(a.state, engine::model::AttemptState::Submitted | engine::model::AttemptState::Generating)
+            })
+        };
+        let mut names: Vec<String> =
+            self.engine.workers().filter(|w| w.in_flight.is_some() || running(w)).map(|w| self.name_of(w.id)).collect();
+        names.sort();
+        names
+    }
+
     pub fn name_of(&self, id: WorkerId) -> String {
         self.names.iter().find(|(_, w)| **w == id).map(|(n, _)| n.clone()).unwrap_or_else(|| id.to_string())
     }

@@ -229,8 +229,9 @@ impl World {
         }
     }
 
-    /// `hello E [steering] [kinds=codex,...] [journal=name:phase,...] [bind=name:state,...]`
-    /// (no `kinds=`: a ChatGPT executor, as today's extension).
+    /// `hello E [steering] [kinds=codex,...] [turns=N] [account=kind:name:max,...]
+    /// [journal=name:phase,...] [bind=name:state,...]` (no `kinds=`: a ChatGPT executor, as
+    /// today's extension).
     fn hello(&mut self, words: &[&str]) {
         let executor = ExecutorId::new(words[0]);
         let mut steering = false;
@@ -238,11 +239,24 @@ impl World {
         let mut journal = Vec::new();
         let mut bindings = Vec::new();
         let mut turns_max = None;
+        let mut accounts = Vec::new();
         for w in &words[1..] {
             if *w == "steering" {
                 steering = true;
             } else if let Some(n) = w.strip_prefix("turns=") {
                 turns_max = Some(n.parse().expect("turns=N"));
+            } else if let Some(list) = w.strip_prefix("account=") {
+                for item in list.split(',') {
+                    let mut parts = item.split(':');
+                    let (Some(kind), Some(name), Some(max)) = (parts.next(), parts.next(), parts.next()) else {
+                        panic!("account=kind:name:max, not {item}");
+                    };
+                    accounts.push(AccountCap {
+                        kind: ExecutorKind::parse(kind).expect("a kind"),
+                        name: name.into(),
+                        turns_max: max.parse().expect("account=kind:name:max"),
+                    });
+                }
             } else if let Some(list) = w.strip_prefix("kinds=") {
                 kinds = list.split(',').map(|k| ExecutorKind::parse(k).expect("a kind")).collect();
             } else if let Some(list) = w.strip_prefix("journal=") {
@@ -308,7 +322,15 @@ impl World {
                 panic!("bad hello word {w}");
             }
         }
-        self.input(Input::Executor(ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max }));
+        self.input(Input::Executor(ExecutorInput::Hello {
+            executor,
+            steering,
+            kinds,
+            bindings,
+            journal,
+            turns_max,
+            accounts,
+        }));
     }
 
     fn operation(&mut self, op: &str, args: &[&str]) {

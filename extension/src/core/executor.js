@@ -8,6 +8,7 @@
 //   tick(now)                            a timer fired (see the `setTimer` effect)
 //   settingsChanged(now, settings)
 //   socketOpened(now, connectionId) / socketMessage(now, connectionId, text) / socketClosed(now, connectionId, detail)
+//   probeAnswered(now, probeId, answer)  answer: {status, body} | {error} (daemon-link.js probed)
 //   pageMessage(now, tabId, message)     anything a content script sent on the `page` port
 //   pageDisconnected(now, tabId)         its port dropped
 //   tabOpened(now, requestId, tabId) / tabOpenFailed(now, requestId, detail)
@@ -18,6 +19,7 @@
 // Effects:
 //   {kind:'persist', key:'journal'|'bindings', value}
 //   {kind:'openSocket', connectionId, url} / {kind:'closeSocket', connectionId, reason}
+//   {kind:'probe', probeId, url}         GET url (a socket did not open: a standby?); answer with probeAnswered
 //   {kind:'send', connectionId, message, text}   text is the canonical encoding of message
 //   {kind:'toPage', tabId, message}      over the tab's `page` port
 //   {kind:'openTab', requestId, workerId, url}   answer with tabOpened / tabOpenFailed
@@ -157,7 +159,7 @@ export class Executor {
     return this.#input(now, () => {
       const previous = this.#settings;
       this.#settings = settings;
-      const reconnect = ['daemonUrl', 'token', 'executorId'].some((k) => previous[k] !== settings[k]);
+      const reconnect = ['daemonUrls', 'token', 'executorId'].some((k) => String(previous[k]) !== String(settings[k]));
       if (reconnect) {
         if (this.#link.connectionId !== null) this.#dropConnection('settings changed', true);
         this.#link.reset(now);
@@ -170,7 +172,7 @@ export class Executor {
 
   socketOpened(now, connectionId) {
     return this.#input(now, () => {
-      if (!this.#link.isCurrent(connectionId)) {
+      if (!this.#link.isCurrent(connectionId) || !this.#link.opening) {
         this.#emit({ kind: 'closeSocket', connectionId, reason: 'superseded' });
         return;
       }
@@ -181,7 +183,7 @@ export class Executor {
         token: this.#settings.token,
         executorId: this.#settings.executorId,
         protocol: PROTOCOL_VERSION,
-        capabilities: { steering: true, operator: true },
+        capabilities: { steering: true, operator: true, heartbeatEcho: true },
         concurrencyMax: this.#settings.concurrencyMax,
         bindings: this.#bindings.helloBindings(),
         journal: this.#journal.helloLines(),
@@ -204,13 +206,22 @@ export class Executor {
         }
         return;
       }
+      this.#link.heard(now, message.type === 'heartbeat');
       this.#onDaemonMessage(message);
     });
   }
 
   socketClosed(now, connectionId, detail = 'connection closed') {
     return this.#input(now, () => {
-      if (this.#link.isCurrent(connectionId)) this.#dropConnection(detail, false);
+      if (!this.#link.isCurrent(connectionId)) return;
+      if (this.#link.opening) this.#probe(detail, false);
+      else if (!this.#link.probing) this.#dropConnection(detail, false);
+    });
+  }
+
+  probeAnswered(now, probeId, answer) {
+    return this.#input(now, () => {
+      if (this.#link.isCurrent(probeId) && this.#link.probing) this.#probed(answer ?? {});
     });
   }
 
@@ -322,7 +333,9 @@ export class Executor {
   #tickAll() {
     const now = this.#now;
     const expired = this.#link.expired(now);
-    if (expired) this.#dropConnection(expired, true);
+    if (expired && this.#link.opening) this.#probe(expired, true);
+    else if (expired && this.#link.probing) this.#probed(null);
+    else if (expired) this.#dropConnection(expired, true);
     else if (this.#link.heartbeatDue(now)) this.#send({ v: PROTOCOL_VERSION, type: 'heartbeat' });
     this.#connectIfDue();
     this.#operator.tick(now);
@@ -351,10 +364,24 @@ export class Executor {
       this.#setStatus({ status: 'token_missing' });
       return;
     }
-    const id = this.#link.openIfDue(this.#now);
-    if (id === null) return;
-    this.#emit({ kind: 'openSocket', connectionId: id, url: this.#settings.daemonUrl });
+    const next = this.#link.openIfDue(this.#now, this.#settings.daemonUrls);
+    if (next === null) return;
+    this.#emit({ kind: 'openSocket', connectionId: next.id, url: next.url });
     if (this.#status.status !== 'unauthorized') this.#setStatus({ status: 'connecting' });
+  }
+
+  /** The socket did not open: its address is asked whether it is a standby (daemon-link.js probe). */
+  #probe(detail, closeSocket) {
+    if (closeSocket) this.#emit({ kind: 'closeSocket', connectionId: this.#link.connectionId, reason: detail });
+    const { id, url } = this.#link.probe(this.#now, detail);
+    this.#emit({ kind: 'probe', probeId: id, url });
+  }
+
+  /** The probe's answer: the next URL is opened, or the attempt ended and the status says what each said. */
+  #probed(answer) {
+    const { open, ended } = this.#link.probed(this.#now, answer);
+    if (open) this.#emit({ kind: 'openSocket', connectionId: open.id, url: open.url });
+    else if (this.#status.status !== 'unauthorized') this.#setStatus(ended);
   }
 
   #dropConnection(detail, closeSocket) {
@@ -380,6 +407,8 @@ export class Executor {
         return this.#operator.result(message);
       case 'operator.data':
         return this.#operator.data(message);
+      case 'heartbeat':
+        return; // the daemon's answer: `heard` counted it
     }
   }
 

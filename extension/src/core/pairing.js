@@ -1,7 +1,8 @@
 // Pairing with a daemon on this machine (docs/operator.md "Pairing"), as pure logic: where
 // to look (`discoveryCandidates`), what a probe's answer means (`readDiscovery`), a typed
 // code (`normalizeCode`), the exchange's request (`pairRequest`) and its answer
-// (`readPairAnswer`), and what the settings page says at each step (`pairingView`). The
+// (`readPairAnswer`), the daemon URLs stored after it (`pairedDaemonUrls`), and what the
+// settings page says at each step (`pairingView`). The
 // settings page does the fetching; nothing here touches the network or the clock.
 
 /** The daemon's default port (its `--listen` default, the one the docs name). */
@@ -16,7 +17,7 @@ export const CODE_DIGITS = 8;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /**
- * Where to look for a daemon, in order: the configured daemon address when it is on
+ * Where to look for a daemon, in order: the configured daemon addresses that are on
  * loopback, then 127.0.0.1 at the default port. Each `{host, httpBase, daemonUrl}`:
  * `httpBase` for `/pair`, `daemonUrl` the executor endpoint to store on success.
  */
@@ -27,13 +28,22 @@ export function discoveryCandidates(settings) {
     if (out.some((c) => c.host === authority)) return;
     out.push({ host: authority, httpBase: `http://${authority}`, daemonUrl: `ws://${authority}/executor` });
   };
-  const configured = settings?.daemonUrl;
-  if (typeof configured === 'string' && URL.canParse(configured)) {
+  for (const configured of Array.isArray(settings?.daemonUrls) ? settings.daemonUrls : []) {
+    if (typeof configured !== 'string' || !URL.canParse(configured)) continue;
     const url = new URL(configured);
     if (url.protocol === 'ws:' && LOOPBACK.has(url.hostname)) add(url.hostname, url.port || '80');
   }
   add('127.0.0.1', String(DAEMON_PORT_DEFAULT));
   return out;
+}
+
+/**
+ * The daemon URLs to store after pairing with the daemon at `daemonUrl`: the configured
+ * list when it names that daemon already (its standbys stay), else that daemon alone.
+ */
+export function pairedDaemonUrls(settings, daemonUrl) {
+  const configured = Array.isArray(settings?.daemonUrls) ? settings.daemonUrls : [];
+  return configured.includes(daemonUrl) ? [...configured] : [daemonUrl];
 }
 
 /** A probe's answer (`GET /pair`): `{found: true, version}` only from our daemon. */

@@ -67,6 +67,7 @@ export const PROTOCOL_ERROR_CLOSES = {
   DUPLICATE_HELLO: false,
   REPLACED: true,
   SUPERSEDED: true,
+  INVALID_ACCOUNT: true,
 };
 
 /** Why a frame could not be decoded or a message could not be encoded. */
@@ -212,8 +213,12 @@ const liveness = record([
   required('capableExecutors', u32),
   optional('absentSinceMs', u64),
   optional('retry', record([required('reason', string), optional('attempt', u32), required('sinceMs', u64)])),
-  // Its next turn waits for a free slot on its CLI host (`livenessText` says so).
-  optional('slot', record([required('executorId', string), required('busy', u32), required('max', u32)])),
+  // Its next turn waits for a free slot on its CLI host, or on the account it runs under
+  // there (`account`); `livenessText` says so.
+  optional(
+    'slot',
+    record([required('executorId', string), required('busy', u32), required('max', u32), optional('account', string)]),
+  ),
 ]);
 
 const workerSummary = record([
@@ -286,6 +291,8 @@ const EXECUTOR_MESSAGES = {
     // `kinds` absent: `["chatgpt"]`, which is what this extension runs (it never sends it).
     required('capabilities', record([
       required('steering', bool), optional('operator', bool, (on) => !on), optional('kinds', list(oneOf(EXECUTOR_KINDS))),
+      // Answer each heartbeat with one: this extension asks, to know a stopped daemon.
+      optional('heartbeatEcho', bool, (on) => !on),
     ])),
     required('concurrencyMax', u32),
     required('bindings', list(record(bindingFields))),
@@ -384,6 +391,8 @@ const DAEMON_MESSAGES = {
     optional('data', jsonObject),
     optional('error', errorOut),
   ],
+  // The answer to this extension's heartbeat (its hello asks for it): the daemon is alive.
+  heartbeat: [],
 };
 
 export const EXECUTOR_MESSAGE_TYPES = Object.keys(EXECUTOR_MESSAGES);

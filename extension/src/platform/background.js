@@ -1,6 +1,7 @@
 // The extension's background (a service worker in Chromium, an event page in Firefox):
 // thin glue that feeds browser events to the executor state machine (src/core/executor.js)
-// and performs the effects it returns: the daemon WebSocket, storage.local, tabs, the
+// and performs the effects it returns: the daemon WebSocket (and the probe of an address
+// whose socket did not open: a standby naming the leader?), storage.local, tabs, the
 // `page` port of content scripts, the operator UI's messages and the managed tabs' overlay,
 // a browser notification when a worker starts waiting for a person to approve a tool call,
 // and the watchdog's badge and notifications (src/core/watchdog.js: it only shows things).
@@ -13,6 +14,7 @@ import { restoreWatchdog, watch, worthSaving } from '../core/watchdog.js';
 import { absentNotifications, approvalNotifications, dashboardHash, overlayView, stoppedNotifications, unknownPageNotifications } from '../ui/view.js';
 import { loadRecords, loadSettings, loadWatchdog, saveRecord, saveSettings, saveWatchdog } from './storage.js';
 import { Sockets } from './socket.js';
+import { probeLeader } from './probe.js';
 
 const api = globalThis.browser ?? globalThis.chrome;
 
@@ -96,6 +98,10 @@ async function performOne(effect) {
       return sockets.close(effect.connectionId, effect.reason);
     case 'send':
       return sockets.send(effect.connectionId, effect.text);
+    case 'probe':
+      // Not awaited: the effects after it do not wait for the network.
+      probeLeader(effect.url).then((answer) => feed('probeAnswered', effect.probeId, answer));
+      return undefined;
     case 'toPage':
       return ports.get(effect.tabId)?.postMessage(effect.message);
     case 'openTab':

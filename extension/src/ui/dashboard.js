@@ -69,7 +69,7 @@ function announceChanges(view) {
   now.set('connection', { status: { key: view.connection.status, label: view.connection.label }, title: 'Connection' });
   if (lastStatuses) {
     const lines = [...now].filter(([id, r]) => lastStatuses.get(id) !== r.status.key
-      && ['needs_you', 'stalled', 'complete', 'failed', 'live', 'connecting', 'offline', 'unauthorized', 'token_missing'].includes(r.status.key))
+      && ['needs_you', 'stalled', 'complete', 'failed', 'live', 'connecting', 'offline', 'no_leader', 'unauthorized', 'token_missing'].includes(r.status.key))
       .map(([, r]) => `${r.title}: ${r.status.label}.`);
     if (lines.length) changes.textContent = lines.join(' ');
   }

@@ -1,19 +1,20 @@
 // Settings / Advanced: reads and writes the connection settings and limits through the
 // background (`ui.settings.get` / `ui.settings.set`), checked first with the same rules
 // the background applies (src/core/settings.js), so a wrong field is named before saving.
-// On top, pairing: a daemon on this machine is looked for (`GET /pair`) and a one-time
+// The daemon addresses are one per line (a leader and its standbys, tried in order). On
+// top, pairing: a daemon on this machine is looked for (`GET /pair`) and a one-time
 // code typed here is exchanged for the executor token (`POST /pair`, src/core/pairing.js),
 // which is then saved as a pasted one is.
 import { mergeSettings, appSelectionView, CONCURRENCY_MAX_RANGE, MANAGED_MAX_RANGE } from '../core/settings.js';
 import {
-  discoveryCandidates, readDiscovery, normalizeCode, pairRequest, readPairAnswer, pairingView, PAIR_FETCH_TIMEOUT_MS,
+  discoveryCandidates, readDiscovery, normalizeCode, pairRequest, readPairAnswer, pairingView, pairedDaemonUrls, PAIR_FETCH_TIMEOUT_MS,
 } from '../core/pairing.js';
 import { connectionView } from './view.js';
 import { send, watchState, connectionBadge } from './dom.js';
 
 const form = document.getElementById('form');
 const status = document.getElementById('status');
-const FIELDS = ['daemonUrl', 'token', 'executorId', 'appName', 'appDescription', 'concurrencyMax', 'managedMax'];
+const FIELDS = ['daemonUrls', 'token', 'executorId', 'appName', 'appDescription', 'concurrencyMax', 'managedMax'];
 const NUMBERS = { concurrencyMax: CONCURRENCY_MAX_RANGE, managedMax: MANAGED_MAX_RANGE };
 let stored = {};
 
@@ -21,6 +22,9 @@ function say(text, tone = 'info') {
   status.textContent = text;
   status.dataset.tone = tone;
 }
+
+/** A stored value as its field shows it: the daemon URLs one per line. */
+const shown = (name, value) => (name === 'daemonUrls' && Array.isArray(value) ? value.join('\n') : value ?? '');
 
 /** The form's values, numbers as numbers (an empty or odd one becomes NaN, which fails the check). */
 function formValues() {
@@ -34,7 +38,7 @@ async function loadSettings() {
   const answer = await send({ type: 'ui.settings.get' });
   if (answer?.ok === false) return say('Could not read the settings from the background.', 'error');
   stored = answer?.settings ?? answer ?? {};
-  for (const name of FIELDS) form.elements[name].value = stored[name] ?? '';
+  for (const name of FIELDS) form.elements[name].value = shown(name, stored[name]);
   showAppSelection(stored);
 }
 
@@ -48,7 +52,10 @@ function showAppSelection(settings) {
 
 async function loadConnection() {
   const answer = await send({ type: 'ui.state' });
-  document.getElementById('connection').replaceChildren(connectionBadge(connectionView(answer?.connection)));
+  const view = connectionView(answer?.connection);
+  document.getElementById('connection').replaceChildren(connectionBadge(view));
+  // When no daemon leads, what each address said (as the popup and the dashboard say it).
+  document.getElementById('connection-hint').textContent = view.status === 'no_leader' ? view.hint : '';
 }
 
 form.addEventListener('submit', async (event) => {
@@ -66,7 +73,7 @@ form.addEventListener('submit', async (event) => {
   }
   const answer = await send({ type: 'ui.settings.set', settings });
   if (answer?.ok === false) return say(`Not saved: ${answer.error?.message ?? answer.error?.code ?? 'the background refused'}.`, 'error');
-  const moved = settings.daemonUrl !== stored.daemonUrl;
+  const moved = String(settings.daemonUrls) !== String(stored.daemonUrls);
   stored = settings;
   showAppSelection(stored);
   say('Saved. The extension reconnects with the new settings.');
@@ -135,12 +142,12 @@ pairForm.addEventListener('submit', async (event) => {
   if (!answer) return showPairing({ phase: 'refused', text: `The daemon at ${found.host} did not answer. Is it still running?` });
   const result = readPairAnswer(answer.status, answer.body, answer.retryAfterS);
   if (!result.ok) return showPairing({ phase: 'refused', text: result.text });
-  const { settings } = mergeSettings(stored, { daemonUrl: found.daemonUrl, token: result.token });
+  const { settings } = mergeSettings(stored, { daemonUrls: pairedDaemonUrls(stored, found.daemonUrl), token: result.token });
   const saved = await send({ type: 'ui.settings.set', settings });
   if (saved?.ok === false) return showPairing({ phase: 'refused', text: 'Paired, but the settings could not be saved.' });
   stored = settings;
   pairForm.elements.code.value = '';
-  for (const name of ['daemonUrl', 'token']) form.elements[name].value = stored[name];
+  for (const name of ['daemonUrls', 'token']) form.elements[name].value = shown(name, stored[name]);
   showPairing({ phase: 'paired', host: found.host });
 });
 

@@ -234,12 +234,20 @@ const CONNECTIONS = {
   token_missing: { label: 'Token missing', tone: 'bad', glyph: '!', hint: 'Pair with the daemon, or paste the executor token, in Settings.' },
   unauthorized: { label: 'Token rejected', tone: 'bad', glyph: '!', hint: 'The daemon refused the executor token; check it in Settings.' },
   offline: { label: 'Offline', tone: 'bad', glyph: '○', hint: 'The orchestrator daemon is not reachable.' },
+  no_leader: { label: 'No leader', tone: 'bad', glyph: '○', hint: 'No daemon answered as the leader.' },
 };
 
-/** The connection badge: `{status, live, label, tone, glyph, hint}`. */
+/**
+ * The connection badge: `{status, live, label, tone, glyph, hint}`. When no daemon leads,
+ * the hint says what each daemon address said (the executor's `detail`).
+ */
 export function connectionView(connection) {
   const status = connection?.status in CONNECTIONS ? connection.status : 'offline';
-  return { status, live: status === 'live', ...CONNECTIONS[status] };
+  const view = { status, live: status === 'live', ...CONNECTIONS[status] };
+  if (status === 'no_leader' && typeof connection.detail === 'string' && connection.detail !== '') {
+    view.hint = `No daemon answered as the leader: ${connection.detail}. Trying again.`;
+  }
+  return view;
 }
 
 /** A duration for people: `45s`, `18m`, `2h 5m`, `3d 4h`. */

@@ -9,7 +9,7 @@ export const CONVERSATION = 'https://chatgpt.com/c/6a1f';
 export const OTHER_CONVERSATION = 'https://chatgpt.com/c/7b2e';
 
 export const SETTINGS = Object.freeze({
-  daemonUrl: 'ws://127.0.0.1:7411/executor',
+  daemonUrls: ['ws://127.0.0.1:7411/executor'],
   token: 'secret-token',
   executorId: 'ext-test',
   concurrencyMax: 4,

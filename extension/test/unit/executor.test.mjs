@@ -34,7 +34,7 @@ test('hello carries the token, id, protocol, capabilities, concurrency, bindings
   const hello = rig.connect();
   assert.deepEqual(hello, {
     v: 1, type: 'hello', token: 'secret-token', executorId: 'ext-test', protocol: 1,
-    capabilities: { steering: true, operator: true }, concurrencyMax: 4,
+    capabilities: { steering: true, operator: true, heartbeatEcho: true }, concurrencyMax: 4,
     bindings: [{ workerId: 'wrk-7', conversationUrl: CONVERSATION, open: true, observation: BOUND.observation }],
     journal: [{ commandId: 'cmd-11', phase: 'completed', stateSeq: 39 }],
   });
@@ -512,7 +512,8 @@ test('a dropped connection reconnects after a growing, capped backoff; a wake re
     rig.at(now).do('tick');
   }
   assert.deepEqual(delays, [1_000, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000]);
-  rig.do('socketClosed', rig.connectionId, 'gone');
+  const [probe] = rig.do('socketClosed', rig.connectionId, 'gone').filter((e) => e.kind === 'probe');
+  rig.do('probeAnswered', probe.probeId, { error: 'Failed to fetch' });
   assert.equal(rig.do('wake').filter((e) => e.kind === 'openSocket').length, 1);
 });
 

@@ -5,20 +5,30 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  discoveryCandidates, readDiscovery, normalizeCode, pairRequest, readPairAnswer, pairingView,
+  discoveryCandidates, readDiscovery, normalizeCode, pairRequest, readPairAnswer, pairingView, pairedDaemonUrls,
 } from '../../src/core/pairing.js';
 import { mergeSettings, SETTINGS_DEFAULTS } from '../../src/core/settings.js';
 
 test('the configured loopback daemon is tried first, then 127.0.0.1:7411, each once', () => {
   assert.deepEqual(discoveryCandidates(SETTINGS_DEFAULTS).map((c) => c.host), ['127.0.0.1:7411']);
-  const custom = discoveryCandidates({ daemonUrl: 'ws://localhost:9000/executor' });
+  const custom = discoveryCandidates({ daemonUrls: ['ws://localhost:9000/executor'] });
   assert.deepEqual(custom.map((c) => c.host), ['localhost:9000', '127.0.0.1:7411']);
   assert.equal(custom[0].httpBase, 'http://localhost:9000');
   assert.equal(custom[0].daemonUrl, 'ws://localhost:9000/executor');
   // A remote or TLS daemon is not probed from here: pairing is for this machine.
-  assert.deepEqual(discoveryCandidates({ daemonUrl: 'wss://o.example.com/executor' }).map((c) => c.host), ['127.0.0.1:7411']);
-  assert.deepEqual(discoveryCandidates({ daemonUrl: 'ws://192.168.1.5:7411/executor' }).map((c) => c.host), ['127.0.0.1:7411']);
-  assert.deepEqual(discoveryCandidates({ daemonUrl: 'nonsense' }).map((c) => c.host), ['127.0.0.1:7411']);
+  assert.deepEqual(discoveryCandidates({ daemonUrls: ['wss://o.example.com/executor'] }).map((c) => c.host), ['127.0.0.1:7411']);
+  assert.deepEqual(discoveryCandidates({ daemonUrls: ['ws://192.168.1.5:7411/executor'] }).map((c) => c.host), ['127.0.0.1:7411']);
+  assert.deepEqual(discoveryCandidates({ daemonUrls: ['nonsense'] }).map((c) => c.host), ['127.0.0.1:7411']);
+  // Several daemons on this machine (a leader and a standby): each loopback one, in order.
+  const two = discoveryCandidates({ daemonUrls: ['ws://192.168.1.5:7411/executor', 'ws://127.0.0.1:7412/executor', 'ws://localhost:9000/executor'] });
+  assert.deepEqual(two.map((c) => c.host), ['127.0.0.1:7412', 'localhost:9000', '127.0.0.1:7411']);
+});
+
+test('pairing keeps the configured daemons when they include the one paired with, else stores that one', () => {
+  const list = ['ws://127.0.0.1:7411/executor', 'ws://127.0.0.1:7412/executor'];
+  assert.deepEqual(pairedDaemonUrls({ daemonUrls: list }, 'ws://127.0.0.1:7412/executor'), list);
+  assert.deepEqual(pairedDaemonUrls({ daemonUrls: ['ws://10.0.0.5:7411/executor'] }, 'ws://127.0.0.1:7411/executor'), ['ws://127.0.0.1:7411/executor']);
+  assert.deepEqual(pairedDaemonUrls({}, 'ws://127.0.0.1:7411/executor'), ['ws://127.0.0.1:7411/executor']);
 });
 
 test('only our daemon counts as found', () => {
@@ -46,7 +56,7 @@ test('a good answer gives the token, saved as a pasted one would be', () => {
   const token = 'a'.repeat(64);
   const answer = readPairAnswer(200, { product: 'orchestrator', version: '0.1.0', executorToken: token, mcpUrl: 'http://127.0.0.1:7411/mcp' });
   assert.deepEqual(answer, { ok: true, token, version: '0.1.0' });
-  const { settings, errors } = mergeSettings(SETTINGS_DEFAULTS, { daemonUrl: 'ws://127.0.0.1:7411/executor', token: answer.token });
+  const { settings, errors } = mergeSettings(SETTINGS_DEFAULTS, { daemonUrls: ['ws://127.0.0.1:7411/executor'], token: answer.token });
   assert.deepEqual(errors, {});
   assert.equal(settings.token, token);
   assert.equal(readPairAnswer(200, { executorToken: 'short' }).ok, false, 'a token too short is no answer');

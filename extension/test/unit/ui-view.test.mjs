@@ -142,6 +142,16 @@ test('connection states: Live, Reconnecting, Token missing, Token rejected, Offl
   assert.match(connectionView({ status: 'token_missing' }).hint, /Settings/);
 });
 
+test('no daemon leads: No leader, and the hint says what each daemon address said', () => {
+  const said = 'ws://a/executor: a standby that names no leader yet (NOT_LEADER); ws://b/executor: closed (code 1006); no answer at /health';
+  const view = connectionView({ status: 'no_leader', detail: said });
+  assert.equal(view.label, 'No leader');
+  assert.equal(view.live, false);
+  assert.equal(view.hint, `No daemon answered as the leader: ${said}. Trying again.`);
+  assert.equal(connectionView({ status: 'no_leader' }).hint, 'No daemon answered as the leader.');
+  assert.equal(connectionView({ status: 'offline', detail: said }).hint, 'The orchestrator daemon is not reachable.');
+});
+
 test('ages and durations are relative to nowMs', () => {
   assert.equal(formatAge(NOW, NOW), 'just now');
   assert.equal(formatAge(NOW - 4_999, NOW), 'just now');

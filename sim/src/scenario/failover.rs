@@ -1,6 +1,6 @@
 //! Scenario files' failover lines (two daemons on one store): `standby on|off`,
 //! `at TIME kill|pause leader DURATION`, `at TIME partition leader store DURATION`,
-//! `expect lease-takes >= K` and `expect step-downs >= K`.
+//! `expect lease-takes >= K`, `expect step-downs >= K` and `expect silent-leaves >= K`.
 
 use super::{Expectation, duration_ms};
 use crate::faults::{LeaderFault, LeaderFaultKind, Reaction};
@@ -30,11 +30,14 @@ pub(super) fn parse(w: &[&str], knobs: &mut Knobs) -> Option<Result<Option<Expec
             knobs.leader_faults.push(LeaderFault { at_ms, kind, length_ms });
             Some(Ok(None))
         }
-        ["expect", what @ ("lease-takes" | "step-downs"), ">=", n] => Some(match n.parse::<usize>() {
-            Ok(n) if *what == "lease-takes" => Ok(Some(Expectation::LeaseTakesAtLeast(n))),
-            Ok(n) => Ok(Some(Expectation::StepDownsAtLeast(n))),
-            Err(_) => Err("expected a number"),
-        }),
+        ["expect", what @ ("lease-takes" | "step-downs" | "silent-leaves"), ">=", n] => {
+            Some(match n.parse::<usize>() {
+                Ok(n) if *what == "lease-takes" => Ok(Some(Expectation::LeaseTakesAtLeast(n))),
+                Ok(n) if *what == "silent-leaves" => Ok(Some(Expectation::SilentLeavesAtLeast(n))),
+                Ok(n) => Ok(Some(Expectation::StepDownsAtLeast(n))),
+                Err(_) => Err("expected a number"),
+            })
+        }
         _ => None,
     }
 }

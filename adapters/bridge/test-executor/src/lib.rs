@@ -44,11 +44,12 @@ pub fn hello(token: &str, executor_id: &str) -> Hello {
         token: token.to_string(),
         executor_id: executor_id.to_string(),
         protocol: PROTOCOL_VERSION,
-        capabilities: Capabilities { steering: true, operator: false, kinds: None },
+        capabilities: Capabilities { steering: true, operator: false, kinds: None, heartbeat_echo: false },
         concurrency_max: 4,
         bindings: Vec::<BindingWire>::new(),
         journal: Vec::<JournalWire>::new(),
         epoch: None,
+        accounts: None,
     }
 }
 

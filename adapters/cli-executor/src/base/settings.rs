@@ -87,3 +87,52 @@ impl std::str::FromStr for ClaudeSandbox {
         }
     }
 }
+
+/// `--account KIND=NAME:MAX` (e.g. `codex=team:6`): this host's workers of KIND run under
+/// the account NAME, which allows MAX turns at once across every host that names it.
+/// The rest of the checks (a kind this executor runs, one per kind) are the daemon's
+/// `accounts_problem`, run again at start.
+pub fn parse_account(spec: &str) -> Result<executor_protocol::AccountWire, String> {
+    let bad = || format!("{spec:?}: expected KIND=NAME:MAX, e.g. codex=team:6");
+    let (kind, rest) = spec.split_once('=').ok_or_else(bad)?;
+    let (name, max) = rest.rsplit_once(':').ok_or_else(bad)?;
+    let kind = match kind {
+        "codex" => executor_protocol::ExecutorKindWire::Codex,
+        "claude" => executor_protocol::ExecutorKindWire::Claude,
+        other => return Err(format!("{spec:?}: {other:?} is not a CLI kind (codex or claude)")),
+    };
+    let turns_max = max.parse::<u32>().map_err(|_| format!("{spec:?}: {max:?} is not a number of turns"))?;
+    let account = executor_protocol::AccountWire { kind, name: name.to_string(), turns_max };
+    let kinds = [engine::ExecutorKind::from(kind)];
+    match executor_protocol::accounts_problem(std::slice::from_ref(&account), &kinds) {
+        Some(problem) => Err(format!("{spec:?}: {problem}")),
+        None => Ok(account),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_account;
+
+    #[test]
+    fn an_account_flag_is_kind_name_and_cap_or_a_clear_error() {
+        let team = parse_account("codex=team:6").expect("valid");
+        assert_eq!(
+            (team.kind, team.name.as_str(), team.turns_max),
+            (executor_protocol::ExecutorKindWire::Codex, "team", 6)
+        );
+        let colons = parse_account("claude=ops:eu:2").expect("the cap is after the last colon");
+        assert_eq!(colons.name, "ops:eu");
+        for (spec, why) in [
+            ("codex", "expected KIND=NAME:MAX"),
+            ("codex=team", "expected KIND=NAME:MAX"),
+            ("chatgpt=team:2", "is not a CLI kind"),
+            ("codex=team:many", "is not a number of turns"),
+            ("codex=team:0", "turnsMax 0"),
+            ("codex=a b:1", "printable ASCII"),
+        ] {
+            let error = parse_account(spec).expect_err(spec);
+            assert!(error.contains(why), "{spec}: {error}");
+        }
+    }
+}

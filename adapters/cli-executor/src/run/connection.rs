@@ -25,7 +25,9 @@ use crate::base::tmpdir;
 use crate::base::worker::Out;
 use crate::claude::cli::{self, CLAUDE_VERSION};
 use crate::codex::{home, surface};
-use crate::run::router::{Reply, Router};
+use crate::run::mcp_relay::{McpRelay, RELAY_LEADER_WAIT_MS};
+use crate::run::router::{Intro, Reply, Router};
+use crate::run::stream::open_stream;
 use address::follow::{Follow, executor_url_of, leader_named};
 use executor_protocol::ExecutorKindWire;
 use futures_util::{SinkExt, StreamExt};
@@ -62,6 +64,13 @@ pub struct Options {
     pub daemon_ca: Option<PathBuf>,
     /// Workers' turns this host runs at once (`--turns-max`), announced in `hello`.
     pub turns_max: u32,
+    /// The accounts this host's workers run under (`--account KIND=NAME:MAX`), each with
+    /// its cap on turns at once across every host that names it, announced in `hello`.
+    pub accounts: Vec<executor_protocol::AccountWire>,
+    /// Give the children the MCP relay's loopback URL instead of `settings.mcp`'s, so
+    /// their calls follow the daemon this executor follows (several `--daemon` URLs and
+    /// no `--mcp-url`): [`crate::run::mcp_relay`].
+    pub mcp_relay: bool,
 }
 
 /// Checks the options, then serves until the daemon refuses this executor for good.
@@ -78,12 +87,35 @@ pub async fn run(options: Options) -> Result<(), Error> {
     let tls = address::tls::client_config(options.daemon_ca.as_deref())
         .map_err(|e| Error::BadOption { detail: format!("--daemon-ca {e}") })?;
     let mut settings = options.settings.clone();
+    // The children run in their workspaces, not here: a relative --state-dir (their
+    // CODEX_HOME and sessions live under it) would name another place for them.
+    settings.state_dir = std::path::absolute(&settings.state_dir).map_err(|e| Error::BadOption {
+        detail: format!("--state-dir {}: cannot make it absolute: {e}", settings.state_dir.display()),
+    })?;
+    let relay = match (options.mcp_relay, settings.mcp.as_mut()) {
+        (true, Some(mcp)) => {
+            let relay = McpRelay::start(tls.clone(), Duration::from_millis(RELAY_LEADER_WAIT_MS)).await?;
+            tracing::info!(url = relay.url(), "the children's MCP calls go through this relay to the leader");
+            mcp.url = relay.url().to_string();
+            Some(relay)
+        }
+        _ => None,
+    };
     settings.kinds = choose_kinds(options.kinds.as_deref(), &mut settings).await?;
     tracing::info!(kinds = ?settings.kinds, "running these kinds of workers");
-    if let Some(dir) = &settings.workspace
-        && !Path::new(dir).is_dir()
-    {
-        return Err(Error::BadOption { detail: format!("--workspace {dir}: not a directory") });
+    let kinds: Vec<engine::ExecutorKind> = settings.kinds.iter().map(|k| engine::ExecutorKind::from(*k)).collect();
+    if let Some(problem) = executor_protocol::accounts_problem(&options.accounts, &kinds) {
+        return Err(Error::BadOption { detail: format!("--account: {problem}") });
+    }
+    if let Some(dir) = &settings.workspace {
+        if !Path::new(dir).is_dir() {
+            return Err(Error::BadOption { detail: format!("--workspace {dir}: not a directory") });
+        }
+        // Kept in the journal with each session: the same directory after a restart from
+        // elsewhere.
+        let absolute = std::path::absolute(dir)
+            .map_err(|e| Error::BadOption { detail: format!("--workspace {dir}: cannot make it absolute: {e}") })?;
+        settings.workspace = Some(absolute.display().to_string());
     }
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -94,22 +126,19 @@ pub async fn run(options: Options) -> Result<(), Error> {
         epoch,
         "this start's epoch: an older process of this id is refused"
     );
+    let intro = Intro {
+        executor_id: options.executor_id.clone(),
+        epoch,
+        turns_max: options.turns_max,
+        accounts: options.accounts.clone(),
+    };
     let (mut router, mut reports) = Router::open(settings).await?;
     let mut backoff = RECONNECT_BACKOFF_MS_MIN;
     loop {
         let mut follow = Follow::new(options.urls.clone());
         let mut connected = false;
         while let Some(url) = follow.next_url() {
-            match connect(
-                &url,
-                &tls,
-                (&options.executor_id, epoch, options.turns_max),
-                &token,
-                &mut router,
-                &mut reports,
-            )
-            .await
-            {
+            match connect(&url, &tls, &intro, &token, (&mut router, &mut reports), relay.as_ref()).await {
                 Ok(welcomed) => {
                     if welcomed {
                         backoff = RECONNECT_BACKOFF_MS_MIN;
@@ -151,10 +180,10 @@ pub async fn run(options: Options) -> Result<(), Error> {
 async fn connect(
     url: &str,
     tls: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
-    (executor_id, epoch, turns_max): (&str, u64, u32),
+    intro: &Intro,
     token: &str,
-    router: &mut Router,
-    reports: &mut mpsc::Receiver<Out>,
+    (router, reports): (&mut Router, &mut mpsc::Receiver<Out>),
+    relay: Option<&McpRelay>,
 ) -> Result<bool, Error> {
     let ws_error = |e: tokio_tungstenite::tungstenite::Error| Error::Io {
         op: "websocket",
@@ -173,7 +202,7 @@ async fn connect(
         path: url.to_string(),
         detail: format!("no answer to the upgrade within {UPGRADE_WAIT_MS} ms"),
     })??;
-    ws.send(Message::Text(router.hello(token, executor_id, epoch, turns_max).into())).await.map_err(ws_error)?;
+    ws.send(Message::Text(router.hello(token, intro).into())).await.map_err(ws_error)?;
     let welcome = tokio::time::timeout(Duration::from_millis(WELCOME_WAIT_MS), async {
         loop {
             match ws.next().await {
@@ -196,6 +225,9 @@ async fn connect(
         detail: "no welcome in time".to_string(),
     })??;
     tracing::info!(url = url, heartbeat_ms = welcome, "connected to the daemon");
+    if let Some(relay) = relay {
+        relay.follow(url);
+    }
     for frame in router.landings() {
         ws.send(Message::Text(frame.into())).await.map_err(ws_error)?;
     }
@@ -257,52 +289,6 @@ async fn connect(
                 }
             }
         }
-    }
-}
-
-/// A byte stream under the WebSocket: plain TCP for `ws://`, TLS over it for `wss://`.
-trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
-impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for T {}
-
-/// The connection under `url`'s WebSocket: TCP to its host and port (80 or 443 by
-/// default), and for `wss://` a TLS handshake that checks the certificate against the
-/// host name (Mozilla's roots and `--daemon-ca`'s).
-async fn open_stream(
-    url: &str,
-    tls: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
-) -> Result<Box<dyn Stream>, Error> {
-    let failed = |op: &'static str, detail: String| Error::Io { op, path: url.to_string(), detail };
-    let secure = url.starts_with("wss://");
-    let rest = url.strip_prefix("wss://").or_else(|| url.strip_prefix("ws://")).unwrap_or(url);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if !port.contains(']') => {
-            (host, port.parse::<u16>().map_err(|_| failed("websocket", format!("bad port {port:?}")))?)
-        }
-        _ => (authority, if secure { 443 } else { 80 }),
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() {
-        return Err(failed("websocket", "no host".to_string()));
-    }
-    let tcp = tokio::net::TcpStream::connect((host, port)).await.map_err(|e| failed("connect", e.to_string()))?;
-    let _ = tcp.set_nodelay(true);
-    if !secure {
-        return Ok(Box::new(tcp));
-    }
-    let name = rustls_pki_types::ServerName::try_from(host.to_string())
-        .map_err(|e| failed("tls", format!("{host:?} is not a server name: {e}")))?;
-    match tokio_rustls::TlsConnector::from(tls.clone()).connect(name, tcp).await {
-        Ok(stream) => Ok(Box::new(stream)),
-        Err(e) => Err(failed(
-            "tls",
-            match address::tls::untrusted_certificate(&e) {
-                Some(why) => format!(
-                    "the daemon's certificate is not trusted ({why}): for a private CA or a self-signed certificate give its PEM with --daemon-ca FILE"
-                ),
-                None => format!("TLS handshake failed: {e}"),
-            },
-        )),
     }
 }
 

@@ -57,6 +57,26 @@ pub struct Router {
     tasks: JoinSet<()>,
 }
 
+/// Who this executor says it is in every `hello` of this start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Intro {
+    /// Its stable id (`--executor-id`, or the host id in the state directory).
+    pub executor_id: String,
+    /// This start's epoch: an older process of the same id is refused.
+    pub epoch: u64,
+    /// The host's cap on turns at once (`--turns-max`).
+    pub turns_max: u32,
+    /// The accounts its workers run under (`--account`), with their caps.
+    pub accounts: Vec<executor_protocol::AccountWire>,
+}
+
+impl Intro {
+    /// An introduction naming no account.
+    pub fn new(executor_id: &str, epoch: u64, turns_max: u32) -> Intro {
+        Intro { executor_id: executor_id.to_string(), epoch, turns_max, accounts: Vec::new() }
+    }
+}
+
 impl Router {
     /// Opens the journal in `settings.state_dir`, reaps what a previous executor left, and
     /// starts a task for every worker the journal knows (bound, or with open commands),
@@ -93,10 +113,11 @@ impl Router {
         Ok((router, reports))
     }
 
-    /// The `hello` frame: `token`, `executor_id`, steering, the kinds served, the bindings
-    /// with their newest state, the journal, this start's `epoch`, and the host's cap on
-    /// turns at once (`concurrencyMax`, which the daemon keeps to).
-    pub fn hello(&self, token: &str, executor_id: &str, epoch: u64, turns_max: u32) -> String {
+    /// The `hello` frame: `token`, the executor's introduction (its id, this start's
+    /// epoch, the host's cap on turns at once as `concurrencyMax`, the accounts its workers
+    /// run under), steering, the kinds served, the bindings with their newest state, and
+    /// the journal.
+    pub fn hello(&self, token: &str, intro: &Intro) -> String {
         let journal = lock(&self.shared.journal);
         let bindings = journal
             .bindings()
@@ -109,17 +130,20 @@ impl Router {
             .collect();
         let hello = Hello {
             token: token.to_string(),
-            executor_id: executor_id.to_string(),
+            executor_id: intro.executor_id.clone(),
             protocol: PROTOCOL_VERSION,
             capabilities: Capabilities {
                 steering: true,
                 operator: false,
                 kinds: Some(self.shared.settings.kinds.clone()),
+                // It pings the daemon at the WebSocket level instead.
+                heartbeat_echo: false,
             },
-            concurrency_max: turns_max,
+            concurrency_max: intro.turns_max,
             bindings,
             journal: journal.hello_lines(),
-            epoch: Some(epoch),
+            epoch: Some(intro.epoch),
+            accounts: (!intro.accounts.is_empty()).then(|| intro.accounts.clone()),
         };
         encode(&ExecutorMessage::Hello(hello))
     }
@@ -185,14 +209,15 @@ impl Router {
                         | ProtocolErrorCode::InvalidExecutorId
                 );
                 match (fatal, e.code.closes()) {
-                    (true, _) => Reply::Refused(Error::Refused { code: format!("{:?}", e.code), detail: e.detail }),
+                    (true, _) => Reply::Refused(Error::Refused { code: wire_code(e.code), detail: e.detail }),
                     (false, true) => Reply::Closing,
                     (false, false) => Reply::Send(Vec::new()),
                 }
             }
-            DaemonMessage::OperatorResult(_) | DaemonMessage::OperatorSummary(_) | DaemonMessage::OperatorData(_) => {
-                Reply::Send(Vec::new())
-            }
+            DaemonMessage::OperatorResult(_)
+            | DaemonMessage::OperatorSummary(_)
+            | DaemonMessage::OperatorData(_)
+            | DaemonMessage::Heartbeat {} => Reply::Send(Vec::new()),
         }
     }
 
@@ -287,4 +312,21 @@ impl Router {
 /// Codex, the only CLI it knew).
 fn kind_of(command: &CommandWire) -> ExecutorKindWire {
     command.executor_kind.unwrap_or(ExecutorKindWire::Codex)
+}
+
+/// A protocol error code as the wire and the docs spell it (`REPLACED`, not `Replaced`).
+fn wire_code(code: executor_protocol::ProtocolErrorCode) -> String {
+    serde_json::to_value(code).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| format!("{code:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use executor_protocol::ProtocolErrorCode;
+
+    #[test]
+    fn a_refusal_names_its_code_as_the_wire_does() {
+        assert_eq!(super::wire_code(ProtocolErrorCode::Replaced), "REPLACED");
+        assert_eq!(super::wire_code(ProtocolErrorCode::InvalidAccount), "INVALID_ACCOUNT");
+        assert_eq!(super::wire_code(ProtocolErrorCode::Unauthorized), "UNAUTHORIZED");
+    }
 }

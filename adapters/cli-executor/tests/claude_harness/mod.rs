@@ -289,6 +289,8 @@ pub fn options(daemon_url: &str, dirs: &Dirs, claude: &Claude) -> cli_executor::
         kinds: Some(vec![ExecutorKindWire::Claude]),
         daemon_ca: None,
         turns_max: cli_executor::base::limits::TURNS_MAX_DEFAULT,
+        accounts: Vec::new(),
+        mcp_relay: false,
     }
 }
 

@@ -220,6 +220,8 @@ pub fn options(daemon_url: &str, dirs: &Dirs, binary: &Binary) -> Options {
         kinds: Some(vec![executor_protocol::ExecutorKindWire::Codex]),
         daemon_ca: None,
         turns_max: cli_executor::base::limits::TURNS_MAX_DEFAULT,
+        accounts: Vec::new(),
+        mcp_relay: false,
     }
 }
 

@@ -1,7 +1,8 @@
 //! A loopback TCP forwarder standing in for "one address that follows the leader" (a load
 //! balancer, a floating IP: `docs/scale-out.md`): each connection goes to the first of its
 //! upstreams that accepts it, so once the leader is dead (its port refuses) it reaches the
-//! next daemon. It reads nothing of what it carries.
+//! next daemon. It reads nothing of what it carries. Bound first ([`Forward::bind`]), so
+//! that a `--public-url` can name it before the daemons it forwards to are started.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -10,18 +11,24 @@ use std::time::Duration;
 /// How long one upstream may take to accept a connection, in ms.
 const UPSTREAM_CONNECT_MS_MAX: u64 = 1_000;
 
-/// The forwarder's address; its threads end with the test process.
+/// The forwarder; its threads end with the test process.
 pub struct Forward {
     /// Where it listens (127.0.0.1, a free port).
     pub addr: SocketAddr,
+    /// The listener until [`Forward::start`] (connections wait in its backlog meanwhile).
+    listener: Option<TcpListener>,
 }
 
 impl Forward {
-    /// Listens on a free loopback port and forwards every connection to the first of
-    /// `upstreams` (`HOST:PORT`, in order) that accepts it.
-    pub fn start(upstreams: Vec<SocketAddr>) -> Forward {
+    /// Listens on a free loopback port; forwards nothing until [`Forward::start`].
+    pub fn bind() -> Forward {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the forwarder");
-        let addr = listener.local_addr().expect("addr");
+        Forward { addr: listener.local_addr().expect("addr"), listener: Some(listener) }
+    }
+
+    /// Forwards every connection to the first of `upstreams` (in order) that accepts it.
+    pub fn start(&mut self, upstreams: Vec<SocketAddr>) {
+        let listener = self.listener.take().expect("started once");
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -29,12 +36,11 @@ impl Forward {
                 std::thread::spawn(move || forward(client, &upstreams));
             }
         });
-        Forward { addr }
     }
 
-    /// `http://ADDR/mcp`: the MCP URL through the forwarder.
-    pub fn mcp_url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+    /// `http://ADDR`: the forwarder as a `--public-url`.
+    pub fn public_url(&self) -> String {
+        format!("http://{}", self.addr)
     }
 }
 

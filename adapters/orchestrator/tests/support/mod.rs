@@ -133,10 +133,15 @@ impl Daemon {
     /// `orchestrator serve ARGS` expected to wait as a standby: answers once it recorded its
     /// URL in `DIR/mcp-url` (a standby prints its endpoint line only once it leads).
     pub fn serve_standby(dir: &Path, args: &[&str]) -> Daemon {
+        Daemon::serve_standby_on(dir, "127.0.0.1:0", args)
+    }
+
+    /// The same on `listen` (a fixed port, when its URL file names a `--public-url`).
+    pub fn serve_standby_on(dir: &Path, listen: &str, args: &[&str]) -> Daemon {
         let log = dir.with_extension(format!("log-{}", std::process::id()));
         let stderr = std::fs::File::create(&log).expect("log file");
         let mut child = Command::new(orchestrator_bin())
-            .args(["serve", "--data-dir", dir.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
+            .args(["serve", "--data-dir", dir.to_str().expect("utf-8 path"), "--listen", listen])
             .args(args)
             .env_remove("ORCHESTRATOR_MCP_TOKEN")
             .env_remove("ORCHESTRATOR_DATA_DIR")

@@ -42,21 +42,26 @@ pub struct LivenessOut {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetryOut>,
     /// Its next turn waits for a free slot on its host (a CLI executor runs as many turns
-    /// at once as its `--turns-max` allows).
+    /// at once as its `--turns-max` allows) or on the account it runs under there (as many
+    /// as its `--account` allows, on all the hosts that name it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<SlotOut>,
 }
 
-/// A CLI worker's next turn waiting for a free slot on its host.
+/// A CLI worker's next turn waiting for a free slot on its host, or on its account.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SlotOut {
     /// The host, by the id its `hello` gave.
     pub executor_id: String,
-    /// Its other workers' turns running or on their way now.
+    /// Its other workers' turns running or on their way now (for an account: the
+    /// account's, on all its hosts).
     pub busy: u32,
     /// How many it runs at once.
     pub max: u32,
+    /// The account whose slots are all taken; absent: the host's are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
 }
 
 /// A CLI retrying inside a worker's running turn.
@@ -89,7 +94,12 @@ impl From<&LivenessView> for LivenessOut {
             capable_executors: l.capable,
             absent_since_ms: l.absent_since.map(ms),
             retry: l.retry.as_ref().map(RetryOut::from),
-            slot: l.slot.as_ref().map(|s| SlotOut { executor_id: s.executor.to_string(), busy: s.busy, max: s.max }),
+            slot: l.slot.as_ref().map(|s| SlotOut {
+                executor_id: s.executor.to_string(),
+                busy: s.busy,
+                max: s.max,
+                account: s.account.as_ref().map(ToString::to_string),
+            }),
         }
     }
 }
@@ -121,10 +131,18 @@ impl LivenessOut {
         let since = |prefix: &str| self.since_ms.map(|t| format!("{prefix}{}", clock(t))).unwrap_or_default();
         let executor = self.executor_id.as_deref().unwrap_or("?");
         if let Some(slot) = &self.slot {
-            return format!(
-                "waiting for a free slot on {kind} {}: {} of {} turns running there",
-                slot.executor_id, slot.busy, slot.max
-            );
+            return match &slot.account {
+                Some(account) => format!(
+                    "waiting for a free slot on the {} account {account}: {} of {} turns running under it",
+                    kind.trim_end_matches(" CLI"),
+                    slot.busy,
+                    slot.max
+                ),
+                None => format!(
+                    "waiting for a free slot on {kind} {}: {} of {} turns running there",
+                    slot.executor_id, slot.busy, slot.max
+                ),
+            };
         }
         match self.state.as_str() {
             "connected" => match &self.retry {
@@ -185,8 +203,10 @@ mod tests {
     #[test]
     fn a_turn_waiting_for_a_slot_on_its_host_says_so() {
         let mut l = live("connected", "codex", Some("build-2"), 1);
-        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 3, max: 3 });
+        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 3, max: 3, account: None });
         assert_eq!(l.line(), "waiting for a free slot on Codex CLI build-2: 3 of 3 turns running there");
+        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 6, max: 6, account: Some("team".into()) });
+        assert_eq!(l.line(), "waiting for a free slot on the Codex account team: 6 of 6 turns running under it");
     }
 
     #[test]

@@ -115,6 +115,8 @@ pub struct Session {
     closed: bool,
     /// The executor renders the operator UI (from its hello).
     operator: bool,
+    /// The executor wants its heartbeats answered (`capabilities.heartbeatEcho`).
+    heartbeat_echo: bool,
     /// The per-host token its hello carried, when it was one (checked again by
     /// [`Session::still_authorized`], so a removed host is cut off).
     host_token: Option<String>,
@@ -132,6 +134,7 @@ impl Session {
             executor: None,
             closed: false,
             operator: false,
+            heartbeat_echo: false,
             host_token: None,
             bucket_milli,
             bucket_at_ms: None,
@@ -213,6 +216,10 @@ impl Session {
                         format!("executorId must be 1 to {EXECUTOR_ID_BYTES_MAX} printable ASCII characters"),
                     );
                 }
+                let kinds = crate::kinds_of(hello.capabilities.kinds.as_deref());
+                if let Some(problem) = crate::accounts_problem(hello.accounts.as_deref().unwrap_or_default(), &kinds) {
+                    return self.error(ProtocolErrorCode::InvalidAccount, problem);
+                }
                 let executor = ExecutorId::new(&hello.executor_id);
                 let welcome = DaemonMessage::Welcome(Welcome {
                     protocol: PROTOCOL_VERSION,
@@ -223,6 +230,7 @@ impl Session {
                 });
                 self.executor = Some(executor.clone());
                 self.operator = hello.capabilities.operator;
+                self.heartbeat_echo = hello.capabilities.heartbeat_echo;
                 self.host_token = host.then(|| hello.token.clone());
                 let epoch = hello.epoch;
                 Step {
@@ -290,6 +298,9 @@ impl Session {
                         ..Step::default()
                     },
                 }
+            }
+            (Some(_), ExecutorMessage::Heartbeat {}) if self.heartbeat_echo => {
+                Step { replies: vec![DaemonMessage::Heartbeat {}], ..Step::default() }
             }
             (Some(executor), message) => {
                 let inputs = message.into_input(executor).into_iter().collect();

@@ -97,6 +97,7 @@ fn the_document_lists_every_error_code() {
         ProtocolErrorCode::DuplicateHello,
         ProtocolErrorCode::Replaced,
         ProtocolErrorCode::Superseded,
+        ProtocolErrorCode::InvalidAccount,
     ];
     for code in codes {
         let wire = serde_json::to_string(&code).expect("codes serialize");
@@ -176,10 +177,11 @@ fn hello(token: &str, executor_id: &str) -> Hello {
         token: token.to_string(),
         executor_id: executor_id.to_string(),
         protocol: PROTOCOL_VERSION,
-        capabilities: Capabilities { steering: true, operator: false, kinds: None },
+        capabilities: Capabilities { steering: true, operator: false, kinds: None, heartbeat_echo: false },
         concurrency_max: 4,
         bindings: Vec::new(),
         journal: Vec::new(),
         epoch: None,
+        accounts: None,
     }
 }

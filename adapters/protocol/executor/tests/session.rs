@@ -31,7 +31,7 @@ fn hello_with_the_right_token_registers_and_becomes_the_engines_hello() {
     assert_eq!(step.registered, Some(ExecutorId::new("chrome-1")));
     assert!(!step.close);
     assert!(matches!(step.replies[..], [DaemonMessage::Welcome(_)]));
-    let ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max } = &step.inputs[0] else {
+    let ExecutorInput::Hello { executor, steering, kinds, bindings, journal, turns_max, .. } = &step.inputs[0] else {
         panic!("expected a hello input, got {:?}", step.inputs);
     };
     assert_eq!(executor, &ExecutorId::new("chrome-1"));
@@ -510,4 +510,68 @@ fn the_oauth_answer_decodes_as_its_own_shape_and_holds_no_secret_field() {
     for forbidden in ["token", "sha256", "hash", "handle", "verifier", "secret"] {
         assert!(!text.to_lowercase().contains(forbidden), "the OAuth answer names {forbidden}");
     }
+}
+
+/// A CLI executor's `hello` with these `accounts` (JSON), running `codex` workers only.
+fn cli_hello(accounts: &str) -> String {
+    format!(
+        r#"{{"v":1,"type":"hello","token":"secret","executorId":"build-1","protocol":1,"capabilities":{{"steering":true,"kinds":["codex"]}},"concurrencyMax":4,"bindings":[],"journal":[],"accounts":{accounts}}}"#
+    )
+}
+
+#[test]
+fn a_hellos_accounts_reach_the_engine_with_their_caps() {
+    let mut s = Session::new(SessionConfig::new("secret"));
+    let step = s.on_text(&cli_hello(r#"[{"kind":"codex","name":"team","turnsMax":6}]"#), 0);
+    assert!(matches!(step.replies[..], [DaemonMessage::Welcome(_)]), "{:?}", step.replies);
+    let ExecutorInput::Hello { accounts, turns_max, .. } = &step.inputs[0] else {
+        panic!("expected a hello input, got {:?}", step.inputs);
+    };
+    assert_eq!(turns_max, &Some(4));
+    let expected = engine::AccountCap { kind: engine::ExecutorKind::Codex, name: "team".into(), turns_max: 6 };
+    assert_eq!(accounts, &[expected]);
+    // Without the field: no account, and the hello is a browser's as before.
+    let mut s = Session::new(SessionConfig::new("secret"));
+    let step = s.on_text(&hello("secret"), 0);
+    let ExecutorInput::Hello { accounts, .. } = &step.inputs[0] else { panic!("a hello") };
+    assert!(accounts.is_empty());
+}
+
+#[test]
+fn accounts_named_wrongly_close_the_connection_with_invalid_account_and_no_input() {
+    let cases = [
+        (r#"[{"kind":"claude","name":"team","turnsMax":6}]"#, "claude workers, which this executor does not run"),
+        (r#"[{"kind":"chatgpt","name":"team","turnsMax":6}]"#, "chatgpt workers"),
+        (r#"[{"kind":"codex","name":"a team","turnsMax":6}]"#, "printable ASCII"),
+        (r#"[{"kind":"codex","name":"","turnsMax":6}]"#, "printable ASCII"),
+        (r#"[{"kind":"codex","name":"team","turnsMax":0}]"#, "turnsMax 0 is not 1 to"),
+        (
+            r#"[{"kind":"codex","name":"a","turnsMax":1},{"kind":"codex","name":"b","turnsMax":1}]"#,
+            "two accounts for codex workers",
+        ),
+    ];
+    for (accounts, why) in cases {
+        let mut s = Session::new(SessionConfig::new("secret"));
+        let step = s.on_text(&cli_hello(accounts), 0);
+        assert_eq!(error_code(&step), Some(ProtocolErrorCode::InvalidAccount), "{accounts}");
+        let Some(DaemonMessage::ProtocolError(e)) = step.replies.first() else { panic!("an error") };
+        assert!(e.detail.contains(why), "{accounts}: {}", e.detail);
+        assert!(step.close && step.inputs.is_empty() && step.registered.is_none(), "{accounts}");
+    }
+}
+
+#[test]
+fn a_heartbeat_is_answered_only_when_the_hello_asked_for_it() {
+    let asked = r#"{"v":1,"type":"hello","token":"secret","executorId":"chrome-1","protocol":1,"capabilities":{"steering":true,"heartbeatEcho":true},"concurrencyMax":4,"bindings":[],"journal":[]}"#;
+    let mut s = Session::new(SessionConfig::new("secret"));
+    assert!(matches!(s.on_text(asked, 0).replies[..], [DaemonMessage::Welcome(_)]));
+    let step = s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 1);
+    assert_eq!(step.replies, [DaemonMessage::Heartbeat {}]);
+    assert!(step.inputs.is_empty() && !step.close);
+    assert_eq!(encode(&DaemonMessage::Heartbeat {}), r#"{"v":1,"type":"heartbeat"}"#);
+    // A hello that did not ask (every executor before it, the CLI executor) gets no echo.
+    let mut s = Session::new(SessionConfig::new("secret"));
+    s.on_text(&hello("secret"), 0);
+    let step = s.on_text(r#"{"v":1,"type":"heartbeat"}"#, 1);
+    assert!(step.replies.is_empty() && step.inputs.is_empty() && !step.close);
 }

@@ -235,6 +235,9 @@ pub enum ProtocolErrorCode {
     /// A later start of this executor id (a higher `hello.epoch`) connected: this one is
     /// the older process, on a replaced host or a second copy, and must stop. Closes.
     Superseded,
+    /// `hello.accounts` names an account wrongly (a kind the executor does not run, a bad
+    /// name, a cap of no turns, two for one kind, too many). Closes.
+    InvalidAccount,
 }
 
 impl ProtocolErrorCode {

@@ -12,8 +12,9 @@
 //! - `operator.rs`: the operator channel's actions and queries with their answers;
 //!   `summary.rs` its pushed `operator.summary`; `oauth.rs` its OAuth approval.
 //! - `kind.rs`: the executor kinds and a CLI worker's workspace; `landing.rs`: where a
-//!   CLI steer landed.
+//!   CLI steer landed; `account.rs`: the accounts a CLI executor's workers run under.
 
+mod account;
 mod command;
 mod kind;
 mod landing;
@@ -23,6 +24,7 @@ mod operator;
 mod report;
 mod summary;
 
+pub use account::*;
 pub use command::*;
 pub use kind::*;
 pub use landing::*;
@@ -135,6 +137,10 @@ pub enum DaemonMessage {
     /// The answer to an `operator.query`.
     #[serde(rename = "operator.data")]
     OperatorData(OperatorDataWire),
+    /// The answer to an executor's `heartbeat`, when its `hello` asked for one
+    /// (`capabilities.heartbeatEcho`): the daemon is alive and reads its socket.
+    #[serde(rename = "heartbeat")]
+    Heartbeat {},
 }
 
 impl DaemonMessage {
@@ -147,6 +153,7 @@ impl DaemonMessage {
             DaemonMessage::OperatorResult(_) => "operator.result",
             DaemonMessage::OperatorSummary(_) => "operator.summary",
             DaemonMessage::OperatorData(_) => "operator.data",
+            DaemonMessage::Heartbeat {} => "heartbeat",
         }
     }
 }

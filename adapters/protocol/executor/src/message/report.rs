@@ -2,7 +2,7 @@
 //! the journal lines and `command.result`, with their exact conversions to the engine's
 //! types. The observed conversation state inside a binding is in `observation.rs`.
 
-use super::{ExecutorKindWire, ObservationWire, command_id, kinds_of, printed};
+use super::{AccountWire, ExecutorKindWire, ObservationWire, command_id, kinds_of, printed};
 use engine::ids::{CommandId, ExecutorId, WorkerId};
 use engine::{BindingReport, CommandOutcome, ExecErrorCode, ExecutorInput, JournalEntry, JournalPhase, Observation};
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,10 @@ pub struct Hello {
     /// which the daemon refuses with `SUPERSEDED`. Absent: no fence (the extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epoch: Option<u64>,
+    /// The accounts its CLI workers run under, each with a cap on turns at once that every
+    /// executor naming the same account shares (`account.rs`). Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accounts: Option<Vec<AccountWire>>,
 }
 
 impl Hello {
@@ -47,6 +51,7 @@ impl Hello {
             bindings: self.bindings.into_iter().map(BindingReport::from).collect(),
             journal: self.journal.into_iter().map(JournalEntry::from).collect(),
             turns_max,
+            accounts: self.accounts.iter().flatten().map(engine::AccountCap::from).collect(),
         }
     }
 }
@@ -65,6 +70,12 @@ pub struct Capabilities {
     /// kinds get commands through it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kinds: Option<Vec<ExecutorKindWire>>,
+    /// It wants each of its `heartbeat`s answered with one (the browser extension: a
+    /// browser's WebSocket cannot ping, so a daemon stopped without closing the socket
+    /// is known only by the echoes stopping). Absent: no echo (older executors, which
+    /// would not know the message).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub heartbeat_echo: bool,
 }
 
 /// A binding: the worker's managed tab and its conversation.
