@@ -169,6 +169,19 @@ pub enum Error {
         /// The target.
         dir: PathBuf,
     },
+    /// The thread of a checkpoint could not be started. The store is poisoned from here
+    /// on; what was acknowledged before is on disk (in the group log).
+    #[error(
+        "cannot start a checkpoint thread for the store in {}: {source}; the store is poisoned: exit and restart to recover (acknowledged writes are on disk)",
+        dir.display()
+    )]
+    CheckpointThread {
+        /// The data directory.
+        dir: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// An earlier failure poisoned the store; it accepts no more work.
     #[error(
         "store in {} is poisoned by an earlier failure ({cause}); exit and restart to recover",
@@ -199,6 +212,7 @@ impl Error {
             Error::MarkMissing { .. } => "STORE_MARK_MISSING",
             Error::Mark { .. } => "STORE_MARK_IO",
             Error::TargetExists { .. } => "STORE_TARGET_EXISTS",
+            Error::CheckpointThread { .. } => "STORE_CHECKPOINT_THREAD",
             Error::Poisoned { .. } => "STORE_POISONED",
         }
     }

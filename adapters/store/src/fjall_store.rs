@@ -1,9 +1,10 @@
 //! [`FjallStore`]: the runtime's store seam on a fjall database in a locked directory.
 
 use crate::before_open::{BeforeOpen, StartGuard};
+use crate::checkpoint::{KEYSPACES_LOG, Logs};
 use crate::envelope;
 use crate::error::{Corruption, Error, StoredKey};
-use crate::group_log::{self, GroupWriter, KEYSPACE_LOG, Overlay};
+use crate::group_log::{self, GroupWriter};
 use crate::journal_scan::{self, JournalScan, Tail};
 use crate::key;
 use crate::mark::{self, MarkProblem, MarkWriter};
@@ -15,7 +16,7 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The keyspace of every record but events: the latest version per key.
 pub const KEYSPACE_STATE: &str = "state";
@@ -37,14 +38,17 @@ const JOURNAL_BYTES_MAX: u64 = 64 * 1024 * 1024;
 /// measurable change in recovery, which is dominated by parsing the journal
 /// (docs/benchmarks.md); fjall's default of 64 MiB doubled the worst recovery.
 const MEMTABLE_BYTES_MAX: u64 = 16 * 1024 * 1024;
-/// Default of [`Options::checkpoint_log_bytes`]: group log bytes since the last
-/// checkpoint past which a commit checkpoints (writes the
-/// overlay into the `state` and `events` keyspaces and clears the log). It bounds what a
-/// start decodes into the overlay, and the memory the overlay holds; a checkpoint costs
-/// one ingestion per keyspace (tables and a version, fsynced) inside the commit that
-/// passes it. Below the log keyspace's memtable size, so the log is never flushed by
-/// size (docs/store.md).
+/// Default of [`Options::checkpoint_log_bytes`]: active group log bytes past which a
+/// commit starts a checkpoint (a thread that writes the log's records into the `state`
+/// and `events` keyspaces and clears the log, `checkpoint.rs`). With
+/// [`LOG_BYTES_MAX_DEFAULT`] it bounds what a start decodes into the overlays and the
+/// memory they hold.
 pub const CHECKPOINT_LOG_BYTES_DEFAULT: u64 = 8 * 1024 * 1024;
+/// Default of [`Options::log_bytes_max`]: active group log bytes past which a commit
+/// waits for the checkpoint in flight (one that did not finish while the log grew by
+/// another [`CHECKPOINT_LOG_BYTES_DEFAULT`]). At most the log keyspace's memtable size,
+/// so a log is never flushed by size; a start decodes at most two logs of this size.
+pub const LOG_BYTES_MAX_DEFAULT: u64 = 2 * CHECKPOINT_LOG_BYTES_DEFAULT;
 
 /// Knobs of a [`FjallStore`].
 #[derive(Clone, Debug)]
@@ -57,9 +61,13 @@ pub struct Options {
     /// every record, and the next start decodes no log). `false` leaves the log as a
     /// crash would: the recovery benchmark measures the start after a crash with it.
     pub checkpoint_on_close: bool,
-    /// Group log bytes past which a commit checkpoints ([`CHECKPOINT_LOG_BYTES_DEFAULT`]);
-    /// the kill -9 test's child sets it small, so that kills land inside checkpoints.
+    /// Active group log bytes past which a commit starts a checkpoint in the background
+    /// ([`CHECKPOINT_LOG_BYTES_DEFAULT`]); the kill -9 test's child sets it small, so
+    /// that kills land inside checkpoints.
     pub checkpoint_log_bytes: u64,
+    /// Active group log bytes past which a commit waits for the checkpoint in flight
+    /// ([`LOG_BYTES_MAX_DEFAULT`]; at least `checkpoint_log_bytes`).
+    pub log_bytes_max: u64,
 }
 
 impl Default for Options {
@@ -68,6 +76,7 @@ impl Default for Options {
             events_load_count_max: engine::limits::EVENTS_RETAINED_COUNT_DEFAULT,
             checkpoint_on_close: true,
             checkpoint_log_bytes: CHECKPOINT_LOG_BYTES_DEFAULT,
+            log_bytes_max: LOG_BYTES_MAX_DEFAULT,
         }
     }
 }
@@ -87,19 +96,15 @@ pub struct FjallStore {
     state: Keyspace,
     /// Events by cursor.
     events: Keyspace,
-    /// The group log: one item per group commit, keyed by commit number, until a
-    /// checkpoint (`group_log.rs`).
-    log: Keyspace,
-    /// The records the log holds, read over `state` and `events` until a checkpoint.
-    overlay: Overlay,
-    /// A checkpoint happened and fjall has not been asked to flush since: the next
-    /// commit asks (fjall starts a new journal file only inside a flush, so without one
-    /// the journal it replays on open would grow with the history).
-    flush_pending: bool,
+    /// The two group logs (one item per group commit, keyed by commit number, until a
+    /// checkpoint), the overlays of their records that reads consult over `state` and
+    /// `events`, and the checkpoint in flight (`checkpoint.rs`).
+    logs: Logs,
     /// Bounds on what a load returns.
     options: Options,
-    /// The first failure; once set, every call fails with [`Error::Poisoned`].
-    poisoned: OnceLock<String>,
+    /// The first failure; once set, every call fails with [`Error::Poisoned`]. Shared
+    /// with the checkpoint's thread, which sets it when a checkpoint fails.
+    poisoned: Arc<OnceLock<String>>,
     /// The newest durable commit (the commit counter, [`key::COMMITS_KEY`]).
     commits: u64,
     /// The acknowledged high-water mark, written after every durable commit.
@@ -168,7 +173,7 @@ impl FjallStore {
         // From here a refusal puts back what the open changed: `start` is declared before
         // the fjall handles, so it is dropped (and puts the files back) after them.
         let mut start = StartGuard::new(BeforeOpen::take(&dir, &db_path, scan).map_err(data_dir_error)?);
-        let (db, state, events, log) = match open_database(&db_path) {
+        let (db, state, events, logs) = match open_database(&db_path) {
             Ok(opened) => opened,
             Err(source) => {
                 start.refuse();
@@ -182,8 +187,8 @@ impl FjallStore {
                 return Err(error);
             }
         };
-        let overlay = match group_log::replay(&dir, &log) {
-            Ok(overlay) => overlay,
+        let replayed = match group_log::replay(&dir, [&logs[0], &logs[1]]) {
+            Ok(replayed) => replayed,
             Err(error) => {
                 start.refuse();
                 return Err(error);
@@ -224,21 +229,10 @@ impl FjallStore {
                 return Err(Error::Mark { path: mark_path, source });
             }
         }
-        Ok(FjallStore {
-            dir,
-            db,
-            state,
-            events,
-            log,
-            overlay,
-            flush_pending: false,
-            options,
-            poisoned: OnceLock::new(),
-            commits,
-            mark,
-            start,
-            _lock: lock,
-        })
+        let poisoned = Arc::new(OnceLock::new());
+        let logs =
+            Logs::new(dir.clone(), state.clone(), events.clone(), logs, replayed, Arc::clone(&poisoned), &options);
+        Ok(FjallStore { dir, db, state, events, logs, options, poisoned, commits, mark, start, _lock: lock })
     }
 
     /// The newest durable commit, as counted by the store's commit counter.
@@ -249,6 +243,18 @@ impl FjallStore {
     /// The data directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Whether the start found a checkpoint a crash interrupted (both group logs held
+    /// commits); the store finishes it in the background from its first commit on.
+    pub fn resumed_checkpoint(&self) -> bool {
+        self.logs.resumed()
+    }
+
+    /// Waits for the checkpoint in flight, if one runs: its error if it failed (the
+    /// store is poisoned then). A clean close waits too.
+    pub fn checkpoint_wait(&mut self) -> Result<(), Error> {
+        self.logs.wait().map(|_| ())
     }
 
     /// Whether an earlier failure poisoned the store.
@@ -275,8 +281,9 @@ impl FjallStore {
         let mut records = Vec::new();
         let mut specs = crate::specs::SpecRejoin::default();
         let stored = self.state.iter().map(entry_bytes).filter(|e| !matches!(e, Ok((k, _)) if k == key::COMMITS_KEY));
-        let overlay = self.overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
-        for entry in group_log::merge(stored, overlay, false) {
+        let frozen = self.logs.frozen().state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
+        let active = self.logs.overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
+        for entry in group_log::merge(group_log::merge(stored, frozen, false), active, false) {
             let (k, v) = entry.map_err(|e| self.fail("reading records", e))?;
             let mut record = decode_entry(&k, &v, false)?;
             specs.rejoin(&mut record);
@@ -284,36 +291,15 @@ impl FjallStore {
         }
         let mut recent = Vec::new();
         let stored = self.events.iter().rev().map(entry_bytes);
-        for entry in
-            group_log::merge(stored, self.overlay.events_newest_first(), true).take(self.options.events_load_count_max)
+        let frozen = group_log::merge(stored, self.logs.frozen().events_newest_first(), true);
+        for entry in group_log::merge(frozen, self.logs.overlay.events_newest_first(), true)
+            .take(self.options.events_load_count_max)
         {
             let (k, v) = entry.map_err(|e| self.fail("reading records", e))?;
             recent.push(decode_entry(&k, &v, true)?);
         }
         records.extend(recent.into_iter().rev());
         Ok(records)
-    }
-
-    /// Writes the overlay into the `state` and `events` keyspaces and clears the log.
-    /// Each keyspace gets one ingestion (sorted, as tables, no journal items), durable
-    /// when it returns (lsm-tree fsyncs the tables and the version). Only then is the log
-    /// cleared; a crash before that replays the log over the ingested records, which
-    /// leaves the same latest version per key (replay is idempotent). A checkpoint runs
-    /// inside the commit that passes the size (or at a clean close), so a failure is
-    /// reported as that commit's, after its group was made durable (like a failed mark).
-    fn checkpoint(&mut self) -> Result<(), Error> {
-        if self.overlay.is_empty() {
-            return Ok(());
-        }
-        let state = self.overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
-        group_log::ingest(&self.state, state)
-            .map_err(|e| self.fail("committing a batch (its checkpoint: ingesting records)", e))?;
-        group_log::ingest(&self.events, self.overlay.events_from(0))
-            .map_err(|e| self.fail("committing a batch (its checkpoint: ingesting events)", e))?;
-        self.log.clear().map_err(|e| self.fail("committing a batch (its checkpoint: clearing the group log)", e))?;
-        self.overlay.clear();
-        self.flush_pending = true;
-        Ok(())
     }
 
     /// Fails a start after fjall opened: poisons the store; once it is dropped (and
@@ -343,8 +329,11 @@ impl Drop for FjallStore {
     fn drop(&mut self) {
         // A store that served (or wrote) and is not poisoned leaves its records in the
         // keyspaces; one that never served leaves every file as the start found it.
+        // The checkpoint in flight ends first either way (its thread holds fjall handles).
         if self.options.checkpoint_on_close && !self.start.pending() && !self.is_poisoned() {
-            let _ = self.checkpoint();
+            let _ = self.logs.close();
+        } else {
+            let _ = self.logs.wait();
         }
         // The mark is not synced per commit; a clean close makes it exact.
         let _ = self.mark.sync();
@@ -432,8 +421,8 @@ pub(crate) fn precheck(dir: &Path, scan: &JournalScan, acknowledged: Option<u64>
     }
 }
 
-/// Opens the fjall database and its two keyspaces.
-pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace, Keyspace), fjall::Error> {
+/// Opens the fjall database and its keyspaces: `state`, `events` and the two group logs.
+pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace, [Keyspace; 2]), fjall::Error> {
     // No journal compression: a group log value is large enough for fjall to compress
     // it (LZ4) at every commit, and its replay encodes every item again (compressing it
     // again) to check the batch checksum: most of a start's time (docs/benchmarks.md).
@@ -444,8 +433,9 @@ pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace
     let keyspace_options = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES_MAX);
     let state = db.keyspace(KEYSPACE_STATE, keyspace_options)?;
     let events = db.keyspace(KEYSPACE_EVENTS, keyspace_options)?;
-    let log = db.keyspace(KEYSPACE_LOG, keyspace_options)?;
-    Ok((db, state, events, log))
+    let log_a = db.keyspace(KEYSPACES_LOG[0], keyspace_options)?;
+    let log_b = db.keyspace(KEYSPACES_LOG[1], keyspace_options)?;
+    Ok((db, state, events, [log_a, log_b]))
 }
 
 /// Creates the database in a staging directory and renames it into place. fjall does
@@ -503,6 +493,8 @@ impl runtime::Store for FjallStore {
         }
         // Writing accepts the start: what was there before the open is superseded.
         self.start.accept();
+        // A checkpoint a crash interrupted is resumed now; a failed one fails this commit.
+        let mut checkpointed = self.logs.before_commit()?;
         let commits = self.commits + 1;
         // The whole group is one item of the log keyspace (fjall's recovery costs per
         // item, `group_log.rs`).
@@ -522,7 +514,7 @@ impl runtime::Store for FjallStore {
         let group = group.finish();
         let group_bytes = group.len() as u64;
         let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
-        batch.insert(&self.log, group_log::log_key(commits), group);
+        batch.insert(self.logs.active_log(), group_log::log_key(commits), group);
         // The commit counter rides in the same batch, so whatever recovery gives back is
         // "through commit N" for one N.
         batch.insert(&self.state, key::COMMITS_KEY, key::encode_commits(commits));
@@ -539,20 +531,20 @@ impl runtime::Store for FjallStore {
             return Err(error);
         }
         for (record_key, value) in staged {
-            self.overlay.put(record_key, value);
+            self.logs.overlay.put(record_key, value);
         }
-        self.overlay.log_bytes += group_bytes;
-        if self.flush_pending {
-            // This commit's counter is in the state memtable: rotating it hands fjall a
-            // flush, inside which fjall starts a new journal once the active one is past
-            // its size (fjall's only rotation point).
-            self.flush_pending = false;
+        self.logs.overlay.log_bytes += group_bytes;
+        // Starts a checkpoint in the background when the log is due; waits only when the
+        // one in flight fell a whole log behind (`Options::log_bytes_max`).
+        checkpointed |= self.logs.after_commit()?;
+        if checkpointed {
+            // A checkpoint finished: this commit's counter is in the state memtable, and
+            // rotating it hands fjall a flush, inside which fjall starts a new journal
+            // once the active one is past its size (fjall's only rotation point; without
+            // one the journal a start replays would grow with the history).
             self.state
                 .rotate_memtable()
                 .map_err(|e| self.fail("committing a batch (rotating the state memtable)", e))?;
-        }
-        if self.overlay.log_bytes >= self.options.checkpoint_log_bytes {
-            self.checkpoint()?;
         }
         Ok(())
     }
@@ -564,7 +556,8 @@ impl runtime::Store for FjallStore {
         let to = key::encode(RecordKey::Event(Cursor(u64::MAX)));
         let mut events = Vec::with_capacity(limit.min(engine::limits::EVENTS_PAGE_COUNT_MAX));
         let stored = self.events.range(from.as_bytes()..=to.as_bytes()).map(entry_bytes);
-        for entry in group_log::merge(stored, self.overlay.events_from(first), false).take(limit) {
+        let frozen = group_log::merge(stored, self.logs.frozen().events_from(first), false);
+        for entry in group_log::merge(frozen, self.logs.overlay.events_from(first), false).take(limit) {
             let (k, v) = entry.map_err(|e| self.fail("reading records", e))?;
             match decode_entry(&k, &v, true)? {
                 Record::Event(event) => events.push(event),

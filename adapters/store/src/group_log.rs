@@ -22,8 +22,6 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
 
-/// The keyspace of the group log, keyed by commit number.
-pub const KEYSPACE_LOG: &str = "log";
 /// Format version of a log value.
 pub const GROUP_VALUE_VERSION: u8 = 1;
 /// Bytes of a log value before its records: version, commit number, record count.
@@ -141,6 +139,11 @@ pub struct Overlay {
 }
 
 impl Overlay {
+    /// An empty overlay.
+    pub const fn new() -> Overlay {
+        Overlay { state: BTreeMap::new(), events: BTreeMap::new(), log_bytes: 0 }
+    }
+
     /// Records one record's envelope; a later one of the same key wins.
     pub fn put(&mut self, record_key: RecordKey, value: Vec<u8>) {
         match record_key {
@@ -159,6 +162,13 @@ impl Overlay {
             self.put(record_key, value.to_vec());
         }
         self.log_bytes += value_bytes as u64;
+    }
+
+    /// Lays `newer` (the overlay of later commits) over this one.
+    pub fn extend(&mut self, newer: Overlay) {
+        self.state.extend(newer.state);
+        self.events.extend(newer.events);
+        self.log_bytes += newer.log_bytes;
     }
 
     /// Whether nothing waits for a checkpoint.
@@ -234,16 +244,66 @@ pub(crate) fn ingest<'a>(
     ingestion.finish()
 }
 
-/// Reads the group log into an overlay (the records committed since the last
-/// checkpoint), checking every entry.
-pub(crate) fn replay(dir: &Path, log: &Keyspace) -> Result<Overlay, Error> {
-    let mut overlay = Overlay::default();
-    for entry in log.iter() {
-        let (k, v) = entry.into_inner().map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
-        let (_, records) = decode_group(&k, &v)?;
-        overlay.apply(records, v.len());
+/// What the two group logs hold at a start.
+#[derive(Debug)]
+pub struct Replayed {
+    /// Which log new commits go to: the one holding the newest commits (the first if
+    /// both are empty).
+    pub active: usize,
+    /// The active log's records.
+    pub overlay: Overlay,
+    /// The other log's records when it holds any: a checkpoint a crash interrupted, whose
+    /// commits are all older than the active log's.
+    pub interrupted: Option<Overlay>,
+}
+
+impl Replayed {
+    /// Every record of both logs, the newer laid over the older (what `verify` reads).
+    pub fn into_overlay(self) -> Overlay {
+        match self.interrupted {
+            Some(mut older) => {
+                older.extend(self.overlay);
+                older
+            }
+            None => self.overlay,
+        }
     }
-    Ok(overlay)
+}
+
+/// Reads both group logs (the records committed since the last checkpoint), checking
+/// every entry, and tells which is the active one. Two logs whose commits interleave are
+/// no state the store writes: refused as corrupt.
+pub fn replay(dir: &Path, logs: [&Keyspace; 2]) -> Result<Replayed, Error> {
+    let mut read: [Option<((u64, u64), Overlay)>; 2] = [None, None];
+    for (slot, log) in read.iter_mut().zip(logs) {
+        let mut overlay = Overlay::new();
+        let mut range: Option<(u64, u64)> = None;
+        // Keys are big-endian commit numbers: the iteration is in commit order.
+        for entry in log.iter() {
+            let (k, v) = entry.into_inner().map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+            let (commit, records) = decode_group(&k, &v)?;
+            range = Some((range.map_or(commit, |(first, _)| first), commit));
+            overlay.apply(records, v.len());
+        }
+        *slot = range.map(|range| (range, overlay));
+    }
+    let [a, b] = read;
+    match (a, b) {
+        (None, None) => Ok(Replayed { active: 0, overlay: Overlay::new(), interrupted: None }),
+        (Some((_, overlay)), None) => Ok(Replayed { active: 0, overlay, interrupted: None }),
+        (None, Some((_, overlay))) => Ok(Replayed { active: 1, overlay, interrupted: None }),
+        (Some((ra, a)), Some((rb, b))) if ra.1 < rb.0 => Ok(Replayed { active: 1, overlay: b, interrupted: Some(a) }),
+        (Some((ra, a)), Some((rb, b))) if rb.1 < ra.0 => Ok(Replayed { active: 0, overlay: a, interrupted: Some(b) }),
+        (Some((ra, _)), Some((rb, _))) => Err(Error::Corrupt {
+            key: StoredKey(log_key(ra.0.max(rb.0)).to_vec()),
+            problem: Corruption::Payload {
+                detail: format!(
+                    "the group logs hold interleaved commits ({}..={} and {}..={}), which no checkpoint leaves",
+                    ra.0, ra.1, rb.0, rb.1
+                ),
+            },
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -64,6 +64,7 @@
 //! check is reported with its key; it is never skipped.
 
 mod before_open;
+mod checkpoint;
 pub mod envelope;
 mod error;
 mod fjall_store;
@@ -76,6 +77,9 @@ pub mod tree_scan;
 mod verify;
 pub mod workload;
 
+pub use checkpoint::KEYSPACES_LOG;
 pub use error::{Corruption, Error, StoredKey};
-pub use fjall_store::{CHECKPOINT_LOG_BYTES_DEFAULT, FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE, Options};
+pub use fjall_store::{
+    CHECKPOINT_LOG_BYTES_DEFAULT, FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE, LOG_BYTES_MAX_DEFAULT, Options,
+};
 pub use verify::{SalvageReport, VerifyReport, salvage, verify};

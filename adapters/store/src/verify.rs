@@ -216,7 +216,7 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
             std::fs::remove_file(&later.path).map_err(data_dir_error(work))?;
         }
     }
-    let (db, state, events, log) = match crate::fjall_store::open_database(&copy) {
+    let (db, state, events, logs) = match crate::fjall_store::open_database(&copy) {
         Ok(opened) => opened,
         Err(source) => {
             let error = Error::Open { dir: dir.to_path_buf(), source };
@@ -257,7 +257,7 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
     read(&events, true, &mut event_records);
     // The group log holds the commits since the last checkpoint: they win over the
     // keyspaces, key by key.
-    match crate::group_log::replay(dir, &log) {
+    match crate::group_log::replay(dir, [&logs[0], &logs[1]]).map(crate::group_log::Replayed::into_overlay) {
         Ok(overlay) => {
             let mut state_by_key: BTreeMap<RecordKey, Record> =
                 state_records.into_iter().map(|r| (r.key(), r)).collect();
@@ -284,7 +284,7 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
         }
         Err(error) => problems.push(format!("reading stops in the group log: {error}")),
     }
-    drop((state, events, log, db));
+    drop((state, events, logs, db));
     Ok(ReadBack { recovered, state: state_records, events: event_records, problems, opened: true })
 }
 

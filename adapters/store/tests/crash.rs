@@ -71,6 +71,7 @@ fn kill_9_at_random_moments_loses_no_acknowledged_mutation() {
     /// the kill lands anywhere in its loop: mid-commit, mid-fsync, mid-print).
     const ACKS_BEFORE_KILL_MAX: u64 = 400;
     let mut kills_mid_open = 0;
+    let mut kills_mid_checkpoint = 0;
     for seed in 1..=SEEDS {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut rng = seed;
@@ -102,12 +103,15 @@ fn kill_9_at_random_moments_loses_no_acknowledged_mutation() {
             }
             acked = acked.max(printed.acked);
             let mut store = FjallStore::open(dir.path()).expect("reopen after kill -9");
+            kills_mid_checkpoint += u64::from(store.resumed_checkpoint());
             let m = assert_crash_child_prefix(&mut store, acked, CRASH_CHILD_GROUP_MUTATIONS_MAX);
             assert!(!status.success(), "seed {seed}: the child was killed");
             acked = m;
         }
     }
     assert!(kills_mid_open > 0, "the seeds include kills before the child finished opening the store");
+    eprintln!("kills mid-checkpoint: {kills_mid_checkpoint} of {}", SEEDS * KILLS_PER_SEED);
+    assert!(kills_mid_checkpoint > 0, "the seeds include kills inside a background checkpoint");
 }
 
 #[test]

@@ -4,8 +4,9 @@
 //! Usage: `store-crash-child DATA_DIR SEED`. On start it loads the store, finds how many
 //! workload mutations are already applied (by the stored meta record), prints
 //! `ready N`, and continues from there in groups of seeded random size (group commit),
-//! until killed, until its stdout closes, or until a limit. It checkpoints every 16 KiB of
-//! group log (not 8 MiB), so that kills land in checkpoints too. A store error is printed to
+//! until killed, until its stdout closes, or until a limit. It starts a checkpoint every
+//! 4 KiB of group log (not 8 MiB), so that a background checkpoint runs during much of
+//! its life and kills land inside checkpoints too. A store error is printed to
 //! stderr and ends the process with exit code 2 (after checking that the poisoned store
 //! refuses the next commit); a locked data directory ends it with exit code 3.
 
@@ -20,7 +21,10 @@ use store::{Error, FjallStore, Options};
 const MUTATIONS_COUNT_MAX: u64 = 200_000;
 /// Group log bytes between checkpoints: small (the default is 8 MiB), so that a kill
 /// lands inside a checkpoint as often as inside a commit.
-const CHECKPOINT_LOG_BYTES: u64 = 16 * 1024;
+const CHECKPOINT_LOG_BYTES: u64 = 4 * 1024;
+/// Active group log bytes past which a commit waits for the checkpoint in flight: small
+/// too, so that kills also land in commits that wait.
+const LOG_BYTES_MAX: u64 = 4 * CHECKPOINT_LOG_BYTES;
 /// Wall time one process runs at most, for the same reason.
 const RUN_MS_MAX: u128 = 60_000;
 
@@ -30,7 +34,8 @@ fn main() -> ExitCode {
         eprintln!("usage: store-crash-child DATA_DIR SEED");
         return ExitCode::from(64);
     };
-    let options = Options { checkpoint_log_bytes: CHECKPOINT_LOG_BYTES, ..Options::default() };
+    let options =
+        Options { checkpoint_log_bytes: CHECKPOINT_LOG_BYTES, log_bytes_max: LOG_BYTES_MAX, ..Options::default() };
     let mut store = match FjallStore::open_with(dir, options) {
         Ok(store) => store,
         Err(e @ Error::Locked { .. }) => {
