@@ -36,21 +36,32 @@ pub const TAG_STORE: u8 = 0x00;
 /// tables give back after a crash is therefore "through commit N", which the store
 /// compares with its acknowledged high-water mark (`mark.rs`).
 pub const COMMITS_KEY: &[u8] = &[TAG_STORE, 0x01];
-/// Format version of the commit counter's value (then the count as a big-endian `u64`).
-const COMMITS_VALUE_VERSION: u8 = 1;
+/// Format version of the commit counter's value in a store whose records are all in
+/// `state` and `events` (the layout before the group logs): written by builds before
+/// issue 33, read by every build.
+pub const COMMITS_VALUE_VERSION_KEYSPACES: u8 = 1;
+/// Format version of the commit counter's value in a store with group logs: records
+/// committed since the last checkpoint are only in `log-a`/`log-b`, which a build before
+/// them does not read. This version is the store's format marker: such a build decodes
+/// only [`COMMITS_VALUE_VERSION_KEYSPACES`], so its start fails on this value
+/// (`STORE_CORRUPT_RECORD`, "not a commit counter") instead of serving a store without
+/// its latest commits. The first commit of this build writes it (`docs/store.md`).
+pub const COMMITS_VALUE_VERSION_GROUP_LOG: u8 = 2;
 
-/// The commit counter's stored value.
+/// The commit counter's stored value (then the count as a big-endian `u64`), always
+/// with [`COMMITS_VALUE_VERSION_GROUP_LOG`].
 pub fn encode_commits(commits: u64) -> [u8; 9] {
     let mut value = [0; 9];
-    value[0] = COMMITS_VALUE_VERSION;
+    value[0] = COMMITS_VALUE_VERSION_GROUP_LOG;
     value[1..].copy_from_slice(&commits.to_be_bytes());
     value
 }
 
-/// Decodes the commit counter's value; `None` for bytes [`encode_commits`] never writes.
+/// Decodes the commit counter's value, of either version; `None` for bytes no version
+/// writes.
 pub fn decode_commits(value: &[u8]) -> Option<u64> {
     let (&version, rest) = value.split_first()?;
-    (version == COMMITS_VALUE_VERSION).then_some(())?;
+    matches!(version, COMMITS_VALUE_VERSION_KEYSPACES | COMMITS_VALUE_VERSION_GROUP_LOG).then_some(())?;
     Some(u64::from_be_bytes(rest.try_into().ok()?))
 }
 

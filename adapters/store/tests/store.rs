@@ -11,7 +11,7 @@ use runtime::Store;
 use runtime::contract::{Harness, check_all};
 use std::path::{Path, PathBuf};
 use store::{Corruption, Error, FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE, Options};
-use support::{Prefix, assert_crash_child_prefix, read_all, splitmix};
+use support::{Prefix, assert_crash_child_prefix, read_all, splitmix, write_pre_group_log_store};
 
 /// Fresh stores in temporary directories that live as long as the harness.
 #[derive(Default)]
@@ -357,37 +357,6 @@ fn a_keyspace_without_its_version_pointer_is_refused_not_deleted() {
         assert!(table.exists(), "{} was deleted", table.display());
     }
     assert!(!dir.path().join("fjall.before-open").exists(), "no links are taken before a refusal before the open");
-}
-
-/// A store as the code before the group log wrote it: records in `state` and `events`,
-/// one fjall batch per commit with the commit counter, no `log` keyspace.
-fn write_pre_group_log_store(dir: &Path, count: u64) -> Prefix {
-    let mut prefix = Prefix::crash_child();
-    std::fs::create_dir_all(dir).expect("data dir");
-    store::mark::create(dir, 0).expect("mark");
-    let db = fjall::Database::builder(dir.join("fjall")).open().expect("open fjall");
-    let state = db.keyspace(KEYSPACE_STATE, fjall::KeyspaceCreateOptions::default).expect("state");
-    let events = db.keyspace(KEYSPACE_EVENTS, fjall::KeyspaceCreateOptions::default).expect("events");
-    for commit in 1..=count {
-        let mut latest = std::collections::BTreeMap::new();
-        for record in prefix.advance().records {
-            latest.insert(record.key(), record);
-        }
-        let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
-        for (key, record) in &latest {
-            let keyspace = if store::key::is_event(*key) { &events } else { &state };
-            batch.insert(
-                keyspace,
-                store::key::encode(*key).as_bytes(),
-                store::envelope::encode(record).expect("encode"),
-            );
-        }
-        batch.insert(&state, store::key::COMMITS_KEY, store::key::encode_commits(commit));
-        batch.commit().expect("commit");
-    }
-    drop((state, events, db));
-    store::mark::create(dir, count).expect("mark");
-    prefix
 }
 
 #[test]

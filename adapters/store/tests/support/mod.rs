@@ -8,8 +8,9 @@ use engine::ids::Cursor;
 use engine::{Engine, Record, RecordKey};
 use runtime::Store;
 use std::collections::BTreeMap;
-use store::FjallStore;
+use std::path::Path;
 use store::workload::{Workload, crash_child_workload};
+use store::{FjallStore, KEYSPACE_EVENTS, KEYSPACE_STATE};
 
 /// Events read per `events_after` page.
 pub const EVENTS_PAGE_COUNT: usize = 1_000;
@@ -110,6 +111,40 @@ pub fn assert_crash_child_prefix(store: &mut FjallStore, acked: u64, slack: u64)
         );
         prefix.advance();
     }
+}
+
+/// A store as the code before the group logs wrote it: records in `state` and `events`,
+/// one fjall batch per commit with the commit counter (version 1), no log keyspace.
+pub fn write_pre_group_log_store(dir: &Path, count: u64) -> Prefix {
+    let mut prefix = Prefix::crash_child();
+    std::fs::create_dir_all(dir).expect("data dir");
+    store::mark::create(dir, 0).expect("mark");
+    let db = fjall::Database::builder(dir.join("fjall")).open().expect("open fjall");
+    let state = db.keyspace(KEYSPACE_STATE, fjall::KeyspaceCreateOptions::default).expect("state");
+    let events = db.keyspace(KEYSPACE_EVENTS, fjall::KeyspaceCreateOptions::default).expect("events");
+    for commit in 1..=count {
+        let mut latest = std::collections::BTreeMap::new();
+        for record in prefix.advance().records {
+            latest.insert(record.key(), record);
+        }
+        let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
+        for (key, record) in &latest {
+            let keyspace = if store::key::is_event(*key) { &events } else { &state };
+            batch.insert(
+                keyspace,
+                store::key::encode(*key).as_bytes(),
+                store::envelope::encode(record).expect("encode"),
+            );
+        }
+        // The counter as those builds wrote it: version 1, then the count.
+        let mut counter = vec![store::key::COMMITS_VALUE_VERSION_KEYSPACES];
+        counter.extend_from_slice(&commit.to_be_bytes());
+        batch.insert(&state, store::key::COMMITS_KEY, counter);
+        batch.commit().expect("commit");
+    }
+    drop((state, events, db));
+    store::mark::create(dir, count).expect("mark");
+    prefix
 }
 
 /// SplitMix64: seeded choices for the tests.

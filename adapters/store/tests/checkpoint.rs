@@ -1,0 +1,183 @@
+//! Checkpoints off the commit path (`src/checkpoint.rs`): commits and reads while a
+//! checkpoint runs, a checkpoint a crash interrupted, a failed checkpoint, and the format
+//! marker that older builds refuse.
+
+mod support;
+
+use runtime::Store;
+use std::collections::BTreeMap;
+use std::path::Path;
+use store::group_log::{GroupWriter, log_key};
+use store::{Error, FjallStore, KEYSPACE_STATE, KEYSPACES_LOG, Options};
+use support::{Prefix, assert_crash_child_prefix, read_all, write_pre_group_log_store};
+
+/// Options under which no checkpoint starts while a test commits.
+fn no_checkpoints(checkpoint_on_close: bool) -> Options {
+    Options {
+        checkpoint_log_bytes: u64::MAX / 2,
+        log_bytes_max: u64::MAX / 2,
+        checkpoint_on_close,
+        ..Options::default()
+    }
+}
+
+/// The commit counter's stored bytes, read with fjall directly from a closed store.
+fn raw_commit_counter(dir: &Path) -> Vec<u8> {
+    let db = fjall::Database::builder(dir.join("fjall")).open().expect("open fjall");
+    let state = db.keyspace(KEYSPACE_STATE, fjall::KeyspaceCreateOptions::default).expect("state");
+    let value = state.get(store::key::COMMITS_KEY).expect("read").expect("a commit counter");
+    value.to_vec()
+}
+
+/// The commit counter decoder of the builds before the group logs (main before issue 33,
+/// `key::decode_commits`): version 1 only; their `read_commits` refuses the start
+/// (`STORE_CORRUPT_RECORD`, "not a commit counter") when it returns `None`.
+fn decode_commits_before_group_logs(value: &[u8]) -> Option<u64> {
+    let (&version, rest) = value.split_first()?;
+    (version == 1).then_some(())?;
+    Some(u64::from_be_bytes(rest.try_into().ok()?))
+}
+
+#[test]
+fn commits_and_reads_while_checkpoints_run_see_every_commit() {
+    /// Tiny, so that almost every commit starts a checkpoint or finds one running; the
+    /// bound lets the active log grow well past it, so that commits rarely wait.
+    const CHECKPOINT_LOG_BYTES: u64 = 1024;
+    const LOG_BYTES_MAX: u64 = 64 * 1024;
+    const MUTATIONS: u64 = 150;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = Options {
+        checkpoint_log_bytes: CHECKPOINT_LOG_BYTES,
+        log_bytes_max: LOG_BYTES_MAX,
+        checkpoint_on_close: false,
+        ..Options::default()
+    };
+    let mut store = FjallStore::open_with(dir.path(), options.clone()).expect("open");
+    let mut prefix = Prefix::crash_child();
+    for _ in 0..MUTATIONS {
+        store.commit(&[prefix.advance()]).expect("a commit is served while a checkpoint runs");
+        let (stored, _) = read_all(&mut store);
+        assert_eq!(stored, prefix.records, "after {} mutations", prefix.applied);
+    }
+    // Closed as a crash leaves it (the checkpoint in flight ends, nothing more).
+    drop(store);
+    let mut store = FjallStore::open_with(dir.path(), options).expect("reopen");
+    assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS, 0), MUTATIONS);
+}
+
+#[test]
+fn a_start_resumes_a_checkpoint_a_crash_interrupted() {
+    const OLDER: u64 = 30;
+    const NEWER: u64 = 20;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut prefix = Prefix::crash_child();
+    // The older commits, all in the first log.
+    let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("open");
+    for _ in 0..OLDER {
+        store.commit(&[prefix.advance()]).expect("commit");
+    }
+    assert!(!store.resumed_checkpoint());
+    drop(store);
+    // What a crash leaves while the first log's checkpoint runs: newer commits in the
+    // other log (written the way the store writes them), the first log not cleared.
+    {
+        let db = fjall::Database::builder(dir.path().join("fjall"))
+            .journal_compression(fjall::CompressionType::None)
+            .open()
+            .expect("open fjall");
+        let state = db.keyspace(KEYSPACE_STATE, fjall::KeyspaceCreateOptions::default).expect("state");
+        let log_b = db.keyspace(KEYSPACES_LOG[1], fjall::KeyspaceCreateOptions::default).expect("log-b");
+        for commit in OLDER + 1..=OLDER + NEWER {
+            let latest: BTreeMap<_, _> = prefix.advance().records.into_iter().map(|r| (r.key(), r)).collect();
+            let mut group = GroupWriter::new(commit);
+            for (key, record) in &latest {
+                group.push(store::key::encode(*key), &store::envelope::encode(record).expect("encode"));
+            }
+            let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
+            batch.insert(&log_b, log_key(commit), group.finish());
+            batch.insert(&state, store::key::COMMITS_KEY, store::key::encode_commits(commit));
+            batch.commit().expect("commit");
+        }
+    }
+    store::mark::create(dir.path(), OLDER + NEWER).expect("mark");
+    let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("open after the crash");
+    assert!(store.resumed_checkpoint(), "both logs hold commits: a checkpoint was interrupted");
+    // Before the first commit the interrupted checkpoint has not been resumed: reads see
+    // its records only through its frozen overlay.
+    assert_eq!(assert_crash_child_prefix(&mut store, OLDER + NEWER, 0), OLDER + NEWER);
+    store.commit(&[prefix.advance()]).expect("a commit resumes the checkpoint and is served");
+    assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied);
+    store.checkpoint_wait().expect("the resumed checkpoint succeeds");
+    drop(store);
+    let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("reopen");
+    assert!(!store.resumed_checkpoint(), "the resumed checkpoint cleared the older log");
+    assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied);
+}
+
+#[test]
+fn a_failed_checkpoint_poisons_the_store_and_loses_nothing_acknowledged() {
+    const CHECKPOINT_LOG_BYTES: u64 = 2 * 1024;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = Options {
+        checkpoint_log_bytes: CHECKPOINT_LOG_BYTES,
+        log_bytes_max: 64 * CHECKPOINT_LOG_BYTES,
+        checkpoint_on_close: false,
+        ..Options::default()
+    };
+    let mut store = FjallStore::open_with(dir.path(), options.clone()).expect("open");
+    let mut prefix = Prefix::crash_child();
+    store.commit(&[prefix.advance()]).expect("commit");
+    // fjall numbers keyspaces in creation order after its own (0): `state` is 1 and
+    // `events` 2. A file where their tables folder was makes every table write fail.
+    let keyspaces = dir.path().join("fjall/keyspaces");
+    for id in ["1", "2"] {
+        let tables = keyspaces.join(id).join("tables");
+        assert!(tables.is_dir(), "{} is a keyspace's tables folder", tables.display());
+        std::fs::rename(&tables, keyspaces.join(id).join("tables.aside")).expect("move aside");
+        std::fs::write(&tables, b"not a folder").expect("a file in its place");
+    }
+    // One group commit past the checkpoint size starts the checkpoint (and returns: it
+    // waits for nothing).
+    let group: Vec<engine::Batch> = (0..40).map(|_| prefix.advance()).collect();
+    store.commit(&group).expect("the commit that starts the checkpoint");
+    let failed = store.checkpoint_wait().expect_err("the checkpoint cannot write its tables");
+    assert!(matches!(failed, Error::Fjall { during, .. } if during.starts_with("checkpointing")), "{failed}");
+    assert!(store.is_poisoned());
+    let next = store.commit(&[prefix.workload.next_mutation()]).expect_err("a poisoned store takes no commit");
+    assert_eq!(next.code(), "STORE_POISONED", "{next}");
+    drop(store);
+    for id in ["1", "2"] {
+        let tables = keyspaces.join(id).join("tables");
+        std::fs::remove_file(&tables).expect("remove the file");
+        std::fs::rename(keyspaces.join(id).join("tables.aside"), &tables).expect("put back");
+    }
+    let mut store = FjallStore::open_with(dir.path(), options).expect("reopen");
+    assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied);
+}
+
+#[test]
+fn an_older_store_opens_and_its_first_commit_writes_the_marker_older_builds_refuse() {
+    const MUTATIONS: u64 = 10;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut prefix = write_pre_group_log_store(dir.path(), MUTATIONS);
+    assert_eq!(decode_commits_before_group_logs(&raw_commit_counter(dir.path())), Some(MUTATIONS));
+    // Opened, read and closed cleanly without a commit: still what an older build reads.
+    let mut store = FjallStore::open(dir.path()).expect("open the older store");
+    assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS, 0), MUTATIONS);
+    drop(store);
+    assert_eq!(decode_commits_before_group_logs(&raw_commit_counter(dir.path())), Some(MUTATIONS));
+    // One commit puts records in a group log that an older build would not read: the
+    // counter written with it is the version such a build refuses.
+    let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("open");
+    store.commit(&[prefix.advance()]).expect("commit");
+    drop(store);
+    let counter = raw_commit_counter(dir.path());
+    assert_eq!(counter[0], store::key::COMMITS_VALUE_VERSION_GROUP_LOG);
+    assert_eq!(decode_commits_before_group_logs(&counter), None, "an older build refuses the store");
+    assert_eq!(store::key::decode_commits(&counter), Some(MUTATIONS + 1), "this build reads it");
+    let mut store = FjallStore::open(dir.path()).expect("reopen");
+    assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS + 1, 0), MUTATIONS + 1);
+    // A clean close checkpoints into the keyspaces but keeps the marker.
+    drop(store);
+    assert_eq!(decode_commits_before_group_logs(&raw_commit_counter(dir.path())), None);
+}
