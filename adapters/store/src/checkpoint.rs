@@ -55,6 +55,14 @@ fn run(target: &Target, overlay: &Overlay, log: &Keyspace) -> Result<(), Error> 
     log.clear().map_err(|e| fail("checkpointing (clearing the group log)", e))
 }
 
+/// When checkpoints start and when commits wait for one (the store's options).
+pub(crate) struct LogSizes {
+    /// Active log bytes past which a commit starts a checkpoint.
+    pub checkpoint_log_bytes: u64,
+    /// Active log bytes past which a commit waits for the checkpoint in flight.
+    pub log_bytes_max: u64,
+}
+
 /// A frozen overlay on its way into the keyspaces.
 struct Frozen {
     /// Its records: reads consult them (under the active overlay) until the checkpoint is done.
@@ -99,9 +107,9 @@ impl Logs {
         logs: [Keyspace; 2],
         replayed: group_log::Replayed,
         poisoned: Arc<OnceLock<String>>,
-        options: &crate::Options,
+        sizes: LogSizes,
     ) -> Logs {
-        let (checkpoint_log_bytes, log_bytes_max) = (options.checkpoint_log_bytes, options.log_bytes_max);
+        let LogSizes { checkpoint_log_bytes, log_bytes_max } = sizes;
         assert!(checkpoint_log_bytes > 0 && log_bytes_max >= checkpoint_log_bytes, "log sizes out of order");
         let resumed = replayed.interrupted.is_some();
         let frozen = replayed.interrupted.map(|overlay| Frozen {

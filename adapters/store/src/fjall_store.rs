@@ -1,7 +1,7 @@
 //! [`FjallStore`]: the runtime's store seam on a fjall database in a locked directory.
 
 use crate::before_open::{BeforeOpen, StartGuard};
-use crate::checkpoint::{KEYSPACES_LOG, Logs};
+use crate::checkpoint::{KEYSPACES_LOG, LogSizes, Logs};
 use crate::envelope;
 use crate::error::{Corruption, Error, StoredKey};
 use crate::group_log::{self, GroupWriter};
@@ -230,8 +230,15 @@ impl FjallStore {
             }
         }
         let poisoned = Arc::new(OnceLock::new());
-        let logs =
-            Logs::new(dir.clone(), state.clone(), events.clone(), logs, replayed, Arc::clone(&poisoned), &options);
+        let logs = Logs::new(
+            dir.clone(),
+            state.clone(),
+            events.clone(),
+            logs,
+            replayed,
+            Arc::clone(&poisoned),
+            LogSizes { checkpoint_log_bytes: options.checkpoint_log_bytes, log_bytes_max: options.log_bytes_max },
+        );
         Ok(FjallStore { dir, db, state, events, logs, options, poisoned, commits, mark, start, _lock: lock })
     }
 

@@ -195,7 +195,9 @@ mod tests {
             assert_eq!(decode_commits(&encode_commits(n)), Some(n));
         }
         assert_eq!(decode_commits(&[]), None);
-        assert_eq!(decode_commits(&[2, 0, 0, 0, 0, 0, 0, 0, 1]), None, "unknown version");
+        assert_eq!(encode_commits(1)[0], COMMITS_VALUE_VERSION_GROUP_LOG, "written with the group-log marker");
+        assert_eq!(decode_commits(&[1, 0, 0, 0, 0, 0, 0, 0, 1]), Some(1), "as builds before the group logs wrote it");
+        assert_eq!(decode_commits(&[3, 0, 0, 0, 0, 0, 0, 0, 1]), None, "unknown version");
         assert_eq!(decode_commits(&[1, 0, 0, 1]), None, "short");
     }
 }

@@ -4,8 +4,10 @@
 //! # Layout
 //! - `fjall_store.rs`: [`FjallStore`], the [`runtime::Store`] implementation: one fsynced
 //!   fjall batch per group commit, bounded loads, the data-directory lock and poisoning.
-//! - [`group_log`]: one fjall item per group commit (the `log` keyspace) and the
-//!   overlay of what it holds until a checkpoint writes it into the keyspaces.
+//! - [`group_log`]: one fjall item per group commit (the `log-a`/`log-b` keyspaces) and
+//!   the overlay of what a log holds until a checkpoint writes it into the keyspaces.
+//! - `checkpoint.rs`: the two logs, their overlays and the checkpoint that runs on its
+//!   own thread, off the commit path.
 //! - [`key`]: record keys as big-endian byte strings (a one-byte kind tag, then the id).
 //! - [`specs`]: [`specs::SpecRejoin`], each worker given its spec back as a load reads
 //!   them (both stores' loads).
@@ -27,17 +29,22 @@
 //! # On disk
 //! A data directory holds `store.lock` (an OS lock held for the life of the store),
 //! `commits.mark` (the newest acknowledged commit, see [`mark`]) and `fjall/`, a fjall
-//! database with three keyspaces: `state` (every record but events, latest version per
+//! database with four keyspaces: `state` (every record but events, latest version per
 //! key), `events` (the event log, keyed by cursor, so paging it is a range scan) and
-//! `log` (the group log: one item per group commit since the last checkpoint, see
-//! [`group_log`]). A commit writes one `log` item and the commit counter; a checkpoint
-//! (past 8 MiB of log, and at a clean close) writes the log's records into `state` and
-//! `events` by ingestion and clears the log. A new database is made in `fjall.creating/`
+//! `log-a`/`log-b` (the group logs: one item per group commit since the last checkpoint,
+//! see [`group_log`]). A commit writes one item of the active log and the commit counter;
+//! past 8 MiB of active log a checkpoint starts on its own thread: it writes the frozen
+//! log's records into `state` and `events` by ingestion and clears that log, while
+//! commits go to the other one (at a clean close the store checkpoints what is left). The
+//! commit counter's version is the format marker (version 2: records may be in the logs;
+//! builds before the logs refuse it, [`key::COMMITS_VALUE_VERSION_GROUP_LOG`]). A new
+//! database is made in `fjall.creating/`
 //! and renamed into place, because fjall cannot reopen a database whose creation a crash
 //! interrupted.
 //!
 //! Recovery reads all of `state`, only the newest [`Options::events_load_count_max`]
-//! events and the log since the last checkpoint (at most about 8 MiB), so `load` costs
+//! events and both logs (the active one, and the frozen one when a crash interrupted its
+//! checkpoint: at most about 8 MiB plus [`Options::log_bytes_max`]), so `load` costs
 //! what the live state costs, not what the history costs. Opening also replays fjall's
 //! journal (up to about 64 MB before fjall rotates it); fjall's replay costs per item,
 //! and a group commit is two items, so that stays small (see `docs/benchmarks.md`).
@@ -45,8 +52,12 @@
 //! Architecture Invariant: `commit` returns only after fjall fsynced the journal batch
 //! that holds every record of every batch given to it (the group log item); nothing is
 //! acknowledged earlier, and a batch is applied whole or not at all. A checkpoint clears
-//! the log only after the ingestion that wrote its records returned (tables and version
-//! fsynced); replaying log items already checkpointed leaves the same records.
+//! its log only after the ingestion that wrote its records returned (tables and version
+//! fsynced); replaying log items already checkpointed leaves the same records, and every
+//! commit of the frozen log is older than every commit of the active one.
+//!
+//! Architecture Invariant: a checkpoint never fails silently: its thread poisons the
+//! store, and every later call fails with [`Error::Poisoned`].
 //!
 //! Architecture Invariant: the store never serves less than it acknowledged without
 //! saying so. Every commit carries a counter; the mark names the newest acknowledged one.
