@@ -43,9 +43,10 @@ pub const COMMITS_VALUE_VERSION_KEYSPACES: u8 = 1;
 /// Format version of the commit counter's value in a store with group logs: records
 /// committed since the last checkpoint are only in `log-a`/`log-b`, which a build before
 /// them does not read. This version is the store's format marker: such a build decodes
-/// only [`COMMITS_VALUE_VERSION_KEYSPACES`], so its start fails on this value
-/// (`STORE_CORRUPT_RECORD`, "not a commit counter") instead of serving a store without
-/// its latest commits. The first commit of this build writes it (`docs/store.md`).
+/// only [`COMMITS_VALUE_VERSION_KEYSPACES`], so its start refuses the store
+/// (`STORE_CORRUPT_RECORD`, "not a commit counter"; or `STORE_BEHIND_ACKNOWLEDGED` while
+/// the journal still holds its own commits) instead of serving it without its latest
+/// commits. The first commit of this build writes it (`docs/store.md`).
 pub const COMMITS_VALUE_VERSION_GROUP_LOG: u8 = 2;
 
 /// The commit counter's stored value (then the count as a big-endian `u64`), always
