@@ -140,6 +140,11 @@ impl Logs {
         self.frozen.as_ref().map_or(&OVERLAY_EMPTY, |f| &f.overlay)
     }
 
+    /// Bytes of the active log's values (under `log_bytes_max` once a commit returned).
+    pub fn active_log_bytes(&self) -> u64 {
+        self.overlay.log_bytes
+    }
+
     /// Whether the start found (and the store resumes) a checkpoint a crash interrupted.
     pub fn resumed(&self) -> bool {
         self.resumed
@@ -153,7 +158,7 @@ impl Logs {
     }
 
     /// After a commit's records went into the overlay: starts a checkpoint when the active
-    /// log is due, waiting for the one in flight only past [`Logs::log_bytes_max`].
+    /// log is due, waiting for the one in flight only past `log_bytes_max`.
     /// `Ok(true)` when a checkpoint finished here (fjall may then rotate its journal).
     pub fn after_commit(&mut self) -> Result<bool, Error> {
         let mut finished = self.reap(false)?;

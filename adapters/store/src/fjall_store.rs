@@ -258,6 +258,12 @@ impl FjallStore {
         self.logs.resumed()
     }
 
+    /// Bytes of the active group log: what a start decodes besides a frozen log. Always
+    /// under [`Options::log_bytes_max`] once a commit returned.
+    pub fn group_log_bytes(&self) -> u64 {
+        self.logs.active_log_bytes()
+    }
+
     /// Waits for the checkpoint in flight, if one runs: its error if it failed (the
     /// store is poisoned then). A clean close waits too.
     pub fn checkpoint_wait(&mut self) -> Result<(), Error> {

@@ -2,11 +2,12 @@
 //! log holds since the last checkpoint.
 //!
 //! fjall's recovery costs about a microsecond per journal *item* (issue 33,
-//! `docs/benchmarks.md`), so a group commit is written as one item of the `log`
-//! keyspace, keyed by its commit number, whose value holds every record of the group.
-//! Until a checkpoint writes them into the `state` and `events` keyspaces (by fjall's
-//! ingestion, which writes tables and no journal items), the records live in the
-//! [`Overlay`], which `load` and `events_after` read over the keyspaces.
+//! `docs/benchmarks.md`), so a group commit is written as one item of the active group
+//! log (`log-a` or `log-b`, `checkpoint.rs`), keyed by its commit number, whose value
+//! holds every record of the group. Until a checkpoint writes them into the `state` and
+//! `events` keyspaces (by fjall's ingestion, which writes tables and no journal items),
+//! the records live in an [`Overlay`], which `load` and `events_after` read over the
+//! keyspaces; [`replay`] reads both logs at a start.
 //!
 //! A log value: [`GROUP_VALUE_VERSION`], the commit number (`u64` big-endian), the
 //! record count (`u32`), then per record its key length (`u8`), key bytes, value length

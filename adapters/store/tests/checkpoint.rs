@@ -40,29 +40,32 @@ fn decode_commits_before_group_logs(value: &[u8]) -> Option<u64> {
 
 #[test]
 fn commits_and_reads_while_checkpoints_run_see_every_commit() {
-    /// Tiny, so that almost every commit starts a checkpoint or finds one running; the
-    /// bound lets the active log grow well past it, so that commits rarely wait.
+    /// Tiny, so that almost every commit starts a checkpoint or finds one running.
     const CHECKPOINT_LOG_BYTES: u64 = 1024;
-    const LOG_BYTES_MAX: u64 = 64 * 1024;
     const MUTATIONS: u64 = 150;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let options = Options {
-        checkpoint_log_bytes: CHECKPOINT_LOG_BYTES,
-        log_bytes_max: LOG_BYTES_MAX,
-        checkpoint_on_close: false,
-        ..Options::default()
-    };
-    let mut store = FjallStore::open_with(dir.path(), options.clone()).expect("open");
-    let mut prefix = Prefix::crash_child();
-    for _ in 0..MUTATIONS {
-        store.commit(&[prefix.advance()]).expect("a commit is served while a checkpoint runs");
-        let (stored, _) = read_all(&mut store);
-        assert_eq!(stored, prefix.records, "after {} mutations", prefix.applied);
+    // A bound well past the checkpoint size (commits rarely wait), then one equal to it
+    // (every commit that finds a checkpoint running and the log due waits for it).
+    for log_bytes_max in [64 * CHECKPOINT_LOG_BYTES, CHECKPOINT_LOG_BYTES] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = Options {
+            checkpoint_log_bytes: CHECKPOINT_LOG_BYTES,
+            log_bytes_max,
+            checkpoint_on_close: false,
+            ..Options::default()
+        };
+        let mut store = FjallStore::open_with(dir.path(), options.clone()).expect("open");
+        let mut prefix = Prefix::crash_child();
+        for _ in 0..MUTATIONS {
+            store.commit(&[prefix.advance()]).expect("a commit is served while a checkpoint runs");
+            let (stored, _) = read_all(&mut store);
+            assert_eq!(stored, prefix.records, "after {} mutations (bound {log_bytes_max})", prefix.applied);
+            assert!(store.group_log_bytes() < log_bytes_max, "a commit that passes the bound waits and checkpoints");
+        }
+        // Closed as a crash leaves it (the checkpoint in flight ends, nothing more).
+        drop(store);
+        let mut store = FjallStore::open_with(dir.path(), options).expect("reopen");
+        assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS, 0), MUTATIONS);
     }
-    // Closed as a crash leaves it (the checkpoint in flight ends, nothing more).
-    drop(store);
-    let mut store = FjallStore::open_with(dir.path(), options).expect("reopen");
-    assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS, 0), MUTATIONS);
 }
 
 #[test]
