@@ -14,9 +14,11 @@
 //!
 //! Records are absolute puts (the store writes the latest envelope of a key and never
 //! deletes; events are put once by cursor), so replaying a log whose records a checkpoint
-//! already ingested leaves the same latest version of every key. The frozen log's commits
-//! are all older than the active log's, so a start replays the older log under the newer
-//! one, and resumes the checkpoint a crash interrupted.
+//! already ingested leaves the same latest version of every key, as long as no later
+//! checkpoint wrote a newer one: a start skips every entry up to the checkpoint key
+//! ([`key::CHECKPOINT_KEY`]), which the checkpoint writes with its last ingestion. The
+//! frozen log's commits are all older than the active log's, so a start replays the older
+//! log under the newer one, and resumes the checkpoint a crash interrupted.
 
 use crate::error::Error;
 use crate::group_log::{self, Overlay};
@@ -43,15 +45,24 @@ struct Target {
     events: Keyspace,
 }
 
-/// Writes `overlay` into `state` and `events` (one ingestion each: sorted tables, no
-/// journal items, durable when `finish` returns), then clears `log`. Only then: a crash
-/// before the clear replays the log over records already ingested, which is idempotent.
+/// Writes `overlay` into `events` and then `state` (one ingestion each: sorted tables, no
+/// journal items, durable when `finish` returns), the `state` one with
+/// [`key::CHECKPOINT_KEY`] naming the overlay's newest commit, then clears `log`. The
+/// order matters: the checkpoint key is durable only once both keyspaces hold every
+/// record up to it, and a start skips log entries up to it. A crash before the clear
+/// leaves log entries the keyspaces hold already, which a start skips or (before the
+/// key) applies again, which is idempotent.
 fn run(target: &Target, overlay: &Overlay, log: &Keyspace) -> Result<(), Error> {
     let fail = |during, source| Error::Fjall { during, dir: target.dir.clone(), source };
-    let state = overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
-    group_log::ingest(&target.state, state).map_err(|e| fail("checkpointing (ingesting records)", e))?;
-    group_log::ingest(&target.events, overlay.events_from(0))
-        .map_err(|e| fail("checkpointing (ingesting events)", e))?;
+    // Empty for a checkpoint a crash interrupted after its ingestions: only the clear is left.
+    if !overlay.is_empty() {
+        group_log::ingest(&target.events, None, overlay.events_from(0))
+            .map_err(|e| fail("checkpointing (ingesting events)", e))?;
+        let checkpointed = key::encode_commits(overlay.commits_last);
+        let state = overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
+        group_log::ingest(&target.state, Some((key::CHECKPOINT_KEY, &checkpointed)), state)
+            .map_err(|e| fail("checkpointing (ingesting records)", e))?;
+    }
     log.clear().map_err(|e| fail("checkpointing (clearing the group log)", e))
 }
 
@@ -94,8 +105,11 @@ pub(crate) struct Logs {
     checkpoint_log_bytes: u64,
     /// Active log bytes past which a commit waits for the checkpoint in flight.
     log_bytes_max: u64,
-    /// The start found a checkpoint a crash interrupted (both logs held commits).
+    /// The start found a checkpoint a crash interrupted (the log besides the active one
+    /// held entries).
     resumed: bool,
+    /// The newest commit a checkpoint wrote into the keyspaces ([`key::CHECKPOINT_KEY`]).
+    checkpointed: u64,
 }
 
 impl Logs {
@@ -109,6 +123,7 @@ impl Logs {
         poisoned: Arc<OnceLock<String>>,
         sizes: LogSizes,
     ) -> Logs {
+        let checkpointed = replayed.checkpointed;
         let LogSizes { checkpoint_log_bytes, log_bytes_max } = sizes;
         assert!(checkpoint_log_bytes > 0 && log_bytes_max >= checkpoint_log_bytes, "log sizes out of order");
         let resumed = replayed.interrupted.is_some();
@@ -127,6 +142,7 @@ impl Logs {
             checkpoint_log_bytes,
             log_bytes_max,
             resumed,
+            checkpointed,
         }
     }
 
@@ -186,9 +202,11 @@ impl Logs {
         if let Some(frozen) = self.frozen.take() {
             // Interrupted by a crash and never resumed (no commit since the start).
             run(&self.target, &frozen.overlay, &self.logs[frozen.log])?;
+            self.checkpointed = self.checkpointed.max(frozen.overlay.commits_last);
         }
         if !self.overlay.is_empty() {
             run(&self.target, &self.overlay, &self.logs[self.active])?;
+            self.checkpointed = self.checkpointed.max(self.overlay.commits_last);
             self.overlay.clear();
         }
         Ok(())
@@ -200,9 +218,18 @@ impl Logs {
         assert!(self.frozen.is_none(), "one checkpoint at a time");
         let next = 1 - self.active;
         // The checkpoint that froze the other log cleared it before it was reaped (or the
-        // start found it empty): new commits never share a log with older ones.
-        let empty = self.logs[next].is_empty().map_err(|e| self.fail("checkpointing (reading the group log)", e))?;
-        assert!(empty, "the group log {} holds commits while the other one is active", KEYSPACES_LOG[next]);
+        // start found only checkpointed entries in it, which it skips): new commits never
+        // share a log with commits that are not checkpointed yet.
+        let newest = match self.logs[next].last_key_value().map(fjall::Guard::key).transpose() {
+            Ok(newest) => newest.and_then(|k| <[u8; 8]>::try_from(&*k).ok()).map(u64::from_be_bytes),
+            Err(error) => return Err(self.fail("checkpointing (reading the group log)", error)),
+        };
+        assert!(
+            newest.is_none_or(|commit| commit <= self.checkpointed),
+            "the group log {} holds commit {newest:?}, past the checkpointed {}, while the other one is active",
+            KEYSPACES_LOG[next],
+            self.checkpointed
+        );
         let overlay = Arc::new(std::mem::take(&mut self.overlay));
         self.frozen = Some(Frozen { overlay, log: self.active, thread: None });
         self.active = next;
@@ -253,6 +280,7 @@ impl Logs {
         // A failed checkpoint keeps its overlay (the records are still only in the logs)
         // and poisoned the store on its thread; it is reported once, here.
         result?;
+        self.checkpointed = self.checkpointed.max(frozen.overlay.commits_last);
         self.frozen = None;
         Ok(true)
     }

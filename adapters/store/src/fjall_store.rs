@@ -2,6 +2,7 @@
 
 use crate::before_open::{BeforeOpen, StartGuard};
 use crate::checkpoint::{KEYSPACES_LOG, LogSizes, Logs};
+use crate::counters::{read_checkpointed, read_commits};
 use crate::envelope;
 use crate::error::{Corruption, Error, StoredKey};
 use crate::group_log::{self, GroupWriter};
@@ -187,7 +188,14 @@ impl FjallStore {
                 return Err(error);
             }
         };
-        let replayed = match group_log::replay(&dir, [&logs[0], &logs[1]]) {
+        let checkpointed = match read_checkpointed(&dir, &state) {
+            Ok(checkpointed) => checkpointed,
+            Err(error) => {
+                start.refuse();
+                return Err(error);
+            }
+        };
+        let replayed = match group_log::replay(&dir, [&logs[0], &logs[1]], checkpointed) {
             Ok(replayed) => replayed,
             Err(error) => {
                 start.refuse();
@@ -252,8 +260,9 @@ impl FjallStore {
         &self.dir
     }
 
-    /// Whether the start found a checkpoint a crash interrupted (both group logs held
-    /// commits); the store finishes it in the background from its first commit on.
+    /// Whether the start found a checkpoint a crash interrupted (the log besides the
+    /// active one held entries: before its ingestions finished, or before its clear); the
+    /// store finishes it in the background from its first commit on.
     pub fn resumed_checkpoint(&self) -> bool {
         self.logs.resumed()
     }
@@ -293,7 +302,12 @@ impl FjallStore {
     fn load_records(&self) -> Result<Vec<Record>, Error> {
         let mut records = Vec::new();
         let mut specs = crate::specs::SpecRejoin::default();
-        let stored = self.state.iter().map(entry_bytes).filter(|e| !matches!(e, Ok((k, _)) if k == key::COMMITS_KEY));
+        // The store's own keys (the commit counter, the checkpoint) are no records.
+        let stored = self
+            .state
+            .iter()
+            .map(entry_bytes)
+            .filter(|e| !matches!(e, Ok((k, _)) if k.first() == Some(&key::TAG_STORE)));
         let frozen = self.logs.frozen().state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
         let active = self.logs.overlay.state.iter().map(|(k, v)| (key::encode(*k), v.as_slice()));
         for entry in group_log::merge(group_log::merge(stored, frozen, false), active, false) {
@@ -350,21 +364,6 @@ impl Drop for FjallStore {
         }
         // The mark is not synced per commit; a clean close makes it exact.
         let _ = self.mark.sync();
-    }
-}
-
-/// The store's commit counter as recovered (`None` in a store written before it existed).
-pub(crate) fn read_commits(dir: &Path, state: &Keyspace) -> Result<Option<u64>, Error> {
-    let value = state.get(key::COMMITS_KEY).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
-    match value {
-        None => Ok(None),
-        Some(value) => match key::decode_commits(&value) {
-            Some(commits) => Ok(Some(commits)),
-            None => Err(Error::Corrupt {
-                key: StoredKey(key::COMMITS_KEY.to_vec()),
-                problem: Corruption::Payload { detail: "not a commit counter".into() },
-            }),
-        },
     }
 }
 
@@ -547,6 +546,7 @@ impl runtime::Store for FjallStore {
             self.logs.overlay.put(record_key, value);
         }
         self.logs.overlay.log_bytes += group_bytes;
+        self.logs.overlay.commits_last = commits;
         // Starts a checkpoint in the background when the log is due; waits only when the
         // one in flight fell a whole log behind (`Options::log_bytes_max`).
         checkpointed |= self.logs.after_commit()?;

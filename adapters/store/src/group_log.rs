@@ -137,12 +137,15 @@ pub struct Overlay {
     pub events: BTreeMap<u64, Vec<u8>>,
     /// Bytes of log values since the last checkpoint: when to checkpoint.
     pub log_bytes: u64,
+    /// The newest commit whose records are in it (0 when none): what its checkpoint
+    /// records as checkpointed ([`key::CHECKPOINT_KEY`]).
+    pub commits_last: u64,
 }
 
 impl Overlay {
     /// An empty overlay.
     pub const fn new() -> Overlay {
-        Overlay { state: BTreeMap::new(), events: BTreeMap::new(), log_bytes: 0 }
+        Overlay { state: BTreeMap::new(), events: BTreeMap::new(), log_bytes: 0, commits_last: 0 }
     }
 
     /// Records one record's envelope; a later one of the same key wins.
@@ -157,12 +160,14 @@ impl Overlay {
         }
     }
 
-    /// Applies one decoded log entry (replay): the same as committing it again.
-    pub fn apply(&mut self, records: GroupRecords<'_>, value_bytes: usize) {
+    /// Applies one decoded log entry of commit `commit` (replay): the same as committing
+    /// it again.
+    pub fn apply(&mut self, commit: u64, records: GroupRecords<'_>, value_bytes: usize) {
         for (record_key, value) in records {
             self.put(record_key, value.to_vec());
         }
         self.log_bytes += value_bytes as u64;
+        self.commits_last = self.commits_last.max(commit);
     }
 
     /// Lays `newer` (the overlay of later commits) over this one.
@@ -170,6 +175,7 @@ impl Overlay {
         self.state.extend(newer.state);
         self.events.extend(newer.events);
         self.log_bytes += newer.log_bytes;
+        self.commits_last = self.commits_last.max(newer.commits_last);
     }
 
     /// Whether nothing waits for a checkpoint.
@@ -182,6 +188,7 @@ impl Overlay {
         self.state.clear();
         self.events.clear();
         self.log_bytes = 0;
+        self.commits_last = 0;
     }
 
     /// Events with a cursor from `first` on, ascending, as (key, envelope).
@@ -229,16 +236,22 @@ pub fn merge<'a, E>(
     })
 }
 
-/// Writes sorted (key, value) pairs into `keyspace` by one ingestion.
+/// Writes sorted (key, value) pairs into `keyspace` by one ingestion, after `first` (a
+/// store key, which sorts before every record key) if given.
 pub(crate) fn ingest<'a>(
     keyspace: &Keyspace,
+    first: Option<(&[u8], &[u8])>,
     entries: impl Iterator<Item = (KeyBytes, &'a [u8])>,
 ) -> fjall::Result<()> {
     let mut entries = entries.peekable();
-    if entries.peek().is_none() {
+    if first.is_none() && entries.peek().is_none() {
         return Ok(());
     }
     let mut ingestion = keyspace.start_ingestion()?;
+    if let Some((k, v)) = first {
+        assert_eq!(k.first(), Some(&key::TAG_STORE), "only a store key sorts before the records");
+        ingestion.write(k, v)?;
+    }
     for (k, v) in entries {
         ingestion.write(k.as_bytes(), v)?;
     }
@@ -253,9 +266,13 @@ pub struct Replayed {
     pub active: usize,
     /// The active log's records.
     pub overlay: Overlay,
-    /// The other log's records when it holds any: a checkpoint a crash interrupted, whose
-    /// commits are all older than the active log's.
+    /// The other log's records when it holds any entry: a checkpoint a crash interrupted,
+    /// whose commits are all older than the active log's (an empty overlay when all its
+    /// entries were checkpointed already and only the clear is left).
     pub interrupted: Option<Overlay>,
+    /// The newest commit a checkpoint wrote into the keyspaces: entries up to it were
+    /// skipped.
+    pub checkpointed: u64,
 }
 
 impl Replayed {
@@ -272,39 +289,60 @@ impl Replayed {
 }
 
 /// Reads both group logs (the records committed since the last checkpoint), checking
-/// every entry, and tells which is the active one. Two logs whose commits interleave are
-/// no state the store writes: refused as corrupt.
-pub fn replay(dir: &Path, logs: [&Keyspace; 2]) -> Result<Replayed, Error> {
-    let mut read: [Option<((u64, u64), Overlay)>; 2] = [None, None];
-    for (slot, log) in read.iter_mut().zip(logs) {
-        let mut overlay = Overlay::new();
-        let mut range: Option<(u64, u64)> = None;
+/// every entry after `checkpointed` (the newest commit a checkpoint wrote into the
+/// keyspaces, [`key::CHECKPOINT_KEY`]; entries up to it are skipped), and tells which is
+/// the active one. Two logs whose commits after it interleave are no state the store
+/// writes: refused as corrupt.
+pub fn replay(dir: &Path, logs: [&Keyspace; 2], checkpointed: u64) -> Result<Replayed, Error> {
+    /// One log as read: whether it holds entries at all, the commits after the
+    /// checkpoint (first, last) and their records.
+    struct Read {
+        held: bool,
+        range: Option<(u64, u64)>,
+        overlay: Overlay,
+    }
+    let mut read = Vec::with_capacity(logs.len());
+    for log in logs {
+        let mut one = Read { held: false, range: None, overlay: Overlay::new() };
         // Keys are big-endian commit numbers: the iteration is in commit order.
         for entry in log.iter() {
             let (k, v) = entry.into_inner().map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+            one.held = true;
+            if <[u8; 8]>::try_from(&*k).is_ok_and(|commit| u64::from_be_bytes(commit) <= checkpointed) {
+                continue;
+            }
             let (commit, records) = decode_group(&k, &v)?;
-            range = Some((range.map_or(commit, |(first, _)| first), commit));
-            overlay.apply(records, v.len());
+            one.range = Some((one.range.map_or(commit, |(first, _)| first), commit));
+            one.overlay.apply(commit, records, v.len());
         }
-        *slot = range.map(|range| (range, overlay));
+        read.push(one);
     }
-    let [a, b] = read;
-    match (a, b) {
-        (None, None) => Ok(Replayed { active: 0, overlay: Overlay::new(), interrupted: None }),
-        (Some((_, overlay)), None) => Ok(Replayed { active: 0, overlay, interrupted: None }),
-        (None, Some((_, overlay))) => Ok(Replayed { active: 1, overlay, interrupted: None }),
-        (Some((ra, a)), Some((rb, b))) if ra.1 < rb.0 => Ok(Replayed { active: 1, overlay: b, interrupted: Some(a) }),
-        (Some((ra, a)), Some((rb, b))) if rb.1 < ra.0 => Ok(Replayed { active: 0, overlay: a, interrupted: Some(b) }),
-        (Some((ra, _)), Some((rb, _))) => Err(Error::Corrupt {
-            key: StoredKey(log_key(ra.0.max(rb.0)).to_vec()),
-            problem: Corruption::Payload {
-                detail: format!(
-                    "the group logs hold interleaved commits ({}..={} and {}..={}), which no checkpoint leaves",
-                    ra.0, ra.1, rb.0, rb.1
-                ),
-            },
-        }),
-    }
+    let [a, b]: [Read; 2] = read.try_into().unwrap_or_else(|_| unreachable!("two logs"));
+    // The active log: the one with the newest commits, else one that holds nothing.
+    let active = match (a.range, b.range) {
+        (Some(ra), Some(rb)) if ra.1 < rb.0 => 1,
+        (Some(ra), Some(rb)) if rb.1 < ra.0 => 0,
+        (Some(ra), Some(rb)) => {
+            return Err(Error::Corrupt {
+                key: StoredKey(log_key(ra.0.max(rb.0)).to_vec()),
+                problem: Corruption::Payload {
+                    detail: format!(
+                        "the group logs hold interleaved commits ({}..={} and {}..={}), which no checkpoint leaves",
+                        ra.0, ra.1, rb.0, rb.1
+                    ),
+                },
+            });
+        }
+        (Some(_), None) => 0,
+        (None, Some(_)) => 1,
+        (None, None) => usize::from(a.held && !b.held),
+    };
+    let (index, (active, other)) = (active, if active == 0 { (a, b) } else { (b, a) });
+    // The other log holding anything means a crash interrupted its checkpoint: before its
+    // ingestions finished (its records are here) or before its clear (nothing is: the
+    // checkpoint is resumed for the clear alone).
+    let interrupted = other.held.then_some(other.overlay);
+    Ok(Replayed { active: index, overlay: active.overlay, interrupted, checkpointed })
 }
 
 #[cfg(test)]

@@ -36,6 +36,12 @@ pub const TAG_STORE: u8 = 0x00;
 /// tables give back after a crash is therefore "through commit N", which the store
 /// compares with its acknowledged high-water mark (`mark.rs`).
 pub const COMMITS_KEY: &[u8] = &[TAG_STORE, 0x01];
+/// The newest commit whose records a checkpoint wrote into `state` and `events`, in the
+/// `state` keyspace, written by the checkpoint's own ingestion (value as
+/// [`encode_commits`]). A start skips group log entries up to it: their records are in
+/// the keyspaces already, and a log entry of an older version must never be laid over a
+/// newer one that a later checkpoint wrote (`checkpoint.rs`).
+pub const CHECKPOINT_KEY: &[u8] = &[TAG_STORE, 0x02];
 /// Format version of the commit counter's value in a store whose records are all in
 /// `state` and `events` (the layout before the group logs): written by builds before
 /// issue 33, read by every build.

@@ -8,6 +8,7 @@
 //!   the overlay of what a log holds until a checkpoint writes it into the keyspaces.
 //! - `checkpoint.rs`: the two logs, their overlays and the checkpoint that runs on its
 //!   own thread, off the commit path.
+//! - `counters.rs`: the commit counter and the checkpointed commit, read at a start.
 //! - [`key`]: record keys as big-endian byte strings (a one-byte kind tag, then the id).
 //! - [`specs`]: [`specs::SpecRejoin`], each worker given its spec back as a load reads
 //!   them (both stores' loads).
@@ -53,8 +54,9 @@
 //! that holds every record of every batch given to it (the group log item); nothing is
 //! acknowledged earlier, and a batch is applied whole or not at all. A checkpoint clears
 //! its log only after the ingestion that wrote its records returned (tables and version
-//! fsynced); replaying log items already checkpointed leaves the same records, and every
-//! commit of the frozen log is older than every commit of the active one.
+//! fsynced); a start skips log items up to the checkpoint key (written with the last
+//! ingestion), and every commit of the frozen log is older than every commit of the
+//! active one.
 //!
 //! Architecture Invariant: a checkpoint never fails silently: its thread poisons the
 //! store, and every later call fails with [`Error::Poisoned`].
@@ -76,6 +78,7 @@
 
 mod before_open;
 mod checkpoint;
+mod counters;
 pub mod envelope;
 mod error;
 mod fjall_store;

@@ -6,8 +6,9 @@
 //! links when the work directory is on the same file system; the journals and the
 //! database's root files are copied (at most about 64-128 MB of journal).
 
+use crate::counters::{read_checkpointed, read_commits};
 use crate::error::{Error, thousands};
-use crate::fjall_store::{DATABASE_DIR_NAME, decode_entry, precheck, read_commits};
+use crate::fjall_store::{DATABASE_DIR_NAME, decode_entry, precheck};
 use crate::journal_scan::{self, Tail};
 use crate::key;
 use crate::mark::{self, MarkProblem};
@@ -236,7 +237,8 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
         for entry in keyspace.iter() {
             match entry.into_inner() {
                 Ok((k, v)) => {
-                    if &*k == key::COMMITS_KEY {
+                    // The store's own keys (the commit counter, the checkpoint) are no records.
+                    if k.first() == Some(&key::TAG_STORE) {
                         continue;
                     }
                     match decode_entry(&k, &v, events_keyspace) {
@@ -257,7 +259,9 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
     read(&events, true, &mut event_records);
     // The group log holds the commits since the last checkpoint: they win over the
     // keyspaces, key by key.
-    match crate::group_log::replay(dir, [&logs[0], &logs[1]]).map(crate::group_log::Replayed::into_overlay) {
+    let replayed = read_checkpointed(dir, &state)
+        .and_then(|checkpointed| crate::group_log::replay(dir, [&logs[0], &logs[1]], checkpointed));
+    match replayed.map(crate::group_log::Replayed::into_overlay) {
         Ok(overlay) => {
             let mut state_by_key: BTreeMap<RecordKey, Record> =
                 state_records.into_iter().map(|r| (r.key(), r)).collect();

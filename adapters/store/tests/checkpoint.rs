@@ -184,3 +184,45 @@ fn an_older_store_opens_and_its_first_commit_writes_the_marker_older_builds_refu
     drop(store);
     assert_eq!(decode_commits_before_group_logs(&raw_commit_counter(dir.path())), None);
 }
+
+#[test]
+fn a_log_entry_a_checkpoint_already_wrote_is_never_laid_over_newer_records() {
+    const MUTATIONS: u64 = 30;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut prefix = Prefix::crash_child();
+    let first = prefix.advance();
+    let mut store = FjallStore::open_with(dir.path(), no_checkpoints(true)).expect("open");
+    store.commit(std::slice::from_ref(&first)).expect("commit");
+    for _ in 1..MUTATIONS {
+        store.commit(&[prefix.advance()]).expect("commit");
+    }
+    // A clean close checkpoints every commit into the keyspaces and clears the log.
+    drop(store);
+    // What a log keeps if its clear does not hold (a flush of the log racing the clear):
+    // commit 1 again, whose meta record is older than the checkpointed one.
+    {
+        let db = fjall::Database::builder(dir.path().join("fjall"))
+            .journal_compression(fjall::CompressionType::None)
+            .open()
+            .expect("open fjall");
+        let log_a = db.keyspace(KEYSPACES_LOG[0], fjall::KeyspaceCreateOptions::default).expect("log-a");
+        let latest: BTreeMap<_, _> = first.records.iter().map(|r| (r.key(), r)).collect();
+        let mut group = GroupWriter::new(1);
+        for (key, record) in &latest {
+            group.push(store::key::encode(*key), &store::envelope::encode(record).expect("encode"));
+        }
+        log_a.insert(log_key(1), group.finish()).expect("insert");
+        db.persist(fjall::PersistMode::SyncAll).expect("persist");
+    }
+    let options =
+        Options { checkpoint_log_bytes: 1024, log_bytes_max: 4096, checkpoint_on_close: false, ..Options::default() };
+    let mut store = FjallStore::open_with(dir.path(), options.clone()).expect("open");
+    assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS, 0), MUTATIONS, "the stale entry is skipped");
+    // Checkpoints switch commits into the log that holds it, and the start after skips it.
+    for _ in 0..MUTATIONS {
+        store.commit(&[prefix.advance()]).expect("commit");
+    }
+    drop(store);
+    let mut store = FjallStore::open_with(dir.path(), options).expect("reopen");
+    assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied);
+}

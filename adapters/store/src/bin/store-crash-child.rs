@@ -5,7 +5,7 @@
 //! workload mutations are already applied (by the stored meta record), prints
 //! `ready N`, and continues from there in groups of seeded random size (group commit),
 //! until killed, until its stdout closes, or until a limit. It starts a checkpoint every
-//! 4 KiB of group log (not 8 MiB), so that a background checkpoint runs during much of
+//! 1 KiB of group log (not 8 MiB), so that a background checkpoint runs during much of
 //! its life and kills land inside checkpoints too. A store error is printed to
 //! stderr and ends the process with exit code 2 (after checking that the poisoned store
 //! refuses the next commit); a locked data directory ends it with exit code 3.
@@ -21,7 +21,7 @@ use store::{Error, FjallStore, Options};
 const MUTATIONS_COUNT_MAX: u64 = 200_000;
 /// Group log bytes between checkpoints: small (the default is 8 MiB), so that a kill
 /// lands inside a checkpoint as often as inside a commit.
-const CHECKPOINT_LOG_BYTES: u64 = 4 * 1024;
+const CHECKPOINT_LOG_BYTES: u64 = 1024;
 /// Active group log bytes past which a commit waits for the checkpoint in flight: small
 /// too, so that kills also land in commits that wait.
 const LOG_BYTES_MAX: u64 = 4 * CHECKPOINT_LOG_BYTES;
