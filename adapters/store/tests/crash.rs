@@ -174,7 +174,7 @@ fn a_full_disk_poisons_the_store_and_loses_no_acknowledged_mutation() {
     assert_eq!(status.code(), Some(2), "the child exits non-zero on the failed write: {err}");
     assert!(printed.acked > 100, "the disk held some mutations first ({} acknowledged)", printed.acked);
     // The write that fails is a commit's, or a background checkpoint's (the child
-    // checkpoints every 4 KiB of log), reported by the next commit.
+    // checkpoints every 1 KiB of log), reported by the next commit.
     assert!(
         err.contains("storage failure while committing a batch") || err.contains("storage failure while checkpointing"),
         "{err}"
