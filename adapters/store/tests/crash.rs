@@ -27,7 +27,7 @@ const CHILD: &str = env!("CARGO_BIN_EXE_store-crash-child");
 /// the directory then stays locked by this process after the test that opened it closed
 /// it. A crash child started, or a reopen done, in that window found its directory
 /// "locked by another process" (seen in CI on a loaded machine, and reproduced here
-/// under load in 1 of 17 runs of this file with its three tests in parallel).
+/// under load in 1 of 80 runs of this file with its three tests in parallel).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn one_at_a_time() -> MutexGuard<'static, ()> {
