@@ -137,6 +137,12 @@ impl Connections {
         }
     }
 
+    /// Whether the executor said `hello` in this process (connected now, or gone since,
+    /// until forgotten from `gone`): what it runs under is known only then.
+    pub fn heard(&self, executor: &ExecutorId) -> bool {
+        self.executors.contains_key(executor) || self.gone.contains_key(executor)
+    }
+
     /// Whether the executor is connected.
     pub fn is_connected(&self, executor: &ExecutorId) -> bool {
         self.executors.contains_key(executor)

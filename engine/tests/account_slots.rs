@@ -1,8 +1,9 @@
 //! An account several CLI hosts share (`executor-cli --account codex=team:N`): the daemon
 //! runs at most N turns under it at once, on all of them together, whichever host would
 //! carry the next one; the smallest cap any of them named holds; another kind's workers,
-//! or another account's, are not held by it; and every surface says which account a
-//! waiting turn waits for.
+//! or another account's, are not held by it; after a restart, a turn on a host not heard
+//! from yet counts against every account of its kind until that host says what it runs
+//! under; and every surface says which account a waiting turn waits for.
 
 mod support;
 use support::check;
@@ -89,4 +90,33 @@ fn a_turn_on_a_host_that_went_away_still_counts_against_its_account() {
          advance 5m",
     );
     assert_eq!(trace, "", "b waits for the account while a's turn may run on cli-1: {trace}");
+}
+
+#[test]
+fn after_a_restart_a_turn_on_a_host_not_heard_from_yet_counts_against_the_account() {
+    // The daemon restarts while cli-1 runs a's turn under the account. cli-2 says hello
+    // first: what cli-1 runs under is not known until it does, so its running turn counts
+    // against every account of its kind, and b waits rather than run a second turn
+    // under team. Once cli-1 is back naming another account, b goes.
+    let mut world = check(
+        "run auto
+         executor cli-1 kinds=codex account=codex:team:1
+         spawn a codex dir=/src/a
+         advance 1m",
+        "cli-1 create a#1 initial bootstrap/v2",
+    );
+    let trace = world.script(
+        "submit a
+         gen a
+         crash
+         executor cli-2 kinds=codex account=codex:team:1
+         spawn b codex dir=/src/b
+         advance 5m",
+    );
+    assert_eq!(trace, "crash", "b waits while a's turn may run under team on cli-1: {trace}");
+    let b = world.engine.worker_view(world.id("b")).expect("b's view");
+    let slot = b.liveness.and_then(|l| l.slot).expect("b says it waits for a slot");
+    assert_eq!((slot.account.as_deref(), slot.busy, slot.unheard, slot.max), (Some("team"), 1, 1, 1), "{slot:?}");
+    let trace = world.script("executor cli-1 kinds=codex account=codex:solo:1\nadvance 1m");
+    assert!(trace.contains("cli-2 create b#1 initial"), "cli-1 runs a under solo: b goes under team: {trace}");
 }

@@ -21,6 +21,7 @@ use anyhow::Context;
 use flags::{AddressFlags, Cli, Command, NotifyCommand, StoreCommand};
 use orchestrator::NoExecutors;
 use orchestrator::serve::{ExecutorOptions, ServeOptions};
+use std::time::Duration;
 
 fn init_logs(level: &str) -> anyhow::Result<()> {
     orchestrator::logs::init(level).with_context(|| format!("bad --log-level {level}"))
@@ -123,12 +124,16 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
                     lease_poll_ms,
                 },
             };
-            runtime.block_on(orchestrator::serve::serve_with_executors(
+            let served = runtime.block_on(orchestrator::serve::serve_with_executors(
                 options,
                 executors,
                 orchestrator::serve::signals(),
                 |listening, _| announce(listening),
-            ))
+            ));
+            // A task still blocked on the database (a leader cut off from it) must not
+            // hold the exit: dropping the runtime would wait for it without end.
+            runtime.shutdown_timeout(Duration::from_millis(RUNTIME_SHUTDOWN_MS_MAX));
+            served
         }
         Command::McpStdio { data_dir, log_level } => {
             init_logs(&log_level)?;
@@ -341,6 +346,9 @@ fn run(cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
 
 /// The store's directory inside a data directory (as the engine thread opens it).
 const STORE_DIR_NAME: &str = "store";
+/// How long `serve`'s exit waits for tasks still running on its runtime (the engine and
+/// the requests are done or abandoned by then: `serve.rs`), in ms.
+const RUNTIME_SHUTDOWN_MS_MAX: u64 = 1_000;
 
 /// The executor endpoint of the daemon serving `data_dir`: the host and port of the MCP URL
 /// it recorded at start (`address::URL_FILE_NAME`), else the default address.

@@ -27,6 +27,12 @@ const DRAIN_MS_MAX: u64 = 10_000;
 /// How long open event streams are left before they are closed at shutdown, so that
 /// requests that are just being answered still get their answer out.
 const STREAMS_GRACE_MS: u64 = 500;
+/// How long a daemon that lost its lease waits for requests in flight and then for its
+/// engine, each, before it exits anyway. What it waits for is a commit the database may
+/// never answer (out of reach: `REQUEST_TIMEOUT_MS_DEFAULT`, 60 s), and whatever it would
+/// commit is refused by the newer epoch's fence: exiting with it in flight is a kill -9,
+/// which the store survives by design.
+const LOST_LEASE_STOP_MS_MAX: u64 = 2_000;
 
 /// Why the daemon could not listen, with a stable code.
 #[derive(Debug, thiserror::Error)]
@@ -430,11 +436,12 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
     let accept = CancellationToken::new();
     // Every route on the listener gets the edge's timeouts and caps (the edge crate).
     let server = tokio::spawn(edge::serve(listener, app, options.limits, accept.clone()));
-    let engine_failure = tokio::select! {
-        () = shutdown.as_mut() => None,
-        result = engine.stopped() => Some(result.err().unwrap_or_else(|| anyhow::anyhow!("the engine stopped"))),
-        lost = lease_lost(keeper.as_ref(), &options.store, times) => Some(lost),
+    let (engine_failure, lease_gone) = tokio::select! {
+        () = shutdown.as_mut() => (None, false),
+        result = engine.stopped() => (Some(result.err().unwrap_or_else(|| anyhow::anyhow!("the engine stopped"))), false),
+        lost = lease_lost(keeper.as_ref(), &options.store, times) => (Some(lost), true),
     };
+    let drain_ms_max = if lease_gone { LOST_LEASE_STOP_MS_MAX } else { DRAIN_MS_MAX };
     match &engine_failure {
         None => tracing::info!("shutting down: no new connections; finishing requests in flight"),
         Some(e) => tracing::error!(error = %e, "the engine stopped; shutting down"),
@@ -448,13 +455,24 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         streams.cancel();
         server.await
     };
-    match tokio::time::timeout(Duration::from_millis(DRAIN_MS_MAX), drained).await {
+    match tokio::time::timeout(Duration::from_millis(drain_ms_max), drained).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::warn!(error = %e, "the HTTP server task failed"),
-        Err(_) => tracing::warn!("requests still in flight after {DRAIN_MS_MAX} ms; stopping anyway"),
+        Err(_) => tracing::warn!("requests still in flight after {drain_ms_max} ms; stopping anyway"),
     }
     let _ = std::fs::remove_file(&url_file);
-    let stopped = engine.stop().await;
+    let stopped = if lease_gone {
+        let bound = Duration::from_millis(LOST_LEASE_STOP_MS_MAX);
+        tokio::time::timeout(bound, engine.stop()).await.unwrap_or_else(|_| {
+            tracing::warn!(
+                "the engine still waits for the database to answer a commit after {LOST_LEASE_STOP_MS_MAX} ms; \
+                 exiting without it (the newer leader's epoch refuses it)"
+            );
+            Ok(())
+        })
+    } else {
+        engine.stop().await
+    };
     if let Some(e) = engine_failure {
         return Err(e);
     }

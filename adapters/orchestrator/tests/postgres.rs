@@ -10,7 +10,8 @@
 //! stopped (SIGSTOP) past its time to live is taken over, and when resumed is refused
 //! (`PG_FENCED`), exits, and wrote nothing after the takeover; a restarted leader with the
 //! same data directory takes its lease back at once; a leader cut off from the database
-//! past its time to live stops (`PG_LEASE_LOST`). The lease's timings are shortened by
+//! past its time to live stops (`PG_LEASE_LOST`), and so does one partitioned from it with
+//! a commit in flight, without waiting for the database to answer it. The lease's timings are shortened by
 //! hidden test flags ([`TTL_MS`], [`RENEW_MS`], [`POLL_MS`]).
 
 mod support;
@@ -20,6 +21,7 @@ use serde_json::{Value, json};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use store_pg::test_server::TestServer;
+use support::forward::Forward;
 use support::lease::{
     POLL_MS, RENEW_MS, TAKEOVER_SLACK_MS, TTL_MS, exits_within, leader, serves_within, standby, takeover_within,
 };
@@ -435,4 +437,43 @@ async fn a_leader_cut_off_from_the_database_past_the_lease_stops_serving() {
     let stderr = a.stderr();
     let last = stderr.lines().last().unwrap_or_default();
     assert!(last.starts_with("orchestrator: ") && last.contains("[PG_LEASE_LOST]"), "{stderr}");
+}
+
+/// The database out of reach rather than down (a partition: packets go unanswered, nothing
+/// is refused) while a commit is in flight: the leader exits once its lease lapses, within
+/// its bounds (the time to live, one more read of the lease bounded by it, then at most
+/// `LOST_LEASE_STOP_MS_MAX` for requests and again for the engine), not when the database
+/// would answer the commit (`REQUEST_TIMEOUT_MS_DEFAULT`, 60 s). The commit is never
+/// acknowledged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_partitioned_from_the_database_with_a_commit_in_flight_exits_within_its_bounds() {
+    /// `LOST_LEASE_STOP_MS_MAX` in `serve.rs`.
+    const LOST_LEASE_STOP_MS: u64 = 2_000;
+    let server = TestServer::start();
+    let direct = server.fresh_database();
+    let mut path = Forward::bind();
+    path.start(vec![([127, 0, 0, 1], server.port()).into()]);
+    let url = direct.replace(&format!(":{}/", server.port()), &format!(":{}/", path.addr.port()));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut a = leader(tmp.path(), "a", &url, &[]);
+    let mut c = McpClient::connect(&a.url, Some(TOKEN)).await.expect("connect");
+    create_run(&mut c, "Before the partition").await;
+    path.freeze();
+    let cut = Instant::now();
+    let in_flight = tokio::spawn(async move {
+        let args = json!({ "taskName": "During the partition", "rootConversationName": "Root", "context": "plan" });
+        c.call_ok("run_create", args).await
+    });
+    // The time to live, the last read of the lease (at most as long), the requests and the
+    // engine (`LOST_LEASE_STOP_MS` each), the runtime's shutdown (1 s), and twice the slack
+    // of a loaded machine: 15 s, against more than 60 s when it waits for the commit.
+    let bound = Duration::from_millis(2 * TTL_MS + 2 * LOST_LEASE_STOP_MS + 1_000 + 2 * TAKEOVER_SLACK_MS);
+    let status = exits_within(&mut a, bound);
+    assert!(!status.success(), "it exits non-zero");
+    assert!(cut.elapsed() >= Duration::from_millis(TTL_MS - RENEW_MS), "not before the lease could lapse");
+    let stderr = a.stderr();
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("orchestrator: ") && last.contains("[PG_LEASE_LOST]"), "{stderr}");
+    let answered = in_flight.await.expect("the caller's task");
+    assert!(answered.is_err(), "the run created during the partition is never acknowledged: {answered:?}");
 }

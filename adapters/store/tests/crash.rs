@@ -13,11 +13,27 @@ mod support;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use store::FjallStore;
 use store::workload::CRASH_CHILD_GROUP_MUTATIONS_MAX;
 use support::{assert_crash_child_prefix, splitmix};
 
 const CHILD: &str = env!("CARGO_BIN_EXE_store-crash-child");
+
+/// Held by each test for its whole run, so that the tests of this file never overlap.
+///
+/// A process spawned on one test thread is forked from this whole process, and until it
+/// calls `exec` it holds a copy of every open descriptor, a store's lock file among them:
+/// the directory then stays locked by this process after the test that opened it closed
+/// it. A crash child started, or a reopen done, in that window found its directory
+/// "locked by another process" (seen in CI on a loaded machine, and reproduced here
+/// under load in 1 of 80 runs of this file with its three tests in parallel).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    // A test that failed while holding it poisons it; the others still run.
+    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn spawn_child(dir: &Path, seed: u64) -> (Child, BufReader<ChildStdout>) {
     let mut child = Command::new(CHILD)
@@ -65,6 +81,7 @@ fn stderr_of(child: &mut Child) -> String {
 
 #[test]
 fn kill_9_at_random_moments_loses_no_acknowledged_mutation() {
+    let _serial = one_at_a_time();
     const SEEDS: u64 = 6;
     const KILLS_PER_SEED: u64 = 4;
     /// Acknowledgements awaited before a kill, at most (the child runs on meanwhile, so
@@ -116,6 +133,7 @@ fn kill_9_at_random_moments_loses_no_acknowledged_mutation() {
 
 #[test]
 fn a_second_daemon_on_the_directory_exits_with_a_clear_error() {
+    let _serial = one_at_a_time();
     let dir = tempfile::tempdir().expect("tempdir");
     let _first = FjallStore::open(dir.path()).expect("open");
     let (mut child, stdout) = spawn_child(dir.path(), 1);
@@ -162,6 +180,7 @@ impl Drop for Tmpfs {
 
 #[test]
 fn a_full_disk_poisons_the_store_and_loses_no_acknowledged_mutation() {
+    let _serial = one_at_a_time();
     let disk = Tmpfs::mount("3m");
     let data = disk.dir.path().join("data");
     let (mut child, stdout) = spawn_child(&data, 7);

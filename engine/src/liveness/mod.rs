@@ -75,11 +75,17 @@ impl Engine {
         match wait {
             Wait::HostSlot => {
                 let max = self.conn.turns_max(&executor)?;
-                Some(SlotView { busy: self.turns_on(&executor, w.id), max, executor, account: None })
+                Some(SlotView { busy: self.turns_on(&executor, w.id), max, executor, account: None, unheard: 0 })
             }
             Wait::AccountSlot => {
                 let load = self.account_load(&executor, w)?;
-                Some(SlotView { busy: load.busy, max: load.max, executor, account: Some(load.name) })
+                Some(SlotView {
+                    busy: load.busy,
+                    max: load.max,
+                    executor,
+                    account: Some(load.name),
+                    unheard: load.unheard,
+                })
             }
             _ => None,
         }

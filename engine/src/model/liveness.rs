@@ -81,4 +81,7 @@ pub struct SlotView {
     pub max: u32,
     /// The account whose slots are all taken; `None`: the host's are.
     pub account: Option<std::sync::Arc<str>>,
+    /// How many of `busy` run on hosts not heard from since the daemon started, counted
+    /// against the account until they say what they run under (0 for a host's slots).
+    pub unheard: u32,
 }

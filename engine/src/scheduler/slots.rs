@@ -1,7 +1,9 @@
 //! The caps on CLI turns at once: a host runs as many of the daemon's turns as its `hello`
 //! allows (`concurrencyMax`, `executor-cli --turns-max`), and an account several hosts share
 //! (`executor-cli --account codex=team:6`) runs as many as the smallest cap they named, on
-//! all of them together. A turn beyond either waits (`Wait::HostSlot`,
+//! all of them together. After a restart, a host not heard from yet may run a turn under
+//! any account of its kind (nobody here knows which until its `hello`): its turns count
+//! against every one, so that no account runs past its cap meanwhile. A turn beyond either waits (`Wait::HostSlot`,
 //! `Wait::AccountSlot`), is looked at again every [`limits::HOST_SLOT_RECHECK_MS`], and goes
 //! out at the end of the input that freed a slot (`timers::fill_free_slots`). A steer into
 //! a running turn needs no slot; a ChatGPT worker has none (a browser queues its own
@@ -20,8 +22,11 @@ use std::sync::Arc;
 pub(crate) struct AccountLoad {
     /// The account's name.
     pub name: Arc<str>,
-    /// The other workers' turns running or on their way under it, on any of its hosts.
+    /// The other workers' turns running or on their way under it, on any of its hosts,
+    /// and those of its kind on hosts not heard from since this process started.
     pub busy: u32,
+    /// How many of `busy` run on hosts not heard from since this process started.
+    pub unheard: u32,
     /// Its cap: the smallest its hosts named.
     pub max: u32,
 }
@@ -58,19 +63,27 @@ impl Engine {
 
     /// The account `w`'s turn would run under on `executor`, with how many other workers
     /// of its kind have a command in flight or a turn running on any host that named the
-    /// same account; `None` when that executor named no account for the kind.
+    /// same account, or on a host not heard from since this process started; `None` when
+    /// that executor named no account for the kind.
     pub(crate) fn account_load(&self, executor: &ExecutorId, w: &Worker) -> Option<AccountLoad> {
         let kind = w.spec.executor;
         let name = self.conn.account_of(executor, kind)?.name.clone();
         let (hosts, max) = self.conn.account_hosts(kind, &name);
-        let on = |o: &&Worker| {
-            o.id != w.id
-                && o.spec.executor == kind
-                && (o.in_flight.is_some() || self.turn_running(o))
-                && self.carrier_of(o).is_some_and(|e| hosts.contains(&&e))
-        };
-        let busy = u32::try_from(self.state.workers.values().filter(on).count()).unwrap_or(u32::MAX);
-        Some(AccountLoad { name, busy, max })
+        let (mut busy, mut unheard) = (0u32, 0u32);
+        for o in self.state.workers.values() {
+            if o.id == w.id || o.spec.executor != kind || !(o.in_flight.is_some() || self.turn_running(o)) {
+                continue;
+            }
+            match self.carrier_of(o) {
+                Some(e) if hosts.contains(&&e) => busy = busy.saturating_add(1),
+                Some(e) if !self.conn.heard(&e) => {
+                    busy = busy.saturating_add(1);
+                    unheard = unheard.saturating_add(1);
+                }
+                _ => {}
+            }
+        }
+        Some(AccountLoad { name, busy, unheard, max })
     }
 
     /// Whether a CLI worker's command may not go to `executor` now: the host, or the
@@ -94,7 +107,8 @@ impl Engine {
         let kind = w.spec.executor;
         let Some(account) = self.conn.account_of(executor, kind) else { return false };
         let (hosts, max) = self.conn.account_hosts(kind, &account.name);
-        count(&|o| o.spec.executor == kind && handed(o, &|e| hosts.contains(&e))) >= max
+        let under = |e: &ExecutorId| hosts.contains(&e) || !self.conn.heard(e);
+        count(&|o| o.spec.executor == kind && handed(o, &under)) >= max
     }
 
     /// Whether `executor` could take `w`'s next turn now without waiting for a slot.

@@ -62,6 +62,15 @@ pub struct SlotOut {
     /// The account whose slots are all taken; absent: the host's are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
+    /// How many of `busy` run on hosts not heard from since the daemon started: what they
+    /// run under is not known until they reconnect, so they count against the account.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unheard: u32,
+}
+
+/// Whether a count is zero (left out of the JSON).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A CLI retrying inside a worker's running turn.
@@ -99,6 +108,7 @@ impl From<&LivenessView> for LivenessOut {
                 busy: s.busy,
                 max: s.max,
                 account: s.account.as_ref().map(ToString::to_string),
+                unheard: s.unheard,
             }),
         }
     }
@@ -132,6 +142,14 @@ impl LivenessOut {
         let executor = self.executor_id.as_deref().unwrap_or("?");
         if let Some(slot) = &self.slot {
             return match &slot.account {
+                Some(account) if slot.unheard > 0 => format!(
+                    "waiting for a free slot on the {} account {account}: {} of {} turns running under it or \
+                     on hosts not heard from since the daemon started ({} there, counted until they reconnect)",
+                    kind.trim_end_matches(" CLI"),
+                    slot.busy,
+                    slot.max,
+                    slot.unheard
+                ),
                 Some(account) => format!(
                     "waiting for a free slot on the {} account {account}: {} of {} turns running under it",
                     kind.trim_end_matches(" CLI"),
@@ -203,10 +221,17 @@ mod tests {
     #[test]
     fn a_turn_waiting_for_a_slot_on_its_host_says_so() {
         let mut l = live("connected", "codex", Some("build-2"), 1);
-        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 3, max: 3, account: None });
+        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 3, max: 3, account: None, unheard: 0 });
         assert_eq!(l.line(), "waiting for a free slot on Codex CLI build-2: 3 of 3 turns running there");
-        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 6, max: 6, account: Some("team".into()) });
+        let team = Some("team".to_string());
+        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 6, max: 6, account: team.clone(), unheard: 0 });
         assert_eq!(l.line(), "waiting for a free slot on the Codex account team: 6 of 6 turns running under it");
+        l.slot = Some(SlotOut { executor_id: "build-2".into(), busy: 6, max: 6, account: team, unheard: 2 });
+        assert_eq!(
+            l.line(),
+            "waiting for a free slot on the Codex account team: 6 of 6 turns running under it or on hosts not heard \
+             from since the daemon started (2 there, counted until they reconnect)"
+        );
     }
 
     #[test]
