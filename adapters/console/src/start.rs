@@ -4,6 +4,7 @@
 //! its first turn, `worker_get` to say whether an executor of its kind is connected), so a
 //! person needs no MCP client to leave a coding agent working.
 
+use crate::client::ClientError;
 use crate::reach::Target;
 use anyhow::Context;
 use serde_json::{Value, json};
@@ -65,6 +66,26 @@ pub fn task_name(request: &StartRequest) -> String {
     name
 }
 
+/// What a failed `run_create` tells the person: refused (the run was certainly not made:
+/// nothing answered, the token or the daemon said no), or not answered (the daemon took
+/// the request and stopped or failed before it answered, e.g. a leader that lost its
+/// database: the run may exist, and starting it again blindly could make it twice).
+fn create_failed(error: anyhow::Error) -> anyhow::Error {
+    let refused = match error.downcast_ref::<ClientError>() {
+        Some(ClientError::Http { status, .. }) => status.is_client_error(),
+        Some(_) => true,
+        None => false,
+    };
+    if refused {
+        error.context("the daemon refused the run")
+    } else {
+        error.context(
+            "the daemon did not answer whether it made the run (it stopped or failed while making it): \
+             `orchestrator status` shows whether it exists; start it again only if it does not",
+        )
+    }
+}
+
 /// The CLI's name for people.
 fn product(executor: &str) -> &'static str {
     if executor == "codex" { "Codex CLI" } else { "Claude Code" }
@@ -94,7 +115,7 @@ pub async fn start(target: &Target, request: StartRequest) -> anyhow::Result<Str
             }),
         )
         .await
-        .context("the daemon refused the run")?;
+        .map_err(create_failed)?;
     let run = text(&created, &["/runId", "/run/runId"]).context("run_create answered without a run id")?;
     let root = text(&created, &["/rootWorkerId", "/run/rootWorkerId"]).context("run_create answered without a root")?;
     client.call_ok("worker_continue_now", json!({ "workerId": root })).await.with_context(|| {
@@ -178,6 +199,29 @@ mod tests {
         let not_dir = validate(request(&file, "x")).unwrap_err().to_string();
         std::fs::remove_file(&file).expect("removed");
         assert!(not_dir.contains("not a directory"), "{not_dir}");
+    }
+
+    #[test]
+    fn a_run_the_daemon_did_not_answer_for_is_not_called_refused() {
+        let said = |error: ClientError| format!("{:#}", create_failed(error.into()));
+        let unanswered = said(ClientError::Http {
+            status: hyper::StatusCode::INTERNAL_SERVER_ERROR,
+            body: "no response message received from handler".into(),
+        });
+        assert!(unanswered.starts_with("the daemon did not answer whether it made the run"), "{unanswered}");
+        assert!(unanswered.contains("`orchestrator status`"), "{unanswered}");
+        let dropped = format!("{:#}", create_failed(anyhow::anyhow!("connection closed before message completed")));
+        assert!(dropped.starts_with("the daemon did not answer whether"), "{dropped}");
+        let refused = said(ClientError::Refused {
+            tool: "run_create".into(),
+            code: "INVALID_ARGUMENT".into(),
+            message: "bad".into(),
+        });
+        assert!(refused.starts_with("the daemon refused the run: "), "{refused}");
+        let unauthorized = said(ClientError::Unauthorized);
+        assert!(unauthorized.starts_with("the daemon refused the run: "), "{unauthorized}");
+        let bad_request = said(ClientError::Http { status: hyper::StatusCode::BAD_REQUEST, body: String::new() });
+        assert!(bad_request.starts_with("the daemon refused the run: "), "{bad_request}");
     }
 
     #[test]

@@ -466,7 +466,8 @@ async fn serve_inner<X: ExecutorSink + Send + 'static>(
         tokio::time::timeout(bound, engine.stop()).await.unwrap_or_else(|_| {
             tracing::warn!(
                 "the engine still waits for the database to answer a commit after {LOST_LEASE_STOP_MS_MAX} ms; \
-                 exiting without it (the newer leader's epoch refuses it)"
+                 exiting without it (a newer leader's epoch refuses it; with none, it may still land when the \
+                 database answers, unacknowledged)"
             );
             Ok(())
         })
