@@ -55,6 +55,21 @@ pub enum Error {
         #[source]
         source: fjall::Error,
     },
+    /// A group log file could not be written or synced. The store is poisoned from here
+    /// on; what was acknowledged before is on disk.
+    #[error(
+        "storage failure while {during} in {}: {source}; the store is poisoned: exit and restart to recover (acknowledged writes are on disk)",
+        path.display()
+    )]
+    LogFile {
+        /// What the store was doing.
+        during: &'static str,
+        /// The log file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A stored value is not a valid record. It is never skipped: recovery stops here.
     #[error("corrupt record at key {key}: {problem}")]
     Corrupt {
@@ -202,7 +217,7 @@ impl Error {
             Error::Locked { .. } => "STORE_LOCKED",
             Error::DataDir { .. } => "STORE_DATA_DIR",
             Error::Open { .. } => "STORE_OPEN",
-            Error::Fjall { .. } => "STORE_IO",
+            Error::Fjall { .. } | Error::LogFile { .. } => "STORE_IO",
             Error::Corrupt { .. } => "STORE_CORRUPT_RECORD",
             Error::Encode { .. } => "STORE_ENCODE",
             Error::BehindAcknowledged { .. } => "STORE_BEHIND_ACKNOWLEDGED",

@@ -2,13 +2,14 @@
 
 use crate::before_open::{BeforeOpen, StartGuard};
 use crate::checkpoint::{KEYSPACES_LOG, LogSizes, Logs};
-use crate::counters::{read_checkpointed, read_commits};
 use crate::envelope;
 use crate::error::{Corruption, Error, StoredKey};
 use crate::group_log::{self, GroupWriter};
-use crate::journal_scan::{self, JournalScan, Tail};
+use crate::journal_scan;
 use crate::key;
+use crate::log_file::LOG_FILE_NAMES;
 use crate::mark::{self, MarkProblem, MarkWriter};
+use crate::start_checks::{precheck, read_logs};
 use crate::tree_scan;
 use engine::event::Event;
 use engine::ids::Cursor;
@@ -32,23 +33,22 @@ const DATABASE_STAGING_DIR_NAME: &str = "fjall.creating";
 /// Upper bound of all fjall journals: the journal a crash leaves behind is replayed on
 /// open, so this bounds that part of recovery (64 MiB is fjall's minimum).
 const JOURNAL_BYTES_MAX: u64 = 64 * 1024 * 1024;
-/// Memtable size per keyspace. Smaller memtables flush sooner, so less unflushed data is
-/// inserted again after a crash; but every flush writes and fsyncs a table next to the
-/// journal's fsyncs, and those flushes were the tail of group-commit latency. 16 MiB
-/// against 4 MiB: 64-caller p99 4.9 to 2.8 ms (store commit p99 1.9 to 1.2 ms) and no
-/// measurable change in recovery, which is dominated by parsing the journal
-/// (docs/benchmarks.md); fjall's default of 64 MiB doubled the worst recovery.
+/// Memtable size per keyspace. With commits in the log files and checkpoints by
+/// ingestion only a store written before the log files fills memtables (its old journal
+/// replayed at its first start); 16 MiB was measured best when every commit went through
+/// fjall's journal (docs/benchmarks.md).
 const MEMTABLE_BYTES_MAX: u64 = 16 * 1024 * 1024;
 /// Default of [`Options::checkpoint_log_bytes`]: active group log bytes past which a
 /// commit starts a checkpoint (a thread that writes the log's records into the `state`
-/// and `events` keyspaces and clears the log, `checkpoint.rs`). With
+/// and `events` keyspaces, after which the log file may be reused, `checkpoint.rs`). With
 /// [`LOG_BYTES_MAX_DEFAULT`] it bounds what a start decodes into the overlays and the
 /// memory they hold.
 pub const CHECKPOINT_LOG_BYTES_DEFAULT: u64 = 8 * 1024 * 1024;
 /// Default of [`Options::log_bytes_max`]: active group log bytes past which a commit
 /// waits for the checkpoint in flight (one that did not finish while the log grew by
-/// another [`CHECKPOINT_LOG_BYTES_DEFAULT`]). At most the log keyspace's memtable size,
-/// so a log is never flushed by size; a start decodes at most two logs of this size.
+/// another [`CHECKPOINT_LOG_BYTES_DEFAULT`]). It bounds each log file (this, one group
+/// and one growth step, `log_file::LOG_FILE_GROW_BYTES`); a start decodes at most two
+/// logs of this size.
 pub const LOG_BYTES_MAX_DEFAULT: u64 = 2 * CHECKPOINT_LOG_BYTES_DEFAULT;
 
 /// Knobs of a [`FjallStore`].
@@ -97,17 +97,22 @@ pub struct FjallStore {
     state: Keyspace,
     /// Events by cursor.
     events: Keyspace,
-    /// The two group logs (one item per group commit, keyed by commit number, until a
-    /// checkpoint), the overlays of their records that reads consult over `state` and
-    /// `events`, and the checkpoint in flight (`checkpoint.rs`).
+    /// The two group log files (one frame per group commit until a checkpoint), the
+    /// overlays of their records that reads consult over `state` and `events`, and the
+    /// checkpoint in flight (`checkpoint.rs`).
     logs: Logs,
     /// Bounds on what a load returns.
     options: Options,
     /// The first failure; once set, every call fails with [`Error::Poisoned`]. Shared
     /// with the checkpoint's thread, which sets it when a checkpoint fails.
     poisoned: Arc<OnceLock<String>>,
-    /// The newest durable commit (the commit counter, [`key::COMMITS_KEY`]).
+    /// The newest durable commit (the newest of the commit counter, the checkpoint key
+    /// and the log files' frames).
     commits: u64,
+    /// Whether the store carries the log files' format marker
+    /// ([`key::COMMITS_VALUE_VERSION_LOG_FILES`]); a store an older build wrote gets it,
+    /// and its log files, at its first commit.
+    marked: bool,
     /// The acknowledged high-water mark, written after every durable commit.
     mark: MarkWriter,
     /// The database's files as they were before fjall opened them, kept until the first
@@ -165,7 +170,10 @@ impl FjallStore {
             Err(MarkProblem::Io(source)) => return Err(Error::DataDir { dir, source }),
         };
         let scan = journal_scan::scan(&db_path).map_err(data_dir_error)?;
-        precheck(&dir, &scan, acknowledged)?;
+        // A store with log files commits there: its journal's counters (if any) are an
+        // older build's, so only the start's own count is compared with the mark, below.
+        let log_files = dir.join(LOG_FILE_NAMES[0]).exists();
+        precheck(&dir, &scan, acknowledged, log_files)?;
         // Then the version and table files lsm-tree's open reads: a damaged one would
         // fail an `assert!` inside fjall, which aborts the process.
         if let Err(damage) = tree_scan::scan(&db_path, false).map_err(data_dir_error)? {
@@ -174,33 +182,34 @@ impl FjallStore {
         // From here a refusal puts back what the open changed: `start` is declared before
         // the fjall handles, so it is dropped (and puts the files back) after them.
         let mut start = StartGuard::new(BeforeOpen::take(&dir, &db_path, scan).map_err(data_dir_error)?);
-        let (db, state, events, logs) = match open_database(&db_path) {
+        let (db, state, events, legacy_logs) = match open_database(&db_path) {
             Ok(opened) => opened,
             Err(source) => {
                 start.refuse();
                 return Err(Error::Open { dir: dir.clone(), source });
             }
         };
-        let recovered = match read_commits(&dir, &state) {
-            Ok(recovered) => recovered,
+        let (found, counter) = match read_logs(&dir, &state, &legacy_logs) {
+            Ok(found) => found,
             Err(error) => {
                 start.refuse();
                 return Err(error);
             }
         };
-        let checkpointed = match read_checkpointed(&dir, &state) {
-            Ok(checkpointed) => checkpointed,
-            Err(error) => {
-                start.refuse();
-                return Err(error);
-            }
-        };
-        let replayed = match group_log::replay(&dir, [&logs[0], &logs[1]], checkpointed) {
-            Ok(replayed) => replayed,
-            Err(error) => {
-                start.refuse();
-                return Err(error);
-            }
+        let marked = counter.is_some_and(|(version, _)| version == key::COMMITS_VALUE_VERSION_LOG_FILES);
+        // The newest commit: the counter's, the checkpoint's, or the newest log frame's.
+        let newest = [
+            Some(found.checkpointed),
+            found.newest.into_iter().max(),
+            found.legacy.as_ref().map(|overlay| overlay.commits_last),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(0);
+        let recovered = match counter {
+            None if newest == 0 => None,
+            counter => Some(counter.map_or(0, |(_, c)| c).max(newest)),
         };
         let check = match (acknowledged, recovered) {
             // A store from before the mark existed: nothing to compare; start the mark.
@@ -209,10 +218,10 @@ impl FjallStore {
             (Some(acknowledged), recovered) if recovered.unwrap_or(0) < acknowledged => {
                 Err(Error::BehindAcknowledged {
                     dir: dir.clone(),
-                    file: db_path.clone(),
+                    file: dir.clone(),
                     recovered: recovered.unwrap_or(0),
                     acknowledged,
-                    detail: "the journal and tables together end there".into(),
+                    detail: "its group log files, journal and tables together end there".into(),
                 })
             }
             (Some(_), _) => Ok(()),
@@ -242,12 +251,19 @@ impl FjallStore {
             dir.clone(),
             state.clone(),
             events.clone(),
-            logs,
-            replayed,
+            legacy_logs,
+            found,
             Arc::clone(&poisoned),
             LogSizes { checkpoint_log_bytes: options.checkpoint_log_bytes, log_bytes_max: options.log_bytes_max },
         );
-        Ok(FjallStore { dir, db, state, events, logs, options, poisoned, commits, mark, start, _lock: lock })
+        let logs = match logs {
+            Ok(logs) => logs,
+            Err(source) => {
+                start.refuse();
+                return Err(Error::DataDir { dir, source });
+            }
+        };
+        Ok(FjallStore { dir, db, state, events, logs, options, poisoned, commits, marked, mark, start, _lock: lock })
     }
 
     /// The newest durable commit, as counted by the store's commit counter.
@@ -260,9 +276,9 @@ impl FjallStore {
         &self.dir
     }
 
-    /// Whether the start found a checkpoint a crash interrupted (the log besides the
-    /// active one held entries: before its ingestions finished, or before its clear); the
-    /// store finishes it in the background from its first commit on.
+    /// Whether the start found a checkpoint a crash interrupted (the log file besides the
+    /// active one held commits after the checkpoint key, or a store's old log keyspaces
+    /// did); the store finishes it in the background from its first commit on.
     pub fn resumed_checkpoint(&self) -> bool {
         self.logs.resumed()
     }
@@ -276,7 +292,7 @@ impl FjallStore {
     /// Waits for the checkpoint in flight, if one runs: its error if it failed (the
     /// store is poisoned then). A clean close waits too.
     pub fn checkpoint_wait(&mut self) -> Result<(), Error> {
-        self.logs.wait().map(|_| ())
+        self.logs.wait()
     }
 
     /// Whether an earlier failure poisoned the store.
@@ -296,6 +312,23 @@ impl FjallStore {
         let error = Error::Fjall { during, dir: self.dir.clone(), source };
         let _ = self.poisoned.set(error.to_string());
         error
+    }
+
+    /// Gives a store an older build wrote its log files (synced) and then, durably, the
+    /// format marker ([`key::COMMITS_VALUE_VERSION_LOG_FILES`]), before its first frame:
+    /// from here an older build refuses the store instead of serving it without the
+    /// frames.
+    fn mark_format(&mut self) -> Result<(), Error> {
+        if let Err(source) = self.logs.create_files() {
+            let error = Error::DataDir { dir: self.dir.clone(), source };
+            let _ = self.poisoned.set(error.to_string());
+            return Err(error);
+        }
+        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
+        batch.insert(&self.state, key::COMMITS_KEY, key::encode_commits(self.commits));
+        batch.commit().map_err(|e| self.fail("writing the store's format marker", e))?;
+        self.marked = true;
+        Ok(())
     }
 
     /// Every state record and the newest events (see [`runtime::Store::load`]).
@@ -367,72 +400,6 @@ impl Drop for FjallStore {
     }
 }
 
-/// Refuses, before fjall opens anything, every journal that fjall would cut below what
-/// was acknowledged or that holds damage no torn write explains.
-pub(crate) fn precheck(dir: &Path, scan: &JournalScan, acknowledged: Option<u64>) -> Result<(), Error> {
-    let damaged = |file: &journal_scan::JournalFile, detail: String| Error::JournalDamaged {
-        dir: dir.to_path_buf(),
-        file: file.path.clone(),
-        offset: file.valid_end,
-        detail,
-    };
-    if let Some(file) = scan.damaged_sealed() {
-        let Tail::Data { reason, .. } = &file.tail else { unreachable!("damaged_sealed returns a file with data") };
-        return Err(damaged(
-            file,
-            format!(
-                "a sealed journal holds undecodable bytes after its last whole batch ({reason}); opening would drop what follows"
-            ),
-        ));
-    }
-    if let Some(gap) = &scan.gap {
-        return Err(Error::JournalDamaged {
-            dir: dir.to_path_buf(),
-            file: gap.path.clone(),
-            offset: gap.offset,
-            detail: format!("commit {} is followed by commit {}: the commits between are missing", gap.after, gap.next),
-        });
-    }
-    if let Some(file) = scan.files.last()
-        && let Tail::Data { first_nonzero, last_nonzero_end, reason, .. } = &file.tail
-        && last_nonzero_end - file.valid_end > journal_scan::TAIL_KEEP_BYTES_MAX
-    {
-        return Err(damaged(
-            file,
-            format!(
-                "{} bytes that do not decode follow the last whole batch (from offset {first_nonzero}: {reason}), more than one torn write leaves; opening would drop them",
-                last_nonzero_end - file.valid_end
-            ),
-        ));
-    }
-    if let Some(file) = scan.files.last()
-        && let Tail::Data { first_nonzero, reason, torn_like: false, .. } = &file.tail
-    {
-        return Err(damaged(
-            file,
-            format!(
-                "bytes that no torn write leaves follow the last whole batch (from offset {first_nonzero}: {reason}); opening would drop them"
-            ),
-        ));
-    }
-    match (acknowledged, scan.commits_last) {
-        (None, Some(recovered)) => Err(Error::MarkMissing { path: dir.join(mark::MARK_FILE_NAME), recovered }),
-        (Some(acknowledged), Some(recovered)) if recovered < acknowledged => {
-            let (file, detail) = match scan.first_damaged() {
-                Some(file @ journal_scan::JournalFile { tail: Tail::Data { reason, .. }, .. }) => {
-                    (file.path.clone(), format!("the journal stops decoding at offset {}: {reason}", file.valid_end))
-                }
-                _ => (
-                    scan.files.last().map(|f| f.path.clone()).unwrap_or_else(|| dir.join(DATABASE_DIR_NAME)),
-                    "the journal ends there".into(),
-                ),
-            };
-            Err(Error::BehindAcknowledged { dir: dir.to_path_buf(), file, recovered, acknowledged, detail })
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Opens the fjall database and its keyspaces: `state`, `events` and the two group logs.
 pub(crate) fn open_database(path: &Path) -> Result<(Database, Keyspace, Keyspace, [Keyspace; 2]), fjall::Error> {
     // No journal compression: a group log value is large enough for fjall to compress
@@ -461,8 +428,17 @@ fn create_database(dir: &Path, db_path: &Path) -> Result<(), Error> {
         std::fs::remove_dir_all(&staging).map_err(data_dir_error)?;
     }
     {
-        let (db, _, _, _) = open_database(&staging).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
-        db.persist(PersistMode::SyncAll).map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+        let open_error = |source| Error::Open { dir: dir.to_path_buf(), source };
+        let (db, state, _, _) = open_database(&staging).map_err(open_error)?;
+        // The format marker: a store made here commits to log files from the start.
+        state.insert(key::COMMITS_KEY, key::encode_commits(0)).map_err(open_error)?;
+        db.persist(PersistMode::SyncAll).map_err(open_error)?;
+    }
+    // Empty log files (a leftover from a database that is gone holds nothing this one
+    // has acknowledged), made before the database is renamed into place: a database with
+    // the marker always has them (the directory's sync below makes both durable).
+    for name in LOG_FILE_NAMES {
+        File::create(dir.join(name)).and_then(|f| f.sync_all()).map_err(data_dir_error)?;
     }
     // The mark exists before the database does, so a database without a mark is one
     // written before marks existed (or one whose mark was lost, which its commit counter
@@ -506,10 +482,12 @@ impl runtime::Store for FjallStore {
         // Writing accepts the start: what was there before the open is superseded.
         self.start.accept();
         // A checkpoint a crash interrupted is resumed now; a failed one fails this commit.
-        let mut checkpointed = self.logs.before_commit()?;
+        self.logs.before_commit()?;
+        if !self.marked {
+            self.mark_format()?;
+        }
         let commits = self.commits + 1;
-        // The whole group is one item of the log keyspace (fjall's recovery costs per
-        // item, `group_log.rs`).
+        // The whole group is one value, one frame of the active log file (`log_file.rs`).
         let mut group = GroupWriter::new(commits);
         let mut staged = Vec::with_capacity(latest.len());
         for (record_key, record) in latest {
@@ -525,15 +503,9 @@ impl runtime::Store for FjallStore {
         }
         let group = group.finish();
         let group_bytes = group.len() as u64;
-        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
-        batch.insert(self.logs.active_log(), group_log::log_key(commits), group);
-        // The commit counter rides in the same batch, so whatever recovery gives back is
-        // "through commit N" for one N.
-        batch.insert(&self.state, key::COMMITS_KEY, key::encode_commits(commits));
-        // `commit` returns after the journal write and its fsync (SyncAll): only then is
-        // the group acknowledged. fjall poisons itself on a failed write or fsync, and so
-        // do we.
-        batch.commit().map_err(|e| self.fail("committing a batch", e))?;
+        // `append` returns after the frame's write and its `fdatasync`: only then is the
+        // group acknowledged. A failed write or sync poisons the store.
+        self.logs.append(commits, &group)?;
         self.commits = commits;
         // Only now, with the commit durable, may the mark name it: the mark is never
         // ahead of the disk.
@@ -549,17 +521,7 @@ impl runtime::Store for FjallStore {
         self.logs.overlay.commits_last = commits;
         // Starts a checkpoint in the background when the log is due; waits only when the
         // one in flight fell a whole log behind (`Options::log_bytes_max`).
-        checkpointed |= self.logs.after_commit()?;
-        if checkpointed {
-            // A checkpoint finished: this commit's counter is in the state memtable, and
-            // rotating it hands fjall a flush, inside which fjall starts a new journal
-            // once the active one is past its size (fjall's only rotation point; without
-            // one the journal a start replays would grow with the history).
-            self.state
-                .rotate_memtable()
-                .map_err(|e| self.fail("committing a batch (rotating the state memtable)", e))?;
-        }
-        Ok(())
+        self.logs.after_commit()
     }
 
     fn events_after(&self, after: Cursor, limit: usize) -> Result<Vec<Event>, Error> {

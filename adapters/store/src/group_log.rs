@@ -1,13 +1,13 @@
-//! The group log: one fjall item per group commit, and the in-memory overlay of what the
-//! log holds since the last checkpoint.
+//! The group log's values: one per group commit, holding every record of the group, and
+//! the in-memory overlay of what the logs hold since the last checkpoint.
 //!
-//! fjall's recovery costs about a microsecond per journal *item* (issue 33,
-//! `docs/benchmarks.md`), so a group commit is written as one item of the active group
-//! log (`log-a` or `log-b`, `checkpoint.rs`), keyed by its commit number, whose value
-//! holds every record of the group. Until a checkpoint writes them into the `state` and
-//! `events` keyspaces (by fjall's ingestion, which writes tables and no journal items),
-//! the records live in an [`Overlay`], which `load` and `events_after` read over the
-//! keyspaces; [`replay`] reads both logs at a start.
+//! A group commit is one value, a frame of the active group log file (`log_file.rs`).
+//! Until a checkpoint writes its records into the `state` and `events` keyspaces (by
+//! fjall's ingestion, which writes tables and no journal items), they live in an
+//! [`Overlay`], which `load` and `events_after` read over the keyspaces; [`order`] tells
+//! at a start which log is the active one. A store written between issue 33's first and
+//! second steps kept the values as items of two fjall keyspaces, `log-a`/`log-b`, keyed
+//! by commit number: [`replay_keyspaces`] reads them (`docs/store.md`).
 //!
 //! A log value: [`GROUP_VALUE_VERSION`], the commit number (`u64` big-endian), the
 //! record count (`u32`), then per record its key length (`u8`), key bytes, value length
@@ -75,34 +75,33 @@ pub fn log_key(commit: u64) -> [u8; 8] {
 /// The records of one decoded log entry: each key and its envelope.
 pub type GroupRecords<'v> = Vec<(RecordKey, &'v [u8])>;
 
-/// Decodes one log entry into its commit number and records (key, envelope), checking
-/// its checksum, its key and every record key. The envelopes are checked when read.
-pub fn decode_group<'v>(k: &[u8], v: &'v [u8]) -> Result<(u64, GroupRecords<'v>), Error> {
-    let corrupt = |detail: String| Error::Corrupt {
-        key: StoredKey(k.to_vec()),
-        problem: Corruption::Payload { detail: format!("group log entry: {detail}") },
-    };
+/// Checks one log value's checksum and version: its commit number, or what is wrong.
+pub fn check_group(v: &[u8]) -> Result<u64, String> {
     if v.len() < GROUP_HEADER_BYTES + GROUP_CRC_BYTES {
-        return Err(corrupt(format!("{} bytes, shorter than a header", v.len())));
+        return Err(format!("{} bytes, shorter than a group header", v.len()));
     }
     let (body, crc) = v.split_at(v.len() - GROUP_CRC_BYTES);
     let stored = u32::from_be_bytes(crc.try_into().expect("four bytes"));
     let computed = crc32fast::hash(body);
     if stored != computed {
-        return Err(corrupt(format!("checksum {stored:#010x} stored, {computed:#010x} computed")));
+        return Err(format!("checksum {stored:#010x} stored, {computed:#010x} computed"));
     }
     if body[0] != GROUP_VALUE_VERSION {
-        return Err(corrupt(format!("unknown version {}", body[0])));
+        return Err(format!("unknown version {}", body[0]));
     }
-    let commit = u64::from_be_bytes(body[1..9].try_into().expect("eight bytes"));
-    if k != log_key(commit) {
-        return Err(corrupt(format!("holds commit {commit} under another key")));
-    }
+    Ok(u64::from_be_bytes(body[1..9].try_into().expect("eight bytes")))
+}
+
+/// Decodes one log value into its commit number and records (key, envelope), checking
+/// its checksum and every record key. The envelopes are checked when read.
+pub fn decode_value(v: &[u8]) -> Result<(u64, GroupRecords<'_>), String> {
+    let commit = check_group(v)?;
+    let body = &v[..v.len() - GROUP_CRC_BYTES];
     let count = u32::from_be_bytes(body[9..GROUP_HEADER_BYTES].try_into().expect("four bytes"));
     let mut records = Vec::with_capacity(count as usize);
     let mut rest = &body[GROUP_HEADER_BYTES..];
     for index in 0..count {
-        let short = || corrupt(format!("record {index} of {count} runs past the end"));
+        let short = || format!("record {index} of {count} runs past the end");
         let (&key_len, after) = rest.split_first().ok_or_else(short)?;
         let key_len = usize::from(key_len);
         if after.len() < key_len + 4 {
@@ -115,13 +114,27 @@ pub fn decode_group<'v>(k: &[u8], v: &'v [u8]) -> Result<(u64, GroupRecords<'v>)
             return Err(short());
         }
         let (value, after) = after.split_at(value_len);
-        let record_key =
-            key::decode(key_bytes).ok_or_else(|| corrupt(format!("record {index} has a key no version writes")))?;
+        let record_key = key::decode(key_bytes).ok_or_else(|| format!("record {index} has a key no version writes"))?;
         records.push((record_key, value));
         rest = after;
     }
     if !rest.is_empty() {
-        return Err(corrupt(format!("{} bytes after its {count} records", rest.len())));
+        return Err(format!("{} bytes after its {count} records", rest.len()));
+    }
+    Ok((commit, records))
+}
+
+/// Decodes one entry of a log keyspace (a store written between issue 33's first and
+/// second steps, `docs/store.md`) as [`decode_value`], checking that its key is its
+/// commit number.
+pub fn decode_group<'v>(k: &[u8], v: &'v [u8]) -> Result<(u64, GroupRecords<'v>), Error> {
+    let corrupt = |detail: String| Error::Corrupt {
+        key: StoredKey(k.to_vec()),
+        problem: Corruption::Payload { detail: format!("group log entry: {detail}") },
+    };
+    let (commit, records) = decode_value(v).map_err(corrupt)?;
+    if k != log_key(commit) {
+        return Err(corrupt(format!("holds commit {commit} under another key")));
     }
     Ok((commit, records))
 }
@@ -258,21 +271,44 @@ pub(crate) fn ingest<'a>(
     ingestion.finish()
 }
 
+/// One group log as a start reads it: its commits after the checkpoint and their records.
+#[derive(Debug, Default)]
+pub struct LogRead {
+    /// The first and last commit after the checkpoint (`None`: none).
+    pub range: Option<(u64, u64)>,
+    /// Their records.
+    pub overlay: Overlay,
+}
+
+impl LogRead {
+    /// Applies one log value (of a log keyspace entry under `stored_key`, or of a log file
+    /// frame when `None`), checking it whole: a value that does not decode is refused
+    /// with its key, never skipped.
+    pub fn apply(&mut self, stored_key: Option<&[u8]>, value: &[u8]) -> Result<(), Error> {
+        let (commit, records) = match stored_key {
+            Some(k) => decode_group(k, value)?,
+            None => decode_value(value).map_err(|detail| Error::Corrupt {
+                key: StoredKey(log_key(check_group(value).unwrap_or(0)).to_vec()),
+                problem: Corruption::Payload { detail: format!("group log frame: {detail}") },
+            })?,
+        };
+        self.range = Some((self.range.map_or(commit, |(first, _)| first), commit));
+        self.overlay.apply(commit, records, value.len());
+        Ok(())
+    }
+}
+
 /// What the two group logs hold at a start.
 #[derive(Debug)]
 pub struct Replayed {
     /// Which log new commits go to: the one holding the newest commits (the first if
-    /// both are empty).
+    /// neither holds any).
     pub active: usize,
     /// The active log's records.
     pub overlay: Overlay,
-    /// The other log's records when it holds any entry: a checkpoint a crash interrupted,
-    /// whose commits are all older than the active log's (an empty overlay when all its
-    /// entries were checkpointed already and only the clear is left).
+    /// The other log's records when it holds commits after the checkpoint: a checkpoint
+    /// a crash interrupted, whose commits are all older than the active log's.
     pub interrupted: Option<Overlay>,
-    /// The newest commit a checkpoint wrote into the keyspaces: entries up to it were
-    /// skipped.
-    pub checkpointed: u64,
 }
 
 impl Replayed {
@@ -288,37 +324,10 @@ impl Replayed {
     }
 }
 
-/// Reads both group logs (the records committed since the last checkpoint), checking
-/// every entry after `checkpointed` (the newest commit a checkpoint wrote into the
-/// keyspaces, [`key::CHECKPOINT_KEY`]; entries up to it are skipped), and tells which is
-/// the active one. Two logs whose commits after it interleave are no state the store
-/// writes: refused as corrupt.
-pub fn replay(dir: &Path, logs: [&Keyspace; 2], checkpointed: u64) -> Result<Replayed, Error> {
-    /// One log as read: whether it holds entries at all, the commits after the
-    /// checkpoint (first, last) and their records.
-    struct Read {
-        held: bool,
-        range: Option<(u64, u64)>,
-        overlay: Overlay,
-    }
-    let mut read = Vec::with_capacity(logs.len());
-    for log in logs {
-        let mut one = Read { held: false, range: None, overlay: Overlay::new() };
-        // Keys are big-endian commit numbers: the iteration is in commit order.
-        for entry in log.iter() {
-            let (k, v) = entry.into_inner().map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
-            one.held = true;
-            if <[u8; 8]>::try_from(&*k).is_ok_and(|commit| u64::from_be_bytes(commit) <= checkpointed) {
-                continue;
-            }
-            let (commit, records) = decode_group(&k, &v)?;
-            one.range = Some((one.range.map_or(commit, |(first, _)| first), commit));
-            one.overlay.apply(commit, records, v.len());
-        }
-        read.push(one);
-    }
-    let [a, b]: [Read; 2] = read.try_into().unwrap_or_else(|_| unreachable!("two logs"));
-    // The active log: the one with the newest commits, else one that holds nothing.
+/// Tells which of two logs read at a start is the active one: the one with the newest
+/// commits. Two logs whose commits interleave are no state the store writes: refused as
+/// corrupt.
+pub fn order([a, b]: [LogRead; 2]) -> Result<Replayed, Error> {
     let active = match (a.range, b.range) {
         (Some(ra), Some(rb)) if ra.1 < rb.0 => 1,
         (Some(ra), Some(rb)) if rb.1 < ra.0 => 0,
@@ -333,16 +342,32 @@ pub fn replay(dir: &Path, logs: [&Keyspace; 2], checkpointed: u64) -> Result<Rep
                 },
             });
         }
-        (Some(_), None) => 0,
         (None, Some(_)) => 1,
-        (None, None) => usize::from(a.held && !b.held),
+        _ => 0,
     };
-    let (index, (active, other)) = (active, if active == 0 { (a, b) } else { (b, a) });
-    // The other log holding anything means a crash interrupted its checkpoint: before its
-    // ingestions finished (its records are here) or before its clear (nothing is: the
-    // checkpoint is resumed for the clear alone).
-    let interrupted = other.held.then_some(other.overlay);
-    Ok(Replayed { active: index, overlay: active.overlay, interrupted, checkpointed })
+    let (active_log, other) = if active == 0 { (a, b) } else { (b, a) };
+    let interrupted = other.range.is_some().then_some(other.overlay);
+    Ok(Replayed { active, overlay: active_log.overlay, interrupted })
+}
+
+/// Reads the two log keyspaces `log-a`/`log-b` of a store written between issue 33's
+/// first and second steps (records since the last checkpoint were fjall items there),
+/// skipping entries up to `checkpointed`: every record they hold that no checkpoint
+/// wrote into the keyspaces, the newer commit winning (`None` when they hold none).
+pub fn replay_keyspaces(dir: &Path, logs: [&Keyspace; 2], checkpointed: u64) -> Result<Option<Overlay>, Error> {
+    let mut read = [LogRead::default(), LogRead::default()];
+    for (log, one) in logs.into_iter().zip(&mut read) {
+        // Keys are big-endian commit numbers: the iteration is in commit order.
+        for entry in log.iter() {
+            let (k, v) = entry.into_inner().map_err(|source| Error::Open { dir: dir.to_path_buf(), source })?;
+            if <[u8; 8]>::try_from(&*k).is_ok_and(|commit| u64::from_be_bytes(commit) <= checkpointed) {
+                continue;
+            }
+            one.apply(Some(&k), &v)?;
+        }
+    }
+    let held = read.iter().any(|r| r.range.is_some());
+    Ok(held.then(|| order(read)).transpose()?.map(Replayed::into_overlay))
 }
 
 #[cfg(test)]

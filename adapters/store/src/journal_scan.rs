@@ -295,7 +295,7 @@ fn read_batch(cursor: &mut Cursor<'_>, last_seqno: &mut Option<u64>) -> Result<O
                 if compression == 0
                     && value_type == 0
                     && key == crate::key::COMMITS_KEY
-                    && let Some(commits) = crate::key::decode_commits(value)
+                    && let Some(commits) = crate::key::decode_commits_per_commit(value)
                 {
                     counter = Some(commits);
                 }

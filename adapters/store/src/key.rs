@@ -31,10 +31,12 @@ pub const TAG_NOTICE: u8 = 0x09;
 
 /// Tag of the store's own bookkeeping keys (never a record; `load` skips them).
 pub const TAG_STORE: u8 = 0x00;
-/// The store's commit counter, in the `state` keyspace: every group commit writes it,
-/// one more than the last, in the same fjall batch as its records. What the journal and
-/// tables give back after a crash is therefore "through commit N", which the store
-/// compares with its acknowledged high-water mark (`mark.rs`).
+/// The store's commit counter, in the `state` keyspace. Builds before the log files wrote
+/// it with every group commit, one more than the last, in the same fjall batch as its
+/// records (what the journal and tables gave back after a crash was "through commit N",
+/// compared with the acknowledged high-water mark, `mark.rs`); this build writes it once,
+/// as the format marker ([`COMMITS_VALUE_VERSION_LOG_FILES`]), and a commit's number is
+/// in its log frame.
 pub const COMMITS_KEY: &[u8] = &[TAG_STORE, 0x01];
 /// The newest commit whose records a checkpoint wrote into `state` and `events`, in the
 /// `state` keyspace, written by the checkpoint's own ingestion (value as
@@ -46,30 +48,55 @@ pub const CHECKPOINT_KEY: &[u8] = &[TAG_STORE, 0x02];
 /// `state` and `events` (the layout before the group logs): written by builds before
 /// issue 33, read by every build.
 pub const COMMITS_VALUE_VERSION_KEYSPACES: u8 = 1;
-/// Format version of the commit counter's value in a store with group logs: records
-/// committed since the last checkpoint are only in `log-a`/`log-b`, which a build before
-/// them does not read. This version is the store's format marker: such a build decodes
-/// only [`COMMITS_VALUE_VERSION_KEYSPACES`], so its start refuses the store
-/// (`STORE_CORRUPT_RECORD`, "not a commit counter"; or `STORE_BEHIND_ACKNOWLEDGED` while
-/// the journal still holds its own commits) instead of serving it without its latest
-/// commits. The first commit of this build writes it (`docs/store.md`).
+/// Format version of the commit counter's value in a store with group log keyspaces
+/// (issue 33's first step): records committed since the last checkpoint are only in
+/// `log-a`/`log-b`, which a build before them does not read; every commit writes the
+/// counter. Read by this build (such a store opens, and its logs are checkpointed at its
+/// first commit), never written.
 pub const COMMITS_VALUE_VERSION_GROUP_LOG: u8 = 2;
+/// Format version of the commit counter's value in a store with group log files
+/// (`log_file.rs`): records committed since the last checkpoint are only in
+/// `group-log-a`/`group-log-b`, which no earlier build reads, and the counter is written
+/// once (when the store is made, or at the first commit of this build in an older
+/// store), holding the commits at that moment; the newest commit is then the newest of
+/// the counter, the checkpoint key and the log files. This version is the store's format
+/// marker: every earlier build decodes only versions 1 and 2, so its start refuses the
+/// store (`STORE_CORRUPT_RECORD`, "not a commit counter") instead of serving it without
+/// its latest commits (`docs/store.md`).
+pub const COMMITS_VALUE_VERSION_LOG_FILES: u8 = 3;
 
 /// The commit counter's stored value (then the count as a big-endian `u64`), always
-/// with [`COMMITS_VALUE_VERSION_GROUP_LOG`].
+/// with [`COMMITS_VALUE_VERSION_LOG_FILES`]; the checkpoint key's value too.
 pub fn encode_commits(commits: u64) -> [u8; 9] {
     let mut value = [0; 9];
-    value[0] = COMMITS_VALUE_VERSION_GROUP_LOG;
+    value[0] = COMMITS_VALUE_VERSION_LOG_FILES;
     value[1..].copy_from_slice(&commits.to_be_bytes());
     value
 }
 
-/// Decodes the commit counter's value, of either version; `None` for bytes no version
+/// Decodes the commit counter's value, of any version, with its version; `None` for
+/// bytes no version writes.
+pub fn decode_commits_versioned(value: &[u8]) -> Option<(u8, u64)> {
+    let (&version, rest) = value.split_first()?;
+    matches!(
+        version,
+        COMMITS_VALUE_VERSION_KEYSPACES | COMMITS_VALUE_VERSION_GROUP_LOG | COMMITS_VALUE_VERSION_LOG_FILES
+    )
+    .then_some(())?;
+    Some((version, u64::from_be_bytes(rest.try_into().ok()?)))
+}
+
+/// Decodes the commit counter's value, of any version; `None` for bytes no version
 /// writes.
 pub fn decode_commits(value: &[u8]) -> Option<u64> {
-    let (&version, rest) = value.split_first()?;
-    matches!(version, COMMITS_VALUE_VERSION_KEYSPACES | COMMITS_VALUE_VERSION_GROUP_LOG).then_some(())?;
-    Some(u64::from_be_bytes(rest.try_into().ok()?))
+    decode_commits_versioned(value).map(|(_, commits)| commits)
+}
+
+/// The count of a commit counter written with every commit (versions 1 and 2), which the
+/// journal pre-scan follows from batch to batch; `None` for the format marker
+/// ([`COMMITS_VALUE_VERSION_LOG_FILES`], written once) and for bytes no version writes.
+pub fn decode_commits_per_commit(value: &[u8]) -> Option<u64> {
+    decode_commits_versioned(value).filter(|(version, _)| *version != COMMITS_VALUE_VERSION_LOG_FILES).map(|(_, c)| c)
 }
 
 /// Longest encoded key: a tag and a `u64`.
@@ -202,9 +229,11 @@ mod tests {
             assert_eq!(decode_commits(&encode_commits(n)), Some(n));
         }
         assert_eq!(decode_commits(&[]), None);
-        assert_eq!(encode_commits(1)[0], COMMITS_VALUE_VERSION_GROUP_LOG, "written with the group-log marker");
+        assert_eq!(encode_commits(1)[0], COMMITS_VALUE_VERSION_LOG_FILES, "written with the log-file marker");
+        assert_eq!(decode_commits_per_commit(&encode_commits(4)), None, "the marker is no per-commit counter");
+        assert_eq!(decode_commits_per_commit(&[2, 0, 0, 0, 0, 0, 0, 0, 4]), Some(4));
         assert_eq!(decode_commits(&[1, 0, 0, 0, 0, 0, 0, 0, 1]), Some(1), "as builds before the group logs wrote it");
-        assert_eq!(decode_commits(&[3, 0, 0, 0, 0, 0, 0, 0, 1]), None, "unknown version");
+        assert_eq!(decode_commits(&[4, 0, 0, 0, 0, 0, 0, 0, 1]), None, "unknown version");
         assert_eq!(decode_commits(&[1, 0, 0, 1]), None, "short");
     }
 }

@@ -8,10 +8,12 @@
 
 use crate::counters::{read_checkpointed, read_commits};
 use crate::error::{Error, thousands};
-use crate::fjall_store::{DATABASE_DIR_NAME, decode_entry, precheck};
+use crate::fjall_store::{DATABASE_DIR_NAME, decode_entry};
 use crate::journal_scan::{self, Tail};
 use crate::key;
+use crate::log_file::{self, LOG_FILE_NAMES};
 use crate::mark::{self, MarkProblem};
+use crate::start_checks::precheck;
 use crate::tree_scan;
 use engine::{Batch, Record, RecordKey};
 use std::collections::BTreeMap;
@@ -159,7 +161,32 @@ fn describe(dir: &Path, out: &mut String) -> Result<(Option<u64>, bool), Error> 
             );
         }
     }
-    if let Err(error) = precheck(dir, &scan, acknowledged) {
+    let log_files = dir.join(LOG_FILE_NAMES[0]).exists();
+    for name in LOG_FILE_NAMES {
+        let read = log_file::read(&dir.join(name)).map_err(data_dir_error(dir))?;
+        if !read.exists {
+            let _ = writeln!(out, "group log {}: none (a store from before the log files)", read.path.display());
+            continue;
+        }
+        let commits = match read.commits() {
+            Some((first, last)) => format!(", commits {} through {}", thousands(first), thousands(last)),
+            None => String::new(),
+        };
+        let after = match &read.stop {
+            None if read.end == read.len() => "the file's end".to_string(),
+            None => "zeros or frames of older commits".to_string(),
+            Some(reason) => format!("bytes that are no whole frame ({reason})"),
+        };
+        let _ = writeln!(
+            out,
+            "group log {}: {} bytes, {} whole frames{commits} ending at offset {}, then {after}",
+            read.path.display(),
+            read.len(),
+            read.frames(),
+            read.end
+        );
+    }
+    if let Err(error) = precheck(dir, &scan, acknowledged, log_files) {
         sound = false;
         let _ = writeln!(out, "REFUSED before opening: {} [{}]", error, error.code());
     }
@@ -257,36 +284,69 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
     let mut event_records = Vec::new();
     read(&state, false, &mut state_records);
     read(&events, true, &mut event_records);
-    // The group log holds the commits since the last checkpoint: they win over the
-    // keyspaces, key by key.
-    let replayed = read_checkpointed(dir, &state)
-        .and_then(|checkpointed| crate::group_log::replay(dir, [&logs[0], &logs[1]], checkpointed));
-    match replayed.map(crate::group_log::Replayed::into_overlay) {
-        Ok(overlay) => {
-            let mut state_by_key: BTreeMap<RecordKey, Record> =
-                state_records.into_iter().map(|r| (r.key(), r)).collect();
-            let mut events_by_key: BTreeMap<RecordKey, Record> =
-                event_records.into_iter().map(|r| (r.key(), r)).collect();
-            for (record_key, value) in &overlay.state {
-                match decode_entry(key::encode(*record_key).as_bytes(), value, false) {
-                    Ok(record) => {
-                        state_by_key.insert(record.key(), record);
-                    }
-                    Err(error) => problems.push(format!("skipped: {error}")),
-                }
-            }
-            for (record_key, value) in overlay.events_from(0) {
-                match decode_entry(record_key.as_bytes(), value, true) {
-                    Ok(record) => {
-                        events_by_key.insert(record.key(), record);
-                    }
-                    Err(error) => problems.push(format!("skipped: {error}")),
-                }
-            }
-            state_records = state_by_key.into_values().collect();
-            event_records = events_by_key.into_values().collect();
+    // The group logs hold the commits since the last checkpoint: they win over the
+    // keyspaces, key by key. The log files are read in `dir` itself (read-only).
+    let checkpointed = read_checkpointed(dir, &state);
+    let legacy = checkpointed
+        .as_ref()
+        .map_err(|e| e.to_string())
+        .and_then(|c| crate::group_log::replay_keyspaces(dir, [&logs[0], &logs[1]], *c).map_err(|e| e.to_string()));
+    let mut newest = checkpointed.as_ref().map_or(0, |c| *c);
+    let mut overlay = crate::group_log::Overlay::new();
+    match legacy {
+        Ok(Some(legacy)) => {
+            newest = newest.max(legacy.commits_last);
+            overlay.extend(legacy);
         }
-        Err(error) => problems.push(format!("reading stops in the group log: {error}")),
+        Ok(None) => {}
+        Err(error) => problems.push(format!("reading stops in the old group log keyspaces: {error}")),
+    }
+    let reads = LOG_FILE_NAMES.map(|name| log_file::read(&dir.join(name)));
+    match reads {
+        [Ok(a), Ok(b)] => {
+            let reads = [a, b];
+            for read in &reads {
+                if let Some((_, detail)) = read.damage(checkpointed.as_ref().map_or(0, |c| *c)) {
+                    problems.push(format!("group log {} is read up to the damage: {detail}", read.path.display()));
+                }
+                newest = newest.max(read.commits().map_or(0, |(_, last)| last));
+            }
+            match crate::log_file::replay(&reads, checkpointed.as_ref().map_or(0, |c| *c)) {
+                Ok(replayed) => overlay.extend(replayed.into_overlay()),
+                Err(error) => problems.push(format!("reading stops in the group log files: {error}")),
+            }
+        }
+        [a, b] => {
+            for error in [a.err(), b.err()].into_iter().flatten() {
+                problems.push(format!("the group log files cannot be read: {error}"));
+            }
+        }
+    }
+    let recovered = match recovered {
+        Some((_, counter)) => Some(counter.max(newest)),
+        None => (newest > 0).then_some(newest),
+    };
+    {
+        let mut state_by_key: BTreeMap<RecordKey, Record> = state_records.into_iter().map(|r| (r.key(), r)).collect();
+        let mut events_by_key: BTreeMap<RecordKey, Record> = event_records.into_iter().map(|r| (r.key(), r)).collect();
+        for (record_key, value) in &overlay.state {
+            match decode_entry(key::encode(*record_key).as_bytes(), value, false) {
+                Ok(record) => {
+                    state_by_key.insert(record.key(), record);
+                }
+                Err(error) => problems.push(format!("skipped: {error}")),
+            }
+        }
+        for (record_key, value) in overlay.events_from(0) {
+            match decode_entry(record_key.as_bytes(), value, true) {
+                Ok(record) => {
+                    events_by_key.insert(record.key(), record);
+                }
+                Err(error) => problems.push(format!("skipped: {error}")),
+            }
+        }
+        state_records = state_by_key.into_values().collect();
+        event_records = events_by_key.into_values().collect();
     }
     drop((state, events, logs, db));
     Ok(ReadBack { recovered, state: state_records, events: event_records, problems, opened: true })

@@ -1,6 +1,6 @@
 //! Checkpoints off the commit path (`src/checkpoint.rs`): commits and reads while a
-//! checkpoint runs, a checkpoint a crash interrupted, a failed checkpoint, and the format
-//! marker that older builds refuse.
+//! checkpoint runs, a checkpoint a crash interrupted, a failed checkpoint, a store with
+//! the old log keyspaces, and the format marker that older builds refuse.
 
 mod support;
 
@@ -8,6 +8,7 @@ use runtime::Store;
 use std::collections::BTreeMap;
 use std::path::Path;
 use store::group_log::{GroupWriter, log_key};
+use store::log_file::{FRAME_MAGIC, LOG_FILE_NAMES};
 use store::{Error, FjallStore, KEYSPACE_STATE, KEYSPACES_LOG, Options};
 use support::{Prefix, assert_crash_child_prefix, read_all, write_pre_group_log_store};
 
@@ -35,6 +36,14 @@ fn raw_commit_counter(dir: &Path) -> Vec<u8> {
 fn decode_commits_before_group_logs(value: &[u8]) -> Option<u64> {
     let (&version, rest) = value.split_first()?;
     (version == 1).then_some(())?;
+    Some(u64::from_be_bytes(rest.try_into().ok()?))
+}
+
+/// The decoder of the builds with group log keyspaces (issue 33's first step, e8b9b3c):
+/// versions 1 and 2.
+fn decode_commits_with_log_keyspaces(value: &[u8]) -> Option<u64> {
+    let (&version, rest) = value.split_first()?;
+    matches!(version, 1 | 2).then_some(())?;
     Some(u64::from_be_bytes(rest.try_into().ok()?))
 }
 
@@ -68,13 +77,33 @@ fn commits_and_reads_while_checkpoints_run_see_every_commit() {
     }
 }
 
+/// One group commit's log value, written the way the store writes it.
+fn group_value(commit: u64, batch: &engine::Batch) -> Vec<u8> {
+    let latest: BTreeMap<_, _> = batch.records.iter().map(|r| (r.key(), r)).collect();
+    let mut group = GroupWriter::new(commit);
+    for (key, record) in &latest {
+        group.push(store::key::encode(*key), &store::envelope::encode(record).expect("encode"));
+    }
+    group.finish()
+}
+
+/// Appends one frame (magic, length, value) to the log file at `path`.
+fn append_frame(path: &Path, value: &[u8]) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).expect("open the log file");
+    file.write_all(&FRAME_MAGIC).expect("write");
+    file.write_all(&(value.len() as u32).to_be_bytes()).expect("write");
+    file.write_all(value).expect("write");
+    file.sync_all().expect("sync");
+}
+
 #[test]
 fn a_start_resumes_a_checkpoint_a_crash_interrupted() {
     const OLDER: u64 = 30;
     const NEWER: u64 = 20;
     let dir = tempfile::tempdir().expect("tempdir");
     let mut prefix = Prefix::crash_child();
-    // The older commits, all in the first log.
+    // The older commits, all in the first log file.
     let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("open");
     for _ in 0..OLDER {
         store.commit(&[prefix.advance()]).expect("commit");
@@ -82,25 +111,11 @@ fn a_start_resumes_a_checkpoint_a_crash_interrupted() {
     assert!(!store.resumed_checkpoint());
     drop(store);
     // What a crash leaves while the first log's checkpoint runs: newer commits in the
-    // other log (written the way the store writes them), the first log not cleared.
-    {
-        let db = fjall::Database::builder(dir.path().join("fjall"))
-            .journal_compression(fjall::CompressionType::None)
-            .open()
-            .expect("open fjall");
-        let state = db.keyspace(KEYSPACE_STATE, fjall::KeyspaceCreateOptions::default).expect("state");
-        let log_b = db.keyspace(KEYSPACES_LOG[1], fjall::KeyspaceCreateOptions::default).expect("log-b");
-        for commit in OLDER + 1..=OLDER + NEWER {
-            let latest: BTreeMap<_, _> = prefix.advance().records.into_iter().map(|r| (r.key(), r)).collect();
-            let mut group = GroupWriter::new(commit);
-            for (key, record) in &latest {
-                group.push(store::key::encode(*key), &store::envelope::encode(record).expect("encode"));
-            }
-            let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
-            batch.insert(&log_b, log_key(commit), group.finish());
-            batch.insert(&state, store::key::COMMITS_KEY, store::key::encode_commits(commit));
-            batch.commit().expect("commit");
-        }
+    // other log file, the first one not checkpointed.
+    let log_b = dir.path().join(LOG_FILE_NAMES[1]);
+    assert_eq!(std::fs::metadata(&log_b).expect("the store made both files").len(), 0);
+    for commit in OLDER + 1..=OLDER + NEWER {
+        append_frame(&log_b, &group_value(commit, &prefix.advance()));
     }
     store::mark::create(dir.path(), OLDER + NEWER).expect("mark");
     let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("open after the crash");
@@ -113,8 +128,53 @@ fn a_start_resumes_a_checkpoint_a_crash_interrupted() {
     store.checkpoint_wait().expect("the resumed checkpoint succeeds");
     drop(store);
     let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("reopen");
-    assert!(!store.resumed_checkpoint(), "the resumed checkpoint cleared the older log");
+    assert!(!store.resumed_checkpoint(), "the checkpoint key now covers the older log");
     assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied);
+}
+
+#[test]
+fn a_store_with_the_old_log_keyspaces_after_a_crash_is_checkpointed_at_its_first_commit() {
+    const OLDER: u64 = 12;
+    const LOGGED: u64 = 15;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A store of issue 33's first step after a crash: records through OLDER in the
+    // keyspaces, later commits only as items of the log keyspace `log-b`, each with the
+    // version-2 counter in the same batch.
+    let mut prefix = write_pre_group_log_store(dir.path(), OLDER);
+    {
+        let db = fjall::Database::builder(dir.path().join("fjall"))
+            .journal_compression(fjall::CompressionType::None)
+            .open()
+            .expect("open fjall");
+        let state = db.keyspace(KEYSPACE_STATE, fjall::KeyspaceCreateOptions::default).expect("state");
+        let log_b = db.keyspace(KEYSPACES_LOG[1], fjall::KeyspaceCreateOptions::default).expect("log-b");
+        for commit in OLDER + 1..=OLDER + LOGGED {
+            let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
+            batch.insert(&log_b, log_key(commit), group_value(commit, &prefix.advance()));
+            let mut counter = vec![store::key::COMMITS_VALUE_VERSION_GROUP_LOG];
+            counter.extend_from_slice(&commit.to_be_bytes());
+            batch.insert(&state, store::key::COMMITS_KEY, counter);
+            batch.commit().expect("commit");
+        }
+    }
+    store::mark::create(dir.path(), OLDER + LOGGED).expect("mark");
+    let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("open the older store");
+    assert!(store.resumed_checkpoint(), "the old log's records wait for a checkpoint");
+    assert_eq!(assert_crash_child_prefix(&mut store, OLDER + LOGGED, 0), OLDER + LOGGED);
+    assert!(!dir.path().join(LOG_FILE_NAMES[0]).exists(), "a start changes no file");
+    store.commit(&[prefix.advance()]).expect("the first commit makes the log files and resumes the checkpoint");
+    store.checkpoint_wait().expect("the checkpoint of the old log succeeds");
+    drop(store);
+    assert!(LOG_FILE_NAMES.iter().all(|name| dir.path().join(name).exists()));
+    let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("reopen");
+    assert!(!store.resumed_checkpoint(), "the checkpoint cleared the old log keyspaces");
+    assert_eq!(assert_crash_child_prefix(&mut store, prefix.applied, 0), prefix.applied);
+    drop(store);
+    let db = fjall::Database::builder(dir.path().join("fjall")).open().expect("open fjall");
+    for name in KEYSPACES_LOG {
+        let log = db.keyspace(name, fjall::KeyspaceCreateOptions::default).expect("log");
+        assert!(log.iter().next().is_none(), "{name} was cleared");
+    }
 }
 
 #[test]
@@ -169,20 +229,25 @@ fn an_older_store_opens_and_its_first_commit_writes_the_marker_older_builds_refu
     assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS, 0), MUTATIONS);
     drop(store);
     assert_eq!(decode_commits_before_group_logs(&raw_commit_counter(dir.path())), Some(MUTATIONS));
-    // One commit puts records in a group log that an older build would not read: the
-    // counter written with it is the version such a build refuses.
+    assert!(!dir.path().join(LOG_FILE_NAMES[0]).exists(), "a start without a commit made no log file");
+    // One commit puts records in a log file that an older build would not read: the
+    // marker written before it is the version every such build refuses.
     let mut store = FjallStore::open_with(dir.path(), no_checkpoints(false)).expect("open");
     store.commit(&[prefix.advance()]).expect("commit");
     drop(store);
     let counter = raw_commit_counter(dir.path());
-    assert_eq!(counter[0], store::key::COMMITS_VALUE_VERSION_GROUP_LOG);
-    assert_eq!(decode_commits_before_group_logs(&counter), None, "an older build refuses the store");
-    assert_eq!(store::key::decode_commits(&counter), Some(MUTATIONS + 1), "this build reads it");
+    assert_eq!(counter[0], store::key::COMMITS_VALUE_VERSION_LOG_FILES);
+    assert_eq!(decode_commits_before_group_logs(&counter), None, "a build before the group logs refuses the store");
+    assert_eq!(decode_commits_with_log_keyspaces(&counter), None, "a build with log keyspaces refuses it too");
+    assert_eq!(store::key::decode_commits(&counter), Some(MUTATIONS), "the commits when the marker was written");
     let mut store = FjallStore::open(dir.path()).expect("reopen");
+    assert_eq!(store.commits(), MUTATIONS + 1, "the newest commit is the log file's");
     assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS + 1, 0), MUTATIONS + 1);
     // A clean close checkpoints into the keyspaces but keeps the marker.
     drop(store);
-    assert_eq!(decode_commits_before_group_logs(&raw_commit_counter(dir.path())), None);
+    assert_eq!(raw_commit_counter(dir.path())[0], store::key::COMMITS_VALUE_VERSION_LOG_FILES);
+    let store = FjallStore::open(dir.path()).expect("reopen");
+    assert_eq!(store.commits(), MUTATIONS + 1, "the checkpoint key holds the newest commit");
 }
 
 #[test]

@@ -99,8 +99,8 @@ fn commit_one_by_one(dir: &Path, count: u64) -> Prefix {
 }
 
 /// Commits `count` mutations one by one and closes the store as a crash would: the
-/// last batch of the journal is then the last commit (a clean close checkpoints, and
-/// its last batch is the group log's clear).
+/// last frame of the log file is then the last commit (a clean close checkpoints them
+/// all into the keyspaces).
 fn commit_one_by_one_then_crash(dir: &Path, count: u64) -> Prefix {
     commit_one_by_one_with(dir, count, Options { checkpoint_on_close: false, ..Options::default() })
 }
@@ -140,13 +140,84 @@ fn write_at(path: &Path, at: usize, bytes: &[u8]) {
     file.write_all_at(bytes, at as u64).expect("write journal");
 }
 
+/// Where a store of this build commits: its first log file (no test here commits enough
+/// for a checkpoint to switch files).
+fn log_file(dir: &Path) -> PathBuf {
+    dir.join(store::log_file::LOG_FILE_NAMES[0])
+}
+
 #[test]
-fn a_torn_journal_tail_loses_only_the_torn_batch() {
+fn a_torn_log_file_tail_loses_only_the_torn_frame() {
+    const MUTATIONS: u64 = 40;
+    let mut rng = 19;
+    for round in 0..8 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        commit_one_by_one_then_crash(dir.path(), MUTATIONS);
+        let log = log_file(dir.path());
+        let bytes = std::fs::read(&log).expect("read the log file");
+        let end = journal_data_end(&bytes);
+        let cut = 1 + (splitmix(&mut rng) % 64) as usize;
+        if round % 2 == 0 {
+            // The tail never reached the disk, nor the file's new size.
+            let file = std::fs::OpenOptions::new().write(true).open(&log).expect("open the log file");
+            file.set_len((end - cut) as u64).expect("truncate");
+        } else {
+            // The tail never reached the disk: the zeros the file grew by are still there.
+            write_at(&log, end - cut, &vec![0; cut]);
+        }
+        match FjallStore::open(dir.path()) {
+            Err(err @ Error::BehindAcknowledged { .. }) => assert_eq!(err.code(), "STORE_BEHIND_ACKNOWLEDGED"),
+            other => panic!("a lost acknowledged frame must be refused, got {other:?}"),
+        }
+        store::mark::create(dir.path(), MUTATIONS - 1).expect("mark");
+        let mut store = FjallStore::open(dir.path()).expect("reopen after a torn tail");
+        assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS - 1, 1), MUTATIONS - 1, "round {round}");
+        // The next commit goes where the torn frame was, and a start reads it back.
+        let mut prefix = Prefix::crash_child();
+        for _ in 0..MUTATIONS - 1 {
+            prefix.advance();
+        }
+        store.commit(&[prefix.advance()]).expect("commit after the torn tail");
+        drop(store);
+        let mut store = FjallStore::open(dir.path()).expect("reopen after the repair");
+        assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS, 0), MUTATIONS, "the repair is stable");
+    }
+}
+
+#[test]
+fn a_flipped_byte_in_the_last_frame_is_refused_when_acknowledged_and_dropped_whole_when_not() {
+    const MUTATIONS: u64 = 40;
+    let mut rng = 29;
+    for _ in 0..8 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        commit_one_by_one_then_crash(dir.path(), MUTATIONS);
+        let log = log_file(dir.path());
+        let bytes = std::fs::read(&log).expect("read the log file");
+        let back = 1 + (splitmix(&mut rng) % 64) as usize;
+        let at = journal_data_end(&bytes) - back;
+        write_at(&log, at, &[bytes[at] ^ 0x5a]);
+        match FjallStore::open(dir.path()) {
+            Err(err @ Error::BehindAcknowledged { .. }) => {
+                assert!(err.to_string().contains("through commit 39 but 40 were acknowledged"), "{err}");
+            }
+            other => panic!("the acknowledged last frame is damaged: refused, got {other:?}"),
+        }
+        // As if the damaged frame had never been acknowledged: a torn write leaves the
+        // same (a crash that wrote some of a frame's blocks), so it is dropped whole.
+        store::mark::create(dir.path(), MUTATIONS - 1).expect("mark");
+        let mut store = FjallStore::open(dir.path()).expect("open");
+        assert_eq!(assert_crash_child_prefix(&mut store, MUTATIONS - 1, 1), MUTATIONS - 1, "flip {back} bytes back");
+    }
+}
+
+#[test]
+fn a_torn_journal_tail_of_an_older_store_loses_only_the_torn_batch() {
     const MUTATIONS: u64 = 40;
     let mut rng = 17;
     for round in 0..8 {
         let dir = tempfile::tempdir().expect("tempdir");
-        commit_one_by_one_then_crash(dir.path(), MUTATIONS);
+        // A store of the builds before the group logs: every commit a journal batch.
+        write_pre_group_log_store(dir.path(), MUTATIONS);
         let journal = newest_journal(dir.path());
         let mut bytes = read_journal_head(&journal);
         let end = journal_data_end(&bytes);
@@ -178,13 +249,13 @@ fn a_torn_journal_tail_loses_only_the_torn_batch() {
 }
 
 #[test]
-fn a_corrupt_journal_tail_is_refused_or_dropped_whole_never_misread() {
+fn a_corrupt_journal_tail_of_an_older_store_is_refused_or_dropped_whole_never_misread() {
     const MUTATIONS: u64 = 40;
     let mut rng = 23;
     let (mut refused, mut dropped) = (0, 0);
     for _ in 0..8 {
         let dir = tempfile::tempdir().expect("tempdir");
-        commit_one_by_one_then_crash(dir.path(), MUTATIONS);
+        write_pre_group_log_store(dir.path(), MUTATIONS);
         let journal = newest_journal(dir.path());
         let mut bytes = read_journal_head(&journal);
         let back = 1 + (splitmix(&mut rng) % 64) as usize;
