@@ -59,6 +59,9 @@ pub struct SalvageReport {
 /// What was read back from a (copied, cut) database.
 struct ReadBack {
     recovered: Option<u64>,
+    /// The checkpoint key: commits up to it are in the tables, later ones only in the
+    /// group logs (`None` when it cannot be read).
+    checkpointed: Option<u64>,
     state: Vec<Record>,
     events: Vec<Record>,
     problems: Vec<String>,
@@ -224,7 +227,14 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
             damage.file.strip_prefix(work).unwrap_or(&damage.file).display(),
             damage.detail
         ));
-        return Ok(ReadBack { recovered: None, state: Vec::new(), events: Vec::new(), problems, opened: false });
+        return Ok(ReadBack {
+            recovered: None,
+            checkpointed: None,
+            state: Vec::new(),
+            events: Vec::new(),
+            problems,
+            opened: false,
+        });
     }
     let scan = journal_scan::scan(&copy).map_err(data_dir_error(work))?;
     // The first damage in replay order: a gap, or bytes that do not decode.
@@ -250,7 +260,14 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
             let error = Error::Open { dir: dir.to_path_buf(), source };
             problems
                 .push(format!("nothing can be read back: fjall cannot open the database [{}]: {error}", error.code()));
-            return Ok(ReadBack { recovered: None, state: Vec::new(), events: Vec::new(), problems, opened: false });
+            return Ok(ReadBack {
+                recovered: None,
+                checkpointed: None,
+                state: Vec::new(),
+                events: Vec::new(),
+                problems,
+                opened: false,
+            });
         }
     };
     let recovered = match read_commits(dir, &state) {
@@ -349,7 +366,8 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
         event_records = events_by_key.into_values().collect();
     }
     drop((state, events, logs, db));
-    Ok(ReadBack { recovered, state: state_records, events: event_records, problems, opened: true })
+    let checkpointed = checkpointed.ok();
+    Ok(ReadBack { recovered, checkpointed, state: state_records, events: event_records, problems, opened: true })
 }
 
 /// A fresh work directory under `parent`.
@@ -401,8 +419,15 @@ pub fn verify(dir: &Path) -> Result<VerifyReport, Error> {
     }
     let _ = writeln!(
         text,
-        "readable: through commit {}, {} state records, {} events{}",
+        "readable: through commit {}{}, {} state records, {} events{}",
         recovered.map(thousands).unwrap_or_else(|| "(no counter)".into()),
+        match back.checkpointed {
+            Some(c) if recovered.is_some_and(|r| r > c) => {
+                format!(" (the tables hold commits through {}, the group logs the rest)", thousands(c))
+            }
+            Some(c) if c > 0 => " (all of it in the tables)".to_string(),
+            _ => String::new(),
+        },
         thousands(back.state.len() as u64),
         thousands(back.events.len() as u64),
         match (cursors.first(), cursors.last()) {
