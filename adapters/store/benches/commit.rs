@@ -1,6 +1,8 @@
 //! Store benchmark: durable mutations per second and latency with 1, 8 and 64 concurrent
 //! callers on fjall and, side by side, on SQLite (WAL, `synchronous=FULL`); then recovery
-//! time (open + load + `Engine::recover`) with 10,000 workers at 10k, 100k and 1M events.
+//! time (open + load + `Engine::recover`) with 10,000 workers at 10k, 100k and 1M events,
+//! with one mutation per commit (`-- single`), and the largest start the group log files
+//! allow (`-- worst`).
 //!
 //! Run with `cargo bench -p store --bench commit`. Figures go to docs/benchmarks.md.
 //!
@@ -416,9 +418,9 @@ fn single_recovery_benchmark() {
     println!();
     println!("one mutation per group commit:");
     println!(
-        "| commits | events | open ms | load ms | recover ms | total ms (median of {RECOVERY_REPEATS}) | all runs ms | journal MiB |"
+        "| commits | events | open ms | load ms | recover ms | total ms (median of {RECOVERY_REPEATS}) | all runs ms | journal MiB | group log runs MiB |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let dir = tempfile::tempdir().expect("tempdir");
     let crash_like = || store::Options { checkpoint_on_close: false, ..store::Options::default() };
     let mut workload = Workload::new(5, RECOVERY_RUNS, RECOVERY_SPAWNED_PER_RUN);
@@ -433,6 +435,11 @@ fn single_recovery_benchmark() {
         // Written journal bytes (fjall pre-allocates its files, so their length says less).
         let scan = store::journal_scan::scan(&dir.path().join("fjall")).expect("journal scan");
         let journal_bytes: u64 = scan.files.iter().map(|f| f.valid_end).sum();
+        // What a start reads of the group log files: their runs.
+        let log_bytes: u64 = store::log_file::LOG_FILE_NAMES
+            .iter()
+            .map(|name| store::log_file::read(&dir.path().join(name)).expect("read a log file").end)
+            .sum();
         let config = workload.engine().config().clone();
         let mut runs = Vec::new();
         let mut last = None;
@@ -456,14 +463,15 @@ fn single_recovery_benchmark() {
         let (total, open, load, recover) = sorted[sorted.len() / 2];
         let all: Vec<String> = runs.iter().map(|r| ms(r.0)).collect();
         println!(
-            "| {commits} | {} | {} | {} | {} | {} | {} | {:.0} |",
+            "| {commits} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
             workload.engine().last_cursor().0,
             ms(open),
             ms(load),
             ms(recover),
             ms(total),
             all.join(" / "),
-            journal_bytes as f64 / (1024.0 * 1024.0)
+            journal_bytes as f64 / (1024.0 * 1024.0),
+            log_bytes as f64 / (1024.0 * 1024.0)
         );
     }
 }
