@@ -266,7 +266,8 @@ impl FjallStore {
         Ok(FjallStore { dir, db, state, events, logs, options, poisoned, commits, marked, mark, start, _lock: lock })
     }
 
-    /// The newest durable commit, as counted by the store's commit counter.
+    /// The newest durable commit: the newest of the format marker's count, the checkpoint
+    /// key and the log files' frames.
     pub fn commits(&self) -> u64 {
         self.commits
     }
