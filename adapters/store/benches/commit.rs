@@ -328,6 +328,49 @@ fn dir_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
+/// One timed start: the store's open, `load` and `Engine::recover`, in that order, and
+/// the records `load` returned. Ordered by the total first, for medians.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Start {
+    total: Duration,
+    open: Duration,
+    load: Duration,
+    recover: Duration,
+    loaded: usize,
+}
+
+/// Starts the store in `dir` [`RECOVERY_REPEATS`] times as after a crash (each run's store
+/// closed, without a checkpoint, before the next opens), checking every recovered engine
+/// against `live`. The runs in order, their median, and the last run's store, still open.
+fn timed_starts(dir: &Path, live: &Engine) -> (Vec<Start>, Start, FjallStore) {
+    let crash_like = || store::Options { checkpoint_on_close: false, ..store::Options::default() };
+    let mut runs = Vec::new();
+    let mut last = None;
+    for _ in 0..RECOVERY_REPEATS {
+        drop(last.take());
+        let t0 = Instant::now();
+        let mut s = FjallStore::open_with(dir, crash_like()).expect("open");
+        let t1 = Instant::now();
+        let records: Vec<Record> = s.load().expect("load");
+        let loaded = records.len();
+        let t2 = Instant::now();
+        let engine = Engine::recover(live.config().clone(), records).expect("recover");
+        let t3 = Instant::now();
+        assert!(engine.durable_eq(live), "the recovered engine equals the live one");
+        runs.push(Start { total: t3 - t0, open: t1 - t0, load: t2 - t1, recover: t3 - t2, loaded });
+        last = Some(s);
+    }
+    let mut sorted = runs.clone();
+    sorted.sort();
+    let median = sorted[sorted.len() / 2];
+    (runs, median, last.expect("at least one run"))
+}
+
+/// Every run's total, in ms.
+fn all_runs(runs: &[Start]) -> String {
+    runs.iter().map(|r| ms(r.total)).collect::<Vec<_>>().join(" / ")
+}
+
 fn recovery_benchmark() {
     println!();
     println!(
@@ -364,31 +407,8 @@ fn recovery_benchmark() {
             times.sort();
             times[times.len() / 2]
         };
-        let config = workload.engine().config().clone();
-        let mut runs = Vec::new();
-        let mut last = None;
-        for _ in 0..RECOVERY_REPEATS {
-            // The previous run's store must be closed before the directory opens again.
-            drop(last.take());
-            let t0 = Instant::now();
-            let mut s = FjallStore::open_with(dir.path(), crash_like()).expect("open");
-            let t1 = Instant::now();
-            let records: Vec<Record> = s.load().expect("load");
-            let loaded = records.len();
-            let t2 = Instant::now();
-            let engine = Engine::recover(config.clone(), records).expect("recover");
-            let t3 = Instant::now();
-            runs.push((t3 - t0, t1 - t0, t2 - t1, t3 - t2, loaded));
-            last = Some((engine, s));
-        }
-        let (engine, s) = last.expect("at least one run");
-
-        assert!(engine.durable_eq(workload.engine()), "the recovered engine equals the live one");
+        let (runs, Start { total, open, load, recover, loaded }, s) = timed_starts(dir.path(), workload.engine());
         store = s;
-        let mut sorted = runs.clone();
-        sorted.sort();
-        let (total, open, load, recover, loaded) = sorted[sorted.len() / 2];
-        let all: Vec<String> = runs.iter().map(|r| ms(r.0)).collect();
         println!(
             "| {} | {} | {loaded} | {} | {} | {} | {} | {} | {} | {:.0} |",
             workload.engine().last_cursor().0,
@@ -397,7 +417,7 @@ fn recovery_benchmark() {
             ms(load),
             ms(recover),
             ms(total),
-            all.join(" / "),
+            all_runs(&runs),
             ms(prescan),
             dir_bytes(dir.path()) as f64 / (1024.0 * 1024.0)
         );
@@ -440,28 +460,8 @@ fn single_recovery_benchmark() {
             .iter()
             .map(|name| store::log_file::read(&dir.path().join(name)).expect("read a log file").end)
             .sum();
-        let config = workload.engine().config().clone();
-        let mut runs = Vec::new();
-        let mut last = None;
-        for _ in 0..RECOVERY_REPEATS {
-            drop(last.take());
-            let t0 = Instant::now();
-            let mut s = FjallStore::open_with(dir.path(), crash_like()).expect("open");
-            let t1 = Instant::now();
-            let records: Vec<Record> = s.load().expect("load");
-            let t2 = Instant::now();
-            let engine = Engine::recover(config.clone(), records).expect("recover");
-            let t3 = Instant::now();
-            runs.push((t3 - t0, t1 - t0, t2 - t1, t3 - t2));
-            last = Some((engine, s));
-        }
-        let (engine, s) = last.expect("at least one run");
-        assert!(engine.durable_eq(workload.engine()), "the recovered engine equals the live one");
+        let (runs, Start { total, open, load, recover, .. }, s) = timed_starts(dir.path(), workload.engine());
         store = s;
-        let mut sorted = runs.clone();
-        sorted.sort();
-        let (total, open, load, recover) = sorted[sorted.len() / 2];
-        let all: Vec<String> = runs.iter().map(|r| ms(r.0)).collect();
         println!(
             "| {commits} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
             workload.engine().last_cursor().0,
@@ -469,7 +469,7 @@ fn single_recovery_benchmark() {
             ms(load),
             ms(recover),
             ms(total),
-            all.join(" / "),
+            all_runs(&runs),
             journal_bytes as f64 / (1024.0 * 1024.0),
             log_bytes as f64 / (1024.0 * 1024.0)
         );
@@ -525,26 +525,9 @@ fn worst_start_benchmark() {
     file.sync_all().expect("sync");
     drop(file);
     store::mark::create(dir.path(), commits).expect("mark");
-    let config = workload.engine().config().clone();
-    let mut runs = Vec::new();
-    for _ in 0..RECOVERY_REPEATS {
-        let t0 = Instant::now();
-        let crash_like = store::Options { checkpoint_on_close: false, ..store::Options::default() };
-        let mut s = FjallStore::open_with(dir.path(), crash_like).expect("open");
-        let t1 = Instant::now();
-        let records: Vec<Record> = s.load().expect("load");
-        let t2 = Instant::now();
-        let engine = Engine::recover(config.clone(), records).expect("recover");
-        let t3 = Instant::now();
-        assert!(s.resumed_checkpoint(), "the start found the interrupted checkpoint");
-        assert!(engine.durable_eq(workload.engine()), "the recovered engine equals the live one");
-        runs.push((t3 - t0, t1 - t0, t2 - t1, t3 - t2));
-        // Dropped without a commit: the interrupted checkpoint is still there for the next run.
-        drop(s);
-    }
-    runs.sort();
-    let (total, open, load, recover) = runs[runs.len() / 2];
-    let all: Vec<String> = runs.iter().map(|r| ms(r.0)).collect();
+    // A start changes no file and no run commits: each finds the interrupted checkpoint.
+    let (runs, Start { total, open, load, recover, .. }, s) = timed_starts(dir.path(), workload.engine());
+    assert!(s.resumed_checkpoint(), "the start found the interrupted checkpoint");
     println!(
         "worst start: an interrupted checkpoint of {frozen_commits} one-mutation commits (8 MiB) under {} more (16 MiB): open {} ms, load {} ms, recover {} ms, total {} ms (median of {RECOVERY_REPEATS}; all runs {})",
         commits - frozen_commits,
@@ -552,7 +535,7 @@ fn worst_start_benchmark() {
         ms(load),
         ms(recover),
         ms(total),
-        all.join(" / ")
+        all_runs(&runs)
     );
 }
 
