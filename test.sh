@@ -38,31 +38,6 @@ export ORCH_REAL_TOOLS=required
 step "cargo test"
 cargo test --workspace --no-fail-fast
 
-# The simulator in release mode: the scenarios, the full crash matrix (every named
-# boundary x occurrence) and a bounded number of swarm seeds. Each prints its replay
-# command on failure and exits non-zero. It runs beside everything after `cargo test` (the
-# MCP clients, the extension's tests in the browsers), niced: those mostly wait on
-# processes, timers and pages, the simulator is pure CPU. Started beside the end-to-end
-# tests alone, it still ran 300 s past their start's share and CI took 28-30 minutes;
-# started here, it has the MCP and fake-page steps' idle time too. Its output is kept in a
-# log and shown once the end-to-end tests are done; either failing fails the command.
-simulator() {
-  step "simulator: scenarios"
-  nice -n 10 cargo run --release -q -p sim -- scenario scenarios/*.scn
-  step "simulator: crash matrix"
-  nice -n 10 cargo run --release -q -p sim -- matrix
-  step "simulator: swarm seeds"
-  nice -n 10 cargo run --release -q -p sim -- run --seeds 300
-  step "simulator: done"
-}
-sim_log="${CARGO_TARGET_DIR:-$PWD/target}/simulator-steps.log"
-mkdir -p "$(dirname "$sim_log")"
-step "simulator: started beside the remaining steps (its output follows the end-to-end tests)"
-(set -e; simulator) >"$sim_log" 2>&1 &
-sim_pid=$!
-# A step below that fails ends this script (set -e): the simulator goes with it.
-trap 'if [ -n "${sim_pid:-}" ]; then pkill -P "$sim_pid" 2>/dev/null; kill "$sim_pid" 2>/dev/null; fi; true' EXIT
-
 # The MCP server against real clients nobody here wrote (setup is idempotent).
 tests/mcp/setup.sh
 step "MCP client tests (Python mcp SDK and TypeScript SDK, streamable HTTP and stdio)"
@@ -84,6 +59,27 @@ step "extension: web-ext lint"
 (cd extension && npm run -s lint:firefox)
 step "extension: the content adapter against the fake ChatGPT page (Chromium, Firefox ESR)"
 (cd extension && node test/fake-chatgpt/selftest.mjs)
+# The simulator in release mode: the scenarios, the full crash matrix (every named
+# boundary x occurrence) and a bounded number of swarm seeds. Each prints its replay
+# command on failure and exits non-zero. It runs beside the browsers' end-to-end tests,
+# niced: those mostly wait on timers and pages, the simulator is pure CPU, and one after
+# the other they took about 13 of CI's 28 minutes. Its output is kept in a log and shown
+# once the end-to-end tests are done; either failing fails the command.
+simulator() {
+  step "simulator: scenarios"
+  nice -n 10 cargo run --release -q -p sim -- scenario scenarios/*.scn
+  step "simulator: crash matrix"
+  nice -n 10 cargo run --release -q -p sim -- matrix
+  step "simulator: swarm seeds"
+  nice -n 10 cargo run --release -q -p sim -- run --seeds 300
+  step "simulator: done"
+}
+sim_log="${CARGO_TARGET_DIR:-$PWD/target}/simulator-steps.log"
+mkdir -p "$(dirname "$sim_log")"
+step "simulator: started beside the end-to-end tests (its output follows them)"
+(set -e; simulator) >"$sim_log" 2>&1 &
+sim_pid=$!
+
 e2e_status=0
 step "extension: end to end (Chromium, Firefox ESR)"
 (cd extension && ORCHESTRATOR_BIN="${CARGO_TARGET_DIR:-$PWD/../target}/debug/orchestrator" \
@@ -91,7 +87,6 @@ step "extension: end to end (Chromium, Firefox ESR)"
 step "extension: end to end finished (status $e2e_status); waiting for the simulator"
 sim_status=0
 wait "$sim_pid" || sim_status=$?
-sim_pid=""
 cat "$sim_log"
 if [ "$e2e_status" -ne 0 ] || [ "$sim_status" -ne 0 ]; then
   echo "FAILED: end to end status $e2e_status, simulator status $sim_status"
