@@ -211,6 +211,29 @@ fn a_flipped_byte_in_the_last_frame_is_refused_when_acknowledged_and_dropped_who
 }
 
 #[test]
+fn a_flipped_byte_before_newer_frames_is_refused_even_when_the_mark_lags() {
+    const MUTATIONS: u64 = 40;
+    let dir = tempfile::tempdir().expect("tempdir");
+    commit_one_by_one_then_crash(dir.path(), MUTATIONS);
+    let log = log_file(dir.path());
+    let read = store::log_file::read(&log).expect("read the log file");
+    assert_eq!(read.commits(), Some((1, MUTATIONS)));
+    // A byte in the middle of the run: every frame after it is whole and newer.
+    let at = (read.end / 2) as usize;
+    let bytes = std::fs::read(&log).expect("read");
+    write_at(&log, at, &[bytes[at] ^ 0x21]);
+    // The mark after a power loss may name an early commit only: it cannot tell the loss.
+    store::mark::create(dir.path(), 5).expect("mark");
+    match FjallStore::open(dir.path()) {
+        Err(err @ Error::JournalDamaged { .. }) => {
+            let message = err.to_string();
+            assert!(message.contains("group-log-a") && message.contains("the commits between are lost"), "{message}");
+        }
+        other => panic!("the commits after the damage must not be dropped silently, got {other:?}"),
+    }
+}
+
+#[test]
 fn a_torn_journal_tail_of_an_older_store_loses_only_the_torn_batch() {
     const MUTATIONS: u64 = 40;
     let mut rng = 17;
