@@ -6,7 +6,7 @@
 //! under; and every surface says which account a waiting turn waits for.
 
 mod support;
-use support::check;
+use support::{World, check};
 
 #[test]
 fn two_hosts_sharing_an_account_run_no_more_turns_under_it_than_it_allows() {
@@ -70,17 +70,23 @@ fn another_kind_and_another_account_are_not_held() {
     assert_eq!(world.busy(), ["a", "b", "c"], "team, other and solo each run one turn");
 }
 
-#[test]
-fn a_turn_on_a_host_that_went_away_still_counts_against_its_account() {
-    // cli-1 carries a's running turn and drops its connection: the turn may still run
-    // there, under the account, so b (which cli-2 would carry) still waits.
-    let mut world = check(
+/// One run, a's worker on cli-1, the only host, under the Codex account team (cap 1): its
+/// first turn created.
+fn a_on_cli_1_under_team() -> World {
+    check(
         "run auto
          executor cli-1 kinds=codex account=codex:team:1
          spawn a codex dir=/src/a
          advance 1m",
         "cli-1 create a#1 initial bootstrap/v2",
-    );
+    )
+}
+
+#[test]
+fn a_turn_on_a_host_that_went_away_still_counts_against_its_account() {
+    // cli-1 carries a's running turn and drops its connection: the turn may still run
+    // there, under the account, so b (which cli-2 would carry) still waits.
+    let mut world = a_on_cli_1_under_team();
     let trace = world.script(
         "submit a
          gen a
@@ -98,13 +104,7 @@ fn after_a_restart_a_turn_on_a_host_not_heard_from_yet_counts_against_the_accoun
     // first: what cli-1 runs under is not known until it does, so its running turn counts
     // against every account of its kind, and b waits rather than run a second turn
     // under team. Once cli-1 is back naming another account, b goes.
-    let mut world = check(
-        "run auto
-         executor cli-1 kinds=codex account=codex:team:1
-         spawn a codex dir=/src/a
-         advance 1m",
-        "cli-1 create a#1 initial bootstrap/v2",
-    );
+    let mut world = a_on_cli_1_under_team();
     let trace = world.script(
         "submit a
          gen a

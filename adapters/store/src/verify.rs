@@ -69,6 +69,13 @@ struct ReadBack {
     opened: bool,
 }
 
+impl ReadBack {
+    /// Nothing read back: fjall could not open the copy, for the reasons in `problems`.
+    fn nothing(problems: Vec<String>) -> ReadBack {
+        ReadBack { recovered: None, checkpointed: None, state: Vec::new(), events: Vec::new(), problems, opened: false }
+    }
+}
+
 fn data_dir_error(dir: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::DataDir { dir: dir.to_path_buf(), source }
 }
@@ -227,14 +234,7 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
             damage.file.strip_prefix(work).unwrap_or(&damage.file).display(),
             damage.detail
         ));
-        return Ok(ReadBack {
-            recovered: None,
-            checkpointed: None,
-            state: Vec::new(),
-            events: Vec::new(),
-            problems,
-            opened: false,
-        });
+        return Ok(ReadBack::nothing(problems));
     }
     let scan = journal_scan::scan(&copy).map_err(data_dir_error(work))?;
     // The first damage in replay order: a gap, or bytes that do not decode.
@@ -260,14 +260,7 @@ fn read_back(dir: &Path, work: &Path) -> Result<ReadBack, Error> {
             let error = Error::Open { dir: dir.to_path_buf(), source };
             problems
                 .push(format!("nothing can be read back: fjall cannot open the database [{}]: {error}", error.code()));
-            return Ok(ReadBack {
-                recovered: None,
-                checkpointed: None,
-                state: Vec::new(),
-                events: Vec::new(),
-                problems,
-                opened: false,
-            });
+            return Ok(ReadBack::nothing(problems));
         }
     };
     let recovered = match read_commits(dir, &state) {

@@ -146,15 +146,22 @@ fn log_file(dir: &Path) -> PathBuf {
     dir.join(store::log_file::LOG_FILE_NAMES[0])
 }
 
+/// A store of `count` one-mutation commits closed as a crash leaves it: its log file and
+/// the file's bytes.
+fn crashed_log(dir: &Path, count: u64) -> (PathBuf, Vec<u8>) {
+    commit_one_by_one_then_crash(dir, count);
+    let log = log_file(dir);
+    let bytes = std::fs::read(&log).expect("read the log file");
+    (log, bytes)
+}
+
 #[test]
 fn a_torn_log_file_tail_loses_only_the_torn_frame() {
     const MUTATIONS: u64 = 40;
     let mut rng = 19;
     for round in 0..8 {
         let dir = tempfile::tempdir().expect("tempdir");
-        commit_one_by_one_then_crash(dir.path(), MUTATIONS);
-        let log = log_file(dir.path());
-        let bytes = std::fs::read(&log).expect("read the log file");
+        let (log, bytes) = crashed_log(dir.path(), MUTATIONS);
         let end = journal_data_end(&bytes);
         let cut = 1 + (splitmix(&mut rng) % 64) as usize;
         if round % 2 == 0 {
@@ -190,9 +197,7 @@ fn a_flipped_byte_in_the_last_frame_is_refused_when_acknowledged_and_dropped_who
     let mut rng = 29;
     for _ in 0..8 {
         let dir = tempfile::tempdir().expect("tempdir");
-        commit_one_by_one_then_crash(dir.path(), MUTATIONS);
-        let log = log_file(dir.path());
-        let bytes = std::fs::read(&log).expect("read the log file");
+        let (log, bytes) = crashed_log(dir.path(), MUTATIONS);
         let back = 1 + (splitmix(&mut rng) % 64) as usize;
         let at = journal_data_end(&bytes) - back;
         write_at(&log, at, &[bytes[at] ^ 0x5a]);
